@@ -1,0 +1,16 @@
+"""gradlab: averaging gradients in TensorFlow, proved equal to one large batch.
+
+    import gradlab as gl
+    s = gl.make_strategy("fused", model, loss_fn, optimizer, accum_steps=4)
+    loss = s.step(x, y)   # one optimizer update, equal to one large batch of x
+
+Lesson: notebooks/01-why-average.ipynb
+"""
+from ._quiet import quiet_import_tensorflow as _quiet_import
+
+_quiet_import()  # before any submodule imports TensorFlow
+
+__version__ = "0.1.0"
+
+from .microbatch import split_sizes, micro_batches  # noqa: E402
+from .towers import average_gradients, tower_devices  # noqa: E402

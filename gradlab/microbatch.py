@@ -1,0 +1,102 @@
+"""Split one effective batch into micro-batches, and weight them so they add up to it.
+
+The rule every strategy in gradlab relies on::
+
+    mean over B examples = sum_i (n_i / B) * (mean over micro-batch i),   B = n_1 + ... + n_k
+
+With equal sizes every weight is 1/k and this is the familiar "mean of the means".
+With unequal sizes (the last partial batch) the plain mean of means over-weights the
+small micro-batch; weighting by example count keeps it equal to the large batch.
+
+Lesson: notebooks/01-why-average.ipynb
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def _check_count(name, value, minimum=1):
+    """A positive integer, else a TypeError/ValueError that names `name` and the value."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be a positive integer, got {value!r} ({type(value).__name__})")
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def split_sizes(batch, accum_steps):
+    """Sizes of `accum_steps` micro-batches covering `batch` examples, as even as possible.
+
+    `split_sizes(10, 3) == [4, 3, 3]`: the first `batch % accum_steps` micro-batches take
+    one extra example (the same split as `np.array_split`).
+
+    Args:
+        batch: number of examples in the effective batch.
+        accum_steps: number of micro-batches.
+    Returns:
+        list of `accum_steps` positive ints summing to `batch`.
+    """
+    batch = _check_count("batch size", batch)
+    accum_steps = _check_count("accum_steps", accum_steps)
+    if batch < accum_steps:
+        raise ValueError(
+            f"a batch of {batch} examples cannot be split into accum_steps={accum_steps} "
+            "non-empty micro-batches; use a batch of at least accum_steps examples")
+    base, extra = divmod(batch, accum_steps)
+    return [base + 1] * extra + [base] * (accum_steps - extra)
+
+
+def offsets(sizes):
+    """Start index of each micro-batch: `offsets([4, 3, 3]) == [0, 4, 7]`."""
+    return [int(s) for s in np.cumsum([0] + list(sizes[:-1]))]
+
+
+def weights(sizes):
+    """`w_i = n_i / (n_1 + ... + n_k)`: the weight of micro-batch i's mean loss or gradient."""
+    sizes = np.asarray(sizes, dtype=np.float64)
+    return sizes / sizes.sum()
+
+
+def micro_batches(x, y, accum_steps):
+    """Slice `(x, y)` into `accum_steps` micro-batches with their weights.
+
+    Args:
+        x, y: arrays (or tensors) with the same first dimension.
+        accum_steps: number of micro-batches.
+    Returns:
+        list of `(x_i, y_i, w_i)` with `w_i = n_i / B`.
+    """
+    sizes = split_sizes(batch_size(x, y), accum_steps)
+    return [(x[s:s + n], y[s:s + n], w)
+            for s, n, w in zip(offsets(sizes), sizes, weights(sizes))]
+
+
+def batch_size(x, y):
+    """The number of examples in `(x, y)`, after checking both have the same non-zero length.
+
+    Works on numpy arrays, eager tensors and anything with a `shape` or a `len`,
+    and does no TensorFlow work.
+    """
+    n_x, n_y = _length("x", x), _length("y", y)
+    if n_x != n_y:
+        raise ValueError(f"x and y must have the same number of examples, got {n_x} and {n_y}")
+    if n_x == 0:
+        raise ValueError("the batch is empty (x has 0 examples)")
+    return n_x
+
+
+def _length(name, a):
+    shape = getattr(a, "shape", None)
+    if shape is not None:
+        if len(shape) == 0:
+            raise ValueError(f"{name} must have a batch dimension, got a scalar {a!r}")
+        n = shape[0]
+        if n is None:
+            raise ValueError(f"{name} has an unknown batch size (shape {tuple(shape)})")
+        return int(n)
+    try:
+        return len(a)
+    except TypeError:
+        raise TypeError(f"{name} must be an array or tensor, got {type(a).__name__}") from None

@@ -1,0 +1,357 @@
+"""Every way of averaging gradients behind one contract: `make_strategy(...).step(x, y)`.
+
+    s = make_strategy(name, model, loss_fn, optimizer, accum_steps=4)
+    loss = s.step(x, y)   # exactly one optimizer update from the effective batch (x, y)
+
+Each strategy splits the batch into `accum_steps` micro-batches (`split_sizes`), weights
+micro-batch i by `n_i / B`, and applies the summed gradient once, so every one of them
+equals `large_batch` up to float rounding. `keras` (Keras 3's own
+`gradient_accumulation_steps`) is the reference that does not: it divides by N whatever
+the sizes, and advances learning-rate schedules once per micro-batch.
+
+Lesson: notebooks/04-variable-accumulation.ipynb
+"""
+from __future__ import annotations
+
+import contextlib
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from . import distribute
+from .accumulate import Accumulators, fused_grads
+from .gradients import apply_update, loss_and_grads, densify
+from .host_average import host_average
+from .microbatch import _check_count, batch_size, offsets, split_sizes
+from .towers import average_gradients
+
+STRATEGIES = ("large_batch", "host_average", "accumulate", "fused", "towers", "keras", "mirrored")
+
+
+class Strategy:
+    """The common contract. Subclasses implement `_update(x, y, sizes) -> mean loss`."""
+
+    name = None
+    uses_devices = False
+
+    def __init__(self, model, loss_fn, optimizer, accum_steps=1, devices=None,
+                 clip_norm=None, jit_compile=False):
+        self.accum_steps = accum_steps
+        self.devices = list(devices) if devices is not None else None
+        self.clip_norm = clip_norm
+        self.jit_compile = jit_compile
+        self.loss_fn = keras.losses.get(loss_fn) if isinstance(loss_fn, str) else loss_fn
+        with self._scope():
+            self.model = _resolve(model, keras.Model, "model")
+            self.optimizer = self._make_optimizer(optimizer)
+        self._functions = []
+        self._ready = False
+
+    # -- the contract ---------------------------------------------------------------
+    def step(self, x, y):
+        """One optimizer update from the effective batch `(x, y)`; returns its mean loss."""
+        sizes = self._check_batch(batch_size(x, y))
+        if not self._ready:
+            self._build(x)
+        return float(self._update(x, y, sizes))
+
+    def trace_count(self):
+        """How many times this strategy's compiled functions were traced (1 per shape)."""
+        return sum(f.experimental_get_tracing_count() for f in self._functions)
+
+    # -- shared machinery -------------------------------------------------------------
+    def _check_batch(self, batch):
+        return split_sizes(batch, self.accum_steps)
+
+    def _scope(self):
+        return contextlib.nullcontext()
+
+    def _make_optimizer(self, optimizer):
+        if isinstance(optimizer, str):
+            return keras.optimizers.get(optimizer)
+        return _resolve(optimizer, keras.optimizers.Optimizer, "optimizer")
+
+    def _build(self, x):
+        with self._scope():
+            if not self.model.built:
+                self.model(np.asarray(x[:1]), training=False)
+            self.optimizer.build(self.model.trainable_variables)
+            self._setup()
+        self._ready = True
+
+    def _setup(self):
+        """Create variables and compiled functions, once the model is built."""
+
+    def _function(self, fn, jit=False):
+        f = tf.function(fn, jit_compile=jit or None)
+        self._functions.append(f)
+        return f
+
+    def _apply(self, grads):
+        apply_update(self.optimizer, grads, self.model.trainable_variables, self.clip_norm)
+
+    def __repr__(self):
+        return (f"<{type(self).__name__} {self.name!r} accum_steps={self.accum_steps} "
+                f"model={self.model.name!r} optimizer={type(self.optimizer).__name__}>")
+
+
+class LargeBatch(Strategy):
+    """The baseline: one gradient of the mean loss over the whole batch, one update."""
+
+    name = "large_batch"
+
+    def _check_batch(self, batch):
+        return [batch]
+
+    def _setup(self):
+        def update(x, y):
+            loss, grads = loss_and_grads(self.model, self.loss_fn, x, y)
+            self._apply(grads)
+            return loss
+        self._fn = self._function(update, self.jit_compile)
+
+    def _update(self, x, y, sizes):
+        return self._fn(x, y)
+
+
+class HostAverage(Strategy):
+    """One compiled call per micro-batch; its gradients fetched and averaged in numpy."""
+
+    name = "host_average"
+
+    def _setup(self):
+        def grads_of(x, y):
+            loss, grads = loss_and_grads(self.model, self.loss_fn, x, y)
+            return loss, densify(grads)
+        self._grads = self._function(grads_of)
+        self._apply_fn = self._function(self._apply)
+
+    def _update(self, x, y, sizes):
+        losses, grads_list = [], []
+        for o, n in zip(offsets(sizes), sizes):
+            loss, grads = self._grads(x[o:o + n], y[o:o + n])
+            losses.append(float(loss))
+            grads_list.append([None if g is None else g.numpy() for g in grads])
+        mean = host_average(grads_list, counts=sizes)
+        self._apply_fn([None if g is None else tf.constant(g) for g in mean])
+        return np.dot(losses, sizes) / sum(sizes)
+
+
+class Accumulate(Strategy):
+    """One compiled call per micro-batch adding `w_i * grads_i` into tf.Variables."""
+
+    name = "accumulate"
+
+    def _setup(self):
+        self.accumulators = Accumulators(self.model.trainable_variables)
+
+        def accumulate(x, y, w):
+            loss, grads = loss_and_grads(self.model, self.loss_fn, x, y, w)
+            self.accumulators.accumulate(grads)
+            return loss
+
+        def apply_and_reset():
+            self._apply(self.accumulators.values())
+            self.accumulators.reset()
+
+        self._accum = self._function(accumulate)
+        self._apply_fn = self._function(apply_and_reset)
+
+    def _update(self, x, y, sizes):
+        total, loss = sum(sizes), 0.0
+        try:
+            for o, n in zip(offsets(sizes), sizes):
+                w = n / total
+                loss += w * float(self._accum(x[o:o + n], y[o:o + n], tf.constant(w, tf.float32)))
+        except BaseException:
+            self.accumulators.reset()  # a failed step leaves nothing behind
+            raise
+        self._apply_fn()
+        return loss
+
+
+class Fused(Strategy):
+    """All micro-batches of one update in one compiled `tf.range` loop, then one apply."""
+
+    name = "fused"
+
+    def _setup(self):
+        def update(x, y):
+            loss, grads = fused_grads(self.model, self.loss_fn, x, y,
+                                      split_sizes(x.shape[0], self.accum_steps))
+            self._apply(grads)
+            return loss
+        self._fn = self._function(update, self.jit_compile)
+
+    def _update(self, x, y, sizes):
+        return self._fn(x, y)
+
+
+class Towers(Strategy):
+    """The batch split across `devices`; each tower accumulates its share in `accum_steps`
+    micro-batches, then `average_gradients` weighted by tower size, and one apply."""
+
+    name = "towers"
+    uses_devices = True
+
+    def _check_batch(self, batch):
+        num_towers = len(self.devices)
+        if batch < num_towers * self.accum_steps:
+            raise ValueError(
+                f"a batch of {batch} examples is too small for {num_towers} towers of "
+                f"accum_steps={self.accum_steps} micro-batches; it needs at least "
+                f"{num_towers * self.accum_steps}")
+        return split_sizes(batch, num_towers)
+
+    def _setup(self):
+        variables = self.model.trainable_variables
+
+        def update(x, y):
+            counts = split_sizes(x.shape[0], len(self.devices))
+            tower_grads, losses = [], []
+            for device, o, n in zip(self.devices, offsets(counts), counts):
+                with tf.device(device), tf.name_scope(f"tower_{device.split(':')[-1]}"):
+                    loss, grads = fused_grads(self.model, self.loss_fn, x[o:o + n], y[o:o + n],
+                                              split_sizes(n, self.accum_steps))
+                tower_grads.append(list(zip(grads, variables)))
+                losses.append(loss * (n / x.shape[0]))
+            averaged = average_gradients(tower_grads, counts=counts)
+            self._apply([g for g, _ in averaged])
+            return tf.add_n(losses)
+        self._fn = self._function(update, self.jit_compile)
+
+    def _update(self, x, y, sizes):
+        return self._fn(x, y)
+
+
+class KerasAccumulation(Strategy):
+    """Keras 3's own `gradient_accumulation_steps`, one compiled call per micro-batch.
+
+    A reference, not exact in general: Keras divides the accumulated sum by N (so unequal
+    micro-batches are mis-weighted) and counts every micro-batch as an optimizer iteration.
+    """
+
+    name = "keras"
+
+    def _make_optimizer(self, optimizer):
+        optimizer = super()._make_optimizer(optimizer)
+        if self.accum_steps == 1:
+            return optimizer
+        config = dict(optimizer.get_config(), gradient_accumulation_steps=self.accum_steps)
+        return type(optimizer).from_config(config)
+
+    def _setup(self):
+        def micro_step(x, y):
+            loss, grads = loss_and_grads(self.model, self.loss_fn, x, y)
+            self._apply(grads)
+            return loss
+        self._fn = self._function(micro_step)
+
+    def _update(self, x, y, sizes):
+        opt = self.optimizer
+        start = int(opt.iterations.numpy())
+        losses = []
+        try:
+            for o, n in zip(offsets(sizes), sizes):
+                losses.append(float(self._fn(x[o:o + n], y[o:o + n])))
+        except BaseException:
+            # Undo the half-finished window: Keras would apply it on a later micro-batch.
+            opt.iterations.assign(start)
+            for acc in getattr(opt, "_accumulated_gradients", None) or []:
+                acc.assign(tf.zeros_like(acc))
+            raise
+        return np.dot(losses, sizes) / sum(sizes)
+
+
+class Mirrored(Strategy):
+    """`tf.distribute.MirroredStrategy` over `devices`: each replica accumulates its share
+    locally, and gradients are all-reduced once per update (see `gradlab.distribute`)."""
+
+    name = "mirrored"
+    uses_devices = True
+
+    def __init__(self, *args, **kwargs):
+        devices = kwargs.get("devices")
+        self.distribution = distribute.make_distribution(devices)
+        super().__init__(*args, **kwargs)
+
+    def _scope(self):
+        return self.distribution.scope()
+
+    def _check_batch(self, batch):
+        return distribute.check_batch(batch, self.distribution.num_replicas_in_sync, self.accum_steps)
+
+    def _setup(self):
+        self._fn = distribute.make_update(self)
+
+    def _update(self, x, y, sizes):
+        return self._fn(x, y)
+
+
+_CLASSES = {c.name: c for c in (LargeBatch, HostAverage, Accumulate, Fused, Towers,
+                                KerasAccumulation, Mirrored)}
+assert tuple(_CLASSES) == STRATEGIES
+
+
+def make_strategy(name, model, loss_fn, optimizer, accum_steps=1, devices=None, **options):
+    """Build the strategy `name` (one of `STRATEGIES`) around a Keras 3 model and optimizer.
+
+    Args:
+        name: one of `STRATEGIES`.
+        model: a `keras.Model`, or a zero-argument callable that builds one (a distribution
+            strategy must create its variables inside its own scope).
+        loss_fn: `loss_fn(y, pred)` returning a mean or per-example losses, e.g.
+            `keras.losses.SparseCategoricalCrossentropy()`, or a Keras loss name.
+        optimizer: a Keras optimizer, a zero-argument callable that builds one, or a name.
+        accum_steps: micro-batches per update.
+        devices: device names for `towers` and `mirrored` (default: `tower_devices` of all
+            available GPUs, else every logical CPU).
+        **options: `clip_norm` (clip the global norm of each update, once) and
+            `jit_compile` (XLA for `large_batch`, `fused`, `towers`).
+    Returns:
+        a `Strategy`; `step(x, y)` makes one update and returns its mean loss as a float.
+
+    All arguments are checked before any TensorFlow work.
+    """
+    if name not in _CLASSES:
+        raise ValueError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
+    accum_steps = _check_count("accum_steps", accum_steps)
+    if not callable(loss_fn) and not isinstance(loss_fn, str):
+        raise TypeError(f"loss_fn must be callable as loss_fn(y, pred), got {loss_fn!r}")
+    unknown = set(options) - {"clip_norm", "jit_compile"}
+    if unknown:
+        raise TypeError(f"unknown option(s) {sorted(unknown)}; valid: clip_norm, jit_compile")
+    clip_norm = options.get("clip_norm")
+    if clip_norm is not None and (isinstance(clip_norm, bool) or not isinstance(clip_norm, (int, float))
+                                  or not clip_norm > 0):
+        raise ValueError(f"clip_norm must be a positive number or None, got {clip_norm!r}")
+    cls = _CLASSES[name]
+    if cls.uses_devices:
+        devices = _check_devices(devices)
+    return cls(model, loss_fn, optimizer, accum_steps, devices, **options)
+
+
+def _check_devices(devices):
+    if devices is None:
+        gpus = tf.config.list_logical_devices("GPU")
+        return [d.name for d in (gpus or tf.config.list_logical_devices("CPU"))]
+    if isinstance(devices, str) or not all(isinstance(d, str) for d in devices):
+        raise TypeError(f"devices must be a list of device name strings, got {devices!r}")
+    devices = list(devices)
+    if not devices:
+        raise ValueError(f"devices must name at least one device, got {devices!r}")
+    return devices
+
+
+def _resolve(obj, cls, what):
+    """`obj` itself if it is a `cls`, else the result of calling it (a builder)."""
+    if isinstance(obj, cls):
+        return obj
+    if callable(obj) and not isinstance(obj, keras.layers.Layer):
+        built = obj()
+        if isinstance(built, cls):
+            return built
+        raise TypeError(f"the {what} builder must return a {cls.__name__}, got {built!r}")
+    raise TypeError(f"{what} must be a {cls.__name__} or a zero-argument callable that "
+                    f"builds one, got {obj!r}")
