@@ -61,8 +61,8 @@ class Mnist(NamedTuple):
 def load_mnist(source="shipped", data_dir=None, flatten=False, seed=0):
     """MNIST as `Mnist(x_train, y_train, x_test, y_test)`, with `x = pixels / 255`.
 
-    | source    | train  | test   | needs                                         |
-    |-----------|--------|--------|-----------------------------------------------|
+    | source    | train  | test   | needs                                          |
+    |-----------|--------|--------|------------------------------------------------|
     | "shipped" | 4,000  | 1,000  | `data/mnist_5k.npz` (in the repo, checksummed) |
     | "idx"     | 60,000 | 10,000 | the four IDX files in `data/mnist/`            |
     | "keras"   | 60,000 | 10,000 | the network on first use (cached in ~/.keras)  |

@@ -1,0 +1,33 @@
+"""The command line: `python -m gradlab {table,noise,bench,multiworker} [--json] ...`.
+
+Each command lives beside the study it runs; this file only dispatches, importing the
+module (and so TensorFlow) for the command that was asked for.
+"""
+import importlib
+import sys
+
+COMMANDS = {
+    "table": ("gradlab.experiments", "table_cli", "the accumulation table: accuracy at a fixed effective batch"),
+    "noise": ("gradlab.experiments", "noise_cli", "gradient-noise measurements against N and N*b"),
+    "bench": ("gradlab.bench", "cli", "every strategy on the same work: ms/update, ratios, peak memory"),
+    "multiworker": ("gradlab.multiworker", "cli", "K worker processes on loopback, accumulation vs one large batch"),
+}
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+        width = max(map(len, COMMANDS))
+        lines = [f"  {name:<{width}}  {help_}" for name, (_, _, help_) in COMMANDS.items()]
+        print("usage: python -m gradlab COMMAND [options]   (COMMAND --help for its options)\n\n"
+              "commands:\n" + "\n".join(lines))
+        if argv and argv[0] not in ("-h", "--help"):
+            print(f"\nerror: unknown command {argv[0]!r}", file=sys.stderr)
+            return 2
+        return 0
+    module, function, _ = COMMANDS[argv[0]]
+    return getattr(importlib.import_module(module), function)(argv[1:]) or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
