@@ -25,7 +25,7 @@ test-unit: install
 	$(BIN)/python -m pytest -q tests
 
 test-notebooks: install
-	$(BIN)/python -m pytest -q --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg notebooks
+	$(BIN)/python -m pytest -q --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg notebooks/*.ipynb
 
 clean:
 	rm -rf $(VENV) .gradlab-cache

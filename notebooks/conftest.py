@@ -1,0 +1,16 @@
+"""nbval settings for the lessons: compare stdout and results, never stderr.
+
+TensorFlow's C++ runtime and tqdm write to stderr with timestamps and timings that cannot
+repeat; the results a lesson proves are printed to stdout or returned, where nbval checks them.
+"""
+import nbval.plugin as _nbval
+
+_coalesce = _nbval.coalesce_streams
+
+
+def _without_stderr(outputs):
+    return _coalesce([o for o in outputs
+                      if not (o.get("output_type") == "stream" and o.get("name") == "stderr")])
+
+
+_nbval.coalesce_streams = _without_stderr
