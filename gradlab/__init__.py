@@ -14,3 +14,5 @@ __version__ = "0.1.0"
 
 from .microbatch import split_sizes, micro_batches  # noqa: E402
 from .towers import average_gradients, tower_devices  # noqa: E402
+from .strategies import STRATEGIES, make_strategy  # noqa: E402
+from . import gradients  # noqa: E402,F401

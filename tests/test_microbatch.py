@@ -1,0 +1,48 @@
+import numpy as np
+import pytest
+
+from gradlab.microbatch import batch_size, micro_batches, offsets, split_sizes, weights
+
+
+def test_split_sizes_even_and_uneven():
+    assert split_sizes(100, 10) == [10] * 10
+    assert split_sizes(10, 3) == [4, 3, 3]
+    assert split_sizes(7, 7) == [1] * 7
+    assert offsets([4, 3, 3]) == [0, 4, 7]
+
+
+def test_weighted_micro_batch_means_equal_the_batch_mean():
+    # The rule the whole project stands on: sum_i (n_i/B) mean_i == mean.
+    x = np.arange(10, dtype=np.float64) ** 2
+    parts = micro_batches(x, x, 3)
+    assert [len(p[0]) for p in parts] == [4, 3, 3]
+    np.testing.assert_allclose(sum(w * xi.mean() for xi, _, w in parts), x.mean(), rtol=1e-12)
+    # ... while the plain mean of means over-weights the small micro-batches.
+    assert abs(np.mean([xi.mean() for xi, _, _ in parts]) - x.mean()) > 1.0
+
+
+def test_weights_sum_to_one():
+    np.testing.assert_allclose(weights([4, 3, 3]), [0.4, 0.3, 0.3])
+
+
+@pytest.mark.parametrize("accum_steps, error", [
+    (0, ValueError), (-2, ValueError), (2.5, TypeError), (True, TypeError), ("2", TypeError)])
+def test_bad_accum_steps(accum_steps, error):
+    with pytest.raises(error, match="accum_steps") as info:
+        split_sizes(10, accum_steps)
+    assert repr(accum_steps) in str(info.value)
+
+
+def test_batch_smaller_than_accum_steps():
+    with pytest.raises(ValueError, match="batch of 3 examples.*accum_steps=4"):
+        split_sizes(3, 4)
+
+
+def test_batch_size_checks():
+    assert batch_size(np.zeros((5, 2)), np.zeros(5)) == 5
+    with pytest.raises(ValueError, match="same number of examples, got 5 and 4"):
+        batch_size(np.zeros((5, 2)), np.zeros(4))
+    with pytest.raises(ValueError, match="empty"):
+        batch_size(np.zeros((0, 2)), np.zeros(0))
+    with pytest.raises(TypeError, match="array or tensor"):
+        batch_size(3, np.zeros(3))

@@ -1,0 +1,183 @@
+"""Every strategy equals one large batch: the backbone of gradlab."""
+import numpy as np
+import keras
+import pytest
+import tensorflow as tf
+
+import gradlab as gl
+from gradlab.data import load_mnist
+from gradlab.models import make_model
+from conftest import DEVICES
+
+EXACT = ["host_average", "accumulate", "fused", "towers"]
+OPTIMIZERS = {
+    "momentum": lambda: keras.optimizers.SGD(0.1, momentum=0.9),
+    "adam": lambda: keras.optimizers.Adam(1e-2),
+}
+
+
+def loss_fn():
+    return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
+@pytest.fixture(scope="module")
+def batch():
+    d = load_mnist()
+    return d.x_train[:30], d.y_train[:30]
+
+
+def train(name, model, optimizer, x, y, accum_steps=1, updates=3, **options):
+    s = gl.make_strategy(name, lambda: make_model(model, seed=1), loss_fn(), optimizer,
+                         accum_steps=accum_steps, devices=DEVICES, **options)
+    losses = [s.step(x, y) for _ in range(updates)]
+    return s, losses
+
+
+def assert_same_update(a, b, rtol=1e-5, atol=1e-6):
+    (sa, la), (sb, lb) = a, b
+    np.testing.assert_allclose(la, lb, rtol=rtol, atol=atol)
+    for va, vb in zip(sa.model.weights, sb.model.weights):  # frozen weights included
+        np.testing.assert_allclose(va.numpy(), vb.numpy(), rtol=rtol, atol=atol, err_msg=va.path)
+
+
+@pytest.mark.parametrize("model", ["mlp", "embedding"])
+@pytest.mark.parametrize("opt", list(OPTIMIZERS))
+@pytest.mark.parametrize("name", EXACT)
+def test_strategy_equals_large_batch(batch, name, opt, model):
+    x, y = batch
+    # The embedding's row 0 (blank pixels) sums ~23,000 terms per batch in float32, so the
+    # summation order alone moves it by ~1e-5 relative.
+    tol = dict(rtol=1e-4, atol=1e-5) if model == "embedding" else {}
+    if opt == "adam":
+        # Adam divides by sqrt(v): where a gradient is almost zero, rounding in it moves the
+        # step by up to ~lr * 1e-3, so the absolute tolerance follows the step size.
+        tol = dict(rtol=tol.get("rtol", 1e-5), atol=1e-5)
+    ref = train("large_batch", model, OPTIMIZERS[opt], x, y)
+    assert_same_update(train(name, model, OPTIMIZERS[opt], x, y, accum_steps=3), ref, **tol)
+    # 30 examples in 4 micro-batches: 8, 8, 7, 7, weighted by example count.
+    assert_same_update(train(name, model, OPTIMIZERS[opt], x, y, accum_steps=4), ref, **tol)
+
+
+def test_embedding_model_has_sparse_gradients_and_a_frozen_layer(batch):
+    x, y = batch
+    s, _ = train("large_batch", "embedding", OPTIMIZERS["adam"], x, y, updates=1)
+    frozen = s.model.get_layer("frozen")
+    assert not frozen.trainable and frozen.weights
+    _, grads = gl.gradients.loss_and_grads(s.model, s.loss_fn, x, y)
+    assert any(isinstance(g, tf.IndexedSlices) for g in grads)
+
+
+def test_keras_accumulation_is_exact_only_for_equal_micro_batches(batch):
+    x, y = batch
+    ref = train("large_batch", "mlp", OPTIMIZERS["momentum"], x, y)
+    assert_same_update(train("keras", "mlp", OPTIMIZERS["momentum"], x, y, accum_steps=3), ref)
+    # With 8, 8, 7, 7 Keras divides the sum of micro-batch means by 4: not the batch mean.
+    s, _ = train("keras", "mlp", OPTIMIZERS["momentum"], x, y, accum_steps=4)
+    diff = max(np.abs(a.numpy() - b.numpy()).max() for a, b in zip(s.model.weights, ref[0].model.weights))
+    assert diff > 1e-3
+
+
+@pytest.mark.parametrize("name", ["large_batch"] + EXACT)
+def test_schedule_and_counter_advance_once_per_update(batch, name):
+    x, y = batch
+    schedule = keras.optimizers.schedules.ExponentialDecay(1.0, decay_steps=1, decay_rate=0.5)
+    s, _ = train(name, "mlp", lambda: keras.optimizers.SGD(schedule), x, y, accum_steps=2, updates=2)
+    assert int(s.optimizer.iterations.numpy()) == 2
+    np.testing.assert_allclose(float(s.optimizer.learning_rate), 0.25)
+
+
+def test_keras_advances_the_schedule_per_micro_batch(batch):
+    x, y = batch
+    schedule = keras.optimizers.schedules.ExponentialDecay(1.0, decay_steps=1, decay_rate=0.5)
+    s, _ = train("keras", "mlp", lambda: keras.optimizers.SGD(schedule), x, y, accum_steps=2, updates=2)
+    np.testing.assert_allclose(float(s.optimizer.learning_rate), 0.0625)
+
+
+@pytest.mark.parametrize("name", ["large_batch", "accumulate", "fused", "towers"])
+def test_clip_norm_clips_the_whole_update_once(batch, name):
+    x, y = batch
+    ref = train("large_batch", "mlp", lambda: keras.optimizers.SGD(1.0), x, y, clip_norm=0.1)
+    assert_same_update(train(name, "mlp", lambda: keras.optimizers.SGD(1.0), x, y,
+                             accum_steps=3, clip_norm=0.1), ref)
+
+
+def test_no_retracing_across_steps(batch):
+    x, y = batch
+    for name in ["large_batch", "fused", "towers", "accumulate"]:
+        s, _ = train(name, "mlp", OPTIMIZERS["adam"], x, y, accum_steps=3, updates=4)
+        traces = s.trace_count()
+        s.step(x, y)
+        assert s.trace_count() == traces, name
+
+
+def test_model_and_optimizer_objects_strings_and_per_example_losses(batch):
+    x, y = batch
+    model = make_model("mlp", seed=1)
+    per_example = lambda y, p: keras.losses.sparse_categorical_crossentropy(y, p, from_logits=True)
+    s = gl.make_strategy("fused", model, per_example, "sgd", accum_steps=3)
+    assert s.model is model
+    ref = gl.make_strategy("large_batch", make_model("mlp", seed=1), loss_fn(), keras.optimizers.SGD())
+    np.testing.assert_allclose(s.step(x, y), ref.step(x, y), rtol=1e-6)
+    np.testing.assert_allclose(s.model.weights[0].numpy(), ref.model.weights[0].numpy(), atol=1e-6)
+
+
+# -- bad input: a clear error before any TensorFlow work, and nothing changed ----------
+
+def test_bad_arguments():
+    model = make_model("mlp")
+    with pytest.raises(ValueError, match="unknown strategy 'bogus'; choose one of large_batch"):
+        gl.make_strategy("bogus", model, loss_fn(), "sgd")
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises((ValueError, TypeError), match="accum_steps") as info:
+            gl.make_strategy("fused", model, loss_fn(), "sgd", accum_steps=bad)
+        assert repr(bad) in str(info.value)
+    with pytest.raises(TypeError, match="loss_fn must be callable"):
+        gl.make_strategy("fused", model, 3, "sgd")
+    with pytest.raises(TypeError, match="model must be a Model"):
+        gl.make_strategy("fused", "mlp", loss_fn(), "sgd")
+    with pytest.raises(TypeError, match="builder must return a Optimizer"):
+        gl.make_strategy("fused", model, loss_fn(), lambda: 3)
+    with pytest.raises(TypeError, match="unknown option"):
+        gl.make_strategy("fused", model, loss_fn(), "sgd", clipnorm=1)
+    with pytest.raises(ValueError, match="clip_norm must be a positive number or None, got -1"):
+        gl.make_strategy("fused", model, loss_fn(), "sgd", clip_norm=-1)
+    with pytest.raises(TypeError, match="devices must be a list"):
+        gl.make_strategy("towers", model, loss_fn(), "sgd", devices="/CPU:0")
+
+
+def _state(s):
+    return [v.numpy().copy() for v in s.model.weights + s.optimizer.variables]
+
+
+@pytest.mark.parametrize("name", ["large_batch", "host_average", "accumulate", "fused", "towers", "keras"])
+def test_bad_batches_change_nothing(batch, name):
+    x, y = batch
+    s = gl.make_strategy(name, make_model("mlp", seed=1), loss_fn(), keras.optimizers.Adam(),
+                         accum_steps=4, devices=DEVICES)
+    s.step(x, y)
+    before = _state(s)
+    with pytest.raises(ValueError, match="same number of examples, got 30 and 29"):
+        s.step(x, y[:29])
+    with pytest.raises(ValueError, match="empty"):
+        s.step(x[:0], y[:0])
+    if name != "large_batch":
+        with pytest.raises(ValueError, match="too small|accum_steps=4"):
+            s.step(x[:3], y[:3])
+    # A failure inside TensorFlow (wrong image size) half-way through leaves no trace either.
+    with pytest.raises(Exception):
+        s.step(np.zeros((30, 27, 27), "float32"), y)
+    for a, b in zip(before, _state(s)):
+        np.testing.assert_array_equal(a, b)
+    s.step(x, y)  # and the strategy still works, equal to a clean run
+    clean = gl.make_strategy(name, make_model("mlp", seed=1), loss_fn(), keras.optimizers.Adam(),
+                             accum_steps=4, devices=DEVICES)
+    clean.step(x, y), clean.step(x, y)
+    for a, b in zip(_state(s), _state(clean)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_towers_needs_enough_examples_per_tower(batch):
+    x, y = batch
+    s = gl.make_strategy("towers", make_model("mlp"), loss_fn(), "sgd", accum_steps=4, devices=DEVICES)
+    with pytest.raises(ValueError, match="batch of 7 examples is too small for 2 towers"):
+        s.step(x[:7], y[:7])
