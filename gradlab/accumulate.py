@@ -49,7 +49,7 @@ class Accumulators:
             acc.assign(tf.zeros_like(acc))
 
 
-def fused_grads(model, loss_fn, x, y, sizes):
+def fused_grads(model, loss_fn, x, y, sizes, sample_weight=None, scale_loss=None):
     """Mean loss and mean gradient over `x`, computed in `len(sizes)` micro-batches in-graph.
 
     Call inside `tf.function`. Micro-batch i is `x[o_i : o_i + n_i]` with weight
@@ -60,6 +60,7 @@ def fused_grads(model, loss_fn, x, y, sizes):
         model, loss_fn: as in `make_strategy`.
         x, y: the examples of this update (or of this tower).
         sizes: int32 tensor of micro-batch sizes, summing to `len(x)`.
+        sample_weight, scale_loss: sliced and passed on to `loss_and_grads`.
     Returns:
         `(loss, grads)`: the weighted mean loss and the list of mean gradients.
     """
@@ -70,7 +71,9 @@ def fused_grads(model, loss_fn, x, y, sizes):
     def micro(i, unconnected=tf.UnconnectedGradients.NONE):
         s, n = starts[i], sizes[i]
         w = tf.cast(n, tf.float32) / total
-        loss, grads = loss_and_grads(model, loss_fn, x[s:s + n], y[s:s + n], w, unconnected)
+        sw = None if sample_weight is None else sample_weight[s:s + n]
+        loss, grads = loss_and_grads(model, loss_fn, x[s:s + n], y[s:s + n], w, unconnected,
+                                     sample_weight=sw, scale_loss=scale_loss)
         return tf.cast(loss, tf.float32) * w, densify(grads)
 
     loss, first = micro(0)

@@ -21,10 +21,15 @@ import tensorflow as tf
 
 from . import distribute
 from .accumulate import Accumulators, fused_grads
-from .gradients import apply_update, loss_and_grads, densify
+from .batchnorm import BATCHNORM_MODES, NO_WINDOW, WindowMoments
+from .gradients import apply_update, loss_and_grads, densify, normalize_sample_weight
 from .host_average import host_average
 from .microbatch import _check_count, batch_size, offsets, split_sizes
 from .towers import average_gradients
+
+# Loss reductions that divide by the number of examples: sample weights normalised over the
+# update (gradients.normalize_sample_weight) then add up to the large-batch weighted mean.
+_PER_EXAMPLE_MEAN = ("sum_over_batch_size", "mean", "none", None)
 
 STRATEGIES = ("large_batch", "host_average", "accumulate", "fused", "towers", "keras", "mirrored")
 
@@ -34,10 +39,13 @@ class Strategy:
 
     name = None
     uses_devices = False
+    supports_sample_weight = False
+    batchnorm_modes = ("micro",)  # "window": BatchNorm statistics once per update
 
     def __init__(self, model, loss_fn, optimizer, accum_steps=1, devices=None,
-                 clip_norm=None, jit_compile=False):
+                 clip_norm=None, jit_compile=False, batchnorm="micro"):
         self.accum_steps = accum_steps
+        self.batchnorm = batchnorm
         self.devices = list(devices) if devices is not None else None
         self.clip_norm = clip_norm
         self.jit_compile = jit_compile
@@ -49,12 +57,18 @@ class Strategy:
         self._ready = False
 
     # -- the contract ---------------------------------------------------------------
-    def step(self, x, y):
-        """One optimizer update from the effective batch `(x, y)`; returns its mean loss."""
-        sizes = self._check_batch(batch_size(x, y))
+    def step(self, x, y, sample_weight=None):
+        """One optimizer update from the effective batch `(x, y)`; returns its mean loss.
+
+        `sample_weight` (per example or per token: counts, masks) makes the update the
+        large-batch weighted mean `sum_j w_j l_j / sum_j w_j`, however the batch is split.
+        """
+        batch = batch_size(x, y)
+        sizes = self._check_batch(batch)
+        weighted = () if sample_weight is None else (self._check_sample_weight(sample_weight, batch),)
         if not self._ready:
             self._build(x)
-        return float(self._update(x, y, sizes))
+        return float(self._update(x, y, sizes, *weighted))
 
     def trace_count(self):
         """How many times this strategy's compiled functions were traced (1 per shape)."""
@@ -63,6 +77,16 @@ class Strategy:
     # -- shared machinery -------------------------------------------------------------
     def _check_batch(self, batch):
         return split_sizes(batch, self.accum_steps)
+
+    def _check_sample_weight(self, sample_weight, batch):
+        if not self.supports_sample_weight:
+            raise ValueError(f"strategy {self.name!r} does not support sample_weight")
+        reduction = getattr(self.loss_fn, "reduction", "none")
+        if isinstance(self.loss_fn, keras.losses.Loss) and reduction not in _PER_EXAMPLE_MEAN:
+            raise ValueError(f"sample_weight needs a loss whose reduction divides by the number "
+                             f"of examples ('sum_over_batch_size', 'mean' or 'none'), got "
+                             f"reduction={reduction!r}")
+        return normalize_sample_weight(sample_weight, batch)
 
     def _scope(self):
         return contextlib.nullcontext()
@@ -77,11 +101,15 @@ class Strategy:
             if not self.model.built:
                 self.model(np.asarray(x[:1]), training=False)
             self.optimizer.build(self.model.trainable_variables)
+            self._moments = self._make_moments()
             self._setup()
         self._ready = True
 
     def _setup(self):
         """Create variables and compiled functions, once the model is built."""
+
+    def _make_moments(self):
+        return WindowMoments(self.model) if self.batchnorm == "window" else NO_WINDOW
 
     def _function(self, fn, jit=False):
         f = tf.function(fn, jit_compile=jit or None)
@@ -90,6 +118,7 @@ class Strategy:
 
     def _apply(self, grads):
         apply_update(self.optimizer, grads, self.model.trainable_variables, self.clip_norm)
+        self._moments.update()  # batchnorm="window": moving statistics once per update
 
     def __repr__(self):
         return (f"<{type(self).__name__} {self.name!r} accum_steps={self.accum_steps} "
@@ -100,37 +129,45 @@ class LargeBatch(Strategy):
     """The baseline: one gradient of the mean loss over the whole batch, one update."""
 
     name = "large_batch"
+    supports_sample_weight = True
+    batchnorm_modes = BATCHNORM_MODES
 
     def _check_batch(self, batch):
         return [batch]
 
+    def _make_moments(self):
+        return NO_WINDOW  # one micro-batch is the window: Keras's own update is the right one
+
     def _setup(self):
-        def update(x, y):
-            loss, grads = loss_and_grads(self.model, self.loss_fn, x, y)
+        def update(x, y, sample_weight=None):
+            loss, grads = loss_and_grads(self.model, self.loss_fn, x, y, sample_weight=sample_weight,
+                                         scale_loss=self.optimizer.scale_loss)
             self._apply(grads)
             return loss
         self._fn = self._function(update, self.jit_compile)
 
-    def _update(self, x, y, sizes):
-        return self._fn(x, y)
+    def _update(self, x, y, sizes, *sample_weight):
+        return self._fn(x, y, *sample_weight)
 
 
 class HostAverage(Strategy):
     """One compiled call per micro-batch; its gradients fetched and averaged in numpy."""
 
     name = "host_average"
+    supports_sample_weight = True
 
     def _setup(self):
-        def grads_of(x, y):
-            loss, grads = loss_and_grads(self.model, self.loss_fn, x, y)
+        def grads_of(x, y, sample_weight=None):
+            loss, grads = loss_and_grads(self.model, self.loss_fn, x, y, sample_weight=sample_weight,
+                                         scale_loss=self.optimizer.scale_loss)
             return loss, densify(grads)
         self._grads = self._function(grads_of)
         self._apply_fn = self._function(self._apply)
 
-    def _update(self, x, y, sizes):
+    def _update(self, x, y, sizes, *sample_weight):
         losses, grads_list = [], []
         for o, n in zip(offsets(sizes), sizes):
-            loss, grads = self._grads(x[o:o + n], y[o:o + n])
+            loss, grads = self._grads(x[o:o + n], y[o:o + n], *[u[o:o + n] for u in sample_weight])
             losses.append(float(loss))
             grads_list.append([None if g is None else g.numpy() for g in grads])
         mean = host_average(grads_list, counts=sizes)
@@ -142,12 +179,16 @@ class Accumulate(Strategy):
     """One compiled call per micro-batch adding `w_i * grads_i` into tf.Variables."""
 
     name = "accumulate"
+    supports_sample_weight = True
+    batchnorm_modes = BATCHNORM_MODES
 
     def _setup(self):
         self.accumulators = Accumulators(self.model.trainable_variables)
 
-        def accumulate(x, y, w):
-            loss, grads = loss_and_grads(self.model, self.loss_fn, x, y, w)
+        def accumulate(x, y, w, sample_weight=None):
+            with self._moments.recording():
+                loss, grads = loss_and_grads(self.model, self.loss_fn, x, y, w, sample_weight=sample_weight,
+                                             scale_loss=self.optimizer.scale_loss)
             self.accumulators.accumulate(grads)
             return loss
 
@@ -158,14 +199,16 @@ class Accumulate(Strategy):
         self._accum = self._function(accumulate)
         self._apply_fn = self._function(apply_and_reset)
 
-    def _update(self, x, y, sizes):
+    def _update(self, x, y, sizes, *sample_weight):
         total, loss = sum(sizes), 0.0
         try:
             for o, n in zip(offsets(sizes), sizes):
                 w = n / total
-                loss += w * float(self._accum(x[o:o + n], y[o:o + n], tf.constant(w, tf.float32)))
+                loss += w * float(self._accum(x[o:o + n], y[o:o + n], tf.constant(w, tf.float32),
+                                              *[u[o:o + n] for u in sample_weight]))
         except BaseException:
             self.accumulators.reset()  # a failed step leaves nothing behind
+            self._moments.reset()
             raise
         self._apply_fn()
         return loss
@@ -175,17 +218,21 @@ class Fused(Strategy):
     """All micro-batches of one update in one compiled `tf.range` loop, then one apply."""
 
     name = "fused"
+    supports_sample_weight = True
+    batchnorm_modes = BATCHNORM_MODES
 
     def _setup(self):
-        def update(x, y):
-            loss, grads = fused_grads(self.model, self.loss_fn, x, y,
-                                      split_sizes(x.shape[0], self.accum_steps))
+        def update(x, y, sample_weight=None):
+            with self._moments.recording():
+                loss, grads = fused_grads(self.model, self.loss_fn, x, y,
+                                          split_sizes(x.shape[0], self.accum_steps),
+                                          sample_weight, self.optimizer.scale_loss)
             self._apply(grads)
             return loss
         self._fn = self._function(update, self.jit_compile)
 
-    def _update(self, x, y, sizes):
-        return self._fn(x, y)
+    def _update(self, x, y, sizes, *sample_weight):
+        return self._fn(x, y, *sample_weight)
 
 
 class Towers(Strategy):
@@ -194,6 +241,7 @@ class Towers(Strategy):
 
     name = "towers"
     uses_devices = True
+    supports_sample_weight = True
 
     def _check_batch(self, batch):
         num_towers = len(self.devices)
@@ -207,13 +255,15 @@ class Towers(Strategy):
     def _setup(self):
         variables = self.model.trainable_variables
 
-        def update(x, y):
+        def update(x, y, sample_weight=None):
             counts = split_sizes(x.shape[0], len(self.devices))
             tower_grads, losses = [], []
             for device, o, n in zip(self.devices, offsets(counts), counts):
+                sw = None if sample_weight is None else sample_weight[o:o + n]
                 with tf.device(device), tf.name_scope(f"tower_{device.split(':')[-1]}"):
                     loss, grads = fused_grads(self.model, self.loss_fn, x[o:o + n], y[o:o + n],
-                                              split_sizes(n, self.accum_steps))
+                                              split_sizes(n, self.accum_steps), sw,
+                                              self.optimizer.scale_loss)
                 tower_grads.append(list(zip(grads, variables)))
                 losses.append(loss * (n / x.shape[0]))
             averaged = average_gradients(tower_grads, counts=counts)
@@ -221,8 +271,8 @@ class Towers(Strategy):
             return tf.add_n(losses)
         self._fn = self._function(update, self.jit_compile)
 
-    def _update(self, x, y, sizes):
-        return self._fn(x, y)
+    def _update(self, x, y, sizes, *sample_weight):
+        return self._fn(x, y, *sample_weight)
 
 
 class KerasAccumulation(Strategy):
@@ -233,31 +283,42 @@ class KerasAccumulation(Strategy):
     """
 
     name = "keras"
+    supports_sample_weight = True
 
     def _make_optimizer(self, optimizer):
         optimizer = super()._make_optimizer(optimizer)
         if self.accum_steps == 1:
             return optimizer
+        if isinstance(optimizer, keras.optimizers.LossScaleOptimizer):
+            # Keras accumulates in the inner optimizer; the wrapper checks each micro-batch.
+            inner = optimizer.inner_optimizer
+            inner = type(inner).from_config(dict(inner.get_config(),
+                                                 gradient_accumulation_steps=self.accum_steps))
+            return type(optimizer)(inner, initial_scale=optimizer.initial_scale,
+                                   dynamic_growth_steps=optimizer.dynamic_growth_steps)
         config = dict(optimizer.get_config(), gradient_accumulation_steps=self.accum_steps)
         return type(optimizer).from_config(config)
 
     def _setup(self):
-        def micro_step(x, y):
-            loss, grads = loss_and_grads(self.model, self.loss_fn, x, y)
+        def micro_step(x, y, sample_weight=None):
+            loss, grads = loss_and_grads(self.model, self.loss_fn, x, y, sample_weight=sample_weight,
+                                         scale_loss=self.optimizer.scale_loss)
             self._apply(grads)
             return loss
         self._fn = self._function(micro_step)
 
-    def _update(self, x, y, sizes):
-        opt = self.optimizer
-        start = int(opt.iterations.numpy())
+    def _update(self, x, y, sizes, *sample_weight):
+        opt = getattr(self.optimizer, "inner_optimizer", self.optimizer)
+        # The raw micro-batch counter: with accumulation, Keras's `iterations` is a read-only
+        # floor(_iterations / N), while schedules read `_iterations` itself.
+        start = int(opt._iterations.numpy())
         losses = []
         try:
             for o, n in zip(offsets(sizes), sizes):
-                losses.append(float(self._fn(x[o:o + n], y[o:o + n])))
+                losses.append(float(self._fn(x[o:o + n], y[o:o + n], *[u[o:o + n] for u in sample_weight])))
         except BaseException:
             # Undo the half-finished window: Keras would apply it on a later micro-batch.
-            opt.iterations.assign(start)
+            opt._iterations.assign(start)
             for acc in getattr(opt, "_accumulated_gradients", None) or []:
                 acc.assign(tf.zeros_like(acc))
             raise
@@ -266,15 +327,25 @@ class KerasAccumulation(Strategy):
 
 class Mirrored(Strategy):
     """`tf.distribute.MirroredStrategy` over `devices`: each replica accumulates its share
-    locally, and gradients are all-reduced once per update (see `gradlab.distribute`)."""
+    locally, and gradients are all-reduced once per update (see `gradlab.distribute`).
+
+    `distribution=` (keyword, not through `make_strategy`) runs the same code on another
+    strategy, e.g. `distribute.make_multi_worker()` on every worker of a cluster.
+    """
 
     name = "mirrored"
     uses_devices = True
 
-    def __init__(self, *args, **kwargs):
-        devices = kwargs.get("devices")
-        self.distribution = distribute.make_distribution(devices)
-        super().__init__(*args, **kwargs)
+    def __init__(self, model, loss_fn, optimizer, accum_steps=1, devices=None,
+                 distribution=None, **options):
+        self.distribution = distribution or distribute.make_distribution(devices)
+        super().__init__(model, loss_fn, optimizer, accum_steps, devices, **options)
+
+    def all_reduces_per_update(self):
+        """All-reduce ops each replica runs per update, counted in the traced graph (1)."""
+        if not self._ready:
+            raise RuntimeError("nothing is traced yet: make one step(x, y) first")
+        return self._fn.all_reduce_count()
 
     def _scope(self):
         return self.distribution.scope()
@@ -307,8 +378,11 @@ def make_strategy(name, model, loss_fn, optimizer, accum_steps=1, devices=None, 
         accum_steps: micro-batches per update.
         devices: device names for `towers` and `mirrored` (default: `tower_devices` of all
             available GPUs, else every logical CPU).
-        **options: `clip_norm` (clip the global norm of each update, once) and
-            `jit_compile` (XLA for `large_batch`, `fused`, `towers`).
+        **options: `clip_norm` (clip the global norm of each update, once),
+            `jit_compile` (XLA for `large_batch`, `fused`, `towers`) and `batchnorm`:
+            `'micro'` (default, Keras's behaviour: BatchNorm moving statistics move once per
+            micro-batch) or `'window'` (once per update, from the mean and variance of all
+            its examples; `large_batch`, `accumulate`, `fused`).
     Returns:
         a `Strategy`; `step(x, y)` makes one update and returns its mean loss as a float.
 
@@ -319,17 +393,30 @@ def make_strategy(name, model, loss_fn, optimizer, accum_steps=1, devices=None, 
     accum_steps = _check_count("accum_steps", accum_steps)
     if not callable(loss_fn) and not isinstance(loss_fn, str):
         raise TypeError(f"loss_fn must be callable as loss_fn(y, pred), got {loss_fn!r}")
-    unknown = set(options) - {"clip_norm", "jit_compile"}
+    unknown = set(options) - {"clip_norm", "jit_compile", "batchnorm"}
     if unknown:
-        raise TypeError(f"unknown option(s) {sorted(unknown)}; valid: clip_norm, jit_compile")
+        raise TypeError(f"unknown option(s) {sorted(unknown)}; valid: clip_norm, jit_compile, batchnorm")
     clip_norm = options.get("clip_norm")
     if clip_norm is not None and (isinstance(clip_norm, bool) or not isinstance(clip_norm, (int, float))
                                   or not clip_norm > 0):
         raise ValueError(f"clip_norm must be a positive number or None, got {clip_norm!r}")
     cls = _CLASSES[name]
+    _check_batchnorm(options.get("batchnorm", "micro"), cls)
     if cls.uses_devices:
         devices = _check_devices(devices)
     return cls(model, loss_fn, optimizer, accum_steps, devices, **options)
+
+
+def _check_batchnorm(batchnorm, cls):
+    if not isinstance(batchnorm, str) or batchnorm not in BATCHNORM_MODES:
+        raise ValueError(f"batchnorm must be one of {', '.join(map(repr, BATCHNORM_MODES))}, "
+                         f"got {batchnorm!r}")
+    if batchnorm not in cls.batchnorm_modes:
+        supported = [c.name for c in _CLASSES.values() if batchnorm in c.batchnorm_modes]
+        raise ValueError(
+            f"batchnorm={batchnorm!r} is not supported by strategy {cls.name!r} (supported by "
+            f"{', '.join(supported)}): it updates BatchNorm statistics once per micro-batch. Use "
+            "batchnorm='micro', or GroupNormalization/LayerNormalization (no batch statistics)")
 
 
 def _check_devices(devices):
