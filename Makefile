@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PORT   ?= 8888
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install lab test test-unit test-notebooks clean
+.PHONY: install lab test test-unit test-notebooks test-browser clean
 
 install: $(STAMP)
 
@@ -29,6 +29,16 @@ test-unit: install
 
 test-notebooks: install
 	$(BIN)/python -m pytest -q --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg notebooks/*.ipynb
+
+# A real JupyterLab driven by Debian's Chromium through Playwright; installs both if missing.
+# Playwright drives /usr/bin/chromium: never `playwright install` (no browser downloads).
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+
+test-browser: install
+	test -x /usr/bin/chromium || { $(SUDO) apt-get update && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
+	$(BIN)/python -c 'import playwright' 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[browser]'
+	$(BIN)/python -m pytest -q tests/browser
 
 clean:
 	rm -rf $(VENV) .gradlab-cache

@@ -42,6 +42,11 @@ def make_distribution(devices=None):
 
     TensorFlow chooses the communication: collective all-reduce (RING) when every device
     is a CPU, NCCL when every device is a physical GPU.
+
+    Args:
+        devices: device names, e.g. `tower_devices(2)`; None for every local GPU (or the CPU).
+    Returns:
+        a `tf.distribute.MirroredStrategy` with collective keys of its own.
     """
     # Every MirroredStrategy numbers its collectives from the same keys (group 1, instance
     # 100, ...), and the runtime remembers a key's shape for the whole process: a second
@@ -64,15 +69,33 @@ def make_multi_worker(timeout_seconds=None):
                      "task": {"type": "worker", "index": 0}}      # this process: worker 0
 
     Every worker runs the same program on the same global batches; each takes its shard.
-    `timeout_seconds` bounds every collective, so a dead peer ends in an error, not a hang.
+    On CPUs each worker is one replica; on GPUs, one replica per local GPU.
+
+    Args:
+        timeout_seconds: bound on every collective, so that a dead peer ends in an error
+            instead of a hang; None waits forever.
+    Returns:
+        a `tf.distribute.MultiWorkerMirroredStrategy` (call once per process, first thing).
+
+    Lesson: notebooks/07-beyond-one-machine.ipynb
     """
     options = tf.distribute.experimental.CommunicationOptions(timeout_seconds=timeout_seconds)
     return tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
 
 
 def check_batch(batch, num_replicas, accum_steps):
-    """Examples per replica, `split_sizes(batch, num_replicas)`, once every replica is sure
-    to get at least `accum_steps` examples (else a ValueError, before any TF work)."""
+    """Examples per replica: `check_batch(31, 2, 3) == [16, 15]` (= `split_sizes(31, 2)`).
+
+    Args:
+        batch: examples in the global batch.
+        num_replicas: `num_replicas_in_sync` (all replicas on all workers).
+        accum_steps: micro-batches per replica.
+    Returns:
+        list of `num_replicas` shard sizes summing to `batch`.
+    Raises:
+        ValueError: some replica would get fewer than `accum_steps` examples (pure Python:
+            nothing has touched TensorFlow yet).
+    """
     if batch < num_replicas * accum_steps:
         raise ValueError(
             f"a batch of {batch} examples is too small for {num_replicas} replicas of "
@@ -89,6 +112,12 @@ def unscaled_loss(loss_fn, num_replicas):
     gradlab weights each replica by its example count `n_r / B` instead (exact for uneven
     shards), so that division is undone here, once. Plain functions (a mean, or one loss
     per example, averaged by `mean_loss`) never divide and are returned unchanged.
+
+    Args:
+        loss_fn: `loss_fn(y, pred)`, a Keras loss object or a function.
+        num_replicas: `num_replicas_in_sync` of the strategy it will run under.
+    Returns:
+        `loss_fn` itself, or `lambda y, pred: loss_fn(y, pred) * num_replicas`.
     """
     if (num_replicas > 1 and isinstance(loss_fn, keras.losses.Loss)
             and loss_fn.reduction in _KERAS_MEAN_REDUCTIONS):
@@ -102,6 +131,15 @@ def make_update(strategy):
     `(x, y)` is the global batch, the same on every worker: replica r takes its shard
     `split_sizes(B, R)[r]`, accumulates it in `accum_steps` micro-batches, and the replicas
     add up their weighted gradients in one all-reduce; the optimizer applies the sum once.
+
+    Args:
+        strategy: a built `gradlab.strategies.Mirrored` (its `distribution`, `model`,
+            `optimizer`, `loss_fn`, `accum_steps`, `clip_norm`).
+    Returns:
+        a callable `update(x, y)` returning the mean loss over the global batch as a tensor;
+        `update.all_reduce_count()` counts the all-reduces per replica in its traced graph.
+
+    Lesson: notebooks/07-beyond-one-machine.ipynb
     """
     return _Update(strategy)
 
@@ -168,12 +206,21 @@ class _Update:
     def all_reduce_count(self):
         if self._last is None:
             raise RuntimeError("nothing is traced yet: make one step(x, y) first")
-        graph_def = self._fn.get_concrete_function(*self._last).graph.as_graph_def()
-        nodes = list(graph_def.node)
-        for f in graph_def.library.function:  # bodies of loops and conditionals
-            nodes += list(f.node_def)
-        ops = sum(node.op in ALL_REDUCE_OPS for node in nodes)
-        return ops / len(self.dist.extended.worker_devices)
+        graph = self._fn.get_concrete_function(*self._last).graph
+        return count_all_reduces(graph) / len(self.dist.extended.worker_devices)
+
+
+def count_all_reduces(graph):
+    """All-reduce ops (`ALL_REDUCE_OPS`) in a traced graph, loop and branch bodies included.
+
+    A graph with R local replicas holds R ops per all-reduce, one on each replica's device.
+    Get the graph of a `tf.function` `f` with `f.get_concrete_function(*args).graph`.
+    """
+    graph_def = graph.as_graph_def()
+    nodes = list(graph_def.node)
+    for f in graph_def.library.function:  # bodies of while loops and conditionals
+        nodes += list(f.node_def)
+    return sum(node.op in ALL_REDUCE_OPS for node in nodes)
 
 
 @contextlib.contextmanager

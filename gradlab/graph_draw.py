@@ -2,12 +2,14 @@
 
     group(op) = 'variables' | 'optimizer state' | 'accumulators'   (a variable and its ops)
               | 'tower_t/<scope>'                                   (ops of tower t)
+              | 'placeholders/<name>'                               (each fed tensor)
               | '<top-level scope>'                                 (everything else)
 
 An arrow `a -> b` means an op in `b` reads a tensor of (or waits for) an op in `a`: arrows
 come from the graph's real op inputs. Those implied by a longer path are left out
 (a transitive reduction), except the ones leaving the placeholders or a variable group,
-which show who is fed and who reads and updates the state. Columns are topological depths, so data flows left to right.
+which show who is fed and who reads and updates the state. Columns are topological
+depths, so data flows left to right.
 Steps done in Python between `sess.run` calls (host averaging's numpy mean, the order
 zero -> accumulate -> apply) are dashed.
 
@@ -51,8 +53,9 @@ _COMPUTE = ("forward / loss / gradients", "#b9cfe6")
 _NOTES = {"average": "average_gradients", "averaged": "placeholders",
           "apply": "apply_gradients", HOST: "host_average", "accum": "assign_add(w*g)",
           "zero": "assign(0)", "split": "tf.split"}
-W, H, DX, DY = 2.3, 0.9, 3.0, 1.2   # box width and height, column and row spacing
+W, H, DX, DY = 2.4, 0.9, 3.1, 1.2   # box width and height, column and row spacing
 LANE = 0.3                          # height of the lane a long arrow takes in a column
+INCH = 0.56                         # inches per data unit of a figure draw_graph makes
 
 
 def summarize_graph(parts_or_graph):
@@ -84,6 +87,9 @@ def draw_graph(parts_or_graph, ax=None, title=None, skip=("init",)):
     graph = _graph_of(parts_or_graph)
     kind = getattr(parts_or_graph, "kind", None)
     groups = {g: ops for g, ops in _groups(graph).items() if g not in skip}
+    if not groups:
+        raise ValueError(f"nothing to draw: the graph has {len(graph.get_operations())} ops, "
+                         f"none outside skip={skip!r}")
     steps = _PYTHON_STEPS.get(kind, [])
     if any(HOST in step[:2] for step in steps):
         groups[HOST] = []
@@ -95,12 +101,12 @@ def draw_graph(parts_or_graph, ax=None, title=None, skip=("init",)):
 
     n_cols = max(columns.values()) + 1
     if ax is None:
-        fig, ax = plt.subplots(figsize=(0.52 * n_cols * DX + 0.4, 0.52 * height + 1.5),
-                               layout="constrained")
+        size = (INCH * ((n_cols - 1) * DX + W) + 0.3, INCH * height + 1.5)
+        fig, ax = plt.subplots(figsize=size, layout="constrained")
         plt.close(fig)  # owned by the caller: a notebook cell shows it once, as its value
     ends = _ports(pos, routes)
     for (a, b), route in routes.items():
-        label = dashed.get((a, b)) or ("updates" if a in STATE[:2] and b == "apply" else None)
+        label = dashed.get((a, b)) or ("updates" if (a, b) == ("variables", "apply") else None)
         _arrow(ax, [ends[(a, b)][0], *route, ends[(a, b)][1]], dashed=(a, b) in dashed, label=label)
     legend = {}
     for name in nodes:
@@ -149,8 +155,8 @@ def _group(name, variables, trainable):
                 return "variables"
             return "accumulators" if v.startswith("accumulators/") else "optimizer state"
     parts = name.split("/")
-    if _TOWER.match(parts[0]) and len(parts) > 2:
-        return f"{parts[0]}/{parts[1]}"
+    if (_TOWER.match(parts[0]) or parts[0] == "placeholders") and len(parts) > 1:
+        return "/".join(parts[:2])  # one box per tower scope, one per placeholder
     return parts[0]
 
 
@@ -182,7 +188,7 @@ def _reduce(edges):
 
     kept = set()
     for a, b in edges:
-        if a in KEEP or not any(b in reachable(m) for m in succ[a] - {b}):
+        if a.split("/")[0] in KEEP or not any(b in reachable(m) for m in succ[a] - {b}):
             kept.add((a, b))
     return kept
 
@@ -201,7 +207,7 @@ def _role(name, ops):
     t = _tower(name)
     if t is not None:
         return f"tower {t}" + _short(_device(ops), " on "), _TOWER_COLORS[t % len(_TOWER_COLORS)]
-    return _ROLES.get(name, _COMPUTE)
+    return _ROLES.get(name.split("/")[0], _COMPUTE)
 
 
 def _short(device, prefix=""):
@@ -304,10 +310,31 @@ def _place(nodes, columns, edges):
                     near[a].append(y[b])
             slots[c].sort(key=lambda s: (-sum(near[s]) / len(near[s]) if near[s] else -y[s], rank[s]))
             y.update(_stack({c: slots[c]}))
+    for lane in routes.values():
+        _straighten(lane, slots, col, y)
     height = max(sum(_size(s) for s in column) for column in slots.values())
     pos = {n: (col[n] * DX, y[n]) for n in nodes}
     routes = {e: [(col[w] * DX, y[w]) for w in lane] for e, lane in routes.items()}
     return pos, routes, height
+
+
+def _straighten(lane, slots, col, y):
+    """Put every waypoint of one long arrow at the same height when that height is free in
+    all the columns it crosses (between its neighbours there), so it runs straight."""
+    if len(lane) < 2:
+        return
+    low, high = -float("inf"), float("inf")
+    for w in lane:
+        column = slots[col[w]]
+        i = column.index(w)
+        if i > 0:  # the slot above: stay below it
+            high = min(high, y[column[i - 1]] - _size(column[i - 1]) / 2 - LANE / 2)
+        if i + 1 < len(column):
+            low = max(low, y[column[i + 1]] + _size(column[i + 1]) / 2 + LANE / 2)
+    if low <= high:
+        mean = sum(y[w] for w in lane) / len(lane)
+        for w in lane:
+            y[w] = min(max(mean, low), high)
 
 
 def _size(slot):
@@ -352,10 +379,12 @@ def _box(ax, name, ops, xy, color):
                            linewidth=1.4 if host else 0.8, linestyle="--" if host else "-", zorder=3)
     patch.set_gid(name)
     ax.add_patch(patch)
-    note = _NOTES.get(name)
+    title, note = name, _NOTES.get(name)
+    if name.startswith("placeholders/"):
+        title, note = name.split("/", 1)[1], "placeholder"
     detail = ("numpy, not a graph op" if host else
               f"{len(ops)} op{'s' * (len(ops) != 1)}" + _short(_device(ops), " · "))
-    lines = [(name, dict(fontsize=9, fontweight="bold"))]
+    lines = [(title, dict(fontsize=9 if len(title) < 15 else 8.5, fontweight="bold"))]
     if note:
         lines.append((note, dict(fontsize=7.5, family="monospace")))
     lines.append((detail, dict(fontsize=7.5, color="#333333")))
@@ -386,7 +415,10 @@ def _arrow(ax, points, dashed=False, label=None):
                                  linestyle="--" if dashed else "-", zorder=2))
     if label:  # mid-way, or where the last curve leaves its lane (clear of arrow heads)
         (xa, ya), (xb, yb) = knots[-2], knots[-1]
-        x, y, ha = ((xa + xb) / 2, (ya + yb) / 2, "center") if len(knots) == 2 else (xa + 0.12, ya + 0.04, "left")
-        ax.text(x, y, label, ha=ha, va="center" if ha == "center" else "bottom",
+        if len(knots) == 2:
+            x, y, ha, va = (xa + xb) / 2, (ya + yb) / 2, "center", "center"
+        else:
+            x, y, ha, va = xa + 0.12, ya + 0.04, "left", "bottom"
+        ax.text(x, y, label, ha=ha, va=va,
                 fontsize=7.5, style="italic", color="#333333", zorder=4,
                 bbox=dict(facecolor="white", edgecolor="none", pad=0.5, alpha=0.8))

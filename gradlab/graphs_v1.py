@@ -79,7 +79,8 @@ def keras_optimizer(optimizer, lr, momentum=0.9, epsilon=1e-7):
     Momentum: TF1 keeps `a = m a + g; w -= lr a`, Keras `v = m v - lr g; w += v`
     (`v = -lr a`): the same update while `lr` is constant.
     """
-    _check_optimizer(optimizer)
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {optimizer!r}")
     return {"sgd": lambda: keras.optimizers.SGD(lr),
             "momentum": lambda: keras.optimizers.SGD(lr, momentum=momentum),
             "adam": lambda: keras.optimizers.Adam(lr, epsilon=epsilon)}[optimizer]()
@@ -101,10 +102,18 @@ class ClassicGraph:
     optimizer: v1.train.Optimizer
 
     def session(self):
-        """A new `tf.compat.v1.Session` on this graph with the variables initialised."""
+        """A new `tf.compat.v1.Session` on this graph with the variables initialised.
+
+        Inside `with parts.session() as sess:` this graph is the default and eager execution
+        is off: run Keras / TF2 code outside the block.
+        """
         sess = v1.Session(graph=self.graph)
         sess.run(self.init)
         return sess
+
+    def run_update(self, sess, x, y, accum_steps=1):
+        """One optimizer update from the effective batch `(x, y)`; returns its mean loss."""
+        raise NotImplementedError
 
     def __repr__(self):
         names = ", ".join(v.op.name for v in self.variables)
@@ -172,7 +181,7 @@ def build_towers(num_towers=2, devices=None, model="mlp", lr=0.1, optimizer="sgd
     Lesson: notebooks/02-tower-averaging.ipynb
     """
     num_towers = _check_count("num_towers", num_towers)
-    model, input_shape = _check_common(model, lr, optimizer, seed, input_shape)
+    model, input_shape = _check_common(model, lr, optimizer, seed, input_shape, optimizer_args)
     devices = _check_devices(devices, num_towers)
     graph = tf.Graph()
     with graph.as_default(), tf.device(param_device):
@@ -195,7 +204,7 @@ def build_towers(num_towers=2, devices=None, model="mlp", lr=0.1, optimizer="sgd
                     grads = opt.compute_gradients(scaled, var_list=variables)
                 tower_losses.append(loss_t)
                 tower_grads.append(grads)
-        with tf.name_scope("loss"):
+        with tf.name_scope("loss"):  # (c_t / k) loss_t = (n_t / B) loss_t
             loss = tf.add_n([l * s / num_towers for l, s in zip(tower_losses, scale)])
         with tf.name_scope("average"):
             averaged = towers.average_gradients(tower_grads)
@@ -208,7 +217,10 @@ def build_towers(num_towers=2, devices=None, model="mlp", lr=0.1, optimizer="sgd
 
 def tower_update(sess, parts, x, y):
     """One update of a tower graph from the batch `(x, y)`; returns its mean loss."""
-    split_sizes(batch_size(x, y), len(parts.devices))  # every tower needs an example
+    batch, num_towers = batch_size(x, y), len(parts.devices)
+    if batch < num_towers:
+        raise ValueError(f"a batch of {batch} examples is too small for {num_towers} towers; "
+                         "every tower needs at least one example")
     loss, _ = sess.run([parts.loss, parts.train_step], {parts.x: x, parts.y: y})
     return float(loss)
 
@@ -226,7 +238,7 @@ def build_host_average(model="mlp", lr=0.1, optimizer="sgd", seed=0, input_shape
 
     Lesson: notebooks/03-host-averaging.ipynb
     """
-    model, input_shape = _check_common(model, lr, optimizer, seed, input_shape)
+    model, input_shape = _check_common(model, lr, optimizer, seed, input_shape, optimizer_args)
     graph = tf.Graph()
     with graph.as_default():
         x, y, loss, opt, variables, grads = _single(model, input_shape, optimizer, lr, optimizer_args)
@@ -274,7 +286,7 @@ def build_accumulation(model="mlp", lr=0.1, optimizer="sgd", seed=0, input_shape
 
     Lesson: notebooks/04-variable-accumulation.ipynb
     """
-    model, input_shape = _check_common(model, lr, optimizer, seed, input_shape)
+    model, input_shape = _check_common(model, lr, optimizer, seed, input_shape, optimizer_args)
     graph = tf.Graph()
     with graph.as_default():
         x, y, loss, opt, variables, grads = _single(model, input_shape, optimizer, lr, optimizer_args)
@@ -297,7 +309,10 @@ def build_accumulation(model="mlp", lr=0.1, optimizer="sgd", seed=0, input_shape
 
 
 def accumulation_update(sess, parts, x, y, accum_steps):
-    """zero, `accum_steps` weighted accumulations, one apply; returns the mean loss."""
+    """zero, `accum_steps` weighted accumulations, one apply; returns the mean loss.
+
+    Zeroing first (as the original recipe did) means a failed update leaves nothing behind.
+    """
     batches = micro_batches(x, y, accum_steps)
     sess.run(parts.zero_ops)
     loss = 0.0
@@ -331,7 +346,15 @@ def set_weights(sess, parts, arrays):
 
 
 def copy_from_keras(sess, parts, keras_model):
-    """Copy a Keras model's trainable weights (Dense kernel, bias, ...) into the graph."""
+    """Copy a Keras model's trainable weights (Dense kernel, bias, ...) into the graph.
+
+    Call it outside `with sess:` (or `with graph.as_default():`): that block makes the TF1
+    graph the default, where eager Keras variables cannot be read.
+    """
+    if not tf.executing_eagerly():
+        raise RuntimeError("copy_from_keras reads the Keras weights eagerly, but a TF1 graph is the "
+                           "default here (inside `with sess:`?); call it outside that block, or "
+                           "pass weights read earlier (model.get_weights()) to set_weights")
     set_weights(sess, parts, [w.numpy() for w in keras_model.trainable_weights])
 
 
@@ -367,7 +390,7 @@ def _check_optimizer(optimizer):
                          f"builder of a tf.compat.v1.train optimizer, got {optimizer!r}")
 
 
-def _check_common(model, lr, optimizer, seed, input_shape):
+def _check_common(model, lr, optimizer, seed, input_shape, optimizer_args):
     if model == "mlp":
         model_fn = None
     elif callable(model):
@@ -377,6 +400,9 @@ def _check_common(model, lr, optimizer, seed, input_shape):
     if isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not lr > 0:
         raise ValueError(f"lr must be a positive number, got {lr!r}")
     _check_optimizer(optimizer)
+    unknown = sorted(set(optimizer_args) - {"momentum", "epsilon"})
+    if unknown:
+        raise TypeError(f"unknown optimizer argument(s) {unknown}; valid: momentum, epsilon")
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise TypeError(f"seed must be an integer, got {seed!r}")
     if isinstance(input_shape, numbers.Integral):

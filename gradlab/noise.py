@@ -172,7 +172,7 @@ def sample_gradients(model, loss_fn, x, y, accum_steps, micro_batch, draws, full
         seed: seeds `np.random.default_rng` for the draws.
     Returns:
         dict of float64 arrays of length `draws`: `sq_dev` |g_B - G|^2, `sq_norm` |g_B|^2,
-        `cosine` cos(g_B, G).
+        `cosine` cos(g_B, G), and `loss`, the mean loss of the effective batch.
     """
     n = batch_size(x, y)
     accum_steps = _check_count("accum_steps", accum_steps)
@@ -183,20 +183,20 @@ def sample_gradients(model, loss_fn, x, y, accum_steps, micro_batch, draws, full
 
     @tf.function
     def compare(xb, yb):
-        _, grads = fused_grads(model, loss_fn, xb, yb, sizes)
+        loss, grads = fused_grads(model, loss_fn, xb, yb, sizes)
         v = model.trainable_variables
         flat = tf.concat([tf.reshape(tf.zeros_like(w) if g is None else g, [-1])
                           for g, w in zip(grads, v)], axis=0)
         sq_norm = tf.reduce_sum(tf.square(flat))
         cosine = tf.reduce_sum(flat * full) / tf.sqrt(sq_norm * tf.reduce_sum(tf.square(full)))
-        return tf.reduce_sum(tf.square(flat - full)), sq_norm, cosine
+        return tf.reduce_sum(tf.square(flat - full)), sq_norm, cosine, loss
 
     rng = np.random.default_rng(seed)
-    out = np.empty((draws, 3))
+    out = np.empty((draws, 4))
     for d in range(draws):
         idx = rng.integers(0, n, size=accum_steps * micro_batch)
         out[d] = [float(v) for v in compare(x[idx], y[idx])]
-    return {"sq_dev": out[:, 0], "sq_norm": out[:, 1], "cosine": out[:, 2]}
+    return {"sq_dev": out[:, 0], "sq_norm": out[:, 1], "cosine": out[:, 2], "loss": out[:, 3]}
 
 
 def two_batch_noise_scale(sq_norm_small, sq_norm_big, b_small, b_big):

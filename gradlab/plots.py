@@ -79,3 +79,328 @@ def plot_gradient_noise(full_grad, minibatch_grads):
     ax2.set_title("The spread shrinks like $1/\\sqrt{b}$")
     ax2.legend(loc="upper right", fontsize="small")
     return fig
+
+
+def plot_accumulation(contributions, target):
+    """An accumulator after each micro-batch, stacked from its contributions `w_i g_i`.
+
+        acc_0 = 0,   acc_i = acc_{i-1} + w_i g_i,   acc_k = g_B (the dashed line)
+
+    Args:
+        contributions: the scalar `w_i g_i` of one gradient entry, one per micro-batch.
+        target: the same entry of the large-batch gradient g_B.
+    Returns:
+        a matplotlib Figure with 1 Axes.
+
+    Lesson: notebooks/04-variable-accumulation.ipynb
+    """
+    parts = [float(c) for c in contributions]
+    if not parts:
+        raise ValueError("contributions needs at least one micro-batch, got an empty sequence")
+    fig, ax = _figure(figsize=(6.4, 3.8))
+    colors = _colors(len(parts))
+    steps = np.arange(len(parts) + 1)
+    for i, (part, color) in enumerate(zip(parts, colors)):
+        below = sum(parts[:i])
+        # Micro-batch i's slice sits at the same height in every bar from step i+1 on.
+        ax.bar(steps[i + 1:], part, bottom=below, width=0.6, color=color, edgecolor="black",
+               linewidth=0.6, label=f"micro-batch {i + 1}: $w_{i + 1} g_{i + 1}$ = {part:.4g}")
+    for step, value in zip(steps, np.cumsum([0.0] + parts)):
+        ax.annotate(f"{value:.4g}", (step, value), xytext=(0, 4), textcoords="offset points",
+                    ha="center", va="bottom", fontsize=10, fontweight="bold")
+    ax.axhline(float(target), color="crimson", linestyle="--", label=f"large batch $g_B$ = {float(target):.4g}")
+    ax.set_xticks(steps, ["zero"] + [f"after {i}" for i in steps[1:]])
+    ax.set_xlabel("micro-batches accumulated")
+    ax.set_ylabel("accumulator value")
+    ax.set_title("The accumulator adds up to the large-batch gradient")
+    ax.set_ylim(min(0.0, *np.cumsum(parts)) * 1.15, max(0.0, float(target), *np.cumsum(parts)) * 1.3)
+    ax.legend(loc="upper left", fontsize="small")
+    return fig
+
+
+def plot_learning_rates(rates, accum_steps):
+    """The learning rate after each update, one line per strategy, on a log2 axis.
+
+        gradlab:  lr_k = schedule(k)            Keras's accumulation:  lr_k = schedule(N k)
+
+    Args:
+        rates: dict `{strategy name: [lr after update 1, 2, ...]}`.
+        accum_steps: N, the micro-batches per update (for the title).
+    Returns:
+        a matplotlib Figure with 1 Axes.
+
+    Lesson: notebooks/06-pitfalls.ipynb
+    """
+    if not rates:
+        raise ValueError("rates needs at least one strategy, got an empty dict")
+    fig, ax = _figure()
+    for (name, lrs), color, marker in zip(rates.items(), _colors(len(rates)), "osD^v<>"):
+        updates = np.arange(1, len(lrs) + 1)
+        ax.plot(updates, lrs, marker=marker, color=color, label=name)
+    ax.set_yscale("log", base=2)
+    ax.set_xlabel("update")
+    ax.set_ylabel("learning rate after the update")
+    ax.set_title(f"ExponentialDecay(1.0, 1, 0.5) with {accum_steps} micro-batches per update")
+    ax.legend(fontsize="small")
+    return fig
+
+
+def plot_lab(runs, current=None, max_curves=8):
+    """The lab's figure: every run so far, compared, as one Figure with 3 Axes.
+
+        left:   loss_t per update (faint) and its centred moving average, one colour per run
+        middle: final test accuracy against N (log2 axis)
+        right:  loss noise std(loss_t - average_t) against N*b, with a 1/sqrt(N*b) guide
+
+    Args:
+        runs: results with `.config` (strategy, accum_steps, micro_batch, lr),
+            `.losses`, `.accuracy` and `.loss_noise` (a dict with "std"), e.g.
+            `experiments.RunResult`s; may be empty.
+        current: index in `runs` of the run to highlight (thicker, outlined), or None.
+        max_curves: loss curves drawn (the latest ones, and always `current`).
+    Returns:
+        a matplotlib Figure with 3 Axes.
+
+    Lesson: notebooks/05-the-lab.ipynb
+    """
+    runs = list(runs)
+    fig, (ax, ax_acc, ax_noise) = _figure(3, figsize=(13.0, 4.0))
+    colors = plt.get_cmap("tab10")(np.arange(len(runs)) % 10)
+    shown = set(range(max(0, len(runs) - max_curves), len(runs))) | (
+        set() if current is None else {current})
+    noise = []  # (N*b, loss noise std) of the runs that have one
+    for i, (run, color) in enumerate(zip(runs, colors)):
+        c, bold = run.config, i == current
+        losses = np.asarray(run.losses, dtype=np.float64)
+        label = f"{c.strategy} N={c.accum_steps} b={c.micro_batch} lr={c.lr:.3g}"
+        if i in shown:
+            t = np.arange(1, len(losses) + 1)
+            ax.plot(t, losses, color=color, alpha=0.25, linewidth=0.8)
+            # Runs with the same effective batch can coincide exactly: dashes keep both visible.
+            ax.plot(t, _moving_average(losses, 25), color=color, linestyle=_DASHES[i % 4],
+                    linewidth=2.4 if bold else 1.3, label=label)
+        edge = dict(markeredgecolor="black", markeredgewidth=1.5) if bold else {}
+        ax_acc.plot(c.accum_steps, run.accuracy, "o", color=color, markersize=9 if bold else 6,
+                    **edge)
+        std = _finite((run.loss_noise or {}).get("std"))
+        if std:  # a log axis has no place for 0
+            noise.append((c.accum_steps * c.micro_batch, std))
+            ax_noise.plot(*noise[-1], "o", color=color, markersize=9 if bold else 6, **edge)
+    if runs:
+        ax.legend(fontsize="x-small", loc="upper right")
+    else:
+        ax.text(0.5, 0.5, "press Run", transform=ax.transAxes, ha="center", va="center",
+                color="grey", fontsize="large")
+    ax.set_xlabel("update")
+    ax.set_ylabel("training loss of the update's batch")
+    ax.set_title("Training loss (faint: per update)")
+
+    counts = sorted({r.config.accum_steps for r in runs}) or [1]
+    ax_acc.set_xscale("log", base=2)
+    ax_acc.set_xlim(min(counts) / 1.5, max(counts) * 1.5)
+    ax_acc.set_xticks(counts, [str(n) for n in counts])
+    ax_acc.minorticks_off()
+    if runs:  # at least 4 points of accuracy tall, so that run-to-run noise looks its size
+        accs = [r.accuracy for r in runs]
+        mid, half = (max(accs) + min(accs)) / 2, max(0.02, (max(accs) - min(accs)) / 2 + 0.005)
+        ax_acc.set_ylim(mid - half, mid + half)
+    ax_acc.set_xlabel("accumulation count N")
+    ax_acc.set_ylabel("test accuracy")
+    ax_acc.set_title("Final test accuracy against N")
+
+    if noise:
+        batches, stds = np.array(noise).T
+        grid = np.geomspace(batches.min() / 1.5, batches.max() * 1.5, 50)
+        # through the geometric mean of the points: the guide shows the slope, not a fit
+        anchor = np.exp(np.mean(np.log(stds) + 0.5 * np.log(batches)))
+        ax_noise.plot(grid, anchor / np.sqrt(grid), "--", color="grey",
+                      label=r"$\propto 1/\sqrt{N b}$")
+        ax_noise.legend(fontsize="x-small", loc="upper right")
+    ax_noise.set_xscale("log", base=2)
+    if noise:
+        ticks = sorted({int(b) for b, _ in noise})
+        ax_noise.set_xticks(ticks, [str(b) for b in ticks])
+        ax_noise.minorticks_off()
+    ax_noise.set_yscale("log")
+    ax_noise.set_xlabel("effective batch N·b")
+    ax_noise.set_ylabel("std of loss around its trend")
+    ax_noise.set_title("Loss noise against N·b")
+    return fig
+
+
+_DASHES = ("-", "--", ":", "-.")
+
+
+def _moving_average(values, window):
+    """Centred moving average; the window shrinks symmetrically near the ends."""
+    half = min(window, len(values)) // 2
+    csum = np.concatenate([[0.0], np.cumsum(values)])
+    t = np.arange(len(values))
+    h = np.minimum(half, np.minimum(t, len(values) - 1 - t))
+    return (csum[t + h + 1] - csum[t - h]) / (2 * h + 1)
+
+
+def _finite(value):
+    """`value` as a float if it is a finite number, else None (JSON stores NaN as null)."""
+    return float(value) if value is not None and np.isfinite(value) else None
+
+
+def plot_training_loss(curves, window=51, title="Training loss per update"):
+    """Training loss per update, raw (faint) and as a centred moving average, per curve.
+
+        smooth_t = mean(loss_{t-h} ... loss_{t+h}),   h = window // 2 (shrinking at the ends)
+
+    Args:
+        curves: dict `{label: losses}`, e.g. `{"N = 5": result.losses}`, in legend order.
+        window: moving-average width in updates.
+        title: the Axes title.
+    Returns:
+        a matplotlib Figure with 1 Axes (log-scaled loss).
+
+    Lesson: notebooks/03-host-averaging.ipynb
+    """
+    if not curves:
+        raise ValueError("curves needs at least one {label: losses} entry, got an empty dict")
+    fig, ax = _figure(figsize=(7.0, 4.2))
+    for i, ((label, losses), color) in enumerate(zip(curves.items(), _colors(len(curves)))):
+        losses = np.asarray(losses, dtype=np.float64)
+        t = np.arange(1, len(losses) + 1)
+        ax.plot(t, losses, color=color, alpha=0.2, linewidth=0.7)
+        # Paired runs coincide: dashes keep every smoothed curve visible on top of the others.
+        ax.plot(t, _moving_average(losses, window), color=color, linewidth=1.8,
+                linestyle=_DASHES[i % 4], label=label)
+    ax.set_yscale("log")
+    ax.set_xlabel("update")
+    ax.set_ylabel("mean loss of the update's batch")
+    ax.set_title(title)
+    ax.legend(title=f"faint: per update; line: mean of {window}", fontsize="small",
+              title_fontsize="small", loc="upper right")
+    return fig
+
+
+def plot_accuracy(rows, reference=None):
+    """Final test accuracy against the accumulation count N: mean ± std over runs.
+
+    Args:
+        rows: dicts with `accum_steps`, `micro_batch`, `accuracy_mean`, `accuracy_std` and
+            optionally `accuracies` (one per run, drawn as small dots), as the rows of
+            `gradlab.experiments.table` (accuracies as fractions).
+        reference: optional `{N: (micro_batch, iterations, mean, std)}` drawn beside them,
+            e.g. `experiments.REFERENCE`.
+    Returns:
+        a matplotlib Figure with 1 Axes (accuracy in %, N on a log2 axis).
+
+    Lesson: notebooks/03-host-averaging.ipynb
+    """
+    rows = list(rows)
+    if not rows:
+        raise ValueError("rows needs at least one row, got none")
+    fig, ax = _figure(figsize=(6.4, 4.2))
+    n = np.array([r["accum_steps"] for r in rows], dtype=np.float64)
+    mean = 100 * np.array([r["accuracy_mean"] for r in rows])
+    std = 100 * np.array([r["accuracy_std"] for r in rows])
+    for x, r in zip(n, rows):
+        accs = 100 * np.asarray(r.get("accuracies", []), dtype=np.float64)
+        ax.plot(np.full(accs.shape, x * 0.94), accs, ".", color="grey", alpha=0.6, markersize=5)
+    ax.errorbar(n, mean, yerr=std, fmt="o-", color="tab:blue", capsize=4, linewidth=1.5,
+                label=f"gradlab, mean ± std of {rows[0].get('runs', '?')} runs (dots: runs)")
+    counts = [int(v) for v in n]
+    if reference:
+        ref = sorted(reference.items())
+        rn = np.array([k for k, _ in ref], dtype=np.float64) * 1.06
+        ax.errorbar(rn, [100 * v[2] for _, v in ref], yerr=[100 * v[3] for _, v in ref],
+                    fmt="s--", color="tab:orange", capsize=4, linewidth=1.0, alpha=0.9,
+                    label="reference, 10 runs")
+        counts = sorted(set(counts) | set(reference))
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(counts, [f"{k}" for k in counts])
+    ax.minorticks_off()
+    ax.set_xlim(min(counts) / 1.5, max(counts) * 1.5)
+    lo, hi = ax.get_ylim()
+    mid = (lo + hi) / 2
+    ax.set_ylim(min(lo, mid - 2.0), max(hi, mid + 2.0))  # at least 4 points tall: noise at its size
+    ax.set_xlabel("accumulation count N  (micro-batch = effective batch / N)"
+                  if len({r["accum_steps"] * r["micro_batch"] for r in rows}) == 1
+                  else "accumulation count N")
+    ax.set_ylabel("test accuracy (%)")
+    ax.set_title("Accuracy against N")
+    ax.legend(fontsize="small", loc="lower right")
+    return fig
+
+
+def plot_noise(report):
+    """Noise of one update against N and against N*b, log-log, beside the 1/(N*b) law.
+
+        E|g - G|^2 = tr(S) / (N b),    Var(batch loss) = Var(l) / (N b)
+
+    Top: gradient variance; bottom: loss noise (filled: the batch loss at the fixed point;
+    open: the training curves' spread around their moving average). Left against N, right
+    against N*b. Circles: fixed micro-batch (N*b grows); squares: fixed effective batch
+    (N*b constant, so flat). Dashed: the law, from tr(S) and Var(l) measured over all
+    examples (no fit).
+
+    Args:
+        report: the dict of `gradlab.experiments.noise_study`.
+    Returns:
+        a matplotlib Figure with 2x2 Axes.
+
+    Lesson: notebooks/03-host-averaging.ipynb
+    """
+    fig, axes = plt.subplots(2, 2, figsize=(10.5, 8.0), layout="constrained")
+    plt.close(fig)
+    fm, fe = report["fixed_micro_batch"], report["fixed_effective_batch"]
+    b, B = fm[0]["micro_batch"], fe[0]["effective_batch"]
+    series = [(fm, "o", "tab:blue", f"fixed micro-batch b = {b}"),
+              (fe, "s", "tab:orange", f"fixed effective batch {B}")]
+    sizes = sorted({r["effective_batch"] for r in fm + fe})
+    counts = sorted({r["accum_steps"] for r in fm + fe})
+    grid = np.geomspace(min(sizes) / 1.3, max(sizes) * 1.3, 50)
+    loss_lr = report.get("config", {}).get("loss_lr")
+    lr = "" if loss_lr is None else f" (lr {loss_lr:g})"
+    for row, (key, theory, what, name) in enumerate(
+            (("grad_variance", report["trace_cov"], r"gradient variance $E|g - G|^2$",
+              r"tr$(\Sigma)$"),
+             ("loss_variance", report["loss_var"], "loss noise (variance)", r"Var$(\ell)$"))):
+        for col, xkey in enumerate(("accum_steps", "effective_batch")):
+            ax = axes[row, col]
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            for rows, marker, color, label in series:
+                x = [r[xkey] for r in rows]
+                ax.plot(x, [r[key] for r in rows], marker + "-", color=color, markersize=7,
+                        label=label + (": batch loss at the point" if row else ""))
+                if row == 1 and all(_finite(r.get("train_loss_noise_var")) for r in rows):
+                    ax.plot(x, [r["train_loss_noise_var"] for r in rows], marker + ":",
+                            color=color, markerfacecolor="white", markersize=7,
+                            label=label + f": training curves{lr}")
+            if col == 1:
+                ax.plot(grid, theory / grid, "--", color="crimson",
+                        label=f"{name} / (N·b), no fit")
+                ax.set_xticks(sizes, [str(s) for s in sizes])
+                ax.set_xlabel("effective batch N·b")
+            else:
+                ax.plot(counts, [theory / (b * n) for n in counts], "--", color="crimson",
+                        label=f"{name} / (N·{b}) and {name} / {B}")
+                ax.plot(counts, [theory / B] * len(counts), "--", color="crimson")
+                ax.set_xticks(counts, [str(n) for n in counts])
+                ax.set_xlabel("accumulation count N")
+            ax.minorticks_off()
+            ax.set_ylabel(what)
+            if row == 0:
+                ax.legend(fontsize="x-small", loc="lower left")
+    # The loss panels are full of points: their legend goes below them.
+    fig.legend(*axes[1, 1].get_legend_handles_labels(), loc="outside lower center", ncols=3,
+               fontsize="small")
+    s = {k: v for k, v in report.get("slopes", {}).items() if _finite(v) is not None}
+    axes[0, 0].set_title("Gradient variance against N")
+    axes[0, 1].set_title("Gradient variance against N·b"
+                         + (f": slope {s['grad_variance']:+.2f}" if "grad_variance" in s else ""))
+    axes[1, 0].set_title("Loss noise against N")
+    slopes = [f"{what} {s[k]:+.2f}" for k, what in (("loss_variance", "point"),
+                                                     ("train_loss_noise_var", "training"))
+              if k in s]
+    axes[1, 1].set_title("Loss noise against N·b" + (": slopes " + ", ".join(slopes)
+                                                      if slopes else ""))
+    fig.suptitle("Noise of one update falls as 1/(N·b) (fitted slopes against N·b of the "
+                 "fixed micro-batch series; theory −1)", fontsize="medium")
+    return fig

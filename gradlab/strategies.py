@@ -289,15 +289,23 @@ class KerasAccumulation(Strategy):
         optimizer = super()._make_optimizer(optimizer)
         if self.accum_steps == 1:
             return optimizer
+        # Keras accumulates, and clips the accumulated mean (global_clipnorm), in the optimizer
+        # that applies; a LossScaleOptimizer wraps it and checks every micro-batch.
+        extra = dict(gradient_accumulation_steps=self.accum_steps)
+        if self.clip_norm is not None:
+            extra["global_clipnorm"] = self.clip_norm
         if isinstance(optimizer, keras.optimizers.LossScaleOptimizer):
-            # Keras accumulates in the inner optimizer; the wrapper checks each micro-batch.
             inner = optimizer.inner_optimizer
-            inner = type(inner).from_config(dict(inner.get_config(),
-                                                 gradient_accumulation_steps=self.accum_steps))
+            inner = type(inner).from_config(dict(inner.get_config(), **extra))
             return type(optimizer)(inner, initial_scale=optimizer.initial_scale,
                                    dynamic_growth_steps=optimizer.dynamic_growth_steps)
-        config = dict(optimizer.get_config(), gradient_accumulation_steps=self.accum_steps)
-        return type(optimizer).from_config(config)
+        return type(optimizer).from_config(dict(optimizer.get_config(), **extra))
+
+    def _apply(self, grads):
+        # Under accumulation Keras clips (global_clipnorm above); clipping here would clip
+        # each micro-batch, which is not clipping the update.
+        clip_norm = self.clip_norm if self.accum_steps == 1 else None
+        apply_update(self.optimizer, grads, self.model.trainable_variables, clip_norm)
 
     def _setup(self):
         def micro_step(x, y, sample_weight=None):

@@ -1,0 +1,176 @@
+"""Where accumulation is not a large batch: the naive ways, written out so they can be measured.
+
+| pitfall                | the naive way                               | gradlab                                  |
+|------------------------|---------------------------------------------|------------------------------------------|
+| unequal micro-batches  | mean of per-micro-batch means               | weights n_i / B, or `sample_weight`      |
+| schedules, counters    | advance per micro-batch (Keras 3)           | one `apply` per update                   |
+| BatchNorm              | moving statistics move N times per update   | `batchnorm='window'`                     |
+| dropout                | masks differ per micro-batch                | noise, not bias: seed it or turn it off  |
+| gradient clipping      | clip each micro-batch                       | clip the accumulated update, once        |
+| loss scaling           | skip the overflowing micro-batch only       | skip the whole update, lower the scale   |
+| sparse gradients       | Adam on IndexedSlices with duplicate rows   | `densify`                                |
+| losses under replicas  | divide by the number of replicas twice      | undo Keras's division once               |
+| weight EMA             | update it per micro-batch                   | once per update                          |
+
+Each function here is the naive way or a measurement; the right way is a gradlab strategy.
+
+Lesson: notebooks/06-pitfalls.ipynb
+"""
+from __future__ import annotations
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from .batchnorm import batchnorm_layers
+from .gradients import densify
+from .microbatch import micro_batches
+
+
+def per_example_loss(y, logits):
+    """Cross-entropy of each example: the losses that sample weights multiply."""
+    return keras.losses.sparse_categorical_crossentropy(y, logits, from_logits=True)
+
+
+def update_of(strategy, x, y, sample_weight=None):
+    """`before - after` for every trainable variable over one `strategy.step(x, y)`.
+
+    With `SGD(1.0)` and no momentum this is exactly the gradient the strategy applied.
+    """
+    before = [v.numpy() for v in strategy.model.trainable_variables]
+    strategy.step(x, y, sample_weight=sample_weight)
+    return [b - v.numpy() for b, v in zip(before, strategy.model.trainable_variables)]
+
+
+def relative_error(grads, reference):
+    """`||grads - reference|| / ||reference||` over all variables together."""
+    diff = sum(float(np.sum((np.asarray(a, np.float64) - np.asarray(b, np.float64)) ** 2))
+               for a, b in zip(grads, reference))
+    norm = sum(float(np.sum(np.asarray(b, np.float64) ** 2)) for b in reference)
+    return float(np.sqrt(diff / norm))
+
+
+def weighted_mean_grads(model, x, y, sample_weight):
+    """The target, in one pass: the gradient of `sum_j w_j l_j / sum_j w_j`."""
+    w = tf.constant(sample_weight, tf.float32)
+    with tf.GradientTape() as tape:
+        losses = per_example_loss(y, model(x, training=True))
+        loss = tf.reduce_sum(w * losses) / tf.reduce_sum(w)
+    return [g.numpy() for g in densify(tape.gradient(loss, model.trainable_variables))]
+
+
+def per_micro_batch_normalized_grads(model, x, y, sample_weight, accum_steps):
+    """The 2024 loss-normalisation bug: each micro-batch divides by its own weight sum,
+    then the micro-batches are averaged with equal weights::
+
+        g = (1/k) sum_i grad( sum_{j in i} w_j l_j / sum_{j in i} w_j )
+    """
+    w = np.asarray(sample_weight, np.float32)
+    total = None
+    for (x_i, y_i, _), w_i in zip(micro_batches(x, y, accum_steps),
+                                  np.array_split(w, accum_steps)):
+        g = weighted_mean_grads(model, x_i, y_i, w_i)
+        total = g if total is None else [a + b for a, b in zip(total, g)]
+    return [t / accum_steps for t in total]
+
+
+def per_micro_batch_clipped_grads(model, x, y, accum_steps, clip_norm):
+    """Clipping each micro-batch, the naive way: `g = sum_i w_i clip(g_i, clip_norm)`."""
+    total = None
+    for x_i, y_i, w_i in micro_batches(x, y, accum_steps):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(per_example_loss(y_i, model(x_i, training=True)))
+        g, _ = tf.clip_by_global_norm(densify(tape.gradient(loss, model.trainable_variables)),
+                                      clip_norm)
+        g = [w_i * t.numpy() for t in g]
+        total = g if total is None else [a + b for a, b in zip(total, g)]
+    return total
+
+
+def learning_rates(strategy, x, y, updates):
+    """The learning rate after each of `updates` steps, and the optimizer's raw counter
+    (Keras's `_iterations`: what schedules read)."""
+    rates = []
+    for _ in range(updates):
+        strategy.step(x, y)
+        rates.append(float(strategy.optimizer.learning_rate))
+    inner = getattr(strategy.optimizer, "inner_optimizer", strategy.optimizer)
+    return rates, int(inner._iterations.numpy())
+
+
+def moving_statistics(model):
+    """`[(moving_mean, moving_variance), ...]` of every BatchNorm layer, as numpy."""
+    return [(l.moving_mean.numpy(), l.moving_variance.numpy()) for l in batchnorm_layers(model)]
+
+
+def train(strategy, x, y, batch, epochs=1):
+    """`epochs` passes over `(x, y)` in order, one `strategy.step` per `batch` examples."""
+    for _ in range(epochs):
+        for start in range(0, len(x) - batch + 1, batch):
+            strategy.step(x[start:start + batch], y[start:start + batch])
+    return strategy
+
+
+def accuracy(model, x, y):
+    """Test accuracy in inference mode (BatchNorm uses its moving statistics)."""
+    logits = model.predict(x, batch_size=1000, verbose=0)
+    return float(np.mean(np.argmax(logits, axis=-1) == y))
+
+
+def dropout_mlp(rate, seed=0, mask_seed=0, hidden=256):
+    """The `mlp` with `Dropout(rate)` after its hidden layer: initial weights from `seed`,
+    dropout masks from `mask_seed`, so runs repeat and either can be changed alone."""
+    keras.utils.set_random_seed(seed)
+    return keras.Sequential([
+        keras.Input((28, 28)), keras.layers.Flatten(), keras.layers.Dense(hidden, activation="relu"),
+        keras.layers.Dropout(rate, seed=mask_seed), keras.layers.Dense(10)], name="dropout_mlp")
+
+
+def adam_on_duplicate_rows(lr=0.1):
+    """One Adam step on a 4x3 variable whose gradient lists row 0 twice (rows 0, 0, 2 of
+    ones), applied as `tf.IndexedSlices` and as the same gradient made dense.
+
+    Keras's Adam scatter-adds each occurrence into its moments, so the second moment of
+    row 0 gets `1^2 + 1^2 = 2` instead of `(1 + 1)^2 = 4`, and the step is sqrt(2) too long.
+
+    Returns:
+        `(sparse, dense)`: the two variables after the step, as numpy.
+    """
+    grad = tf.IndexedSlices(tf.ones((3, 3)), tf.constant([0, 0, 2]), tf.constant([4, 3]))
+    out = []
+    for g in (grad, tf.convert_to_tensor(grad)):
+        v = tf.Variable(tf.zeros((4, 3)))
+        keras.optimizers.Adam(lr).apply_gradients([(g, v)])
+        out.append(v.numpy())
+    return tuple(out)
+
+
+def replica_loss_ratio(loss_fn, y, logits, devices):
+    """`loss_fn(y, logits)` computed in each replica of a `MirroredStrategy(devices)`,
+    divided by the same loss computed outside any strategy: Keras 3's mean losses give
+    `1 / num_replicas`, and a second division would halve the update again."""
+    outside = float(loss_fn(y, logits))
+    distribution = tf.distribute.MirroredStrategy(devices)
+    inside = distribution.run(lambda: loss_fn(y, logits))
+    return float(distribution.experimental_local_results(inside)[0]) / outside
+
+
+def ema_weights(strategy):
+    """The optimizer's moving average of the trainable variables (`use_ema=True`), as numpy."""
+    return [v.numpy() for v in strategy.optimizer._model_variables_moving_average]
+
+
+def displacement(weights, start):
+    """`weights - start`, variable by variable: how far training has moved them."""
+    return [np.asarray(w) - np.asarray(s) for w, s in zip(weights, start)]
+
+
+def expected_ema(trajectory, momentum):
+    """Keras's EMA updated once per update, from the weights after each update::
+
+        ema_1 = w_1;   ema_k = momentum * ema_(k-1) + (1 - momentum) * w_k
+    """
+    ema = [np.asarray(w) for w in trajectory[0]]
+    for weights in trajectory[1:]:
+        ema = [momentum * e + (1 - momentum) * np.asarray(w) for e, w in zip(ema, weights)]
+    return ema
