@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PORT   ?= 8888
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install lab test test-unit test-notebooks test-browser clean
+.PHONY: install lab test test-unit test-notebooks test-browser table clean
 
 install: $(STAMP)
 
@@ -39,6 +39,10 @@ test-browser: install
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 	$(BIN)/python -c 'import playwright' 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[browser]'
 	$(BIN)/python -m pytest -q tests/browser
+
+# The published accumulation table, reproduced: 10 runs x 1,000 updates, cached in .gradlab-cache.
+table: install
+	$(BIN)/python -m gradlab table --runs 10 --updates 1000
 
 clean:
 	rm -rf $(VENV) .gradlab-cache

@@ -313,7 +313,8 @@ def table(accum=(1, 5, 10, 20), effective_batch=REFERENCE_BATCH, micro_batch=Non
     Returns:
         `(rows, results)`: one dict per row (the `--json` fields, accuracies as fractions,
         plus `accuracies`, `p_value` of Welch's test against the first row,
-        `loss_noise_var`), and `{N: [RunResult per run]}`.
+        `loss_noise_var`, and the run settings), and `{N: [RunResult per run]}`.
+        `print(format_table(rows))` shows them.
     """
     return compare(table_configs(accum, effective_batch, micro_batch, runs, **common),
                    cache, progress)
@@ -362,15 +363,19 @@ def _row(results):
             "effective_batch": c.effective_batch, "iterations": c.updates * c.accum_steps,
             "seconds_per_update": float(np.mean([r.seconds_per_update for r in results])),
             "loss_noise_var": float(np.nanmean([r.loss_noise["var"] for r in results])),
-            "accuracies": accs}
+            "accuracies": accs, **{k: getattr(c, k) for k in _SETTINGS}}
 
 
-def format_table(rows, settings):
-    """The rows as an aligned text table, the reference beside them when it applies."""
+_SETTINGS = ("strategy", "model", "optimizer", "lr", "sampling")
+
+
+def format_table(rows):
+    """The rows of `table` as aligned text, the reference beside them where it applies."""
     fixed_b = len({r["effective_batch"] for r in rows}) == 1
+    s = rows[0]
     head = (f"gradlab on the shipped MNIST subset ({TRAIN_SIZE:,} train / 1,000 test): "
-            f"{settings['model']}, {settings['optimizer']} lr={settings['lr']:g}, "
-            f"{settings['sampling']} sampling, {rows[0]['updates']:,} updates, "
+            f"{s['model']}, {s['optimizer']} lr={s['lr']:g}, {s['strategy']} strategy, "
+            f"{s['sampling']} sampling, {rows[0]['updates']:,} updates, "
             f"{rows[0]['runs']} run(s) per row, "
             + (f"fixed effective batch {rows[0]['effective_batch']}" if fixed_b
                else f"fixed micro-batch {rows[0]['micro_batch']}"))
@@ -625,8 +630,7 @@ def table_cli(argv=None):
     parser.add_argument("--eval-every", type=_positive(int), default=100)
     _common_args(parser)
     args = parser.parse_args(argv)
-    settings = {"model": args.model, "optimizer": args.optimizer, "lr": args.lr,
-                "sampling": args.sampling, "strategy": args.strategy}
+    settings = {k: getattr(args, k) for k in _SETTINGS}
     try:
         configs = table_configs(args.accum, args.effective_batch, args.micro_batch, args.runs,
                                 seed=args.seed, updates=args.updates,
@@ -635,9 +639,9 @@ def table_cli(argv=None):
         parser.error(str(e))
     rows, _ = compare(configs, cache=not args.no_cache, progress=not args.no_progress)
     if args.json:
-        print(json.dumps({"rows": rows, "settings": settings}))
+        print(json.dumps({"rows": rows}))
     else:
-        print(format_table(rows, settings))
+        print(format_table(rows))
     return 0
 
 

@@ -63,8 +63,10 @@ def check_args(workers, accum_steps, updates, batch, timeout, fail_worker=None):
                          f"training examples), got {updates} * {batch} = {updates * batch}")
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
-    if fail_worker is not None and not (isinstance(fail_worker, int) and 0 <= fail_worker < workers):
-        raise ValueError(f"fail_worker must be a worker index in 0..{workers - 1}, got {fail_worker!r}")
+    if fail_worker is not None and not (isinstance(fail_worker, int)
+                                        and 0 <= fail_worker < workers):
+        raise ValueError(f"fail_worker must be a worker index in 0..{workers - 1}, "
+                         f"got {fail_worker!r}")
 
 
 def run(workers, accum_steps, updates=3, batch=64, timeout=120.0, fail_worker=None):
@@ -77,8 +79,9 @@ def run(workers, accum_steps, updates=3, batch=64, timeout=120.0, fail_worker=No
         fail_worker: for testing, the index of a worker that raises after its first update.
     Returns:
         dict with workers, accum_steps, updates, batch, shards (examples per worker per
-        update), all_reduces_per_update, max_abs_diff (weights, any worker vs large_batch)
-        and seconds (the multi-worker run, start-up included).
+        update), all_reduces_per_update, max_loss_diff (the global mean loss each worker
+        reports, vs large_batch), max_abs_diff (weights, any worker vs large_batch) and
+        seconds (the multi-worker run, start-up included).
     Raises:
         WorkerError: a worker exited non-zero (its index and stderr tail) or time ran out.
     """
@@ -99,10 +102,10 @@ def run(workers, accum_steps, updates=3, batch=64, timeout=120.0, fail_worker=No
                     cmd.append("--fail")
                 # Own session: the whole process group can be killed, and Ctrl-C in a
                 # terminal reaches only the parent, which then stops the workers itself.
-                procs.append(subprocess.Popen(cmd, env=_worker_env(addresses, k), stdin=subprocess.DEVNULL,
-                                              stdout=log, stderr=subprocess.STDOUT,
-                                              start_new_session=True))
-            reference = _large_batch(accum_steps, updates, batch)  # while the workers start
+                procs.append(subprocess.Popen(
+                    cmd, env=_worker_env(addresses, k), stdin=subprocess.DEVNULL, stdout=log,
+                    stderr=subprocess.STDOUT, start_new_session=True))
+            reference, reference_losses = _large_batch(updates, batch)  # while workers start
             _wait(procs, logs, start + timeout, timeout)
             seconds = time.monotonic() - start
             results = [dict(np.load(Path(tmp) / f"worker{k}.npz")) for k in range(workers)]
@@ -112,10 +115,12 @@ def run(workers, accum_steps, updates=3, batch=64, timeout=120.0, fail_worker=No
                 log.close()
     diffs = [max(float(np.max(np.abs(r[f"w{j}"] - w))) for j, w in enumerate(reference))
              for r in results]
+    loss_diffs = [float(np.max(np.abs(r["losses"] - reference_losses))) for r in results]
     return {"workers": workers, "accum_steps": accum_steps, "updates": updates, "batch": batch,
             "shards": [int(r["examples"]) for r in results],
             "all_reduces_per_update": float(results[0]["all_reduces"]),
-            "max_abs_diff": max(diffs), "seconds": round(seconds, 2)}
+            "max_loss_diff": max(loss_diffs), "max_abs_diff": max(diffs),
+            "seconds": round(seconds, 2)}
 
 
 def cli(argv=None):
@@ -129,7 +134,8 @@ def cli(argv=None):
     parser.add_argument("--accum-steps", type=int, required=True,
                         help="micro-batches per worker per update (N >= 1)")
     parser.add_argument("--updates", type=int, default=3, help="optimizer updates (default 3)")
-    parser.add_argument("--batch", type=int, default=64, help="global examples per update (default 64)")
+    parser.add_argument("--batch", type=int, default=64,
+                        help="global examples per update (default 64)")
     parser.add_argument("--timeout", type=float, default=120.0,
                         help="seconds before every process is stopped (default 120)")
     parser.add_argument("--fail-worker", type=int, default=None, metavar="K",
@@ -254,13 +260,12 @@ def _exit_on_sigterm(signum, frame):
     raise SystemExit(128 + signum)
 
 
-def _large_batch(accum_steps, updates, batch):
+def _large_batch(updates, batch):
     from .strategies import make_strategy
     s = _make(lambda model, loss, opt: make_strategy("large_batch", model, loss, opt))
     data = _data()
-    for u in range(updates):
-        s.step(*_global_batch(data, u, batch))
-    return [w.numpy() for w in s.model.trainable_variables]
+    losses = [s.step(*_global_batch(data, u, batch)) for u in range(updates)]
+    return [w.numpy() for w in s.model.trainable_variables], np.array(losses)
 
 
 # -- the worker's side: `python -m gradlab.multiworker --worker K ...` -------------------

@@ -113,8 +113,8 @@ def plot_accumulation(contributions, target):
     ax.set_xlabel("micro-batches accumulated")
     ax.set_ylabel("accumulator value")
     ax.set_title("The accumulator adds up to the large-batch gradient")
-    ax.set_ylim(min(0.0, *np.cumsum(parts)) * 1.15, max(0.0, float(target), *np.cumsum(parts)) * 1.3)
-    ax.legend(loc="upper left", fontsize="small")
+    ax.set_ylim(min(0.0, *np.cumsum(parts)) * 1.15, max(0.0, float(target), *np.cumsum(parts)) * 1.15)
+    ax.legend(loc="center left", fontsize="small")
     return fig
 
 
@@ -136,7 +136,9 @@ def plot_learning_rates(rates, accum_steps):
     fig, ax = _figure()
     for (name, lrs), color, marker in zip(rates.items(), _colors(len(rates)), "osD^v<>"):
         updates = np.arange(1, len(lrs) + 1)
-        ax.plot(updates, lrs, marker=marker, color=color, label=name)
+        style = dict(color="crimson", linestyle="--") if name == "keras" else dict(color=color)
+        ax.plot(updates, lrs, marker=marker, label=name, **style)
+    ax.set_xticks(updates)
     ax.set_yscale("log", base=2)
     ax.set_xlabel("update")
     ax.set_ylabel("learning rate after the update")
@@ -177,7 +179,9 @@ def plot_lab(runs, current=None, max_curves=8):
             t = np.arange(1, len(losses) + 1)
             ax.plot(t, losses, color=color, alpha=0.25, linewidth=0.8)
             # Runs with the same effective batch can coincide exactly: dashes keep both visible.
-            ax.plot(t, _moving_average(losses, 25), color=color, linestyle=_DASHES[i % 4],
+            half = min(12, (len(losses) - 1) // 4)  # full windows only: no ragged ends
+            trend = np.convolve(losses, np.ones(2 * half + 1) / (2 * half + 1), mode="valid")
+            ax.plot(t[half:len(t) - half], trend, color=color, linestyle=_DASHES[i % 4],
                     linewidth=2.4 if bold else 1.3, label=label)
         edge = dict(markeredgecolor="black", markeredgewidth=1.5) if bold else {}
         ax_acc.plot(c.accum_steps, run.accuracy, "o", color=color, markersize=9 if bold else 6,

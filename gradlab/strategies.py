@@ -350,7 +350,8 @@ class Mirrored(Strategy):
         super().__init__(model, loss_fn, optimizer, accum_steps, devices, **options)
 
     def all_reduces_per_update(self):
-        """All-reduce ops each replica runs per update, counted in the traced graph (1)."""
+        """All-reduce ops each replica runs per update, counted in its traced graph: 1
+        (0 with a single replica, which has nothing to reduce)."""
         if not self._ready:
             raise RuntimeError("nothing is traced yet: make one step(x, y) first")
         return self._fn.all_reduce_count()

@@ -92,17 +92,18 @@ class Lab:
         self.last = None     # the RunResult of the latest successful run
 
         wide = {"description_width": "9em"}
+        long = w.Layout(width="420px")
         self.strategy = w.Dropdown(options=strategies, value=strategy, description="strategy",
                                    style=wide)
         self.accum_steps = w.IntSlider(value=accum_steps, min=1, max=MAX_ACCUM_STEPS,
                                        description="N (accum_steps)", continuous_update=False,
-                                       style=wide)
+                                       style=wide, layout=long)
         self.micro_batch = w.IntSlider(value=micro_batch, min=1, max=MAX_MICRO_BATCH,
                                        description="b (micro_batch)", continuous_update=False,
-                                       style=wide)
+                                       style=wide, layout=long)
         self.lr = w.FloatLogSlider(value=lr, base=10, min=-3, max=0.5, step=0.05,
                                    description="lr", readout_format=".3g",
-                                   continuous_update=False, style=wide)
+                                   continuous_update=False, style=wide, layout=long)
         self.batch = w.Label()
         self.button = w.Button(description="Run", button_style="primary", icon="play",
                                tooltip="train this configuration (or take it from the cache)")
@@ -219,7 +220,9 @@ class Lab:
 
     # -- display -----------------------------------------------------------------------------
     def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        bundle["text/plain"] = repr(self)  # not the repr of every child widget
+        return bundle
 
     def __repr__(self):
         return (f"<gradlab.widgets.Lab {self.strategy.value} N={self.accum_steps.value} "

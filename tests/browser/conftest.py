@@ -189,8 +189,17 @@ def browser_context():
             shutil.rmtree(profile, ignore_errors=True)
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.when == "call":
+        item.call_report = report  # for `page` to see whether the test failed
+    return report
+
+
 @pytest.fixture
-def page(browser_context):
+def page(browser_context, request, artifacts):
+    """A new tab; on failure its screenshot is saved as test-artifacts/failed-<test>.png."""
     page = browser_context.new_page()
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -198,4 +207,11 @@ def page(browser_context):
     try:
         yield page
     finally:
+        report = getattr(request.node, "call_report", None)
+        if report is not None and report.failed:
+            name = "".join(c if c.isalnum() or c in "-_." else "_" for c in request.node.name)
+            try:
+                page.screenshot(path=artifacts / f"failed-{name}.png", timeout=10_000)
+            except Exception:
+                pass  # the page may be what broke; the test's own error says more
         page.close()

@@ -29,8 +29,17 @@ def open_notebook(page, jupyter_lab, name):
 
 
 def wait_idle(page, timeout=60_000):
-    page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) "
-                           ".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=timeout)
+    """Until the notebook's kernel is connected and idle (the execution indicator alone says
+    "idle" while JupyterLab is still starting the kernel)."""
+    page.wait_for_function(
+        """() => {
+            const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+            const indicator = panel && panel.querySelector('.jp-Notebook-ExecutionIndicator');
+            const status = [...document.querySelectorAll('.jp-StatusBar-TextItem')]
+                .map(e => e.textContent.trim()).find(t => t.includes(' | '));
+            return indicator && indicator.dataset.status === 'idle' && status
+                && !status.startsWith('No Kernel') && status.endsWith('| Idle');
+        }""", timeout=timeout, polling=250)
 
 
 def menu(page, top, item):
