@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import threading
 
-import keras
 import tensorflow as tf
 
 from .accumulate import fused_grads
@@ -31,9 +31,6 @@ from .microbatch import offsets, split_sizes
 # Op types that carry an all-reduce: the collective ops (MirroredStrategy's default on CPUs
 # and virtual GPUs, MultiWorkerMirroredStrategy everywhere) and NCCL on physical GPUs.
 ALL_REDUCE_OPS = ("CollectiveReduce", "CollectiveReduceV2", "CollectiveReduceV3", "NcclAllReduce")
-# The reductions for which a Keras 3 loss object divides by num_replicas_in_sync
-# (keras.src.losses.loss.reduce_values calls scale_loss_for_distribution).
-_KERAS_MEAN_REDUCTIONS = ("sum_over_batch_size", "mean", "mean_with_sample_weight")
 _made = itertools.count(1)
 
 
@@ -104,25 +101,45 @@ def check_batch(batch, num_replicas, accum_steps):
     return split_sizes(batch, num_replicas)
 
 
-def unscaled_loss(loss_fn, num_replicas):
-    """`loss_fn`, made to return the plain mean over the examples it sees inside a strategy.
+def replica_loss_factor(distribution, loss_fn, y, pred):
+    """`loss_fn(y, pred)` outside any strategy, divided by the same inside a replica.
 
     A Keras 3 loss object with a mean reduction divides by `num_replicas_in_sync` inside a
-    strategy, so that summing R replicas' gradients gives the mean when shards are equal.
-    gradlab weights each replica by its example count `n_r / B` instead (exact for uneven
-    shards), so that division is undone here, once. Plain functions (a mean, or one loss
-    per example, averaged by `mean_loss`) never divide and are returned unchanged.
+    strategy (so that a SUM all-reduce of equal shards gives the mean); plain functions do
+    not, and a loss object called inside the user's own function divides without anyone
+    seeing it. Measuring, not inspecting the type, catches all three: the factor is R, 1
+    or R. A fresh thread runs outside the strategy, whose scope is per thread.
 
     Args:
-        loss_fn: `loss_fn(y, pred)`, a Keras loss object or a function.
-        num_replicas: `num_replicas_in_sync` of the strategy it will run under.
+        distribution: the `tf.distribute` strategy the loss will run under.
+        loss_fn: `loss_fn(y, pred)`, a Keras loss object or any function.
+        y, pred: a few labels and model outputs to measure on.
     Returns:
-        `loss_fn` itself, or `lambda y, pred: loss_fn(y, pred) * num_replicas`.
+        float `f` such that `f * loss_fn(...)` inside a replica is the plain mean loss.
     """
-    if (num_replicas > 1 and isinstance(loss_fn, keras.losses.Loss)
-            and loss_fn.reduction in _KERAS_MEAN_REDUCTIONS):
-        return lambda y, pred: loss_fn(y, pred) * num_replicas
-    return loss_fn
+    mean = lambda: tf.reduce_mean(tf.cast(loss_fn(y, pred), tf.float32))
+    outside = {}
+    thread = threading.Thread(target=lambda: outside.update(value=float(mean())))
+    thread.start()
+    thread.join()
+    if "value" not in outside:
+        raise RuntimeError("loss_fn failed outside the distribution strategy; call it on "
+                           "(y, model(x)) by hand to see why")
+    inside = float(distribution.experimental_local_results(distribution.run(mean))[0])
+    if inside == 0.0 or outside["value"] == inside:
+        return 1.0
+    return outside["value"] / inside
+
+
+def unscaled_loss(loss_fn, factor):
+    """`loss_fn` itself when `factor` is 1, else `lambda y, pred: loss_fn(y, pred) * factor`.
+
+    gradlab weights each replica by its example count `n_r / B` (exact for uneven shards),
+    so a division by R made inside the loss is undone here, once.
+    """
+    if factor == 1.0:
+        return loss_fn
+    return lambda y, pred: loss_fn(y, pred) * factor
 
 
 def make_update(strategy):
@@ -149,12 +166,16 @@ class _Update:
         self.dist = strategy.distribution
         self.model, self.optimizer = strategy.model, strategy.optimizer
         self.accum_steps, self.clip_norm = strategy.accum_steps, strategy.clip_norm
-        self.loss_fn = unscaled_loss(strategy.loss_fn, self.dist.num_replicas_in_sync)
+        self.user_loss_fn, self.loss_fn = strategy.loss_fn, None
         self._check_optimizer()
         self._fn = strategy._function(self._update)
         self._last = None
 
     def __call__(self, x, y):
+        if self.loss_fn is None:  # measured once, on the first batch, before tracing
+            pred = self.model(tf.convert_to_tensor(x[:2]), training=False)
+            factor = replica_loss_factor(self.dist, self.user_loss_fn, y[:2], pred)
+            self.loss_fn = unscaled_loss(self.user_loss_fn, factor)
         self._last = self.shard(x, y)
         return self._fn(*self._last)
 

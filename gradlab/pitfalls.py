@@ -22,6 +22,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from . import distribute
 from .batchnorm import batchnorm_layers
 from .gradients import densify
 from .microbatch import micro_batches
@@ -149,10 +150,7 @@ def replica_loss_ratio(loss_fn, y, logits, devices):
     """`loss_fn(y, logits)` computed in each replica of a `MirroredStrategy(devices)`,
     divided by the same loss computed outside any strategy: Keras 3's mean losses give
     `1 / num_replicas`, and a second division would halve the update again."""
-    outside = float(loss_fn(y, logits))
-    distribution = tf.distribute.MirroredStrategy(devices)
-    inside = distribution.run(lambda: loss_fn(y, logits))
-    return float(distribution.experimental_local_results(inside)[0]) / outside
+    return 1.0 / distribute.replica_loss_factor(distribute.make_distribution(devices), loss_fn, y, logits)
 
 
 def ema_weights(strategy):
