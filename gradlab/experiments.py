@@ -47,7 +47,9 @@ TRAIN_SIZE = TRAIN_PER_CLASS * NUM_CLASSES  # the shipped subset: 4,000 training
 
 @dataclasses.dataclass(frozen=True)
 class RunConfig:
-    """Everything that decides a run; equal configs give equal results (and share a cache entry).
+    """Everything that decides a run: `updates` updates of B = accum_steps * micro_batch
+    examples each, applied by `make_strategy(strategy, ...)`. Equal configs give equal
+    results and share a cache entry; bad fields raise ValueError/TypeError naming them.
 
     Plain SGD at lr=0.5 reaches the reference's ~95% on the 4,000-image subset in 1,000
     updates of 100 examples (measured: 0.1 gives 93%, 0.2 gives 94%).
@@ -57,6 +59,8 @@ class RunConfig:
     update t is the same examples and the initial weights are the same: accumulation then
     equals the large batch up to float rounding. `independent` draws the order and the
     initial weights afresh for each (seed, accum_steps, micro_batch), as the reference did.
+
+    Lesson: notebooks/03-host-averaging.ipynb
     """
     strategy: str = "fused"
     accum_steps: int = 1
@@ -194,7 +198,10 @@ def train(config, bar=None):
 
 
 def run(config, cache=True, progress=True):
-    """The result of `config`: from the cache if it is there, else trained and stored."""
+    """The result of `config`: from the cache if it is there, else trained and stored.
+
+    Lesson: notebooks/03-host-averaging.ipynb
+    """
     return run_many([config], cache, progress)[0]
 
 
@@ -247,6 +254,71 @@ def mean_std(values):
     return float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0
 
 
+def pooled_t(groups):
+    """Every group against the first, with the variance pooled over all groups (Student's t):
+
+        s^2 = sum_g sum_i (x_gi - m_g)^2 / (n - k),   t_g = (m_g - m_1) / (s sqrt(1/n_g + 1/n_1))
+        dof = n - k,   p_g = I_{dof/(dof+t^2)}(dof/2, 1/2)      (n values in k groups)
+
+    If N changes nothing, every row of the table is the same experiment with the same spread,
+    so it is pooled over all rows: n - k degrees of freedom, where one pair of rows of 2
+    runs each would have 2 and a spread too unsteady to test against (Welch's test, which
+    does not assume equal spreads, is `welch_t`).
+
+    Returns:
+        `[None, (t, dof, p), ...]`, one entry per group; all None if n - k < 1.
+    """
+    s2, dof = _pooled_var(groups)
+    if dof < 1:
+        return [None] * len(groups)
+    out = [None]
+    first = np.asarray(groups[0], dtype=np.float64)
+    for g in groups[1:]:
+        g = np.asarray(g, dtype=np.float64)
+        diff = g.mean() - first.mean()
+        se2 = s2 * (1 / len(g) + 1 / len(first))
+        out.append(_student(diff, se2, dof))
+    return out
+
+
+def anova(groups):
+    """One-way analysis of variance: does any group mean differ beyond the spread within groups?
+
+        F = [sum_g n_g (m_g - m)^2 / (k - 1)] / s^2,   p = I_{d2/(d2 + d1 F)}(d2/2, d1/2)
+
+    with s^2 and d2 = n - k as in `pooled_t`, d1 = k - 1. For two groups, F = t^2.
+
+    Returns:
+        `(F, d1, d2, p)`, or None with fewer than 2 groups or n - k < 1.
+    """
+    s2, d2 = _pooled_var(groups)
+    d1 = len(groups) - 1
+    if d1 < 1 or d2 < 1:
+        return None
+    means = [float(np.mean(g)) for g in groups]
+    grand = float(np.mean(np.concatenate([np.asarray(g, np.float64) for g in groups])))
+    between = sum(len(g) * (m - grand) ** 2 for g, m in zip(groups, means)) / d1
+    if s2 == 0:
+        return (0.0 if between == 0 else math.inf), d1, d2, float(between == 0)
+    f = between / s2
+    return f, d1, d2, _betainc(d2 / 2, d1 / 2, d2 / (d2 + d1 * f))
+
+
+def _pooled_var(groups):
+    groups = [np.asarray(g, dtype=np.float64) for g in groups]
+    dof = sum(len(g) for g in groups) - len(groups)
+    ss = sum(float(np.sum((g - g.mean()) ** 2)) for g in groups)
+    return (ss / dof if dof > 0 else math.nan), dof
+
+
+def _student(diff, se2, dof):
+    """`(t, dof, two-sided p)` of a difference with squared standard error `se2`."""
+    if se2 == 0:
+        return (0.0 if diff == 0 else math.copysign(math.inf, diff)), dof, float(diff == 0)
+    t = diff / math.sqrt(se2)
+    return float(t), float(dof), _betainc(dof / 2, 0.5, dof / (dof + t * t))
+
+
 def welch_t(a, b):
     """Welch's t-test of equal means, two-sided: `(t, dof, p)`.
 
@@ -260,12 +332,10 @@ def welch_t(a, b):
     if len(a) < 2 or len(b) < 2:
         raise ValueError(f"Welch's t-test needs at least 2 values per group, got {len(a)} and {len(b)}")
     va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
-    diff = a.mean() - b.mean()
     if va + vb == 0:
-        return (0.0 if diff == 0 else math.copysign(math.inf, diff)), math.nan, float(diff == 0)
-    t = diff / math.sqrt(va + vb)
+        return _student(a.mean() - b.mean(), 0.0, math.nan)
     dof = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
-    return float(t), float(dof), _betainc(dof / 2, 0.5, dof / (dof + t * t))
+    return _student(a.mean() - b.mean(), va + vb, dof)
 
 
 def _betainc(a, b, x):
@@ -312,9 +382,11 @@ def table(accum=(1, 5, 10, 20), effective_batch=REFERENCE_BATCH, micro_batch=Non
         **common: other `RunConfig` fields (updates, lr, optimizer, sampling, model, ...).
     Returns:
         `(rows, results)`: one dict per row (the `--json` fields, accuracies as fractions,
-        plus `accuracies`, `p_value` of Welch's test against the first row,
-        `loss_noise_var`, and the run settings), and `{N: [RunResult per run]}`.
+        plus `accuracies`, `p_value` of `pooled_t` and `welch_p` of `welch_t` against
+        the first row, `loss_noise_var`, and the run settings), and `{N: [RunResult per run]}`.
         `print(format_table(rows))` shows them.
+
+    Lesson: notebooks/03-host-averaging.ipynb
     """
     return compare(table_configs(accum, effective_batch, micro_batch, runs, **common),
                    cache, progress)
@@ -326,9 +398,10 @@ def compare(configs, cache=True, progress=True):
     flat = run_many([c for row in configs for c in row], cache, progress)
     results = {row[0].accum_steps: flat[i * runs:(i + 1) * runs] for i, row in enumerate(configs)}
     rows = [_row(rs) for rs in results.values()]
-    first = rows[0]["accuracies"]
-    for row in rows:
-        row["p_value"] = (welch_t(row["accuracies"], first)[2]
+    accs = [row["accuracies"] for row in rows]
+    for row, pooled in zip(rows, pooled_t(accs)):
+        row["p_value"] = None if pooled is None else pooled[2]
+        row["welch_p"] = (welch_t(row["accuracies"], accs[0])[2]
                           if runs > 1 and row is not rows[0] else None)
     return rows, results
 
@@ -370,15 +443,20 @@ _SETTINGS = ("strategy", "model", "optimizer", "lr", "sampling")
 
 
 def format_table(rows):
-    """The rows of `table` as aligned text, the reference beside them where it applies."""
+    """The rows of `table` as aligned text, the reference beside them where it applies.
+
+    At a fixed effective batch every row is, if N changes nothing, the same experiment:
+    "p vs first" is `pooled_t` and the verdict a one-way `anova`. At a fixed micro-batch the
+    rows are different experiments with different spreads: "p vs first" is `welch_t`.
+    """
     fixed_b = len({r["effective_batch"] for r in rows}) == 1
-    s = rows[0]
+    s, first = rows[0], rows[0]["accum_steps"]
     head = (f"gradlab on the shipped MNIST subset ({TRAIN_SIZE:,} train / 1,000 test): "
             f"{s['model']}, {s['optimizer']} lr={s['lr']:g}, {s['strategy']} strategy, "
-            f"{s['sampling']} sampling, {rows[0]['updates']:,} updates, "
-            f"{rows[0]['runs']} run(s) per row, "
-            + (f"fixed effective batch {rows[0]['effective_batch']}" if fixed_b
-               else f"fixed micro-batch {rows[0]['micro_batch']}"))
+            f"{s['sampling']} sampling, {s['updates']:,} updates, {s['runs']} run(s) per row, "
+            + (f"fixed effective batch {s['effective_batch']}" if fixed_b
+               else f"fixed micro-batch {s['micro_batch']}"))
+    p_key = "p_value" if fixed_b else "welch_p"
     cols = ["accum", "micro", "eff.", "iterations", "accuracy %", "p vs first",
             "loss noise", "s/run", "reference %"]
     lines = []
@@ -388,19 +466,27 @@ def format_table(rows):
         lines.append([str(r["accum_steps"]), str(r["micro_batch"]), str(r["effective_batch"]),
                       f"{r['iterations']:,}",
                       f"{100 * r['accuracy_mean']:.2f} ± {100 * r['accuracy_std']:.2f}",
-                      "-" if r["p_value"] is None else f"{r['p_value']:.2f}",
+                      "-" if r.get(p_key) is None else f"{r[p_key]:.3f}",
                       f"{math.sqrt(r['loss_noise_var']):.3f}" if r["loss_noise_var"] >= 0 else "-",
                       f"{r['seconds_per_run']:.1f}",
                       f"{100 * ref[2]:.1f} ± {100 * ref[3]:.2f}" if ref and matches else "-"])
     widths = [max(len(c), *(len(l[i]) for l in lines)) for i, c in enumerate(cols)]
     fmt = lambda cells: "  ".join(s.rjust(w) for s, w in zip(cells, widths))  # noqa: E731
-    out = [head, "", fmt(cols), fmt(["-" * w for w in widths])] + [fmt(l) for l in lines]
-    ps = [r["p_value"] for r in rows[1:] if r["p_value"] is not None]
-    if ps:
-        differ = [r["accum_steps"] for r in rows[1:] if r["p_value"] < 0.05]
-        out += ["", "Welch's t-test against N=%d: " % rows[0]["accum_steps"]
-                + (f"N={differ} differ at p < 0.05" if differ
-                   else "no row differs at p < 0.05 (within run-to-run noise)")]
+    out = [head, "", fmt(cols), fmt(["-" * w for w in widths]), *map(fmt, lines), ""]
+    test = anova([r["accuracies"] for r in rows]) if fixed_b else None
+    if test is not None:
+        spread = math.sqrt(_pooled_var([r["accuracies"] for r in rows])[0])
+        largest = max(abs(r["accuracy_mean"] - s["accuracy_mean"]) for r in rows)
+        out += [f"largest |difference| from N={first}: {100 * largest:.2f} points; run-to-run "
+                f"std (pooled over rows): {100 * spread:.2f} points",
+                f"one-way ANOVA over the rows: F = {test[0]:.2f}, p = {test[3]:.3f}: "
+                + ("the rows differ beyond run-to-run noise (p < 0.05)" if test[3] < 0.05
+                   else "no difference beyond run-to-run noise"),
+                f"p vs first: Student's t against N={first}, variance pooled over all rows"]
+    elif not fixed_b and any(r.get("welch_p") is not None for r in rows):
+        differ = [r["accum_steps"] for r in rows[1:] if r["welch_p"] < 0.05]
+        out += [f"p vs first: Welch's t-test against N={first} (each row its own spread); "
+                + (f"N={differ} differ at p < 0.05" if differ else "none differs at p < 0.05")]
     out.append("loss noise: std of the per-update training loss around its moving average")
     return "\n".join(out)
 
@@ -621,10 +707,11 @@ def table_cli(argv=None):
     parser.add_argument("--runs", type=_positive(int), default=10, help="seeds per row (10)")
     parser.add_argument("--updates", type=_positive(int), default=1000, help="optimizer updates (1000)")
     parser.add_argument("--accum", type=_counts, default=[1, 5, 10, 20], help="N values (1,5,10,20)")
-    parser.add_argument("--effective-batch", type=_positive(int), default=REFERENCE_BATCH,
-                        help="examples per update (100)")
-    parser.add_argument("--micro-batch", type=_positive(int), default=None,
-                        help="compare at this fixed micro-batch instead")
+    batch = parser.add_mutually_exclusive_group()
+    batch.add_argument("--effective-batch", type=_positive(int), default=None,
+                       help=f"examples per update ({REFERENCE_BATCH})")
+    batch.add_argument("--micro-batch", type=_positive(int), default=None,
+                       help="compare at this fixed micro-batch instead")
     parser.add_argument("--sampling", choices=SAMPLINGS, default="independent")
     parser.add_argument("--strategy", choices=STRATEGIES, default="fused")
     parser.add_argument("--eval-every", type=_positive(int), default=100)
@@ -632,14 +719,17 @@ def table_cli(argv=None):
     args = parser.parse_args(argv)
     settings = {k: getattr(args, k) for k in _SETTINGS}
     try:
-        configs = table_configs(args.accum, args.effective_batch, args.micro_batch, args.runs,
+        configs = table_configs(args.accum, args.effective_batch or REFERENCE_BATCH,
+                                args.micro_batch, args.runs,
                                 seed=args.seed, updates=args.updates,
                                 eval_every=args.eval_every, **settings)
     except (TypeError, ValueError) as e:
         parser.error(str(e))
     rows, _ = compare(configs, cache=not args.no_cache, progress=not args.no_progress)
     if args.json:
-        print(json.dumps({"rows": rows}))
+        test = anova([r["accuracies"] for r in rows])
+        print(json.dumps({"rows": rows, "anova": None if test is None else
+                          dict(zip(("F", "dof_between", "dof_within", "p_value"), test))}))
     else:
         print(format_table(rows))
     return 0

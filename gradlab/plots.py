@@ -252,7 +252,10 @@ def _finite(value):
 def plot_training_loss(curves, window=51, title="Training loss per update"):
     """Training loss per update, raw (faint) and as a centred moving average, per curve.
 
-        smooth_t = mean(loss_{t-h} ... loss_{t+h}),   h = window // 2 (shrinking at the ends)
+        smooth_t = mean(loss_{t-h} ... loss_{t+h}),   h = window // 2
+
+    The smoothed line is drawn only where the whole window fits: near the ends a shorter
+    window would follow single updates and look like a trend.
 
     Args:
         curves: dict `{label: losses}`, e.g. `{"N = 5": result.losses}`, in legend order.
@@ -271,7 +274,9 @@ def plot_training_loss(curves, window=51, title="Training loss per update"):
         t = np.arange(1, len(losses) + 1)
         ax.plot(t, losses, color=color, alpha=0.2, linewidth=0.7)
         # Paired runs coincide: dashes keep every smoothed curve visible on top of the others.
-        ax.plot(t, _moving_average(losses, window), color=color, linewidth=1.8,
+        h = min(window, len(losses)) // 2
+        inner = slice(h, len(losses) - h) if len(losses) > 2 * h else slice(None)
+        ax.plot(t[inner], _moving_average(losses, window)[inner], color=color, linewidth=1.8,
                 linestyle=_DASHES[i % 4], label=label)
     ax.set_yscale("log")
     ax.set_xlabel("update")
@@ -286,8 +291,8 @@ def plot_accuracy(rows, reference=None):
     """Final test accuracy against the accumulation count N: mean ± std over runs.
 
     Args:
-        rows: dicts with `accum_steps`, `micro_batch`, `accuracy_mean`, `accuracy_std` and
-            optionally `accuracies` (one per run, drawn as small dots), as the rows of
+        rows: dicts with `accum_steps`, `micro_batch`, `updates`, `runs`, `accuracy_mean`,
+            `accuracy_std` and optionally `accuracies` (one per run, drawn as dots), as the rows of
             `gradlab.experiments.table` (accuracies as fractions).
         reference: optional `{N: (micro_batch, iterations, mean, std)}` drawn beside them,
             e.g. `experiments.REFERENCE`.
@@ -307,14 +312,15 @@ def plot_accuracy(rows, reference=None):
         accs = 100 * np.asarray(r.get("accuracies", []), dtype=np.float64)
         ax.plot(np.full(accs.shape, x * 0.94), accs, ".", color="grey", alpha=0.6, markersize=5)
     ax.errorbar(n, mean, yerr=std, fmt="o-", color="tab:blue", capsize=4, linewidth=1.5,
-                label=f"gradlab, mean ± std of {rows[0].get('runs', '?')} runs (dots: runs)")
+                label=f"gradlab, {rows[0]['updates']:,} updates: mean ± std of "
+                      f"{rows[0]['runs']} runs (dots)")
     counts = [int(v) for v in n]
     if reference:
         ref = sorted(reference.items())
         rn = np.array([k for k, _ in ref], dtype=np.float64) * 1.06
         ax.errorbar(rn, [100 * v[2] for _, v in ref], yerr=[100 * v[3] for _, v in ref],
                     fmt="s--", color="tab:orange", capsize=4, linewidth=1.0, alpha=0.9,
-                    label="reference, 10 runs")
+                    label="reference, 1,000 updates: mean ± std of 10 runs")
         counts = sorted(set(counts) | set(reference))
     ax.set_xscale("log", base=2)
     ax.set_xticks(counts, [f"{k}" for k in counts])

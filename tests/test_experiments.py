@@ -139,19 +139,50 @@ def test_table_configs_check_divisibility_before_running():
 
 
 def test_format_table_shows_the_reference_beside_matching_rows():
+    runs = {1: [0.949, 0.953], 5: [0.948, 0.951], 20: [0.939, 0.941]}
+    p_values = ex.pooled_t(list(runs.values()))
     rows = [{"accum_steps": n, "micro_batch": 100 // n, "effective_batch": 100, "updates": 1000,
-             "iterations": 1000 * n, "runs": 10, "accuracy_mean": m, "accuracy_std": 0.002,
-             "seconds_per_run": 3.0, "loss_noise_var": 0.0025, "p_value": p, "model": "mlp",
+             "iterations": 1000 * n, "runs": 2, "accuracies": accs,
+             "accuracy_mean": ex.mean_std(accs)[0], "accuracy_std": ex.mean_std(accs)[1],
+             "seconds_per_run": 3.0, "loss_noise_var": 0.0025,
+             "p_value": None if p is None else p[2], "model": "mlp",
              "optimizer": "sgd", "lr": 0.5, "sampling": "independent", "strategy": "fused"}
-            for n, m, p in ((1, 0.951, None), (5, 0.9495, 0.61), (20, 0.9402, 0.001))]
+            for (n, accs), p in zip(runs.items(), p_values)]
     text = ex.format_table(rows)
     lines = text.splitlines()
     assert "mlp, sgd lr=0.5, fused strategy, independent sampling" in lines[0]
     assert "fixed effective batch 100" in lines[0]
-    assert lines[4].split() == ["1", "100", "100", "1,000", "95.10", "±", "0.20", "-", "0.050",
+    assert lines[4].split() == ["1", "100", "100", "1,000", "95.10", "±", "0.28", "-", "0.050",
                                 "3.0", "95.0", "±", "0.17"]
     assert "95.2 ± 0.30" in lines[6]
-    assert "N=[20] differ at p < 0.05" in text
+    f, _, _, p = ex.anova(list(runs.values()))
+    assert f"F = {f:.2f}, p = {p:.3f}: the rows differ beyond run-to-run noise" in text
+    assert "largest |difference| from N=1: 1.10 points" in text
+    # At a fixed micro-batch the rows are different experiments: Welch's test, no reference.
+    micro = [dict(r, micro_batch=10, effective_batch=10 * r["accum_steps"], welch_p=w)
+             for r, w in zip(rows, (None, 0.5, 0.01))]
+    text = ex.format_table(micro)
+    assert "fixed micro-batch 10" in text and "ANOVA" not in text and "95.0 ± 0.17" not in text
+    assert "Welch's t-test against N=1 (each row its own spread); N=[20] differ at p < 0.05" in text
+
+
+def test_pooled_t_and_anova_against_closed_forms():
+    a, b, c = [1.0, 2.0, 3.0], [2.0, 3.0, 4.0], [5.0, 6.0, 7.0]
+    # means 2, 3, 6; within-group s^2 = (2 + 2 + 2) / (9 - 3) = 1; between = 3 * 26/3 / 2 = 13
+    f, d1, d2, p = ex.anova([a, b, c])
+    assert (f, d1, d2) == pytest.approx((13.0, 2, 6))
+    assert p == pytest.approx((1 + 2 * 13.0 / 6) ** -3)  # F(2, d2) tail: (1 + 2f/d2)^(-d2/2)
+    first, (t_b, dof_b, _), (t_c, _, _) = ex.pooled_t([a, b, c])
+    assert first is None and dof_b == 6
+    assert (t_b, t_c) == pytest.approx((1 / math.sqrt(2 / 3), 4 / math.sqrt(2 / 3)))
+    # Two groups: the pooled t is Student's, and the ANOVA is its square.
+    x, y = [0.91, 0.95, 0.93, 0.90], [0.96, 0.94, 0.97]
+    sp2 = (3 * np.var(x, ddof=1) + 2 * np.var(y, ddof=1)) / 5
+    (_, (t, dof, p2)) = ex.pooled_t([x, y])
+    assert t == pytest.approx((np.mean(y) - np.mean(x)) / math.sqrt(sp2 * (1 / 4 + 1 / 3)))
+    assert ex.anova([x, y])[0] == pytest.approx(t * t) and ex.anova([x, y])[3] == pytest.approx(p2)
+    assert ex.pooled_t([[1.0], [2.0]]) == [None, None] and ex.anova([[1.0], [2.0]]) is None
+    assert ex.anova([[1.0, 1.0], [1.0, 1.0]])[3] == 1.0
 
 
 # -- command line ---------------------------------------------------------------------------------
@@ -171,6 +202,8 @@ def test_table_cli_json_cache_and_no_cache(tmp_path, monkeypatch, capsys):
         assert r["accuracy_mean"] == pytest.approx(np.mean(r["accuracies"]))
         assert (r["strategy"], r["lr"], r["sampling"]) == ("fused", 0.5, "independent")
     assert rows[0]["p_value"] is None and 0.0 <= rows[1]["p_value"] <= 1.0
+    assert 0.0 <= rows[1]["welch_p"] <= 1.0
+    assert set(out) == {"rows", "anova"} and 0.0 <= out["anova"]["p_value"] <= 1.0
     entries = sorted(tmp_path.rglob("*.json"))
     assert len(entries) == 4  # one per run
 
@@ -195,8 +228,10 @@ def test_table_cli_json_cache_and_no_cache(tmp_path, monkeypatch, capsys):
     (["--accum", "1,x"], "comma-separated integers"),
     (["--runs", "0"], "expected a positive number, got '0'"),
     (["--sampling", "random"], "invalid choice: 'random'"),
+    (["--micro-batch", "10", "--effective-batch", "100"], "not allowed with argument"),
 ])
-def test_table_cli_rejects_bad_arguments(argv, message, capsys):
+def test_table_cli_rejects_bad_arguments(argv, message, capsys, monkeypatch):
+    monkeypatch.setattr(ex, "compare", lambda *a, **k: pytest.fail("ran despite bad arguments"))
     with pytest.raises(SystemExit) as exit_:
         ex.table_cli(argv)
     assert exit_.value.code == 2

@@ -3,7 +3,9 @@
 Lessons are stored executed (readers see plots without running anything) and nbval checks
 them against a fresh run. This runs each notebook top to bottom in the project's kernel,
 then keeps only kernelspec/language_info metadata, drops execution timings and stderr
-(TensorFlow and tqdm noise), merges split stdout blocks, and refuses machine paths.
+(TensorFlow and tqdm noise), drops widget views from unchecked cells (their state is not
+stored, so a reader would see a dead "0%" bar), merges split stdout blocks, and refuses
+machine paths.
 """
 import pathlib
 import re
@@ -14,6 +16,7 @@ import time
 import nbformat
 
 NOTEBOOKS = pathlib.Path(__file__).resolve().parents[1] / "notebooks"
+WIDGET = "application/vnd.jupyter.widget-view+json"
 MACHINE_PATH = re.compile(r"/(work|tmp|root|home)/")
 
 
@@ -35,8 +38,11 @@ def clean(path):
         if cell.cell_type != "code":
             continue
         merged = []
+        unchecked = cell.source.startswith("# NBVAL_IGNORE_OUTPUT")
         for out in cell.outputs:
             if out.output_type == "stream" and out.name == "stderr":
+                continue
+            if unchecked and WIDGET in out.get("data", {}):
                 continue
             if (out.output_type == "stream" and merged and merged[-1].output_type == "stream"
                     and merged[-1].name == out.name):
