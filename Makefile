@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PORT   ?= 8888
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install lab test test-unit test-notebooks test-browser table notebooks clean
+.PHONY: install lab test test-unit test-notebooks test-browser table bench notebooks clean
 
 install: $(STAMP)
 
@@ -43,6 +43,10 @@ test-browser: install
 # The published accumulation table, reproduced: 10 runs x 1,000 updates, cached in .gradlab-cache.
 table: install
 	$(BIN)/python -m gradlab table --runs 10 --updates 1000
+
+# Every strategy on the same work: ms/update, ratios to large_batch and keras, peak memory.
+bench: install
+	$(BIN)/python -m gradlab bench
 
 # Re-execute every lesson in place and store it clean (after changing gradlab).
 notebooks: install

@@ -6,8 +6,9 @@ Two ways to hold `acc`:
 
 - `Accumulators`: non-trainable `tf.Variable`s with zero / accumulate ops, one call per
   micro-batch (the classic TF1 recipe, in TF2).
-- `fused_grads`: loop-carried tensors in one `tf.range` loop, so all micro-batches of an
-  update run in one compiled call and Python dispatch is paid once per update.
+- `fused_grads`: loop-carried tensors in one `tf.while_loop` over static-shaped
+  micro-batches, so all micro-batches of an update run in one compiled call (XLA-ready)
+  and Python dispatch is paid once per update.
 
 Lesson: notebooks/04-variable-accumulation.ipynb
 """
@@ -49,45 +50,119 @@ class Accumulators:
             acc.assign(tf.zeros_like(acc))
 
 
+# Loop iterations that may run at once: 2 lets one micro-batch's forward pass overlap the
+# previous one's backward pass on a multi-core CPU, while about two micro-batches of
+# activations at most are alive, whatever accum_steps is (XLA runs iterations one by one).
+PARALLEL_ITERATIONS = 2
+
+
 def fused_grads(model, loss_fn, x, y, sizes, sample_weight=None, scale_loss=None):
     """Mean loss and mean gradient over `x`, computed in `len(sizes)` micro-batches in-graph.
 
-    Call inside `tf.function`. Micro-batch i is `x[o_i : o_i + n_i]` with weight
-    `w_i = n_i / sum(sizes)`; the first one is peeled out of the loop so that gradients that
-    are `None` (variables the loss does not touch) are known at trace time and stay `None`.
+        loss, acc = w_0 * (loss_0, grads_0)         (peeled: finds the None gradients)
+        for i in 1 .. N-1:   loss, acc += w_i * (loss_i, grads_i),    w_i = n_i / sum(sizes)
+
+    Call inside `tf.function`. Micro-batch i is `x[o_i : o_i + n_i]`. Each run of equal
+    sizes (`split_sizes` makes at most two: n+1, then n) is reshaped to `[count, n, ...]`
+    and indexed in a `tf.while_loop`, so every micro-batch has a static shape (which XLA
+    needs) and an iteration runs few ops. The gradient is taken inside the loop body, so a
+    micro-batch's activations are freed before the next ones are made. Gradients that are
+    `None` (variables the loss does not touch) stay `None`.
 
     Args:
         model, loss_fn: as in `make_strategy`.
         x, y: the examples of this update (or of this tower).
-        sizes: int32 tensor of micro-batch sizes, summing to `len(x)`.
+        sizes: micro-batch sizes summing to `len(x)`: a list or a constant (static shapes),
+            or a run-time int32 tensor (dynamic slices).
         sample_weight, scale_loss: sliced and passed on to `loss_and_grads`.
     Returns:
         `(loss, grads)`: the weighted mean loss and the list of mean gradients.
     """
-    sizes = tf.cast(sizes, tf.int32)
-    starts = tf.concat([[0], tf.cumsum(sizes)[:-1]], axis=0)
-    total = tf.cast(tf.reduce_sum(sizes), tf.float32)
+    parts = [x, y] + ([] if sample_weight is None else [sample_weight])
 
-    def micro(i, unconnected=tf.UnconnectedGradients.NONE):
-        s, n = starts[i], sizes[i]
-        w = tf.cast(n, tf.float32) / total
-        sw = None if sample_weight is None else sample_weight[s:s + n]
-        loss, grads = loss_and_grads(model, loss_fn, x[s:s + n], y[s:s + n], w, unconnected,
+    def micro(batch, w):
+        sw = batch[2] if len(batch) > 2 else None
+        loss, grads = loss_and_grads(model, loss_fn, batch[0], batch[1], w,
                                      sample_weight=sw, scale_loss=scale_loss)
         return tf.cast(loss, tf.float32) * w, densify(grads)
 
-    loss, first = micro(0)
-    connected = [j for j, g in enumerate(first) if g is not None]
-    acc = [first[j] for j in connected]
-    for i in tf.range(1, tf.size(sizes)):
-        # Variables with no gradient were found above; ZERO keeps the loop's structure fixed.
-        loss_i, grads = micro(i, tf.UnconnectedGradients.ZERO)
-        loss = loss + loss_i
-        acc = [a + grads[j] for a, j in zip(acc, connected)]
-    grads = [None] * len(first)
+    static = tf.get_static_value(sizes) if tf.is_tensor(sizes) else sizes
+    if static is None:
+        sizes = tf.cast(sizes, tf.int32)
+        starts = tf.concat([[0], tf.cumsum(sizes)[:-1]], axis=0)
+        total = tf.cast(tf.reduce_sum(sizes), tf.float32)
+
+        def step(i):
+            s, n = starts[i], sizes[i]
+            return micro([p[s:s + n] for p in parts], tf.cast(n, tf.float32) / total)
+        return _accumulate(step(0), [(step, 1, tf.size(sizes))])
+
+    sizes = [int(n) for n in static]
+    total = sum(sizes)
+    loops = []
+    for k, (o, n, count) in enumerate(_runs(sizes)):
+        stack = [_stack(p, o, n, count) for p in parts]
+        step = lambda i, stack=stack, w=n / total: micro([tf.gather(s, i) for s in stack], w)
+        if k == 0:
+            first = micro([s[0] for s in stack], n / total)
+        loops.append((step, 1 if k == 0 else 0, count))
+    return _accumulate(first, loops)
+
+
+def _accumulate(first, loops):
+    """Start from `first = (loss, grads)`, add `step(i)` for each `(step, start, stop)`.
+
+    Which gradients are `None` is decided once, from `first`, at trace time; every step
+    traces the same graph, so the loop carries exactly the others. (Asking the tape for
+    zeros instead fails on Keras 3 variables, whose dtype is a string.)
+    """
+    loss, grads = first
+    connected = [j for j, g in enumerate(grads) if g is not None]
+    acc = [grads[j] for j in connected]
+
+    def body(i, loss, acc, step):
+        loss_i, grads_i = step(i)
+        return loss + loss_i, [a + grads_i[j] for a, j in zip(acc, connected)]
+
+    for step, start, stop in loops:
+        # A micro-batch starts once the previous ones are summed: nothing in a step depends
+        # on the sum, so without this the runtime may run several at once, and the memory
+        # of their activations adds up.
+        with tf.control_dependencies([loss, *acc]):
+            if isinstance(stop, int) and stop - start <= 1:  # zero or one micro-batch
+                loss, acc = (loss, acc) if stop == start else body(start, loss, acc, step)
+                continue
+            i = tf.constant(start) + 0  # + 0: an op, so that it waits for the sum
+        _, loss, acc = tf.while_loop(
+            lambda i, *_: i < stop, lambda i, l, a, step=step: (i + 1, *body(i, l, a, step)),
+            (i, loss, acc), parallel_iterations=PARALLEL_ITERATIONS)
+    grads = [None] * len(grads)
     for a, j in zip(acc, connected):
         grads[j] = a
     return loss, grads
+
+
+def _runs(sizes):
+    """`[(offset, n, count)]`: consecutive micro-batches of equal size n, grouped."""
+    runs, o = [], 0
+    for n in sizes:
+        if runs and runs[-1][1] == n:
+            runs[-1][2] += 1
+        else:
+            runs.append([o, n, 1])
+        o += n
+    return [tuple(r) for r in runs]
+
+
+def _stack(p, o, n, count):
+    """Rows `o : o + n * count` of `p` as a `[count, n, ...]` tensor."""
+    p = tf.convert_to_tensor(p)
+    if o or p.shape[0] != n * count:
+        p = p[o:o + n * count]
+    rest = p.shape[1:]
+    if rest.is_fully_defined():
+        return tf.reshape(p, [count, n] + rest.as_list())
+    return tf.reshape(p, tf.concat([[count, n], tf.shape(p)[1:]], axis=0))
 
 
 def _short(v):

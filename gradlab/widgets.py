@@ -30,18 +30,22 @@ MAX_ACCUM_STEPS = 32
 MAX_MICRO_BATCH = 256
 PROGRESS_MESSAGES = 100  # at most this many progress-bar updates per run
 _DEVICE_STRATEGIES = ("towers", "mirrored")
+# `experiments.train` builds its model before the strategy, outside tf.distribute's scope,
+# and Keras's optimizer then refuses MirroredStrategy's update (an AssertionError).
+_CANNOT_RUN = ("mirrored",)
 _OK, _ERROR = "#1a7f37", "#cf222e"
 
 
 def available_strategies():
-    """`STRATEGIES` less the multi-device ones when there are fewer than two devices.
+    """The `STRATEGIES` a lab run can use here: `towers` only with two or more devices.
 
-    With one device `towers` and `mirrored` would be `large_batch` with extra steps. Call
-    `gl.tower_devices(2)` first (before TensorFlow starts) to get them on a CPU.
+    With one device `towers` would be `large_batch` with extra steps. Call
+    `gl.tower_devices(2)` first (before TensorFlow starts) to get it on a CPU.
     """
     gpus = tf.config.list_logical_devices("GPU")
     devices = gpus if gpus else tf.config.list_logical_devices("CPU")
-    return tuple(s for s in STRATEGIES if len(devices) >= 2 or s not in _DEVICE_STRATEGIES)
+    return tuple(s for s in STRATEGIES if s not in _CANNOT_RUN
+                 and (len(devices) >= 2 or s not in _DEVICE_STRATEGIES))
 
 
 class _Progress:
@@ -133,11 +137,15 @@ class Lab:
 
     # -- what the controls say ---------------------------------------------------------------
     def config(self):
-        """The `experiments.RunConfig` the controls describe (ValueError if it is invalid)."""
+        """The `experiments.RunConfig` the controls describe (ValueError if it is invalid).
+
+        lr is rounded to the 3 digits its slider shows: what you read is what runs, and a
+        slider position always maps to the same cache entry.
+        """
         return experiments.RunConfig(strategy=self.strategy.value,
                                      accum_steps=self.accum_steps.value,
                                      micro_batch=self.micro_batch.value,
-                                     lr=round(self.lr.value, 6), **self.fixed)
+                                     lr=float(f"{self.lr.value:.3g}"), **self.fixed)
 
     def _show_batch(self, _=None):
         n, b = self.accum_steps.value, self.micro_batch.value

@@ -143,11 +143,24 @@ def test_bad_arguments_are_refused_before_any_widget(tmp_path):
         make_lab(tmp_path, lr="fast")
 
 
-def test_strategies_and_display(tmp_path):
-    # tests/conftest.py made two logical CPUs, so the multi-device strategies are offered.
-    assert set(widgets.available_strategies()) >= {"fused", "accumulate", "towers"}
+def test_every_offered_strategy_runs_and_agrees(tmp_path):
+    # tests/conftest.py made two logical CPUs, so `towers` is offered.
+    offered = widgets.available_strategies()
+    assert {"large_batch", "fused", "accumulate", "host_average", "towers"} <= set(offered)
+    lab = make_lab(tmp_path, updates=3, eval_every=3)
+    assert lab.strategy.options == offered
+    losses = {}
+    for name in offered:
+        set_controls(lab, name, accum_steps=2, micro_batch=4)
+        result = lab.run()
+        assert result is not None, lab.status.value
+        losses[name] = result.losses
+    for name, curve in losses.items():  # equal micro-batches: all of them are exact
+        np.testing.assert_allclose(curve, losses["large_batch"], rtol=1e-5, err_msg=name)
+
+
+def test_display(tmp_path):
     lab = make_lab(tmp_path)
-    assert lab.strategy.options == widgets.available_strategies()
     bundle = lab._repr_mimebundle_()
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == lab.widget.model_id
     assert "gradlab-lab" in lab.widget._dom_classes

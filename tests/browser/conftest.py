@@ -109,8 +109,9 @@ class Lab:
         self.root = root
         self.log = log
 
-    def url(self, path=""):
-        return f"{self.base}/lab/tree/{path}?token={TOKEN}"
+    def url(self, path="", workspace="default"):
+        """`path` opened alone: `reset` drops the tabs a previous page left in the workspace."""
+        return f"{self.base}/lab/workspaces/{workspace}/tree/{path}?reset&token={TOKEN}"
 
     def api(self, path, method="GET"):
         req = urllib.request.Request(f"{self.base}/api/{path}?token={TOKEN}", method=method)

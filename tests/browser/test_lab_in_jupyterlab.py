@@ -23,8 +23,13 @@ ERROR_OUTPUTS = (".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.
 
 
 def open_notebook(page, jupyter_lab, name):
-    page.goto(jupyter_lab.url(name))
-    page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell")
+    page.goto(jupyter_lab.url(name, workspace=re.sub(r"\W", "-", name)))
+    page.wait_for_function(
+        f"""() => {{
+            const tab = document.querySelector('.jp-mod-current.lm-TabBar-tab .lm-TabBar-tabLabel');
+            return tab && tab.textContent.trim() === {json.dumps(name)}
+                && document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell');
+        }}""")
     wait_idle(page)
 
 
@@ -45,10 +50,6 @@ def wait_idle(page, timeout=60_000):
 def menu(page, top, item):
     page.locator(f".lm-MenuBar-itemLabel:text-is('{top}')").click()
     page.locator(f".lm-Menu-content .lm-Menu-item:has(.lm-Menu-itemLabel:text-is('{item}'))").click()
-
-
-def prompts(page):
-    return page.locator(".jp-CodeCell .jp-InputArea-prompt").all_inner_texts()
 
 
 def run_all(page):
@@ -146,7 +147,7 @@ OTHER_NOTEBOOKS = sorted(p.name for p in NOTEBOOKS.glob("[0-9]*.ipynb") if p.nam
 
 @pytest.mark.parametrize("name", OTHER_NOTEBOOKS)
 def test_stored_plots_render(page, jupyter_lab, artifacts, name):
-    expected = stored_images(NOTEBOOKS / name)
+    expected = stored_images(jupyter_lab.root / name)  # the copy JupyterLab serves
     open_notebook(page, jupyter_lab, name)
     images = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output img")
     deadline = time.monotonic() + 60
@@ -160,4 +161,4 @@ def test_stored_plots_render(page, jupyter_lab, artifacts, name):
         size = img.evaluate("img => [img.naturalWidth, img.naturalHeight]")
         assert min(size) > 0, f"{name}: image {i} does not render ({size})"
     assert not page.page_errors, page.page_errors
-    page.screenshot(path=artifacts / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.png", full_page=True)
+    page.screenshot(path=artifacts / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.png")

@@ -1,0 +1,120 @@
+"""The benchmark runs, and what it reports is consistent; no timing is asserted here
+(speed and memory are benchmarks: `python -m gradlab bench`)."""
+import json
+
+import keras
+import matplotlib.figure
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import gradlab as gl
+from gradlab import bench
+from gradlab.data import load_mnist
+from gradlab.models import make_model
+from gradlab.plots import plot_bench
+
+TINY = dict(rounds=2, updates=1, warmup=1, progress=False)
+
+
+def test_cli_prints_a_table_then_one_json_object(capsys):
+    code = bench.cli(["--strategies", "large_batch", "fused", "keras", "--accum", "3",
+                      "--micro-batch", "4", "--rounds", "2", "--updates", "1", "--warmup", "1",
+                      "--no-memory", "--no-progress", "--json"])
+    assert code == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    result = json.loads(lines[-1])
+    assert any(line.startswith("fused ") for line in lines[:-1])  # the table came first
+    c, rows = result["config"], result["strategies"]
+    assert (c["accum_steps"], c["micro_batch"], c["batch"]) == (3, 4, 12)
+    assert list(rows) == ["large_batch", "fused", "keras"]
+    for name, r in rows.items():
+        assert len(r["ms"]) == 2 and all(t > 0 for t in r["ms"])
+        assert r["ms_min"] <= r["ms_q25"] <= r["ms_median"] <= r["ms_q75"] <= r["ms_max"]
+        np.testing.assert_allclose(r["vs_large_batch"] * rows["large_batch"]["ms_median"], r["ms_median"])
+        np.testing.assert_allclose(r["vs_keras"] * rows["keras"]["ms_median"], r["ms_median"])
+        # Warm-up traced each compiled function once; the timed rounds traced nothing new.
+        assert (r["traces"], r["retraces"]) == (1, 0), name
+    assert rows["large_batch"]["vs_large_batch"] == rows["keras"]["vs_keras"] == 1.0
+
+
+def test_memory_is_measured_in_fresh_processes():
+    result = bench.run_bench("mlp", accum_steps=4, micro_batch=8, strategies=["large_batch", "fused"],
+                             memory=True, memory_updates=1, **TINY)
+    rows = result["strategies"]
+    for name, r in rows.items():
+        assert "memory_error" not in r, r.get("memory_error")
+        assert r["tf_peak_mb"] > 0 and r["rss_mb"] >= 0 and r["peak_mb"] >= 0, (name, r)
+        assert r["memory_device"] == "CPU:0"
+        np.testing.assert_allclose(r["tf_peak_vs_large_batch"] * rows["large_batch"]["tf_peak_mb"],
+                                   r["tf_peak_mb"])
+    assert "TF peak MB" in bench.format_bench(result)
+
+
+def test_towers_join_the_default_strategies_when_there_are_devices():
+    assert len(bench.devices()[1]) == 2  # tests/conftest.py made two logical CPUs
+    assert bench.default_strategies() == ["large_batch", "fused", "accumulate", "keras",
+                                          "host_average", "towers", "mirrored"]
+
+
+def test_fused_never_retraces_for_batches_of_the_same_shape():
+    d = load_mnist()
+    for jit in (False, True):
+        s = gl.make_strategy("fused", make_model("mlp", seed=0), "sparse_categorical_crossentropy",
+                             keras.optimizers.SGD(0.1), accum_steps=4, jit_compile=jit)
+        s.step(d.x_train[:30], d.y_train[:30])  # 30 = 8 + 8 + 7 + 7: two runs of equal sizes
+        assert s.trace_count() == 1
+        for k in range(1, 4):  # new examples, as numpy arrays and as tensors
+            x, y = d.x_train[30 * k:30 * k + 30], d.y_train[30 * k:30 * k + 30]
+            s.step(x, y) if k % 2 else s.step(tf.constant(x), tf.constant(y))
+        assert s.trace_count() == 1, jit
+
+
+def test_fused_with_xla_equals_large_batch():
+    # The bench's fused+xla rows are the same work: XLA changes the speed, not the update.
+    d = load_mnist()
+    x, y = d.x_train[:30], d.y_train[:30]
+    runs = []
+    for name, options in (("large_batch", {}), ("fused", {"jit_compile": True})):
+        s = gl.make_strategy(name, make_model("mlp", seed=1),
+                             keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                             keras.optimizers.SGD(0.1, momentum=0.9), accum_steps=4, **options)
+        runs.append(([s.step(x, y) for _ in range(3)], s.model.weights))
+    (la, wa), (lb, wb) = runs
+    np.testing.assert_allclose(la, lb, rtol=1e-5, atol=1e-6)
+    for va, vb in zip(wa, wb):
+        np.testing.assert_allclose(va.numpy(), vb.numpy(), rtol=1e-5, atol=1e-6, err_msg=va.path)
+
+
+def test_sweep_gives_one_value_per_n_and_plots_one_line_per_strategy():
+    sweep = bench.run_sweep([1, 2], micro_batch=4, strategies=["large_batch", "fused"],
+                            memory=False, **TINY)
+    assert sweep["accum_steps"] == [1, 2] and len(sweep["runs"]) == 2
+    assert [r["config"]["batch"] for r in sweep["runs"]] == [4, 8]
+    for name, r in sweep["strategies"].items():
+        assert r["ms_median"] == [run["strategies"][name]["ms_median"] for run in sweep["runs"]]
+    assert "N=2" in bench.format_sweep(sweep)
+    fig = plot_bench(sweep)
+    assert isinstance(fig, matplotlib.figure.Figure) and len(fig.axes) == 1
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["large_batch", "fused"]
+
+
+def test_bad_arguments_are_refused_before_any_work():
+    with pytest.raises(ValueError, match="'nope'"):
+        bench.run_bench(strategies=["large_batch", "nope"])
+    with pytest.raises(ValueError, match="'keras\\+xla'"):
+        bench.run_bench(strategies=["keras+xla"])
+    with pytest.raises(ValueError, match="each strategy once"):
+        bench.run_bench(strategies=["fused", "fused"])
+    with pytest.raises(ValueError, match="accum_steps.*0"):
+        bench.run_bench(accum_steps=0)
+    with pytest.raises(ValueError, match="'resnet'"):
+        bench.run_bench(model="resnet")
+    with pytest.raises(ValueError, match="'rmsprop'"):
+        bench.run_bench(optimizer="rmsprop")
+    with pytest.raises(ValueError, match="accum.*4"):
+        bench.run_sweep(4)
+    with pytest.raises(ValueError, match="run_sweep"):
+        plot_bench({"strategies": {}})
+    with pytest.raises(SystemExit):
+        bench.cli(["--sweep", "1,x"])
