@@ -28,7 +28,7 @@ test-unit: install
 	$(BIN)/python -m pytest -q tests
 
 test-notebooks: install
-	$(BIN)/python -m pytest -q --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg notebooks/*.ipynb
+	$(BIN)/python -m pytest -q --nbval --nbval-current-env --nbval-sanitize-with tests/nbval-sanitize.cfg notebooks/*.ipynb
 
 # A real JupyterLab driven by Debian's Chromium through Playwright; installs both if missing.
 # Playwright drives /usr/bin/chromium: never `playwright install` (no browser downloads).

@@ -50,9 +50,11 @@ class Accumulators:
             acc.assign(tf.zeros_like(acc))
 
 
-# Loop iterations that may run at once: 2 lets one micro-batch's forward pass overlap the
-# previous one's backward pass on a multi-core CPU, while about two micro-batches of
-# activations at most are alive, whatever accum_steps is (XLA runs iterations one by one).
+# Loop iterations that may run at once (XLA runs them one by one). Measured on 2 CPU cores:
+# 2 is ~25% faster than 1 (one micro-batch's forward pass overlaps the previous one's
+# backward pass), and peak memory stays flat at about two micro-batches whatever
+# accum_steps is. tf.while_loop's default, 10, is ~15% faster again on tiny micro-batches,
+# but memory then grows with N (conv, b=32: 22 MB at N=2, 76 MB at N=32).
 PARALLEL_ITERATIONS = 2
 
 
@@ -125,9 +127,9 @@ def _accumulate(first, loops):
         return loss + loss_i, [a + grads_i[j] for a, j in zip(acc, connected)]
 
     for step, start, stop in loops:
-        # A micro-batch starts once the previous ones are summed: nothing in a step depends
-        # on the sum, so without this the runtime may run several at once, and the memory
-        # of their activations adds up.
+        # Each loop starts once the micro-batches before it are summed: nothing in a step
+        # depends on the sum, so the runtime could start it beside them, and the memory of
+        # their activations would add up.
         with tf.control_dependencies([loss, *acc]):
             if isinstance(stop, int) and stop - start <= 1:  # zero or one micro-batch
                 loss, acc = (loss, acc) if stop == start else body(start, loss, acc, step)

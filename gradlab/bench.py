@@ -1,7 +1,9 @@
 """Every strategy on the same work, side by side: milliseconds per update, ratios, memory.
 
     python -m gradlab bench [--accum N] [--micro-batch b] [--model mlp|conv|embedding]
-                            [--rounds R] [--strategies S ...] [--sweep 1,2,4,8,16] [--json]
+                            [--rounds R] [--strategies S ...] [--optimizer sgd|adam]
+                            [--inputs numpy|tensor] [--towers K] [--no-memory]
+                            [--sweep 1,2,4,8,16] [--json]
 
     ms/update   median over R rounds, after warm-up; in each round every strategy makes
                 `updates` updates of the same batch, in rotating order, so that noise from
@@ -9,8 +11,8 @@
     x large     median(s) / median(large_batch)      (time ratio: 2.0 means twice as slow)
     x keras     median(s) / median(keras)            (0.25 means four times faster)
     peak MB     memory of one update, each strategy in a fresh process: on a CPU the
-                resident-set high-water mark (ru_maxrss) minus its value once the model is
-                built; on a GPU the allocator's peak above what was allocated before it
+                resident-set high-water mark (VmHWM, else ru_maxrss) minus its value once
+                the model is built; on a GPU the allocator's peak above what it held before
     TF peak MB  the TensorFlow allocator's peak during an update above what it held before
                 (the activations and gradients of one update, without tracing or imports)
 
@@ -50,6 +52,7 @@ DEFAULT_ORDER = ("large_batch", "fused", "accumulate", "keras", "host_average") 
 # Plain SGD as in `python -m gradlab table`; Adam adds the same apply cost to every strategy.
 OPTIMIZERS = {"sgd": ("SGD(0.1)", lambda: keras.optimizers.SGD(0.1)),
               "adam": ("Adam(1e-3)", lambda: keras.optimizers.Adam(1e-3))}
+INPUTS = ("numpy", "tensor")
 
 
 def devices():
@@ -66,8 +69,8 @@ def default_strategies():
 
 
 def run_bench(model="mlp", accum_steps=10, micro_batch=10, rounds=20, updates=5, warmup=3,
-              strategies=None, optimizer="sgd", memory=True, memory_updates=3, seed=0,
-              progress=True):
+              strategies=None, optimizer="sgd", inputs="numpy", memory=True, memory_updates=3,
+              seed=0, progress=True):
     """Time every strategy on the same batch of `accum_steps * micro_batch` MNIST examples.
 
     Args:
@@ -77,6 +80,7 @@ def run_bench(model="mlp", accum_steps=10, micro_batch=10, rounds=20, updates=5,
             untimed ones (the first traces and compiles).
         strategies: names (see `default_strategies()`), optionally `+xla`.
         optimizer: "sgd" (`SGD(0.1)`) or "adam" (`Adam(1e-3)`).
+        inputs: "numpy" arrays (as notebooks pass them) or "tensor" (as from tf.data).
         memory: also measure peak memory, one fresh process per strategy.
         memory_updates: updates each memory process makes after its first one.
         seed: model weights and batch.
@@ -84,28 +88,30 @@ def run_bench(model="mlp", accum_steps=10, micro_batch=10, rounds=20, updates=5,
     Returns:
         dict: `config`, and `strategies` = {name: `ms_median`, `ms_q25`, `ms_q75`, `ms_min`,
         `ms_max`, `ms` (per round), `vs_large_batch`, `vs_keras`, `traces`, `retraces`,
-        and with memory `peak_mb`, `tf_peak_mb`, `peak_vs_large_batch`, `tf_peak_vs_large_batch`}.
+        and with memory `peak_mb`, `tf_peak_mb`, `rss_mb`, `peak_vs_large_batch`,
+        `tf_peak_vs_large_batch`}.
     """
-    config = _config(model, accum_steps, micro_batch, rounds, updates, warmup, strategies,
-                     optimizer, memory, memory_updates, seed)
-    with _bar(config, progress) as bar:
+    config = _config(model=model, accum_steps=accum_steps, micro_batch=micro_batch,
+                     rounds=rounds, updates=updates, warmup=warmup, strategies=strategies,
+                     optimizer=optimizer, inputs=inputs, memory=memory,
+                     memory_updates=memory_updates, seed=seed)
+    with _bar([config], progress) as bar:
         return _run(config, bar)
 
 
-def run_sweep(accum=(1, 2, 4, 8, 16), model="mlp", micro_batch=10, rounds=20, updates=5,
-              warmup=3, strategies=None, optimizer="sgd", memory=True, memory_updates=3, seed=0,
-              progress=True):
+def run_sweep(accum=(1, 2, 4, 8, 16), model="mlp", micro_batch=10, progress=True, **options):
     """`run_bench` for every N in `accum` at a fixed micro-batch: time and memory against N.
 
+    Args:
+        accum: the N values; the other arguments as in `run_bench`.
     Returns:
         dict: `config`, `accum_steps` (the N values), `runs` (one `run_bench` dict each) and
         `strategies` = {name: {field: [value per N]}} for the fields of `run_bench`.
     """
-    if isinstance(accum, (int, np.integer)) or not accum:
+    if isinstance(accum, (str, int, np.integer)) or not accum:
         raise ValueError(f"accum must be a non-empty list of accumulation counts, got {accum!r}")
     accum = [_check_count("accum_steps", n) for n in accum]
-    configs = [_config(model, n, micro_batch, rounds, updates, warmup, strategies, optimizer,
-                       memory, memory_updates, seed) for n in accum]
+    configs = [_config(model=model, accum_steps=n, micro_batch=micro_batch, **options) for n in accum]
     with _bar(configs, progress) as bar:
         runs = [_run(c, bar) for c in configs]
     names = configs[0]["strategies"]
@@ -117,17 +123,16 @@ def run_sweep(accum=(1, 2, 4, 8, 16), model="mlp", micro_batch=10, rounds=20, up
 
 # -- running --------------------------------------------------------------------------------
 
-def _config(model, accum_steps, micro_batch, rounds, updates, warmup, strategies, optimizer,
-            memory, memory_updates, seed):
+def _config(model, accum_steps, micro_batch, rounds=20, updates=5, warmup=3, strategies=None,
+            optimizer="sgd", inputs="numpy", memory=True, memory_updates=3, seed=0):
     """Everything checked in plain Python first; then the devices (TensorFlow starts)."""
-    if model not in MODELS:
-        raise ValueError(f"unknown model {model!r}; choose one of {', '.join(MODELS)}")
-    if optimizer not in OPTIMIZERS:
-        raise ValueError(f"unknown optimizer {optimizer!r}; choose one of {', '.join(OPTIMIZERS)}")
-    counts = {k: _check_count(k, v) for k, v in (("accum_steps", accum_steps),
-                                                  ("micro_batch", micro_batch), ("rounds", rounds),
-                                                  ("updates", updates), ("memory_updates", memory_updates))}
-    warmup = _check_count("warmup", warmup)
+    for name, value, choices in (("model", model, MODELS), ("optimizer", optimizer, OPTIMIZERS),
+                                 ("inputs", inputs, INPUTS)):
+        if not isinstance(value, str) or value not in choices:
+            raise ValueError(f"unknown {name} {value!r}; choose one of {', '.join(choices)}")
+    counts = {k: _check_count(k, v) for k, v in (
+        ("accum_steps", accum_steps), ("micro_batch", micro_batch), ("rounds", rounds),
+        ("updates", updates), ("warmup", warmup), ("memory_updates", memory_updates))}
     names = None if strategies is None else _check_names(strategies)
     kind, names_of_devices = devices()
     if names is None:
@@ -138,8 +143,8 @@ def _config(model, accum_steps, micro_batch, rounds, updates, warmup, strategies
     gpus = [tf.config.experimental.get_device_details(g).get("device_name", g.name)
             for g in tf.config.list_physical_devices("GPU")]
     return dict(model=model, **counts, batch=counts["accum_steps"] * counts["micro_batch"],
-                warmup=warmup, strategies=names, memory=bool(memory), seed=int(seed),
-                optimizer=optimizer, device_kind=kind, devices=names_of_devices, gpus=gpus,
+                strategies=names, optimizer=optimizer, inputs=inputs, memory=bool(memory),
+                seed=int(seed), device_kind=kind, devices=names_of_devices, gpus=gpus,
                 cpu_count=os.cpu_count(), tensorflow=tf.__version__, keras=keras.__version__)
 
 
@@ -162,16 +167,16 @@ def _base(name):
 
 
 def _bar(configs, progress):
-    configs = configs if isinstance(configs, list) else [configs]
     total = sum(len(c["strategies"]) * (c["warmup"] + c["rounds"] * c["updates"] + c["memory"])
                 for c in configs)
     return tqdm(total=total, unit="update", delay=1.0, disable=not progress, dynamic_ncols=True)
 
 
-def _batch(model, batch, seed):
+def _batch(model, batch, inputs, seed):
     d = load_mnist(seed=seed)
     idx = np.arange(batch) % len(d.x_train)  # tiled when the batch exceeds the 4,000 images
-    return d.x_train[idx], d.y_train[idx]
+    x, y = d.x_train[idx], d.y_train[idx]
+    return (tf.constant(x), tf.constant(y)) if inputs == "tensor" else (x, y)
 
 
 def _make(name, model, accum_steps, optimizer, seed):
@@ -182,10 +187,9 @@ def _make(name, model, accum_steps, optimizer, seed):
                          jit_compile=name.endswith("+xla"))
 
 
-def _run(config, bar):
-    c = config
+def _run(c, bar):
     bar.set_description(f"{c['model']} N={c['accum_steps']} b={c['micro_batch']}")
-    x, y = _batch(c["model"], c["batch"], c["seed"])
+    x, y = _batch(c["model"], c["batch"], c["inputs"], c["seed"])
     names = c["strategies"]
     made = {n: _make(n, c["model"], c["accum_steps"], c["optimizer"], c["seed"]) for n in names}
     load = [os.getloadavg()[0]]
@@ -232,32 +236,33 @@ def _ratio(a, b):
 
 # -- memory: one fresh process per strategy --------------------------------------------------
 
-def _memory_all(config, bar):
+def _memory_all(c, bar):
     def one(name):
         try:
-            return measure_memory(name, config["model"], config["accum_steps"],
-                                  config["micro_batch"], config["optimizer"],
-                                  config["memory_updates"], config["seed"],
-                                  len(config["devices"]) if _base(name) in DEVICE_STRATEGIES else 1)
+            towers = len(c["devices"]) if _base(name) in DEVICE_STRATEGIES else 1
+            return measure_memory(name, c["model"], c["accum_steps"], c["micro_batch"],
+                                  c["optimizer"], c["inputs"], c["memory_updates"], c["seed"], towers)
         finally:
             bar.update()
     # Two at a time: a fresh TensorFlow process spends seconds importing; peaks are per process.
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        return list(pool.map(one, config["strategies"]))
+        return list(pool.map(one, c["strategies"]))
 
 
-def measure_memory(name, model="mlp", accum_steps=10, micro_batch=10, optimizer="sgd", updates=3,
-                   seed=0, towers=1):
-    """Peak memory of `updates` updates of strategy `name`, measured in a fresh process.
+def measure_memory(name, model="mlp", accum_steps=10, micro_batch=10, optimizer="sgd",
+                   inputs="numpy", updates=3, seed=0, towers=1):
+    """Peak memory of `updates` updates of strategy `name`, measured in a fresh process
+    (with `towers` > 1 logical devices made first, for `towers` and `mirrored`).
 
     Returns:
-        dict `peak_mb` (CPU: ru_maxrss above its value once the model is built; GPU: the
-        allocator's peak above what it held before the update), `tf_peak_mb` (the
-        TensorFlow allocator's peak above what it held before, on every device used),
-        `rss_mb`, `memory_device`; on failure the same keys as None and `memory_error`.
+        dict `peak_mb` (CPU: the RSS high-water mark above its value once the model is
+        built, tracing included; GPU: `tf_peak_mb`), `tf_peak_mb` (the TensorFlow
+        allocator's peak during the updates above what it held before them, on every
+        device used), `rss_mb`, `memory_device`; on failure the same keys as None and
+        `memory_error`.
     """
     spec = dict(name=name, model=model, accum_steps=accum_steps, micro_batch=micro_batch,
-                optimizer=optimizer, updates=updates, seed=seed, towers=towers)
+                optimizer=optimizer, inputs=inputs, updates=updates, seed=seed, towers=towers)
     proc = subprocess.run([sys.executable, "-m", "gradlab", "bench", "--memory-child", json.dumps(spec)],
                           capture_output=True, text=True)
     lines = proc.stdout.strip().splitlines()
@@ -274,14 +279,13 @@ def _memory_child(spec):
     else:
         for gpu in tf.config.list_physical_devices("GPU"):
             tf.config.experimental.set_memory_growth(gpu, True)  # or TF takes it all at once
-    x, y = _batch(spec["model"], spec["accum_steps"] * spec["micro_batch"], spec["seed"])
+    x, y = _batch(spec["model"], spec["accum_steps"] * spec["micro_batch"], spec["inputs"], spec["seed"])
     s = _make(spec["name"], spec["model"], spec["accum_steps"], spec["optimizer"], spec["seed"])
     base = _maxrss_mb()
     s.step(x, y)  # trace, compile and run once
     kind, names = devices()
-    used = [n.replace("/device:", "") for n in (names if kind == "GPU" else names[:1])]
-    if kind == "GPU" and _base(spec["name"]) not in DEVICE_STRATEGIES:
-        used = used[:1]
+    many = kind == "GPU" and _base(spec["name"]) in DEVICE_STRATEGIES
+    used = [n.replace("/device:", "") for n in (names if many else names[:1])]
     try:
         for d in used:
             tf.config.experimental.reset_memory_stats(d)
@@ -299,6 +303,19 @@ def _memory_child(spec):
 
 
 def _maxrss_mb():
+    """This process's resident-set high-water mark in MB.
+
+    On Linux `ru_maxrss` keeps, across fork and exec, the parent's size at the fork (here a
+    TensorFlow process of a gigabyte or more), which would hide the child's own peak;
+    VmHWM in /proc/self/status is the high-water mark of this process's memory alone.
+    """
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024  # kB
+    except OSError:
+        pass
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return rss / 2**20 if sys.platform == "darwin" else rss / 1024  # bytes there, KiB on Linux
 
@@ -311,7 +328,8 @@ def format_bench(result):
     where = ", ".join(c["gpus"]) if c["gpus"] else f"CPU ({c['cpu_count']} cores)"
     lines = [f"gradlab bench: model {c['model']}, N={c['accum_steps']} micro-batches of "
              f"{c['micro_batch']} (effective batch {c['batch']}), {OPTIMIZERS[c['optimizer']][0]}, "
-             f"{c['rounds']} rounds x {c['updates']} updates after {c['warmup']} warm-up",
+             f"{c['inputs']} inputs, {c['rounds']} rounds x {c['updates']} updates after "
+             f"{c['warmup']} warm-up",
              f"on {where}; devices {len(c['devices'])}; load average "
              f"{c['load_average'][0]:.1f} -> {c['load_average'][1]:.1f}; TF {c['tensorflow']}",
              "",
@@ -392,6 +410,8 @@ def cli(argv=None):
     parser.add_argument("--updates", type=int, default=5, help="updates per strategy per round (5)")
     parser.add_argument("--warmup", type=int, default=3, help="untimed updates first (3)")
     parser.add_argument("--optimizer", choices=OPTIMIZERS, default="sgd", help="(sgd: SGD(0.1))")
+    parser.add_argument("--inputs", choices=INPUTS, default="numpy",
+                        help="numpy arrays (default, as notebooks pass them) or tensors")
     parser.add_argument("--strategies", nargs="+", default=None, metavar="S",
                         help="default: all that can run here; add fused+xla or large_batch+xla for XLA")
     parser.add_argument("--sweep", type=_counts, default=None, metavar="N,N,...",
@@ -411,8 +431,8 @@ def cli(argv=None):
         tower_devices(args.towers)
     options = dict(model=args.model, micro_batch=args.micro_batch, rounds=args.rounds,
                    updates=args.updates, warmup=args.warmup, strategies=args.strategies,
-                   optimizer=args.optimizer, memory=not args.no_memory, memory_updates=args.memory_updates,
-                   progress=not args.no_progress)
+                   optimizer=args.optimizer, inputs=args.inputs, memory=not args.no_memory,
+                   memory_updates=args.memory_updates, progress=not args.no_progress)
     try:
         if args.sweep:
             result = run_sweep(args.sweep, **options)

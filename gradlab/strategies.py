@@ -215,7 +215,12 @@ class Accumulate(Strategy):
 
 
 class Fused(Strategy):
-    """All micro-batches of one update in one compiled `tf.range` loop, then one apply."""
+    """All micro-batches of one update in one compiled `tf.while_loop`, then one apply.
+
+    `jit_compile=True` (XLA) speeds up dense models on a CPU (MLP, N=10, b=10: about 1.3x),
+    but XLA's CPU backend compiles a convolution's gradient inside a loop without its fast
+    kernels (`conv`, N=4, b=32: about 60x slower): measure with `python -m gradlab bench`.
+    """
 
     name = "fused"
     supports_sample_weight = True

@@ -96,11 +96,6 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def _get(url, timeout=5):
-    with urllib.request.urlopen(url, timeout=timeout) as r:
-        return json.loads(r.read() or b"null")
-
-
 class Lab:
     """A running JupyterLab: `url(path)`, its notebook root, and its log file."""
 

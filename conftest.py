@@ -1,4 +1,4 @@
-"""nbval settings for the lessons: compare stdout and results, never stderr.
+"""nbval settings for the lessons (notebooks/*.ipynb): compare stdout and results, never stderr.
 
 TensorFlow's C++ runtime and tqdm write to stderr with timestamps and timings that cannot
 repeat; the results a lesson proves are printed to stdout or returned, where nbval checks them.
