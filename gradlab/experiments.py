@@ -173,11 +173,12 @@ def train(config, bar=None):
     """Run `config` from scratch (no cache): returns `(RunResult, trained model)`."""
     start = time.perf_counter()
     data = load_mnist()
-    model = make_model(config.model, _model_seed(config))
-    strategy = make_strategy(config.strategy, model,
+    # Builders, not objects: `mirrored` must create the variables inside its own scope.
+    strategy = make_strategy(config.strategy, lambda: make_model(config.model, _model_seed(config)),
                              keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                             make_optimizer(config.optimizer, config.lr),
+                             lambda: make_optimizer(config.optimizer, config.lr),
                              accum_steps=config.accum_steps)
+    model = strategy.model
     order = sample_order(config, len(data.x_train))
     losses = np.empty(config.updates)
     evals, accs, step_seconds = [0], [accuracy(model, data.x_test, data.y_test)], []

@@ -30,22 +30,18 @@ MAX_ACCUM_STEPS = 32
 MAX_MICRO_BATCH = 256
 PROGRESS_MESSAGES = 100  # at most this many progress-bar updates per run
 _DEVICE_STRATEGIES = ("towers", "mirrored")
-# `experiments.train` builds its model before the strategy, outside tf.distribute's scope,
-# and Keras's optimizer then refuses MirroredStrategy's update (an AssertionError).
-_CANNOT_RUN = ("mirrored",)
 _OK, _ERROR = "#1a7f37", "#cf222e"
 
 
 def available_strategies():
-    """The `STRATEGIES` a lab run can use here: `towers` only with two or more devices.
+    """The `STRATEGIES` a lab run can use here: `towers` and `mirrored` need two or more devices.
 
     With one device `towers` would be `large_batch` with extra steps. Call
     `gl.tower_devices(2)` first (before TensorFlow starts) to get it on a CPU.
     """
     gpus = tf.config.list_logical_devices("GPU")
     devices = gpus if gpus else tf.config.list_logical_devices("CPU")
-    return tuple(s for s in STRATEGIES if s not in _CANNOT_RUN
-                 and (len(devices) >= 2 or s not in _DEVICE_STRATEGIES))
+    return tuple(s for s in STRATEGIES if len(devices) >= 2 or s not in _DEVICE_STRATEGIES)
 
 
 class _Progress:
