@@ -1,5 +1,4 @@
 """The lab widget, driven as a user would: set the controls, press Run, read what it shows."""
-import time
 
 import numpy as np
 import pytest
@@ -49,13 +48,8 @@ def test_run_trains_shows_progress_and_redraws(tmp_path):
 def test_same_configuration_again_comes_from_the_cache(tmp_path):
     lab = make_lab(tmp_path)
     set_controls(lab)
-    start = time.perf_counter()
     first = lab.run()
-    trained = time.perf_counter() - start
-
-    start = time.perf_counter()
     again = lab.run()
-    cached = time.perf_counter() - start
 
     assert again.cached and not first.cached
     assert lab.status.value.startswith("From cache: fused N=2 b=8")
@@ -63,7 +57,6 @@ def test_same_configuration_again_comes_from_the_cache(tmp_path):
     assert again.accuracy == first.accuracy
     assert len(lab.results) == 1  # the same configuration is one curve, not two
     assert lab.progress.value == lab.progress.max
-    assert cached < trained / 3, (cached, trained)
 
     # The cache is on disk: a new lab over the same directory does not train either.
     other = make_lab(tmp_path)
