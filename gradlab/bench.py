@@ -427,13 +427,13 @@ def cli(argv=None):
     if args.memory_child:
         _memory_child(json.loads(args.memory_child))
         return 0
-    if args.towers is not None:
-        tower_devices(args.towers)
     options = dict(model=args.model, micro_batch=args.micro_batch, rounds=args.rounds,
                    updates=args.updates, warmup=args.warmup, strategies=args.strategies,
                    optimizer=args.optimizer, inputs=args.inputs, memory=not args.no_memory,
                    memory_updates=args.memory_updates, progress=not args.no_progress)
     try:
+        if args.towers is not None:
+            tower_devices(args.towers)
         if args.sweep:
             result = run_sweep(args.sweep, **options)
             text = format_sweep(result)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
 
 def _figure(ncols=1, figsize=(6.4, 4.0)):
@@ -416,18 +416,20 @@ def plot_noise(report):
     return fig
 
 
-def plot_bench(sweep):
+def plot_bench(sweep, memory="peak_mb"):
     """Seconds per update and peak memory against N, one line per strategy.
 
         time(N) ~ N * (dispatch + compute of one micro-batch)      for per-call strategies
         memory(N) ~ N * b  for large_batch;  ~ b, flat, for accumulation
 
     Left: median seconds per update (bars: the interquartile range over rounds), log
-    scale. Right: peak memory of one update (the `peak_mb` of `gradlab.bench`, each
-    strategy measured in a fresh process); absent when the sweep skipped memory.
+    scale. Right: peak memory of one update (each strategy measured in a fresh process);
+    absent when the sweep skipped memory.
 
     Args:
         sweep: the dict of `gradlab.bench.run_sweep`.
+        memory: `"peak_mb"` (resident memory on a CPU, tracing included) or `"tf_peak_mb"`
+            (the TensorFlow allocator's peak during an update: activations and gradients).
     Returns:
         a matplotlib Figure with 2 Axes (1 without memory).
 
@@ -436,28 +438,34 @@ def plot_bench(sweep):
     if not isinstance(sweep, dict) or "accum_steps" not in sweep or "strategies" not in sweep:
         raise ValueError("plot_bench needs the dict of gradlab.bench.run_sweep (with 'accum_steps' "
                          f"and 'strategies'), got {type(sweep).__name__}")
+    if memory not in ("peak_mb", "tf_peak_mb"):
+        raise ValueError(f"memory must be 'peak_mb' or 'tf_peak_mb', got {memory!r}")
     ns, rows, c = sweep["accum_steps"], sweep["strategies"], sweep["config"]
-    memory = c.get("memory") and any(v is not None for r in rows.values() for v in r["peak_mb"])
-    fig, axes = _figure(2 if memory else 1, figsize=(11.0, 4.2) if memory else (6.4, 4.2))
-    axes = list(axes) if memory else [axes]
+    shown = c.get("memory") and any(v is not None for r in rows.values() for v in r.get(memory, []))
+    fig, axes = _figure(2 if shown else 1, figsize=(11.0, 4.2) if shown else (6.4, 4.2))
+    axes = list(axes) if shown else [axes]
     for (name, r), color in zip(rows.items(), _colors(len(rows))):
         med = np.array(r["ms_median"]) / 1e3
         err = [med - np.array(r["ms_q25"]) / 1e3, np.array(r["ms_q75"]) / 1e3 - med]
         axes[0].errorbar(ns, med, yerr=err, marker="o", capsize=3, color=color, label=name)
-        if memory:
-            mb = [np.nan if v is None else v for v in r["peak_mb"]]
+        if shown:
+            mb = [np.nan if v is None else v for v in r[memory]]
             axes[1].plot(ns, mb, marker="o", color=color, label=name)
     axes[0].set_yscale("log")
+    axes[0].yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    axes[0].yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axes[0].yaxis.set_minor_locator(NullLocator())
     axes[0].set_ylabel("seconds per update (median)")
     axes[0].set_title(f"Time per update, micro-batch {c['micro_batch']} ({c['model']})")
-    if memory:
+    if shown:
         axes[1].set_ylabel("peak memory of one update (MB)")
-        axes[1].set_title("Peak memory per update")
+        axes[1].set_title("Peak memory per update" + (" (TensorFlow allocator)"
+                                                      if memory == "tf_peak_mb" else ""))
         axes[1].set_ylim(bottom=0)
     for ax in axes:
         ax.set_xscale("log", base=2)
         ax.set_xticks(ns, [str(n) for n in ns])
-        ax.minorticks_off()
+        ax.xaxis.set_minor_locator(NullLocator())
         ax.set_xlabel("accumulation count N (effective batch N·b)")
         ax.legend(fontsize="small")
     return fig

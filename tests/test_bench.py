@@ -39,16 +39,20 @@ def test_cli_prints_a_table_then_one_json_object(capsys):
 
 
 def test_memory_is_measured_in_fresh_processes():
-    result = bench.run_bench("mlp", accum_steps=4, micro_batch=8, strategies=["large_batch", "fused"],
-                             memory=True, memory_updates=1, **TINY)
-    rows = result["strategies"]
+    sweep = bench.run_sweep([4], micro_batch=8, strategies=["large_batch", "fused"],
+                            memory=True, memory_updates=1, **TINY)
+    rows = sweep["runs"][0]["strategies"]
     for name, r in rows.items():
         assert "memory_error" not in r, r.get("memory_error")
-        assert r["tf_peak_mb"] > 0 and r["rss_mb"] >= 0 and r["peak_mb"] >= 0, (name, r)
+        assert r["tf_peak_mb"] > 0 and r["rss_mb"] >= 0 and r["peak_mb"] == r["rss_mb"], (name, r)
         assert r["memory_device"] == "CPU:0"
         np.testing.assert_allclose(r["tf_peak_vs_large_batch"] * rows["large_batch"]["tf_peak_mb"],
                                    r["tf_peak_mb"])
-    assert "TF peak MB" in bench.format_bench(result)
+        assert sweep["strategies"][name]["tf_peak_mb"] == [r["tf_peak_mb"]]
+    assert "TF peak MB" in bench.format_bench(sweep["runs"][0])
+    fig = plot_bench(sweep, memory="tf_peak_mb")
+    assert len(fig.axes) == 2 and "allocator" in fig.axes[1].get_title()
+    assert len(fig.axes[1].get_lines()) == 2  # one line per strategy
 
 
 def test_towers_join_the_default_strategies_when_there_are_devices():
@@ -116,5 +120,7 @@ def test_bad_arguments_are_refused_before_any_work():
         bench.run_sweep(4)
     with pytest.raises(ValueError, match="run_sweep"):
         plot_bench({"strategies": {}})
+    with pytest.raises(ValueError, match="'rss'"):
+        plot_bench({"accum_steps": [1], "strategies": {}, "config": {}}, memory="rss")
     with pytest.raises(SystemExit):
         bench.cli(["--sweep", "1,x"])
