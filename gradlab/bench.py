@@ -16,8 +16,9 @@
     TF peak MB  the TensorFlow allocator's peak during an update above what it held before
                 (the activations and gradients of one update, without tracing or imports)
 
-`fused+xla` and `large_batch+xla` are the same strategies compiled with XLA
-(`jit_compile=True`). `towers` and `mirrored` run when there is more than one device
+`fused+xla` and `large_batch+xla` are the same strategies forced to compile with XLA
+(`jit_compile=True`); plain `fused` uses its default, `"auto"` (XLA unless the model has
+convolutions). `towers` and `mirrored` run when there is more than one device
 (GPUs, or `--towers K` logical devices). `run_bench` and `run_sweep` return the same
 numbers as dicts for notebooks; `gradlab.plots.plot_bench` draws a sweep.
 
@@ -184,7 +185,7 @@ def _make(name, model, accum_steps, optimizer, seed):
     return make_strategy(_base(name), lambda: make_model(model, seed=seed),
                          keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                          OPTIMIZERS[optimizer][1], accum_steps=accum_steps,
-                         jit_compile=name.endswith("+xla"))
+                         jit_compile=True if name.endswith("+xla") else "auto")
 
 
 def _run(c, bar):

@@ -43,7 +43,7 @@ class Strategy:
     batchnorm_modes = ("micro",)  # "window": BatchNorm statistics once per update
 
     def __init__(self, model, loss_fn, optimizer, accum_steps=1, devices=None,
-                 clip_norm=None, jit_compile=False, batchnorm="micro"):
+                 clip_norm=None, jit_compile="auto", batchnorm="micro"):
         self.accum_steps = accum_steps
         self.batchnorm = batchnorm
         self.devices = list(devices) if devices is not None else None
@@ -111,6 +111,10 @@ class Strategy:
     def _make_moments(self):
         return WindowMoments(self.model) if self.batchnorm == "window" else NO_WINDOW
 
+    def _jit(self):
+        """XLA or not: `jit_compile` as given; "auto" means no (see `Fused._jit`)."""
+        return self.jit_compile is True
+
     def _function(self, fn, jit=False):
         f = tf.function(fn, jit_compile=jit or None)
         self._functions.append(f)
@@ -144,7 +148,7 @@ class LargeBatch(Strategy):
                                          scale_loss=self.optimizer.scale_loss)
             self._apply(grads)
             return loss
-        self._fn = self._function(update, self.jit_compile)
+        self._fn = self._function(update, self._jit())
 
     def _update(self, x, y, sizes, *sample_weight):
         return self._fn(x, y, *sample_weight)
@@ -217,9 +221,11 @@ class Accumulate(Strategy):
 class Fused(Strategy):
     """All micro-batches of one update in one compiled `tf.while_loop`, then one apply.
 
-    `jit_compile=True` (XLA) speeds up dense models on a CPU (MLP, N=10, b=10: about 1.3x),
-    but XLA's CPU backend compiles a convolution's gradient inside a loop without its fast
-    kernels (`conv`, N=4, b=32: about 60x slower): measure with `python -m gradlab bench`.
+    `jit_compile="auto"` (the default) compiles with XLA unless the model has convolution
+    layers: XLA fuses the loop's many small ops (MLP, N=10, b=10: 3.55 -> 2.54 ms per update;
+    embedding: 4.05 -> 1.47 ms), but its CPU backend runs a convolution's gradient inside a
+    loop without its fast kernels (conv, N=10, b=10: 24 ms -> 930 ms). `True`/`False` force
+    it either way; `python -m gradlab bench` measures both (`fused+xla`).
     """
 
     name = "fused"
@@ -234,10 +240,24 @@ class Fused(Strategy):
                                           sample_weight, self.optimizer.scale_loss)
             self._apply(grads)
             return loss
-        self._fn = self._function(update, self.jit_compile)
+        self._fn = self._function(update, self._jit())
+
+    def _jit(self):
+        if self.jit_compile == "auto":
+            return not _has_convolutions(self.model)
+        return self.jit_compile
 
     def _update(self, x, y, sizes, *sample_weight):
         return self._fn(x, y, *sample_weight)
+
+
+def _has_convolutions(layer):
+    """Whether `layer` or any layer inside it is a convolution (Conv1D/2D/3D, transposed,
+    depthwise, separable), found by class name so that subclasses count too."""
+    names = {c.__name__ for c in type(layer).__mro__}
+    if any(n.startswith(("Conv", "DepthwiseConv", "SeparableConv")) for n in names):
+        return True
+    return any(_has_convolutions(sub) for sub in getattr(layer, "layers", None) or [])
 
 
 class Towers(Strategy):
@@ -274,7 +294,7 @@ class Towers(Strategy):
             averaged = average_gradients(tower_grads, counts=counts)
             self._apply([g for g, _ in averaged])
             return tf.add_n(losses)
-        self._fn = self._function(update, self.jit_compile)
+        self._fn = self._function(update, self._jit())
 
     def _update(self, x, y, sizes, *sample_weight):
         return self._fn(x, y, *sample_weight)
@@ -393,7 +413,9 @@ def make_strategy(name, model, loss_fn, optimizer, accum_steps=1, devices=None, 
         devices: device names for `towers` and `mirrored` (default: `tower_devices` of all
             available GPUs, else every logical CPU).
         **options: `clip_norm` (clip the global norm of each update, once),
-            `jit_compile` (XLA for `large_batch`, `fused`, `towers`) and `batchnorm`:
+            `jit_compile` (True, False or "auto": XLA for `large_batch`, `fused` and `towers`;
+            "auto", the default, turns it on for `fused` when the model has no convolutions)
+            and `batchnorm`:
             `'micro'` (default, Keras's behaviour: BatchNorm moving statistics move once per
             micro-batch) or `'window'` (once per update, from the mean and variance of all
             its examples; `large_batch`, `accumulate`, `fused`).
@@ -414,6 +436,9 @@ def make_strategy(name, model, loss_fn, optimizer, accum_steps=1, devices=None, 
     if clip_norm is not None and (isinstance(clip_norm, bool) or not isinstance(clip_norm, (int, float))
                                   or not clip_norm > 0):
         raise ValueError(f"clip_norm must be a positive number or None, got {clip_norm!r}")
+    jit_compile = options.get("jit_compile", "auto")
+    if not (isinstance(jit_compile, bool) or jit_compile == "auto"):
+        raise ValueError(f"jit_compile must be True, False or 'auto', got {jit_compile!r}")
     cls = _CLASSES[name]
     _check_batchnorm(options.get("batchnorm", "micro"), cls)
     if cls.uses_devices:

@@ -101,6 +101,16 @@ def test_clip_norm_clips_the_whole_update_once(batch, name):
                              accum_steps=3, clip_norm=0.1), ref)
 
 
+def test_fused_uses_xla_automatically_unless_the_model_convolves():
+    dense = gl.make_strategy("fused", make_model("mlp"), loss_fn(), "sgd", accum_steps=2)
+    conv = gl.make_strategy("fused", make_model("conv"), loss_fn(), "sgd", accum_steps=2)
+    forced = gl.make_strategy("fused", make_model("conv"), loss_fn(), "sgd", jit_compile=True)
+    assert (dense._jit(), conv._jit(), forced._jit()) == (True, False, True)
+    nested = keras.Sequential([keras.Input((28, 28)), keras.layers.Reshape((28, 28, 1)),
+                               keras.Sequential([keras.layers.Conv2D(2, 3)]), keras.layers.Flatten()])
+    assert not gl.make_strategy("fused", nested, loss_fn(), "sgd")._jit()
+
+
 def test_no_retracing_across_steps(batch):
     x, y = batch
     for name in ["large_batch", "fused", "towers", "accumulate"]:
@@ -141,6 +151,8 @@ def test_bad_arguments():
         gl.make_strategy("fused", model, loss_fn(), "sgd", clipnorm=1)
     with pytest.raises(ValueError, match="clip_norm must be a positive number or None, got -1"):
         gl.make_strategy("fused", model, loss_fn(), "sgd", clip_norm=-1)
+    with pytest.raises(ValueError, match="jit_compile must be True, False or 'auto', got 1"):
+        gl.make_strategy("fused", model, loss_fn(), "sgd", jit_compile=1)
     with pytest.raises(TypeError, match="devices must be a list"):
         gl.make_strategy("towers", model, loss_fn(), "sgd", devices="/CPU:0")
 
