@@ -32,6 +32,7 @@ from .cache import ResultCache, jsonable
 from .data import NUM_CLASSES, TRAIN_PER_CLASS, load_mnist
 from .microbatch import _check_count
 from .models import MODELS, make_model
+from .stats import anova, mean_std, pooled_t, pooled_var, welch_t
 from .strategies import STRATEGIES, make_strategy
 
 # accum_steps -> (micro_batch, iterations, mean accuracy, std) over 10 runs, as published.
@@ -198,35 +199,38 @@ def train(config, bar=None):
     return result, model
 
 
-def run(config, cache=True, progress=True):
+def run(config, cache=True, progress=True, bar=None):
     """The result of `config`: from the cache if it is there, else trained and stored.
+
+    `bar` (anything with `update(n)`, such as the lab's progress widget) replaces the tqdm bar.
 
     Lesson: notebooks/03-host-averaging.ipynb
     """
-    return run_many([config], cache, progress)[0]
+    return run_many([config], cache, progress, bar)[0]
 
 
-def run_many(configs, cache=True, progress=True):
+def run_many(configs, cache=True, progress=True, bar=None):
     """Results of `configs`, in order; the uncached ones run under one progress bar.
 
     Args:
         configs: `RunConfig`s.
         cache: True (the default cache), False (neither read nor write), or a `ResultCache`.
         progress: show a tqdm bar (it appears only for work that takes over a second).
+        bar: optional progress object with `update(n)`, used instead of tqdm.
     """
     configs = list(configs)
     for c in configs:
         if not isinstance(c, RunConfig):
             raise TypeError(f"configs must be RunConfig objects, got {c!r}")
     store = cache if isinstance(cache, ResultCache) else ResultCache(enabled=bool(cache))
-    results = [_load(store, c) for c in configs]
+    results = [cached_result(store, c) for c in configs]
     todo = [i for i, r in enumerate(results) if r is None]
     with tqdm(total=sum(configs[i].updates for i in todo), unit="update", delay=1.0,
-              disable=not progress or not todo, dynamic_ncols=True) as bar:
+              disable=bar is not None or not progress or not todo, dynamic_ncols=True) as tq:
         for i in todo:
             c = configs[i]
-            bar.set_description(f"N={c.accum_steps} b={c.micro_batch} seed={c.seed}")
-            results[i], _ = train(c, bar)
+            tq.set_description(f"N={c.accum_steps} b={c.micro_batch} seed={c.seed}")
+            results[i], _ = train(c, bar or tq)
             store.put(_key(c), results[i].to_dict())
     return results
 
@@ -235,7 +239,9 @@ def _key(config):
     return {"kind": "run", **config.to_dict()}
 
 
-def _load(store, config):
+def cached_result(store, config):
+    """The `RunResult` of `config` in the `ResultCache` `store`, or None (a malformed entry is
+    reported and treated as missing, so it is recomputed)."""
     entry = store.get(_key(config))
     if entry is None:
         return None
@@ -245,123 +251,6 @@ def _load(store, config):
         warnings.warn(f"discarding malformed cached result for {config} ({type(e).__name__}: "
                       f"{e}); it will be recomputed", RuntimeWarning, stacklevel=3)
         return None
-
-
-# -- statistics ---------------------------------------------------------------------------
-
-def mean_std(values):
-    """`(mean, sample std)` with ddof=1 (std 0.0 for a single value)."""
-    v = np.asarray(values, dtype=np.float64)
-    return float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0
-
-
-def pooled_t(groups):
-    """Every group against the first, with the variance pooled over all groups (Student's t):
-
-        s^2 = sum_g sum_i (x_gi - m_g)^2 / (n - k),   t_g = (m_g - m_1) / (s sqrt(1/n_g + 1/n_1))
-        dof = n - k,   p_g = I_{dof/(dof+t^2)}(dof/2, 1/2)      (n values in k groups)
-
-    If N changes nothing, every row of the table is the same experiment with the same spread,
-    so it is pooled over all rows: n - k degrees of freedom, where one pair of rows of 2
-    runs each would have 2 and a spread too unsteady to test against (Welch's test, which
-    does not assume equal spreads, is `welch_t`).
-
-    Returns:
-        `[None, (t, dof, p), ...]`, one entry per group; all None if n - k < 1.
-    """
-    s2, dof = _pooled_var(groups)
-    if dof < 1:
-        return [None] * len(groups)
-    out = [None]
-    first = np.asarray(groups[0], dtype=np.float64)
-    for g in groups[1:]:
-        g = np.asarray(g, dtype=np.float64)
-        diff = g.mean() - first.mean()
-        se2 = s2 * (1 / len(g) + 1 / len(first))
-        out.append(_student(diff, se2, dof))
-    return out
-
-
-def anova(groups):
-    """One-way analysis of variance: does any group mean differ beyond the spread within groups?
-
-        F = [sum_g n_g (m_g - m)^2 / (k - 1)] / s^2,   p = I_{d2/(d2 + d1 F)}(d2/2, d1/2)
-
-    with s^2 and d2 = n - k as in `pooled_t`, d1 = k - 1. For two groups, F = t^2.
-
-    Returns:
-        `(F, d1, d2, p)`, or None with fewer than 2 groups or n - k < 1.
-    """
-    s2, d2 = _pooled_var(groups)
-    d1 = len(groups) - 1
-    if d1 < 1 or d2 < 1:
-        return None
-    means = [float(np.mean(g)) for g in groups]
-    grand = float(np.mean(np.concatenate([np.asarray(g, np.float64) for g in groups])))
-    between = sum(len(g) * (m - grand) ** 2 for g, m in zip(groups, means)) / d1
-    if s2 == 0:
-        return (0.0 if between == 0 else math.inf), d1, d2, float(between == 0)
-    f = between / s2
-    return f, d1, d2, _betainc(d2 / 2, d1 / 2, d2 / (d2 + d1 * f))
-
-
-def _pooled_var(groups):
-    groups = [np.asarray(g, dtype=np.float64) for g in groups]
-    dof = sum(len(g) for g in groups) - len(groups)
-    ss = sum(float(np.sum((g - g.mean()) ** 2)) for g in groups)
-    return (ss / dof if dof > 0 else math.nan), dof
-
-
-def _student(diff, se2, dof):
-    """`(t, dof, two-sided p)` of a difference with squared standard error `se2`."""
-    if se2 == 0:
-        return (0.0 if diff == 0 else math.copysign(math.inf, diff)), dof, float(diff == 0)
-    t = diff / math.sqrt(se2)
-    return float(t), float(dof), _betainc(dof / 2, 0.5, dof / (dof + t * t))
-
-
-def welch_t(a, b):
-    """Welch's t-test of equal means, two-sided: `(t, dof, p)`.
-
-        t = (mean_a - mean_b) / sqrt(s_a^2/n_a + s_b^2/n_b)
-        dof = (s_a^2/n_a + s_b^2/n_b)^2 / ((s_a^2/n_a)^2/(n_a-1) + (s_b^2/n_b)^2/(n_b-1))
-        p = I_{dof/(dof+t^2)}(dof/2, 1/2)       (the Student-t tail, both sides)
-
-    Needs two values on each side. With no spread at all, p is 1 for equal means, else 0.
-    """
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if len(a) < 2 or len(b) < 2:
-        raise ValueError(f"Welch's t-test needs at least 2 values per group, got {len(a)} and {len(b)}")
-    va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
-    if va + vb == 0:
-        return _student(a.mean() - b.mean(), 0.0, math.nan)
-    dof = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
-    return _student(a.mean() - b.mean(), va + vb, dof)
-
-
-def _betainc(a, b, x):
-    """Regularised incomplete beta I_x(a, b) by its continued fraction (Numerical Recipes)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    if x > (a + 1) / (a + b + 2):  # the fraction converges fast only below this point
-        return 1.0 - _betainc(b, a, 1.0 - x)
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-                     + a * math.log(x) + b * math.log1p(-x))
-    tiny = 1e-300
-    fix = lambda v: v if abs(v) > tiny else tiny  # noqa: E731
-    c, d = 1.0, 1.0 / fix(1.0 - (a + b) * x / (a + 1))
-    h = d
-    for m in range(1, 500):
-        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
-            d = 1.0 / fix(1.0 + num * d)
-            c = fix(1.0 + num / c)
-            h *= d * c
-        if abs(d * c - 1.0) < 1e-15:
-            break
-    return front * h / a
 
 
 # -- the table -----------------------------------------------------------------------------
@@ -476,7 +365,7 @@ def format_table(rows):
     out = [head, "", fmt(cols), fmt(["-" * w for w in widths]), *map(fmt, lines), ""]
     test = anova([r["accuracies"] for r in rows]) if fixed_b else None
     if test is not None:
-        spread = math.sqrt(_pooled_var([r["accuracies"] for r in rows])[0])
+        spread = math.sqrt(pooled_var([r["accuracies"] for r in rows])[0])
         largest = max(abs(r["accuracy_mean"] - s["accuracy_mean"]) for r in rows)
         out += [f"largest |difference| from N={first}: {100 * largest:.2f} points; run-to-run "
                 f"std (pooled over rows): {100 * spread:.2f} points",

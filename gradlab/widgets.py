@@ -45,7 +45,7 @@ def available_strategies():
 
 
 class _Progress:
-    """The `bar` that `experiments.train` updates once per update, shown as an IntProgress."""
+    """The `bar` that `experiments.run` updates once per update, shown as an IntProgress."""
 
     def __init__(self, widget, total):
         self.widget, self.count = widget, 0
@@ -177,12 +177,10 @@ class Lab:
         what = (f"{config.strategy} N={config.accum_steps} b={config.micro_batch} "
                 f"(B={config.effective_batch}) lr={config.lr:g}")
         start = time.perf_counter()
-        result = experiments._load(self.cache, config)  # the entry experiments.run uses
+        result = experiments.cached_result(self.cache, config)
         if result is None:
             self._say(f"Running {what}: {config.updates} updates…", None)
-            bar = _Progress(self.progress, config.updates)
-            result, _ = experiments.train(config, bar)
-            self.cache.put(experiments._key(config), result.to_dict())
+            result = experiments.run(config, self.cache, bar=_Progress(self.progress, config.updates))
         self.progress.max = config.updates
         self.progress.value = config.updates
         self.progress.bar_style = "success"
