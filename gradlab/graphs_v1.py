@@ -7,7 +7,7 @@
 where `w_i = n_i / B`, so unequal micro-batches (or towers) still give the gradient of the
 mean loss over all B examples. Each builder makes its own `tf.Graph` and returns its parts
 by name; run them in `tf.compat.v1.Session(graph=parts.graph)`. Eager execution stays on
-for everything else (never `disable_eager_execution()`): TF1 and TF2 cells share a notebook.
+for everything else, never switched off globally: TF1 and TF2 cells share a notebook.
 
 Lessons: notebooks/02-tower-averaging.ipynb, notebooks/03-host-averaging.ipynb,
 notebooks/04-variable-accumulation.ipynb
