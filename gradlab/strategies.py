@@ -106,7 +106,11 @@ class Strategy:
         self._ready = True
 
     def _setup(self):
-        """Create variables and compiled functions, once the model is built."""
+        """Create variables and compiled functions (`self._fn`), once the model is built."""
+
+    def _update(self, x, y, sizes, *sample_weight):
+        """One update; the default runs the one compiled function of the whole batch."""
+        return self._fn(x, y, *sample_weight)
 
     def _make_moments(self):
         return WindowMoments(self.model) if self.batchnorm == "window" else NO_WINDOW
@@ -149,9 +153,6 @@ class LargeBatch(Strategy):
             self._apply(grads)
             return loss
         self._fn = self._function(update, self._jit())
-
-    def _update(self, x, y, sizes, *sample_weight):
-        return self._fn(x, y, *sample_weight)
 
 
 class HostAverage(Strategy):
@@ -247,9 +248,6 @@ class Fused(Strategy):
             return not _has_convolutions(self.model)
         return self.jit_compile
 
-    def _update(self, x, y, sizes, *sample_weight):
-        return self._fn(x, y, *sample_weight)
-
 
 def _has_convolutions(layer):
     """Whether `layer` or any layer inside it is a convolution (Conv1D/2D/3D, transposed,
@@ -295,9 +293,6 @@ class Towers(Strategy):
             self._apply([g for g, _ in averaged])
             return tf.add_n(losses)
         self._fn = self._function(update, self._jit())
-
-    def _update(self, x, y, sizes, *sample_weight):
-        return self._fn(x, y, *sample_weight)
 
 
 class KerasAccumulation(Strategy):
@@ -389,9 +384,6 @@ class Mirrored(Strategy):
 
     def _setup(self):
         self._fn = distribute.make_update(self)
-
-    def _update(self, x, y, sizes):
-        return self._fn(x, y)
 
 
 _CLASSES = {c.name: c for c in (LargeBatch, HostAverage, Accumulate, Fused, Towers,
