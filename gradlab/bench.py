@@ -54,6 +54,7 @@ DEFAULT_ORDER = ("large_batch", "fused", "accumulate", "keras", "host_average") 
 OPTIMIZERS = {"sgd": ("SGD(0.1)", lambda: keras.optimizers.SGD(0.1)),
               "adam": ("Adam(1e-3)", lambda: keras.optimizers.Adam(1e-3))}
 INPUTS = ("numpy", "tensor")
+MEMORY_TIMEOUT = 600  # seconds for one memory process: import, build, trace, a few updates
 
 
 def devices():
@@ -173,7 +174,7 @@ def _bar(configs, progress):
     return tqdm(total=total, unit="update", delay=1.0, disable=not progress, dynamic_ncols=True)
 
 
-def _batch(model, batch, inputs, seed):
+def _batch(batch, inputs, seed):
     d = load_mnist(seed=seed)
     idx = np.arange(batch) % len(d.x_train)  # tiled when the batch exceeds the 4,000 images
     x, y = d.x_train[idx], d.y_train[idx]
@@ -190,7 +191,7 @@ def _make(name, model, accum_steps, optimizer, seed):
 
 def _run(c, bar):
     bar.set_description(f"{c['model']} N={c['accum_steps']} b={c['micro_batch']}")
-    x, y = _batch(c["model"], c["batch"], c["inputs"], c["seed"])
+    x, y = _batch(c["batch"], c["inputs"], c["seed"])
     names = c["strategies"]
     made = {n: _make(n, c["model"], c["accum_steps"], c["optimizer"], c["seed"]) for n in names}
     load = [os.getloadavg()[0]]
@@ -264,13 +265,17 @@ def measure_memory(name, model="mlp", accum_steps=10, micro_batch=10, optimizer=
     """
     spec = dict(name=name, model=model, accum_steps=accum_steps, micro_batch=micro_batch,
                 optimizer=optimizer, inputs=inputs, updates=updates, seed=seed, towers=towers)
-    proc = subprocess.run([sys.executable, "-m", "gradlab", "bench", "--memory-child", json.dumps(spec)],
-                          capture_output=True, text=True)
+    failed = dict(peak_mb=None, tf_peak_mb=None, rss_mb=None, memory_device=None)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "gradlab", "bench", "--memory-child",
+                               json.dumps(spec)], capture_output=True, text=True,
+                              timeout=MEMORY_TIMEOUT)
+    except subprocess.TimeoutExpired:  # run() has killed the child
+        return dict(failed, memory_error=f"timed out after {MEMORY_TIMEOUT} s")
     lines = proc.stdout.strip().splitlines()
     if proc.returncode or not lines:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        return dict(peak_mb=None, tf_peak_mb=None, rss_mb=None, memory_device=None,
-                    memory_error=f"exit {proc.returncode}: {tail}")
+        return dict(failed, memory_error=f"exit {proc.returncode}: {tail}")
     return json.loads(lines[-1])
 
 
@@ -280,7 +285,7 @@ def _memory_child(spec):
     else:
         for gpu in tf.config.list_physical_devices("GPU"):
             tf.config.experimental.set_memory_growth(gpu, True)  # or TF takes it all at once
-    x, y = _batch(spec["model"], spec["accum_steps"] * spec["micro_batch"], spec["inputs"], spec["seed"])
+    x, y = _batch(spec["accum_steps"] * spec["micro_batch"], spec["inputs"], spec["seed"])
     s = _make(spec["name"], spec["model"], spec["accum_steps"], spec["optimizer"], spec["seed"])
     base = _maxrss_mb()
     s.step(x, y)  # trace, compile and run once
@@ -431,18 +436,20 @@ def cli(argv=None):
     options = dict(model=args.model, micro_batch=args.micro_batch, rounds=args.rounds,
                    updates=args.updates, warmup=args.warmup, strategies=args.strategies,
                    optimizer=args.optimizer, inputs=args.inputs, memory=not args.no_memory,
-                   memory_updates=args.memory_updates, progress=not args.no_progress)
-    try:
+                   memory_updates=args.memory_updates)
+    try:  # the arguments only: a ValueError from inside TensorFlow is no usage error
         if args.towers is not None:
             tower_devices(args.towers)
-        if args.sweep:
-            result = run_sweep(args.sweep, **options)
-            text = format_sweep(result)
-        else:
-            result = run_bench(accum_steps=args.accum, **options)
-            text = format_bench(result)
+        for n in args.sweep or [args.accum]:
+            _config(accum_steps=n, **options)
     except (ValueError, TypeError) as e:
         parser.error(str(e))
+    if args.sweep:
+        result = run_sweep(args.sweep, progress=not args.no_progress, **options)
+        text = format_sweep(result)
+    else:
+        result = run_bench(accum_steps=args.accum, progress=not args.no_progress, **options)
+        text = format_bench(result)
     print(text)
     if args.json:
         print(json.dumps(result))

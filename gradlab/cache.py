@@ -80,7 +80,7 @@ class ResultCache:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return None
-        except OSError as e:
+        except (OSError, ValueError) as e:  # ValueError: UnicodeDecodeError, bytes not UTF-8
             return self._discard(path, e)
         try:
             entry = json.loads(text)
@@ -104,6 +104,7 @@ class ResultCache:
                 f.write(text)
                 f.flush()
                 os.fsync(f.fileno())
+            os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide it from others sharing the cache
             os.replace(tmp, path)
         except BaseException:
             with contextlib.suppress(OSError):

@@ -127,7 +127,12 @@ class RunResult:
         arrays = {k: np.asarray(d[k], dtype=np.float64) for k in ("losses", "eval_accuracy")}
         return cls(config, arrays["losses"], np.asarray(d["eval_updates"], dtype=np.int64),
                    arrays["eval_accuracy"], float(d["accuracy"]), float(d["seconds_per_update"]),
-                   float(d["seconds"]), dict(d["loss_noise"]), cached)
+                   float(d["seconds"]), _nan_for_null(d["loss_noise"]), cached)
+
+
+def _nan_for_null(loss_noise):
+    """The cache stores a NaN loss noise (a run too short to measure it) as null."""
+    return {k: math.nan if v is None else v for k, v in loss_noise.items()}
 
 
 def sample_order(config, n=TRAIN_SIZE):
@@ -301,19 +306,25 @@ def table_configs(accum, effective_batch=REFERENCE_BATCH, micro_batch=None, runs
     accum = [_check_count("accum_steps", n) for n in accum]
     if not accum:
         raise ValueError("accum must list at least one accumulation count, got []")
+    if len(set(accum)) != len(accum):  # rows are keyed by N: a repeat would vanish
+        raise ValueError(f"accum must list each accumulation count once, got {accum}")
     runs = _check_count("runs", runs)
     seed = common.pop("seed", 0)
     if micro_batch is None:
         effective_batch = _check_count("effective_batch", effective_batch)
-        bad = [n for n in accum if effective_batch % n]
-        if bad:
-            raise ValueError(f"effective batch {effective_batch} is not divisible by "
-                             f"accumulation count(s) {bad}")
+        _check_divisible(effective_batch, accum)
         micro = {n: effective_batch // n for n in accum}
     else:
         micro = {n: _check_count("micro_batch", micro_batch) for n in accum}
     return [[RunConfig(accum_steps=n, micro_batch=micro[n], seed=seed + r, **common)
              for r in range(runs)] for n in accum]
+
+
+def _check_divisible(effective_batch, accum):
+    bad = [n for n in accum if effective_batch % n]
+    if bad:
+        raise ValueError(f"effective batch {effective_batch} is not divisible by "
+                         f"accumulation count(s) {bad}")
 
 
 def _row(results):
@@ -325,11 +336,18 @@ def _row(results):
             "seconds_per_run": float(np.mean([r.seconds for r in results])),
             "effective_batch": c.effective_batch, "iterations": c.updates * c.accum_steps,
             "seconds_per_update": float(np.mean([r.seconds_per_update for r in results])),
-            "loss_noise_var": float(np.nanmean([r.loss_noise["var"] for r in results])),
+            "loss_noise_var": _nanmean([r.loss_noise["var"] for r in results]),
             "accuracies": accs, **{k: getattr(c, k) for k in _SETTINGS}}
 
 
 _SETTINGS = ("strategy", "model", "optimizer", "lr", "sampling")
+
+
+def _nanmean(values):
+    """Mean of the values that are not NaN; NaN (without numpy's warning) if all are."""
+    values = np.asarray(values, dtype=np.float64)
+    measured = values[~np.isnan(values)]
+    return float(measured.mean()) if measured.size else math.nan
 
 
 def format_table(rows):
@@ -360,9 +378,7 @@ def format_table(rows):
                       f"{math.sqrt(r['loss_noise_var']):.3f}" if r["loss_noise_var"] >= 0 else "-",
                       f"{r['seconds_per_run']:.1f}",
                       f"{100 * ref[2]:.1f} ± {100 * ref[3]:.2f}" if ref and matches else "-"])
-    widths = [max(len(c), *(len(l[i]) for l in lines)) for i, c in enumerate(cols)]
-    fmt = lambda cells: "  ".join(s.rjust(w) for s, w in zip(cells, widths))  # noqa: E731
-    out = [head, "", fmt(cols), fmt(["-" * w for w in widths]), *map(fmt, lines), ""]
+    out = [head, "", *_text_table(cols, lines, rule=True), ""]
     test = anova([r["accuracies"] for r in rows]) if fixed_b else None
     if test is not None:
         spread = math.sqrt(pooled_var([r["accuracies"] for r in rows])[0])
@@ -379,6 +395,13 @@ def format_table(rows):
                 + (f"N={differ} differ at p < 0.05" if differ else "none differs at p < 0.05")]
     out.append("loss noise: std of the per-update training loss around its moving average")
     return "\n".join(out)
+
+
+def _text_table(cols, lines, rule=False):
+    """`cols` and the rows of cells `lines`, right-aligned: one string per line."""
+    widths = [max(len(c), *(len(line[i]) for line in lines)) for i, c in enumerate(cols)]
+    rows = [cols, ["-" * w for w in widths]] if rule else [cols]
+    return ["  ".join(s.rjust(w) for s, w in zip(cells, widths)) for cells in rows + lines]
 
 
 # -- gradient noise at one point ----------------------------------------------------------------
@@ -420,10 +443,7 @@ class NoiseConfig:
             object.__setattr__(self, name, _check_count(name, getattr(self, name)))
         for name in ("warmup", "loss_updates"):
             object.__setattr__(self, name, _check_count(name, getattr(self, name), minimum=0))
-        bad = [n for n in accum if self.effective_batch % n]
-        if bad:
-            raise ValueError(f"effective batch {self.effective_batch} is not divisible by "
-                             f"accumulation count(s) {bad}")
+        _check_divisible(self.effective_batch, accum)
         if self.examples > TRAIN_SIZE:
             raise ValueError(f"examples must be at most {TRAIN_SIZE:,}, got {self.examples}")
         # RunConfig checks optimizer, the two lrs, model, seed and batch sizes.
@@ -542,9 +562,7 @@ def format_noise(report, config):
                   f"{r['loss_variance']:.3g}", f"{r['predicted_loss_variance']:.3g}",
                   "-" if r["train_loss_noise_var"] is None else f"{r['train_loss_noise_var']:.3g}"]
                  for r in report[name]]
-        widths = [max(len(c), *(len(l[i]) for l in lines)) for i, c in enumerate(cols)]
-        fmt = lambda cells: "  ".join(s.rjust(w) for s, w in zip(cells, widths))  # noqa: E731
-        out += ["", title, fmt(cols)] + [fmt(l) for l in lines]
+        out += ["", title, *_text_table(cols, lines)]
     names = {"grad_variance": "gradient variance", "loss_variance": "batch-loss variance",
              "train_loss_noise_var": f"training-loss noise (lr={config.loss_lr:g})"}
     out += ["", "log-log slope against N*b, fixed micro-batch (theory -1): "
@@ -565,6 +583,11 @@ def _counts(text):
     if not values or any(v < 1 for v in values):
         raise argparse.ArgumentTypeError(f"expected positive integers like 1,5,10,20, got {text!r}")
     return values
+
+
+def _json(obj):
+    """Strict JSON (NaN and infinity become null): what `json.loads` elsewhere accepts."""
+    return json.dumps(jsonable(obj), allow_nan=False)
 
 
 def _positive(kind):
@@ -618,8 +641,8 @@ def table_cli(argv=None):
     rows, _ = compare(configs, cache=not args.no_cache, progress=not args.no_progress)
     if args.json:
         test = anova([r["accuracies"] for r in rows])
-        print(json.dumps({"rows": rows, "anova": None if test is None else
-                          dict(zip(("F", "dof_between", "dof_within", "p_value"), test))}))
+        print(_json({"rows": rows, "anova": None if test is None else
+                     dict(zip(("F", "dof_between", "dof_within", "p_value"), test))}))
     else:
         print(format_table(rows))
     return 0
@@ -655,5 +678,5 @@ def noise_cli(argv=None):
     except (TypeError, ValueError) as e:
         parser.error(str(e))
     report = noise_study(config, cache=not args.no_cache, progress=not args.no_progress)
-    print(json.dumps(report) if args.json else format_noise(report, config))
+    print(_json(report) if args.json else format_noise(report, config))
     return 0

@@ -199,7 +199,7 @@ def _device(ops):
 
 
 def _tower(name):
-    m = _TOWER.match(name.split("/")[0]) if isinstance(name, str) else None
+    m = _TOWER.match(name.split("/")[0])
     return int(m.group(1)) if m else None
 
 

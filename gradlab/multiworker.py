@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import numbers
 import os
 import signal
 import socket
@@ -31,10 +33,12 @@ from pathlib import Path
 
 import numpy as np
 
+from .data import NUM_CLASSES, TRAIN_PER_CLASS
 from .microbatch import _check_count
 
-TRAIN_EXAMPLES = 4000  # load_mnist()'s shipped training split
+TRAIN_EXAMPLES = TRAIN_PER_CLASS * NUM_CLASSES  # load_mnist()'s shipped training split
 MAX_WORKERS = 16       # each worker is a whole TensorFlow process
+MAX_TIMEOUT = 86_400   # one day: signal.alarm needs a finite whole number of seconds
 LR, MOMENTUM, SEED = 0.1, 0.9, 0
 
 
@@ -61,12 +65,19 @@ def check_args(workers, accum_steps, updates, batch, timeout, fail_worker=None):
     if updates * batch > TRAIN_EXAMPLES:
         raise ValueError(f"updates * batch must be at most {TRAIN_EXAMPLES} (the shipped MNIST "
                          f"training examples), got {updates} * {batch} = {updates * batch}")
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
-    if fail_worker is not None and not (isinstance(fail_worker, int)
-                                        and 0 <= fail_worker < workers):
-        raise ValueError(f"fail_worker must be a worker index in 0..{workers - 1}, "
-                         f"got {fail_worker!r}")
+    if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real):
+        raise TypeError(f"timeout must be a number of seconds, got {timeout!r} "
+                        f"({type(timeout).__name__})")
+    if not (math.isfinite(timeout) and 0 < timeout <= MAX_TIMEOUT):
+        raise ValueError(f"timeout must be a positive number of seconds, at most {MAX_TIMEOUT}, "
+                         f"got {timeout!r}")
+    if fail_worker is not None:
+        if isinstance(fail_worker, bool) or not isinstance(fail_worker, numbers.Integral):
+            raise TypeError(f"fail_worker must be a worker index or None, got {fail_worker!r} "
+                            f"({type(fail_worker).__name__})")
+        if not 0 <= fail_worker < workers:
+            raise ValueError(f"fail_worker must be a worker index in 0..{workers - 1}, "
+                             f"got {fail_worker!r}")
 
 
 def run(workers, accum_steps, updates=3, batch=64, timeout=120.0, fail_worker=None):

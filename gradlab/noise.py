@@ -23,23 +23,10 @@ import tensorflow as tf
 from .accumulate import fused_grads
 from .gradients import densify, mean_loss
 from .microbatch import _check_count, batch_size
+from .stats import moving_average
 
 
 # -- loss noise: the wiggle of a training curve around its trend ---------------------------
-
-def smooth(losses, window=51):
-    """Centred moving average of `losses`; near the ends the window shrinks symmetrically.
-
-    Centred, not an EMA: an EMA lags a falling curve, and the lag would count as noise.
-    """
-    losses = np.asarray(losses, dtype=np.float64)
-    window = _check_count("window", window)
-    half = window // 2
-    csum = np.concatenate([[0.0], np.cumsum(losses)])
-    t = np.arange(len(losses))
-    h = np.minimum(half, np.minimum(t, len(losses) - 1 - t))
-    return (csum[t + h + 1] - csum[t - h]) / (2 * h + 1)
-
 
 class LossNoise(NamedTuple):
     var: float       # variance of one update's loss around the trend (NaN if too short)
@@ -52,7 +39,7 @@ class LossNoise(NamedTuple):
 def loss_noise(losses, window=51, start=None):
     """The spread of per-update losses around their centred moving average.
 
-        r_t = loss_t - smooth(loss)_t,   var = mean(r_t^2) / (1 - 1/w)
+        r_t = loss_t - moving_average(loss, w)_t,   var = mean(r_t^2) / (1 - 1/w)
 
     If loss_t = trend_t + e_t with independent e_t of variance s^2 and a trend that is
     straight over w updates, then E r_t^2 = s^2 (1 - 1/w): the division makes `var` an
@@ -77,7 +64,7 @@ def loss_noise(losses, window=51, start=None):
     if w < 3:
         return LossNoise(float("nan"), float("nan"), float("nan"), max(w, 0), 0)
     half = w // 2
-    trend = smooth(losses, w)[start + half:size - half]
+    trend = moving_average(losses, w)[start + half:size - half]
     resid = losses[start + half:size - half] - trend
     var = float(np.mean(resid ** 2) / (1.0 - 1.0 / w))
     return LossNoise(var, var ** 0.5, var ** 0.5 / float(np.mean(trend)), w, len(resid))

@@ -11,6 +11,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
+from .stats import moving_average
+
 
 def _figure(ncols=1, figsize=(6.4, 4.0)):
     fig, axes = plt.subplots(1, ncols, figsize=figsize, layout="constrained")
@@ -180,7 +182,7 @@ def plot_lab(runs, current=None, max_curves=8):
             ax.plot(t, losses, color=color, alpha=0.25, linewidth=0.8)
             # Runs with the same effective batch can coincide exactly: dashes keep both visible.
             half = min(12, (len(losses) - 1) // 4)  # full windows only: no ragged ends
-            trend = np.convolve(losses, np.ones(2 * half + 1) / (2 * half + 1), mode="valid")
+            trend = moving_average(losses, 2 * half + 1)[half:len(t) - half]
             ax.plot(t[half:len(t) - half], trend, color=color, linestyle=_DASHES[i % 4],
                     linewidth=2.4 if bold else 1.3, label=label)
         edge = dict(markeredgecolor="black", markeredgewidth=1.5) if bold else {}
@@ -235,15 +237,6 @@ def plot_lab(runs, current=None, max_curves=8):
 _DASHES = ("-", "--", ":", "-.")
 
 
-def _moving_average(values, window):
-    """Centred moving average; the window shrinks symmetrically near the ends."""
-    half = min(window, len(values)) // 2
-    csum = np.concatenate([[0.0], np.cumsum(values)])
-    t = np.arange(len(values))
-    h = np.minimum(half, np.minimum(t, len(values) - 1 - t))
-    return (csum[t + h + 1] - csum[t - h]) / (2 * h + 1)
-
-
 def _finite(value):
     """`value` as a float if it is a finite number, else None (JSON stores NaN as null)."""
     return float(value) if value is not None and np.isfinite(value) else None
@@ -276,13 +269,14 @@ def plot_training_loss(curves, window=51, title="Training loss per update"):
         # Paired runs coincide: dashes keep every smoothed curve visible on top of the others.
         h = min(window, len(losses)) // 2
         inner = slice(h, len(losses) - h) if len(losses) > 2 * h else slice(None)
-        ax.plot(t[inner], _moving_average(losses, window)[inner], color=color, linewidth=1.8,
+        ax.plot(t[inner], moving_average(losses, window)[inner], color=color, linewidth=1.8,
                 linestyle=_DASHES[i % 4], label=label)
     ax.set_yscale("log")
     ax.set_xlabel("update")
     ax.set_ylabel("mean loss of the update's batch")
     ax.set_title(title)
-    ax.legend(title=f"faint: per update; line: mean of {window}", fontsize="small",
+    # An even window is centred by taking one more: 50 averages 51 updates.
+    ax.legend(title=f"faint: per update; line: mean of {2 * (window // 2) + 1}", fontsize="small",
               title_fontsize="small", loc="upper right")
     return fig
 

@@ -4,6 +4,7 @@
     pooled_t(groups)        -> Student's t of every group against the first, variance pooled
     anova(groups)           -> one-way F test: does any group differ?
     welch_t(a, b)           -> Welch's t-test when spreads differ
+    moving_average(v, w)    -> centred moving average (the trend that loss noise is measured around)
 
 Plain numpy and math (the incomplete beta function by its continued fraction), so gradlab
 needs no scipy.
@@ -21,6 +22,24 @@ def mean_std(values):
     """`(mean, sample std)` with ddof=1 (std 0.0 for a single value)."""
     v = np.asarray(values, dtype=np.float64)
     return float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0
+
+
+def moving_average(values, window):
+    """Centred moving average: `m_t = mean(v_{t-h} ... v_{t+h})`, `h = min(window // 2, t, n-1-t)`.
+
+    Near the ends the window shrinks symmetrically (so an even `window` averages
+    `2 * (window // 2) + 1` values). Centred, not an EMA: an EMA lags a falling curve, and
+    the lag would count as noise.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if isinstance(window, bool) or not isinstance(window, (int, np.integer)):
+        raise TypeError(f"window must be a positive integer, got {window!r}")
+    if window < 1:
+        raise ValueError(f"window must be a positive integer, got {window!r}")
+    csum = np.concatenate([[0.0], np.cumsum(values)])
+    t = np.arange(len(values))
+    h = np.minimum(window // 2, np.minimum(t, len(values) - 1 - t))
+    return (csum[t + h + 1] - csum[t - h]) / (2 * h + 1)
 
 
 def pooled_t(groups):

@@ -20,16 +20,15 @@ import time
 import traceback
 
 import ipywidgets as w
-import tensorflow as tf
 
-from . import experiments, plots
+from . import bench, experiments, plots
 from .cache import ResultCache
 from .strategies import STRATEGIES
 
 MAX_ACCUM_STEPS = 32
 MAX_MICRO_BATCH = 256
+LR_EXPONENTS = (-3, 0.5)  # the lr slider spans 10**-3 .. 10**0.5
 PROGRESS_MESSAGES = 100  # at most this many progress-bar updates per run
-_DEVICE_STRATEGIES = ("towers", "mirrored")
 _OK, _ERROR = "#1a7f37", "#cf222e"
 
 
@@ -39,9 +38,8 @@ def available_strategies():
     With one device `towers` would be `large_batch` with extra steps. Call
     `gl.tower_devices(2)` first (before TensorFlow starts) to get it on a CPU.
     """
-    gpus = tf.config.list_logical_devices("GPU")
-    devices = gpus if gpus else tf.config.list_logical_devices("CPU")
-    return tuple(s for s in STRATEGIES if len(devices) >= 2 or s not in _DEVICE_STRATEGIES)
+    many = len(bench.devices()[1]) >= 2
+    return tuple(s for s in STRATEGIES if many or s not in bench.DEVICE_STRATEGIES)
 
 
 class _Progress:
@@ -87,6 +85,9 @@ class Lab:
         if accum_steps > MAX_ACCUM_STEPS or micro_batch > MAX_MICRO_BATCH:
             raise ValueError(f"the sliders reach accum_steps={MAX_ACCUM_STEPS} and "
                              f"micro_batch={MAX_MICRO_BATCH}; got {accum_steps} and {micro_batch}")
+        low, high = (10.0 ** e for e in LR_EXPONENTS)
+        if not low <= lr <= high:  # the slider would silently clamp it
+            raise ValueError(f"the lr slider spans {low:g} to {high:.3g}; got lr={lr!r}")
         self.cache = cache if isinstance(cache, ResultCache) else ResultCache(enabled=bool(cache))
         self.results = []    # one RunResult per configuration, in the order first run
         self.last = None     # the RunResult of the latest successful run
@@ -101,7 +102,8 @@ class Lab:
         self.micro_batch = w.IntSlider(value=micro_batch, min=1, max=MAX_MICRO_BATCH,
                                        description="b (micro_batch)", continuous_update=False,
                                        style=wide, layout=long)
-        self.lr = w.FloatLogSlider(value=lr, base=10, min=-3, max=0.5, step=0.05,
+        self.lr = w.FloatLogSlider(value=lr, base=10, min=LR_EXPONENTS[0], max=LR_EXPONENTS[1],
+                                   step=0.05,
                                    description="lr", readout_format=".3g",
                                    continuous_update=False, style=wide, layout=long)
         self.batch = w.Label()

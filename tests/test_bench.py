@@ -1,6 +1,7 @@
 """The benchmark runs, and what it reports is consistent; no timing is asserted here
 (speed and memory are benchmarks: `python -m gradlab bench`)."""
 import json
+import subprocess
 
 import keras
 import matplotlib.figure
@@ -103,6 +104,23 @@ def test_sweep_gives_one_value_per_n_and_plots_one_line_per_strategy():
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["large_batch", "fused"]
 
 
+def test_a_memory_process_that_hangs_is_reported_not_waited_for(monkeypatch):
+    def hang(cmd, **kwargs):
+        assert kwargs["timeout"] == bench.MEMORY_TIMEOUT
+        raise subprocess.TimeoutExpired(cmd, kwargs["timeout"])
+    monkeypatch.setattr(bench.subprocess, "run", hang)
+    r = bench.measure_memory("fused")
+    assert r["peak_mb"] is None and r["memory_error"] == f"timed out after {bench.MEMORY_TIMEOUT} s"
+
+
+def test_cli_reports_only_bad_arguments_as_usage_errors(monkeypatch):
+    def fail_inside(**kwargs):
+        raise ValueError("raised inside TensorFlow")
+    monkeypatch.setattr(bench, "run_bench", fail_inside)
+    with pytest.raises(ValueError, match="inside TensorFlow"):  # a traceback, not exit 2
+        bench.cli(["--strategies", "fused", "--no-memory", "--no-progress"])
+
+
 def test_bad_arguments_are_refused_before_any_work():
     with pytest.raises(ValueError, match="'nope'"):
         bench.run_bench(strategies=["large_batch", "nope"])
@@ -124,3 +142,5 @@ def test_bad_arguments_are_refused_before_any_work():
         plot_bench({"accum_steps": [1], "strategies": {}, "config": {}}, memory="rss")
     with pytest.raises(SystemExit):
         bench.cli(["--sweep", "1,x"])
+    with pytest.raises(SystemExit):
+        bench.cli(["--strategies", "nope"])

@@ -81,6 +81,20 @@ def test_a_corrupt_entry_is_reported_discarded_and_recomputable(tmp_path, conten
     assert store.get(CONFIG) == RESULT
 
 
+def test_an_entry_that_is_not_utf8_is_reported_and_discarded(tmp_path):
+    store = ResultCache(tmp_path)
+    path = store.put(CONFIG, RESULT)
+    path.write_bytes(b"\xff\xfe not UTF-8")
+    with pytest.warns(RuntimeWarning, match="UnicodeDecodeError"):
+        assert store.get(CONFIG) is None
+    assert not path.exists()
+
+
+def test_entries_are_readable_by_others_sharing_the_cache(tmp_path):
+    path = ResultCache(tmp_path).put(CONFIG, RESULT)
+    assert path.stat().st_mode & 0o777 == 0o644
+
+
 def test_an_unreadable_entry_is_reported_not_raised(tmp_path):
     store = ResultCache(tmp_path)
     path = store.put(CONFIG, RESULT)

@@ -109,6 +109,8 @@ def test_run_is_cached_and_a_corrupt_entry_is_reported_and_recomputed(tmp_path):
 def test_table_configs_check_divisibility_before_running():
     with pytest.raises(ValueError, match=r"effective batch 100 is not divisible by accumulation count\(s\) \[3, 7\]"):
         ex.table_configs([1, 3, 5, 7], effective_batch=100)
+    with pytest.raises(ValueError, match=r"each accumulation count once, got \[1, 1\]"):
+        ex.table_configs([1, 1], micro_batch=8)
     rows = ex.table_configs([1, 4], micro_batch=8, runs=2, updates=5, seed=10)
     assert [[(c.accum_steps, c.micro_batch, c.seed) for c in row] for row in rows] == \
         [[(1, 8, 10), (1, 8, 11)], [(4, 8, 10), (4, 8, 11)]]
@@ -178,8 +180,29 @@ def test_table_cli_json_cache_and_no_cache(tmp_path, monkeypatch, capsys):
     assert store.get(ex._key(config))["accuracy"] == 0.5  # --no-cache wrote nothing
 
 
+def strict_json(text):
+    """`json.loads` that refuses NaN and Infinity, as JSON itself does."""
+    return json.loads(text, parse_constant=lambda c: pytest.fail(f"invalid JSON constant {c}"))
+
+
+def test_table_cli_json_is_strict_and_a_nan_loss_noise_reads_back(tmp_path, monkeypatch, capsys):
+    # Two updates are too few to measure loss noise: NaN, stored and printed as null.
+    monkeypatch.setenv("GRADLAB_CACHE", str(tmp_path))
+    argv = ["--runs", "2", "--updates", "2", "--accum", "1,2", "--effective-batch", "4",
+            "--eval-every", "2", "--json", "--no-progress"]
+    assert ex.table_cli(argv) == 0
+    fresh = strict_json(capsys.readouterr().out)
+    assert [r["loss_noise_var"] for r in fresh["rows"]] == [None, None]
+    assert ex.table_cli(argv) == 0  # now every run comes from the cache
+    assert strict_json(capsys.readouterr().out)["rows"][1]["accuracies"] == \
+        fresh["rows"][1]["accuracies"]
+    config = ex.RunConfig(accum_steps=2, micro_batch=2, updates=2, eval_every=2, seed=1)
+    assert math.isnan(ex.cached_result(ResultCache(tmp_path), config).loss_noise["var"])
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--accum", "1,3", "--effective-batch", "100"], "not divisible by accumulation count"),
+    (["--accum", "1,1"], "each accumulation count once"),
     (["--accum", "1,x"], "comma-separated integers"),
     (["--runs", "0"], "expected a positive number, got '0'"),
     (["--sampling", "random"], "invalid choice: 'random'"),

@@ -77,20 +77,26 @@ def test_cli_reports_a_failing_worker_as_json(monkeypatch, capsys):
     assert "RuntimeError: boom" in err
 
 
-@pytest.mark.parametrize("args, message", [
-    (dict(workers=0), "workers must be an integer >= 1, got 0"),
-    (dict(accum_steps=0), "accum_steps must be an integer >= 1, got 0"),
-    (dict(updates=0), "updates must be an integer >= 1, got 0"),
-    (dict(batch=5), "batch must be at least workers \\* accum_steps = 6.*got 5"),
-    (dict(updates=100, batch=64), "at most 4000.*100 \\* 64 = 6400"),
-    (dict(timeout=0), "timeout must be a positive number of seconds, got 0"),
-    (dict(fail_worker=2), "fail_worker must be a worker index in 0..1, got 2"),
-    (dict(workers=1.5), "workers must be a positive integer, got 1.5"),
+@pytest.mark.parametrize("args, error, message", [
+    (dict(workers=0), ValueError, "workers must be an integer >= 1, got 0"),
+    (dict(accum_steps=0), ValueError, "accum_steps must be an integer >= 1, got 0"),
+    (dict(updates=0), ValueError, "updates must be an integer >= 1, got 0"),
+    (dict(batch=5), ValueError, "batch must be at least workers \\* accum_steps = 6.*got 5"),
+    (dict(updates=100, batch=64), ValueError, "at most 4000.*100 \\* 64 = 6400"),
+    (dict(timeout=0), ValueError, "timeout must be a positive number of seconds.*got 0"),
+    (dict(timeout=float("inf")), ValueError, "at most 86400, got inf"),  # alarm: OverflowError
+    (dict(timeout=1e10), ValueError, "at most 86400, got 10000000000.0"),
+    (dict(timeout=float("nan")), ValueError, "got nan"),
+    (dict(timeout="10"), TypeError, "timeout must be a number of seconds, got '10' \\(str\\)"),
+    (dict(fail_worker=2), ValueError, "fail_worker must be a worker index in 0..1, got 2"),
+    (dict(fail_worker=True), TypeError, "fail_worker must be a worker index or None, got True"),
+    (dict(fail_worker=0.0), TypeError, "fail_worker must be a worker index or None, got 0.0"),
+    (dict(workers=1.5), TypeError, "workers must be a positive integer, got 1.5"),
 ])
-def test_bad_arguments_are_named(args, message):
+def test_bad_arguments_are_named(args, error, message):
     full = dict(workers=2, accum_steps=3, updates=3, batch=64, timeout=10, fail_worker=None)
     full.update(args)
-    with pytest.raises((ValueError, TypeError), match=message):
+    with pytest.raises(error, match=message):
         check_args(**full)
 
 

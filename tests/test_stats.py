@@ -50,3 +50,18 @@ def test_pooled_t_and_anova_against_closed_forms():
 
 
 # -- command line ---------------------------------------------------------------------------------
+
+
+def test_moving_average_is_centred_and_shrinks_at_the_ends():
+    v = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    # h = min(1, t, 4 - t): the ends average themselves alone, the middle three neighbours
+    np.testing.assert_allclose(stats.moving_average(v, 3), [1.0, 7 / 3, 14 / 3, 28 / 3, 16.0])
+    np.testing.assert_allclose(stats.moving_average(v, 4), stats.moving_average(v, 5))
+    assert stats.moving_average(v, 5)[2] == pytest.approx(31 / 5)
+    line = 2.0 - 1e-4 * np.arange(4000)
+    np.testing.assert_allclose(stats.moving_average(line, 51), line, atol=1e-12)
+    np.testing.assert_allclose(stats.moving_average(v, 1), v)
+    with pytest.raises(ValueError, match="window must be a positive integer, got 0"):
+        stats.moving_average(v, 0)
+    with pytest.raises(TypeError, match="window must be a positive integer, got 2.5"):
+        stats.moving_average(v, 2.5)

@@ -134,6 +134,8 @@ def test_bad_arguments_are_refused_before_any_widget(tmp_path):
         make_lab(tmp_path, strategy="towers", strategies=("fused",))
     with pytest.raises(TypeError, match="lr must be a positive number"):
         make_lab(tmp_path, lr="fast")
+    with pytest.raises(ValueError, match="lr slider spans 0.001 to 3.16; got lr=10"):
+        make_lab(tmp_path, lr=10)  # the slider would have clamped it to 3.16
 
 
 def test_every_offered_strategy_runs_and_agrees(tmp_path):

@@ -21,10 +21,14 @@ MACHINE_PATH = re.compile(r"/(work|tmp|root|home)/")
 
 
 def execute(path):
+    if not path.is_file():
+        raise SystemExit(f"{path.name}: no such notebook in {NOTEBOOKS.name}/")
     start = time.time()
-    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
-                    "--inplace", "--ExecutePreprocessor.timeout=600", path.name],
-                   check=True, cwd=path.parent)
+    proc = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook",
+                           "--execute", "--inplace", "--ExecutePreprocessor.timeout=600", path.name],
+                          cwd=path.parent)
+    if proc.returncode:  # nbconvert has printed the failing cell above
+        raise SystemExit(f"{path.name}: execution failed (exit {proc.returncode})")
     clean(path)
     print(f"{path.name}: executed and cleaned in {time.time() - start:.0f} s")
 
@@ -48,13 +52,18 @@ def clean(path):
                     and merged[-1].name == out.name):
                 merged[-1].text += out.text
                 continue
-            out.pop("metadata", None) if out.output_type == "stream" else None
+            if out.output_type == "stream":
+                out.pop("metadata", None)
             merged.append(out)
         cell.outputs = merged
     nbformat.write(nb, path)
-    found = MACHINE_PATH.search(path.read_text())
+    # Checked after saving, so the cleaned file is there to inspect; the run still fails.
+    text = path.read_text()
+    found = MACHINE_PATH.search(text)
     if found:
-        raise SystemExit(f"{path.name}: holds a machine path near {found.group(0)!r}")
+        line = text.count("\n", 0, found.start()) + 1
+        raise SystemExit(f"{path.name}: holds a machine path {found.group(0)!r} at line {line} "
+                         "of the cleaned file; remove it from the output and run again")
 
 
 if __name__ == "__main__":
