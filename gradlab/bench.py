@@ -404,8 +404,8 @@ def _counts(text):
 
 
 def cli(argv=None):
-    """`python -m gradlab bench`: the table (or a sweep over N), and with `--json` one JSON
-    object as the last line."""
+    """`python -m gradlab bench`: the table (or a sweep over N); with `--json` one JSON object
+    instead, as `table --json` does, so the output parses as it is."""
     parser = argparse.ArgumentParser(prog="python -m gradlab bench", description=(
         "Every strategy on the same work: ms/update (median, IQR), ratios to large_batch "
         "and keras, peak memory (each strategy in a fresh process)."))
@@ -427,7 +427,7 @@ def cli(argv=None):
     parser.add_argument("--no-memory", action="store_true", help="skip the memory processes")
     parser.add_argument("--memory-updates", type=int, default=3, help="updates per memory process (3)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.add_argument("--json", action="store_true", help="also print one JSON object, last")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     parser.add_argument("--memory-child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.memory_child:
@@ -450,7 +450,5 @@ def cli(argv=None):
     else:
         result = run_bench(accum_steps=args.accum, progress=not args.no_progress, **options)
         text = format_bench(result)
-    print(text)
-    if args.json:
-        print(json.dumps(result))
+    print(json.dumps(result, allow_nan=False) if args.json else text)
     return 0
