@@ -74,8 +74,8 @@ def fused_grads(model, loss_fn, x, y, sizes, sample_weight=None, scale_loss=None
     Args:
         model, loss_fn: as in `make_strategy`.
         x, y: the examples of this update (or of this tower).
-        sizes: micro-batch sizes summing to `len(x)`: a list or a constant (static shapes),
-            or a run-time int32 tensor (dynamic slices).
+        sizes: micro-batch sizes summing to `len(x)`: a list, or a tensor whose value is
+            known at trace time (`tf.constant`).
         sample_weight, scale_loss: sliced and passed on to `loss_and_grads`.
     Returns:
         `(loss, grads)`: the weighted mean loss and the list of mean gradients.
@@ -90,15 +90,7 @@ def fused_grads(model, loss_fn, x, y, sizes, sample_weight=None, scale_loss=None
 
     static = tf.get_static_value(sizes) if tf.is_tensor(sizes) else sizes
     if static is None:
-        sizes = tf.cast(sizes, tf.int32)
-        starts = tf.concat([[0], tf.cumsum(sizes)[:-1]], axis=0)
-        total = tf.cast(tf.reduce_sum(sizes), tf.float32)
-
-        def step(i):
-            s, n = starts[i], sizes[i]
-            return micro([p[s:s + n] for p in parts], tf.cast(n, tf.float32) / total)
-        return _accumulate(step(0), [(step, 1, tf.size(sizes))])
-
+        raise ValueError(f"sizes must be known at trace time (static shapes), got {sizes!r}")
     sizes = [int(n) for n in static]
     total = sum(sizes)
     loops = []
@@ -131,7 +123,7 @@ def _accumulate(first, loops):
         # depends on the sum, so the runtime could start it beside them, and the memory of
         # their activations would add up.
         with tf.control_dependencies([loss, *acc]):
-            if isinstance(stop, int) and stop - start <= 1:  # zero or one micro-batch
+            if stop - start <= 1:  # zero or one micro-batch
                 loss, acc = (loss, acc) if stop == start else body(start, loss, acc, step)
                 continue
             i = tf.constant(start) + 0  # + 0: an op, so that it waits for the sum

@@ -32,6 +32,20 @@ def batchnorm_layers(model):
             if isinstance(l, keras.layers.BatchNormalization)]
 
 
+def check_window(model):
+    """Raise ValueError if `batchnorm='window'` cannot serve `model` (BatchNorm with renorm).
+
+    Returns:
+        the model's BatchNormalization layers.
+    """
+    layers = batchnorm_layers(model)
+    for layer in layers:
+        if layer.renorm:
+            raise ValueError(f"batchnorm='window' does not support BatchNormalization "
+                             f"with renorm=True (layer {layer.name!r})")
+    return layers
+
+
 class WindowMoments:
     """Running `(count, mean, M2)` per BatchNorm layer over the micro-batches of one update.
 
@@ -41,11 +55,7 @@ class WindowMoments:
     """
 
     def __init__(self, model):
-        self.layers = batchnorm_layers(model)
-        for layer in self.layers:
-            if layer.renorm:
-                raise ValueError(f"batchnorm='window' does not support BatchNormalization "
-                                 f"with renorm=True (layer {layer.name!r})")
+        self.layers = check_window(model)
         self._state = [
             tuple(tf.Variable(tf.zeros(shape, "float32"), trainable=False,
                               name=f"{layer.name}_window_{what}")
@@ -112,8 +122,6 @@ class WindowMoments:
 
 class NoWindow:
     """`batchnorm='micro'`: Keras's own behaviour, one moving-statistics update per micro-batch."""
-
-    layers = []
 
     def recording(self):
         return contextlib.nullcontext(self)

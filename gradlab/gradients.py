@@ -51,8 +51,7 @@ def mean_loss(model, loss_fn, x, y, training=True, sample_weight=None):
     return loss
 
 
-def loss_and_grads(model, loss_fn, x, y, weight=1.0, unconnected=tf.UnconnectedGradients.NONE,
-                   sample_weight=None, scale_loss=None):
+def loss_and_grads(model, loss_fn, x, y, weight=1.0, sample_weight=None, scale_loss=None):
     """`(loss, grads)` for one micro-batch: its mean loss and the gradient of `weight * loss`.
 
     `scale_loss` (an optimizer's `scale_loss`, e.g. a `LossScaleOptimizer`'s dynamic scale)
@@ -64,7 +63,7 @@ def loss_and_grads(model, loss_fn, x, y, weight=1.0, unconnected=tf.UnconnectedG
         scaled = loss * tf.cast(weight, loss.dtype)
         if scale_loss is not None:
             scaled = scale_loss(scaled)
-    grads = tape.gradient(scaled, variables, unconnected_gradients=unconnected)
+    grads = tape.gradient(scaled, variables)
     return loss, grads
 
 

@@ -22,6 +22,7 @@ import numpy as np
 import tensorflow as tf
 
 from . import towers
+from .distribute import check_batch
 from .gradients import densify
 from .host_average import host_average
 from .microbatch import _check_count, batch_size, micro_batches, offsets, split_sizes
@@ -217,10 +218,7 @@ def build_towers(num_towers=2, devices=None, model="mlp", lr=0.1, optimizer="sgd
 
 def tower_update(sess, parts, x, y):
     """One update of a tower graph from the batch `(x, y)`; returns its mean loss."""
-    batch, num_towers = batch_size(x, y), len(parts.devices)
-    if batch < num_towers:
-        raise ValueError(f"a batch of {batch} examples is too small for {num_towers} towers; "
-                         "every tower needs at least one example")
+    check_batch(batch_size(x, y), len(parts.devices), 1)
     loss, _ = sess.run([parts.loss, parts.train_step], {parts.x: x, parts.y: y})
     return float(loss)
 
@@ -419,9 +417,7 @@ def _check_devices(devices, num_towers):
     if devices is None:
         found = tf.config.list_logical_devices("GPU") or tf.config.list_logical_devices("CPU")
         return [found[t % len(found)].name for t in range(num_towers)]
-    if isinstance(devices, str) or not all(isinstance(d, str) for d in devices):
-        raise TypeError(f"devices must be a list of device name strings, got {devices!r}")
-    devices = list(devices)
+    devices = towers._check_device_names(devices)
     if len(devices) != num_towers:
         raise ValueError(f"devices must name one device per tower ({num_towers}), got {devices!r}")
     return devices

@@ -30,6 +30,8 @@ def host_average(grads_list, counts=None):
         raise ValueError(f"micro-batches have different numbers of gradients: {sorted(lengths)}")
     if counts is not None and len(counts) != len(grads_list):
         raise ValueError(f"counts must have one entry per micro-batch ({len(grads_list)}), got {counts!r}")
+    if counts is not None:
+        w = np.asarray(counts, dtype=np.float64) / float(np.sum(counts))
     averaged = []
     for per_var in zip(*grads_list):
         if all(g is None for g in per_var):
@@ -39,6 +41,5 @@ def host_average(grads_list, counts=None):
         if counts is None:
             averaged.append(stacked.mean(axis=0))
         else:
-            w = np.asarray(counts, dtype=np.float64) / float(np.sum(counts))
             averaged.append(np.tensordot(w, stacked, axes=1).astype(stacked.dtype))
     return averaged

@@ -21,21 +21,22 @@ import tensorflow as tf
 
 from . import distribute
 from .accumulate import Accumulators, fused_grads
-from .batchnorm import BATCHNORM_MODES, NO_WINDOW, WindowMoments
+from .batchnorm import BATCHNORM_MODES, NO_WINDOW, WindowMoments, check_window
 from .gradients import apply_update, loss_and_grads, densify, normalize_sample_weight
 from .host_average import host_average
 from .microbatch import _check_count, batch_size, offsets, split_sizes
-from .towers import average_gradients
+from .towers import _check_device_names, average_gradients
 
-# Loss reductions that divide by the number of examples: sample weights normalised over the
-# update (gradients.normalize_sample_weight) then add up to the large-batch weighted mean.
+# Loss reductions that divide by the number of examples: micro-batch means weighted by n_i / B
+# (and sample weights normalised over the update) then add up to the large-batch mean.
 _PER_EXAMPLE_MEAN = ("sum_over_batch_size", "mean", "none", None)
 
 STRATEGIES = ("large_batch", "host_average", "accumulate", "fused", "towers", "keras", "mirrored")
 
 
 class Strategy:
-    """The common contract. Subclasses implement `_update(x, y, sizes) -> mean loss`."""
+    """The common contract. Subclasses implement `_setup` (which sets the compiled `self._fn`);
+    some override `_update(x, y, sizes) -> mean loss`."""
 
     name = None
     uses_devices = False
@@ -52,6 +53,8 @@ class Strategy:
         self.loss_fn = keras.losses.get(loss_fn) if isinstance(loss_fn, str) else loss_fn
         with self._scope():
             self.model = _resolve(model, keras.Model, "model")
+            if batchnorm == "window" and self.model.built:
+                check_window(self.model)
             self.optimizer = self._make_optimizer(optimizer)
         self._functions = []
         self._ready = False
@@ -81,11 +84,6 @@ class Strategy:
     def _check_sample_weight(self, sample_weight, batch):
         if not self.supports_sample_weight:
             raise ValueError(f"strategy {self.name!r} does not support sample_weight")
-        reduction = getattr(self.loss_fn, "reduction", "none")
-        if isinstance(self.loss_fn, keras.losses.Loss) and reduction not in _PER_EXAMPLE_MEAN:
-            raise ValueError(f"sample_weight needs a loss whose reduction divides by the number "
-                             f"of examples ('sum_over_batch_size', 'mean' or 'none'), got "
-                             f"reduction={reduction!r}")
         return normalize_sample_weight(sample_weight, batch)
 
     def _scope(self):
@@ -100,10 +98,36 @@ class Strategy:
         with self._scope():
             if not self.model.built:
                 self.model(np.asarray(x[:1]), training=False)
+                if self.batchnorm == "window":
+                    check_window(self.model)
+            self._check_mask(x)
             self.optimizer.build(self.model.trainable_variables)
             self._moments = self._make_moments()
             self._setup()
         self._ready = True
+
+    def _parts(self):
+        """Loss calls that one update is split into."""
+        return self.accum_steps
+
+    def _check_mask(self, x):
+        # A Keras loss object with a mean reduction divides by the unmasked entries of each
+        # call, so a split update would weight every micro-batch by its own count (measured:
+        # 2e-4 off in the weights). One forward pass of one example tells if there is a mask.
+        loss_fn = self.loss_fn
+        if (self._parts() == 1 or not isinstance(loss_fn, keras.losses.Loss)
+                or loss_fn.reduction in ("none", None)):
+            return
+        pred = self.model(np.asarray(x[:1]), training=False)
+        if getattr(pred, "_keras_mask", None) is not None:
+            raise ValueError(
+                f"the model's output carries a Keras mask, and {type(loss_fn).__name__}"
+                f"(reduction={loss_fn.reduction!r}) divides by the unmasked entries of each call: "
+                f"split into {self._parts()} parts, each would be normalised by its own count, "
+                "not the update's. Pass the mask (or token counts) as step(x, y, sample_weight=...), "
+                "which gradlab normalises over the whole update, with a loss that ignores Keras "
+                "masks (reduction='none', or a per-example function such as "
+                "keras.losses.sparse_categorical_crossentropy); or use large_batch or accum_steps=1")
 
     def _setup(self):
         """Create variables and compiled functions (`self._fn`), once the model is built."""
@@ -142,6 +166,9 @@ class LargeBatch(Strategy):
 
     def _check_batch(self, batch):
         return [batch]
+
+    def _parts(self):
+        return 1
 
     def _make_moments(self):
         return NO_WINDOW  # one micro-batch is the window: Keras's own update is the right one
@@ -209,8 +236,9 @@ class Accumulate(Strategy):
         try:
             for o, n in zip(offsets(sizes), sizes):
                 w = n / total
-                loss += w * float(self._accum(x[o:o + n], y[o:o + n], tf.constant(w, tf.float32),
-                                              *[u[o:o + n] for u in sample_weight]))
+                # A tensor sum, read once by `step`: no wait for each micro-batch's result.
+                loss += w * self._accum(x[o:o + n], y[o:o + n], tf.constant(w, tf.float32),
+                                        *[u[o:o + n] for u in sample_weight])
         except BaseException:
             self.accumulators.reset()  # a failed step leaves nothing behind
             self._moments.reset()
@@ -267,13 +295,10 @@ class Towers(Strategy):
     supports_sample_weight = True
 
     def _check_batch(self, batch):
-        num_towers = len(self.devices)
-        if batch < num_towers * self.accum_steps:
-            raise ValueError(
-                f"a batch of {batch} examples is too small for {num_towers} towers of "
-                f"accum_steps={self.accum_steps} micro-batches; it needs at least "
-                f"{num_towers * self.accum_steps}")
-        return split_sizes(batch, num_towers)
+        return distribute.check_batch(batch, len(self.devices), self.accum_steps)
+
+    def _parts(self):
+        return len(self.devices) * self.accum_steps
 
     def _setup(self):
         variables = self.model.trainable_variables
@@ -382,6 +407,9 @@ class Mirrored(Strategy):
     def _check_batch(self, batch):
         return distribute.check_batch(batch, self.distribution.num_replicas_in_sync, self.accum_steps)
 
+    def _parts(self):
+        return self.distribution.num_replicas_in_sync * self.accum_steps
+
     def _setup(self):
         self._fn = distribute.make_update(self)
 
@@ -399,7 +427,10 @@ def make_strategy(name, model, loss_fn, optimizer, accum_steps=1, devices=None, 
         model: a `keras.Model`, or a zero-argument callable that builds one (a distribution
             strategy must create its variables inside its own scope).
         loss_fn: `loss_fn(y, pred)` returning a mean or per-example losses, e.g.
-            `keras.losses.SparseCategoricalCrossentropy()`, or a Keras loss name.
+            `keras.losses.SparseCategoricalCrossentropy()`, or a Keras loss name. A Keras loss
+            object must average over examples (reduction 'sum_over_batch_size', 'mean' or
+            'none'); on a masked output it is exact only unsplit (pass the mask as
+            `sample_weight` instead).
         optimizer: a Keras optimizer, a zero-argument callable that builds one, or a name.
         accum_steps: micro-batches per update.
         devices: device names for `towers` and `mirrored` (default: `tower_devices` of all
@@ -421,6 +452,16 @@ def make_strategy(name, model, loss_fn, optimizer, accum_steps=1, devices=None, 
     accum_steps = _check_count("accum_steps", accum_steps)
     if not callable(loss_fn) and not isinstance(loss_fn, str):
         raise TypeError(f"loss_fn must be callable as loss_fn(y, pred), got {loss_fn!r}")
+    reduction = getattr(loss_fn, "reduction", None)
+    if isinstance(loss_fn, keras.losses.Loss) and reduction not in _PER_EXAMPLE_MEAN:
+        raise ValueError(
+            f"loss_fn has reduction={reduction!r}, which does not divide by the number of "
+            "examples, so splitting the batch would change the update. Every strategy needs a "
+            "per-example mean ('sum_over_batch_size', 'mean' or 'none'), so that all of them are "
+            "interchangeable")
+    _check_buildable(model, keras.Model, "model")
+    if not isinstance(optimizer, str):
+        _check_buildable(optimizer, keras.optimizers.Optimizer, "optimizer")
     unknown = set(options) - {"clip_norm", "jit_compile", "batchnorm"}
     if unknown:
         raise TypeError(f"unknown option(s) {sorted(unknown)}; valid: clip_norm, jit_compile, batchnorm")
@@ -454,9 +495,7 @@ def _check_devices(devices):
     if devices is None:
         gpus = tf.config.list_logical_devices("GPU")
         return [d.name for d in (gpus or tf.config.list_logical_devices("CPU"))]
-    if isinstance(devices, str) or not all(isinstance(d, str) for d in devices):
-        raise TypeError(f"devices must be a list of device name strings, got {devices!r}")
-    devices = list(devices)
+    devices = _check_device_names(devices)
     if not devices:
         raise ValueError(f"devices must name at least one device, got {devices!r}")
     return devices
@@ -466,10 +505,14 @@ def _resolve(obj, cls, what):
     """`obj` itself if it is a `cls`, else the result of calling it (a builder)."""
     if isinstance(obj, cls):
         return obj
-    if callable(obj) and not isinstance(obj, keras.layers.Layer):
-        built = obj()
-        if isinstance(built, cls):
-            return built
-        raise TypeError(f"the {what} builder must return a {cls.__name__}, got {built!r}")
-    raise TypeError(f"{what} must be a {cls.__name__} or a zero-argument callable that "
-                    f"builds one, got {obj!r}")
+    _check_buildable(obj, cls, what)
+    built = obj()
+    if isinstance(built, cls):
+        return built
+    raise TypeError(f"the {what} builder must return a {cls.__name__}, got {built!r}")
+
+
+def _check_buildable(obj, cls, what):
+    if not isinstance(obj, cls) and (not callable(obj) or isinstance(obj, keras.layers.Layer)):
+        raise TypeError(f"{what} must be a {cls.__name__} or a zero-argument callable that "
+                        f"builds one, got {obj!r}")

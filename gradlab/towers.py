@@ -96,6 +96,13 @@ def _check_counts(counts, k):
     return [float(v) for v in count_weights(counts)]
 
 
+def _check_device_names(devices):
+    """`devices` as a list, if it is a list or tuple of device name strings; else TypeError."""
+    if not isinstance(devices, (list, tuple)) or not all(isinstance(d, str) for d in devices):
+        raise TypeError(f"devices must be a list of device name strings, got {devices!r}")
+    return list(devices)
+
+
 def _name(var):
     return getattr(var, "name", None) or getattr(var, "path", None) or repr(var)
 

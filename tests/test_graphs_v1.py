@@ -214,6 +214,8 @@ def test_bad_input_names_the_problem_and_changes_nothing(batches):
         g1.build_towers(2, devices=DEVICES[:1])
     with pytest.raises(TypeError, match="devices"):
         g1.build_towers(2, devices="/device:CPU:0")
+    with pytest.raises(TypeError, match="devices must be a list of device name strings, got 5"):
+        g1.build_towers(2, devices=5)
     with pytest.raises(ValueError, match="'rmsprop'"):
         g1.build_host_average(optimizer="rmsprop")
     with pytest.raises(ValueError, match="lr .*-1"):

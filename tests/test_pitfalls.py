@@ -91,6 +91,37 @@ def test_per_token_masks_in_sequences():
         assert pf.relative_error(got, [t.numpy() for t in target]) < 1e-5, name
 
 
+def masked_model():
+    keras.utils.set_random_seed(3)
+    return keras.Sequential([keras.Input((6,), dtype="int32"),
+                             keras.layers.Embedding(20, 8, mask_zero=True), keras.layers.Dense(5)])
+
+
+def test_keras_loss_on_a_masked_output_is_refused_when_the_batch_is_split():
+    # A Keras loss divides by the unmasked tokens of each call: split, of each micro-batch.
+    rng = np.random.default_rng(1)
+    lengths = rng.integers(1, 7, (12, 1))
+    x = (rng.integers(1, 20, (12, 6)) * (np.arange(6) < lengths)).astype("int32")  # 0 = padding
+    y = rng.integers(0, 5, (12, 6)).astype("int32")
+    target = pf.update_of(make("large_batch", model=masked_model), x, y)  # mean over real tokens
+    assert pf.relative_error(pf.update_of(make("fused", 1, model=masked_model), x, y), target) < 1e-5
+    for name, steps in [("host_average", 2), ("accumulate", 2), ("fused", 2), ("towers", 1),
+                        ("keras", 2), ("mirrored", 1)]:
+        s = make(name, steps, model=masked_model, optimizer=keras.optimizers.Adam)
+        before = [v.numpy().copy() for v in s.model.weights + s.optimizer.variables]
+        with pytest.raises(ValueError, match="Keras mask.*sample_weight"):
+            s.step(x, y)
+        after = [v.numpy() for v in s.model.weights + s.optimizer.variables]
+        assert len(after) == len(before), name
+        for a, b in zip(before, after):
+            np.testing.assert_array_equal(a, b, err_msg=name)
+    # The way the error points to: the mask as sample_weight, with a loss that ignores masks.
+    mask = (x != 0).astype("float32")
+    for name in ["accumulate", "fused"]:
+        got = pf.update_of(make(name, 5, model=masked_model, loss=pf.per_example_loss), x, y, mask)
+        assert pf.relative_error(got, target) < 1e-5, name
+
+
 def test_bad_sample_weights_fail_before_any_work(batch):
     x, y = batch
     s = make("fused", 2)
@@ -149,6 +180,21 @@ def test_batchnorm_window_updates_moving_statistics_once_like_a_large_batch(batc
     # The layers are left as they were: momentum back, no recorder left behind.
     bn, = gl.batchnorm.batchnorm_layers(s.model)
     assert bn.momentum == 0.99 and "_moments" not in bn.__dict__
+
+
+def test_batchnorm_window_refuses_renorm_before_any_work(batch):
+    x, y = batch
+    layers = lambda: [keras.layers.Flatten(), keras.layers.BatchNormalization(renorm=True),
+                      keras.layers.Dense(10)]
+    built = keras.Sequential([keras.Input((28, 28))] + layers())
+    with pytest.raises(ValueError, match="renorm=True"):  # a built model: when the strategy is made
+        make("accumulate", 2, model=built, batchnorm="window")
+    for name in ["large_batch", "fused"]:  # a model built at the first step: then
+        s = make(name, 2 if name == "fused" else 1, model=lambda: keras.Sequential(layers()),
+                 batchnorm="window")
+        with pytest.raises(ValueError, match="renorm=True"):
+            s.step(x, y)
+        assert not s._ready and int(s.optimizer.iterations) == 0
 
 
 def test_layer_norm_has_no_batch_statistics_so_accumulation_is_exact(batch):

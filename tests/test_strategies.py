@@ -155,6 +155,34 @@ def test_bad_arguments():
         gl.make_strategy("fused", model, loss_fn(), "sgd", jit_compile=1)
     with pytest.raises(TypeError, match="devices must be a list"):
         gl.make_strategy("towers", model, loss_fn(), "sgd", devices="/CPU:0")
+    for name in ("towers", "mirrored"):
+        with pytest.raises(TypeError, match="devices must be a list of device name strings, got 5"):
+            gl.make_strategy(name, model, loss_fn(), "sgd", devices=5)
+
+
+def test_a_loss_that_does_not_average_over_examples_is_refused_up_front():
+    # MSE with reduction="sum", B=6, accum_steps=2 used to give a different update from the
+    # large batch, silently: every strategy needs a per-example mean.
+    built = []
+    model = lambda: built.append(1) or make_model("mlp")
+    for name in gl.STRATEGIES:
+        with pytest.raises(ValueError, match="reduction='sum'.*per-example mean.*interchangeable"):
+            gl.make_strategy(name, model, keras.losses.MeanSquaredError(reduction="sum"), "sgd",
+                             devices=DEVICES)
+    assert built == []
+
+
+def test_bad_model_or_optimizer_fails_before_a_distribution_is_made(monkeypatch):
+    made, built = [], []
+    monkeypatch.setattr(gl.distribute, "make_distribution", lambda *args: made.append(args))
+    model = lambda: built.append(1) or make_model("mlp")
+    for bad in ("mlp", keras.layers.Dense(3)):
+        with pytest.raises(TypeError, match="model must be a Model or a zero-argument callable") as info:
+            gl.make_strategy("mirrored", bad, loss_fn(), "sgd", devices=DEVICES)
+        assert repr(bad) in str(info.value)
+    with pytest.raises(TypeError, match="optimizer must be a Optimizer .*got 3"):
+        gl.make_strategy("mirrored", model, loss_fn(), 3, devices=DEVICES)
+    assert made == [] and built == []
 
 
 def _state(s):
@@ -191,5 +219,5 @@ def test_bad_batches_change_nothing(batch, name):
 def test_towers_needs_enough_examples_per_tower(batch):
     x, y = batch
     s = gl.make_strategy("towers", make_model("mlp"), loss_fn(), "sgd", accum_steps=4, devices=DEVICES)
-    with pytest.raises(ValueError, match="batch of 7 examples is too small for 2 towers"):
+    with pytest.raises(ValueError, match="batch of 7 examples is too small for 2 replicas.*8"):
         s.step(x[:7], y[:7])
