@@ -95,10 +95,12 @@ def fused_grads(model, loss_fn, x, y, sizes, sample_weight=None, scale_loss=None
     total = sum(sizes)
     loops = []
     for k, (o, n, count) in enumerate(_runs(sizes)):
-        stack = [_stack(p, o, n, count) for p in parts]
-        step = lambda i, stack=stack, w=n / total: micro([tf.gather(s, i) for s in stack], w)
+        # tf.nest: a model with several inputs or outputs takes dicts or lists of tensors.
+        stack = tf.nest.map_structure(lambda p, o=o, n=n, count=count: _stack(p, o, n, count), parts)
+        step = lambda i, stack=stack, w=n / total: micro(
+            tf.nest.map_structure(lambda s: tf.gather(s, i), stack), w)
         if k == 0:
-            first = micro([s[0] for s in stack], n / total)
+            first = micro(tf.nest.map_structure(lambda s: s[0], stack), n / total)
         loops.append((step, 1 if k == 0 else 0, count))
     return _accumulate(first, loops)
 

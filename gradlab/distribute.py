@@ -27,7 +27,7 @@ from keras.src.losses import loss as _keras_loss
 
 from .accumulate import fused_grads
 from .gradients import apply_update
-from .microbatch import offsets, split_sizes
+from .microbatch import batch_size, offsets, split_sizes, take
 
 # Op types that carry an all-reduce: the collective ops (MirroredStrategy's default on CPUs
 # and virtual GPUs, MultiWorkerMirroredStrategy everywhere) and NCCL on physical GPUs.
@@ -169,7 +169,8 @@ class _Update:
     def shard(self, x, y):
         """Per-replica `(x_r, y_r)` on the replicas' devices, and B. Under
         MultiWorkerMirroredStrategy a worker makes only its own replicas' shards."""
-        counts = split_sizes(len(x), self.dist.num_replicas_in_sync)
+        batch = batch_size(x, y)
+        counts = split_sizes(batch, self.dist.num_replicas_in_sync)
         starts = offsets(counts)
         local = self.dist.extended.worker_devices
 
@@ -177,10 +178,10 @@ class _Update:
             def part(ctx):
                 r = ctx.replica_id_in_sync_group  # global: worker index * local replicas + i
                 with tf.device(local[r % len(local)]):
-                    return tf.convert_to_tensor(a[starts[r]:starts[r] + counts[r]])
+                    return tf.nest.map_structure(tf.convert_to_tensor, take(a, starts[r], counts[r]))
             return part
         distribute = self.dist.experimental_distribute_values_from_function
-        return distribute(value_fn(x)), distribute(value_fn(y)), tf.constant(len(x), tf.float32)
+        return distribute(value_fn(x)), distribute(value_fn(y)), tf.constant(batch, tf.float32)
 
     def _update(self, x, y, batch):
         with _gradients_already_reduced(self.optimizer), _losses_not_divided_by_replicas():
@@ -188,7 +189,7 @@ class _Update:
         return self.dist.experimental_local_results(loss)[0]
 
     def _replica_step(self, x, y, batch):
-        n = x.shape[0]
+        n = batch_size(x, y)
         loss, grads = fused_grads(self.model, self.loss_fn, x, y, split_sizes(n, self.accum_steps),
                                   None, self.optimizer.scale_loss)
         w = tf.cast(n, tf.float32) / batch

@@ -69,15 +69,26 @@ def micro_batches(x, y, accum_steps):
         list of `(x_i, y_i, w_i)` with `w_i = n_i / B`.
     """
     sizes = split_sizes(batch_size(x, y), accum_steps)
-    return [(x[s:s + n], y[s:s + n], w)
+    return [(take(x, s, n), take(y, s, n), w)
             for s, n, w in zip(offsets(sizes), sizes, weights(sizes))]
+
+
+def take(a, start, n):
+    """Rows `start : start + n` of `a`: an array or tensor, or, for a model with several
+    inputs or outputs, a dict, list or tuple of them (as Keras takes them)."""
+    if isinstance(a, dict):
+        return {k: take(v, start, n) for k, v in a.items()}
+    if isinstance(a, (list, tuple)):
+        return type(a)(take(v, start, n) for v in a)
+    return a[start:start + n]
 
 
 def batch_size(x, y):
     """The number of examples in `(x, y)`, after checking both have the same non-zero length.
 
-    Works on numpy arrays, eager tensors and anything with a `shape` or a `len`,
-    and does no TensorFlow work.
+    Works on numpy arrays, eager tensors and anything with a `shape` or a `len`, and on
+    dicts, lists and tuples of them (several inputs or outputs, which must agree); it does
+    no TensorFlow work.
     """
     n_x, n_y = _length("x", x), _length("y", y)
     if n_x != n_y:
@@ -88,6 +99,14 @@ def batch_size(x, y):
 
 
 def _length(name, a):
+    if isinstance(a, (dict, list, tuple)):
+        parts = a.items() if isinstance(a, dict) else enumerate(a)
+        lengths = {f"{name}[{k!r}]": _length(f"{name}[{k!r}]", v) for k, v in parts}
+        if not lengths:
+            raise ValueError(f"{name} is an empty {type(a).__name__}: no inputs")
+        if len(set(lengths.values())) != 1:
+            raise ValueError(f"the parts of {name} have different numbers of examples: {lengths}")
+        return next(iter(lengths.values()))
     shape = getattr(a, "shape", None)
     if shape is not None:
         if len(shape) == 0:

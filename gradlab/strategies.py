@@ -24,7 +24,7 @@ from .accumulate import Accumulators, fused_grads
 from .batchnorm import BATCHNORM_MODES, NO_WINDOW, WindowMoments, check_window
 from .gradients import apply_update, loss_and_grads, densify, normalize_sample_weight
 from .host_average import host_average
-from .microbatch import _check_count, batch_size, offsets, split_sizes
+from .microbatch import _check_count, batch_size, offsets, split_sizes, take
 from .towers import _check_device_names, average_gradients
 
 # Loss reductions that divide by the number of examples: micro-batch means weighted by n_i / B
@@ -97,7 +97,7 @@ class Strategy:
     def _build(self, x):
         with self._scope():
             if not self.model.built:
-                self.model(np.asarray(x[:1]), training=False)
+                self.model(take(x, 0, 1), training=False)
                 if self.batchnorm == "window":
                     check_window(self.model)
             self._check_mask(x)
@@ -118,7 +118,7 @@ class Strategy:
         if (self._parts() == 1 or not isinstance(loss_fn, keras.losses.Loss)
                 or loss_fn.reduction in ("none", None)):
             return
-        pred = self.model(np.asarray(x[:1]), training=False)
+        pred = self.model(take(x, 0, 1), training=False)
         if getattr(pred, "_keras_mask", None) is not None:
             raise ValueError(
                 f"the model's output carries a Keras mask, and {type(loss_fn).__name__}"
@@ -199,7 +199,7 @@ class HostAverage(Strategy):
     def _update(self, x, y, sizes, *sample_weight):
         losses, grads_list = [], []
         for o, n in zip(offsets(sizes), sizes):
-            loss, grads = self._grads(x[o:o + n], y[o:o + n], *[u[o:o + n] for u in sample_weight])
+            loss, grads = self._grads(take(x, o, n), take(y, o, n), *[u[o:o + n] for u in sample_weight])
             losses.append(float(loss))
             grads_list.append([None if g is None else g.numpy() for g in grads])
         mean = host_average(grads_list, counts=sizes)
@@ -237,7 +237,7 @@ class Accumulate(Strategy):
             for o, n in zip(offsets(sizes), sizes):
                 w = n / total
                 # A tensor sum, read once by `step`: no wait for each micro-batch's result.
-                loss += w * self._accum(x[o:o + n], y[o:o + n], tf.constant(w, tf.float32),
+                loss += w * self._accum(take(x, o, n), take(y, o, n), tf.constant(w, tf.float32),
                                         *[u[o:o + n] for u in sample_weight])
         except BaseException:
             self.accumulators.reset()  # a failed step leaves nothing behind
@@ -265,7 +265,7 @@ class Fused(Strategy):
         def update(x, y, sample_weight=None):
             with self._moments.recording():
                 loss, grads = fused_grads(self.model, self.loss_fn, x, y,
-                                          split_sizes(x.shape[0], self.accum_steps),
+                                          split_sizes(batch_size(x, y), self.accum_steps),
                                           sample_weight, self.optimizer.scale_loss)
             self._apply(grads)
             return loss
@@ -304,16 +304,17 @@ class Towers(Strategy):
         variables = self.model.trainable_variables
 
         def update(x, y, sample_weight=None):
-            counts = split_sizes(x.shape[0], len(self.devices))
+            batch = batch_size(x, y)
+            counts = split_sizes(batch, len(self.devices))
             tower_grads, losses = [], []
             for device, o, n in zip(self.devices, offsets(counts), counts):
                 sw = None if sample_weight is None else sample_weight[o:o + n]
                 with tf.device(device), tf.name_scope(f"tower_{device.split(':')[-1]}"):
-                    loss, grads = fused_grads(self.model, self.loss_fn, x[o:o + n], y[o:o + n],
+                    loss, grads = fused_grads(self.model, self.loss_fn, take(x, o, n), take(y, o, n),
                                               split_sizes(n, self.accum_steps), sw,
                                               self.optimizer.scale_loss)
                 tower_grads.append(list(zip(grads, variables)))
-                losses.append(loss * (n / x.shape[0]))
+                losses.append(loss * (n / batch))
             averaged = average_gradients(tower_grads, counts=counts)
             self._apply([g for g, _ in averaged])
             return tf.add_n(losses)
@@ -368,7 +369,7 @@ class KerasAccumulation(Strategy):
         losses = []
         try:
             for o, n in zip(offsets(sizes), sizes):
-                losses.append(float(self._fn(x[o:o + n], y[o:o + n], *[u[o:o + n] for u in sample_weight])))
+                losses.append(float(self._fn(take(x, o, n), take(y, o, n), *[u[o:o + n] for u in sample_weight])))
         except BaseException:
             # Undo the half-finished window: Keras would apply it on a later micro-batch.
             opt._iterations.assign(start)

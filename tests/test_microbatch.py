@@ -46,3 +46,14 @@ def test_batch_size_checks():
         batch_size(np.zeros((0, 2)), np.zeros(0))
     with pytest.raises(TypeError, match="array or tensor"):
         batch_size(3, np.zeros(3))
+
+
+def test_several_inputs_split_together():
+    x = {"a": np.arange(10), "b": np.arange(20).reshape(10, 2)}
+    y = [np.arange(10), np.arange(10) * 2]
+    assert batch_size(x, y) == 10
+    (x0, y0, w0), *_ = micro_batches(x, y, 3)
+    np.testing.assert_array_equal(x0["b"], [[0, 1], [2, 3], [4, 5], [6, 7]])
+    assert isinstance(y0, list) and list(y0[1]) == [0, 2, 4, 6] and w0 == 0.4
+    with pytest.raises(ValueError, match=r"parts of x have different numbers of examples: .*'b'.*9"):
+        batch_size({"a": np.zeros(10), "b": np.zeros(9)}, y)

@@ -111,6 +111,26 @@ def test_fused_uses_xla_automatically_unless_the_model_convolves():
     assert not gl.make_strategy("fused", nested, loss_fn(), "sgd")._jit()
 
 
+def two_inputs_two_outputs():
+    keras.utils.set_random_seed(0)
+    a, b = keras.Input((4,), name="a"), keras.Input((3,), name="b")
+    h = keras.layers.Dense(8, activation="tanh")(keras.layers.Concatenate()([a, b]))
+    return keras.Model({"a": a, "b": b}, [keras.layers.Dense(1)(h), keras.layers.Dense(3)(h)])
+
+
+@pytest.mark.parametrize("name", EXACT + ["mirrored"])
+def test_models_with_several_inputs_and_outputs(name):
+    rng = np.random.default_rng(0)
+    x = {"a": rng.normal(size=(17, 4)).astype("f4"), "b": rng.normal(size=(17, 3)).astype("f4")}
+    y = [rng.normal(size=(17, 1)).astype("f4"), rng.integers(0, 3, 17)]
+    mse, ce = keras.losses.MeanSquaredError(), loss_fn()
+    both = lambda y, pred: mse(y[0], pred[0]) + ce(y[1], pred[1])  # noqa: E731
+    runs = [gl.make_strategy(n, two_inputs_two_outputs, both, OPTIMIZERS["adam"], accum_steps=k,
+                             devices=DEVICES) for n, k in (("large_batch", 1), (name, 3))]
+    losses = [[s.step(x, y) for _ in range(2)] for s in runs]
+    assert_same_update(*zip(runs, losses), atol=1e-5)
+
+
 def test_no_retracing_across_steps(batch):
     x, y = batch
     for name in ["large_batch", "fused", "towers", "accumulate"]:
