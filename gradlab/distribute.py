@@ -184,7 +184,7 @@ class _Update:
         return distribute(value_fn(x)), distribute(value_fn(y)), tf.constant(batch, tf.float32)
 
     def _update(self, x, y, batch):
-        with _gradients_already_reduced(self.optimizer), _losses_not_divided_by_replicas():
+        with gradients_already_reduced(self.optimizer), _losses_not_divided_by_replicas():
             loss = self.dist.run(self._replica_step, args=(x, y, batch))
         return self.dist.experimental_local_results(loss)[0]
 
@@ -238,7 +238,7 @@ def count_all_reduces(graph):
 
 
 @contextlib.contextmanager
-def _gradients_already_reduced(optimizer):
+def gradients_already_reduced(optimizer):
     """While the update is traced, `apply_gradients` does not all-reduce again.
 
     Keras 3's TensorFlow optimizer SUM-all-reduces the gradients it gets in a replica

@@ -14,6 +14,7 @@ Lesson: notebooks/04-variable-accumulation.ipynb
 from __future__ import annotations
 
 import contextlib
+import math
 
 import keras
 import numpy as np
@@ -40,6 +41,7 @@ class Strategy:
 
     name = None
     uses_devices = False
+    skips_non_finite = True  # `_apply` applies only a finite gradient (see `_apply`)
     supports_sample_weight = False
     batchnorm_modes = ("micro",)  # "window": BatchNorm statistics once per update
 
@@ -71,7 +73,21 @@ class Strategy:
         weighted = () if sample_weight is None else (self._check_sample_weight(sample_weight, batch),)
         if not self._ready:
             self._build(x)
-        return float(self._update(x, y, sizes, *weighted))
+        saved = self._snapshot()
+        try:
+            loss = float(self._update(x, y, sizes, *weighted))
+            if self.skips_non_finite and not math.isfinite(loss) and not _scales_loss(self.optimizer):
+                raise FloatingPointError(
+                    f"the loss of this update is {loss}; its gradient was not finite, so the "
+                    "update was skipped and the weights are unchanged. Check the inputs and "
+                    "labels (under XLA an out-of-range label gives NaN, not an error) or lower lr")
+        except BaseException:
+            # TensorFlow runs ops on other variables (the step counter, BatchNorm statistics)
+            # even when the gradient failed: put them back, so a failed step leaves no trace.
+            for v, value in zip(self._state, saved):
+                v.assign(value)
+            raise
+        return loss
 
     def trace_count(self):
         """How many times this strategy's compiled functions were traced (1 per shape)."""
@@ -104,6 +120,10 @@ class Strategy:
             self.optimizer.build(self.model.trainable_variables)
             self._moments = self._make_moments()
             self._setup()
+            # What a failed step must restore; read in one compiled call per step.
+            self._state = [o._iterations for o in distribute._optimizer_chain(self.optimizer)]
+            self._state += list(self.model.non_trainable_variables)
+            self._snapshot = tf.function(lambda: [tf.identity(v) for v in self._state])
         self._ready = True
 
     def _parts(self):
@@ -149,8 +169,24 @@ class Strategy:
         return f
 
     def _apply(self, grads):
-        apply_update(self.optimizer, grads, self.model.trainable_variables, self.clip_norm)
-        self._moments.update()  # batchnorm="window": moving statistics once per update
+        """Apply `grads` once, only if every entry is finite (`step` then raises).
+
+        A LossScaleOptimizer checks finiteness itself (skipping the update and lowering its
+        scale), so it gets every update.
+        """
+        def apply():
+            apply_update(self.optimizer, grads, self.model.trainable_variables, self.clip_norm)
+            self._moments.update()  # batchnorm="window": moving statistics once per update
+            return tf.constant(True)
+
+        if _scales_loss(self.optimizer):
+            return apply()
+        finite = tf.reduce_all([tf.reduce_all(tf.math.is_finite(g)) for g in densify(grads)
+                                if g is not None])
+        # Outside tf.distribute Keras's "all-reduce" of the gradients is an identity, built
+        # with custom_gradient, which cannot be made inside a tf.cond branch: skip it.
+        with distribute.gradients_already_reduced(self.optimizer):
+            return tf.cond(finite, apply, lambda: tf.constant(False))
 
     def __repr__(self):
         return (f"<{type(self).__name__} {self.name!r} accum_steps={self.accum_steps} "
@@ -329,6 +365,7 @@ class KerasAccumulation(Strategy):
     """
 
     name = "keras"
+    skips_non_finite = False  # the reference: Keras applies whatever it accumulated
     supports_sample_weight = True
 
     def _make_optimizer(self, optimizer):
@@ -388,6 +425,8 @@ class Mirrored(Strategy):
     """
 
     name = "mirrored"
+    # Keras's update under a strategy calls merge_call, which cannot sit inside tf.cond.
+    skips_non_finite = False
     uses_devices = True
 
     def __init__(self, model, loss_fn, optimizer, accum_steps=1, devices=None,
@@ -474,6 +513,11 @@ def make_strategy(name, model, loss_fn, optimizer, accum_steps=1, devices=None, 
     if not (isinstance(jit_compile, bool) or jit_compile == "auto"):
         raise ValueError(f"jit_compile must be True, False or 'auto', got {jit_compile!r}")
     cls = _CLASSES[name]
+    if cls is Mirrored and isinstance(model, keras.Model):
+        raise TypeError(
+            f"mirrored needs a model builder (a zero-argument callable such as "
+            f"lambda: make_model()), got the built model {model.name!r}: MirroredStrategy must "
+            "create the variables inside its own scope, to mirror them on every device")
     _check_batchnorm(options.get("batchnorm", "micro"), cls)
     if cls.uses_devices:
         devices = _check_devices(devices)
@@ -490,6 +534,10 @@ def _check_batchnorm(batchnorm, cls):
             f"batchnorm={batchnorm!r} is not supported by strategy {cls.name!r} (supported by "
             f"{', '.join(supported)}): it updates BatchNorm statistics once per micro-batch. Use "
             "batchnorm='micro', or GroupNormalization/LayerNormalization (no batch statistics)")
+
+
+def _scales_loss(optimizer):
+    return isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
 
 
 def _check_devices(devices):

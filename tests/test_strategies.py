@@ -177,7 +177,7 @@ def test_bad_arguments():
         gl.make_strategy("towers", model, loss_fn(), "sgd", devices="/CPU:0")
     for name in ("towers", "mirrored"):
         with pytest.raises(TypeError, match="devices must be a list of device name strings, got 5"):
-            gl.make_strategy(name, model, loss_fn(), "sgd", devices=5)
+            gl.make_strategy(name, lambda: model, loss_fn(), "sgd", devices=5)
 
 
 def test_a_loss_that_does_not_average_over_examples_is_refused_up_front():
@@ -234,6 +234,38 @@ def test_bad_batches_change_nothing(batch, name):
     clean.step(x, y), clean.step(x, y)
     for a, b in zip(_state(s), _state(clean)):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["large_batch", "host_average", "accumulate", "fused", "towers"])
+def test_a_step_that_fails_at_run_time_leaves_no_trace(batch, name):
+    # Labels out of range fail inside the compiled step (or, under XLA, give a NaN loss):
+    # the counter and the BatchNorm statistics, which TensorFlow updates anyway, go back too.
+    x, y = batch
+    s = gl.make_strategy(name, lambda: make_model("mlp", seed=1, batchnorm=True), loss_fn(),
+                         OPTIMIZERS["adam"], accum_steps=3, devices=DEVICES)
+    s.step(x, y)
+    before = _state(s)
+    with pytest.raises((tf.errors.InvalidArgumentError, FloatingPointError)):
+        s.step(x, y + 10)
+    for a, b in zip(before, _state(s)):
+        np.testing.assert_array_equal(a, b)
+    assert int(s.optimizer.iterations.numpy()) == 1
+
+
+def test_a_non_finite_update_is_skipped_with_a_clear_error(batch):
+    x, y = batch
+    s = gl.make_strategy("fused", make_model("mlp", seed=1), loss_fn(), "sgd", accum_steps=3)
+    s.step(x, y)
+    before = _state(s)
+    with pytest.raises(FloatingPointError, match="update was skipped and the weights are unchanged"):
+        s.step(np.full_like(x, np.nan), y)
+    for a, b in zip(before, _state(s)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_mirrored_needs_builders():
+    with pytest.raises(TypeError, match="mirrored.*builder"):
+        gl.make_strategy("mirrored", make_model("mlp"), loss_fn(), "sgd", devices=DEVICES)
 
 
 def test_towers_needs_enough_examples_per_tower(batch):
