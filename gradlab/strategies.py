@@ -120,10 +120,15 @@ class Strategy:
             self.optimizer.build(self.model.trainable_variables)
             self._moments = self._make_moments()
             self._setup()
-            # What a failed step must restore; read in one compiled call per step.
-            self._state = [o._iterations for o in distribute._optimizer_chain(self.optimizer)]
-            self._state += list(self.model.non_trainable_variables)
-            self._snapshot = tf.function(lambda: [tf.identity(v) for v in self._state])
+            # What a failed step must restore, read in one compiled call per step: state that
+            # the forward pass updates (BatchNorm statistics), and the step counter where the
+            # update is not inside `_apply`'s finite-gradient tf.cond, which keeps it in step.
+            guarded = self.skips_non_finite and not _scales_loss(self.optimizer)
+            self._state = list(self.model.non_trainable_variables)
+            if not guarded:
+                self._state += [o._iterations for o in distribute._optimizer_chain(self.optimizer)]
+            read = tf.function(lambda: [tf.identity(v) for v in self._state])
+            self._snapshot = read if self._state else list
         self._ready = True
 
     def _parts(self):
