@@ -42,7 +42,7 @@ from tqdm.auto import tqdm
 
 from .cache import jsonable
 from .data import load_mnist
-from .microbatch import _check_count
+from .microbatch import _check_count, parse_counts
 from .models import MODELS, make_model
 from .strategies import STRATEGIES, make_strategy
 from .towers import tower_devices
@@ -393,16 +393,6 @@ def _num(v, width, fmt=".2f"):
 
 # -- command line ---------------------------------------------------------------------------
 
-def _counts(text):
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        values = []
-    if not values or any(v < 1 for v in values):
-        raise argparse.ArgumentTypeError(f"expected positive integers like 1,2,4,8,16, got {text!r}")
-    return values
-
-
 def cli(argv=None):
     """`python -m gradlab bench`: the table (or a sweep over N); with `--json` one JSON object
     instead, as `table --json` does, so the output parses as it is."""
@@ -420,7 +410,7 @@ def cli(argv=None):
                         help="numpy arrays (default, as notebooks pass them) or tensors")
     parser.add_argument("--strategies", nargs="+", default=None, metavar="S",
                         help="default: all that can run here; add fused+xla or large_batch+xla for XLA")
-    parser.add_argument("--sweep", type=_counts, default=None, metavar="N,N,...",
+    parser.add_argument("--sweep", type=parse_counts, default=None, metavar="N,N,...",
                         help="run for every N at the fixed micro-batch, e.g. 1,2,4,8,16")
     parser.add_argument("--towers", type=int, default=None, metavar="K",
                         help="make K logical devices first (tower_devices), so towers and mirrored run")

@@ -210,7 +210,7 @@ class _Update:
                 "keras.src.losses.loss has no scale_loss_for_distribution: this Keras version "
                 "scales losses under a strategy differently, and gradlab cannot make sure each "
                 "replica's loss is divided exactly once")
-        for opt in _optimizer_chain(self.optimizer):
+        for opt in optimizer_chain(self.optimizer):
             if not callable(getattr(opt, "_all_reduce_sum_gradients", None)):
                 raise RuntimeError(
                     f"{type(opt).__name__} has no _all_reduce_sum_gradients: this Keras version "
@@ -248,7 +248,7 @@ def gradients_already_reduced(optimizer):
     replicas). Keras 2 skipped it with `apply_gradients(experimental_aggregate_gradients=
     False)`; Keras 3 has no switch, so this passes the gradients through, as that did.
     """
-    chain = _optimizer_chain(optimizer)
+    chain = optimizer_chain(optimizer)
     for opt in chain:
         opt._all_reduce_sum_gradients = list
     try:
@@ -277,7 +277,7 @@ def _losses_not_divided_by_replicas():
         _keras_loss.scale_loss_for_distribution = saved
 
 
-def _optimizer_chain(optimizer):
+def optimizer_chain(optimizer):
     """The optimizer and any it wraps (a LossScaleOptimizer's inner_optimizer)."""
     chain = [optimizer]
     while getattr(chain[-1], "inner_optimizer", None) is not None:

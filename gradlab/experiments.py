@@ -30,7 +30,7 @@ from tqdm.auto import tqdm
 from . import noise
 from .cache import ResultCache, jsonable
 from .data import NUM_CLASSES, TRAIN_PER_CLASS, load_mnist
-from .microbatch import _check_count
+from .microbatch import _check_count, parse_counts
 from .models import MODELS, make_model
 from .stats import anova, mean_std, pooled_t, pooled_var, welch_t
 from .strategies import STRATEGIES, make_strategy
@@ -574,17 +574,6 @@ def format_noise(report, config):
 
 # -- command line -------------------------------------------------------------------------------
 
-def _counts(text):
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers like 1,5,10,20, "
-                                         f"got {text!r}") from None
-    if not values or any(v < 1 for v in values):
-        raise argparse.ArgumentTypeError(f"expected positive integers like 1,5,10,20, got {text!r}")
-    return values
-
-
 def _json(obj):
     """Strict JSON (NaN and infinity become null): what `json.loads` elsewhere accepts."""
     return json.dumps(jsonable(obj), allow_nan=False)
@@ -619,7 +608,7 @@ def table_cli(argv=None):
         "(the published table), or at a fixed micro-batch with --micro-batch."))
     parser.add_argument("--runs", type=_positive(int), default=10, help="seeds per row (10)")
     parser.add_argument("--updates", type=_positive(int), default=1000, help="optimizer updates (1000)")
-    parser.add_argument("--accum", type=_counts, default=[1, 5, 10, 20], help="N values (1,5,10,20)")
+    parser.add_argument("--accum", type=parse_counts, default=[1, 5, 10, 20], help="N values (1,5,10,20)")
     batch = parser.add_mutually_exclusive_group()
     batch.add_argument("--effective-batch", type=_positive(int), default=None,
                        help=f"examples per update ({REFERENCE_BATCH})")
@@ -655,7 +644,7 @@ def noise_cli(argv=None):
         "At one fixed point, the variance of the accumulated gradient against N and N*b "
         "(theory: tr(S)/(N*b)), its cosine to the full-data gradient, the gradient noise "
         "scale B_simple, and the training-loss noise of short runs."))
-    parser.add_argument("--accum", type=_counts, default=list(d.accum), help="N values (1,2,5,10,20)")
+    parser.add_argument("--accum", type=parse_counts, default=list(d.accum), help="N values (1,2,5,10,20)")
     parser.add_argument("--micro-batch", type=_positive(int), default=d.micro_batch,
                         help=f"b of the fixed micro-batch series ({d.micro_batch})")
     parser.add_argument("--effective-batch", type=_positive(int), default=d.effective_batch,

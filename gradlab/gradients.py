@@ -70,8 +70,9 @@ def loss_and_grads(model, loss_fn, x, y, weight=1.0, sample_weight=None, scale_l
 def densify(grads):
     """Dense gradients: `tf.IndexedSlices` (from `Embedding`, `gather`) become tensors.
 
-    Keras's Adam applies an IndexedSlices gradient with duplicate rows one occurrence at a
-    time, so a large batch through an Embedding would not be the mean-gradient update; and
+    Keras's Adam adds the square of each occurrence of a duplicate row to its second moment,
+    not the square of their sum, so a large batch through an Embedding would not be the
+    mean-gradient update (a row of ones listed twice: 2, not 4); and
     slices of different lengths cannot be summed in a loop or all-reduced. Every gradlab
     strategy applies dense gradients, so all of them, large_batch included, agree.
     """

@@ -12,6 +12,7 @@ Lesson: notebooks/01-why-average.ipynb
 """
 from __future__ import annotations
 
+import argparse
 import numbers
 
 import numpy as np
@@ -24,6 +25,19 @@ def _check_count(name, value, minimum=1):
     if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
+
+
+def parse_counts(text):
+    """`"1,5,10"` -> `[1, 5, 10]`: the `--accum`/`--sweep` lists of the command line (an
+    `argparse` type: bad text is an ArgumentTypeError that names it)."""
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers like 1,5,10,20, "
+                                         f"got {text!r}") from None
+    if not values or any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"expected positive integers like 1,5,10,20, got {text!r}")
+    return values
 
 
 def split_sizes(batch, accum_steps):

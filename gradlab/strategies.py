@@ -112,11 +112,12 @@ class Strategy:
 
     def _build(self, x):
         with self._scope():
-            if not self.model.built:
-                self.model(take(x, 0, 1), training=False)
-                if self.batchnorm == "window":
-                    check_window(self.model)
-            self._check_mask(x)
+            built = self.model.built
+            # One forward pass of one example builds the model and shows if its output is masked.
+            pred = self.model(take(x, 0, 1), training=False)
+            if self.batchnorm == "window" and not built:
+                check_window(self.model)
+            self._check_mask(pred)
             self.optimizer.build(self.model.trainable_variables)
             self._moments = self._make_moments()
             self._setup()
@@ -126,7 +127,7 @@ class Strategy:
             guarded = self.skips_non_finite and not _scales_loss(self.optimizer)
             self._state = list(self.model.non_trainable_variables)
             if not guarded:
-                self._state += [o._iterations for o in distribute._optimizer_chain(self.optimizer)]
+                self._state += [o._iterations for o in distribute.optimizer_chain(self.optimizer)]
             read = tf.function(lambda: [tf.identity(v) for v in self._state])
             self._snapshot = read if self._state else list
         self._ready = True
@@ -135,15 +136,14 @@ class Strategy:
         """Loss calls that one update is split into."""
         return self.accum_steps
 
-    def _check_mask(self, x):
+    def _check_mask(self, pred):
         # A Keras loss object with a mean reduction divides by the unmasked entries of each
         # call, so a split update would weight every micro-batch by its own count (measured:
-        # 2e-4 off in the weights). One forward pass of one example tells if there is a mask.
+        # 2e-4 off in the weights).
         loss_fn = self.loss_fn
         if (self._parts() == 1 or not isinstance(loss_fn, keras.losses.Loss)
                 or loss_fn.reduction in ("none", None)):
             return
-        pred = self.model(take(x, 0, 1), training=False)
         if getattr(pred, "_keras_mask", None) is not None:
             raise ValueError(
                 f"the model's output carries a Keras mask, and {type(loss_fn).__name__}"
@@ -405,16 +405,13 @@ class KerasAccumulation(Strategy):
 
     def _update(self, x, y, sizes, *sample_weight):
         opt = getattr(self.optimizer, "inner_optimizer", self.optimizer)
-        # The raw micro-batch counter: with accumulation, Keras's `iterations` is a read-only
-        # floor(_iterations / N), while schedules read `_iterations` itself.
-        start = int(opt._iterations.numpy())
         losses = []
         try:
             for o, n in zip(offsets(sizes), sizes):
                 losses.append(float(self._fn(take(x, o, n), take(y, o, n), *[u[o:o + n] for u in sample_weight])))
         except BaseException:
             # Undo the half-finished window: Keras would apply it on a later micro-batch.
-            opt._iterations.assign(start)
+            # (`step` puts the micro-batch counter, `_iterations`, back.)
             for acc in getattr(opt, "_accumulated_gradients", None) or []:
                 acc.assign(tf.zeros_like(acc))
             raise
