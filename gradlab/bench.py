@@ -42,7 +42,7 @@ from tqdm.auto import tqdm
 
 from .cache import jsonable
 from .data import load_mnist
-from .microbatch import _check_count, parse_counts
+from .microbatch import check_count, parse_counts
 from .models import MODELS, make_model
 from .strategies import STRATEGIES, make_strategy
 from .towers import tower_devices
@@ -112,7 +112,7 @@ def run_sweep(accum=(1, 2, 4, 8, 16), model="mlp", micro_batch=10, progress=True
     """
     if isinstance(accum, (str, int, np.integer)) or not accum:
         raise ValueError(f"accum must be a non-empty list of accumulation counts, got {accum!r}")
-    accum = [_check_count("accum_steps", n) for n in accum]
+    accum = [check_count("accum_steps", n) for n in accum]
     configs = [_config(model=model, accum_steps=n, micro_batch=micro_batch, **options) for n in accum]
     with _bar(configs, progress) as bar:
         runs = [_run(c, bar) for c in configs]
@@ -132,7 +132,7 @@ def _config(model, accum_steps, micro_batch, rounds=20, updates=5, warmup=3, str
                                  ("inputs", inputs, INPUTS)):
         if not isinstance(value, str) or value not in choices:
             raise ValueError(f"unknown {name} {value!r}; choose one of {', '.join(choices)}")
-    counts = {k: _check_count(k, v) for k, v in (
+    counts = {k: check_count(k, v) for k, v in (
         ("accum_steps", accum_steps), ("micro_batch", micro_batch), ("rounds", rounds),
         ("updates", updates), ("warmup", warmup), ("memory_updates", memory_updates))}
     names = None if strategies is None else _check_names(strategies)

@@ -81,27 +81,6 @@ def make_multi_worker(timeout_seconds=None):
     return tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
 
 
-def check_batch(batch, num_replicas, accum_steps):
-    """Examples per replica: `check_batch(31, 2, 3) == [16, 15]` (= `split_sizes(31, 2)`).
-
-    Args:
-        batch: examples in the global batch.
-        num_replicas: `num_replicas_in_sync` (all replicas on all workers).
-        accum_steps: micro-batches per replica.
-    Returns:
-        list of `num_replicas` shard sizes summing to `batch`.
-    Raises:
-        ValueError: some replica would get fewer than `accum_steps` examples (pure Python:
-            nothing has touched TensorFlow yet).
-    """
-    if batch < num_replicas * accum_steps:
-        raise ValueError(
-            f"a batch of {batch} examples is too small for {num_replicas} replicas of "
-            f"accum_steps={accum_steps} micro-batches; it needs at least "
-            f"{num_replicas * accum_steps}")
-    return split_sizes(batch, num_replicas)
-
-
 def replica_loss_factor(distribution, loss_fn, y, pred):
     """`loss_fn(y, pred)` outside any strategy, divided by the same inside a replica.
 

@@ -30,7 +30,7 @@ from tqdm.auto import tqdm
 from . import noise
 from .cache import ResultCache, jsonable
 from .data import NUM_CLASSES, TRAIN_PER_CLASS, load_mnist
-from .microbatch import _check_count, parse_counts
+from .microbatch import check_count, parse_counts
 from .models import MODELS, make_model
 from .stats import anova, mean_std, pooled_t, pooled_var, welch_t
 from .strategies import STRATEGIES, make_strategy
@@ -81,8 +81,8 @@ class RunConfig:
             if not isinstance(value, str) or value not in options:
                 raise ValueError(f"{name} must be one of {', '.join(options)}; got {value!r}")
         for name in ("accum_steps", "micro_batch", "updates", "eval_every"):
-            object.__setattr__(self, name, _check_count(name, getattr(self, name)))
-        object.__setattr__(self, "seed", _check_count("seed", self.seed, minimum=0))
+            object.__setattr__(self, name, check_count(name, getattr(self, name)))
+        object.__setattr__(self, "seed", check_count("seed", self.seed, minimum=0))
         lr = self.lr
         if isinstance(lr, bool) or not isinstance(lr, numbers.Real):
             raise TypeError(f"lr must be a positive number, got {lr!r} ({type(lr).__name__})")
@@ -303,19 +303,19 @@ def compare(configs, cache=True, progress=True):
 
 def table_configs(accum, effective_batch=REFERENCE_BATCH, micro_batch=None, runs=10, **common):
     """`[[RunConfig per run] per N]`; checks every argument before any TensorFlow work."""
-    accum = [_check_count("accum_steps", n) for n in accum]
+    accum = [check_count("accum_steps", n) for n in accum]
     if not accum:
         raise ValueError("accum must list at least one accumulation count, got []")
     if len(set(accum)) != len(accum):  # rows are keyed by N: a repeat would vanish
         raise ValueError(f"accum must list each accumulation count once, got {accum}")
-    runs = _check_count("runs", runs)
+    runs = check_count("runs", runs)
     seed = common.pop("seed", 0)
     if micro_batch is None:
-        effective_batch = _check_count("effective_batch", effective_batch)
+        effective_batch = check_count("effective_batch", effective_batch)
         _check_divisible(effective_batch, accum)
         micro = {n: effective_batch // n for n in accum}
     else:
-        micro = {n: _check_count("micro_batch", micro_batch) for n in accum}
+        micro = {n: check_count("micro_batch", micro_batch) for n in accum}
     return [[RunConfig(accum_steps=n, micro_batch=micro[n], seed=seed + r, **common)
              for r in range(runs)] for n in accum]
 
@@ -434,15 +434,15 @@ class NoiseConfig:
     def __post_init__(self):
         if isinstance(self.accum, (str, bytes)) or not hasattr(self.accum, "__iter__"):
             raise TypeError(f"accum must be a sequence of accumulation counts, got {self.accum!r}")
-        accum = tuple(_check_count("accum_steps", n) for n in self.accum)
+        accum = tuple(check_count("accum_steps", n) for n in self.accum)
         if len(set(accum)) < 2:
             raise ValueError(f"accum needs at least 2 different counts to fit a slope, "
                              f"got {self.accum!r}")
         object.__setattr__(self, "accum", accum)
         for name in ("micro_batch", "effective_batch", "draws", "examples"):
-            object.__setattr__(self, name, _check_count(name, getattr(self, name)))
+            object.__setattr__(self, name, check_count(name, getattr(self, name)))
         for name in ("warmup", "loss_updates"):
-            object.__setattr__(self, name, _check_count(name, getattr(self, name), minimum=0))
+            object.__setattr__(self, name, check_count(name, getattr(self, name), minimum=0))
         _check_divisible(self.effective_batch, accum)
         if self.examples > TRAIN_SIZE:
             raise ValueError(f"examples must be at most {TRAIN_SIZE:,}, got {self.examples}")

@@ -22,10 +22,9 @@ import numpy as np
 import tensorflow as tf
 
 from . import towers
-from .distribute import check_batch
 from .gradients import densify
 from .host_average import host_average
-from .microbatch import _check_count, batch_size, micro_batches, offsets, split_sizes
+from .microbatch import check_batch, check_count, batch_size, micro_batches, offsets, split_sizes
 
 v1 = tf.compat.v1
 OPTIMIZERS = ("sgd", "momentum", "adam")
@@ -181,7 +180,7 @@ def build_towers(num_towers=2, devices=None, model="mlp", lr=0.1, optimizer="sgd
 
     Lesson: notebooks/02-tower-averaging.ipynb
     """
-    num_towers = _check_count("num_towers", num_towers)
+    num_towers = check_count("num_towers", num_towers)
     model, input_shape = _check_common(model, lr, optimizer, seed, input_shape, optimizer_args)
     devices = _check_devices(devices, num_towers)
     graph = tf.Graph()
@@ -218,7 +217,7 @@ def build_towers(num_towers=2, devices=None, model="mlp", lr=0.1, optimizer="sgd
 
 def tower_update(sess, parts, x, y):
     """One update of a tower graph from the batch `(x, y)`; returns its mean loss."""
-    check_batch(batch_size(x, y), len(parts.devices), 1)
+    check_batch(batch_size(x, y), len(parts.devices))
     loss, _ = sess.run([parts.loss, parts.train_step], {parts.x: x, parts.y: y})
     return float(loss)
 
@@ -417,7 +416,7 @@ def _check_devices(devices, num_towers):
     if devices is None:
         found = tf.config.list_logical_devices("GPU") or tf.config.list_logical_devices("CPU")
         return [found[t % len(found)].name for t in range(num_towers)]
-    devices = towers._check_device_names(devices)
+    devices = towers.check_device_names(devices)
     if len(devices) != num_towers:
         raise ValueError(f"devices must name one device per tower ({num_towers}), got {devices!r}")
     return devices

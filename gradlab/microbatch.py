@@ -18,7 +18,7 @@ import numbers
 import numpy as np
 
 
-def _check_count(name, value, minimum=1):
+def check_count(name, value, minimum=1):
     """A positive integer, else a TypeError/ValueError that names `name` and the value."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be a positive integer, got {value!r} ({type(value).__name__})")
@@ -41,25 +41,38 @@ def parse_counts(text):
 
 
 def split_sizes(batch, accum_steps):
-    """Sizes of `accum_steps` micro-batches covering `batch` examples, as even as possible.
+    """Sizes of `min(batch, accum_steps)` micro-batches covering `batch` examples, as even
+    as possible.
 
     `split_sizes(10, 3) == [4, 3, 3]`: the first `batch % accum_steps` micro-batches take
-    one extra example (the same split as `np.array_split`).
+    one extra example (the same split as `np.array_split`). A batch smaller than
+    `accum_steps` (a data set's short last batch) gives one micro-batch per example,
+    `split_sizes(3, 8) == [1, 1, 1]`: still exact, since every rule weights by counts.
 
     Args:
         batch: number of examples in the effective batch.
         accum_steps: number of micro-batches.
     Returns:
-        list of `accum_steps` positive ints summing to `batch`.
+        list of positive ints summing to `batch`.
     """
-    batch = _check_count("batch size", batch)
-    accum_steps = _check_count("accum_steps", accum_steps)
-    if batch < accum_steps:
-        raise ValueError(
-            f"a batch of {batch} examples cannot be split into accum_steps={accum_steps} "
-            "non-empty micro-batches; use a batch of at least accum_steps examples")
+    batch = check_count("batch size", batch)
+    accum_steps = min(check_count("accum_steps", accum_steps), batch)
     base, extra = divmod(batch, accum_steps)
     return [base + 1] * extra + [base] * (accum_steps - extra)
+
+
+def check_batch(batch, num_replicas):
+    """Examples per replica (or tower): `check_batch(31, 2) == [16, 15]` (= `split_sizes(31, 2)`).
+
+    Raises ValueError (pure Python, before any TensorFlow work) when some replica would get
+    no example at all; a replica with fewer examples than `accum_steps` simply makes one
+    micro-batch per example (`split_sizes`).
+    """
+    if batch < num_replicas:
+        raise ValueError(
+            f"a batch of {batch} examples is too small for {num_replicas} replicas (or towers): "
+            f"each needs at least one example; use a batch of at least {num_replicas}")
+    return split_sizes(batch, num_replicas)
 
 
 def offsets(sizes):

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from .data import NUM_CLASSES, TRAIN_PER_CLASS
-from .microbatch import _check_count
+from .microbatch import check_count
 
 TRAIN_EXAMPLES = TRAIN_PER_CLASS * NUM_CLASSES  # load_mnist()'s shipped training split
 MAX_WORKERS = 16       # each worker is a whole TensorFlow process
@@ -52,13 +52,13 @@ class WorkerError(RuntimeError):
 
 def check_args(workers, accum_steps, updates, batch, timeout, fail_worker=None):
     """ValueError/TypeError naming the bad argument, before any process or TF work."""
-    workers = _check_count("workers", workers)
+    workers = check_count("workers", workers)
     if workers > MAX_WORKERS:
         raise ValueError(f"workers must be at most {MAX_WORKERS} (each is a whole TensorFlow "
                          f"process), got {workers}")
-    accum_steps = _check_count("accum_steps", accum_steps)
-    updates = _check_count("updates", updates)
-    batch = _check_count("batch", batch)
+    accum_steps = check_count("accum_steps", accum_steps)
+    updates = check_count("updates", updates)
+    batch = check_count("batch", batch)
     if batch < workers * accum_steps:
         raise ValueError(f"batch must be at least workers * accum_steps = {workers * accum_steps} "
                          f"(every worker needs accum_steps non-empty micro-batches), got {batch}")

@@ -22,7 +22,7 @@ import tensorflow as tf
 
 from .accumulate import fused_grads
 from .gradients import densify, mean_loss
-from .microbatch import _check_count, batch_size
+from .microbatch import check_count, batch_size
 from .stats import moving_average
 
 
@@ -56,9 +56,9 @@ def loss_noise(losses, window=51, start=None):
     losses = np.asarray(losses, dtype=np.float64)
     if losses.ndim != 1:
         raise ValueError(f"losses must be one loss per update (1-D), got shape {losses.shape}")
-    window = _check_count("window", window)
+    window = check_count("window", window)
     size = len(losses)
-    start = size // 4 if start is None else _check_count("start", start, minimum=0)
+    start = size // 4 if start is None else check_count("start", start, minimum=0)
     w = min(window, size - start)
     w -= 1 - w % 2  # odd, so that the window is centred
     if w < 3:
@@ -114,7 +114,7 @@ def gradient_stats(model, loss_fn, x, y, chunk=50):
         `GradientStats(n, grad, grad_sq_norm, trace_cov, noise_scale)`.
     """
     n = batch_size(x, y)
-    chunk = _check_count("chunk", chunk)
+    chunk = check_count("chunk", chunk)
 
     @tf.function(reduce_retracing=True)
     def moments(xc, yc):
@@ -162,9 +162,9 @@ def sample_gradients(model, loss_fn, x, y, accum_steps, micro_batch, draws, full
         `cosine` cos(g_B, G), and `loss`, the mean loss of the effective batch.
     """
     n = batch_size(x, y)
-    accum_steps = _check_count("accum_steps", accum_steps)
-    micro_batch = _check_count("micro_batch", micro_batch)
-    draws = _check_count("draws", draws)
+    accum_steps = check_count("accum_steps", accum_steps)
+    micro_batch = check_count("micro_batch", micro_batch)
+    draws = check_count("draws", draws)
     full = tf.constant(np.asarray(full_grad, dtype=np.float32).ravel())
     sizes = tf.constant([micro_batch] * accum_steps, tf.int32)
 
@@ -200,7 +200,7 @@ def two_batch_noise_scale(sq_norm_small, sq_norm_big, b_small, b_big):
         `(grad_sq_norm, trace_cov, noise_scale)`; B_simple is the ratio of the two averages
         (each unbiased; their ratio is what the paper reports).
     """
-    b_small, b_big = _check_count("b_small", b_small), _check_count("b_big", b_big)
+    b_small, b_big = check_count("b_small", b_small), check_count("b_big", b_big)
     if b_small >= b_big:
         raise ValueError(f"b_small must be smaller than b_big, got {b_small} and {b_big}")
     small, big = float(np.mean(sq_norm_small)), float(np.mean(sq_norm_big))

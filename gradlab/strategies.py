@@ -25,8 +25,8 @@ from .accumulate import Accumulators, fused_grads
 from .batchnorm import BATCHNORM_MODES, NO_WINDOW, WindowMoments, check_window
 from .gradients import apply_update, loss_and_grads, densify, normalize_sample_weight
 from .host_average import host_average
-from .microbatch import _check_count, batch_size, offsets, split_sizes, take
-from .towers import _check_device_names, average_gradients
+from .microbatch import check_batch, check_count, batch_size, offsets, split_sizes, take
+from .towers import check_device_names, average_gradients
 
 # Loss reductions that divide by the number of examples: micro-batch means weighted by n_i / B
 # (and sample weights normalised over the update) then add up to the large-batch mean.
@@ -336,7 +336,7 @@ class Towers(Strategy):
     supports_sample_weight = True
 
     def _check_batch(self, batch):
-        return distribute.check_batch(batch, len(self.devices), self.accum_steps)
+        return check_batch(batch, len(self.devices))
 
     def _parts(self):
         return len(self.devices) * self.accum_steps
@@ -447,7 +447,7 @@ class Mirrored(Strategy):
         return self.distribution.scope()
 
     def _check_batch(self, batch):
-        return distribute.check_batch(batch, self.distribution.num_replicas_in_sync, self.accum_steps)
+        return check_batch(batch, self.distribution.num_replicas_in_sync)
 
     def _parts(self):
         return self.distribution.num_replicas_in_sync * self.accum_steps
@@ -491,7 +491,7 @@ def make_strategy(name, model, loss_fn, optimizer, accum_steps=1, devices=None, 
     """
     if name not in _CLASSES:
         raise ValueError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
-    accum_steps = _check_count("accum_steps", accum_steps)
+    accum_steps = check_count("accum_steps", accum_steps)
     if not callable(loss_fn) and not isinstance(loss_fn, str):
         raise TypeError(f"loss_fn must be callable as loss_fn(y, pred), got {loss_fn!r}")
     reduction = getattr(loss_fn, "reduction", None)
@@ -546,7 +546,7 @@ def _check_devices(devices):
     if devices is None:
         gpus = tf.config.list_logical_devices("GPU")
         return [d.name for d in (gpus or tf.config.list_logical_devices("CPU"))]
-    devices = _check_device_names(devices)
+    devices = check_device_names(devices)
     if not devices:
         raise ValueError(f"devices must name at least one device, got {devices!r}")
     return devices

@@ -15,7 +15,7 @@ import numbers
 
 import tensorflow as tf
 
-from .microbatch import _check_count, weights as count_weights
+from .microbatch import check_count, weights as count_weights
 
 
 def average_gradients(tower_grads, counts=None):
@@ -96,7 +96,7 @@ def _check_counts(counts, k):
     return [float(v) for v in count_weights(counts)]
 
 
-def _check_device_names(devices):
+def check_device_names(devices):
     """`devices` as a list, if it is a list or tuple of device name strings; else TypeError."""
     if not isinstance(devices, (list, tuple)) or not all(isinstance(d, str) for d in devices):
         raise TypeError(f"devices must be a list of device name strings, got {devices!r}")
@@ -124,7 +124,7 @@ def tower_devices(n, gpu_memory_mb=1024):
     Returns:
         list of `n` device name strings, e.g. `['/device:CPU:0', '/device:CPU:1']`.
     """
-    n = _check_count("num_towers", n)
+    n = check_count("num_towers", n)
     gpus = tf.config.list_physical_devices("GPU")
     kind = "GPU" if gpus else "CPU"
     existing = tf.config.list_logical_devices(kind) if _initialised() else []

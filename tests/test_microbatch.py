@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from gradlab.microbatch import batch_size, micro_batches, offsets, split_sizes, weights
+from gradlab.microbatch import batch_size, check_batch, micro_batches, offsets, split_sizes, weights
 
 
 def test_split_sizes_even_and_uneven():
@@ -33,9 +33,16 @@ def test_bad_accum_steps(accum_steps, error):
     assert repr(accum_steps) in str(info.value)
 
 
-def test_batch_smaller_than_accum_steps():
-    with pytest.raises(ValueError, match="batch of 3 examples.*accum_steps=4"):
-        split_sizes(3, 4)
+def test_batch_smaller_than_accum_steps_gives_one_example_each():
+    assert split_sizes(3, 4) == [1, 1, 1]
+    assert split_sizes(1, 8) == [1]
+
+
+def test_check_batch_gives_replica_shards():
+    assert check_batch(31, 2) == [16, 15]
+    assert check_batch(3, 2) == [2, 1]
+    with pytest.raises(ValueError, match="batch of 1 examples is too small for 2 replicas"):
+        check_batch(1, 2)
 
 
 def test_batch_size_checks():
