@@ -26,7 +26,7 @@ from .batchnorm import BATCHNORM_MODES, NO_WINDOW, WindowMoments, check_window
 from .gradients import apply_update, loss_and_grads, densify, normalize_sample_weight
 from .host_average import host_average
 from .microbatch import check_batch, check_count, batch_size, offsets, split_sizes, take
-from .towers import check_device_names, average_gradients
+from .towers import average_gradients, check_device_names, local_devices
 
 # Loss reductions that divide by the number of examples: micro-batch means weighted by n_i / B
 # (and sample weights normalised over the update) then add up to the large-batch mean.
@@ -544,8 +544,7 @@ def _scales_loss(optimizer):
 
 def _check_devices(devices):
     if devices is None:
-        gpus = tf.config.list_logical_devices("GPU")
-        return [d.name for d in (gpus or tf.config.list_logical_devices("CPU"))]
+        return local_devices()[1]
     devices = check_device_names(devices)
     if not devices:
         raise ValueError(f"devices must name at least one device, got {devices!r}")

@@ -107,6 +107,15 @@ def _name(var):
     return getattr(var, "name", None) or getattr(var, "path", None) or repr(var)
 
 
+def local_devices():
+    """`(kind, names)`: the logical GPUs if there are any, else the logical CPUs; the one
+    place gradlab looks for devices to put towers and replicas on."""
+    gpus = tf.config.list_logical_devices("GPU")
+    if gpus:
+        return "GPU", [d.name for d in gpus]
+    return "CPU", [d.name for d in tf.config.list_logical_devices("CPU")]
+
+
 def tower_devices(n, gpu_memory_mb=1024):
     """`n` device names for `n` towers: real GPUs if there are `n`, else logical devices.
 
