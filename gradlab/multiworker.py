@@ -39,7 +39,7 @@ from .microbatch import check_count
 TRAIN_EXAMPLES = TRAIN_PER_CLASS * NUM_CLASSES  # load_mnist()'s shipped training split
 MAX_WORKERS = 16       # each worker is a whole TensorFlow process
 MAX_TIMEOUT = 86_400   # one day: signal.alarm needs a finite whole number of seconds
-LR, MOMENTUM, SEED = 0.1, 0.9, 0
+MODEL, OPTIMIZER, LR, SEED = "mlp", "momentum", 0.1, 0  # SGD(0.1, momentum=0.9) on the MLP
 
 
 class WorkerError(RuntimeError):
@@ -272,22 +272,14 @@ def _exit_on_sigterm(signum, frame):
 
 
 def _large_batch(updates, batch):
-    from .strategies import make_strategy
-    s = _make(lambda model, loss, opt: make_strategy("large_batch", model, loss, opt))
+    from .build import build_strategy
+    s = build_strategy("large_batch", MODEL, OPTIMIZER, LR, seed=SEED)
     data = _data()
     losses = [s.step(*_global_batch(data, u, batch)) for u in range(updates)]
     return [w.numpy() for w in s.model.trainable_variables], np.array(losses)
 
 
 # -- the worker's side: `python -m gradlab.multiworker --worker K ...` -------------------
-def _make(build):
-    import keras
-    from .models import make_model
-    return build(lambda: make_model("mlp", seed=SEED),
-                 keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                 lambda: keras.optimizers.SGD(LR, momentum=MOMENTUM))
-
-
 def _data():
     from .data import load_mnist
     return load_mnist()
@@ -311,10 +303,11 @@ def _worker(argv):
     signal.alarm(int(args.timeout) + 5)
 
     from . import distribute
+    from .build import parts
     from .strategies import Mirrored
     dist = distribute.make_multi_worker(timeout_seconds=args.timeout)
-    s = _make(lambda model, loss, opt: Mirrored(model, loss, opt, args.accum_steps,
-                                                distribution=dist))
+    # `distribution=` is a keyword of Mirrored itself, not of make_strategy.
+    s = Mirrored(*parts(MODEL, OPTIMIZER, LR, SEED), args.accum_steps, distribution=dist)
     data = _data()
     losses = []
     for u in range(args.updates):
