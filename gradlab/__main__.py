@@ -7,8 +7,8 @@ import importlib
 import sys
 
 COMMANDS = {
-    "table": ("gradlab.experiments", "table_cli", "the accumulation table: accuracy at a fixed effective batch"),
-    "noise": ("gradlab.experiments", "noise_cli", "gradient-noise measurements against N and N*b"),
+    "table": ("gradlab.table", "cli", "the accumulation table: accuracy at a fixed effective batch"),
+    "noise": ("gradlab.noise_study", "cli", "gradient-noise measurements against N and N*b"),
     "bench": ("gradlab.bench", "cli", "every strategy on the same work: ms/update, ratios, peak memory"),
     "multiworker": ("gradlab.multiworker", "cli", "K worker processes on loopback, accumulation vs one large batch"),
 }

@@ -136,3 +136,7 @@ def jsonable(value):
         return None  # JSON has no NaN; a diverged loss is stored as null
     return value
 
+
+def to_json(value):
+    """Strict JSON of `jsonable(value)` (NaN and infinity as null): what every `--json` prints."""
+    return json.dumps(jsonable(value), allow_nan=False)

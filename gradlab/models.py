@@ -5,6 +5,9 @@ Lesson: notebooks/01-why-average.ipynb
 from __future__ import annotations
 
 import keras
+import numpy as np
+
+from .microbatch import batch_size, check_count
 
 MODELS = ("mlp", "conv", "embedding")
 
@@ -39,3 +42,20 @@ def make_model(name="mlp", seed=0, hidden=256, num_classes=10, batchnorm=False):
                   keras.layers.Embedding(16, 8), keras.layers.GlobalAveragePooling1D(),
                   frozen, keras.layers.Dense(num_classes)]
     return keras.Sequential([keras.Input((28, 28)), *layers], name=name)
+
+
+def accuracy(model, x, y, batch=1000):
+    """`mean(argmax(model(x, training=False), -1) == y)`: the fraction of `x` whose largest
+    logit is its label, in inference mode (BatchNorm on its moving statistics, no dropout).
+
+    Args:
+        model: a classifier returning logits.
+        x, y: examples and integer labels.
+        batch: examples per forward pass, to bound memory on a large `x`.
+    Returns:
+        a float in [0, 1].
+    """
+    n, batch = batch_size(x, y), check_count("batch", batch)
+    logits = np.concatenate([np.asarray(model(x[i:i + batch], training=False))
+                             for i in range(0, n, batch)])
+    return float(np.mean(np.argmax(logits, axis=-1) == np.asarray(y)))
