@@ -16,3 +16,4 @@ from .microbatch import split_sizes, micro_batches  # noqa: E402
 from .towers import average_gradients, tower_devices  # noqa: E402
 from .strategies import STRATEGIES, make_strategy  # noqa: E402
 from . import gradients  # noqa: E402,F401
+from .steps import Step  # noqa: E402,F401

@@ -1,29 +1,96 @@
-"""In-graph gradient accumulation: into variables, or in one compiled loop.
+"""In-graph gradient accumulation: in tensors carried by one compiled loop, or in variables.
 
-    acc <- 0;   for each micro-batch i:  acc <- acc + w_i * grads_i;   apply(acc)
+    acc <- 0;   for each micro-batch i:  acc <- acc + (S_i, dS_i, D_i);   apply(acc.grads / acc.norm)
 
-Two ways to hold `acc`:
+Two homes for `acc` (the third, numpy on the host, is `host_average`):
 
-- `Accumulators`: non-trainable `tf.Variable`s with zero / accumulate ops, one call per
-  micro-batch (the classic TF1 recipe, in TF2).
-- `fused_grads`: loop-carried tensors in one `tf.while_loop` over static-shaped
-  micro-batches, so all micro-batches of an update run in one compiled call (XLA-ready)
-  and Python dispatch is paid once per update.
+- `loop_sum`: loop-carried tensors in one `tf.while_loop` over static-shaped micro-batches,
+  so all micro-batches of an update run in one compiled call (XLA-ready) and Python
+  dispatch is paid once per update.
+- `Accumulators`: non-trainable `tf.Variable`s with zero / accumulate ops, one compiled call
+  per micro-batch (the classic TF1 recipe: `zero_ops`, `accum_ops`, `train_step`, in TF2).
 
 Lesson: notebooks/04-variable-accumulation.ipynb
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import tensorflow as tf
 
-from .gradients import densify, loss_and_grads
+from .gradients import densify, loss_terms
+
+# Loop iterations that may run at once (XLA runs them one by one). Measured on 2 CPU cores:
+# 2 is ~25% faster than 1 (one micro-batch's forward pass overlaps the previous one's
+# backward pass), and peak memory stays flat at about two micro-batches whatever
+# accum_steps is; 10 (tf.while_loop's default) is ~15% faster again on tiny micro-batches,
+# but memory then grows with accum_steps (conv, b=32: 22 MB at N=2, 76 MB at N=32).
+PARALLEL_ITERATIONS = 2
+
+
+class Sums(NamedTuple):
+    """`loss` = sum of S_i, `grads` = sum of dS_i/dw (None where S never reaches w), `norm` = sum of D_i."""
+    loss: tf.Tensor
+    grads: list
+    norm: tf.Tensor
+
+
+def micro_sums(micro, part, valid, variables, scale_loss=None):
+    """`Sums` of one micro-batch: `micro(part, valid) -> (S, D)` and the gradient of S.
+
+    `scale_loss` (a LossScaleOptimizer's) scales S before differentiating; the optimizer
+    unscales once per update.
+    """
+    with tf.GradientTape() as tape:
+        s, d = micro(part, valid)
+        target = s if scale_loss is None else scale_loss(s)
+    grads = densify(tape.gradient(target, variables))
+    return Sums(tf.cast(s, tf.float32), grads, tf.cast(d, tf.float32))
+
+
+def loop_sum(micro, parts, variables, accum_steps, sizes=None, scale_loss=None):
+    """`Sums` over the micro-batches of `parts`, all in one compiled `tf.while_loop`.
+
+    Call inside `tf.function`. Every micro-batch has a static shape, which XLA needs, and an
+    iteration takes its gradient inside the loop, so its activations are freed before the
+    next micro-batch's are made.
+
+    Args:
+        micro: `micro(part, valid) -> (S, D)`, called under a GradientTape in the loop body.
+        parts: a nest of tensors sharing a first (batch) dimension: x, y, weights...
+        variables: what to differentiate.
+        accum_steps: micro-batches per update.
+        sizes: static micro-batch sizes (`split_sizes`): runs of equal sizes are reshaped to
+            `[count, n, ...]` and `valid` is None. None when the batch dimension is unknown
+            at trace time (`model.fit`): rows are padded with zeros to `accum_steps * m`,
+            `m = ceil(B / accum_steps)`, and `valid` marks the real rows (float32 `[m]`).
+        scale_loss: see `micro_sums`.
+    Returns:
+        `Sums`; gradients that are None in the first micro-batch are None.
+    """
+    one = lambda part, valid: micro_sums(micro, part, valid, variables, scale_loss)
+    if sizes is None:
+        stack, valid = _padded(parts, accum_steps)
+        step = lambda i: one(tf.nest.map_structure(lambda s: tf.gather(s, i), stack), valid[i])
+        return _loop(step(0), [(step, 1, accum_steps)])
+    loops, first = [], None
+    for k, (o, n, count) in enumerate(_runs(sizes)):
+        stack = tf.nest.map_structure(lambda p, o=o, n=n, count=count: _stack(p, o, n, count), parts)
+        step = lambda i, stack=stack: one(tf.nest.map_structure(lambda s: tf.gather(s, i), stack), None)
+        if k == 0:
+            first = step(0)
+        loops.append((step, 1 if k == 0 else 0, count))
+    return _loop(first, loops)
+
+
 
 
 class Accumulators:
-    """One zero-initialised, non-trainable variable per trainable variable.
+    """One zero-initialised, non-trainable variable per trainable variable, plus the loss and
+    normaliser sums.
 
-    `accumulate(grads)` adds, `values()` reads, `reset()` zeroes. A `None` gradient leaves
-    its accumulator alone; `values()` reports it as `None` until a gradient arrives.
+    `accumulate(sums)` adds, `sums()` reads, `reset()` zeroes. A `None` gradient leaves its
+    accumulator alone; `sums()` reports it as `None` until a gradient arrives.
     """
 
     def __init__(self, variables):
@@ -33,109 +100,76 @@ class Accumulators:
             tf.Variable(tf.zeros(v.shape, v.dtype), trainable=False, name=_short(v) + "_accum")
             for v in variables
         ]
+        self.loss = tf.Variable(0.0, trainable=False, name="loss_accum")
+        self.norm = tf.Variable(0.0, trainable=False, name="norm_accum")
         self._touched = [False] * len(self.variables)
 
-    def accumulate(self, grads):
-        """`acc_j += grads_j` for every non-None gradient (call inside or outside tf.function)."""
-        for j, (acc, g) in enumerate(zip(self.variables, densify(grads))):
+    def accumulate(self, sums):
+        """`acc += sums` (call inside or outside tf.function)."""
+        self.loss.assign_add(sums.loss)
+        self.norm.assign_add(sums.norm)
+        for j, (acc, g) in enumerate(zip(self.variables, sums.grads)):
             if g is not None:
                 acc.assign_add(g)
                 self._touched[j] = True  # recorded once, at trace time: which grads exist
 
-    def values(self):
-        return [acc if t else None for acc, t in zip(self.variables, self._touched)]
+    def sums(self):
+        grads = [acc.read_value() if t else None for acc, t in zip(self.variables, self._touched)]
+        return Sums(self.loss.read_value(), grads, self.norm.read_value())
 
     def reset(self):
-        for acc in self.variables:
+        for acc in self.variables + [self.loss, self.norm]:
             acc.assign(tf.zeros_like(acc))
 
 
-# Loop iterations that may run at once (XLA runs them one by one). Measured on 2 CPU cores:
-# 2 is ~25% faster than 1 (one micro-batch's forward pass overlaps the previous one's
-# backward pass), and peak memory stays flat at about two micro-batches whatever
-# accum_steps is. tf.while_loop's default, 10, is ~15% faster again on tiny micro-batches,
-# but memory then grows with N (conv, b=32: 22 MB at N=2, 76 MB at N=32).
-PARALLEL_ITERATIONS = 2
+def fused_grads(model, loss_fn, x, y, sizes, sample_weight=None, rule="examples"):
+    """Mean loss and mean gradient over `x`, in `len(sizes)` micro-batches of one loop.
 
+        loss, grads = S / D, G / D   with   (S, G, D) = loop_sum(loss_terms, ...)
 
-def fused_grads(model, loss_fn, x, y, sizes, sample_weight=None, scale_loss=None):
-    """Mean loss and mean gradient over `x`, computed in `len(sizes)` micro-batches in-graph.
-
-        loss, acc = w_0 * (loss_0, grads_0)         (peeled: finds the None gradients)
-        for i in 1 .. N-1:   loss, acc += w_i * (loss_i, grads_i),    w_i = n_i / sum(sizes)
-
-    Call inside `tf.function`. Micro-batch i is `x[o_i : o_i + n_i]`. Each run of equal
-    sizes (`split_sizes` makes at most two: n+1, then n) is reshaped to `[count, n, ...]`
-    and indexed in a `tf.while_loop`, so every micro-batch has a static shape (which XLA
-    needs) and an iteration runs few ops. The gradient is taken inside the loop body, so a
-    micro-batch's activations are freed before the next ones are made. Gradients that are
-    `None` (variables the loss does not touch) stay `None`.
-
-    Args:
-        model, loss_fn: as in `make_strategy`.
-        x, y: the examples of this update (or of this tower).
-        sizes: micro-batch sizes summing to `len(x)`: a list, or a tensor whose value is
-            known at trace time (`tf.constant`).
-        sample_weight, scale_loss: sliced and passed on to `loss_and_grads`.
-    Returns:
-        `(loss, grads)`: the weighted mean loss and the list of mean gradients.
+    Call inside `tf.function`. `sizes` are static micro-batch sizes (a list, or a tensor whose
+    value is known at trace time).
     """
-    parts = [x, y] + ([] if sample_weight is None else [sample_weight])
-
-    def micro(batch, w):
-        sw = batch[2] if len(batch) > 2 else None
-        loss, grads = loss_and_grads(model, loss_fn, batch[0], batch[1], w,
-                                     sample_weight=sw, scale_loss=scale_loss)
-        return tf.cast(loss, tf.float32) * w, densify(grads)
-
     static = tf.get_static_value(sizes) if tf.is_tensor(sizes) else sizes
     if static is None:
         raise ValueError(f"sizes must be known at trace time (static shapes), got {sizes!r}")
-    sizes = [int(n) for n in static]
-    total = sum(sizes)
-    loops = []
-    for k, (o, n, count) in enumerate(_runs(sizes)):
-        # tf.nest: a model with several inputs or outputs takes dicts or lists of tensors.
-        stack = tf.nest.map_structure(lambda p, o=o, n=n, count=count: _stack(p, o, n, count), parts)
-        step = lambda i, stack=stack, w=n / total: micro(
-            tf.nest.map_structure(lambda s: tf.gather(s, i), stack), w)
-        if k == 0:
-            first = micro(tf.nest.map_structure(lambda s: s[0], stack), n / total)
-        loops.append((step, 1 if k == 0 else 0, count))
-    return _accumulate(first, loops)
+    parts = (x, y) if sample_weight is None else (x, y, sample_weight)
+    micro = lambda part, valid: loss_terms(model, loss_fn, part[0], part[1], rule, *part[2:])
+    s = loop_sum(micro, parts, model.trainable_variables, len(static), [int(n) for n in static])
+    return s.loss / s.norm, [None if g is None else g / s.norm for g in s.grads]
 
 
-def _accumulate(first, loops):
-    """Start from `first = (loss, grads)`, add `step(i)` for each `(step, start, stop)`.
+def _loop(first, loops):
+    """Start from `first` (Sums), add `step(i)` for each `(step, start, stop)` in a while loop.
 
-    Which gradients are `None` is decided once, from `first`, at trace time; every step
-    traces the same graph, so the loop carries exactly the others. (Asking the tape for
-    zeros instead fails on Keras 3 variables, whose dtype is a string.)
+    Which gradients are None is decided once, from `first`, at trace time; every step traces
+    the same graph, so the loop carries exactly the others.
     """
-    loss, grads = first
-    connected = [j for j, g in enumerate(grads) if g is not None]
-    acc = [grads[j] for j in connected]
+    connected = [j for j, g in enumerate(first.grads) if g is not None]
+    loss, norm, acc = first.loss, first.norm, [first.grads[j] for j in connected]
 
-    def body(i, loss, acc, step):
-        loss_i, grads_i = step(i)
-        return loss + loss_i, [a + grads_i[j] for a, j in zip(acc, connected)]
+    def body(i, loss, norm, acc, step):
+        s = step(i)
+        return loss + s.loss, norm + s.norm, [a + s.grads[j] for a, j in zip(acc, connected)]
 
     for step, start, stop in loops:
         # Each loop starts once the micro-batches before it are summed: nothing in a step
         # depends on the sum, so the runtime could start it beside them, and the memory of
         # their activations would add up.
-        with tf.control_dependencies([loss, *acc]):
-            if stop - start <= 1:  # zero or one micro-batch
-                loss, acc = (loss, acc) if stop == start else body(start, loss, acc, step)
+        with tf.control_dependencies([loss, norm, *acc]):
+            if stop - start <= 1:  # zero or one micro-batch: no loop
+                if stop > start:
+                    loss, norm, acc = body(start, loss, norm, acc, step)
                 continue
             i = tf.constant(start) + 0  # + 0: an op, so that it waits for the sum
-        _, loss, acc = tf.while_loop(
-            lambda i, *_: i < stop, lambda i, l, a, step=step: (i + 1, *body(i, l, a, step)),
-            (i, loss, acc), parallel_iterations=PARALLEL_ITERATIONS)
-    grads = [None] * len(grads)
+        _, loss, norm, acc = tf.while_loop(
+            lambda i, *_: i < stop,
+            lambda i, l, d, a, step=step: (i + 1, *body(i, l, d, a, step)),
+            (i, loss, norm, acc), parallel_iterations=PARALLEL_ITERATIONS)
+    grads = [None] * len(first.grads)
     for a, j in zip(acc, connected):
         grads[j] = a
-    return loss, grads
+    return Sums(loss, grads, norm)
 
 
 def _runs(sizes):
@@ -155,6 +189,25 @@ def _stack(p, o, n, count):
     p = tf.convert_to_tensor(p)
     if o or p.shape[0] != n * count:
         p = p[o:o + n * count]
+    return _reshape(p, count, n)
+
+
+def _padded(parts, accum_steps):
+    """`parts` padded with zero rows to `accum_steps * m` and reshaped `[accum_steps, m, ...]`,
+    and `valid` (`[accum_steps, m]`: 1 for real rows, 0 for padding)."""
+    batch = tf.shape(tf.nest.flatten(parts)[0])[0]
+    m = (batch + accum_steps - 1) // accum_steps
+    pad = accum_steps * m - batch
+
+    def stack(p):
+        p = tf.convert_to_tensor(p)
+        p = tf.pad(p, tf.concat([[[0, pad]], tf.zeros([tf.rank(p) - 1, 2], tf.int32)], axis=0))
+        return _reshape(p, accum_steps, m)
+    valid = tf.reshape(tf.cast(tf.range(accum_steps * m) < batch, tf.float32), [accum_steps, m])
+    return tf.nest.map_structure(stack, parts), valid
+
+
+def _reshape(p, count, n):
     rest = p.shape[1:]
     if rest.is_fully_defined():
         return tf.reshape(p, [count, n] + rest.as_list())

@@ -23,13 +23,14 @@ import contextlib
 import keras
 import tensorflow as tf
 
+from . import _compat
+
 BATCHNORM_MODES = ("micro", "window")
 
 
 def batchnorm_layers(model):
     """Every `keras.layers.BatchNormalization` inside `model`, nested models included."""
-    return [l for l in model._flatten_layers(include_self=False, recursive=True)
-            if isinstance(l, keras.layers.BatchNormalization)]
+    return [l for l in _compat.sublayers(model) if isinstance(l, keras.layers.BatchNormalization)]
 
 
 def check_window(model):
@@ -51,11 +52,13 @@ class WindowMoments:
 
     `recording()` is entered around the forward passes of the micro-batches (while a
     `tf.function` traces them); `update()` moves the moving statistics once and empties
-    the window; `reset()` empties it without updating (a failed step).
+    the window; `reset()` empties it without updating (a failed step). Only trainable layers
+    record: a frozen BatchNormalization (`trainable=False`, as in fine-tuning) runs in
+    inference mode and keeps its statistics, as Keras's own.
     """
 
     def __init__(self, model):
-        self.layers = check_window(model)
+        self.layers = [layer for layer in check_window(model) if layer.trainable]
         self._state = [
             tuple(tf.Variable(tf.zeros(shape, "float32"), trainable=False,
                               name=f"{layer.name}_window_{what}")
@@ -69,24 +72,18 @@ class WindowMoments:
         """While active, BatchNorm layers normalise as usual but add their moments to the
         window instead of moving their statistics (momentum 1 makes Keras's own update a
         no-op). Patches the layers only for the duration of the `with` block."""
-        saved = []
-        for layer, state in zip(self.layers, self._state):
-            saved.append(layer.momentum)
-            object.__setattr__(layer, "momentum", 1.0)
-            object.__setattr__(layer, "_moments", self._recorder(layer, state))
-        try:
+        with contextlib.ExitStack() as stack:
+            for layer, state in zip(self.layers, self._state):
+                stack.enter_context(_compat.batchnorm_moments(layer, self._recorder(state)))
+                stack.callback(object.__setattr__, layer, "momentum", layer.momentum)
+                object.__setattr__(layer, "momentum", 1.0)
             yield self
-        finally:
-            for layer, momentum in zip(self.layers, saved):
-                object.__setattr__(layer, "momentum", momentum)
-                del layer.__dict__["_moments"]
 
     @staticmethod
-    def _recorder(layer, state):
-        moments = type(layer)._moments.__get__(layer)
+    def _recorder(state):
         count, mean, m2 = state
 
-        def record(inputs, mask):
+        def record(inputs, mask, moments):
             if mask is not None:
                 raise NotImplementedError("batchnorm='window' does not support masked inputs")
             m_b, v_b = moments(inputs, mask)
@@ -103,15 +100,16 @@ class WindowMoments:
 
     def window(self):
         """`[(mean, var), ...]` of the examples recorded so far, one pair per layer."""
-        return [(mean.read_value(), m2 / count) for count, mean, m2 in self._state]
+        return [(mean.read_value(), m2 / tf.maximum(count, 1.0)) for count, mean, m2 in self._state]
 
     def update(self):
-        """`moving <- momentum * moving + (1 - momentum) * window`, once; then `reset()`."""
-        for layer, (mean, var) in zip(self.layers, self.window()):
-            rho = layer.momentum
-            layer.moving_mean.assign(layer.moving_mean * rho + tf.cast(mean, layer.moving_mean.dtype) * (1.0 - rho))
-            layer.moving_variance.assign(
-                layer.moving_variance * rho + tf.cast(var, layer.moving_variance.dtype) * (1.0 - rho))
+        """`moving <- momentum * moving + (1 - momentum) * window`, once; then `reset()`.
+        A layer that recorded nothing (not called in training mode) keeps its statistics."""
+        for layer, (count, _, _), (mean, var) in zip(self.layers, self._state, self.window()):
+            rho = tf.where(count > 0, layer.momentum, 1.0)
+            for moving, value in ((layer.moving_mean, mean), (layer.moving_variance, var)):
+                value = tf.where(count > 0, tf.cast(value, tf.float32), 0.0)
+                moving.assign(moving * tf.cast(rho, moving.dtype) + tf.cast(value * (1.0 - rho), moving.dtype))
         self.reset()
 
     def reset(self):

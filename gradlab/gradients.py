@@ -1,10 +1,16 @@
-"""The gradient of one micro-batch, weighted so that micro-batches add up to the large batch.
+"""One micro-batch's loss terms: an unnormalised sum and what the loss divides it by.
 
-    loss_i  = mean over micro-batch i of loss_fn(y, model(x))  (+ the model's own losses)
-    grads_i = d(w_i * loss_i) / d(weights),   w_i = n_i / B
+    L_i = loss_fn(y_i, model(x_i))  (+ the model's own losses)    the mean the loss reports
+    D_i = what L_i divides by: n_i examples, or the unmasked output entries of micro-batch i
+    S_i = D_i * L_i                                                the unnormalised sum
 
-so `sum_i grads_i` is the gradient of the mean loss over all B examples. Weighting the
-loss, not averaging the gradients afterwards, is what keeps unequal micro-batches exact.
+and one update, however it is split (micro-batches, towers, replicas), is
+
+    loss = (S_1 + ... + S_k) / (D_1 + ... + D_k),   grads = (dS_1 + ... + dS_k) / (D_1 + ... + D_k)
+
+which is the large-batch mean loss and its gradient. With D_i = n_i this is the familiar
+`g = (n_1 g_1 + ... + n_k g_k) / (n_1 + ... + n_k)`; with a Keras mask each micro-batch counts
+its own unmasked entries, which no fixed weight could know in advance.
 
 Per-example weights (token counts, masks) are normalised once over the whole update,
 `u_j = w_j * m / sum_k w_k` (m entries), so the same `n_i / B` weighting of micro-batch
@@ -18,6 +24,10 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from . import _compat
+from .microbatch import take
+
+RULES = ("examples", "mask")  # what a loss divides by: examples, or unmasked output entries
 
 def mean_loss(model, loss_fn, x, y, training=True, sample_weight=None):
     """Mean loss of `model` on `(x, y)`, plus the model's regularisation losses.
@@ -28,7 +38,10 @@ def mean_loss(model, loss_fn, x, y, training=True, sample_weight=None):
     `mean_j(u_j l_j)`: a Keras loss object gets it as its own `sample_weight` (its
     `sum_over_batch_size` divides by the number of examples, which is what this needs).
     """
-    pred = model(x, training=training)
+    return _reduced(loss_fn, y, model(x, training=training), sample_weight, model.losses)
+
+
+def _reduced(loss_fn, y, pred, sample_weight, extra_losses):
     if sample_weight is None:
         loss = tf.convert_to_tensor(loss_fn(y, pred))
     elif isinstance(loss_fn, keras.losses.Loss):
@@ -44,27 +57,102 @@ def mean_loss(model, loss_fn, x, y, training=True, sample_weight=None):
         loss = loss * u
     if loss.shape.rank != 0:
         loss = tf.reduce_mean(loss)
-    if model.losses:
-        # Regularisation terms belong to the update, not to the examples: weighting each
-        # micro-batch's copy by w_i adds them up to exactly one copy per update.
-        loss = loss + tf.cast(tf.add_n(model.losses), loss.dtype)
+    if extra_losses:
+        # Regularisation belongs to the update, not to the examples: S_i = D_i * (L_i + R)
+        # adds up to exactly one R once divided by the summed D.
+        loss = loss + tf.cast(tf.add_n(extra_losses), loss.dtype)
     return loss
 
 
-def loss_and_grads(model, loss_fn, x, y, weight=1.0, sample_weight=None, scale_loss=None):
-    """`(loss, grads)` for one micro-batch: its mean loss and the gradient of `weight * loss`.
-
-    `scale_loss` (an optimizer's `scale_loss`, e.g. a `LossScaleOptimizer`'s dynamic scale)
-    scales `weight * loss` before differentiating; the optimizer unscales, once per update.
-    """
-    variables = model.trainable_variables
+def loss_and_grads(model, loss_fn, x, y, weight=1.0, sample_weight=None):
+    """`(loss, grads)` for one micro-batch: its mean loss and the gradient of `weight * loss`
+    (with `weight = n_i / B`, micro-batch gradients add up to the large batch's)."""
     with tf.GradientTape() as tape:
         loss = mean_loss(model, loss_fn, x, y, sample_weight=sample_weight)
         scaled = loss * tf.cast(weight, loss.dtype)
-        if scale_loss is not None:
-            scaled = scale_loss(scaled)
-    grads = tape.gradient(scaled, variables)
-    return loss, grads
+    return loss, tape.gradient(scaled, model.trainable_variables)
+
+
+def loss_terms(model, loss_fn, x, y, rule="examples", sample_weight=None):
+    """`(S, D)` of one micro-batch: `D` = what its mean loss divides by (`rule`), `S = D * L`.
+
+    Call under a `tf.GradientTape`: the gradient of `S` summed over micro-batches and divided
+    once by the summed `D` is the large-batch gradient (`D` is a count, not differentiated).
+
+    Args:
+        model, loss_fn, x, y, sample_weight: as in `mean_loss`.
+        rule: one of `RULES`, found by `find_rule`.
+    Returns:
+        float32 scalars `(S, D)`.
+    """
+    pred = model(x, training=True)
+    loss = tf.cast(_reduced(loss_fn, y, pred, sample_weight, model.losses), tf.float32)
+    if rule == "mask":
+        d = tf.reduce_sum(tf.cast(_masks(pred)[0], tf.float32))
+    else:
+        d = tf.cast(tf.shape(tf.nest.flatten(x)[0])[0], tf.float32)
+    return loss * d, d
+
+
+def find_rule(model, loss_fn, x, y):
+    """What `loss_fn` divides by on this model: "examples" or "mask" (see `RULES`).
+
+    Keras loss objects with a mean reduction divide by the unmasked entries when the output
+    carries a Keras mask; losses that return one value per example are averaged by gradlab.
+    Any other function returning a scalar is probed, eagerly and before any update, on a few
+    pairs of examples: its loss on a pair must be the mean of its losses on each example,
+    weighted by the candidate normaliser (1 per example, or its unmasked entries).
+
+    Raises:
+        ValueError: several outputs carry masks, or no rule reproduces the loss (a sum, a
+            mean normalised some other way): that loss cannot be split exactly.
+    """
+    k = min(5, tf.nest.flatten(x)[0].shape[0])
+    pred = model(take(x, 0, k), training=False)
+    masks = _masks(pred)
+    if len(masks) > 1:
+        raise ValueError(
+            f"{len(masks)} outputs carry Keras masks: one update has one normaliser, so a loss "
+            "that averages each output over its own unmasked entries cannot be split exactly. "
+            "Pass the masks as sample_weight with a per-example loss, or use accum_steps=1")
+    if isinstance(loss_fn, keras.losses.Loss) and loss_fn.reduction not in ("none", None):
+        return "mask" if masks else "examples"
+    value = tf.convert_to_tensor(loss_fn(take(y, 0, k), pred))
+    if value.shape.rank != 0:
+        return "examples"  # one loss per example (or token): gradlab takes the mean itself
+    candidates = ["mask", "examples"] if masks else ["examples"]
+    seen = []
+    for a in range(k - 1):
+        pair = [_probe(model, loss_fn, x, y, j, n) for j, n in ((a, 2), (a, 1), (a + 1, 1))]
+        seen.append([float(v) for v, _ in pair])
+        candidates = [r for r in candidates if _mean_of_parts(r, pair)]
+    if not candidates:
+        raise ValueError(
+            f"cannot tell what loss_fn divides by: on pairs of examples its loss is not the "
+            f"mean of its per-example losses, weighted per example"
+            f"{' or per unmasked entry' if masks else ''} (pair, first, second: {seen}). "
+            "gradlab splits an update exactly only for a per-example mean: return one loss per "
+            "example, or use a keras.losses.Loss with reduction 'sum_over_batch_size'")
+    return candidates[0]
+
+
+def _probe(model, loss_fn, x, y, start, n):
+    pred = model(take(x, start, n), training=False)
+    masks = _masks(pred)
+    d = float(tf.reduce_sum(tf.cast(masks[0], tf.float32))) if masks else float(n)
+    return float(tf.convert_to_tensor(loss_fn(take(y, start, n), pred))), {"mask": d, "examples": float(n)}
+
+
+def _mean_of_parts(rule, pair):
+    (both, db), (first, d1), (second, d2) = pair
+    if db[rule] == 0:
+        return True
+    expected = (d1[rule] * first + d2[rule] * second) / db[rule]
+    return abs(both - expected) <= 1e-4 * max(abs(both), abs(expected), 1e-6)
+
+
+def _masks(pred):
+    return [m for m in map(_compat.keras_mask, tf.nest.flatten(pred)) if m is not None]
 
 
 def densify(grads):

@@ -105,10 +105,10 @@ def test_fused_uses_xla_automatically_unless_the_model_convolves():
     dense = gl.make_strategy("fused", make_model("mlp"), loss_fn(), "sgd", accum_steps=2)
     conv = gl.make_strategy("fused", make_model("conv"), loss_fn(), "sgd", accum_steps=2)
     forced = gl.make_strategy("fused", make_model("conv"), loss_fn(), "sgd", jit_compile=True)
-    assert (dense._jit(), conv._jit(), forced._jit()) == (True, False, True)
+    assert (dense.jit(), conv.jit(), forced.jit()) == (True, False, True)
     nested = keras.Sequential([keras.Input((28, 28)), keras.layers.Reshape((28, 28, 1)),
                                keras.Sequential([keras.layers.Conv2D(2, 3)]), keras.layers.Flatten()])
-    assert not gl.make_strategy("fused", nested, loss_fn(), "sgd")._jit()
+    assert not gl.make_strategy("fused", nested, loss_fn(), "sgd").jit()
 
 
 def two_inputs_two_outputs():

@@ -1,0 +1,212 @@
+"""Every private Keras/TensorFlow name gradlab relies on, in one place, each checked at first use.
+
+Keras 3 and TensorFlow offer no public switch for what these do. Each function says what it
+assumes; the first call runs a small probe of that assumption and raises a RuntimeError that
+names the installed versions if it no longer holds, instead of training silently wrong.
+Keras internals are imported lazily, here only: importing gradlab does not depend on them.
+
+Tested with the ranges in pyproject.toml (Keras 3.10-3.15, TensorFlow 2.16-2.21).
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import itertools
+
+import keras
+import tensorflow as tf
+
+_made = itertools.count(1)
+
+
+def _broken(what):
+    return RuntimeError(f"{what} (keras {keras.__version__}, tensorflow {tf.__version__}); "
+                        "gradlab is tested with the versions pyproject.toml names")
+
+
+def _probed(probe):
+    """Run `probe` (raises RuntimeError if an assumption broke) once, before the first use."""
+    def decorate(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            if not wrapper.checked:
+                probe()
+                wrapper.checked = True
+            return fn(*args, **kwargs)
+        wrapper.checked = False
+        return wrapper
+    return decorate
+
+
+# -- masks ------------------------------------------------------------------------------
+def _get_mask(x):
+    from keras.src.backend.common.masking import get_keras_mask
+    return get_keras_mask(x)
+
+
+def _probe_mask():
+    m = _get_mask(keras.layers.Embedding(3, 2, mask_zero=True)(tf.constant([[1, 0]])))
+    if m is None or m.numpy().tolist() != [[True, False]]:
+        raise _broken("Embedding(mask_zero=True) no longer leaves a Keras mask on its output")
+
+
+@_probed(_probe_mask)
+def keras_mask(x):
+    """The Keras mask a layer left on tensor `x` (`Embedding(mask_zero=True)`, `Masking`), or None."""
+    return _get_mask(x)
+
+
+# -- losses under a distribution strategy ------------------------------------------------
+def _probe_loss_division():
+    from keras.src.losses import loss as keras_loss
+    saved = keras_loss.scale_loss_for_distribution
+    keras_loss.scale_loss_for_distribution = lambda value: value * 0.0
+    try:
+        routed = float(keras.losses.MeanSquaredError()(tf.zeros((2, 1)), tf.ones((2, 1)))) == 0.0
+    finally:
+        keras_loss.scale_loss_for_distribution = saved
+    if not routed:
+        raise _broken("Keras loss objects no longer divide by the replicas through "
+                      "keras.src.losses.loss.scale_loss_for_distribution")
+
+
+@contextlib.contextmanager
+@_probed(_probe_loss_division)
+def _no_loss_division():
+    from keras.src.losses import loss as keras_loss
+    saved = keras_loss.scale_loss_for_distribution
+    keras_loss.scale_loss_for_distribution = lambda value: value
+    try:
+        yield
+    finally:
+        keras_loss.scale_loss_for_distribution = saved
+
+
+def losses_not_divided_by_replicas():
+    """While active (while a replica step is traced), Keras loss objects return plain means.
+
+    Inside a strategy a Keras 3 loss object divides its mean by `num_replicas_in_sync`, so
+    that a SUM all-reduce of equal shards gives the mean. gradlab sums unnormalised losses
+    and normalisers over replicas instead (exact for uneven shards), and a user's loss may
+    add terms of its own that Keras does not divide: no factor applied afterwards undoes a
+    division of one term only (measured: 8e-3 off after 3 updates). So: no division.
+    """
+    return _no_loss_division()
+
+
+# -- optimizers --------------------------------------------------------------------------
+def _probe_all_reduce():
+    opt = keras.optimizers.SGD(0.1)
+    v = keras.Variable([1.0])
+    calls = []
+    opt._all_reduce_sum_gradients = lambda pairs: calls.append(1) or list(pairs)
+    try:
+        opt.apply([tf.constant([1.0])], [v])
+    finally:
+        del opt._all_reduce_sum_gradients
+    if calls != [1]:
+        raise _broken("Keras optimizers no longer all-reduce gradients through "
+                      "_all_reduce_sum_gradients")
+
+
+@contextlib.contextmanager
+@_probed(_probe_all_reduce)
+def _passthrough(chain):
+    for opt in chain:
+        opt._all_reduce_sum_gradients = list
+    try:
+        yield
+    finally:
+        for opt in chain:
+            del opt._all_reduce_sum_gradients
+
+
+def gradients_already_reduced(optimizer):
+    """While active, `apply_gradients` does not all-reduce the gradients again.
+
+    Keras 3's TensorFlow optimizer SUM-all-reduces what it gets in a replica context. gradlab's
+    gradients are summed already (one all-reduce with the loss and normaliser): a second one
+    would multiply the update by the replicas (measured: 2.0 on two). Outside tf.distribute it
+    is an identity built with custom_gradient, which cannot be made inside a tf.cond branch.
+    Keras 2 had `experimental_aggregate_gradients=False`; Keras 3 has no switch.
+    """
+    return _passthrough(optimizer_chain(optimizer))
+
+
+def optimizer_chain(optimizer):
+    """The optimizer and any it wraps (a LossScaleOptimizer's inner_optimizer)."""
+    chain = [optimizer]
+    while getattr(chain[-1], "inner_optimizer", None) is not None:
+        chain.append(chain[-1].inner_optimizer)
+    return chain
+
+
+def counters(optimizer):
+    """The step counters of `optimizer` and the optimizers it wraps (each its own variable)."""
+    found = []
+    for opt in optimizer_chain(optimizer):
+        v = opt._iterations
+        if not any(v is f for f in found):
+            found.append(v)
+    return found
+
+
+def keras_accumulators(optimizer):
+    """The accumulators of Keras's own `gradient_accumulation_steps` (empty without it)."""
+    return list(getattr(optimizer, "_accumulated_gradients", None) or [])
+
+
+def optimizer_knows(optimizer, variable):
+    """Whether `optimizer` was built with `variable` (Keras refuses to apply to others)."""
+    return optimizer._var_key(variable) in optimizer._trainable_variables_indices
+
+
+# -- distribution ------------------------------------------------------------------------
+def mirrored_strategy(devices=None):
+    """`tf.distribute.MirroredStrategy(devices)` with collective keys of its own.
+
+    Every MirroredStrategy numbers its collectives from the same keys, and the runtime
+    remembers a key's shape for the whole process: a second strategy whose all-reduce has
+    another shape fails with "Shape mismatch in the collective instance 100" and aborts all
+    collectives until a restart. A fresh key range per strategy (as TensorFlow's own tests
+    do) lets a notebook make many.
+    """
+    cls = tf.distribute.MirroredStrategy
+    saved = getattr(cls, "_collective_key_base", None)
+    if not isinstance(saved, int):
+        raise _broken("MirroredStrategy has no integer _collective_key_base")
+    cls._collective_key_base = saved + 100_000 * next(_made)
+    try:
+        return cls(devices)
+    finally:
+        cls._collective_key_base = saved
+
+
+def tf_initialised():
+    """Whether TensorFlow's runtime has started (logical devices can no longer be made)."""
+    from tensorflow.python.eager import context
+    return context.context()._context_handle is not None
+
+
+# -- layers ------------------------------------------------------------------------------
+def sublayers(model):
+    """Every layer inside `model`, nested models included (not `model` itself)."""
+    return list(model._flatten_layers(include_self=False, recursive=True))
+
+
+def _probe_moments():
+    if not callable(getattr(keras.layers.BatchNormalization, "_moments", None)):
+        raise _broken("BatchNormalization no longer computes its batch statistics in _moments")
+
+
+@contextlib.contextmanager
+@_probed(_probe_moments)
+def batchnorm_moments(layer, record):
+    """While active, `layer` (a BatchNormalization) computes its batch moments through
+    `record(inputs, mask, moments)`, where `moments` is Keras's own computation."""
+    moments = type(layer)._moments.__get__(layer)
+    object.__setattr__(layer, "_moments", lambda inputs, mask: record(inputs, mask, moments))
+    try:
+        yield
+    finally:
+        del layer.__dict__["_moments"]
