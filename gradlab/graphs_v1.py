@@ -4,10 +4,18 @@
     host average:  g = np.stack([g_1, ..., g_N]).mean(0)   numpy, fed back by placeholders
     accumulation:  acc = 0;  acc += w_i g_i;  apply(acc)   non-trainable variables
 
-where `w_i = n_i / B`, so unequal micro-batches (or towers) still give the gradient of the
-mean loss over all B examples. Each builder makes its own `tf.Graph` and returns its parts
-by name; run them in `tf.compat.v1.Session(graph=parts.graph)`. Eager execution stays on
-for everything else, never switched off globally: TF1 and TF2 cells share a notebook.
+Unequal micro-batches (or towers) are weighted by example count, the rule of every
+gradlab strategy::
+
+    g = (n_1 g_1 + ... + n_k g_k) / (n_1 + ... + n_k) = sum_i w_i g_i,   w_i = n_i / B
+
+so they still give the gradient of the mean loss over all B examples. With equal sizes the
+tower and host graphs are the original recipes unchanged (the original accumulation summed,
+`w_i = 1`: see `build_accumulation`).
+
+Each builder makes its own `tf.Graph` and returns its parts by name; run them in
+`tf.compat.v1.Session(graph=parts.graph)`. Eager execution stays on for everything else,
+never switched off globally: TF1 and TF2 cells share a notebook.
 
 Lessons: notebooks/02-tower-averaging.ipynb, notebooks/03-host-averaging.ipynb,
 notebooks/04-variable-accumulation.ipynb
@@ -17,17 +25,16 @@ from __future__ import annotations
 import dataclasses
 import numbers
 
-import keras
 import numpy as np
 import tensorflow as tf
 
 from . import towers
 from .gradients import densify
 from .host_average import host_average
-from .microbatch import check_batch, check_count, batch_size, micro_batches, offsets, split_sizes
+from .microbatch import check_batch, check_count, batch_size, micro_batches
+from .optimizers import make_optimizer as make_keras_optimizer, settings
 
 v1 = tf.compat.v1
-OPTIMIZERS = ("sgd", "momentum", "adam")
 
 
 # -- the model: the same MLP as gradlab.models.make_model("mlp") ---------------------------
@@ -60,30 +67,31 @@ def _mean_loss(model, x, y, scale=None):
         return loss if scale is None else (loss, loss * scale)
 
 
-def make_optimizer(optimizer, lr, momentum=0.9, epsilon=1e-7):
+def make_optimizer(optimizer, lr, **optimizer_args):
     """A `tf.compat.v1.train` optimizer: 'sgd', 'momentum', 'adam', or a zero-argument builder.
 
-    `epsilon` defaults to Keras's 1e-7 (TF1's own default was 1e-8) so that a TF1 graph and
-    `keras_optimizer(...)` make the same update.
+    Names and defaults come from `gradlab.optimizers` (momentum 0.9; Adam's `epsilon` is
+    Keras's 1e-7, TF1's own default was 1e-8), so a TF1 graph and `keras_optimizer(...)`
+    make the same update.
     """
     if callable(optimizer):
         return optimizer()
-    return {"sgd": lambda: v1.train.GradientDescentOptimizer(lr),
-            "momentum": lambda: v1.train.MomentumOptimizer(lr, momentum),
-            "adam": lambda: v1.train.AdamOptimizer(lr, epsilon=epsilon)}[optimizer]()
+    kw = settings(optimizer, **optimizer_args)
+    if optimizer == "momentum":
+        return v1.train.MomentumOptimizer(lr, **kw)
+    if optimizer == "adam":
+        return v1.train.AdamOptimizer(lr, **kw)
+    return v1.train.GradientDescentOptimizer(lr)
 
 
-def keras_optimizer(optimizer, lr, momentum=0.9, epsilon=1e-7):
-    """The Keras optimizer that makes the same update as `make_optimizer(optimizer, lr)`.
+def keras_optimizer(optimizer, lr, **optimizer_args):
+    """The Keras optimizer that makes the same update as `make_optimizer(optimizer, lr)`:
+    `gradlab.optimizers.make_optimizer`.
 
     Momentum: TF1 keeps `a = m a + g; w -= lr a`, Keras `v = m v - lr g; w += v`
     (`v = -lr a`): the same update while `lr` is constant.
     """
-    if optimizer not in OPTIMIZERS:
-        raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {optimizer!r}")
-    return {"sgd": lambda: keras.optimizers.SGD(lr),
-            "momentum": lambda: keras.optimizers.SGD(lr, momentum=momentum),
-            "adam": lambda: keras.optimizers.Adam(lr, epsilon=epsilon)}[optimizer]()
+    return make_keras_optimizer(optimizer, lr, **optimizer_args)
 
 
 # -- the parts of a graph, by name ----------------------------------------------------------
@@ -255,15 +263,16 @@ def host_average_update(sess, parts, x, y, accum_steps):
     Equal micro-batches take the classic `np.stack(grads).mean(axis=0)`; unequal ones are
     weighted by example count (`host_average(..., counts)`).
     """
-    sizes = split_sizes(batch_size(x, y), accum_steps)
+    batches = micro_batches(x, y, accum_steps)
+    sizes = [len(y_i) for _, y_i, _ in batches]
     losses, grads_list = [], []
-    for o, n in zip(offsets(sizes), sizes):
-        loss, grads = sess.run([parts.loss, parts.grads], {parts.x: x[o:o + n], parts.y: y[o:o + n]})
+    for x_i, y_i, _ in batches:
+        loss, grads = sess.run([parts.loss, parts.grads], {parts.x: x_i, parts.y: y_i})
         losses.append(loss)
         grads_list.append(grads)
     mean = host_average(grads_list, counts=None if len(set(sizes)) == 1 else sizes)
     sess.run(parts.train_step, dict(zip(parts.grad_placeholders, mean)))
-    return float(np.dot(losses, sizes) / sum(sizes))
+    return float(np.dot(losses, [w_i for _, _, w_i in batches]))
 
 
 # -- 3. accumulation in variables -----------------------------------------------------------
@@ -381,12 +390,6 @@ def _pinned_to(device):
     return pinned
 
 
-def _check_optimizer(optimizer):
-    if not callable(optimizer) and optimizer not in OPTIMIZERS:
-        raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)} or a zero-argument "
-                         f"builder of a tf.compat.v1.train optimizer, got {optimizer!r}")
-
-
 def _check_common(model, lr, optimizer, seed, input_shape, optimizer_args):
     if model == "mlp":
         model_fn = None
@@ -396,10 +399,10 @@ def _check_common(model, lr, optimizer, seed, input_shape, optimizer_args):
         raise ValueError(f"model must be 'mlp' or a callable model(x) -> logits, got {model!r}")
     if isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not lr > 0:
         raise ValueError(f"lr must be a positive number, got {lr!r}")
-    _check_optimizer(optimizer)
-    unknown = sorted(set(optimizer_args) - {"momentum", "epsilon"})
-    if unknown:
-        raise TypeError(f"unknown optimizer argument(s) {unknown}; valid: momentum, epsilon")
+    if callable(optimizer):
+        settings("sgd", **optimizer_args)  # the argument names only
+    else:
+        settings(optimizer, **optimizer_args)
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise TypeError(f"seed must be an integer, got {seed!r}")
     if isinstance(input_shape, numbers.Integral):
@@ -414,8 +417,8 @@ def _check_common(model, lr, optimizer, seed, input_shape, optimizer_args):
 
 def _check_devices(devices, num_towers):
     if devices is None:
-        found = tf.config.list_logical_devices("GPU") or tf.config.list_logical_devices("CPU")
-        return [found[t % len(found)].name for t in range(num_towers)]
+        found = towers.local_devices()[1]
+        return [found[t % len(found)] for t in range(num_towers)]
     devices = towers.check_device_names(devices)
     if len(devices) != num_towers:
         raise ValueError(f"devices must name one device per tower ({num_towers}), got {devices!r}")

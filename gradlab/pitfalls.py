@@ -9,7 +9,7 @@
 | gradient clipping      | clip each micro-batch                       | clip the accumulated update, once        |
 | loss scaling           | skip the overflowing micro-batch only       | skip the whole update, lower the scale   |
 | sparse gradients       | Adam on IndexedSlices with duplicate rows   | `densify`                                |
-| losses under replicas  | divide by the number of replicas twice      | undo Keras's division once               |
+| losses under replicas  | Keras divides each replica's mean loss by R | switch that division off in the step     |
 | weight EMA             | update it per micro-batch                   | once per update                          |
 
 Each function here is the naive way or a measurement; the right way is a gradlab strategy.
@@ -67,12 +67,12 @@ def per_micro_batch_normalized_grads(model, x, y, sample_weight, accum_steps):
         g = (1/k) sum_i grad( sum_{j in i} w_j l_j / sum_{j in i} w_j )
     """
     w = np.asarray(sample_weight, np.float32)
+    batches = micro_batches(x, (y, w), accum_steps)
     total = None
-    for (x_i, y_i, _), w_i in zip(micro_batches(x, y, accum_steps),
-                                  np.array_split(w, accum_steps)):
+    for x_i, (y_i, w_i), _ in batches:
         g = weighted_mean_grads(model, x_i, y_i, w_i)
         total = g if total is None else [a + b for a, b in zip(total, g)]
-    return [t / accum_steps for t in total]
+    return [t / len(batches) for t in total]
 
 
 def per_micro_batch_clipped_grads(model, x, y, accum_steps, clip_norm):
@@ -104,18 +104,13 @@ def moving_statistics(model):
     return [(l.moving_mean.numpy(), l.moving_variance.numpy()) for l in batchnorm_layers(model)]
 
 
-def train(strategy, x, y, batch, epochs=1):
-    """`epochs` passes over `(x, y)` in order, one `strategy.step` per `batch` examples."""
+def train_epochs(strategy, x, y, batch, epochs=1):
+    """`epochs` passes over `(x, y)` in order, one `strategy.step` per `batch` examples
+    (a short last batch is dropped). Returns `strategy`, trained."""
     for _ in range(epochs):
         for start in range(0, len(x) - batch + 1, batch):
             strategy.step(x[start:start + batch], y[start:start + batch])
     return strategy
-
-
-def accuracy(model, x, y):
-    """Test accuracy in inference mode (BatchNorm uses its moving statistics)."""
-    logits = model.predict(x, batch_size=1000, verbose=0)
-    return float(np.mean(np.argmax(logits, axis=-1) == y))
 
 
 def dropout_mlp(rate, seed=0, mask_seed=0, hidden=256):
@@ -148,8 +143,9 @@ def adam_on_duplicate_rows(lr=0.1):
 
 def replica_loss_ratio(loss_fn, y, logits, devices):
     """`loss_fn(y, logits)` computed in each replica of a `MirroredStrategy(devices)`,
-    divided by the same loss computed outside any strategy: Keras 3's mean losses give
-    `1 / num_replicas`, and a second division would halve the update again."""
+    divided by the same loss computed outside any strategy: `1 / num_replicas` for Keras 3's
+    mean losses. A step that then also averages the replicas' gradients (a MEAN all-reduce)
+    shrinks the update R-fold; `mirrored` switches Keras's division off while it traces."""
     return 1.0 / distribute.replica_loss_factor(distribute.make_distribution(devices), loss_fn, y, logits)
 
 

@@ -176,6 +176,43 @@ def test_uneven_micro_batches_need_their_weights(batches):
     assert max(np.abs(a - g).max() for a, g in zip(accumulated["1/N"], large)) > 1e-4
 
 
+@pytest.mark.parametrize("kind, batch, accum_steps, sizes", [
+    ("towers", 3, 1, [2, 1]), ("host_average", 5, 4, [2, 1, 1, 1]),
+    ("accumulation", 5, 4, [2, 1, 1, 1])])
+def test_very_uneven_split_is_weighted_by_example_count(batches, kind, batch, accum_steps, sizes):
+    # Oracle: the mean-loss gradient of the whole batch, by tf.GradientTape on a Keras model
+    # with the same weights. SGD(lr=1) moves the weights by exactly the applied gradient.
+    x, y = batches[0][0][:batch], batches[0][1][:batch]
+    model = make_model("mlp", seed=2)
+    with tf.GradientTape() as tape:
+        loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)(y, model(x))
+    large = [g.numpy() for g in tape.gradient(loss, model.trainable_variables)]
+    # The naive plain mean of the per-part mean gradients, to show the split matters here.
+    parts_grads = []
+    for start, n in zip(np.cumsum([0] + sizes[:-1]), sizes):
+        with tf.GradientTape() as tape:
+            part = keras.losses.SparseCategoricalCrossentropy(from_logits=True)(
+                y[start:start + n], model(x[start:start + n]))
+        parts_grads.append([g.numpy() for g in tape.gradient(part, model.trainable_variables)])
+    naive = [np.mean(gs, axis=0) for gs in zip(*parts_grads)]
+    assert max(np.abs(a - b).max() for a, b in zip(naive, large)) > 1e-3
+
+    parts = (g1.build_towers(2, DEVICES, lr=1.0) if kind == "towers"
+             else {"host_average": g1.build_host_average,
+                   "accumulation": g1.build_accumulation}[kind](lr=1.0))
+    sess = parts.session()
+    try:
+        g1.set_weights(sess, parts, [w.numpy() for w in model.trainable_weights])
+        before = g1.get_weights(sess, parts)
+        got_loss = parts.run_update(sess, x, y, accum_steps)
+        applied = [b - a for b, a in zip(before, g1.get_weights(sess, parts))]
+    finally:
+        sess.close()
+    assert got_loss == pytest.approx(float(loss), rel=1e-5)
+    for a, g in zip(applied, large, strict=True):
+        np.testing.assert_allclose(a, g, rtol=1e-4, atol=1e-6)
+
+
 def test_host_average_fetches_and_feeds_one_array_per_variable(batches):
     parts = build("host_average", "momentum")
     assert len(parts.grad_placeholders) == len(parts.variables) == 4
@@ -228,8 +265,11 @@ def test_bad_input_names_the_problem_and_changes_nothing(batches):
             before = g1.get_weights(sess, parts)
             with pytest.raises(ValueError, match="same number of examples, got 32 and 31"):
                 parts.run_update(sess, x, y[:31], steps)
-            with pytest.raises(ValueError, match="accum_steps|towers"):
-                parts.run_update(sess, x[:1], y[:1], 2 if steps > 1 else 1)
+            if parts.kind == "towers":  # (a batch shorter than accum_steps is no error)
+                with pytest.raises(ValueError, match="too small for 2 replicas"):
+                    parts.run_update(sess, x[:1], y[:1])
+                with pytest.raises(ValueError, match="accum_steps must be 1, got 2"):
+                    parts.run_update(sess, x, y, accum_steps=2)
             with pytest.raises(ValueError, match="shapes"):
                 g1.set_weights(sess, parts, before[:2])
             for w, w0 in zip(g1.get_weights(sess, parts), before):
