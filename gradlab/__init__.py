@@ -17,3 +17,4 @@ from .towers import average_gradients, tower_devices  # noqa: E402
 from .strategies import STRATEGIES, make_strategy  # noqa: E402
 from . import gradients  # noqa: E402,F401
 from .steps import Step  # noqa: E402,F401
+from .fit import AccumulatingModel  # noqa: E402

@@ -1,0 +1,269 @@
+"""`AccumulatingModel`: gradient accumulation inside `model.fit`, equal to Keras's large batch.
+
+    one fit step, batch of B rows = accum_steps micro-batches i (padded to m rows each):
+        S_i = D_i * L_i      L_i: Keras's own loss of micro-batch i (weights, masks, penalties)
+        D_i = real rows of i (or its real unmasked entries, for a masked output)
+    w <- optimizer(w, (dS_1 + ... + dS_k) / (D_1 + ... + D_k))             (once per step)
+
+`batch_size` is the effective batch, so epochs, callbacks, schedules, EMA and checkpoints
+all count updates. Padding rows are hidden from Keras by a Keras mask on every output, so
+Keras's loss divides by real entries only and its metrics skip them; `class_weight` and
+`sample_weight` keep Keras's own normalisation (`sum_over_batch_size`: divided by the
+entries, not by the sum of the weights). Under `tf.distribute` each replica sums its shard
+and one all-reduce adds the sums and the normalisers, which is exact for uneven shards
+(Keras's own mirrored `fit` averages the replicas' means instead).
+
+    acc = gl.AccumulatingModel(model, accum_steps=8)        # shares model's variables
+    acc.compile(optimizer="adam", loss=..., metrics=["accuracy"])
+    acc.fit(x, y, batch_size=256, epochs=3, validation_data=(xv, yv))
+
+Lesson: notebooks/08-accumulation-in-fit.ipynb
+"""
+from __future__ import annotations
+
+import math
+import threading
+import numbers
+
+import keras
+import tensorflow as tf
+
+from . import _compat, engine
+from .batchnorm import BATCHNORM_MODES, NO_WINDOW, WindowMoments, check_window
+from .microbatch import check_count
+
+# Reductions for which Keras's loss is (sum of weighted entries) / (number of entries):
+# the only ones a split can reproduce by summing S_i and D_i.
+MEAN_REDUCTIONS = ("sum_over_batch_size", "mean")
+
+
+@keras.saving.register_keras_serializable(package="gradlab")
+class AccumulatingModel(keras.Model):
+    """`model` trained by `fit` in `accum_steps` micro-batches per update, exactly.
+
+        g = (dS_1 + ... + dS_k) / (D_1 + ... + D_k),   S_i = D_i * L_i   (see the module)
+
+    Args:
+        model: any built or buildable `keras.Model`; its variables are shared, not copied.
+        accum_steps: micro-batches per `fit` step (per replica under tf.distribute).
+        clip_norm: clip the global norm of each update once (None: no clipping).
+        batchnorm: "micro" (Keras's: moving statistics move per micro-batch) or "window"
+            (once per update, from the statistics of the whole batch; one device only).
+        jit_compile: True, False or "auto" (XLA unless the model convolves, which XLA's CPU
+            backend runs slowly inside a loop, or holds a layer XLA cannot compile such as
+            a lookup table, or a tf.distribute strategy is active). `compile(jit_compile=...)`
+            other than "auto" overrides it.
+    Raises:
+        TypeError/ValueError naming the value, before any TensorFlow work.
+
+    Non-finite updates (loss or gradient) are skipped, weights and optimizer untouched, and
+    counted in the logs as `skipped_updates` (per epoch); one device only, since Keras's
+    cross-replica apply cannot sit in a conditional.
+
+    Lesson: notebooks/08-accumulation-in-fit.ipynb
+    """
+
+    def __init__(self, model, accum_steps, clip_norm=None, batchnorm="micro", jit_compile="auto",
+                 **kwargs):
+        if not isinstance(model, keras.Model):
+            raise TypeError(f"model must be a keras.Model, got {model!r} ({type(model).__name__})")
+        accum_steps = check_count("accum_steps", accum_steps)
+        clip_norm = _check_clip_norm(clip_norm)
+        if batchnorm not in BATCHNORM_MODES:
+            raise ValueError(f"batchnorm must be one of {BATCHNORM_MODES}, got {batchnorm!r}")
+        if not (isinstance(jit_compile, bool) or jit_compile == "auto"):
+            raise ValueError(f"jit_compile must be True, False or 'auto', got {jit_compile!r}")
+        if batchnorm == "window":
+            check_window(model)
+            if tf.distribute.has_strategy():
+                raise ValueError("batchnorm='window' runs on one device only; got it inside "
+                                 f"{type(tf.distribute.get_strategy()).__name__}.scope()")
+        kwargs.setdefault("name", f"accumulating_{model.name}")
+        super().__init__(**kwargs)
+        self.model = model
+        self.accum_steps = accum_steps
+        self.clip_norm = clip_norm
+        self.batchnorm = batchnorm
+        self.jit_compile_option = jit_compile
+        self._window = WindowMoments(model) if batchnorm == "window" else NO_WINDOW
+        # A raw tf.Variable: not a Keras metric (it would appear in evaluate()'s results
+        # and as val_skipped_updates), not a weight (it is not saved).
+        self._skipped = tf.Variable(0.0, trainable=False, name="skipped_updates")
+
+    # -- Keras's model API -----------------------------------------------------------------
+    def call(self, inputs, training=None):
+        return self.model(inputs, training=training)
+
+    def compile(self, optimizer="rmsprop", loss=None, jit_compile="auto", **kwargs):
+        """`keras.Model.compile`, refusing losses a split cannot reproduce (ValueError).
+
+        `jit_compile="auto"` takes this model's `jit_compile` option (see the class)."""
+        for fn in tf.nest.flatten(loss):
+            reduction = getattr(fn, "reduction", "sum_over_batch_size")
+            if reduction not in MEAN_REDUCTIONS:
+                raise ValueError(
+                    f"AccumulatingModel needs a mean loss (reduction 'sum_over_batch_size'), "
+                    f"got {type(fn).__name__} with reduction {reduction!r}: a sum or a mean "
+                    "over the sum of weights changes with the split")
+        if jit_compile == "auto":
+            jit_compile = self._resolve_jit()
+        if tf.distribute.has_strategy():
+            _probe_hooks()
+        super().compile(optimizer=optimizer, loss=loss, jit_compile=jit_compile, **kwargs)
+
+    def compile_from_config(self, config):
+        # Keras skips compile() on load for models that override it; ours takes Keras's arguments.
+        self.compile(**keras.saving.deserialize_keras_object(config))
+        if self.built:
+            self.optimizer.build(self.trainable_variables)
+
+    def get_config(self):
+        return {**super().get_config(), "model": keras.saving.serialize_keras_object(self.model),
+                "accum_steps": self.accum_steps, "clip_norm": self.clip_norm,
+                "batchnorm": self.batchnorm, "jit_compile": self.jit_compile_option}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["model"] = keras.saving.deserialize_keras_object(config["model"])
+        return cls(**config)
+
+    def make_train_function(self, force=False):
+        """Keras's, entered with Keras's per-replica loss division and gradient all-reduce
+        switched off under tf.distribute: here the replicas' sums are all-reduced once.
+        (Around the whole call: Keras runs the replicas' train_step in parallel threads.)"""
+        super().make_train_function(force)
+        if not self._distributed() or getattr(self.train_function, "gradlab", False):
+            return self.train_function
+        keras_function = self.train_function
+
+        def train_function(iterator):
+            with _compat.losses_not_divided_by_replicas(), \
+                    _compat.gradients_already_reduced(self.optimizer):
+                return keras_function(iterator)
+        train_function.gradlab = True
+        self.train_function = train_function
+        return train_function
+
+    def _distributed(self):
+        return tf.distribute.has_strategy() or self.distribute_strategy is not tf.distribute.get_strategy()
+
+    def reset_metrics(self):
+        super().reset_metrics()
+        self._skipped.assign(0.0)
+
+    # -- one fit step ----------------------------------------------------------------------
+    def train_step(self, data):
+        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+        parts = {"x": x, "y": y}
+        if sample_weight is not None:
+            parts["sample_weight"] = sample_weight
+        distributed = tf.distribute.has_strategy()
+        variables = self.trainable_variables
+        rows = tf.shape(tf.nest.flatten(x)[0])[0]
+
+        def micro(part, valid):
+            return self._micro_sums(part, valid)
+
+        with self._window.recording():
+            sums = engine.loop_sum(micro, parts, variables, self.accum_steps,
+                                   scale_loss=self.optimizer.scale_loss)
+        if distributed:  # make_train_function switched Keras's own replica handling off
+            sums = engine.reduce_replicas(sums)
+            loss, _ = engine.apply_once(self.optimizer, sums, variables, self.clip_norm, guard=False)
+        else:
+            loss, status = engine.apply_once(self.optimizer, sums, variables, self.clip_norm,
+                                             guard=True, after=self._window.update)
+            self._skipped.assign_add(tf.cast(status != engine.APPLIED, tf.float32))
+        # Keras's own tracker: this batch's mean loss, weighted by its rows (this replica's
+        # under tf.distribute, so that the replicas' sum on read is the global batch).
+        _loss_tracker(self).update_state(loss, sample_weight=rows)
+        logs = self.get_metrics_result()
+        if not distributed:
+            logs["skipped_updates"] = tf.identity(self._skipped)
+        return logs
+
+    def _micro_sums(self, part, valid):
+        """`(S_i, D_i)` of one padded micro-batch; Keras's metrics see its real rows only."""
+        x, y, sw = part["x"], part["y"], part.get("sample_weight")
+        y_pred = self(x, training=True)
+        flat = tf.nest.flatten(y_pred)
+        masks = [_keras_mask(p) for p in flat]
+        if any(m is not None for m in masks) and len(flat) > 1:
+            raise ValueError(
+                f"AccumulatingModel: {sum(m is not None for m in masks)} of the model's "
+                f"{len(flat)} outputs carry a Keras mask; each would need its own normaliser. "
+                "Pass the mask as sample_weight instead, or use one output")
+        marked = [_mark_real_rows(p, m, valid) for p, m in zip(flat, masks)]
+        y_pred = tf.nest.pack_sequence_as(y_pred, marked)
+        loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sw, training=True)
+        self.compute_metrics(x, y, y_pred, sample_weight=sw)
+        if masks[0] is not None:  # one output: Keras divided by its real unmasked entries
+            d = tf.reduce_sum(tf.cast(_keras_mask(marked[0]), tf.float32))
+        else:  # Keras divided each output by real rows x entries per row: rows suffice
+            d = tf.reduce_sum(valid)
+        return tf.cast(loss, tf.float32) * d, d
+
+    def _resolve_jit(self):
+        if self.jit_compile_option != "auto":
+            return self.jit_compile_option
+        if tf.distribute.has_strategy():
+            return False
+        layers = [self.model] + _compat.sublayers(self.model)
+        return all(getattr(l, "supports_jit", True) for l in layers) and not any(
+            type(l).__name__.startswith(("Conv", "DepthwiseConv", "SeparableConv")) for l in layers)
+
+
+def _check_clip_norm(clip_norm):
+    if clip_norm is None:
+        return None
+    if isinstance(clip_norm, bool) or not isinstance(clip_norm, numbers.Real):
+        raise TypeError(f"clip_norm must be a positive number or None, got {clip_norm!r}")
+    if not (math.isfinite(clip_norm) and clip_norm > 0):
+        raise ValueError(f"clip_norm must be a positive finite number or None, got {clip_norm!r}")
+    return float(clip_norm)
+
+
+def _mark_real_rows(pred, mask, valid):
+    """`pred` with a Keras mask that is also 0 on padding rows (a copy: the model's own
+    output tensor is left as it was). The mask has the shape of the per-entry loss,
+    `pred.shape[:-1]`, as a mask from `Embedding(mask_zero=True)` has."""
+    rows = tf.cast(valid, tf.bool)
+    shape = tf.shape(pred)[:-1] if pred.shape.rank > 1 else tf.shape(pred)
+    rows = tf.reshape(rows, tf.concat([tf.shape(rows), tf.ones([tf.size(shape) - 1], tf.int32)], 0))
+    real = tf.broadcast_to(rows, shape)
+    if mask is not None:
+        real = tf.logical_and(tf.cast(mask, tf.bool), real)
+    marked = tf.identity(pred)
+    _set_keras_mask(marked, real)
+    return marked
+
+
+# -- private Keras names: to move to gradlab/_compat.py ---------------------------------------
+def _keras_mask(x):
+    if not getattr(_keras_mask, "probed", False):
+        with tf.init_scope():  # _compat probes eagerly; fit traces this inside a tf.function
+            _compat.keras_mask(tf.zeros(()))
+        _keras_mask.probed = True
+    return _compat.keras_mask(x)
+
+
+def _probe_hooks():
+    """Run _compat's first-use probes now, eagerly and outside any strategy scope (scopes are
+    per thread): fit would first use the hooks while tracing its step, where they cannot."""
+    def probe():
+        with _compat.losses_not_divided_by_replicas(), \
+                _compat.gradients_already_reduced(keras.optimizers.SGD()):
+            pass
+    thread = threading.Thread(target=probe)
+    thread.start()
+    thread.join()
+
+
+def _set_keras_mask(x, mask):
+    from keras.src.backend.common.masking import set_keras_mask
+    set_keras_mask(x, mask)
+
+
+def _loss_tracker(model):
+    return model._loss_tracker

@@ -1,0 +1,333 @@
+"""`AccumulatingModel.fit` equals Keras's own plain `fit` at the same (effective) batch_size.
+
+The oracle shares no code with gradlab: a clone of the model with the same initial weights,
+compiled with the same arguments, fitted by Keras at the large batch with `shuffle=False`.
+Tolerances: float32 sums taken in another order differ by ~1e-7 relative per update; after
+a few dozen SGD updates weights agree to ~1e-6, so SGD cases assert atol 1e-5. Adam divides
+by sqrt(v): where a gradient is tiny its rounding is amplified, so Adam cases assert 1e-4
+(still two orders below one update's size, lr 1e-3).
+"""
+import math
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import gradlab as gl
+from gradlab import distribute
+from gradlab.data import load_mnist
+from gradlab.fit import AccumulatingModel
+from conftest import DEVICES
+
+N = 611          # 10 batches of 60 and a short last batch of 11
+BATCH = 60
+
+
+def mnist(n=N):
+    data = load_mnist(flatten=True)
+    return np.array(data.x_train[:n]), np.array(data.y_train[:n]).astype("int64")
+
+
+def validation():
+    data = load_mnist(flatten=True)
+    return np.array(data.x_test[:200]), np.array(data.y_test[:200]).astype("int64")
+
+
+def mlp(seed=0, regularizer=None):
+    keras.utils.set_random_seed(seed)
+    return keras.Sequential([keras.Input((784,)),
+                             keras.layers.Dense(32, activation="relu", kernel_regularizer=regularizer),
+                             keras.layers.Dense(10)])
+
+
+def twins(build, accum_steps=4, optimizer=lambda: keras.optimizers.SGD(0.1), jit_compile=False,
+          **compile_kw):
+    """`(plain, acc)`: the same initial weights, compiled alike (each with its own optimizer).
+
+    XLA compiles once per batch shape, seconds each: most cases run without it, and the
+    ones marked `jit_compile="auto"` run the default (XLA here, as the benchmark does)."""
+    plain, inner = build(), build()
+    inner.set_weights(plain.get_weights())
+    acc = AccumulatingModel(inner, accum_steps=accum_steps, jit_compile=jit_compile)
+    compile_kw.setdefault("loss", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    for m in (plain, acc):
+        kw = dict(compile_kw)
+        kw["loss"] = keras.losses.deserialize(keras.losses.serialize(kw["loss"])) \
+            if isinstance(kw["loss"], keras.losses.Loss) else kw["loss"]
+        m.compile(optimizer=optimizer(), **kw)
+    return plain, acc
+
+
+def fit_both(plain, acc, x, y, batch_size=BATCH, epochs=2, **kw):
+    h_plain = plain.fit(x, y, batch_size=batch_size, epochs=epochs, shuffle=False, verbose=0, **kw)
+    h_acc = acc.fit(x, y, batch_size=batch_size, epochs=epochs, shuffle=False, verbose=0, **kw)
+    return h_plain.history, h_acc.history
+
+
+def max_abs_diff(a, b):
+    return max(float(np.max(np.abs(np.asarray(u) - np.asarray(v)))) for u, v in zip(a, b))
+
+
+def assert_same(plain, acc, h_plain, h_acc, atol=1e-5, rtol=1e-5):
+    assert int(acc.optimizer.iterations) == int(plain.optimizer.iterations)
+    for wp, wa in zip(plain.get_weights(), acc.get_weights()):
+        np.testing.assert_allclose(wa, wp, rtol=rtol, atol=atol)
+    for key, values in h_plain.items():
+        np.testing.assert_allclose(h_acc[key], values, rtol=rtol, atol=atol, err_msg=key)
+
+
+# ---------------------------------------------------------------- the large batch, exactly
+# 16: the last batch (11) has fewer rows than micro-batches. "auto": XLA, the default here.
+@pytest.mark.parametrize("accum_steps, jit_compile", [(4, "auto"), (16, False)])
+def test_mlp_sgd_short_last_batch_and_validation(accum_steps, jit_compile):
+    x, y = mnist()
+    plain, acc = twins(mlp, accum_steps, metrics=["accuracy"], jit_compile=jit_compile)
+    hp, ha = fit_both(plain, acc, x, y, validation_data=validation())
+    assert acc.jit_compile == (jit_compile == "auto")
+    assert set(hp) <= set(ha) and {"val_loss", "val_accuracy", "accuracy"} <= set(ha)
+    assert acc.accum_steps == accum_steps and int(acc.optimizer.iterations) == 2 * math.ceil(N / BATCH)
+    assert_same(plain, acc, hp, ha)
+    # the wrapped model's own variables trained (shared, not copied)
+    np.testing.assert_array_equal(acc.model.get_weights()[0], acc.get_weights()[0])
+
+
+def test_adam_with_schedule_counts_updates():
+    x, y = mnist()
+    schedule = lambda: keras.optimizers.schedules.PiecewiseConstantDecay([5, 15], [3e-3, 1e-3, 3e-4])
+    plain, acc = twins(mlp, 4, optimizer=lambda: keras.optimizers.Adam(schedule()),
+                       metrics=["accuracy"], jit_compile="auto")
+    hp, ha = fit_both(plain, acc, x, y)
+    assert int(acc.optimizer.iterations) == 22  # one per update, not per micro-batch
+    assert_same(plain, acc, hp, ha, atol=1e-4)
+
+
+def test_sample_weight_and_class_weight():
+    x, y = mnist()
+    w = np.random.default_rng(0).uniform(0.0, 2.0, len(x)).astype("float32")
+    plain, acc = twins(mlp, 4, metrics=["accuracy"], weighted_metrics=["accuracy"])
+    assert_same(plain, acc, *fit_both(plain, acc, x, y, sample_weight=w))
+    plain, acc = twins(mlp, 3, metrics=["accuracy"])
+    assert_same(plain, acc, *fit_both(plain, acc, x, y, class_weight={i: 0.5 + i / 5 for i in range(10)}))
+
+
+def two_heads(seed=0):
+    keras.utils.set_random_seed(seed)
+    pixels, extra = keras.Input((784,), name="pixels"), keras.Input((3,), name="extra")
+    h = keras.layers.Dense(16, activation="relu")(keras.layers.Concatenate()([pixels, extra]))
+    return keras.Model({"pixels": pixels, "extra": extra},
+                       {"digit": keras.layers.Dense(10, name="digit")(h),
+                        "ink": keras.layers.Dense(1, name="ink")(h)})
+
+
+def test_dict_inputs_and_outputs_two_losses():
+    x, y = mnist()
+    rng = np.random.default_rng(1)
+    inputs = {"pixels": x, "extra": rng.normal(size=(len(x), 3)).astype("float32")}
+    targets = {"digit": y, "ink": x.mean(axis=1, keepdims=True)}
+    plain, acc = twins(two_heads, 4, loss={"digit": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                                           "ink": "mse"},
+                       loss_weights={"digit": 1.0, "ink": 3.0}, metrics={"digit": ["accuracy"]})
+    hp, ha = fit_both(plain, acc, inputs, targets)
+    # Only the total and compiled metrics: Keras's per-output "*_loss" trackers weight each
+    # batch by a static shape that is unknown in fit, so they are a plain mean of batches.
+    for key in ("digit_loss", "ink_loss"):
+        hp.pop(key, None)
+    assert_same(plain, acc, hp, ha)
+
+
+def embedding_model(seed=0):
+    keras.utils.set_random_seed(seed)
+    return keras.Sequential([keras.Input((28,), dtype="int32"), keras.layers.Embedding(16, 8),
+                             keras.layers.GlobalAveragePooling1D(), keras.layers.Dense(10)])
+
+
+def tokens(x):
+    """Row 14 of each digit as 28 tokens: pixel intensity in 16 buckets (0 = background)."""
+    return np.minimum((x.reshape(-1, 28, 28)[:, 14] * 16).astype("int32"), 15)
+
+
+def test_embedding_sgd():
+    # SGD: Keras applies IndexedSlices with duplicate rows by scatter-add, which is the dense
+    # sum. (Keras's Adam on IndexedSlices with duplicates differs from the dense mean
+    # gradient, which is what any accumulation adds up; so SGD is the oracle here.)
+    x, y = mnist()
+    plain, acc = twins(embedding_model, 4, optimizer=lambda: keras.optimizers.SGD(0.5))
+    assert_same(plain, acc, *fit_both(plain, acc, tokens(x), y))
+
+
+def test_regularised_layer():
+    x, y = mnist()
+    plain, acc = twins(lambda: mlp(regularizer=keras.regularizers.L2(1e-2)), 4)
+    hp, ha = fit_both(plain, acc, x, y)
+    assert_same(plain, acc, hp, ha)
+
+
+def sequence_model(seed=0):
+    """Next-row tokens from this row's tokens; background tokens (0) masked out of the loss."""
+    keras.utils.set_random_seed(seed)
+    inputs = keras.Input((28,), dtype="int32")
+    h = keras.layers.Embedding(16, 8, mask_zero=True)(inputs)
+    return keras.Model(inputs, keras.layers.Dense(16)(h))
+
+
+def test_masked_per_token_loss():
+    x, _ = mnist()
+    rows = np.minimum((x.reshape(-1, 28, 28) * 16).astype("int32"), 15)
+    # 14 and 15: unmasked counts vary from digit to digit, so micro-batches hold unequal counts
+    plain, acc = twins(sequence_model, 4, optimizer=lambda: keras.optimizers.SGD(0.5))
+    hp, ha = fit_both(plain, acc, rows[:, 14], rows[:, 15])
+    assert_same(plain, acc, hp, ha)
+
+
+def test_clip_norm_once_per_update_is_keras_global_clipnorm():
+    x, y = mnist()
+    x, y = x[:300], y[:300]
+    plain = mlp()
+    plain.compile(optimizer=keras.optimizers.SGD(0.5, global_clipnorm=0.05),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    inner = mlp()
+    inner.set_weights(plain.get_weights())
+    acc = AccumulatingModel(inner, accum_steps=4, clip_norm=0.05, jit_compile=False)
+    acc.compile(optimizer=keras.optimizers.SGD(0.5),
+                loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    assert_same(plain, acc, *fit_both(plain, acc, x, y, epochs=1))
+
+
+# ---------------------------------------------------------------- tf.distribute
+def test_mirrored_uneven_split_is_exact_where_keras_is_not():
+    x, y = mnist()
+    sgd = lambda: keras.optimizers.SGD(0.5)
+    loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    single = mlp()
+    single.compile(optimizer=sgd(), loss=loss)
+    initial = single.get_weights()
+    single.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0)
+
+    results = {}
+    for name in ("keras", "gradlab"):
+        with distribute.make_distribution(DEVICES).scope():
+            model = mlp()
+            model.set_weights(initial)
+            if name == "gradlab":
+                model = AccumulatingModel(model, accum_steps=4)
+            model.compile(optimizer=sgd(), loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+            history = model.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0).history
+        results[name] = (max_abs_diff(model.get_weights(), single.get_weights()), history["loss"][0])
+    # Keras's own mirrored fit averages the replicas' means: the last batch (11 = 6 + 5)
+    # is off. If a Keras release fixes this, this assertion says so.
+    assert results["keras"][0] > 1e-3, results
+    assert results["gradlab"][0] < 1e-5, results
+
+
+def test_mirrored_batch_smaller_than_replicas():
+    x, y = mnist(7)  # batches 4 and 3; then 1 on 2 replicas: one replica has no rows at all
+    single = mlp()
+    single.compile(optimizer=keras.optimizers.SGD(0.5),
+                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    initial = single.get_weights()
+    single.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0)
+    with distribute.make_distribution(DEVICES).scope():
+        inner = mlp()
+        inner.set_weights(initial)
+        acc = AccumulatingModel(inner, accum_steps=3)
+        acc.compile(optimizer=keras.optimizers.SGD(0.5),
+                    loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        acc.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0)
+    assert max_abs_diff(acc.get_weights(), single.get_weights()) < 1e-5
+
+
+# ---------------------------------------------------------------- the rest of Keras's API
+def test_save_load_evaluate_predict(tmp_path):
+    x, y = mnist()
+    plain, acc = twins(mlp, 3, metrics=["accuracy"])
+    np.testing.assert_allclose(acc.evaluate(x, y, verbose=0), plain.evaluate(x, y, verbose=0), rtol=1e-6)
+    np.testing.assert_allclose(acc.predict(x, verbose=0), plain.predict(x, verbose=0), atol=1e-6)
+
+    path = str(tmp_path / "acc.keras")
+    acc = AccumulatingModel(mlp(), accum_steps=3, clip_norm=2.5, batchnorm="window", jit_compile=False)
+    acc.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                metrics=["accuracy"])
+    acc.fit(x, y, batch_size=BATCH, epochs=1, verbose=0, shuffle=False)
+    acc.save(path)
+    loaded = keras.models.load_model(path)
+    assert isinstance(loaded, AccumulatingModel)
+    assert (loaded.accum_steps, loaded.clip_norm, loaded.batchnorm, loaded.jit_compile_option) == \
+        (3, 2.5, "window", False)
+    np.testing.assert_array_equal(loaded.predict(x, verbose=0), acc.predict(x, verbose=0))
+    # the optimizer state travels too: one more epoch on each stays equal
+    h_loaded = loaded.fit(x, y, batch_size=BATCH, epochs=1, verbose=0, shuffle=False).history
+    h_acc = acc.fit(x, y, batch_size=BATCH, epochs=1, verbose=0, shuffle=False).history
+    assert int(loaded.optimizer.iterations) == int(acc.optimizer.iterations) == 22
+    assert max_abs_diff(loaded.get_weights(), acc.get_weights()) < 1e-6
+    assert h_loaded == h_acc
+
+
+def test_traced_once_for_every_batch_size():
+    x, y = mnist()
+    _, acc = twins(mlp, 4)
+    traces = []
+    step = acc.train_step
+    acc.train_step = lambda data: traces.append(1) or step(data)
+    acc.fit(x[:131], y[:131], batch_size=BATCH, epochs=2, verbose=0, shuffle=False)  # 60, 60, 11
+    acc.fit(x[:100], y[:100], batch_size=33, epochs=1, verbose=0, shuffle=False)     # 33, 33, 33, 1
+    assert len(traces) == 1
+
+
+# ---------------------------------------------------------------- no silent failure
+def test_non_finite_update_is_skipped_and_counted():
+    x, y = mnist(120)
+    x[70] = np.nan  # the second batch of 60
+    _, acc = twins(mlp, 4)
+    before = acc.get_weights()
+    history = acc.fit(x[60:], y[60:], batch_size=BATCH, epochs=1, verbose=0, shuffle=False).history
+    assert history["skipped_updates"] == [1.0]
+    assert int(acc.optimizer.iterations) == 0
+    for a, b in zip(acc.get_weights(), before):
+        np.testing.assert_array_equal(a, b)
+    # a finite batch after it trains normally
+    history = acc.fit(x[:60], y[:60], batch_size=BATCH, epochs=1, verbose=0, shuffle=False).history
+    assert history["skipped_updates"] == [0.0] and int(acc.optimizer.iterations) == 1
+
+
+def test_terminate_on_nan_still_works():
+    x, y = mnist(240)
+    x[130] = np.nan  # batch 3 of 4
+    _, acc = twins(mlp, 4)
+    history = acc.fit(x, y, batch_size=BATCH, epochs=3, verbose=0, shuffle=False,
+                      callbacks=[keras.callbacks.TerminateOnNaN()]).history
+    assert len(history["loss"]) == 1 and acc.stop_training
+    assert int(acc.optimizer.iterations) == 2  # batches 1 and 2 applied, batch 3 skipped
+
+
+# ---------------------------------------------------------------- bad arguments
+@pytest.mark.parametrize("kwargs, error, word", [
+    (dict(model="mlp"), TypeError, "'mlp'"),
+    (dict(accum_steps=0), ValueError, "0"),
+    (dict(accum_steps=2.5), TypeError, "2.5"),
+    (dict(accum_steps=True), TypeError, "True"),
+    (dict(clip_norm=-1.0), ValueError, "-1.0"),
+    (dict(clip_norm="big"), TypeError, "'big'"),
+    (dict(batchnorm="global"), ValueError, "'global'"),
+    (dict(jit_compile="yes"), ValueError, "'yes'"),
+])
+def test_bad_arguments_at_construction(kwargs, error, word):
+    kwargs = {"model": mlp(), "accum_steps": 4, **kwargs}
+    with pytest.raises(error, match=word):
+        AccumulatingModel(**kwargs)
+
+
+def test_summing_loss_refused_before_any_update():
+    x, y = mnist(120)
+    acc = AccumulatingModel(mlp(), accum_steps=4)
+    before = acc.get_weights()
+    with pytest.raises(ValueError, match="'sum'"):
+        acc.compile(optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, reduction="sum"))
+    assert not acc.compiled
+    for a, b in zip(acc.get_weights(), before):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_exported_as_gradlab_accumulating_model():
+    assert gl.AccumulatingModel is AccumulatingModel
