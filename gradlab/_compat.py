@@ -30,7 +30,8 @@ def _probed(probe):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             if not wrapper.checked:
-                probe()
+                with tf.init_scope():  # eagerly, even when first used while tracing
+                    probe()
                 wrapper.checked = True
             return fn(*args, **kwargs)
         wrapper.checked = False

@@ -2,8 +2,8 @@ import numpy as np
 import keras
 import tensorflow as tf
 
-from gradlab.accumulate import Accumulators, fused_grads
-from gradlab.gradients import loss_and_grads
+from gradlab.accumulate import Accumulators, Sums, fused_grads, loop_sum
+from gradlab.gradients import loss_and_grads, loss_terms
 
 
 def _linear():
@@ -17,31 +17,40 @@ def test_walk_through_accumulator_values():
     model, loss_fn = _linear()
     acc = Accumulators(model.trainable_variables)
     x = np.arange(1.0, 7.0, dtype=np.float32).reshape(6, 1)  # B = 6, three micro-batches of 2
-    expected = [(1 + 2) / 6, (1 + 2 + 3 + 4) / 6, 21 / 6]   # running sum of (n_i/B) mean(x_i)
+    # S_i = D_i * L_i = 2 * mean(pred_i), so dS_i/dw = 2 * mean(x_i) = x_a + x_b; D_i = 2.
+    expected = [1 + 2, 1 + 2 + 3 + 4, 21]
     for i, want in enumerate(expected):
-        _, grads = loss_and_grads(model, loss_fn, x[2 * i:2 * i + 2], x[2 * i:2 * i + 2], 2 / 6)
-        acc.accumulate(grads)
+        xi = x[2 * i:2 * i + 2]
+        with tf.GradientTape() as tape:
+            s, d = loss_terms(model, loss_fn, xi, xi)
+        acc.accumulate(Sums(s, tape.gradient(s, model.trainable_variables), d))
         np.testing.assert_allclose(acc.variables[0].numpy(), [[want]], rtol=1e-6)
-    np.testing.assert_allclose(acc.values()[0].numpy(), [[3.5]])  # = mean(x), the large batch
+    sums = acc.sums()
+    np.testing.assert_allclose(float(sums.norm), 6.0)
+    np.testing.assert_allclose((sums.grads[0] / sums.norm).numpy(), [[3.5]])  # mean(x): the large batch
     acc.reset()
-    np.testing.assert_allclose(acc.variables[0].numpy(), [[0.0]])
+    np.testing.assert_allclose([acc.variables[0].numpy()[0, 0], float(acc.norm)], [0.0, 0.0])
     assert not acc.variables[0].trainable
 
 
 def test_accumulator_of_an_untouched_variable_reports_none():
-    model, loss_fn = _linear()
+    model, _ = _linear()
     unused = tf.Variable(1.0)
     acc = Accumulators(model.trainable_variables + [unused])
-    acc.accumulate([tf.ones((1, 1)), None])
-    assert acc.values()[1] is None
+    acc.accumulate(Sums(tf.constant(1.0), [tf.ones((1, 1)), None], tf.constant(1.0)))
+    assert acc.sums().grads[1] is None
+
+
+def _classifier():
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4, activation="tanh"),
+                              keras.layers.Dense(2)])
+    rng = np.random.default_rng(0)
+    return model, rng.normal(size=(11, 3)).astype("float32"), rng.integers(0, 2, 11)
 
 
 def test_fused_grads_equal_the_large_batch_gradient_for_uneven_micro_batches():
-    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4, activation="tanh"),
-                              keras.layers.Dense(2)])
+    model, x, y = _classifier()
     loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-    rng = np.random.default_rng(0)
-    x, y = rng.normal(size=(11, 3)).astype("float32"), rng.integers(0, 2, 11)
     big_loss, big = loss_and_grads(model, loss_fn, x, y)
     loss, grads = tf.function(lambda x, y: fused_grads(model, loss_fn, x, y, [4, 4, 3]))(x, y)
     np.testing.assert_allclose(float(loss), float(big_loss), rtol=1e-6)
@@ -51,3 +60,25 @@ def test_fused_grads_equal_the_large_batch_gradient_for_uneven_micro_batches():
     sizes = tf.constant([4, 4, 3])
     loss, grads = tf.function(lambda x, y: fused_grads(model, loss_fn, x, y, sizes))(x, y)
     np.testing.assert_allclose(float(loss), float(big_loss), rtol=1e-6)
+
+
+def test_padded_loop_with_an_unknown_batch_dimension_counts_only_real_rows():
+    # sizes=None (as model.fit traces): 11 rows padded to 4 x 3 = 12, the padding weighted 0.
+    model, x, y = _classifier()
+    per_example = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="none")
+
+    def micro(part, valid):
+        losses = per_example(part[1], model(part[0])) * valid
+        return tf.reduce_sum(losses), tf.reduce_sum(valid)
+
+    spec = (tf.TensorSpec([None, 3]), tf.TensorSpec([None], tf.int64))
+    run = tf.function(lambda x, y: loop_sum(micro, (x, y), model.trainable_variables, 4),
+                      input_signature=spec)
+    sums = run(x, y)
+    big_loss, big = loss_and_grads(model, per_example, x, y)
+    np.testing.assert_allclose(float(sums.norm), 11.0)
+    np.testing.assert_allclose(float(sums.loss / sums.norm), float(big_loss), rtol=1e-6)
+    for g, b in zip(sums.grads, big):
+        np.testing.assert_allclose((g / sums.norm).numpy(), b.numpy(), rtol=1e-5, atol=1e-7)
+    run(x[:3], y[:3])  # fewer rows than accum_steps: the same trace, micro-batches of 1
+    assert run.experimental_get_tracing_count() == 1
