@@ -4,7 +4,10 @@
     effective batch B = accum_steps * micro_batch;  same B, same updates => same learning
 
 A `RunConfig` decides a run; `train` runs it, `run` and `run_many` take it from the cache
-(`gradlab.cache`) when it is there. The studies built on runs: `gradlab.table` (accuracy
+(`gradlab.cache`) when it is there. A run can report every few updates (`callback`, the
+lab's live curves) and be stopped (`stop`): a stopped run raises `Stopped` and caches
+nothing. The settings where accumulation is not a large batch (a schedule, BatchNorm,
+clipping, uneven micro-batches) are fields of the config too, so the lab can measure them. The studies built on runs: `gradlab.table` (accuracy
 against N, the published table) and `gradlab.noise_study` (the noise of one update).
 
 Lesson: notebooks/03-host-averaging.ipynb
@@ -14,23 +17,29 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import numbers
 import time
 import warnings
 
+import keras
 import numpy as np
+import tensorflow as tf
 from tqdm.auto import tqdm
 
 from . import noise
-from .build import build_strategy
+from .build import build_strategy, parts
 from .cache import ResultCache, jsonable
 from .data import NUM_CLASSES, TRAIN_PER_CLASS, load_mnist
-from .microbatch import check_count
-from .models import MODELS, accuracy
-from .optimizers import OPTIMIZERS, check_lr
-from .strategies import STRATEGIES
+from .microbatch import check_count, offsets, split_sizes
+from .models import MODELS, accuracy, make_model
+from .optimizers import OPTIMIZERS, check_lr, settings
+from .strategies import STRATEGIES, make_strategy
 
 REFERENCE_BATCH = 100  # the published experiment's examples per update
 SAMPLINGS = ("paired", "independent")
+SCHEDULES = ("constant", "cosine")
+BATCHNORMS = (None, "micro", "window")
+CLIPS = ("update", "micro")
 TRAIN_SIZE = TRAIN_PER_CLASS * NUM_CLASSES  # the shipped subset: 4,000 training images
 
 
@@ -51,7 +60,19 @@ class RunConfig:
     equals the large batch up to float rounding. `independent` draws the order and the
     initial weights afresh for each (seed, accum_steps, micro_batch), as the reference did.
 
-    Lesson: notebooks/03-host-averaging.ipynb
+    The settings where accumulation can differ from a large batch (lesson 6), measured by
+    the lab (at their defaults a config is what it was before they existed, cache key too):
+    - `schedule`: "constant", or "cosine" (`CosineDecay(lr, decay_steps=updates)`: lr falls
+      to 0 over the run, if the optimizer counts updates).
+    - `batchnorm`: None (the model has none), or a BatchNorm model with its statistics
+      moved per micro-batch ("micro") or once per update ("window", `make_strategy`'s option).
+    - `clip_norm`, `clip`: clip the global gradient norm to `clip_norm`, once per update
+      ("update", `make_strategy`'s option) or each micro-batch, the naive way ("micro",
+      `ClipEachMicroBatch`, with strategy "accumulate", whose loop it copies).
+    - `short_by`: take this many examples (fewer than N) off each update, so that many
+      micro-batches hold b - 1 examples (`microbatch.split_sizes`): uneven micro-batches.
+
+    Lesson: notebooks/03-host-averaging.ipynb (the settings: notebooks/05-the-lab.ipynb)
     """
     strategy: str = "fused"
     accum_steps: int = 1
@@ -63,6 +84,11 @@ class RunConfig:
     seed: int = 0
     sampling: str = "independent"
     eval_every: int = 100
+    schedule: str = "constant"
+    batchnorm: str | None = None
+    clip_norm: float | None = None
+    clip: str = "update"
+    short_by: int = 0
 
     def __post_init__(self):
         for name, options in (("strategy", STRATEGIES), ("optimizer", OPTIMIZERS),
@@ -74,14 +100,35 @@ class RunConfig:
             object.__setattr__(self, name, check_count(name, getattr(self, name)))
         object.__setattr__(self, "seed", check_count("seed", self.seed, minimum=0))
         object.__setattr__(self, "lr", check_lr(self.lr))  # lr=1 and lr=1.0 share a cache key
+        self._check_setting()
         if self.effective_batch > TRAIN_SIZE:
             raise ValueError(f"the effective batch accum_steps*micro_batch = {self.accum_steps}"
                              f"*{self.micro_batch} = {self.effective_batch} exceeds the "
                              f"{TRAIN_SIZE:,} training images")
 
+    def _check_setting(self):
+        for name, options in (("schedule", SCHEDULES), ("batchnorm", BATCHNORMS), ("clip", CLIPS)):
+            if getattr(self, name) not in options:
+                raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}; "
+                                 f"got {getattr(self, name)!r}")
+        c = self.clip_norm
+        if c is not None:
+            if isinstance(c, bool) or not isinstance(c, numbers.Real) or not (math.isfinite(c) and c > 0):
+                raise ValueError(f"clip_norm must be a positive number or None, got {c!r}")
+            object.__setattr__(self, "clip_norm", float(c))
+        if self.clip == "micro" and (c is None or self.strategy != "accumulate"):
+            raise ValueError(f"clip='micro' (the naive per-micro-batch clipping) needs a clip_norm "
+                             f"and strategy 'accumulate'; got clip_norm={c!r}, strategy={self.strategy!r}")
+        short = check_count("short_by", self.short_by, minimum=0)
+        object.__setattr__(self, "short_by", short)
+        if short and not (short < self.accum_steps and self.micro_batch >= 2):
+            raise ValueError(f"short_by must be smaller than accum_steps ({self.accum_steps}), with "
+                             f"micro_batch >= 2, so that every micro-batch keeps an example; "
+                             f"got short_by={short}, micro_batch={self.micro_batch}")
+
     @property
     def effective_batch(self):
-        return self.accum_steps * self.micro_batch
+        return self.accum_steps * self.micro_batch - self.short_by
 
     def to_dict(self):
         return dataclasses.asdict(self)
@@ -101,10 +148,13 @@ class RunResult:
     seconds: float             # the whole run: data, model, tracing, evaluation
     loss_noise: dict
     cached: bool = False
+    peak_mb: float | None = None  # resident memory the run added at its peak (Linux), MB
 
     def to_dict(self):
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
              if f.name not in ("config", "cached")}
+        if d["peak_mb"] is None:
+            del d["peak_mb"]
         return jsonable(d)
 
     @classmethod
@@ -112,7 +162,8 @@ class RunResult:
         arrays = {k: np.asarray(d[k], dtype=np.float64) for k in ("losses", "eval_accuracy")}
         return cls(config, arrays["losses"], np.asarray(d["eval_updates"], dtype=np.int64),
                    arrays["eval_accuracy"], float(d["accuracy"]), float(d["seconds_per_update"]),
-                   float(d["seconds"]), _nan_for_null(d["loss_noise"]), cached)
+                   float(d["seconds"]), _nan_for_null(d["loss_noise"]), cached,
+                   None if d.get("peak_mb") is None else float(d["peak_mb"]))
 
 
 def _nan_for_null(loss_noise):
@@ -143,16 +194,41 @@ def _model_seed(config):
     return int(np.random.SeedSequence(_stream_seed(config)).generate_state(1)[0] % 2**31)
 
 
-def train(config, bar=None):
-    """Run `config` from scratch (no cache): returns `(RunResult, trained model)`."""
+class Stopped(Exception):
+    """A run ended by its `stop` flag after `updates` updates; nothing of it was cached."""
+
+    def __init__(self, config, updates):
+        super().__init__(f"stopped after {updates} of {config.updates} updates")
+        self.config, self.updates = config, updates
+
+
+def train(config, bar=None, callback=None, every=10, stop=None):
+    """Run `config` from scratch (no cache): returns `(RunResult, trained model)`.
+
+    Args:
+        config: a `RunConfig`.
+        bar: anything with `update(n)`, called once per update.
+        callback: called every `every` updates (and after the last) with a `RunResult` of
+            the updates so far: the lab's live curves.
+        stop: anything with `is_set()` (a `threading.Event`): checked after each update;
+            when set, the run raises `Stopped`.
+    """
+    every = check_count("every", every)
     start = time.perf_counter()
     data = load_mnist()
-    strategy = build_strategy(config.strategy, config.model, config.optimizer, config.lr,
-                              config.accum_steps, _model_seed(config))
+    peak = _PeakMemory()
+    strategy = _strategy(config)
     model = strategy.model
     order = sample_order(config, len(data.x_train))
     losses = np.empty(config.updates)
     evals, accs, step_seconds = [0], [accuracy(model, data.x_test, data.y_test)], []
+
+    def result(t):
+        steady = step_seconds[1:] or step_seconds
+        return RunResult(config, losses[:t].copy(), np.asarray(evals), np.asarray(accs), accs[-1],
+                         float(np.mean(steady)), time.perf_counter() - start,
+                         noise.loss_noise(losses[:t])._asdict(), peak_mb=peak.mb())
+
     for t, idx in enumerate(order):
         tick = time.perf_counter()
         losses[t] = strategy.step(data.x_train[idx], data.y_train[idx])
@@ -162,24 +238,117 @@ def train(config, bar=None):
             accs.append(accuracy(model, data.x_test, data.y_test))
         if bar is not None:
             bar.update(1)
-    steady = step_seconds[1:] or step_seconds
-    result = RunResult(config, losses, np.asarray(evals), np.asarray(accs), accs[-1],
-                       float(np.mean(steady)), time.perf_counter() - start,
-                       noise.loss_noise(losses)._asdict())
-    return result, model
+        if stop is not None and stop.is_set() and t + 1 < config.updates:
+            raise Stopped(config, t + 1)
+        if callback is not None and ((t + 1) % every == 0 or t + 1 == config.updates):
+            callback(result(t + 1))
+    return result(config.updates), model
 
 
-def run(config, cache=True, progress=True, bar=None):
+def _strategy(config):
+    """The strategy of `config`: `build_strategy` unless a setting needs more."""
+    seed = _model_seed(config)
+    if (config.schedule, config.batchnorm, config.clip_norm) == ("constant", None, None):
+        return build_strategy(config.strategy, config.model, config.optimizer, config.lr,
+                              config.accum_steps, seed)
+    model, loss_fn, optimizer = parts(config.model, config.optimizer, config.lr, seed)
+    if config.batchnorm is not None:
+        model = lambda: make_model(config.model, seed=seed, batchnorm=True)  # noqa: E731
+    if config.schedule == "cosine":
+        def optimizer():
+            lr = keras.optimizers.schedules.CosineDecay(config.lr, decay_steps=config.updates)
+            cls = keras.optimizers.Adam if config.optimizer == "adam" else keras.optimizers.SGD
+            return cls(lr, **settings(config.optimizer))
+    if config.clip == "micro":
+        return ClipEachMicroBatch(model(), loss_fn, optimizer(), config.accum_steps, config.clip_norm)
+    options = {} if config.batchnorm is None else {"batchnorm": config.batchnorm}
+    return make_strategy(config.strategy, model, loss_fn, optimizer, accum_steps=config.accum_steps,
+                         clip_norm=config.clip_norm, **options)
+
+
+class ClipEachMicroBatch:
+    """The naive clipping the lab measures: `g = sum_i (n_i / B) clip(g_i, c)`, applied once.
+
+        clip(g) = g * min(1, c / |g|)   is not linear: clipping each micro-batch is not
+        clipping their weighted sum, which is what gradlab's `clip_norm` does.
+
+    The loop of `accumulate` (one compiled call per micro-batch, weights n_i / B), with each
+    micro-batch's gradient clipped before it is added. Only `step(x, y)` and `model`.
+
+    Lesson: notebooks/06-pitfalls.ipynb
+    """
+
+    def __init__(self, model, loss_fn, optimizer, accum_steps, clip_norm):
+        self.model, self.loss_fn, self.optimizer = model, loss_fn, optimizer
+        self.accum_steps, self.clip_norm = check_count("accum_steps", accum_steps), float(clip_norm)
+        self._grads = tf.function(self._clipped_grads)
+        self._apply = tf.function(lambda grads: optimizer.apply(grads, model.trainable_variables))
+
+    def _clipped_grads(self, x, y):
+        with tf.GradientTape() as tape:
+            loss = self.loss_fn(y, self.model(x, training=True))
+        grads = tape.gradient(loss, self.model.trainable_variables)
+        return loss, tf.clip_by_global_norm(grads, self.clip_norm)[0]
+
+    def step(self, x, y):
+        if not self.optimizer.built:  # variables made outside the compiled functions
+            self.model(x[:1])
+            self.optimizer.build(self.model.trainable_variables)
+        sizes = split_sizes(len(x), self.accum_steps)
+        total, loss = None, 0.0
+        for o, n in zip(offsets(sizes), sizes):
+            part, grads = self._grads(x[o:o + n], y[o:o + n])
+            w = n / len(x)
+            total = [w * g for g in grads] if total is None else [a + w * g for a, g in zip(total, grads)]
+            loss += w * float(part)
+        self._apply(total)
+        return loss
+
+
+class _PeakMemory:
+    """The resident memory a run adds at its peak: VmHWM - VmRSS at the start, in MB.
+
+    Linux keeps one high-water mark per process; writing 5 to /proc/self/clear_refs
+    resets it to the current size, so each run measures its own peak. None elsewhere.
+    """
+
+    def __init__(self):
+        try:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+            self.start = _status_mb("VmRSS")
+        except OSError:
+            self.start = None
+
+    def mb(self):
+        if self.start is None:
+            return None
+        try:
+            return max(0.0, _status_mb("VmHWM") - self.start)
+        except OSError:
+            return None
+
+
+def _status_mb(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024  # kB
+    raise OSError(f"/proc/self/status has no {field}")
+
+
+def run(config, cache=True, progress=True, bar=None, callback=None, every=10, stop=None):
     """The result of `config`: from the cache if it is there, else trained and stored.
 
-    `bar` (anything with `update(n)`, such as the lab's progress widget) replaces the tqdm bar.
+    `bar` (anything with `update(n)`, such as the lab's progress widget) replaces the tqdm
+    bar; `callback`, `every` and `stop` are `train`'s (a stopped run stores nothing).
 
     Lesson: notebooks/03-host-averaging.ipynb
     """
-    return run_many([config], cache, progress, bar)[0]
+    return run_many([config], cache, progress, bar, callback, every, stop)[0]
 
 
-def run_many(configs, cache=True, progress=True, bar=None):
+def run_many(configs, cache=True, progress=True, bar=None, callback=None, every=10, stop=None):
     """Results of `configs`, in order; the uncached ones run under one progress bar.
 
     Args:
@@ -187,6 +356,8 @@ def run_many(configs, cache=True, progress=True, bar=None):
         cache: True (the default cache), False (neither read nor write), or a `ResultCache`.
         progress: show a tqdm bar (it appears only for work that takes over a second).
         bar: optional progress object with `update(n)`, used instead of tqdm.
+        callback, every, stop: passed to `train` (live snapshots; `Stopped` leaves the
+            cache without the stopped run).
     """
     configs = list(configs)
     for c in configs:
@@ -200,13 +371,21 @@ def run_many(configs, cache=True, progress=True, bar=None):
         for i in todo:
             c = configs[i]
             tq.set_description(f"N={c.accum_steps} b={c.micro_batch} seed={c.seed}")
-            results[i], _ = train(c, bar or tq)
+            results[i], _ = train(c, bar or tq, callback, every, stop)
             store.put(_key(c), results[i].to_dict())
     return results
 
 
 def _key(config):
-    return {"kind": "run", **config.to_dict()}
+    # Settings at their defaults are left out: a config keeps the key it had before they existed.
+    d = config.to_dict()
+    for f in dataclasses.fields(RunConfig):
+        if f.name in _SETTINGS and d[f.name] == f.default:
+            del d[f.name]
+    return {"kind": "run", **d}
+
+
+_SETTINGS = ("schedule", "batchnorm", "clip_norm", "clip", "short_by")
 
 
 def cached_result(store, config):
