@@ -419,6 +419,10 @@ def cli(argv=None):
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     parser.add_argument("--memory-child", default=None, help=argparse.SUPPRESS)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--fit" in argv:  # `bench --fit`: model.fit itself timed, with its own options
+        from .bench_fit import cli as fit_cli
+        return fit_cli([a for a in argv if a != "--fit"])
     args = parser.parse_args(argv)
     if args.memory_child:
         _memory_child(json.loads(args.memory_child))

@@ -1,0 +1,155 @@
+"""`fit` timed: `AccumulatingModel` against Keras's own accumulation and against plain `fit`.
+
+    ratio to keras = t(Keras gradient_accumulation_steps=N, batch b) / t(AccumulatingModel, batch N*b)
+    ratio to plain = t(AccumulatingModel, batch N*b) / t(plain fit, batch N*b)
+
+All three do the same work per epoch: the same examples, the same number of updates
+(Keras's accumulation takes N fit steps per update, the others one). Plain `fit` at the
+large batch is the limit: no accumulation at all. Rounds are interleaved (each round times
+one epoch of every contender, in rotated order), so a slow moment of a shared machine hits
+all of them; the medians are reported. A benchmark, never a test.
+
+Lesson: notebooks/08-accumulation-in-fit.ipynb
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import keras
+import numpy as np
+
+from .data import load_mnist
+from .fit import AccumulatingModel
+from .microbatch import check_count
+from .models import MODELS, make_model
+
+CONTENDERS = ("accumulating", "keras", "plain")
+MAX_EXAMPLES = 4000
+
+
+def run_bench_fit(accum_steps=10, micro_batch=10, rounds=5, examples=4000, model="mlp",
+                  steps_per_execution=1, jit_compile="auto", progress=False):
+    """Median seconds per epoch of each contender and their ratios.
+
+    Args:
+        accum_steps, micro_batch: N and b; the effective batch is N * b.
+        rounds: timed epochs per contender (after one untimed epoch that traces/compiles).
+        examples: MNIST training examples per epoch (at most 4,000, the shipped set).
+        model: a `models.MODELS` name.
+        steps_per_execution: passed to every contender's `compile`.
+        jit_compile: `AccumulatingModel`'s option (Keras's own contenders use Keras's
+            default, which is no XLA on a CPU-only machine).
+    Returns:
+        a JSON-ready dict: config, `seconds` (median per epoch), `ms_per_update`,
+        `ratio_to_keras` (Keras's time / ours: > 1 is faster) and `ratio_to_plain`
+        (ours / plain fit: 1 is free accumulation).
+    """
+    _check(accum_steps, micro_batch, rounds, examples, model, steps_per_execution, jit_compile)
+    data = load_mnist()
+    x, y = np.array(data.x_train[:examples]), np.array(data.y_train[:examples])
+    big = accum_steps * micro_batch
+    fitted = {name: _contender(name, model, accum_steps, steps_per_execution, jit_compile)
+              for name in CONTENDERS}
+    batch = {"accumulating": big, "keras": micro_batch, "plain": big}
+    times = {name: [] for name in CONTENDERS}
+    for r in range(rounds + 1):
+        order = CONTENDERS[r % 3:] + CONTENDERS[:r % 3]
+        for name in order:
+            start = time.perf_counter()
+            fitted[name].fit(x, y, batch_size=batch[name], epochs=1, shuffle=False, verbose=0)
+            if r:  # round 0 traces and compiles
+                times[name].append(time.perf_counter() - start)
+        if progress:
+            print(f"round {r}/{rounds}", flush=True)
+    updates = -(-examples // big)
+    seconds = {name: statistics.median(t) for name, t in times.items()}
+    return {
+        "config": dict(accum_steps=accum_steps, micro_batch=micro_batch, rounds=rounds,
+                       examples=examples, model=model, steps_per_execution=steps_per_execution,
+                       jit_compile=jit_compile, updates_per_epoch=updates),
+        "seconds": seconds,
+        "ms_per_update": {name: 1000 * s / updates for name, s in seconds.items()},
+        "ratio_to_keras": seconds["keras"] / seconds["accumulating"],
+        "ratio_to_plain": seconds["accumulating"] / seconds["plain"],
+        "iqr_seconds": {name: _iqr(t) for name, t in times.items()},
+    }
+
+
+def format_bench_fit(result):
+    c = result["config"]
+    lines = [f"fit, one epoch of {c['examples']} examples, {c['model']}: N={c['accum_steps']} "
+             f"micro-batches of b={c['micro_batch']} ({c['updates_per_epoch']} updates), "
+             f"{c['rounds']} interleaved rounds, steps_per_execution={c['steps_per_execution']}",
+             f"{'contender':<44}{'s/epoch':>9}{'ms/update':>11}{'IQR s':>9}"]
+    labels = {"accumulating": f"AccumulatingModel (batch {c['accum_steps'] * c['micro_batch']})",
+              "keras": f"Keras gradient_accumulation_steps (batch {c['micro_batch']})",
+              "plain": f"plain fit (batch {c['accum_steps'] * c['micro_batch']})"}
+    for name in CONTENDERS:
+        lines.append(f"{labels[name]:<44}{result['seconds'][name]:>9.3f}"
+                     f"{result['ms_per_update'][name]:>11.2f}{result['iqr_seconds'][name]:>9.3f}")
+    lines.append(f"AccumulatingModel is {result['ratio_to_keras']:.2f}x faster than Keras's accumulation "
+                 f"and takes {result['ratio_to_plain']:.2f}x the time of plain fit")
+    return "\n".join(lines)
+
+
+def _check(accum_steps, micro_batch, rounds, examples, model, steps_per_execution, jit_compile):
+    """ValueError/TypeError naming a bad argument, before any TensorFlow work."""
+    for name, value in (("accum_steps", accum_steps), ("micro_batch", micro_batch),
+                        ("rounds", rounds), ("steps_per_execution", steps_per_execution)):
+        check_count(name, value)
+    check_count("examples", examples, minimum=accum_steps * micro_batch)
+    if examples > MAX_EXAMPLES:
+        raise ValueError(f"examples must be at most {MAX_EXAMPLES} (the shipped MNIST), got {examples}")
+    if model not in MODELS:
+        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+    if not (isinstance(jit_compile, bool) or jit_compile == "auto"):
+        raise ValueError(f"jit_compile must be True, False or 'auto', got {jit_compile!r}")
+
+
+def _contender(name, model, accum_steps, steps_per_execution, jit_compile):
+    loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    net = make_model(model, seed=0)
+    if name == "keras":
+        optimizer = keras.optimizers.SGD(0.1, gradient_accumulation_steps=accum_steps)
+    else:
+        optimizer = keras.optimizers.SGD(0.1)
+    if name == "accumulating":
+        net = AccumulatingModel(net, accum_steps=accum_steps, jit_compile=jit_compile)
+    net.compile(optimizer=optimizer, loss=loss, steps_per_execution=steps_per_execution)
+    return net
+
+
+def _iqr(values):
+    q = np.percentile(values, [25, 75])
+    return float(q[1] - q[0])
+
+
+def cli(argv=None):
+    """`python -m gradlab bench --fit`: the three contenders timed; `--json` for one JSON object."""
+    parser = argparse.ArgumentParser(prog="python -m gradlab bench --fit", description=(
+        "fit timed for one epoch: AccumulatingModel (batch N*b) against Keras's "
+        "gradient_accumulation_steps (batch b) and plain fit (batch N*b), interleaved rounds."))
+    parser.add_argument("--accum", type=int, default=10, help="N, micro-batches per update (10)")
+    parser.add_argument("--micro-batch", type=int, default=10, help="b, examples per micro-batch (10)")
+    parser.add_argument("--rounds", type=int, default=7, help="timed epochs per contender (7)")
+    parser.add_argument("--examples", type=int, default=4000, help="examples per epoch (4000)")
+    parser.add_argument("--model", choices=MODELS, default="mlp")
+    parser.add_argument("--steps-per-execution", type=int, default=1,
+                        help="compile(steps_per_execution=...) for every contender (1)")
+    parser.add_argument("--jit-compile", choices=("auto", "true", "false"), default="auto",
+                        help="AccumulatingModel's jit_compile (auto)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    args = parser.parse_args(argv)
+    jit = {"auto": "auto", "true": True, "false": False}[args.jit_compile]
+    options = (args.accum, args.micro_batch, args.rounds, args.examples, args.model,
+               args.steps_per_execution, jit)
+    try:  # the arguments only: a ValueError from inside TensorFlow is no usage error
+        _check(*options)
+    except (ValueError, TypeError) as e:
+        parser.error(str(e))
+    result = run_bench_fit(*options)
+    print(json.dumps(result, allow_nan=False) if args.json else format_bench_fit(result))
+    return 0
