@@ -1,0 +1,96 @@
+"""Memory of a training step in this process: compiling it apart from running it.
+
+    compile_mb = VmHWM during the first step - VmRSS before it    (tracing, XLA, first run)
+    tf_peak_mb = allocator peak during the next steps - allocator bytes before them
+    rss_mb     = VmHWM during the next steps - VmRSS before them
+
+(VmHWM, the resident-set high-water mark, is reset to VmRSS before each part.)
+
+The first step of a compiled function pays for tracing and compilation once per input
+shape; the steps after it show what training itself holds (activations, gradients,
+accumulators). TensorFlow's default CPU allocator keeps no statistics: run the process with
+`TF_CPU_ALLOCATOR_USE_BFC=true` (set before TensorFlow starts) to have `tf_peak_mb` there.
+
+Lesson: notebooks/05-the-lab.ipynb
+"""
+from __future__ import annotations
+
+import resource
+import sys
+
+import tensorflow as tf
+
+from .microbatch import check_count
+from .towers import check_device_names
+
+
+def measure(step, updates=3, devices=("CPU:0",)):
+    """Call `step()` once, then `updates` more times, and report the memory of each part.
+
+    Args:
+        step: a zero-argument callable making one training update.
+        updates: steady updates measured after the first.
+        devices: the devices whose allocators `tf_peak_mb` sums (e.g. `["CPU:0"]`).
+    Returns:
+        dict `compile_mb`, `tf_peak_mb` (None where the allocator keeps no statistics),
+        `rss_mb`, `peak_mb` (the training memory: `tf_peak_mb`, else `rss_mb`) and
+        `rss_includes_compile` (True where VmHWM cannot be reset: then both parts count
+        from the high-water mark before the first step, and `rss_mb` includes compiling).
+    """
+    updates = check_count("updates", updates)
+    devices = check_device_names(devices)
+    resets = _reset_maxrss()  # else an earlier peak (importing TensorFlow) would hide this one
+    base = _status_mb("VmRSS") if resets else maxrss_mb()
+    step()
+    compile_mb = maxrss_mb() - base
+    before = _status_mb("VmRSS") if _reset_maxrss() else base
+    try:
+        for d in devices:
+            tf.config.experimental.reset_memory_stats(d)
+        current = sum(tf.config.experimental.get_memory_info(d)["current"] for d in devices)
+    except (ValueError, tf.errors.OpError):  # this allocator keeps no statistics
+        current = None
+    for _ in range(updates):
+        step()
+    tf_peak = None if current is None else (
+        sum(tf.config.experimental.get_memory_info(d)["peak"] for d in devices) - current) / 2**20
+    rss = maxrss_mb() - before
+    return dict(peak_mb=rss if tf_peak is None else tf_peak, tf_peak_mb=tf_peak, rss_mb=rss,
+                compile_mb=compile_mb, rss_includes_compile=not resets)
+
+
+def maxrss_mb():
+    """This process's resident-set high-water mark in MB.
+
+    On Linux `ru_maxrss` keeps, across fork and exec, the parent's size at the fork (here a
+    TensorFlow process of a gigabyte or more), which would hide the child's own peak;
+    VmHWM in /proc/self/status is the high-water mark of this process's memory alone.
+    """
+    hwm = _status_mb("VmHWM")
+    if hwm is not None:
+        return hwm
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss / 2**20 if sys.platform == "darwin" else rss / 1024  # bytes there, KiB on Linux
+
+
+def _status_mb(field):
+    """`field` (VmHWM, VmRSS) of /proc/self/status in MB; None where there is no /proc."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024  # kB
+    except OSError:
+        pass
+    return None
+
+
+def _reset_maxrss():
+    """Reset VmHWM to the current RSS (writing 5 to clear_refs, Linux >= 4.0); False where
+    that cannot be done."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return False
+    return _status_mb("VmHWM") is not None
