@@ -71,7 +71,8 @@ def apply_once(optimizer, sums, variables, clip_norm=None, guard=True, after=Non
     inside a `tf.cond`, so a skipped update changes no weight, slot or counter (the caller
     reports it). A LossScaleOptimizer does its own check (skip and lower the scale): pass
     `guard=False`. `after()` runs with the update (e.g. BatchNorm statistics, once).
-    Call in a default or cross-replica context: Keras's merge_call cannot sit in a tf.cond.
+    Under tf.distribute use `guard=False` in the replica context (Keras's merge_call cannot
+    sit in a tf.cond) and check `status_of(sums)` before.
     """
     loss = sums.loss / sums.norm
     grads = [None if g is None else g / tf.cast(sums.norm, g.dtype) for g in sums.grads]
@@ -84,11 +85,16 @@ def apply_once(optimizer, sums, variables, clip_norm=None, guard=True, after=Non
 
     if not guard:
         return loss, apply()
-    finite_grads = tf.reduce_all([tf.reduce_all(tf.math.is_finite(g)) for g in grads if g is not None])
-    status = tf.where(tf.math.is_finite(loss), tf.where(finite_grads, APPLIED, GRADS_NOT_FINITE),
-                      LOSS_NOT_FINITE)
+    status = status_of(sums)
     with _compat.gradients_already_reduced(optimizer):
         return loss, tf.cond(tf.equal(status, APPLIED), apply, lambda: status)
+
+
+def status_of(sums):
+    """`APPLIED` if the loss and every gradient in `sums` are finite, else which is not."""
+    finite_grads = tf.reduce_all([tf.reduce_all(tf.math.is_finite(g)) for g in sums.grads if g is not None])
+    return tf.where(tf.math.is_finite(sums.loss / sums.norm),
+                    tf.where(finite_grads, APPLIED, GRADS_NOT_FINITE), LOSS_NOT_FINITE)
 
 
 def _add(a, b):
@@ -106,16 +112,26 @@ class LoopSum:
     def __init__(self, step):
         self.step = step
         if step.place == "replicas":
-            self._fn = step.function(self._replicas)
+            self._fn = step.function(self._replica_sums)
+            self._apply = step.function(self._replica_apply)
         else:
             self._fn = step.function(self._update, step.jit())
         self._last = None
 
     def __call__(self, parts, sizes):
-        if self.step.place == "replicas":
-            parts = distribute.shard(self.step.distribution, parts)
-        self._last = parts
-        return self._fn(parts)
+        if self.step.place != "replicas":
+            return self._fn(parts)
+        dist = self.step.distribution
+        self._last = distribute.shard(dist, parts)
+        sums, loss, status = self._fn(self._last)
+        loss, status = (dist.experimental_local_results(v)[0] for v in (loss, status))
+        # Keras's update under a strategy calls merge_call, which cannot sit inside a tf.cond
+        # (nor run in cross-replica context on MirroredVariables): so the replicas report
+        # the status of the global sums first, and the update is a second call, made only
+        # when they are finite.
+        if int(status) == APPLIED:
+            self._apply(sums)
+        return loss, status
 
     def _update(self, parts):
         s = self.step
@@ -127,15 +143,20 @@ class LoopSum:
                             split_sizes(_rows(parts), s.accum_steps), s.scale_loss)
         return apply_once(s.optimizer, sums, s.variables, s.clip_norm, s.guard, s.moments.update)
 
-    def _replicas(self, parts):
-        s, dist = self.step, self.step.distribution
+    def _replica_sums(self, parts):
+        s = self.step
+
+        def replica(p):
+            sums = replica_sum(s.micro, p, s.variables, s.accum_steps, s.scale_loss)
+            return sums, sums.loss / sums.norm, status_of(sums) if s.guard else APPLIED
         with _compat.losses_not_divided_by_replicas():
-            sums = dist.run(lambda p: replica_sum(s.micro, p, s.variables, s.accum_steps, s.scale_loss),
-                            args=(parts,))
-        # Every replica holds the same global sums: apply them once, in cross-replica context
-        # (where the finite-gradient tf.cond may hold Keras's update; merge_call may not).
-        sums = tf.nest.map_structure(lambda v: dist.experimental_local_results(v)[0], sums)
-        return apply_once(s.optimizer, sums, s.variables, s.clip_norm, s.guard)
+            return s.distribution.run(replica, args=(parts,))
+
+    def _replica_apply(self, sums):
+        s = self.step
+        with _compat.gradients_already_reduced(s.optimizer):
+            s.distribution.run(lambda sums: apply_once(s.optimizer, sums, s.variables, s.clip_norm,
+                                                       guard=False), args=(sums,))
 
     def all_reduce_count(self):
         """All-reduce ops each replica runs per update, counted in the traced graph."""
