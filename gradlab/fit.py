@@ -172,14 +172,16 @@ class AccumulatingModel(keras.Model):
             sums = engine.reduce_replicas(sums)
             loss, _ = engine.apply_once(self.optimizer, sums, variables, self.clip_norm, guard=False)
         else:
+            # A LossScaleOptimizer checks finiteness itself (skip and lower the scale).
+            guard = not isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer)
             loss, status = engine.apply_once(self.optimizer, sums, variables, self.clip_norm,
-                                             guard=True, after=self._window.update)
+                                             guard=guard, after=self._window.update)
             self._skipped.assign_add(tf.cast(status != engine.APPLIED, tf.float32))
         # Keras's own tracker: this batch's mean loss, weighted by its rows (this replica's
         # under tf.distribute, so that the replicas' sum on read is the global batch).
         _loss_tracker(self).update_state(loss, sample_weight=rows)
         logs = self.get_metrics_result()
-        if not distributed:
+        if not distributed and guard:
             logs["skipped_updates"] = tf.identity(self._skipped)
         return logs
 
