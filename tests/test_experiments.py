@@ -70,7 +70,8 @@ def test_a_run_is_deterministic_and_records_everything():
     assert a.losses.shape == (6,) and np.all(np.isfinite(a.losses))
     assert a.eval_updates.tolist() == [0, 3, 6]
     assert a.accuracy == a.eval_accuracy[-1] and 0.0 <= a.accuracy <= 1.0
-    assert a.seconds_per_update > 0 and a.seconds > a.seconds_per_update
+    # Per update, not per run: the whole run covers its 5 steady updates at least.
+    assert a.seconds >= 5 * a.seconds_per_update
     assert set(a.loss_noise) == {"var", "std", "relative", "window", "count"}
 
 

@@ -85,7 +85,21 @@ def test_summarize_graph_counts_every_op_once_with_its_device():
     assert device["tower_0/gradients"] == "/device:CPU:0"
     assert device["tower_1/gradients"] == "/device:CPU:1"
     assert device["variables"] == device["average"] == device["apply"] == "/device:CPU:0"
-    assert summarize_graph(parts.graph) == summary
+
+
+def test_summarize_a_hand_built_graph():
+    # Counted by hand: placeholders/x is one op; model holds a constant and a Mul; tower_1/loss
+    # holds Mul, Const (the axis) and Sum, all asked for CPU:1.
+    graph = tf.Graph()
+    with graph.as_default():
+        with tf.name_scope("placeholders"):
+            x = tf.compat.v1.placeholder(tf.float32, [None], name="x")
+        with tf.name_scope("model"):
+            h = 2.0 * x
+        with tf.device("/device:CPU:1"), tf.name_scope("tower_1/loss"):
+            tf.reduce_sum(h * x)
+    assert summarize_graph(graph) == [("placeholders/x", 1, ""), ("model", 2, ""),
+                                      ("tower_1/loss", 3, "/device:CPU:1")]
 
 
 def test_draw_into_given_axes_and_reject_non_graphs():

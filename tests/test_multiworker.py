@@ -48,7 +48,6 @@ def test_two_workers_equal_one_large_batch():
     assert result["all_reduces_per_update"] == 1
     assert result["max_abs_diff"] < 1e-5
     assert result["max_loss_diff"] < 1e-5  # every worker reports the global mean loss
-    assert result["seconds"] > 0
 
 
 def test_failing_worker_is_reported_and_nothing_hangs(monkeypatch):

@@ -349,3 +349,15 @@ def test_weight_ema_updates_once_per_update(batch):
             assert err > 0.1
         else:
             assert err < 1e-5, name
+
+
+def test_train_epochs_steps_once_per_whole_batch():
+    class Counting:
+        def __init__(self):
+            self.sizes = []
+
+        def step(self, x, y):
+            self.sizes.append(len(x))
+
+    s = pf.train_epochs(Counting(), np.arange(10), np.arange(10), batch=4, epochs=2)
+    assert s.sizes == [4, 4, 4, 4]  # the short last batch of 2 is dropped each epoch
