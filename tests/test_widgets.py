@@ -3,60 +3,72 @@
 import numpy as np
 import pytest
 
-from gradlab import experiments, widgets
+from gradlab import experiments, plots, widgets
 from gradlab.cache import ResultCache
 
 TINY = dict(updates=20, eval_every=10)
 
 
 def make_lab(tmp_path, **kwargs):
-    return widgets.Lab(**{**TINY, "cache": ResultCache(tmp_path / "cache"), **kwargs})
+    return widgets.Lab(**{**TINY, "cache": ResultCache(tmp_path / "cache"), "redraw_seconds": 0,
+                          **kwargs})
 
 
-def set_controls(lab, strategy="fused", accum_steps=2, micro_batch=8, lr=0.1):
+def set_controls(lab, strategy="fused", accum_steps=2, micro_batch=8, lr=0.1, seeds=1,
+                 setting="exact"):
     lab.strategy.value = strategy
     lab.accum_steps.value = accum_steps
     lab.micro_batch.value = micro_batch
     lab.lr.value = lr
+    lab.seeds.value = seeds
+    lab.setting.value = setting
 
 
-def test_run_trains_shows_progress_and_redraws(tmp_path):
-    lab = make_lab(tmp_path)
+def cached_files(tmp_path):
+    return sorted((tmp_path / "cache").rglob("*.json"))
+
+
+def test_run_trains_shows_progress_and_redraws_while_training(tmp_path):
+    lab = make_lab(tmp_path, live_every=5)
     set_controls(lab, "accumulate", accum_steps=2, micro_batch=8, lr=0.1)
-    empty_plot = bytes(lab.plot.value)
-    seen = []
+    empty_plot, empty_summary = bytes(lab.plot.value), bytes(lab.summary.value)
+    seen, plots_seen = [], []
     lab.progress.observe(lambda change: seen.append(change["new"]), "value")
+    lab.plot.observe(lambda change: plots_seen.append(len(lab.groups[0].results[0].losses)), "value")
 
-    result = lab.run()
+    group = lab.run()
 
-    assert result is not None, lab.status.value
-    assert not result.cached
+    assert group is not None, lab.status.value
+    assert not group.cached and group.seeds == [0]
+    result, = group.results
     assert result.config == experiments.RunConfig(strategy="accumulate", accum_steps=2,
                                                   micro_batch=8, lr=0.1, sampling="paired",
                                                   **TINY)
     assert len(result.losses) == 20 and np.all(np.isfinite(result.losses))
-    assert 0.0 <= result.accuracy <= 1.0
-    assert lab.results == [result] and lab.last is result
+    assert 0.0 <= result.accuracy <= 1.0 and result.seconds_per_update > 0
+    assert lab.groups == [group] and lab.current is group
     assert lab.progress.value == lab.progress.max == 20
     assert seen == list(range(1, 21))  # once per update, then held at the max
-    assert bytes(lab.plot.value) != empty_plot
+    # Live: redrawn after updates 5, 10, 15 and 20 (each snapshot), then once at the end.
+    assert plots_seen[:4] == [5, 10, 15, 20], plots_seen
+    assert bytes(lab.plot.value) != empty_plot and bytes(lab.summary.value) != empty_summary
     assert bytes(lab.plot.value).startswith(b"\x89PNG")
-    assert lab.status.value.startswith("Done: accumulate N=2 b=8 (B=16) lr=0.1")
-    assert not lab.button.disabled
+    assert lab.status.value.startswith("Done: accumulate N=2 b=8 lr=0.1, seeds 0: 1 run(s)")
+    assert not lab.button.disabled and lab.stop_button.disabled
+    assert len(cached_files(tmp_path)) == 1
 
 
 def test_same_configuration_again_comes_from_the_cache(tmp_path):
     lab = make_lab(tmp_path)
     set_controls(lab)
-    first = lab.run()
+    first = lab.run().results[0]
     again = lab.run()
 
     assert again.cached and not first.cached
     assert lab.status.value.startswith("From cache: fused N=2 b=8")
-    np.testing.assert_array_equal(again.losses, first.losses)
+    np.testing.assert_array_equal(again.results[0].losses, first.losses)
     assert again.accuracy == first.accuracy
-    assert len(lab.results) == 1  # the same configuration is one curve, not two
-    assert lab.progress.value == lab.progress.max
+    assert len(lab.groups) == 1  # the same configuration is one curve, not two
 
     # The cache is on disk: a new lab over the same directory does not train either.
     other = make_lab(tmp_path)
@@ -64,50 +76,158 @@ def test_same_configuration_again_comes_from_the_cache(tmp_path):
     assert other.run().cached
 
 
-def test_accumulation_equals_the_large_batch_on_the_plot(tmp_path):
+def test_seeds_are_cached_one_by_one_and_drawn_as_a_band(tmp_path):
+    lab = make_lab(tmp_path)
+    set_controls(lab, seeds=2)
+    two = lab.run()
+    assert two.seeds == [0, 1] and len(cached_files(tmp_path)) == 2
+    assert two.label == "fused N=2 b=8 lr=0.1 (2 seeds)"
+    # Different seeds: different examples and initial weights, so a spread to draw.
+    assert not np.allclose(two.results[0].losses, two.results[1].losses)
+    np.testing.assert_allclose(two.losses, np.mean([r.losses for r in two.results], axis=0))
+
+    set_controls(lab, seeds=3)
+    three = lab.run()
+    assert three is two and three.seeds == [0, 1, 2]
+    assert [r.cached for r in three.results] == [True, True, False]  # only seed 2 trained
+    assert len(cached_files(tmp_path)) == 3
+    assert "1 run(s) trained" in lab.status.value and " ± " in lab.status.value
+
+
+def test_accumulation_equals_the_large_batch_and_the_difference_says_so(tmp_path):
     """Paired sampling: the same N*b gives the same examples per update, so N=4 x b=5
     (accumulated) and one batch of 20 must give the same loss curve."""
     lab = make_lab(tmp_path)
     set_controls(lab, "fused", accum_steps=4, micro_batch=5, lr=0.1)
     accumulated = lab.run()
+    assert accumulated.difference() is None  # no large batch of 20 yet
     set_controls(lab, "large_batch", accum_steps=1, micro_batch=20, lr=0.1)
     large = lab.run()
 
     np.testing.assert_allclose(accumulated.losses, large.losses, rtol=1e-5, atol=1e-6)
     assert abs(accumulated.accuracy - large.accuracy) <= 0.002
-    assert [r.config.accum_steps for r in lab.results] == [4, 1]
+    delta, worst, acc = accumulated.difference()
+    assert len(delta) == 20 and worst < 1e-5 and abs(acc) <= 0.002
+    assert large.difference() is None  # the large batch is its own twin
+    assert [g.config.accum_steps for g in lab.groups] == [4, 1]
 
 
-def test_moving_a_slider_runs_nothing(tmp_path):
+def test_stop_ends_a_run_and_caches_nothing(tmp_path):
+    lab = make_lab(tmp_path, live_every=5)
+    set_controls(lab)
+    lab.plot.observe(lambda change: lab.stop(), "value")  # Stop at the first live redraw
+
+    assert lab.run() is None
+    assert lab.status.value == "Stopped after 6 of 20 updates (seed 0): nothing of it was cached."
+    assert lab.groups == [] and cached_files(tmp_path) == []
+    assert not lab.button.disabled and lab.stop_button.disabled
+
+
+def test_the_run_button_trains_in_a_thread(tmp_path):
+    lab = make_lab(tmp_path)
+    set_controls(lab, accum_steps=3, micro_batch=4)
+    lab.button.click()
+    lab.wait(timeout=300)
+
+    assert [g.label for g in lab.groups] == ["fused N=3 b=4 lr=0.1"], lab.status.value
+    assert lab.status.value.startswith("Done: fused N=3 b=4")
+    assert not lab.button.disabled and lab.stop_button.disabled
+
+
+def test_measure_shows_keras_under_a_schedule_differs_and_gradlab_does_not(tmp_path):
+    lab = make_lab(tmp_path)
+    set_controls(lab, accum_steps=4, micro_batch=5, lr=0.1, setting="cosine lr schedule")
+    measured = lab.measure()
+    assert measured is not None, (lab.status.value, lab.log.outputs)
+    large, fused, keras = measured
+
+    assert large.config == experiments.RunConfig(strategy="large_batch", accum_steps=1,
+                                                 micro_batch=20, lr=0.1, sampling="paired",
+                                                 schedule="cosine", **TINY)
+    assert fused.difference()[1] < 1e-5
+    # Keras's schedule counts micro-batches: lr reaches 0 after 20 / 4 = 5 updates.
+    assert keras.difference()[1] > 0.01
+    # ... so its weights, and its test accuracy, stay as they were after update 5.
+    assert keras.results[0].eval_updates.tolist() == [0, 10, 20]
+    assert keras.results[0].eval_accuracy[1] == keras.results[0].eval_accuracy[2]
+    assert lab.status.value.startswith("Measured against one large batch of 20: ")
+    assert "keras N=4 b=5 lr=0.1, cosine lr: max |Δloss|" in lab.status.value
+
+
+def test_measure_uneven_micro_batches(tmp_path):
+    lab = make_lab(tmp_path)
+    set_controls(lab, accum_steps=4, micro_batch=3, lr=0.1, setting="uneven micro-batches")
+    assert lab.batch.value == "effective batch B = N·b - N//2 = 4·3 - 2 = 10"
+    measured = lab.measure()
+    assert measured is not None, (lab.status.value, lab.log.outputs)
+    large, fused, keras = measured
+
+    assert large.config.micro_batch == fused.config.effective_batch == 10
+    assert fused.difference()[1] < 1e-5
+    assert keras.difference()[1] > 1e-3  # Keras divides by N: micro-batches of 3, 3, 2, 2
+
+
+def test_measure_clipping_and_batchnorm(tmp_path):
+    lab = make_lab(tmp_path)
+    set_controls(lab, accum_steps=4, micro_batch=5, lr=0.5, setting="clip each micro-batch")
+    measured = lab.measure()
+    assert measured is not None, (lab.status.value, lab.log.outputs)
+    _, once, each = measured
+    assert once.config.clip == "update" and each.config.clip == "micro"
+    assert once.difference()[1] < 1e-5 and each.difference()[1] > 1e-3
+
+    lab.setting.value = "BatchNorm, statistics per update"
+    _, window, micro = lab.measure()
+    assert (window.config.batchnorm, micro.config.batchnorm) == ("window", "micro")
+    # Both normalise with micro-batch statistics, unlike the large batch ...
+    assert window.difference()[1] > 1e-3 and micro.difference()[1] > 1e-3
+    # ... and the moving statistics do not enter training: the same training losses.
+    np.testing.assert_allclose(window.losses, micro.losses, rtol=1e-5, atol=1e-6)
+
+
+def test_x_axis_hide_and_remove(tmp_path):
+    lab = make_lab(tmp_path)
+    set_controls(lab)
+    first = lab.run()
+    set_controls(lab, accum_steps=1, micro_batch=16)
+    second = lab.run()
+    by_updates = bytes(lab.plot.value)
+
+    lab.x_axis.value = "examples"
+    assert bytes(lab.plot.value) != by_updates
+    row = lab.runs.children[0]
+    checkbox, remove = row.children[1], row.children[2]
+    assert checkbox.description == first.label
+    both = bytes(lab.plot.value)
+    checkbox.value = False
+    assert not first.visible and bytes(lab.plot.value) != both
+    remove.click()
+    assert lab.groups == [second] and len(lab.runs.children) == 1
+    assert len(cached_files(tmp_path)) == 2  # the cache keeps it
+
+
+def test_slider_moves_run_nothing_and_invalid_configurations_are_shown(tmp_path):
     lab = make_lab(tmp_path)
     plot = bytes(lab.plot.value)
     for n in (1, 7, 32, 3):
         lab.accum_steps.value = n
     lab.micro_batch.value = 64
     lab.lr.value = 0.01
-    assert lab.results == [] and bytes(lab.plot.value) == plot
+    assert lab.groups == [] and bytes(lab.plot.value) == plot
     assert lab.batch.value == "effective batch B = N·b = 3·64 = 192"
-    assert not any((tmp_path / "cache").rglob("*.json"))
+    assert cached_files(tmp_path) == []
 
-
-def test_invalid_configuration_is_shown_not_raised(tmp_path):
-    lab = make_lab(tmp_path)
-    set_controls(lab)
-    lab.run()
-    plot = bytes(lab.plot.value)
     lab.accum_steps.value, lab.micro_batch.value = 32, 256  # B = 8192 > 4,000 images
-
     assert lab.run() is None
-    assert lab.status.value.startswith("Error: ")
-    assert "8192" in lab.status.value and "4,000" in lab.status.value
+    assert lab.status.value.startswith("Error: ") and "8192" in lab.status.value
     assert lab.status.style.text_color == widgets._ERROR
-    assert len(lab.results) == 1 and bytes(lab.plot.value) == plot
-    assert not lab.button.disabled
-    assert len(list((tmp_path / "cache").rglob("*.json"))) == 1
+    lab.accum_steps.value, lab.setting.value = 1, "uneven micro-batches"
+    assert lab.run() is None and "need N >= 2" in lab.status.value
+    assert lab.groups == [] and not lab.button.disabled and cached_files(tmp_path) == []
 
 
 def test_failed_run_shows_its_traceback(tmp_path, monkeypatch):
-    def broken(config, bar=None):
+    def broken(config, bar=None, *args):
         bar.update(1)
         raise RuntimeError("the kernel ran out of patience")
 
@@ -119,8 +239,8 @@ def test_failed_run_shows_its_traceback(tmp_path, monkeypatch):
     assert lab.status.value == "Error: RuntimeError: the kernel ran out of patience"
     assert lab.progress.bar_style == "danger"
     assert "Traceback" in lab.log.outputs[0]["text"]
-    assert lab.results == [] and not lab.button.disabled
-    assert not any((tmp_path / "cache").rglob("*.json"))
+    assert lab.groups == [] and not lab.button.disabled
+    assert cached_files(tmp_path) == []
 
 
 def test_bad_arguments_are_refused_before_any_widget(tmp_path):
@@ -136,6 +256,12 @@ def test_bad_arguments_are_refused_before_any_widget(tmp_path):
         make_lab(tmp_path, lr="fast")
     with pytest.raises(ValueError, match="lr slider spans 0.001 to 3.16; got lr=10"):
         make_lab(tmp_path, lr=10)  # the slider would have clamped it to 3.16
+    with pytest.raises(ValueError, match="seeds slider reaches 5; got seeds=9"):
+        make_lab(tmp_path, seeds=9)
+    with pytest.raises(ValueError, match="setting must be one of .*got 'wrong'"):
+        make_lab(tmp_path, setting="wrong")
+    with pytest.raises(ValueError, match="x must be one of updates, examples, seconds; got 'time'"):
+        make_lab(tmp_path, x="time")
 
 
 def test_every_offered_strategy_runs_and_agrees(tmp_path):
@@ -147,15 +273,24 @@ def test_every_offered_strategy_runs_and_agrees(tmp_path):
     losses = {}
     for name in offered:
         set_controls(lab, name, accum_steps=2, micro_batch=4)
-        result = lab.run()
-        assert result is not None, lab.status.value
-        losses[name] = result.losses
+        group = lab.run()
+        assert group is not None, lab.status.value
+        losses[name] = group.losses
     for name, curve in losses.items():  # equal micro-batches: all of them are exact
         np.testing.assert_allclose(curve, losses["large_batch"], rtol=1e-5, err_msg=name)
 
 
-def test_display(tmp_path):
+def test_picture_and_display(tmp_path):
     lab = make_lab(tmp_path)
+    set_controls(lab)
+    lab.run()
+    picture = lab.picture(tmp_path / "lab.png")
+    assert picture.data.startswith(b"\x89PNG") and (tmp_path / "lab.png").read_bytes() == picture.data
     bundle = lab._repr_mimebundle_()
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == lab.widget.model_id
     assert "gradlab-lab" in lab.widget._dom_classes
+
+
+def test_plot_lab_refuses_an_unknown_axis():
+    with pytest.raises(ValueError, match="x must be one of updates, examples, seconds; got 'hours'"):
+        plots.plot_lab([], x="hours")
