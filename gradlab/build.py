@@ -20,23 +20,26 @@ from .optimizers import check_lr, make_optimizer, settings
 from .strategies import make_strategy
 
 
-def parts(model="mlp", optimizer="sgd", lr=0.1, seed=0):
+def parts(model="mlp", optimizer="sgd", lr=0.1, seed=0, batchnorm=False):
     """`(model builder, loss, optimizer builder)` of the MNIST classifier, checked first.
 
     Args:
         model: one of `gradlab.models.MODELS`.
         optimizer: one of `gradlab.optimizers.OPTIMIZERS`.
-        lr: the learning rate.
+        lr: the learning rate, a positive number or a Keras `LearningRateSchedule`.
         seed: the initial weights (`make_model(model, seed)`).
+        batchnorm: build the model with a BatchNormalization layer (`make_model`).
     Returns:
         the three arguments `make_strategy` (or a strategy class) takes after the name.
     """
     if not isinstance(model, str) or model not in MODELS:
         raise ValueError(f"model must be one of {', '.join(MODELS)}; got {model!r}")
     settings(optimizer)
-    lr = check_lr(lr)
+    if not isinstance(lr, keras.optimizers.schedules.LearningRateSchedule):
+        lr = check_lr(lr)
     seed = check_count("seed", seed, minimum=0)
-    return (lambda: make_model(model, seed=seed),
+    batchnorm = bool(batchnorm)
+    return (lambda: make_model(model, seed=seed, batchnorm=batchnorm),
             keras.losses.SparseCategoricalCrossentropy(from_logits=True),
             lambda: make_optimizer(optimizer, lr))
 

@@ -27,12 +27,12 @@ import tensorflow as tf
 from tqdm.auto import tqdm
 
 from . import noise
-from .build import build_strategy, parts
+from .build import parts
 from .cache import ResultCache, jsonable
 from .data import NUM_CLASSES, TRAIN_PER_CLASS, load_mnist
 from .microbatch import check_count, offsets, split_sizes
-from .models import MODELS, accuracy, make_model
-from .optimizers import OPTIMIZERS, check_lr, settings
+from .models import MODELS, accuracy
+from .optimizers import OPTIMIZERS, check_lr
 from .strategies import STRATEGIES, make_strategy
 
 REFERENCE_BATCH = 100  # the published experiment's examples per update
@@ -246,19 +246,11 @@ def train(config, bar=None, callback=None, every=10, stop=None):
 
 
 def _strategy(config):
-    """The strategy of `config`: `build_strategy` unless a setting needs more."""
-    seed = _model_seed(config)
-    if (config.schedule, config.batchnorm, config.clip_norm) == ("constant", None, None):
-        return build_strategy(config.strategy, config.model, config.optimizer, config.lr,
-                              config.accum_steps, seed)
-    model, loss_fn, optimizer = parts(config.model, config.optimizer, config.lr, seed)
-    if config.batchnorm is not None:
-        model = lambda: make_model(config.model, seed=seed, batchnorm=True)  # noqa: E731
-    if config.schedule == "cosine":
-        def optimizer():
-            lr = keras.optimizers.schedules.CosineDecay(config.lr, decay_steps=config.updates)
-            cls = keras.optimizers.Adam if config.optimizer == "adam" else keras.optimizers.SGD
-            return cls(lr, **settings(config.optimizer))
+    """The strategy of `config`, from `build.parts`: its schedule, BatchNorm and clipping."""
+    lr = (keras.optimizers.schedules.CosineDecay(config.lr, decay_steps=config.updates)
+          if config.schedule == "cosine" else config.lr)
+    model, loss_fn, optimizer = parts(config.model, config.optimizer, lr, _model_seed(config),
+                                      batchnorm=config.batchnorm is not None)
     if config.clip == "micro":
         return ClipEachMicroBatch(model(), loss_fn, optimizer(), config.accum_steps, config.clip_norm)
     options = {} if config.batchnorm is None else {"batchnorm": config.batchnorm}

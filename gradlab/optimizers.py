@@ -54,13 +54,16 @@ def make_optimizer(name, lr, **kw):
 
     Args:
         name: one of `OPTIMIZERS`.
-        lr: the learning rate, a positive number.
+        lr: the learning rate: a positive number, or a
+            `keras.optimizers.schedules.LearningRateSchedule` (it counts optimizer updates).
         **kw: `momentum`, `epsilon` (see `settings`).
     Returns:
         a fresh `keras.optimizers.SGD` or `keras.optimizers.Adam`.
     """
-    options, lr = settings(name, **kw), check_lr(lr)
+    options = settings(name, **kw)
     import keras  # here, so that the table above is read without starting TensorFlow
+    if not isinstance(lr, keras.optimizers.schedules.LearningRateSchedule):
+        lr = check_lr(lr)
     if name == "adam":
         return keras.optimizers.Adam(lr, **options)
     return keras.optimizers.SGD(lr, **options)

@@ -42,3 +42,13 @@ def test_describe():
 def test_bad_input_is_named(name, lr, kw, error):
     with pytest.raises(error, match="optimizer|lr"):
         make_optimizer(name, lr, **kw)
+
+
+def test_a_schedule_is_a_learning_rate_too():
+    # CosineDecay(0.1, 2): lr 0.1 at step 0, 0.05 at step 1.  w = 1 - 0.1 - 0.05 = 0.85
+    import keras
+    v = tf.Variable([1.0])
+    opt = make_optimizer("sgd", keras.optimizers.schedules.CosineDecay(0.1, decay_steps=2))
+    for _ in range(2):
+        opt.apply_gradients([(tf.constant([1.0]), v)])
+    np.testing.assert_allclose(v.numpy(), [0.85], rtol=1e-6)
