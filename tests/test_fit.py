@@ -194,6 +194,29 @@ def test_clip_norm_once_per_update_is_keras_global_clipnorm():
     assert_same(plain, acc, *fit_both(plain, acc, x, y, epochs=1))
 
 
+def batchnorm_mlp(seed=0):
+    keras.utils.set_random_seed(seed)
+    return keras.Sequential([keras.Input((784,)), keras.layers.Dense(32), keras.layers.BatchNormalization(),
+                             keras.layers.Activation("relu"), keras.layers.Dense(10)])
+
+
+def test_batchnorm_window_moves_statistics_once_from_the_whole_batch():
+    x, y = mnist(BATCH)  # one update of 60 = 4 micro-batches of 15
+    stats = {}
+    for mode in ("micro", "window"):
+        plain, acc = twins(batchnorm_mlp, 4)
+        acc = AccumulatingModel(acc.model, accum_steps=4, batchnorm=mode, jit_compile=False)
+        acc.compile(optimizer=keras.optimizers.SGD(0.1),
+                    loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        fit_both(plain, acc, x, y, epochs=1)
+        bn = lambda m: [np.asarray(v) for v in m.layers[1].non_trainable_weights]  # moving mean, var
+        stats[mode] = max_abs_diff(bn(acc.model), bn(plain))
+    # The first update's statistics come from the initial weights: window = the large batch.
+    assert stats["window"] < 1e-6, stats
+    # Keras's own (micro): moved 4 times, from 15 examples each
+    assert stats["micro"] > 1e-3, stats
+
+
 # ---------------------------------------------------------------- tf.distribute
 def test_mirrored_uneven_split_is_exact_where_keras_is_not():
     x, y = mnist()
