@@ -107,7 +107,7 @@ class AccumulatingModel(keras.Model):
                     "over the sum of weights changes with the split")
         if jit_compile == "auto":
             jit_compile = self._resolve_jit()
-        if tf.distribute.has_strategy():
+        if self._distributed():
             _probe_hooks()
         super().compile(optimizer=optimizer, loss=loss, jit_compile=jit_compile, **kwargs)
 
@@ -155,18 +155,15 @@ class AccumulatingModel(keras.Model):
     # -- one fit step ----------------------------------------------------------------------
     def train_step(self, data):
         x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
-        parts = {"x": x, "y": y}
-        if sample_weight is not None:
-            parts["sample_weight"] = sample_weight
+        # None (no targets: losses from add_loss only; no weights) is no tensor to split.
+        parts = {k: v for k, v in (("x", x), ("y", y), ("sample_weight", sample_weight))
+                 if v is not None}
         distributed = tf.distribute.has_strategy()
         variables = self.trainable_variables
         rows = tf.shape(tf.nest.flatten(x)[0])[0]
 
-        def micro(part, valid):
-            return self._micro_sums(part, valid)
-
         with self._window.recording():
-            sums = engine.loop_sum(micro, parts, variables, self.accum_steps,
+            sums = engine.loop_sum(self._micro_sums, parts, variables, self.accum_steps,
                                    scale_loss=self.optimizer.scale_loss)
         if distributed:  # make_train_function switched Keras's own replica handling off
             sums = engine.reduce_replicas(sums)
@@ -187,7 +184,7 @@ class AccumulatingModel(keras.Model):
 
     def _micro_sums(self, part, valid):
         """`(S_i, D_i)` of one padded micro-batch; Keras's metrics see its real rows only."""
-        x, y, sw = part["x"], part["y"], part.get("sample_weight")
+        x, y, sw = part["x"], part.get("y"), part.get("sample_weight")
         y_pred = self(x, training=True)
         flat = tf.nest.flatten(y_pred)
         masks = [_keras_mask(p) for p in flat]
@@ -209,7 +206,7 @@ class AccumulatingModel(keras.Model):
     def _resolve_jit(self):
         if self.jit_compile_option != "auto":
             return self.jit_compile_option
-        if tf.distribute.has_strategy():
+        if self._distributed():
             return False
         layers = [self.model] + _compat.sublayers(self.model)
         return all(getattr(l, "supports_jit", True) for l in layers) and not any(

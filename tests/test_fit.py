@@ -156,6 +156,16 @@ def test_embedding_sgd():
     assert_same(plain, acc, *fit_both(plain, acc, tokens(x), y))
 
 
+def test_tf_data_dataset_with_weights():
+    x, y = mnist()
+    w = np.linspace(0.2, 2.0, len(x)).astype("float32")
+    data = tf.data.Dataset.from_tensor_slices((x, y, w)).batch(BATCH)
+    plain, acc = twins(mlp, 4, metrics=["accuracy"])
+    hp = plain.fit(data, epochs=2, verbose=0, shuffle=False).history
+    ha = acc.fit(data, epochs=2, verbose=0, shuffle=False).history
+    assert_same(plain, acc, hp, ha)
+
+
 def test_regularised_layer():
     x, y = mnist()
     plain, acc = twins(lambda: mlp(regularizer=keras.regularizers.L2(1e-2)), 4)
@@ -225,7 +235,7 @@ def test_mirrored_uneven_split_is_exact_where_keras_is_not():
     single = mlp()
     single.compile(optimizer=sgd(), loss=loss)
     initial = single.get_weights()
-    single.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0)
+    single_loss = single.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0).history["loss"][0]
 
     results = {}
     for name in ("keras", "gradlab"):
@@ -241,6 +251,7 @@ def test_mirrored_uneven_split_is_exact_where_keras_is_not():
     # is off. If a Keras release fixes this, this assertion says so.
     assert results["keras"][0] > 1e-3, results
     assert results["gradlab"][0] < 1e-5, results
+    assert abs(results["gradlab"][1] - single_loss) < 1e-5 * single_loss, (results, single_loss)
 
 
 def test_mirrored_batch_smaller_than_replicas():
