@@ -97,25 +97,21 @@ def masked_model():
                              keras.layers.Embedding(20, 8, mask_zero=True), keras.layers.Dense(5)])
 
 
-def test_keras_loss_on_a_masked_output_is_refused_when_the_batch_is_split():
-    # A Keras loss divides by the unmasked tokens of each call: split, of each micro-batch.
+def test_keras_loss_on_a_masked_output_is_exact_however_the_batch_is_split():
+    # A Keras loss divides by the unmasked tokens of each call; gradlab sums the unmasked
+    # tokens of every micro-batch and divides once, so every split is the large batch.
     rng = np.random.default_rng(1)
     lengths = rng.integers(1, 7, (12, 1))
     x = (rng.integers(1, 20, (12, 6)) * (np.arange(6) < lengths)).astype("int32")  # 0 = padding
     y = rng.integers(0, 5, (12, 6)).astype("int32")
     target = pf.update_of(make("large_batch", model=masked_model), x, y)  # mean over real tokens
-    assert pf.relative_error(pf.update_of(make("fused", 1, model=masked_model), x, y), target) < 1e-5
-    for name, steps in [("host_average", 2), ("accumulate", 2), ("fused", 2), ("towers", 1),
-                        ("keras", 2), ("mirrored", 1)]:
-        s = make(name, steps, model=masked_model, optimizer=keras.optimizers.Adam)
-        before = [v.numpy().copy() for v in s.model.weights + s.optimizer.variables]
-        with pytest.raises(ValueError, match="Keras mask.*sample_weight"):
-            s.step(x, y)
-        after = [v.numpy() for v in s.model.weights + s.optimizer.variables]
-        assert len(after) == len(before), name
-        for a, b in zip(before, after):
-            np.testing.assert_array_equal(a, b, err_msg=name)
-    # The way the error points to: the mask as sample_weight, with a loss that ignores masks.
+    for name, steps in [("host_average", 2), ("accumulate", 3), ("fused", 2), ("towers", 2),
+                        ("mirrored", 2)]:
+        got = pf.update_of(make(name, steps, model=masked_model), x, y)
+        assert pf.relative_error(got, target) < 1e-5, name
+    # Keras's own accumulation averages the micro-batches' masked means: not the large batch.
+    assert pf.relative_error(pf.update_of(make("keras", 2, model=masked_model), x, y), target) > 1e-2
+    # The mask as sample_weight, with a loss that ignores masks, is the same update.
     mask = (x != 0).astype("float32")
     for name in ["accumulate", "fused"]:
         got = pf.update_of(make(name, 5, model=masked_model, loss=pf.per_example_loss), x, y, mask)
@@ -136,7 +132,7 @@ def test_bad_sample_weights_fail_before_any_work(batch):
     with pytest.raises(ValueError, match="reduction='sum'"):
         make("fused", 2, loss=keras.losses.SparseCategoricalCrossentropy(
             from_logits=True, reduction="sum")).step(x, y, sample_weight=np.ones(32))
-    assert not s._ready
+    assert s.trace_count() == 0
     for a, b in zip(before, weights(s)):
         np.testing.assert_array_equal(a, b)
     scalar = lambda y, p: tf.reduce_mean(pf.per_example_loss(y, p))
@@ -194,7 +190,7 @@ def test_batchnorm_window_refuses_renorm_before_any_work(batch):
                  batchnorm="window")
         with pytest.raises(ValueError, match="renorm=True"):
             s.step(x, y)
-        assert not s._ready and int(s.optimizer.iterations) == 0
+        assert s.trace_count() == 0 and int(s.optimizer.iterations) == 0
 
 
 def test_layer_norm_has_no_batch_statistics_so_accumulation_is_exact(batch):
