@@ -145,6 +145,14 @@ class AccumulatingModel(keras.Model):
         self.train_function = train_function
         return train_function
 
+    def _maybe_symbolic_build(self, iterator=None, data_batch=None):
+        # Keras builds from the MEAN of the replicas' first batches, which fails when the
+        # first batch splits unevenly (63 rows on 2 replicas); one replica's shard suffices.
+        if iterator is not None and data_batch is None and self._distributed():
+            data_batch = _first_replica_batch(self.distribute_strategy, iterator)
+            iterator = None
+        return super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
+
     def _distributed(self):
         return tf.distribute.has_strategy() or self.distribute_strategy is not tf.distribute.get_strategy()
 
@@ -262,6 +270,16 @@ def _probe_hooks():
 def _set_keras_mask(x, mask):
     from keras.src.backend.common.masking import set_keras_mask
     set_keras_mask(x, mask)
+
+
+def _first_replica_batch(strategy, epoch_iterator):
+    """The first replica's part of the first batch (overrides Keras's private
+    `_maybe_symbolic_build`, which averages the replicas' parts)."""
+    for _, _, it in epoch_iterator:
+        batch = next(it)
+        return tf.nest.map_structure(
+            lambda v: strategy.experimental_local_results(v)[0]
+            if isinstance(v, tf.distribute.DistributedValues) else v, batch)
 
 
 def _loss_tracker(model):

@@ -255,19 +255,22 @@ def test_mirrored_uneven_split_is_exact_where_keras_is_not():
 
 
 def test_mirrored_batch_smaller_than_replicas():
-    x, y = mnist(7)  # batches 4 and 3; then 1 on 2 replicas: one replica has no rows at all
+    # batches 5, 5, 1 on 2 replicas: the first splits 3 + 2 (Keras's own build averaged the
+    # replicas' parts and failed on it), the last leaves one replica with no rows at all
+    x, y = mnist(11)
     single = mlp()
     single.compile(optimizer=keras.optimizers.SGD(0.5),
                    loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     initial = single.get_weights()
-    single.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0)
+    single.fit(x, y, batch_size=5, epochs=1, shuffle=False, verbose=0)
     with distribute.make_distribution(DEVICES).scope():
         inner = mlp()
         inner.set_weights(initial)
         acc = AccumulatingModel(inner, accum_steps=3)
         acc.compile(optimizer=keras.optimizers.SGD(0.5),
                     loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-        acc.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0)
+        acc.fit(x, y, batch_size=5, epochs=1, shuffle=False, verbose=0)
+    assert int(acc.optimizer.iterations.numpy()) == 3
     assert max_abs_diff(acc.get_weights(), single.get_weights()) < 1e-5
 
 
