@@ -260,13 +260,13 @@ def measure_memory(name, model="mlp", accum_steps=10, micro_batch=10, optimizer=
 
     Returns:
         the dict of `memory.measure` (`peak_mb`, `tf_peak_mb`, `rss_mb`, `compile_mb`,
-        `rss_includes_compile`) and `memory_device`; on failure the same keys as None and
+        `rss_reset`) and `memory_device`; on failure the same keys as None and
         `memory_error`.
     """
     spec = dict(name=name, model=model, accum_steps=accum_steps, micro_batch=micro_batch,
                 optimizer=optimizer, inputs=inputs, updates=updates, seed=seed, towers=towers)
     failed = dict(peak_mb=None, tf_peak_mb=None, rss_mb=None, compile_mb=None,
-                  rss_includes_compile=None, memory_device=None)
+                  rss_reset=None, memory_device=None)
     try:
         proc = subprocess.run([sys.executable, "-m", "gradlab", "bench", "--memory-child",
                                json.dumps(spec)], capture_output=True, text=True,

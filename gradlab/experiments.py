@@ -23,16 +23,17 @@ import warnings
 
 import keras
 import numpy as np
-import tensorflow as tf
 from tqdm.auto import tqdm
 
 from . import noise
 from .build import parts
 from .cache import ResultCache, jsonable
 from .data import NUM_CLASSES, TRAIN_PER_CLASS, load_mnist
-from .microbatch import check_count, offsets, split_sizes
+from .memory import HighWater
+from .microbatch import check_count
 from .models import MODELS, accuracy
 from .optimizers import OPTIMIZERS, check_lr
+from .pitfalls import ClipEachMicroBatch
 from .strategies import STRATEGIES, make_strategy
 
 REFERENCE_BATCH = 100  # the published experiment's examples per update
@@ -68,7 +69,7 @@ class RunConfig:
       moved per micro-batch ("micro") or once per update ("window", `make_strategy`'s option).
     - `clip_norm`, `clip`: clip the global gradient norm to `clip_norm`, once per update
       ("update", `make_strategy`'s option) or each micro-batch, the naive way ("micro",
-      `ClipEachMicroBatch`, with strategy "accumulate", whose loop it copies).
+      `pitfalls.ClipEachMicroBatch`, with strategy "accumulate", whose loop it copies).
     - `short_by`: take this many examples (fewer than N) off each update, so that many
       micro-batches hold b - 1 examples (`microbatch.split_sizes`): uneven micro-batches.
 
@@ -216,7 +217,7 @@ def train(config, bar=None, callback=None, every=10, stop=None):
     every = check_count("every", every)
     start = time.perf_counter()
     data = load_mnist()
-    peak = _PeakMemory()
+    peak = HighWater()
     strategy = _strategy(config)
     model = strategy.model
     order = sample_order(config, len(data.x_train))
@@ -227,7 +228,7 @@ def train(config, bar=None, callback=None, every=10, stop=None):
         steady = step_seconds[1:] or step_seconds
         return RunResult(config, losses[:t].copy(), np.asarray(evals), np.asarray(accs), accs[-1],
                          float(np.mean(steady)), time.perf_counter() - start,
-                         noise.loss_noise(losses[:t])._asdict(), peak_mb=peak.mb())
+                         noise.loss_noise(losses[:t])._asdict(), peak_mb=peak.mb() if peak.resets else None)
 
     for t, idx in enumerate(order):
         tick = time.perf_counter()
@@ -256,77 +257,6 @@ def _strategy(config):
     options = {} if config.batchnorm is None else {"batchnorm": config.batchnorm}
     return make_strategy(config.strategy, model, loss_fn, optimizer, accum_steps=config.accum_steps,
                          clip_norm=config.clip_norm, **options)
-
-
-class ClipEachMicroBatch:
-    """The naive clipping the lab measures: `g = sum_i (n_i / B) clip(g_i, c)`, applied once.
-
-        clip(g) = g * min(1, c / |g|)   is not linear: clipping each micro-batch is not
-        clipping their weighted sum, which is what gradlab's `clip_norm` does.
-
-    The loop of `accumulate` (one compiled call per micro-batch, weights n_i / B), with each
-    micro-batch's gradient clipped before it is added. Only `step(x, y)` and `model`.
-
-    Lesson: notebooks/06-pitfalls.ipynb
-    """
-
-    def __init__(self, model, loss_fn, optimizer, accum_steps, clip_norm):
-        self.model, self.loss_fn, self.optimizer = model, loss_fn, optimizer
-        self.accum_steps, self.clip_norm = check_count("accum_steps", accum_steps), float(clip_norm)
-        self._grads = tf.function(self._clipped_grads)
-        self._apply = tf.function(lambda grads: optimizer.apply(grads, model.trainable_variables))
-
-    def _clipped_grads(self, x, y):
-        with tf.GradientTape() as tape:
-            loss = self.loss_fn(y, self.model(x, training=True))
-        grads = tape.gradient(loss, self.model.trainable_variables)
-        return loss, tf.clip_by_global_norm(grads, self.clip_norm)[0]
-
-    def step(self, x, y):
-        if not self.optimizer.built:  # variables made outside the compiled functions
-            self.model(x[:1])
-            self.optimizer.build(self.model.trainable_variables)
-        sizes = split_sizes(len(x), self.accum_steps)
-        total, loss = None, 0.0
-        for o, n in zip(offsets(sizes), sizes):
-            part, grads = self._grads(x[o:o + n], y[o:o + n])
-            w = n / len(x)
-            total = [w * g for g in grads] if total is None else [a + w * g for a, g in zip(total, grads)]
-            loss += w * float(part)
-        self._apply(total)
-        return loss
-
-
-class _PeakMemory:
-    """The resident memory a run adds at its peak: VmHWM - VmRSS at the start, in MB.
-
-    Linux keeps one high-water mark per process; writing 5 to /proc/self/clear_refs
-    resets it to the current size, so each run measures its own peak. None elsewhere.
-    """
-
-    def __init__(self):
-        try:
-            with open("/proc/self/clear_refs", "w") as f:
-                f.write("5")
-            self.start = _status_mb("VmRSS")
-        except OSError:
-            self.start = None
-
-    def mb(self):
-        if self.start is None:
-            return None
-        try:
-            return max(0.0, _status_mb("VmHWM") - self.start)
-        except OSError:
-            return None
-
-
-def _status_mb(field):
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024  # kB
-    raise OSError(f"/proc/self/status has no {field}")
 
 
 def run(config, cache=True, progress=True, bar=None, callback=None, every=10, stop=None):

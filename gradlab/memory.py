@@ -1,10 +1,9 @@
-"""Memory of a training step in this process: compiling it apart from running it.
+"""Memory of training in this process: compiling a step apart from running it.
 
-    compile_mb = VmHWM during the first step - VmRSS before it    (tracing, XLA, first run)
-    tf_peak_mb = allocator peak during the next steps - allocator bytes before them
-    rss_mb     = VmHWM during the next steps - VmRSS before them
-
-(VmHWM, the resident-set high-water mark, is reset to VmRSS before each part.)
+    HighWater().mb() = VmHWM now - VmRSS when it was made        (VmHWM reset to VmRSS then)
+    compile_mb = HighWater over the first step                    (tracing, XLA, first run)
+    rss_mb     = HighWater over the steps after it
+    tf_peak_mb = allocator peak during those steps - allocator bytes before them
 
 The first step of a compiled function pays for tracing and compilation once per input
 shape; the steps after it show what training itself holds (activations, gradients,
@@ -24,6 +23,22 @@ from .microbatch import check_count
 from .towers import check_device_names
 
 
+class HighWater:
+    """The resident memory added at the peak since this object was made, in MB.
+
+    Linux keeps one high-water mark per process (VmHWM); writing 5 to /proc/self/clear_refs
+    resets it to the current size, so each HighWater measures its own peak. Where it cannot
+    be reset (`resets` False), `mb()` is only the growth of the earlier high-water mark.
+    """
+
+    def __init__(self):
+        self.resets = _reset_maxrss()
+        self.start = _status_mb("VmRSS") if self.resets else maxrss_mb()
+
+    def mb(self):
+        return max(0.0, maxrss_mb() - self.start)
+
+
 def measure(step, updates=3, devices=("CPU:0",)):
     """Call `step()` once, then `updates` more times, and report the memory of each part.
 
@@ -34,16 +49,15 @@ def measure(step, updates=3, devices=("CPU:0",)):
     Returns:
         dict `compile_mb`, `tf_peak_mb` (None where the allocator keeps no statistics),
         `rss_mb`, `peak_mb` (the training memory: `tf_peak_mb`, else `rss_mb`) and
-        `rss_includes_compile` (True where VmHWM cannot be reset: then both parts count
-        from the high-water mark before the first step, and `rss_mb` includes compiling).
+        `rss_reset` (False where VmHWM cannot be reset: then `compile_mb` and `rss_mb` are
+        only growths of earlier high-water marks, lower bounds).
     """
     updates = check_count("updates", updates)
     devices = check_device_names(devices)
-    resets = _reset_maxrss()  # else an earlier peak (importing TensorFlow) would hide this one
-    base = _status_mb("VmRSS") if resets else maxrss_mb()
+    first = HighWater()  # reset: else an earlier peak (importing TensorFlow) would hide this one
     step()
-    compile_mb = maxrss_mb() - base
-    before = _status_mb("VmRSS") if _reset_maxrss() else base
+    compile_mb = first.mb()
+    steady = HighWater()
     try:
         for d in devices:
             tf.config.experimental.reset_memory_stats(d)
@@ -54,9 +68,9 @@ def measure(step, updates=3, devices=("CPU:0",)):
         step()
     tf_peak = None if current is None else (
         sum(tf.config.experimental.get_memory_info(d)["peak"] for d in devices) - current) / 2**20
-    rss = maxrss_mb() - before
+    rss = steady.mb()
     return dict(peak_mb=rss if tf_peak is None else tf_peak, tf_peak_mb=tf_peak, rss_mb=rss,
-                compile_mb=compile_mb, rss_includes_compile=not resets)
+                compile_mb=compile_mb, rss_reset=steady.resets)
 
 
 def maxrss_mb():

@@ -22,10 +22,10 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from . import distribute
+from . import _compat, distribute
 from .batchnorm import batchnorm_layers
 from .gradients import densify
-from .microbatch import micro_batches
+from .microbatch import check_count, micro_batches
 
 
 def per_example_loss(y, logits):
@@ -76,16 +76,56 @@ def per_micro_batch_normalized_grads(model, x, y, sample_weight, accum_steps):
 
 
 def per_micro_batch_clipped_grads(model, x, y, accum_steps, clip_norm):
-    """Clipping each micro-batch, the naive way: `g = sum_i w_i clip(g_i, clip_norm)`."""
-    total = None
-    for x_i, y_i, w_i in micro_batches(x, y, accum_steps):
+    """Clipping each micro-batch, the naive way: `g = sum_i w_i clip(g_i, clip_norm)`
+    (`ClipEachMicroBatch`'s gradient, as numpy)."""
+    loss_fn = lambda y, logits: tf.reduce_mean(per_example_loss(y, logits))  # noqa: E731
+    _, grads = ClipEachMicroBatch(model, loss_fn, None, accum_steps, clip_norm).grads(x, y)
+    return [g.numpy() for g in grads]
+
+
+class ClipEachMicroBatch:
+    """The naive clipping the lab measures: `g = sum_i (n_i / B) clip(g_i, c)`, applied once.
+
+        clip(g) = g * min(1, c / |g|)   is not linear: clipping each micro-batch is not
+        clipping their weighted sum, which is what gradlab's `clip_norm` does.
+
+    The loop of `accumulate` (one compiled call per micro-batch, weights n_i / B), with each
+    micro-batch's gradient clipped before it is added. Only `step(x, y)`, `grads` and `model`.
+
+    Lesson: notebooks/06-pitfalls.ipynb
+    """
+
+    def __init__(self, model, loss_fn, optimizer, accum_steps, clip_norm):
+        self.model, self.loss_fn, self.optimizer = model, loss_fn, optimizer
+        self.accum_steps, self.clip_norm = check_count("accum_steps", accum_steps), float(clip_norm)
+        self._grads = tf.function(self._clipped_grads)
+        self._apply = tf.function(lambda grads: optimizer.apply(grads, model.trainable_variables))
+
+    def _clipped_grads(self, x, y):
         with tf.GradientTape() as tape:
-            loss = tf.reduce_mean(per_example_loss(y_i, model(x_i, training=True)))
-        g, _ = tf.clip_by_global_norm(densify(tape.gradient(loss, model.trainable_variables)),
-                                      clip_norm)
-        g = [w_i * t.numpy() for t in g]
-        total = g if total is None else [a + b for a, b in zip(total, g)]
-    return total
+            loss = self.loss_fn(y, self.model(x, training=True))
+        grads = densify(tape.gradient(loss, self.model.trainable_variables))
+        return loss, tf.clip_by_global_norm(grads, self.clip_norm)[0]
+
+    def grads(self, x, y):
+        """`(mean loss, sum_i w_i clip(g_i))` of the batch `(x, y)`, nothing applied."""
+        total, loss = None, 0.0
+        for x_i, y_i, w_i in micro_batches(x, y, self.accum_steps):
+            part, grads = self._grads(x_i, y_i)
+            w_i = float(w_i)  # a Python float keeps the gradients float32 tensors
+            total = ([w_i * g for g in grads] if total is None
+                     else [a + w_i * g for a, g in zip(total, grads)])
+            loss += w_i * float(part)
+        return loss, total
+
+    def step(self, x, y):
+        """One update from the naively clipped gradient; returns the mean loss."""
+        if not self.optimizer.built:  # variables made outside the compiled functions
+            self.model(x[:1])
+            self.optimizer.build(self.model.trainable_variables)
+        loss, total = self.grads(x, y)
+        self._apply(total)
+        return loss
 
 
 def learning_rates(strategy, x, y, updates):
@@ -96,7 +136,7 @@ def learning_rates(strategy, x, y, updates):
         strategy.step(x, y)
         rates.append(float(strategy.optimizer.learning_rate))
     inner = getattr(strategy.optimizer, "inner_optimizer", strategy.optimizer)
-    return rates, int(inner._iterations.numpy())
+    return rates, int(_compat.counters(inner)[-1].numpy())
 
 
 def moving_statistics(model):
@@ -151,7 +191,7 @@ def replica_loss_ratio(loss_fn, y, logits, devices):
 
 def ema_weights(strategy):
     """The optimizer's moving average of the trainable variables (`use_ema=True`), as numpy."""
-    return [v.numpy() for v in strategy.optimizer._model_variables_moving_average]
+    return [v.numpy() for v in _compat.ema_variables(strategy.optimizer)]
 
 
 def displacement(weights, start):

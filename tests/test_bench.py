@@ -75,7 +75,7 @@ def test_memory_is_measured_in_fresh_processes():
     for name, r in rows.items():
         assert "memory_error" not in r, r.get("memory_error")
         assert r["peak_mb"] == r["tf_peak_mb"] >= grad_mb, (name, r)
-        assert r["rss_includes_compile"] is False and r["memory_device"] == "CPU:0"
+        assert r["rss_reset"] is True and r["memory_device"] == "CPU:0"
         assert sweep["strategies"][name]["peak_mb"] == [r["peak_mb"]]
     # Compiling with XLA (fused on the mlp) holds far more than an update needs; reported apart.
     assert rows["fused"]["compile_mb"] > 5 * rows["fused"]["peak_mb"]

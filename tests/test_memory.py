@@ -14,7 +14,7 @@ def test_compile_memory_is_reported_apart_from_training():
         assert a[-1] == 1.0
 
     r = memory.measure(step, updates=2, devices=["CPU:0"])
-    assert r["rss_includes_compile"] is False
+    assert r["rss_reset"] is True
     assert 75 < r["compile_mb"] < 95
     assert 18 < r["rss_mb"] < 35  # not the 80 MB of the first step
     if r["tf_peak_mb"] is None:  # this process runs TensorFlow's default CPU allocator
