@@ -157,6 +157,11 @@ def keras_accumulators(optimizer):
     return list(getattr(optimizer, "_accumulated_gradients", None) or [])
 
 
+def ema_variables(optimizer):
+    """The moving averages of the weights an optimizer with `use_ema=True` keeps."""
+    return list(optimizer._model_variables_moving_average)
+
+
 def optimizer_knows(optimizer, variable):
     """Whether `optimizer` was built with `variable` (Keras refuses to apply to others)."""
     return optimizer._var_key(variable) in optimizer._trainable_variables_indices

@@ -15,6 +15,7 @@ import numbers
 
 import tensorflow as tf
 
+from . import _compat
 from .microbatch import check_count, weights as count_weights
 
 
@@ -136,7 +137,7 @@ def tower_devices(n, gpu_memory_mb=1024):
     n = check_count("num_towers", n)
     gpus = tf.config.list_physical_devices("GPU")
     kind = "GPU" if gpus else "CPU"
-    existing = tf.config.list_logical_devices(kind) if _initialised() else []
+    existing = tf.config.list_logical_devices(kind) if _compat.tf_initialised() else []
     if len(gpus) >= n:
         return [f"/device:GPU:{i}" for i in range(n)]
     if existing:
@@ -151,10 +152,3 @@ def tower_devices(n, gpu_memory_mb=1024):
               else tf.config.LogicalDeviceConfiguration())
     tf.config.set_logical_device_configuration(physical, [config] * n)
     return [d.name for d in tf.config.list_logical_devices(kind)[:n]]
-
-
-def _initialised():
-    # tf.config has no public "is initialised" query; context_handle is set once the
-    # runtime has started (the first op, or list_logical_devices itself).
-    from tensorflow.python.eager import context
-    return context.context()._context_handle is not None
