@@ -1,11 +1,12 @@
-# gradlab: `make lab` to learn, `make test` to check. Both bootstrap .venv first.
+# gradlab: `make lab` to learn, `make app` for the lab alone, `make test` to check.
+# Each bootstraps .venv first.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8888
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install lab test test-unit test-notebooks test-browser table bench notebooks clean
+.PHONY: install lab app test test-unit test-notebooks test-browser table bench notebooks clean
 
 install: $(STAMP)
 
@@ -22,6 +23,11 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: install
 	$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(PORT) --ServerApp.root_dir=notebooks $(ROOT_FLAG)
 
+# The lab alone as a web page (Voila: title, controls and plots, no code). Voila, unlike
+# JupyterLab, has no root check, so it needs no --allow-root.
+app: install
+	$(BIN)/voila app/lab.ipynb --port=$(PORT) --no-browser --Voila.ip=127.0.0.1
+
 test: test-unit test-notebooks
 
 test-unit: install
@@ -30,7 +36,8 @@ test-unit: install
 test-notebooks: install
 	$(BIN)/python -m pytest -q --nbval --nbval-current-env --nbval-sanitize-with tests/nbval-sanitize.cfg notebooks/*.ipynb
 
-# A real JupyterLab driven by Debian's Chromium through Playwright; installs both if missing.
+# A real JupyterLab and the Voila app driven by Debian's Chromium through Playwright;
+# installs both if missing.
 # Playwright drives /usr/bin/chromium: never `playwright install` (no browser downloads).
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 

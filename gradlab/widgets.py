@@ -265,7 +265,7 @@ class Lab:
         self._busy = threading.Lock()
         self._drawn = 0.0    # perf_counter of the last live redraw
 
-        wide = {"description_width": "8em"}
+        wide = {"description_width": "9em"}
         long = w.Layout(width="400px")
         self.strategy = w.Dropdown(options=strategies, value=strategy, description="strategy",
                                    style=wide)
@@ -285,7 +285,7 @@ class Lab:
         self.x_axis = w.ToggleButtons(options=[("updates", "updates"), ("examples seen", "examples"),
                                                ("seconds", "seconds")], value=x,
                                       description="x axis", style={"description_width": "4em",
-                                                                   "button_width": "8em"})
+                                                                   "button_width": "9em"})
         self.batch = w.Label()
         self.button = w.Button(description="Run", button_style="primary", icon="play",
                                tooltip="train this configuration for every seed (or take it from the cache)")

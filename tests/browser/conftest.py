@@ -1,10 +1,13 @@
-"""A real JupyterLab and a real Chromium for the browser tests (`make test-browser`).
+"""A real JupyterLab, the Voila app and a real Chromium for the browser tests (`make test-browser`).
 
 `pytest tests` skips this folder (tests/conftest.py); run it with `pytest tests/browser`.
 
 - `jupyter_lab`: `python -m jupyterlab` from this environment on a free 127.0.0.1 port,
   its root a temporary copy of notebooks/, with a temporary GRADLAB_CACHE and its own
   settings (no news, no update checks, every cell rendered), stopped on every exit path.
+- `voila_app`: `python -m voila app/lab.ipynb` (what `make app` serves) on a free port, with
+  a temporary GRADLAB_CACHE; ready when its port accepts connections (a page load would
+  start a kernel), stopped on every exit path.
 - `page`: headless Debian Chromium (/usr/bin/chromium) through Playwright, with a fresh
   profile; Playwright never downloads a browser here.
 - A watchdog ends the whole run (JupyterLab included) if it hangs past RUN_LIMIT seconds.
@@ -31,6 +34,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
+APP = ROOT / "app" / "lab.ipynb"
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",
@@ -163,6 +167,50 @@ def jupyter_lab():
         except Exception:
             pass  # the server is gone or hung: its kernels exit when their parent does
         _stop_group(proc)
+        _process_groups.remove(proc)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+class App:
+    """A running Voila server: its page at `base`, and its log file."""
+
+    def __init__(self, port, log):
+        self.base = f"http://127.0.0.1:{port}"
+        self.log = log
+
+    def log_tail(self, lines=40):
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+
+
+@pytest.fixture(scope="session")
+def voila_app():
+    tmp = Path(tempfile.mkdtemp(prefix="gradlab-voila-"))
+    env = dict(os.environ, GRADLAB_CACHE=str(tmp / "cache"), JUPYTER_CONFIG_DIR=str(tmp / "config"),
+               JUPYTER_RUNTIME_DIR=str(tmp / "runtime"), PYTHONUNBUFFERED="1")
+    port = _free_port()
+    log = tmp / "voila.log"
+    cmd = [sys.executable, "-m", "voila", str(APP), f"--port={port}", "--no-browser",
+           "--Voila.ip=127.0.0.1", "--Voila.port_retries=0", "--show_tracebacks=True"]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, cwd=APP.parent, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    _process_groups.append(proc)
+    app = App(port, log)
+    try:
+        deadline = time.monotonic() + START_LIMIT
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"Voila exited with {proc.returncode}:\n{app.log_tail()}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"Voila did not listen in {START_LIMIT} s:\n{app.log_tail()}")
+                time.sleep(0.5)
+        yield app
+    finally:
+        _stop_group(proc)  # Voila shuts its kernels down on SIGTERM
         _process_groups.remove(proc)
         shutil.rmtree(tmp, ignore_errors=True)
 
