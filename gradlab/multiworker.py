@@ -303,11 +303,9 @@ def _worker(argv):
     signal.alarm(int(args.timeout) + 5)
 
     from . import distribute
-    from .build import parts
-    from .strategies import Mirrored
+    from .build import build_strategy
     dist = distribute.make_multi_worker(timeout_seconds=args.timeout)
-    # `distribution=` is a keyword of Mirrored itself, not of make_strategy.
-    s = Mirrored(*parts(MODEL, OPTIMIZER, LR, SEED), args.accum_steps, distribution=dist)
+    s = build_strategy("mirrored", MODEL, OPTIMIZER, LR, args.accum_steps, SEED, distribution=dist)
     data = _data()
     losses = []
     for u in range(args.updates):
@@ -315,8 +313,8 @@ def _worker(argv):
             raise RuntimeError(f"worker {args.worker}: failing on purpose after update 1 (--fail)")
         losses.append(s.step(*_global_batch(data, u, args.batch)))
     weights = {f"w{j}": w.numpy() for j, w in enumerate(s.model.trainable_variables)}
-    shards = s._fn.shard(*_global_batch(data, 0, args.batch))[0]
-    local = [int(t.shape[0]) for t in dist.experimental_local_results(shards)]
+    shards = distribute.shard(dist, _global_batch(data, 0, args.batch))
+    local = [int(x.shape[0]) for x, _ in dist.experimental_local_results(shards)]
     out = Path(args.out) / f"worker{args.worker}.npz"
     tmp = out.with_suffix(".tmp.npz")
     np.savez(tmp, losses=np.array(losses), examples=sum(local),
