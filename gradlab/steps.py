@@ -8,6 +8,8 @@
 - An update whose loss or gradient is not finite is skipped and raises FloatingPointError;
   a step that fails leaves weights, optimizer state, counters and BatchNorm statistics as
   they were (a LossScaleOptimizer keeps its own rule: skip and lower the scale).
+- Layers whose forward pass depends on the split (Dropout, BatchNormalization) make the
+  update close to, not equal to, the large batch: a warning says so at the first step.
 - A change of the model's trainable variables between steps is followed (retrace), or
   refused with the layer named when the optimizer was not built for the new ones.
 - `jit_compile="auto"` falls back once, with a warning, if XLA cannot compile the model.
@@ -138,6 +140,19 @@ class Step:
             if self.batchnorm == "window" and not built:
                 check_window(self.model)
             self._make_summer()
+        self._warn_if_split_changes_the_forward_pass()
+
+    def _warn_if_split_changes_the_forward_pass(self):
+        parts = self.accum_steps * (len(self.devices) if self.place == "towers" else
+                                    self.distribution.num_replicas_in_sync if self.place == "replicas" else 1)
+        layers = [layer for layer in _compat.sublayers(self.model) if layer.trainable and (
+            isinstance(layer, keras.layers.BatchNormalization) or "Dropout" in type(layer).__name__)]
+        if parts > 1 and layers:
+            warnings.warn(
+                f"{', '.join(repr(l.name) for l in layers)}: each of the {parts} micro-batches runs its "
+                "own forward pass (Dropout draws its own masks, BatchNormalization normalises with "
+                "its own statistics), so this update is close to the large batch's, not equal "
+                "(lesson 6, notebooks/06-pitfalls.ipynb, measures by how much)", UserWarning, stacklevel=4)
 
     def _make_summer(self):
         self.variables = list(self.model.trainable_variables)
