@@ -38,8 +38,8 @@ def test_cli_json_is_one_object_and_the_table_shows_it(capsys):
             (min(r["ms"]), median[name], max(r["ms"])))
         assert r["vs_large_batch"] == pytest.approx(median[name] / median["large_batch"])
         assert r["vs_keras"] == pytest.approx(median[name] / median["keras"])
-        # Warm-up traced each compiled function once; the timed rounds traced nothing new.
-        assert (r["traces"], r["retraces"]) == (1, 0), name
+        # Warm-up traced the compiled functions; the timed rounds traced nothing new.
+        assert r["traces"] >= 1 and r["retraces"] == 0, name
 
 
 def test_default_run_is_two_workloads_side_by_side(capsys):
