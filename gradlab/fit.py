@@ -170,9 +170,20 @@ class AccumulatingModel(keras.Model):
         variables = self.trainable_variables
         rows = tf.shape(tf.nest.flatten(x)[0])[0]
 
+        micro, m = self._micro_sums, None
+        if isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer):
+            # S_i = D_i * L_i would carry D_i (up to m rows) into every float16 gradient
+            # of the backward pass, on top of the loss scale: overflows, and skipped
+            # updates, where Keras's large batch has none. Differentiate (S_i / m) instead
+            # and multiply the float32 sums by m: the same sums, in float16's range.
+            m = tf.cast(tf.maximum((rows + self.accum_steps - 1) // self.accum_steps, 1), tf.float32)
+            micro = lambda part, valid: tuple(v / m for v in self._micro_sums(part, valid))
         with self._window.recording():
-            sums = engine.loop_sum(self._micro_sums, parts, variables, self.accum_steps,
+            sums = engine.loop_sum(micro, parts, variables, self.accum_steps,
                                    scale_loss=self.optimizer.scale_loss)
+        if m is not None:
+            sums = engine.Sums(sums.loss * m, [None if g is None else g * m for g in sums.grads],
+                               sums.norm * m)
         if distributed:  # make_train_function switched Keras's own replica handling off
             sums = engine.reduce_replicas(sums)
             loss, _ = engine.apply_once(self.optimizer, sums, variables, self.clip_norm, guard=False)

@@ -39,8 +39,9 @@ def reference(model, optimizer, lr, seed, updates, batch):
         np.array(losses.values)
 
 
-def worker(distribution, model, optimizer, lr, seed, accum_steps, updates, batch):
-    """`AccumulatingModel.fit` under `distribution` (this worker's side of the cluster).
+def worker(distribution, model, optimizer, lr, seed, accum_steps, updates, batch, fail=False):
+    """`AccumulatingModel.fit` under `distribution` (this worker's side of the cluster);
+    `fail`: raise after the first update (to test that the parent reports it).
 
     Returns:
         dict: `weights` (trainable, in order), `losses` (running loss after each batch),
@@ -57,7 +58,7 @@ def worker(distribution, model, optimizer, lr, seed, accum_steps, updates, batch
     with distribution.scope():
         acc = AccumulatingModel(make_model(model, seed=seed), accum_steps=accum_steps)
         acc.compile(optimizer=make_optimizer(optimizer, lr), loss=_loss())
-    losses = _Losses()
+    losses = _Losses(fail)
     acc.fit(x, y, batch_size=batch, epochs=1, shuffle=False, verbose=0, callbacks=[losses])
 
     # This worker's shard of the first global batch, as tf.distribute splits one.
@@ -81,7 +82,7 @@ def _loss():
     return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
 
-def _Losses():
+def _Losses(fail=False):
     import keras
 
     class Losses(keras.callbacks.Callback):
@@ -93,4 +94,6 @@ def _Losses():
 
         def on_train_batch_end(self, batch, logs=None):
             self.values.append(float(logs["loss"]))
+            if fail:
+                raise RuntimeError("failing on purpose after update 1 (--fail)")
     return Losses()

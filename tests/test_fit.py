@@ -246,6 +246,23 @@ def test_batchnorm_window_moves_statistics_once_from_the_whole_batch():
     assert stats["micro"] > 1e-3, stats
 
 
+def test_mixed_float16_loss_scale_optimizer():
+    # float16 rounds at 1e-3 and its matmuls sum micro-batches of other sizes than the
+    # large batch: 2e-3 is float16 rounding. Differentiating S_i = D_i * L_i directly put
+    # D_i into every float16 gradient on top of the loss scale and was 9e-3 off.
+    x, y = mnist(250)
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        plain, acc = twins(mlp, 5)
+        hp, ha = fit_both(plain, acc, x, y, batch_size=48)
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    assert isinstance(acc.optimizer, keras.optimizers.LossScaleOptimizer)
+    assert "skipped_updates" not in ha  # the LossScaleOptimizer does its own skipping
+    assert float(acc.optimizer.dynamic_scale) == float(plain.optimizer.dynamic_scale)
+    assert_same(plain, acc, hp, ha, atol=2e-3, rtol=2e-3)
+
+
 # ---------------------------------------------------------------- tf.distribute
 def test_mirrored_uneven_split_is_exact_where_keras_is_not():
     x, y = mnist()
