@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+import threading
 
 import keras
 import tensorflow as tf
@@ -30,13 +31,29 @@ def _probed(probe):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             if not wrapper.checked:
-                with tf.init_scope():  # eagerly, even when first used while tracing
-                    probe()
+                _in_a_fresh_thread(probe)
                 wrapper.checked = True
             return fn(*args, **kwargs)
         wrapper.checked = False
         return wrapper
     return decorate
+
+
+def _in_a_fresh_thread(probe):
+    """Run `probe` eagerly and outside any distribution strategy (graphs and strategy scopes
+    are per thread), even when its first use is while a replica step is traced."""
+    errors = []
+
+    def run():
+        try:
+            probe()
+        except BaseException as e:  # handed to the caller's thread
+            errors.append(e)
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
 
 
 # -- masks ------------------------------------------------------------------------------
