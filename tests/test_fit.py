@@ -166,6 +166,12 @@ def test_tf_data_dataset_with_weights():
     assert_same(plain, acc, hp, ha)
 
 
+def test_steps_per_execution():
+    x, y = mnist()
+    plain, acc = twins(mlp, 4, metrics=["accuracy"], steps_per_execution=4)
+    assert_same(plain, acc, *fit_both(plain, acc, x, y))
+
+
 def test_regularised_layer():
     x, y = mnist()
     plain, acc = twins(lambda: mlp(regularizer=keras.regularizers.L2(1e-2)), 4)
