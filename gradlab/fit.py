@@ -22,8 +22,8 @@ Lesson: notebooks/08-accumulation-in-fit.ipynb
 from __future__ import annotations
 
 import math
-import threading
 import numbers
+import threading
 
 import keras
 import tensorflow as tf
@@ -206,7 +206,7 @@ class AccumulatingModel(keras.Model):
         x, y, sw = part["x"], part.get("y"), part.get("sample_weight")
         y_pred = self(x, training=True)
         flat = tf.nest.flatten(y_pred)
-        masks = [_keras_mask(p) for p in flat]
+        masks = [_compat.keras_mask(p) for p in flat]
         if any(m is not None for m in masks) and len(flat) > 1:
             raise ValueError(
                 f"AccumulatingModel: {sum(m is not None for m in masks)} of the model's "
@@ -217,7 +217,7 @@ class AccumulatingModel(keras.Model):
         loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sw, training=True)
         self.compute_metrics(x, y, y_pred, sample_weight=sw)
         if masks[0] is not None:  # one output: Keras divided by its real unmasked entries
-            d = tf.reduce_sum(tf.cast(_keras_mask(marked[0]), tf.float32))
+            d = tf.reduce_sum(tf.cast(_compat.keras_mask(marked[0]), tf.float32))
         else:  # Keras divided each output by real rows x entries per row: rows suffice
             d = tf.reduce_sum(valid)
         return tf.cast(loss, tf.float32) * d, d
@@ -258,24 +258,23 @@ def _mark_real_rows(pred, mask, valid):
 
 
 # -- private Keras names: to move to gradlab/_compat.py ---------------------------------------
-def _keras_mask(x):
-    if not getattr(_keras_mask, "probed", False):
-        with tf.init_scope():  # _compat probes eagerly; fit traces this inside a tf.function
-            _compat.keras_mask(tf.zeros(()))
-        _keras_mask.probed = True
-    return _compat.keras_mask(x)
-
-
 def _probe_hooks():
     """Run _compat's first-use probes now, eagerly and outside any strategy scope (scopes are
     per thread): fit would first use the hooks while tracing its step, where they cannot."""
+    failed = []
+
     def probe():
-        with _compat.losses_not_divided_by_replicas(), \
-                _compat.gradients_already_reduced(keras.optimizers.SGD()):
-            pass
+        try:
+            with _compat.losses_not_divided_by_replicas(), \
+                    _compat.gradients_already_reduced(keras.optimizers.SGD()):
+                pass
+        except Exception as e:  # raised again in the caller's thread
+            failed.append(e)
     thread = threading.Thread(target=probe)
     thread.start()
     thread.join()
+    if failed:
+        raise failed[0]
 
 
 def _set_keras_mask(x, mask):
