@@ -51,9 +51,10 @@ def build_strategy(name, model="mlp", optimizer="sgd", lr=0.1, accum_steps=1, se
         name: one of `gradlab.strategies.STRATEGIES`.
         model, optimizer, lr, seed: see `parts`.
         accum_steps: micro-batches per update.
-        **options: passed to `make_strategy` (`jit_compile`, `clip_norm`, `batchnorm`, `devices`).
+        **options: passed to `make_strategy` (`jit_compile`, `clip_norm`, `batchnorm`,
+            `devices`; `distribution` for `mirrored` on a given tf.distribute strategy).
     Returns:
-        the `Strategy`; every argument is checked before any TensorFlow work.
+        the strategy (`step(x, y)`); every argument is checked before any TensorFlow work.
     """
     return make_strategy(name, *parts(model, optimizer, lr, seed), accum_steps=accum_steps,
                          **options)
