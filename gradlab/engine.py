@@ -23,7 +23,7 @@ from . import _compat, distribute
 from .accumulate import Accumulators, Sums, loop_sum, micro_sums
 from .gradients import apply_update, mean_loss
 from .host_average import host_average
-from .microbatch import offsets, split_sizes, take
+from .microbatch import slices, split_sizes
 
 APPLIED, LOSS_NOT_FINITE, GRADS_NOT_FINITE = 0, 1, 2
 
@@ -31,9 +31,9 @@ def tower_sum(micro, parts, variables, accum_steps, devices, sizes, scale_loss=N
     """`Sums` of the batch split over `devices` (`sizes`: examples per tower), each tower
     running `loop_sum` on its own device; their sums add up like micro-batches'."""
     total = None
-    for device, o, n in zip(devices, offsets(sizes), sizes):
+    for device, part, n in zip(devices, slices(parts, sizes), sizes):
         with tf.device(device), tf.name_scope(f"tower_{device.split(':')[-1]}"):
-            tower = loop_sum(micro, take(parts, o, n), variables, accum_steps,
+            tower = loop_sum(micro, part, variables, accum_steps,
                              split_sizes(n, accum_steps), scale_loss)
         total = tower if total is None else _add(total, tower)
     return total
@@ -179,8 +179,8 @@ class VariableSum:
 
     def __call__(self, parts, sizes):
         try:
-            for o, n in zip(offsets(sizes), sizes):
-                self._accum(take(parts, o, n))
+            for part in slices(parts, sizes):
+                self._accum(part)
         except BaseException:
             self.accumulators.reset()  # a failed step leaves nothing behind
             raise
@@ -207,8 +207,8 @@ class HostSum:
 
     def __call__(self, parts, sizes):
         means, norms, loss = [], [], 0.0
-        for o, n in zip(offsets(sizes), sizes):
-            s = self._sums(take(parts, o, n))
+        for part in slices(parts, sizes):
+            s = self._sums(part)
             d = float(s.norm)
             means.append([None if g is None else g.numpy() / (d or 1.0) for g in s.grads])
             norms.append(d)
@@ -261,8 +261,8 @@ class KerasSum:
     def __call__(self, parts, sizes):
         losses = []
         try:
-            for o, n in zip(offsets(sizes), sizes):
-                losses.append(float(self._fn(take(parts, o, n))))
+            for part in slices(parts, sizes):
+                losses.append(float(self._fn(part)))
         except BaseException:
             # Undo the half-finished window: Keras would apply it on a later micro-batch.
             for opt in _compat.optimizer_chain(self.step.optimizer):

@@ -86,6 +86,12 @@ def weights(sizes):
     return sizes / sizes.sum()
 
 
+def slices(parts, sizes):
+    """Consecutive slices of `parts` (an array, or a nest of them) of `sizes` rows each: the
+    one micro-batch loop of everything that runs micro-batches from Python."""
+    return [take(parts, o, n) for o, n in zip(offsets(sizes), sizes)]
+
+
 def micro_batches(x, y, accum_steps):
     """Slice `(x, y)` into `accum_steps` micro-batches with their weights.
 
@@ -96,8 +102,7 @@ def micro_batches(x, y, accum_steps):
         list of `(x_i, y_i, w_i)` with `w_i = n_i / B`.
     """
     sizes = split_sizes(batch_size(x, y), accum_steps)
-    return [(take(x, s, n), take(y, s, n), w)
-            for s, n, w in zip(offsets(sizes), sizes, weights(sizes))]
+    return [(x_i, y_i, w) for (x_i, y_i), w in zip(slices((x, y), sizes), weights(sizes))]
 
 
 def take(a, start, n):
