@@ -9,7 +9,7 @@ import sys
 COMMANDS = {
     "table": ("gradlab.table", "cli", "the accumulation table: accuracy at a fixed effective batch"),
     "noise": ("gradlab.noise_study", "cli", "gradient-noise measurements against N and N*b"),
-    "bench": ("gradlab.bench", "cli", "every strategy on the same work: ms/update, ratios, peak memory"),
+    "bench": ("gradlab.bench", "cli", "every strategy on the same work: ms/update, ratios, training and compilation memory (mlp beside conv)"),
     "multiworker": ("gradlab.multiworker", "cli", "K worker processes on loopback, accumulation vs one large batch"),
 }
 
