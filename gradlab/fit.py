@@ -244,12 +244,13 @@ def _check_clip_norm(clip_norm):
 
 def _mark_real_rows(pred, mask, valid):
     """`pred` with a Keras mask that is also 0 on padding rows (a copy: the model's own
-    output tensor is left as it was). The mask has the shape of the per-entry loss,
-    `pred.shape[:-1]`, as a mask from `Embedding(mask_zero=True)` has."""
-    rows = tf.cast(valid, tf.bool)
-    shape = tf.shape(pred)[:-1] if pred.shape.rank > 1 else tf.shape(pred)
-    rows = tf.reshape(rows, tf.concat([tf.shape(rows), tf.ones([tf.size(shape) - 1], tf.int32)], 0))
-    real = tf.broadcast_to(rows, shape)
+    output tensor is left as it was).
+
+    Without a mask of its own the mask is `[m, 1, ...]` (rank of `pred` minus one), which
+    Keras's losses and metrics broadcast over per-entry values `[m, T]` and squeeze for
+    per-example values `[m]` alike; with one (`[m, T]`), real entries of real rows."""
+    rank = max(pred.shape.rank - 1, 1)
+    real = tf.reshape(tf.cast(valid, tf.bool), [-1] + [1] * (rank - 1))
     if mask is not None:
         real = tf.logical_and(tf.cast(mask, tf.bool), real)
     marked = tf.identity(pred)

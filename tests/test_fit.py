@@ -199,6 +199,27 @@ def test_masked_per_token_loss():
     assert_same(plain, acc, hp, ha)
 
 
+def per_example_of_sequence(y, pred):
+    """A plain function: one loss per example from a sequence output."""
+    return keras.ops.mean(keras.losses.sparse_categorical_crossentropy(y, pred, from_logits=True), axis=-1)
+
+
+@pytest.mark.parametrize("loss", [keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                                  per_example_of_sequence], ids=["per-token", "per-example"])
+def test_sequence_output_without_mask(loss):
+    x, _ = mnist()
+    rows = x.reshape(-1, 28, 28)
+    tokens = np.minimum((rows[:, 15] * 16).astype("int32"), 15)
+
+    def per_pixel(seed=0):  # row 14's pixels -> row 15's tokens, position by position
+        keras.utils.set_random_seed(seed)
+        return keras.Sequential([keras.Input((28, 1)), keras.layers.Dense(8, activation="relu"),
+                                 keras.layers.Dense(16)])
+    plain, acc = twins(per_pixel, 4, optimizer=lambda: keras.optimizers.SGD(0.5), loss=loss,
+                       metrics=["accuracy"])
+    assert_same(plain, acc, *fit_both(plain, acc, rows[:, 14, :, None], tokens))
+
+
 def test_two_masked_outputs_refused_at_the_first_batch():
     keras.utils.set_random_seed(0)
     inputs = keras.Input((28,), dtype="int32")
