@@ -45,7 +45,8 @@ LIVE_EVERY = 10          # updates between two live snapshots of a running curve
 CLIP_NORM = 1.0          # the clipping settings' threshold on the global gradient norm
 _OK, _ERROR = "#1a7f37", "#cf222e"
 
-# What a setting adds to every RunConfig: the ways accumulation can differ from a large batch.
+# What a setting adds to every RunConfig: the ways accumulation can differ from a large batch
+# ("N // 2" is filled in by `setting_fields`).
 SETTINGS = {
     "exact": {},
     "uneven micro-batches": {"short_by": "N // 2"},
@@ -55,7 +56,8 @@ SETTINGS = {
     "clip each micro-batch": {"clip_norm": CLIP_NORM, "clip": "micro"},
     "clip the update once": {"clip_norm": CLIP_NORM, "clip": "update"},
 }
-# Measure: (strategy, setting) of the large-batch reference, gradlab's way and the naive way.
+# Measure, per family of settings: the settings of the large-batch reference, of gradlab's
+# way (`fused`) and of the naive way, and the naive way's strategy.
 _MEASURES = {
     "exact": ("exact", "exact", "exact", "keras"),
     "uneven": ("uneven micro-batches",) * 3 + ("keras",),
@@ -180,20 +182,6 @@ class Group:
 
     def __repr__(self):
         return f"<gradlab.widgets.Group {self.label}: seeds {self.seeds}>"
-
-
-def _setting_name(config):
-    """The `SETTINGS` key a RunConfig was made with."""
-    if config.short_by:
-        return "uneven micro-batches"
-    if config.schedule != "constant":
-        return "cosine lr schedule"
-    if config.batchnorm is not None:
-        return ("BatchNorm, statistics per update" if config.batchnorm == "window"
-                else "BatchNorm, statistics per micro-batch")
-    if config.clip_norm is not None:
-        return "clip each micro-batch" if config.clip == "micro" else "clip the update once"
-    return "exact"
 
 
 class _Progress:
@@ -354,8 +342,9 @@ class Lab:
     # -- Run, Measure, Stop --------------------------------------------------------------------
     def run(self):
         """Train every seed of the configuration of the controls (cached seeds come from the
-        cache) while the plot follows; returns its `Group`, or None if the configuration is
-        invalid, the run failed, or Stop ended it: the status line then says why."""
+        cache) while the plot follows; returns its `Group` (which keeps the seeds it had),
+        or None if the configuration is invalid, the run failed, or Stop ended it: the
+        status line then says why."""
         try:
             configs = self.configs()
         except (TypeError, ValueError) as e:  # the controls describe an impossible run
@@ -366,8 +355,9 @@ class Lab:
         """The setting's difference, measured: the same B, seeds and setting as one large
         batch (the reference), gradlab's way (`fused`), and the naive way (Keras's own
         accumulation, per-micro-batch BatchNorm statistics, or `accumulate`'s loop clipping
-        each micro-batch), at the controls' N, b and lr. Returns the three Groups (None as in `run`); the status line gives
-        each one's largest loss difference from the large batch."""
+        each micro-batch), at the controls' N, b and lr. Returns the three Groups (None as
+        in `run`); the status line gives each one's largest loss difference from the large
+        batch."""
         family = _FAMILY[self.setting.value]
         reference, right, wrong, naive = _MEASURES[family]
         try:
@@ -450,10 +440,9 @@ class Lab:
         start = time.perf_counter()
         found = [experiments.cached_result(self.cache, c) for c in configs]
         todo = [c for c, r in zip(configs, found) if r is None]
-        for r in found:
+        for r in found:  # seeds run before stay: more seeds only ever add to the band
             if r is not None:
                 group._put(r)
-        group.results = [r for r in group.results if r.config in configs]
         bar = _Progress(self.progress, max(1, sum(c.updates for c in todo)))
         for c in todo:
             self._say(f"Running {what}: seed {c.seed}, {c.updates} updates…", None)
@@ -537,7 +526,7 @@ class Lab:
         for g in self.groups:
             box = w.Checkbox(value=g.visible, description=g.label, indent=False,
                              layout=w.Layout(width="auto"))
-            box.observe(lambda change, g=g: self.show(g, change["new"]), "value")
+            box.observe(lambda change, g=g: self._toggle(g, change["new"]), "value")
             remove = w.Button(icon="times", tooltip="remove from the plot (the cache keeps it)",
                               layout=w.Layout(width="2.5em"))
             remove.on_click(lambda _, g=g: self.remove(g))
@@ -547,8 +536,15 @@ class Lab:
             rows.append(row)
         self.runs.children = rows
 
-    def show(self, group, visible=True):
-        """Show or hide a configuration on the plot (its row's checkbox)."""
+    def show(self, groups, visible=True):
+        """Show or hide a configuration (a Group, or a list of them) on the plot: its row's
+        checkbox."""
+        for g in [groups] if isinstance(groups, Group) else list(groups):
+            g.visible = bool(visible)
+        self._show_runs()
+        self._draw()
+
+    def _toggle(self, group, visible):
         group.visible = bool(visible)
         self._draw()
 

@@ -39,7 +39,7 @@ ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--disable-gpu", "--disable-quic", "--no-first-run"]
-RUN_LIMIT = 600      # seconds for the whole browser session before the watchdog ends it
+RUN_LIMIT = 1800     # seconds for the whole browser session before the watchdog ends it
 START_LIMIT = 60     # seconds for JupyterLab to answer
 TOKEN = "gradlab-browser-test"
 # JupyterLab settings for the test server: no network calls, and every cell in the DOM
