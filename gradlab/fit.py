@@ -199,7 +199,10 @@ class AccumulatingModel(keras.Model):
         logs = self.get_metrics_result()
         if not distributed and guard:
             logs["skipped_updates"] = tf.identity(self._skipped)
-        return logs
+        return _reducible_by_keras(logs, self.distribute_strategy)
+
+    def test_step(self, data):
+        return _reducible_by_keras(super().test_step(data), self.distribute_strategy)
 
     def _micro_sums(self, part, valid):
         """`(S_i, D_i)` of one padded micro-batch; Keras's metrics see its real rows only."""
@@ -291,6 +294,16 @@ def _first_replica_batch(strategy, epoch_iterator):
         return tf.nest.map_structure(
             lambda v: strategy.experimental_local_results(v)[0]
             if isinstance(v, tf.distribute.DistributedValues) else v, batch)
+
+
+def _reducible_by_keras(logs, strategy):
+    """Under MultiWorkerMirroredStrategy, Keras's fit reduces the logs of a step with
+    `strategy.reduce("MEAN", value, axis=0)`, which fails on scalars, and every metric
+    result is one (keras 3.15, `reduce_per_replica`): give them a leading axis of 1."""
+    if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy) and \
+            strategy.extended._in_multi_worker_mode():
+        return {k: tf.reshape(v, [1]) for k, v in logs.items()}
+    return logs
 
 
 def _loss_tracker(model):

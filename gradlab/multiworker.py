@@ -80,7 +80,7 @@ def check_args(workers, accum_steps, updates, batch, timeout, fail_worker=None):
                              f"got {fail_worker!r}")
 
 
-def run(workers, accum_steps, updates=3, batch=64, timeout=120.0, fail_worker=None):
+def run(workers, accum_steps, updates=3, batch=64, timeout=120.0, fail_worker=None, fit=False):
     """Train `updates` updates on `workers` processes and in one large batch; compare.
 
     Args:
@@ -88,6 +88,9 @@ def run(workers, accum_steps, updates=3, batch=64, timeout=120.0, fail_worker=No
         updates, batch: updates to train, global examples per update.
         timeout: seconds for the whole run; every worker is killed after it.
         fail_worker: for testing, the index of a worker that raises after its first update.
+        fit: workers run `AccumulatingModel.fit` for one epoch of the `updates` batches, the
+            reference is Keras's plain `fit` (`multiworker_fit`); the losses compared are
+            the running means Keras logs after each batch.
     Returns:
         dict with workers, accum_steps, updates, batch, shards (examples per worker per
         update), all_reduces_per_update, max_loss_diff (the global mean loss each worker
@@ -111,12 +114,15 @@ def run(workers, accum_steps, updates=3, batch=64, timeout=120.0, fail_worker=No
                        "--timeout", str(timeout), "--out", tmp]
                 if k == fail_worker:
                     cmd.append("--fail")
+                if fit:
+                    cmd.append("--fit")
                 # Own session: the whole process group can be killed, and Ctrl-C in a
                 # terminal reaches only the parent, which then stops the workers itself.
                 procs.append(subprocess.Popen(
                     cmd, env=_worker_env(addresses, k), stdin=subprocess.DEVNULL, stdout=log,
                     stderr=subprocess.STDOUT, start_new_session=True))
-            reference, reference_losses = _large_batch(updates, batch)  # while workers start
+            reference_of = _fit_reference if fit else _large_batch
+            reference, reference_losses = reference_of(updates, batch)  # while workers start
             _wait(procs, logs, start + timeout, timeout)
             seconds = time.monotonic() - start
             results = [dict(np.load(Path(tmp) / f"worker{k}.npz")) for k in range(workers)]
@@ -151,6 +157,8 @@ def cli(argv=None):
                         help="seconds before every process is stopped (default 120)")
     parser.add_argument("--fail-worker", type=int, default=None, metavar="K",
                         help="testing: worker K raises after its first update")
+    parser.add_argument("--fit", action="store_true",
+                        help="workers run AccumulatingModel.fit, against Keras's plain fit")
     parser.add_argument("--json", action="store_true", help="print the result as JSON, last line")
     args = parser.parse_args(argv)
     try:
@@ -161,7 +169,7 @@ def cli(argv=None):
     previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)  # so `finally` stops the workers
     try:
         result = run(args.workers, args.accum_steps, args.updates, args.batch, args.timeout,
-                     args.fail_worker)
+                     args.fail_worker, args.fit)
     except WorkerError as e:
         print(f"error: {e}", file=sys.stderr)
         if e.stderr_tail:
@@ -175,11 +183,13 @@ def cli(argv=None):
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"{result['workers']} workers x accum_steps={result['accum_steps']}: "
+        print(f"{'AccumulatingModel.fit, ' if args.fit else ''}"
+              f"{result['workers']} workers x accum_steps={result['accum_steps']}: "
               f"{result['updates']} updates of {result['batch']} MNIST examples, shards "
               f"{'+'.join(map(str, result['shards']))}, "
               f"all-reduces per update: {result['all_reduces_per_update']:g}\n"
-              f"max |weights(workers) - weights(large_batch)| = {result['max_abs_diff']:.3g}"
+              f"max |weights(workers) - weights({'plain fit' if args.fit else 'large_batch'})| "
+              f"= {result['max_abs_diff']:.3g}"
               f"   ({result['seconds']:.1f} s)")
     return 0
 
@@ -279,6 +289,11 @@ def _large_batch(updates, batch):
     return [w.numpy() for w in s.model.trainable_variables], np.array(losses)
 
 
+def _fit_reference(updates, batch):
+    from .multiworker_fit import reference
+    return reference(MODEL, OPTIMIZER, LR, SEED, updates, batch)
+
+
 # -- the worker's side: `python -m gradlab.multiworker --worker K ...` -------------------
 def _data():
     from .data import load_mnist
@@ -298,6 +313,7 @@ def _worker(argv):
     parser.add_argument("--timeout", type=float, required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--fail", action="store_true")
+    parser.add_argument("--fit", action="store_true")
     args = parser.parse_args(argv)
     # Bounded even if the parent is killed outright: SIGALRM's default action ends us.
     signal.alarm(int(args.timeout) + 5)
@@ -305,6 +321,11 @@ def _worker(argv):
     from . import distribute
     from .build import build_strategy
     dist = distribute.make_multi_worker(timeout_seconds=args.timeout)
+    if args.fit:
+        from .multiworker_fit import worker
+        r = worker(dist, MODEL, OPTIMIZER, LR, SEED, args.accum_steps, args.updates, args.batch,
+                   args.fail)
+        return _save(args, r["losses"], r["examples"], r["all_reduces"], r["weights"])
     s = build_strategy("mirrored", MODEL, OPTIMIZER, LR, args.accum_steps, SEED, distribution=dist)
     data = _data()
     losses = []
@@ -312,13 +333,17 @@ def _worker(argv):
         if args.fail and u == 1:
             raise RuntimeError(f"worker {args.worker}: failing on purpose after update 1 (--fail)")
         losses.append(s.step(*_global_batch(data, u, args.batch)))
-    weights = {f"w{j}": w.numpy() for j, w in enumerate(s.model.trainable_variables)}
     shards = distribute.shard(dist, _global_batch(data, 0, args.batch))
     local = [int(x.shape[0]) for x, _ in dist.experimental_local_results(shards)]
+    return _save(args, losses, sum(local), s.all_reduces_per_update(),
+                 [w.numpy() for w in s.model.trainable_variables])
+
+
+def _save(args, losses, examples, all_reduces, weights):
     out = Path(args.out) / f"worker{args.worker}.npz"
     tmp = out.with_suffix(".tmp.npz")
-    np.savez(tmp, losses=np.array(losses), examples=sum(local),
-             all_reduces=s.all_reduces_per_update(), **weights)
+    np.savez(tmp, losses=np.array(losses), examples=examples, all_reduces=all_reduces,
+             **{f"w{j}": w for j, w in enumerate(weights)})
     os.replace(tmp, out)  # the parent never reads a half-written file
     return 0
 

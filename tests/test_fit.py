@@ -337,6 +337,15 @@ def test_mirrored_batch_smaller_than_replicas():
     assert max_abs_diff(acc.get_weights(), single.get_weights()) < 1e-5
 
 
+def test_multi_worker_fit_two_processes():
+    # 2 worker processes on 127.0.0.1 with MultiWorkerMirroredStrategy, batches of 31 split
+    # 16 + 15; the reference is Keras's plain fit in this process.
+    from gradlab import multiworker
+    result = multiworker.run(workers=2, accum_steps=3, updates=2, batch=31, timeout=300, fit=True)
+    assert result["shards"] == [16, 15] and result["all_reduces_per_update"] == 1.0, result
+    assert result["max_abs_diff"] < 1e-6 and result["max_loss_diff"] < 1e-5, result
+
+
 # ---------------------------------------------------------------- the rest of Keras's API
 def test_save_load_evaluate_predict(tmp_path):
     x, y = mnist()
