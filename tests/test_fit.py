@@ -31,7 +31,7 @@ def mnist(n=N):
 
 def validation():
     data = load_mnist(flatten=True)
-    return np.array(data.x_test[:200]), np.array(data.y_test[:200]).astype("int64")
+    return np.array(data.x_test[:180]), np.array(data.y_test[:180]).astype("int64")  # 3 x 60: one shape
 
 
 def mlp(seed=0, regularizer=None):
