@@ -25,6 +25,7 @@ import io
 import threading
 import time
 import traceback
+import warnings
 
 import ipywidgets as w
 import numpy as np
@@ -403,8 +404,13 @@ class Lab:
         self._stop.clear()
         self.button.disabled = self.measure_button.disabled = True
         self.stop_button.disabled = False
+        # Warnings of a run (a strategy saying BatchNorm makes it inexact) go under the plot
+        # as notes: from the run's thread they would land in whichever cell ran last.
+        caught = []
         try:
-            return job()
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                return job()
         except experiments.Stopped as e:
             self._say(f"Stopped after {e.updates} of {e.config.updates} updates "
                       f"(seed {e.config.seed}): nothing of it was cached.", _ERROR)
@@ -413,6 +419,8 @@ class Lab:
         except Exception as e:  # shown, never swallowed: status line and traceback below it
             return self._failed(e)
         finally:
+            for note in dict.fromkeys(str(m.message) for m in caught):
+                self.log.append_stdout(f"Note: {note}\n")
             self._forget_partial()
             self._link_references()
             self._show_runs()

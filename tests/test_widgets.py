@@ -183,6 +183,9 @@ def test_measure_clipping_and_batchnorm(tmp_path):
     assert window.difference()[1] > 1e-3 and micro.difference()[1] > 1e-3
     # ... and the moving statistics do not enter training: the same training losses.
     np.testing.assert_allclose(window.losses, micro.losses, rtol=1e-5, atol=1e-6)
+    # The strategies' warning that BatchNorm makes them inexact is a note under the plot.
+    notes = [o["text"] for o in lab.log.outputs if o["name"] == "stdout"]
+    assert any("BatchNormalization normalises with its own statistics" in t for t in notes), notes
 
 
 def test_x_axis_hide_and_remove(tmp_path):
