@@ -154,7 +154,9 @@ class AccumulatingModel(keras.Model):
         return super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
 
     def _distributed(self):
-        return tf.distribute.has_strategy() or self.distribute_strategy is not tf.distribute.get_strategy()
+        # distribute_strategy: the scope the model was made in, else the current one
+        return (tf.distribute.has_strategy()
+                or self.distribute_strategy is not tf.distribute.get_strategy())
 
     def reset_metrics(self):
         super().reset_metrics()
@@ -176,7 +178,7 @@ class AccumulatingModel(keras.Model):
             # of the backward pass, on top of the loss scale: overflows, and skipped
             # updates, where Keras's large batch has none. Differentiate (S_i / m) instead
             # and multiply the float32 sums by m: the same sums, in float16's range.
-            m = tf.cast(tf.maximum((rows + self.accum_steps - 1) // self.accum_steps, 1), tf.float32)
+            m = tf.cast(tf.maximum(-(-rows // self.accum_steps), 1), tf.float32)  # rows per micro
             micro = lambda part, valid: tuple(v / m for v in self._micro_sums(part, valid))
         with self._window.recording():
             sums = engine.loop_sum(micro, parts, variables, self.accum_steps,
@@ -186,7 +188,8 @@ class AccumulatingModel(keras.Model):
                                sums.norm * m)
         if distributed:  # make_train_function switched Keras's own replica handling off
             sums = engine.reduce_replicas(sums)
-            loss, _ = engine.apply_once(self.optimizer, sums, variables, self.clip_norm, guard=False)
+            loss, _ = engine.apply_once(self.optimizer, sums, variables, self.clip_norm,
+                                        guard=False)
         else:
             # A LossScaleOptimizer checks finiteness itself (skip and lower the scale).
             guard = not isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer)

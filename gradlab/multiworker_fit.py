@@ -26,8 +26,6 @@ def fit_data(updates, batch):
 
 def reference(model, optimizer, lr, seed, updates, batch):
     """Plain Keras `fit` in this process: `(weights, running loss after each batch)`."""
-    import keras
-
     from .models import make_model
     from .optimizers import make_optimizer
     net = make_model(model, seed=seed)
@@ -35,8 +33,7 @@ def reference(model, optimizer, lr, seed, updates, batch):
     losses = _Losses()
     net.fit(*fit_data(updates, batch), batch_size=batch, epochs=1, shuffle=False, verbose=0,
             callbacks=[losses])
-    return [w.numpy() if hasattr(w, "numpy") else np.asarray(w) for w in net.trainable_variables], \
-        np.array(losses.values)
+    return [np.asarray(w) for w in net.trainable_variables], np.array(losses.values)
 
 
 def worker(distribution, model, optimizer, lr, seed, accum_steps, updates, batch, fail=False):
