@@ -143,16 +143,11 @@ class Step:
         self._warn_if_split_changes_the_forward_pass()
 
     def _warn_if_split_changes_the_forward_pass(self):
-        parts = self.accum_steps * (len(self.devices) if self.place == "towers" else
-                                    self.distribution.num_replicas_in_sync if self.place == "replicas" else 1)
-        layers = [layer for layer in _compat.sublayers(self.model) if layer.trainable and (
-            isinstance(layer, keras.layers.BatchNormalization) or "Dropout" in type(layer).__name__)]
-        if parts > 1 and layers:
-            warnings.warn(
-                f"{', '.join(repr(l.name) for l in layers)}: each of the {parts} micro-batches runs its "
-                "own forward pass (Dropout draws its own masks, BatchNormalization normalises with "
-                "its own statistics), so this update is close to the large batch's, not equal "
-                "(lesson 6, notebooks/06-pitfalls.ipynb, measures by how much)", UserWarning, stacklevel=4)
+        places = {"towers": len(self.devices or ()),
+                  "replicas": getattr(self.distribution, "num_replicas_in_sync", 1)}
+        message = split_warning(self.model, self.accum_steps * places.get(self.place, 1))
+        if message:
+            warnings.warn(message, UserWarning, stacklevel=4)
 
     def _make_summer(self):
         self.variables = list(self.model.trainable_variables)
@@ -193,13 +188,10 @@ class Step:
         self.moments.reset()
 
     def _fall_back_from_xla(self, error):
-        if self.jit_compile != "auto" or not self.jit() or not isinstance(error, tf.errors.OpError):
-            return False
-        message = str(error)
-        if not any(s in message for s in ("XLA", "unsupported operations", "must be a compile-time constant")):
+        if self.jit_compile != "auto" or not self.jit() or not _xla_cannot_compile(error):
             return False
         self._xla_failed = True
-        reason = message.strip().splitlines()[0][:300]
+        reason = str(error).strip().splitlines()[0][:300]
         warnings.warn(f"jit_compile='auto': XLA cannot compile this model's step ({reason}); "
                       f"strategy {self.name!r} runs without XLA from now on", RuntimeWarning, stacklevel=3)
         with self._scope():
@@ -212,6 +204,24 @@ class Step:
     def __repr__(self):
         return (f"<Step {self.name!r} accum_steps={self.accum_steps} "
                 f"model={self.model.name!r} optimizer={type(self.optimizer).__name__}>")
+
+
+def split_warning(model, parts):
+    """Why an update of `parts` micro-batches differs from the large batch, or None: its
+    Dropout and trainable BatchNormalization layers run once per micro-batch."""
+    layers = [layer for layer in _compat.sublayers(model) if layer.trainable and (
+        isinstance(layer, keras.layers.BatchNormalization) or "Dropout" in type(layer).__name__)]
+    if parts < 2 or not layers:
+        return None
+    return (f"{', '.join(repr(l.name) for l in layers)}: each of the {parts} micro-batches runs "
+            "its own forward pass (Dropout draws its own masks, BatchNormalization normalises "
+            "with its own statistics), so this update is close to the large batch's, not equal "
+            "(lesson 6, notebooks/06-pitfalls.ipynb, measures by how much)")
+
+
+def _xla_cannot_compile(error):
+    return isinstance(error, tf.errors.OpError) and any(
+        s in str(error) for s in ("XLA", "unsupported operations", "must be a compile-time constant"))
 
 
 def _has_convolutions(layer):
