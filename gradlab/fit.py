@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import numbers
 import threading
+import warnings
 
 import keras
 import tensorflow as tf
@@ -89,6 +90,7 @@ class AccumulatingModel(keras.Model):
         # A raw tf.Variable: not a Keras metric (it would appear in evaluate()'s results
         # and as val_skipped_updates), not a weight (it is not saved).
         self._skipped = tf.Variable(0.0, trainable=False, name="skipped_updates")
+        self._xla_probed = False
 
     # -- Keras's model API -----------------------------------------------------------------
     def call(self, inputs, training=None):
@@ -129,18 +131,37 @@ class AccumulatingModel(keras.Model):
         return cls(**config)
 
     def make_train_function(self, force=False):
-        """Keras's, entered with Keras's per-replica loss division and gradient all-reduce
-        switched off under tf.distribute: here the replicas' sums are all-reduced once.
-        (Around the whole call: Keras runs the replicas' train_step in parallel threads.)"""
+        """Keras's, wrapped where needed.
+
+        Under tf.distribute, entered with Keras's per-replica loss division and gradient
+        all-reduce switched off: here the replicas' sums are all-reduced once (around the
+        whole call: Keras runs the replicas' train_step in parallel threads). With
+        `jit_compile="auto"` on one device, the first call first lowers the step to XLA
+        on zeros shaped like the data; if XLA cannot compile it (an op without an XLA
+        kernel), it warns once, naming the reason, and trains without XLA."""
         super().make_train_function(force)
-        if not self._distributed() or getattr(self.train_function, "gradlab", False):
+        if getattr(self.train_function, "gradlab", False):
             return self.train_function
         keras_function = self.train_function
-
-        def train_function(iterator):
-            with _compat.losses_not_divided_by_replicas(), \
-                    _compat.gradients_already_reduced(self.optimizer):
-                return keras_function(iterator)
+        if self._distributed():
+            def train_function(iterator):
+                with _compat.losses_not_divided_by_replicas(), \
+                        _compat.gradients_already_reduced(self.optimizer):
+                    return keras_function(iterator)
+        elif self.jit_compile and self.jit_compile_option == "auto" and not self._xla_probed:
+            def train_function(iterator):
+                self._xla_probed = True
+                reason = _xla_refusal(self.train_step, iterator, self.accum_steps)
+                if reason is None:
+                    self.train_function = keras_function
+                    return keras_function(iterator)
+                warnings.warn(f"AccumulatingModel(jit_compile='auto'): XLA cannot compile this "
+                              f"model's step, so it trains without XLA: {reason}", stacklevel=2)
+                self.jit_compile = False
+                self.make_train_function(force=True)
+                return self.train_function(iterator)
+        else:
+            return self.train_function
         train_function.gradlab = True
         self.train_function = train_function
         return train_function
@@ -236,6 +257,25 @@ class AccumulatingModel(keras.Model):
         layers = [self.model] + _compat.sublayers(self.model)
         return all(getattr(l, "supports_jit", True) for l in layers) and not any(
             type(l).__name__.startswith(("Conv", "DepthwiseConv", "SeparableConv")) for l in layers)
+
+
+def _xla_refusal(step, iterator, rows):
+    """None if XLA lowers `step` on zeros shaped like `iterator`'s elements (`rows` rows),
+    else XLA's reason (the first line of its error). Nothing runs: the step is traced and
+    lowered to HLO only, which is where an op without an XLA kernel is refused."""
+    spec = getattr(iterator, "element_spec", None)
+    if spec is None:  # not a tf.data iterator: nothing to shape the zeros by
+        return None
+    zeros = tf.nest.map_structure(
+        lambda s: tf.zeros([rows if d is None else d for d in s.shape], s.dtype), spec)
+    try:
+        tf.function(step, jit_compile=True).experimental_get_compiler_ir(zeros)(stage="hlo")
+    except (tf.errors.InvalidArgumentError, tf.errors.UnimplementedError, ValueError) as e:
+        message = str(e).strip()
+        if "XLA" not in message:  # not XLA's refusal (a bad batch...): fit will say so
+            raise
+        return message.splitlines()[0][:300]
+    return None
 
 
 def _check_clip_norm(clip_norm):

@@ -409,6 +409,25 @@ def test_terminate_on_nan_still_works():
     assert int(acc.optimizer.iterations) == 2  # batches 1 and 2 applied, batch 3 skipped
 
 
+def test_auto_falls_back_once_where_xla_cannot_compile():
+    def sine(t):  # a numpy function: no XLA kernel, though the Lambda layer claims supports_jit
+        out = tf.numpy_function(lambda a: np.sin(a).astype("float32"), [t], tf.float32)
+        out.set_shape(t.shape)
+        return out
+
+    def build(seed=0):
+        keras.utils.set_random_seed(seed)
+        return keras.Sequential([keras.Input((784,)), keras.layers.Lambda(sine, output_shape=(784,)),
+                                 keras.layers.Dense(10)])
+    x, y = mnist(131)
+    plain, acc = twins(build, 4, jit_compile="auto")
+    assert acc.jit_compile
+    with pytest.warns(UserWarning, match="XLA cannot compile.*PyFunc"):
+        hp, ha = fit_both(plain, acc, x, y)
+    assert not acc.jit_compile
+    assert_same(plain, acc, hp, ha)
+
+
 # ---------------------------------------------------------------- bad arguments
 @pytest.mark.parametrize("kwargs, error, word", [
     (dict(model="mlp"), TypeError, "'mlp'"),
