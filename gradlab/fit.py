@@ -52,8 +52,9 @@ class AccumulatingModel(keras.Model):
             (once per update, from the statistics of the whole batch; one device only).
         jit_compile: True, False or "auto" (XLA unless the model convolves, which XLA's CPU
             backend runs slowly inside a loop, or holds a layer XLA cannot compile such as
-            a lookup table, or a tf.distribute strategy is active). `compile(jit_compile=...)`
-            other than "auto" overrides it.
+            a lookup table, or a tf.distribute strategy is active; a step XLA refuses at the
+            first batch falls back to no XLA, with a warning naming the reason).
+            `compile(jit_compile=...)` other than "auto" overrides it.
     Raises:
         TypeError/ValueError naming the value, before any TensorFlow work.
 
