@@ -271,8 +271,10 @@ class Lab:
                                  continuous_update=False, style=wide, layout=long)
         self.setting = w.Dropdown(options=list(SETTINGS), value=setting, description="setting",
                                   style=wide, layout=w.Layout(width="400px"))
-        self.x_axis = w.ToggleButtons(options=[("updates", "updates"), ("examples seen", "examples"),
+        self.x_axis = w.ToggleButtons(options=[("updates", "updates"), ("examples", "examples"),
                                                ("seconds", "seconds")], value=x,
+                                      tooltips=["updates", "examples seen: updates × B",
+                                                "seconds: updates × measured seconds per update"],
                                       description="x axis", style={"description_width": "4em",
                                                                    "button_width": "9em"})
         self.batch = w.Label()
