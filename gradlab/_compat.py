@@ -57,6 +57,12 @@ def _in_a_fresh_thread(probe):
 
 
 # -- masks ------------------------------------------------------------------------------
+def set_keras_mask(x, mask):
+    """Leave `mask` on tensor `x` as a layer would (Keras's losses and metrics then use it)."""
+    from keras.src.backend.common.masking import set_keras_mask as set_mask
+    set_mask(x, mask)
+
+
 def _get_mask(x):
     from keras.src.backend.common.masking import get_keras_mask
     return get_keras_mask(x)
@@ -203,6 +209,39 @@ def mirrored_strategy(devices=None):
         return cls(devices)
     finally:
         cls._collective_key_base = saved
+
+
+def probe_distribution_hooks():
+    """Run the probes of the two tf.distribute hooks now, before `fit` first uses them while
+    tracing its step inside a strategy."""
+    with losses_not_divided_by_replicas(), gradients_already_reduced(keras.optimizers.SGD()):
+        pass
+
+
+def first_replica_batch(strategy, epoch_iterator):
+    """The first replica's part of the first batch. Keras's `_maybe_symbolic_build` builds a
+    model from the MEAN of the replicas' first parts, which fails when the first batch splits
+    unevenly (63 rows on 2 replicas); one replica's part is enough to build from."""
+    for _, _, it in epoch_iterator:
+        batch = next(it)
+        return tf.nest.map_structure(
+            lambda v: strategy.experimental_local_results(v)[0]
+            if isinstance(v, tf.distribute.DistributedValues) else v, batch)
+
+
+def reducible_by_keras(logs, strategy):
+    """Under MultiWorkerMirroredStrategy, Keras's fit reduces the logs of a step with
+    `strategy.reduce("MEAN", value, axis=0)`, which fails on scalars, and every metric
+    result is one (keras 3.15, `reduce_per_replica`): give them a leading axis of 1."""
+    if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy) and \
+            strategy.extended._in_multi_worker_mode():
+        return {k: tf.reshape(v, [1]) for k, v in logs.items()}
+    return logs
+
+
+def loss_tracker(model):
+    """The `Mean` metric Keras's own `train_step` reports the loss through."""
+    return model._loss_tracker
 
 
 def tf_initialised():

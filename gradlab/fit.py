@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import threading
 import warnings
 
 import keras
@@ -111,7 +110,7 @@ class AccumulatingModel(keras.Model):
         if jit_compile == "auto":
             jit_compile = self._resolve_jit()
         if self._distributed():
-            _probe_hooks()
+            _compat.probe_distribution_hooks()
         super().compile(optimizer=optimizer, loss=loss, jit_compile=jit_compile, **kwargs)
 
     def compile_from_config(self, config):
@@ -171,7 +170,7 @@ class AccumulatingModel(keras.Model):
         # Keras builds from the MEAN of the replicas' first batches, which fails when the
         # first batch splits unevenly (63 rows on 2 replicas); one replica's shard suffices.
         if iterator is not None and data_batch is None and self._distributed():
-            data_batch = _first_replica_batch(self.distribute_strategy, iterator)
+            data_batch = _compat.first_replica_batch(self.distribute_strategy, iterator)
             iterator = None
         return super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
 
@@ -220,14 +219,14 @@ class AccumulatingModel(keras.Model):
             self._skipped.assign_add(tf.cast(status != engine.APPLIED, tf.float32))
         # Keras's own tracker: this batch's mean loss, weighted by its rows (this replica's
         # under tf.distribute, so that the replicas' sum on read is the global batch).
-        _loss_tracker(self).update_state(loss, sample_weight=rows)
+        _compat.loss_tracker(self).update_state(loss, sample_weight=rows)
         logs = self.get_metrics_result()
         if not distributed and guard:
             logs["skipped_updates"] = tf.identity(self._skipped)
-        return _reducible_by_keras(logs, self.distribute_strategy)
+        return _compat.reducible_by_keras(logs, self.distribute_strategy)
 
     def test_step(self, data):
-        return _reducible_by_keras(super().test_step(data), self.distribute_strategy)
+        return _compat.reducible_by_keras(super().test_step(data), self.distribute_strategy)
 
     def _micro_sums(self, part, valid):
         """`(S_i, D_i)` of one padded micro-batch; Keras's metrics see its real rows only."""
@@ -301,54 +300,5 @@ def _mark_real_rows(pred, mask, valid):
     if mask is not None:
         real = tf.logical_and(tf.cast(mask, tf.bool), real)
     marked = tf.identity(pred)
-    _set_keras_mask(marked, real)
+    _compat.set_keras_mask(marked, real)
     return marked
-
-
-# -- private Keras names: to move to gradlab/_compat.py ---------------------------------------
-def _probe_hooks():
-    """Run _compat's first-use probes now, eagerly and outside any strategy scope (scopes are
-    per thread): fit would first use the hooks while tracing its step, where they cannot."""
-    failed = []
-
-    def probe():
-        try:
-            with _compat.losses_not_divided_by_replicas(), \
-                    _compat.gradients_already_reduced(keras.optimizers.SGD()):
-                pass
-        except Exception as e:  # raised again in the caller's thread
-            failed.append(e)
-    thread = threading.Thread(target=probe)
-    thread.start()
-    thread.join()
-    if failed:
-        raise failed[0]
-
-
-def _set_keras_mask(x, mask):
-    from keras.src.backend.common.masking import set_keras_mask
-    set_keras_mask(x, mask)
-
-
-def _first_replica_batch(strategy, epoch_iterator):
-    """The first replica's part of the first batch (overrides Keras's private
-    `_maybe_symbolic_build`, which averages the replicas' parts)."""
-    for _, _, it in epoch_iterator:
-        batch = next(it)
-        return tf.nest.map_structure(
-            lambda v: strategy.experimental_local_results(v)[0]
-            if isinstance(v, tf.distribute.DistributedValues) else v, batch)
-
-
-def _reducible_by_keras(logs, strategy):
-    """Under MultiWorkerMirroredStrategy, Keras's fit reduces the logs of a step with
-    `strategy.reduce("MEAN", value, axis=0)`, which fails on scalars, and every metric
-    result is one (keras 3.15, `reduce_per_replica`): give them a leading axis of 1."""
-    if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy) and \
-            strategy.extended._in_multi_worker_mode():
-        return {k: tf.reshape(v, [1]) for k, v in logs.items()}
-    return logs
-
-
-def _loss_tracker(model):
-    return model._loss_tracker
