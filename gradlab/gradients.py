@@ -136,6 +136,17 @@ def find_rule(model, loss_fn, x, y):
     return candidates[0]
 
 
+def normaliser_of(model, x, rule):
+    """`D` of the whole batch `x` under `rule`, estimated from its first few examples (a
+    float: the unit gradlab measures sums in; any positive value would be exact)."""
+    rows = tf.nest.flatten(x)[0].shape[0]
+    if rule != "mask":
+        return float(rows)
+    k = min(5, rows)
+    per_example = float(tf.reduce_sum(tf.cast(_masks(model(take(x, 0, k), training=False))[0], tf.float32))) / k
+    return max(per_example, 1.0) * rows
+
+
 def _probe(model, loss_fn, x, y, start, n):
     pred = model(take(x, start, n), training=False)
     masks = _masks(pred)

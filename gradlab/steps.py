@@ -26,7 +26,7 @@ import tensorflow as tf
 
 from . import _compat, distribute, engine
 from .batchnorm import NO_WINDOW, WindowMoments, check_window
-from .gradients import find_rule, loss_terms, normalize_sample_weight
+from .gradients import find_rule, loss_terms, normaliser_of, normalize_sample_weight
 from .microbatch import batch_size, check_batch, split_sizes
 
 
@@ -112,9 +112,13 @@ class Step:
 
     # -- what the engine calls back ---------------------------------------------------
     def micro(self, part, valid):
-        """`(S, D)` of one micro-batch `part = (x, y[, sample_weight])`."""
+        """`(S, D)` of one micro-batch `part = (x, y[, sample_weight])`, in units of the first
+        update's normaliser: S_i itself grows with the micro-batch, and its float16 gradient
+        (times a LossScaleOptimizer's scale) would overflow where the large batch's does not.
+        The unit cancels in G / D."""
         with self.moments.recording():
-            return loss_terms(self.model, self.loss_fn, part[0], part[1], self.rule, *part[2:])
+            s, d = loss_terms(self.model, self.loss_fn, part[0], part[1], self.rule, *part[2:])
+        return s / self._unit, d / self._unit
 
     def function(self, fn, jit=False):
         f = tf.function(fn, jit_compile=jit or None)
@@ -137,6 +141,7 @@ class Step:
             # One forward pass of a few examples builds the model; the probe of what the
             # loss divides by runs now, before any update.
             self.rule = find_rule(self.model, self.loss_fn, x, y)
+            self._unit = normaliser_of(self.model, x, self.rule)
             if self.batchnorm == "window" and not built:
                 check_window(self.model)
             self._make_summer()

@@ -212,6 +212,26 @@ def test_mixed_precision_matches_the_large_batch(policy):
     _close(weights["accumulate"], weights["large_batch"], rtol=tol, atol=tol)
 
 
+def test_mixed_float16_with_loss_scaling_skips_no_more_than_keras():
+    # The float16 gradient of S_i = D_i * L_i would overflow at Keras's initial scale (32768)
+    # where the large batch does not; gradlab measures sums in units of the first batch.
+    x, y = _data(n=256)
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        keras_model = _mlp()
+        keras_model.compile(optimizer=keras.optimizers.SGD(0.1), loss=CE)  # Keras wraps it in a LossScaleOptimizer
+        s = gl.make_strategy("fused", _mlp(), CE, keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD(0.1)),
+                             accum_steps=4)
+        for _ in range(3):
+            keras_model.train_on_batch(x, y)
+            s.step(x, y)
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    assert float(s.optimizer.dynamic_scale) == float(keras_model.optimizer.dynamic_scale)
+    assert int(s.optimizer.iterations) == int(keras_model.optimizer.iterations) == 3
+    _close(s.model.get_weights(), keras_model.get_weights(), rtol=2e-3, atol=2e-3)
+
+
 @pytest.mark.parametrize("name", ONE_DEVICE + ["towers", "mirrored"])
 def test_every_strategy_equals_keras_train_on_batch_with_uneven_micro_batches(name):
     x, y = _data(n=31)  # 31 = 11 + 10 + 10; towers and replicas: 16 + 15, each split in 3
