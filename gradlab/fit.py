@@ -31,6 +31,7 @@ import tensorflow as tf
 from . import _compat, engine
 from .batchnorm import BATCHNORM_MODES, NO_WINDOW, WindowMoments, check_window
 from .microbatch import check_count
+from .steps import xla_by_default
 
 # Reductions for which Keras's loss is (sum of weighted entries) / (number of entries):
 # the only ones a split can reproduce by summing S_i and D_i.
@@ -254,9 +255,7 @@ class AccumulatingModel(keras.Model):
             return self.jit_compile_option
         if self._distributed():
             return False
-        layers = [self.model] + _compat.sublayers(self.model)
-        return all(getattr(l, "supports_jit", True) for l in layers) and not any(
-            type(l).__name__.startswith(("Conv", "DepthwiseConv", "SeparableConv")) for l in layers)
+        return xla_by_default(self.model)
 
 
 def _xla_refusal(step, iterator, rows):

@@ -129,9 +129,10 @@ class Step:
         """XLA or not. "auto": for `fused` when the model has no convolutions (XLA fuses the
         loop's many small ops: MLP, N=10, b=10: 3.55 -> 2.54 ms per update; but its CPU
         backend runs a convolution's gradient in a loop without its fast kernels: 24 ms ->
-        930 ms), and never after XLA failed to compile this model."""
+        930 ms) nor a layer Keras marks as not compilable (lookup tables), and never after XLA
+        failed to compile this model."""
         if self.jit_compile == "auto":
-            return self.name == "fused" and not self._xla_failed and not _has_convolutions(self.model)
+            return self.name == "fused" and not self._xla_failed and xla_by_default(self.model)
         return self.jit_compile
 
     # -- building and guarding ----------------------------------------------------------
@@ -229,13 +230,14 @@ def _xla_cannot_compile(error):
         s in str(error) for s in ("XLA", "unsupported operations", "must be a compile-time constant"))
 
 
-def _has_convolutions(layer):
-    """Whether `layer` or any layer inside it is a convolution (Conv1D/2D/3D, transposed,
-    depthwise, separable), found by class name so that subclasses count too."""
-    names = {c.__name__ for c in type(layer).__mro__}
-    if any(n.startswith(("Conv", "DepthwiseConv", "SeparableConv")) for n in names):
-        return True
-    return any(_has_convolutions(sub) for sub in getattr(layer, "layers", None) or [])
+def xla_by_default(model):
+    """`jit_compile="auto"`: XLA unless a layer of `model` convolves (slow under XLA's CPU
+    backend inside a loop) or says `supports_jit=False` (lookup tables). Convolutions are
+    found by class name, so that subclasses count too."""
+    layers = [model] + _compat.sublayers(model)
+    convolves = lambda layer: any(c.__name__.startswith(("Conv", "DepthwiseConv", "SeparableConv"))
+                                  for c in type(layer).__mro__)
+    return all(getattr(l, "supports_jit", True) and not convolves(l) for l in layers)
 
 
 def _owners(model, variables):

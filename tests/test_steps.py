@@ -163,8 +163,8 @@ def test_freezing_is_followed_and_unfreezing_names_the_layer():
 
 
 # -- 5. jit_compile="auto" on a model XLA cannot compile -------------------------------------------
-def test_auto_xla_falls_back_once_with_a_warning_where_xla_cannot_compile():
-    def model_fn():
+def test_auto_xla_skips_lookup_tables_and_falls_back_once_where_xla_cannot_compile():
+    def lookup():
         keras.utils.set_random_seed(0)
         ids = keras.Input((3,), dtype="int64")
         h = keras.layers.IntegerLookup(vocabulary=[10, 20, 30, 40])(ids)
@@ -172,14 +172,32 @@ def test_auto_xla_falls_back_once_with_a_warning_where_xla_cannot_compile():
         return keras.Model(ids, keras.layers.Dense(3)(h))
     rng = np.random.default_rng(0)
     x, y = rng.choice([10, 20, 30, 40, 50], size=(12, 3)).astype("int64"), rng.integers(0, 3, 12)
-    s = gl.make_strategy("fused", model_fn(), CE, keras.optimizers.SGD(0.1), accum_steps=3)
+    s = gl.make_strategy("fused", lookup(), CE, keras.optimizers.SGD(0.1), accum_steps=3)
+    assert not s.jit()  # IntegerLookup says supports_jit=False: no XLA, no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s.step(x, y), s.step(x, y)
+    _close(s.model.get_weights(), _keras_oracle(lookup, CE, x, y))
+
+    def sine(t):  # a numpy function: no XLA kernel, though the Lambda layer claims supports_jit
+        out = tf.numpy_function(lambda a: np.sin(a).astype("float32"), [t], tf.float32)
+        out.set_shape(t.shape)
+        return out
+
+    def numpy_layer():
+        keras.utils.set_random_seed(0)
+        return keras.Sequential([keras.Input((5,)), keras.layers.Lambda(sine, output_shape=(5,)),
+                                 keras.layers.Dense(3)])
+    x, y = _data()
+    s = gl.make_strategy("fused", numpy_layer(), CE, keras.optimizers.SGD(0.1), accum_steps=3)
+    assert s.jit()
     with pytest.warns(RuntimeWarning, match="XLA cannot compile"):
         s.step(x, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         s.step(x, y)  # no second warning
     assert not s.jit()
-    _close(s.model.get_weights(), _keras_oracle(model_fn, CE, x, y))
+    _close(s.model.get_weights(), _keras_oracle(numpy_layer, CE, x, y))
 
 
 # -- batches smaller than accum_steps; mixed precision; an independent oracle ---------------------
