@@ -6,10 +6,11 @@
 `S_i` is micro-batch i's unnormalised loss and `D_i` what its mean divides by (examples or
 unmasked entries, `gradients.loss_terms`). Sums add up in any order and over any split, so
 micro-batches, towers and replicas all give the large-batch update; the division happens
-once. Every way of averaging gradients is a choice of where the sum lives (this module's
-`loop_sum`: tensors carried by one compiled loop; `accumulate.Accumulators`: variables;
-`host_average`: numpy) and where the batch runs (one device; `tower_sum` on listed devices;
-`replica_sum` under tf.distribute, one all-reduce), then `apply_once`.
+once. Every way of averaging gradients is a choice of where the sum lives (`LoopSum`: tensors
+carried by one compiled loop, `accumulate.loop_sum`; `VariableSum`: `tf.Variable`s;
+`HostSum`: numpy) and where the batch runs (one device; `tower_sum` on listed devices;
+`replica_sum` under tf.distribute, one all-reduce), then `apply_once`. `KerasSum` is Keras's
+own accumulation, the reference that is not exact.
 
 Lesson: notebooks/04-variable-accumulation.ipynb
 """
@@ -27,6 +28,7 @@ from .microbatch import slices, split_sizes
 
 APPLIED, LOSS_NOT_FINITE, GRADS_NOT_FINITE = 0, 1, 2
 
+
 def tower_sum(micro, parts, variables, accum_steps, devices, sizes, scale_loss=None):
     """`Sums` of the batch split over `devices` (`sizes`: examples per tower), each tower
     running `loop_sum` on its own device; their sums add up like micro-batches'."""
@@ -39,16 +41,12 @@ def tower_sum(micro, parts, variables, accum_steps, devices, sizes, scale_loss=N
     return total
 
 
-def replica_sum(micro, parts, variables, accum_steps, scale_loss=None, sizes=True):
-    """In a replica context: this replica's `loop_sum`, then ONE all-reduce SUM of the loss,
-    the normaliser and every gradient, so each replica holds the global `Sums`.
-
-    `sizes=True` splits this replica's static shard with `split_sizes`; `None` pads (fit).
-    Uneven shards need no weights: the normalisers are summed with the rest.
-    """
-    n = tf.nest.flatten(parts)[0].shape[0]
+def replica_sum(micro, parts, variables, accum_steps, scale_loss=None):
+    """In a replica context: this replica's `loop_sum` over its static shard, then ONE
+    all-reduce SUM of the loss, the normaliser and every gradient, so each replica holds the
+    global `Sums`. Uneven shards need no weights: the normalisers are summed with the rest."""
     local = loop_sum(micro, parts, variables, accum_steps,
-                     split_sizes(n, accum_steps) if sizes is True else sizes, scale_loss)
+                     split_sizes(_rows(parts), accum_steps), scale_loss)
     return reduce_replicas(local)
 
 
@@ -100,8 +98,6 @@ def status_of(sums):
 def _add(a, b):
     grads = [x if y is None else y if x is None else x + y for x, y in zip(a.grads, b.grads)]
     return Sums(a.loss + b.loss, grads, a.norm + b.norm)
-
-
 
 
 # -- where the sum lives: each runs one update of a `steps.Step` and returns (loss, status) --
