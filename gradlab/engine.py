@@ -84,8 +84,11 @@ def apply_once(optimizer, sums, variables, clip_norm=None, guard=True, after=Non
     if not guard:
         return loss, apply()
     status = status_of(sums)
+
+    def skip():
+        return status
     with _compat.gradients_already_reduced(optimizer):
-        return loss, tf.cond(tf.equal(status, APPLIED), apply, lambda: status)
+        return loss, tf.cond(tf.equal(status, APPLIED), apply, skip)
 
 
 def status_of(sums):
@@ -150,9 +153,11 @@ class LoopSum:
 
     def _replica_apply(self, sums):
         s = self.step
+
+        def replica(sums):
+            return apply_once(s.optimizer, sums, s.variables, s.clip_norm, guard=False)
         with _compat.gradients_already_reduced(s.optimizer):
-            s.distribution.run(lambda sums: apply_once(s.optimizer, sums, s.variables, s.clip_norm,
-                                                       guard=False), args=(sums,))
+            s.distribution.run(replica, args=(sums,))
 
     def all_reduce_count(self):
         """All-reduce ops each replica runs per update, counted in the traced graph."""
@@ -168,10 +173,12 @@ class VariableSum:
     def __init__(self, step):
         self.step = step
         self.accumulators = Accumulators(step.variables)
-        self._accum = step.function(
-            lambda part: self.accumulators.accumulate(
-                micro_sums(step.micro, part, None, step.variables, step.scale_loss)))
+        self._accum = step.function(self._accumulate)
         self._apply = step.function(self._apply_and_reset)
+
+    def _accumulate(self, part):
+        s = self.step
+        self.accumulators.accumulate(micro_sums(s.micro, part, None, s.variables, s.scale_loss))
 
     def __call__(self, parts, sizes):
         try:
@@ -195,11 +202,16 @@ class HostSum:
 
     def __init__(self, step):
         self.step = step
-        self._sums = step.function(lambda part: micro_sums(step.micro, part, None, step.variables,
-                                                           step.scale_loss))
-        self._apply = step.function(
-            lambda loss, grads: apply_once(step.optimizer, Sums(loss, grads, tf.constant(1.0)),
-                                           step.variables, step.clip_norm, step.guard))
+        self._sums = step.function(self._sums_of)
+        self._apply = step.function(self._apply_mean)
+
+    def _sums_of(self, part):
+        s = self.step
+        return micro_sums(s.micro, part, None, s.variables, s.scale_loss)
+
+    def _apply_mean(self, loss, grads):
+        s = self.step
+        return apply_once(s.optimizer, Sums(loss, grads, tf.constant(1.0)), s.variables, s.clip_norm, s.guard)
 
     def __call__(self, parts, sizes):
         means, norms, loss = [], [], 0.0
