@@ -11,7 +11,7 @@
 
 Nothing runs while a control moves: only Run, Measure (or `lab.run()`, `lab.measure()`)
 train. A button starts its run in a thread, so the kernel stays free for Stop, and the plot
-(`plots.plot_lab`, one PNG replaced in place) is redrawn every few updates while a run
+(`lab_plots.plot_lab`, one PNG replaced in place) is redrawn every few updates while a run
 trains. Stop ends a run after its current update; nothing of it is cached. Every seed is
 cached on its own, so adding seeds trains only the new ones. The status line says "from
 cache" when nothing had to train, and shows errors instead of raising them.
@@ -30,7 +30,7 @@ import warnings
 import ipywidgets as w
 import numpy as np
 
-from . import experiments, plots
+from . import experiments, lab_plots
 from .bench import DEVICE_STRATEGIES
 from .cache import ResultCache
 from .microbatch import check_count
@@ -136,13 +136,13 @@ class Group:
         c = self.config
         seeds = len(self.results)
         return (f"{c.strategy} N={c.accum_steps} b={c.micro_batch} lr={c.lr:.3g}"
-                + plots.setting_tag(c) + (f" ({seeds} seeds)" if seeds > 1 else ""))
+                + lab_plots.setting_tag(c) + (f" ({seeds} seeds)" if seeds > 1 else ""))
 
     @property
     def short(self):
         """`"fused N=4 b=25, cosine lr"`: the label without lr and seeds."""
         c = self.config
-        return f"{c.strategy} N={c.accum_steps} b={c.micro_batch}" + plots.setting_tag(c)
+        return f"{c.strategy} N={c.accum_steps} b={c.micro_batch}" + lab_plots.setting_tag(c)
 
     @property
     def seeds(self):
@@ -173,8 +173,8 @@ class Group:
 
     def difference(self):
         """`(Δ per update, max Δ, Δ accuracy)` against the large-batch twin, or None
-        (`plots.reference_difference`)."""
-        return plots.reference_difference(self)
+        (`lab_plots.reference_difference`)."""
+        return lab_plots.reference_difference(self)
 
     def _put(self, result):
         """Add or replace the result of its seed, keeping seed order."""
@@ -206,7 +206,7 @@ class Lab:
         strategy, accum_steps, micro_batch, lr: the starting values of the controls.
         seeds: how many seeds each Run trains (seed, seed + 1, ...), 1 to `MAX_SEEDS`.
         setting: a key of `SETTINGS`: "exact", or a way accumulation can differ.
-        x: the x axis of the curves, one of `plots.X_AXES`.
+        x: the x axis of the curves, one of `lab_plots.X_AXES`.
         updates, optimizer, model, seed, sampling, eval_every: the rest of each
             `experiments.RunConfig` (fixed for this lab). `sampling="paired"` gives every
             configuration with the same effective batch N*b the same examples per update.
@@ -241,8 +241,8 @@ class Lab:
         check_count("seeds", seeds)
         if seeds > MAX_SEEDS:
             raise ValueError(f"the seeds slider reaches {MAX_SEEDS}; got seeds={seeds}")
-        if x not in plots.X_AXES:
-            raise ValueError(f"x must be one of {', '.join(plots.X_AXES)}; got {x!r}")
+        if x not in lab_plots.X_AXES:
+            raise ValueError(f"x must be one of {', '.join(lab_plots.X_AXES)}; got {x!r}")
         self.seed = seed
         self.live_every = check_count("live_every", live_every)
         self.redraw_seconds = float(redraw_seconds)
@@ -527,9 +527,9 @@ class Lab:
     def _draw(self, summary=True):
         shown = [g for g in self.groups if g.visible]
         current = next((i for i, g in enumerate(shown) if g is self.current), None)
-        self.plot.value = _png(plots.plot_lab(shown, x=self.x_axis.value, current=current))
+        self.plot.value = _png(lab_plots.plot_lab(shown, x=self.x_axis.value, current=current))
         if summary:
-            self.summary.value = _png(plots.plot_lab_batches(shown))
+            self.summary.value = _png(lab_plots.plot_lab_batches(shown))
 
     def _show_runs(self):
         rows = []

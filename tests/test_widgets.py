@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from gradlab import experiments, plots, widgets
+from gradlab import experiments, lab_plots, widgets
 from gradlab.cache import ResultCache
 
 TINY = dict(updates=20, eval_every=10)
@@ -296,4 +296,4 @@ def test_picture_and_display(tmp_path):
 
 def test_plot_lab_refuses_an_unknown_axis():
     with pytest.raises(ValueError, match="x must be one of updates, examples, seconds; got 'hours'"):
-        plots.plot_lab([], x="hours")
+        lab_plots.plot_lab([], x="hours")
