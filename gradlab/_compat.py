@@ -136,13 +136,18 @@ def _probe_all_reduce():
 @contextlib.contextmanager
 @_probed(_probe_all_reduce)
 def _passthrough(chain):
+    # Nested or repeated entries (Keras traces replicas in threads) each put back what they found.
+    saved = [opt.__dict__.get("_all_reduce_sum_gradients") for opt in chain]
     for opt in chain:
         opt._all_reduce_sum_gradients = list
     try:
         yield
     finally:
-        for opt in chain:
-            del opt._all_reduce_sum_gradients
+        for opt, before in zip(chain, saved):
+            if before is None:
+                opt.__dict__.pop("_all_reduce_sum_gradients", None)
+            else:
+                opt._all_reduce_sum_gradients = before
 
 
 def gradients_already_reduced(optimizer):

@@ -36,6 +36,11 @@ def test_gradients_already_reduced_skips_keras_second_all_reduce():
         graph = tf.function(lambda: apply(hook)).get_concrete_function().graph
         counts[name] = distribute.count_all_reduces(graph)
     assert counts == {"keras": 2, "hooked": 0}  # one collective per replica, or none
+    with _compat.gradients_already_reduced(opt):  # nested: the inner exit keeps the outer's
+        with _compat.gradients_already_reduced(opt):
+            pass
+        assert opt._all_reduce_sum_gradients is list
+    assert "_all_reduce_sum_gradients" not in opt.__dict__
 
 
 def test_masks_counters_layers_and_fresh_collective_keys():
