@@ -28,6 +28,14 @@ from . import _compat
 BATCHNORM_MODES = ("micro", "window")
 
 
+def check_mode(batchnorm):
+    """`batchnorm` if it is one of `BATCHNORM_MODES`, else ValueError naming it."""
+    if not isinstance(batchnorm, str) or batchnorm not in BATCHNORM_MODES:
+        raise ValueError(f"batchnorm must be one of {', '.join(map(repr, BATCHNORM_MODES))}, "
+                         f"got {batchnorm!r}")
+    return batchnorm
+
+
 def batchnorm_layers(model):
     """Every `keras.layers.BatchNormalization` inside `model`, nested models included."""
     return [l for l in _compat.sublayers(model) if isinstance(l, keras.layers.BatchNormalization)]

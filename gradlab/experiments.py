@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
-import numbers
 import time
 import warnings
 
@@ -29,6 +28,7 @@ from . import noise
 from .build import parts
 from .cache import ResultCache, jsonable
 from .data import NUM_CLASSES, TRAIN_PER_CLASS, load_mnist
+from .gradients import check_clip_norm
 from .memory import HighWater
 from .microbatch import check_count
 from .models import MODELS, accuracy
@@ -112,11 +112,8 @@ class RunConfig:
             if getattr(self, name) not in options:
                 raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}; "
                                  f"got {getattr(self, name)!r}")
-        c = self.clip_norm
-        if c is not None:
-            if isinstance(c, bool) or not isinstance(c, numbers.Real) or not (math.isfinite(c) and c > 0):
-                raise ValueError(f"clip_norm must be a positive number or None, got {c!r}")
-            object.__setattr__(self, "clip_norm", float(c))
+        c = check_clip_norm(self.clip_norm)
+        object.__setattr__(self, "clip_norm", c)
         if self.clip == "micro" and (c is None or self.strategy != "accumulate"):
             raise ValueError(f"clip='micro' (the naive per-micro-batch clipping) needs a clip_norm "
                              f"and strategy 'accumulate'; got clip_norm={c!r}, strategy={self.strategy!r}")

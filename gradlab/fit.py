@@ -21,17 +21,16 @@ Lesson: notebooks/08-accumulation-in-fit.ipynb
 """
 from __future__ import annotations
 
-import math
-import numbers
 import warnings
 
 import keras
 import tensorflow as tf
 
 from . import _compat, engine
-from .batchnorm import BATCHNORM_MODES, NO_WINDOW, WindowMoments, check_window
+from .batchnorm import NO_WINDOW, WindowMoments, check_mode, check_window
+from .gradients import check_clip_norm
 from .microbatch import check_count
-from .steps import xla_by_default
+from .steps import check_jit_compile, xla_by_default
 
 # Reductions for which Keras's loss is (sum of weighted entries) / (number of entries):
 # the only ones a split can reproduce by summing S_i and D_i.
@@ -70,11 +69,9 @@ class AccumulatingModel(keras.Model):
         if not isinstance(model, keras.Model):
             raise TypeError(f"model must be a keras.Model, got {model!r} ({type(model).__name__})")
         accum_steps = check_count("accum_steps", accum_steps)
-        clip_norm = _check_clip_norm(clip_norm)
-        if batchnorm not in BATCHNORM_MODES:
-            raise ValueError(f"batchnorm must be one of {BATCHNORM_MODES}, got {batchnorm!r}")
-        if not (isinstance(jit_compile, bool) or jit_compile == "auto"):
-            raise ValueError(f"jit_compile must be True, False or 'auto', got {jit_compile!r}")
+        clip_norm = check_clip_norm(clip_norm)
+        check_mode(batchnorm)
+        check_jit_compile(jit_compile)
         if batchnorm == "window":
             check_window(model)
             if tf.distribute.has_strategy():
@@ -275,16 +272,6 @@ def _xla_refusal(step, iterator, rows):
             raise
         return message.splitlines()[0][:300]
     return None
-
-
-def _check_clip_norm(clip_norm):
-    if clip_norm is None:
-        return None
-    if isinstance(clip_norm, bool) or not isinstance(clip_norm, numbers.Real):
-        raise TypeError(f"clip_norm must be a positive number or None, got {clip_norm!r}")
-    if not (math.isfinite(clip_norm) and clip_norm > 0):
-        raise ValueError(f"clip_norm must be a positive finite number or None, got {clip_norm!r}")
-    return float(clip_norm)
 
 
 def _mark_real_rows(pred, mask, valid):

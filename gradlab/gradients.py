@@ -20,6 +20,9 @@ Lesson: notebooks/01-why-average.ipynb
 """
 from __future__ import annotations
 
+import math
+import numbers
+
 import keras
 import numpy as np
 import tensorflow as tf
@@ -191,6 +194,18 @@ def apply_update(optimizer, grads, variables, clip_norm=None):
         clipped, _ = tf.clip_by_global_norm([g for g, _ in pairs], optimizer.scale_loss(clip_norm))
         pairs = [(g, v) for g, (_, v) in zip(clipped, pairs)]
     optimizer.apply_gradients(pairs)
+
+
+def check_clip_norm(clip_norm):
+    """`clip_norm` as a float (or None): a positive, finite number, else TypeError/ValueError
+    naming the value (before any TensorFlow work)."""
+    if clip_norm is None:
+        return None
+    if isinstance(clip_norm, bool) or not isinstance(clip_norm, numbers.Real):
+        raise TypeError(f"clip_norm must be a positive number or None, got {clip_norm!r}")
+    if not (math.isfinite(clip_norm) and clip_norm > 0):
+        raise ValueError(f"clip_norm must be a positive number or None, got {clip_norm!r}")
+    return float(clip_norm)
 
 
 def normalize_sample_weight(sample_weight, batch):

@@ -212,6 +212,13 @@ class Step:
                 f"model={self.model.name!r} optimizer={type(self.optimizer).__name__}>")
 
 
+def check_jit_compile(jit_compile):
+    """`jit_compile` if it is True, False or "auto", else ValueError naming it."""
+    if not (isinstance(jit_compile, bool) or jit_compile == "auto"):
+        raise ValueError(f"jit_compile must be True, False or 'auto', got {jit_compile!r}")
+    return jit_compile
+
+
 def split_warning(model, parts):
     """Why an update of `parts` micro-batches differs from the large batch, or None: its
     Dropout and trainable BatchNormalization layers run once per micro-batch."""

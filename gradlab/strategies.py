@@ -25,9 +25,10 @@ from __future__ import annotations
 import keras
 
 from . import engine
-from .batchnorm import BATCHNORM_MODES
+from .batchnorm import BATCHNORM_MODES, check_mode
+from .gradients import check_clip_norm
 from .microbatch import check_count
-from .steps import Step
+from .steps import Step, check_jit_compile
 from .towers import check_device_names, local_devices
 
 # Loss reductions that divide by the number of examples (or unmasked entries): the update's
@@ -112,17 +113,9 @@ def _check_options(name, options):
     unknown = set(options) - {"clip_norm", "jit_compile", "batchnorm", "distribution"}
     if unknown:
         raise TypeError(f"unknown option(s) {sorted(unknown)}; valid: clip_norm, jit_compile, batchnorm")
-    clip_norm = options.get("clip_norm")
-    if clip_norm is not None and (isinstance(clip_norm, bool) or not isinstance(clip_norm, (int, float))
-                                  or not clip_norm > 0):
-        raise ValueError(f"clip_norm must be a positive number or None, got {clip_norm!r}")
-    jit_compile = options.get("jit_compile", "auto")
-    if not (isinstance(jit_compile, bool) or jit_compile == "auto"):
-        raise ValueError(f"jit_compile must be True, False or 'auto', got {jit_compile!r}")
-    batchnorm = options.get("batchnorm", "micro")
-    if not isinstance(batchnorm, str) or batchnorm not in BATCHNORM_MODES:
-        raise ValueError(f"batchnorm must be one of {', '.join(map(repr, BATCHNORM_MODES))}, "
-                         f"got {batchnorm!r}")
+    check_clip_norm(options.get("clip_norm"))
+    check_jit_compile(options.get("jit_compile", "auto"))
+    batchnorm = check_mode(options.get("batchnorm", "micro"))
     if batchnorm not in RECIPES[name][2]:
         supported = [n for n, r in RECIPES.items() if batchnorm in r[2]]
         raise ValueError(
