@@ -216,13 +216,6 @@ def mirrored_strategy(devices=None):
         cls._collective_key_base = saved
 
 
-def probe_distribution_hooks():
-    """Run the probes of the two tf.distribute hooks now, before `fit` first uses them while
-    tracing its step inside a strategy."""
-    with losses_not_divided_by_replicas(), gradients_already_reduced(keras.optimizers.SGD()):
-        pass
-
-
 def first_replica_batch(strategy, epoch_iterator):
     """The first replica's part of the first batch. Keras's `_maybe_symbolic_build` builds a
     model from the MEAN of the replicas' first parts, which fails when the first batch splits

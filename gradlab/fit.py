@@ -107,8 +107,6 @@ class AccumulatingModel(keras.Model):
                     "over the sum of weights changes with the split")
         if jit_compile == "auto":
             jit_compile = self._resolve_jit()
-        if self._distributed():
-            _compat.probe_distribution_hooks()
         super().compile(optimizer=optimizer, loss=loss, jit_compile=jit_compile, **kwargs)
 
     def compile_from_config(self, config):
