@@ -73,7 +73,7 @@ def replica_loss_factor(distribution, loss_fn, y, pred):
     strategy (so that a SUM all-reduce of equal shards gives the mean): the factor is R for
     it, 1 for a plain function, and in between for a function that adds its own terms to
     a loss object. `mirrored` switches the division off while it traces its step
-    (`_losses_not_divided_by_replicas`); this measures it, for the lessons. A fresh thread
+    (`_compat.losses_not_divided_by_replicas`); this measures it, for the lessons. A fresh thread
     runs outside the strategy, whose scope is per thread.
 
     Args:
