@@ -259,3 +259,30 @@ def page(browser_context, request, artifacts):
             except Exception:
                 pass  # the page may be what broke; the test's own error says more
         page.close()
+
+
+@pytest.fixture
+def move_slider(page):
+    """Press an arrow key `presses` times on a lab slider's real handle, then wait for the kernel.
+
+    The readout changes in the browser at once, but ipywidgets holds back a model's updates
+    while one is unanswered, so a click right after can reach the kernel before the last
+    value. The effective-batch label is written by the kernel, so once it shows N·b the
+    kernel has both values. Returns the slider's new value.
+    """
+    def move(name, key, presses):
+        lab = ".gradlab-lab"
+        handle = page.locator(f"{lab} .gradlab-{name} .noUi-handle")
+        start = int(float(handle.get_attribute("aria-valuenow")))
+        handle.focus()
+        for _ in range(presses):
+            page.keyboard.press(key)
+        value = start + (presses if key == "ArrowRight" else -presses)
+        readout = f"document.querySelector('{lab} .gradlab-{name} .widget-readout').textContent.trim()"
+        page.wait_for_function(f"() => {readout} === '{value}'")
+        n, b = (f"document.querySelector('{lab} .gradlab-{s} .widget-readout').textContent.trim()"
+                for s in ("accum-steps", "micro-batch"))
+        page.wait_for_function(f"""() => document.querySelector('{lab} .gradlab-effective-batch')
+                                   .textContent.includes(`${{{n}}}·${{{b}}} `)""")
+        return value
+    return move

@@ -23,7 +23,7 @@ def plot_rendered(src=None):
                        return img && {other}img.complete && img.naturalWidth > 0; }}"""
 
 
-def test_app_serves_the_lab_without_code_and_runs(page, voila_app, artifacts):
+def test_app_serves_the_lab_without_code_and_runs(page, voila_app, artifacts, move_slider):
     page.goto(voila_app.base + "/", timeout=LOAD_LIMIT)
     # The lab, or an error in its place (Voila shows a failed cell as an error output).
     page.wait_for_function(f"() => document.querySelector('{LAB}') || "
@@ -39,14 +39,7 @@ def test_app_serves_the_lab_without_code_and_runs(page, voila_app, artifacts):
     before_src = page.locator(f"{LAB} img.gradlab-plot").get_attribute("src")
 
     # Move the micro-batch slider with the keyboard on its real handle: b goes down by 5.
-    handle = page.locator(f"{LAB} .gradlab-micro-batch .noUi-handle")
-    start = int(float(handle.get_attribute("aria-valuenow")))
-    handle.focus()
-    for _ in range(5):
-        page.keyboard.press("ArrowLeft")
-    page.wait_for_function(
-        f"""() => document.querySelector('{LAB} .gradlab-micro-batch .widget-readout')
-                  .textContent.trim() === '{start - 5}'""")
+    b = move_slider("micro-batch", "ArrowLeft", 5)
 
     page.locator(f"{LAB} button.gradlab-run").click()
     page.wait_for_function(plot_rendered(before_src), timeout=RUN_LIMIT)
@@ -60,7 +53,7 @@ def test_app_serves_the_lab_without_code_and_runs(page, voila_app, artifacts):
     page.screenshot(path=artifacts / "app-after.png", full_page=True)
 
     text = status.inner_text()
-    assert text.startswith(f"Done: fused N=4 b={start - 5} "), text
+    assert text.startswith(f"Done: fused N=4 b={b} "), text
     assert page.locator(f"{LAB} .gradlab-runs .gradlab-run-row").count() == 1
     assert page.locator(f"{LAB} img.gradlab-plot").get_attribute("src") != before_src
     errors = [t for t in page.locator(ERROR_OUTPUTS).all_inner_texts() if t.strip()]

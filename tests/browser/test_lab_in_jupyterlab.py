@@ -84,7 +84,7 @@ def status(page):
     return page.locator(f"{LAB} .gradlab-status").inner_text()
 
 
-def test_lab_runs_in_jupyterlab(page, jupyter_lab, artifacts):
+def test_lab_runs_in_jupyterlab(page, jupyter_lab, artifacts, move_slider):
     open_notebook(page, jupyter_lab, LAB_NOTEBOOK)
     run_all(page)
     lab = page.locator(LAB)
@@ -97,14 +97,7 @@ def test_lab_runs_in_jupyterlab(page, jupyter_lab, artifacts):
     before_src, before_png = plot_src(page), page.locator(f"{LAB} img.gradlab-plot").screenshot()
 
     # Move the accumulation-count slider with the keyboard on its real handle: N goes up by 3.
-    handle = page.locator(f"{LAB} .gradlab-accum-steps .noUi-handle")
-    start = int(float(handle.get_attribute("aria-valuenow")))
-    handle.focus()
-    for _ in range(3):
-        page.keyboard.press("ArrowRight")
-    page.wait_for_function(
-        f"""() => document.querySelector('{LAB} .gradlab-accum-steps .widget-readout')
-                  .textContent.trim() === '{start + 3}'""")
+    n = move_slider("accum-steps", "ArrowRight", 3)
 
     # Record every width the progress bar takes, then press Run.
     page.evaluate(f"""() => {{
@@ -125,7 +118,7 @@ def test_lab_runs_in_jupyterlab(page, jupyter_lab, artifacts):
 
     text = status(page)
     assert "error" not in text.lower(), text
-    assert f"N={start + 3}" in text, text
+    assert f"N={n}" in text, text
     widths = page.evaluate("() => window.__gradlabWidths")
     percents = [float(w.rstrip("%")) for w in widths if w]
     assert percents[-1] == 100.0, widths
