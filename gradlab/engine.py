@@ -69,8 +69,7 @@ def apply_once(optimizer, sums, variables, clip_norm=None, guard=True, after=Non
     inside a `tf.cond`, so a skipped update changes no weight, slot or counter (the caller
     reports it). A LossScaleOptimizer does its own check (skip and lower the scale): pass
     `guard=False`. `after()` runs with the update (e.g. BatchNorm statistics, once).
-    Under tf.distribute use `guard=False` in the replica context (Keras's merge_call cannot
-    sit in a tf.cond) and check `status_of(sums)` before.
+    In a tf.distribute replica context use `apply_replicated`.
     """
     loss = sums.loss / sums.norm
     grads = [None if g is None else g / tf.cast(sums.norm, g.dtype) for g in sums.grads]
@@ -89,6 +88,36 @@ def apply_once(optimizer, sums, variables, clip_norm=None, guard=True, after=Non
         return status
     with _compat.gradients_already_reduced(optimizer):
         return loss, tf.cond(tf.equal(status, APPLIED), apply, skip)
+
+
+def apply_replicated(optimizer, sums, variables, clip_norm=None, guard=True, on_skip=None):
+    """`apply_once` in a replica context, after `reduce_replicas`.
+
+    Keras's update under a strategy calls merge_call, which cannot sit inside a tf.cond in a
+    replica context. So, as Keras's own LossScaleOptimizer does, the guard's tf.cond runs in
+    the cross-replica context (one merge_call) and its applying branch re-enters the
+    replicas; the status is the same on every replica, since the sums are all-reduced.
+    `on_skip()` runs (cross-replica) when the update is skipped. Returns `(S / D, status)`.
+    """
+    if not guard:
+        with _compat.gradients_already_reduced(optimizer):
+            return apply_once(optimizer, sums, variables, clip_norm, guard=False)
+    status = status_of(sums)
+
+    def cross_replica(distribution, status, sums):
+        def apply():
+            distribution.extended.call_for_each_replica(
+                lambda s: apply_once(optimizer, s, variables, clip_norm, guard=False), args=(sums,))
+
+        def skip():
+            if on_skip is not None:
+                on_skip()
+        ok = tf.equal(distribution.experimental_local_results(status)[0], APPLIED)
+        tf.cond(ok, apply, skip)
+
+    with _compat.gradients_already_reduced(optimizer):
+        tf.distribute.get_replica_context().merge_call(cross_replica, args=(status, sums))
+    return sums.loss / sums.norm, status
 
 
 def status_of(sums):
@@ -111,8 +140,7 @@ class LoopSum:
     def __init__(self, step):
         self.step = step
         if step.place == "replicas":
-            self._fn = step.function(self._replica_sums)
-            self._apply = step.function(self._replica_apply)
+            self._fn = step.function(self._replica_update)
         else:
             self._fn = step.function(self._update, step.jit())
         self._last = None
@@ -122,15 +150,7 @@ class LoopSum:
             return self._fn(parts)
         dist = self.step.distribution
         self._last = distribute.shard(dist, parts)
-        sums, loss, status = self._fn(self._last)
-        loss, status = (dist.experimental_local_results(v)[0] for v in (loss, status))
-        # Keras's update under a strategy calls merge_call, which cannot sit inside a tf.cond
-        # (nor run in cross-replica context on MirroredVariables): so the replicas report
-        # the status of the global sums first, and the update is a second call, made only
-        # when they are finite.
-        if int(status) == APPLIED:
-            self._apply(sums)
-        return loss, status
+        return tuple(dist.experimental_local_results(v)[0] for v in self._fn(self._last))
 
     def _update(self, parts):
         s = self.step
@@ -142,22 +162,14 @@ class LoopSum:
                             split_sizes(_rows(parts), s.accum_steps), s.scale_loss)
         return apply_once(s.optimizer, sums, s.variables, s.clip_norm, s.guard, s.moments.update)
 
-    def _replica_sums(self, parts):
+    def _replica_update(self, parts):
         s = self.step
 
         def replica(p):
             sums = replica_sum(s.micro, p, s.variables, s.accum_steps, s.scale_loss)
-            return sums, sums.loss / sums.norm, status_of(sums) if s.guard else APPLIED
+            return apply_replicated(s.optimizer, sums, s.variables, s.clip_norm, s.guard)
         with _compat.losses_not_divided_by_replicas():
             return s.distribution.run(replica, args=(parts,))
-
-    def _replica_apply(self, sums):
-        s = self.step
-
-        def replica(sums):
-            return apply_once(s.optimizer, sums, s.variables, s.clip_norm, guard=False)
-        with _compat.gradients_already_reduced(s.optimizer):
-            s.distribution.run(replica, args=(sums,))
 
     def all_reduce_count(self):
         """All-reduce ops each replica runs per update, counted in the traced graph."""

@@ -58,8 +58,7 @@ class AccumulatingModel(keras.Model):
         TypeError/ValueError naming the value, before any TensorFlow work.
 
     Non-finite updates (loss or gradient) are skipped, weights and optimizer untouched, and
-    counted in the logs as `skipped_updates` (per epoch); one device only, since Keras's
-    cross-replica apply cannot sit in a conditional.
+    counted in the logs as `skipped_updates` (per epoch), under tf.distribute too.
 
     Lesson: notebooks/08-accumulation-in-fit.ipynb
     """
@@ -203,13 +202,13 @@ class AccumulatingModel(keras.Model):
         if m is not None:
             sums = engine.Sums(sums.loss * m, [None if g is None else g * m for g in sums.grads],
                                sums.norm * m)
-        if distributed:  # make_train_function switched Keras's own replica handling off
-            sums = engine.reduce_replicas(sums)
-            loss, _ = engine.apply_once(self.optimizer, sums, variables, self.clip_norm,
-                                        guard=False)
+        # A LossScaleOptimizer checks finiteness itself (skip and lower the scale).
+        guard = not isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer)
+        if distributed:  # make_train_function switched Keras's replica handling off
+            loss, _ = engine.apply_replicated(self.optimizer, engine.reduce_replicas(sums), variables,
+                                              self.clip_norm, guard,
+                                              on_skip=lambda: self._skipped.assign_add(1.0))
         else:
-            # A LossScaleOptimizer checks finiteness itself (skip and lower the scale).
-            guard = not isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer)
             loss, status = engine.apply_once(self.optimizer, sums, variables, self.clip_norm,
                                              guard=guard, after=self._window.update)
             self._skipped.assign_add(tf.cast(status != engine.APPLIED, tf.float32))
@@ -217,7 +216,7 @@ class AccumulatingModel(keras.Model):
         # under tf.distribute, so that the replicas' sum on read is the global batch).
         _compat.loss_tracker(self).update_state(loss, sample_weight=rows)
         logs = self.get_metrics_result()
-        if not distributed and guard:
+        if guard:
             logs["skipped_updates"] = tf.identity(self._skipped)
         return _compat.reducible_by_keras(logs, self.distribute_strategy)
 
