@@ -57,12 +57,6 @@ def _in_a_fresh_thread(probe):
 
 
 # -- masks ------------------------------------------------------------------------------
-def set_keras_mask(x, mask):
-    """Leave `mask` on tensor `x` as a layer would (Keras's losses and metrics then use it)."""
-    from keras.src.backend.common.masking import set_keras_mask as set_mask
-    set_mask(x, mask)
-
-
 def _get_mask(x):
     from keras.src.backend.common.masking import get_keras_mask
     return get_keras_mask(x)

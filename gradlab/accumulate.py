@@ -35,17 +35,20 @@ class Sums(NamedTuple):
     norm: tf.Tensor
 
 
-def micro_sums(micro, part, valid, variables, scale_loss=None):
-    """`Sums` of one micro-batch: `micro(part, valid) -> (S, D)` and the gradient of S.
+def micro_sums(micro, part, variables, scale_loss=None):
+    """`Sums` of one micro-batch: `micro(part) -> (S, D)` and the gradient of S.
 
     `scale_loss` (a LossScaleOptimizer's) scales S before differentiating; the optimizer
     unscales once per update.
     """
     with tf.GradientTape() as tape:
-        s, d = micro(part, valid)
+        s, d = micro(part)
+        # A micro-batch of no rows (a replica's empty shard, or the short last micro-batch
+        # where none is left) adds 0: its mean is 0/0, and Keras's loss may even be shaped [0].
+        s = tf.where(d > 0, tf.reduce_sum(tf.cast(s, tf.float32)), 0.0)
         target = s if scale_loss is None else scale_loss(s)
     grads = densify(tape.gradient(target, variables))
-    return Sums(tf.cast(s, tf.float32), grads, tf.cast(d, tf.float32))
+    return Sums(s, grads, tf.cast(d, tf.float32))
 
 
 def loop_sum(micro, parts, variables, accum_steps, sizes=None, scale_loss=None):
@@ -56,33 +59,39 @@ def loop_sum(micro, parts, variables, accum_steps, sizes=None, scale_loss=None):
     next micro-batch's are made.
 
     Args:
-        micro: `micro(part, valid) -> (S, D)`, called under a GradientTape in the loop body.
+        micro: `micro(part) -> (S, D)`, called under a GradientTape in the loop body.
         parts: a nest of tensors sharing a first (batch) dimension: x, y, weights...
         variables: what to differentiate.
         accum_steps: micro-batches per update.
         sizes: static micro-batch sizes (`split_sizes`): runs of equal sizes are reshaped to
-            `[count, n, ...]` and `valid` is None. None when the batch dimension is unknown
-            at trace time (`model.fit`): rows are padded with zeros to `accum_steps * m`,
-            `m = ceil(B / accum_steps)`, and `valid` marks the real rows (float32 `[m]`).
+            `[count, n, ...]`. None when the batch dimension is unknown at trace time
+            (`model.fit`): then B rows run as micro-batches of `m = ceil(B / accum_steps)`
+            rows and one shorter last one, `B - m * (B // m)` rows, if any (at most
+            `accum_steps` micro-batches; no padding, so nothing but real rows reaches the
+            model, its metrics or its BatchNorm statistics). One trace serves every B. The
+            same split is made when None is passed but the batch dimension is known.
         scale_loss: see `micro_sums`.
     Returns:
         `Sums`; gradients that are None in the first micro-batch are None.
     """
-    one = lambda part, valid: micro_sums(micro, part, valid, variables, scale_loss)
+    one = lambda part: micro_sums(micro, part, variables, scale_loss)
+    take = lambda stack, i: tf.nest.map_structure(lambda s: tf.gather(s, i), stack)
+    rows = tf.nest.flatten(parts)[0].shape[0]
+    if sizes is None and rows:  # known after all (a dataset that divides evenly, XLA's probe)
+        sizes = _ceil_sizes(rows, accum_steps)
     if sizes is None:
-        stack, valid = _padded(parts, accum_steps)
-        step = lambda i: one(tf.nest.map_structure(lambda s: tf.gather(s, i), stack), valid[i])
-        return _loop(step(0), [(step, 1, accum_steps)])
+        first, stack, count, last = _split_unknown(parts, accum_steps)
+        sums = _loop(one(first), [(lambda i: one(take(stack, i)), 0, count)])
+        rows = tf.shape(tf.nest.flatten(last)[0])[0]
+        return _add_if(rows > 0, sums, lambda: one(last))
     loops, first = [], None
     for k, (o, n, count) in enumerate(_runs(sizes)):
         stack = tf.nest.map_structure(lambda p, o=o, n=n, count=count: _stack(p, o, n, count), parts)
-        step = lambda i, stack=stack: one(tf.nest.map_structure(lambda s: tf.gather(s, i), stack), None)
+        step = lambda i, stack=stack: one(take(stack, i))
         if k == 0:
             first = step(0)
         loops.append((step, 1 if k == 0 else 0, count))
     return _loop(first, loops)
-
-
 
 
 class Accumulators:
@@ -134,7 +143,7 @@ def fused_grads(model, loss_fn, x, y, sizes, sample_weight=None, rule="examples"
     if static is None:
         raise ValueError(f"sizes must be known at trace time (static shapes), got {sizes!r}")
     parts = (x, y) if sample_weight is None else (x, y, sample_weight)
-    micro = lambda part, valid: loss_terms(model, loss_fn, part[0], part[1], rule, *part[2:])
+    micro = lambda part: loss_terms(model, loss_fn, part[0], part[1], rule, *part[2:])
     s = loop_sum(micro, parts, model.trainable_variables, len(static), [int(n) for n in static])
     return s.loss / s.norm, [None if g is None else g / s.norm for g in s.grads]
 
@@ -157,7 +166,7 @@ def _loop(first, loops):
         # depends on the sum, so the runtime could start it beside them, and the memory of
         # their activations would add up.
         with tf.control_dependencies([loss, norm, *acc]):
-            if stop - start <= 1:  # zero or one micro-batch: no loop
+            if not tf.is_tensor(stop) and stop - start <= 1:  # zero or one micro-batch: no loop
                 if stop > start:
                     loss, norm, acc = body(start, loss, norm, acc, step)
                 continue
@@ -192,19 +201,46 @@ def _stack(p, o, n, count):
     return _reshape(p, count, n)
 
 
-def _padded(parts, accum_steps):
-    """`parts` padded with zero rows to `accum_steps * m` and reshaped `[accum_steps, m, ...]`,
-    and `valid` (`[accum_steps, m]`: 1 for real rows, 0 for padding)."""
-    batch = tf.shape(tf.nest.flatten(parts)[0])[0]
-    m = (batch + accum_steps - 1) // accum_steps
-    pad = accum_steps * m - batch
+def _ceil_sizes(rows, accum_steps):
+    """The split `_split_unknown` makes, for `rows` known at trace time: 11, 4 -> [3, 3, 3, 2]."""
+    m = -(-rows // accum_steps)
+    return [m] * (rows // m) + ([rows % m] if rows % m else [])
 
-    def stack(p):
-        p = tf.convert_to_tensor(p)
-        p = tf.pad(p, tf.concat([[[0, pad]], tf.zeros([tf.rank(p) - 1, 2], tf.int32)], axis=0))
-        return _reshape(p, accum_steps, m)
-    valid = tf.reshape(tf.cast(tf.range(accum_steps * m) < batch, tf.float32), [accum_steps, m])
-    return tf.nest.map_structure(stack, parts), valid
+
+def _split_unknown(parts, accum_steps):
+    """`(first, stack, count, last)` for B rows known only at run time, m = ceil(B / accum_steps):
+    `first` is rows `[0, m)`, `stack` the next `count` micro-batches of m rows as
+    `[count, m, ...]`, `last` the remaining `B - m * (B // m)` rows (possibly none)."""
+    rows = tf.shape(tf.nest.flatten(parts)[0])[0]
+    m = tf.maximum((rows + accum_steps - 1) // accum_steps, 1)
+    full = rows // m  # micro-batches of m rows; 0 only when B = 0 (an empty replica shard)
+    count = tf.maximum(full - 1, 0)
+
+    rows_of = lambda lo, hi: tf.nest.map_structure(lambda p: tf.convert_to_tensor(p)[lo:hi], parts)
+    stack = tf.nest.map_structure(lambda p: _reshape(p, count, m), rows_of(m, m + count * m))
+    return rows_of(0, m), stack, count, rows_of(full * m, rows)
+
+
+def _add_if(cond, sums, more):
+    """`sums + more()` where `cond` holds, else `sums` (a tf.cond; None gradients stay None)."""
+    connected = [j for j, g in enumerate(sums.grads) if g is not None]
+
+    def flat(s):
+        return s.loss, s.norm, [s.grads[j] for j in connected]
+
+    def add():
+        return flat(add_sums(sums, more()))
+    loss, norm, acc = tf.cond(cond, add, lambda: flat(sums))
+    grads = [None] * len(sums.grads)
+    for a, j in zip(acc, connected):
+        grads[j] = a
+    return Sums(loss, grads, norm)
+
+
+def add_sums(a, b):
+    """`a + b`, gradient by gradient (None where both are None)."""
+    grads = [x if y is None else y if x is None else x + y for x, y in zip(a.grads, b.grads)]
+    return Sums(a.loss + b.loss, grads, a.norm + b.norm)
 
 
 def _reshape(p, count, n):

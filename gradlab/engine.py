@@ -21,7 +21,7 @@ import numpy as np
 import tensorflow as tf
 
 from . import _compat, distribute
-from .accumulate import Accumulators, Sums, loop_sum, micro_sums
+from .accumulate import Accumulators, Sums, add_sums, loop_sum, micro_sums
 from .gradients import apply_update, mean_loss
 from .host_average import host_average
 from .microbatch import slices, split_sizes
@@ -37,7 +37,7 @@ def tower_sum(micro, parts, variables, accum_steps, devices, sizes, scale_loss=N
         with tf.device(device), tf.name_scope(f"tower_{device.split(':')[-1]}"):
             tower = loop_sum(micro, part, variables, accum_steps,
                              split_sizes(n, accum_steps), scale_loss)
-        total = tower if total is None else _add(total, tower)
+        total = tower if total is None else add_sums(total, tower)
     return total
 
 
@@ -127,11 +127,6 @@ def status_of(sums):
                     tf.where(finite_grads, APPLIED, GRADS_NOT_FINITE), LOSS_NOT_FINITE)
 
 
-def _add(a, b):
-    grads = [x if y is None else y if x is None else x + y for x, y in zip(a.grads, b.grads)]
-    return Sums(a.loss + b.loss, grads, a.norm + b.norm)
-
-
 # -- where the sum lives: each runs one update of a `steps.Step` and returns (loss, status) --
 
 class LoopSum:
@@ -190,7 +185,7 @@ class VariableSum:
 
     def _accumulate(self, part):
         s = self.step
-        self.accumulators.accumulate(micro_sums(s.micro, part, None, s.variables, s.scale_loss))
+        self.accumulators.accumulate(micro_sums(s.micro, part, s.variables, s.scale_loss))
 
     def __call__(self, parts, sizes):
         try:
@@ -219,7 +214,7 @@ class HostSum:
 
     def _sums_of(self, part):
         s = self.step
-        return micro_sums(s.micro, part, None, s.variables, s.scale_loss)
+        return micro_sums(s.micro, part, s.variables, s.scale_loss)
 
     def _apply_mean(self, loss, grads):
         s = self.step

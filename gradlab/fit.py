@@ -1,13 +1,14 @@
 """`AccumulatingModel`: gradient accumulation inside `model.fit`, equal to Keras's large batch.
 
-    one fit step, batch of B rows = accum_steps micro-batches i (padded to m rows each):
+    one fit step, batch of B rows = at most accum_steps micro-batches i:
         S_i = D_i * L_i      L_i: Keras's own loss of micro-batch i (weights, masks, penalties)
-        D_i = real rows of i (or its real unmasked entries, for a masked output)
+        D_i = rows of i (or its unmasked entries, for a masked output)
     w <- optimizer(w, (dS_1 + ... + dS_k) / (D_1 + ... + D_k))             (once per step)
 
 `batch_size` is the effective batch, so epochs, callbacks, schedules, EMA and checkpoints
-all count updates. Padding rows are hidden from Keras by a Keras mask on every output, so
-Keras's loss divides by real entries only and its metrics skip them; `class_weight` and
+all count updates. `fit` traces its step with an unknown batch dimension, so a batch of B
+rows runs as micro-batches of ceil(B / accum_steps) rows and one shorter last one, with no
+padding: only real rows reach the model and its metrics. `class_weight` and
 `sample_weight` keep Keras's own normalisation (`sum_over_batch_size`: divided by the
 entries, not by the sum of the weights). Under `tf.distribute` each replica sums its shard
 and one all-reduce adds the sums and the normalisers, which is exact for uneven shards
@@ -195,7 +196,7 @@ class AccumulatingModel(keras.Model):
             # updates, where Keras's large batch has none. Differentiate (S_i / m) instead
             # and multiply the float32 sums by m: the same sums, in float16's range.
             m = tf.cast(tf.maximum(-(-rows // self.accum_steps), 1), tf.float32)  # rows per micro
-            micro = lambda part, valid: tuple(v / m for v in self._micro_sums(part, valid))
+            micro = lambda part: tuple(v / m for v in self._micro_sums(part))
         with self._window.recording():
             sums = engine.loop_sum(micro, parts, variables, self.accum_steps,
                                    scale_loss=self.optimizer.scale_loss)
@@ -223,8 +224,8 @@ class AccumulatingModel(keras.Model):
     def test_step(self, data):
         return _compat.reducible_by_keras(super().test_step(data), self.distribute_strategy)
 
-    def _micro_sums(self, part, valid):
-        """`(S_i, D_i)` of one padded micro-batch; Keras's metrics see its real rows only."""
+    def _micro_sums(self, part):
+        """`(S_i, D_i)` of one micro-batch (its metrics are updated on the way)."""
         x, y, sw = part["x"], part.get("y"), part.get("sample_weight")
         y_pred = self(x, training=True)
         flat = tf.nest.flatten(y_pred)
@@ -234,14 +235,12 @@ class AccumulatingModel(keras.Model):
                 f"AccumulatingModel: {sum(m is not None for m in masks)} of the model's "
                 f"{len(flat)} outputs carry a Keras mask; each would need its own normaliser. "
                 "Pass the mask as sample_weight instead, or use one output")
-        marked = [_mark_real_rows(p, m, valid) for p, m in zip(flat, masks)]
-        y_pred = tf.nest.pack_sequence_as(y_pred, marked)
         loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sw, training=True)
         self.compute_metrics(x, y, y_pred, sample_weight=sw)
-        if masks[0] is not None:  # one output: Keras divided by its real unmasked entries
-            d = tf.reduce_sum(tf.cast(_compat.keras_mask(marked[0]), tf.float32))
-        else:  # Keras divided each output by real rows x entries per row: rows suffice
-            d = tf.reduce_sum(valid)
+        if masks[0] is not None:  # one output: Keras divided by its unmasked entries
+            d = tf.reduce_sum(tf.cast(masks[0], tf.float32))
+        else:  # Keras divided each output by rows x entries per row: rows suffice
+            d = tf.cast(tf.shape(flat[0])[0], tf.float32)
         return tf.cast(loss, tf.float32) * d, d
 
     def _resolve_jit(self):
@@ -269,19 +268,3 @@ def _xla_refusal(step, iterator, rows):
             raise
         return message.splitlines()[0][:300]
     return None
-
-
-def _mark_real_rows(pred, mask, valid):
-    """`pred` with a Keras mask that is also 0 on padding rows (a copy: the model's own
-    output tensor is left as it was).
-
-    Without a mask of its own the mask is `[m, 1, ...]` (rank of `pred` minus one), which
-    Keras's losses and metrics broadcast over per-entry values `[m, T]` and squeeze for
-    per-example values `[m]` alike; with one (`[m, T]`), real entries of real rows."""
-    rank = max(pred.shape.rank - 1, 1)
-    real = tf.reshape(tf.cast(valid, tf.bool), [-1] + [1] * (rank - 1))
-    if mask is not None:
-        real = tf.logical_and(tf.cast(mask, tf.bool), real)
-    marked = tf.identity(pred)
-    _compat.set_keras_mask(marked, real)
-    return marked

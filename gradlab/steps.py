@@ -111,7 +111,7 @@ class Step:
         return self._summer.all_reduce_count()
 
     # -- what the engine calls back ---------------------------------------------------
-    def micro(self, part, valid):
+    def micro(self, part):
         """`(S, D)` of one micro-batch `part = (x, y[, sample_weight])`, in units of the first
         update's normaliser: S_i itself grows with the micro-batch, and its float16 gradient
         (times a LossScaleOptimizer's scale) would overflow where the large batch's does not.

@@ -62,14 +62,30 @@ def test_fused_grads_equal_the_large_batch_gradient_for_uneven_micro_batches():
     np.testing.assert_allclose(float(loss), float(big_loss), rtol=1e-6)
 
 
-def test_padded_loop_with_an_unknown_batch_dimension_counts_only_real_rows():
-    # sizes=None (as model.fit traces): 11 rows padded to 4 x 3 = 12, the padding weighted 0.
+def test_unknown_batch_dimension_splits_without_padding():
+    # sizes=None (as model.fit traces): B rows run as micro-batches of m = ceil(B / 4) and one
+    # shorter last one. S_i = n_i^2 shows the split: 11 -> 3,3,3,2 (9+9+9+4 = 31),
+    # 13 -> 4,4,4,1 (49), 3 -> 1,1,1 (3), 8 -> 2,2,2,2 (16), 0 -> nothing.
+    v = tf.Variable(1.0)
+
+    def micro(part):
+        n = tf.cast(tf.shape(part[0])[0], tf.float32)
+        return n * n * v, n
+
+    run = tf.function(lambda x: loop_sum(micro, (x,), [v], 4),
+                      input_signature=[tf.TensorSpec([None, 2])])
+    for rows, squares in ((11, 31), (13, 49), (3, 3), (8, 16), (0, 0)):
+        sums = run(tf.zeros([rows, 2]))
+        assert (float(sums.loss), float(sums.norm), float(sums.grads[0])) == (squares, rows, squares), rows
+    assert run.experimental_get_tracing_count() == 1
+
+
+def test_unknown_batch_dimension_equals_the_large_batch():
     model, x, y = _classifier()
     per_example = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="none")
 
-    def micro(part, valid):
-        losses = per_example(part[1], model(part[0])) * valid
-        return tf.reduce_sum(losses), tf.reduce_sum(valid)
+    def micro(part):
+        return tf.reduce_sum(per_example(part[1], model(part[0]))), tf.cast(tf.shape(part[1])[0], tf.float32)
 
     spec = (tf.TensorSpec([None, 3]), tf.TensorSpec([None], tf.int64))
     run = tf.function(lambda x, y: loop_sum(micro, (x, y), model.trainable_variables, 4),
