@@ -236,6 +236,39 @@ def loss_tracker(model):
     return model._loss_tracker
 
 
+def _probe_output_losses():
+    inputs = keras.Input((1,))
+    model = keras.Model(inputs, [keras.layers.Dense(1, name="a")(inputs), keras.layers.Dense(1, name="b")(inputs)])
+    model.compile(loss=["mse", "mse"])
+    model.compute_loss(x=tf.zeros((2, 1)), y=[tf.ones((2, 1))] * 2, y_pred=[tf.zeros((2, 1))] * 2)
+    trackers = [m for m in model._compile_loss.metrics if m is not None]
+    if len(trackers) != 2 or [float(m.count) for m in trackers] != [2.0, 2.0]:
+        raise _broken("Keras no longer tracks each output's loss in its compile loss's metrics, "
+                      "weighted by the batch's size")
+
+
+@contextlib.contextmanager
+@_probed(_probe_output_losses)
+def output_loss_weight(model, weight):
+    """While active, Keras's per-output loss trackers (the `<output>_loss` logs of a model
+    with several outputs) weigh each update by the tensor `weight()` instead of the batch's
+    static size (None, so 1 per update, where `fit` traces with an unknown batch)."""
+    compile_loss = getattr(model, "_compile_loss", None)
+    if compile_loss is not None and not compile_loss.built:  # its trackers do not exist yet
+        raise RuntimeError("output_loss_weight: build the model's compile loss first "
+                           "(fit does, before it traces a step)")
+    trackers = [m for m in (compile_loss.metrics if compile_loss is not None else []) if m is not None]
+    for m in trackers:
+        update = type(m).update_state.__get__(m)
+        object.__setattr__(m, "update_state",
+                           lambda values, sample_weight=None, update=update: update(values, sample_weight=weight()))
+    try:
+        yield
+    finally:
+        for m in trackers:
+            m.__dict__.pop("update_state", None)
+
+
 def tf_initialised():
     """Whether TensorFlow's runtime has started (logical devices can no longer be made)."""
     from tensorflow.python.eager import context

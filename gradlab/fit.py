@@ -188,6 +188,7 @@ class AccumulatingModel(keras.Model):
         distributed = tf.distribute.has_strategy()
         variables = self.trainable_variables
         rows = tf.shape(tf.nest.flatten(x)[0])[0]
+        self._batch_rows = tf.cast(rows, tf.float32)  # read by _micro_sums while traced
 
         micro, m = self._micro_sums, None
         if isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer):
@@ -235,7 +236,11 @@ class AccumulatingModel(keras.Model):
                 f"AccumulatingModel: {sum(m is not None for m in masks)} of the model's "
                 f"{len(flat)} outputs carry a Keras mask; each would need its own normaliser. "
                 "Pass the mask as sample_weight instead, or use one output")
-        loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sw, training=True)
+        # Keras tracks each output's loss once per batch; a micro-batch's share of the batch
+        # as its weight adds up to the same (rows / 0 on an empty replica shard: weight 0).
+        share = lambda: tf.math.divide_no_nan(tf.cast(tf.shape(flat[0])[0], tf.float32), self._batch_rows)
+        with _compat.output_loss_weight(self, share):
+            loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sw, training=True)
         self.compute_metrics(x, y, y_pred, sample_weight=sw)
         if masks[0] is not None:  # one output: Keras divided by its unmasked entries
             d = tf.reduce_sum(tf.cast(masks[0], tf.float32))

@@ -1,6 +1,7 @@
 """Each private Keras/TensorFlow hook in gradlab/_compat.py does what it claims, measured."""
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from gradlab import _compat, distribute
@@ -56,3 +57,20 @@ def test_masks_counters_layers_and_fresh_collective_keys():
         dist = distribute.make_distribution(DEVICES)
         summed = dist.run(lambda: tf.distribute.get_replica_context().all_reduce("sum", tf.ones(shape)))
         np.testing.assert_array_equal(dist.experimental_local_results(summed)[0].numpy(), np.full(shape, 2.0))
+
+
+def test_output_loss_weight_reweighs_each_output_tracker_only_while_active():
+    inputs = keras.Input((1,))
+    model = keras.Model(inputs, [keras.layers.Dense(1)(inputs), keras.layers.Dense(1)(inputs)])
+    model.compile(loss=["mse", "mse"])
+    batch = dict(x=tf.zeros((4, 1)), y=[tf.ones((4, 1))] * 2, y_pred=[tf.zeros((4, 1))] * 2)
+    with pytest.raises(RuntimeError, match="build"):  # nothing to reweigh before it is built
+        with _compat.output_loss_weight(model, lambda: tf.constant(0.25)):
+            pass
+    model.compute_loss(**batch)  # builds; Keras's own weight: the batch's 4 rows
+    trackers = [m for m in model._compile_loss.metrics if m is not None]
+    assert [float(m.count) for m in trackers] == [4.0, 4.0]
+    with _compat.output_loss_weight(model, lambda: tf.constant(0.25)):
+        model.compute_loss(**batch)
+    assert [float(m.count) for m in trackers] == [4.25, 4.25]
+    assert all("update_state" not in m.__dict__ for m in trackers)

@@ -132,10 +132,9 @@ def test_dict_inputs_and_outputs_two_losses():
                                            "ink": "mse"},
                        loss_weights={"digit": 1.0, "ink": 3.0}, metrics={"digit": ["accuracy"]})
     hp, ha = fit_both(plain, acc, inputs, targets)
-    # Only the total and compiled metrics: Keras's per-output "*_loss" trackers weight each
-    # batch by a static shape that is unknown in fit, so they are a plain mean of batches.
-    for key in ("digit_loss", "ink_loss"):
-        hp.pop(key, None)
+    # the per-output "*_loss" entries too: Keras's are a plain mean of batches (611 rows:
+    # the short last batch of 11 counts as much as the others), and so are these
+    assert {"digit_loss", "ink_loss"} <= set(ha)
     assert_same(plain, acc, hp, ha)
 
 
