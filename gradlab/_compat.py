@@ -249,14 +249,15 @@ def _probe_output_losses():
 
 @contextlib.contextmanager
 @_probed(_probe_output_losses)
-def output_loss_weight(model, weight):
+def output_loss_weight(model, weight, y, y_pred):
     """While active, Keras's per-output loss trackers (the `<output>_loss` logs of a model
     with several outputs) weigh each update by the tensor `weight()` instead of the batch's
-    static size (None, so 1 per update, where `fit` traces with an unknown batch)."""
+    static size (None, so 1 per update, where `fit` traces with an unknown batch). `y` and
+    `y_pred` build the trackers if Keras has not yet (on one device it builds them at the
+    first loss it computes)."""
     compile_loss = getattr(model, "_compile_loss", None)
-    if compile_loss is not None and not compile_loss.built:  # its trackers do not exist yet
-        raise RuntimeError("output_loss_weight: build the model's compile loss first "
-                           "(fit does, before it traces a step)")
+    if compile_loss is not None and not compile_loss.built:
+        compile_loss.build(y, y_pred)
     trackers = [m for m in (compile_loss.metrics if compile_loss is not None else []) if m is not None]
     for m in trackers:
         update = type(m).update_state.__get__(m)

@@ -239,7 +239,7 @@ class AccumulatingModel(keras.Model):
         # Keras tracks each output's loss once per batch; a micro-batch's share of the batch
         # as its weight adds up to the same (rows / 0 on an empty replica shard: weight 0).
         share = lambda: tf.math.divide_no_nan(tf.cast(tf.shape(flat[0])[0], tf.float32), self._batch_rows)
-        with _compat.output_loss_weight(self, share):
+        with _compat.output_loss_weight(self, share, y, y_pred):
             loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sw, training=True)
         self.compute_metrics(x, y, y_pred, sample_weight=sw)
         if masks[0] is not None:  # one output: Keras divided by its unmasked entries

@@ -1,7 +1,6 @@
 """Each private Keras/TensorFlow hook in gradlab/_compat.py does what it claims, measured."""
 import keras
 import numpy as np
-import pytest
 import tensorflow as tf
 
 from gradlab import _compat, distribute
@@ -64,13 +63,11 @@ def test_output_loss_weight_reweighs_each_output_tracker_only_while_active():
     model = keras.Model(inputs, [keras.layers.Dense(1)(inputs), keras.layers.Dense(1)(inputs)])
     model.compile(loss=["mse", "mse"])
     batch = dict(x=tf.zeros((4, 1)), y=[tf.ones((4, 1))] * 2, y_pred=[tf.zeros((4, 1))] * 2)
-    with pytest.raises(RuntimeError, match="build"):  # nothing to reweigh before it is built
-        with _compat.output_loss_weight(model, lambda: tf.constant(0.25)):
-            pass
-    model.compute_loss(**batch)  # builds; Keras's own weight: the batch's 4 rows
-    trackers = [m for m in model._compile_loss.metrics if m is not None]
-    assert [float(m.count) for m in trackers] == [4.0, 4.0]
-    with _compat.output_loss_weight(model, lambda: tf.constant(0.25)):
+    quarter = lambda: tf.constant(0.25)
+    with _compat.output_loss_weight(model, quarter, batch["y"], batch["y_pred"]):  # builds them
         model.compute_loss(**batch)
+    trackers = [m for m in model._compile_loss.metrics if m is not None]
+    assert [float(m.count) for m in trackers] == [0.25, 0.25]
+    model.compute_loss(**batch)  # Keras's own weight again: the batch's 4 rows
     assert [float(m.count) for m in trackers] == [4.25, 4.25]
     assert all("update_state" not in m.__dict__ for m in trackers)
