@@ -29,7 +29,7 @@ import tensorflow as tf
 
 from . import _compat, engine
 from .batchnorm import NO_WINDOW, WindowMoments, check_mode, check_window
-from .gradients import check_clip_norm
+from .gradients import check_clip_norm, check_masked_penalties
 from .microbatch import check_count
 from .steps import check_jit_compile, xla_by_default
 
@@ -175,6 +175,15 @@ class AccumulatingModel(keras.Model):
         return (tf.distribute.has_strategy()
                 or self.distribute_strategy is not tf.distribute.get_strategy())
 
+    def _get_metrics_result_or_logs(self, logs):
+        # Keras reports its metrics' synced results only when a step's logs hold exactly its
+        # metrics; with skipped_updates besides, it would keep the last step's logs, which
+        # under tf.distribute average the replicas' local results (inexact on uneven shards).
+        skipped = "skipped_updates" in logs
+        logs = super()._get_metrics_result_or_logs(
+            {k: v for k, v in logs.items() if k != "skipped_updates"})
+        return {**logs, "skipped_updates": float(self._skipped.numpy())} if skipped else logs
+
     def reset_metrics(self):
         super().reset_metrics()
         self._skipped.assign(0.0)
@@ -243,6 +252,7 @@ class AccumulatingModel(keras.Model):
             loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sw, training=True)
         self.compute_metrics(x, y, y_pred, sample_weight=sw)
         if masks[0] is not None:  # one output: Keras divided by its unmasked entries
+            check_masked_penalties(self.model)
             d = tf.reduce_sum(tf.cast(masks[0], tf.float32))
         else:  # Keras divided each output by rows x entries per row: rows suffice
             d = tf.cast(tf.shape(flat[0])[0], tf.float32)

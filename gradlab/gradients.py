@@ -107,9 +107,17 @@ def find_rule(model, loss_fn, x, y):
     weighted by the candidate normaliser (1 per example, or its unmasked entries).
 
     Raises:
-        ValueError: several outputs carry masks, or no rule reproduces the loss (a sum, a
+        ValueError: several outputs carry masks, a masked output meets an activity
+            regulariser (`check_masked_penalties`), or no rule reproduces the loss (a sum, a
             mean normalised some other way): that loss cannot be split exactly.
     """
+    rule = _find_rule(model, loss_fn, x, y)
+    if rule == "mask":
+        check_masked_penalties(model)
+    return rule
+
+
+def _find_rule(model, loss_fn, x, y):
     k = min(5, tf.nest.flatten(x)[0].shape[0])
     pred = model(take(x, 0, k), training=False)
     masks = _masks(pred)
@@ -137,6 +145,21 @@ def find_rule(model, loss_fn, x, y):
             "gradlab splits an update exactly only for a per-example mean: return one loss per "
             "example, or use a keras.losses.Loss with reduction 'sum_over_batch_size'")
     return candidates[0]
+
+
+def check_masked_penalties(model):
+    """Raise ValueError if a layer of `model` has an activity regulariser: under the "mask"
+    rule a split weighs each micro-batch by its unmasked entries, while Keras divides an
+    activity penalty by the batch's rows, so the two parts of the loss cannot share one
+    normaliser and the split would be inexact."""
+    names = [layer.name for layer in _compat.sublayers(model)
+             if getattr(layer, "activity_regularizer", None) is not None]
+    if names:
+        raise ValueError(
+            f"layer(s) {', '.join(map(repr, names))} have an activity_regularizer, and the loss "
+            "averages over a Keras mask's unmasked entries: Keras divides the penalty by rows and "
+            "the loss by entries, which one split cannot both reproduce. Pass the mask as "
+            "sample_weight instead (every entry counted), or drop the activity_regularizer")
 
 
 def normaliser_of(model, x, rule):

@@ -259,6 +259,24 @@ def test_two_masked_outputs_refused_at_the_first_batch():
         np.testing.assert_array_equal(a, b)
 
 
+def test_masked_output_with_an_activity_regulariser_refused_at_the_first_batch():
+    # Keras divides the penalty by rows and the masked loss by unmasked entries: no one
+    # normaliser splits both (measured 7e-5 off after one update before it was refused)
+    keras.utils.set_random_seed(0)
+    inputs = keras.Input((28,), dtype="int32")
+    h = keras.layers.Embedding(16, 8, mask_zero=True)(inputs)
+    h = keras.layers.Dense(8, activity_regularizer=keras.regularizers.L2(1e-2), name="penalised")(h)
+    acc = AccumulatingModel(keras.Model(inputs, keras.layers.Dense(16)(h)), accum_steps=4, jit_compile=False)
+    acc.compile(optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    rows = np.minimum((mnist(60)[0].reshape(-1, 28, 28) * 16).astype("int32"), 15)
+    before = acc.get_weights()
+    with pytest.raises(ValueError, match="'penalised' have an activity_regularizer"):
+        acc.fit(rows[:, 14], rows[:, 15], batch_size=BATCH, verbose=0)
+    assert int(acc.optimizer.iterations) == 0
+    for a, b in zip(acc.get_weights(), before):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_clip_norm_once_per_update_is_keras_global_clipnorm():
     x, y = mnist()
     x, y = x[:300], y[:300]
@@ -319,9 +337,9 @@ def test_mirrored_uneven_split_is_exact_where_keras_is_not():
     sgd = lambda: keras.optimizers.SGD(0.5)
     loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     single = mlp()
-    single.compile(optimizer=sgd(), loss=loss)
+    single.compile(optimizer=sgd(), loss=loss, metrics=["accuracy"])
     initial = single.get_weights()
-    single_loss = single.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0).history["loss"][0]
+    single_history = single.fit(x, y, batch_size=BATCH, epochs=2, shuffle=False, verbose=0).history
 
     results = {}
     for name in ("keras", "gradlab"):
@@ -330,14 +348,20 @@ def test_mirrored_uneven_split_is_exact_where_keras_is_not():
             model.set_weights(initial)
             if name == "gradlab":
                 model = AccumulatingModel(model, accum_steps=4)
-            model.compile(optimizer=sgd(), loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-            history = model.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0).history
-        results[name] = (max_abs_diff(model.get_weights(), single.get_weights()), history["loss"][0])
+            model.compile(optimizer=sgd(), loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                          metrics=["accuracy"])
+            history = model.fit(x, y, batch_size=BATCH, epochs=2, shuffle=False, verbose=0).history
+        results[name] = (max_abs_diff(model.get_weights(), single.get_weights()), history)
     # Keras's own mirrored fit averages the replicas' means: the last batch (11 = 6 + 5)
     # is off. If a Keras release fixes this, this assertion says so.
     assert results["keras"][0] > 1e-3, results
     assert results["gradlab"][0] < 1e-5, results
-    assert abs(results["gradlab"][1] - single_loss) < 1e-5 * single_loss, (results, single_loss)
+    # the history is the synced metrics', not the last step's replica average
+    history = results["gradlab"][1]
+    assert history["skipped_updates"] == [0.0, 0.0]
+    # (measured: equal; the last step's replica average was 1.1e-6 off in loss)
+    for key in ("loss", "accuracy"):
+        np.testing.assert_allclose(history[key], single_history[key], rtol=1e-7, err_msg=key)
 
 
 def test_mirrored_batch_smaller_than_replicas():

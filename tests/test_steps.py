@@ -137,6 +137,19 @@ def test_several_masked_outputs_are_refused():
         s.step(x, [y, y])
 
 
+def test_a_masked_output_with_an_activity_regulariser_is_refused():
+    keras.utils.set_random_seed(0)
+    tokens = keras.Input((6,), dtype="int32")
+    h = keras.layers.Embedding(10, 4, mask_zero=True)(tokens)
+    h = keras.layers.Dense(4, activity_regularizer="l2", name="penalised")(h)
+    s = gl.make_strategy("fused", keras.Model(tokens, keras.layers.Dense(5)(h)), CE, "sgd", accum_steps=3)
+    x, y = _tokens()
+    before = s.model.get_weights()
+    with pytest.raises(ValueError, match="'penalised' have an activity_regularizer"):
+        s.step(x, y)
+    _close(before, s.model.get_weights(), rtol=0, atol=0)
+
+
 # -- 4. the trainable set changes between steps -------------------------------------------------
 def test_freezing_is_followed_and_unfreezing_names_the_layer():
     x, y = _data()
