@@ -81,9 +81,9 @@ def loop_sum(micro, parts, variables, accum_steps, sizes=None, scale_loss=None):
         sizes = _ceil_sizes(rows, accum_steps)
     if sizes is None:
         first, stack, count, last = _split_unknown(parts, accum_steps)
-        sums = _loop(one(first), [(lambda i: one(take(stack, i)), 0, count)])
-        rows = tf.shape(tf.nest.flatten(last)[0])[0]
-        return _add_if(rows > 0, sums, lambda: one(last))
+        short = tf.cast(tf.shape(tf.nest.flatten(last)[0])[0] > 0, tf.int32)  # 0 or 1 of them
+        return _loop(one(first), [(lambda i: one(take(stack, i)), 0, count),
+                                  (lambda i: one(last), 0, short)])
     loops, first = [], None
     for k, (o, n, count) in enumerate(_runs(sizes)):
         stack = tf.nest.map_structure(lambda p, o=o, n=n, count=count: _stack(p, o, n, count), parts)
@@ -219,22 +219,6 @@ def _split_unknown(parts, accum_steps):
     rows_of = lambda lo, hi: tf.nest.map_structure(lambda p: tf.convert_to_tensor(p)[lo:hi], parts)
     stack = tf.nest.map_structure(lambda p: _reshape(p, count, m), rows_of(m, m + count * m))
     return rows_of(0, m), stack, count, rows_of(full * m, rows)
-
-
-def _add_if(cond, sums, more):
-    """`sums + more()` where `cond` holds, else `sums` (a tf.cond; None gradients stay None)."""
-    connected = [j for j, g in enumerate(sums.grads) if g is not None]
-
-    def flat(s):
-        return s.loss, s.norm, [s.grads[j] for j in connected]
-
-    def add():
-        return flat(add_sums(sums, more()))
-    loss, norm, acc = tf.cond(cond, add, lambda: flat(sums))
-    grads = [None] * len(sums.grads)
-    for a, j in zip(acc, connected):
-        grads[j] = a
-    return Sums(loss, grads, norm)
 
 
 def add_sums(a, b):
