@@ -10,7 +10,9 @@ All three do the same work per epoch: the same examples, the same number of upda
 (Keras's accumulation takes N fit steps per update, the others one). Plain `fit` at the
 large batch is the limit: no accumulation at all. Rounds are interleaved (each round times
 one epoch of every contender, in rotated order), so a slow moment of a shared machine hits
-all of them; the medians are reported. A benchmark, never a test.
+all of them; the medians are reported, and each ratio is the median of the rounds' own
+ratios (two contenders timed back to back share a slow moment, so a round's ratio is
+steadier than a ratio of medians). A benchmark, never a test.
 
 Lesson: notebooks/08-accumulation-in-fit.ipynb
 """
@@ -48,7 +50,7 @@ def run_bench_fit(accum_steps=10, micro_batch=10, rounds=5, examples=4000, model
     Returns:
         a JSON-ready dict: config, `seconds` (median per epoch), `ms_per_update`,
         `ratio_to_keras` (Keras's time / ours: > 1 is faster) and `ratio_to_plain`
-        (ours / plain fit: 1 is free accumulation).
+        (ours / plain fit: 1 is free accumulation), each the median of per-round ratios.
     """
     _check(accum_steps, micro_batch, rounds, examples, model, steps_per_execution, jit_compile)
     data = load_mnist()
@@ -76,9 +78,9 @@ def run_bench_fit(accum_steps=10, micro_batch=10, rounds=5, examples=4000, model
                        jit_compile=jit_compile, updates_per_epoch=updates),
         "seconds": seconds,
         "ms_per_update": {name: 1000 * s / updates for name, s in seconds.items()},
-        "ratio_to_keras": seconds["keras"] / seconds["accumulating"],
-        "ratio_to_plain": seconds["accumulating"] / seconds["plain"],
-        "ratio_to_plain_xla": seconds["accumulating"] / seconds["plain_xla"],
+        "ratio_to_keras": _paired(times["keras"], times["accumulating"]),
+        "ratio_to_plain": _paired(times["accumulating"], times["plain"]),
+        "ratio_to_plain_xla": _paired(times["accumulating"], times["plain_xla"]),
         "iqr_seconds": {name: _iqr(t) for name, t in times.items()},
     }
 
@@ -129,6 +131,11 @@ def _contender(name, model, accum_steps, steps_per_execution, jit_compile):
     net.compile(optimizer=optimizer, loss=loss, steps_per_execution=steps_per_execution,
                 jit_compile=True if name == "plain_xla" else "auto")
     return net
+
+
+def _paired(numerators, denominators):
+    """The median over rounds of `numerator / denominator`, each pair timed in one round."""
+    return statistics.median(a / b for a, b in zip(numerators, denominators))
 
 
 def _iqr(values):
