@@ -251,7 +251,7 @@ def _probe_output_losses():
 @_probed(_probe_output_losses)
 def output_loss_weight(model, weight, y, y_pred):
     """While active, Keras's per-output loss trackers (the `<output>_loss` logs of a model
-    with several outputs) weigh each update by the tensor `weight()` instead of the batch's
+    with several outputs) weigh each update by the tensor `weight` instead of the batch's
     static size (None, so 1 per update, where `fit` traces with an unknown batch). `y` and
     `y_pred` build the trackers if Keras has not yet (on one device it builds them at the
     first loss it computes)."""
@@ -262,7 +262,7 @@ def output_loss_weight(model, weight, y, y_pred):
     for m in trackers:
         update = type(m).update_state.__get__(m)
         object.__setattr__(m, "update_state",
-                           lambda values, sample_weight=None, update=update: update(values, sample_weight=weight()))
+                           lambda values, sample_weight=None, update=update: update(values, sample_weight=weight))
     try:
         yield
     finally:

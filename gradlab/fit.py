@@ -197,16 +197,15 @@ class AccumulatingModel(keras.Model):
         distributed = tf.distribute.has_strategy()
         variables = self.trainable_variables
         rows = tf.shape(tf.nest.flatten(x)[0])[0]
-        self._batch_rows = tf.cast(rows, tf.float32)  # read by _micro_sums while traced
 
-        micro, m = self._micro_sums, None
+        micro, m = lambda part: self._micro_sums(part, rows), None
         if isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer):
             # S_i = D_i * L_i would carry D_i (up to m rows) into every float16 gradient
             # of the backward pass, on top of the loss scale: overflows, and skipped
             # updates, where Keras's large batch has none. Differentiate (S_i / m) instead
             # and multiply the float32 sums by m: the same sums, in float16's range.
             m = tf.cast(tf.maximum(-(-rows // self.accum_steps), 1), tf.float32)  # rows per micro
-            micro = lambda part: tuple(v / m for v in self._micro_sums(part))
+            micro = lambda part: tuple(v / m for v in self._micro_sums(part, rows))
         with self._window.recording():
             sums = engine.loop_sum(micro, parts, variables, self.accum_steps,
                                    scale_loss=self.optimizer.scale_loss)
@@ -234,8 +233,9 @@ class AccumulatingModel(keras.Model):
     def test_step(self, data):
         return _compat.reducible_by_keras(super().test_step(data), self.distribute_strategy)
 
-    def _micro_sums(self, part):
-        """`(S_i, D_i)` of one micro-batch (its metrics are updated on the way)."""
+    def _micro_sums(self, part, batch_rows):
+        """`(S_i, D_i)` of one micro-batch of the batch's `batch_rows` (its metrics are
+        updated on the way)."""
         x, y, sw = part["x"], part.get("y"), part.get("sample_weight")
         y_pred = self(x, training=True)
         flat = tf.nest.flatten(y_pred)
@@ -245,9 +245,10 @@ class AccumulatingModel(keras.Model):
                 f"AccumulatingModel: {sum(m is not None for m in masks)} of the model's "
                 f"{len(flat)} outputs carry a Keras mask; each would need its own normaliser. "
                 "Pass the mask as sample_weight instead, or use one output")
+        n = tf.cast(tf.shape(flat[0])[0], tf.float32)
         # Keras tracks each output's loss once per batch; a micro-batch's share of the batch
         # as its weight adds up to the same (rows / 0 on an empty replica shard: weight 0).
-        share = lambda: tf.math.divide_no_nan(tf.cast(tf.shape(flat[0])[0], tf.float32), self._batch_rows)
+        share = tf.math.divide_no_nan(n, tf.cast(batch_rows, tf.float32))
         with _compat.output_loss_weight(self, share, y, y_pred):
             loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sw, training=True)
         self.compute_metrics(x, y, y_pred, sample_weight=sw)
@@ -255,7 +256,7 @@ class AccumulatingModel(keras.Model):
             check_masked_penalties(self.model)
             d = tf.reduce_sum(tf.cast(masks[0], tf.float32))
         else:  # Keras divided each output by rows x entries per row: rows suffice
-            d = tf.cast(tf.shape(flat[0])[0], tf.float32)
+            d = n
         return tf.cast(loss, tf.float32) * d, d
 
     def _resolve_jit(self):

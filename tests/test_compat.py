@@ -63,7 +63,7 @@ def test_output_loss_weight_reweighs_each_output_tracker_only_while_active():
     model = keras.Model(inputs, [keras.layers.Dense(1)(inputs), keras.layers.Dense(1)(inputs)])
     model.compile(loss=["mse", "mse"])
     batch = dict(x=tf.zeros((4, 1)), y=[tf.ones((4, 1))] * 2, y_pred=[tf.zeros((4, 1))] * 2)
-    quarter = lambda: tf.constant(0.25)
+    quarter = tf.constant(0.25)
     with _compat.output_loss_weight(model, quarter, batch["y"], batch["y_pred"]):  # builds them
         model.compute_loss(**batch)
     trackers = [m for m in model._compile_loss.metrics if m is not None]
