@@ -86,25 +86,32 @@ def _probe_loss_division():
     if not routed:
         raise _broken("Keras loss objects no longer divide by the replicas through "
                       "keras.src.losses.loss.scale_loss_for_distribution")
+    from keras.src.trainers import compile_utils
+    if getattr(compile_utils, "loss_module", None) is not keras_loss or \
+            not callable(getattr(keras_loss, "unscale_loss_for_distribution", None)):
+        raise _broken("Keras's per-output loss trackers no longer undo the division through "
+                      "keras.src.losses.loss.unscale_loss_for_distribution")
 
 
 @contextlib.contextmanager
 @_probed(_probe_loss_division)
 def _no_loss_division():
     from keras.src.losses import loss as keras_loss
-    saved = keras_loss.scale_loss_for_distribution
-    keras_loss.scale_loss_for_distribution = lambda value: value
+    saved = keras_loss.scale_loss_for_distribution, keras_loss.unscale_loss_for_distribution
+    keras_loss.scale_loss_for_distribution = keras_loss.unscale_loss_for_distribution = \
+        lambda value: value
     try:
         yield
     finally:
-        keras_loss.scale_loss_for_distribution = saved
+        keras_loss.scale_loss_for_distribution, keras_loss.unscale_loss_for_distribution = saved
 
 
 def losses_not_divided_by_replicas():
     """While active (while a replica step is traced), Keras loss objects return plain means.
 
     Inside a strategy a Keras 3 loss object divides its mean by `num_replicas_in_sync`, so
-    that a SUM all-reduce of equal shards gives the mean. gradlab sums unnormalised losses
+    that a SUM all-reduce of equal shards gives the mean (and Keras's per-output loss
+    trackers multiply it back: not while this is active either). gradlab sums unnormalised losses
     and normalisers over replicas instead (exact for uneven shards), and a user's loss may
     add terms of its own that Keras does not divide: no factor applied afterwards undoes a
     division of one term only (measured: 8e-3 off after 3 updates). So: no division.
@@ -221,6 +228,19 @@ def first_replica_batch(strategy, epoch_iterator):
             if isinstance(v, tf.distribute.DistributedValues) else v, batch)
 
 
+def _probe_symbolic_build():
+    if not callable(getattr(keras.Model, "_symbolic_build", None)):
+        raise _broken("Keras models no longer build their state from a batch in _symbolic_build")
+
+
+@_probed(_probe_symbolic_build)
+def symbolic_build(model, data_batch):
+    """Build `model`'s layers, compiled metrics and optimizer from `data_batch`, symbolically
+    (Keras does this itself only under a tf.distribute strategy; on one device it builds
+    while tracing the step, after the step has read the trainable variables)."""
+    model._symbolic_build(data_batch=data_batch)
+
+
 def reducible_by_keras(logs, strategy):
     """Under MultiWorkerMirroredStrategy, Keras's fit reduces the logs of a step with
     `strategy.reduce("MEAN", value, axis=0)`, which fails on scalars, and every metric
@@ -247,6 +267,17 @@ def _probe_output_losses():
                       "weighted by the batch's size")
 
 
+def output_loss_trackers(model, y=None, y_pred=None):
+    """Keras's per-output loss trackers of `model` (none for one output), built from `y`
+    and `y_pred` if Keras has not yet and both are given."""
+    compile_loss = getattr(model, "_compile_loss", None)
+    if compile_loss is None:
+        return []
+    if not compile_loss.built and y_pred is not None:
+        compile_loss.build(y, y_pred)
+    return [m for m in (compile_loss.metrics if compile_loss.built else []) if m is not None]
+
+
 @contextlib.contextmanager
 @_probed(_probe_output_losses)
 def output_loss_weight(model, weight, y, y_pred):
@@ -255,10 +286,7 @@ def output_loss_weight(model, weight, y, y_pred):
     static size (None, so 1 per update, where `fit` traces with an unknown batch). `y` and
     `y_pred` build the trackers if Keras has not yet (on one device it builds them at the
     first loss it computes)."""
-    compile_loss = getattr(model, "_compile_loss", None)
-    if compile_loss is not None and not compile_loss.built:
-        compile_loss.build(y, y_pred)
-    trackers = [m for m in (compile_loss.metrics if compile_loss is not None else []) if m is not None]
+    trackers = output_loss_trackers(model, y, y_pred)
     for m in trackers:
         update = type(m).update_state.__get__(m)
         object.__setattr__(m, "update_state",

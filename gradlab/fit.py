@@ -56,7 +56,9 @@ class AccumulatingModel(keras.Model):
             first batch falls back to no XLA, with a warning naming the reason).
             `compile(jit_compile=...)` other than "auto" overrides it.
     Raises:
-        TypeError/ValueError naming the value, before any TensorFlow work.
+        TypeError/ValueError naming the value, before any TensorFlow work; ValueError if
+        `model` overrides `train_step`, `compute_loss` or `compute_metrics` (plain `fit`
+        would call them; this one splits Keras's own loss).
 
     Non-finite updates (loss or gradient) are skipped, weights and optimizer untouched, and
     counted in the logs as `skipped_updates` (per epoch), under tf.distribute too.
@@ -77,9 +79,21 @@ class AccumulatingModel(keras.Model):
             if tf.distribute.has_strategy():
                 raise ValueError("batchnorm='window' runs on one device only; got it inside "
                                  f"{type(tf.distribute.get_strategy()).__name__}.scope()")
+        overridden = [name for name in ("train_step", "compute_loss", "compute_metrics")
+                      if getattr(type(model), name) is not getattr(keras.Model, name)]
+        if overridden:
+            raise ValueError(
+                f"model {model.name!r} overrides {', '.join(overridden)}, which "
+                "AccumulatingModel's fit would not call (it splits Keras's own loss): plain fit "
+                "would train it differently. Move the extra terms into the model (add_loss) or "
+                "into the compiled loss")
         kwargs.setdefault("name", f"accumulating_{model.name}")
         super().__init__(**kwargs)
         self.model = model
+        # Keras's callbacks (BackupAndRestore) and load_weights ask whether the wrapper is built.
+        self.built = model.built
+        if getattr(model, "output_names", None):  # Keras names per-output logs by these
+            self.output_names = list(model.output_names)
         self.accum_steps = accum_steps
         self.clip_norm = clip_norm
         self.batchnorm = batchnorm
@@ -165,10 +179,17 @@ class AccumulatingModel(keras.Model):
     def _maybe_symbolic_build(self, iterator=None, data_batch=None):
         # Keras builds from the MEAN of the replicas' first batches, which fails when the
         # first batch splits unevenly (63 rows on 2 replicas); one replica's shard suffices.
-        if iterator is not None and data_batch is None and self._distributed():
+        # On one device Keras would build an unbuilt model while tracing the step, after
+        # train_step has read its (then empty) list of trainable variables: build it first.
+        unbuilt = not self.model.built
+        if iterator is not None and data_batch is None and (self._distributed() or unbuilt):
             data_batch = _compat.first_replica_batch(self.distribute_strategy, iterator)
             iterator = None
-        return super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
+        if unbuilt and not self._distributed() and data_batch is not None:
+            _compat.symbolic_build(self, data_batch)
+        else:
+            super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
+        self.built = self.model.built
 
     def _distributed(self):
         # distribute_strategy: the scope the model was made in, else the current one
@@ -195,17 +216,21 @@ class AccumulatingModel(keras.Model):
         parts = {k: v for k, v in (("x", x), ("y", y), ("sample_weight", sample_weight))
                  if v is not None}
         distributed = tf.distribute.has_strategy()
+        if distributed and self.batchnorm == "window":  # wrapped outside the strategy's scope
+            raise ValueError("batchnorm='window' runs on one device only; got a fit under "
+                             f"{type(tf.distribute.get_strategy()).__name__}")
         variables = self.trainable_variables
         rows = tf.shape(tf.nest.flatten(x)[0])[0]
 
-        micro, m = lambda part: self._micro_sums(part, rows), None
+        batch_rows = self._batch_rows(rows, y)
+        micro, m = lambda part: self._micro_sums(part, batch_rows), None
         if isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer):
             # S_i = D_i * L_i would carry D_i (up to m rows) into every float16 gradient
             # of the backward pass, on top of the loss scale: overflows, and skipped
             # updates, where Keras's large batch has none. Differentiate (S_i / m) instead
             # and multiply the float32 sums by m: the same sums, in float16's range.
             m = tf.cast(tf.maximum(-(-rows // self.accum_steps), 1), tf.float32)  # rows per micro
-            micro = lambda part: tuple(v / m for v in self._micro_sums(part, rows))
+            micro = lambda part: tuple(v / m for v in self._micro_sums(part, batch_rows))
         with self._window.recording():
             sums = engine.loop_sum(micro, parts, variables, self.accum_steps,
                                    scale_loss=self.optimizer.scale_loss)
@@ -231,7 +256,21 @@ class AccumulatingModel(keras.Model):
         return _compat.reducible_by_keras(logs, self.distribute_strategy)
 
     def test_step(self, data):
-        return _compat.reducible_by_keras(super().test_step(data), self.distribute_strategy)
+        x, y, _ = keras.utils.unpack_x_y_sample_weight(data)
+        rows = tf.shape(tf.nest.flatten(x)[0])[0]
+        share = tf.math.divide_no_nan(tf.cast(rows, tf.float32),
+                                      tf.cast(self._batch_rows(rows, y), tf.float32))
+        with _compat.output_loss_weight(self, share, y, None):
+            logs = super().test_step(data)
+        return _compat.reducible_by_keras(logs, self.distribute_strategy)
+
+    def _batch_rows(self, rows, y):
+        """The rows of the whole batch: `rows`, or under tf.distribute the replicas' sum of
+        theirs, where Keras's per-output loss trackers need it (weighing each replica's mean
+        by its share of the batch is what makes their synced result exact)."""
+        if not tf.distribute.has_strategy() or not _compat.output_loss_trackers(self, y):
+            return rows
+        return tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, rows)
 
     def _micro_sums(self, part, batch_rows):
         """`(S_i, D_i)` of one micro-batch of the batch's `batch_rows` (its metrics are
@@ -239,12 +278,7 @@ class AccumulatingModel(keras.Model):
         x, y, sw = part["x"], part.get("y"), part.get("sample_weight")
         y_pred = self(x, training=True)
         flat = tf.nest.flatten(y_pred)
-        masks = [_compat.keras_mask(p) for p in flat]
-        if any(m is not None for m in masks) and len(flat) > 1:
-            raise ValueError(
-                f"AccumulatingModel: {sum(m is not None for m in masks)} of the model's "
-                f"{len(flat)} outputs carry a Keras mask; each would need its own normaliser. "
-                "Pass the mask as sample_weight instead, or use one output")
+        mask = self._entries(y, flat)
         n = tf.cast(tf.shape(flat[0])[0], tf.float32)
         # Keras tracks each output's loss once per batch; a micro-batch's share of the batch
         # as its weight adds up to the same (rows / 0 on an empty replica shard: weight 0).
@@ -252,12 +286,34 @@ class AccumulatingModel(keras.Model):
         with _compat.output_loss_weight(self, share, y, y_pred):
             loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sw, training=True)
         self.compute_metrics(x, y, y_pred, sample_weight=sw)
-        if masks[0] is not None:  # one output: Keras divided by its unmasked entries
-            check_masked_penalties(self.model)
-            d = tf.reduce_sum(tf.cast(masks[0], tf.float32))
+        if mask is not None:  # one output: Keras divided by its unmasked entries
+            check_masked_penalties(self.model, self.losses, x)
+            d = tf.reduce_sum(tf.cast(mask, tf.float32))
         else:  # Keras divided each output by rows x entries per row: rows suffice
             d = n
         return tf.cast(loss, tf.float32) * d, d
+
+    def _entries(self, y, flat):
+        """The entries Keras's loss averages the one output `flat[0]` over: its Keras mask,
+        and under a loss's `ignore_class` the targets of other classes (Keras's own rule,
+        `sparse_categorical_crossentropy`); None for every entry."""
+        masks = [_compat.keras_mask(p) for p in flat]
+        ignore = [c for c in (getattr(fn, "ignore_class", None) for fn in tf.nest.flatten(self.loss))
+                  if c is not None]
+        if len(flat) > 1 and (ignore or any(m is not None for m in masks)):
+            raise ValueError(
+                f"AccumulatingModel: {sum(m is not None for m in masks)} of the model's "
+                f"{len(flat)} outputs carry a Keras mask, and {len(ignore)} loss(es) an "
+                "ignore_class; the masked output would need its own normaliser besides the "
+                "others'. Pass the mask as sample_weight instead, or use one output")
+        mask = masks[0]
+        if ignore:
+            y = tf.nest.flatten(y)[0]
+            if y.shape.rank == flat[0].shape.rank and y.shape[-1] == 1:
+                y = tf.squeeze(y, -1)
+            valid = tf.not_equal(y, tf.cast(ignore[0], y.dtype))
+            mask = valid if mask is None else tf.logical_and(tf.cast(mask, tf.bool), valid)
+        return mask
 
     def _resolve_jit(self):
         if self.jit_compile_option != "auto":

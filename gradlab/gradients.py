@@ -91,6 +91,7 @@ def loss_terms(model, loss_fn, x, y, rule="examples", sample_weight=None):
     pred = model(x, training=True)
     loss = tf.cast(_reduced(loss_fn, y, pred, sample_weight, model.losses), tf.float32)
     if rule == "mask":
+        check_masked_penalties(model, model.losses, x)  # traced: the add_loss terms are known
         d = tf.reduce_sum(tf.cast(_masks(pred)[0], tf.float32))
     else:
         d = tf.cast(tf.shape(tf.nest.flatten(x)[0])[0], tf.float32)
@@ -126,6 +127,11 @@ def _find_rule(model, loss_fn, x, y):
             f"{len(masks)} outputs carry Keras masks: one update has one normaliser, so a loss "
             "that averages each output over its own unmasked entries cannot be split exactly. "
             "Pass the masks as sample_weight with a per-example loss, or use accum_steps=1")
+    if getattr(loss_fn, "ignore_class", None) is not None:
+        raise ValueError(
+            f"{type(loss_fn).__name__}(ignore_class={loss_fn.ignore_class!r}) averages over the "
+            "entries of other classes, which a split counts only in AccumulatingModel's fit; "
+            "here pass sample_weight = (y != ignore_class) with a per-example loss instead")
     if isinstance(loss_fn, keras.losses.Loss) and loss_fn.reduction not in ("none", None):
         return "mask" if masks else "examples"
     value = tf.convert_to_tensor(loss_fn(take(y, 0, k), pred))
@@ -147,19 +153,39 @@ def _find_rule(model, loss_fn, x, y):
     return candidates[0]
 
 
-def check_masked_penalties(model):
-    """Raise ValueError if a layer of `model` has an activity regulariser: under the "mask"
-    rule a split weighs each micro-batch by its unmasked entries, while Keras divides an
-    activity penalty by the batch's rows, so the two parts of the loss cannot share one
-    normaliser and the split would be inexact."""
+def check_masked_penalties(model, losses=(), x=None):
+    """Raise ValueError if a penalty of `model` depends on the data: an activity regulariser
+    (any layer), or, while a step is traced, one of `losses` (the model's own, `add_loss`)
+    computed from the micro-batch `x`. Under the "mask" rule a split weighs each micro-batch
+    by its unmasked entries, while Keras averages such a penalty over the batch's rows, so
+    the two parts of the loss cannot share one normaliser and the split would be inexact.
+    Penalties of the weights alone (kernel regularisers) are exact under any split."""
     names = [layer.name for layer in _compat.sublayers(model)
              if getattr(layer, "activity_regularizer", None) is not None]
     if names:
-        raise ValueError(
-            f"layer(s) {', '.join(map(repr, names))} have an activity_regularizer, and the loss "
-            "averages over a Keras mask's unmasked entries: Keras divides the penalty by rows and "
-            "the loss by entries, which one split cannot both reproduce. Pass the mask as "
-            "sample_weight instead (every entry counted), or drop the activity_regularizer")
+        what = f"layer(s) {', '.join(map(repr, names))} have an activity_regularizer"
+    elif x is not None and not tf.executing_eagerly() and _depends_on(losses, tf.nest.flatten(x)):
+        what = "the model adds a loss (add_loss) computed from its inputs"
+    else:
+        return
+    raise ValueError(
+        f"{what}, and the loss averages over a Keras mask's unmasked entries: Keras divides "
+        "the penalty by rows and the loss by entries, which one split cannot both reproduce. "
+        "Pass the mask as sample_weight instead (every entry counted), or drop the penalty")
+
+
+def _depends_on(tensors, sources):
+    """Whether any of the graph tensors `tensors` is computed from one of `sources` (same graph)."""
+    targets = {t.op for t in sources if tf.is_tensor(t)}
+    stack, seen = [t.op for t in tensors if tf.is_tensor(t)], set()
+    while stack:
+        op = stack.pop()
+        if op in targets:
+            return True
+        if op not in seen:
+            seen.add(op)
+            stack.extend(t.op for t in op.inputs)
+    return False
 
 
 def normaliser_of(model, x, rule):

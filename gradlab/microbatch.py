@@ -18,12 +18,19 @@ import numbers
 import numpy as np
 
 
+# Counts reach TensorFlow as int32 (shapes, loop bounds): a larger one would wrap around.
+MAX_COUNT = 2**31 - 1
+
+
 def check_count(name, value, minimum=1):
-    """A positive integer, else a TypeError/ValueError that names `name` and the value."""
+    """A positive integer up to `MAX_COUNT`, else a TypeError/ValueError that names `name`
+    and the value."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be a positive integer, got {value!r} ({type(value).__name__})")
     if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if value > MAX_COUNT:
+        raise ValueError(f"{name} must be at most {MAX_COUNT} (TensorFlow counts in int32), got {value!r}")
     return int(value)
 
 

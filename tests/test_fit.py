@@ -138,6 +138,25 @@ def test_dict_inputs_and_outputs_two_losses():
     assert_same(plain, acc, hp, ha)
 
 
+def test_list_outputs_named_as_keras_names_them():
+    # Keras names per-output logs by the model's output names (digit_loss, ink_mae), not by
+    # the loss functions; the same metric on both outputs must not collapse into one key
+    x, y = mnist()
+
+    def heads(seed=0):
+        keras.utils.set_random_seed(seed)
+        inputs = keras.Input((784,))
+        h = keras.layers.Dense(16, activation="relu")(inputs)
+        return keras.Model(inputs, [keras.layers.Dense(10, name="digit")(h),
+                                    keras.layers.Dense(1, name="ink")(h)])
+    plain, acc = twins(heads, 4, loss=["mse", "mse"], metrics=[["mae"], ["mae"]])
+    targets = [keras.utils.to_categorical(y, 10), x.mean(axis=1, keepdims=True)]
+    hp, ha = fit_both(plain, acc, x, targets, validation_data=(x[:120], [t[:120] for t in targets]))
+    assert set(ha) - {"skipped_updates"} == set(hp)
+    assert {"digit_loss", "ink_loss", "digit_mae", "ink_mae", "val_ink_mae"} <= set(hp)
+    assert_same(plain, acc, hp, ha)
+
+
 def embedding_model(seed=0):
     keras.utils.set_random_seed(seed)
     return keras.Sequential([keras.Input((28,), dtype="int32"), keras.layers.Embedding(16, 8),
@@ -220,6 +239,57 @@ def test_masked_per_token_loss():
     plain, acc = twins(sequence_model, 4, optimizer=lambda: keras.optimizers.SGD(0.5))
     hp, ha = fit_both(plain, acc, rows[:, 14], rows[:, 15])
     assert_same(plain, acc, hp, ha)
+
+
+def test_ignore_class_divides_by_the_other_entries():
+    # Keras's SparseCategoricalCrossentropy(ignore_class=0) averages over the targets of
+    # other classes (here 52-100% of a row's 28 pixels): each micro-batch counts its own
+    # (measured before: 2.7e-3 off at accum_steps=4, as it weighed micro-batches by rows)
+    x, _ = mnist()
+    rows = x.reshape(-1, 28, 28)
+    tokens = np.minimum((rows[:, 15] * 16).astype("int32"), 15)
+
+    def per_pixel(seed=0):
+        keras.utils.set_random_seed(seed)
+        return keras.Sequential([keras.Input((28, 1)), keras.layers.Dense(8, activation="relu"),
+                                 keras.layers.Dense(16)])
+    loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0)
+    plain, acc = twins(per_pixel, 4, optimizer=lambda: keras.optimizers.SGD(0.5), loss=loss)
+    assert_same(plain, acc, *fit_both(plain, acc, rows[:, 14, :, None], tokens))
+
+
+def test_masked_output_with_an_add_loss_from_its_inputs_refused():
+    # the same mismatch as an activity regulariser, from a layer's own add_loss (measured
+    # 1.3e-5 off in float64 before it was refused); a kernel regulariser stays exact
+    class ActivationPenalty(keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.supports_masking = True  # the mask passes through to the output
+
+        def call(self, h):
+            self.add_loss(1e-2 * keras.ops.mean(keras.ops.square(h)))
+            return h
+
+    keras.utils.set_random_seed(0)
+    inputs = keras.Input((28,), dtype="int32")
+    h = ActivationPenalty()(keras.layers.Embedding(16, 8, mask_zero=True)(inputs))
+    acc = AccumulatingModel(keras.Model(inputs, keras.layers.Dense(16)(h)), accum_steps=4, jit_compile=False)
+    acc.compile(optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    rows = np.minimum((mnist(60)[0].reshape(-1, 28, 28) * 16).astype("int32"), 15)
+    before = acc.get_weights()
+    with pytest.raises(ValueError, match="add_loss"):
+        acc.fit(rows[:, 14], rows[:, 15], batch_size=BATCH, verbose=0)
+    assert int(acc.optimizer.iterations) == 0
+    for a, b in zip(acc.get_weights(), before):
+        np.testing.assert_array_equal(a, b)
+
+    def regularised(seed=0):
+        keras.utils.set_random_seed(seed)
+        inputs = keras.Input((28,), dtype="int32")
+        h = keras.layers.Embedding(16, 8, mask_zero=True)(inputs)
+        return keras.Model(inputs, keras.layers.Dense(16, kernel_regularizer=keras.regularizers.L2(1e-2))(h))
+    plain, acc = twins(regularised, 4, optimizer=lambda: keras.optimizers.SGD(0.5))
+    assert_same(plain, acc, *fit_both(plain, acc, rows[:, 14], rows[:, 15]))
 
 
 def per_example_of_sequence(y, pred):
@@ -359,9 +429,10 @@ def test_mirrored_uneven_split_is_exact_where_keras_is_not():
     # the history is the synced metrics', not the last step's replica average
     history = results["gradlab"][1]
     assert history["skipped_updates"] == [0.0, 0.0]
-    # (measured: equal; the last step's replica average was 1.1e-6 off in loss)
+    # (measured: equal on one machine, 1.8e-7 relative on another, where oneDNN sums in
+    # another order; the last step's replica average was 1.1e-6 off, 5.7e-7 relative)
     for key in ("loss", "accuracy"):
-        np.testing.assert_allclose(history[key], single_history[key], rtol=1e-7, err_msg=key)
+        np.testing.assert_allclose(history[key], single_history[key], rtol=4e-7, err_msg=key)
 
 
 def test_mirrored_batch_smaller_than_replicas():
@@ -382,6 +453,34 @@ def test_mirrored_batch_smaller_than_replicas():
         acc.fit(x, y, batch_size=5, epochs=1, shuffle=False, verbose=0)
     assert int(acc.optimizer.iterations.numpy()) == 3
     assert max_abs_diff(acc.get_weights(), single.get_weights()) < 1e-5
+
+
+def test_mirrored_per_output_losses_are_the_global_batch_means():
+    # Keras's per-output trackers multiply a replica's loss back by the replicas (which it
+    # no longer divides by here) and weigh replicas equally: measured 2x the loss, and
+    # val_*_loss 5e-3 off on uneven shards, before both were fixed
+    x, y = mnist()
+    rng = np.random.default_rng(1)
+    inputs = {"pixels": x, "extra": rng.normal(size=(len(x), 3)).astype("float32")}
+    targets = {"digit": y, "ink": x.mean(axis=1, keepdims=True)}
+    val = ({k: v[:131] for k, v in inputs.items()}, {k: v[:131] for k, v in targets.items()})
+    compile_kw = lambda: dict(loss={"digit": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                                    "ink": "mse"}, loss_weights={"digit": 1.0, "ink": 3.0})
+    single = two_heads()
+    single.compile(optimizer=keras.optimizers.SGD(0.1), **compile_kw())
+    initial = single.get_weights()
+    expected = single.fit(inputs, targets, batch_size=BATCH, epochs=1, shuffle=False, verbose=0,
+                          validation_data=val).history
+    with distribute.make_distribution(DEVICES).scope():
+        inner = two_heads()
+        inner.set_weights(initial)
+        acc = AccumulatingModel(inner, accum_steps=3)
+        acc.compile(optimizer=keras.optimizers.SGD(0.1), **compile_kw())
+        history = acc.fit(inputs, targets, batch_size=BATCH, epochs=1, shuffle=False, verbose=0,
+                          validation_data=val).history
+    assert max_abs_diff(acc.get_weights(), single.get_weights()) < 1e-5
+    for key in ("digit_loss", "ink_loss", "loss", "val_digit_loss", "val_ink_loss", "val_loss"):
+        np.testing.assert_allclose(history[key], expected[key], rtol=1e-5, err_msg=key)
 
 
 def test_multi_worker_fit_two_processes():
@@ -472,10 +571,13 @@ def test_non_finite_update_is_skipped_and_counted_under_mirrored():
 
 def test_terminate_on_nan_still_works():
     x, y = mnist(240)
-    x[130] = np.nan  # batch 3 of 4
+    # a NaN weight, not a NaN pixel: oneDNN's fused MatMul+Relu (graph mode, some CPUs) maps
+    # relu(NaN) to 0, so a NaN pixel gives a finite loss and only a NaN gradient
+    weights = np.ones(len(x), "float32")
+    weights[130] = np.nan  # batch 3 of 4
     _, acc = twins(mlp, 4)
-    history = acc.fit(x, y, batch_size=BATCH, epochs=3, verbose=0, shuffle=False,
-                      callbacks=[keras.callbacks.TerminateOnNaN()]).history
+    history = acc.fit(x, y, sample_weight=weights, batch_size=BATCH, epochs=3, verbose=0,
+                      shuffle=False, callbacks=[keras.callbacks.TerminateOnNaN()]).history
     assert len(history["loss"]) == 1 and acc.stop_training
     assert int(acc.optimizer.iterations) == 2  # batches 1 and 2 applied, batch 3 skipped
 
@@ -505,6 +607,7 @@ def test_auto_falls_back_once_where_xla_cannot_compile():
     (dict(accum_steps=0), ValueError, "0"),
     (dict(accum_steps=2.5), TypeError, "2.5"),
     (dict(accum_steps=True), TypeError, "True"),
+    (dict(accum_steps=2**32), ValueError, "4294967296"),  # would wrap around in int32
     (dict(clip_norm=-1.0), ValueError, "-1.0"),
     (dict(clip_norm="big"), TypeError, "'big'"),
     (dict(batchnorm="global"), ValueError, "'global'"),
@@ -514,6 +617,39 @@ def test_bad_arguments_at_construction(kwargs, error, word):
     kwargs = {"model": mlp(), "accum_steps": 4, **kwargs}
     with pytest.raises(error, match=word):
         AccumulatingModel(**kwargs)
+
+
+def test_unbuilt_model_is_built_from_the_first_batch(tmp_path):
+    # a Sequential without an Input: Keras builds it while tracing its step; the wrapper is
+    # built before, so that callbacks asking model.built (BackupAndRestore) accept it
+    x, y = mnist()
+
+    def unbuilt(seed=0):
+        keras.utils.set_random_seed(seed)
+        return keras.Sequential([keras.layers.Dense(32, activation="relu"), keras.layers.Dense(10)])
+    keras.utils.set_random_seed(0)
+    plain = unbuilt()
+    plain.compile(optimizer=keras.optimizers.SGD(0.1),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    acc = AccumulatingModel(unbuilt(), accum_steps=4, jit_compile=False)
+    acc.compile(optimizer=keras.optimizers.SGD(0.1),
+                loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    assert not acc.built
+    hp, ha = fit_both(plain, acc, x, y, epochs=1)  # same seed, same initial weights
+    assert acc.built
+    assert_same(plain, acc, hp, ha)
+    backup = keras.callbacks.BackupAndRestore(str(tmp_path / "backup"))
+    acc.fit(x, y, batch_size=BATCH, epochs=1, verbose=0, callbacks=[backup])
+
+
+def test_a_model_overriding_compute_loss_refused():
+    class Custom(keras.Model):
+        def compute_loss(self, *args, **kwargs):
+            return super().compute_loss(*args, **kwargs) * 2.0
+
+    inputs = keras.Input((4,))
+    with pytest.raises(ValueError, match="overrides compute_loss"):
+        AccumulatingModel(Custom(inputs, keras.layers.Dense(2)(inputs)), accum_steps=2)
 
 
 def test_summing_loss_refused_before_any_update():

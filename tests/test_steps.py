@@ -150,6 +150,37 @@ def test_a_masked_output_with_an_activity_regulariser_is_refused():
     _close(before, s.model.get_weights(), rtol=0, atol=0)
 
 
+def test_a_masked_output_with_an_add_loss_from_its_inputs_is_refused():
+    class ActivationPenalty(keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.supports_masking = True  # the mask passes through to the output
+
+        def call(self, h):
+            self.add_loss(1e-2 * keras.ops.mean(keras.ops.square(h)))
+            return h
+
+    keras.utils.set_random_seed(0)
+    tokens = keras.Input((6,), dtype="int32")
+    h = ActivationPenalty()(keras.layers.Embedding(10, 4, mask_zero=True)(tokens))
+    s = gl.make_strategy("fused", keras.Model(tokens, keras.layers.Dense(5)(h)), CE, "sgd", accum_steps=3)
+    x, y = _tokens()
+    before = s.model.get_weights()
+    with pytest.raises(ValueError, match="add_loss"):
+        s.step(x, y)
+    _close(before, s.model.get_weights(), rtol=0, atol=0)
+    assert int(s.optimizer.iterations.numpy()) == 0
+
+
+def test_ignore_class_is_refused_with_a_way_out():
+    x, y = _data()
+    loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=0)
+    s = gl.make_strategy("fused", _mlp(), loss, "sgd", accum_steps=3)
+    with pytest.raises(ValueError, match=r"ignore_class=0\).*AccumulatingModel's fit"):
+        s.step(x, y)
+    assert int(s.optimizer.iterations.numpy()) == 0
+
+
 # -- 4. the trainable set changes between steps -------------------------------------------------
 def test_freezing_is_followed_and_unfreezing_names_the_layer():
     x, y = _data()
