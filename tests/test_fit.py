@@ -18,7 +18,7 @@ import gradlab as gl
 from gradlab import distribute
 from gradlab.data import load_mnist
 from gradlab.fit import AccumulatingModel
-from conftest import DEVICES
+from conftest import DEVICES, ActivationPenalty
 
 N = 611          # 10 batches of 60 and a short last batch of 11
 BATCH = 60
@@ -261,15 +261,6 @@ def test_ignore_class_divides_by_the_other_entries():
 def test_masked_output_with_an_add_loss_from_its_inputs_refused():
     # the same mismatch as an activity regulariser, from a layer's own add_loss (measured
     # 1.3e-5 off in float64 before it was refused); a kernel regulariser stays exact
-    class ActivationPenalty(keras.layers.Layer):
-        def __init__(self):
-            super().__init__()
-            self.supports_masking = True  # the mask passes through to the output
-
-        def call(self, h):
-            self.add_loss(1e-2 * keras.ops.mean(keras.ops.square(h)))
-            return h
-
     keras.utils.set_random_seed(0)
     inputs = keras.Input((28,), dtype="int32")
     h = ActivationPenalty()(keras.layers.Embedding(16, 8, mask_zero=True)(inputs))

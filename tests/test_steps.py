@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 
 import gradlab as gl
-from tests.conftest import DEVICES
+from tests.conftest import DEVICES, ActivationPenalty
 
 CE = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 ONE_DEVICE = ["large_batch", "host_average", "accumulate", "fused"]
@@ -151,15 +151,6 @@ def test_a_masked_output_with_an_activity_regulariser_is_refused():
 
 
 def test_a_masked_output_with_an_add_loss_from_its_inputs_is_refused():
-    class ActivationPenalty(keras.layers.Layer):
-        def __init__(self):
-            super().__init__()
-            self.supports_masking = True  # the mask passes through to the output
-
-        def call(self, h):
-            self.add_loss(1e-2 * keras.ops.mean(keras.ops.square(h)))
-            return h
-
     keras.utils.set_random_seed(0)
     tokens = keras.Input((6,), dtype="int32")
     h = ActivationPenalty()(keras.layers.Embedding(10, 4, mask_zero=True)(tokens))
