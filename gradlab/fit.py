@@ -231,9 +231,13 @@ class AccumulatingModel(keras.Model):
             # and multiply the float32 sums by m: the same sums, in float16's range.
             m = tf.cast(tf.maximum(-(-rows // self.accum_steps), 1), tf.float32)  # rows per micro
             micro = lambda part: tuple(v / m for v in self._micro_sums(part, batch_rows))
+        run = lambda: engine.loop_sum(micro, parts, variables, self.accum_steps,
+                                      scale_loss=self.optimizer.scale_loss)
         with self._window.recording():
-            sums = engine.loop_sum(micro, parts, variables, self.accum_steps,
-                                   scale_loss=self.optimizer.scale_loss)
+            # A replica's empty shard (a last batch of fewer rows than replicas) runs no
+            # micro-batch: BatchNormalization's moments of no rows are NaN, and NaN * 0 in its
+            # gradient would skip the whole update.
+            sums = _unless_empty(rows, run, variables) if distributed else run()
         if m is not None:
             sums = engine.Sums(sums.loss * m, [None if g is None else g * m for g in sums.grads],
                                sums.norm * m)
@@ -321,6 +325,26 @@ class AccumulatingModel(keras.Model):
         if self._distributed():
             return False
         return xla_by_default(self.model)
+
+
+def _unless_empty(rows, run, variables):
+    """`run()` (Sums) if `rows` > 0, else zero sums with the same gradients None, one tf.cond."""
+    connected = []
+
+    def full():
+        s = run()
+        connected.extend((j, g.dtype) for j, g in enumerate(s.grads) if g is not None)
+        return s.loss, s.norm, [s.grads[j] for j, _ in connected]
+
+    def empty():
+        return (tf.constant(0.0), tf.constant(0.0),
+                [tf.zeros(variables[j].shape, dtype) for j, dtype in connected])
+
+    loss, norm, grads = tf.cond(rows > 0, full, empty)
+    out = [None] * len(variables)
+    for (j, _), g in zip(connected, grads):
+        out[j] = g
+    return engine.Sums(loss, out, norm)
 
 
 def _xla_refusal(step, iterator, rows):

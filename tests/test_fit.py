@@ -446,6 +446,22 @@ def test_mirrored_batch_smaller_than_replicas():
     assert max_abs_diff(acc.get_weights(), single.get_weights()) < 1e-5
 
 
+def test_mirrored_empty_shard_with_batchnorm_still_updates():
+    # the last batch (1 row) leaves one replica nothing: it runs no micro-batch (its
+    # BatchNormalization moments of no rows were NaN, and the whole update was skipped)
+    x, y = mnist(11)
+    with distribute.make_distribution(DEVICES).scope():
+        keras.utils.set_random_seed(0)
+        inner = keras.Sequential([keras.Input((784,)), keras.layers.Dense(8),
+                                  keras.layers.BatchNormalization(), keras.layers.Dense(10)])
+        acc = AccumulatingModel(inner, accum_steps=2)
+        acc.compile(optimizer=keras.optimizers.SGD(0.5),
+                    loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        history = acc.fit(x, y, batch_size=5, epochs=1, shuffle=False, verbose=0).history
+    assert history["skipped_updates"] == [0.0] and int(acc.optimizer.iterations.numpy()) == 3
+    assert all(np.isfinite(w).all() for w in acc.get_weights())
+
+
 def test_mirrored_per_output_losses_are_the_global_batch_means():
     # Keras's per-output trackers multiply a replica's loss back by the replicas (which it
     # no longer divides by here) and weigh replicas equally: measured 2x the loss, and
