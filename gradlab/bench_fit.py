@@ -12,7 +12,7 @@ AccumulatingModel is), with none of gradlab's code and none of its guarantees (e
 splits only, no guard, no metrics). `loop_to_plain` is what running b rows at a time costs
 on this machine whoever writes the loop; `ratio_to_loop` is what gradlab adds to it.
 
-All three do the same work per epoch: the same examples, the same number of updates
+Every contender does the same work per epoch: the same examples, the same number of updates
 (Keras's accumulation takes N fit steps per update, the others one). Plain `fit` at the
 large batch is the limit: no accumulation at all. Rounds are interleaved (each round times
 one epoch of every contender, in rotated order), so a slow moment of a shared machine hits
