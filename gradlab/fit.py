@@ -357,7 +357,10 @@ def _xla_refusal(step, iterator, rows):
     zeros = tf.nest.map_structure(
         lambda s: tf.zeros([rows if d is None else d for d in s.shape], s.dtype), spec)
     try:
-        tf.function(step, jit_compile=True).experimental_get_compiler_ir(zeros)(stage="hlo")
+        # autograph=False: traced as Keras traces the step (do_not_convert); converting it
+        # took 2 s of the MLP's first fit
+        probe = tf.function(step, jit_compile=True, autograph=False)
+        probe.experimental_get_compiler_ir(zeros)(stage="hlo")
     except (tf.errors.InvalidArgumentError, tf.errors.UnimplementedError, ValueError) as e:
         message = str(e).strip()
         if "XLA" not in message:  # not XLA's refusal (a bad batch...): fit will say so

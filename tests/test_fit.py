@@ -8,6 +8,7 @@ by sqrt(v): where a gradient is tiny its rounding is amplified, so Adam cases as
 (still two orders below one update's size, lr 1e-3).
 """
 import math
+import sys
 
 import keras
 import numpy as np
@@ -606,6 +607,25 @@ def test_auto_falls_back_once_where_xla_cannot_compile():
         hp, ha = fit_both(plain, acc, x, y)
     assert not acc.jit_compile
     assert_same(plain, acc, hp, ha)
+
+
+def test_auto_probes_xla_as_keras_traces_the_step_without_autograph():
+    # Keras traces its step with autograph off (do_not_convert). The XLA probe traces it the
+    # same way: converted by autograph, the step's code would run from generated source, and
+    # the MLP's first fit took 3.2 s where it now takes 1.3 s (measured).
+    files = []
+
+    class Recording(AccumulatingModel):
+        def _micro_sums(self, part, batch_rows):
+            files.append(sys._getframe().f_code.co_filename)
+            return super()._micro_sums(part, batch_rows)
+
+    acc = Recording(mlp(), accum_steps=4)
+    acc.compile(optimizer=keras.optimizers.SGD(0.1), loss="sparse_categorical_crossentropy")
+    x, y = mnist(64)
+    acc.fit(x, y, batch_size=32, epochs=1, verbose=0)
+    assert acc._xla_probed and acc.jit_compile
+    assert len(files) >= 4 and set(files) == {__file__}  # probe and Keras's trace alike
 
 
 # ---------------------------------------------------------------- bad arguments
