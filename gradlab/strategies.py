@@ -59,7 +59,9 @@ def make_strategy(name, model, loss_fn, optimizer, accum_steps=1, devices=None, 
             `keras.losses.SparseCategoricalCrossentropy()`, or a Keras loss name. A loss that
             returns a scalar must be a mean per example (or per unmasked entry, for an
             output with a Keras mask); gradlab checks this on the first batch, before any
-            update, and refuses anything else (a sum) with a ValueError.
+            update, and refuses anything else (a sum) with a ValueError. It is traced
+            without autograph, as Keras's `fit` traces its step: Python `if` or `for` on a
+            tensor raises; write `tf.where` or `tf.cond`.
         optimizer: a Keras optimizer, a zero-argument callable that builds one, or a name.
         accum_steps: micro-batches per update (a batch with fewer examples makes one
             micro-batch per example).
