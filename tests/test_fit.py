@@ -81,6 +81,16 @@ def assert_same(plain, acc, h_plain, h_acc, atol=1e-5, rtol=1e-5):
         np.testing.assert_allclose(h_acc[key], values, rtol=rtol, atol=atol, err_msg=key)
 
 
+def assert_fit_refused(acc, match, x, y):
+    """`acc.fit(x, y)` raises a ValueError matching `match` and changes no weight or counter."""
+    before = acc.get_weights()
+    with pytest.raises(ValueError, match=match):
+        acc.fit(x, y, batch_size=BATCH, verbose=0)
+    assert int(acc.optimizer.iterations) == 0
+    for a, b in zip(acc.get_weights(), before):
+        np.testing.assert_array_equal(a, b)
+
+
 # ---------------------------------------------------------------- the large batch, exactly
 # 16: the last batch (11) has fewer rows than micro-batches. "auto": XLA, the default here.
 @pytest.mark.parametrize("accum_steps, jit_compile", [(4, "auto"), (16, False)])
@@ -268,12 +278,7 @@ def test_masked_output_with_an_add_loss_from_its_inputs_refused():
     acc = AccumulatingModel(keras.Model(inputs, keras.layers.Dense(16)(h)), accum_steps=4, jit_compile=False)
     acc.compile(optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     rows = np.minimum((mnist(60)[0].reshape(-1, 28, 28) * 16).astype("int32"), 15)
-    before = acc.get_weights()
-    with pytest.raises(ValueError, match="add_loss"):
-        acc.fit(rows[:, 14], rows[:, 15], batch_size=BATCH, verbose=0)
-    assert int(acc.optimizer.iterations) == 0
-    for a, b in zip(acc.get_weights(), before):
-        np.testing.assert_array_equal(a, b)
+    assert_fit_refused(acc, "add_loss", rows[:, 14], rows[:, 15])
 
     def regularised(seed=0):
         keras.utils.set_random_seed(seed)
@@ -313,12 +318,8 @@ def test_two_masked_outputs_refused_at_the_first_batch():
     acc = AccumulatingModel(model, accum_steps=4, jit_compile=False)
     acc.compile(optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     rows = np.minimum((mnist(60)[0].reshape(-1, 28, 28) * 16).astype("int32"), 15)
-    before = acc.get_weights()
-    with pytest.raises(ValueError, match="2 of the model's 2 outputs carry a Keras mask"):
-        acc.fit(rows[:, 14], [rows[:, 15], rows[:, 13]], batch_size=BATCH, verbose=0)
-    assert int(acc.optimizer.iterations) == 0
-    for a, b in zip(acc.get_weights(), before):
-        np.testing.assert_array_equal(a, b)
+    assert_fit_refused(acc, "2 of the model's 2 outputs carry a Keras mask",
+                       rows[:, 14], [rows[:, 15], rows[:, 13]])
 
 
 def test_masked_output_with_an_activity_regulariser_refused_at_the_first_batch():
@@ -331,12 +332,7 @@ def test_masked_output_with_an_activity_regulariser_refused_at_the_first_batch()
     acc = AccumulatingModel(keras.Model(inputs, keras.layers.Dense(16)(h)), accum_steps=4, jit_compile=False)
     acc.compile(optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     rows = np.minimum((mnist(60)[0].reshape(-1, 28, 28) * 16).astype("int32"), 15)
-    before = acc.get_weights()
-    with pytest.raises(ValueError, match="'penalised' have an activity_regularizer"):
-        acc.fit(rows[:, 14], rows[:, 15], batch_size=BATCH, verbose=0)
-    assert int(acc.optimizer.iterations) == 0
-    for a, b in zip(acc.get_weights(), before):
-        np.testing.assert_array_equal(a, b)
+    assert_fit_refused(acc, "'penalised' have an activity_regularizer", rows[:, 14], rows[:, 15])
 
 
 def test_clip_norm_once_per_update_is_keras_global_clipnorm():
