@@ -16,5 +16,5 @@ from .microbatch import split_sizes, micro_batches  # noqa: E402
 from .towers import average_gradients, tower_devices  # noqa: E402
 from .strategies import STRATEGIES, make_strategy  # noqa: E402
 from . import gradients  # noqa: E402,F401
-from .steps import Step  # noqa: E402,F401
+from .strategy import Step, Strategy  # noqa: E402,F401
 from .fit import AccumulatingModel  # noqa: E402

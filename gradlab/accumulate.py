@@ -19,14 +19,7 @@ from typing import NamedTuple
 import tensorflow as tf
 
 from .gradients import densify, loss_terms
-
-# Loop iterations that may run at once (XLA runs them one by one). Measured on 2 CPU cores:
-# 2 is ~25% faster than 1 (one micro-batch's forward pass overlaps the previous one's
-# backward pass), and peak memory stays flat at about two micro-batches whatever
-# accum_steps is; 10 (tf.while_loop's default) is ~15% faster again on tiny micro-batches,
-# but memory then grows with accum_steps (conv, b=32: 22 MB at N=2, 76 MB at N=32).
-PARALLEL_ITERATIONS = 2
-
+from .microbatch import split_sizes
 
 class Sums(NamedTuple):
     """`loss` = sum of S_i, `grads` = sum of dS_i/dw (None where S never reaches w), `norm` = sum of D_i."""
@@ -35,63 +28,61 @@ class Sums(NamedTuple):
     norm: tf.Tensor
 
 
-def micro_sums(micro, part, variables, scale_loss=None):
-    """`Sums` of one micro-batch: `micro(part) -> (S, D)` and the gradient of S.
+def micro_sums(micro, part, variables, scale_loss=None, unit=1.0):
+    """`Sums` of one micro-batch, `micro(part) -> (S, D)`, and the gradient of S, all in
+    units of `unit`.
 
-    `scale_loss` (a LossScaleOptimizer's) scales S before differentiating; the optimizer
-    unscales once per update.
+    `unit` cancels in G / D; it keeps float16 gradients at Keras's scale: with `unit` = the
+    update's normaliser, a micro-batch's gradient is the large batch's share of it, not D_i
+    times larger (a LossScaleOptimizer would skip updates Keras's does not). `scale_loss`
+    (a LossScaleOptimizer's) scales S before differentiating; the optimizer unscales once.
     """
     with tf.GradientTape() as tape:
         s, d = micro(part)
-        # A micro-batch of no rows (a replica's empty shard, or the short last micro-batch
-        # where none is left) adds 0: its mean is 0/0, and Keras's loss may even be shaped [0].
-        s = tf.where(d > 0, tf.reduce_sum(tf.cast(s, tf.float32)), 0.0)
+        # A micro-batch of no rows (a replica's empty shard) adds 0: its mean is 0/0, and
+        # Keras's loss may even be shaped [0].
+        s = tf.where(d > 0, tf.reduce_sum(tf.cast(s, tf.float32)), 0.0) / unit
         target = s if scale_loss is None else scale_loss(s)
     grads = densify(tape.gradient(target, variables))
-    return Sums(s, grads, tf.cast(d, tf.float32))
+    return Sums(s, grads, tf.cast(d, tf.float32) / unit)
 
 
-def loop_sum(micro, parts, variables, accum_steps, sizes=None, scale_loss=None):
+def loop_sum(micro, parts, variables, accum_steps, scale_loss=None, unit=1.0, overlap=1):
     """`Sums` over the micro-batches of `parts`, all in one compiled `tf.while_loop`.
 
-    Call inside `tf.function`. Every micro-batch has a static shape, which XLA needs, and an
-    iteration takes its gradient inside the loop, so its activations are freed before the
-    next micro-batch's are made.
+    The split is `split_sizes(B, accum_steps)` (`[3, 3, 2, 2]` for 10 rows in 4), made
+    statically when B is known at trace time and at run time when it is not (`model.fit`
+    traces with an unknown batch dimension: one trace serves every B). No micro-batch is
+    ever empty or padded, so only real rows reach the model, its metrics and XLA.
+    Call inside `tf.function`.
 
     Args:
         micro: `micro(part) -> (S, D)`, called under a GradientTape in the loop body.
         parts: a nest of tensors sharing a first (batch) dimension: x, y, weights...
         variables: what to differentiate.
-        accum_steps: micro-batches per update.
-        sizes: static micro-batch sizes (`split_sizes`): runs of equal sizes are reshaped to
-            `[count, n, ...]`. None when the batch dimension is unknown at trace time
-            (`model.fit`): then B rows run as micro-batches of `m = ceil(B / accum_steps)`
-            rows and one shorter last one, `B - m * (B // m)` rows, if any (at most
-            `accum_steps` micro-batches; no padding, so nothing but real rows reaches the
-            model, its metrics or its BatchNorm statistics). One trace serves every B. The
-            same split is made when None is passed but the batch dimension is known.
-        scale_loss: see `micro_sums`.
+        accum_steps: micro-batches per update (at most B of them).
+        scale_loss, unit: see `micro_sums`.
+        overlap: micro-batches whose activations may be alive at once (the loop's
+            `parallel_iterations`). 1 holds one micro-batch, the memory accumulation is for;
+            2 lets one forward pass overlap the previous backward pass (about 25% faster on
+            2 CPU cores, twice the activations).
     Returns:
         `Sums`; gradients that are None in the first micro-batch are None.
     """
-    one = lambda part: micro_sums(micro, part, variables, scale_loss)
+    parts = tf.nest.map_structure(tf.convert_to_tensor, parts)
+    one = lambda part: micro_sums(micro, part, variables, scale_loss, unit)
+    rows = batch_rows(parts)
+    k = _max(_min(rows, accum_steps), 1)  # 1 for an empty replica shard: one empty micro-batch
+    q, r = rows // k, rows % k            # r micro-batches of q + 1 rows, then k - r of q
+    first_rows = q + _cast(r > 0)
+    count_a, count_b = _max(r - 1, 0), k - _max(r, 1)
+    start_b = first_rows + count_a * (q + 1)
+    stack_a = tf.nest.map_structure(lambda p: _reshape(p[first_rows:start_b], count_a, q + 1), parts)
+    stack_b = tf.nest.map_structure(lambda p: _reshape(p[start_b:], count_b, q), parts)
     take = lambda stack, i: tf.nest.map_structure(lambda s: tf.gather(s, i), stack)
-    rows = tf.nest.flatten(parts)[0].shape[0]
-    if sizes is None and rows:  # known after all (a dataset that divides evenly, XLA's probe)
-        sizes = _ceil_sizes(rows, accum_steps)
-    if sizes is None:
-        first, stack, count, last = _split_unknown(parts, accum_steps)
-        short = tf.cast(tf.shape(tf.nest.flatten(last)[0])[0] > 0, tf.int32)  # 0 or 1 of them
-        return _loop(one(first), [(lambda i: one(take(stack, i)), 0, count),
-                                  (lambda i: one(last), 0, short)])
-    loops, first = [], None
-    for k, (o, n, count) in enumerate(_runs(sizes)):
-        stack = tf.nest.map_structure(lambda p, o=o, n=n, count=count: _stack(p, o, n, count), parts)
-        step = lambda i, stack=stack: one(take(stack, i))
-        if k == 0:
-            first = step(0)
-        loops.append((step, 1 if k == 0 else 0, count))
-    return _loop(first, loops)
+    first = one(tf.nest.map_structure(lambda p: p[:first_rows], parts))
+    return _loop(first, [(lambda i: one(take(stack_a, i)), count_a),
+                         (lambda i: one(take(stack_b, i)), count_b)], overlap)
 
 
 class Accumulators:
@@ -136,23 +127,28 @@ def fused_grads(model, loss_fn, x, y, sizes, sample_weight=None, rule="examples"
 
         loss, grads = S / D, G / D   with   (S, G, D) = loop_sum(loss_terms, ...)
 
-    Call inside `tf.function`. `sizes` are static micro-batch sizes (a list, or a tensor whose
-    value is known at trace time).
+    Call inside `tf.function`. `sizes` must be `split_sizes(B, len(sizes))`, the one split
+    gradlab makes (a list, or a tensor whose value is known at trace time).
     """
     static = tf.get_static_value(sizes) if tf.is_tensor(sizes) else sizes
     if static is None:
         raise ValueError(f"sizes must be known at trace time (static shapes), got {sizes!r}")
+    static = [int(n) for n in static]
+    if static != split_sizes(sum(static), len(static)):
+        raise ValueError(f"sizes must be split_sizes({sum(static)}, {len(static)}) = "
+                         f"{split_sizes(sum(static), len(static))}, the split gradlab makes; got {static}")
     parts = (x, y) if sample_weight is None else (x, y, sample_weight)
     micro = lambda part: loss_terms(model, loss_fn, part[0], part[1], rule, *part[2:])
-    s = loop_sum(micro, parts, model.trainable_variables, len(static), [int(n) for n in static])
+    s = loop_sum(micro, parts, model.trainable_variables, len(static))
     return s.loss / s.norm, [None if g is None else g / s.norm for g in s.grads]
 
 
-def _loop(first, loops):
-    """Start from `first` (Sums), add `step(i)` for each `(step, start, stop)` in a while loop.
+def _loop(first, loops, overlap=1):
+    """Start from `first` (Sums), add `step(i)` for i < count, for each `(step, count)`.
 
     Which gradients are None is decided once, from `first`, at trace time; every step traces
-    the same graph, so the loop carries exactly the others.
+    the same graph, so the loop carries exactly the others. A count known to be 0 or 1 at
+    trace time makes no loop.
     """
     connected = [j for j, g in enumerate(first.grads) if g is not None]
     loss, norm, acc = first.loss, first.norm, [first.grads[j] for j in connected]
@@ -161,64 +157,43 @@ def _loop(first, loops):
         s = step(i)
         return loss + s.loss, norm + s.norm, [a + s.grads[j] for a, j in zip(acc, connected)]
 
-    for step, start, stop in loops:
+    for step, count in loops:
         # Each loop starts once the micro-batches before it are summed: nothing in a step
         # depends on the sum, so the runtime could start it beside them, and the memory of
         # their activations would add up.
         with tf.control_dependencies([loss, norm, *acc]):
-            if not tf.is_tensor(stop) and stop - start <= 1:  # zero or one micro-batch: no loop
-                if stop > start:
-                    loss, norm, acc = body(start, loss, norm, acc, step)
+            if not tf.is_tensor(count) and count <= 1:
+                if count == 1:
+                    loss, norm, acc = body(0, loss, norm, acc, step)
                 continue
-            i = tf.constant(start) + 0  # + 0: an op, so that it waits for the sum
+            i = tf.constant(0) + 0  # + 0: an op, so that it waits for the sum
         _, loss, norm, acc = tf.while_loop(
-            lambda i, *_: i < stop,
+            lambda i, *_: i < count,
             lambda i, l, d, a, step=step: (i + 1, *body(i, l, d, a, step)),
-            (i, loss, norm, acc), parallel_iterations=PARALLEL_ITERATIONS)
+            (i, loss, norm, acc), parallel_iterations=overlap)
     grads = [None] * len(first.grads)
     for a, j in zip(acc, connected):
         grads[j] = a
     return Sums(loss, grads, norm)
 
 
-def _runs(sizes):
-    """`[(offset, n, count)]`: consecutive micro-batches of equal size n, grouped."""
-    runs, o = [], 0
-    for n in sizes:
-        if runs and runs[-1][1] == n:
-            runs[-1][2] += 1
-        else:
-            runs.append([o, n, 1])
-        o += n
-    return [tuple(r) for r in runs]
+def batch_rows(parts):
+    """The batch dimension: a Python int when known at trace time, else a scalar tensor."""
+    p = tf.nest.flatten(parts)[0]
+    return p.shape[0] if p.shape[0] is not None else tf.shape(p)[0]
 
 
-def _stack(p, o, n, count):
-    """Rows `o : o + n * count` of `p` as a `[count, n, ...]` tensor."""
-    p = tf.convert_to_tensor(p)
-    if o or p.shape[0] != n * count:
-        p = p[o:o + n * count]
-    return _reshape(p, count, n)
+# Split arithmetic on Python ints (static batch: static shapes) or on tensors (unknown batch).
+def _min(a, b):
+    return tf.minimum(a, b) if tf.is_tensor(a) or tf.is_tensor(b) else min(a, b)
 
 
-def _ceil_sizes(rows, accum_steps):
-    """The split `_split_unknown` makes, for `rows` known at trace time: 11, 4 -> [3, 3, 3, 2]."""
-    m = -(-rows // accum_steps)
-    return [m] * (rows // m) + ([rows % m] if rows % m else [])
+def _max(a, b):
+    return tf.maximum(a, b) if tf.is_tensor(a) or tf.is_tensor(b) else max(a, b)
 
 
-def _split_unknown(parts, accum_steps):
-    """`(first, stack, count, last)` for B rows known only at run time, m = ceil(B / accum_steps):
-    `first` is rows `[0, m)`, `stack` the next `count` micro-batches of m rows as
-    `[count, m, ...]`, `last` the remaining `B - m * (B // m)` rows (possibly none)."""
-    rows = tf.shape(tf.nest.flatten(parts)[0])[0]
-    m = tf.maximum((rows + accum_steps - 1) // accum_steps, 1)
-    full = rows // m  # micro-batches of m rows; 0 only when B = 0 (an empty replica shard)
-    count = tf.maximum(full - 1, 0)
-
-    rows_of = lambda lo, hi: tf.nest.map_structure(lambda p: tf.convert_to_tensor(p)[lo:hi], parts)
-    stack = tf.nest.map_structure(lambda p: _reshape(p, count, m), rows_of(m, m + count * m))
-    return rows_of(0, m), stack, count, rows_of(full * m, rows)
+def _cast(condition):
+    return tf.cast(condition, tf.int32) if tf.is_tensor(condition) else int(condition)
 
 
 def add_sums(a, b):

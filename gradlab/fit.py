@@ -27,15 +27,11 @@ import warnings
 import keras
 import tensorflow as tf
 
-from . import _compat, engine
+from . import _compat, engine, normaliser, trainables, xla
 from .batchnorm import NO_WINDOW, WindowMoments, check_mode, check_window
-from .gradients import check_clip_norm, check_masked_penalties
+from .first_batch import first_batch
+from .gradients import check_clip_norm
 from .microbatch import check_count
-from .steps import check_jit_compile, xla_by_default
-
-# Reductions for which Keras's loss is (sum of weighted entries) / (number of entries):
-# the only ones a split can reproduce by summing S_i and D_i.
-MEAN_REDUCTIONS = ("sum_over_batch_size", "mean")
 
 
 @keras.saving.register_keras_serializable(package="gradlab")
@@ -67,26 +63,27 @@ class AccumulatingModel(keras.Model):
     """
 
     def __init__(self, model, accum_steps, clip_norm=None, batchnorm="micro", jit_compile="auto",
-                 **kwargs):
+                 overlap=1, **kwargs):
         if not isinstance(model, keras.Model):
             raise TypeError(f"model must be a keras.Model, got {model!r} ({type(model).__name__})")
         accum_steps = check_count("accum_steps", accum_steps)
+        overlap = check_count("overlap", overlap)
         clip_norm = check_clip_norm(clip_norm)
         check_mode(batchnorm)
-        check_jit_compile(jit_compile)
+        xla.check_jit_compile(jit_compile)
         if batchnorm == "window":
             check_window(model)
             if tf.distribute.has_strategy():
                 raise ValueError("batchnorm='window' runs on one device only; got it inside "
                                  f"{type(tf.distribute.get_strategy()).__name__}.scope()")
-        overridden = [name for name in ("train_step", "compute_loss", "compute_metrics")
+        overridden = [name for name in ("train_step", "test_step", "compute_loss", "compute_metrics")
                       if getattr(type(model), name) is not getattr(keras.Model, name)]
         if overridden:
             raise ValueError(
                 f"model {model.name!r} overrides {', '.join(overridden)}, which "
-                "AccumulatingModel's fit would not call (it splits Keras's own loss): plain fit "
-                "would train it differently. Move the extra terms into the model (add_loss) or "
-                "into the compiled loss")
+                "AccumulatingModel's fit and evaluate would not call (they split Keras's own "
+                "loss and metrics): plain fit would train or report it differently. Move the "
+                "extra terms into the model (add_loss) or into the compiled loss and metrics")
         kwargs.setdefault("name", f"accumulating_{model.name}")
         super().__init__(**kwargs)
         self.model = model
@@ -98,6 +95,8 @@ class AccumulatingModel(keras.Model):
         self.clip_norm = clip_norm
         self.batchnorm = batchnorm
         self.jit_compile_option = jit_compile
+        self.overlap = overlap
+        self._rule, self._per_row = None, 1.0  # found by the probe of the first batch
         self._window = WindowMoments(model) if batchnorm == "window" else NO_WINDOW
         # A raw tf.Variable: not a Keras metric (it would appear in evaluate()'s results
         # and as val_skipped_updates), not a weight (it is not saved).
@@ -112,16 +111,26 @@ class AccumulatingModel(keras.Model):
         """`keras.Model.compile`, refusing losses a split cannot reproduce (ValueError).
 
         `jit_compile="auto"` takes this model's `jit_compile` option (see the class)."""
-        for fn in tf.nest.flatten(loss):
-            reduction = getattr(fn, "reduction", "sum_over_batch_size")
-            if reduction not in MEAN_REDUCTIONS:
-                raise ValueError(
-                    f"AccumulatingModel needs a mean loss (reduction 'sum_over_batch_size'), "
-                    f"got {type(fn).__name__} with reduction {reduction!r}: a sum or a mean "
-                    "over the sum of weights changes with the split")
+        normaliser.check_reduction(loss)
         if jit_compile == "auto":
             jit_compile = self._resolve_jit()
         super().compile(optimizer=optimizer, loss=loss, jit_compile=jit_compile, **kwargs)
+        self._rule = None
+
+    def fit(self, x=None, y=None, *args, **kwargs):
+        """`keras.Model.fit`, after the first batch is probed (`_check_first_batch`)."""
+        x = self._check_first_batch(x, y, kwargs.get("sample_weight"))
+        return super().fit(x, y, *args, **kwargs)
+
+    def train_on_batch(self, x, y=None, sample_weight=None, *args, **kwargs):
+        self._check_first_batch(x, y, sample_weight)
+        return super().train_on_batch(x, y, sample_weight, *args, **kwargs)
+
+    def predict_step(self, data):
+        # The model's own predict_step, if it has one (it may return decisions, not logits).
+        if type(self.model).predict_step is not keras.Model.predict_step:
+            return self.model.predict_step(data)
+        return super().predict_step(data)
 
     def compile_from_config(self, config):
         # Keras skips compile() on load for models that override it; ours takes Keras's arguments.
@@ -132,7 +141,8 @@ class AccumulatingModel(keras.Model):
     def get_config(self):
         return {**super().get_config(), "model": keras.saving.serialize_keras_object(self.model),
                 "accum_steps": self.accum_steps, "clip_norm": self.clip_norm,
-                "batchnorm": self.batchnorm, "jit_compile": self.jit_compile_option}
+                "batchnorm": self.batchnorm, "jit_compile": self.jit_compile_option,
+                "overlap": self.overlap}
 
     @classmethod
     def from_config(cls, config):
@@ -162,11 +172,12 @@ class AccumulatingModel(keras.Model):
             def train_function(iterator):
                 self._xla_probed = True
                 reason = _xla_refusal(self.train_step, iterator, self.accum_steps)
+                # the same policy as a strategy's: lowered once, a refusal warned once
                 if reason is None:
                     self.train_function = keras_function
                     return keras_function(iterator)
-                warnings.warn(f"AccumulatingModel(jit_compile='auto'): XLA cannot compile this "
-                              f"model's step, so it trains without XLA: {reason}", stacklevel=2)
+                warnings.warn(f"jit_compile='auto': XLA cannot compile this model's update ({reason}); "
+                              "AccumulatingModel trains without XLA", RuntimeWarning, stacklevel=2)
                 self.jit_compile = False
                 self.make_train_function(force=True)
                 return self.train_function(iterator)
@@ -219,38 +230,17 @@ class AccumulatingModel(keras.Model):
         if distributed and self.batchnorm == "window":  # wrapped outside the strategy's scope
             raise ValueError("batchnorm='window' runs on one device only; got a fit under "
                              f"{type(tf.distribute.get_strategy()).__name__}")
-        variables = self.trainable_variables
         rows = tf.shape(tf.nest.flatten(x)[0])[0]
-
         batch_rows = self._batch_rows(rows, y)
-        micro, m = lambda part: self._micro_sums(part, batch_rows), None
-        if isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer):
-            # S_i = D_i * L_i would carry D_i (up to m rows) into every float16 gradient
-            # of the backward pass, on top of the loss scale: overflows, and skipped
-            # updates, where Keras's large batch has none. Differentiate (S_i / m) instead
-            # and multiply the float32 sums by m: the same sums, in float16's range.
-            m = tf.cast(tf.maximum(-(-rows // self.accum_steps), 1), tf.float32)  # rows per micro
-            micro = lambda part: tuple(v / m for v in self._micro_sums(part, batch_rows))
-        run = lambda: engine.loop_sum(micro, parts, variables, self.accum_steps,
-                                      scale_loss=self.optimizer.scale_loss)
-        with self._window.recording():
-            # A replica's empty shard (a last batch of fewer rows than replicas) runs no
-            # micro-batch: BatchNormalization's moments of no rows are NaN, and NaN * 0 in its
-            # gradient would skip the whole update.
-            sums = _unless_empty(rows, run, variables) if distributed else run()
-        if m is not None:
-            sums = engine.Sums(sums.loss * m, [None if g is None else g * m for g in sums.grads],
-                               sums.norm * m)
         # A LossScaleOptimizer checks finiteness itself (skip and lower the scale).
         guard = not isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer)
-        if distributed:  # make_train_function switched Keras's replica handling off
-            loss, _ = engine.apply_replicated(self.optimizer, engine.reduce_replicas(sums), variables,
-                                              self.clip_norm, guard,
-                                              on_skip=lambda: self._skipped.assign_add(1.0))
-        else:
-            loss, status = engine.apply_once(self.optimizer, sums, variables, self.clip_norm,
-                                             guard=guard, after=self._window.update)
-            self._skipped.assign_add(tf.cast(status != engine.APPLIED, tf.float32))
+        with self._window.recording():
+            loss, _ = engine.update(
+                lambda part: self._micro_sums(part, batch_rows), parts, self.trainable_variables,
+                self.optimizer, self.accum_steps, "replicas" if distributed else "one",
+                per_row=self._per_row, clip_norm=self.clip_norm, guard=guard,
+                after=self._window.update, on_skip=lambda: self._skipped.assign_add(1.0),
+                overlap=self.overlap)
         # Keras's own tracker: this batch's mean loss, weighted by its rows (this replica's
         # under tf.distribute, so that the replicas' sum on read is the global batch).
         _compat.loss_tracker(self).update_state(loss, sample_weight=rows)
@@ -281,89 +271,63 @@ class AccumulatingModel(keras.Model):
         updated on the way)."""
         x, y, sw = part["x"], part.get("y"), part.get("sample_weight")
         y_pred = self(x, training=True)
-        flat = tf.nest.flatten(y_pred)
-        mask = self._entries(y, flat)
-        n = tf.cast(tf.shape(flat[0])[0], tf.float32)
+        rule = self._rule or normaliser.keras_rule(y, y_pred, self.loss)  # not probed: Keras's
+        n = tf.cast(tf.shape(tf.nest.flatten(y_pred)[0])[0], tf.float32)
         # Keras tracks each output's loss once per batch; a micro-batch's share of the batch
         # as its weight adds up to the same (rows / 0 on an empty replica shard: weight 0).
         share = tf.math.divide_no_nan(n, tf.cast(batch_rows, tf.float32))
         with _compat.output_loss_weight(self, share, y, y_pred):
             loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sw, training=True)
         self.compute_metrics(x, y, y_pred, sample_weight=sw)
-        if mask is not None:  # one output: Keras divided by its unmasked entries
-            check_masked_penalties(self.model, self.losses, x)
-            d = tf.reduce_sum(tf.cast(mask, tf.float32))
-        else:  # Keras divided each output by rows x entries per row: rows suffice
-            d = n
+        if rule == "entries":
+            normaliser.check_masked_penalties(self.model, self.losses, x)
+        d = normaliser.normaliser(rule, x, y, y_pred, self.loss)
         return tf.cast(loss, tf.float32) * d, d
 
-    def _entries(self, y, flat):
-        """The entries Keras's loss averages the one output `flat[0]` over: its Keras mask,
-        and under a loss's `ignore_class` the targets of other classes (Keras's own rule,
-        `sparse_categorical_crossentropy`); None for every entry."""
-        masks = [_compat.keras_mask(p) for p in flat]
-        ignore = [c for c in (getattr(fn, "ignore_class", None) for fn in tf.nest.flatten(self.loss))
-                  if c is not None]
-        if len(flat) > 1 and (ignore or any(m is not None for m in masks)):
-            raise ValueError(
-                f"AccumulatingModel: {sum(m is not None for m in masks)} of the model's "
-                f"{len(flat)} outputs carry a Keras mask, and {len(ignore)} loss(es) an "
-                "ignore_class; the masked output would need its own normaliser besides the "
-                "others'. Pass the mask as sample_weight instead, or use one output")
-        mask = masks[0]
-        if ignore:
-            y = tf.nest.flatten(y)[0]
-            if y.shape.rank == flat[0].shape.rank and y.shape[-1] == 1:
-                y = tf.squeeze(y, -1)
-            valid = tf.not_equal(y, tf.cast(ignore[0], y.dtype))
-            mask = valid if mask is None else tf.logical_and(tf.cast(mask, tf.bool), valid)
-        return mask
+    def _check_first_batch(self, x, y, sample_weight):
+        """Before the first update: probe the loss on the first batch's rows as `step` does
+        (`normaliser.probe`: refused in the same words), build the layers only training uses,
+        and warn about Dropout and BatchNormalization. Returns `x`, or, for a Python
+        generator, the same batches with the first put back."""
+        if self._rule is not None or not self.compiled:
+            return x
+        batch, x = first_batch(x, y, sample_weight)
+        if batch is None:  # a data source gradlab cannot peek at: Keras's rule, unprobed
+            return x
+        xs, ys, sws = batch
+        with self.distribute_strategy.scope():
+            rule, per_row = normaliser.probe(self._loss_of, self.loss, xs, ys, sws)
+            trainables.build_for_training(self.model, xs)
+            trainables.check_known(self.optimizer, self.model, self.model.trainable_variables)
+        self.built = self.model.built
+        self._rule, self._per_row = rule, per_row
+        message = normaliser.split_warning(
+            self.model, self.accum_steps * self.distribute_strategy.num_replicas_in_sync)
+        if message:
+            warnings.warn(message, UserWarning, stacklevel=3)
+        return x
+
+    def _loss_of(self, x, y, sample_weight):
+        y_pred = self.model(x, training=False)
+        loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=False)
+        for tracker in _compat.output_loss_trackers(self):  # the probe is not training
+            tracker.reset_state()
+        return loss, y_pred
 
     def _resolve_jit(self):
         if self.jit_compile_option != "auto":
             return self.jit_compile_option
         if self._distributed():
             return False
-        return xla_by_default(self.model)
-
-
-def _unless_empty(rows, run, variables):
-    """`run()` (Sums) if `rows` > 0, else zero sums with the same gradients None, one tf.cond."""
-    connected = []
-
-    def full():
-        s = run()
-        connected.extend((j, g.dtype) for j, g in enumerate(s.grads) if g is not None)
-        return s.loss, s.norm, [s.grads[j] for j, _ in connected]
-
-    def empty():
-        return (tf.constant(0.0), tf.constant(0.0),
-                [tf.zeros(variables[j].shape, dtype) for j, dtype in connected])
-
-    loss, norm, grads = tf.cond(rows > 0, full, empty)
-    out = [None] * len(variables)
-    for (j, _), g in zip(connected, grads):
-        out[j] = g
-    return engine.Sums(loss, out, norm)
+        return xla.xla_by_default(self.model)
 
 
 def _xla_refusal(step, iterator, rows):
     """None if XLA lowers `step` on zeros shaped like `iterator`'s elements (`rows` rows),
-    else XLA's reason (the first line of its error). Nothing runs: the step is traced and
-    lowered to HLO only, which is where an op without an XLA kernel is refused."""
+    else XLA's reason (`xla.refusal`)."""
     spec = getattr(iterator, "element_spec", None)
     if spec is None:  # not a tf.data iterator: nothing to shape the zeros by
         return None
     zeros = tf.nest.map_structure(
         lambda s: tf.zeros([rows if d is None else d for d in s.shape], s.dtype), spec)
-    try:
-        # autograph=False: traced as Keras traces the step (do_not_convert); converting it
-        # took 2 s of the MLP's first fit
-        probe = tf.function(step, jit_compile=True, autograph=False)
-        probe.experimental_get_compiler_ir(zeros)(stage="hlo")
-    except (tf.errors.InvalidArgumentError, tf.errors.UnimplementedError, ValueError) as e:
-        message = str(e).strip()
-        if "XLA" not in message:  # not XLA's refusal (a bad batch...): fit will say so
-            raise
-        return message.splitlines()[0][:300]
-    return None
+    return xla.refusal(tf.function(step, jit_compile=True, autograph=False), zeros)

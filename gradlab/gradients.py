@@ -27,10 +27,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from . import _compat
-from .microbatch import take
+from .normaliser import RULES, check_masked_penalties, normaliser  # noqa: F401
 
-RULES = ("examples", "mask")  # what a loss divides by: examples, or unmasked output entries
 
 def mean_loss(model, loss_fn, x, y, training=True, sample_weight=None):
     """Mean loss of `model` on `(x, y)`, plus the model's regularisation losses.
@@ -84,138 +82,16 @@ def loss_terms(model, loss_fn, x, y, rule="examples", sample_weight=None):
 
     Args:
         model, loss_fn, x, y, sample_weight: as in `mean_loss`.
-        rule: one of `RULES`, found by `find_rule`.
+        rule: one of `normaliser.RULES`, found by `normaliser.probe`.
     Returns:
         float32 scalars `(S, D)`.
     """
     pred = model(x, training=True)
     loss = tf.cast(_reduced(loss_fn, y, pred, sample_weight, model.losses), tf.float32)
-    if rule == "mask":
+    if rule == "entries":
         check_masked_penalties(model, model.losses, x)  # traced: the add_loss terms are known
-        d = tf.reduce_sum(tf.cast(_masks(pred)[0], tf.float32))
-    else:
-        d = tf.cast(tf.shape(tf.nest.flatten(x)[0])[0], tf.float32)
+    d = normaliser(rule, x, y, pred, loss_fn)
     return loss * d, d
-
-
-def find_rule(model, loss_fn, x, y):
-    """What `loss_fn` divides by on this model: "examples" or "mask" (see `RULES`).
-
-    Keras loss objects with a mean reduction divide by the unmasked entries when the output
-    carries a Keras mask; losses that return one value per example are averaged by gradlab.
-    Any other function returning a scalar is probed, eagerly and before any update, on a few
-    pairs of examples: its loss on a pair must be the mean of its losses on each example,
-    weighted by the candidate normaliser (1 per example, or its unmasked entries).
-
-    Raises:
-        ValueError: several outputs carry masks, a masked output meets an activity
-            regulariser (`check_masked_penalties`), or no rule reproduces the loss (a sum, a
-            mean normalised some other way): that loss cannot be split exactly.
-    """
-    rule = _find_rule(model, loss_fn, x, y)
-    if rule == "mask":
-        check_masked_penalties(model)
-    return rule
-
-
-def _find_rule(model, loss_fn, x, y):
-    k = min(5, tf.nest.flatten(x)[0].shape[0])
-    pred = model(take(x, 0, k), training=False)
-    masks = _masks(pred)
-    if len(masks) > 1:
-        raise ValueError(
-            f"{len(masks)} outputs carry Keras masks: one update has one normaliser, so a loss "
-            "that averages each output over its own unmasked entries cannot be split exactly. "
-            "Pass the masks as sample_weight with a per-example loss, or use accum_steps=1")
-    if getattr(loss_fn, "ignore_class", None) is not None:
-        raise ValueError(
-            f"{type(loss_fn).__name__}(ignore_class={loss_fn.ignore_class!r}) averages over the "
-            "entries of other classes, which a split counts only in AccumulatingModel's fit; "
-            "here pass sample_weight = (y != ignore_class) with a per-example loss instead")
-    if isinstance(loss_fn, keras.losses.Loss) and loss_fn.reduction not in ("none", None):
-        return "mask" if masks else "examples"
-    value = tf.convert_to_tensor(loss_fn(take(y, 0, k), pred))
-    if value.shape.rank != 0:
-        return "examples"  # one loss per example (or token): gradlab takes the mean itself
-    candidates = ["mask", "examples"] if masks else ["examples"]
-    seen = []
-    for a in range(k - 1):
-        pair = [_probe(model, loss_fn, x, y, j, n) for j, n in ((a, 2), (a, 1), (a + 1, 1))]
-        seen.append([float(v) for v, _ in pair])
-        candidates = [r for r in candidates if _mean_of_parts(r, pair)]
-    if not candidates:
-        raise ValueError(
-            f"cannot tell what loss_fn divides by: on pairs of examples its loss is not the "
-            f"mean of its per-example losses, weighted per example"
-            f"{' or per unmasked entry' if masks else ''} (pair, first, second: {seen}). "
-            "gradlab splits an update exactly only for a per-example mean: return one loss per "
-            "example, or use a keras.losses.Loss with reduction 'sum_over_batch_size'")
-    return candidates[0]
-
-
-def check_masked_penalties(model, losses=(), x=None):
-    """Raise ValueError if a penalty of `model` depends on the data: an activity regulariser
-    (any layer), or, while a step is traced, one of `losses` (the model's own, `add_loss`)
-    computed from the micro-batch `x`. Under the "mask" rule a split weighs each micro-batch
-    by its unmasked entries, while Keras averages such a penalty over the batch's rows, so
-    the two parts of the loss cannot share one normaliser and the split would be inexact.
-    Penalties of the weights alone (kernel regularisers) are exact under any split."""
-    names = [layer.name for layer in _compat.sublayers(model)
-             if getattr(layer, "activity_regularizer", None) is not None]
-    if names:
-        what = f"layer(s) {', '.join(map(repr, names))} have an activity_regularizer"
-    elif x is not None and not tf.executing_eagerly() and _depends_on(losses, tf.nest.flatten(x)):
-        what = "the model adds a loss (add_loss) computed from its inputs"
-    else:
-        return
-    raise ValueError(
-        f"{what}, and the loss averages over a Keras mask's unmasked entries: Keras divides "
-        "the penalty by rows and the loss by entries, which one split cannot both reproduce. "
-        "Pass the mask as sample_weight instead (every entry counted), or drop the penalty")
-
-
-def _depends_on(tensors, sources):
-    """Whether any of the graph tensors `tensors` is computed from one of `sources` (same graph)."""
-    targets = {t.op for t in sources if tf.is_tensor(t)}
-    stack, seen = [t.op for t in tensors if tf.is_tensor(t)], set()
-    while stack:
-        op = stack.pop()
-        if op in targets:
-            return True
-        if op not in seen:
-            seen.add(op)
-            stack.extend(t.op for t in op.inputs)
-    return False
-
-
-def normaliser_of(model, x, rule):
-    """`D` of the whole batch `x` under `rule`, estimated from its first few examples (a
-    float: the unit gradlab measures sums in; any positive value would be exact)."""
-    rows = tf.nest.flatten(x)[0].shape[0]
-    if rule != "mask":
-        return float(rows)
-    k = min(5, rows)
-    per_example = float(tf.reduce_sum(tf.cast(_masks(model(take(x, 0, k), training=False))[0], tf.float32))) / k
-    return max(per_example, 1.0) * rows
-
-
-def _probe(model, loss_fn, x, y, start, n):
-    pred = model(take(x, start, n), training=False)
-    masks = _masks(pred)
-    d = float(tf.reduce_sum(tf.cast(masks[0], tf.float32))) if masks else float(n)
-    return float(tf.convert_to_tensor(loss_fn(take(y, start, n), pred))), {"mask": d, "examples": float(n)}
-
-
-def _mean_of_parts(rule, pair):
-    (both, db), (first, d1), (second, d2) = pair
-    if db[rule] == 0:
-        return True
-    expected = (d1[rule] * first + d2[rule] * second) / db[rule]
-    return abs(both - expected) <= 1e-4 * max(abs(both), abs(expected), 1e-6)
-
-
-def _masks(pred):
-    return [m for m in map(_compat.keras_mask, tf.nest.flatten(pred)) if m is not None]
 
 
 def densify(grads):

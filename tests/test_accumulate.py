@@ -3,6 +3,7 @@ import keras
 import tensorflow as tf
 
 from gradlab.accumulate import Accumulators, Sums, fused_grads, loop_sum
+from gradlab.microbatch import split_sizes
 from gradlab.gradients import loss_and_grads, loss_terms
 
 
@@ -62,22 +63,24 @@ def test_fused_grads_equal_the_large_batch_gradient_for_uneven_micro_batches():
     np.testing.assert_allclose(float(loss), float(big_loss), rtol=1e-6)
 
 
-def test_unknown_batch_dimension_splits_without_padding():
-    # sizes=None (as model.fit traces): B rows run as micro-batches of m = ceil(B / 4) and one
-    # shorter last one. S_i = n_i^2 shows the split: 11 -> 3,3,3,2 (9+9+9+4 = 31),
-    # 13 -> 4,4,4,1 (49), 3 -> 1,1,1 (3), 8 -> 2,2,2,2 (16), 0 -> nothing.
+def test_one_split_whether_the_batch_dimension_is_known_or_not():
+    # The split is split_sizes(B, 4) in both cases (fit traces with an unknown B; step knows
+    # B). S_i = n_i^2 shows it: 11 -> 3,3,3,2 (9+9+9+4 = 31), 13 -> 4,3,3,3 (16+27 = 43),
+    # 3 -> 1,1,1 (3), 8 -> 2,2,2,2 (16), 0 -> nothing (an empty replica shard).
     v = tf.Variable(1.0)
 
     def micro(part):
         n = tf.cast(tf.shape(part[0])[0], tf.float32)
         return n * n * v, n
 
-    run = tf.function(lambda x: loop_sum(micro, (x,), [v], 4),
-                      input_signature=[tf.TensorSpec([None, 2])])
-    for rows, squares in ((11, 31), (13, 49), (3, 3), (8, 16), (0, 0)):
-        sums = run(tf.zeros([rows, 2]))
-        assert (float(sums.loss), float(sums.norm), float(sums.grads[0])) == (squares, rows, squares), rows
-    assert run.experimental_get_tracing_count() == 1
+    unknown = tf.function(lambda x: loop_sum(micro, (x,), [v], 4), input_signature=[tf.TensorSpec([None, 2])])
+    known = tf.function(lambda x: loop_sum(micro, (x,), [v], 4))
+    for rows, squares in ((11, 31), (13, 43), (3, 3), (8, 16), (0, 0)):
+        assert squares == sum(n * n for n in (split_sizes(rows, 4) if rows else []))
+        runs = [unknown] + ([known] if rows else [])
+        for run in runs:
+            sums = run(tf.zeros([rows, 2]))
+            assert (float(sums.loss), float(sums.norm), float(sums.grads[0])) == (squares, rows, squares), rows
 
 
 def test_unknown_batch_dimension_equals_the_large_batch():

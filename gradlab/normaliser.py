@@ -1,0 +1,202 @@
+"""What a loss divides by, and the rules that decide "exact, or refused", for `step` and `fit`.
+
+    L = (w_1 l_1 + ... + w_n l_n) / D     D = rows ("examples") or counted entries ("entries":
+                                           a Keras mask's unmasked entries, the targets not
+                                           equal to a loss's `ignore_class`)
+    S_i = D_i * L_i   =>   (S_1 + ... + S_k) / (D_1 + ... + D_k) = L of the whole batch
+
+holds only when the loss is such a mean, so before any update both faces probe it on the
+first batch (`probe`): on pairs of rows, the loss must be the D-weighted mean of each row's
+loss. A sum, a mean over a fixed `global_batch_size` and a loss that couples the rows of a
+batch (in-batch negatives, a contrastive loss) fail it and are refused, in the same words
+from `step` and from `fit`.
+
+Lesson: notebooks/06-pitfalls.ipynb
+"""
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+from . import _compat
+from .microbatch import take
+
+RULES = ("examples", "entries")
+PROBE_ROWS = 5  # rows of the first batch the pair probe uses: 4 pairs
+
+
+def check_reduction(loss):
+    """ValueError naming the first Keras loss in `loss` (one, or a list or dict) whose
+    reduction does not divide by rows or entries ("sum", "mean_with_sample_weight"):
+    checked when a strategy is made or a model compiled, before any TensorFlow work."""
+    for fn in _losses(loss):
+        reduction = getattr(fn, "reduction", None)
+        if isinstance(fn, keras.losses.Loss) and reduction not in ("sum_over_batch_size", "mean", "none", None):
+            raise ValueError(
+                f"cannot accumulate this loss exactly: {type(fn).__name__} has reduction "
+                f"{reduction!r}, which does not divide by the rows or entries of the batch, so "
+                "splitting the batch would change the update. Use reduction "
+                "'sum_over_batch_size' (Keras's default), or train with accum_steps=1")
+
+
+def entries(y, y_pred, loss):
+    """The entries a mean `loss` averages over, as a boolean tensor, or None for every entry
+    of every row: the Keras mask of the one output `y_pred`, and-ed with `y != ignore_class`
+    when `loss` (a Keras loss, or a list or dict of them) has one.
+
+    Raises ValueError when the model has several outputs and one of them is masked or
+    ignores a class: that output would need a normaliser of its own besides the others'.
+    """
+    flat = tf.nest.flatten(y_pred)
+    masks = [_compat.keras_mask(p) for p in flat]
+    ignore = [c for c in (getattr(fn, "ignore_class", None) for fn in _losses(loss)) if c is not None]
+    if len(flat) > 1 and (ignore or any(m is not None for m in masks)):
+        raise ValueError(
+            f"{sum(m is not None for m in masks)} of the model's {len(flat)} outputs carry a Keras "
+            f"mask and {len(ignore)} loss(es) an ignore_class: one update has one normaliser, so "
+            "an output averaged over its own entries cannot be split exactly beside the others. "
+            "Pass the mask as sample_weight instead, or use one output")
+    mask = masks[0]
+    if ignore:
+        y = tf.convert_to_tensor(tf.nest.flatten(y)[0])
+        if y.shape.rank == flat[0].shape.rank and y.shape[-1] == 1:
+            y = tf.squeeze(y, -1)
+        valid = tf.not_equal(y, tf.cast(ignore[0], y.dtype))  # Keras's own rule
+        mask = valid if mask is None else tf.logical_and(tf.cast(mask, tf.bool), valid)
+    return mask
+
+
+def normaliser(rule, x, y, y_pred, loss):
+    """`D` of one micro-batch under `rule` (one of `RULES`), a float32 scalar."""
+    if rule == "entries":
+        return tf.reduce_sum(tf.cast(entries(y, y_pred, loss), tf.float32))
+    return tf.cast(tf.shape(tf.nest.flatten(x)[0])[0], tf.float32)
+
+
+def keras_rule(y, y_pred, loss):
+    """The rule Keras's own mean reduction follows on this output: "entries" if it is masked
+    or the loss ignores a class, else "examples"."""
+    return "examples" if entries(y, y_pred, loss) is None else "entries"
+
+
+def probe(loss_of, loss, x, y, sample_weight=None, candidates=None):
+    """The rule `loss_of` follows on the first batch, and its entries per row.
+
+    Runs eagerly, before any update. On each pair of consecutive rows among the first
+    `PROBE_ROWS`, `loss(pair)` must equal `(D_a loss(a) + D_b loss(b)) / (D_a + D_b)` for the
+    rule's D (relative tolerance 1e-4); the first of `candidates` that holds on every pair
+    is the rule (default: `keras_rule`).
+
+    Args:
+        loss_of: `loss_of(x, y, sample_weight) -> (mean loss, y_pred)`, eager, training=False.
+        loss: the Keras loss(es) it applies (for `ignore_class`).
+        x, y, sample_weight: the first batch (a nest of arrays or tensors).
+        candidates: rules to try, in order.
+    Returns:
+        `(rule, per_row)`: per_row is D per row on the probed rows (1.0 for "examples"),
+        the scale of one update's normaliser (`B * per_row`).
+    Raises:
+        ValueError naming why no rule holds (`refusal`).
+    """
+    rows = tf.nest.flatten(x)[0].shape[0]
+    k = min(PROBE_ROWS, rows)
+    value = lambda start, n: loss_of(take(x, start, n), take(y, start, n),
+                                     None if sample_weight is None else take(sample_weight, start, n))
+    _, pred = value(0, k)
+    ys = take(y, 0, k)
+    if candidates is None:
+        candidates = [keras_rule(ys, pred, loss)]
+    elif keras_rule(ys, pred, loss) == "examples":
+        candidates = [r for r in candidates if r != "entries"] or ["examples"]
+    seen = []
+    for a in range(k - 1):
+        pair = []
+        for start, n in ((a, 2), (a, 1), (a + 1, 1)):
+            l, p = value(start, n)
+            pair.append((float(l), _norms(take(x, start, n), take(y, start, n), p, loss)))
+        seen.append(tuple(round(v, 6) for v, _ in pair))
+        candidates = [r for r in candidates if _mean_of_parts(r, pair)]
+    if not candidates:
+        raise ValueError(refusal(seen))
+    rule = candidates[0]
+    d = _norms(ys, ys, pred, loss)[rule] if rule == "entries" else k
+    return rule, max(float(d) / k, 1e-3) if k else 1.0
+
+
+def refusal(seen):
+    """The one message both faces refuse a loss with, `seen` its (pair, first, second) values."""
+    sums = all(abs(b - (f + s)) <= 1e-4 * max(abs(b), 1e-6) for b, f, s in seen)
+    why = ("it sums over the rows instead of averaging them" if sums else
+           "it divides by something other than the rows or entries of the batch (a fixed "
+           "global_batch_size), or it couples the rows of a batch (in-batch negatives, a "
+           "contrastive loss, batch statistics), which no split into micro-batches can reproduce")
+    return (f"cannot accumulate this loss exactly: on pairs of rows its value is not the mean of "
+            f"each row's value (pair, first, second: {seen}), so {why}. Use a per-example mean "
+            "(a keras.losses.Loss with reduction 'sum_over_batch_size', or a function returning "
+            "one loss per example), or train with accum_steps=1")
+
+
+def check_masked_penalties(model, losses=(), x=None):
+    """Raise ValueError if a penalty of `model` depends on the data: an activity regulariser
+    (any layer), or, while a step is traced, one of `losses` (the model's own, `add_loss`)
+    computed from the micro-batch `x`. Under the "entries" rule a split weighs each
+    micro-batch by its entries, while Keras averages such a penalty over the batch's rows, so
+    the two parts of the loss cannot share one normaliser and the split would be inexact.
+    Penalties of the weights alone (kernel regularisers) are exact under any split."""
+    names = [layer.name for layer in _compat.sublayers(model)
+             if getattr(layer, "activity_regularizer", None) is not None]
+    if names:
+        what = f"layer(s) {', '.join(map(repr, names))} have an activity_regularizer"
+    elif x is not None and not tf.executing_eagerly() and _depends_on(losses, tf.nest.flatten(x)):
+        what = "the model adds a loss (add_loss) computed from its inputs"
+    else:
+        return
+    raise ValueError(
+        f"{what}, and the loss averages over a Keras mask's unmasked entries: Keras divides "
+        "the penalty by rows and the loss by entries, which one split cannot both reproduce. "
+        "Pass the mask as sample_weight instead (every entry counted), or drop the penalty")
+
+
+def split_warning(model, parts):
+    """Why an update of `parts` micro-batches differs from the large batch, or None: its
+    Dropout and trainable BatchNormalization layers run once per micro-batch."""
+    layers = [layer for layer in _compat.sublayers(model) if layer.trainable and (
+        isinstance(layer, keras.layers.BatchNormalization) or "Dropout" in type(layer).__name__)]
+    if parts < 2 or not layers:
+        return None
+    return (f"{', '.join(repr(l.name) for l in layers)}: each of the {parts} micro-batches runs "
+            "its own forward pass (Dropout draws its own masks, BatchNormalization normalises "
+            "with its own statistics), so this update is close to the large batch's, not equal "
+            "(lesson 6, notebooks/06-pitfalls.ipynb, measures by how much)")
+
+
+def _norms(x, y, y_pred, loss):
+    mask = entries(y, y_pred, loss)
+    n = float(tf.nest.flatten(x)[0].shape[0])
+    return {"examples": n, "entries": n if mask is None else float(tf.reduce_sum(tf.cast(mask, tf.float32)))}
+
+
+def _mean_of_parts(rule, pair):
+    (both, db), (first, d1), (second, d2) = pair
+    if db[rule] == 0:
+        return True
+    expected = (d1[rule] * first + d2[rule] * second) / db[rule]
+    return abs(both - expected) <= 1e-4 * max(abs(both), abs(expected), 1e-6)
+
+
+def _losses(loss):
+    return [fn for fn in tf.nest.flatten(loss) if fn is not None and not isinstance(fn, str)]
+
+
+def _depends_on(tensors, sources):
+    """Whether any of the graph tensors `tensors` is computed from one of `sources` (same graph)."""
+    targets = {t.op for t in sources if tf.is_tensor(t)}
+    stack, seen = [t.op for t in tensors if tf.is_tensor(t)], set()
+    while stack:
+        op = stack.pop()
+        if op in targets:
+            return True
+        if op not in seen:
+            seen.add(op)
+            stack.extend(t.op for t in op.inputs)
+    return False
