@@ -234,13 +234,12 @@ class AccumulatingModel(keras.Model):
         batch_rows = self._batch_rows(rows, y)
         # A LossScaleOptimizer checks finiteness itself (skip and lower the scale).
         guard = not isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer)
-        with self._window.recording():
-            loss, _ = engine.update(
-                lambda part: self._micro_sums(part, batch_rows), parts, self.trainable_variables,
-                self.optimizer, self.accum_steps, "replicas" if distributed else "one",
-                per_row=self._per_row, clip_norm=self.clip_norm, guard=guard,
-                after=self._window.update, on_skip=lambda: self._skipped.assign_add(1.0),
-                overlap=self.overlap)
+        loss, _ = engine.update(
+            lambda part: self._micro_sums(part, batch_rows), parts, self.trainable_variables,
+            self.optimizer, self.accum_steps, "replicas" if distributed else "one",
+            per_row=self._per_row, clip_norm=self.clip_norm, guard=guard,
+            after=self._window.update, on_skip=lambda: self._skipped.assign_add(1.0),
+            overlap=self.overlap)
         # Keras's own tracker: this batch's mean loss, weighted by its rows (this replica's
         # under tf.distribute, so that the replicas' sum on read is the global batch).
         _compat.loss_tracker(self).update_state(loss, sample_weight=rows)
@@ -270,7 +269,8 @@ class AccumulatingModel(keras.Model):
         """`(S_i, D_i)` of one micro-batch of the batch's `batch_rows` (its metrics are
         updated on the way)."""
         x, y, sw = part["x"], part.get("y"), part.get("sample_weight")
-        y_pred = self(x, training=True)
+        with self._window.recording():
+            y_pred = self(x, training=True)
         rule = self._rule or normaliser.keras_rule(y, y_pred, self.loss)  # not probed: Keras's
         n = tf.cast(tf.shape(tf.nest.flatten(y_pred)[0])[0], tf.float32)
         # Keras tracks each output's loss once per batch; a micro-batch's share of the batch

@@ -599,7 +599,7 @@ def test_auto_falls_back_once_where_xla_cannot_compile():
     x, y = mnist(131)
     plain, acc = twins(build, 4, jit_compile="auto")
     assert acc.jit_compile
-    with pytest.warns(UserWarning, match="XLA cannot compile.*PyFunc"):
+    with pytest.warns(RuntimeWarning, match="XLA cannot compile.*PyFunc"):
         hp, ha = fit_both(plain, acc, x, y)
     assert not acc.jit_compile
     assert_same(plain, acc, hp, ha)
