@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed-stamp
 # own runs (lessons, lab, app, table, tests) keep theirs in the checkout, as the lessons say.
 export GRADLAB_CACHE ?= $(CURDIR)/.gradlab-cache
 
-.PHONY: install lab app test test-unit test-notebooks test-browser table bench notebooks clean
+.PHONY: install lab app test test-unit test-notebooks test-browser test-wheel table bench notebooks clean
 
 install: $(STAMP)
 
@@ -39,6 +39,11 @@ test-unit: install
 
 test-notebooks: install
 	$(BIN)/python -m pytest -q --nbval --nbval-current-env --nbval-sanitize-with tests/nbval-sanitize.cfg notebooks/*.ipynb
+
+# The wheel as a user gets it, outside the checkout: core install fits like Keras, [lab]
+# runs the table from another directory, neither writes into site-packages (tools/test_wheel.py).
+test-wheel: install
+	$(BIN)/python tools/test_wheel.py
 
 # A real JupyterLab and the Voila app driven by Debian's Chromium through Playwright;
 # installs both if missing.
