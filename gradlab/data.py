@@ -10,8 +10,9 @@ from the four standard IDX files in `data_root() / "mnist"`; `source="keras"` as
 `keras.datasets.mnist`, which needs the network once.
 
 The environment variable `GRADLAB_DATA` names a directory read instead of the package's
-copy (its `mnist_5k.npz`) and of `data_root()` (its `mnist/`). Results are cached per arguments and returned read-only: a notebook may
-call `load_mnist()` in every cell at no cost; `.copy()` an array before changing it.
+copy (its `mnist_5k.npz`) and of `data_root()` (its `mnist/`). Results are cached per
+arguments and returned read-only: a notebook may call `load_mnist()` in every cell at no
+cost; `.copy()` an array before changing it.
 
 Lesson: notebooks/01-why-average.ipynb
 """
