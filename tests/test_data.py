@@ -12,7 +12,7 @@ import pytest
 from gradlab import data
 from gradlab.data import Mnist, load_mnist
 
-SHIPPED = Path(__file__).resolve().parents[1] / "data" / "mnist_5k.npz"
+SHIPPED = Path(__file__).resolve().parents[1] / "gradlab" / "datasets" / "mnist_5k.npz"
 
 
 @pytest.fixture(autouse=True)
@@ -107,6 +107,27 @@ def test_unreadable_file_with_matching_checksum_is_a_value_error(tmp_path, monke
     monkeypatch.setattr(data, "SHA256", hashlib.sha256(junk).hexdigest())
     with pytest.raises(ValueError, match="could not read"):
         load_mnist(data_dir=tmp_path)
+
+
+def test_the_subset_is_package_data_read_through_importlib_resources(monkeypatch):
+    opened = []
+    real_files = data.resources.files
+    monkeypatch.setattr(data.resources, "files",
+                        lambda package: opened.append(package) or real_files(package))
+    assert load_mnist().x_train.shape == (4000, 28, 28)
+    assert opened == ["gradlab.datasets"]
+    assert (real_files("gradlab.datasets") / "mnist_5k.npz").read_bytes() == SHIPPED.read_bytes()
+
+
+def test_data_root_is_the_env_the_checkout_or_the_users_data_dir(monkeypatch, tmp_path):
+    monkeypatch.setenv("GRADLAB_DATA", str(tmp_path))
+    assert data.data_root() == tmp_path
+    monkeypatch.delenv("GRADLAB_DATA")
+    assert data.data_root() == Path(__file__).resolve().parents[1] / "data"
+    # Installed (no data/make_mnist_5k.py beside the package): never site-packages.
+    monkeypatch.setattr(data, "__file__", str(tmp_path / "site-packages" / "gradlab" / "data.py"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert data.data_root() == tmp_path / "xdg" / "gradlab"
 
 
 def test_missing_file_names_path_and_remedy(tmp_path, monkeypatch):
