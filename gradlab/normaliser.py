@@ -126,9 +126,10 @@ def probe(loss_of, loss, x, y, sample_weight=None, candidates=None):
 def refusal(seen):
     """The one message both faces refuse a loss with, `seen` its (pair, first, second) values."""
     sums = all(abs(b - (f + s)) <= 1e-4 * max(abs(b), 1e-6) for b, f, s in seen)
-    why = ("it sums over the rows instead of averaging them" if sums else
-           "it divides by something other than the rows or entries of the batch (a fixed "
-           "global_batch_size), or it couples the rows of a batch (in-batch negatives, a "
+    why = ("it adds up the rows' losses (a sum, or a sum over a fixed global_batch_size) "
+           "instead of averaging them" if sums else
+           "it divides by something other than the rows or entries of the batch, or it "
+           "couples the rows of a batch (in-batch negatives, a "
            "contrastive loss, batch statistics), which no split into micro-batches can reproduce")
     return (f"cannot accumulate this loss exactly: on pairs of rows its value is not the mean of "
             f"each row's value (pair, first, second: {seen}), so {why}. Use a per-example mean "

@@ -69,7 +69,8 @@ def make_strategy(name, model, loss_fn, optimizer, accum_steps=1, devices=None, 
             update, and refuses anything else (a sum) with a ValueError. It is traced
             without autograph, as Keras's `fit` traces its step: Python `if` or `for` on a
             tensor raises; write `tf.where` or `tf.cond`.
-        optimizer: a Keras optimizer, a zero-argument callable that builds one, or a name.
+        optimizer: a Keras optimizer, a zero-argument callable that builds one, or a name
+            (`mirrored` makes an unbuilt optimizer again inside its scope, from its config).
         accum_steps: micro-batches per update (a batch with fewer examples makes one
             micro-batch per example).
         devices: device names for `towers` and `mirrored` (default: every local GPU, else

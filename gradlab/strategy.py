@@ -52,6 +52,8 @@ class Strategy:
                 check_window(self.model)
             optimizer = (keras.optimizers.get(optimizer) if isinstance(optimizer, str)
                          else _resolve(optimizer, keras.optimizers.Optimizer, "optimizer"))
+            if self.place == "replicas":
+                optimizer = _in_scope(optimizer)
             keras_own = recipe.update is KerasUpdate
             self.optimizer = KerasUpdate.make_optimizer(optimizer, accum_steps, clip_norm) if keras_own else optimizer
         self.guard = not keras_own and not isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer)
@@ -204,6 +206,15 @@ class Strategy:
 
 
 Step = Strategy  # the name before 0.2; lessons and users may rely on it for one release
+
+
+def _in_scope(optimizer):
+    """An unbuilt optimizer made outside the strategy's scope, made again inside it from its
+    config (its slots must be mirrored); a built one cannot be, so it is refused."""
+    if optimizer.built:
+        raise TypeError("mirrored needs an optimizer that is not built yet (or a builder such as "
+                        f"lambda: keras.optimizers.Adam()), got a built {type(optimizer).__name__}")
+    return type(optimizer).from_config(optimizer.get_config())
 
 
 def _resolve(obj, cls, what):

@@ -70,8 +70,8 @@ GLOBAL_BATCH = lambda t, p: tf.nn.compute_average_loss(tf.reduce_mean(tf.square(
 
 
 @pytest.mark.parametrize("loss, why", [
-    (SUMMED, "sums over the rows"),
-    (GLOBAL_BATCH, "divides by something other than the rows"),
+    (SUMMED, "adds up the rows' losses"),
+    (GLOBAL_BATCH, "adds up the rows' losses"),
     (InfoNCE(), "couples the rows of a batch"),
 ], ids=["sum", "global_batch_size", "in-batch contrastive"])
 def test_losses_that_cannot_be_split_are_refused_in_the_same_words_by_both_faces(loss, why):
@@ -90,7 +90,7 @@ def test_the_probe_by_hand():
     assert normaliser._mean_of_parts("examples", pair)              # 2 = (1 + 3) / 2
     pair[0] = (4.0, {"examples": 2.0})
     assert not normaliser._mean_of_parts("examples", pair)          # a sum: 4 = 1 + 3
-    assert "sums over the rows" in normaliser.refusal([(4.0, 1.0, 3.0)])
+    assert "adds up the rows' losses" in normaliser.refusal([(4.0, 1.0, 3.0)])
     assert "couples the rows" in normaliser.refusal([(0.5, 0.0, 0.0)])
 
 
@@ -248,4 +248,5 @@ def test_mixed_float16_transformer_skips_the_updates_keras_skips():
         keras.mixed_precision.set_global_policy("float32")
     assert int(acc.optimizer.iterations) == int(plain.optimizer.iterations)
     assert float(acc.optimizer.dynamic_scale) == float(plain.optimizer.dynamic_scale)
-    _close(acc.get_weights(), plain.get_weights(), tol=2e-3)
+    # float16 activations round at ~1e-3 per op: the split changes only that rounding
+    _close(acc.get_weights(), plain.get_weights(), tol=1e-2)
