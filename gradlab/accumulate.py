@@ -18,7 +18,8 @@ from typing import NamedTuple
 
 import tensorflow as tf
 
-from .gradients import densify, loss_terms
+from .gradients import densify
+from .loss_terms import loss_terms
 from .microbatch import split_sizes
 
 class Sums(NamedTuple):

@@ -21,7 +21,8 @@ import numpy as np
 import tensorflow as tf
 
 from .accumulate import fused_grads
-from .gradients import densify, mean_loss
+from .gradients import densify
+from .loss_terms import mean_loss
 from .microbatch import check_count, batch_size
 from .stats import moving_average
 

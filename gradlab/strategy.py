@@ -27,7 +27,7 @@ import tensorflow as tf
 
 from . import _compat, distribute, engine, normaliser, trainables, xla
 from .batchnorm import NO_WINDOW, WindowMoments, check_window
-from .gradients import _reduced, loss_terms, normalize_sample_weight
+from .loss_terms import loss_terms, normalize_sample_weight, reduced_loss
 from .microbatch import batch_size, check_batch, take
 from .updates import KerasUpdate, LoopUpdate, Setup
 
@@ -134,7 +134,7 @@ class Strategy:
 
     def _loss_of(self, x, y, sample_weight):
         pred = self.model(x, training=False)
-        return _reduced(self.loss_fn, y, pred, sample_weight, self.model.losses), pred
+        return reduced_loss(self.loss_fn, y, pred, sample_weight, self.model.losses), pred
 
     def _candidates(self, x, y):
         # A Keras loss divides as Keras does; a function returning one loss per example is

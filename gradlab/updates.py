@@ -20,7 +20,8 @@ import tensorflow as tf
 
 from . import _compat, distribute, engine
 from .accumulate import Accumulators, Sums, batch_rows, micro_sums
-from .gradients import apply_update, mean_loss
+from .gradients import apply_update
+from .loss_terms import mean_loss
 from .host_average import host_average
 from .microbatch import slices, split_sizes
 

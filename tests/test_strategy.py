@@ -1,4 +1,4 @@
-"""The step contract (gradlab/steps.py): every update exact, or refused with a clear error.
+"""The strategy contract (gradlab/strategy.py): every update exact, or refused with a clear error.
 
 Each case was once silently wrong; each is checked against `large_batch` and against an
 oracle that shares no gradlab code (Keras's own `train_on_batch`, or a hand-written tape).

@@ -1,0 +1,117 @@
+"""One micro-batch's loss terms: an unnormalised sum and what the loss divides it by.
+
+    L_i = loss_fn(y_i, model(x_i))  (+ the model's own losses)    the mean the loss reports
+    D_i = what L_i divides by: n_i examples, or the unmasked output entries of micro-batch i
+    S_i = D_i * L_i                                                the unnormalised sum
+
+and one update, however it is split (micro-batches, towers, replicas), is
+
+    loss = (S_1 + ... + S_k) / (D_1 + ... + D_k),   grads = (dS_1 + ... + dS_k) / (D_1 + ... + D_k)
+
+which is the large-batch mean loss and its gradient. With D_i = n_i this is the familiar
+`g = (n_1 g_1 + ... + n_k g_k) / (n_1 + ... + n_k)`; with a Keras mask each micro-batch counts
+its own unmasked entries, which no fixed weight could know in advance.
+
+Per-example weights (token counts, masks) are normalised once over the whole update,
+`u_j = w_j * m / sum_k w_k` (m entries), so the same `n_i / B` weighting of micro-batch
+means of `u_j l_j` gives the large-batch weighted mean `sum_j w_j l_j / sum_j w_j`.
+
+Lesson: notebooks/01-why-average.ipynb
+"""
+from __future__ import annotations
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from .normaliser import check_masked_penalties, normaliser
+
+
+def mean_loss(model, loss_fn, x, y, training=True, sample_weight=None):
+    """Mean loss of `model` on `(x, y)`, plus the model's regularisation losses.
+
+    `loss_fn` may return a scalar (Keras loss objects) or one loss per example
+    (`keras.losses.sparse_categorical_crossentropy`); per-example losses are averaged.
+    With `sample_weight` (already normalised by `normalize_sample_weight`) the loss is
+    `mean_j(u_j l_j)`: a Keras loss object gets it as its own `sample_weight` (its
+    `sum_over_batch_size` divides by the number of examples, which is what this needs).
+    """
+    return reduced_loss(loss_fn, y, model(x, training=training), sample_weight, model.losses)
+
+
+def reduced_loss(loss_fn, y, pred, sample_weight, extra_losses):
+    """The mean loss `mean_loss` reports, from a prediction already made."""
+    if sample_weight is None:
+        loss = tf.convert_to_tensor(loss_fn(y, pred))
+    elif isinstance(loss_fn, keras.losses.Loss):
+        loss = tf.convert_to_tensor(loss_fn(y, pred, sample_weight=sample_weight))
+    else:
+        loss = tf.convert_to_tensor(loss_fn(y, pred))
+        if loss.shape.rank == 0:
+            raise ValueError("sample_weight needs per-example losses, but loss_fn returned a "
+                             "scalar; return one loss per example, or use a keras.losses.Loss")
+        u = tf.cast(sample_weight, loss.dtype)
+        for _ in range(loss.shape.rank - u.shape.rank):  # (n,) weights on (n, T) losses
+            u = u[..., None]
+        loss = loss * u
+    if loss.shape.rank != 0:
+        loss = tf.reduce_mean(loss)
+    if extra_losses:
+        # Regularisation belongs to the update, not to the examples: S_i = D_i * (L_i + R)
+        # adds up to exactly one R once divided by the summed D.
+        loss = loss + tf.cast(tf.add_n(extra_losses), loss.dtype)
+    return loss
+
+
+def loss_and_grads(model, loss_fn, x, y, weight=1.0, sample_weight=None):
+    """`(loss, grads)` for one micro-batch: its mean loss and the gradient of `weight * loss`
+    (with `weight = n_i / B`, micro-batch gradients add up to the large batch's)."""
+    with tf.GradientTape() as tape:
+        loss = mean_loss(model, loss_fn, x, y, sample_weight=sample_weight)
+        scaled = loss * tf.cast(weight, loss.dtype)
+    return loss, tape.gradient(scaled, model.trainable_variables)
+
+
+def loss_terms(model, loss_fn, x, y, rule="examples", sample_weight=None):
+    """`(S, D)` of one micro-batch: `D` = what its mean loss divides by (`rule`), `S = D * L`.
+
+    Call under a `tf.GradientTape`: the gradient of `S` summed over micro-batches and divided
+    once by the summed `D` is the large-batch gradient (`D` is a count, not differentiated).
+
+    Args:
+        model, loss_fn, x, y, sample_weight: as in `mean_loss`.
+        rule: one of `normaliser.RULES`, found by `normaliser.probe`.
+    Returns:
+        float32 scalars `(S, D)`.
+    """
+    pred = model(x, training=True)
+    loss = tf.cast(reduced_loss(loss_fn, y, pred, sample_weight, model.losses), tf.float32)
+    if rule == "entries":
+        check_masked_penalties(model, model.losses, x)  # traced: the add_loss terms are known
+    d = normaliser(rule, x, y, pred, loss_fn)
+    return loss * d, d
+
+
+def normalize_sample_weight(sample_weight, batch):
+    """`u = w * w.size / w.sum()`: weights that average 1 over the whole update.
+
+    Then `mean_j(u_j l_j) = sum_j w_j l_j / sum_j w_j`, and so does any split into
+    micro-batches weighted by `n_i / B`. Checked in numpy, before any TensorFlow work.
+
+    Args:
+        sample_weight: array of shape `(batch,)` or `(batch, ...)` (one weight per example,
+            or per token), non-negative, finite, not all zero.
+        batch: the number of examples in the update.
+    Returns:
+        float32 numpy array of the same shape.
+    """
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.ndim == 0 or w.shape[0] != batch:
+        raise ValueError(f"sample_weight must have one entry per example (first dimension "
+                         f"{batch}), got shape {w.shape}")
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError(f"sample_weight must be finite and non-negative, got {sample_weight!r}")
+    total = w.sum()
+    if total == 0:
+        raise ValueError("sample_weight sums to 0: the update would have no examples")
+    return (w * (w.size / total)).astype(np.float32)
