@@ -60,6 +60,20 @@ def stub(monkeypatch):
     return trained
 
 
+def drawn(fig):
+    """What `fig` shows, as bytes: PNG's signature, then its lines' data, texts and titles."""
+    lines = [(np.asarray(line.get_xdata(), float).tolist(), np.asarray(line.get_ydata(), float).tolist(),
+              line.get_visible()) for ax in fig.axes for line in ax.get_lines()]
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts] + [ax.get_title() for ax in fig.axes]
+    return b"\x89PNG" + repr((lines, texts)).encode()
+
+
+@pytest.fixture
+def quick_plots(monkeypatch):
+    """The lab's plots as `drawn` bytes: rendering PNGs took most of a stubbed run's time."""
+    monkeypatch.setattr(widgets, "_png", drawn)
+
+
 def make_lab(tmp_path, **kwargs):
     return widgets.Lab(**{**TINY, "cache": ResultCache(tmp_path / "cache"), "redraw_seconds": 0,
                           **kwargs})
@@ -79,7 +93,7 @@ def cached_files(tmp_path):
     return sorted((tmp_path / "cache").rglob("*.json"))
 
 
-def test_run_trains_shows_progress_and_redraws_while_training(tmp_path, stub):
+def test_run_trains_shows_progress_and_redraws_while_training(tmp_path, stub, quick_plots):
     lab = make_lab(tmp_path, live_every=5)
     set_controls(lab, "accumulate", accum_steps=2, micro_batch=8, lr=0.1)
     empty_plot, empty_summary = bytes(lab.plot.value), bytes(lab.summary.value)
@@ -103,13 +117,12 @@ def test_run_trains_shows_progress_and_redraws_while_training(tmp_path, stub):
     # Live: redrawn after updates 5, 10, 15 and 20 (each snapshot), then once at the end.
     assert plots_seen[:4] == [5, 10, 15, 20], plots_seen
     assert bytes(lab.plot.value) != empty_plot and bytes(lab.summary.value) != empty_summary
-    assert bytes(lab.plot.value).startswith(b"\x89PNG")
     assert lab.status.value.startswith("Done: accumulate N=2 b=8 lr=0.1, seeds 0: 1 run(s)")
     assert not lab.button.disabled and lab.stop_button.disabled
     assert len(cached_files(tmp_path)) == 1
 
 
-def test_same_configuration_again_comes_from_the_cache(tmp_path, stub):
+def test_same_configuration_again_comes_from_the_cache(tmp_path, stub, quick_plots):
     lab = make_lab(tmp_path)
     set_controls(lab)
     first = lab.run().results[0]
@@ -128,7 +141,7 @@ def test_same_configuration_again_comes_from_the_cache(tmp_path, stub):
     assert len(stub) == 1  # trained once
 
 
-def test_seeds_are_cached_one_by_one_and_drawn_as_a_band(tmp_path, stub):
+def test_seeds_are_cached_one_by_one_and_drawn_as_a_band(tmp_path, stub, quick_plots):
     lab = make_lab(tmp_path)
     set_controls(lab, seeds=2)
     two = lab.run()
@@ -157,6 +170,7 @@ def test_accumulation_equals_the_large_batch_and_the_difference_says_so(tmp_path
     large = lab.run()
 
     np.testing.assert_allclose(accumulated.losses, large.losses, rtol=1e-5, atol=1e-6)
+    assert bytes(lab.plot.value).startswith(b"\x89PNG")
     assert abs(accumulated.accuracy - large.accuracy) <= 0.002
     delta, worst, acc = accumulated.difference()
     assert len(delta) == 20 and worst < 1e-5 and abs(acc) <= 0.002
@@ -164,7 +178,7 @@ def test_accumulation_equals_the_large_batch_and_the_difference_says_so(tmp_path
     assert [g.config.accum_steps for g in lab.groups] == [4, 1]
 
 
-def test_stop_ends_a_run_and_caches_nothing(tmp_path, stub):
+def test_stop_ends_a_run_and_caches_nothing(tmp_path, stub, quick_plots):
     lab = make_lab(tmp_path, live_every=5)
     set_controls(lab)
     lab.plot.observe(lambda change: lab.stop(), "value")  # Stop at the first live redraw
@@ -175,7 +189,7 @@ def test_stop_ends_a_run_and_caches_nothing(tmp_path, stub):
     assert not lab.button.disabled and lab.stop_button.disabled
 
 
-def test_the_run_button_trains_in_a_thread(tmp_path, monkeypatch):
+def test_the_run_button_trains_in_a_thread(tmp_path, monkeypatch, quick_plots):
     threads = []
 
     def train(config, *args):
@@ -194,7 +208,7 @@ def test_the_run_button_trains_in_a_thread(tmp_path, monkeypatch):
 
 
 def test_measure_runs_the_large_batch_gradlab_and_the_naive_way_and_says_how_far_each_is(
-        tmp_path, stub):
+        tmp_path, stub, quick_plots):
     lab = make_lab(tmp_path)
     set_controls(lab, accum_steps=4, micro_batch=5, lr=0.1, setting="cosine lr schedule")
     large, fused, keras = lab.measure()
@@ -269,7 +283,7 @@ def test_measure_clipping_and_batchnorm(tmp_path):
     assert any("BatchNormalization normalises with its own statistics" in t for t in notes), notes
 
 
-def test_x_axis_hide_and_remove(tmp_path, stub):
+def test_x_axis_hide_and_remove(tmp_path, stub, quick_plots):
     lab = make_lab(tmp_path)
     set_controls(lab)
     first = lab.run()
@@ -290,7 +304,7 @@ def test_x_axis_hide_and_remove(tmp_path, stub):
     assert len(cached_files(tmp_path)) == 2  # the cache keeps it
 
 
-def test_slider_moves_run_nothing_and_invalid_configurations_are_shown(tmp_path, stub):
+def test_slider_moves_run_nothing_and_invalid_configurations_are_shown(tmp_path, stub, quick_plots):
     lab = make_lab(tmp_path)
     plot = bytes(lab.plot.value)
     for n in (1, 7, 32, 3):
@@ -311,7 +325,7 @@ def test_slider_moves_run_nothing_and_invalid_configurations_are_shown(tmp_path,
     assert stub == []
 
 
-def test_failed_run_shows_its_traceback(tmp_path, monkeypatch):
+def test_failed_run_shows_its_traceback(tmp_path, monkeypatch, quick_plots):
     def broken(config, bar=None, *args):
         bar.update(1)
         raise RuntimeError("the kernel ran out of patience")
