@@ -62,6 +62,7 @@ def test_sample_order_paired_is_shared_independent_is_fresh():
 
 # -- runs ------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_run_is_deterministic_and_records_everything():
     config = ex.RunConfig(accum_steps=2, micro_batch=10, **TINY)
     a, model = ex.train(config)
@@ -76,6 +77,7 @@ def test_a_run_is_deterministic_and_records_everything():
     assert a.loss_noise == noise.loss_noise(a.losses)._asdict()
 
 
+@pytest.mark.slow
 def test_paired_accumulation_is_the_large_batch():
     results = [ex.train(ex.RunConfig(accum_steps=n, micro_batch=40 // n, updates=40,
                                      eval_every=20, sampling="paired"))[0] for n in (1, 4, 8)]
@@ -85,6 +87,7 @@ def test_paired_accumulation_is_the_large_batch():
     assert results[0].losses[-1] < results[0].losses[0] - 0.5  # and it did learn
 
 
+@pytest.mark.slow
 def test_run_is_cached_and_a_corrupt_entry_is_reported_and_recomputed(tmp_path):
     store = ResultCache(tmp_path)
     config = ex.RunConfig(accum_steps=2, micro_batch=5, **TINY)

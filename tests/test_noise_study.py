@@ -7,6 +7,7 @@ from gradlab import experiments, noise, noise_study
 from gradlab.cache import ResultCache
 
 
+@pytest.mark.slow
 def test_noise_cli_json(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("GRADLAB_CACHE", str(tmp_path))
     argv = ["--accum", "1,2", "--micro-batch", "3", "--effective-batch", "4", "--draws", "4",

@@ -49,6 +49,7 @@ def test_format_table_shows_the_reference_beside_matching_rows():
     assert "Welch's t-test against N=1 (each row its own spread); N=[20] differ at p < 0.05" in text
 
 
+@pytest.mark.slow
 def test_table_cli_json_cache_and_no_cache(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("GRADLAB_CACHE", str(tmp_path))
     argv = ["--runs", "2", "--updates", "5", "--accum", "1,2", "--effective-batch", "8",
@@ -98,6 +99,7 @@ def strict_json(text):
     return json.loads(text, parse_constant=lambda c: pytest.fail(f"invalid JSON constant {c}"))
 
 
+@pytest.mark.slow
 def test_table_cli_json_is_strict_and_a_nan_loss_noise_reads_back(tmp_path, monkeypatch, capsys):
     # Two updates are too few to measure loss noise: NaN, stored and printed as null.
     monkeypatch.setenv("GRADLAB_CACHE", str(tmp_path))
