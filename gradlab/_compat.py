@@ -7,7 +7,7 @@ Keras internals are imported lazily, here only: importing gradlab does not depen
 `PRIVATE_NAMES` lists every private name gradlab uses, each with its probe; tests/test_compat.py
 checks the list against the source.
 
-Tested with TensorFlow 2.21 and Keras 3.15 (pyproject.toml says which versions it accepts).
+Tested with `TESTED` (pyproject.toml says which versions it accepts).
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ import threading
 import keras
 import tensorflow as tf
 
+TESTED = "TensorFlow 2.21 and Keras 3.15"
 _made = itertools.count(1)
 _passed = set()  # probes that held in this process; a probe shared by several functions runs once
 
@@ -30,11 +31,12 @@ class _Broken(RuntimeError):
 
 def _broken(what):
     return _Broken(f"{what} (keras {keras.__version__}, tensorflow {tf.__version__}); "
-                   "gradlab is tested with the versions pyproject.toml names")
+                   f"gradlab is tested with {TESTED}")
 
 
 def _probed(probe):
-    """Run `probe` (raises RuntimeError if an assumption broke) once, before the first use."""
+    """Run `probe` (raises RuntimeError if an assumption broke) before the first use of the
+    decorated function, once per process however many functions share it."""
     def decorate(fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
