@@ -1,4 +1,5 @@
-# gradlab: `make lab` to learn, `make app` for the lab alone, `make test` to check.
+# gradlab: `make lab` to learn, `make app` for the lab alone, `make test` to check
+# (`make test-fast` while editing).
 # Each bootstraps .venv first.
 PYTHON ?= python3
 VENV   := .venv
@@ -10,7 +11,7 @@ STAMP  := $(VENV)/.installed-stamp
 # own runs (lessons, lab, app, table, tests) keep theirs in the checkout, as the lessons say.
 export GRADLAB_CACHE ?= $(CURDIR)/.gradlab-cache
 
-.PHONY: install lab app test test-unit test-notebooks test-browser test-wheel table bench notebooks clean
+.PHONY: install lab app test test-unit test-notebooks test-browser test-wheel test-fast table bench notebooks clean
 
 install: $(STAMP)
 
@@ -36,6 +37,10 @@ test: test-unit test-notebooks
 
 test-unit: install
 	$(BIN)/python -m pytest -q tests
+
+# The edit loop: the unit tests not marked slow (under 2 minutes on 2 cores).
+test-fast: install
+	$(BIN)/python -m pytest -q -m "not slow" tests
 
 test-notebooks: install
 	$(BIN)/python -m pytest -q --nbval --nbval-current-env --nbval-sanitize-with tests/nbval-sanitize.cfg notebooks/*.ipynb

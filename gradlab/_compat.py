@@ -4,37 +4,46 @@ Keras 3 and TensorFlow offer no public switch for what these do. Each function s
 assumes; the first call runs a small probe of that assumption and raises a RuntimeError that
 names the installed versions if it no longer holds, instead of training silently wrong.
 Keras internals are imported lazily, here only: importing gradlab does not depend on them.
+`PRIVATE_NAMES` lists every private name gradlab uses, each with its probe; tests/test_compat.py
+checks the list against the source.
 
-Tested with the ranges in pyproject.toml (Keras 3.10-3.15, TensorFlow 2.16-2.21).
+Tested with `TESTED` (pyproject.toml says which versions it accepts).
 """
 from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import itertools
 import threading
 
 import keras
 import tensorflow as tf
 
+TESTED = "TensorFlow 2.21 and Keras 3.15"
 _made = itertools.count(1)
+_passed = set()  # probes that held in this process; a probe shared by several functions runs once
+
+
+class _Broken(RuntimeError):
+    """An assumption about Keras/TensorFlow that no longer holds."""
 
 
 def _broken(what):
-    return RuntimeError(f"{what} (keras {keras.__version__}, tensorflow {tf.__version__}); "
-                        "gradlab is tested with the versions pyproject.toml names")
+    return _Broken(f"{what} (keras {keras.__version__}, tensorflow {tf.__version__}); "
+                   f"gradlab is tested with {TESTED}")
 
 
 def _probed(probe):
-    """Run `probe` (raises RuntimeError if an assumption broke) once, before the first use."""
+    """Run `probe` (raises RuntimeError if an assumption broke) before the first use of the
+    decorated function, once per process however many functions share it."""
     def decorate(fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            if not wrapper.checked:
+            if probe not in _passed:
                 _in_a_fresh_thread(probe)
-                wrapper.checked = True
+                _passed.add(probe)
             return fn(*args, **kwargs)
-        wrapper.checked = False
         return wrapper
     return decorate
 
@@ -47,8 +56,9 @@ def _in_a_fresh_thread(probe):
     def run():
         try:
             probe()
-        except BaseException as e:  # handed to the caller's thread
-            errors.append(e)
+        except Exception as e:  # handed to the caller's thread; a name gone is as broken
+            errors.append(e if isinstance(e, _Broken) else
+                          _broken(f"{probe.__name__} failed: {type(e).__name__}: {e}"))
     thread = threading.Thread(target=run)
     thread.start()
     thread.join()
@@ -57,21 +67,19 @@ def _in_a_fresh_thread(probe):
 
 
 # -- masks ------------------------------------------------------------------------------
-def _get_mask(x):
-    from keras.src.backend.common.masking import get_keras_mask
-    return get_keras_mask(x)
-
-
 def _probe_mask():
-    m = _get_mask(keras.layers.Embedding(3, 2, mask_zero=True)(tf.constant([[1, 0]])))
+    from keras.src.backend.common.masking import get_keras_mask
+    m = get_keras_mask(keras.layers.Embedding(3, 2, mask_zero=True)(tf.constant([[1, 0]])))
     if m is None or m.numpy().tolist() != [[True, False]]:
-        raise _broken("Embedding(mask_zero=True) no longer leaves a Keras mask on its output")
+        raise _broken("Embedding(mask_zero=True) no longer leaves a Keras mask on its output "
+                      "where keras.src.backend.common.masking.get_keras_mask finds it")
 
 
 @_probed(_probe_mask)
 def keras_mask(x):
     """The Keras mask a layer left on tensor `x` (`Embedding(mask_zero=True)`, `Masking`), or None."""
-    return _get_mask(x)
+    from keras.src.backend.common.masking import get_keras_mask
+    return get_keras_mask(x)
 
 
 # -- losses under a distribution strategy ------------------------------------------------
@@ -87,8 +95,8 @@ def _probe_loss_division():
         raise _broken("Keras loss objects no longer divide by the replicas through "
                       "keras.src.losses.loss.scale_loss_for_distribution")
     from keras.src.trainers import compile_utils
-    if getattr(compile_utils, "loss_module", None) is not keras_loss or \
-            not callable(getattr(keras_loss, "unscale_loss_for_distribution", None)):
+    if compile_utils.loss_module is not keras_loss or \
+            not callable(keras_loss.unscale_loss_for_distribution):
         raise _broken("Keras's per-output loss trackers no longer undo the division through "
                       "keras.src.losses.loss.unscale_loss_for_distribution")
 
@@ -171,6 +179,18 @@ def optimizer_chain(optimizer):
     return chain
 
 
+def _probe_iterations():
+    # With gradient_accumulation_steps the public `iterations` counts updates, not applies:
+    # `_iterations` is the variable apply() increments.
+    opt = keras.optimizers.SGD(0.1, gradient_accumulation_steps=2)
+    v = keras.Variable([1.0])
+    opt.apply([tf.constant([1.0])], [v])
+    counter = getattr(opt, "_iterations", None)
+    if not isinstance(counter, keras.Variable) or int(counter.numpy()) != 1:
+        raise _broken("Keras optimizers no longer count each apply() in the variable _iterations")
+
+
+@_probed(_probe_iterations)
 def counters(optimizer):
     """The step counters of `optimizer` and the optimizers it wraps (each its own variable)."""
     found = []
@@ -181,22 +201,74 @@ def counters(optimizer):
     return found
 
 
+def _probe_accumulators():
+    opt = keras.optimizers.SGD(1.0, gradient_accumulation_steps=2)
+    v = keras.Variable([0.0])
+    opt.apply([tf.constant([3.0])], [v])  # the first of two: accumulated, not applied
+    held = [a.numpy().tolist() for a in getattr(opt, "_accumulated_gradients", [])]
+    if held != [[3.0]] or v.numpy().tolist() != [0.0]:
+        raise _broken("Keras's gradient_accumulation_steps no longer holds the pending "
+                      "gradients in the optimizer's _accumulated_gradients")
+
+
+@_probed(_probe_accumulators)
 def keras_accumulators(optimizer):
-    """The accumulators of Keras's own `gradient_accumulation_steps` (empty without it)."""
-    return list(getattr(optimizer, "_accumulated_gradients", None) or [])
+    """The accumulators of Keras's own `gradient_accumulation_steps` (empty without it, or
+    before the optimizer is built: Keras makes them in `build`)."""
+    if not optimizer.gradient_accumulation_steps or not optimizer.built:
+        return []
+    return list(optimizer._accumulated_gradients)
 
 
+def _probe_ema():
+    opt = keras.optimizers.SGD(1.0, use_ema=True)
+    v = keras.Variable([1.0, 2.0])
+    opt.apply([tf.constant([1.0, 1.0])], [v])  # Keras's first update copies the weights
+    averages = getattr(opt, "_model_variables_moving_average", None) or []
+    if [a.numpy().tolist() for a in averages] != [[0.0, 1.0]]:
+        raise _broken("Keras optimizers with use_ema=True no longer keep the weights' moving "
+                      "averages in _model_variables_moving_average")
+
+
+@_probed(_probe_ema)
 def ema_variables(optimizer):
     """The moving averages of the weights an optimizer with `use_ema=True` keeps."""
     return list(optimizer._model_variables_moving_average)
 
 
+def _probe_variable_index():
+    opt = keras.optimizers.SGD(0.1)
+    v, other = keras.Variable([1.0]), keras.Variable([1.0])
+    opt.build([v])
+    if opt._var_key(v) not in opt._trainable_variables_indices or \
+            opt._var_key(other) in opt._trainable_variables_indices:
+        raise _broken("Keras optimizers no longer index the variables they were built with "
+                      "in _trainable_variables_indices by _var_key")
+
+
+@_probed(_probe_variable_index)
 def optimizer_knows(optimizer, variable):
     """Whether `optimizer` was built with `variable` (Keras refuses to apply to others)."""
     return optimizer._var_key(variable) in optimizer._trainable_variables_indices
 
 
 # -- distribution ------------------------------------------------------------------------
+def _probe_collective_keys():
+    cls = tf.distribute.MirroredStrategy
+    base = getattr(cls, "_collective_key_base", None)
+    if not isinstance(base, int):
+        raise _broken("MirroredStrategy has no integer _collective_key_base")
+    cls._collective_key_base = base + 7
+    try:
+        made = cls(["/cpu:0"])
+    finally:
+        cls._collective_key_base = base
+    if getattr(made.extended, "_collective_key_base", None) != base + 7:
+        raise _broken("MirroredStrategy no longer numbers its collectives from the class's "
+                      "_collective_key_base when it is made")
+
+
+@_probed(_probe_collective_keys)
 def mirrored_strategy(devices=None):
     """`tf.distribute.MirroredStrategy(devices)` with collective keys of its own.
 
@@ -207,9 +279,7 @@ def mirrored_strategy(devices=None):
     do) lets a notebook make many.
     """
     cls = tf.distribute.MirroredStrategy
-    saved = getattr(cls, "_collective_key_base", None)
-    if not isinstance(saved, int):
-        raise _broken("MirroredStrategy has no integer _collective_key_base")
+    saved = cls._collective_key_base
     cls._collective_key_base = saved + 100_000 * next(_made)
     try:
         return cls(devices)
@@ -217,6 +287,51 @@ def mirrored_strategy(devices=None):
         cls._collective_key_base = saved
 
 
+def _probe_fit_hooks():
+    expected = {"_maybe_symbolic_build": ["self", "iterator", "data_batch"],
+                "_get_metrics_result_or_logs": ["self", "logs"]}
+    for name, parameters in expected.items():
+        method = getattr(keras.Model, name, None)
+        if method is None or list(inspect.signature(method).parameters) != parameters:
+            raise _broken(f"keras.Model no longer defines {name}({', '.join(parameters[1:])}), "
+                          "which AccumulatingModel overrides")
+    calls = []
+
+    class Recording(keras.Model):
+        def _maybe_symbolic_build(self, iterator=None, data_batch=None):
+            # fit and evaluate hand over Keras's epoch iterator: (step, step, batches) triples
+            if iterator is not None:
+                for _, _, batches in iterator:
+                    calls.append(("build", len(tf.nest.flatten(next(batches)))))
+                    break
+            return super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
+
+        def _get_metrics_result_or_logs(self, logs):
+            calls.append(("logs", sorted(logs)))
+            return {**super()._get_metrics_result_or_logs(logs), "hooked": 1.0}
+
+    inputs = keras.Input((1,))
+    model = Recording(inputs, keras.layers.Dense(1)(inputs))
+    model.compile(optimizer="sgd", loss="mse", run_eagerly=True)
+    x = tf.zeros((4, 1))
+    fitted = model.fit(x, x, batch_size=2, verbose=0).history
+    evaluated = model.evaluate(x, x, batch_size=2, verbose=0, return_dict=True)
+    if calls != [("build", 2), ("logs", ["loss"])] * 2 or "hooked" not in fitted or \
+            "hooked" not in evaluated:
+        raise _broken("Keras's fit and evaluate no longer call _maybe_symbolic_build(iterator=) "
+                      "with their epoch iterator and report _get_metrics_result_or_logs(logs) "
+                      f"as the epoch's logs (recorded: {calls})")
+
+
+@_probed(_probe_fit_hooks)
+def check_fit_hooks():
+    """Raise RuntimeError (naming the versions) unless Keras's `fit` and `evaluate` still call
+    `keras.Model._maybe_symbolic_build(iterator=, data_batch=)` with their epoch iterator and
+    report what `_get_metrics_result_or_logs(logs)` returns: `AccumulatingModel` overrides both.
+    Checked once per process, by a tiny eager fit."""
+
+
+@_probed(_probe_fit_hooks)
 def first_replica_batch(strategy, epoch_iterator):
     """The first replica's part of the first batch. Keras's `_maybe_symbolic_build` builds a
     model from the MEAN of the replicas' first parts, which fails when the first batch splits
@@ -229,8 +344,12 @@ def first_replica_batch(strategy, epoch_iterator):
 
 
 def _probe_symbolic_build():
-    if not callable(getattr(keras.Model, "_symbolic_build", None)):
-        raise _broken("Keras models no longer build their state from a batch in _symbolic_build")
+    model = keras.Sequential([keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    model._symbolic_build(data_batch=(tf.zeros((2, 3)), tf.zeros((2, 1)), None))
+    if not (model.built and model.optimizer.built):
+        raise _broken("Keras models no longer build their layers and optimizer from a batch "
+                      "in _symbolic_build(data_batch=)")
 
 
 @_probed(_probe_symbolic_build)
@@ -241,6 +360,17 @@ def symbolic_build(model, data_batch):
     model._symbolic_build(data_batch=data_batch)
 
 
+def _probe_multi_worker_mode():
+    # The strategy's own override: one single-worker MultiWorkerMirroredStrategy would start
+    # collectives in this process to show it.
+    source = inspect.getsource(inspect.getmodule(tf.distribute.MultiWorkerMirroredStrategy))
+    if "def _in_multi_worker_mode(self)" not in source or \
+            tf.distribute.get_strategy().extended._in_multi_worker_mode() is not False:
+        raise _broken("tf.distribute strategies no longer say whether they span workers "
+                      "through extended._in_multi_worker_mode()")
+
+
+@_probed(_probe_multi_worker_mode)
 def reducible_by_keras(logs, strategy):
     """Under MultiWorkerMirroredStrategy, Keras's fit reduces the logs of a step with
     `strategy.reduce("MEAN", value, axis=0)`, which fails on scalars, and every metric
@@ -251,6 +381,19 @@ def reducible_by_keras(logs, strategy):
     return logs
 
 
+def _probe_loss_tracker():
+    inputs = keras.Input((1,))
+    model = keras.Model(inputs, keras.layers.Dense(1)(inputs))
+    model.compile(optimizer="sgd", loss="mse", run_eagerly=True)
+    loss = model.train_on_batch(tf.ones((2, 1)), tf.ones((2, 1)))
+    tracker = getattr(model, "_loss_tracker", None)
+    if not isinstance(tracker, keras.metrics.Mean) or tracker not in model.metrics or \
+            float(tracker.result()) != float(loss):
+        raise _broken("Keras's train_step no longer reports the loss through the Mean "
+                      "metric _loss_tracker")
+
+
+@_probed(_probe_loss_tracker)
 def loss_tracker(model):
     """The `Mean` metric Keras's own `train_step` reports the loss through."""
     return model._loss_tracker
@@ -259,6 +402,8 @@ def loss_tracker(model):
 def _probe_output_losses():
     inputs = keras.Input((1,))
     model = keras.Model(inputs, [keras.layers.Dense(1, name="a")(inputs), keras.layers.Dense(1, name="b")(inputs)])
+    if model._compile_loss is not None:
+        raise _broken("an uncompiled Keras model's _compile_loss is no longer None")
     model.compile(loss=["mse", "mse"])
     model.compute_loss(x=tf.zeros((2, 1)), y=[tf.ones((2, 1))] * 2, y_pred=[tf.zeros((2, 1))] * 2)
     trackers = [m for m in model._compile_loss.metrics if m is not None]
@@ -267,10 +412,11 @@ def _probe_output_losses():
                       "weighted by the batch's size")
 
 
+@_probed(_probe_output_losses)
 def output_loss_trackers(model, y=None, y_pred=None):
-    """Keras's per-output loss trackers of `model` (none for one output), built from `y`
-    and `y_pred` if Keras has not yet and both are given."""
-    compile_loss = getattr(model, "_compile_loss", None)
+    """Keras's per-output loss trackers of `model` (none for one output or before compile),
+    built from `y` and `y_pred` if Keras has not yet and both are given."""
+    compile_loss = model._compile_loss
     if compile_loss is None:
         return []
     if not compile_loss.built and y_pred is not None:
@@ -279,7 +425,6 @@ def output_loss_trackers(model, y=None, y_pred=None):
 
 
 @contextlib.contextmanager
-@_probed(_probe_output_losses)
 def output_loss_weight(model, weight, y, y_pred):
     """While active, Keras's per-output loss trackers (the `<output>_loss` logs of a model
     with several outputs) weigh each update by the tensor `weight` instead of the batch's
@@ -298,6 +443,16 @@ def output_loss_weight(model, weight, y, y_pred):
             m.__dict__.pop("update_state", None)
 
 
+def _probe_context_handle():
+    # Must not start the runtime itself: tower_devices asks before making logical devices.
+    from tensorflow.python.eager import context
+    ctx = context.context()
+    if "_context_handle" not in vars(ctx) or (ctx._context_handle is not None) != ctx._initialized:
+        raise _broken("TensorFlow's eager context no longer holds the runtime's handle in "
+                      "_context_handle (None until it starts)")
+
+
+@_probed(_probe_context_handle)
 def tf_initialised():
     """Whether TensorFlow's runtime has started (logical devices can no longer be made)."""
     from tensorflow.python.eager import context
@@ -305,14 +460,34 @@ def tf_initialised():
 
 
 # -- layers ------------------------------------------------------------------------------
+def _probe_flatten_layers():
+    inner = keras.Sequential([keras.layers.Dense(1, name="leaf")], name="inner")
+    outer = keras.Sequential([keras.Input((2,)), inner], name="outer")
+    found = [l.name for l in outer._flatten_layers(include_self=False, recursive=True)
+             if not isinstance(l, keras.layers.InputLayer)]
+    if sorted(found) != ["inner", "leaf"]:
+        raise _broken(f"Keras's _flatten_layers(include_self=False, recursive=True) no longer "
+                      f"lists the nested layers of a model (got {found})")
+
+
+@_probed(_probe_flatten_layers)
 def sublayers(model):
     """Every layer inside `model`, nested models included (not `model` itself)."""
     return list(model._flatten_layers(include_self=False, recursive=True))
 
 
 def _probe_moments():
-    if not callable(getattr(keras.layers.BatchNormalization, "_moments", None)):
-        raise _broken("BatchNormalization no longer computes its batch statistics in _moments")
+    moments = getattr(keras.layers.BatchNormalization, "_moments", None)
+    if not callable(moments) or list(inspect.signature(moments).parameters) != ["self", "inputs", "mask"]:
+        raise _broken("BatchNormalization no longer computes its batch statistics in "
+                      "_moments(inputs, mask)")
+    layer = keras.layers.BatchNormalization()
+    seen = []
+    object.__setattr__(layer, "_moments", lambda inputs, mask: seen.append(1) or (
+        tf.zeros(inputs.shape[-1:]), tf.ones(inputs.shape[-1:])))
+    layer(tf.ones((2, 3)), training=True)
+    if seen != [1]:
+        raise _broken("BatchNormalization(training=True) no longer calls its _moments")
 
 
 @contextlib.contextmanager
@@ -326,3 +501,32 @@ def batchnorm_moments(layer, record):
         yield
     finally:
         del layer.__dict__["_moments"]
+
+
+# Every private Keras/TensorFlow name gradlab uses (attributes, overridden methods, members
+# of keras.src / tensorflow.python modules), with the probe that checks it.
+PRIVATE_NAMES = {
+    "keras.src.backend.common.masking.get_keras_mask": _probe_mask,
+    "keras.src.losses.loss": _probe_loss_division,
+    "keras.src.losses.loss.scale_loss_for_distribution": _probe_loss_division,
+    "keras.src.losses.loss.unscale_loss_for_distribution": _probe_loss_division,
+    "keras.src.trainers.compile_utils.loss_module": _probe_loss_division,
+    "_all_reduce_sum_gradients": _probe_all_reduce,
+    "_iterations": _probe_iterations,
+    "_accumulated_gradients": _probe_accumulators,
+    "_model_variables_moving_average": _probe_ema,
+    "_var_key": _probe_variable_index,
+    "_trainable_variables_indices": _probe_variable_index,
+    "_collective_key_base": _probe_collective_keys,
+    "_maybe_symbolic_build": _probe_fit_hooks,
+    "_get_metrics_result_or_logs": _probe_fit_hooks,
+    "_symbolic_build": _probe_symbolic_build,
+    "_in_multi_worker_mode": _probe_multi_worker_mode,
+    "_loss_tracker": _probe_loss_tracker,
+    "_compile_loss": _probe_output_losses,
+    "tensorflow.python.eager.context.context": _probe_context_handle,
+    "_context_handle": _probe_context_handle,
+    "_initialized": _probe_context_handle,
+    "_flatten_layers": _probe_flatten_layers,
+    "_moments": _probe_moments,
+}

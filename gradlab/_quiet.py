@@ -17,7 +17,8 @@ def quiet_import_tensorflow():
     else:
         tensorflow = _import_silently()
     # tf.function warns when many *different* functions trace, which every new strategy
-    # does by design; retracing of one strategy is measured by Strategy.trace_count().
+    # does by design; retracing of one strategy is measured by its trace_count()
+    # (`make_strategy(...).trace_count()`, which `python -m gradlab bench` reports).
     tensorflow.get_logger().setLevel("ERROR")
 
 

@@ -291,6 +291,7 @@ class AccumulatingModel(keras.Model):
         generator, the same batches with the first put back."""
         if self._rule is not None or not self.compiled:
             return x
+        _compat.check_fit_hooks()  # Keras still calls the private methods this class overrides
         batch, x = first_batch(x, y, sample_weight)
         if batch is None:  # a data source gradlab cannot peek at: Keras's rule, unprobed
             return x

@@ -19,6 +19,7 @@ from gradlab.plots import plot_bench
 TINY = dict(rounds=2, updates=1, warmup=1, progress=False)
 
 
+@pytest.mark.slow
 def test_cli_json_is_one_object_and_the_table_shows_it(capsys):
     code = bench.cli(["--model", "mlp", "--strategies", "large_batch", "fused", "keras", "--accum", "3",
                       "--micro-batch", "4", "--rounds", "2", "--updates", "1", "--warmup", "1",
@@ -42,6 +43,7 @@ def test_cli_json_is_one_object_and_the_table_shows_it(capsys):
         assert r["traces"] >= 1 and r["retraces"] == 0, name
 
 
+@pytest.mark.slow
 def test_default_run_is_two_workloads_side_by_side(capsys):
     argv = ["--strategies", "large_batch", "fused", "--accum", "2", "--micro-batch", "2",
             "--rounds", "1", "--updates", "1", "--warmup", "1", "--no-memory", "--no-progress"]
@@ -66,6 +68,7 @@ def test_headline_reports_compilation_apart_from_training_memory():
         "1.82x its training memory (2.0 vs 1.1 MB), compiling took 144 MB once (large_batch 20 MB)"]
 
 
+@pytest.mark.slow
 def test_memory_is_measured_in_fresh_processes():
     sweep = bench.run_sweep([4], micro_batch=8, strategies=["large_batch", "fused"],
                             memory=True, memory_updates=1, **TINY)
@@ -120,6 +123,7 @@ def test_fused_with_xla_equals_large_batch():
         np.testing.assert_allclose(va.numpy(), vb.numpy(), rtol=1e-5, atol=1e-6, err_msg=va.path)
 
 
+@pytest.mark.slow
 def test_sweep_gives_one_value_per_n_and_plots_one_line_per_strategy():
     sweep = bench.run_sweep([1, 2], micro_batch=4, strategies=["large_batch", "fused"],
                             memory=False, **TINY)

@@ -54,6 +54,7 @@ def test_paired_ratio_is_the_median_of_round_ratios():
     assert bench_fit._paired([2.0, 6.0, 4.0], [1.0, 2.0, 1.0]) == 3.0
 
 
+@pytest.mark.slow
 def test_a_small_run_prints_one_json_object(capsys):
     assert bench_fit.cli(["--accum", "2", "--micro-batch", "5", "--rounds", "1",
                           "--examples", "40", "--json"]) == 0

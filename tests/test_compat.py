@@ -1,6 +1,11 @@
 """Each private Keras/TensorFlow hook in gradlab/_compat.py does what it claims, measured."""
+import ast
+import pathlib
+import re
+
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from gradlab import _compat, distribute
@@ -71,3 +76,168 @@ def test_output_loss_weight_reweighs_each_output_tracker_only_while_active():
     model.compute_loss(**batch)  # Keras's own weight again: the batch's 4 rows
     assert [float(m.count) for m in trackers] == [4.25, 4.25]
     assert all("update_state" not in m.__dict__ for m in trackers)
+
+
+# -- every private name gradlab uses is listed in _compat.PRIVATE_NAMES, with a probe ----------
+PACKAGE = pathlib.Path(_compat.__file__).parent
+PRIVATE_MODULES = ("keras.src", "tensorflow.python")
+# Underscored names that are no Keras/TensorFlow internals.
+NOT_KERAS = {"_exit": "os._exit", "_replace": "namedtuple's API", "_asdict": "namedtuple's API",
+             "_repr_mimebundle_": "IPython's display protocol"}
+# Overrides of private Keras methods live in the class that overrides them; every other use
+# of a private name lives in _compat.py.
+OUTSIDE_COMPAT = {"_maybe_symbolic_build", "_get_metrics_result_or_logs"}
+
+
+def _private(name):
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _keras_base(node):
+    """The Keras/TensorFlow class a ClassDef derives from directly (`keras.Model`), or None."""
+    for base in node.bases:
+        root = base
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if isinstance(root, ast.Name) and root.id in ("keras", "tf"):
+            return eval(ast.unparse(base), {"keras": keras, "tf": tf})
+    return None
+
+
+def _defined_by_gradlab(trees):
+    """Underscored names gradlab gives its own functions, methods and attributes."""
+    names = set()
+    for tree in trees.values():
+        keras_classes = {id(n) for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and _keras_base(n)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and id(node) in keras_classes:
+                continue
+            if isinstance(node, ast.ClassDef):
+                names.update(f.name for f in node.body if isinstance(f, ast.FunctionDef))
+            elif isinstance(node, ast.Module):
+                names.update(f.name for f in node.body if isinstance(f, ast.FunctionDef))
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and \
+                    isinstance(node.value, ast.Name) and node.value.id == "self":
+                names.add(node.attr)
+    return {n for n in names if _private(n)}
+
+
+def private_uses(tree):
+    """(name, node) for each private Keras/TensorFlow name `tree` uses: underscored
+    attributes of anything but self (strings given to getattr and friends included),
+    methods a Keras subclass defines that its Keras base defines too, and members of
+    keras.src / tensorflow.python modules (`keras.src.losses.loss.scale_loss_for_distribution`)."""
+    uses, aliases = [], {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(PRIVATE_MODULES):
+            aliases.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names})
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith(PRIVATE_MODULES):
+                    aliases[a.asname or a.name] = a.name
+    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _private(node.attr) and not (
+                isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+            uses.append((node.attr, node))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                _private(node.value) and node.value.isidentifier():
+            call = parents.get(id(node))
+            called = isinstance(call, ast.Call) and (
+                (isinstance(call.func, ast.Name) and call.func.id in ("getattr", "hasattr", "setattr", "delattr"))
+                or (isinstance(call.func, ast.Attribute) and call.func.attr in ("__setattr__", "get", "pop")))
+            if called or isinstance(call, (ast.Subscript, ast.Compare)):
+                uses.append((node.value, node))
+        elif isinstance(node, ast.Name) and node.id in aliases and isinstance(node.ctx, ast.Load):
+            parent = parents.get(id(node))
+            member = f".{parent.attr}" if isinstance(parent, ast.Attribute) else ""
+            uses.append((aliases[node.id] + member, node))
+        elif isinstance(node, ast.ClassDef) and (base := _keras_base(node)) is not None:
+            uses += [(f.name, f) for f in node.body
+                     if isinstance(f, ast.FunctionDef) and _private(f.name) and hasattr(base, f.name)]
+    return uses
+
+
+def _gradlab_sources():
+    return {p.name: ast.parse(p.read_text()) for p in sorted(PACKAGE.glob("*.py"))}
+
+
+def test_every_private_name_gradlab_uses_is_listed_with_a_probe_and_used_only_in_compat():
+    trees = _gradlab_sources()
+    own = _defined_by_gradlab(trees)
+    assert not own & set(_compat.PRIVATE_NAMES)  # else a use of a Keras name could pass as gradlab's
+    found = {}
+    for file, tree in trees.items():
+        for name, node in private_uses(tree):
+            if name not in own and name not in NOT_KERAS:
+                found.setdefault(name, set()).add(file)
+    assert sorted(found) == sorted(_compat.PRIVATE_NAMES)
+    elsewhere = {name: files - {"_compat.py"} for name, files in found.items() if files - {"_compat.py"}}
+    assert set(elsewhere) <= OUTSIDE_COMPAT, elsewhere
+
+
+def test_every_compat_function_touching_a_private_name_runs_its_probe_first():
+    tree = ast.parse(pathlib.Path(_compat.__file__).read_text())
+    probes = {p.__name__ for p in _compat.PRIVATE_NAMES.values()}
+    for fn in tree.body:
+        if not isinstance(fn, ast.FunctionDef) or fn.name in probes:
+            continue
+        decorated = {ast.unparse(d.args[0]) for d in fn.decorator_list
+                     if isinstance(d, ast.Call) and ast.unparse(d.func) == "_probed"}
+        for name, node in private_uses(fn):
+            assert _compat.PRIVATE_NAMES[name].__name__ in decorated, (fn.name, name)
+
+
+def test_scan_finds_attributes_strings_overrides_and_private_module_members():
+    tree = ast.parse(
+        "from keras.src.losses import loss as kl\n"
+        "import tensorflow.python.eager.context\n"
+        "class M(keras.Model):\n"
+        "    def _get_metrics_result_or_logs(self, logs): return self._mine\n"
+        "    def _helper(self): pass\n"
+        "def f(opt, layer):\n"
+        "    kl.scale_loss_for_distribution\n"
+        "    getattr(opt, '_var_key', None); layer.__dict__.pop('_moments')\n"
+        "    return opt._iterations, '_not_a_name_use'\n")
+    assert sorted(name for name, _ in private_uses(tree)) == [
+        "_get_metrics_result_or_logs", "_iterations", "_moments", "_var_key",
+        "keras.src.losses.loss.scale_loss_for_distribution"]
+
+
+def test_each_probe_holds_on_the_installed_versions():
+    for probe in dict.fromkeys(_compat.PRIVATE_NAMES.values()):
+        _compat._in_a_fresh_thread(probe)
+
+
+def test_a_broken_assumption_raises_naming_the_versions_at_first_use(monkeypatch):
+    monkeypatch.setattr(_compat, "_passed", set())
+    monkeypatch.delattr(keras.layers.BatchNormalization, "_moments")
+    layer = keras.layers.BatchNormalization()
+    with pytest.raises(RuntimeError, match=re.escape(
+            f"(keras {keras.__version__}, tensorflow {tf.__version__})")) as raised:
+        with _compat.batchnorm_moments(layer, record=None):
+            pass
+    assert "_moments" in str(raised.value)
+    assert "_moments" not in layer.__dict__
+
+
+def test_a_name_gone_is_a_runtime_error_naming_the_versions_too(monkeypatch):
+    monkeypatch.setattr(_compat, "_passed", set())
+    monkeypatch.delattr(keras.layers.Layer, "_flatten_layers")
+    with pytest.raises(RuntimeError, match=r"AttributeError.*_flatten_layers.* \(keras " + re.escape(keras.__version__)):
+        _compat.sublayers(keras.Sequential([keras.layers.Dense(1)]))
+
+
+def test_fit_hooks_probe_fails_when_keras_stops_calling_an_override(monkeypatch):
+    from keras.src.backend.tensorflow import trainer
+    fit = trainer.TensorFlowTrainer.fit
+
+    def fit_without_symbolic_build(self, *args, **kwargs):
+        monkeypatch.setattr(self, "_maybe_symbolic_build", lambda **_: None)
+        return fit(self, *args, **kwargs)
+    monkeypatch.setattr(trainer.TensorFlowTrainer, "fit", fit_without_symbolic_build)
+    monkeypatch.setattr(_compat, "_passed", set())
+    with pytest.raises(RuntimeError, match="_maybe_symbolic_build"):
+        _compat.check_fit_hooks()
+    monkeypatch.undo()
+    _compat.check_fit_hooks()

@@ -36,7 +36,7 @@ def test_tower_figure_shows_each_tower_the_averaging_and_the_apply():
     assert fig.number not in plt.get_fignums()  # owned by the caller, shown once
 
 
-@pytest.mark.parametrize("num_towers", [1, 2, 3, 4])
+@pytest.mark.parametrize("num_towers", [1, 2, 3, pytest.param(4, marks=pytest.mark.slow)])
 def test_boxes_never_overlap(num_towers):
     fig = draw_graph(g1.build_towers(num_towers, [DEVICES[t % 2] for t in range(num_towers)]))
     fig.canvas.draw()

@@ -68,7 +68,7 @@ def assert_same(a, b, rtol=1e-5, atol=1e-5):
 
 
 @pytest.mark.parametrize("opt", ["momentum", "adam"])
-@pytest.mark.parametrize("kind", ["towers", "host_average", "accumulation"])
+@pytest.mark.parametrize("kind", [pytest.param("towers", marks=pytest.mark.slow), "host_average", "accumulation"])
 def test_classic_graph_equals_one_large_batch(batches, keras_large_batch, kind, opt):
     init, keras_losses, keras_weights = keras_large_batch(opt)
     parts = build(kind, opt)

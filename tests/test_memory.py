@@ -6,6 +6,7 @@ import pytest
 from gradlab import memory
 
 
+@pytest.mark.slow
 def test_compile_memory_is_reported_apart_from_training():
     sizes = iter([80, 20, 20])  # MB touched by the first step, then by each steady step
 

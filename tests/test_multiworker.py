@@ -38,6 +38,7 @@ def processes_started_here():
     return alive
 
 
+@pytest.mark.slow
 def test_two_workers_equal_one_large_batch():
     done, _ = run_cli("--workers", "2", "--accum-steps", "3", "--batch", "63", "--updates", "2",
                       "--timeout", "120", "--json")
@@ -50,6 +51,7 @@ def test_two_workers_equal_one_large_batch():
     assert result["max_loss_diff"] < 1e-5  # every worker reports the global mean loss
 
 
+@pytest.mark.slow
 def test_failing_worker_is_reported_and_nothing_hangs(monkeypatch):
     # In-process `run` (the CLI's engine): spares a third TensorFlow start-up.
     monkeypatch.setenv("GRADLAB_TEST_MARK", MARK.split(b"=")[1].decode())

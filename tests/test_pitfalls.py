@@ -45,6 +45,7 @@ def tokens():
     return np.concatenate([rng.integers(1, 5, 16), rng.integers(20, 60, 16)]).astype("float32")
 
 
+@pytest.mark.slow
 def test_sample_weight_gives_the_large_batch_weighted_mean(batch):
     x, y = batch
     target = pf.weighted_mean_grads(mlp()(), x, y, tokens())
@@ -69,6 +70,7 @@ def test_keras_sample_weight_divides_by_examples_not_weights(batch):
     assert not np.isclose(value, np.sum(w * losses) / np.sum(w), rtol=0.1)
 
 
+@pytest.mark.slow
 def test_per_token_masks_in_sequences():
     # Sequences of 6 tokens with a padding mask: the update is the mean over real tokens.
     rng = np.random.default_rng(1)
@@ -97,6 +99,7 @@ def masked_model():
                              keras.layers.Embedding(20, 8, mask_zero=True), keras.layers.Dense(5)])
 
 
+@pytest.mark.slow
 def test_keras_loss_on_a_masked_output_is_exact_however_the_batch_is_split():
     # A Keras loss divides by the unmasked tokens of each call; gradlab sums the unmasked
     # tokens of every micro-batch and divides once, so every split is the large batch.
@@ -157,6 +160,7 @@ def test_schedules_and_counters_advance_once_per_update(batch, name):
 
 # -- BatchNorm ----------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_batchnorm_window_updates_moving_statistics_once_like_a_large_batch(batch):
     x, y = batch
     ref = make("large_batch", model=mlp(batchnorm=True))
@@ -193,6 +197,7 @@ def test_batchnorm_window_refuses_renorm_before_any_work(batch):
         assert s.trace_count() == 0 and int(s.optimizer.iterations) == 0
 
 
+@pytest.mark.slow
 def test_layer_norm_has_no_batch_statistics_so_accumulation_is_exact(batch):
     x, y = batch
 
@@ -220,6 +225,7 @@ def test_batchnorm_option_is_checked_before_any_work():
 
 # -- dropout ------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_dropout_masks_differ_per_micro_batch_which_is_noise_not_bias(batch):
     x, y = batch
     on = lambda mask_seed: (lambda: pf.dropout_mlp(0.5, seed=1, mask_seed=mask_seed, hidden=32))
@@ -236,6 +242,7 @@ def test_dropout_masks_differ_per_micro_batch_which_is_noise_not_bias(batch):
 
 # -- gradient clipping ----------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_clip_the_accumulated_update_not_each_micro_batch(batch):
     x, y = batch
     ref = pf.update_of(make("large_batch", clip_norm=0.5), x, y)
@@ -249,6 +256,7 @@ def test_clip_the_accumulated_update_not_each_micro_batch(batch):
 
 # -- mixed precision: loss scaling -----------------------------------------------------------
 
+@pytest.mark.slow
 def test_overflow_in_one_micro_batch_skips_the_whole_update(batch):
     x, y = batch
     x2, y2 = load_mnist().x_train[32:64], load_mnist().y_train[32:64]
@@ -288,6 +296,7 @@ def test_overflow_in_one_micro_batch_skips_the_whole_update(batch):
 
 # -- sparse gradients -----------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_adam_on_duplicate_rows_differs_from_dense_so_gradlab_densifies(batch):
     x, y = batch
     sparse, dense = pf.adam_on_duplicate_rows()
@@ -314,6 +323,7 @@ def test_adam_on_duplicate_rows_differs_from_dense_so_gradlab_densifies(batch):
 
 # -- losses under a distribution strategy ----------------------------------------------------
 
+@pytest.mark.slow
 def test_keras_losses_divide_by_replicas_and_mirrored_is_the_large_batch(batch):
     x, y = batch
     logits = mlp()()(x)
@@ -328,6 +338,7 @@ def test_keras_losses_divide_by_replicas_and_mirrored_is_the_large_batch(batch):
 
 # -- moving averages of weights ------------------------------------------------------------
 
+@pytest.mark.slow
 def test_weight_ema_updates_once_per_update(batch):
     x, y = batch
     ema = lambda: keras.optimizers.SGD(0.5, use_ema=True, ema_momentum=0.9)

@@ -8,7 +8,7 @@ import pytest
 
 from gradlab import experiments as ex, table
 from gradlab.cache import ResultCache
-from gradlab.stats import anova, mean_std, pooled_t
+from gradlab.stats import anova, mean_std, pooled_t, welch_t
 
 
 def test_table_configs_check_divisibility_before_running():
@@ -49,6 +49,7 @@ def test_format_table_shows_the_reference_beside_matching_rows():
     assert "Welch's t-test against N=1 (each row its own spread); N=[20] differ at p < 0.05" in text
 
 
+@pytest.mark.slow
 def test_table_cli_json_cache_and_no_cache(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("GRADLAB_CACHE", str(tmp_path))
     argv = ["--runs", "2", "--updates", "5", "--accum", "1,2", "--effective-batch", "8",
@@ -58,14 +59,22 @@ def test_table_cli_json_cache_and_no_cache(tmp_path, monkeypatch, capsys):
     rows = out["rows"]
     assert [(r["accum_steps"], r["micro_batch"], r["updates"], r["runs"]) for r in rows] == \
         [(1, 8, 5, 2), (2, 4, 5, 2)]
+    store = ResultCache(tmp_path)
     for r in rows:
-        assert {"accuracy_mean", "accuracy_std", "seconds_per_run"} <= set(r)
-        assert 0.0 < r["accuracy_mean"] < 1.0 and r["accuracy_std"] >= 0.0
+        runs = [ex.cached_result(store, ex.RunConfig(accum_steps=r["accum_steps"], micro_batch=r["micro_batch"],
+                                                     updates=5, eval_every=5, seed=s)) for s in (0, 1)]
+        assert r["accuracies"] == [run.accuracy for run in runs]
         assert r["accuracy_mean"] == pytest.approx(np.mean(r["accuracies"]))
+        assert r["accuracy_std"] == pytest.approx(np.std(r["accuracies"], ddof=1))
+        assert r["seconds_per_run"] == pytest.approx(np.mean([run.seconds for run in runs]))
         assert (r["strategy"], r["lr"], r["sampling"]) == ("fused", 0.5, "independent")
-    assert rows[0]["p_value"] is None and 0.0 <= rows[1]["p_value"] <= 1.0
-    assert 0.0 <= rows[1]["welch_p"] <= 1.0
-    assert set(out) == {"rows", "anova"} and 0.0 <= out["anova"]["p_value"] <= 1.0
+    # Two rows of two runs: Student's t with 2 degrees of freedom, P(|T| > t) = 1 - t / sqrt(t^2 + 2)
+    a, b = (np.asarray(r["accuracies"]) for r in rows)
+    t = abs(b.mean() - a.mean()) / np.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2 * (1 / 2 + 1 / 2))
+    assert rows[0]["p_value"] is None and rows[1]["p_value"] == pytest.approx(1 - t / np.sqrt(t * t + 2))
+    assert rows[1]["welch_p"] == pytest.approx(welch_t(b, a)[2])
+    assert set(out) == {"rows", "anova"}
+    assert (out["anova"]["F"], out["anova"]["p_value"]) == pytest.approx((t * t, rows[1]["p_value"]))
     entries = sorted(tmp_path.rglob("*.json"))
     assert len(entries) == 4  # one per run
 
@@ -90,6 +99,7 @@ def strict_json(text):
     return json.loads(text, parse_constant=lambda c: pytest.fail(f"invalid JSON constant {c}"))
 
 
+@pytest.mark.slow
 def test_table_cli_json_is_strict_and_a_nan_loss_noise_reads_back(tmp_path, monkeypatch, capsys):
     # Two updates are too few to measure loss noise: NaN, stored and printed as null.
     monkeypatch.setenv("GRADLAB_CACHE", str(tmp_path))

@@ -71,6 +71,7 @@ def test_tower_devices_reuses_existing_devices_or_asks_for_a_restart():
         gl.tower_devices(0)
 
 
+@pytest.mark.slow
 def test_tower_devices_splits_the_cpu_in_a_fresh_process():
     import subprocess, sys
     code = "import gradlab as gl; print(gl.tower_devices(3))"
