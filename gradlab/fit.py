@@ -1,14 +1,16 @@
 """`AccumulatingModel`: gradient accumulation inside `model.fit`, equal to Keras's large batch.
 
-    one fit step, batch of B rows = at most accum_steps micro-batches i:
+    one fit step, batch of B rows = the micro-batches of split_sizes(B, accum_steps):
         S_i = D_i * L_i      L_i: Keras's own loss of micro-batch i (weights, masks, penalties)
-        D_i = rows of i (or its unmasked entries, for a masked output)
+        D_i = rows of i (or its counted entries: a masked output, a loss's ignore_class)
     w <- optimizer(w, (dS_1 + ... + dS_k) / (D_1 + ... + D_k))             (once per step)
 
-`batch_size` is the effective batch, so epochs, callbacks, schedules, EMA and checkpoints
-all count updates. `fit` traces its step with an unknown batch dimension, so a batch of B
-rows runs as micro-batches of ceil(B / accum_steps) rows and one shorter last one, with no
-padding: only real rows reach the model and its metrics. `class_weight` and
+The update is `engine.update`, the one `step(x, y)` makes; this class adds Keras's glue
+(metrics, logs, callbacks, saving) and probes the first batch as a strategy does
+(`normaliser.probe`), refusing the same losses in the same words. `batch_size` is the
+effective batch, so epochs, callbacks, schedules, EMA and checkpoints all count updates.
+`fit` traces its step with an unknown batch dimension; the split is made at run time, with
+no padding: only real rows reach the model and its metrics. `class_weight` and
 `sample_weight` keep Keras's own normalisation (`sum_over_batch_size`: divided by the
 entries, not by the sum of the weights). Under `tf.distribute` each replica sums its shard
 and one all-reduce adds the sums and the normalisers, which is exact for uneven shards
@@ -51,10 +53,13 @@ class AccumulatingModel(keras.Model):
             a lookup table, or a tf.distribute strategy is active; a step XLA refuses at the
             first batch falls back to no XLA, with a warning naming the reason).
             `compile(jit_compile=...)` other than "auto" overrides it.
+        overlap: micro-batches whose activations may be alive at once (1 holds one; 2 is
+            faster on several cores and holds two; `accumulate.loop_sum`).
     Raises:
         TypeError/ValueError naming the value, before any TensorFlow work; ValueError if
-        `model` overrides `train_step`, `compute_loss` or `compute_metrics` (plain `fit`
-        would call them; this one splits Keras's own loss).
+        `model` overrides `train_step`, `test_step`, `compute_loss` or `compute_metrics`
+        (plain `fit` would call them; this one splits Keras's own loss). A model's own
+        `predict_step` is called by `predict`.
 
     Non-finite updates (loss or gradient) are skipped, weights and optimizer untouched, and
     counted in the logs as `skipped_updates` (per epoch), under tf.distribute too.

@@ -93,6 +93,7 @@ def assert_fit_refused(acc, match, x, y):
 
 # ---------------------------------------------------------------- the large batch, exactly
 # 16: the last batch (11) has fewer rows than micro-batches. "auto": XLA, the default here.
+@pytest.mark.slow
 @pytest.mark.parametrize("accum_steps, jit_compile", [(4, "auto"), (16, False)])
 def test_mlp_sgd_short_last_batch_and_validation(accum_steps, jit_compile):
     x, y = mnist()
@@ -116,6 +117,7 @@ def test_adam_with_schedule_counts_updates():
     assert_same(plain, acc, hp, ha, atol=1e-4)
 
 
+@pytest.mark.slow
 def test_sample_weight_and_class_weight():
     x, y = mnist()
     w = np.random.default_rng(0).uniform(0.0, 2.0, len(x)).astype("float32")
@@ -149,6 +151,7 @@ def test_dict_inputs_and_outputs_two_losses():
     assert_same(plain, acc, hp, ha)
 
 
+@pytest.mark.slow
 def test_list_outputs_named_as_keras_names_them():
     # Keras names per-output logs by the model's output names (digit_loss, ink_mae), not by
     # the loss functions; the same metric on both outputs must not collapse into one key
@@ -188,6 +191,7 @@ def test_embedding_sgd():
     assert_same(plain, acc, *fit_both(plain, acc, tokens(x), y))
 
 
+@pytest.mark.slow
 def test_tf_data_dataset_with_weights():
     x, y = mnist()
     w = np.linspace(0.2, 2.0, len(x)).astype("float32")
@@ -198,6 +202,7 @@ def test_tf_data_dataset_with_weights():
     assert_same(plain, acc, hp, ha)
 
 
+@pytest.mark.slow
 def test_steps_per_execution():
     x, y = mnist()
     plain, acc = twins(mlp, 4, metrics=["accuracy"], steps_per_execution=4)
@@ -219,6 +224,7 @@ def binary_mlp(seed=0):
                              keras.layers.Dense(1)])
 
 
+@pytest.mark.slow
 def test_threshold_metrics_and_activity_regulariser_on_short_last_batch():
     # 611 rows: the last batch of 11 runs as micro-batches of 3, 3, 3 and 2. AUC, Precision
     # and Recall count every row they see, and an activity regulariser sums over rows: with
@@ -240,6 +246,7 @@ def sequence_model(seed=0):
     return keras.Model(inputs, keras.layers.Dense(16)(h))
 
 
+@pytest.mark.slow
 def test_masked_per_token_loss():
     # atol 1e-5: Keras applies the Embedding's IndexedSlices one occurrence at a time (a
     # token appears ~1,000 times a batch), rounding each; plain fit against itself at
@@ -252,6 +259,7 @@ def test_masked_per_token_loss():
     assert_same(plain, acc, hp, ha)
 
 
+@pytest.mark.slow
 def test_ignore_class_divides_by_the_other_entries():
     # Keras's SparseCategoricalCrossentropy(ignore_class=0) averages over the targets of
     # other classes (here 52-100% of a row's 28 pixels): each micro-batch counts its own
@@ -294,6 +302,7 @@ def per_example_of_sequence(y, pred):
     return keras.ops.mean(keras.losses.sparse_categorical_crossentropy(y, pred, from_logits=True), axis=-1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("loss", [keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                                   per_example_of_sequence], ids=["per-token", "per-example"])
 def test_sequence_output_without_mask(loss):
@@ -355,6 +364,7 @@ def batchnorm_mlp(seed=0):
                              keras.layers.Activation("relu"), keras.layers.Dense(10)])
 
 
+@pytest.mark.slow
 def test_batchnorm_window_moves_statistics_once_from_the_whole_batch():
     x, y = mnist(BATCH - 1)  # one update of 59 = micro-batches of 15, 15, 15 and 14
     stats = {}
@@ -372,6 +382,7 @@ def test_batchnorm_window_moves_statistics_once_from_the_whole_batch():
     assert stats["micro"] > 1e-3, stats
 
 
+@pytest.mark.slow
 def test_mixed_float16_loss_scale_optimizer():
     # float16 rounds at 1e-3 and its matmuls sum micro-batches of other sizes than the
     # large batch: 2e-3 is float16 rounding. Differentiating S_i = D_i * L_i directly put
@@ -390,6 +401,7 @@ def test_mixed_float16_loss_scale_optimizer():
 
 
 # ---------------------------------------------------------------- tf.distribute
+@pytest.mark.slow
 def test_mirrored_uneven_split_is_exact_where_keras_is_not():
     x, y = mnist()
     sgd = lambda: keras.optimizers.SGD(0.5)
@@ -423,6 +435,7 @@ def test_mirrored_uneven_split_is_exact_where_keras_is_not():
         np.testing.assert_allclose(history[key], single_history[key], rtol=4e-7, err_msg=key)
 
 
+@pytest.mark.slow
 def test_mirrored_batch_smaller_than_replicas():
     # batches 5, 5, 1 on 2 replicas: the first splits 3 + 2 (Keras's own build averaged the
     # replicas' parts and failed on it), the last leaves one replica with no rows at all
@@ -443,6 +456,7 @@ def test_mirrored_batch_smaller_than_replicas():
     assert max_abs_diff(acc.get_weights(), single.get_weights()) < 1e-5
 
 
+@pytest.mark.slow
 def test_mirrored_empty_shard_with_batchnorm_still_updates():
     # the last batch (1 row) leaves one replica nothing: it runs no micro-batch (its
     # BatchNormalization moments of no rows were NaN, and the whole update was skipped)
@@ -459,6 +473,7 @@ def test_mirrored_empty_shard_with_batchnorm_still_updates():
     assert all(np.isfinite(w).all() for w in acc.get_weights())
 
 
+@pytest.mark.slow
 def test_mirrored_per_output_losses_are_the_global_batch_means():
     # Keras's per-output trackers multiply a replica's loss back by the replicas (which it
     # no longer divides by here) and weigh replicas equally: measured 2x the loss, and
@@ -487,6 +502,7 @@ def test_mirrored_per_output_losses_are_the_global_batch_means():
         np.testing.assert_allclose(history[key], expected[key], rtol=1e-5, err_msg=key)
 
 
+@pytest.mark.slow
 def test_multi_worker_fit_two_processes():
     # 2 worker processes on 127.0.0.1 with MultiWorkerMirroredStrategy, batches of 31 split
     # 16 + 15; the reference is Keras's plain fit in this process.
@@ -497,6 +513,7 @@ def test_multi_worker_fit_two_processes():
 
 
 # ---------------------------------------------------------------- the rest of Keras's API
+@pytest.mark.slow
 def test_save_load_evaluate_predict(tmp_path):
     x, y = mnist()
     plain, acc = twins(mlp, 3, metrics=["accuracy"])
@@ -522,6 +539,7 @@ def test_save_load_evaluate_predict(tmp_path):
     assert h_loaded == h_acc
 
 
+@pytest.mark.slow
 def test_traced_once_for_every_batch_size():
     x, y = mnist()
     _, acc = twins(mlp, 4)
@@ -534,6 +552,7 @@ def test_traced_once_for_every_batch_size():
 
 
 # ---------------------------------------------------------------- no silent failure
+@pytest.mark.slow
 def test_non_finite_update_is_skipped_and_counted():
     x, y = mnist(120)
     x[70] = np.nan  # the second batch of 60
@@ -549,6 +568,7 @@ def test_non_finite_update_is_skipped_and_counted():
     assert history["skipped_updates"] == [0.0] and int(acc.optimizer.iterations) == 1
 
 
+@pytest.mark.slow
 def test_non_finite_update_is_skipped_and_counted_under_mirrored():
     # batches of 60: the second holds a NaN on one replica's shard only; after the one
     # all-reduce every replica sees it, so all skip together (Keras's own plain mirrored fit
@@ -586,6 +606,7 @@ def test_terminate_on_nan_still_works():
     assert int(acc.optimizer.iterations) == 2  # batches 1 and 2 applied, batch 3 skipped
 
 
+@pytest.mark.slow
 def test_auto_falls_back_once_where_xla_cannot_compile():
     def sine(t):  # a numpy function: no XLA kernel, though the Lambda layer claims supports_jit
         out = tf.numpy_function(lambda a: np.sin(a).astype("float32"), [t], tf.float32)
@@ -605,6 +626,7 @@ def test_auto_falls_back_once_where_xla_cannot_compile():
     assert_same(plain, acc, hp, ha)
 
 
+@pytest.mark.slow
 def test_auto_probes_xla_as_keras_traces_the_step_without_autograph():
     # Keras traces its step with autograph off (do_not_convert). The XLA probe traces it the
     # same way: converted by autograph, the step's code would run from generated source, and
@@ -642,6 +664,7 @@ def test_bad_arguments_at_construction(kwargs, error, word):
         AccumulatingModel(**kwargs)
 
 
+@pytest.mark.slow
 def test_unbuilt_model_is_built_from_the_first_batch(tmp_path):
     # a Sequential without an Input: Keras builds it while tracing its step; the wrapper is
     # built before, so that callbacks asking model.built (BackupAndRestore) accept it

@@ -74,6 +74,7 @@ GLOBAL_BATCH = lambda t, p: tf.nn.compute_average_loss(tf.reduce_mean(tf.square(
     (GLOBAL_BATCH, "adds up the rows' losses"),
     (InfoNCE(), "couples the rows of a batch"),
 ], ids=["sum", "global_batch_size", "in-batch contrastive"])
+@pytest.mark.slow
 def test_losses_that_cannot_be_split_are_refused_in_the_same_words_by_both_faces(loss, why):
     x, y = _data()
     messages = [_step_error(name, loss, x, y) for name in ("fused", "accumulate", "mirrored")]
@@ -94,6 +95,7 @@ def test_the_probe_by_hand():
     assert "couples the rows" in normaliser.refusal([(0.5, 0.0, 0.0)])
 
 
+@pytest.mark.slow
 def test_dropout_warns_in_both_faces():
     x, y = _data()
     for name in ACCUMULATING:
@@ -175,6 +177,7 @@ def _inference_built(x):
     return model
 
 
+@pytest.mark.slow
 def test_a_layer_only_training_uses_is_trained_in_both_faces():
     x, y = _data()
     plain = _inference_built(x)
@@ -233,6 +236,7 @@ def _block(seed=0):
     return keras.Model(tokens, keras.layers.Dense(5)(keras.layers.GlobalAveragePooling1D()(h)))
 
 
+@pytest.mark.slow
 def test_mixed_float16_transformer_skips_the_updates_keras_skips():
     rng = np.random.default_rng(0)
     x, y = rng.integers(0, 50, size=(480, 16)).astype("int32"), rng.integers(0, 5, 480)

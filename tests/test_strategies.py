@@ -40,6 +40,7 @@ def assert_same_update(a, b, rtol=1e-5, atol=1e-6):
         np.testing.assert_allclose(va.numpy(), vb.numpy(), rtol=rtol, atol=atol, err_msg=va.path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["mlp", "embedding"])
 @pytest.mark.parametrize("opt", list(OPTIMIZERS))
 @pytest.mark.parametrize("name", EXACT)
@@ -67,6 +68,7 @@ def test_embedding_model_has_sparse_gradients_and_a_frozen_layer(batch):
     assert any(isinstance(g, tf.IndexedSlices) for g in grads)
 
 
+@pytest.mark.slow
 def test_keras_accumulation_is_exact_only_for_equal_micro_batches(batch):
     x, y = batch
     ref = train("large_batch", "mlp", OPTIMIZERS["momentum"], x, y)
@@ -77,6 +79,7 @@ def test_keras_accumulation_is_exact_only_for_equal_micro_batches(batch):
     assert diff > 1e-3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["large_batch"] + EXACT)
 def test_schedule_and_counter_advance_once_per_update(batch, name):
     x, y = batch
@@ -93,6 +96,7 @@ def test_keras_advances_the_schedule_per_micro_batch(batch):
     np.testing.assert_allclose(float(s.optimizer.learning_rate), 0.0625)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["large_batch", "accumulate", "fused", "towers"])
 def test_clip_norm_clips_the_whole_update_once(batch, name):
     x, y = batch
@@ -118,6 +122,7 @@ def two_inputs_two_outputs():
     return keras.Model({"a": a, "b": b}, [keras.layers.Dense(1)(h), keras.layers.Dense(3)(h)])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", EXACT + ["mirrored"])
 def test_models_with_several_inputs_and_outputs(name):
     rng = np.random.default_rng(0)
@@ -131,6 +136,7 @@ def test_models_with_several_inputs_and_outputs(name):
     assert_same_update(*zip(runs, losses), atol=1e-5)
 
 
+@pytest.mark.slow
 def test_no_retracing_across_steps(batch):
     x, y = batch
     for name in ["large_batch", "fused", "towers", "accumulate"]:
@@ -140,6 +146,7 @@ def test_no_retracing_across_steps(batch):
         assert s.trace_count() == traces, name
 
 
+@pytest.mark.slow
 def test_model_and_optimizer_objects_strings_and_per_example_losses(batch):
     x, y = batch
     model = make_model("mlp", seed=1)
@@ -209,6 +216,7 @@ def _state(s):
     return [v.numpy().copy() for v in s.model.weights + s.optimizer.variables]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["large_batch", "host_average", "accumulate", "fused", "towers", "keras"])
 def test_bad_batches_change_nothing(batch, name):
     x, y = batch
@@ -236,6 +244,7 @@ def test_bad_batches_change_nothing(batch, name):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["large_batch", "host_average", "accumulate", "fused", "towers"])
 def test_a_step_that_fails_at_run_time_leaves_no_trace(batch, name):
     # Labels out of range fail inside the compiled step (or, under XLA, give a NaN loss):

@@ -61,6 +61,7 @@ def _assert_refused(s, match, x, y):
 
 
 # -- 1. a finite loss with a non-finite gradient ----------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ONE_DEVICE + ["towers", "mirrored"])
 def test_a_finite_loss_with_a_non_finite_gradient_raises_and_changes_nothing(name):
     def norm_penalty(y, p):  # d/dp sqrt(sum (p - p)^2) at 0 is NaN; the loss is finite
@@ -76,6 +77,7 @@ def test_a_finite_loss_with_a_non_finite_gradient_raises_and_changes_nothing(nam
 
 
 # -- 2. a frozen BatchNormalization under batchnorm="window" ----------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("jit_compile", [False, True])
 def test_window_leaves_a_frozen_batchnorm_alone_and_matches_the_large_batch(jit_compile):
     def model_fn():
@@ -115,6 +117,7 @@ def _tokens(n=12, seed=1):
     return x.astype("int32"), rng.integers(0, 5, size=(n, 6))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("loss", [CE, lambda y, p: CE(y, p)], ids=["loss object", "function"])
 @pytest.mark.parametrize("name", ONE_DEVICE + ["towers", "mirrored"])
 def test_masked_outputs_are_exact_for_every_split(name, loss):
@@ -132,6 +135,7 @@ def test_a_loss_that_sums_is_refused_before_any_update():
     _assert_refused(s, "cannot accumulate this loss exactly.*adds up the rows. losses", x, y)
 
 
+@pytest.mark.slow
 def test_the_step_is_traced_without_autograph_as_keras_traces_fit():
     # The user's loss runs as written in every strategy's compiled step (Keras's fit does not
     # convert its step either); under autograph it would run from generated source, and the
@@ -189,6 +193,7 @@ def test_ignore_class_divides_by_the_other_entries_as_keras_does(name):
 
 
 # -- 4. the trainable set changes between steps -------------------------------------------------
+@pytest.mark.slow
 def test_freezing_is_followed_and_unfreezing_names_the_layer():
     x, y = _data()
     runs = {}
@@ -214,6 +219,7 @@ def test_freezing_is_followed_and_unfreezing_names_the_layer():
 
 
 # -- 5. jit_compile="auto" on a model XLA cannot compile -------------------------------------------
+@pytest.mark.slow
 def test_auto_xla_skips_lookup_tables_and_falls_back_once_where_xla_cannot_compile():
     def lookup():
         keras.utils.set_random_seed(0)
@@ -252,6 +258,7 @@ def test_auto_xla_skips_lookup_tables_and_falls_back_once_where_xla_cannot_compi
 
 
 # -- batches smaller than accum_steps; mixed precision; an independent oracle ---------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ONE_DEVICE + ["towers", "mirrored"])
 def test_a_batch_smaller_than_accum_steps_is_exact(name):
     x, y = _data(n=3)
@@ -259,6 +266,7 @@ def test_a_batch_smaller_than_accum_steps_is_exact(name):
     _close(s.model.get_weights(), _keras_oracle(_mlp, CE, x, y))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
 def test_mixed_precision_matches_the_large_batch(policy):
     x, y = _data(n=16)
@@ -281,6 +289,7 @@ def test_mixed_precision_matches_the_large_batch(policy):
     _close(weights["accumulate"], weights["large_batch"], rtol=tol, atol=tol)
 
 
+@pytest.mark.slow
 def test_mixed_float16_with_loss_scaling_skips_no_more_than_keras():
     # The float16 gradient of S_i = D_i * L_i would overflow at Keras's initial scale (32768)
     # where the large batch does not; gradlab measures sums in units of the first batch.
@@ -301,6 +310,7 @@ def test_mixed_float16_with_loss_scaling_skips_no_more_than_keras():
     _close(s.model.get_weights(), keras_model.get_weights(), rtol=2e-3, atol=2e-3)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ONE_DEVICE + ["towers", "mirrored"])
 def test_every_strategy_equals_keras_train_on_batch_with_uneven_micro_batches(name):
     x, y = _data(n=31)  # 31 = 11 + 10 + 10; towers and replicas: 16 + 15, each split in 3
@@ -333,6 +343,7 @@ def _case(case):
     return _two_outputs, lambda t, p: CE(t[0], p[0]) + mse(t[1], p[1]), [CE, mse], adam, x, target, None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["adam", "embedding and mask", "sample_weight", "two outputs"])
 @pytest.mark.parametrize("name", ONE_DEVICE + ["towers", "mirrored"])
 def test_every_strategy_equals_keras_own_train_on_batch(name, case):
