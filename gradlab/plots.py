@@ -230,7 +230,8 @@ def plot_accuracy(rows, reference=None):
         rn = np.array([k for k, _ in ref], dtype=np.float64) * 1.06
         ax.errorbar(rn, [100 * v[2] for _, v in ref], yerr=[100 * v[3] for _, v in ref],
                     fmt="s--", color="tab:orange", capsize=4, linewidth=1.0, alpha=0.9,
-                    label="reference, 1,000 updates: mean ± std of 10 runs")
+                    label="Chlebus 2018 (different setup: convnet, dropout, Adam,\n"
+                          "best of checkpoints): mean ± std of 10 runs")
         counts = sorted(set(counts) | set(reference))
     ax.set_xscale("log", base=2)
     ax.set_xticks(counts, [f"{k}" for k in counts])
