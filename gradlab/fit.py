@@ -24,8 +24,6 @@ Lesson: notebooks/08-accumulation-in-fit.ipynb
 """
 from __future__ import annotations
 
-import warnings
-
 import keras
 import tensorflow as tf
 
@@ -181,8 +179,7 @@ class AccumulatingModel(keras.Model):
                 if reason is None:
                     self.train_function = keras_function
                     return keras_function(iterator)
-                warnings.warn(f"jit_compile='auto': XLA cannot compile this model's update ({reason}); "
-                              "AccumulatingModel trains without XLA", RuntimeWarning, stacklevel=2)
+                xla.warn_refused(reason, "AccumulatingModel")
                 self.jit_compile = False
                 self.make_train_function(force=True)
                 return self.train_function(iterator)
@@ -307,10 +304,8 @@ class AccumulatingModel(keras.Model):
             trainables.check_known(self.optimizer, self.model, self.model.trainable_variables)
         self.built = self.model.built
         self._rule, self._per_row = rule, per_row
-        message = normaliser.split_warning(
+        normaliser.warn_if_split_changes(
             self.model, self.accum_steps * self.distribute_strategy.num_replicas_in_sync)
-        if message:
-            warnings.warn(message, UserWarning, stacklevel=3)
         return x
 
     def _loss_of(self, x, y, sample_weight):

@@ -15,6 +15,8 @@ Lesson: notebooks/06-pitfalls.ipynb
 """
 from __future__ import annotations
 
+import warnings
+
 import keras
 import tensorflow as tf
 
@@ -156,6 +158,13 @@ def check_masked_penalties(model, losses=(), x=None):
         f"{what}, and the loss averages over a Keras mask's unmasked entries: Keras divides "
         "the penalty by rows and the loss by entries, which one split cannot both reproduce. "
         "Pass the mask as sample_weight instead (every entry counted), or drop the penalty")
+
+
+def warn_if_split_changes(model, parts):
+    """Warn (UserWarning) with `split_warning`'s reason, if there is one."""
+    message = split_warning(model, parts)
+    if message:
+        warnings.warn(message, UserWarning, stacklevel=4)
 
 
 def split_warning(model, parts):

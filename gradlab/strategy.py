@@ -20,7 +20,6 @@ Lesson: notebooks/06-pitfalls.ipynb
 from __future__ import annotations
 
 import contextlib
-import warnings
 
 import keras
 import tensorflow as tf
@@ -126,11 +125,9 @@ class Strategy:
                 check_window(self.model)
             self._make_update()
             self._decide_xla(parts)
-        message = normaliser.split_warning(self.model, self.accum_steps * {
+        normaliser.warn_if_split_changes(self.model, self.accum_steps * {
             "towers": len(self.devices or ()),
             "replicas": getattr(self.distribution, "num_replicas_in_sync", 1)}.get(self.place, 1))
-        if message:
-            warnings.warn(message, UserWarning, stacklevel=3)
 
     def _loss_of(self, x, y, sample_weight):
         pred = self.model(x, training=False)
@@ -176,8 +173,7 @@ class Strategy:
             return
         reason = xla.refusal(self._update.fn, tf.nest.map_structure(tf.convert_to_tensor, parts))
         if reason is not None:
-            warnings.warn(f"jit_compile='auto': XLA cannot compile this model's update ({reason}); "
-                          f"strategy {self.name!r} runs without XLA from now on", RuntimeWarning, stacklevel=4)
+            xla.warn_refused(reason, f"strategy {self.name!r}")
             self._xla = False
             self._make_update()
 

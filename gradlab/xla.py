@@ -9,6 +9,8 @@ Lesson: notebooks/04-variable-accumulation.ipynb
 """
 from __future__ import annotations
 
+import warnings
+
 import tensorflow as tf
 
 from . import _compat
@@ -46,3 +48,9 @@ def refusal(function, *args):
             raise  # not XLA's refusal (a bad batch...): the update will say so
         return message.splitlines()[0][:300]
     return None
+
+
+def warn_refused(reason, who):
+    """The one warning both faces give when XLA refused their update (`refusal`)."""
+    warnings.warn(f"jit_compile='auto': XLA cannot compile this model's update ({reason}); "
+                  f"{who} runs without XLA from now on", RuntimeWarning, stacklevel=4)

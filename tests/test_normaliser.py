@@ -40,7 +40,7 @@ def _step_error(name, loss, x, y):
                          accum_steps=4, devices=DEVICES)
     with pytest.raises(ValueError) as e:
         s.step(x, y)
-    assert int(s.optimizer.iterations) == 0
+    assert int(s.optimizer.iterations.numpy()) == 0
     return str(e.value)
 
 
