@@ -82,12 +82,14 @@ def run_bench_memory(model="conv", batch=None, accum=(1, 2, 4, 8, 16), overlaps=
         `overlap2_time`, `overlap2_memory`: overlap=2 over overlap=1 there).
     """
     runs = plan(model, batch, accum, overlaps, updates, epochs, seed)
-    rows = []
+    rows, load = [], [os.getloadavg()[0]]
     for spec in tqdm(runs, desc=f"memory of fit, {model}", unit="process", disable=not progress):
         rows.append(dict(spec, **measure_in_child(spec)))
+    load.append(os.getloadavg()[0])  # times from a shared machine are read beside it
     gpus = [g.name for g in tf.config.list_physical_devices("GPU")]
     config = dict(model=model, batch=runs[0]["batch"], accum=list(accum), overlaps=list(overlaps),
                   updates=updates, epochs=epochs, seed=seed, cpu_count=os.cpu_count(), gpus=gpus,
+                  load_average=load,
                   tensorflow=tf.__version__)
     return jsonable({"config": config, "rows": add_floors(rows),
                      "ratios": ratios(rows, max(accum))})
@@ -150,7 +152,9 @@ def format_bench_memory(result):
     where = ", ".join(c["gpus"]) or f"CPU ({c['cpu_count']} cores, BFC allocator)"
     lines = [f"memory of fit, {c['model']}: effective batch B={c['batch']}, SGD, {c['updates']} "
              f"updates per epoch, {c['epochs']} measured epoch(s) after one untimed, no XLA, "
-             f"each run a fresh process, on {where}; TF {c['tensorflow']}",
+             f"each run a fresh process, on {where}; TF {c['tensorflow']}"
+             + (f"; load average {c['load_average'][0]:.1f} -> {c['load_average'][1]:.1f}"
+                if c.get("load_average") else ""),
              f"{'contender':<28}{'N':>4}{'b':>5}{'peak MB':>9}{'floor MB':>10}{'/floor':>8}"
              f"{'x plain':>9}{'compile MB':>12}{'ms/update':>11}"]
     for r in rows:
