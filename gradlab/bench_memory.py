@@ -12,9 +12,10 @@
       => floor(b) = peak(plain fit at b) + gradient-sum buffer,  and floor(B) of plain fit
          is its own peak (a ratio of 1 by construction)
 
-Every contender trains on the same examples: `updates` optimizer updates of B examples per
-epoch, one untimed epoch first (tracing: `compile MB` is its peak, reported apart), then
-`epochs` measured ones. No contender uses XLA (Keras's fit uses none on a CPU by default):
+Every contender trains on the same examples: `updates` effective batches of B examples per
+epoch (plain fit at a micro-batch b takes B/b steps for each; its time is per B examples),
+one untimed epoch first (tracing: `compile MB` is its peak, reported apart), then `epochs`
+measured ones. No contender uses XLA (Keras's fit uses none on a CPU by default):
 like is compared with like. The runs go one after another: time per update is measured in
 the same process as the memory, and two runs side by side would share the two cores.
 
@@ -55,7 +56,7 @@ def plan(model="conv", batch=None, accum=(1, 2, 4, 8, 16), overlaps=(1,), update
     for n in counts:
         if batch % n:
             raise ValueError(f"batch {batch} must divide by every accum_steps; got accum_steps {n}")
-    base = dict(model=model, updates=check_count("updates", updates),
+    base = dict(model=model, updates=check_count("updates", updates), examples=updates * batch,
                 epochs=check_count("epochs", epochs), seed=check_count("seed", seed, minimum=0))
     run = lambda contender, b, n=1, k=1: dict(base, contender=contender, batch=b, accum_steps=n,
                                               overlap=k, label=_label(contender, n, k))

@@ -82,8 +82,9 @@ def measure_fit(spec):
         spec: dict `model` (MEMORY_MODELS), `contender` ("plain": `fit` at batch `batch`;
             "accumulating": `AccumulatingModel(accum_steps)` at batch `batch`, no XLA, as
             Keras's own fit on a CPU; "keras": `SGD(gradient_accumulation_steps=accum_steps)`
-            at batch `batch`), `batch`, `accum_steps`, `overlap`, `updates` (optimizer
-            updates per epoch), `epochs`, `seed`.
+            at batch `batch`), `batch`, `accum_steps`, `overlap`, `examples` per epoch,
+            `updates` (effective batches per epoch: time is per effective batch, also for
+            plain fit at a micro-batch), `epochs`, `seed`.
     Returns:
         dict `peak_mb`, `base_mb` (held when the measured epochs start), `compile_peak_mb`,
         `compile_rss_mb` (resident memory the first epoch added: tracing), `ms_update`,
@@ -95,8 +96,7 @@ def measure_fit(spec):
         tf.config.experimental.set_memory_growth(gpu, True)  # or TensorFlow takes it all at once
     device = "GPU:0" if gpus else "CPU:0"
     n, batch, contender = spec["accum_steps"], spec["batch"], spec["contender"]
-    steps = n if contender == "keras" else 1  # fit steps per optimizer update
-    x, y = memory_data(spec["model"], spec["updates"] * batch * steps, spec["seed"])
+    x, y = memory_data(spec["model"], spec["examples"], spec["seed"])
     net = memory_model(spec["model"], spec["seed"])
     optimizer = keras.optimizers.SGD(LR, gradient_accumulation_steps=n if contender == "keras" else None)
     if contender == "accumulating":
