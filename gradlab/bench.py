@@ -414,8 +414,12 @@ def cli(argv=None):
     `run_sweep`) result with `--model`, else `{"workloads": [one per model]}`."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if "--fit" in argv:  # `bench --fit`: model.fit itself timed, with its own options
+        argv = [a for a in argv if a != "--fit"]
+        if "--memory" in argv:  # `bench --fit --memory`: fit's memory against accum_steps
+            from .bench_memory import cli as memory_cli
+            return memory_cli([a for a in argv if a != "--memory"])
         from .bench_fit import cli as fit_cli
-        return fit_cli([a for a in argv if a != "--fit"])
+        return fit_cli(argv)
     p = parser()
     args = p.parse_args(argv)
     if args.memory_child:

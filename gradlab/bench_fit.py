@@ -227,9 +227,17 @@ def _iqr(values):
     return float(q[1] - q[0])
 
 
+def output_options():
+    """The options every `bench --fit` mode shares, as an argparse parent: --no-progress, --json."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    return p
+
+
 def cli(argv=None):
     """`python -m gradlab bench --fit`: the contenders timed; `--json` for one JSON object."""
-    parser = argparse.ArgumentParser(prog="python -m gradlab bench --fit", description=(
+    parser = argparse.ArgumentParser(prog="python -m gradlab bench --fit", parents=[output_options()], description=(
         "fit timed for one epoch: AccumulatingModel (batch N*b) against Keras's "
         "gradient_accumulation_steps (batch b), plain fit (batch N*b) and a hand-written "
         "loop of N micro-batches (the floor), interleaved rounds."))
@@ -243,8 +251,6 @@ def cli(argv=None):
                         help="compile(steps_per_execution=...) for every contender (1)")
     parser.add_argument("--jit-compile", choices=("auto", "true", "false"), default="auto",
                         help="AccumulatingModel's jit_compile (auto)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     args = parser.parse_args(argv)
     jit = {"auto": "auto", "true": True, "false": False}[args.jit_compile]
     options = (args.accum, args.micro_batch, args.rounds, args.examples, args.model,

@@ -93,7 +93,7 @@ def plot_lab_batches(groups):
     with N; circles joined by a line) or a fixed B (only N varies; open squares, which
     coincide when accumulation is exact), within one setting. Each fixed-b family's noise
     gets its least-squares log-log slope (dashed): measured, not a law assumed. Right:
-    milliseconds per update and peak resident memory of each configuration.
+    milliseconds per update and the allocator peak of each configuration (`run_memory`).
 
     Args:
         groups: as in `plot_lab`; unfinished ones are left out.
@@ -333,13 +333,14 @@ def _name_points(ax, x, values, members, color):
 
 
 def _cost(ax, groups, colors):
-    """Milliseconds per update (bars) and peak memory (text) of each configuration."""
+    """Milliseconds per update (bars) and, once measured, the allocator peak of a fresh
+    process for the configuration's settings (text; `run_memory`): the same whatever ran
+    before it, unlike the memory a run adds to a long-lived kernel."""
     rows = []
     for g, color in zip(groups, colors):
         ms = 1000 * float(np.nanmean([r.seconds_per_update for r in g.results]))
-        peaks = [p for p in (finite(getattr(r, "peak_mb", None)) for r in g.results) if p is not None]
-        rows.append((getattr(g, "short", g.label), ms, max(peaks) if peaks else None, color))
-    ax.set_title("Time per update · peak memory the run added", fontsize="medium")
+        rows.append((getattr(g, "short", g.label), ms, finite(getattr(g, "peak_mb", None)), color))
+    ax.set_title("Time per update · allocator peak (fresh process)", fontsize="medium")
     if not rows:
         ax.text(0.5, 0.5, "no finished runs yet", transform=ax.transAxes, ha="center",
                 va="center", color="grey")

@@ -30,7 +30,7 @@ import warnings
 import ipywidgets as w
 import numpy as np
 
-from . import experiments, lab_plots
+from . import experiments, lab_plots, run_memory
 from .bench import DEVICE_STRATEGIES
 from .cache import ResultCache
 from .microbatch import check_count
@@ -129,6 +129,7 @@ class Group:
     def __init__(self, config, color):
         self.config, self.color = config, color
         self.results, self.reference, self.visible = [], {}, True
+        self.memory = None  # `run_memory.allocator_peak` of its settings: {} while measured
 
     @property
     def label(self):
@@ -168,8 +169,8 @@ class Group:
 
     @property
     def peak_mb(self):
-        peaks = [r.peak_mb for r in self.results if r.peak_mb is not None]
-        return max(peaks) if peaks else None
+        """The allocator peak of a fresh process for these settings, None until measured."""
+        return (self.memory or {}).get("peak_mb")
 
     def difference(self):
         """`(Δ per update, max Δ, Δ accuracy)` against the large-batch twin, or None
@@ -216,6 +217,8 @@ class Lab:
         live_every: updates between two snapshots of a running curve.
         redraw_seconds: the least time between two live redraws (a PNG costs a fraction of
             a second to draw; 0 redraws at every snapshot).
+        memory: after each configuration's runs, measure the allocator peak of its settings
+            in a fresh process (`run_memory`, cached), shown in the summary's time panel.
 
     Lesson: notebooks/05-the-lab.ipynb
     """
@@ -223,7 +226,7 @@ class Lab:
     def __init__(self, strategy="fused", accum_steps=4, micro_batch=25, lr=0.5, seeds=1,
                  setting="exact", x="updates", updates=150, optimizer="sgd", model="mlp",
                  seed=0, sampling="paired", eval_every=25, strategies=None, cache=True,
-                 live_every=LIVE_EVERY, redraw_seconds=1.0):
+                 live_every=LIVE_EVERY, redraw_seconds=1.0, memory=True):
         self.fixed = dict(updates=updates, optimizer=optimizer, model=model,
                           sampling=sampling, eval_every=eval_every)
         # Checked now, before any widget exists: a bad argument is a TypeError/ValueError here.
@@ -251,6 +254,8 @@ class Lab:
         self.current = None  # the Group of the latest run
         self._stop = threading.Event()
         self._thread = None
+        self.memory = bool(memory)
+        self._memory_threads = []
         self._busy = threading.Lock()
         self._drawn = 0.0    # perf_counter of the last live redraw
 
@@ -387,9 +392,12 @@ class Lab:
         self._stop.set()
 
     def wait(self, timeout=None):
-        """Wait for the run a button started (for code that presses buttons)."""
+        """Wait for the run a button started and for the memory measurements it started (for
+        code that presses buttons)."""
         if self._thread is not None:
             self._thread.join(timeout)
+        for thread in list(self._memory_threads):
+            thread.join(timeout)
 
     def _start(self, job):
         """A button's job, in a thread: the kernel stays free to receive Stop."""
@@ -467,14 +475,32 @@ class Lab:
         losses = [r.losses[-1] for r in group.results]
         accs = [100 * r.accuracy for r in group.results]
         spread = (lambda v, f: f"{np.mean(v):{f}}" + (f" ± {np.std(v, ddof=1):{f}}" if len(v) > 1 else ""))
-        peak = "" if group.peak_mb is None else f", {group.peak_mb:.0f} MB peak"
         summary = (f"final loss {spread(losses, '.3f')}, test accuracy {spread(accs, '.1f')}%"
-                   f" ({1000 * group.seconds_per_update:.1f} ms/update when trained{peak})")
+                   f" ({1000 * group.seconds_per_update:.1f} ms/update when trained)")
         if not todo:
             self._say(f"From cache: {what}: {summary}. Shown in {seconds:.2f} s.", _OK)
         else:
             self._say(f"Done: {what}: {len(todo)} run(s) trained in {seconds:.1f} s: {summary}.", _OK)
+        self._measure_memory(group)
         return group
+
+    def _measure_memory(self, group):
+        """The allocator peak of the group's settings in a fresh process (`run_memory`, cached
+        with the runs), in a thread of its own: the lab is free while it runs, and the
+        summary is redrawn when it arrives."""
+        if not self.memory or group.memory is not None:
+            return
+        group.memory = {}  # measuring
+
+        def job():
+            group.memory = run_memory.allocator_peak(group.config, self.cache)
+            if "error" in group.memory:
+                self.log.append_stdout(f"Note: the allocator peak of {group.short} was not "
+                                       f"measured ({group.memory['error']})\n")
+            self._draw()
+        thread = threading.Thread(target=job, name="gradlab-lab-memory", daemon=True)
+        self._memory_threads.append(thread)
+        thread.start()
 
     def _group_for(self, config):
         for g in self.groups:

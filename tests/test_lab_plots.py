@@ -11,17 +11,17 @@ UPDATES = 40
 
 
 def result(accum_steps=1, micro_batch=100, seed=0, losses=None, accuracy=0.9, noise_std=0.1,
-           strategy="fused", seconds_per_update=0.002, peak_mb=None, **setting):
+           strategy="fused", seconds_per_update=0.002, **setting):
     config = RunConfig(strategy=strategy, accum_steps=accum_steps, micro_batch=micro_batch,
                        updates=UPDATES, eval_every=20, seed=seed, sampling="paired", **setting)
     losses = np.linspace(2.0, 0.5, UPDATES) if losses is None else np.asarray(losses, float)
     return RunResult(config, losses, np.array([0, 20, 40][:1 + len(losses) // 20]),
                      np.array([0.1, 0.8, accuracy][:1 + len(losses) // 20]), accuracy,
-                     seconds_per_update, 1.0, {"std": noise_std}, peak_mb=peak_mb)
+                     seconds_per_update, 1.0, {"std": noise_std})
 
 
-def group(*results, reference=None, label=None):
-    return SimpleNamespace(results=list(results), reference=reference or {},
+def group(*results, reference=None, label=None, peak_mb=None):
+    return SimpleNamespace(results=list(results), reference=reference or {}, peak_mb=peak_mb,
                            label=label or f"N={results[0].config.accum_steps}", color=None)
 
 
@@ -85,7 +85,7 @@ def test_settings_are_named_and_split_families():
 
 def test_figures_draw_empty_partial_and_finished_groups():
     partial = group(result(losses=np.linspace(2.0, 1.0, 12)))
-    finished = group(result(accum_steps=2, micro_batch=50, peak_mb=12.0), label="done")
+    finished = group(result(accum_steps=2, micro_batch=50), label="done", peak_mb=12.0)
     for x in lab_plots.X_AXES:
         assert len(lab_plots.plot_lab([partial, finished], x=x, current=1).axes) == 3
     assert len(lab_plots.plot_lab([]).axes) == 3

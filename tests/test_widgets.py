@@ -11,7 +11,7 @@ import pytest
 from gradlab import experiments, lab_plots, noise, widgets
 from gradlab.cache import ResultCache
 
-TINY = dict(updates=20, eval_every=10)
+TINY = dict(updates=20, eval_every=10, memory=False)  # memory: one test below, with a stand-in
 
 
 def stub_losses(config):
@@ -394,3 +394,24 @@ def test_picture_and_display(tmp_path, stub):
 def test_plot_lab_refuses_an_unknown_axis():
     with pytest.raises(ValueError, match="x must be one of updates, examples, seconds; got 'hours'"):
         lab_plots.plot_lab([], x="hours")
+
+
+def test_memory_is_measured_once_per_configuration_and_shown(tmp_path, monkeypatch):
+    calls = []
+
+    def peak(config, cache):  # stands in for the fresh process of run_memory
+        calls.append(config)
+        return {"peak_mb": 12.0, "compile_peak_mb": 20.0, "device": "CPU:0"}
+    monkeypatch.setattr(widgets.run_memory, "allocator_peak", peak)
+    lab = make_lab(tmp_path, memory=True)
+    set_controls(lab, seeds=2)
+    group = lab.run()
+    lab.wait()
+    assert group.peak_mb == 12.0 and len(calls) == 1 and calls[0].accum_steps == 2
+    lab.run()  # from the cache: the group keeps its measurement
+    lab.wait()
+    assert len(calls) == 1
+    cost = lab_plots.plot_lab_batches(lab.groups).axes[2]
+    assert [t.get_text().split(":")[0] for t in cost.texts] == ["fused N=2 b=8"]
+    assert cost.texts[0].get_text().endswith(" ms · 12 MB")
+
