@@ -35,18 +35,6 @@ SEQ, DIM, HEADS, VOCAB = 128, 128, 4, 1000  # the transformer's shape
 LR = 0.1
 
 
-def overlap_option(k):
-    """What makes `AccumulatingModel` overlap `k` micro-batches, as keyword arguments.
-
-    Until `AccumulatingModel(..., overlap=k)` exists this sets the loop's
-    `parallel_iterations` (`gradlab.accumulate.PARALLEL_ITERATIONS`, read when the step is
-    traced) and returns no keywords; then it becomes `return {"overlap": k}`.
-    """
-    from . import accumulate
-    accumulate.PARALLEL_ITERATIONS = k
-    return {}
-
-
 def memory_model(name, seed=0):
     """`conv` or `transformer`: a fresh model of logits over 10 classes, seeded."""
     keras.utils.set_random_seed(seed)
@@ -100,7 +88,7 @@ def measure_fit(spec):
     net = memory_model(spec["model"], spec["seed"])
     optimizer = keras.optimizers.SGD(LR, gradient_accumulation_steps=n if contender == "keras" else None)
     if contender == "accumulating":
-        net = AccumulatingModel(net, n, jit_compile=False, **overlap_option(spec["overlap"]))
+        net = AccumulatingModel(net, n, jit_compile=False, overlap=spec["overlap"])
     net.compile(optimizer=optimizer, jit_compile=False,
                 loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     clock = _EpochClock(device)

@@ -101,3 +101,14 @@ def test_unknown_batch_dimension_equals_the_large_batch():
         np.testing.assert_allclose((g / sums.norm).numpy(), b.numpy(), rtol=1e-5, atol=1e-7)
     run(x[:3], y[:3])  # fewer rows than accum_steps: the same trace, micro-batches of 1
     assert run.experimental_get_tracing_count() == 1
+
+
+def test_overlap_is_the_loops_parallel_iterations():
+    # one micro-batch's activations alive at a time by default; `overlap` micro-batches if asked
+    v = tf.Variable(1.0)
+    micro = lambda part: (tf.reduce_sum(part[0]) * v, tf.cast(tf.shape(part[0])[0], tf.float32))
+    for overlap in (1, 2):
+        run = tf.function(lambda x: loop_sum(micro, (x,), [v], 4, overlap=overlap))
+        graph = run.get_concrete_function(tf.zeros([8, 2])).graph
+        loops = [op for op in graph.get_operations() if op.type in ("While", "StatelessWhile")]
+        assert loops and {op.get_attr("parallel_iterations") for op in loops} == {overlap}

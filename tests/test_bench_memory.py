@@ -6,7 +6,7 @@ import json
 import matplotlib.figure
 import pytest
 
-from gradlab import accumulate, bench, bench_memory, memory_child
+from gradlab import bench, bench_memory
 from gradlab.memory_plots import plot_memory
 
 
@@ -75,12 +75,6 @@ def test_a_failed_run_leaves_its_floor_and_ratios_empty():
         contender="accumulating", batch=8, accum_steps=2, overlap=1, error="exit 1: boom")])
     assert rows[1]["floor_mb"] is None and rows[1]["vs_floor"] is None
     assert bench_memory.ratios(rows, 2)["accumulating_vs_plain"] is None
-
-
-def test_overlap_option_sets_the_loops_parallel_iterations(monkeypatch):
-    monkeypatch.setattr(accumulate, "PARALLEL_ITERATIONS", 5)
-    assert memory_child.overlap_option(2) == {}
-    assert accumulate.PARALLEL_ITERATIONS == 2
 
 
 def test_the_figure_marks_plain_fit_and_draws_each_series():
