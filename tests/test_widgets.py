@@ -11,7 +11,7 @@ import pytest
 from gradlab import experiments, lab_plots, noise, widgets
 from gradlab.cache import ResultCache
 
-TINY = dict(updates=20, eval_every=10, memory=False)  # memory: one test below, with a stand-in
+TINY = dict(updates=20, eval_every=10)
 
 
 def stub_losses(config):
@@ -75,8 +75,9 @@ def quick_plots(monkeypatch):
 
 
 def make_lab(tmp_path, **kwargs):
-    return widgets.Lab(**{**TINY, "cache": ResultCache(tmp_path / "cache"), "redraw_seconds": 0,
-                          **kwargs})
+    # memory=False: the fresh process that measures memory has one test below, with a stand-in
+    return widgets.Lab(**{**TINY, "memory": False, "cache": ResultCache(tmp_path / "cache"),
+                          "redraw_seconds": 0, **kwargs})
 
 
 def set_controls(lab, strategy="fused", accum_steps=2, micro_batch=8, lr=0.1, seeds=1,
