@@ -35,7 +35,6 @@ import argparse
 import concurrent.futures
 import json
 import os
-import subprocess
 import sys
 import time
 
@@ -267,18 +266,9 @@ def measure_memory(name, model="mlp", accum_steps=10, micro_batch=10, optimizer=
                 optimizer=optimizer, inputs=inputs, updates=updates, seed=seed, towers=towers)
     failed = dict(peak_mb=None, tf_peak_mb=None, rss_mb=None, compile_mb=None,
                   rss_reset=None, memory_device=None)
-    try:
-        proc = subprocess.run([sys.executable, "-m", "gradlab", "bench", "--memory-child",
-                               json.dumps(spec)], capture_output=True, text=True,
-                              timeout=MEMORY_TIMEOUT,
-                              env=dict(os.environ, TF_CPU_ALLOCATOR_USE_BFC="true"))
-    except subprocess.TimeoutExpired:  # run() has killed the child
-        return dict(failed, memory_error=f"timed out after {MEMORY_TIMEOUT} s")
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode or not lines:
-        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        return dict(failed, memory_error=f"exit {proc.returncode}: {tail}")
-    return json.loads(lines[-1])
+    result = memory.in_fresh_process(["gradlab", "bench", "--memory-child", json.dumps(spec)],
+                                     MEMORY_TIMEOUT)
+    return dict(failed, memory_error=result["error"]) if "error" in result else result
 
 
 def _memory_child(spec):

@@ -26,12 +26,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
 
 import tensorflow as tf
 from tqdm.auto import tqdm
 
+from . import memory
 from .bench_fit import output_options
 from .cache import jsonable, to_json
 from .memory_child import MEMORY_MODELS, main as child_main
@@ -100,17 +99,8 @@ def measure_in_child(spec):
     """`memory_child.measure_fit(spec)` in a fresh process with TensorFlow's BFC allocator;
     on failure `{"error": why}`."""
     child = {k: v for k, v in spec.items() if k != "label"}
-    try:
-        proc = subprocess.run([sys.executable, "-m", "gradlab", "bench", "--fit", "--memory",
-                               "--child", json.dumps(child)], capture_output=True, text=True,
-                              timeout=CHILD_TIMEOUT, env=dict(os.environ, TF_CPU_ALLOCATOR_USE_BFC="true"))
-    except subprocess.TimeoutExpired:
-        return {"error": f"timed out after {CHILD_TIMEOUT} s"}
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode or not lines:
-        return {"error": f"exit {proc.returncode}: "
-                         + (proc.stderr.strip().splitlines() or ["no output"])[-1]}
-    return json.loads(lines[-1])
+    return memory.in_fresh_process(["gradlab", "bench", "--fit", "--memory", "--child",
+                                    json.dumps(child)], CHILD_TIMEOUT)
 
 
 def add_floors(rows):

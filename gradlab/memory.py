@@ -14,7 +14,10 @@ Lesson: notebooks/05-the-lab.ipynb
 """
 from __future__ import annotations
 
+import json
+import os
 import resource
+import subprocess
 import sys
 
 import tensorflow as tf
@@ -108,3 +111,18 @@ def _reset_maxrss():
     except OSError:
         return False
     return _status_mb("VmHWM") is not None
+
+
+def in_fresh_process(args, timeout):
+    """`python -m <args>` in a fresh process whose TensorFlow allocator keeps statistics
+    (`TF_CPU_ALLOCATOR_USE_BFC=true`, set before TensorFlow starts): the JSON object its last
+    line of output prints, or `{"error": why}` if it failed or ran over `timeout` seconds."""
+    try:
+        proc = subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True,
+                              timeout=timeout, env=dict(os.environ, TF_CPU_ALLOCATOR_USE_BFC="true"))
+    except subprocess.TimeoutExpired:  # run() has killed the child
+        return {"error": f"timed out after {timeout} s"}
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode or not lines:
+        return {"error": f"exit {proc.returncode}: " + (proc.stderr.strip().splitlines() or ["no output"])[-1]}
+    return json.loads(lines[-1])

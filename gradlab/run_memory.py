@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import subprocess
 import sys
+
+from . import memory
 
 MEMORY_FIELDS = ("strategy", "accum_steps", "micro_batch", "optimizer", "model", "batchnorm",
                  "clip_norm", "clip", "short_by")
@@ -51,18 +51,8 @@ def allocator_peak(config, cache=None, updates=3):
 
 
 def _in_child(config, updates):
-    try:
-        proc = subprocess.run([sys.executable, "-m", "gradlab.run_memory",
-                               json.dumps(config.to_dict()), str(updates)],
-                              capture_output=True, text=True, timeout=CHILD_TIMEOUT,
-                              env=dict(os.environ, TF_CPU_ALLOCATOR_USE_BFC="true"))
-    except subprocess.TimeoutExpired:
-        return {"error": f"timed out after {CHILD_TIMEOUT} s"}
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode or not lines:
-        return {"error": f"exit {proc.returncode}: "
-                         + (proc.stderr.strip().splitlines() or ["no output"])[-1]}
-    return json.loads(lines[-1])
+    return memory.in_fresh_process(["gradlab.run_memory", json.dumps(config.to_dict()), str(updates)],
+                                   CHILD_TIMEOUT)
 
 
 def measure(config, updates=3):

@@ -12,6 +12,7 @@ import tensorflow as tf
 
 import gradlab as gl
 from gradlab import bench
+from gradlab import memory as gl_memory
 from gradlab.data import load_mnist
 from gradlab.models import make_model
 from gradlab.plots import plot_bench
@@ -141,7 +142,7 @@ def test_a_memory_process_that_hangs_is_reported_not_waited_for(monkeypatch):
     def hang(cmd, **kwargs):
         assert kwargs["timeout"] == bench.MEMORY_TIMEOUT
         raise subprocess.TimeoutExpired(cmd, kwargs["timeout"])
-    monkeypatch.setattr(bench.subprocess, "run", hang)
+    monkeypatch.setattr(gl_memory.subprocess, "run", hang)
     r = bench.measure_memory("fused")
     assert r["peak_mb"] is None and r["memory_error"] == f"timed out after {bench.MEMORY_TIMEOUT} s"
 
