@@ -32,7 +32,10 @@ def plot_rounding(curves, tolerance=None, scale=None):
     Args:
         curves: dict `{label: [d_1, d_2, ...]}`, one difference per update (zeros are drawn
             at the bottom of the axis, where a log scale cannot show them).
-        tolerance: the bound the lesson asserts, drawn as a dashed line (optional).
+        tolerance: the bound the lesson asserts, drawn as a dashed line (optional): one
+            number for every curve, or a dict `{label: bound}` with one bound per curve,
+            each drawn in its curve's colour (SGD and Adam are asserted against different
+            bounds).
         scale: the float32 spacing of the weights, drawn as a dotted line (optional).
     Returns:
         a matplotlib Figure with 1 Axes.
@@ -47,21 +50,37 @@ def plot_rounding(curves, tolerance=None, scale=None):
             raise ValueError(f"curve {name!r} must be a non-empty list of finite values >= 0, got {d!r}")
     positive = np.concatenate([d[d > 0] for d in values.values()])
     floor = 10 ** np.floor(np.log10(positive.min() if positive.size else 1e-9)) / 3
-    fig, ax = _figure((6.4, 3.8))
+    fig, ax = _figure((8.6, 3.8))
     colors = plt.get_cmap("viridis")(np.linspace(0.0, 0.75, len(values)))
     for (name, d), color in zip(values.items(), colors):
         updates = np.arange(1, d.size + 1)
         ax.plot(updates, np.where(d > 0, d, floor), marker="o", markersize=3, color=color, label=name)
-    if tolerance is not None:
-        ax.axhline(tolerance, color="crimson", linestyle="--", label=f"tolerance {tolerance:.0e}")
+    for name, bound, color in _tolerances(tolerance, list(values), colors):
+        ax.axhline(bound, color=color, linestyle="--",
+                   label=f"tolerance {bound:.0e}" + (f" ({name})" if name is not None else ""))
     if scale is not None:
         ax.axhline(scale, color="gray", linestyle=":", label=f"float32 spacing of the weights {scale:.1e}")
     ax.set_yscale("log")
     ax.set_xlabel("update")
     ax.set_ylabel("max |w_accum - w_large|")
     ax.set_title("Rounding, not drift: the difference stays at float32 size")
-    ax.legend(fontsize="small", loc="upper left")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside the data
     return fig
+
+
+def _tolerances(tolerance, names, colors):
+    # (curve name or None, bound, colour) for each dashed line; refuses a bound for no curve.
+    if tolerance is None:
+        return []
+    pairs = tolerance.items() if isinstance(tolerance, dict) else [(None, tolerance)]
+    lines = []
+    for name, bound in pairs:
+        if name is not None and name not in names:
+            raise ValueError(f"tolerance names a curve that is not drawn: {name!r} (curves: {names})")
+        if not np.isfinite(bound) or bound <= 0:
+            raise ValueError(f"a tolerance must be a finite number > 0, got {bound!r}")
+        lines.append((name, float(bound), "crimson" if name is None else colors[names.index(name)]))
+    return lines
 
 
 def _box(ax, x, y, w, h, text, color, fontsize=9):

@@ -1,3 +1,4 @@
+import matplotlib.colors
 import matplotlib.figure
 import matplotlib.pyplot as plt
 import numpy as np
@@ -18,11 +19,28 @@ def test_plot_rounding_draws_one_line_per_curve_on_a_log_axis_with_zeros_at_the_
     assert [line.get_ydata()[0] for line in ax.lines[2:]] == [1e-6, 6e-8]  # tolerance, scale
 
 
+def test_plot_rounding_draws_one_tolerance_per_curve_in_its_colour():
+    fig = plot_rounding({"SGD": [1e-8, 2e-8], "Adam": [1e-7, 3e-7]},
+                        tolerance={"SGD": 1e-6, "Adam": 1e-5}, scale=3e-8)
+    ax, = fig.axes
+    sgd, adam, sgd_tol, adam_tol, spacing = ax.lines
+    assert [sgd_tol.get_ydata()[0], adam_tol.get_ydata()[0], spacing.get_ydata()[0]] == [1e-6, 1e-5, 3e-8]
+    assert sgd_tol.get_color() is not adam_tol.get_color()
+    assert np.allclose(matplotlib.colors.to_rgba(sgd_tol.get_color()), matplotlib.colors.to_rgba(sgd.get_color()))
+    assert np.allclose(matplotlib.colors.to_rgba(adam_tol.get_color()), matplotlib.colors.to_rgba(adam.get_color()))
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "tolerance 1e-06 (SGD)" in labels and "tolerance 1e-05 (Adam)" in labels
+
+
 def test_plot_rounding_refuses_empty_or_negative_curves():
     with pytest.raises(ValueError, match="at least one"):
         plot_rounding({})
     with pytest.raises(ValueError, match="'bad'"):
         plot_rounding({"bad": [1e-8, -1.0]})
+    with pytest.raises(ValueError, match="'Adam'"):
+        plot_rounding({"SGD": [1e-8]}, tolerance={"Adam": 1e-5})
+    with pytest.raises(ValueError, match="> 0"):
+        plot_rounding({"SGD": [1e-8]}, tolerance=0.0)
 
 
 def test_draw_replicas_draws_every_micro_batch_of_every_replica_and_one_all_reduce():
