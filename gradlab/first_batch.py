@@ -1,6 +1,6 @@
 """The first rows of whatever `fit` is given, read without losing a batch.
 
-    (x, y, sample_weight) of the first PROBE_ROWS rows, and the data to train on
+    (x, y, sample_weight) of the first PROBE_GROUP rows, and the data to train on
 
 `fit` probes the loss on them before any update (`normaliser.probe`). Arrays and tensors
 are sliced; a `tf.data.Dataset` and a `keras.utils.PyDataset` are read again from their
@@ -15,7 +15,7 @@ import keras
 import tensorflow as tf
 
 from .microbatch import take
-from .normaliser import PROBE_ROWS
+from .normaliser import PROBE_GROUP
 
 
 def first_batch(x, y=None, sample_weight=None):
@@ -47,5 +47,5 @@ def _rows(x, y, sample_weight):
     n = tf.nest.flatten(x)[0].shape[0]
     if not n:
         return None
-    k = min(PROBE_ROWS, n)
+    k = min(PROBE_GROUP, n)
     return tuple(None if a is None else take(a, 0, k) for a in (x, y, sample_weight))

@@ -122,12 +122,13 @@ class AccumulatingModel(keras.Model):
 
     def fit(self, x=None, y=None, *args, **kwargs):
         """`keras.Model.fit`, after the first batch is probed (`_check_first_batch`)."""
-        x = self._check_first_batch(x, y, kwargs.get("sample_weight"))
+        x = self._check_first_batch(x, y, kwargs.get("sample_weight"),
+                                    weighted=kwargs.get("class_weight") is not None)
         return super().fit(x, y, *args, **kwargs)
 
-    def train_on_batch(self, x, y=None, sample_weight=None, *args, **kwargs):
-        self._check_first_batch(x, y, sample_weight)
-        return super().train_on_batch(x, y, sample_weight, *args, **kwargs)
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, *args, **kwargs):
+        self._check_first_batch(x, y, sample_weight, weighted=class_weight is not None)
+        return super().train_on_batch(x, y, sample_weight, class_weight, *args, **kwargs)
 
     def predict_step(self, data):
         # The model's own predict_step, if it has one (it may return decisions, not logits).
@@ -286,7 +287,7 @@ class AccumulatingModel(keras.Model):
         d = normaliser.normaliser(rule, x, y, y_pred, self.loss)
         return tf.cast(loss, tf.float32) * d, d
 
-    def _check_first_batch(self, x, y, sample_weight):
+    def _check_first_batch(self, x, y, sample_weight, weighted=False):
         """Before the first update: probe the loss on the first batch's rows as `step` does
         (`normaliser.probe`: refused in the same words), build the layers only training uses,
         and warn about Dropout and BatchNormalization. Returns `x`, or, for a Python
@@ -299,7 +300,7 @@ class AccumulatingModel(keras.Model):
             return x
         xs, ys, sws = batch
         with self.distribute_strategy.scope():
-            rule, per_row = normaliser.probe(self._loss_of, self.loss, xs, ys, sws)
+            rule, per_row = normaliser.probe(self._loss_of, self.loss, xs, ys, sws, weighted=weighted)
             trainables.build_for_training(self.model, xs)
             trainables.check_known(self.optimizer, self.model, self.model.trainable_variables)
         self.built = self.model.built

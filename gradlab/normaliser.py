@@ -18,13 +18,15 @@ from __future__ import annotations
 import warnings
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 from . import _compat
 from .microbatch import take
 
 RULES = ("examples", "entries")
-PROBE_ROWS = 5  # rows of the first batch the pair probe uses: 4 pairs
+PROBE_ROWS = 5    # rows of the first batch the pair probe uses: 4 pairs
+PROBE_GROUP = 16  # rows probed against their two halves
 
 
 def check_reduction(loss):
@@ -81,19 +83,22 @@ def keras_rule(y, y_pred, loss):
     return "examples" if entries(y, y_pred, loss) is None else "entries"
 
 
-def probe(loss_of, loss, x, y, sample_weight=None, candidates=None):
+def probe(loss_of, loss, x, y, sample_weight=None, candidates=None, weighted=False):
     """The rule `loss_of` follows on the first batch, and its entries per row.
 
     Runs eagerly, before any update. On each pair of consecutive rows among the first
-    `PROBE_ROWS`, `loss(pair)` must equal `(D_a loss(a) + D_b loss(b)) / (D_a + D_b)` for the
-    rule's D (relative tolerance 1e-4); the first of `candidates` that holds on every pair
-    is the rule (default: `keras_rule`).
+    `PROBE_ROWS`, and on the first `PROBE_GROUP` rows against their two halves, `loss(a + b)`
+    must equal `(D_a loss(a) + D_b loss(b)) / (D_a + D_b)` for the rule's D (relative
+    tolerance 1e-4); the first of `candidates` that holds on every split is the rule
+    (default: `keras_rule`). With weights (or `weighted`: Keras's `class_weight`), the probe
+    weighs rows 1, 2, 3, ... so that a loss that does not weigh row by row shows.
 
     Args:
         loss_of: `loss_of(x, y, sample_weight) -> (mean loss, y_pred)`, eager, training=False.
         loss: the Keras loss(es) it applies (for `ignore_class`).
         x, y, sample_weight: the first batch (a nest of arrays or tensors).
         candidates: rules to try, in order.
+        weighted: probe with weights even if `sample_weight` is None.
     Returns:
         `(rule, per_row)`: per_row is D per row on the probed rows (1.0 for "examples"),
         the scale of one update's normaliser (`B * per_row`).
@@ -101,28 +106,43 @@ def probe(loss_of, loss, x, y, sample_weight=None, candidates=None):
         ValueError naming why no rule holds (`refusal`).
     """
     rows = tf.nest.flatten(x)[0].shape[0]
-    k = min(PROBE_ROWS, rows)
+    if weighted or sample_weight is not None:
+        # weights that differ from row to row: a per-row mean splits under any weights, a
+        # loss that weighs its batch mean by the mean weight does not
+        sample_weight = _varying(sample_weight, rows)
     value = lambda start, n: loss_of(take(x, start, n), take(y, start, n),
                                      None if sample_weight is None else take(sample_weight, start, n))
+    k = min(PROBE_ROWS, rows)
     _, pred = value(0, k)
     ys = take(y, 0, k)
     if candidates is None:
         candidates = [keras_rule(ys, pred, loss)]
     elif keras_rule(ys, pred, loss) == "examples":
         candidates = [r for r in candidates if r != "entries"] or ["examples"]
+    # pairs of rows, then the first PROBE_GROUP rows against their two halves (a loss that
+    # couples three or more rows, such as in-batch hard negatives, can look split on pairs)
+    group = min(PROBE_GROUP, rows)
+    splits = [(a, 1, 1) for a in range(k - 1)] + ([(0, group // 2, group - group // 2)] if group > 2 else [])
     seen = []
-    for a in range(k - 1):
-        pair = []
-        for start, n in ((a, 2), (a, 1), (a + 1, 1)):
-            l, p = value(start, n)
-            pair.append((float(l), _norms(take(x, start, n), take(y, start, n), p, loss)))
-        seen.append(tuple(round(v, 6) for v, _ in pair))
-        candidates = [r for r in candidates if _mean_of_parts(r, pair)]
+    for start, n1, n2 in splits:
+        parts = []
+        for s0, n in ((start, n1 + n2), (start, n1), (start + n1, n2)):
+            l, p = value(s0, n)
+            parts.append((float(l), _norms(take(x, s0, n), take(y, s0, n), p, loss)))
+        seen.append(tuple(round(v, 6) for v, _ in parts))
+        candidates = [r for r in candidates if _mean_of_parts(r, parts)]
     if not candidates:
         raise ValueError(refusal(seen))
     rule = candidates[0]
     d = _norms(ys, ys, pred, loss)[rule] if rule == "entries" else k
     return rule, max(float(d) / k, 1e-3) if k else 1.0
+
+
+def _varying(sample_weight, rows):
+    """Weights 1, 2, 3, 1, 2, 3, ... down the rows, shaped like `sample_weight` (or (rows,))."""
+    shape = (rows,) if sample_weight is None else np.shape(sample_weight)
+    pattern = (1.0 + np.arange(rows) % 3).reshape((rows,) + (1,) * (len(shape) - 1))
+    return np.broadcast_to(pattern, shape).astype("float32")
 
 
 def refusal(seen):
@@ -169,14 +189,17 @@ def warn_if_split_changes(model, parts):
 
 def split_warning(model, parts):
     """Why an update of `parts` micro-batches differs from the large batch, or None: its
-    Dropout and trainable BatchNormalization layers run once per micro-batch."""
+    Dropout and noise layers (rate or stddev not 0) and trainable BatchNormalization layers
+    run once per micro-batch."""
+    random = lambda layer: (("Dropout" in type(layer).__name__ or "Noise" in type(layer).__name__)
+                            and getattr(layer, "rate", getattr(layer, "stddev", 1)) != 0)
     layers = [layer for layer in _compat.sublayers(model) if layer.trainable and (
-        isinstance(layer, keras.layers.BatchNormalization) or "Dropout" in type(layer).__name__)]
+        isinstance(layer, keras.layers.BatchNormalization) or random(layer))]
     if parts < 2 or not layers:
         return None
     return (f"{', '.join(repr(l.name) for l in layers)}: each of the {parts} micro-batches runs "
-            "its own forward pass (Dropout draws its own masks, BatchNormalization normalises "
-            "with its own statistics), so this update is close to the large batch's, not equal "
+            "its own forward pass (Dropout and noise layers draw their own masks or noise, "
+            "BatchNormalization normalises with its own statistics), so this update is close to the large batch's, not equal "
             "(lesson 6, notebooks/06-pitfalls.ipynb, measures by how much)")
 
 

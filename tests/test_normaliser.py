@@ -254,3 +254,66 @@ def test_mixed_float16_transformer_skips_the_updates_keras_skips():
     assert float(acc.optimizer.dynamic_scale) == float(plain.optimizer.dynamic_scale)
     # float16 activations round at ~1e-3 per op: the split changes only that rounding
     _close(acc.get_weights(), plain.get_weights(), tol=1e-2)
+
+
+# -- held-out cases: coupling over more than two rows, weights, noise layers, all masked in numpy ----
+def triplet(y_true, z):
+    """Hardest in-batch negative: a row's loss uses every other row of its batch."""
+    labels = tf.cast(y_true[:, 0] > 0, tf.int32)
+    d = tf.reduce_sum(tf.square(z[:, None] - z[None]), -1)
+    same = tf.equal(labels[:, None], labels[None])
+    hardest = tf.reduce_min(tf.where(same, 1e9, d), axis=1)
+    farthest = tf.reduce_max(tf.where(same, d, 0.0), axis=1)
+    return tf.nn.relu(farthest - hardest + 0.2)
+
+
+class BatchMean(keras.losses.Loss):
+    """A batch mean inside `call`: Keras then weighs it by the mean weight, not row by row."""
+
+    def call(self, y_true, y_pred):
+        return tf.reduce_mean(tf.square(y_true - y_pred))
+
+
+def test_a_loss_coupling_more_than_two_rows_is_refused():
+    x, y = _data(n=32)
+    assert "couples the rows" in _step_error("fused", triplet, x, y)
+    assert "couples the rows" in _fit_error(triplet, x, y)
+
+
+def test_a_loss_that_does_not_weigh_row_by_row_is_refused_when_weighted():
+    x, y = _data(n=24)
+    w = np.ones(24, "float32")
+    w[8:] = np.arange(16) % 3 + 1  # the first rows all weigh 1: the probe weighs its own
+    s = gl.make_strategy("fused", _mlp(), BatchMean(), keras.optimizers.SGD(0.1), accum_steps=4)
+    with pytest.raises(ValueError, match="cannot accumulate this loss exactly"):
+        s.step(x, y, sample_weight=w)
+    for weights in (dict(sample_weight=w), dict(class_weight={0: 1.0, 1: 3.0})):
+        acc = gl.AccumulatingModel(_mlp(), accum_steps=4)
+        acc.compile(optimizer=keras.optimizers.SGD(0.1), loss=BatchMean())
+        target = y if "sample_weight" in weights else (y[:, :1] > 0).astype("int64")  # class ids
+        with pytest.raises(ValueError, match="cannot accumulate this loss exactly"):
+            acc.fit(x, target, batch_size=12, verbose=0, **weights)
+        assert int(acc.optimizer.iterations) == 0
+    unweighted = gl.AccumulatingModel(_mlp(), accum_steps=4)  # without weights it is a mean: exact
+    unweighted.compile(optimizer="sgd", loss=BatchMean())
+    unweighted.fit(x, y, batch_size=12, verbose=0)
+
+
+def test_noise_layers_warn_and_a_rate_of_zero_does_not():
+    keras.utils.set_random_seed(0)
+    noisy = keras.Sequential([keras.Input((5,)), keras.layers.GaussianNoise(0.5), keras.layers.Dense(3)])
+    assert "each of the 4 micro-batches" in normaliser.split_warning(noisy, 4)
+    silent = keras.Sequential([keras.Input((5,)), keras.layers.Dropout(0.0), keras.layers.Dense(3)])
+    assert normaliser.split_warning(silent, 4) is None
+
+
+def test_host_average_makes_keras_zero_gradient_update_on_an_all_masked_batch():
+    x, y = _tokens(12)
+    x[:] = 0
+    ce = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    keras_model = _masked_model()
+    keras_model.compile(optimizer=keras.optimizers.SGD(0.1, momentum=0.9), loss=ce)
+    keras_loss = float(keras_model.train_on_batch(x, y))
+    s = gl.make_strategy("host_average", _masked_model(), ce, keras.optimizers.SGD(0.1, momentum=0.9), accum_steps=3)
+    assert s.step(x, y) == keras_loss == 0.0
+    assert int(s.optimizer.iterations) == 1
