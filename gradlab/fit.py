@@ -306,7 +306,8 @@ class AccumulatingModel(keras.Model):
         self.built = self.model.built
         self._rule, self._per_row = rule, per_row
         normaliser.warn_if_split_changes(
-            self.model, self.accum_steps * self.distribute_strategy.num_replicas_in_sync)
+            self.model, self.accum_steps * self.distribute_strategy.num_replicas_in_sync,
+            self.optimizer)
         return x
 
     def _loss_of(self, x, y, sample_weight):

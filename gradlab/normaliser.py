@@ -180,11 +180,23 @@ def check_masked_penalties(model, losses=(), x=None):
         "Pass the mask as sample_weight instead (every entry counted), or drop the penalty")
 
 
-def warn_if_split_changes(model, parts):
-    """Warn (UserWarning) with `split_warning`'s reason, if there is one."""
+def warn_if_split_changes(model, parts, optimizer=None):
+    """Warn (UserWarning) with `split_warning`'s reason, if there is one, and when a
+    LossScaleOptimizer's skips can differ from the large batch's (`LOSS_SCALE_WARNING`)."""
     message = split_warning(model, parts)
     if message:
         warnings.warn(message, UserWarning, stacklevel=4)
+    if parts > 1 and isinstance(optimizer, keras.optimizers.LossScaleOptimizer):
+        warnings.warn(LOSS_SCALE_WARNING, UserWarning, stacklevel=4)
+
+
+# Gradients reach the loss scale at Keras's per-row scale, but a float16 weight gradient is a
+# sum over rows: over B/N rows it overflows later than the large batch's over B rows.
+LOSS_SCALE_WARNING = (
+    "LossScaleOptimizer: each micro-batch's float16 gradients are at Keras's scale, but they "
+    "sum fewer rows than the large batch's, so near float16's limit (a loss scale close to "
+    "overflowing) an update the large batch would skip can be applied, and the scale then "
+    "differs from Keras's")
 
 
 def split_warning(model, parts):

@@ -127,7 +127,8 @@ class Strategy:
             self._decide_xla(parts)
         normaliser.warn_if_split_changes(self.model, self.accum_steps * {
             "towers": len(self.devices or ()),
-            "replicas": getattr(self.distribution, "num_replicas_in_sync", 1)}.get(self.place, 1))
+            "replicas": getattr(self.distribution, "num_replicas_in_sync", 1)}.get(self.place, 1),
+            self.optimizer)
 
     def _loss_of(self, x, y, sample_weight):
         pred = self.model(x, training=False)

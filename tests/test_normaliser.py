@@ -247,7 +247,11 @@ def test_mixed_float16_transformer_skips_the_updates_keras_skips():
         for m in (plain, acc):
             m.compile(optimizer=keras.optimizers.SGD(0.05),
                       loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-            m.fit(x, y, batch_size=48, epochs=1, shuffle=False, verbose=0)
+            if m is acc:  # said, not silent: near float16's limit the skips can differ
+                with pytest.warns(UserWarning, match="LossScaleOptimizer: each micro-batch"):
+                    m.fit(x, y, batch_size=48, epochs=1, shuffle=False, verbose=0)
+            else:
+                m.fit(x, y, batch_size=48, epochs=1, shuffle=False, verbose=0)
     finally:
         keras.mixed_precision.set_global_policy("float32")
     assert int(acc.optimizer.iterations) == int(plain.optimizer.iterations)
