@@ -24,6 +24,8 @@ Lesson: notebooks/08-accumulation-in-fit.ipynb
 """
 from __future__ import annotations
 
+import functools
+
 import keras
 import tensorflow as tf
 
@@ -290,7 +292,8 @@ class AccumulatingModel(keras.Model):
     def _check_first_batch(self, x, y, sample_weight, weighted=False):
         """Before the first update: probe the loss on the first batch's rows as `step` does
         (`normaliser.probe`: refused in the same words), build the layers only training uses,
-        and warn about Dropout and BatchNormalization. Returns `x`, or, for a Python
+        and warn where the split changes the forward pass (Dropout, BatchNormalization, a
+        training pass that is not row by row) or a loss scale's skips. Returns `x`, or, for a Python
         generator, the same batches with the first put back."""
         if self._rule is not None or not self.compiled:
             return x
@@ -303,16 +306,18 @@ class AccumulatingModel(keras.Model):
             rule, per_row = normaliser.probe(self._loss_of, self.loss, xs, ys, sws, weighted=weighted)
             trainables.build_for_training(self.model, xs)
             trainables.check_known(self.optimizer, self.model, self.model.trainable_variables)
+            normaliser.warn_if_split_changes(
+                self.model, self.accum_steps * self.distribute_strategy.num_replicas_in_sync,
+                self.optimizer, lambda: normaliser.splits_in_training(
+                    functools.partial(self._loss_of, training=True), self.loss, xs, ys, rule,
+                    self.model.non_trainable_variables))
         self.built = self.model.built
         self._rule, self._per_row = rule, per_row
-        normaliser.warn_if_split_changes(
-            self.model, self.accum_steps * self.distribute_strategy.num_replicas_in_sync,
-            self.optimizer)
         return x
 
-    def _loss_of(self, x, y, sample_weight):
-        y_pred = self.model(x, training=False)
-        loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=False)
+    def _loss_of(self, x, y, sample_weight, training=False):
+        y_pred = self.model(x, training=training)
+        loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=training)
         for tracker in _compat.output_loss_trackers(self):  # the probe is not training
             tracker.reset_state()
         return loss, y_pred

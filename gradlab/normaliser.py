@@ -110,8 +110,7 @@ def probe(loss_of, loss, x, y, sample_weight=None, candidates=None, weighted=Fal
         # weights that differ from row to row: a per-row mean splits under any weights, a
         # loss that weighs its batch mean by the mean weight does not
         sample_weight = _varying(sample_weight, rows)
-    value = lambda start, n: loss_of(take(x, start, n), take(y, start, n),
-                                     None if sample_weight is None else take(sample_weight, start, n))
+    value = _on_rows(loss_of, x, y, sample_weight)
     k = min(PROBE_ROWS, rows)
     _, pred = value(0, k)
     ys = take(y, 0, k)
@@ -119,9 +118,39 @@ def probe(loss_of, loss, x, y, sample_weight=None, candidates=None, weighted=Fal
         candidates = [keras_rule(ys, pred, loss)]
     elif keras_rule(ys, pred, loss) == "examples":
         candidates = [r for r in candidates if r != "entries"] or ["examples"]
-    # pairs of rows, then the first PROBE_GROUP rows against their two halves (a loss that
-    # couples three or more rows, such as in-batch hard negatives, can look split on pairs)
-    group = min(PROBE_GROUP, rows)
+    candidates, seen = _holding(candidates, value, loss, x, y)
+    if not candidates:
+        raise ValueError(refusal(seen))
+    rule = candidates[0]
+    d = _norms(ys, ys, pred, loss)[rule] if rule == "entries" else k
+    return rule, max(float(d) / k, 1e-3) if k else 1.0
+
+
+def splits_in_training(loss_of_training, loss, x, y, rule, state):
+    """Whether the training forward pass splits as `probe` found the inference one does: the
+    same pairs and halves, through `loss_of_training` (the model called with training=True).
+    A layer that mixes rows or draws randomness only when training fails it. `state` (the
+    model's non-trainable variables: BatchNorm statistics, seeds) is put back afterwards."""
+    saved = [v.numpy() for v in state]
+    try:
+        holding, _ = _holding([rule], _on_rows(loss_of_training, x, y, None), loss, x, y)
+    finally:
+        for v, value in zip(state, saved):
+            v.assign(value)
+    return bool(holding)
+
+
+def _on_rows(loss_of, x, y, sample_weight):
+    return lambda start, n: loss_of(take(x, start, n), take(y, start, n),
+                                    None if sample_weight is None else take(sample_weight, start, n))
+
+
+def _holding(candidates, value, loss, x, y):
+    """The rules among `candidates` for which every probed split holds, and the values seen:
+    pairs of rows, then the first PROBE_GROUP rows against their two halves (a loss that
+    couples three or more rows, such as in-batch hard negatives, can look split on pairs)."""
+    rows = tf.nest.flatten(x)[0].shape[0]
+    k, group = min(PROBE_ROWS, rows), min(PROBE_GROUP, rows)
     splits = [(a, 1, 1) for a in range(k - 1)] + ([(0, group // 2, group - group // 2)] if group > 2 else [])
     seen = []
     for start, n1, n2 in splits:
@@ -131,11 +160,7 @@ def probe(loss_of, loss, x, y, sample_weight=None, candidates=None, weighted=Fal
             parts.append((float(l), _norms(take(x, s0, n), take(y, s0, n), p, loss)))
         seen.append(tuple(round(v, 6) for v, _ in parts))
         candidates = [r for r in candidates if _mean_of_parts(r, parts)]
-    if not candidates:
-        raise ValueError(refusal(seen))
-    rule = candidates[0]
-    d = _norms(ys, ys, pred, loss)[rule] if rule == "entries" else k
-    return rule, max(float(d) / k, 1e-3) if k else 1.0
+    return candidates, seen
 
 
 def _varying(sample_weight, rows):
@@ -180,10 +205,18 @@ def check_masked_penalties(model, losses=(), x=None):
         "Pass the mask as sample_weight instead (every entry counted), or drop the penalty")
 
 
-def warn_if_split_changes(model, parts, optimizer=None):
-    """Warn (UserWarning) with `split_warning`'s reason, if there is one, and when a
-    LossScaleOptimizer's skips can differ from the large batch's (`LOSS_SCALE_WARNING`)."""
+def warn_if_split_changes(model, parts, optimizer=None, splits_in_training=None):
+    """Warn (UserWarning) with `split_warning`'s reason, if there is one; else, if
+    `splits_in_training()` (a zero-argument check, see the function of that name) is False,
+    that the training forward pass is not row by row; and when a LossScaleOptimizer's skips
+    can differ from the large batch's (`LOSS_SCALE_WARNING`)."""
     message = split_warning(model, parts)
+    if message is None and parts > 1 and splits_in_training is not None and not splits_in_training():
+        message = (f"the model's training forward pass (call with training=True) is not row by row: "
+                   "on the first rows its loss is not the mean of its parts' losses, as it is in "
+                   "inference (a layer that mixes rows or draws randomness when training), so each "
+                   f"of the {parts} micro-batches runs its own and this update is close to the "
+                   "large batch's, not equal")
     if message:
         warnings.warn(message, UserWarning, stacklevel=4)
     if parts > 1 and isinstance(optimizer, keras.optimizers.LossScaleOptimizer):

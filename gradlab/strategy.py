@@ -20,6 +20,7 @@ Lesson: notebooks/06-pitfalls.ipynb
 from __future__ import annotations
 
 import contextlib
+import functools
 
 import keras
 import tensorflow as tf
@@ -125,13 +126,16 @@ class Strategy:
                 check_window(self.model)
             self._make_update()
             self._decide_xla(parts)
-        normaliser.warn_if_split_changes(self.model, self.accum_steps * {
-            "towers": len(self.devices or ()),
-            "replicas": getattr(self.distribution, "num_replicas_in_sync", 1)}.get(self.place, 1),
-            self.optimizer)
+            state = self.model.non_trainable_variables
+            normaliser.warn_if_split_changes(
+                self.model, self.accum_steps * {"towers": len(self.devices or ()),
+                                                "replicas": getattr(self.distribution, "num_replicas_in_sync", 1),
+                                                }.get(self.place, 1),
+                self.optimizer, lambda: normaliser.splits_in_training(
+                    functools.partial(self._loss_of, training=True), self.loss_fn, x, y, self.rule, state))
 
-    def _loss_of(self, x, y, sample_weight):
-        pred = self.model(x, training=False)
+    def _loss_of(self, x, y, sample_weight, training=False):
+        pred = self.model(x, training=training)
         return reduced_loss(self.loss_fn, y, pred, sample_weight, self.model.losses), pred
 
     def _candidates(self, x, y):

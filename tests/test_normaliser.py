@@ -321,3 +321,33 @@ def test_host_average_makes_keras_zero_gradient_update_on_an_all_masked_batch():
     s = gl.make_strategy("host_average", _masked_model(), ce, keras.optimizers.SGD(0.1, momentum=0.9), accum_steps=3)
     assert s.step(x, y) == keras_loss == 0.0
     assert int(s.optimizer.iterations) == 1
+
+
+class MixesWhenTraining(keras.Model):
+    """Row by row in inference; each row mixed with its batch's mean when training."""
+
+    def __init__(self):
+        super().__init__()
+        self.dense = keras.layers.Dense(3, kernel_initializer=keras.initializers.GlorotUniform(seed=1))
+
+    def call(self, x, training=False):
+        h = self.dense(x)
+        return h + 0.5 * tf.reduce_mean(h, axis=0, keepdims=True) if training else h
+
+
+def test_a_training_pass_that_is_not_row_by_row_warns_in_both_faces_and_a_plain_one_does_not():
+    x, y = _data()
+    match = "training forward pass .* is not row by row"
+    s = gl.make_strategy("fused", MixesWhenTraining(), "mse", "sgd", accum_steps=4)
+    with pytest.warns(UserWarning, match=match):
+        s.step(x, y)
+    acc = gl.AccumulatingModel(MixesWhenTraining(), accum_steps=4)
+    acc.compile(optimizer="sgd", loss="mse")
+    with pytest.warns(UserWarning, match=match):
+        acc.fit(x, y, batch_size=12, verbose=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        gl.make_strategy("fused", _mlp(), "mse", "sgd", accum_steps=4).step(x, y)
+        plain = gl.AccumulatingModel(_mlp(), accum_steps=4)
+        plain.compile(optimizer="sgd", loss="mse")
+        plain.fit(x, y, batch_size=12, verbose=0)
