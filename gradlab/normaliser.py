@@ -15,6 +15,7 @@ Lesson: notebooks/06-pitfalls.ipynb
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 import keras
@@ -256,8 +257,8 @@ def _norms(x, y, y_pred, loss):
 
 def _mean_of_parts(rule, pair):
     (both, db), (first, d1), (second, d2) = pair
-    if db[rule] == 0:
-        return True
+    if db[rule] == 0 or not all(math.isfinite(v) for v in (both, first, second)):
+        return True  # nothing to compare: no entries, or a non-finite row (the update's guard says so)
     expected = (d1[rule] * first + d2[rule] * second) / db[rule]
     return abs(both - expected) <= 1e-4 * max(abs(both), abs(expected), 1e-6)
 
