@@ -19,7 +19,8 @@ def host_average(grads_list, counts=None):
 
     Args:
         grads_list: list over micro-batches of lists of arrays (or `None`), one per variable.
-        counts: optional examples per micro-batch; `None` means equal micro-batches.
+        counts: optional examples (or counted entries) per micro-batch; `None` means equal
+            micro-batches; all 0 gives zero gradients.
     Returns:
         list of averaged arrays, `None` where every micro-batch had `None`.
     """
@@ -31,7 +32,9 @@ def host_average(grads_list, counts=None):
     if counts is not None and len(counts) != len(grads_list):
         raise ValueError(f"counts must have one entry per micro-batch ({len(grads_list)}), got {counts!r}")
     if counts is not None:
-        w = np.asarray(counts, dtype=np.float64) / float(np.sum(counts))
+        # no counted entries at all (every entry masked): a zero gradient, as Keras divides no-NaN
+        total = float(np.sum(counts))
+        w = np.asarray(counts, dtype=np.float64) / (total or 1.0)
     averaged = []
     for per_var in zip(*grads_list):
         if all(g is None for g in per_var):

@@ -123,7 +123,7 @@ def probe(loss_of, loss, x, y, sample_weight=None, candidates=None, weighted=Fal
     if not candidates:
         raise ValueError(refusal(seen))
     rule = candidates[0]
-    d = _norms(ys, ys, pred, loss)[rule] if rule == "entries" else k
+    d = _norms(take(x, 0, k), ys, pred, loss)[rule] if rule == "entries" else k
     return rule, max(float(d) / k, 1e-3) if k else 1.0
 
 

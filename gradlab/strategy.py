@@ -128,11 +128,17 @@ class Strategy:
             self._decide_xla(parts)
             state = self.model.non_trainable_variables
             normaliser.warn_if_split_changes(
-                self.model, self.accum_steps * {"towers": len(self.devices or ()),
-                                                "replicas": getattr(self.distribution, "num_replicas_in_sync", 1),
-                                                }.get(self.place, 1),
+                self.model, self._forward_passes(),
                 self.optimizer, lambda: normaliser.splits_in_training(
                     functools.partial(self._loss_of, training=True), self.loss_fn, x, y, self.rule, state))
+
+    def _forward_passes(self):
+        """Forward passes per update: micro-batches on every tower or replica."""
+        if self.place == "towers":
+            return self.accum_steps * len(self.devices)
+        if self.place == "replicas":
+            return self.accum_steps * self.distribution.num_replicas_in_sync
+        return self.accum_steps
 
     def _loss_of(self, x, y, sample_weight, training=False):
         pred = self.model(x, training=training)

@@ -140,8 +140,6 @@ class HostUpdate:
             means.append([None if g is None else g.numpy() / (d or 1.0) for g in s.grads])
             norms.append(d)
             loss += float(s.loss)
-        if not sum(norms):  # every entry masked: Keras's zero-gradient update
-            return self._apply(tf.constant(0.0), [None if g is None else tf.zeros_like(g) for g in means[0]])
         mean = host_average(means, counts=norms)
         grads = [None if g is None else tf.constant(g) for g in mean]
         return self._apply(tf.constant(loss / (sum(norms) or 1.0)), grads)
