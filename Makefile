@@ -36,10 +36,12 @@ app: install
 test: test-unit test-notebooks
 
 test-unit: install
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q tests
 
 # The edit loop: the unit tests not marked slow (under 2 minutes on 2 cores).
 test-fast: install
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -m "not slow" tests
 
 test-notebooks: install

@@ -12,9 +12,9 @@ _quiet_import()  # before any submodule imports TensorFlow
 
 __version__ = "0.1.0"
 
-from .microbatch import split_sizes, micro_batches  # noqa: E402
-from .towers import average_gradients, tower_devices  # noqa: E402
-from .strategies import STRATEGIES, make_strategy  # noqa: E402
-from . import gradients  # noqa: E402,F401
-from .strategy import Step, Strategy  # noqa: E402,F401
-from .fit import AccumulatingModel  # noqa: E402
+from .core.microbatch import split_sizes, micro_batches  # noqa: E402
+from .core.towers import average_gradients, tower_devices  # noqa: E402
+from .training.strategies import STRATEGIES, make_strategy  # noqa: E402
+from .core import gradients  # noqa: E402,F401
+from .training.strategy import Step, Strategy  # noqa: E402,F401
+from .training.fit import AccumulatingModel  # noqa: E402

@@ -7,10 +7,10 @@ import importlib
 import sys
 
 COMMANDS = {
-    "table": ("gradlab.table", "cli", "the accumulation table: accuracy at a fixed effective batch"),
-    "noise": ("gradlab.noise_study", "cli", "gradient-noise measurements against N and N*b"),
-    "bench": ("gradlab.bench", "cli", "every strategy on the same work: ms/update, ratios, training and compilation memory (mlp beside conv); --fit: model.fit timed; --fit --memory: fit's memory against accum_steps"),
-    "multiworker": ("gradlab.multiworker", "cli", "K worker processes on loopback, accumulation vs one large batch"),
+    "table": ("gradlab.studies.table", "cli", "the accumulation table: accuracy at a fixed effective batch"),
+    "noise": ("gradlab.studies.noise_study", "cli", "gradient-noise measurements against N and N*b"),
+    "bench": ("gradlab.studies.bench", "cli", "every strategy on the same work: ms/update, ratios, training and compilation memory (mlp beside conv); --fit: model.fit timed; --fit --memory: fit's memory against accum_steps"),
+    "multiworker": ("gradlab.studies.multiworker", "cli", "K worker processes on loopback, accumulation vs one large batch"),
 }
 
 

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from gradlab import _compat, distribute
+from gradlab import _compat
+
+from gradlab.core import distribute
 from tests.conftest import DEVICES
 
 

@@ -80,14 +80,14 @@ def test_the_engine_runs_without_the_lab_extra():
                     raise ImportError(f"blocked: {{name}} is in the [lab] extra")
         sys.meta_path.insert(0, Block())
         import numpy as np, keras, gradlab as gl
-        import gradlab.__main__, gradlab.multiworker, gradlab.data
+        import gradlab.__main__, gradlab.studies.multiworker, gradlab.studies.data
         x = np.random.default_rng(0).normal(size=(16, 3)).astype("float32")
         model = gl.AccumulatingModel(keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)]),
                                      accum_steps=2)
         model.compile(optimizer="sgd", loss="mse")
         model.fit(x, x[:, :1], batch_size=8, epochs=1, verbose=0)
         assert int(model.optimizer.iterations) == 2
-        assert gl.data.load_mnist().x_train.shape == (4000, 28, 28)
+        assert gl.studies.data.load_mnist().x_train.shape == (4000, 28, 28)
         print("ok", sorted(m for m in sys.modules if m.split(".")[0] in {LAB_ONLY!r}))
     """)
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,

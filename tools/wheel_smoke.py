@@ -14,7 +14,7 @@ import keras
 import numpy as np
 
 import gradlab as gl
-from gradlab.data import load_mnist
+from gradlab.studies.data import load_mnist
 
 LAB_ONLY = ("matplotlib", "tqdm", "ipywidgets", "jupyterlab", "voila")
 

@@ -1,0 +1,85 @@
+"""The memory of a run's settings, measured where no earlier run can reach it: a fresh process.
+
+    peak_mb = the allocator's peak over `updates` updates of the run's strategy, after one
+              untimed update (tracing), in a fresh process with TF_CPU_ALLOCATOR_USE_BFC=true
+    cached under the settings that decide memory (MEMORY_FIELDS), not the seed, lr or length
+
+The resident memory a run adds inside a long-lived process (a notebook's kernel) depends on
+what ran before it: TensorFlow's allocators and Python keep what earlier runs freed. A fresh
+process measures the run's settings alone, so the lab can show one number per configuration
+whatever the order of its runs. With a GPU the GPU's allocator (`GPU:0`) is read.
+
+Lesson: notebooks/05-the-lab.ipynb
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+
+from ..studies import memory
+
+MEMORY_FIELDS = ("strategy", "accum_steps", "micro_batch", "optimizer", "model", "batchnorm",
+                 "clip_norm", "clip", "short_by")
+CHILD_TIMEOUT = 300  # seconds: import TensorFlow, build, trace, a few updates
+
+
+def allocator_peak(config, cache=None, updates=3):
+    """The fresh-process allocator peak of `config`'s settings, from `cache` if it is there.
+
+    Args:
+        config: an `experiments.RunConfig`.
+        cache: a `ResultCache` (None: no cache); a measurement is stored, a failure is not.
+        updates: measured updates after the first.
+    Returns:
+        dict `peak_mb` (the peak, all the allocator held: weights, optimizer, batch,
+        activations), `compile_peak_mb` (over the first update, apart) and `device`; or
+        `{"error": why}` when the process failed.
+    """
+    from ..studies.experiments import RunConfig
+    if not isinstance(config, RunConfig):
+        raise TypeError(f"config must be an experiments.RunConfig, got {config!r}")
+    key = {"allocator_peak": {f: getattr(config, f) for f in MEMORY_FIELDS},
+           "updates": updates}
+    found = None if cache is None else cache.get(key)
+    if found is not None:
+        return found
+    result = _in_child(config, updates)
+    if cache is not None and "error" not in result:
+        cache.put(key, result)
+    return result
+
+
+def _in_child(config, updates):
+    return memory.in_fresh_process(["gradlab.lab.run_memory", json.dumps(config.to_dict()), str(updates)],
+                                   CHILD_TIMEOUT)
+
+
+def measure(config, updates=3):
+    """In this process (the child): one update of `config`'s strategy, then `updates` more,
+    on the run's own first batches; the allocator's peak of each part."""
+    import tensorflow as tf
+
+    from ..studies.data import load_mnist
+    from ..studies.experiments import _strategy, sample_order
+
+    gpus = tf.config.list_physical_devices("GPU")
+    for gpu in gpus:
+        tf.config.experimental.set_memory_growth(gpu, True)
+    device = "GPU:0" if gpus else "CPU:0"
+    config = dataclasses.replace(config, updates=1 + updates)
+    d, strategy = load_mnist(), _strategy(config)
+    batches = [(d.x_train[idx], d.y_train[idx]) for idx in sample_order(config, len(d.x_train))]
+    tf.config.experimental.reset_memory_stats(device)
+    strategy.step(*batches[0])
+    compile_peak = tf.config.experimental.get_memory_info(device)["peak"]
+    tf.config.experimental.reset_memory_stats(device)
+    for x, y in batches[1:]:
+        strategy.step(x, y)
+    peak = tf.config.experimental.get_memory_info(device)["peak"]
+    return dict(peak_mb=peak / 2**20, compile_peak_mb=compile_peak / 2**20, device=device)
+
+
+if __name__ == "__main__":
+    from ..studies.experiments import RunConfig
+    print(json.dumps(measure(RunConfig(**json.loads(sys.argv[1])), int(sys.argv[2]))))

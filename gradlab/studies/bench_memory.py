@@ -1,0 +1,224 @@
+"""The memory of `fit` against accum_steps: plain fit, AccumulatingModel, Keras's accumulation.
+
+    python -m gradlab bench --fit --memory [--model conv|transformer] [--batch B]
+                                           [--accum 1,2,4,8,16] [--overlap 1] [--json]
+
+    contenders (each in a fresh process, `memory_child`): plain fit at batch B;
+        AccumulatingModel(accum_steps=N) at batch B, for each N and each overlap;
+        Keras's SGD(gradient_accumulation_steps=N) at batch b = B/N;
+        AccumulatingModel with overlap=2 at the largest N (what overlapping buys and costs)
+    floor(b) = weights + optimizer slots + one gradient-sum buffer + activations(b)
+    activations(b) = peak(plain fit at batch b) - weights - slots - one gradient  (measured)
+      => floor(b) = peak(plain fit at b) + gradient-sum buffer,  and floor(B) of plain fit
+         is its own peak (a ratio of 1 by construction)
+
+Every contender trains on the same examples: `updates` effective batches of B examples per
+epoch (plain fit at a micro-batch b takes B/b steps for each; its time is per B examples),
+one untimed epoch first (tracing: `compile MB` is its peak, reported apart), then `epochs`
+measured ones. No contender uses XLA (Keras's fit uses none on a CPU by default):
+like is compared with like. The runs go one after another: time per update is measured in
+the same process as the memory, and two runs side by side would share the two cores.
+
+Lesson: notebooks/08-accumulation-in-fit.ipynb
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+import tensorflow as tf
+from tqdm.auto import tqdm
+
+from . import memory
+from .bench_fit import output_options
+from .cache import jsonable, to_json
+from .memory_child import MEMORY_MODELS, main as child_main
+from ..core.microbatch import check_count, parse_counts
+
+BATCH = {"conv": 512, "transformer": 64}  # B: activations dominate at these sizes
+CHILD_TIMEOUT = 900  # seconds for one fresh process: import, trace, a few epochs
+
+
+def plan(model="conv", batch=None, accum=(1, 2, 4, 8, 16), overlaps=(1,), updates=3, epochs=1,
+         seed=0):
+    """The runs of one benchmark, checked before any TensorFlow work.
+
+    Returns:
+        a list of child specs (`memory_child.measure_fit`), each with a `label`.
+    """
+    if not isinstance(model, str) or model not in MEMORY_MODELS:
+        raise ValueError(f"model must be one of {', '.join(MEMORY_MODELS)}, got {model!r}")
+    batch = check_count("batch", BATCH[model] if batch is None else batch)
+    counts = _counts("accum", accum)
+    overlaps = _counts("overlap", overlaps)
+    for n in counts:
+        if batch % n:
+            raise ValueError(f"batch {batch} must divide by every accum_steps; got accum_steps {n}")
+    base = dict(model=model, updates=check_count("updates", updates), examples=updates * batch,
+                epochs=check_count("epochs", epochs), seed=check_count("seed", seed, minimum=0))
+    run = lambda contender, b, n=1, k=1: dict(base, contender=contender, batch=b, accum_steps=n,
+                                              overlap=k, label=_label(contender, n, k))
+    runs = [run("plain", batch)]
+    runs += [run("plain", batch // n) for n in counts if n > 1]  # the floor's activations(b)
+    for n in counts:
+        runs += [run("accumulating", batch, n, k) for k in overlaps]
+        if n > 1:  # Keras's accumulation needs 2 steps or more
+            runs.append(run("keras", batch // n, n))
+    if 2 not in overlaps:
+        runs.append(run("accumulating", batch, max(counts), 2))
+    return runs
+
+
+def run_bench_memory(model="conv", batch=None, accum=(1, 2, 4, 8, 16), overlaps=(1,), updates=3,
+                     epochs=1, seed=0, progress=True):
+    """Every run of `plan(...)` in a fresh process, with its floor and ratios.
+
+    Returns:
+        a JSON-ready dict: `config`, `rows` (one per run: its spec, the child's measurement
+        (`peak_mb`, `compile_peak_mb`, `ms_update`, ...) or `error`, and `micro_batch`,
+        `floor_mb`, `vs_floor`, `vs_plain` (peak / plain fit's at B)) and `ratios`
+        (`accumulating_vs_keras`, `accumulating_vs_plain` at the largest N, overlap 1;
+        `overlap2_time`, `overlap2_memory`: overlap=2 over overlap=1 there).
+    """
+    runs = plan(model, batch, accum, overlaps, updates, epochs, seed)
+    rows, load = [], [os.getloadavg()[0]]
+    for spec in tqdm(runs, desc=f"memory of fit, {model}", unit="process", disable=not progress):
+        rows.append(dict(spec, **measure_in_child(spec)))
+    load.append(os.getloadavg()[0])  # times from a shared machine are read beside it
+    gpus = [g.name for g in tf.config.list_physical_devices("GPU")]
+    config = dict(model=model, batch=runs[0]["batch"], accum=list(accum), overlaps=list(overlaps),
+                  updates=updates, epochs=epochs, seed=seed, cpu_count=os.cpu_count(), gpus=gpus,
+                  load_average=load,
+                  tensorflow=tf.__version__)
+    return jsonable({"config": config, "rows": add_floors(rows),
+                     "ratios": ratios(rows, max(accum))})
+
+
+def measure_in_child(spec):
+    """`memory_child.measure_fit(spec)` in a fresh process with TensorFlow's BFC allocator;
+    on failure `{"error": why}`."""
+    child = {k: v for k, v in spec.items() if k != "label"}
+    return memory.in_fresh_process(["gradlab", "bench", "--fit", "--memory", "--child",
+                                    json.dumps(child)], CHILD_TIMEOUT)
+
+
+def add_floors(rows):
+    """Each row with `micro_batch` b, `floor_mb`, `vs_floor` and `vs_plain` (None where a
+    run it needs failed).
+
+        floor = peak(plain at b) + (trainable weights' bytes if it accumulates else 0)
+    """
+    plain = {r["batch"]: r for r in rows if r["contender"] == "plain" and "peak_mb" in r}
+    top = max(r["batch"] for r in rows if r["contender"] == "plain")
+    for r in rows:
+        b = r["batch"] // r["accum_steps"] if r["contender"] == "accumulating" else r["batch"]
+        ref = plain.get(b)
+        measured = "peak_mb" in r
+        r["micro_batch"] = b
+        r["floor_mb"] = None if ref is None or not measured else (
+            ref["peak_mb"] + (ref["trainable_mb"] if r["contender"] != "plain" else 0.0))
+        r["vs_floor"] = _ratio(r.get("peak_mb"), r["floor_mb"])
+        r["vs_plain"] = _ratio(r.get("peak_mb"), plain.get(top, {}).get("peak_mb"))
+    return rows
+
+
+def ratios(rows, n):
+    """The issue's ratios at N = `n`: AccumulatingModel (overlap 1) over Keras's accumulation
+    and over plain fit (peaks), and overlap=2 over overlap=1 (time and peak)."""
+    def find(contender, k=1):
+        return next((r for r in rows if r["contender"] == contender and r["overlap"] == k
+                     and (r["accum_steps"] == n if contender != "plain" else r["batch"] == top)), {})
+    top = max(r["batch"] for r in rows if r["contender"] == "plain")
+    ours, two = find("accumulating"), find("accumulating", 2)
+    return {"accum_steps": n,
+            "accumulating_vs_keras": _ratio(ours.get("peak_mb"), find("keras").get("peak_mb")),
+            "accumulating_vs_plain": _ratio(ours.get("peak_mb"), find("plain").get("peak_mb")),
+            "overlap2_time": _ratio(two.get("ms_update"), ours.get("ms_update")),
+            "overlap2_memory": _ratio(two.get("peak_mb"), ours.get("peak_mb"))}
+
+
+def format_bench_memory(result):
+    c, rows = result["config"], result["rows"]
+    where = ", ".join(c["gpus"]) or f"CPU ({c['cpu_count']} cores, BFC allocator)"
+    lines = [f"memory of fit, {c['model']}: effective batch B={c['batch']}, SGD, {c['updates']} "
+             f"updates per epoch, {c['epochs']} measured epoch(s) after one untimed, no XLA, "
+             f"each run a fresh process, on {where}; TF {c['tensorflow']}"
+             + (f"; load average {c['load_average'][0]:.1f} -> {c['load_average'][1]:.1f}"
+                if c.get("load_average") else ""),
+             f"{'contender':<28}{'N':>4}{'b':>5}{'peak MB':>9}{'floor MB':>10}{'/floor':>8}"
+             f"{'x plain':>9}{'compile MB':>12}{'ms/update':>11}"]
+    for r in rows:
+        if r["contender"] == "plain" and r["batch"] != c["batch"]:
+            continue  # the floor's own runs: shown inside the floor column
+        if "error" in r:
+            lines.append(f"{r['label']:<28}{r['accum_steps']:>4}{r['micro_batch']:>5}  failed: {r['error']}")
+            continue
+        lines.append(f"{r['label']:<28}{r['accum_steps']:>4}{r['micro_batch']:>5}"
+                     f"{r['peak_mb']:>9.1f}{_num(r['floor_mb'], 10, '.1f')}{_num(r['vs_floor'], 8)}"
+                     f"{_num(r['vs_plain'], 9)}{r['compile_peak_mb']:>12.1f}{r['ms_update']:>11.1f}")
+    q = result["ratios"]
+    lines += ["floor = peak of plain fit at batch b + one gradient-sum buffer (measured, not computed)",
+              f"at N={q['accum_steps']}: AccumulatingModel / Keras's accumulation, peak "
+              f"{_num(q['accumulating_vs_keras'], 0)}; / plain fit {_num(q['accumulating_vs_plain'], 0)}; "
+              f"overlap=2 takes {_num(q['overlap2_time'], 0)}x the time and "
+              f"{_num(q['overlap2_memory'], 0)}x the memory of overlap=1"]
+    return "\n".join(lines)
+
+
+def _label(contender, n, k):
+    if contender == "plain":
+        return "plain fit"
+    if contender == "keras":
+        return "Keras gradient_accumulation"
+    return "AccumulatingModel" + (f" overlap={k}" if k > 1 else "")
+
+
+def _counts(name, values):
+    if isinstance(values, (str, int)) or not values:
+        raise ValueError(f"{name} must be a non-empty list of positive integers, got {values!r}")
+    return [check_count(name, v) for v in values]
+
+
+def _ratio(a, b):
+    return None if a is None or not b else a / b
+
+
+def _num(v, width, fmt=".2f"):
+    return f"{'-':>{width}}" if v is None else f"{v:>{width}{fmt}}"
+
+
+def cli(argv=None):
+    """`python -m gradlab bench --fit --memory`: the table for each model; with `--json` one
+    JSON object, as `bench --json` prints: one result with `--model`, else
+    `{"workloads": [one per model]}`."""
+    p = argparse.ArgumentParser(prog="python -m gradlab bench --fit --memory", parents=[output_options()],
+                                description="the allocator peak and time per update of plain fit, "
+                                "AccumulatingModel and Keras's accumulation, each in a fresh process")
+    p.add_argument("--model", choices=MEMORY_MODELS, default=None, help="one model (default: both)")
+    p.add_argument("--batch", type=int, default=None,
+                   help=f"B, the effective batch (default {', '.join(f'{k} {v}' for k, v in BATCH.items())})")
+    p.add_argument("--accum", type=parse_counts, default=[1, 2, 4, 8, 16], metavar="N,N,...",
+                   help="accum_steps to measure (1,2,4,8,16)")
+    p.add_argument("--overlap", type=parse_counts, default=[1], metavar="K,...",
+                   help="AccumulatingModel's overlapped micro-batches, at every N (1); "
+                        "overlap=2 is measured at the largest N anyway")
+    p.add_argument("--updates", type=int, default=3, help="optimizer updates per epoch (3)")
+    p.add_argument("--epochs", type=int, default=1, help="measured epochs after the untimed one (1)")
+    p.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.child:
+        child_main(args.child)
+        return 0
+    models = [args.model] if args.model else list(MEMORY_MODELS)
+    options = dict(batch=args.batch, accum=args.accum, overlaps=args.overlap,
+                   updates=args.updates, epochs=args.epochs)
+    try:  # the arguments only: nothing has run yet
+        for m in models:
+            plan(m, **options)
+    except (ValueError, TypeError) as e:
+        p.error(str(e))
+    results = [run_bench_memory(m, progress=not args.no_progress, **options) for m in models]
+    print(to_json(results[0] if len(results) == 1 else {"workloads": results}) if args.json
+          else "\n\n".join(map(format_bench_memory, results)))
+    return 0

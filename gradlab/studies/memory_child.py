@@ -1,0 +1,131 @@
+"""One memory measurement of `fit`, in this process: the allocator's peak of an epoch.
+
+    compile_peak = allocator peak over epoch 0 (tracing and the first updates, once per shape)
+    peak         = allocator peak over the epochs after it   (reset_memory_stats in between)
+    ms_update    = median seconds of those epochs / updates per epoch
+
+Run it in a fresh process with `TF_CPU_ALLOCATOR_USE_BFC=true` set before TensorFlow starts
+(`bench_memory` does): TensorFlow's default CPU allocator keeps no statistics, its BFC
+allocator does, and a fresh process holds nothing of an earlier run. With a GPU the GPU's
+allocator (`GPU:0`) is read instead. The peak counts every byte the allocator holds:
+weights, optimizer slots, accumulators, the epoch's input tensors and the activations.
+
+Two models whose activations dominate: `conv` (two Conv2D(64, 3) on 28x28 MNIST, a small
+head) and `transformer` (one encoder block on random token sequences).
+
+Lesson: notebooks/08-accumulation-in-fit.ipynb
+"""
+from __future__ import annotations
+
+import json
+import statistics
+import time
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from .data import load_mnist
+from ..training.fit import AccumulatingModel
+from .memory import HighWater
+
+MEMORY_MODELS = ("conv", "transformer")
+CONTENDERS = ("plain", "accumulating", "keras")
+SEQ, DIM, HEADS, VOCAB = 128, 128, 4, 1000  # the transformer's shape
+LR = 0.1
+
+
+def memory_model(name, seed=0):
+    """`conv` or `transformer`: a fresh model of logits over 10 classes, seeded."""
+    keras.utils.set_random_seed(seed)
+    L = keras.layers
+    if name == "conv":
+        return keras.Sequential([keras.Input((28, 28)), L.Reshape((28, 28, 1)),
+                                 L.Conv2D(64, 3, activation="relu"), L.Conv2D(64, 3, activation="relu"),
+                                 L.GlobalAveragePooling2D(), L.Dense(10)], name="conv")
+    tokens = keras.Input((SEQ,), dtype="int32")
+    h = L.Embedding(VOCAB, DIM)(tokens)
+    h = L.LayerNormalization()(h + L.MultiHeadAttention(HEADS, DIM // HEADS)(h, h))
+    h = L.LayerNormalization()(h + L.Dense(DIM)(L.Dense(4 * DIM, activation="relu")(h)))
+    return keras.Model(tokens, L.Dense(10)(L.GlobalAveragePooling1D()(h)), name="transformer")
+
+
+def memory_data(name, examples, seed=0):
+    """`(x, y)` numpy arrays of `examples` rows: MNIST (tiled past its 4,000 images) for
+    `conv`, uniformly random tokens and labels for `transformer`."""
+    if name == "conv":
+        d = load_mnist(seed=seed)
+        idx = np.arange(examples) % len(d.x_train)
+        return np.array(d.x_train[idx]), np.array(d.y_train[idx])
+    rng = np.random.default_rng(seed)
+    return (rng.integers(0, VOCAB, (examples, SEQ), dtype=np.int32),
+            rng.integers(0, 10, examples, dtype=np.int32))
+
+
+def measure_fit(spec):
+    """Train `spec` for `1 + epochs` epochs of `updates` updates and measure the epochs after
+    the first.
+
+    Args:
+        spec: dict `model` (MEMORY_MODELS), `contender` ("plain": `fit` at batch `batch`;
+            "accumulating": `AccumulatingModel(accum_steps)` at batch `batch`, no XLA, as
+            Keras's own fit on a CPU; "keras": `SGD(gradient_accumulation_steps=accum_steps)`
+            at batch `batch`), `batch`, `accum_steps`, `overlap`, `examples` per epoch,
+            `updates` (effective batches per epoch: time is per effective batch, also for
+            plain fit at a micro-batch), `epochs`, `seed`.
+    Returns:
+        dict `peak_mb`, `base_mb` (held when the measured epochs start), `compile_peak_mb`,
+        `compile_rss_mb` (resident memory the first epoch added: tracing), `ms_update`,
+        `weights_mb`, `trainable_mb`, `optimizer_mb` (its variables, Keras's accumulators
+        included), `data_mb`, `device`.
+    """
+    gpus = tf.config.list_physical_devices("GPU")
+    for gpu in gpus:
+        tf.config.experimental.set_memory_growth(gpu, True)  # or TensorFlow takes it all at once
+    device = "GPU:0" if gpus else "CPU:0"
+    n, batch, contender = spec["accum_steps"], spec["batch"], spec["contender"]
+    x, y = memory_data(spec["model"], spec["examples"], spec["seed"])
+    net = memory_model(spec["model"], spec["seed"])
+    optimizer = keras.optimizers.SGD(LR, gradient_accumulation_steps=n if contender == "keras" else None)
+    if contender == "accumulating":
+        net = AccumulatingModel(net, n, jit_compile=False, overlap=spec["overlap"])
+    net.compile(optimizer=optimizer, jit_compile=False,
+                loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    clock = _EpochClock(device)
+    tf.config.experimental.reset_memory_stats(device)
+    net.fit(x, y, batch_size=batch, epochs=1 + spec["epochs"], shuffle=False, verbose=0,
+            callbacks=[clock])
+    peak = tf.config.experimental.get_memory_info(device)["peak"]
+    mb = lambda variables: sum(np.prod(v.shape) * np.dtype(v.dtype).itemsize for v in variables) / 2**20
+    return dict(peak_mb=peak / 2**20, base_mb=clock.base / 2**20,
+                compile_peak_mb=clock.compile_peak / 2**20, compile_rss_mb=clock.compile_rss,
+                ms_update=1000 * statistics.median(clock.seconds) / spec["updates"],
+                weights_mb=mb(net.weights), trainable_mb=mb(net.trainable_weights),
+                optimizer_mb=mb(optimizer.variables), data_mb=(x.nbytes + y.nbytes) / 2**20,
+                device=device)
+
+
+class _EpochClock(keras.callbacks.Callback):
+    """Epoch 0 compiles: its allocator peak and resident growth are kept apart, then the
+    allocator's statistics are reset; every later epoch is timed."""
+
+    def __init__(self, device):
+        super().__init__()
+        self.device, self.seconds, self.high = device, [], HighWater()
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.start = time.perf_counter()
+
+    def on_epoch_end(self, epoch, logs=None):
+        if epoch == 0:
+            self.compile_peak = tf.config.experimental.get_memory_info(self.device)["peak"]
+            self.compile_rss = self.high.mb()
+            tf.config.experimental.reset_memory_stats(self.device)
+            self.base = tf.config.experimental.get_memory_info(self.device)["current"]
+        else:
+            self.seconds.append(time.perf_counter() - self.start)
+
+
+def main(spec_json):
+    """The child's side of `bench_memory`: one JSON line on stdout."""
+    print(json.dumps(measure_fit(json.loads(spec_json))))

@@ -1,0 +1,65 @@
+"""The trade-off of accumulating in `fit`, in one figure: memory and time against accum_steps.
+
+    memory(N) ~ weights + activations(B / N)   falls with N, towards the weights
+    time(N)   ~ N * time(one micro-batch of B / N)   rises once a micro-batch stops
+                filling the machine
+
+Left: the allocator peak of each run (MB); right: milliseconds per update; both against
+N on a log2 axis. Plain fit at the whole batch B is a horizontal line (it has no N), Keras's
+own accumulation a second series, the floor (`bench_memory`) a dotted one.
+
+Lesson: notebooks/08-accumulation-in-fit.ipynb
+"""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+from matplotlib.ticker import NullLocator
+
+# contender, overlap -> label, colour, marker
+SERIES = {("accumulating", 1): ("AccumulatingModel", "tab:blue", "o"),
+          ("accumulating", 2): ("AccumulatingModel, overlap=2", "tab:cyan", "^"),
+          ("keras", 1): ("Keras gradient_accumulation_steps", "tab:orange", "s")}
+
+
+def plot_memory(result):
+    """Peak memory (MB) and time per update (ms) against accum_steps, one result of
+    `bench_memory.run_bench_memory`.
+
+    Args:
+        result: the dict `run_bench_memory` returns (or one of `--json`'s `workloads`).
+    Returns:
+        a matplotlib Figure with 2 Axes and the legend below them, outside the data.
+    """
+    if not isinstance(result, dict) or "rows" not in result or "config" not in result:
+        raise ValueError("plot_memory needs a result of gradlab.studies.bench_memory.run_bench_memory "
+                         f"(with 'config' and 'rows'), got {type(result).__name__}")
+    c = result["config"]
+    rows = [r for r in result["rows"] if r.get("peak_mb") is not None]
+    plain = next((r for r in rows if r["contender"] == "plain" and r["batch"] == c["batch"]), None)
+    fig, (ax_mb, ax_ms) = plt.subplots(1, 2, figsize=(9.0, 3.8), layout="constrained")
+    plt.close(fig)  # owned by the caller: a cell ending with the call shows it once
+    for key, (label, color, marker) in SERIES.items():
+        series = sorted((r["accum_steps"], r["peak_mb"], r["ms_update"], r.get("floor_mb"))
+                        for r in rows if (r["contender"], r["overlap"]) == key)
+        if not series:
+            continue
+        ns, mb, ms, floor = zip(*series)
+        ax_mb.plot(ns, mb, marker=marker, color=color, label=label)
+        ax_ms.plot(ns, ms, marker=marker, color=color)
+        if key == ("accumulating", 1) and None not in floor:
+            ax_mb.plot(ns, floor, ":", color="grey", label="floor: plain fit at b = B/N + one gradient sum")
+    if plain is not None:
+        ax_mb.axhline(plain["peak_mb"], color="black", lw=1, label=f"plain fit at B = {c['batch']}")
+        ax_ms.axhline(plain["ms_update"], color="black", lw=1)
+    ns = sorted({r["accum_steps"] for r in rows}) or [1]
+    for ax, ylabel in ((ax_mb, "allocator peak (MB)"), (ax_ms, "ms per update")):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(ns, [str(n) for n in ns])
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xlabel("accum_steps N (micro-batch B/N)")
+        ax.set_ylabel(ylabel)
+        ax.set_ylim(bottom=0)
+    ax_mb.set_title(f"Memory of one epoch, {c['model']}, B = {c['batch']}", fontsize="medium")
+    ax_ms.set_title("Time per update", fontsize="medium")
+    fig.legend(loc="outside lower center", ncols=2, fontsize="small", frameon=False)
+    return fig

@@ -1,0 +1,345 @@
+"""`AccumulatingModel`: gradient accumulation inside `model.fit`, equal to Keras's large batch.
+
+    one fit step, batch of B rows = the micro-batches of split_sizes(B, accum_steps):
+        S_i = D_i * L_i      L_i: Keras's own loss of micro-batch i (weights, masks, penalties)
+        D_i = rows of i (or its counted entries: a masked output, a loss's ignore_class)
+    w <- optimizer(w, (dS_1 + ... + dS_k) / (D_1 + ... + D_k))             (once per step)
+
+The update is `engine.update`, the one `step(x, y)` makes; this class adds Keras's glue
+(metrics, logs, callbacks, saving) and probes the first batch as a strategy does
+(`normaliser.probe`), refusing the same losses in the same words. `batch_size` is the
+effective batch, so epochs, callbacks, schedules, EMA and checkpoints all count updates.
+`fit` traces its step with an unknown batch dimension; the split is made at run time, with
+no padding: only real rows reach the model and its metrics. `class_weight` and
+`sample_weight` keep Keras's own normalisation (`sum_over_batch_size`: divided by the
+entries, not by the sum of the weights). Under `tf.distribute` each replica sums its shard
+and one all-reduce adds the sums and the normalisers, which is exact for uneven shards
+(Keras's own mirrored `fit` averages the replicas' means instead).
+
+    acc = gl.AccumulatingModel(model, accum_steps=8)        # shares model's variables
+    acc.compile(optimizer="adam", loss=..., metrics=["accuracy"])
+    acc.fit(x, y, batch_size=256, epochs=3, validation_data=(xv, yv))
+
+Lesson: notebooks/08-accumulation-in-fit.ipynb
+"""
+from __future__ import annotations
+
+import functools
+
+import keras
+import tensorflow as tf
+
+from .. import _compat
+
+from ..core import engine, normaliser
+
+from . import trainables, xla
+from ..core.batchnorm import NO_WINDOW, WindowMoments, check_mode, check_window
+from .first_batch import first_batch
+from ..core.gradients import check_clip_norm
+from ..core.microbatch import check_count
+
+
+@keras.saving.register_keras_serializable(package="gradlab")
+class AccumulatingModel(keras.Model):
+    """`model` trained by `fit` in `accum_steps` micro-batches per update, exactly.
+
+        g = (dS_1 + ... + dS_k) / (D_1 + ... + D_k),   S_i = D_i * L_i   (see the module)
+
+    Args:
+        model: any built or buildable `keras.Model`; its variables are shared, not copied.
+        accum_steps: micro-batches per `fit` step (per replica under tf.distribute).
+        clip_norm: clip the global norm of each update once (None: no clipping).
+        batchnorm: "micro" (Keras's: moving statistics move per micro-batch) or "window"
+            (once per update, from the statistics of the whole batch; one device only).
+        jit_compile: True, False or "auto" (XLA unless the model convolves, which XLA's CPU
+            backend runs slowly inside a loop, or holds a layer XLA cannot compile such as
+            a lookup table, or a tf.distribute strategy is active; a step XLA refuses at the
+            first batch falls back to no XLA, with a warning naming the reason).
+            `compile(jit_compile=...)` other than "auto" overrides it.
+        overlap: micro-batches whose activations may be alive at once (1 holds one; 2 is
+            faster on several cores and holds two; `accumulate.loop_sum`).
+    Raises:
+        TypeError/ValueError naming the value, before any TensorFlow work; ValueError if
+        `model` overrides `train_step`, `test_step`, `compute_loss` or `compute_metrics`
+        (plain `fit` would call them; this one splits Keras's own loss). A model's own
+        `predict_step` is called by `predict`.
+
+    Non-finite updates (loss or gradient) are skipped, weights and optimizer untouched, and
+    counted in the logs as `skipped_updates` (per epoch), under tf.distribute too.
+
+    Lesson: notebooks/08-accumulation-in-fit.ipynb
+    """
+
+    def __init__(self, model, accum_steps, clip_norm=None, batchnorm="micro", jit_compile="auto",
+                 overlap=1, **kwargs):
+        if not isinstance(model, keras.Model):
+            raise TypeError(f"model must be a keras.Model, got {model!r} ({type(model).__name__})")
+        accum_steps = check_count("accum_steps", accum_steps)
+        overlap = check_count("overlap", overlap)
+        clip_norm = check_clip_norm(clip_norm)
+        check_mode(batchnorm)
+        xla.check_jit_compile(jit_compile)
+        if batchnorm == "window":
+            check_window(model)
+            if tf.distribute.has_strategy():
+                raise ValueError("batchnorm='window' runs on one device only; got it inside "
+                                 f"{type(tf.distribute.get_strategy()).__name__}.scope()")
+        overridden = [name for name in ("train_step", "test_step", "compute_loss", "compute_metrics")
+                      if getattr(type(model), name) is not getattr(keras.Model, name)]
+        if overridden:
+            raise ValueError(
+                f"model {model.name!r} overrides {', '.join(overridden)}, which "
+                "AccumulatingModel's fit and evaluate would not call (they split Keras's own "
+                "loss and metrics): plain fit would train or report it differently. Move the "
+                "extra terms into the model (add_loss) or into the compiled loss and metrics")
+        kwargs.setdefault("name", f"accumulating_{model.name}")
+        super().__init__(**kwargs)
+        self.model = model
+        # Keras's callbacks (BackupAndRestore) and load_weights ask whether the wrapper is built.
+        self.built = model.built
+        if getattr(model, "output_names", None):  # Keras names per-output logs by these
+            self.output_names = list(model.output_names)
+        self.accum_steps = accum_steps
+        self.clip_norm = clip_norm
+        self.batchnorm = batchnorm
+        self.jit_compile_option = jit_compile
+        self.overlap = overlap
+        self._rule, self._per_row = None, 1.0  # found by the probe of the first batch
+        self._window = WindowMoments(model) if batchnorm == "window" else NO_WINDOW
+        # A raw tf.Variable: not a Keras metric (it would appear in evaluate()'s results
+        # and as val_skipped_updates), not a weight (it is not saved).
+        self._skipped = tf.Variable(0.0, trainable=False, name="skipped_updates")
+        self._xla_probed = False
+
+    # -- Keras's model API -----------------------------------------------------------------
+    def call(self, inputs, training=None):
+        return self.model(inputs, training=training)
+
+    def compile(self, optimizer="rmsprop", loss=None, jit_compile="auto", **kwargs):
+        """`keras.Model.compile`, refusing losses a split cannot reproduce (ValueError).
+
+        `jit_compile="auto"` takes this model's `jit_compile` option (see the class)."""
+        normaliser.check_reduction(loss)
+        if jit_compile == "auto":
+            jit_compile = self._resolve_jit()
+        super().compile(optimizer=optimizer, loss=loss, jit_compile=jit_compile, **kwargs)
+        self._rule = None
+
+    def fit(self, x=None, y=None, *args, **kwargs):
+        """`keras.Model.fit`, after the first batch is probed (`_check_first_batch`)."""
+        x = self._check_first_batch(x, y, kwargs.get("sample_weight"),
+                                    weighted=kwargs.get("class_weight") is not None)
+        return super().fit(x, y, *args, **kwargs)
+
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, *args, **kwargs):
+        self._check_first_batch(x, y, sample_weight, weighted=class_weight is not None)
+        return super().train_on_batch(x, y, sample_weight, class_weight, *args, **kwargs)
+
+    def predict_step(self, data):
+        # The model's own predict_step, if it has one (it may return decisions, not logits).
+        if type(self.model).predict_step is not keras.Model.predict_step:
+            return self.model.predict_step(data)
+        return super().predict_step(data)
+
+    def compile_from_config(self, config):
+        # Keras skips compile() on load for models that override it; ours takes Keras's arguments.
+        self.compile(**keras.saving.deserialize_keras_object(config))
+        if self.built:
+            self.optimizer.build(self.trainable_variables)
+
+    def get_config(self):
+        return {**super().get_config(), "model": keras.saving.serialize_keras_object(self.model),
+                "accum_steps": self.accum_steps, "clip_norm": self.clip_norm,
+                "batchnorm": self.batchnorm, "jit_compile": self.jit_compile_option,
+                "overlap": self.overlap}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["model"] = keras.saving.deserialize_keras_object(config["model"])
+        return cls(**config)
+
+    def make_train_function(self, force=False):
+        """Keras's, wrapped where needed.
+
+        Under tf.distribute, entered with Keras's per-replica loss division and gradient
+        all-reduce switched off: here the replicas' sums are all-reduced once (around the
+        whole call: Keras runs the replicas' train_step in parallel threads). With
+        `jit_compile="auto"` on one device, the first call first lowers the step to XLA
+        on zeros shaped like the data; if XLA cannot compile it (an op without an XLA
+        kernel), it warns once, naming the reason, and trains without XLA."""
+        super().make_train_function(force)
+        if getattr(self.train_function, "gradlab", False):
+            return self.train_function
+        keras_function = self.train_function
+        if self._distributed():
+            def train_function(iterator):
+                with _compat.losses_not_divided_by_replicas(), \
+                        _compat.gradients_already_reduced(self.optimizer):
+                    return keras_function(iterator)
+        elif self.jit_compile and self.jit_compile_option == "auto" and not self._xla_probed:
+            def train_function(iterator):
+                self._xla_probed = True
+                reason = _xla_refusal(self.train_step, iterator, self.accum_steps)
+                # the same policy as a strategy's: lowered once, a refusal warned once
+                if reason is None:
+                    self.train_function = keras_function
+                    return keras_function(iterator)
+                xla.warn_refused(reason, "AccumulatingModel")
+                self.jit_compile = False
+                self.make_train_function(force=True)
+                return self.train_function(iterator)
+        else:
+            return self.train_function
+        train_function.gradlab = True
+        self.train_function = train_function
+        return train_function
+
+    def _maybe_symbolic_build(self, iterator=None, data_batch=None):
+        # Keras builds from the MEAN of the replicas' first batches, which fails when the
+        # first batch splits unevenly (63 rows on 2 replicas); one replica's shard suffices.
+        # On one device Keras would build an unbuilt model while tracing the step, after
+        # train_step has read its (then empty) list of trainable variables: build it first.
+        unbuilt = not self.model.built
+        if iterator is not None and data_batch is None and (self._distributed() or unbuilt):
+            data_batch = _compat.first_replica_batch(self.distribute_strategy, iterator)
+            iterator = None
+        if unbuilt and not self._distributed() and data_batch is not None:
+            _compat.symbolic_build(self, data_batch)
+        else:
+            super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
+        self.built = self.model.built
+
+    def _distributed(self):
+        # distribute_strategy: the scope the model was made in, else the current one
+        return (tf.distribute.has_strategy()
+                or self.distribute_strategy is not tf.distribute.get_strategy())
+
+    def _get_metrics_result_or_logs(self, logs):
+        # Keras reports its metrics' synced results only when a step's logs hold exactly its
+        # metrics; with skipped_updates besides, it would keep the last step's logs, which
+        # under tf.distribute average the replicas' local results (inexact on uneven shards).
+        skipped = "skipped_updates" in logs
+        logs = super()._get_metrics_result_or_logs(
+            {k: v for k, v in logs.items() if k != "skipped_updates"})
+        return {**logs, "skipped_updates": float(self._skipped.numpy())} if skipped else logs
+
+    def reset_metrics(self):
+        super().reset_metrics()
+        self._skipped.assign(0.0)
+
+    # -- one fit step ----------------------------------------------------------------------
+    def train_step(self, data):
+        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+        # None (no targets: losses from add_loss only; no weights) is no tensor to split.
+        parts = {k: v for k, v in (("x", x), ("y", y), ("sample_weight", sample_weight))
+                 if v is not None}
+        distributed = tf.distribute.has_strategy()
+        if distributed and self.batchnorm == "window":  # wrapped outside the strategy's scope
+            raise ValueError("batchnorm='window' runs on one device only; got a fit under "
+                             f"{type(tf.distribute.get_strategy()).__name__}")
+        rows = tf.shape(tf.nest.flatten(x)[0])[0]
+        batch_rows = self._batch_rows(rows, y)
+        # A LossScaleOptimizer checks finiteness itself (skip and lower the scale).
+        guard = not isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer)
+        loss, _ = engine.update(
+            lambda part: self._micro_sums(part, batch_rows), parts, self.trainable_variables,
+            self.optimizer, self.accum_steps, "replicas" if distributed else "one",
+            per_row=self._per_row, clip_norm=self.clip_norm, guard=guard,
+            after=self._window.update, on_skip=lambda: self._skipped.assign_add(1.0),
+            overlap=self.overlap)
+        # Keras's own tracker: this batch's mean loss, weighted by its rows (this replica's
+        # under tf.distribute, so that the replicas' sum on read is the global batch).
+        _compat.loss_tracker(self).update_state(loss, sample_weight=rows)
+        logs = self.get_metrics_result()
+        if guard:
+            logs["skipped_updates"] = tf.identity(self._skipped)
+        return _compat.reducible_by_keras(logs, self.distribute_strategy)
+
+    def test_step(self, data):
+        x, y, _ = keras.utils.unpack_x_y_sample_weight(data)
+        rows = tf.shape(tf.nest.flatten(x)[0])[0]
+        share = tf.math.divide_no_nan(tf.cast(rows, tf.float32),
+                                      tf.cast(self._batch_rows(rows, y), tf.float32))
+        with _compat.output_loss_weight(self, share, y, None):
+            logs = super().test_step(data)
+        return _compat.reducible_by_keras(logs, self.distribute_strategy)
+
+    def _batch_rows(self, rows, y):
+        """The rows of the whole batch: `rows`, or under tf.distribute the replicas' sum of
+        theirs, where Keras's per-output loss trackers need it (weighing each replica's mean
+        by its share of the batch is what makes their synced result exact)."""
+        if not tf.distribute.has_strategy() or not _compat.output_loss_trackers(self, y):
+            return rows
+        return tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, rows)
+
+    def _micro_sums(self, part, batch_rows):
+        """`(S_i, D_i)` of one micro-batch of the batch's `batch_rows` (its metrics are
+        updated on the way)."""
+        x, y, sw = part["x"], part.get("y"), part.get("sample_weight")
+        with self._window.recording():
+            y_pred = self(x, training=True)
+        rule = self._rule or normaliser.keras_rule(y, y_pred, self.loss)  # not probed: Keras's
+        n = tf.cast(tf.shape(tf.nest.flatten(y_pred)[0])[0], tf.float32)
+        # Keras tracks each output's loss once per batch; a micro-batch's share of the batch
+        # as its weight adds up to the same (rows / 0 on an empty replica shard: weight 0).
+        share = tf.math.divide_no_nan(n, tf.cast(batch_rows, tf.float32))
+        with _compat.output_loss_weight(self, share, y, y_pred):
+            loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sw, training=True)
+        self.compute_metrics(x, y, y_pred, sample_weight=sw)
+        if rule == "entries":
+            normaliser.check_masked_penalties(self.model, self.losses, x)
+        d = normaliser.normaliser(rule, x, y, y_pred, self.loss)
+        return tf.cast(loss, tf.float32) * d, d
+
+    def _check_first_batch(self, x, y, sample_weight, weighted=False):
+        """Before the first update: probe the loss on the first batch's rows as `step` does
+        (`normaliser.probe`: refused in the same words), build the layers only training uses,
+        and warn where the split changes the forward pass (Dropout, BatchNormalization, a
+        training pass that is not row by row) or a loss scale's skips. Returns `x`, or, for a Python
+        generator, the same batches with the first put back."""
+        if self._rule is not None or not self.compiled:
+            return x
+        _compat.check_fit_hooks()  # Keras still calls the private methods this class overrides
+        batch, x = first_batch(x, y, sample_weight)
+        if batch is None:  # a data source gradlab cannot peek at: Keras's rule, unprobed
+            return x
+        xs, ys, sws = batch
+        with self.distribute_strategy.scope():
+            rule, per_row = normaliser.probe(self._loss_of, self.loss, xs, ys, sws, weighted=weighted)
+            trainables.build_for_training(self.model, xs)
+            trainables.check_known(self.optimizer, self.model, self.model.trainable_variables)
+            normaliser.warn_if_split_changes(
+                self.model, self.accum_steps * self.distribute_strategy.num_replicas_in_sync,
+                self.optimizer, lambda: normaliser.splits_in_training(
+                    functools.partial(self._loss_of, training=True), self.loss, xs, ys, rule,
+                    self.model.non_trainable_variables))
+        self.built = self.model.built
+        self._rule, self._per_row = rule, per_row
+        return x
+
+    def _loss_of(self, x, y, sample_weight, training=False):
+        y_pred = self.model(x, training=training)
+        loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=training)
+        for tracker in _compat.output_loss_trackers(self):  # the probe is not training
+            tracker.reset_state()
+        return loss, y_pred
+
+    def _resolve_jit(self):
+        if self.jit_compile_option != "auto":
+            return self.jit_compile_option
+        if self._distributed():
+            return False
+        return xla.xla_by_default(self.model)
+
+
+def _xla_refusal(step, iterator, rows):
+    """None if XLA lowers `step` on zeros shaped like `iterator`'s elements (`rows` rows),
+    else XLA's reason (`xla.refusal`)."""
+    spec = getattr(iterator, "element_spec", None)
+    if spec is None:  # not a tf.data iterator: nothing to shape the zeros by
+        return None
+    zeros = tf.nest.map_structure(
+        lambda s: tf.zeros([rows if d is None else d for d in s.shape], s.dtype), spec)
+    return xla.refusal(tf.function(step, jit_compile=True, autograph=False), zeros)

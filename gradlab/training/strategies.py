@@ -1,0 +1,152 @@
+"""Every way of averaging gradients behind one contract: `make_strategy(...).step(x, y)`.
+
+    s = make_strategy(name, model, loss_fn, optimizer, accum_steps=4)
+    loss = s.step(x, y)   # exactly one optimizer update from the effective batch (x, y)
+
+A strategy is a choice of where the sum lives and where the batch runs (`engine`):
+
+| strategy       | the sum lives in                        | the batch runs on        |
+|----------------|-----------------------------------------|--------------------------|
+| `large_batch`  | one micro-batch: nothing to sum         | one device               |
+| `host_average` | numpy, fetched per micro-batch          | one device               |
+| `accumulate`   | `tf.Variable` accumulators              | one device               |
+| `fused`        | tensors carried by one compiled loop    | one device               |
+| `towers`       | tensors carried by one compiled loop    | listed devices           |
+| `mirrored`     | tensors carried by one compiled loop    | tf.distribute replicas   |
+
+and all of them apply `G / D` once (`engine.apply_once`), so every one equals `large_batch`
+up to float rounding. `keras` (Keras 3's own `gradient_accumulation_steps`) is the reference
+that does not: it divides by N whatever the sizes, and advances schedules per micro-batch.
+
+Lesson: notebooks/04-variable-accumulation.ipynb
+"""
+from __future__ import annotations
+
+import keras
+
+from typing import NamedTuple
+
+from ..core.batchnorm import BATCHNORM_MODES, check_mode
+from ..core.gradients import check_clip_norm
+from ..core.microbatch import check_count
+from ..core.normaliser import check_reduction
+from .strategy import Strategy
+from ..core.towers import check_device_names, local_devices
+from .updates import HostUpdate, KerasUpdate, LoopUpdate, VariableUpdate
+from .xla import check_jit_compile
+
+
+class Recipe(NamedTuple):
+    update: type                 # where the sum lives: an `updates` class
+    place: str                   # where the batch runs: one of `engine.PLACES`
+    batchnorm: tuple             # batchnorm modes supported
+    xla_auto: bool = False       # jit_compile="auto" turns XLA on (if the model allows)
+
+
+RECIPES = {
+    "large_batch": Recipe(LoopUpdate, "one", BATCHNORM_MODES),
+    "host_average": Recipe(HostUpdate, "one", ("micro",)),
+    "accumulate": Recipe(VariableUpdate, "one", BATCHNORM_MODES),
+    "fused": Recipe(LoopUpdate, "one", BATCHNORM_MODES, xla_auto=True),
+    "towers": Recipe(LoopUpdate, "towers", ("micro",)),
+    "keras": Recipe(KerasUpdate, "one", ("micro",)),
+    "mirrored": Recipe(LoopUpdate, "replicas", ("micro",)),
+}
+STRATEGIES = tuple(RECIPES)
+
+
+def make_strategy(name, model, loss_fn, optimizer, accum_steps=1, devices=None, **options):
+    """Build the strategy `name` (one of `STRATEGIES`) around a Keras 3 model and optimizer.
+
+    Args:
+        name: one of `STRATEGIES`.
+        model: a `keras.Model`, or a zero-argument callable that builds one (`mirrored` needs
+            the callable: a distribution strategy must create the variables in its scope).
+        loss_fn: `loss_fn(y, pred)` returning a mean or per-example losses, e.g.
+            `keras.losses.SparseCategoricalCrossentropy()`, or a Keras loss name. A loss that
+            returns a scalar must be a mean per example (or per unmasked entry, for an
+            output with a Keras mask); gradlab checks this on the first batch, before any
+            update, and refuses anything else (a sum) with a ValueError. It is traced
+            without autograph, as Keras's `fit` traces its step: Python `if` or `for` on a
+            tensor raises; write `tf.where` or `tf.cond`.
+        optimizer: a Keras optimizer, a zero-argument callable that builds one, or a name
+            (`mirrored` makes an unbuilt optimizer again inside its scope, from its config).
+        accum_steps: micro-batches per update (a batch with fewer examples makes one
+            micro-batch per example).
+        devices: device names for `towers` and `mirrored` (default: every local GPU, else
+            every logical CPU).
+        **options: `clip_norm` (clip the global norm of each update, once), `jit_compile`
+            (True, False or "auto": XLA for `large_batch`, `fused` and `towers`; "auto", the
+            default, turns it on for `fused` when the model has no convolutions, and falls
+            back without XLA, with one warning, if XLA cannot compile the model) and
+            `batchnorm`: `'micro'` (default, Keras's behaviour: BatchNorm moving statistics
+            move once per micro-batch) or `'window'` (once per update, from the mean and
+            variance of all its examples; `large_batch`, `accumulate`, `fused`), and
+            `overlap` (micro-batches whose activations may be alive at once in the compiled
+            loop: 1, the default, holds one; 2 is about 25% faster on 2 CPU cores and holds
+            two; see `accumulate.loop_sum`).
+    Returns:
+        a `Step`; `step(x, y)` makes one update and returns its mean loss as a float.
+
+    All arguments are checked before any TensorFlow work.
+    """
+    if not isinstance(name, str) or name not in RECIPES:
+        raise ValueError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
+    accum_steps = check_count("accum_steps", accum_steps)
+    _check_loss(loss_fn)
+    _check_buildable(model, keras.Model, "model")
+    if not isinstance(optimizer, str):
+        _check_buildable(optimizer, keras.optimizers.Optimizer, "optimizer")
+    options = _check_options(name, options)
+    place = RECIPES[name].place
+    if place == "replicas" and isinstance(model, keras.Model):
+        raise TypeError(
+            f"mirrored needs a model builder (a zero-argument callable such as "
+            f"lambda: make_model()), got the built model {model.name!r}: MirroredStrategy must "
+            "create the variables inside its own scope, to mirror them on every device")
+    if place != "one":
+        devices = _check_devices(devices)
+    return Strategy(name, RECIPES[name], model, loss_fn, optimizer,
+                1 if name == "large_batch" else accum_steps, devices, **options)
+
+
+def _check_loss(loss_fn):
+    if not callable(loss_fn) and not isinstance(loss_fn, str):
+        raise TypeError(f"loss_fn must be callable as loss_fn(y, pred), got {loss_fn!r}")
+    check_reduction(loss_fn)
+
+
+def _check_options(name, options):
+    unknown = set(options) - {"clip_norm", "jit_compile", "batchnorm", "distribution", "overlap"}
+    if unknown:
+        raise TypeError(f"unknown option(s) {sorted(unknown)}; valid: clip_norm, jit_compile, "
+                        "batchnorm, overlap")
+    check_clip_norm(options.get("clip_norm"))
+    if "overlap" in options:
+        options["overlap"] = check_count("overlap", options["overlap"])
+    check_jit_compile(options.get("jit_compile", "auto"))
+    batchnorm = check_mode(options.get("batchnorm", "micro"))
+    if batchnorm not in RECIPES[name].batchnorm:
+        supported = [n for n, r in RECIPES.items() if batchnorm in r.batchnorm]
+        raise ValueError(
+            f"batchnorm={batchnorm!r} is not supported by strategy {name!r} (supported by "
+            f"{', '.join(supported)}): it updates BatchNorm statistics once per micro-batch. Use "
+            "batchnorm='micro', or GroupNormalization/LayerNormalization (no batch statistics)")
+    if "distribution" in options and RECIPES[name].place != "replicas":
+        raise TypeError(f"distribution= is for the mirrored strategy, not {name!r}")
+    return options
+
+
+def _check_devices(devices):
+    if devices is None:
+        return local_devices()[1]
+    devices = check_device_names(devices)
+    if not devices:
+        raise ValueError(f"devices must name at least one device, got {devices!r}")
+    return devices
+
+
+def _check_buildable(obj, cls, what):
+    if not isinstance(obj, cls) and (not callable(obj) or isinstance(obj, keras.layers.Layer)):
+        raise TypeError(f"{what} must be a {cls.__name__} or a zero-argument callable that "
+                        f"builds one, got {obj!r}")

@@ -1,0 +1,238 @@
+"""A strategy and its contract: one exact update per `step(x, y)`, or an error and no change.
+
+    loss = s.step(x, y)      # = the large-batch update of (x, y); returns its mean loss
+
+- Bad input raises ValueError/TypeError before any TensorFlow work.
+- The first batch builds the model (training-only layers included) and probes what the loss
+  divides by (`normaliser.probe`), before any update; a loss that cannot be split exactly
+  (a sum, a fixed normaliser, rows coupled) is refused there, in the words `fit` uses.
+- An update whose loss or gradient is not finite is skipped and raises FloatingPointError;
+  a step that fails leaves weights, optimizer state, counters and BatchNorm statistics as
+  they were (a LossScaleOptimizer keeps its own rule: skip and lower the scale).
+- Layers whose forward pass depends on the split (Dropout, BatchNormalization) make the
+  update close to, not equal to, the large batch: a warning says so at the first step.
+- A change of the model's trainable variables between steps is followed (retrace), or
+  refused with the layer named when the optimizer was not built for the new ones.
+- `jit_compile` follows `xla`'s one policy, decided when the update is first traced.
+
+Lesson: notebooks/06-pitfalls.ipynb
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+
+import keras
+import tensorflow as tf
+
+from .. import _compat
+
+from ..core import distribute, engine, normaliser
+
+from . import trainables, xla
+from ..core.batchnorm import NO_WINDOW, WindowMoments, check_window
+from ..core.loss_terms import loss_terms, normalize_sample_weight, reduced_loss
+from ..core.microbatch import batch_size, check_batch, take
+from .updates import KerasUpdate, LoopUpdate, Setup
+
+
+class Strategy:
+    """One strategy: `recipe.update` (where the sum lives, an `updates` class) x
+    `recipe.place` (where the batch runs), with the guarantees above. Made by
+    `make_strategy`, which checks every argument first."""
+
+    def __init__(self, name, recipe, model, loss_fn, optimizer, accum_steps, devices=None,
+                 clip_norm=None, jit_compile="auto", batchnorm="micro", distribution=None, overlap=1):
+        self.name, self.recipe, self.place = name, recipe, recipe.place
+        self.accum_steps, self.devices, self.overlap = accum_steps, devices, overlap
+        self.clip_norm, self.jit_compile, self.batchnorm = clip_norm, jit_compile, batchnorm
+        self.distribution = distribution
+        if self.place == "replicas" and distribution is None:
+            self.distribution = distribute.make_distribution(devices)
+        self.loss_fn = keras.losses.get(loss_fn) if isinstance(loss_fn, str) else loss_fn
+        with self._scope():
+            self.model = _resolve(model, keras.Model, "model")
+            if batchnorm == "window" and self.model.built:
+                check_window(self.model)
+            optimizer = (keras.optimizers.get(optimizer) if isinstance(optimizer, str)
+                         else _resolve(optimizer, keras.optimizers.Optimizer, "optimizer"))
+            if self.place == "replicas":
+                optimizer = _in_scope(optimizer)
+            keras_own = recipe.update is KerasUpdate
+            self.optimizer = KerasUpdate.make_optimizer(optimizer, accum_steps, clip_norm) if keras_own else optimizer
+        self.guard = not keras_own and not isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer)
+        self._update, self._functions, self._xla = None, [], None
+
+    # -- the contract -----------------------------------------------------------------
+    def step(self, x, y, sample_weight=None):
+        """One optimizer update from the effective batch `(x, y)`; returns its mean loss.
+
+        `sample_weight` (per example or per token: counts, masks) makes the update the
+        large-batch weighted mean `sum_j w_j l_j / sum_j w_j`, however the batch is split.
+        """
+        batch = batch_size(x, y)
+        if self.place != "one":
+            check_batch(batch, len(self.devices) if self.place == "towers"
+                        else self.distribution.num_replicas_in_sync)
+        parts = (x, y) if sample_weight is None else (x, y, normalize_sample_weight(sample_weight, batch))
+        if self._update is None:
+            self._build(parts)
+        else:
+            self._follow_trainable()
+        saved = self._snapshot()
+        try:
+            loss, status = self._update(parts)
+            loss, status = float(loss), int(status)
+        except BaseException:
+            self._restore(saved)
+            raise
+        if status != engine.APPLIED:
+            self._restore(saved)
+            what = ("the loss" if status == engine.LOSS_NOT_FINITE else
+                    f"the loss is finite ({loss:.6g}) but the gradient")
+            raise FloatingPointError(
+                f"{what} of this update is not finite, so the update was skipped: weights, "
+                "optimizer state and BatchNorm statistics are unchanged. Check the inputs and "
+                "labels (under XLA an out-of-range label gives NaN, not an error), the loss "
+                "(e.g. sqrt or log at 0) or lower lr")
+        return loss
+
+    def trace_count(self):
+        """How many times this strategy's compiled functions were traced (1 per shape)."""
+        return sum(f.experimental_get_tracing_count() for f in self._functions)
+
+    def all_reduces_per_update(self):
+        """All-reduce ops each replica runs per update (`mirrored`), counted in its graph."""
+        if self.place != "replicas":
+            raise ValueError(f"strategy {self.name!r} runs no all-reduce; only mirrored does")
+        if self._update is None:
+            raise RuntimeError("nothing is traced yet: make one step(x, y) first")
+        return self._update.all_reduce_count()
+
+    def jit(self):
+        """Whether the update runs under XLA: `jit_compile`, or for "auto" `fused` on a model
+        `xla.xla_by_default` accepts, unless XLA refused to lower it (then never again)."""
+        if self._xla is not None:
+            return self._xla
+        if self.jit_compile == "auto":
+            return self.recipe.xla_auto and xla.xla_by_default(self.model)
+        return self.jit_compile and self.recipe.update is LoopUpdate and self.place != "replicas"
+
+    # -- building and guarding ----------------------------------------------------------
+    def _build(self, parts):
+        x, y, sample_weight = parts[0], parts[1], (parts[2:] or [None])[0]
+        with self._scope():
+            built = self.model.built
+            self.rule, self.per_row = normaliser.probe(self._loss_of, self.loss_fn, x, y, sample_weight,
+                                                       self._candidates(x, y))
+            trainables.build_for_training(self.model, x)
+            if self.batchnorm == "window" and not built:
+                check_window(self.model)
+            self._make_update()
+            self._decide_xla(parts)
+            state = self.model.non_trainable_variables
+            normaliser.warn_if_split_changes(
+                self.model, self._forward_passes(),
+                self.optimizer, lambda: normaliser.splits_in_training(
+                    functools.partial(self._loss_of, training=True), self.loss_fn, x, y, self.rule, state))
+
+    def _forward_passes(self):
+        """Forward passes per update: micro-batches on every tower or replica."""
+        if self.place == "towers":
+            return self.accum_steps * len(self.devices)
+        if self.place == "replicas":
+            return self.accum_steps * self.distribution.num_replicas_in_sync
+        return self.accum_steps
+
+    def _loss_of(self, x, y, sample_weight, training=False):
+        pred = self.model(x, training=training)
+        return reduced_loss(self.loss_fn, y, pred, sample_weight, self.model.losses), pred
+
+    def _candidates(self, x, y):
+        # A Keras loss divides as Keras does; a function returning one loss per example is
+        # averaged here (per example); one returning a scalar could divide by either.
+        if isinstance(self.loss_fn, keras.losses.Loss):
+            return None
+        k = min(normaliser.PROBE_ROWS, batch_size(x, y))
+        value = tf.convert_to_tensor(self.loss_fn(take(y, 0, k), self.model(take(x, 0, k), training=False)))
+        return ["examples"] if value.shape.rank else ["entries", "examples"]
+
+    def _micro(self, part):
+        with self.moments.recording():
+            return loss_terms(self.model, self.loss_fn, part[0], part[1], self.rule, *part[2:])
+
+    def _make_update(self):
+        self.variables = list(self.model.trainable_variables)
+        trainables.check_known(self.optimizer, self.model, self.variables)
+        if not self.optimizer.built:
+            self.optimizer.build(self.variables)
+        window = self.batchnorm == "window" and self.name != "large_batch"
+        self.moments = WindowMoments(self.model) if window else NO_WINDOW
+        # What a failed step must restore: state the forward pass moves (BatchNorm statistics,
+        # seeds), and the counters where the finite-gradient tf.cond does not guard them.
+        self._state = [v for v in self.model.non_trainable_variables if not v.trainable]
+        if not self.guard:
+            self._state += _compat.counters(self.optimizer)
+        self._read = tf.function(lambda: [tf.identity(v) for v in self._state])
+        self._update = self.recipe.update(Setup(
+            self._micro, self.variables, self.optimizer, self.accum_steps, self.place, self.devices,
+            self.distribution, self.per_row, self.clip_norm, self.guard, self.moments.update,
+            self.jit(), self.overlap, self.model, self.loss_fn))
+        self._functions += self._update.functions
+
+    def _decide_xla(self, parts):
+        """Lower the update to XLA once, on the first batch, if it is to run under XLA; if XLA
+        refuses (an op without an XLA kernel), warn and run without from now on."""
+        self._xla = self.jit()
+        if not (self._xla and self.jit_compile == "auto"):
+            return
+        reason = xla.refusal(self._update.fn, tf.nest.map_structure(tf.convert_to_tensor, parts))
+        if reason is not None:
+            xla.warn_refused(reason, f"strategy {self.name!r}")
+            self._xla = False
+            self._make_update()
+
+    def _follow_trainable(self):
+        now = self.model.trainable_variables
+        if len(now) != len(self.variables) or any(a is not b for a, b in zip(now, self.variables)):
+            with self._scope():
+                self._make_update()  # retrace: new variable lists, new accumulators
+
+    def _snapshot(self):
+        return self._read() if self._state else []
+
+    def _restore(self, saved):
+        # TensorFlow runs ops on other variables (BatchNorm statistics, counters) even when
+        # the gradient failed: put them back, so a failed step leaves no trace.
+        for v, value in zip(self._state, saved):
+            v.assign(value)
+        self.moments.reset()
+
+    def _scope(self):
+        return self.distribution.scope() if self.distribution is not None else contextlib.nullcontext()
+
+    def __repr__(self):
+        return (f"<Strategy {self.name!r} accum_steps={self.accum_steps} "
+                f"model={self.model.name!r} optimizer={type(self.optimizer).__name__}>")
+
+
+Step = Strategy  # the name before 0.2; lessons and users may rely on it for one release
+
+
+def _in_scope(optimizer):
+    """An unbuilt optimizer made outside the strategy's scope, made again inside it from its
+    config (its slots must be mirrored); a built one cannot be, so it is refused."""
+    if optimizer.built:
+        raise TypeError("mirrored needs an optimizer that is not built yet (or a builder such as "
+                        f"lambda: keras.optimizers.Adam()), got a built {type(optimizer).__name__}")
+    return type(optimizer).from_config(optimizer.get_config())
+
+
+def _resolve(obj, cls, what):
+    """`obj` itself if it is a `cls`, else the result of calling it (a builder)."""
+    if isinstance(obj, cls):
+        return obj
+    built = obj()
+    if isinstance(built, cls):
+        return built
+    raise TypeError(f"the {what} builder must return a {cls.__name__}, got {built!r}")

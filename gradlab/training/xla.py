@@ -1,0 +1,56 @@
+"""One XLA policy for `step` and `fit`: decided once, when the update is first traced.
+
+    jit_compile = True | False | "auto"
+    "auto" -> XLA if the strategy's loop gains from it and the model neither convolves nor
+              holds a layer XLA cannot compile; then the traced update is lowered to XLA
+              (nothing runs) and, if XLA refuses it, the face warns once and runs without.
+
+Lesson: notebooks/04-variable-accumulation.ipynb
+"""
+from __future__ import annotations
+
+import warnings
+
+import tensorflow as tf
+
+from .. import _compat
+
+
+def check_jit_compile(jit_compile):
+    """`jit_compile` if it is True, False or "auto", else ValueError naming it."""
+    if not (isinstance(jit_compile, bool) or jit_compile == "auto"):
+        raise ValueError(f"jit_compile must be True, False or 'auto', got {jit_compile!r}")
+    return jit_compile
+
+
+def xla_by_default(model):
+    """`jit_compile="auto"`: XLA unless a layer of `model` convolves or says
+    `supports_jit=False` (lookup tables). XLA fuses a loop's many small ops (MLP, N=10,
+    b=10: 3.55 -> 2.54 ms per update) but its CPU backend runs a convolution's gradient in a
+    loop without its fast kernels (24 ms -> 930 ms). Convolutions are found by class name,
+    so that subclasses count too."""
+    layers = [model] + _compat.sublayers(model)
+    convolves = lambda layer: any(c.__name__.startswith(("Conv", "DepthwiseConv", "SeparableConv"))
+                                  for c in type(layer).__mro__)
+    return all(getattr(l, "supports_jit", True) and not convolves(l) for l in layers)
+
+
+def refusal(function, *args):
+    """None if XLA lowers `function` (a `tf.function(jit_compile=True)`) on `args`, else XLA's
+    reason (the first line of its error). Nothing runs: it is traced (the trace is kept for
+    its first call) and lowered to HLO only, which is where an op without an XLA kernel is
+    refused."""
+    try:
+        function.experimental_get_compiler_ir(*args)(stage="hlo")
+    except (tf.errors.InvalidArgumentError, tf.errors.UnimplementedError, ValueError) as e:
+        message = str(e).strip()
+        if "XLA" not in message and "compile-time constant" not in message:
+            raise  # not XLA's refusal (a bad batch...): the update will say so
+        return message.splitlines()[0][:300]
+    return None
+
+
+def warn_refused(reason, who):
+    """The one warning both faces give when XLA refused their update (`refusal`)."""
+    warnings.warn(f"jit_compile='auto': XLA cannot compile this model's update ({reason}); "
+                  f"{who} runs without XLA from now on", RuntimeWarning, stacklevel=4)

@@ -1,0 +1,112 @@
+"""Pictures of the classic graphs: one box per name scope, arrows from the real op inputs."""
+import itertools
+
+import matplotlib.pyplot as plt
+import pytest
+import tensorflow as tf
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+from gradlab.classic import graphs_v1 as g1
+from gradlab.classic.graph_draw import draw_graph, summarize_graph
+from conftest import DEVICES
+
+
+def boxes(fig):
+    return {p.get_gid(): p for p in fig.axes[0].patches if isinstance(p, FancyBboxPatch)}
+
+
+def texts(fig):
+    return {t.get_text() for t in fig.axes[0].texts}
+
+
+def test_tower_figure_shows_each_tower_the_averaging_and_the_apply():
+    fig = draw_graph(g1.build_towers(2, DEVICES))
+    shown = boxes(fig)
+    for t in (0, 1):
+        for scope in ("model", "loss", "gradients"):
+            assert f"tower_{t}/{scope}" in shown and f"tower_{t}/{scope}" in texts(fig)
+    assert {"average", "apply", "variables", "split"} <= set(shown) & texts(fig)
+    assert {"average_gradients", "apply_gradients"} <= texts(fig)
+    color = {name: tuple(box.get_facecolor()) for name, box in shown.items()}
+    assert color["tower_0/model"] == color["tower_0/gradients"] != color["tower_1/gradients"]
+    assert len({color["tower_0/loss"], color["tower_1/loss"], color["average"], color["apply"]}) == 4
+    legend = {t.get_text() for t in fig.axes[0].get_legend().get_texts()}
+    assert {"tower 0 on CPU:0", "tower 1 on CPU:1", "averaging", "apply (one update)"} <= legend
+    assert "init" not in shown  # the initializer, which reads every variable, is left out
+    assert fig.number not in plt.get_fignums()  # owned by the caller, shown once
+
+
+@pytest.mark.parametrize("num_towers", [1, 2, 3, pytest.param(4, marks=pytest.mark.slow)])
+def test_boxes_never_overlap(num_towers):
+    fig = draw_graph(g1.build_towers(num_towers, [DEVICES[t % 2] for t in range(num_towers)]))
+    fig.canvas.draw()
+    extents = [box.get_window_extent() for box in boxes(fig).values()]
+    assert len(extents) == 3 * num_towers + 7  # x, y, split, variables, loss, average, apply (SGD: no slots)
+    for a, b in itertools.combinations(extents, 2):
+        assert not a.overlaps(b)
+    for text in fig.axes[0].texts:  # every label inside the figure
+        extent = text.get_window_extent()
+        assert fig.bbox.contains(*extent.p0) and fig.bbox.contains(*extent.p1), text.get_text()
+
+
+def test_host_average_and_accumulation_figures_name_their_steps():
+    host = draw_graph(g1.build_host_average())
+    assert {"gradients", "host", "averaged", "apply", "fetch", "feed", "host_average"} <= texts(host)
+    assert boxes(host)["host"].get_linestyle() == "--"  # numpy is not a graph op
+    acc = draw_graph(g1.build_accumulation())
+    assert {"accumulators", "zero", "accum", "apply", "weight", "assign_add(w*g)"} <= texts(acc)
+
+
+def test_arrows_come_from_the_op_inputs():
+    graph = tf.Graph()
+    with graph.as_default():
+        with tf.name_scope("placeholders"):
+            x = tf.compat.v1.placeholder(tf.float32, [None], name="x")
+        with tf.name_scope("model"):
+            h = 2.0 * x
+        with tf.name_scope("loss"):
+            loss = tf.reduce_sum(h * x)  # reads model and x: the arrow from x is kept
+        with tf.name_scope("report"):
+            tf.identity(loss) + tf.reduce_max(h)  # model -> report is implied by model -> loss -> report
+    fig = draw_graph(graph, title="tiny")
+    arrows = [p for p in fig.axes[0].patches if isinstance(p, FancyArrowPatch)]
+    assert len(arrows) == 4  # x -> model, x -> loss, model -> loss, loss -> report
+    shown = boxes(fig)
+    assert set(shown) == {"placeholders/x", "model", "loss", "report"}
+    x_of = {name: box.get_x() for name, box in shown.items()}
+    assert x_of["placeholders/x"] < x_of["model"] < x_of["loss"] < x_of["report"]  # depth order
+
+
+def test_summarize_graph_counts_every_op_once_with_its_device():
+    parts = g1.build_towers(2, DEVICES)
+    summary = summarize_graph(parts)
+    assert sum(n for _, n, _ in summary) == len(parts.graph.get_operations())
+    device = {scope: d for scope, _, d in summary}
+    assert device["tower_0/gradients"] == "/device:CPU:0"
+    assert device["tower_1/gradients"] == "/device:CPU:1"
+    assert device["variables"] == device["average"] == device["apply"] == "/device:CPU:0"
+
+
+def test_summarize_a_hand_built_graph():
+    # Counted by hand: placeholders/x is one op; model holds a constant and a Mul; tower_1/loss
+    # holds Mul, Const (the axis) and Sum, all asked for CPU:1.
+    graph = tf.Graph()
+    with graph.as_default():
+        with tf.name_scope("placeholders"):
+            x = tf.compat.v1.placeholder(tf.float32, [None], name="x")
+        with tf.name_scope("model"):
+            h = 2.0 * x
+        with tf.device("/device:CPU:1"), tf.name_scope("tower_1/loss"):
+            tf.reduce_sum(h * x)
+    assert summarize_graph(graph) == [("placeholders/x", 1, ""), ("model", 2, ""),
+                                      ("tower_1/loss", 3, "/device:CPU:1")]
+
+
+def test_draw_into_given_axes_and_reject_non_graphs():
+    fig, ax = plt.subplots()
+    plt.close(fig)
+    assert draw_graph(g1.build_accumulation(), ax=ax) is fig
+    with pytest.raises(TypeError, match="tf.Graph.*42"):
+        draw_graph(42)
+    with pytest.raises(ValueError, match="nothing to draw"):
+        draw_graph(tf.Graph())

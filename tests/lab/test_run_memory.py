@@ -1,0 +1,44 @@
+"""run_memory: a run's settings measured in a fresh process, cached by the settings that
+decide memory (not the seed, lr or length), failures not cached."""
+import pytest
+
+from gradlab.lab import run_memory
+from gradlab.studies.cache import ResultCache
+from gradlab.studies.experiments import RunConfig
+from gradlab.studies.models import make_model
+
+
+def test_one_measurement_serves_every_seed_lr_and_length(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(run_memory, "_in_child", lambda config, updates: calls.append(config) or
+                        {"peak_mb": 5.0, "compile_peak_mb": 6.0, "device": "CPU:0"})
+    cache = ResultCache(tmp_path)
+    first = RunConfig(accum_steps=4, micro_batch=25, updates=100, seed=0, lr=0.5)
+    assert run_memory.allocator_peak(first, cache)["peak_mb"] == 5.0
+    same = RunConfig(accum_steps=4, micro_batch=25, updates=20, seed=3, lr=0.1)
+    assert run_memory.allocator_peak(same, cache)["peak_mb"] == 5.0
+    assert len(calls) == 1
+    run_memory.allocator_peak(RunConfig(accum_steps=2, micro_batch=25), cache)  # other settings
+    assert len(calls) == 2
+
+
+def test_a_failure_is_reported_and_not_cached(tmp_path, monkeypatch):
+    monkeypatch.setattr(run_memory, "_in_child", lambda config, updates: {"error": "exit 1: boom"})
+    cache = ResultCache(tmp_path)
+    assert run_memory.allocator_peak(RunConfig(), cache) == {"error": "exit 1: boom"}
+    assert list(tmp_path.rglob("*.json")) == []
+
+
+def test_bad_config_is_named():
+    with pytest.raises(TypeError, match="'fused'"):
+        run_memory.allocator_peak("fused")
+
+
+@pytest.mark.slow
+def test_a_real_fresh_process_measures_the_run(tmp_path):
+    config = RunConfig(strategy="fused", accum_steps=2, micro_batch=8, updates=10)
+    r = run_memory.allocator_peak(config, ResultCache(tmp_path), updates=1)
+    assert "error" not in r, r.get("error")
+    assert r["device"] == "CPU:0"
+    # It held at least the weights and a gradient of each (float32).
+    assert r["peak_mb"] >= 2 * make_model("mlp").count_params() * 4 / 2**20

@@ -1,0 +1,117 @@
+"""`bench --fit --memory`: bad arguments refused naming the value, the floor's arithmetic by
+hand, and one small real run of the fresh-process protocol (no memory or time is asserted
+as a goal: those are benchmarks)."""
+import json
+
+import matplotlib.figure
+import pytest
+
+from gradlab.studies import bench, bench_memory
+from gradlab.studies.memory_plots import plot_memory
+
+
+@pytest.mark.parametrize("argv, word", [
+    (["--model", "resnet"], "'resnet'"),
+    (["--model", "conv", "--batch", "512", "--accum", "1,3"], "accum_steps 3"),
+    (["--model", "conv", "--updates", "0"], "updates must be an integer >= 1, got 0"),
+    (["--model", "conv", "--overlap", "0"], "'0'"),
+    (["--model", "conv", "--accum", "2,x"], "'2,x'"),
+])
+def test_bad_cli_arguments_are_refused_naming_the_value(argv, word, capsys):
+    with pytest.raises(SystemExit) as e:
+        bench.cli(["--fit", "--memory", *argv])
+    assert e.value.code == 2
+    assert word in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kwargs, error, word", [
+    (dict(model="mlp"), ValueError, "'mlp'"),
+    (dict(accum=4), ValueError, "accum.*4"),
+    (dict(overlaps=[1.5]), TypeError, "1.5"),
+    (dict(batch=0), ValueError, "batch.*0"),
+    (dict(seed=-1), ValueError, "seed.*-1"),
+])
+def test_plan_refuses_bad_input_before_any_run(kwargs, error, word):
+    with pytest.raises(error, match=word):
+        bench_memory.plan(**kwargs)
+
+
+def test_plan_has_every_contender_once():
+    runs = bench_memory.plan("conv", batch=512, accum=[1, 4, 16])
+    got = [(r["contender"], r["batch"], r["accum_steps"], r["overlap"]) for r in runs]
+    assert got == [("plain", 512, 1, 1), ("plain", 128, 1, 1), ("plain", 32, 1, 1),
+                   ("accumulating", 512, 1, 1),
+                   ("accumulating", 512, 4, 1), ("keras", 128, 4, 1),
+                   ("accumulating", 512, 16, 1), ("keras", 32, 16, 1),
+                   ("accumulating", 512, 16, 2)]  # overlap=2 at the largest N
+
+
+def _row(contender, batch, n, peak, overlap=1, ms=10.0, trainable=1.0):
+    return dict(contender=contender, batch=batch, accum_steps=n, overlap=overlap,
+                peak_mb=peak, ms_update=ms, trainable_mb=trainable)
+
+
+def test_floor_is_plain_fit_at_the_micro_batch_plus_one_gradient_sum():
+    rows = bench_memory.add_floors([
+        _row("plain", 512, 1, 300.0), _row("plain", 32, 1, 30.0),
+        _row("accumulating", 512, 16, 33.0, ms=40.0), _row("keras", 32, 16, 31.5),
+        _row("accumulating", 512, 16, 50.0, overlap=2, ms=30.0)])
+    plain, small, ours, keras, two = rows
+    assert plain["floor_mb"] == 300.0 and plain["vs_floor"] == 1.0  # its own peak
+    assert small["micro_batch"] == 32 and small["vs_plain"] == pytest.approx(30 / 300)
+    # 30 MB (weights + slots + a gradient + activations of 32) + 1 MB of gradient sum
+    assert ours["micro_batch"] == keras["micro_batch"] == 32
+    assert ours["floor_mb"] == keras["floor_mb"] == 31.0
+    assert ours["vs_floor"] == pytest.approx(33 / 31) and keras["vs_floor"] == pytest.approx(31.5 / 31)
+    assert ours["vs_plain"] == pytest.approx(33 / 300)
+    q = bench_memory.ratios(rows, 16)
+    assert q["accumulating_vs_keras"] == pytest.approx(33 / 31.5)
+    assert q["accumulating_vs_plain"] == pytest.approx(33 / 300)
+    assert q["overlap2_time"] == pytest.approx(30 / 40) and q["overlap2_memory"] == pytest.approx(50 / 33)
+
+
+def test_a_failed_run_leaves_its_floor_and_ratios_empty():
+    rows = bench_memory.add_floors([_row("plain", 8, 1, 40.0), dict(
+        contender="accumulating", batch=8, accum_steps=2, overlap=1, error="exit 1: boom")])
+    assert rows[1]["floor_mb"] is None and rows[1]["vs_floor"] is None
+    assert bench_memory.ratios(rows, 2)["accumulating_vs_plain"] is None
+
+
+def test_the_figure_marks_plain_fit_and_draws_each_series():
+    rows = bench_memory.add_floors([
+        _row("plain", 8, 1, 40.0), _row("plain", 4, 1, 30.0), _row("accumulating", 8, 1, 41.0),
+        _row("accumulating", 8, 2, 31.0), _row("keras", 4, 2, 30.5),
+        _row("accumulating", 8, 2, 35.0, overlap=2)])
+    fig = plot_memory({"config": {"model": "conv", "batch": 8}, "rows": rows})
+    assert isinstance(fig, matplotlib.figure.Figure) and len(fig.axes) == 2
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == ["AccumulatingModel", "floor: plain fit at b = B/N + one gradient sum",
+                      "AccumulatingModel, overlap=2", "Keras gradient_accumulation_steps",
+                      "plain fit at B = 8"]
+    ax_mb = fig.axes[0]
+    assert list(ax_mb.lines[0].get_ydata()) == [41.0, 31.0]
+    assert list(ax_mb.lines[-1].get_ydata()) == [40.0, 40.0]  # plain fit, horizontal
+    with pytest.raises(ValueError, match="run_bench_memory"):
+        plot_memory({"rows": []})
+
+
+@pytest.mark.slow
+def test_a_small_real_run_prints_one_json_object(capsys):
+    assert bench.cli(["--fit", "--memory", "--model", "conv", "--batch", "4", "--accum", "1,2",
+                      "--updates", "1", "--json", "--no-progress"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    rows = result["rows"]
+    assert [(r["contender"], r["accum_steps"], r["overlap"]) for r in rows] == [
+        ("plain", 1, 1), ("plain", 1, 1), ("accumulating", 1, 1), ("accumulating", 2, 1),
+        ("keras", 2, 1), ("accumulating", 2, 2)]
+    for r in rows:
+        assert "error" not in r, r.get("error")
+        assert r["device"] == "CPU:0"
+        # The allocator held the weights when the measured epoch began, and more at its peak.
+        assert r["peak_mb"] >= r["base_mb"] >= r["weights_mb"] > 0, r
+        assert r["ms_update"] > 0 and r["compile_peak_mb"] > 0
+    keras_row = rows[4]
+    assert keras_row["optimizer_mb"] >= keras_row["trainable_mb"]  # its accumulators
+    assert rows[0]["vs_floor"] == 1.0 and rows[3]["floor_mb"] == pytest.approx(
+        rows[1]["peak_mb"] + rows[1]["trainable_mb"])
+    assert "AccumulatingModel overlap=2" in bench_memory.format_bench_memory(result)
