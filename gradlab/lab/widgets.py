@@ -33,10 +33,9 @@ import numpy as np
 from ..studies import experiments
 
 from . import lab_plots, run_memory
-from ..studies.bench import DEVICE_STRATEGIES
 from ..studies.cache import ResultCache
 from ..core.microbatch import check_count
-from ..training.strategies import STRATEGIES
+from ..training.strategies import DEVICE_STRATEGIES, STRATEGIES
 from ..core.towers import local_devices
 
 MAX_ACCUM_STEPS = 32

@@ -50,10 +50,9 @@ from .data import load_mnist
 from ..core.microbatch import check_count, parse_counts
 from .models import MODELS
 from ..core.optimizers import describe
-from ..training.strategies import STRATEGIES
+from ..training.strategies import DEVICE_STRATEGIES, STRATEGIES
 from ..core.towers import local_devices, tower_devices
 
-DEVICE_STRATEGIES = ("towers", "mirrored")
 JIT_STRATEGIES = ("large_batch", "fused")  # "+xla" variants: towers place ops by device
 DEFAULT_ORDER = ("large_batch", "fused", "accumulate", "keras", "host_average") + DEVICE_STRATEGIES
 # optimizer -> learning rate. Plain SGD as in `python -m gradlab table`; Adam adds the same

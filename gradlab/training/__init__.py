@@ -1,0 +1,1 @@
+"""The two faces on the engine: `make_strategy(...).step(x, y)` and `AccumulatingModel.fit`."""

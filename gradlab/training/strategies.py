@@ -53,6 +53,7 @@ RECIPES = {
     "mirrored": Recipe(LoopUpdate, "replicas", ("micro",)),
 }
 STRATEGIES = tuple(RECIPES)
+DEVICE_STRATEGIES = tuple(n for n, r in RECIPES.items() if r.place != "one")  # need 2+ devices
 
 
 def make_strategy(name, model, loss_fn, optimizer, accum_steps=1, devices=None, **options):
