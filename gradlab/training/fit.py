@@ -24,20 +24,15 @@ Lesson: notebooks/08-accumulation-in-fit.ipynb
 """
 from __future__ import annotations
 
-import functools
-
 import keras
 import tensorflow as tf
 
 from .. import _compat
-
-from ..core import engine, normaliser
-
-from . import trainables, xla
+from ..core import normaliser
 from ..core.batchnorm import NO_WINDOW, WindowMoments, check_mode, check_window
-from .first_batch import first_batch
 from ..core.gradients import check_clip_norm
 from ..core.microbatch import check_count
+from . import fit_function, fit_probe, fit_step, xla
 
 
 @keras.saving.register_keras_serializable(package="gradlab")
@@ -80,19 +75,7 @@ class AccumulatingModel(keras.Model):
         clip_norm = check_clip_norm(clip_norm)
         check_mode(batchnorm)
         xla.check_jit_compile(jit_compile)
-        if batchnorm == "window":
-            check_window(model)
-            if tf.distribute.has_strategy():
-                raise ValueError("batchnorm='window' runs on one device only; got it inside "
-                                 f"{type(tf.distribute.get_strategy()).__name__}.scope()")
-        overridden = [name for name in ("train_step", "test_step", "compute_loss", "compute_metrics")
-                      if getattr(type(model), name) is not getattr(keras.Model, name)]
-        if overridden:
-            raise ValueError(
-                f"model {model.name!r} overrides {', '.join(overridden)}, which "
-                "AccumulatingModel's fit and evaluate would not call (they split Keras's own "
-                "loss and metrics): plain fit would train or report it differently. Move the "
-                "extra terms into the model (add_loss) or into the compiled loss and metrics")
+        _check_model(model, batchnorm)
         kwargs.setdefault("name", f"accumulating_{model.name}")
         super().__init__(**kwargs)
         self.model = model
@@ -127,13 +110,13 @@ class AccumulatingModel(keras.Model):
         self._rule = None
 
     def fit(self, x=None, y=None, *args, **kwargs):
-        """`keras.Model.fit`, after the first batch is probed (`_check_first_batch`)."""
-        x = self._check_first_batch(x, y, kwargs.get("sample_weight"),
+        """`keras.Model.fit`, after the first batch is probed (`fit_probe`)."""
+        x = fit_probe.check_first_batch(self, x, y, kwargs.get("sample_weight"),
                                     weighted=kwargs.get("class_weight") is not None)
         return super().fit(x, y, *args, **kwargs)
 
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, *args, **kwargs):
-        self._check_first_batch(x, y, sample_weight, weighted=class_weight is not None)
+        fit_probe.check_first_batch(self, x, y, sample_weight, weighted=class_weight is not None)
         return super().train_on_batch(x, y, sample_weight, class_weight, *args, **kwargs)
 
     def predict_step(self, data):
@@ -161,40 +144,11 @@ class AccumulatingModel(keras.Model):
         return cls(**config)
 
     def make_train_function(self, force=False):
-        """Keras's, wrapped where needed.
-
-        Under tf.distribute, entered with Keras's per-replica loss division and gradient
-        all-reduce switched off: here the replicas' sums are all-reduced once (around the
-        whole call: Keras runs the replicas' train_step in parallel threads). With
-        `jit_compile="auto"` on one device, the first call first lowers the step to XLA
-        on zeros shaped like the data; if XLA cannot compile it (an op without an XLA
-        kernel), it warns once, naming the reason, and trains without XLA."""
+        """Keras's, wrapped where the engine needs it (`fit_function.wrap`)."""
         super().make_train_function(force)
-        if getattr(self.train_function, "gradlab", False):
-            return self.train_function
-        keras_function = self.train_function
-        if self._distributed():
-            def train_function(iterator):
-                with _compat.losses_not_divided_by_replicas(), \
-                        _compat.gradients_already_reduced(self.optimizer):
-                    return keras_function(iterator)
-        elif self.jit_compile and self.jit_compile_option == "auto" and not self._xla_probed:
-            def train_function(iterator):
-                self._xla_probed = True
-                reason = _xla_refusal(self.train_step, iterator, self.accum_steps)
-                # the same policy as a strategy's: lowered once, a refusal warned once
-                if reason is None:
-                    self.train_function = keras_function
-                    return keras_function(iterator)
-                xla.warn_refused(reason, "AccumulatingModel")
-                self.jit_compile = False
-                self.make_train_function(force=True)
-                return self.train_function(iterator)
-        else:
-            return self.train_function
-        train_function.gradlab = True
-        self.train_function = train_function
-        return train_function
+        if not getattr(self.train_function, "gradlab", False):
+            self.train_function = fit_function.wrap(self, self.train_function)
+        return self.train_function
 
     def _maybe_symbolic_build(self, iterator=None, data_batch=None):
         # Keras builds from the MEAN of the replicas' first batches, which fails when the
@@ -229,102 +183,12 @@ class AccumulatingModel(keras.Model):
         super().reset_metrics()
         self._skipped.assign(0.0)
 
-    # -- one fit step ----------------------------------------------------------------------
+    # -- one fit step (fit_step) -------------------------------------------------------------
     def train_step(self, data):
-        x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
-        # None (no targets: losses from add_loss only; no weights) is no tensor to split.
-        parts = {k: v for k, v in (("x", x), ("y", y), ("sample_weight", sample_weight))
-                 if v is not None}
-        distributed = tf.distribute.has_strategy()
-        if distributed and self.batchnorm == "window":  # wrapped outside the strategy's scope
-            raise ValueError("batchnorm='window' runs on one device only; got a fit under "
-                             f"{type(tf.distribute.get_strategy()).__name__}")
-        rows = tf.shape(tf.nest.flatten(x)[0])[0]
-        batch_rows = self._batch_rows(rows, y)
-        # A LossScaleOptimizer checks finiteness itself (skip and lower the scale).
-        guard = not isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer)
-        loss, _ = engine.update(
-            lambda part: self._micro_sums(part, batch_rows), parts, self.trainable_variables,
-            self.optimizer, self.accum_steps, "replicas" if distributed else "one",
-            per_row=self._per_row, clip_norm=self.clip_norm, guard=guard,
-            after=self._window.update, on_skip=lambda: self._skipped.assign_add(1.0),
-            overlap=self.overlap)
-        # Keras's own tracker: this batch's mean loss, weighted by its rows (this replica's
-        # under tf.distribute, so that the replicas' sum on read is the global batch).
-        _compat.loss_tracker(self).update_state(loss, sample_weight=rows)
-        logs = self.get_metrics_result()
-        if guard:
-            logs["skipped_updates"] = tf.identity(self._skipped)
-        return _compat.reducible_by_keras(logs, self.distribute_strategy)
+        return fit_step.train_step(self, data)
 
     def test_step(self, data):
-        x, y, _ = keras.utils.unpack_x_y_sample_weight(data)
-        rows = tf.shape(tf.nest.flatten(x)[0])[0]
-        share = tf.math.divide_no_nan(tf.cast(rows, tf.float32),
-                                      tf.cast(self._batch_rows(rows, y), tf.float32))
-        with _compat.output_loss_weight(self, share, y, None):
-            logs = super().test_step(data)
-        return _compat.reducible_by_keras(logs, self.distribute_strategy)
-
-    def _batch_rows(self, rows, y):
-        """The rows of the whole batch: `rows`, or under tf.distribute the replicas' sum of
-        theirs, where Keras's per-output loss trackers need it (weighing each replica's mean
-        by its share of the batch is what makes their synced result exact)."""
-        if not tf.distribute.has_strategy() or not _compat.output_loss_trackers(self, y):
-            return rows
-        return tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, rows)
-
-    def _micro_sums(self, part, batch_rows):
-        """`(S_i, D_i)` of one micro-batch of the batch's `batch_rows` (its metrics are
-        updated on the way)."""
-        x, y, sw = part["x"], part.get("y"), part.get("sample_weight")
-        with self._window.recording():
-            y_pred = self(x, training=True)
-        rule = self._rule or normaliser.keras_rule(y, y_pred, self.loss)  # not probed: Keras's
-        n = tf.cast(tf.shape(tf.nest.flatten(y_pred)[0])[0], tf.float32)
-        # Keras tracks each output's loss once per batch; a micro-batch's share of the batch
-        # as its weight adds up to the same (rows / 0 on an empty replica shard: weight 0).
-        share = tf.math.divide_no_nan(n, tf.cast(batch_rows, tf.float32))
-        with _compat.output_loss_weight(self, share, y, y_pred):
-            loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sw, training=True)
-        self.compute_metrics(x, y, y_pred, sample_weight=sw)
-        if rule == "entries":
-            normaliser.check_masked_penalties(self.model, self.losses, x)
-        d = normaliser.normaliser(rule, x, y, y_pred, self.loss)
-        return tf.cast(loss, tf.float32) * d, d
-
-    def _check_first_batch(self, x, y, sample_weight, weighted=False):
-        """Before the first update: probe the loss on the first batch's rows as `step` does
-        (`normaliser.probe`: refused in the same words), build the layers only training uses,
-        and warn where the split changes the forward pass (Dropout, BatchNormalization, a
-        training pass that is not row by row) or a loss scale's skips. Returns `x`, or, for a Python
-        generator, the same batches with the first put back."""
-        if self._rule is not None or not self.compiled:
-            return x
-        _compat.check_fit_hooks()  # Keras still calls the private methods this class overrides
-        batch, x = first_batch(x, y, sample_weight)
-        if batch is None:  # a data source gradlab cannot peek at: Keras's rule, unprobed
-            return x
-        xs, ys, sws = batch
-        with self.distribute_strategy.scope():
-            rule, per_row = normaliser.probe(self._loss_of, self.loss, xs, ys, sws, weighted=weighted)
-            trainables.build_for_training(self.model, xs)
-            trainables.check_known(self.optimizer, self.model, self.model.trainable_variables)
-            normaliser.warn_if_split_changes(
-                self.model, self.accum_steps * self.distribute_strategy.num_replicas_in_sync,
-                self.optimizer, lambda: normaliser.splits_in_training(
-                    functools.partial(self._loss_of, training=True), self.loss, xs, ys, rule,
-                    self.model.non_trainable_variables))
-        self.built = self.model.built
-        self._rule, self._per_row = rule, per_row
-        return x
-
-    def _loss_of(self, x, y, sample_weight, training=False):
-        y_pred = self.model(x, training=training)
-        loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=training)
-        for tracker in _compat.output_loss_trackers(self):  # the probe is not training
-            tracker.reset_state()
-        return loss, y_pred
+        return fit_step.test_step(self, data, super().test_step)
 
     def _resolve_jit(self):
         if self.jit_compile_option != "auto":
@@ -334,12 +198,18 @@ class AccumulatingModel(keras.Model):
         return xla.xla_by_default(self.model)
 
 
-def _xla_refusal(step, iterator, rows):
-    """None if XLA lowers `step` on zeros shaped like `iterator`'s elements (`rows` rows),
-    else XLA's reason (`xla.refusal`)."""
-    spec = getattr(iterator, "element_spec", None)
-    if spec is None:  # not a tf.data iterator: nothing to shape the zeros by
-        return None
-    zeros = tf.nest.map_structure(
-        lambda s: tf.zeros([rows if d is None else d for d in s.shape], s.dtype), spec)
-    return xla.refusal(tf.function(step, jit_compile=True, autograph=False), zeros)
+def _check_model(model, batchnorm):
+    """ValueError if `model` cannot be trained exactly by the wrapper's fit."""
+    if batchnorm == "window":
+        check_window(model)
+        if tf.distribute.has_strategy():
+            raise ValueError("batchnorm='window' runs on one device only; got it inside "
+                             f"{type(tf.distribute.get_strategy()).__name__}.scope()")
+    overridden = [name for name in ("train_step", "test_step", "compute_loss", "compute_metrics")
+                  if getattr(type(model), name) is not getattr(keras.Model, name)]
+    if overridden:
+        raise ValueError(
+            f"model {model.name!r} overrides {', '.join(overridden)}, which "
+            "AccumulatingModel's fit and evaluate would not call (they split Keras's own "
+            "loss and metrics): plain fit would train or report it differently. Move the "
+            "extra terms into the model (add_loss) or into the compiled loss and metrics")

@@ -25,14 +25,12 @@ import functools
 import keras
 import tensorflow as tf
 
-from .. import _compat
-
 from ..core import distribute, engine, normaliser
-
-from . import trainables, xla
 from ..core.batchnorm import NO_WINDOW, WindowMoments, check_window
 from ..core.loss_terms import loss_terms, normalize_sample_weight, reduced_loss
 from ..core.microbatch import batch_size, check_batch, take
+from . import trainables, xla
+from .rollback import Rollback
 from .updates import KerasUpdate, LoopUpdate, Setup
 
 
@@ -79,15 +77,15 @@ class Strategy:
             self._build(parts)
         else:
             self._follow_trainable()
-        saved = self._snapshot()
+        saved = self._rollback.save()
         try:
             loss, status = self._update(parts)
             loss, status = float(loss), int(status)
         except BaseException:
-            self._restore(saved)
+            self._rollback.restore(saved)
             raise
         if status != engine.APPLIED:
-            self._restore(saved)
+            self._rollback.restore(saved)
             what = ("the loss" if status == engine.LOSS_NOT_FINITE else
                     f"the loss is finite ({loss:.6g}) but the gradient")
             raise FloatingPointError(
@@ -124,7 +122,7 @@ class Strategy:
         with self._scope():
             built = self.model.built
             self.rule, self.per_row = normaliser.probe(self._loss_of, self.loss_fn, x, y, sample_weight,
-                                                       self._candidates(x, y))
+                                                       _candidates(self.loss_fn, self.model, x, y))
             trainables.build_for_training(self.model, x)
             if self.batchnorm == "window" and not built:
                 check_window(self.model)
@@ -148,15 +146,6 @@ class Strategy:
         pred = self.model(x, training=training)
         return reduced_loss(self.loss_fn, y, pred, sample_weight, self.model.losses), pred
 
-    def _candidates(self, x, y):
-        # A Keras loss divides as Keras does; a function returning one loss per example is
-        # averaged here (per example); one returning a scalar could divide by either.
-        if isinstance(self.loss_fn, keras.losses.Loss):
-            return None
-        k = min(normaliser.PROBE_ROWS, batch_size(x, y))
-        value = tf.convert_to_tensor(self.loss_fn(take(y, 0, k), self.model(take(x, 0, k), training=False)))
-        return ["examples"] if value.shape.rank else ["entries", "examples"]
-
     def _micro(self, part):
         with self.moments.recording():
             return loss_terms(self.model, self.loss_fn, part[0], part[1], self.rule, *part[2:])
@@ -168,12 +157,7 @@ class Strategy:
             self.optimizer.build(self.variables)
         window = self.batchnorm == "window" and self.name != "large_batch"
         self.moments = WindowMoments(self.model) if window else NO_WINDOW
-        # What a failed step must restore: state the forward pass moves (BatchNorm statistics,
-        # seeds), and the counters where the finite-gradient tf.cond does not guard them.
-        self._state = [v for v in self.model.non_trainable_variables if not v.trainable]
-        if not self.guard:
-            self._state += _compat.counters(self.optimizer)
-        self._read = tf.function(lambda: [tf.identity(v) for v in self._state])
+        self._rollback = Rollback(self.model, self.optimizer, self.guard, self.moments)
         self._update = self.recipe.update(Setup(
             self._micro, self.variables, self.optimizer, self.accum_steps, self.place, self.devices,
             self.distribution, self.per_row, self.clip_norm, self.guard, self.moments.update,
@@ -198,16 +182,6 @@ class Strategy:
             with self._scope():
                 self._make_update()  # retrace: new variable lists, new accumulators
 
-    def _snapshot(self):
-        return self._read() if self._state else []
-
-    def _restore(self, saved):
-        # TensorFlow runs ops on other variables (BatchNorm statistics, counters) even when
-        # the gradient failed: put them back, so a failed step leaves no trace.
-        for v, value in zip(self._state, saved):
-            v.assign(value)
-        self.moments.reset()
-
     def _scope(self):
         return self.distribution.scope() if self.distribution is not None else contextlib.nullcontext()
 
@@ -217,6 +191,17 @@ class Strategy:
 
 
 Step = Strategy  # the name before 0.2; lessons and users may rely on it for one release
+
+
+def _candidates(loss_fn, model, x, y):
+    """What the probe may find `loss_fn` divides by. A Keras loss divides as Keras does (None:
+    its own rule); a function returning one loss per example is averaged here (per example);
+    one returning a scalar could divide by either."""
+    if isinstance(loss_fn, keras.losses.Loss):
+        return None
+    k = min(normaliser.PROBE_ROWS, batch_size(x, y))
+    value = tf.convert_to_tensor(loss_fn(take(y, 0, k), model(take(x, 0, k), training=False)))
+    return ["examples"] if value.shape.rank else ["entries", "examples"]
 
 
 def _in_scope(optimizer):

@@ -1,0 +1,52 @@
+"""Keras's train function of an `AccumulatingModel`, wrapped where the engine needs it.
+
+    under tf.distribute: Keras's per-replica loss division and its gradient all-reduce are
+        switched off around the call (the engine all-reduces the sums once)
+    jit_compile="auto" on one device: the first call lowers the step to XLA on zeros shaped
+        like the data; if XLA refuses, it warns once, naming the reason, and runs without XLA
+
+Lesson: notebooks/08-accumulation-in-fit.ipynb
+"""
+from __future__ import annotations
+
+import tensorflow as tf
+
+from .. import _compat
+from . import xla
+
+
+def wrap(acc, keras_function):
+    """The train function `acc` should run in place of Keras's `keras_function`."""
+    if acc._distributed():
+        def train_function(iterator):
+            # around the whole call: Keras runs the replicas' train_step in parallel threads
+            with _compat.losses_not_divided_by_replicas(), \
+                    _compat.gradients_already_reduced(acc.optimizer):
+                return keras_function(iterator)
+    elif acc.jit_compile and acc.jit_compile_option == "auto" and not acc._xla_probed:
+        def train_function(iterator):
+            acc._xla_probed = True
+            reason = _xla_refusal(acc.train_step, iterator, acc.accum_steps)
+            # the same policy as a strategy's: lowered once, a refusal warned once
+            if reason is None:
+                acc.train_function = keras_function
+                return keras_function(iterator)
+            xla.warn_refused(reason, "AccumulatingModel")
+            acc.jit_compile = False
+            acc.make_train_function(force=True)
+            return acc.train_function(iterator)
+    else:
+        return keras_function
+    train_function.gradlab = True
+    return train_function
+
+
+def _xla_refusal(step, iterator, rows):
+    """None if XLA lowers `step` on zeros shaped like `iterator`'s elements (`rows` rows),
+    else XLA's reason (`xla.refusal`)."""
+    spec = getattr(iterator, "element_spec", None)
+    if spec is None:  # not a tf.data iterator: nothing to shape the zeros by
+        return None
+    zeros = tf.nest.map_structure(
+        lambda s: tf.zeros([rows if d is None else d for d in s.shape], s.dtype), spec)
+    return xla.refusal(tf.function(step, jit_compile=True, autograph=False), zeros)

@@ -1,0 +1,84 @@
+"""One `fit` step of `AccumulatingModel`: the engine's update with Keras's glue around it.
+
+    train_step: w <- optimizer(w, (dS_1 + ... + dS_k) / (D_1 + ... + D_k))   (engine.update)
+                then Keras's loss tracker and compiled metrics, as plain fit reports them
+    test_step:  Keras's own, each output's loss weighted by this replica's share of the batch
+
+Lesson: notebooks/08-accumulation-in-fit.ipynb
+"""
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+from .. import _compat
+from ..core import engine, normaliser
+
+
+def train_step(acc, data):
+    """One update of `acc` (an `AccumulatingModel`) from one `fit` batch; returns the logs."""
+    x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
+    # None (no targets: losses from add_loss only; no weights) is no tensor to split.
+    parts = {k: v for k, v in (("x", x), ("y", y), ("sample_weight", sample_weight))
+             if v is not None}
+    distributed = tf.distribute.has_strategy()
+    if distributed and acc.batchnorm == "window":  # wrapped outside the strategy's scope
+        raise ValueError("batchnorm='window' runs on one device only; got a fit under "
+                         f"{type(tf.distribute.get_strategy()).__name__}")
+    rows = tf.shape(tf.nest.flatten(x)[0])[0]
+    rows_of_batch = batch_rows(acc, rows, y)
+    # A LossScaleOptimizer checks finiteness itself (skip and lower the scale).
+    guard = not isinstance(acc.optimizer, keras.optimizers.LossScaleOptimizer)
+    loss, _ = engine.update(
+        lambda part: micro_sums(acc, part, rows_of_batch), parts, acc.trainable_variables,
+        acc.optimizer, acc.accum_steps, "replicas" if distributed else "one",
+        per_row=acc._per_row, clip_norm=acc.clip_norm, guard=guard,
+        after=acc._window.update, on_skip=lambda: acc._skipped.assign_add(1.0),
+        overlap=acc.overlap)
+    # Keras's own tracker: this batch's mean loss, weighted by its rows (this replica's
+    # under tf.distribute, so that the replicas' sum on read is the global batch).
+    _compat.loss_tracker(acc).update_state(loss, sample_weight=rows)
+    logs = acc.get_metrics_result()
+    if guard:
+        logs["skipped_updates"] = tf.identity(acc._skipped)
+    return _compat.reducible_by_keras(logs, acc.distribute_strategy)
+
+
+def test_step(acc, data, keras_test_step):
+    """Keras's `test_step` of `acc`, each output's loss weighted by this replica's share."""
+    x, y, _ = keras.utils.unpack_x_y_sample_weight(data)
+    rows = tf.shape(tf.nest.flatten(x)[0])[0]
+    share = tf.math.divide_no_nan(tf.cast(rows, tf.float32),
+                                  tf.cast(batch_rows(acc, rows, y), tf.float32))
+    with _compat.output_loss_weight(acc, share, y, None):
+        logs = keras_test_step(data)
+    return _compat.reducible_by_keras(logs, acc.distribute_strategy)
+
+
+def batch_rows(acc, rows, y):
+    """The rows of the whole batch: `rows`, or under tf.distribute the replicas' sum of
+    theirs, where Keras's per-output loss trackers need it (weighing each replica's mean
+    by its share of the batch is what makes their synced result exact)."""
+    if not tf.distribute.has_strategy() or not _compat.output_loss_trackers(acc, y):
+        return rows
+    return tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, rows)
+
+
+def micro_sums(acc, part, rows_of_batch):
+    """`(S_i, D_i)` of one micro-batch of a batch of `rows_of_batch` rows (its metrics are
+    updated on the way)."""
+    x, y, sw = part["x"], part.get("y"), part.get("sample_weight")
+    with acc._window.recording():
+        y_pred = acc(x, training=True)
+    rule = acc._rule or normaliser.keras_rule(y, y_pred, acc.loss)  # not probed: Keras's
+    n = tf.cast(tf.shape(tf.nest.flatten(y_pred)[0])[0], tf.float32)
+    # Keras tracks each output's loss once per batch; a micro-batch's share of the batch
+    # as its weight adds up to the same (rows / 0 on an empty replica shard: weight 0).
+    share = tf.math.divide_no_nan(n, tf.cast(rows_of_batch, tf.float32))
+    with _compat.output_loss_weight(acc, share, y, y_pred):
+        loss = acc.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sw, training=True)
+    acc.compute_metrics(x, y, y_pred, sample_weight=sw)
+    if rule == "entries":
+        normaliser.check_masked_penalties(acc.model, acc.losses, x)
+    d = normaliser.normaliser(rule, x, y, y_pred, acc.loss)
+    return tf.cast(loss, tf.float32) * d, d
