@@ -23,7 +23,10 @@ v1 = tf.compat.v1
 
 @dataclasses.dataclass(repr=False)
 class AccumulationGraph(ClassicGraph):
-    """The parts of `build_accumulation`: a `ClassicGraph` with its accumulators."""
+    """The parts of `build_accumulation`: a `ClassicGraph` with its accumulators.
+
+    Lesson: notebooks/04-variable-accumulation.ipynb
+    """
     weight: tf.Tensor         # placeholder for w_i = n_i / B
     accumulators: list
     zero_ops: list

@@ -23,7 +23,12 @@ v1 = tf.compat.v1
 
 @dataclasses.dataclass(repr=False)
 class ClassicGraph:
-    """A classic graph and its ops and tensors by name (see the builders)."""
+    """A classic graph and its ops and tensors by name (see the builders); `run_update` is
+    the one way to run an update, each subclass says how.
+
+    Lessons: notebooks/02-tower-averaging.ipynb, notebooks/03-host-averaging.ipynb,
+    notebooks/04-variable-accumulation.ipynb
+    """
     kind: str
     graph: tf.Graph
     x: tf.Tensor

@@ -24,7 +24,10 @@ v1 = tf.compat.v1
 
 @dataclasses.dataclass(repr=False)
 class HostAverageGraph(ClassicGraph):
-    """The parts of `build_host_average`: a `ClassicGraph` fed its averaged gradients."""
+    """The parts of `build_host_average`: a `ClassicGraph` fed its averaged gradients.
+
+    Lesson: notebooks/03-host-averaging.ipynb
+    """
     grad_placeholders: list   # one per variable, fed the numpy mean
 
     def run_update(self, sess, x, y, accum_steps=1):

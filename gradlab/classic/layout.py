@@ -46,13 +46,16 @@ def layered_layout(nodes, edges, band=None):
     """
     nodes, edges = list(nodes), sorted(edges)
     columns = layers(nodes, edges)
-    pos, routes, height = place(nodes, columns, edges, band or (lambda n: 0))
+    pos, routes, height = _place(nodes, columns, edges, band or (lambda n: 0))
     width = max(columns.values()) * DX + W
-    return Layout(columns, pos, routes, ports(pos, routes), width, height)
+    return Layout(columns, pos, routes, _ports(pos, routes), width, height)
 
 
 def transitive_reduction(edges, keep=lambda node: False):
-    """`edges` without `a -> b` when a longer path leads from a to b, unless `keep(a)`."""
+    """`edges` without `a -> b` when a longer path leads from a to b, unless `keep(a)`.
+
+    Lesson: notebooks/02-tower-averaging.ipynb
+    """
     succ = collections.defaultdict(set)
     for a, b in edges:
         succ[a].add(b)
@@ -73,7 +76,10 @@ def layers(nodes, edges):
     """Column of each node: its longest path from a source; then every node that feeds
     another moves right to sit just before its first reader (the variables beside the
     towers that read them, `zero` just before `accum`), which keeps arrows short.
-    The leftmost column is 0."""
+    The leftmost column is 0.
+
+    Lesson: notebooks/02-tower-averaging.ipynb
+    """
     succ, pred = collections.defaultdict(set), collections.defaultdict(set)
     for a, b in _acyclic(nodes, edges):
         succ[a].add(b)
@@ -123,7 +129,7 @@ def _topological(nodes, pred, succ):
     return order
 
 
-def place(nodes, columns, edges, band):
+def _place(nodes, columns, edges, band):
     """Positions of the boxes, and of the lanes long arrows take through the columns they
     cross (one waypoint per column, ordered with the boxes so that few arrows cross).
 
@@ -205,7 +211,7 @@ def _stack(slots, size):
     return y
 
 
-def ports(pos, routes):
+def _ports(pos, routes):
     """`{edge: (start, end)}`: arrows leave and enter a box at distinct heights, in the order
     of where they go or come from, so that they neither meet nor cross at the box."""
     out, into = collections.defaultdict(list), collections.defaultdict(list)

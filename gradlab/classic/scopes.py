@@ -44,7 +44,10 @@ def graph_of(parts_or_graph):
 
 
 def groups(graph):
-    """`{group: [ops]}` in order of first appearance (see the module's `group(op)`)."""
+    """`{group: [ops]}` in order of first appearance (see the module's `group(op)`).
+
+    Lesson: notebooks/02-tower-averaging.ipynb
+    """
     ops = graph.get_operations()
     trainable = {v.op.name for v in graph.get_collection("trainable_variables")}
     # Longest first, so that a slot `model/dense/kernel/Momentum` is not its variable's.
@@ -68,7 +71,10 @@ def _group(name, variables, trainable):
 
 
 def edges(grouped):
-    """`{(a, b)}`: an op in group b reads a tensor of, or waits for, an op in group a != b."""
+    """`{(a, b)}`: an op in group b reads a tensor of, or waits for, an op in group a != b.
+
+    Lesson: notebooks/02-tower-averaging.ipynb
+    """
     where = {op.name: g for g, ops in grouped.items() for op in ops}
     found = set()
     for g, ops in grouped.items():

@@ -24,7 +24,10 @@ v1 = tf.compat.v1
 
 @dataclasses.dataclass(repr=False)
 class TowerGraph(ClassicGraph):
-    """The parts of `build_towers`: a `ClassicGraph` with its towers."""
+    """The parts of `build_towers`: a `ClassicGraph` with its towers.
+
+    Lesson: notebooks/02-tower-averaging.ipynb
+    """
     devices: list
     tower_losses: list
     tower_grads: list      # per tower, the (grad, var) pairs of compute_gradients
