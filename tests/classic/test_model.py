@@ -49,7 +49,8 @@ def test_check_model_args_returns_a_model_and_a_shape_tuple():
     (("mlp", True, "sgd", 0, (2,)), ValueError, "lr must be a positive number, got True"),
     (("mlp", 0.1, "rmsprop", 0, (2,)), ValueError, "'rmsprop'"),
     (("mlp", 0.1, "sgd", 1.5, (2,)), TypeError, "seed must be an integer, got 1.5"),
-    (("mlp", 0.1, "sgd", 0, (2, 0)), ValueError, r"input_shape must be a tuple of positive integers, got \(2, 0\)"),
+    (("mlp", 0.1, "sgd", 0, (2, 0)), ValueError,
+     r"input_shape must be a tuple of positive integers, got \(2, 0\)"),
     (("mlp", 0.1, "sgd", 0, ()), ValueError, r"input_shape .* got \(\)"),
 ])
 def test_check_model_args_names_the_bad_value(args, error, message):
