@@ -1,4 +1,4 @@
-"""Pictures of the classic graphs: one box per name scope, arrows from the real op inputs."""
+"""Pictures of the classic graphs with matplotlib: one box per name scope, arrows from the real op inputs."""
 import itertools
 
 import matplotlib.pyplot as plt
@@ -6,8 +6,10 @@ import pytest
 import tensorflow as tf
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
-from gradlab.classic import graphs_v1 as g1
-from gradlab.classic.graph_draw import draw_graph, summarize_graph
+from gradlab.classic.accumulation_graph import build_accumulation
+from gradlab.classic.draw import draw_graph
+from gradlab.classic.host_graph import build_host_average
+from gradlab.classic.tower_graph import build_towers
 from conftest import DEVICES
 
 
@@ -20,7 +22,7 @@ def texts(fig):
 
 
 def test_tower_figure_shows_each_tower_the_averaging_and_the_apply():
-    fig = draw_graph(g1.build_towers(2, DEVICES))
+    fig = draw_graph(build_towers(2, DEVICES))
     shown = boxes(fig)
     for t in (0, 1):
         for scope in ("model", "loss", "gradients"):
@@ -38,7 +40,7 @@ def test_tower_figure_shows_each_tower_the_averaging_and_the_apply():
 
 @pytest.mark.parametrize("num_towers", [1, 2, 3, pytest.param(4, marks=pytest.mark.slow)])
 def test_boxes_never_overlap(num_towers):
-    fig = draw_graph(g1.build_towers(num_towers, [DEVICES[t % 2] for t in range(num_towers)]))
+    fig = draw_graph(build_towers(num_towers, [DEVICES[t % 2] for t in range(num_towers)]))
     fig.canvas.draw()
     extents = [box.get_window_extent() for box in boxes(fig).values()]
     assert len(extents) == 3 * num_towers + 7  # x, y, split, variables, loss, average, apply (SGD: no slots)
@@ -50,10 +52,10 @@ def test_boxes_never_overlap(num_towers):
 
 
 def test_host_average_and_accumulation_figures_name_their_steps():
-    host = draw_graph(g1.build_host_average())
+    host = draw_graph(build_host_average())
     assert {"gradients", "host", "averaged", "apply", "fetch", "feed", "host_average"} <= texts(host)
     assert boxes(host)["host"].get_linestyle() == "--"  # numpy is not a graph op
-    acc = draw_graph(g1.build_accumulation())
+    acc = draw_graph(build_accumulation())
     assert {"accumulators", "zero", "accum", "apply", "weight", "assign_add(w*g)"} <= texts(acc)
 
 
@@ -77,35 +79,10 @@ def test_arrows_come_from_the_op_inputs():
     assert x_of["placeholders/x"] < x_of["model"] < x_of["loss"] < x_of["report"]  # depth order
 
 
-def test_summarize_graph_counts_every_op_once_with_its_device():
-    parts = g1.build_towers(2, DEVICES)
-    summary = summarize_graph(parts)
-    assert sum(n for _, n, _ in summary) == len(parts.graph.get_operations())
-    device = {scope: d for scope, _, d in summary}
-    assert device["tower_0/gradients"] == "/device:CPU:0"
-    assert device["tower_1/gradients"] == "/device:CPU:1"
-    assert device["variables"] == device["average"] == device["apply"] == "/device:CPU:0"
-
-
-def test_summarize_a_hand_built_graph():
-    # Counted by hand: placeholders/x is one op; model holds a constant and a Mul; tower_1/loss
-    # holds Mul, Const (the axis) and Sum, all asked for CPU:1.
-    graph = tf.Graph()
-    with graph.as_default():
-        with tf.name_scope("placeholders"):
-            x = tf.compat.v1.placeholder(tf.float32, [None], name="x")
-        with tf.name_scope("model"):
-            h = 2.0 * x
-        with tf.device("/device:CPU:1"), tf.name_scope("tower_1/loss"):
-            tf.reduce_sum(h * x)
-    assert summarize_graph(graph) == [("placeholders/x", 1, ""), ("model", 2, ""),
-                                      ("tower_1/loss", 3, "/device:CPU:1")]
-
-
 def test_draw_into_given_axes_and_reject_non_graphs():
     fig, ax = plt.subplots()
     plt.close(fig)
-    assert draw_graph(g1.build_accumulation(), ax=ax) is fig
+    assert draw_graph(build_accumulation(), ax=ax) is fig
     with pytest.raises(TypeError, match="tf.Graph.*42"):
         draw_graph(42)
     with pytest.raises(ValueError, match="nothing to draw"):
