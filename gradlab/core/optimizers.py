@@ -4,7 +4,7 @@
     momentum  v = 0.9 v - lr g;  w += v                 (Keras SGD(lr, momentum=0.9))
     adam      Adam(lr, epsilon=1e-7)                    (Keras's epsilon; TF1's was 1e-8)
 
-`make_optimizer` builds the Keras optimizer; the TF1 builders in `graphs_v1` take the same
+`make_optimizer` builds the Keras optimizer; the TF1 builders of `gradlab.classic` (`classic.model`) take the same
 names and the same defaults from `settings`, so a classic graph and a Keras model make the
 same update.
 
