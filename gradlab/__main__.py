@@ -11,6 +11,7 @@ COMMANDS = {
     "noise": ("gradlab.noise_study", "cli", "gradient-noise measurements against N and N*b"),
     "bench": ("gradlab.bench", "cli", "every strategy on the same work: ms/update, ratios, training and compilation memory (mlp beside conv); --fit: model.fit timed; --fit --memory: fit's memory against accum_steps"),
     "multiworker": ("gradlab.multiworker", "cli", "K worker processes on loopback, accumulation vs one large batch"),
+    "reproduce": ("gradlab.reproduction", "cli", "Chlebus (2018) in kind: his convnet, Adam and best-of-checkpoints metric, N = 1, 5, 10, 20"),
 }
 
 
