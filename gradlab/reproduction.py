@@ -61,9 +61,8 @@ def _accum(value):
 def checkpoints(accum_steps, updates=1000):
     """The update counts at which a run is evaluated: every 100 micro-batches, then the last.
 
-    With 100 / N updates per 100 micro-batches, N=1 and 1,000 updates gives 100, 200, ...,
-    1000 and 1000 again (11 entries, as the reference's log); N=20 gives 5, 10, ..., 1000
-    and 1000 (201 entries).
+    N=1, 1,000 updates: 100, 200, ..., 1000 and 1000 again (11 entries, as the reference's
+    log); N=20: 5, 10, ..., 1000 and 1000 (201 entries).
 
     Args:
         accum_steps: N, a divisor of 100.
@@ -145,7 +144,13 @@ def accumulated_gradient(model, xs, ys, training=True):
 
 
 def make_update(model, optimizer, training=True):
-    """A compiled `update(xs, ys)`: one optimizer step from `accumulated_gradient`.
+    """A compiled `update(xs, ys)`: one optimizer step with `accumulated_gradient`'s mean.
+
+    Args:
+        model, optimizer: a Keras model returning logits and a Keras optimizer.
+        training: dropout on (True) or off.
+    Returns:
+        A `tf.function` taking (N, b, 28, 28) images and (N, b) labels, returning the loss.
 
     Lesson: notebooks/03-host-averaging.ipynb
     """
@@ -257,6 +262,11 @@ def grid(accum=ACCUM, runs=10, updates=1000, cache=True, progress=True):
 def format_table(record):
     """The record's table as text, in percent, with the published row beside (a different setup).
 
+    Args:
+        record: what `grid` returns (or its JSON, loaded).
+    Returns:
+        str: one line per N: best of checkpoints and final accuracy, mean ± population std.
+
     Lesson: notebooks/03-host-averaging.ipynb
     """
     lines = [f"{record['setup']}; {record['updates']:,} updates, {record['runs']} run(s) per row, "
@@ -275,6 +285,12 @@ def format_table(record):
 def plot(record, ax=None):
     """Best-of-checkpoints and final accuracy against N, mean ± population std as error bars,
     with the published row beside; the legend sits outside the data.
+
+    Args:
+        record: what `grid` returns (or its JSON, loaded).
+        ax: matplotlib axes to draw on; default a new figure.
+    Returns:
+        The axes.
 
     Lesson: notebooks/03-host-averaging.ipynb
     """
@@ -303,7 +319,15 @@ def plot(record, ax=None):
 
 
 def cli(argv=None):
-    """`python -m gradlab reproduce`: the reference's table in kind, text or `--json`."""
+    """`python -m gradlab reproduce`: the reference's table in kind, text or `--json`.
+
+    Args:
+        argv: the arguments after `reproduce` (default `sys.argv[1:]`).
+    Returns:
+        0; bad values exit through argparse (status 2), naming them, before any training.
+
+    Lesson: notebooks/03-host-averaging.ipynb
+    """
     parser = argparse.ArgumentParser(prog="python -m gradlab reproduce", description=(
         "Chlebus (2018) in kind: his convnet, Adam 1e-3 and best-of-checkpoints metric "
         "on the shipped MNIST subset, for each N at an effective batch of 100."))
