@@ -297,7 +297,7 @@ def plot(record, ax=None):
     import matplotlib.pyplot as plt
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(7.5, 4.2))
+        _, ax = plt.subplots(figsize=(9.5, 4.2))
     ns = np.array([r["accum_steps"] for r in record["rows"]])
     pos = np.arange(len(ns))
     series = [("best of checkpoints (gradlab)", "best_mean", "best_std", -0.12, "o"),
