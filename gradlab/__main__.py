@@ -11,6 +11,7 @@ COMMANDS = {
     "noise": ("gradlab.studies.noise_study", "cli", "gradient-noise measurements against N and N*b"),
     "bench": ("gradlab.studies.bench", "cli", "every strategy on the same work: ms/update, ratios, training and compilation memory (mlp beside conv); --fit: model.fit timed; --fit --memory: fit's memory against accum_steps"),
     "multiworker": ("gradlab.studies.multiworker", "cli", "K worker processes on loopback, accumulation vs one large batch"),
+    "reproduce": ("gradlab.studies.reproduction", "cli", "Chlebus (2018) in kind: his convnet, Adam and best-of-checkpoints metric, N = 1, 5, 10, 20"),
 }
 
 
