@@ -1,4 +1,5 @@
-"""Two lesson figures: rounding between two equal trainings, and the replicas schematic.
+"""Lesson figures: rounding between two equal trainings, the replicas schematic, and the
+reproduction of the reference table.
 
     rounding:   d_k = max |w_accum(k) - w_large(k)|  after update k, on a log axis
     replicas:   replica r:  acc_r = sum_i (n_ri / B) g_ri   ->   one all-reduce: g_B = sum_r acc_r
@@ -6,13 +7,16 @@
 Like `gradlab.studies.plots`, every function returns a Figure already closed in pyplot, so a
 notebook cell ending with the call shows it exactly once.
 
-Lessons: notebooks/01-why-average.ipynb, notebooks/07-beyond-one-machine.ipynb
+Lessons: notebooks/01-why-average.ipynb, notebooks/03-host-averaging.ipynb,
+notebooks/07-beyond-one-machine.ipynb
 """
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+from . import reproduction
 
 
 def _figure(figsize):
@@ -145,3 +149,37 @@ def draw_replicas(shards, accum_steps):
     ax.set_title(f"{R} replicas × {k} micro-batches: {R * k} gradients, 1 all-reduce per update",
                  fontsize=10)
     return fig
+
+
+def plot_reproduction(record, ax=None):
+    """Best-of-checkpoints and final accuracy against N, mean ± population std as error bars,
+    with the published row beside; the legend sits outside the data.
+
+    Args:
+        record: what `reproduction.grid` returns (or its JSON, loaded).
+        ax: matplotlib axes to draw on; default a new figure.
+    Returns:
+        The axes.
+
+    Lesson: notebooks/03-host-averaging.ipynb
+    """
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9.5, 4.2))
+    ns = np.array([r["accum_steps"] for r in record["rows"]])
+    pos = np.arange(len(ns))
+    series = [("best of checkpoints (gradlab)", "best_mean", "best_std", -0.12, "o"),
+              ("final (gradlab)", "final_mean", "final_std", 0.0, "s")]
+    for label, m, s, dx, marker in series:
+        ax.errorbar(pos + dx, [100 * r[m] for r in record["rows"]],
+                    [100 * r[s] for r in record["rows"]], marker=marker, capsize=4, label=label)
+    ref = [record["seed_table"].get(str(n)) for n in ns]
+    if all(ref):
+        ax.errorbar(pos + 0.12, [r[0] for r in ref], [r[1] for r in ref], marker="^", capsize=4,
+                    linestyle=":", color="gray", label="Chlebus 2018, best (full MNIST: other setup)")
+    ax.set_xticks(pos, [f"N={n}\nb={reproduction.EFFECTIVE_BATCH // n}" for n in ns])
+    ax.set_ylabel("test accuracy % (mean ± std)")
+    ax.set_title(f"Effective batch {reproduction.EFFECTIVE_BATCH}, {record['updates']:,} updates, "
+                 f"{record['runs']} runs per N")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+    ax.figure.tight_layout()
+    return ax

@@ -21,15 +21,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import numbers
 import time
 from pathlib import Path
 
 import numpy as np
 
+from ..core.microbatch import check_count, parse_counts
 from .cache import ResultCache, jsonable
 from .data import load_mnist
-from ..core.microbatch import parse_counts
 
 EFFECTIVE_BATCH = 100  # examples per update, every row
 EVAL_EVERY = 100  # micro-batches between evaluations, as in the reference's main.py
@@ -42,16 +41,8 @@ SETUP = ("LeNet-5-like convnet with dropout (ReLU on the 10 outputs, as in conv_
          "micro-batches plus the last, on gradlab's shipped MNIST subset (4,000 train / 1,000 test)")
 
 
-def _count(name, value, minimum=1):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
 def _accum(value):
-    n = _count("accum_steps", value)
+    n = check_count("accum_steps", value)
     if EFFECTIVE_BATCH % n:
         raise ValueError(f"accum_steps must divide the effective batch {EFFECTIVE_BATCH} "
                          f"(1, 2, 4, 5, 10, 20, 25, 50, 100), got {n}")
@@ -72,7 +63,7 @@ def checkpoints(accum_steps, updates=1000):
 
     Lesson: notebooks/03-host-averaging.ipynb
     """
-    n, updates = _accum(accum_steps), _count("updates", updates)
+    n, updates = _accum(accum_steps), check_count("updates", updates)
     step = EVAL_EVERY // n
     return list(range(step, updates + 1, step)) + [updates]
 
@@ -93,7 +84,7 @@ def build_model(seed=0, relu_logits=True):
 
     Lesson: notebooks/03-host-averaging.ipynb
     """
-    seed = _count("seed", seed, minimum=0)
+    seed = check_count("seed", seed, minimum=0)
     import keras
     from keras import layers
 
@@ -182,7 +173,7 @@ def run(accum_steps, seed=0, updates=1000):
 
     Lesson: notebooks/03-host-averaging.ipynb
     """
-    n, seed, updates = _accum(accum_steps), _count("seed", seed, 0), _count("updates", updates)
+    n, seed, updates = _accum(accum_steps), check_count("seed", seed, 0), check_count("updates", updates)
     import keras
     import tensorflow as tf
 
@@ -227,7 +218,7 @@ def grid(accum=ACCUM, runs=10, updates=1000, cache=True, progress=True):
     accum = [_accum(n) for n in accum]
     if not accum:
         raise ValueError("accum must hold at least one N, got an empty sequence")
-    runs, updates = _count("runs", runs), _count("updates", updates)
+    runs, updates = check_count("runs", runs), check_count("updates", updates)
     store = ResultCache(enabled=bool(cache))
     bar = None
     if progress:
@@ -282,42 +273,6 @@ def format_table(record):
     return "\n".join(lines)
 
 
-def plot(record, ax=None):
-    """Best-of-checkpoints and final accuracy against N, mean ± population std as error bars,
-    with the published row beside; the legend sits outside the data.
-
-    Args:
-        record: what `grid` returns (or its JSON, loaded).
-        ax: matplotlib axes to draw on; default a new figure.
-    Returns:
-        The axes.
-
-    Lesson: notebooks/03-host-averaging.ipynb
-    """
-    import matplotlib.pyplot as plt
-
-    if ax is None:
-        _, ax = plt.subplots(figsize=(9.5, 4.2))
-    ns = np.array([r["accum_steps"] for r in record["rows"]])
-    pos = np.arange(len(ns))
-    series = [("best of checkpoints (gradlab)", "best_mean", "best_std", -0.12, "o"),
-              ("final (gradlab)", "final_mean", "final_std", 0.0, "s")]
-    for label, m, s, dx, marker in series:
-        ax.errorbar(pos + dx, [100 * r[m] for r in record["rows"]],
-                    [100 * r[s] for r in record["rows"]], marker=marker, capsize=4, label=label)
-    ref = [record["seed_table"].get(str(n)) for n in ns]
-    if all(ref):
-        ax.errorbar(pos + 0.12, [r[0] for r in ref], [r[1] for r in ref], marker="^", capsize=4,
-                    linestyle=":", color="gray", label="Chlebus 2018, best (full MNIST: other setup)")
-    ax.set_xticks(pos, [f"N={n}\nb={EFFECTIVE_BATCH // n}" for n in ns])
-    ax.set_ylabel("test accuracy % (mean ± std)")
-    ax.set_title(f"Effective batch {EFFECTIVE_BATCH}, {record['updates']:,} updates, "
-                 f"{record['runs']} runs per N")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
-    ax.figure.tight_layout()
-    return ax
-
-
 def cli(argv=None):
     """`python -m gradlab reproduce`: the reference's table in kind, text or `--json`.
 
@@ -340,7 +295,7 @@ def cli(argv=None):
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     try:
-        [_accum(n) for n in args.accum], _count("runs", args.runs), _count("updates", args.updates)
+        [_accum(n) for n in args.accum], check_count("runs", args.runs), check_count("updates", args.updates)
     except (TypeError, ValueError) as e:
         parser.error(str(e))
     record = grid(args.accum, args.runs, args.updates, cache=not args.no_cache,

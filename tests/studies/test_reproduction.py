@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from gradlab.studies import lesson_plots
 from gradlab.studies import reproduction as rp
 from gradlab.studies.data import load_mnist
 
@@ -82,12 +83,12 @@ def test_checkpoint_schedule_follows_the_reference():
 
 @pytest.mark.parametrize("call, error, match", [
     (lambda: rp.checkpoints(3), ValueError, "divide the effective batch 100.*got 3"),
-    (lambda: rp.checkpoints(1.5), TypeError, "accum_steps must be an integer, got 1.5"),
+    (lambda: rp.checkpoints(1.5), TypeError, "accum_steps must be a positive integer, got 1.5"),
     (lambda: rp.run(0), ValueError, "accum_steps must be an integer >= 1, got 0"),
     (lambda: rp.run(True), TypeError, "got True"),
     (lambda: rp.run(5, seed=-1), ValueError, "seed must be an integer >= 0, got -1"),
-    (lambda: rp.run(5, updates="10"), TypeError, "updates must be an integer, got '10'"),
-    (lambda: rp.build_model(seed=2.0), TypeError, "seed must be an integer, got 2.0"),
+    (lambda: rp.run(5, updates="10"), TypeError, "updates must be a positive integer, got '10'"),
+    (lambda: rp.build_model(seed=2.0), TypeError, "seed must be a positive integer, got 2.0"),
     (lambda: rp.grid(accum="1,5"), TypeError, "accum must be a sequence"),
     (lambda: rp.grid(accum=()), ValueError, "empty"),
     (lambda: rp.grid(accum=(1, 7)), ValueError, "got 7"),
@@ -131,5 +132,5 @@ def test_grid_cli_json_table_and_plot(tmp_path, monkeypatch, capsys):
     assert "95.0 ± 0.17" in text and "population std" in text
     import matplotlib
     matplotlib.use("Agg")
-    ax = rp.plot(record)
+    ax = lesson_plots.plot_reproduction(record)
     assert len(ax.get_legend().get_texts()) == 3
