@@ -1,4 +1,4 @@
-"""The command line: `python -m gradlab {table,noise,bench,multiworker} [--json] ...`.
+"""The command line: `python -m gradlab {table,reproduce,noise,bench,multiworker} [--json] ...`.
 
 Each command lives beside the study it runs; this file only dispatches, importing the
 module (and so TensorFlow) for the command that was asked for.
