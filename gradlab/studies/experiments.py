@@ -5,12 +5,12 @@
 
 A `RunConfig` decides a run (`run_config`); `train` runs it (`run_loop`), and `run` and
 `run_many`, here, take its `RunResult` (`run_result`) from the cache
-(`gradlab.studies.cache`) when it is there. A run can report every few updates (`callback`, the
-lab's live curves) and be stopped (`stop`): a stopped run raises `Stopped` and caches
+(`gradlab.studies.cache`) when it is there. A run can report every few updates (`callback`,
+the lab's live curves) and be stopped (`stop`): a stopped run raises `Stopped` and caches
 nothing. The settings where accumulation is not a large batch (a schedule, BatchNorm,
 clipping, uneven micro-batches) are fields of the config too, so the lab can measure them.
-The studies built on runs: `gradlab.studies.table` (accuracy
-against N, the published table) and `gradlab.studies.noise_study` (the noise of one update).
+The studies built on runs: `gradlab.studies.table` (accuracy against N, the published
+table) and `gradlab.studies.noise_study` (the noise of one update).
 
 Lesson: notebooks/03-host-averaging.ipynb
 """
