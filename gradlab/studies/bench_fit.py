@@ -38,6 +38,7 @@ import numpy as np
 import tensorflow as tf
 from tqdm.auto import tqdm
 
+from .bench import output_options, shared_options  # noqa: F401 (output_options: bench_memory's)
 from .data import load_mnist
 from ..training.fit import AccumulatingModel
 from ..core.microbatch import check_count
@@ -227,23 +228,16 @@ def _iqr(values):
     return float(q[1] - q[0])
 
 
-def output_options():
-    """The options every `bench --fit` mode shares, as an argparse parent: --no-progress, --json."""
-    p = argparse.ArgumentParser(add_help=False)
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    return p
-
-
 def cli(argv=None):
-    """`python -m gradlab bench --fit`: the contenders timed; `--json` for one JSON object."""
-    parser = argparse.ArgumentParser(prog="python -m gradlab bench --fit", parents=[output_options()], description=(
+    """`python -m gradlab bench --fit`: the contenders timed; `--json` for one JSON object.
+
+    Lesson: notebooks/08-accumulation-in-fit.ipynb
+    """
+    parser = argparse.ArgumentParser(prog="python -m gradlab bench --fit", parents=[
+        shared_options(7, "timed epochs per contender")], description=(
         "fit timed for one epoch: AccumulatingModel (batch N*b) against Keras's "
         "gradient_accumulation_steps (batch b), plain fit (batch N*b) and a hand-written "
         "loop of N micro-batches (the floor), interleaved rounds."))
-    parser.add_argument("--accum", type=int, default=10, help="N, micro-batches per update (10)")
-    parser.add_argument("--micro-batch", type=int, default=10, help="b, examples per micro-batch (10)")
-    parser.add_argument("--rounds", type=int, default=7, help="timed epochs per contender (7)")
     parser.add_argument("--examples", type=int, default=None,
                         help="examples per epoch, a multiple of N*b (the most up to 4000)")
     parser.add_argument("--model", choices=MODELS, default="mlp")
