@@ -29,8 +29,8 @@ from .run_config import (BATCHNORMS, CLIPS, REFERENCE_BATCH, SAMPLINGS, SCHEDULE
 from .run_loop import Stopped, model_seed, run_strategy, sample_order, train  # noqa: F401
 from .run_result import RunResult, cached_result, run_key  # noqa: F401
 
-# The names these had when they lived here: the lab (`_strategy`) and tests use them.
-_strategy, _model_seed, _key = run_strategy, model_seed, run_key
+# The name this had when it lived here: the lab's run_memory uses it.
+_strategy = run_strategy
 
 
 def run(config, cache=True, progress=True, bar=None, callback=None, every=10, stop=None):

@@ -20,7 +20,7 @@ def test_run_is_cached_and_a_corrupt_entry_is_reported_and_recomputed(tmp_path):
     np.testing.assert_array_equal(hit.losses, fresh.losses)
     assert (hit.accuracy, hit.seconds) == (fresh.accuracy, fresh.seconds)  # stored, not rerun
 
-    path = store.path(ex._key(config))
+    path = store.path(ex.run_key(config))
     path.write_text(path.read_text()[:50])  # as if cut off mid-write by something else
     with pytest.warns(RuntimeWarning, match=path.name):
         again = ex.run(config, cache=store, progress=False)

@@ -81,8 +81,8 @@ def test_table_cli_json_cache_and_no_cache(tmp_path, monkeypatch, capsys):
     # The cache is what the second call reads: doctor one entry and see it come back.
     config = ex.RunConfig(accum_steps=2, micro_batch=4, updates=5, eval_every=5, seed=0)
     store = ResultCache(tmp_path)
-    doctored = dict(store.get(ex._key(config)), accuracy=0.5)
-    store.put(ex._key(config), doctored)
+    doctored = dict(store.get(ex.run_key(config)), accuracy=0.5)
+    store.put(ex.run_key(config), doctored)
     table.cli(argv)
     cached = json.loads(capsys.readouterr().out)["rows"][1]
     assert cached["accuracies"][0] == 0.5
@@ -91,7 +91,7 @@ def test_table_cli_json_cache_and_no_cache(tmp_path, monkeypatch, capsys):
     fresh = json.loads(capsys.readouterr().out)["rows"][1]
     assert fresh["accuracies"] == rows[1]["accuracies"]  # recomputed, and deterministic
     assert sorted(tmp_path.rglob("*.json")) == entries
-    assert store.get(ex._key(config))["accuracy"] == 0.5  # --no-cache wrote nothing
+    assert store.get(ex.run_key(config))["accuracy"] == 0.5  # --no-cache wrote nothing
 
 
 def strict_json(text):
