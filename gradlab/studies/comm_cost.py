@@ -65,6 +65,7 @@ def measure_reduction_schedules(devices, model_fn, loss_fn, x, y, accum_steps=(1
         repeats: timed runs per point after one untimed run (tracing); the median is kept.
     Returns:
         dict with `accum_steps`, `per_update_ms`, `per_micro_batch_ms` (median ms per update),
+        `per_update_iqr_ms`, `per_micro_batch_iqr_ms` (their 25th and 75th percentiles),
         `all_reduces` (collectives per replica per update in each traced graph: `{"per_update":
         [...], "per_micro_batch": [...]}`), `grad_bytes` and `replicas`.
     """
@@ -87,6 +88,7 @@ def measure_reduction_schedules(devices, model_fn, loss_fn, x, y, accum_steps=(1
     ys = dist.experimental_distribute_values_from_function(
         lambda ctx: tf.constant(y[ctx.replica_id_in_sync_group * shard:][:shard]))
     out = {"accum_steps": accum_steps, "per_update_ms": [], "per_micro_batch_ms": [],
+           "per_update_iqr_ms": [], "per_micro_batch_iqr_ms": [],
            "all_reduces": {"per_update": [], "per_micro_batch": []},
            "grad_bytes": int(sum(np.prod(v.shape) * np.dtype(v.dtype).itemsize for v in model.trainable_variables)),
            "replicas": replicas}
@@ -102,6 +104,7 @@ def measure_reduction_schedules(devices, model_fn, loss_fn, x, y, accum_steps=(1
                 float(fn(xs, ys))
                 times.append(time.perf_counter() - start)
             out[f"{schedule}_ms"].append(1000 * float(np.median(times)))
+            out[f"{schedule}_iqr_ms"].append([1000 * float(q) for q in np.percentile(times, [25, 75])])
     return out
 
 

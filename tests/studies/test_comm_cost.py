@@ -39,6 +39,9 @@ def test_measure_counts_one_all_reduce_per_update_or_per_micro_batch_and_plots_b
     assert result["all_reduces"] == {"per_update": [1, 1, 1], "per_micro_batch": [1, 2, 4]}
     assert result["grad_bytes"] == (4 * 3 + 3) * 4 and result["replicas"] == 2
     assert all(t > 0 for t in result["per_update_ms"] + result["per_micro_batch_ms"])
+    for schedule in ("per_update", "per_micro_batch"):  # the median inside its quartiles
+        assert all(q25 <= m <= q75 for m, (q25, q75)
+                   in zip(result[f"{schedule}_ms"], result[f"{schedule}_iqr_ms"]))
     ax, = plot_reduction_schedules(result).axes
     assert [list(line.get_xdata()) for line in ax.lines] == [[1, 2, 4], [1, 2, 4]]
     assert list(ax.lines[1].get_ydata()) == result["per_micro_batch_ms"]
