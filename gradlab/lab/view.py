@@ -59,16 +59,16 @@ class Lab:
         self.fixed = dict(updates=updates, optimizer=optimizer, model=model,
                           sampling=sampling, eval_every=eval_every)
         # Checked now, before any widget or training: a bad argument is an error here.
+        live_every, redraw_seconds = check_count("live_every", live_every), float(redraw_seconds)
         strategies = settings.check_start(strategy, accum_steps, micro_batch, lr, seeds, setting,
                                           x, seed, strategies, **self.fixed)
         self.seed = seed
         self.cache = cache if isinstance(cache, ResultCache) else ResultCache(enabled=bool(cache))
-        live_every = check_count("live_every", live_every)
         self.controls = c = controls.make_controls(strategies, strategy, accum_steps, micro_batch,
                                                    lr, seeds, setting, x, updates)
         self._screen = _Screen(c, self)
         self.runner = Runner(self.cache, self._screen, live_every=live_every,
-                             redraw_seconds=float(redraw_seconds), memory=bool(memory))
+                             redraw_seconds=redraw_seconds, memory=bool(memory))
         vars(self).update(vars(c))  # lab.accum_steps, lab.plot, ...: the widgets by name
         for control in (c.accum_steps, c.micro_batch, c.setting):
             control.observe(self._show_batch, "value")

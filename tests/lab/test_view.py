@@ -354,3 +354,10 @@ def test_memory_is_shown_in_the_summary_and_the_picture(tmp_path, stub, quick_pl
     assert [t.get_text() for t in cost.texts] == ["fused N=2 b=8:  1.0 ms · 12 MB"]
     lab.picture()
     assert drawn == [[group]]
+
+
+def test_bad_lab_arguments_name_their_value(tmp_path):
+    with pytest.raises(ValueError, match="live_every must be an integer >= 1, got 0"):
+        make_lab(tmp_path, live_every=0)
+    with pytest.raises(ValueError, match="got 'wrong'"):
+        make_lab(tmp_path, setting="wrong")
