@@ -1,84 +1,25 @@
 """The lab widget, driven as a user would: set the controls, press Run, read what it shows.
 
-Its run logic (progress, live curves, cache, seeds, Stop, Measure's plan) runs headless on a
-stub trainer (`stub`); real training runs in a few tests, the others are marked slow."""
+Its run logic runs headless on a stub trainer (`stub`, tests/lab/conftest.py); real training
+runs in a few tests, the others are marked slow."""
 
 import threading
 
 import numpy as np
 import pytest
 
-from gradlab.studies import experiments, noise
-
-from gradlab.lab import lab_plots, widgets
+from gradlab.lab import Lab, figures, runner, settings, view
+from gradlab.studies import experiments
 from gradlab.studies.cache import ResultCache
+
+from lab_stubs import stub_accuracy, stub_losses, stub_train
 
 TINY = dict(updates=20, eval_every=10)
 
 
-def stub_losses(config):
-    """The stub's loss curve: a function of the effective batch, lr, seed and strategy only,
-    so that (as with paired sampling) accumulation equals its large batch, except Keras's."""
-    t = np.arange(config.updates)
-    naive = 0.05 if config.strategy == "keras" else 0.0
-    return (2.0 + 0.1 * config.seed + naive) / (1.0 + config.lr * config.effective_batch * t / 16)
-
-
-def stub_accuracy(config):
-    return 0.5 + 0.01 * config.seed
-
-
-def stub_train(config, bar=None, callback=None, every=10, stop=None):
-    """`experiments.train`'s contract without TensorFlow: `bar.update(1)` per update, `stop`
-    checked after each update but the last, `callback` every `every` updates and at the end."""
-    losses = stub_losses(config)
-    evals = sorted({0, config.updates} | set(range(config.eval_every, config.updates + 1, config.eval_every)))
-
-    def result(t):
-        done = [u for u in evals if u <= t]
-        return experiments.RunResult(config, losses[:t].copy(), np.asarray(done),
-                                     np.full(len(done), stub_accuracy(config)), stub_accuracy(config),
-                                     1e-3, 1e-3 * t, noise.loss_noise(losses[:t])._asdict())
-
-    for t in range(1, config.updates + 1):
-        if bar is not None:
-            bar.update(1)
-        if stop is not None and stop.is_set() and t < config.updates:
-            raise experiments.Stopped(config, t)
-        if callback is not None and (t % every == 0 or t == config.updates):
-            callback(result(t))
-    return result(config.updates), None
-
-
-@pytest.fixture
-def stub(monkeypatch):
-    """Every run of the lab trains on `stub_train`; the configs trained, in order."""
-    trained = []
-
-    def train(config, *args):
-        trained.append(config)
-        return stub_train(config, *args)
-    monkeypatch.setattr(experiments, "train", train)
-    return trained
-
-
-def drawn(fig):
-    """What `fig` shows, as bytes: PNG's signature, then its lines' data, texts and titles."""
-    lines = [(np.asarray(line.get_xdata(), float).tolist(), np.asarray(line.get_ydata(), float).tolist(),
-              line.get_visible()) for ax in fig.axes for line in ax.get_lines()]
-    texts = [t.get_text() for ax in fig.axes for t in ax.texts] + [ax.get_title() for ax in fig.axes]
-    return b"\x89PNG" + repr((lines, texts)).encode()
-
-
-@pytest.fixture
-def quick_plots(monkeypatch):
-    """The lab's plots as `drawn` bytes: rendering PNGs took most of a stubbed run's time."""
-    monkeypatch.setattr(widgets, "_png", drawn)
-
-
 def make_lab(tmp_path, **kwargs):
     # memory=False: the fresh process that measures memory has one test below, with a stand-in
-    return widgets.Lab(**{**TINY, "memory": False, "cache": ResultCache(tmp_path / "cache"),
+    return Lab(**{**TINY, "memory": False, "cache": ResultCache(tmp_path / "cache"),
                           "redraw_seconds": 0, **kwargs})
 
 
@@ -162,6 +103,7 @@ def test_seeds_are_cached_one_by_one_and_drawn_as_a_band(tmp_path, stub, quick_p
     assert "1 run(s) trained" in lab.status.value and " ± " in lab.status.value
 
 
+@pytest.mark.slow
 def test_accumulation_equals_the_large_batch_and_the_difference_says_so(tmp_path):
     """Paired sampling: the same N*b gives the same examples per update, so N=4 x b=5
     (accumulated) and one batch of 20 must give the same loss curve."""
@@ -321,7 +263,7 @@ def test_slider_moves_run_nothing_and_invalid_configurations_are_shown(tmp_path,
     lab.accum_steps.value, lab.micro_batch.value = 32, 256  # B = 8192 > 4,000 images
     assert lab.run() is None
     assert lab.status.value.startswith("Error: ") and "8192" in lab.status.value
-    assert lab.status.style.text_color == widgets._ERROR
+    assert lab.status.style.text_color == "#cf222e"
     lab.accum_steps.value, lab.setting.value = 1, "uneven micro-batches"
     assert lab.run() is None and "need N >= 2" in lab.status.value
     assert lab.groups == [] and not lab.button.disabled and cached_files(tmp_path) == []
@@ -369,7 +311,7 @@ def test_bad_arguments_are_refused_before_any_widget(tmp_path):
 @pytest.mark.slow
 def test_every_offered_strategy_runs_and_agrees(tmp_path):
     # tests/conftest.py made two logical CPUs, so `towers` is offered.
-    offered = widgets.available_strategies()
+    offered = settings.available_strategies()
     assert {"large_batch", "fused", "accumulate", "host_average", "towers"} <= set(offered)
     lab = make_lab(tmp_path, updates=3, eval_every=3)
     assert lab.strategy.options == offered
@@ -389,32 +331,33 @@ def test_picture_and_display(tmp_path, stub):
     lab.run()
     picture = lab.picture(tmp_path / "lab.png")
     assert picture.data.startswith(b"\x89PNG") and (tmp_path / "lab.png").read_bytes() == picture.data
+    width = int.from_bytes(picture.data[16:20], "big")  # the PNG header's IHDR width
+    assert width == 960
     bundle = lab._repr_mimebundle_()
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == lab.widget.model_id
+    assert bundle["text/plain"] == "<gradlab.lab.Lab fused N=2 b=8 lr=0.1: 1 configurations>"
     assert "gradlab-lab" in lab.widget._dom_classes
 
 
-def test_plot_lab_refuses_an_unknown_axis():
-    with pytest.raises(ValueError, match="x must be one of updates, examples, seconds; got 'hours'"):
-        lab_plots.plot_lab([], x="hours")
-
-
-def test_memory_is_measured_once_per_configuration_and_shown(tmp_path, monkeypatch):
-    calls = []
-
-    def peak(config, cache):  # stands in for the fresh process of run_memory
-        calls.append(config)
-        return {"peak_mb": 12.0, "compile_peak_mb": 20.0, "device": "CPU:0"}
-    monkeypatch.setattr(widgets.run_memory, "allocator_peak", peak)
+def test_memory_is_shown_in_the_summary_and_the_picture(tmp_path, stub, quick_plots, monkeypatch):
+    drawn = []
+    monkeypatch.setattr(runner.run_memory, "allocator_peak", lambda config, cache: {
+        "peak_mb": 12.0, "compile_peak_mb": 20.0, "device": "CPU:0"})
+    monkeypatch.setattr(figures, "plot_picture", lambda groups, **kw: drawn.append(groups) or
+                        figures.Figure())
     lab = make_lab(tmp_path, memory=True)
     set_controls(lab, seeds=2)
     group = lab.run()
     lab.wait()
-    assert group.peak_mb == 12.0 and len(calls) == 1 and calls[0].accum_steps == 2
-    lab.run()  # from the cache: the group keeps its measurement
-    lab.wait()
-    assert len(calls) == 1
-    cost = lab_plots.plot_lab_batches(lab.groups).axes[2]
-    assert [t.get_text().split(":")[0] for t in cost.texts] == ["fused N=2 b=8"]
-    assert cost.texts[0].get_text().endswith(" ms · 12 MB")
+    assert group.peak_mb == 12.0
+    cost = figures.plot_lab_batches(lab.groups).axes[2]
+    assert [t.get_text() for t in cost.texts] == ["fused N=2 b=8:  1.0 ms · 12 MB"]
+    lab.picture()
+    assert drawn == [[group]]
 
+
+def test_bad_lab_arguments_name_their_value(tmp_path):
+    with pytest.raises(ValueError, match="live_every must be an integer >= 1, got 0"):
+        make_lab(tmp_path, live_every=0)
+    with pytest.raises(ValueError, match="got 'wrong'"):
+        make_lab(tmp_path, setting="wrong")

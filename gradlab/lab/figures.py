@@ -1,0 +1,228 @@
+"""The lab's figures: its live curves, its summary against the batch, and its picture.
+
+    plot_lab         loss | test accuracy | Δ from one large batch, against x  (live)
+    plot_lab_batches accuracy against B | loss noise against B | time per update and memory
+    plot_picture     loss | Δ;  accuracy against B | noise against B;  allocator peak if measured
+
+Every legend sits under its row of panels, outside the data. Drawn from the lab's thread, so
+the figures never enter pyplot (`matplotlib.figure.Figure`); the lab shows them as PNGs.
+
+Lesson: notebooks/05-the-lab.ipynb
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from matplotlib import colormaps
+from matplotlib.figure import Figure
+
+from ..studies.plots import finite
+from . import curves, families
+from .settings import X_AXES
+
+PICTURE_WIDTH, PICTURE_DPI = 9.6, 100  # inches, dots per inch: 960 pixels, a notebook's width
+
+
+def plot_lab(groups, x="updates", current=None, window=15):
+    """The lab's curves: every configuration shown, each over its seeds, against x.
+
+    Left: the training loss (faint: each update; line: moving average, band ± std over
+    seeds); middle: the test accuracy; right: Δ, the largest |loss - loss of the large batch
+    with the same B and seed|, on a log scale, where an exact strategy sits at float rounding
+    (1e-7) and a failure mode far above it. The legend under the panels names each
+    configuration with its largest Δ and change of final accuracy.
+
+    Args:
+        groups: configurations, as `Lab.groups`: each has `results` (one RunResult per seed;
+            a running one may be partial), `label`, and optionally `color` and `reference`
+            (`{seed: RunResult}` of its large-batch twin).
+        x: "updates", "examples" or "seconds".
+        current: index in `groups` of the configuration to draw bold.
+        window: moving-average width in updates.
+    Returns:
+        a matplotlib Figure with 3 Axes.
+
+    Lesson: notebooks/05-the-lab.ipynb
+    """
+    if x not in X_AXES:
+        raise ValueError(f"x must be one of {', '.join(X_AXES)}; got {x!r}")
+    drawn = [(i, g) for i, g in enumerate(groups) if g.results]
+    fig, [(axes, legend_y)] = _rows(14.0, [(3, math.ceil(len(drawn) / 2))], panel=3.4)
+    ax_loss, ax_acc, ax_diff = axes
+    _curves(ax_loss, ax_diff, groups, x, current, window, ax_acc=ax_acc)
+    ax_acc.set_ylabel("test accuracy")
+    ax_acc.set_title("Test accuracy while training (± std over seeds)")
+    ax_acc.set_xlabel(curves.X_LABELS[x])
+    _legend(fig, ax_loss.get_lines(), legend_y, ncol=2)
+    return fig
+
+
+def plot_lab_batches(groups):
+    """The lab's summary: the finished configurations against the effective batch B = N·b.
+
+    Left: final test accuracy; middle: loss noise (the std of the loss around its moving
+    average), mean ± std over seeds, one colour per family (`families`), each fixed-b
+    family's noise with its fitted log-log slope. Right: milliseconds per update and the
+    allocator peak of a fresh process for each configuration (`run_memory`).
+
+    Args:
+        groups: as in `plot_lab`; unfinished ones are left out.
+    Returns:
+        a matplotlib Figure with 3 Axes.
+
+    Lesson: notebooks/05-the-lab.ipynb
+    """
+    colors = _colors(groups)
+    done = [g for g in groups if g.results and _finished(g)]
+    fig, [(axes, legend_y)] = _rows(14.0, [(3, len(families.families(done)))], panel=3.4)
+    families.against_batch(axes[0], axes[1], done)
+    _cost(axes[2], done, [colors[id(g)] for g in done])
+    _legend(fig, axes[0].get_legend_handles_labels()[0], legend_y, ncol=1)
+    return fig
+
+
+def plot_picture(groups, x="updates", current=None, window=15):
+    """The lab at a notebook's width: fewer, larger panels than the live lab.
+
+    Top: the training loss and Δ from one large batch against x (legend: each configuration,
+    its largest Δ and change of final accuracy); middle: final accuracy and loss noise against
+    B, by family; bottom, only if some configuration was measured: the allocator peak of a
+    fresh process for its settings (`run_memory`).
+
+    Args:
+        groups, x, current, window: as in `plot_lab`.
+    Returns:
+        a matplotlib Figure with 4 Axes, or 5 with the memory panel.
+
+    Lesson: notebooks/05-the-lab.ipynb
+    """
+    if x not in X_AXES:
+        raise ValueError(f"x must be one of {', '.join(X_AXES)}; got {x!r}")
+    colors = _colors(groups)
+    done = [g for g in groups if g.results and _finished(g)]
+    measured = [g for g in done if finite(getattr(g, "peak_mb", None))]
+    rows = [(2, sum(1 for g in groups if g.results)), (2, len(families.families(done)))]
+    if measured:
+        rows.append((1, 0))
+    heights = [3.2, 3.2] + [0.34 * len(measured) + 0.3] * bool(measured)
+    fig, placed = _rows(PICTURE_WIDTH, rows, panel=heights)
+    (ax_loss, ax_diff), top_y = placed[0]
+    _curves(ax_loss, ax_diff, groups, x, current, window)
+    _legend(fig, ax_loss.get_lines(), top_y, ncol=1)
+    (ax_acc, ax_noise), middle_y = placed[1]
+    families.against_batch(ax_acc, ax_noise, done)
+    _legend(fig, ax_acc.get_legend_handles_labels()[0], middle_y, ncol=1)
+    if measured:
+        _memory(placed[2][0][0], measured, [colors[id(g)] for g in measured])
+    return fig
+
+
+def _curves(ax_loss, ax_diff, groups, x, current, window, ax_acc=None):
+    """The loss and Δ panels (and the accuracy panel if given); each loss line is labelled
+    with its group and, where a twin is known, its difference."""
+    colors = _colors(groups)
+    for i, g in enumerate(groups):
+        if not g.results:
+            continue
+        color, bold = colors[id(g)], i == current
+        line = curves.loss_band(ax_loss, g, x, color, bold, window)
+        if ax_acc is not None:
+            curves.accuracy_band(ax_acc, g, x, color, bold)
+        found = curves.reference_difference(g)
+        if found is not None:
+            curves.difference_line(ax_diff, g, x, color, bold, found)
+            line.set_label(f"{g.label}: {curves.difference_text(found)}")
+    if not ax_loss.lines:
+        for ax in (ax_loss,) if ax_acc is None else (ax_loss, ax_acc):
+            ax.text(0.5, 0.5, "press Run", transform=ax.transAxes, ha="center", va="center",
+                    color="grey", fontsize="large")
+    if not ax_diff.lines:
+        ax_diff.text(0.5, 0.5, "run large_batch with the same B\n(or press Measure)",
+                     transform=ax_diff.transAxes, ha="center", va="center", color="grey")
+    ax_loss.set_ylabel("training loss of the update's batch")
+    ax_loss.set_title(f"Training loss (mean of {2 * (window // 2) + 1} updates; ± std over seeds)")
+    ax_diff.set_yscale("log")
+    ax_diff.set_ylabel("|loss - loss of the large batch|")
+    ax_diff.set_title("Difference from one large batch (same B, seed)")
+    for ax in (ax_loss, ax_diff):
+        ax.set_xlabel(curves.X_LABELS[x])
+
+
+def _rows(width, rows, panel=3.2, left=0.85, right=0.3, gap=0.95, top=0.6, below=0.6, line=0.26):
+    """A Figure of rows of panels, `rows` = [(panels, legend lines)], each row with room under
+    it for its legend, all in inches. A fixed layout, not "constrained": the lab redraws while
+    it trains, and the layout solver would double the time of every draw.
+
+    Returns:
+        the Figure and, per row, `(axes, y)`: y is where the row's legend hangs from.
+    """
+    panels = panel if isinstance(panel, list) else [panel] * len(rows)
+    heights = [top + h + below + line * lines + 0.15 * bool(lines)
+               for (_, lines), h in zip(rows, panels)]
+    total = sum(heights)
+    fig = Figure(figsize=(width, total))
+    placed, y = [], total
+    for (count, _), h, height in zip(rows, panels, heights):
+        bottom = y - top - h
+        w = (width - left - right - gap * (count - 1)) / count
+        axes = [fig.add_axes([(left + i * (w + gap)) / width, bottom / total, w / width, h / total])
+                for i in range(count)]
+        placed.append((axes, (bottom - below) / total))
+        y -= height
+    return fig, placed
+
+
+def _legend(fig, handles, y, ncol):
+    handles = [h for h in handles if not h.get_label().startswith("_")]
+    if handles:
+        fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, y), ncol=ncol,
+                   frameon=False, fontsize="medium", handlelength=2.2, columnspacing=2.0)
+
+
+def _colors(groups):
+    palette = colormaps["tab10"].colors
+    return {id(g): getattr(g, "color", None) or palette[i % 10] for i, g in enumerate(groups)}
+
+
+def _finished(group):
+    return all(len(r.losses) == r.config.updates for r in group.results)
+
+
+def _cost(ax, groups, colors):
+    """Milliseconds per update (bars) and, once measured, the allocator peak of a fresh
+    process for the configuration's settings (text; `run_memory`): the same whatever ran
+    before it, unlike the memory a run adds to a long-lived kernel."""
+    rows = [(getattr(g, "short", g.label),
+             1000 * float(np.nanmean([r.seconds_per_update for r in g.results])),
+             finite(getattr(g, "peak_mb", None))) for g in groups]
+    ax.set_title("Time per update · allocator peak (fresh process)")
+    ax.set_yticks([])
+    if not rows:
+        ax.text(0.5, 0.5, "no finished runs yet", transform=ax.transAxes, ha="center",
+                va="center", color="grey")
+        return
+    texts = [f"{name}:  {ms:.1f} ms" + ("" if mb is None else f" · {mb:.0f} MB")
+             for name, ms, mb in rows]
+    _bars(ax, [ms for _, ms, _ in rows], texts, colors)
+    ax.set_xlabel("milliseconds per update (mean over seeds)")
+
+
+def _memory(ax, groups, colors):
+    """The allocator peak of a fresh process for each measured configuration's settings."""
+    peaks = [float(g.peak_mb) for g in groups]
+    _bars(ax, peaks, [f"{getattr(g, 'short', g.label)}:  {mb:.1f} MB"
+                      for g, mb in zip(groups, peaks)], colors)
+    ax.set_title("Memory: TensorFlow allocator peak of a fresh process with the run's settings")
+    ax.set_xlabel("MB (weights, optimizer state, batch, activations)")
+    ax.set_yticks([])
+
+
+def _bars(ax, values, texts, colors):
+    """Light horizontal bars, top down, each named by its text at the axis' left edge."""
+    y = np.arange(len(values))[::-1]
+    ax.barh(y, values, color=colors, alpha=0.35, height=0.8)
+    for yi, text in zip(y, texts):
+        ax.text(0.01, yi, text, va="center", transform=ax.get_yaxis_transform())
+    ax.set_ylim(-0.6, len(values) - 0.4)
+    ax.set_xlim(0, max(values) * 1.1)

@@ -1,0 +1,235 @@
+"""The lab: choose N, b, lr, a strategy, seeds and a setting; watch the curves grow; compare.
+
+    lab = Lab()                # from gradlab.lab import Lab; a cell ending with `lab` shows it
+    lab.run()                  # what the Run button does; returns the configuration's Group
+    lab.measure()              # what Measure does: the setting as a large batch, gradlab, naive
+    lab.groups                 # one Group per configuration run so far, in order
+    lab.picture()              # the lab at a notebook's width, as an image
+
+Nothing runs while a control moves: only Run, Measure (or `lab.run()`, `lab.measure()`)
+train. A button starts its run in a thread (`runner.Runner`), so the kernel stays free for
+Stop, and the plot (`figures.plot_lab`, one PNG replaced in place) is redrawn every few
+updates while a run trains. Stop ends a run after its current update; nothing of it is
+cached. Every seed is cached on its own, so adding seeds trains only the new ones. The
+status line says "from cache" when nothing had to train, and shows errors instead of
+raising them.
+
+Lesson: notebooks/05-the-lab.ipynb
+"""
+from __future__ import annotations
+
+import io
+
+from ..core.microbatch import check_count
+from ..studies.cache import ResultCache
+from . import controls, figures, settings
+from .groups import Group
+from .runner import ERROR, LIVE_EVERY, OK, Listener, Runner
+
+_COLORS = {OK: "#1a7f37", ERROR: "#cf222e", None: None}
+
+
+class Lab:
+    """Sliders for N, b, lr and seeds; a strategy and a setting; Run, Stop and Measure.
+
+    Args:
+        strategy, accum_steps, micro_batch, lr: the starting values of the controls.
+        seeds: how many seeds each Run trains (seed, seed + 1, ...), 1 to `MAX_SEEDS`.
+        setting: a key of `settings.SETTINGS`: "exact", or a way accumulation can differ.
+        x: the x axis of the curves: "updates", "examples" or "seconds".
+        updates, optimizer, model, seed, sampling, eval_every: the rest of each
+            `experiments.RunConfig` (fixed for this lab). `sampling="paired"` gives every
+            configuration with the same effective batch N*b the same examples per update.
+        strategies: the dropdown's choices (default `settings.available_strategies()`).
+        cache: True (the default cache, `$GRADLAB_CACHE` or .gradlab-cache), False, or a
+            `gradlab.studies.cache.ResultCache`.
+        live_every: updates between two snapshots of a running curve.
+        redraw_seconds: the least time between two live redraws (a PNG costs a fraction of
+            a second to draw; 0 redraws at every snapshot).
+        memory: after each configuration's runs, measure the allocator peak of its settings
+            in a fresh process (`run_memory`, cached), shown in the summary and the picture.
+
+    Lesson: notebooks/05-the-lab.ipynb
+    """
+
+    def __init__(self, strategy="fused", accum_steps=4, micro_batch=25, lr=0.5, seeds=1,
+                 setting="exact", x="updates", updates=150, optimizer="sgd", model="mlp",
+                 seed=0, sampling="paired", eval_every=25, strategies=None, cache=True,
+                 live_every=LIVE_EVERY, redraw_seconds=1.0, memory=True):
+        self.fixed = dict(updates=updates, optimizer=optimizer, model=model,
+                          sampling=sampling, eval_every=eval_every)
+        # Checked now, before any widget or training: a bad argument is an error here.
+        live_every, redraw_seconds = check_count("live_every", live_every), float(redraw_seconds)
+        strategies = settings.check_start(strategy, accum_steps, micro_batch, lr, seeds, setting,
+                                          x, seed, strategies, **self.fixed)
+        self.seed = seed
+        self.cache = cache if isinstance(cache, ResultCache) else ResultCache(enabled=bool(cache))
+        self.controls = c = controls.make_controls(strategies, strategy, accum_steps, micro_batch,
+                                                   lr, seeds, setting, x, updates)
+        self._screen = _Screen(c, self)
+        self.runner = Runner(self.cache, self._screen, live_every=live_every,
+                             redraw_seconds=redraw_seconds, memory=bool(memory))
+        vars(self).update(vars(c))  # lab.accum_steps, lab.plot, ...: the widgets by name
+        for control in (c.accum_steps, c.micro_batch, c.setting):
+            control.observe(self._show_batch, "value")
+        c.x_axis.observe(lambda _: self._screen.redraw(), "value")
+        c.button.on_click(lambda _: self.runner.start(self.run))
+        c.measure_button.on_click(lambda _: self.runner.start(self.measure))
+        c.stop_button.on_click(lambda _: self.stop())
+        self._show_batch()
+        self._screen.redraw()
+        self.widget = controls.layout(c, self.fixed)
+
+    @property
+    def groups(self):
+        """One Group per configuration, in the order first run."""
+        return self.runner.groups.all
+
+    @property
+    def current(self):
+        """The Group of the latest run (None if it was removed)."""
+        return self.runner.groups.current
+
+    def configs(self, strategy=None, setting=None):
+        """One `experiments.RunConfig` per seed, as the controls describe (ValueError if
+        invalid; `settings.configs`)."""
+        return settings.configs(strategy or self.strategy.value, self.accum_steps.value,
+                                self.micro_batch.value, self.lr.value, self.seeds.value,
+                                self.setting.value if setting is None else setting,
+                                seed=self.seed, **self.fixed)
+
+    def run(self):
+        """Train every seed of the configuration of the controls (cached seeds come from the
+        cache) while the plot follows; returns its `Group` (which keeps the seeds it had),
+        or None if the configuration is invalid, the run failed, or Stop ended it: the
+        status line then says why."""
+        try:
+            configs = self.configs()
+        except (TypeError, ValueError) as e:  # the controls describe an impossible run
+            return self.runner.refuse(e)
+        return self.runner.run(configs)
+
+    def measure(self):
+        """The setting's difference, measured: the same B, seeds and setting as one large
+        batch (the reference), gradlab's way (`fused`), and the naive way (Keras's own
+        accumulation, per-micro-batch BatchNorm statistics, or `accumulate`'s loop clipping
+        each micro-batch), at the controls' N, b and lr. Returns the three Groups (None as
+        in `run`); the status line gives each one's largest loss difference from the large
+        batch."""
+        try:
+            plan = settings.measure_plan(self.strategy.value, self.setting.value, self.configs)
+        except (TypeError, ValueError) as e:
+            return self.runner.refuse(e)
+        return self.runner.measure(plan)
+
+    def stop(self):
+        """End the running run after its current update (what the Stop button does)."""
+        self.runner.stop()
+
+    def wait(self, timeout=None):
+        """Wait for the run a button started and the memory measurements it started."""
+        self.runner.wait(timeout)
+
+    def show(self, groups, visible=True):
+        """Show or hide a configuration (a Group, or a list of them): its row's checkbox."""
+        for g in [groups] if isinstance(groups, Group) else list(groups):
+            g.visible = bool(visible)
+        self._refresh()
+
+    def remove(self, group):
+        """Take a configuration off the plot and the list (the cache keeps it)."""
+        self.runner.groups.remove(group)
+        self._refresh()
+
+    def clear(self):
+        """Forget every configuration on the plot (the cache keeps them)."""
+        self.runner.groups.clear()
+        self._refresh()
+
+    def picture(self, path=None):
+        """The lab at a notebook's width (`figures.plot_picture`), as an
+        `IPython.display.Image` (and a PNG file at `path`): a notebook that stores it shows
+        the lab without running. It waits for the memory measurements under way, so that
+        the picture does not depend on how fast they were."""
+        from IPython.display import Image
+        self.runner.wait(memory_only=True)
+        shown, current = self._screen.shown()
+        data = _png(figures.plot_picture(shown, x=self.x_axis.value, current=current),
+                    figures.PICTURE_DPI)
+        if path is not None:
+            with open(path, "wb") as f:
+                f.write(data)
+        return Image(data=data, format="png")
+
+    def _refresh(self):
+        self._screen.runs_changed()
+        self._screen.redraw()
+
+    def _toggle(self, group, visible):
+        group.visible = bool(visible)
+        self._screen.redraw()
+
+    def _show_batch(self, _=None):
+        self.batch.value = settings.batch_text(self.setting.value, self.accum_steps.value,
+                                               self.micro_batch.value)
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        bundle["text/plain"] = repr(self)  # not the repr of every child widget
+        return bundle
+
+    def __repr__(self):
+        return (f"<gradlab.lab.Lab {self.strategy.value} N={self.accum_steps.value} "
+                f"b={self.micro_batch.value} lr={self.lr.value:.3g}: {len(self.groups)} configurations>")
+
+
+class _Screen(Listener):
+    """What the runner tells the lab, shown on its widgets `c`."""
+
+    def __init__(self, c, lab):
+        self.c, self.lab = c, lab
+
+    def busy(self, running):
+        if running:
+            self.c.log.outputs = ()
+        self.c.button.disabled = self.c.measure_button.disabled = running
+        self.c.stop_button.disabled = not running
+
+    def status(self, text, kind):
+        self.c.status.value = text
+        self.c.status.style.text_color = _COLORS[kind]
+
+    def progress(self, value, total, style):
+        if total is not None:
+            self.c.progress.max = total
+        if value is not None:
+            self.c.progress.value = value
+        if style is not None:
+            self.c.progress.bar_style = style
+
+    def note(self, text):
+        self.c.log.append_stdout(text + "\n")
+
+    def failure(self, text):
+        self.c.log.append_stderr(text)
+
+    def shown(self):
+        """The visible groups, and the index among them of the current one (drawn bold)."""
+        shown = [g for g in self.lab.groups if g.visible]
+        return shown, next((i for i, g in enumerate(shown) if g is self.lab.current), None)
+
+    def redraw(self, summary=True):
+        shown, current = self.shown()
+        self.c.plot.value = _png(figures.plot_lab(shown, x=self.c.x_axis.value, current=current))
+        if summary:
+            self.c.summary.value = _png(figures.plot_lab_batches(shown))
+
+    def runs_changed(self):
+        self.c.runs.children = [controls.run_row(g, self.lab._toggle, self.lab.remove)
+                                for g in self.lab.groups]
+
+
+def _png(fig, dpi=72):
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return buf.getvalue()

@@ -1,0 +1,54 @@
+"""The lab's curves, from hand-made results: differences, bands and x axes by value."""
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+from gradlab.lab import curves
+
+from figure_data import UPDATES, group, result
+
+
+def test_reference_difference_is_the_largest_gap_over_seeds():
+    ref = {s: result(strategy="large_batch", seed=s, accuracy=0.90) for s in (0, 1)}
+    off = [result(accum_steps=4, micro_batch=25, seed=s, accuracy=0.88 + 0.01 * s,
+                  losses=ref[s].losses + (0.1 if s else 0.3) * (np.arange(UPDATES) == 5))
+           for s in (0, 1)]
+    found = curves.reference_difference(group(*off, reference=ref))
+    delta, worst, accuracy = found
+    assert delta[5] == pytest.approx(0.3) and worst == pytest.approx(0.3)
+    assert np.count_nonzero(delta) == 1
+    assert accuracy == pytest.approx(np.mean([0.88 - 0.90, 0.89 - 0.90]))
+    assert curves.difference_text(found) == "max |Δ| 0.3, accuracy -1.5 pts"
+    assert curves.reference_difference(group(*off)) is None  # no twin, no difference
+    same = group(ref[0], reference={0: ref[0]})
+    assert curves.reference_difference(same) is None  # a large batch is not compared with itself
+
+
+def test_a_running_seed_counts_only_where_it_has_got_to():
+    mean, std, count = curves.mean_std(curves.stack([np.array([1.0, 3.0, 5.0]), np.array([3.0])]))
+    np.testing.assert_allclose(mean, [2.0, 3.0, 5.0])
+    np.testing.assert_allclose(std, [np.sqrt(2.0), 0.0, 0.0])
+    assert count.tolist() == [2, 1, 1]
+    ref = result(strategy="large_batch")
+    partial = result(accum_steps=4, micro_batch=25, losses=ref.losses[:12] + 0.01)
+    delta, worst, accuracy = curves.reference_difference(group(partial, reference={0: ref}))
+    assert len(delta) == 12 and worst == pytest.approx(0.01) and accuracy is None
+
+
+def test_x_axes():
+    g = group(result(accum_steps=4, micro_batch=25, seconds_per_update=0.01))
+    np.testing.assert_allclose(curves.x_of(g, [1, 2], "updates"), [1, 2])
+    np.testing.assert_allclose(curves.x_of(g, [1, 2], "examples"), [100, 200])
+    np.testing.assert_allclose(curves.x_of(g, [1, 2], "seconds"), [0.01, 0.02])
+
+
+def test_the_loss_band_is_the_moving_average_over_full_windows():
+    ax = Figure().subplots()
+    g = group(result(seed=0, losses=np.arange(UPDATES, dtype=float)),
+              result(seed=1, losses=np.arange(UPDATES, dtype=float) + 2), label="two seeds")
+    line = curves.loss_band(ax, g, "updates", "C0", False, window=5)
+    assert line.get_label() == "two seeds"
+    y = line.get_ydata()
+    assert np.isnan(y[:2]).all() and np.isnan(y[-2:]).all()  # no ragged ends
+    np.testing.assert_allclose(y[2:-2], np.arange(2, UPDATES - 2) + 1.0)  # mean of the seeds
+    assert len(ax.collections) == 1  # the ± std band
