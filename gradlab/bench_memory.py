@@ -17,10 +17,12 @@ Every contender trains on the same examples: `updates` effective batches of B ex
 epoch (plain fit at a micro-batch b takes B/b steps for each; its time is per B examples),
 one untimed epoch first (tracing: `compile MB` is its peak, reported apart), then `epochs`
 measured ones. No contender uses XLA (Keras's fit uses none on a CPU by default):
-like is compared with like. With `--limit MB` it runs instead plain fit at B and
-AccumulatingModel at the largest N, each in a fresh process whose allocator may hold MB at
-most (`fit_under_limit`): which of them runs. The runs go one after another: time per update is measured in
+like is compared with like. The runs go one after another: time per update is measured in
 the same process as the memory, and two runs side by side would share the two cores.
+
+With `--limit MB` it runs instead plain fit at B and AccumulatingModel at the largest N,
+each in a fresh process whose allocator may hold MB at most (`fit_under_limit`): which of
+them runs, and which runs out of memory.
 
 Lesson: notebooks/08-accumulation-in-fit.ipynb
 """

@@ -104,8 +104,8 @@ def measure_fit(spec):
                 loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     clock = _EpochClock(device)
     tf.config.experimental.reset_memory_stats(device)
-    history = net.fit(x, y, batch_size=batch, epochs=1 + spec["epochs"], shuffle=False, verbose=0,
-            callbacks=[clock])
+    history = net.fit(x, y, batch_size=batch, epochs=1 + spec["epochs"], shuffle=False,
+                      verbose=0, callbacks=[clock])
     peak = tf.config.experimental.get_memory_info(device)["peak"]
     mb = lambda variables: sum(np.prod(v.shape) * np.dtype(v.dtype).itemsize for v in variables) / 2**20
     return dict(peak_mb=peak / 2**20, base_mb=clock.base / 2**20,
