@@ -61,7 +61,8 @@ def test_fit_under_limit_refuses_bad_input_before_any_run(kwargs, error, word):
 def test_the_oom_line_names_the_refused_tensor():
     message = ("Graph execution error:\n\nDetected at node x\n"
                "OOM when allocating tensor with shape[512,24,24,64] and type float\n\t [[{{node y}}]]")
-    assert memory_child.oom_line(message) == "OOM when allocating tensor with shape[512,24,24,64] and type float"
+    assert memory_child.oom_line(message) == (
+        "OOM when allocating tensor with shape[512,24,24,64] and type float")
     assert memory_child.oom_line("\nsomething else\nmore") == "something else"
 
 
