@@ -2,6 +2,7 @@
 
     python -m gradlab bench --fit --memory [--model conv|transformer] [--batch B]
                                            [--accum 1,2,4,8,16] [--overlap 1] [--json]
+                                           [--limit MB]
 
     contenders (each in a fresh process, `memory_child`): plain fit at batch B;
         AccumulatingModel(accum_steps=N) at batch B, for each N and each overlap;
@@ -18,6 +19,10 @@ one untimed epoch first (tracing: `compile MB` is its peak, reported apart), the
 measured ones. No contender uses XLA (Keras's fit uses none on a CPU by default):
 like is compared with like. The runs go one after another: time per update is measured in
 the same process as the memory, and two runs side by side would share the two cores.
+
+With `--limit MB` it runs instead plain fit at B and AccumulatingModel at the largest N,
+each in a fresh process whose allocator may hold MB at most (`fit_under_limit`): which of
+them runs, and which runs out of memory.
 
 Lesson: notebooks/08-accumulation-in-fit.ipynb
 """
@@ -95,12 +100,64 @@ def run_bench_memory(model="conv", batch=None, accum=(1, 2, 4, 8, 16), overlaps=
                      "ratios": ratios(rows, max(accum))})
 
 
-def measure_in_child(spec):
-    """`memory_child.measure_fit(spec)` in a fresh process with TensorFlow's BFC allocator;
-    on failure `{"error": why}`."""
+def measure_in_child(spec, env=None):
+    """`memory_child.measure_fit(spec)` in a fresh process with TensorFlow's BFC allocator
+    (and `env`'s variables); on failure `{"error": why}`."""
     child = {k: v for k, v in spec.items() if k != "label"}
     return memory.in_fresh_process(["gradlab", "bench", "--fit", "--memory", "--child",
-                                    json.dumps(child)], CHILD_TIMEOUT)
+                                    json.dumps(child)], CHILD_TIMEOUT, env)
+
+
+def fit_under_limit(contender, limit_mb=None, model="conv", batch=None, accum_steps=16,
+                    updates=1, epochs=1, seed=0):
+    """Fit one contender in a fresh process whose allocator may hold `limit_mb` MB at most:
+    did it run, or run out of memory?
+
+    Args:
+        contender: "plain" (fit at batch B) or "accumulating" (AccumulatingModel(accum_steps)
+            at batch B).
+        limit_mb: the MB the allocator may hold; None: no limit, the same kernels otherwise
+            (a reference peak).
+        model, batch (B, default `BATCH[model]`), accum_steps, updates, epochs, seed: as in
+            `plan` (one untimed epoch, then `epochs` measured ones).
+    Returns:
+        dict `outcome` ("ran", "out of memory" or "failed"), `limit_mb`, `error` (the OOM
+        line, or why it failed; None when it ran) and, when it ran, the child's measurement
+        (`peak_mb`, `losses`, `finite`, ...).
+
+    On a CPU the limit is TensorFlow's BFC allocator's own (`TF_CPU_BFC_MEM_LIMIT_IN_MB`,
+    read when TensorFlow starts) and oneDNN's kernels are off (`TF_ENABLE_ONEDNN_OPTS=0`):
+    in TensorFlow 2.21 a oneDNN convolution refused its output reports the OOM, then the
+    process dies of a segmentation fault; TensorFlow's own kernels raise
+    ResourceExhaustedError. On a GPU the limit is a logical device's `memory_limit`.
+    """
+    if contender not in ("plain", "accumulating"):
+        raise ValueError(f"contender must be 'plain' or 'accumulating', got {contender!r}")
+    if limit_mb is not None:
+        limit_mb = check_count("limit_mb", limit_mb)
+    n = accum_steps if contender == "accumulating" else 1
+    spec = next(r for r in plan(model, batch, [n], [1], updates, epochs, seed)
+                if r["contender"] == contender and r["accum_steps"] == n)
+    env = {"TF_ENABLE_ONEDNN_OPTS": "0"}
+    if limit_mb is not None and not tf.config.list_physical_devices("GPU"):
+        env["TF_CPU_BFC_MEM_LIMIT_IN_MB"] = str(limit_mb)
+    got = measure_in_child(dict(spec, limit_mb=limit_mb), env)
+    outcome = ("out of memory" if "out_of_memory" in got else "failed" if "error" in got else "ran")
+    return dict(spec, **got) | dict(outcome=outcome, limit_mb=limit_mb,
+                                    error=got.get("out_of_memory", got.get("error")))
+
+
+def format_limit(rows):
+    """`fit_under_limit`'s results, one line each."""
+    r0 = rows[0]
+    lines = [f"{r0['model']}, B={r0['batch']}, allocator limit {r0['limit_mb']} MB, "
+             "each run a fresh process (oneDNN off):"]
+    for r in rows:
+        name = f"{r['label']}" + (f" N={r['accum_steps']}" if r["contender"] == "accumulating" else "")
+        what = (f"ran: peak {r['peak_mb']:.1f} MB, loss " + " -> ".join(f"{v:.3f}" for v in r["losses"])
+                if r["outcome"] == "ran" else f"{r['outcome']}: {r['error']}")
+        lines.append(f"  {name:<24}{what}")
+    return "\n".join(lines)
 
 
 def add_floors(rows):
@@ -205,6 +262,9 @@ def cli(argv=None):
                         "overlap=2 is measured at the largest N anyway")
     p.add_argument("--updates", type=int, default=3, help="optimizer updates per epoch (3)")
     p.add_argument("--epochs", type=int, default=1, help="measured epochs after the untimed one (1)")
+    p.add_argument("--limit", type=int, default=None, metavar="MB",
+                   help="instead: plain fit and AccumulatingModel at the largest N, each under "
+                        "an allocator limit of MB: which runs")
     p.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
@@ -216,8 +276,16 @@ def cli(argv=None):
     try:  # the arguments only: nothing has run yet
         for m in models:
             plan(m, **options)
+        if args.limit is not None:
+            check_count("limit", args.limit)
     except (ValueError, TypeError) as e:
         p.error(str(e))
+    if args.limit is not None:
+        results = [[fit_under_limit(c, args.limit, m, args.batch, max(args.accum), args.updates,
+                                    args.epochs) for c in ("plain", "accumulating")] for m in models]
+        print(to_json(results[0] if len(results) == 1 else {"workloads": results}) if args.json
+              else "\n\n".join(map(format_limit, results)))
+        return 0
     results = [run_bench_memory(m, progress=not args.no_progress, **options) for m in models]
     print(to_json(results[0] if len(results) == 1 else {"workloads": results}) if args.json
           else "\n\n".join(map(format_bench_memory, results)))

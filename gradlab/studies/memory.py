@@ -113,13 +113,15 @@ def _reset_maxrss():
     return _status_mb("VmHWM") is not None
 
 
-def in_fresh_process(args, timeout):
+def in_fresh_process(args, timeout, env=None):
     """`python -m <args>` in a fresh process whose TensorFlow allocator keeps statistics
-    (`TF_CPU_ALLOCATOR_USE_BFC=true`, set before TensorFlow starts): the JSON object its last
-    line of output prints, or `{"error": why}` if it failed or ran over `timeout` seconds."""
+    (`TF_CPU_ALLOCATOR_USE_BFC=true`, set before TensorFlow starts), with `env`'s variables
+    added: the JSON object its last line of output prints, or `{"error": why}` if it failed
+    or ran over `timeout` seconds."""
+    env = dict(os.environ, TF_CPU_ALLOCATOR_USE_BFC="true", **(env or {}))
     try:
         proc = subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True,
-                              timeout=timeout, env=dict(os.environ, TF_CPU_ALLOCATOR_USE_BFC="true"))
+                              timeout=timeout, env=env)
     except subprocess.TimeoutExpired:  # run() has killed the child
         return {"error": f"timed out after {timeout} s"}
     lines = proc.stdout.strip().splitlines()

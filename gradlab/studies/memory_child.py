@@ -10,6 +10,11 @@ allocator does, and a fresh process holds nothing of an earlier run. With a GPU 
 allocator (`GPU:0`) is read instead. The peak counts every byte the allocator holds:
 weights, optimizer slots, accumulators, the epoch's input tensors and the activations.
 
+Under a memory limit (`spec["limit_mb"]`, `bench_memory.fit_under_limit`) a GPU gets a
+logical device of that many MB; on a CPU the parent has set `TF_CPU_BFC_MEM_LIMIT_IN_MB`.
+Running out of memory is then a result, not a crash: the child prints
+`{"out_of_memory": the error's OOM line}`.
+
 Two models whose activations dominate: `conv` (two Conv2D(64, 3) on 28x28 MNIST, a small
 head) and `transformer` (one encoder block on random token sequences).
 
@@ -72,16 +77,22 @@ def measure_fit(spec):
             Keras's own fit on a CPU; "keras": `SGD(gradient_accumulation_steps=accum_steps)`
             at batch `batch`), `batch`, `accum_steps`, `overlap`, `examples` per epoch,
             `updates` (effective batches per epoch: time is per effective batch, also for
-            plain fit at a micro-batch), `epochs`, `seed`.
+            plain fit at a micro-batch), `epochs`, `seed`; optional `limit_mb` (a GPU's
+            memory, as a logical device; a CPU's is set by the parent's environment).
     Returns:
         dict `peak_mb`, `base_mb` (held when the measured epochs start), `compile_peak_mb`,
         `compile_rss_mb` (resident memory the first epoch added: tracing), `ms_update`,
         `weights_mb`, `trainable_mb`, `optimizer_mb` (its variables, Keras's accumulators
-        included), `data_mb`, `device`.
+        included), `data_mb`, `device`, `losses` (each epoch's mean loss) and `finite`
+        (every trained weight finite).
     """
     gpus = tf.config.list_physical_devices("GPU")
     for gpu in gpus:
-        tf.config.experimental.set_memory_growth(gpu, True)  # or TensorFlow takes it all at once
+        if spec.get("limit_mb"):  # untested here (no GPU): a logical GPU of limit_mb MB
+            tf.config.set_logical_device_configuration(
+                gpu, [tf.config.LogicalDeviceConfiguration(memory_limit=spec["limit_mb"])])
+        else:
+            tf.config.experimental.set_memory_growth(gpu, True)  # or TensorFlow takes it all at once
     device = "GPU:0" if gpus else "CPU:0"
     n, batch, contender = spec["accum_steps"], spec["batch"], spec["contender"]
     x, y = memory_data(spec["model"], spec["examples"], spec["seed"])
@@ -93,8 +104,8 @@ def measure_fit(spec):
                 loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     clock = _EpochClock(device)
     tf.config.experimental.reset_memory_stats(device)
-    net.fit(x, y, batch_size=batch, epochs=1 + spec["epochs"], shuffle=False, verbose=0,
-            callbacks=[clock])
+    history = net.fit(x, y, batch_size=batch, epochs=1 + spec["epochs"], shuffle=False,
+                      verbose=0, callbacks=[clock])
     peak = tf.config.experimental.get_memory_info(device)["peak"]
     mb = lambda variables: sum(np.prod(v.shape) * np.dtype(v.dtype).itemsize for v in variables) / 2**20
     return dict(peak_mb=peak / 2**20, base_mb=clock.base / 2**20,
@@ -102,7 +113,8 @@ def measure_fit(spec):
                 ms_update=1000 * statistics.median(clock.seconds) / spec["updates"],
                 weights_mb=mb(net.weights), trainable_mb=mb(net.trainable_weights),
                 optimizer_mb=mb(optimizer.variables), data_mb=(x.nbytes + y.nbytes) / 2**20,
-                device=device)
+                device=device, losses=[float(v) for v in history.history["loss"]],
+                finite=all(bool(np.isfinite(w.numpy()).all()) for w in net.weights))
 
 
 class _EpochClock(keras.callbacks.Callback):
@@ -127,5 +139,17 @@ class _EpochClock(keras.callbacks.Callback):
 
 
 def main(spec_json):
-    """The child's side of `bench_memory`: one JSON line on stdout."""
-    print(json.dumps(measure_fit(json.loads(spec_json))))
+    """The child's side of `bench_memory`: one JSON line on stdout, `measure_fit`'s or
+    `{"out_of_memory": line}` where the allocator refused a tensor."""
+    try:
+        result = measure_fit(json.loads(spec_json))
+    except tf.errors.ResourceExhaustedError as e:
+        result = {"out_of_memory": oom_line(e.message)}
+    print(json.dumps(result))
+
+
+def oom_line(message):
+    """The line of a ResourceExhaustedError's message that names the refused tensor (its
+    first line is only "Graph execution error:"); else the first non-empty line."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    return next((line for line in lines if line.startswith("OOM")), lines[0] if lines else "")

@@ -6,7 +6,7 @@ import json
 import matplotlib.figure
 import pytest
 
-from gradlab.studies import bench, bench_memory
+from gradlab.studies import bench, bench_memory, memory_child
 from gradlab.studies.memory_plots import plot_memory
 
 
@@ -16,6 +16,7 @@ from gradlab.studies.memory_plots import plot_memory
     (["--model", "conv", "--updates", "0"], "updates must be an integer >= 1, got 0"),
     (["--model", "conv", "--overlap", "0"], "'0'"),
     (["--model", "conv", "--accum", "2,x"], "'2,x'"),
+    (["--model", "conv", "--limit", "0"], "limit must be an integer >= 1, got 0"),
 ])
 def test_bad_cli_arguments_are_refused_naming_the_value(argv, word, capsys):
     with pytest.raises(SystemExit) as e:
@@ -44,6 +45,25 @@ def test_plan_has_every_contender_once():
                    ("accumulating", 512, 4, 1), ("keras", 128, 4, 1),
                    ("accumulating", 512, 16, 1), ("keras", 32, 16, 1),
                    ("accumulating", 512, 16, 2)]  # overlap=2 at the largest N
+
+
+@pytest.mark.parametrize("kwargs, error, word", [
+    (dict(contender="keras"), ValueError, "'keras'"),
+    (dict(contender="plain", limit_mb=0), ValueError, "limit_mb.*0"),
+    (dict(contender="plain", limit_mb="100"), TypeError, "'100'"),
+    (dict(contender="accumulating", batch=512, accum_steps=3), ValueError, "accum_steps 3"),
+])
+def test_fit_under_limit_refuses_bad_input_before_any_run(kwargs, error, word):
+    with pytest.raises(error, match=word):
+        bench_memory.fit_under_limit(**kwargs)
+
+
+def test_the_oom_line_names_the_refused_tensor():
+    message = ("Graph execution error:\n\nDetected at node x\n"
+               "OOM when allocating tensor with shape[512,24,24,64] and type float\n\t [[{{node y}}]]")
+    assert memory_child.oom_line(message) == (
+        "OOM when allocating tensor with shape[512,24,24,64] and type float")
+    assert memory_child.oom_line("\nsomething else\nmore") == "something else"
 
 
 def _row(contender, batch, n, peak, overlap=1, ms=10.0, trainable=1.0):
@@ -115,3 +135,20 @@ def test_a_small_real_run_prints_one_json_object(capsys):
     assert rows[0]["vs_floor"] == 1.0 and rows[3]["floor_mb"] == pytest.approx(
         rows[1]["peak_mb"] + rows[1]["trainable_mb"])
     assert "AccumulatingModel overlap=2" in bench_memory.format_bench_memory(result)
+
+
+@pytest.mark.slow
+def test_under_a_limit_plain_fit_runs_out_of_memory_and_accumulation_trains():
+    """Issue 22's point: at B = 512 plain fit of the conv net needs ~360 MB of the allocator,
+    AccumulatingModel(16) ~60 MB; under 150 MB only the second one runs, and it learns."""
+    free = bench_memory.fit_under_limit("plain", None)
+    assert free["outcome"] == "ran" and free["peak_mb"] > 150, free  # the limit is what stops it
+    plain = bench_memory.fit_under_limit("plain", 150)
+    assert plain["outcome"] == "out of memory", plain
+    assert plain["error"].startswith("OOM when allocating tensor")
+    ours = bench_memory.fit_under_limit("accumulating", 150, accum_steps=16)
+    assert ours["outcome"] == "ran", ours
+    assert ours["error"] is None and ours["peak_mb"] < 150
+    assert ours["finite"] and ours["losses"][1] < ours["losses"][0]
+    text = bench_memory.format_limit([plain, ours])
+    assert "out of memory: OOM" in text and "AccumulatingModel N=16" in text
