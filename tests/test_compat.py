@@ -11,7 +11,7 @@ import tensorflow as tf
 from gradlab import _compat
 
 from gradlab.core import distribute
-from tests.conftest import DEVICES
+from common import DEVICES
 
 
 def test_on_two_replicas_a_loss_is_divided_once_by_default_and_not_at_all_inside_the_hook():

@@ -10,7 +10,7 @@ from gradlab.classic.accumulation_graph import build_accumulation
 from gradlab.classic.draw import draw_graph
 from gradlab.classic.host_graph import build_host_average
 from gradlab.classic.tower_graph import build_towers
-from conftest import DEVICES
+from common import DEVICES
 
 
 def boxes(fig):

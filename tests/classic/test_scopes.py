@@ -5,7 +5,7 @@ import tensorflow as tf
 from gradlab.classic import scopes
 from gradlab.classic.accumulation_graph import build_accumulation
 from gradlab.classic.tower_graph import build_towers
-from conftest import DEVICES
+from common import DEVICES
 
 
 def tiny_graph():

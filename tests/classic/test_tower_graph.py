@@ -10,7 +10,7 @@ from gradlab.core import towers
 from classic_reference import (LR, WALK_W_AFTER, WALK_X, WALK_Y, assert_applies,
                                assert_bad_batch_changes_nothing, assert_equals_large_batch, batches,
                                linear, very_uneven_case)
-from conftest import DEVICES
+from common import DEVICES
 
 
 def build(opt, num_towers=2):

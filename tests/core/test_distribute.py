@@ -1,5 +1,5 @@
 """`mirrored`: per-replica accumulation under tf.distribute equals one large batch, with one
-all-reduce per update, on the session's two logical CPUs (tests/conftest.py)."""
+all-reduce per update, on the session's two logical CPUs (tests/common.py)."""
 import keras
 import numpy as np
 import pytest

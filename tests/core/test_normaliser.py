@@ -13,7 +13,7 @@ import tensorflow as tf
 
 import gradlab as gl
 from gradlab.core import normaliser
-from tests.conftest import DEVICES
+from common import DEVICES
 
 ACCUMULATING = ["host_average", "accumulate", "fused", "towers", "mirrored"]
 

@@ -3,7 +3,7 @@ import pytest
 import tensorflow as tf
 
 import gradlab as gl
-from conftest import DEVICES
+from common import DEVICES
 
 
 def _pairs(*grads):

@@ -88,6 +88,6 @@ def test_bad_starting_values_name_the_value():
 
 
 def test_strategies_that_need_devices_are_offered_with_two():
-    # tests/conftest.py made two logical CPUs, so `towers` is offered.
+    # tests/common.py made two logical CPUs, so `towers` is offered.
     assert {"large_batch", "fused", "accumulate", "host_average", "towers"} <= set(
         settings.available_strategies())

@@ -310,7 +310,7 @@ def test_bad_arguments_are_refused_before_any_widget(tmp_path):
 
 @pytest.mark.slow
 def test_every_offered_strategy_runs_and_agrees(tmp_path):
-    # tests/conftest.py made two logical CPUs, so `towers` is offered.
+    # tests/common.py made two logical CPUs, so `towers` is offered.
     offered = settings.available_strategies()
     assert {"large_batch", "fused", "accumulate", "host_average", "towers"} <= set(offered)
     lab = make_lab(tmp_path, updates=3, eval_every=3)

@@ -8,7 +8,7 @@ import gradlab as gl
 from gradlab.studies import pitfalls as pf
 from gradlab.studies.data import load_mnist
 from gradlab.studies.models import make_model
-from conftest import DEVICES
+from common import DEVICES
 
 EXACT = ["large_batch", "host_average", "accumulate", "fused", "towers"]
 

@@ -25,7 +25,7 @@ class Counter:
 
 
 def test_towers_join_the_default_strategies_when_there_are_devices():
-    # tests/conftest.py made two logical CPUs
+    # tests/common.py made two logical CPUs
     assert step_timing.default_strategies() == ["large_batch", "fused", "accumulate", "keras",
                                                 "host_average", "towers", "mirrored"]
 

@@ -20,7 +20,7 @@ from gradlab.core import distribute
 from gradlab.studies.data import load_mnist
 from gradlab.training import fit_step
 from gradlab.training.fit import AccumulatingModel
-from conftest import DEVICES, ActivationPenalty
+from common import DEVICES, ActivationPenalty
 
 N = 611          # 10 batches of 60 and a short last batch of 11
 BATCH = 60

@@ -7,7 +7,7 @@ import tensorflow as tf
 import gradlab as gl
 from gradlab.studies.data import load_mnist
 from gradlab.studies.models import make_model
-from conftest import DEVICES
+from common import DEVICES
 
 EXACT = ["host_average", "accumulate", "fused", "towers"]
 OPTIMIZERS = {

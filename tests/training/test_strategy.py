@@ -12,7 +12,7 @@ import pytest
 import tensorflow as tf
 
 import gradlab as gl
-from tests.conftest import DEVICES, ActivationPenalty
+from common import DEVICES, ActivationPenalty
 
 CE = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 ONE_DEVICE = ["large_batch", "host_average", "accumulate", "fused"]

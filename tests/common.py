@@ -1,0 +1,21 @@
+"""What several test folders share, importable by name because tests/conftest.py's folder is
+on sys.path (a second conftest.py, as in tests/lab, would shadow `from conftest import ...`)."""
+import gradlab
+
+# Two logical CPU devices, made before TensorFlow initialises (conftest imports this first),
+# so `towers` and `mirrored` run real multi-device graphs on a CPU-only machine.
+DEVICES = gradlab.tower_devices(2)
+
+import keras  # noqa: E402  (TensorFlow initialises after the devices are made)
+
+
+class ActivationPenalty(keras.layers.Layer):
+    """Adds a penalty computed from its inputs (add_loss) and passes the Keras mask on."""
+
+    def __init__(self):
+        super().__init__()
+        self.supports_masking = True
+
+    def call(self, h):
+        self.add_loss(1e-2 * keras.ops.mean(keras.ops.square(h)))
+        return h
