@@ -61,14 +61,14 @@ def measure(config, updates=3):
     import tensorflow as tf
 
     from ..studies.data import load_mnist
-    from ..studies.experiments import _strategy, sample_order
+    from ..studies.run_loop import run_strategy, sample_order
 
     gpus = tf.config.list_physical_devices("GPU")
     for gpu in gpus:
         tf.config.experimental.set_memory_growth(gpu, True)
     device = "GPU:0" if gpus else "CPU:0"
     config = dataclasses.replace(config, updates=1 + updates)
-    d, strategy = load_mnist(), _strategy(config)
+    d, strategy = load_mnist(), run_strategy(config)
     batches = [(d.x_train[idx], d.y_train[idx]) for idx in sample_order(config, len(d.x_train))]
     tf.config.experimental.reset_memory_stats(device)
     strategy.step(*batches[0])

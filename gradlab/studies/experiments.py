@@ -29,9 +29,6 @@ from .run_config import (BATCHNORMS, CLIPS, REFERENCE_BATCH, SAMPLINGS, SCHEDULE
 from .run_loop import Stopped, model_seed, run_strategy, sample_order, train  # noqa: F401
 from .run_result import RunResult, cached_result, run_key  # noqa: F401
 
-# The name this had when it lived here: the lab's run_memory uses it.
-_strategy = run_strategy
-
 
 def run(config, cache=True, progress=True, bar=None, callback=None, every=10, stop=None):
     """The result of `config`: from the cache if it is there, else trained and stored.

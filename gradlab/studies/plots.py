@@ -2,7 +2,7 @@
 
 The figure is closed in pyplot before it is returned, so a notebook cell that ends with the
 call shows it exactly once (as the cell's value), and its size and axes are fixed. The
-lab's figures are in `lab_plots`.
+lab's figures are in `gradlab.lab.figures`.
 
 Lesson: notebooks/01-why-average.ipynb
 """
