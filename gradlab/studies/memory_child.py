@@ -2,7 +2,7 @@
 
     compile_peak = allocator peak over epoch 0 (tracing and the first updates, once per shape)
     peak         = allocator peak over the epochs after it   (reset_memory_stats in between)
-    ms_update    = median seconds of those epochs / updates per epoch
+    ms_update    = median seconds of those epochs / updates per epoch   (ms_epochs: each one)
 
 Run it in a fresh process with `TF_CPU_ALLOCATOR_USE_BFC=true` set before TensorFlow starts
 (`bench_memory` does): TensorFlow's default CPU allocator keeps no statistics, its BFC
@@ -111,6 +111,7 @@ def measure_fit(spec):
     return dict(peak_mb=peak / 2**20, base_mb=clock.base / 2**20,
                 compile_peak_mb=clock.compile_peak / 2**20, compile_rss_mb=clock.compile_rss,
                 ms_update=1000 * statistics.median(clock.seconds) / spec["updates"],
+                ms_epochs=[1000 * t / spec["updates"] for t in clock.seconds],
                 weights_mb=mb(net.weights), trainable_mb=mb(net.trainable_weights),
                 optimizer_mb=mb(optimizer.variables), data_mb=(x.nbytes + y.nbytes) / 2**20,
                 device=device, losses=[float(v) for v in history.history["loss"]],

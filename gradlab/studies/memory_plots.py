@@ -4,7 +4,8 @@
     time(N)   ~ N * time(one micro-batch of B / N)   rises once a micro-batch stops
                 filling the machine
 
-Left: the allocator peak of each run (MB); right: milliseconds per update; both against
+Left: the allocator peak of each run (MB); right: milliseconds per update (the median
+epoch, with bars from the 25th to the 75th percentile of the measured epochs); both against
 N on a log2 axis. Plain fit at the whole batch B is a horizontal line (it has no N), Keras's
 own accumulation a second series, the floor (`bench_memory`) a dotted one.
 
@@ -13,6 +14,7 @@ Lesson: notebooks/08-accumulation-in-fit.ipynb
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import numpy as np
 from matplotlib.ticker import NullLocator
 
 # contender, overlap -> label, colour, marker
@@ -39,18 +41,21 @@ def plot_memory(result):
     fig, (ax_mb, ax_ms) = plt.subplots(1, 2, figsize=(9.0, 3.8), layout="constrained")
     plt.close(fig)  # owned by the caller: a cell ending with the call shows it once
     for key, (label, color, marker) in SERIES.items():
-        series = sorted((r["accum_steps"], r["peak_mb"], r["ms_update"], r.get("floor_mb"))
-                        for r in rows if (r["contender"], r["overlap"]) == key)
+        series = sorted((r["accum_steps"], r["peak_mb"], r["ms_update"], r.get("floor_mb"),
+                         _spread(r)) for r in rows if (r["contender"], r["overlap"]) == key)
         if not series:
             continue
-        ns, mb, ms, floor = zip(*series)
+        ns, mb, ms, floor, spread = zip(*series)
         ax_mb.plot(ns, mb, marker=marker, color=color, label=label)
-        ax_ms.plot(ns, ms, marker=marker, color=color)
+        ax_ms.errorbar(ns, ms, yerr=np.array(spread).T, marker=marker, color=color, capsize=3)
         if key == ("accumulating", 1) and None not in floor:
             ax_mb.plot(ns, floor, ":", color="grey", label="floor: plain fit at b = B/N + one gradient sum")
     if plain is not None:
         ax_mb.axhline(plain["peak_mb"], color="black", lw=1, label=f"plain fit at B = {c['batch']}")
         ax_ms.axhline(plain["ms_update"], color="black", lw=1)
+        low, high = _spread(plain)
+        if low or high:
+            ax_ms.axhspan(plain["ms_update"] - low, plain["ms_update"] + high, color="black", alpha=0.1)
     ns = sorted({r["accum_steps"] for r in rows}) or [1]
     for ax, ylabel in ((ax_mb, "allocator peak (MB)"), (ax_ms, "ms per update")):
         ax.set_xscale("log", base=2)
@@ -63,3 +68,10 @@ def plot_memory(result):
     ax_ms.set_title("Time per update", fontsize="medium")
     fig.legend(loc="outside lower center", ncols=2, fontsize="small", frameon=False)
     return fig
+
+
+def _spread(row):
+    """How far the 25th and 75th percentiles of the row's epochs lie below and above its
+    median (0, 0 for a row measured before epochs were kept, or with one epoch)."""
+    q25, q75 = np.percentile(row.get("ms_epochs") or [row["ms_update"]], [25, 75])
+    return max(row["ms_update"] - q25, 0.0), max(q75 - row["ms_update"], 0.0)
