@@ -7,6 +7,7 @@ import matplotlib.figure
 import pytest
 
 from gradlab.studies import bench, bench_memory, memory_child
+from gradlab.studies import memory_plots
 from gradlab.studies.memory_plots import plot_memory
 
 
@@ -114,6 +115,12 @@ def test_the_figure_marks_plain_fit_and_draws_each_series():
     with pytest.raises(ValueError, match="run_bench_memory"):
         plot_memory({"rows": []})
 
+
+def test_the_time_bars_span_the_epochs_quartiles():
+    # epochs of 10, 20, 30, 40, 50 ms: median 30, 25th percentile 20, 75th 40 -> bars 10 and 10
+    row = dict(_row("accumulating", 8, 2, 31.0), ms_update=30.0, ms_epochs=[50, 10, 40, 20, 30])
+    assert memory_plots._spread(row) == (10.0, 10.0)
+    assert memory_plots._spread(_row("accumulating", 8, 2, 31.0)) == (0.0, 0.0)  # one time, no bar
 
 @pytest.mark.slow
 def test_a_small_real_run_prints_one_json_object(capsys):
