@@ -70,3 +70,4 @@ def test_a_small_run_prints_one_json_object(capsys):
     assert result["ratio_to_plain"] == pytest.approx(s["accumulating"] / s["plain"])
     assert result["ratio_to_loop"] == pytest.approx(s["accumulating"] / s["hand_loop"])
     assert result["loop_to_plain"] == pytest.approx(s["hand_loop"] / s["plain"])
+    assert result["overlap_gain"] == pytest.approx(s["accumulating"] / s["overlap2"])
