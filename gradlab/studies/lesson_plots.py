@@ -30,8 +30,9 @@ def plot_rounding(curves, tolerance=None, scale=None):
 
         d_k = max_j |w_accum(k)_j - w_large(k)_j|
 
-    Rounding stays near `scale` (the float32 spacing of the weights, `eps * max |w|`)
-    with no trend; a real error (a wrong weight, a schedule running too fast) grows.
+    Rounding stays within a small multiple of `scale` (the float32 spacing of the weights,
+    `eps * max |w|`) and changes in steps; a real error (a wrong weight, a schedule running
+    too fast) is far larger from the first update, or grows with every update.
 
     Args:
         curves: dict `{label: [d_1, d_2, ...]}`, one difference per update (zeros are drawn
@@ -67,7 +68,7 @@ def plot_rounding(curves, tolerance=None, scale=None):
     ax.set_yscale("log")
     ax.set_xlabel("update")
     ax.set_ylabel("max |w_accum - w_large|")
-    ax.set_title("Rounding, not drift: the difference stays at float32 size")
+    ax.set_title("Two equal trainings: the largest weight difference after each update")
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside the data
     return fig
 

@@ -25,19 +25,24 @@ def _colors(n):
     return plt.get_cmap("viridis")(np.linspace(0.0, 0.85, n))
 
 
-def plot_gradient_noise(full_grad, minibatch_grads):
+def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=None):
     """Minibatch gradients scattered around the full-batch gradient, per batch size b.
 
-        spread(b) = mean_draws ||g_b - g||  ~  1 / sqrt(b)
+        spread(b) = mean_draws ||g_b - g||,   predicted  sqrt(tr(Sigma) / b * (N - b) / (N - 1))
 
     Left: every minibatch gradient projected on two directions: the full gradient g, and
     the direction in which the smallest batches scatter most (orthogonal to g).
-    Right: the distance of each draw from g against b, on log-log axes, with a 1/sqrt(b)
-    reference line through the smallest batch size.
+    Right: the distance of each draw from g against b, on log-log axes, with the mean of the
+    draws per b and, when `trace_cov` and `population` are given, the prediction for b
+    examples drawn without replacement from N = `population` (else a 1/sqrt(b) line through
+    the smallest batch size). Both legends sit outside the data, to the right of each panel.
 
     Args:
         full_grad: 1-D array, the gradient of the mean loss over the whole training set.
         minibatch_grads: dict `{b: array (draws, dim)}` of flattened minibatch gradients.
+        trace_cov: tr(Sigma), the trace of the per-example gradient covariance (optional).
+        population: N, the number of examples the minibatches are drawn from (with
+            `trace_cov`).
     Returns:
         a matplotlib Figure with 2 Axes.
 
@@ -47,6 +52,10 @@ def plot_gradient_noise(full_grad, minibatch_grads):
     sizes = sorted(minibatch_grads)
     if not sizes:
         raise ValueError("minibatch_grads needs at least one batch size, got an empty dict")
+    if (trace_cov is None) != (population is None):
+        raise ValueError("give trace_cov and population together, or neither")
+    if population is not None and (population <= 1 or max(sizes) > population):
+        raise ValueError(f"population must be > 1 and >= every b, got {population} for b = {sizes}")
     grads = {b: np.asarray(minibatch_grads[b], dtype=np.float64).reshape(-1, full.size)
              for b in sizes}
     u1 = full / np.linalg.norm(full)
@@ -54,7 +63,7 @@ def plot_gradient_noise(full_grad, minibatch_grads):
     dev = dev - np.outer(dev @ u1, u1)
     u2 = np.linalg.svd(dev, full_matrices=False)[2][0]  # widest scatter, orthogonal to g
 
-    fig, (ax, ax2) = _figure(2, figsize=(10.0, 4.2))
+    fig, (ax, ax2) = _figure(2, figsize=(12.0, 4.2))
     for b, color in zip(sizes, _colors(len(sizes))):
         g = grads[b]
         ax.scatter(g @ u1, g @ u2, s=12, color=color, alpha=0.6, label=f"b = {b}")
@@ -66,21 +75,28 @@ def plot_gradient_noise(full_grad, minibatch_grads):
     ax.set_xlabel("component along g")
     ax.set_ylabel("component across g (widest scatter)")
     ax.set_title("Minibatch gradients around the full gradient")
-    for handle in ax.legend(loc="upper right", fontsize="small").legend_handles:
+    for handle in ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small").legend_handles:
         handle.set_alpha(1.0)
 
+    b_axis = np.asarray(sizes, dtype=np.float64)
     means = [np.linalg.norm(grads[b] - full, axis=1).mean() for b in sizes]
-    ref = means[0] * np.sqrt(sizes[0] / np.asarray(sizes, dtype=np.float64))
-    ax2.plot(sizes, means, "-", color="grey", zorder=0)
-    ax2.plot(sizes, ref, "--", color="crimson", label=r"$\propto 1/\sqrt{b}$")
+    ax2.plot(sizes, means, "-", color="grey", zorder=0, label="mean of the draws")
+    if trace_cov is None:
+        ref = means[0] * np.sqrt(b_axis[0] / b_axis)
+        ax2.plot(sizes, ref, "--", color="crimson", label=r"$\propto 1/\sqrt{b}$")
+        ax2.set_title("The spread shrinks like $1/\\sqrt{b}$")
+    else:
+        ref = np.sqrt(trace_cov / b_axis * (population - b_axis) / (population - 1))
+        ax2.plot(sizes, ref, "--", color="crimson",
+                 label="predicted\n" + r"$\sqrt{\mathrm{tr}\Sigma/b \cdot (N-b)/(N-1)}$")
+        ax2.set_title("Measured spread and its prediction")
     ax2.set_xscale("log", base=2)
     ax2.set_yscale("log", base=2)
     ax2.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax2.set_xticks(sizes, [str(b) for b in sizes])
     ax2.set_xlabel("batch size b")
     ax2.set_ylabel(r"$\|g_b - g\|$")
-    ax2.set_title("The spread shrinks like $1/\\sqrt{b}$")
-    ax2.legend(loc="upper right", fontsize="small")
+    ax2.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     return fig
 
 
