@@ -223,14 +223,15 @@ def plot_accuracy(rows, reference=None):
         reference: optional `{N: (micro_batch, iterations, mean, std)}` drawn beside them,
             e.g. `experiments.REFERENCE`.
     Returns:
-        a matplotlib Figure with 1 Axes (accuracy in %, N on a log2 axis).
+        a matplotlib Figure with 1 Axes (accuracy in %, N on a log2 axis) and the legend
+        below it, outside the data.
 
     Lesson: notebooks/03-host-averaging.ipynb
     """
     rows = list(rows)
     if not rows:
         raise ValueError("rows needs at least one row, got none")
-    fig, ax = _figure(figsize=(6.4, 4.2))
+    fig, ax = _figure(figsize=(6.4, 4.8))
     n = np.array([r["accum_steps"] for r in rows], dtype=np.float64)
     mean = 100 * np.array([r["accuracy_mean"] for r in rows])
     std = 100 * np.array([r["accuracy_std"] for r in rows])
@@ -261,7 +262,7 @@ def plot_accuracy(rows, reference=None):
                   else "accumulation count N")
     ax.set_ylabel("test accuracy (%)")
     ax.set_title("Accuracy against N")
-    ax.legend(fontsize="small", loc="lower right")
+    fig.legend(fontsize="small", loc="outside lower center")  # below the axes: it hides no data
     return fig
 
 
