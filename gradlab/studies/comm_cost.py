@@ -130,7 +130,8 @@ def _update_fn(dist, model, loss_fn, n, batch, per_micro_batch):
 
 
 def plot_reduction_schedules(result):
-    """Milliseconds per update against `accum_steps`, one line per schedule.
+    """Milliseconds per update against `accum_steps`, one line per schedule: the medians,
+    with bars from the 25th to the 75th percentile (`*_iqr_ms`), so gaps can be read against noise.
 
     Args:
         result: what `measure_reduction_schedules` returned.
@@ -144,11 +145,14 @@ def plot_reduction_schedules(result):
     for key, label, color in (("per_update_ms", "one all-reduce per update", "tab:blue"),
                               ("per_micro_batch_ms", "one all-reduce per micro-batch", "tab:red")):
         ax.plot(steps, result[key], marker="o", color=color, label=label)
+        q25, q75 = np.asarray(result[key.replace("_ms", "_iqr_ms")], dtype=float).T
+        ax.errorbar(steps, result[key], yerr=[np.subtract(result[key], q25), q75 - result[key]],
+                    fmt="none", ecolor=color, elinewidth=2, alpha=0.6)  # no caps: bars only
     ax.set_xscale("log", base=2)
     ax.set_xticks(steps, [str(n) for n in steps])
     ax.set_ylim(bottom=0)
     ax.set_xlabel("accum_steps (micro-batches per replica per update, fixed batch)")
-    ax.set_ylabel("ms per update (median)")
+    ax.set_ylabel("ms per update\n(median, bar: 25th-75th percentile)")
     ax.set_title(f"{result['replicas']} replicas, gradient of {result['grad_bytes'] / 2 ** 20:.2f} MiB")
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig

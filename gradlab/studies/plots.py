@@ -138,9 +138,12 @@ def plot_accumulation(contributions, target):
 
 
 def plot_learning_rates(rates, accum_steps):
-    """The learning rate after each update, one line per strategy, on a log2 axis.
+    """The learning rate after each update, one line per distinct schedule, on a log2 axis.
 
         gradlab:  lr_k = schedule(k)            Keras's accumulation:  lr_k = schedule(N k)
+
+    Strategies whose rates are identical share one line, labelled with all their names and
+    how many they are (six lines drawn on top of each other would show as one).
 
     Args:
         rates: dict `{strategy name: [lr after update 1, 2, ...]}`.
@@ -152,17 +155,21 @@ def plot_learning_rates(rates, accum_steps):
     """
     if not rates:
         raise ValueError("rates needs at least one strategy, got an empty dict")
+    groups = {}  # identical rates -> the strategies that have them, in order
+    for name, lrs in rates.items():
+        groups.setdefault(tuple(float(lr) for lr in lrs), []).append(name)
     fig, ax = _figure()
-    for (name, lrs), color, marker in zip(rates.items(), _colors(len(rates)), "osD^v<>"):
+    for (lrs, names), color, marker in zip(groups.items(), _colors(len(groups)), "osD^v<>"):
         updates = np.arange(1, len(lrs) + 1)
-        style = dict(color="crimson", linestyle="--") if name == "keras" else dict(color=color)
-        ax.plot(updates, lrs, marker=marker, label=name, **style)
+        label = names[0] if len(names) == 1 else f"{', '.join(names)} ({len(names)} identical)"
+        style = dict(color="crimson", linestyle="--") if names == ["keras"] else dict(color=color)
+        ax.plot(updates, lrs, marker=marker, label=label, **style)
     ax.set_xticks(updates)
     ax.set_yscale("log", base=2)
     ax.set_xlabel("update")
     ax.set_ylabel("learning rate after the update")
     ax.set_title(f"ExponentialDecay(1.0, 1, 0.5) with {accum_steps} micro-batches per update")
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="lower left")  # decaying lines leave that corner empty
     return fig
 
 

@@ -45,6 +45,9 @@ def test_measure_counts_one_all_reduce_per_update_or_per_micro_batch_and_plots_b
     ax, = plot_reduction_schedules(result).axes
     assert [list(line.get_xdata()) for line in ax.lines] == [[1, 2, 4], [1, 2, 4]]
     assert list(ax.lines[1].get_ydata()) == result["per_micro_batch_ms"]
+    bars = ax.containers[1].lines[2][0].get_segments()  # per micro-batch: one bar per accum_steps
+    assert [(seg[0][1], seg[1][1]) for seg in bars] == [
+        pytest.approx(tuple(q)) for q in result["per_micro_batch_iqr_ms"]]
 
 
 def test_measure_refuses_a_batch_that_does_not_split():

@@ -1,10 +1,10 @@
-"""Lessons' figures: lesson 01's gradient noise against b, lesson 03's accuracy against N."""
+"""Lessons' figures: lesson 01's gradient noise against b, lesson 03's accuracy against N, lesson 06's learning rates."""
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from gradlab.studies.plots import plot_accuracy, plot_gradient_noise
+from gradlab.studies.plots import plot_accuracy, plot_gradient_noise, plot_learning_rates
 
 
 def _draws(seed=0, dim=20, sizes=(8, 32, 128)):
@@ -82,3 +82,13 @@ def test_plot_accuracy_legend_lies_outside_the_axes():
     box, axes_box = legend.get_window_extent(), ax.get_window_extent()
     assert box.y1 <= axes_box.y0  # below the axes: no error bar or run dot under it
     assert len(legend.get_texts()) == 2
+
+
+def test_plot_learning_rates_draws_identical_strategies_as_one_line():
+    rates = {"large_batch": [0.5, 0.25], "fused": [0.5, 0.25], "keras": [0.25, 0.0625]}
+    ax, = plot_learning_rates(rates, accum_steps=2).axes
+    assert len(ax.lines) == 2
+    assert list(ax.lines[0].get_ydata()) == [0.5, 0.25]
+    assert list(ax.lines[1].get_ydata()) == [0.25, 0.0625]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["large_batch, fused (2 identical)", "keras"]
