@@ -1,4 +1,5 @@
-"""Lessons' figures: lesson 01's gradient noise against b, lesson 03's accuracy against N, lesson 06's learning rates."""
+"""Lessons' figures: 01's gradient noise against b, 03's accuracy against N, 06's learning
+rates."""
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
