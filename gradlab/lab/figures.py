@@ -214,7 +214,7 @@ def _memory(ax, groups, colors):
     _bars(ax, peaks, [f"{getattr(g, 'short', g.label)}:  {mb:.1f} MB"
                       for g, mb in zip(groups, peaks)], colors)
     ax.set_title("Memory: TensorFlow allocator peak of a fresh process with the run's settings")
-    ax.set_xlabel("MB (weights, optimizer state, batch, activations)")
+    ax.set_xlabel("MB (weights, gradients, optimizer state, batch, activations)")
     ax.set_yticks([])
 
 
