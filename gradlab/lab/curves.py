@@ -71,9 +71,10 @@ def loss_band(ax, group, x, color, bold, window):
 
 
 def accuracy_band(ax, group, x, color, bold):
-    """The test accuracy at each evaluation, mean ± std over seeds."""
+    """The test accuracy at each evaluation, in percent, mean ± std over seeds."""
     longest = max(group.results, key=lambda r: len(r.eval_updates))
-    mean, std, count = mean_std(stack([np.asarray(r.eval_accuracy) for r in group.results]))
+    percent = [100 * np.asarray(r.eval_accuracy) for r in group.results]
+    mean, std, count = mean_std(stack(percent))
     t = x_of(group, longest.eval_updates, x)
     ax.plot(t, mean, "o-", color=color, markersize=4, linewidth=2.6 if bold else 1.4)
     if len(group.results) > 1:

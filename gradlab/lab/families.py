@@ -67,7 +67,7 @@ def families(groups):
 
 
 def against_batch(ax_acc, ax_noise, groups):
-    """Final test accuracy and loss noise against B, mean ± std over seeds, one colour per
+    """Final test accuracy (in percent) and loss noise against B, mean ± std over seeds, one colour per
     family; each family's errorbars carry its legend label (with a fixed-b family's fitted
     slope). `groups` are finished."""
     colors = colormaps["Dark2"].colors
@@ -78,7 +78,7 @@ def against_batch(ax_acc, ax_noise, groups):
                                                  g.results[0].config.accum_steps))
         B = np.array([g.results[0].config.effective_batch for g in members], dtype=np.float64)
         batches.update(int(v) for v in B)
-        acc = [mean_std([r.accuracy for r in g.results]) for g in members]
+        acc = [mean_std([100 * r.accuracy for r in g.results]) for g in members]  # percent
         noise = [mean_std([v for v in (finite(r.loss_noise.get("std")) for r in g.results) if v]
                           or [np.nan]) for g in members]
         mean_noise = np.array([m for m, _ in noise])
@@ -113,7 +113,7 @@ def against_batch(ax_acc, ax_noise, groups):
             ax.set_xlim(min(ticks) / 1.5, max(ticks) * 1.5)
         ax.xaxis.set_minor_locator(NullLocator())
     ax_noise.set_yscale("log")
-    ax_acc.set_ylabel("final test accuracy")
+    ax_acc.set_ylabel("final test accuracy (%)")
     ax_acc.set_title("Final test accuracy against B (± std over seeds)")
     ax_noise.set_ylabel("loss std around its moving average")
     ax_noise.set_title("Loss noise against B (dashed: fit;\na 1/√B law has slope -0.50)")

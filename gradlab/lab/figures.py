@@ -51,7 +51,7 @@ def plot_lab(groups, x="updates", current=None, window=15):
     fig, [(axes, legend_y)] = _rows(14.0, [(3, math.ceil(len(drawn) / 2))], panel=3.4)
     ax_loss, ax_acc, ax_diff = axes
     _curves(ax_loss, ax_diff, groups, x, current, window, ax_acc=ax_acc)
-    ax_acc.set_ylabel("test accuracy")
+    ax_acc.set_ylabel("test accuracy (%)")
     ax_acc.set_title("Test accuracy while training (± std over seeds)")
     ax_acc.set_xlabel(curves.X_LABELS[x])
     _legend(fig, ax_loss.get_lines(), legend_y, ncol=2)
@@ -214,7 +214,7 @@ def _memory(ax, groups, colors):
     _bars(ax, peaks, [f"{getattr(g, 'short', g.label)}:  {mb:.1f} MB"
                       for g, mb in zip(groups, peaks)], colors)
     ax.set_title("Memory: TensorFlow allocator peak of a fresh process with the run's settings")
-    ax.set_xlabel("MB (weights, optimizer state, batch, activations)")
+    ax.set_xlabel("MB (weights, gradients, optimizer state, batch, activations)")
     ax.set_yticks([])
 
 

@@ -4,6 +4,14 @@
               untimed update (tracing), in a fresh process with TF_CPU_ALLOCATOR_USE_BFC=true
     cached under the settings that decide memory (MEMORY_FIELDS), not the seed, lr or length
 
+    model_sizes: what the peak is made of, counted from the model: its weights (one gradient,
+    and the gradient sum that accumulation adds, are each that size) and the float32 layer
+    outputs one example adds (activations; a lower estimate: views are not counted, and a
+    layer's internal tensors are not outputs). Accumulating N micro-batches of b examples
+    instead of one batch of B = N·b saves activations·(B - b) and costs one gradient sum:
+
+        saves memory  <=>  activations per example · (B - b)  >  weights
+
 The resident memory a run adds inside a long-lived process (a notebook's kernel) depends on
 what ran before it: TensorFlow's allocators and Python keep what earlier runs freed. A fresh
 process measures the run's settings alone, so the lab can show one number per configuration
@@ -16,6 +24,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+
+import numpy as np
 
 from ..studies import memory
 
@@ -48,6 +58,18 @@ def allocator_peak(config, cache=None, updates=3):
     if cache is not None and "error" not in result:
         cache.put(key, result)
     return result
+
+
+def model_sizes(model="mlp"):
+    """`dict(weights_mb, activations_mb)`: float32 MB of `model`'s weights and of the layer
+    outputs of one example (its input included; Reshape and Flatten, views, left out)."""
+    from ..studies.models import make_model
+    m = make_model(model)
+    views = ("Reshape", "Flatten")
+    floats = int(np.prod(m.inputs[0].shape[1:])) + sum(
+        int(np.prod(layer.output.shape[1:])) for layer in m.layers
+        if type(layer).__name__ not in views)
+    return dict(weights_mb=m.count_params() * 4 / 2**20, activations_mb=floats * 4 / 2**20)
 
 
 def _in_child(config, updates):

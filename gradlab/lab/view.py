@@ -86,6 +86,16 @@ class Lab:
         return self.runner.groups.all
 
     @property
+    def memory(self):
+        """Whether each new configuration's allocator peak is measured in a fresh process
+        (set it False to skip those processes; measurements already made stay)."""
+        return self.runner.memory
+
+    @memory.setter
+    def memory(self, on):
+        self.runner.memory = bool(on)
+
+    @property
     def current(self):
         """The Group of the latest run (None if it was removed)."""
         return self.runner.groups.current

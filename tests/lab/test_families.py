@@ -23,6 +23,9 @@ def test_families_and_the_fitted_noise_slope():
     assert labels[1] == "fixed B = 100: large_batch N=1 = fused N=4"
     assert ax_acc.get_legend_handles_labels()[1] == labels
     assert ax_acc.get_xticks().tolist() == [25, 50, 100]
+    # Accuracy in percent, as every printed number: result()'s accuracy 0.9 is drawn at 90.
+    assert ax_acc.lines[0].get_ydata().tolist() == [90.0, 90.0, 90.0]
+    assert ax_acc.get_ylabel() == "final test accuracy (%)"
     assert len(ax_acc.texts) == len(ax_noise.texts) == 0  # no names inside the data
 
 

@@ -42,3 +42,16 @@ def test_a_real_fresh_process_measures_the_run(tmp_path):
     assert r["device"] == "CPU:0"
     # It held at least the weights and a gradient of each (float32).
     assert r["peak_mb"] >= 2 * make_model("mlp").count_params() * 4 / 2**20
+
+
+def test_model_sizes_count_weights_and_one_examples_layer_outputs():
+    mlp = run_memory.model_sizes("mlp")
+    # 784-256-10: (784 + 1) * 256 + (256 + 1) * 10 weights; outputs per example: the input
+    # 784, Dense 256, relu 256, logits 10 (Flatten is a view), float32.
+    assert mlp["weights_mb"] == pytest.approx(203_530 * 4 / 2**20)
+    assert mlp["activations_mb"] == pytest.approx((784 + 256 + 256 + 10) * 4 / 2**20)
+    conv = run_memory.model_sizes("conv")
+    assert conv["activations_mb"] == pytest.approx((784 + 3 * 28 * 28 * 32 + 7 * 7 * 32 + 10) * 4 / 2**20)
+    # The rule: at B = 100, b = 25 the MLP's activations saved are less than one gradient sum.
+    assert mlp["activations_mb"] * (100 - 25) < mlp["weights_mb"]
+    assert conv["activations_mb"] * (100 - 25) > conv["weights_mb"]

@@ -354,6 +354,12 @@ def test_memory_is_shown_in_the_summary_and_the_picture(tmp_path, stub, quick_pl
     assert [t.get_text() for t in cost.texts] == ["fused N=2 b=8:  1.0 ms · 12 MB"]
     lab.picture()
     assert drawn == [[group]]
+    # Switched off, a new configuration is not measured; the measured one keeps its peak.
+    lab.memory = False
+    set_controls(lab, accum_steps=1)
+    unmeasured = lab.run()
+    lab.wait()
+    assert lab.memory is False and unmeasured.peak_mb is None and group.peak_mb == 12.0
 
 
 def test_bad_lab_arguments_name_their_value(tmp_path):
