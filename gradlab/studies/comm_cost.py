@@ -12,8 +12,9 @@ in 2 (R - 1) messages, so with a per-message latency `alpha` (seconds) and a lin
 At a fixed batch B, accumulation decides how often this is paid: once per update (each replica
 adds its micro-batches locally, then one all-reduce) or, naively, once per micro-batch
 (`accum_steps` times per update). `measure_reduction_schedules` times both on the given
-devices; on logical CPU devices an all-reduce is a memory copy, so it measures this machine,
-not a network.
+devices, interleaved in rounds, and `extra_all_reduce_ms` reads the cost of one extra
+all-reduce from the paired rounds; on logical CPU devices an all-reduce is a memory copy, so
+it measures this machine, not a network.
 
 Lesson: notebooks/07-beyond-one-machine.ipynb
 """
@@ -48,7 +49,7 @@ def ring_time(nbytes, replicas, latency, bandwidth):
     return latency * 2 * (check_count("replicas", replicas) - 1) + ring_bytes(nbytes, replicas) / bandwidth
 
 
-def measure_reduction_schedules(devices, model_fn, loss_fn, x, y, accum_steps=(1, 2, 4, 8), repeats=10):
+def measure_reduction_schedules(devices, model_fn, loss_fn, x, y, accum_steps=(1, 2, 4, 8), rounds=15):
     """Time one update's gradients with an all-reduce per update and with one per micro-batch.
 
     Each replica takes its shard of the fixed batch `(x, y)`, splits it into `n` equal
@@ -56,24 +57,30 @@ def measure_reduction_schedules(devices, model_fn, loss_fn, x, y, accum_steps=(1
     once after the loop, `per micro-batch` all-reduces every micro-batch's gradient as soon as
     it is computed. Nothing is applied, so the two differ only in their all-reduces.
 
+    Every function is traced first; then each of `rounds` rounds times every (schedule,
+    `accum_steps`) pair once, in an order rotated by one from round to round, so that a slow
+    spell of a shared machine falls on all of them alike and the two schedules of one round can
+    be compared pairwise (`extra_all_reduce_ms`).
+
     Args:
         devices: the replicas' devices (at least 2), e.g. `tower_devices(2)`.
         model_fn: builds the model (called in the strategy's scope).
         loss_fn: `loss_fn(y, logits)`, a mean over its examples.
         x, y: one batch; every replica's shard must split into each `n` of `accum_steps`.
         accum_steps: the micro-batch counts to time.
-        repeats: timed runs per point after one untimed run (tracing); the median is kept.
+        rounds: timed rounds after one untimed run of each function (tracing).
     Returns:
-        dict with `accum_steps`, `per_update_ms`, `per_micro_batch_ms` (median ms per update),
-        `per_update_iqr_ms`, `per_micro_batch_iqr_ms` (their 25th and 75th percentiles),
-        `all_reduces` (collectives per replica per update in each traced graph: `{"per_update":
-        [...], "per_micro_batch": [...]}`), `grad_bytes` and `replicas`.
+        dict with `accum_steps`, `times_ms` (`{"per_update": [[ms of round k] per n], "per_micro_batch":
+        ...}`), `per_update_ms`, `per_micro_batch_ms` (median ms per update), `per_update_iqr_ms`,
+        `per_micro_batch_iqr_ms` (their 25th and 75th percentiles), `all_reduces` (collectives per
+        replica per update in each traced graph: `{"per_update": [...], "per_micro_batch": [...]}`),
+        `grad_bytes`, `replicas` and `rounds`.
     """
     devices = list(devices)
     if len(devices) < 2:
         raise ValueError(f"an all-reduce needs at least 2 devices, got {devices!r}")
     accum_steps = [check_count("accum_steps", n) for n in accum_steps]
-    repeats = check_count("repeats", repeats)
+    rounds = check_count("rounds", rounds)
     replicas, batch = len(devices), len(x)
     if batch % replicas or any((batch // replicas) % n for n in accum_steps):
         raise ValueError(f"a batch of {batch} must split evenly over {replicas} replicas and then "
@@ -87,25 +94,57 @@ def measure_reduction_schedules(devices, model_fn, loss_fn, x, y, accum_steps=(1
         lambda ctx: tf.constant(x[ctx.replica_id_in_sync_group * shard:][:shard]))
     ys = dist.experimental_distribute_values_from_function(
         lambda ctx: tf.constant(y[ctx.replica_id_in_sync_group * shard:][:shard]))
-    out = {"accum_steps": accum_steps, "per_update_ms": [], "per_micro_batch_ms": [],
-           "per_update_iqr_ms": [], "per_micro_batch_iqr_ms": [],
-           "all_reduces": {"per_update": [], "per_micro_batch": []},
+    schedules = ("per_update", "per_micro_batch")
+    out = {"accum_steps": accum_steps, "all_reduces": {s: [] for s in schedules},
            "grad_bytes": int(sum(np.prod(v.shape) * np.dtype(v.dtype).itemsize for v in model.trainable_variables)),
-           "replicas": replicas}
-    for n in accum_steps:
-        for schedule in ("per_update", "per_micro_batch"):
-            fn = _update_fn(dist, model, loss_fn, n, batch, schedule == "per_micro_batch")
+           "replicas": replicas, "rounds": rounds}
+    fns = {}
+    for i, n in enumerate(accum_steps):
+        for schedule in schedules:
+            fn = fns[schedule, i] = _update_fn(dist, model, loss_fn, n, batch, schedule == "per_micro_batch")
             fn(xs, ys)  # trace
             graph = fn.get_concrete_function(xs, ys).graph
             out["all_reduces"][schedule].append(distribute.count_all_reduces(graph) // replicas)
-            times = []
-            for _ in range(repeats):
-                start = time.perf_counter()
-                float(fn(xs, ys))
-                times.append(time.perf_counter() - start)
-            out[f"{schedule}_ms"].append(1000 * float(np.median(times)))
-            out[f"{schedule}_iqr_ms"].append([1000 * float(q) for q in np.percentile(times, [25, 75])])
+    times = {key: [] for key in fns}
+    keys = list(fns)
+    for k in range(rounds):
+        for key in keys[k % len(keys):] + keys[:k % len(keys)]:  # rotated: no pair always first
+            start = time.perf_counter()
+            float(fns[key](xs, ys))
+            times[key].append(1000 * (time.perf_counter() - start))
+    out["times_ms"] = {s: [times[s, i] for i in range(len(accum_steps))] for s in schedules}
+    for s in schedules:
+        out[f"{s}_ms"] = [float(np.median(t)) for t in out["times_ms"][s]]
+        out[f"{s}_iqr_ms"] = [[float(q) for q in np.percentile(t, [25, 75])] for t in out["times_ms"][s]]
     return out
+
+
+def extra_all_reduce_ms(result):
+    """What one extra all-reduce costs, read from paired rounds of `measure_reduction_schedules`.
+
+    In round k, at `accum_steps = n > 1`, the naive schedule makes n - 1 more all-reduces than the
+    other: `(t_every[k] - t_once[k]) / (n - 1)` is one estimate of an all-reduce's cost. The
+    estimates of all rounds and all n > 1 are pooled; the cost is distinguishable from 0 when
+    their interquartile range excludes 0.
+
+    Returns:
+        dict with `per_accum_steps` (`{n: (median, q25, q75)}` in ms for each n > 1), `median_ms`,
+        `iqr_ms` (25th, 75th percentile of the pooled estimates), `estimates` (their number) and
+        `distinguishable` (bool: the IQR excludes 0).
+    """
+    pooled, per_n = [], {}
+    for i, n in enumerate(result["accum_steps"]):
+        if n == 1:
+            continue
+        est = (np.asarray(result["times_ms"]["per_micro_batch"][i]) -
+               np.asarray(result["times_ms"]["per_update"][i])) / (n - 1)
+        per_n[n] = (float(np.median(est)), *(float(q) for q in np.percentile(est, [25, 75])))
+        pooled.extend(est)
+    if not pooled:
+        raise ValueError("an extra all-reduce needs some accum_steps > 1")
+    q25, q75 = (float(q) for q in np.percentile(pooled, [25, 75]))
+    return {"per_accum_steps": per_n, "median_ms": float(np.median(pooled)), "iqr_ms": (q25, q75),
+            "estimates": len(pooled), "distinguishable": bool(q25 > 0 or q75 < 0)}
 
 
 def _update_fn(dist, model, loss_fn, n, batch, per_micro_batch):
@@ -152,7 +191,7 @@ def plot_reduction_schedules(result):
     ax.set_xticks(steps, [str(n) for n in steps])
     ax.set_ylim(bottom=0)
     ax.set_xlabel("accum_steps (micro-batches per replica per update, fixed batch)")
-    ax.set_ylabel("ms per update\n(median, bar: 25th-75th percentile)")
+    ax.set_ylabel(f"ms per update, {result['rounds']} rounds\n(median, bar: 25th-75th percentile)")
     ax.set_title(f"{result['replicas']} replicas, gradient of {result['grad_bytes'] / 2 ** 20:.2f} MiB")
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig

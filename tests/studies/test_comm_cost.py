@@ -6,8 +6,8 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from gradlab.studies.comm_cost import (measure_reduction_schedules, plot_reduction_schedules,  # noqa: E402
-                               ring_bytes, ring_time)
+from gradlab.studies.comm_cost import (extra_all_reduce_ms, measure_reduction_schedules,  # noqa: E402
+                                       plot_reduction_schedules, ring_bytes, ring_time)
 
 
 def test_ring_bytes_and_time_by_hand():
@@ -35,10 +35,13 @@ def test_measure_counts_one_all_reduce_per_update_or_per_micro_batch_and_plots_b
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=(8, 4)).astype("float32"), rng.integers(0, 3, 8)
     loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-    result = measure_reduction_schedules(DEVICES, _tiny, loss, x, y, accum_steps=(1, 2, 4), repeats=1)
+    result = measure_reduction_schedules(DEVICES, _tiny, loss, x, y, accum_steps=(1, 2, 4), rounds=3)
     assert result["all_reduces"] == {"per_update": [1, 1, 1], "per_micro_batch": [1, 2, 4]}
     assert result["grad_bytes"] == (4 * 3 + 3) * 4 and result["replicas"] == 2
     assert all(t > 0 for t in result["per_update_ms"] + result["per_micro_batch_ms"])
+    assert result["rounds"] == 3  # every (schedule, accum_steps) timed once per round
+    assert [len(t) for s in ("per_update", "per_micro_batch") for t in result["times_ms"][s]] == [3] * 6
+    assert result["per_update_ms"] == [float(np.median(t)) for t in result["times_ms"]["per_update"]]
     for schedule in ("per_update", "per_micro_batch"):  # the median inside its quartiles
         assert all(q25 <= m <= q75 for m, (q25, q75)
                    in zip(result[f"{schedule}_ms"], result[f"{schedule}_iqr_ms"]))
@@ -56,3 +59,20 @@ def test_measure_refuses_a_batch_that_does_not_split():
         measure_reduction_schedules(DEVICES, _tiny, None, x, y, accum_steps=(2,))
     with pytest.raises(ValueError, match="at least 2 devices"):
         measure_reduction_schedules(DEVICES[:1], _tiny, None, x, y)
+
+
+def test_extra_all_reduce_ms_pairs_the_rounds_by_hand():
+    # accum_steps 2: one extra all-reduce; accum_steps 4: three. Round k's estimate is
+    # (every[k] - once[k]) / (n - 1): 2, 4, 3 at n = 2 and 1, 2, 3 at n = 4.
+    result = {"accum_steps": [1, 2, 4],
+              "times_ms": {"per_update": [[5, 5, 5], [10, 10, 10], [10, 11, 12]],
+                           "per_micro_batch": [[5, 6, 4], [12, 14, 13], [13, 17, 21]]}}
+    extra = extra_all_reduce_ms(result)
+    assert extra["per_accum_steps"] == {2: (3.0, 2.5, 3.5), 4: (2.0, 1.5, 2.5)}
+    assert extra["estimates"] == 6 and extra["median_ms"] == 2.5  # of 1, 2, 2, 3, 3, 4
+    assert extra["iqr_ms"] == (2.0, 3.0) and extra["distinguishable"] is True
+    noisy = {"accum_steps": [2], "times_ms": {"per_update": [[10, 10, 10, 10]],
+                                              "per_micro_batch": [[8, 9, 11, 12]]}}
+    assert extra_all_reduce_ms(noisy)["distinguishable"] is False  # IQR -1.25 to 1.25 holds 0
+    with pytest.raises(ValueError, match="accum_steps > 1"):
+        extra_all_reduce_ms({"accum_steps": [1], "times_ms": {"per_update": [[1]], "per_micro_batch": [[1]]}})
