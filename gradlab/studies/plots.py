@@ -221,14 +221,17 @@ def plot_training_loss(curves, window=51, title="Training loss per update"):
 
 
 def plot_accuracy(rows, reference=None):
-    """Final test accuracy against the accumulation count N: mean ± std over runs.
+    """Final test accuracy against the accumulation count N: every run a dot, the mean a line.
+
+    No ± bar for gradlab's rows: a std from 2 runs would draw a precise-looking bar that the
+    data cannot support, so the dots show the spread as it is, whatever the number of runs.
 
     Args:
-        rows: dicts with `accum_steps`, `micro_batch`, `updates`, `runs`, `accuracy_mean`,
-            `accuracy_std` and optionally `accuracies` (one per run, drawn as dots), as the rows of
-            `gradlab.studies.experiments.table` (accuracies as fractions).
-        reference: optional `{N: (micro_batch, iterations, mean, std)}` drawn beside them,
-            e.g. `experiments.REFERENCE`.
+        rows: dicts with `accum_steps`, `micro_batch`, `updates`, `runs`, `accuracy_mean` and
+            `accuracies` (one per run, drawn as dots), as the rows of
+            `gradlab.studies.table.table` (accuracies as fractions).
+        reference: optional `{N: (micro_batch, iterations, mean, std)}` drawn beside them with
+            its published ± std bars, e.g. `table.REFERENCE`.
     Returns:
         a matplotlib Figure with 1 Axes (accuracy in %, N on a log2 axis) and the legend
         below it, outside the data.
@@ -241,21 +244,21 @@ def plot_accuracy(rows, reference=None):
     fig, ax = _figure(figsize=(6.4, 4.8))
     n = np.array([r["accum_steps"] for r in rows], dtype=np.float64)
     mean = 100 * np.array([r["accuracy_mean"] for r in rows])
-    std = 100 * np.array([r["accuracy_std"] for r in rows])
-    for x, r in zip(n, rows):
-        accs = 100 * np.asarray(r.get("accuracies", []), dtype=np.float64)
-        ax.plot(np.full(accs.shape, x * 0.94), accs, ".", color="grey", alpha=0.6, markersize=5)
-    ax.errorbar(n, mean, yerr=std, fmt="o-", color="tab:blue", capsize=4, linewidth=1.5,
-                label=f"gradlab, {rows[0]['updates']:,} updates: mean ± std of "
-                      f"{rows[0]['runs']} runs (dots)")
+    for i, (x, r) in enumerate(zip(n, rows)):
+        accs = 100 * np.asarray(r["accuracies"], dtype=np.float64)
+        spread = x * 1.06 ** np.linspace(-1, 1, len(accs)) if len(accs) > 1 else [x]  # side by side
+        ax.plot(spread, accs, ".", color="tab:blue", alpha=0.5, markersize=7,
+                label=f"gradlab: one run ({rows[0]['runs']} per row)" if i == 0 else None)
+    ax.plot(n, mean, "_-", color="tab:blue", markersize=18, markeredgewidth=2, linewidth=1.5,
+            label=f"gradlab, {rows[0]['updates']:,} updates: mean of the runs")
     counts = [int(v) for v in n]
     if reference:
         ref = sorted(reference.items())
-        rn = np.array([k for k, _ in ref], dtype=np.float64) * 1.06
+        rn = np.array([k for k, _ in ref], dtype=np.float64) * 1.12
         ax.errorbar(rn, [100 * v[2] for _, v in ref], yerr=[100 * v[3] for _, v in ref],
                     fmt="s--", color="tab:orange", capsize=4, linewidth=1.0, alpha=0.9,
                     label="Chlebus 2018 (different setup: convnet, dropout, Adam,\n"
-                          "best of checkpoints): mean ± std of 10 runs")
+                          "best of checkpoints): published mean ± std of 10 runs")
         counts = sorted(set(counts) | set(reference))
     ax.set_xscale("log", base=2)
     ax.set_xticks(counts, [f"{k}" for k in counts])

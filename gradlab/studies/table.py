@@ -168,6 +168,7 @@ def format_table(rows):
         differ = [r["accum_steps"] for r in rows[1:] if r["welch_p"] < 0.05]
         out += [f"p vs first: Welch's t-test against N={first} (each row its own spread); "
                 + (f"N={differ} differ at p < 0.05" if differ else "none differs at p < 0.05")]
+    out.append(f"accuracy %: final test accuracy, mean ± sample std (ddof = 1) over the {s['runs']} run(s)")
     out.append("loss noise: std of the per-update training loss around its moving average")
     if any(line[-1] != "-" for line in lines):
         out.append("Chlebus 2018 %: the published table, a different setup (LeNet-like convnet with "

@@ -64,13 +64,17 @@ ROWS = [{"accum_steps": n, "micro_batch": 100 // n, "updates": 200, "runs": 2,
 REFERENCE = {1: (100, 1000, 0.95, 0.0017), 20: (5, 20000, 0.952, 0.003)}
 
 
-def test_plot_accuracy_draws_means_in_percent_and_one_dot_per_run():
+def test_plot_accuracy_draws_one_dot_per_run_and_the_mean_without_std_bars():
     fig = plot_accuracy(ROWS, reference=REFERENCE)
     assert not plt.fignum_exists(fig.number)
     ax, = fig.axes
     assert ax.get_xscale() == "log"
     dots = [line for line in ax.lines if line.get_linestyle() == "None" and line.get_marker() == "."]
     assert len(dots) == 4 and np.allclose(dots[3].get_ydata(), [92.8, 94.8])
+    assert np.allclose(dots[3].get_xdata(), [20 / 1.06, 20 * 1.06])  # the 2 runs side by side
+    mean, = [line for line in ax.lines if line.get_label().startswith("gradlab, 200 updates")]
+    assert np.allclose(mean.get_ydata(), [94.0, 93.0, 93.8, 93.8])
+    assert len(ax.containers) == 1  # one set of ± bars: the published reference's, none for 2 runs
     lo, hi = ax.get_ylim()
     assert hi - lo >= 4.0
 
@@ -82,7 +86,7 @@ def test_plot_accuracy_legend_lies_outside_the_axes():
     legend, = fig.legends
     box, axes_box = legend.get_window_extent(), ax.get_window_extent()
     assert box.y1 <= axes_box.y0  # below the axes: no error bar or run dot under it
-    assert len(legend.get_texts()) == 2
+    assert len(legend.get_texts()) == 3  # the runs, their mean, the reference
 
 
 def test_plot_learning_rates_draws_identical_strategies_as_one_line():

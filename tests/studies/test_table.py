@@ -41,6 +41,7 @@ def test_format_table_shows_the_reference_beside_matching_rows():
     f, _, _, p = anova(list(runs.values()))
     assert f"F = {f:.2f}, p = {p:.3f}: the rows differ beyond run-to-run noise" in text
     assert "largest |difference| from N=1: 1.10 points" in text
+    assert "accuracy %: final test accuracy, mean ± sample std (ddof = 1) over the 2 run(s)" in text
     # At a fixed micro-batch the rows are different experiments: Welch's test, no reference.
     micro = [dict(r, micro_batch=10, effective_batch=10 * r["accum_steps"], welch_p=w)
              for r, w in zip(rows, (None, 0.5, 0.01))]
