@@ -102,14 +102,10 @@ def measure_fit(spec):
         net = AccumulatingModel(net, n, jit_compile=False, overlap=spec["overlap"])
     net.compile(optimizer=optimizer, jit_compile=False,
                 loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    # The examples as tensors made now, so that every run holds them from the start: from
-    # numpy arrays Keras's input pipeline holds a copy of them only at some moments, and
-    # whether it did at a run's peak moved peaks by the data's size from run to run.
-    with tf.device("CPU:0"):
-        data = tf.data.Dataset.from_tensor_slices((tf.constant(x), tf.constant(y))).batch(batch)
     clock = _EpochClock(device)
     tf.config.experimental.reset_memory_stats(device)
-    history = net.fit(data, epochs=1 + spec["epochs"], verbose=0, callbacks=[clock])
+    history = net.fit(x, y, batch_size=batch, epochs=1 + spec["epochs"], shuffle=False,
+                      verbose=0, callbacks=[clock])
     peak = tf.config.experimental.get_memory_info(device)["peak"]
     mb = lambda variables: sum(np.prod(v.shape) * np.dtype(v.dtype).itemsize for v in variables) / 2**20
     return dict(peak_mb=peak / 2**20, base_mb=clock.base / 2**20,
