@@ -164,19 +164,20 @@ def add_floors(rows):
     """Each row with `micro_batch` b, `floor_mb`, `vs_floor` and `vs_plain` (None where a
     run it needs failed).
 
-        floor = peak(plain at b) + (trainable weights' bytes if it accumulates else 0)
+        floor = train(plain at b) + (trainable weights' bytes if it accumulates else 0)
+        train = peak - base   (memory_child: the allocator's peak above what it held at the start)
     """
-    plain = {r["batch"]: r for r in rows if r["contender"] == "plain" and "peak_mb" in r}
+    plain = {r["batch"]: r for r in rows if r["contender"] == "plain" and "train_mb" in r}
     top = max(r["batch"] for r in rows if r["contender"] == "plain")
     for r in rows:
         b = r["batch"] // r["accum_steps"] if r["contender"] == "accumulating" else r["batch"]
         ref = plain.get(b)
-        measured = "peak_mb" in r
+        measured = "train_mb" in r
         r["micro_batch"] = b
         r["floor_mb"] = None if ref is None or not measured else (
-            ref["peak_mb"] + (ref["trainable_mb"] if r["contender"] != "plain" else 0.0))
-        r["vs_floor"] = _ratio(r.get("peak_mb"), r["floor_mb"])
-        r["vs_plain"] = _ratio(r.get("peak_mb"), plain.get(top, {}).get("peak_mb"))
+            ref["train_mb"] + (ref["trainable_mb"] if r["contender"] != "plain" else 0.0))
+        r["vs_floor"] = _ratio(r.get("train_mb"), r["floor_mb"])
+        r["vs_plain"] = _ratio(r.get("train_mb"), plain.get(top, {}).get("train_mb"))
     return rows
 
 
@@ -189,10 +190,10 @@ def ratios(rows, n):
     top = max(r["batch"] for r in rows if r["contender"] == "plain")
     ours, two = find("accumulating"), find("accumulating", 2)
     return {"accum_steps": n,
-            "accumulating_vs_keras": _ratio(ours.get("peak_mb"), find("keras").get("peak_mb")),
-            "accumulating_vs_plain": _ratio(ours.get("peak_mb"), find("plain").get("peak_mb")),
+            "accumulating_vs_keras": _ratio(ours.get("train_mb"), find("keras").get("train_mb")),
+            "accumulating_vs_plain": _ratio(ours.get("train_mb"), find("plain").get("train_mb")),
             "overlap2_time": _ratio(two.get("ms_update"), ours.get("ms_update")),
-            "overlap2_memory": _ratio(two.get("peak_mb"), ours.get("peak_mb"))}
+            "overlap2_memory": _ratio(two.get("train_mb"), ours.get("train_mb"))}
 
 
 def format_bench_memory(result):
@@ -203,7 +204,7 @@ def format_bench_memory(result):
              f"each run a fresh process, on {where}; TF {c['tensorflow']}"
              + (f"; load average {c['load_average'][0]:.1f} -> {c['load_average'][1]:.1f}"
                 if c.get("load_average") else ""),
-             f"{'contender':<28}{'N':>4}{'b':>5}{'peak MB':>9}{'floor MB':>10}{'/floor':>8}"
+             f"{'contender':<28}{'N':>4}{'b':>5}{'train MB':>9}{'floor MB':>10}{'/floor':>8}"
              f"{'x plain':>9}{'compile MB':>12}{'ms/update':>11}"]
     for r in rows:
         if r["contender"] == "plain" and r["batch"] != c["batch"]:
@@ -212,11 +213,12 @@ def format_bench_memory(result):
             lines.append(f"{r['label']:<28}{r['accum_steps']:>4}{r['micro_batch']:>5}  failed: {r['error']}")
             continue
         lines.append(f"{r['label']:<28}{r['accum_steps']:>4}{r['micro_batch']:>5}"
-                     f"{r['peak_mb']:>9.1f}{_num(r['floor_mb'], 10, '.1f')}{_num(r['vs_floor'], 8)}"
+                     f"{r['train_mb']:>9.1f}{_num(r['floor_mb'], 10, '.1f')}{_num(r['vs_floor'], 8)}"
                      f"{_num(r['vs_plain'], 9)}{r['compile_peak_mb']:>12.1f}{r['ms_update']:>11.1f}")
     q = result["ratios"]
-    lines += ["floor = peak of plain fit at batch b + one gradient-sum buffer (measured, not computed)",
-              f"at N={q['accum_steps']}: AccumulatingModel / Keras's accumulation, peak "
+    lines += ["train = allocator peak - what it held as the measured epochs began (memory_child)",
+              "floor = train of plain fit at batch b + one gradient-sum buffer (measured, not computed)",
+              f"at N={q['accum_steps']}: AccumulatingModel / Keras's accumulation, train "
               f"{_num(q['accumulating_vs_keras'], 0)}; / plain fit {_num(q['accumulating_vs_plain'], 0)}; "
               f"overlap=2 takes {_num(q['overlap2_time'], 0)}x the time and "
               f"{_num(q['overlap2_memory'], 0)}x the memory of overlap=1"]

@@ -4,7 +4,7 @@
     time(N)   ~ N * time(one micro-batch of B / N)   rises once a micro-batch stops
                 filling the machine
 
-Left: the allocator peak of each run (MB); right: milliseconds per update (the median
+Left: the allocator peak of each run above what it held at the start (MB, `train_mb`); right: milliseconds per update (the median
 epoch, with bars from the 25th to the 75th percentile of the measured epochs); both against
 N on a log2 axis. Plain fit at the whole batch B is a horizontal line (it has no N), Keras's
 own accumulation a second series, the floor (`bench_memory`) a dotted one.
@@ -36,12 +36,12 @@ def plot_memory(result):
         raise ValueError("plot_memory needs a result of gradlab.studies.bench_memory.run_bench_memory "
                          f"(with 'config' and 'rows'), got {type(result).__name__}")
     c = result["config"]
-    rows = [r for r in result["rows"] if r.get("peak_mb") is not None]
+    rows = [r for r in result["rows"] if r.get("train_mb") is not None]
     plain = next((r for r in rows if r["contender"] == "plain" and r["batch"] == c["batch"]), None)
     fig, (ax_mb, ax_ms) = plt.subplots(1, 2, figsize=(9.0, 3.8), layout="constrained")
     plt.close(fig)  # owned by the caller: a cell ending with the call shows it once
     for key, (label, color, marker) in SERIES.items():
-        series = sorted((r["accum_steps"], r["peak_mb"], r["ms_update"], r.get("floor_mb"),
+        series = sorted((r["accum_steps"], r["train_mb"], r["ms_update"], r.get("floor_mb"),
                          _spread(r)) for r in rows if (r["contender"], r["overlap"]) == key)
         if not series:
             continue
@@ -51,13 +51,13 @@ def plot_memory(result):
         if key == ("accumulating", 1) and None not in floor:
             ax_mb.plot(ns, floor, ":", color="grey", label="floor: plain fit at b = B/N + one gradient sum")
     if plain is not None:
-        ax_mb.axhline(plain["peak_mb"], color="black", lw=1, label=f"plain fit at B = {c['batch']}")
+        ax_mb.axhline(plain["train_mb"], color="black", lw=1, label=f"plain fit at B = {c['batch']}")
         ax_ms.axhline(plain["ms_update"], color="black", lw=1)
         low, high = _spread(plain)
         if low or high:
             ax_ms.axhspan(plain["ms_update"] - low, plain["ms_update"] + high, color="black", alpha=0.1)
     ns = sorted({r["accum_steps"] for r in rows}) or [1]
-    for ax, ylabel in ((ax_mb, "allocator peak (MB)"), (ax_ms, "ms per update")):
+    for ax, ylabel in ((ax_mb, "allocator peak above its start (MB)"), (ax_ms, "ms per update")):
         ax.set_xscale("log", base=2)
         ax.set_xticks(ns, [str(n) for n in ns])
         ax.xaxis.set_minor_locator(NullLocator())

@@ -69,7 +69,7 @@ def test_the_oom_line_names_the_refused_tensor():
 
 def _row(contender, batch, n, peak, overlap=1, ms=10.0, trainable=1.0):
     return dict(contender=contender, batch=batch, accum_steps=n, overlap=overlap,
-                peak_mb=peak, ms_update=ms, trainable_mb=trainable)
+                peak_mb=peak + 8.0, base_mb=8.0, train_mb=peak, ms_update=ms, trainable_mb=trainable)
 
 
 def test_floor_is_plain_fit_at_the_micro_batch_plus_one_gradient_sum():
@@ -136,11 +136,12 @@ def test_a_small_real_run_prints_one_json_object(capsys):
         assert r["device"] == "CPU:0"
         # The allocator held the weights when the measured epoch began, and more at its peak.
         assert r["peak_mb"] >= r["base_mb"] >= r["weights_mb"] > 0, r
+        assert r["train_mb"] == pytest.approx(r["peak_mb"] - r["base_mb"])
         assert r["ms_update"] > 0 and r["compile_peak_mb"] > 0
     keras_row = rows[4]
     assert keras_row["optimizer_mb"] >= keras_row["trainable_mb"]  # its accumulators
     assert rows[0]["vs_floor"] == 1.0 and rows[3]["floor_mb"] == pytest.approx(
-        rows[1]["peak_mb"] + rows[1]["trainable_mb"])
+        rows[1]["train_mb"] + rows[1]["trainable_mb"])
     assert "AccumulatingModel overlap=2" in bench_memory.format_bench_memory(result)
 
 
