@@ -28,6 +28,16 @@ def test_plot_gradient_noise_draws_the_finite_population_prediction():
     assert np.allclose(means.get_ydata(), [np.linalg.norm(grads[k] - full, axis=1).mean() for k in (8, 32, 128)])
 
 
+def test_plot_gradient_noise_left_panel_is_equal_aspect_and_names_the_share_it_shows():
+    full, grads = _draws(dim=2)  # in 2 dimensions the two directions hold the whole miss
+    left, _ = plot_gradient_noise(full, grads).axes
+    assert left.get_aspect() == 1.0
+    assert "hold 100% of the squared miss at b = 8" in left.get_title()
+    full, grads = _draws(dim=400)  # 10 isotropic draws in 400 dimensions: 2 directions hold
+    share = int(plot_gradient_noise(full, grads).axes[0].get_title().split("hold ")[1].split("%")[0])
+    assert 5 < share < 40  # about the widest of 10 draws' share, 1/10 and a little more
+
+
 def test_plot_gradient_noise_puts_both_legends_outside_their_axes():
     full, grads = _draws()
     fig = plot_gradient_noise(full, grads, trace_cov=20.0, population=256)
