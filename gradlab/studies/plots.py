@@ -134,10 +134,14 @@ def plot_accumulation(contributions, target):
                     ha="center", va="bottom", fontsize=10, fontweight="bold")
     ax.axhline(float(target), color="crimson", linestyle="--", label=f"large batch $g_B$ = {float(target):.4g}")
     ax.set_xticks(steps, ["zero"] + [f"after {i}" for i in steps[1:]])
+    ax.set_xlim(-0.6, len(parts) + 0.6)  # a bar's width of room around the first and last step
     ax.set_xlabel("micro-batches accumulated")
     ax.set_ylabel("accumulator value")
     ax.set_title("The accumulator adds up to the large-batch gradient")
-    ax.set_ylim(min(0.0, *np.cumsum(parts)) * 1.15, max(0.0, float(target), *np.cumsum(parts)) * 1.15)
+    lo, hi = min(0.0, *np.cumsum(parts)) * 1.15, max(0.0, float(target), *np.cumsum(parts)) * 1.15
+    pad = 0.08 * (hi - lo)  # room below the zero line, so the "0" of the empty accumulator
+    ax.set_ylim(lo - pad, hi)  # stands clear of the x axis
+    ax.axhline(0.0, color="black", linewidth=0.6)
     ax.legend(loc="center left", fontsize="small")
     return fig
 
