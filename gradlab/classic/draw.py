@@ -7,6 +7,7 @@
 Arrows leaving the placeholders or a variable group are always kept: they show who is fed
 and who reads and updates the state. Data flows left to right. Steps done in Python between
 `sess.run` calls (host averaging's numpy mean, the order zero -> accumulate -> apply) are dashed.
+The edge variables -> apply has a head at both ends: `apply` reads the variables and writes them.
 
 Lessons: notebooks/02-tower-averaging.ipynb, notebooks/03-host-averaging.ipynb,
 notebooks/04-variable-accumulation.ipynb
@@ -45,6 +46,7 @@ _COMPUTE = ("forward / loss / gradients", "#b9cfe6")
 _NOTES = {"average": "average_gradients", "averaged": "placeholders",
           "apply": "apply_gradients", HOST: "host_average", "accum": "assign_add(w*g)",
           "zero": "assign(0)", "split": "tf.split"}
+UPDATE_LABEL = "reads and updates"  # on the two-headed arrow between variables and apply
 INCH = 0.56                         # inches per data unit of a figure draw_graph makes
 
 
@@ -87,9 +89,10 @@ def draw_graph(parts_or_graph, ax=None, title=None, skip=("init",)):
         fig, ax = plt.subplots(figsize=size, layout="constrained")
         plt.close(fig)  # owned by the caller: a notebook cell shows it once, as its value
     for (a, b), route in where.routes.items():
-        label = dashed.get((a, b)) or ("updates" if (a, b) == ("variables", "apply") else None)
+        update = (a, b) == ("variables", "apply")  # apply reads the variables and writes them
+        label = dashed.get((a, b)) or (UPDATE_LABEL if update else None)
         start, end = where.ends[(a, b)]
-        _arrow(ax, [start, *route, end], dashed=(a, b) in dashed, label=label)
+        _arrow(ax, [start, *route, end], dashed=(a, b) in dashed, label=label, both=update)
     legend = {}
     for name in nodes:
         role, color = _role(name, groups[name])
@@ -143,9 +146,10 @@ def _box(ax, name, ops, xy, color):
                 zorder=4, **style)
 
 
-def _arrow(ax, points, dashed=False, label=None):
+def _arrow(ax, points, dashed=False, label=None, both=False):
     """An arrow from the right of the first box to the left of the last, through the lanes:
-    cubic segments with horizontal tangents, straight across each lane's column."""
+    cubic segments with horizontal tangents, straight across each lane's column; with
+    `both`, a head at each end."""
     (x0, y0), (x1, y1) = points[0], points[-1]
     knots = [(x0 + W / 2, y0)]
     for x, y in points[1:-1]:
@@ -160,13 +164,13 @@ def _arrow(ax, points, dashed=False, label=None):
             mid = (xa + xb) / 2
             verts += [(mid, ya), (mid, yb), (xb, yb)]
             codes += [Path.CURVE4] * 3
-    ax.add_patch(FancyArrowPatch(path=Path(verts, codes), arrowstyle="-|>", mutation_scale=11,
-                                 color="#505050", linewidth=1.2 if dashed else 0.9,
+    ax.add_patch(FancyArrowPatch(path=Path(verts, codes), arrowstyle="<|-|>" if both else "-|>",
+                                 mutation_scale=11, color="#505050", linewidth=1.2 if dashed else 0.9,
                                  linestyle="--" if dashed else "-", zorder=2))
-    if label:  # mid-way, or where the last curve leaves its lane (clear of arrow heads)
-        (xa, ya), (xb, yb) = knots[-2], knots[-1]
+    if label:  # above mid-way (the line stays visible, dashes too), or where the last curve
+        (xa, ya), (xb, yb) = knots[-2], knots[-1]  # leaves its lane (clear of arrow heads)
         if len(knots) == 2:
-            x, y, ha, va = (xa + xb) / 2, (ya + yb) / 2, "center", "center"
+            x, y, ha, va = (xa + xb) / 2, max(ya, yb) + 0.06, "center", "bottom"
         else:
             x, y, ha, va = xa + 0.12, ya + 0.04, "left", "bottom"
         ax.text(x, y, label, ha=ha, va=va,

@@ -31,7 +31,9 @@ def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=N
         spread(b) = mean_draws ||g_b - g||,   predicted  sqrt(tr(Sigma) / b * (N - b) / (N - 1))
 
     Left: every minibatch gradient projected on two directions: the full gradient g, and
-    the direction in which the smallest batches scatter most (orthogonal to g).
+    the direction in which the smallest batches scatter most (orthogonal to g), on equal
+    axes; the title gives the share of the smallest batches' squared miss ||g_b - g||^2
+    that these two directions hold (the rest lies in the other dimensions).
     Right: the distance of each draw from g against b, on log-log axes, with the mean of the
     draws per b and, when `trace_cov` and `population` are given, the prediction for b
     examples drawn without replacement from N = `population` (else a 1/sqrt(b) line through
@@ -59,9 +61,10 @@ def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=N
     grads = {b: np.asarray(minibatch_grads[b], dtype=np.float64).reshape(-1, full.size)
              for b in sizes}
     u1 = full / np.linalg.norm(full)
-    dev = grads[sizes[0]] - full
-    dev = dev - np.outer(dev @ u1, u1)
+    miss = grads[sizes[0]] - full
+    dev = miss - np.outer(miss @ u1, u1)
     u2 = np.linalg.svd(dev, full_matrices=False)[2][0]  # widest scatter, orthogonal to g
+    shown = ((miss @ u1) ** 2 + (miss @ u2) ** 2).sum() / (miss ** 2).sum()
 
     fig, (ax, ax2) = _figure(2, figsize=(12.0, 4.2))
     for b, color in zip(sizes, _colors(len(sizes))):
@@ -74,7 +77,9 @@ def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=N
             label="full gradient g")
     ax.set_xlabel("component along g")
     ax.set_ylabel("component across g (widest scatter)")
-    ax.set_title("Minibatch gradients around the full gradient")
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.set_title("Minibatch gradients around the full gradient\n"
+                 f"(these 2 directions hold {shown:.0%} of the squared miss at b = {sizes[0]})")
     for handle in ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small").legend_handles:
         handle.set_alpha(1.0)
 
@@ -129,10 +134,14 @@ def plot_accumulation(contributions, target):
                     ha="center", va="bottom", fontsize=10, fontweight="bold")
     ax.axhline(float(target), color="crimson", linestyle="--", label=f"large batch $g_B$ = {float(target):.4g}")
     ax.set_xticks(steps, ["zero"] + [f"after {i}" for i in steps[1:]])
+    ax.set_xlim(-0.6, len(parts) + 0.6)  # a bar's width of room around the first and last step
     ax.set_xlabel("micro-batches accumulated")
     ax.set_ylabel("accumulator value")
     ax.set_title("The accumulator adds up to the large-batch gradient")
-    ax.set_ylim(min(0.0, *np.cumsum(parts)) * 1.15, max(0.0, float(target), *np.cumsum(parts)) * 1.15)
+    lo, hi = min(0.0, *np.cumsum(parts)) * 1.15, max(0.0, float(target), *np.cumsum(parts)) * 1.15
+    pad = 0.08 * (hi - lo)  # room below the zero line, so the "0" of the empty accumulator
+    ax.set_ylim(lo - pad, hi)  # stands clear of the x axis
+    ax.axhline(0.0, color="black", linewidth=0.6)
     ax.legend(loc="center left", fontsize="small")
     return fig
 

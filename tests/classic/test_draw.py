@@ -7,7 +7,7 @@ import tensorflow as tf
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 from gradlab.classic.accumulation_graph import build_accumulation
-from gradlab.classic.draw import draw_graph
+from gradlab.classic.draw import UPDATE_LABEL, draw_graph
 from gradlab.classic.host_graph import build_host_average
 from gradlab.classic.tower_graph import build_towers
 from common import DEVICES
@@ -87,3 +87,15 @@ def test_draw_into_given_axes_and_reject_non_graphs():
         draw_graph(42)
     with pytest.raises(ValueError, match="nothing to draw"):
         draw_graph(tf.Graph())
+
+
+def test_the_update_arrow_has_two_heads_and_labels_stay_off_dashed_lines():
+    for parts in (build_towers(2, DEVICES), build_accumulation()):
+        fig = draw_graph(parts)
+        assert UPDATE_LABEL in texts(fig)  # apply reads the variables and writes them
+        styles = [type(p.get_arrowstyle()).__name__ for p in fig.axes[0].patches
+                  if isinstance(p, FancyArrowPatch)]
+        assert styles.count("CurveFilledAB") == 1 and "CurveFilledB" in styles
+    fig = draw_graph(build_accumulation())
+    then = [t for t in fig.axes[0].texts if t.get_text() == "then"]
+    assert len(then) == 2 and all(t.get_va() == "bottom" for t in then)  # above their arrows

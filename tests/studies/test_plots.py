@@ -1,11 +1,12 @@
-"""Lessons' figures: 01's gradient noise against b, 03's accuracy against N, 06's learning
-rates."""
+"""Lessons' figures: 01's gradient noise against b, 03's accuracy against N, 04's accumulator,
+06's learning rates."""
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from gradlab.studies.plots import plot_accuracy, plot_gradient_noise, plot_learning_rates
+from gradlab.studies.plots import (plot_accumulation, plot_accuracy, plot_gradient_noise,
+                                   plot_learning_rates)
 
 
 def _draws(seed=0, dim=20, sizes=(8, 32, 128)):
@@ -26,6 +27,16 @@ def test_plot_gradient_noise_draws_the_finite_population_prediction():
     assert np.allclose(predicted[0].get_ydata(), expected)
     means = [line for line in right.lines if line.get_label() == "mean of the draws"][0]
     assert np.allclose(means.get_ydata(), [np.linalg.norm(grads[k] - full, axis=1).mean() for k in (8, 32, 128)])
+
+
+def test_plot_gradient_noise_left_panel_is_equal_aspect_and_names_the_share_it_shows():
+    full, grads = _draws(dim=2)  # in 2 dimensions the two directions hold the whole miss
+    left, _ = plot_gradient_noise(full, grads).axes
+    assert left.get_aspect() == 1.0
+    assert "hold 100% of the squared miss at b = 8" in left.get_title()
+    full, grads = _draws(dim=400)  # 10 isotropic draws in 400 dimensions: 2 directions hold
+    share = int(plot_gradient_noise(full, grads).axes[0].get_title().split("hold ")[1].split("%")[0])
+    assert 5 < share < 40  # about the widest of 10 draws' share, 1/10 and a little more
 
 
 def test_plot_gradient_noise_puts_both_legends_outside_their_axes():
@@ -97,3 +108,15 @@ def test_plot_learning_rates_draws_identical_strategies_as_one_line():
     assert list(ax.lines[1].get_ydata()) == [0.25, 0.0625]
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels == ["large_batch, fused (2 identical)", "keras"]
+
+
+def test_plot_accumulation_stacks_to_the_target_and_keeps_zero_off_the_axis():
+    fig = plot_accumulation([1.0, 1.8, 2.7], target=5.5)
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.texts]
+    assert labels == ["0", "1", "2.8", "5.5"]  # the accumulator after 0, 1, 2, 3 micro-batches
+    tops = {round(p.get_x() + p.get_width() / 2): p.get_y() + p.get_height() for p in ax.patches}
+    assert abs(tops[3] - 5.5) < 1e-9
+    assert ax.get_ylim()[0] < 0 and ax.get_xlim()[0] < -0.3  # "0" clear of both axes
+    with pytest.raises(ValueError, match="at least one"):
+        plot_accumulation([], target=0.0)
