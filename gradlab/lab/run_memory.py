@@ -3,6 +3,10 @@
     peak_mb = the allocator's peak over `updates` updates of the run's strategy, after one
               untimed update (tracing), in a fresh process with TF_CPU_ALLOCATOR_USE_BFC=true
     cached under the settings that decide memory (MEMORY_FIELDS), not the seed, lr or length
+    repeated_peaks: the same measurement in `repeats` fresh processes of their own, to see how
+              far one configuration's peak moves from process to process (at a few MiB, the
+              allocator peak of the same settings can differ between processes by a weight copy
+              or more)
 
     model_sizes: what the peak is made of, counted from the model: its weights (one gradient,
     and the gradient sum that accumulation adds, are each that size) and the float32 layer
@@ -56,6 +60,32 @@ def allocator_peak(config, cache=None, updates=3):
         return found
     result = _in_child(config, updates)
     if cache is not None and "error" not in result:
+        cache.put(key, result)
+    return result
+
+
+def repeated_peaks(config, repeats=3, cache=None, updates=3):
+    """`allocator_peak`'s measurement in `repeats` fresh processes, cached as one entry.
+
+    Returns:
+        dict `peaks_mb` (one peak per process, in order), or `{"error": why}` if one failed.
+    """
+    from ..studies.experiments import RunConfig
+    if not isinstance(config, RunConfig):
+        raise TypeError(f"config must be an experiments.RunConfig, got {config!r}")
+    key = {"allocator_peaks": {f: getattr(config, f) for f in MEMORY_FIELDS},
+           "updates": updates, "repeats": repeats}
+    found = None if cache is None else cache.get(key)
+    if found is not None:
+        return found
+    peaks = []
+    for _ in range(repeats):
+        one = _in_child(config, updates)
+        if "error" in one:
+            return one
+        peaks.append(one["peak_mb"])
+    result = {"peaks_mb": peaks}
+    if cache is not None:
         cache.put(key, result)
     return result
 

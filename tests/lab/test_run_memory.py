@@ -29,9 +29,29 @@ def test_a_failure_is_reported_and_not_cached(tmp_path, monkeypatch):
     assert list(tmp_path.rglob("*.json")) == []
 
 
+def test_repeated_peaks_measure_each_process_and_cache_them_as_one(tmp_path, monkeypatch):
+    peaks = iter([1.75, 2.75, 1.75])
+    calls = []
+    monkeypatch.setattr(run_memory, "_in_child", lambda config, updates: calls.append(updates) or
+                        {"peak_mb": next(peaks), "compile_peak_mb": 0.0, "device": "CPU:0"})
+    cache = ResultCache(tmp_path)
+    config = RunConfig(accum_steps=4, micro_batch=25)
+    assert run_memory.repeated_peaks(config, 3, cache) == {"peaks_mb": [1.75, 2.75, 1.75]}
+    assert run_memory.repeated_peaks(RunConfig(accum_steps=4, micro_batch=25, seed=2), 3,
+                                     cache) == {"peaks_mb": [1.75, 2.75, 1.75]}
+    assert calls == [3, 3, 3]
+    # Not the single measurement's entry: allocator_peak measures on its own.
+    monkeypatch.setattr(run_memory, "_in_child", lambda config, updates: {"error": "exit 1: boom"})
+    assert run_memory.allocator_peak(config, cache) == {"error": "exit 1: boom"}
+    assert run_memory.repeated_peaks(RunConfig(accum_steps=2, micro_batch=25), 2,
+                                     cache) == {"error": "exit 1: boom"}
+
+
 def test_bad_config_is_named():
     with pytest.raises(TypeError, match="'fused'"):
         run_memory.allocator_peak("fused")
+    with pytest.raises(TypeError, match="'fused'"):
+        run_memory.repeated_peaks("fused")
 
 
 @pytest.mark.slow
