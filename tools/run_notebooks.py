@@ -2,7 +2,7 @@
 
 Lessons are stored executed (readers see plots without running anything) and nbval checks
 them against a fresh run. This runs each notebook top to bottom in the project's kernel,
-then keeps only kernelspec/language_info metadata, drops execution timings and stderr
+then keeps only kernelspec/language_info metadata (and whether a cell is folded), drops execution timings and stderr
 (TensorFlow and tqdm noise), drops widget views from unchecked cells (their state is not
 stored, so a reader would see a dead "0%" bar), merges split stdout blocks, and refuses
 machine paths.
@@ -38,7 +38,10 @@ def clean(path):
     nb.metadata = nbformat.NotebookNode(
         {k: nb.metadata[k] for k in ("kernelspec", "language_info") if k in nb.metadata})
     for cell in nb.cells:
-        cell.metadata = nbformat.NotebookNode({})
+        # Only whether a cell is folded (JupyterLab's `jupyter.source_hidden`): the lessons
+        # fold their solutions' code.
+        cell.metadata = nbformat.NotebookNode(
+            {k: v for k, v in cell.metadata.items() if k == "jupyter"})
         if cell.cell_type != "code":
             continue
         merged = []
