@@ -13,7 +13,8 @@ At a fixed batch B, accumulation decides how often this is paid: once per update
 adds its micro-batches locally, then one all-reduce) or, naively, once per micro-batch
 (`accum_steps` times per update). `measure_reduction_schedules` times both on the given
 devices, interleaved in rounds, and `extra_all_reduce_ms` reads the cost of one extra
-all-reduce from the paired rounds; on logical CPU devices an all-reduce is a memory copy, so
+all-reduce from the paired rounds, against the noise of `accum_steps = 1` (where both schedules
+run identical code); on logical CPU devices an all-reduce is a memory copy, so
 it measures this machine, not a network.
 
 Lesson: notebooks/07-beyond-one-machine.ipynb
@@ -120,31 +121,54 @@ def measure_reduction_schedules(devices, model_fn, loss_fn, x, y, accum_steps=(1
 
 
 def extra_all_reduce_ms(result):
-    """What one extra all-reduce costs, read from paired rounds of `measure_reduction_schedules`.
+    """What one extra all-reduce costs, read from paired rounds against the noise of identical code.
 
-    In round k, at `accum_steps = n > 1`, the naive schedule makes n - 1 more all-reduces than the
-    other: `(t_every[k] - t_once[k]) / (n - 1)` is one estimate of an all-reduce's cost. The
-    estimates of all rounds and all n > 1 are pooled; the cost is distinguishable from 0 when
-    their interquartile range excludes 0.
+    In round k the paired difference `d_n[k] = t_every[k] - t_once[k]` compares the two
+    schedules at `accum_steps = n`. At n = 1 they run identical code (one all-reduce each), so
+    `d_1` is pure timing noise: it is the null. At n > 1 the naive schedule makes n - 1 more
+    all-reduces; that excess is distinguishable at n only when the interquartile range of `d_n`
+    lies wholly outside the interquartile range of `d_1`. For every distinguishable n,
+    `d_n[k] / (n - 1)` estimates one extra all-reduce's cost; these estimates are pooled.
 
     Returns:
-        dict with `per_accum_steps` (`{n: (median, q25, q75)}` in ms for each n > 1), `median_ms`,
-        `iqr_ms` (25th, 75th percentile of the pooled estimates), `estimates` (their number) and
-        `distinguishable` (bool: the IQR excludes 0).
+        dict with `null_ms` (median, q25, q75 of `d_1`), `per_accum_steps` (`{n: {"difference_ms":
+        (median, q25, q75) of d_n, "per_all_reduce_ms": the same of d_n / (n - 1),
+        "distinguishable": bool}}` for each n > 1), `distinguishable_at` (the n > 1 that are),
+        and, pooled over those n, `median_ms`, `iqr_ms` (25th, 75th percentile) and `estimates`
+        (their number); `median_ms` and `iqr_ms` are None when no n is distinguishable.
     """
+    steps = list(result["accum_steps"])
+    if 1 not in steps:
+        raise ValueError("the null needs accum_steps = 1 (identical code in both schedules)")
+    if all(n == 1 for n in steps):
+        raise ValueError("an extra all-reduce needs some accum_steps > 1")
+
+    def diff(i):
+        return (np.asarray(result["times_ms"]["per_micro_batch"][i], dtype=float) -
+                np.asarray(result["times_ms"]["per_update"][i], dtype=float))
+
+    def summary(values):
+        return (float(np.median(values)), *(float(q) for q in np.percentile(values, [25, 75])))
+
+    null = summary(diff(steps.index(1)))
     pooled, per_n = [], {}
-    for i, n in enumerate(result["accum_steps"]):
+    for i, n in enumerate(steps):
         if n == 1:
             continue
-        est = (np.asarray(result["times_ms"]["per_micro_batch"][i]) -
-               np.asarray(result["times_ms"]["per_update"][i])) / (n - 1)
-        per_n[n] = (float(np.median(est)), *(float(q) for q in np.percentile(est, [25, 75])))
-        pooled.extend(est)
-    if not pooled:
-        raise ValueError("an extra all-reduce needs some accum_steps > 1")
-    q25, q75 = (float(q) for q in np.percentile(pooled, [25, 75]))
-    return {"per_accum_steps": per_n, "median_ms": float(np.median(pooled)), "iqr_ms": (q25, q75),
-            "estimates": len(pooled), "distinguishable": bool(q25 > 0 or q75 < 0)}
+        d = diff(i)
+        _, q25, q75 = summary(d)
+        distinguishable = bool(q25 > null[2] or q75 < null[1])
+        per_n[n] = {"difference_ms": summary(d), "per_all_reduce_ms": summary(d / (n - 1)),
+                    "distinguishable": distinguishable}
+        if distinguishable:
+            pooled.extend(d / (n - 1))
+    out = {"null_ms": null, "per_accum_steps": per_n,
+           "distinguishable_at": [n for n in per_n if per_n[n]["distinguishable"]],
+           "estimates": len(pooled), "median_ms": None, "iqr_ms": None}
+    if pooled:
+        out["median_ms"] = float(np.median(pooled))
+        out["iqr_ms"] = tuple(float(q) for q in np.percentile(pooled, [25, 75]))
+    return out
 
 
 def _update_fn(dist, model, loss_fn, n, batch, per_micro_batch):

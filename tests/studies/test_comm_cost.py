@@ -61,18 +61,34 @@ def test_measure_refuses_a_batch_that_does_not_split():
         measure_reduction_schedules(DEVICES[:1], _tiny, None, x, y)
 
 
-def test_extra_all_reduce_ms_pairs_the_rounds_by_hand():
-    # accum_steps 2: one extra all-reduce; accum_steps 4: three. Round k's estimate is
-    # (every[k] - once[k]) / (n - 1): 2, 4, 3 at n = 2 and 1, 2, 3 at n = 4.
+def test_extra_all_reduce_ms_pairs_the_rounds_against_the_n1_null_by_hand():
+    # n = 1: identical code, differences 0, 1, -1 -> null median 0, IQR -0.5 to 0.5.
+    # n = 2: differences 2, 4, 3 (IQR 2.5 to 3.5, outside the null's): one extra all-reduce each.
+    # n = 4: differences 3, 6, 9 (IQR 4.5 to 7.5, outside): per extra all-reduce 1, 2, 3.
     result = {"accum_steps": [1, 2, 4],
               "times_ms": {"per_update": [[5, 5, 5], [10, 10, 10], [10, 11, 12]],
                            "per_micro_batch": [[5, 6, 4], [12, 14, 13], [13, 17, 21]]}}
     extra = extra_all_reduce_ms(result)
-    assert extra["per_accum_steps"] == {2: (3.0, 2.5, 3.5), 4: (2.0, 1.5, 2.5)}
+    assert extra["null_ms"] == (0.0, -0.5, 0.5)
+    assert extra["per_accum_steps"][2] == {"difference_ms": (3.0, 2.5, 3.5),
+                                           "per_all_reduce_ms": (3.0, 2.5, 3.5), "distinguishable": True}
+    assert extra["per_accum_steps"][4]["difference_ms"] == (6.0, 4.5, 7.5)
+    assert extra["per_accum_steps"][4]["per_all_reduce_ms"] == (2.0, 1.5, 2.5)
+    assert extra["distinguishable_at"] == [2, 4]
     assert extra["estimates"] == 6 and extra["median_ms"] == 2.5  # of 1, 2, 2, 3, 3, 4
-    assert extra["iqr_ms"] == (2.0, 3.0) and extra["distinguishable"] is True
-    noisy = {"accum_steps": [2], "times_ms": {"per_update": [[10, 10, 10, 10]],
-                                              "per_micro_batch": [[8, 9, 11, 12]]}}
-    assert extra_all_reduce_ms(noisy)["distinguishable"] is False  # IQR -1.25 to 1.25 holds 0
+    assert extra["iqr_ms"] == (2.0, 3.0)
+
+
+def test_extra_all_reduce_ms_is_not_distinguishable_inside_the_n1_noise():
+    # the null's differences spread -8 to 8 (IQR -4 to 4); n = 2's 2, 3, 4 (IQR 2.5 to 3.5) sit
+    # inside it although they exclude 0
+    noisy = {"accum_steps": [1, 2], "times_ms": {"per_update": [[10, 10, 10], [10, 10, 10]],
+                                                 "per_micro_batch": [[2, 10, 18], [12, 13, 14]]}}
+    extra = extra_all_reduce_ms(noisy)
+    assert extra["null_ms"] == (0.0, -4.0, 4.0)
+    assert extra["per_accum_steps"][2]["distinguishable"] is False and extra["distinguishable_at"] == []
+    assert extra["median_ms"] is None and extra["iqr_ms"] is None and extra["estimates"] == 0
     with pytest.raises(ValueError, match="accum_steps > 1"):
         extra_all_reduce_ms({"accum_steps": [1], "times_ms": {"per_update": [[1]], "per_micro_batch": [[1]]}})
+    with pytest.raises(ValueError, match="accum_steps = 1"):
+        extra_all_reduce_ms({"accum_steps": [2], "times_ms": {"per_update": [[1]], "per_micro_batch": [[2]]}})
