@@ -202,7 +202,7 @@ def _cost(ax, groups, colors):
         ax.text(0.5, 0.5, "no finished runs yet", transform=ax.transAxes, ha="center",
                 va="center", color="grey")
         return
-    texts = [f"{name}:  {ms:.1f} ms" + ("" if mb is None else f" · {mb:.0f} MB")
+    texts = [f"{name}:  {ms:.1f} ms" + ("" if mb is None else f" · {mb:.0f} MiB")
              for name, ms, mb in rows]
     _bars(ax, [ms for _, ms, _ in rows], texts, colors)
     ax.set_xlabel("milliseconds per update (mean over seeds)")
@@ -211,10 +211,10 @@ def _cost(ax, groups, colors):
 def _memory(ax, groups, colors):
     """The allocator peak of a fresh process for each measured configuration's settings."""
     peaks = [float(g.peak_mb) for g in groups]
-    _bars(ax, peaks, [f"{getattr(g, 'short', g.label)}:  {mb:.1f} MB"
+    _bars(ax, peaks, [f"{getattr(g, 'short', g.label)}:  {mb:.1f} MiB"
                       for g, mb in zip(groups, peaks)], colors)
     ax.set_title("Memory: TensorFlow allocator peak of a fresh process with the run's settings")
-    ax.set_xlabel("MB (weights, gradients, optimizer state, batch, activations)")
+    ax.set_xlabel("MiB (weights, gradients, optimizer state, batch, activations)")
     ax.set_yticks([])
 
 

@@ -91,7 +91,7 @@ def repeated_peaks(config, repeats=3, cache=None, updates=3):
 
 
 def model_sizes(model="mlp"):
-    """`dict(weights_mb, activations_mb)`: float32 MB of `model`'s weights and of the layer
+    """`dict(weights_mb, activations_mb)`: float32 MiB of `model`'s weights and of the layer
     outputs of one example (its input included; Reshape and Flatten, views, left out)."""
     from ..studies.models import make_model
     m = make_model(model)

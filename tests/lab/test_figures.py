@@ -29,7 +29,7 @@ def test_figures_draw_empty_partial_and_finished_groups():
     empty = figures.plot_lab([])
     assert [t.get_text() for t in empty.axes[0].texts] == ["press Run"] and not empty.legends
     cost = figures.plot_lab_batches([partial, finished]).axes[2]
-    assert [t.get_text() for t in cost.texts] == ["done:  2.0 ms · 12 MB"]  # finished runs only
+    assert [t.get_text() for t in cost.texts] == ["done:  2.0 ms · 12 MiB"]  # finished runs only
 
 
 def test_the_difference_is_named_in_the_legend():
@@ -51,7 +51,7 @@ def test_the_picture_has_fewer_panels_and_memory_only_if_measured():
 
     runs[0].peak_mb, runs[2].peak_mb = 11.5, 20.25  # the middle one was not measured
     memory = figures.plot_picture(runs).axes[4]
-    assert [t.get_text() for t in memory.texts] == ["N=1:  11.5 MB", "N=4:  20.2 MB"]
+    assert [t.get_text() for t in memory.texts] == ["N=1:  11.5 MiB", "N=4:  20.2 MiB"]
     assert [p.get_width() for p in memory.patches] == [11.5, 20.25]
     assert "fresh process" in memory.get_title()
 

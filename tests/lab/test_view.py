@@ -351,7 +351,7 @@ def test_memory_is_shown_in_the_summary_and_the_picture(tmp_path, stub, quick_pl
     lab.wait()
     assert group.peak_mb == 12.0
     cost = figures.plot_lab_batches(lab.groups).axes[2]
-    assert [t.get_text() for t in cost.texts] == ["fused N=2 b=8:  1.0 ms · 12 MB"]
+    assert [t.get_text() for t in cost.texts] == ["fused N=2 b=8:  1.0 ms · 12 MiB"]
     lab.picture()
     assert drawn == [[group]]
     # Switched off, a new configuration is not measured; the measured one keeps its peak.
