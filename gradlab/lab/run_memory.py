@@ -50,18 +50,8 @@ def allocator_peak(config, cache=None, updates=3):
         activations), `compile_peak_mb` (over the first update, apart) and `device`; or
         `{"error": why}` when the process failed.
     """
-    from ..studies.experiments import RunConfig
-    if not isinstance(config, RunConfig):
-        raise TypeError(f"config must be an experiments.RunConfig, got {config!r}")
-    key = {"allocator_peak": {f: getattr(config, f) for f in MEMORY_FIELDS},
-           "updates": updates}
-    found = None if cache is None else cache.get(key)
-    if found is not None:
-        return found
-    result = _in_child(config, updates)
-    if cache is not None and "error" not in result:
-        cache.put(key, result)
-    return result
+    key = {"allocator_peak": _settings(config), "updates": updates}
+    return _cached(cache, key, lambda: _in_child(config, updates))
 
 
 def repeated_peaks(config, repeats=3, cache=None, updates=3):
@@ -70,22 +60,34 @@ def repeated_peaks(config, repeats=3, cache=None, updates=3):
     Returns:
         dict `peaks_mb` (one peak per process, in order), or `{"error": why}` if one failed.
     """
+    key = {"allocator_peaks": _settings(config), "updates": updates, "repeats": repeats}
+
+    def measure():
+        peaks = []
+        for _ in range(repeats):
+            one = _in_child(config, updates)
+            if "error" in one:
+                return one
+            peaks.append(one["peak_mb"])
+        return {"peaks_mb": peaks}
+    return _cached(cache, key, measure)
+
+
+def _settings(config):
+    """The fields of `config` that decide memory (the cache key), checked to be a RunConfig."""
     from ..studies.experiments import RunConfig
     if not isinstance(config, RunConfig):
         raise TypeError(f"config must be an experiments.RunConfig, got {config!r}")
-    key = {"allocator_peaks": {f: getattr(config, f) for f in MEMORY_FIELDS},
-           "updates": updates, "repeats": repeats}
+    return {f: getattr(config, f) for f in MEMORY_FIELDS}
+
+
+def _cached(cache, key, measure):
+    """`cache`'s entry for `key`, else `measure()`, stored unless it failed."""
     found = None if cache is None else cache.get(key)
     if found is not None:
         return found
-    peaks = []
-    for _ in range(repeats):
-        one = _in_child(config, updates)
-        if "error" in one:
-            return one
-        peaks.append(one["peak_mb"])
-    result = {"peaks_mb": peaks}
-    if cache is not None:
+    result = measure()
+    if cache is not None and "error" not in result:
         cache.put(key, result)
     return result
 

@@ -118,13 +118,13 @@ def measure_fit(spec):
     # Keras's accumulation keeps its gradient sum in optimizer variables, made before the
     # measured epochs (in the base); AccumulatingModel's is a loop tensor (in the peak).
     # Counted alike: one gradient sum in every accumulating contender's train_mb.
-    train = (peak - clock.base) / 2**20
-    train += mb(net.trainable_weights) if contender == "keras" else 0.0
+    trainable = mb(net.trainable_weights)
+    train = (peak - clock.base) / 2**20 + (trainable if contender == "keras" else 0.0)
     return dict(peak_mb=peak / 2**20, base_mb=clock.base / 2**20, train_mb=train,
                 compile_peak_mb=clock.compile_peak / 2**20, compile_rss_mb=clock.compile_rss,
                 ms_update=1000 * statistics.median(clock.seconds) / spec["updates"],
                 ms_epochs=[1000 * t / spec["updates"] for t in clock.seconds],
-                weights_mb=mb(net.weights), trainable_mb=mb(net.trainable_weights),
+                weights_mb=mb(net.weights), trainable_mb=trainable,
                 optimizer_mb=mb(optimizer.variables), data_mb=(x.nbytes + y.nbytes) / 2**20,
                 device=device, losses=[float(v) for v in history.history["loss"]],
                 finite=all(bool(np.isfinite(w.numpy()).all()) for w in net.weights))
