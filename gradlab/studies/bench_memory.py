@@ -285,10 +285,10 @@ def cli(argv=None):
     if args.limit is not None:
         results = [[fit_under_limit(c, args.limit, m, args.batch, max(args.accum), args.updates,
                                     args.epochs) for c in ("plain", "accumulating")] for m in models]
-        print(to_json(results[0] if len(results) == 1 else {"workloads": results}) if args.json
-              else "\n\n".join(map(format_limit, results)))
-        return 0
-    results = [run_bench_memory(m, progress=not args.no_progress, **options) for m in models]
+        formatter = format_limit
+    else:
+        results = [run_bench_memory(m, progress=not args.no_progress, **options) for m in models]
+        formatter = format_bench_memory
     print(to_json(results[0] if len(results) == 1 else {"workloads": results}) if args.json
-          else "\n\n".join(map(format_bench_memory, results)))
+          else "\n\n".join(map(formatter, results)))
     return 0
