@@ -4,9 +4,9 @@
     time(N)   ~ N * time(one micro-batch of B / N)   rises once a micro-batch stops
                 filling the machine
 
-Left: the allocator peak of each run above what it held at the start (MB, `train_mb`); right: milliseconds per update (the median
-epoch, with bars from the 25th to the 75th percentile of the measured epochs); both against
-N on a log2 axis. Plain fit at the whole batch B is a horizontal line (it has no N), Keras's
+Left: the allocator peak of each run above what it held at the start (MB, `train_mb`);
+right: milliseconds per update (the median epoch, with bars from the 25th to the 75th
+percentile of the measured epochs); both against N on a log2 axis. Plain fit at the whole batch B is a horizontal line (it has no N), Keras's
 own accumulation a second series, the floor (`bench_memory`) a dotted one.
 
 Lesson: notebooks/08-accumulation-in-fit.ipynb
