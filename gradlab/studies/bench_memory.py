@@ -12,6 +12,9 @@
     activations(b) = peak(plain fit at batch b) - weights - slots - one gradient  (measured)
       => floor(b) = peak(plain fit at b) + gradient-sum buffer,  and floor(B) of plain fit
          is its own peak (a ratio of 1 by construction)
+    each twice: `train` (fit's epochs) and `step` (the update alone, `train_on_batch` on a
+    batch already held). train - step is fit's input pipeline, which holds batches of the
+    rows fit is given: B for AccumulatingModel, b for Keras's accumulation.
 
 Every contender trains on the same examples: `updates` effective batches of B examples per
 epoch (plain fit at a micro-batch b takes B/b steps for each; its time is per B examples),
@@ -82,9 +85,10 @@ def run_bench_memory(model="conv", batch=None, accum=(1, 2, 4, 8, 16), overlaps=
     Returns:
         a JSON-ready dict: `config`, `rows` (one per run: its spec, the child's measurement
         (`peak_mb`, `compile_peak_mb`, `ms_update`, ...) or `error`, and `micro_batch`,
-        `floor_mb`, `vs_floor`, `vs_plain` (peak / plain fit's at B)) and `ratios`
-        (`accumulating_vs_keras`, `accumulating_vs_plain` at the largest N, overlap 1;
-        `overlap2_time`, `overlap2_memory`: overlap=2 over overlap=1 there).
+        `floor_mb`, `vs_floor`, `vs_plain` (train / plain fit's at B), `step_floor_mb`,
+        `step_vs_floor`) and `ratios` (`accumulating_vs_keras`, `accumulating_vs_plain`,
+        `step_accumulating_vs_keras` at the largest N, overlap 1; `overlap2_time`,
+        `overlap2_memory`: overlap=2 over overlap=1 there).
     """
     runs = plan(model, batch, accum, overlaps, updates, epochs, seed)
     rows, load = [], [os.getloadavg()[0]]
@@ -161,10 +165,11 @@ def format_limit(rows):
 
 
 def add_floors(rows):
-    """Each row with `micro_batch` b, `floor_mb`, `vs_floor` and `vs_plain` (None where a
-    run it needs failed).
+    """Each row with `micro_batch` b, `floor_mb`, `vs_floor`, `vs_plain`, `step_floor_mb` and
+    `step_vs_floor` (None where a run it needs failed).
 
-        floor = train(plain at b) + (trainable weights' bytes if it accumulates else 0)
+        floor      = train(plain at b) + (trainable weights' bytes if it accumulates else 0)
+        step_floor = step(plain at b)  + (the same)
         train = peak - base   (memory_child: the allocator's peak above what it held at the start)
     """
     plain = {r["batch"]: r for r in rows if r["contender"] == "plain" and "train_mb" in r}
@@ -174,16 +179,18 @@ def add_floors(rows):
         ref = plain.get(b)
         measured = "train_mb" in r
         r["micro_batch"] = b
-        r["floor_mb"] = None if ref is None or not measured else (
-            ref["train_mb"] + (ref["trainable_mb"] if r["contender"] != "plain" else 0.0))
+        extra = ref["trainable_mb"] if ref and r["contender"] != "plain" else 0.0
+        for key, floor in (("train_mb", "floor_mb"), ("step_mb", "step_floor_mb")):
+            r[floor] = None if ref is None or not measured or ref.get(key) is None else ref[key] + extra
         r["vs_floor"] = _ratio(r.get("train_mb"), r["floor_mb"])
+        r["step_vs_floor"] = _ratio(r.get("step_mb"), r["step_floor_mb"])
         r["vs_plain"] = _ratio(r.get("train_mb"), plain.get(top, {}).get("train_mb"))
     return rows
 
 
 def ratios(rows, n):
     """The issue's ratios at N = `n`: AccumulatingModel (overlap 1) over Keras's accumulation
-    and over plain fit (peaks), and overlap=2 over overlap=1 (time and peak)."""
+    (train and step) and over plain fit (train), and overlap=2 over overlap=1 (time, train)."""
     def find(contender, k=1):
         return next((r for r in rows if r["contender"] == contender and r["overlap"] == k
                      and (r["accum_steps"] == n if contender != "plain" else r["batch"] == top)), {})
@@ -192,6 +199,7 @@ def ratios(rows, n):
     return {"accum_steps": n,
             "accumulating_vs_keras": _ratio(ours.get("train_mb"), find("keras").get("train_mb")),
             "accumulating_vs_plain": _ratio(ours.get("train_mb"), find("plain").get("train_mb")),
+            "step_accumulating_vs_keras": _ratio(ours.get("step_mb"), find("keras").get("step_mb")),
             "overlap2_time": _ratio(two.get("ms_update"), ours.get("ms_update")),
             "overlap2_memory": _ratio(two.get("train_mb"), ours.get("train_mb"))}
 
@@ -205,7 +213,7 @@ def format_bench_memory(result):
              + (f"; load average {c['load_average'][0]:.1f} -> {c['load_average'][1]:.1f}"
                 if c.get("load_average") else ""),
              f"{'contender':<28}{'N':>4}{'b':>5}{'train MB':>9}{'floor MB':>10}{'/floor':>8}"
-             f"{'x plain':>9}{'compile MB':>12}{'ms/update':>11}"]
+             f"{'x plain':>9}{'step MB':>9}{'/floor':>8}{'compile MB':>12}{'ms/update':>11}"]
     for r in rows:
         if r["contender"] == "plain" and r["batch"] != c["batch"]:
             continue  # the floor's own runs: shown inside the floor column
@@ -214,12 +222,16 @@ def format_bench_memory(result):
             continue
         lines.append(f"{r['label']:<28}{r['accum_steps']:>4}{r['micro_batch']:>5}"
                      f"{r['train_mb']:>9.1f}{_num(r['floor_mb'], 10, '.1f')}{_num(r['vs_floor'], 8)}"
-                     f"{_num(r['vs_plain'], 9)}{r['compile_peak_mb']:>12.1f}{r['ms_update']:>11.1f}")
+                     f"{_num(r['vs_plain'], 9)}{_num(r.get('step_mb'), 9, '.1f')}{_num(r['step_vs_floor'], 8)}"
+                     f"{r['compile_peak_mb']:>12.1f}{r['ms_update']:>11.1f}")
     q = result["ratios"]
     lines += ["train = allocator peak - what it held as the measured epochs began (memory_child)",
-              "floor = train of plain fit at batch b + one gradient-sum buffer (measured, not computed)",
+              "step = the update alone (train_on_batch on a batch already held); train - step is "
+              "fit's input pipeline (batches of b rows, or of B for AccumulatingModel)",
+              "floor = the same of plain fit at batch b + one gradient-sum buffer (measured, not computed)",
               f"at N={q['accum_steps']}: AccumulatingModel / Keras's accumulation, train "
-              f"{_num(q['accumulating_vs_keras'], 0)}; / plain fit {_num(q['accumulating_vs_plain'], 0)}; "
+              f"{_num(q['accumulating_vs_keras'], 0)}, step {_num(q['step_accumulating_vs_keras'], 0)}; "
+              f"/ plain fit {_num(q['accumulating_vs_plain'], 0)}; "
               f"overlap=2 takes {_num(q['overlap2_time'], 0)}x the time and "
               f"{_num(q['overlap2_memory'], 0)}x the memory of overlap=1"]
     return "\n".join(lines)

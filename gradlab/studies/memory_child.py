@@ -5,6 +5,11 @@
     train        = peak - base, base = what the allocator holds when those epochs start
                    (+ Keras's accumulators, which the base holds: one gradient sum for all)
     ms_update    = median seconds of those epochs / updates per epoch   (ms_epochs: each one)
+    step         = the update alone: the allocator peak of `train_on_batch` on one batch the
+                   process already holds as tensors, above what it held before (+ Keras's
+                   accumulators, as in train)
+    input        = train - step: what fit's input pipeline holds beside the update (batches
+                   of `batch` rows: the one being trained on and those prefetched)
 
 Run it in a fresh process with `TF_CPU_ALLOCATOR_USE_BFC=true` set before TensorFlow starts
 (`bench_memory` does): TensorFlow's default CPU allocator keeps no statistics, its BFC
@@ -87,7 +92,8 @@ def measure_fit(spec):
             memory, as a logical device; a CPU's is set by the parent's environment).
     Returns:
         dict `peak_mb`, `base_mb` (held when the measured epochs start), `train_mb` (the
-        peak above the base), `compile_peak_mb`,
+        peak above the base), `step_mb` (the update alone), `batch_input_mb` (one batch's
+        x and y), `compile_peak_mb`,
         `compile_rss_mb` (resident memory the first epoch added: tracing), `ms_update`,
         `weights_mb`, `trainable_mb`, `optimizer_mb` (its variables, Keras's accumulators
         included), `data_mb`, `device`, `losses` (each epoch's mean loss) and `finite`
@@ -114,20 +120,38 @@ def measure_fit(spec):
     history = net.fit(x, y, batch_size=batch, epochs=1 + spec["epochs"], shuffle=False,
                       verbose=0, callbacks=[clock])
     peak = tf.config.experimental.get_memory_info(device)["peak"]
+    losses = [float(v) for v in history.history["loss"]]
+    calls = n if contender == "keras" else 2  # Keras's accumulation applies every n-th call
+    step = _step_peak(net, x[:batch], y[:batch], device, calls)
     mb = lambda variables: sum(np.prod(v.shape) * np.dtype(v.dtype).itemsize for v in variables) / 2**20
     # Keras's accumulation keeps its gradient sum in optimizer variables, made before the
     # measured epochs (in the base); AccumulatingModel's is a loop tensor (in the peak).
     # Counted alike: one gradient sum in every accumulating contender's train_mb.
     trainable = mb(net.trainable_weights)
-    train = (peak - clock.base) / 2**20 + (trainable if contender == "keras" else 0.0)
+    held = trainable if contender == "keras" else 0.0
+    train = (peak - clock.base) / 2**20 + held
     return dict(peak_mb=peak / 2**20, base_mb=clock.base / 2**20, train_mb=train,
+                step_mb=step / 2**20 + held, batch_input_mb=(x[:batch].nbytes + y[:batch].nbytes) / 2**20,
                 compile_peak_mb=clock.compile_peak / 2**20, compile_rss_mb=clock.compile_rss,
                 ms_update=1000 * statistics.median(clock.seconds) / spec["updates"],
                 ms_epochs=[1000 * t / spec["updates"] for t in clock.seconds],
                 weights_mb=mb(net.weights), trainable_mb=trainable,
                 optimizer_mb=mb(optimizer.variables), data_mb=(x.nbytes + y.nbytes) / 2**20,
-                device=device, losses=[float(v) for v in history.history["loss"]],
+                device=device, losses=losses,
                 finite=all(bool(np.isfinite(w.numpy()).all()) for w in net.weights))
+
+
+def _step_peak(net, x, y, device, calls):
+    """Bytes the allocator's peak rises over `calls` calls of `net.train_on_batch(x, y)`,
+    with x and y already held as tensors: the update without an input pipeline."""
+    x, y = (tf.convert_to_tensor(a) + 0 for a in (x, y))  # + 0: a copy the allocator holds
+    for _ in range(2):
+        net.train_on_batch(x, y)  # traced for these shapes, then once traced
+    tf.config.experimental.reset_memory_stats(device)
+    base = tf.config.experimental.get_memory_info(device)["current"]
+    for _ in range(calls):
+        net.train_on_batch(x, y)
+    return tf.config.experimental.get_memory_info(device)["peak"] - base
 
 
 class _EpochClock(keras.callbacks.Callback):

@@ -4,10 +4,12 @@
     time(N)   ~ N * time(one micro-batch of B / N)   rises once a micro-batch stops
                 filling the machine
 
-Left: the allocator peak of each run above what it held at the start (MB, `train_mb`);
+Left, on a log scale: the allocator peak of each run above what it held at the start (MB,
+`train_mb`), solid; the update alone (`step_mb`, `train_on_batch` on a batch already held), dashed;
 right: milliseconds per update (the median epoch, with bars from the 25th to the 75th
-percentile of the measured epochs); both against N on a log2 axis. Plain fit at the whole batch B is a horizontal line (it has no N), Keras's
-own accumulation a second series, the floor (`bench_memory`) a dotted one.
+percentile of the measured epochs); both against N on a log2 axis. Plain fit at the whole
+batch B is a horizontal line (it has no N), Keras's own accumulation a second series, the
+floor (`bench_memory`) a grey dotted one with crosses.
 
 Lesson: notebooks/08-accumulation-in-fit.ipynb
 """
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.ticker import NullLocator
+from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
 # contender, overlap -> label, colour, marker
 SERIES = {("accumulating", 1): ("AccumulatingModel", "tab:blue", "o"),
@@ -42,14 +44,18 @@ def plot_memory(result):
     plt.close(fig)  # owned by the caller: a cell ending with the call shows it once
     for key, (label, color, marker) in SERIES.items():
         series = sorted((r["accum_steps"], r["train_mb"], r["ms_update"], r.get("floor_mb"),
-                         _spread(r)) for r in rows if (r["contender"], r["overlap"]) == key)
+                         _spread(r), r.get("step_mb")) for r in rows if (r["contender"], r["overlap"]) == key)
         if not series:
             continue
-        ns, mb, ms, floor, spread = zip(*series)
+        ns, mb, ms, floor, spread, step = zip(*series)
         ax_mb.plot(ns, mb, marker=marker, color=color, label=label)
         ax_ms.errorbar(ns, ms, yerr=np.array(spread).T, marker=marker, color=color, capsize=3)
+        if key != ("accumulating", 2) and None not in step:
+            ax_mb.plot(ns, step, "--", marker=marker, mfc="none", color=color, label=f"{label}, update alone")
         if key == ("accumulating", 1) and None not in floor:
-            ax_mb.plot(ns, floor, ":", color="grey", label="floor: plain fit at b = B/N + one gradient sum")
+            # drawn over the series: at the floor they would hide it
+            ax_mb.plot(ns, floor, ":", marker="x", color="grey", zorder=3,
+                       label="floor: plain fit at b = B/N + one gradient sum")
     if plain is not None:
         ax_mb.axhline(plain["train_mb"], color="black", lw=1, label=f"plain fit at B = {c['batch']}")
         ax_ms.axhline(plain["ms_update"], color="black", lw=1)
@@ -63,7 +69,13 @@ def plot_memory(result):
         ax.xaxis.set_minor_locator(NullLocator())
         ax.set_xlabel("accum_steps N (micro-batch B/N)")
         ax.set_ylabel(ylabel)
-        ax.set_ylim(bottom=0)
+    # log memory: activations(B/N) fall as 1/N, a straight line, and the few MB that part
+    # the contenders at large N stay visible beside plain fit's hundreds
+    ax_mb.set_yscale("log")
+    ax_mb.yaxis.set_major_locator(LogLocator(base=10, subs=(1, 2, 5)))
+    ax_mb.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax_mb.yaxis.set_minor_locator(NullLocator())
+    ax_ms.set_ylim(bottom=0)
     ax_mb.set_title(f"Memory of one epoch, {c['model']}, B = {c['batch']}", fontsize="medium")
     ax_ms.set_title("Time per update", fontsize="medium")
     fig.legend(loc="outside lower center", ncols=2, fontsize="small", frameon=False)

@@ -16,6 +16,13 @@ entries, not by the sum of the weights). Under `tf.distribute` each replica sums
 and one all-reduce adds the sums and the normalisers, which is exact for uneven shards
 (Keras's own mirrored `fit` averages the replicas' means instead).
 
+Memory: the update holds one micro-batch's activations and one gradient sum (`overlap=2`:
+two micro-batches'). `fit` hands it whole batches of B rows, so Keras's input pipeline holds
+B-row batches (the one in training and those it prefetches) where Keras's own accumulation
+is fed B/N rows at a time: with many micro-batches of a few rows, that input can outweigh
+one micro-batch's activations (`python -m gradlab bench --fit --memory`, columns train and
+step).
+
     acc = gl.AccumulatingModel(model, accum_steps=8)        # shares model's variables
     acc.compile(optimizer="adam", loss=..., metrics=["accuracy"])
     acc.fit(x, y, batch_size=256, epochs=3, validation_data=(xv, yv))

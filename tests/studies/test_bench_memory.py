@@ -67,9 +67,10 @@ def test_the_oom_line_names_the_refused_tensor():
     assert memory_child.oom_line("\nsomething else\nmore") == "something else"
 
 
-def _row(contender, batch, n, peak, overlap=1, ms=10.0, trainable=1.0):
+def _row(contender, batch, n, peak, overlap=1, ms=10.0, trainable=1.0, step=None):
     return dict(contender=contender, batch=batch, accum_steps=n, overlap=overlap,
-                peak_mb=peak + 8.0, base_mb=8.0, train_mb=peak, ms_update=ms, trainable_mb=trainable)
+                peak_mb=peak + 8.0, base_mb=8.0, train_mb=peak, ms_update=ms, trainable_mb=trainable,
+                step_mb=peak - 2.0 if step is None else step)
 
 
 def test_floor_is_plain_fit_at_the_micro_batch_plus_one_gradient_sum():
@@ -91,6 +92,21 @@ def test_floor_is_plain_fit_at_the_micro_batch_plus_one_gradient_sum():
     assert q["overlap2_time"] == pytest.approx(30 / 40) and q["overlap2_memory"] == pytest.approx(50 / 33)
 
 
+def test_the_step_floor_is_the_update_alone_of_plain_fit_at_the_micro_batch():
+    # fit's pipeline holds batches of the rows fit is given: 512 for AccumulatingModel (train 40,
+    # step 26), 32 for Keras's accumulation (train 27, step 26); the updates alone agree
+    rows = bench_memory.add_floors([
+        _row("plain", 512, 1, 300.0, step=290.0), _row("plain", 32, 1, 26.0, step=25.0),
+        _row("accumulating", 512, 16, 40.0, step=26.0), _row("keras", 32, 16, 27.0, step=26.0)])
+    plain, small, ours, keras = rows
+    assert plain["step_floor_mb"] == 290.0 and plain["step_vs_floor"] == 1.0
+    assert ours["step_floor_mb"] == keras["step_floor_mb"] == 26.0  # 25 + one gradient sum of 1
+    assert ours["step_vs_floor"] == keras["step_vs_floor"] == 1.0
+    assert ours["vs_floor"] == pytest.approx(40 / 27)
+    q = bench_memory.ratios(rows, 16)
+    assert q["accumulating_vs_keras"] == pytest.approx(40 / 27) and q["step_accumulating_vs_keras"] == 1.0
+
+
 def test_a_failed_run_leaves_its_floor_and_ratios_empty():
     rows = bench_memory.add_floors([_row("plain", 8, 1, 40.0), dict(
         contender="accumulating", batch=8, accum_steps=2, overlap=1, error="exit 1: boom")])
@@ -106,11 +122,14 @@ def test_the_figure_marks_plain_fit_and_draws_each_series():
     fig = plot_memory({"config": {"model": "conv", "batch": 8}, "rows": rows})
     assert isinstance(fig, matplotlib.figure.Figure) and len(fig.axes) == 2
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert labels == ["AccumulatingModel", "floor: plain fit at b = B/N + one gradient sum",
+    assert labels == ["AccumulatingModel", "AccumulatingModel, update alone",
+                      "floor: plain fit at b = B/N + one gradient sum",
                       "AccumulatingModel, overlap=2", "Keras gradient_accumulation_steps",
-                      "plain fit at B = 8"]
+                      "Keras gradient_accumulation_steps, update alone", "plain fit at B = 8"]
     ax_mb = fig.axes[0]
     assert list(ax_mb.lines[0].get_ydata()) == [41.0, 31.0]
+    assert list(ax_mb.lines[1].get_ydata()) == [39.0, 29.0]  # the updates alone, dashed
+    assert ax_mb.lines[1].get_linestyle() == "--"
     assert list(ax_mb.lines[-1].get_ydata()) == [40.0, 40.0]  # plain fit, horizontal
     with pytest.raises(ValueError, match="run_bench_memory"):
         plot_memory({"rows": []})
@@ -139,6 +158,9 @@ def test_a_small_real_run_prints_one_json_object(capsys):
         sum_held_in_base = r["trainable_mb"] if r["contender"] == "keras" else 0.0
         assert r["train_mb"] == pytest.approx(r["peak_mb"] - r["base_mb"] + sum_held_in_base)
         assert r["ms_update"] > 0 and r["compile_peak_mb"] > 0
+        assert r["step_mb"] > sum_held_in_base, r  # the update allocated something
+        # one batch of the rows fit is given: float32 images of 28x28 and int32 labels
+        assert r["batch_input_mb"] == pytest.approx(r["batch"] * (28 * 28 + 1) * 4 / 2**20)
     keras_row = rows[4]
     assert keras_row["optimizer_mb"] >= keras_row["trainable_mb"]  # its accumulators
     assert rows[0]["vs_floor"] == 1.0 and rows[3]["floor_mb"] == pytest.approx(
