@@ -13,8 +13,8 @@
       => floor(b) = peak(plain fit at b) + gradient-sum buffer,  and floor(B) of plain fit
          is its own peak (a ratio of 1 by construction)
     each twice: `train` (fit's epochs) and `step` (the update alone, `train_on_batch` on a
-    batch already held). train - step is fit's input pipeline, which holds batches of the
-    rows fit is given: B for AccumulatingModel, b for Keras's accumulation.
+    batch already held). train - step is mostly fit's input pipeline, which holds batches of
+    the rows fit is given: B for AccumulatingModel, b for Keras's accumulation.
 
 Every contender trains on the same examples: `updates` effective batches of B examples per
 epoch (plain fit at a micro-batch b takes B/b steps for each; its time is per B examples),
@@ -227,7 +227,7 @@ def format_bench_memory(result):
     q = result["ratios"]
     lines += ["train = allocator peak - what it held as the measured epochs began (memory_child)",
               "step = the update alone (train_on_batch on a batch already held); train - step is "
-              "fit's input pipeline (batches of b rows, or of B for AccumulatingModel)",
+              "mostly fit's input pipeline (batches of b rows, or of B for AccumulatingModel)",
               "floor = the same of plain fit at batch b + one gradient-sum buffer (measured, not computed)",
               f"at N={q['accum_steps']}: AccumulatingModel / Keras's accumulation, train "
               f"{_num(q['accumulating_vs_keras'], 0)}, step {_num(q['step_accumulating_vs_keras'], 0)}; "

@@ -8,8 +8,9 @@
     step         = the update alone: the allocator peak of `train_on_batch` on one batch the
                    process already holds as tensors, above what it held before (+ Keras's
                    accumulators, as in train)
-    input        = train - step: what fit's input pipeline holds beside the update (batches
-                   of `batch` rows: the one being trained on and those prefetched)
+    train - step = what fit holds beside the update: mostly its input pipeline's batches of
+                   `batch` rows (the one in training and those prefetched), within the
+                   allocator's noise of a MB or two
 
 Run it in a fresh process with `TF_CPU_ALLOCATOR_USE_BFC=true` set before TensorFlow starts
 (`bench_memory` does): TensorFlow's default CPU allocator keeps no statistics, its BFC
@@ -146,7 +147,7 @@ def _step_peak(net, x, y, device, calls):
     with x and y already held as tensors: the update without an input pipeline."""
     x, y = (tf.convert_to_tensor(a) + 0 for a in (x, y))  # + 0: a copy the allocator holds
     for _ in range(2):
-        net.train_on_batch(x, y)  # traced for these shapes, then once traced
+        net.train_on_batch(x, y)  # the first call traces for these shapes
     tf.config.experimental.reset_memory_stats(device)
     base = tf.config.experimental.get_memory_info(device)["current"]
     for _ in range(calls):
