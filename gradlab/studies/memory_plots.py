@@ -4,19 +4,18 @@
     time(N)   ~ N * time(one micro-batch of B / N)   rises once a micro-batch stops
                 filling the machine
 
-Left, on a log scale: the allocator peak of each run above what it held at the start (MB,
-`train_mb`), solid; the update alone (`step_mb`, `train_on_batch` on a batch already held), dashed;
-right: milliseconds per update (the median epoch, with bars from the 25th to the 75th
-percentile of the measured epochs); both against N on a log2 axis. Plain fit at the whole
-batch B is a horizontal line (it has no N), Keras's own accumulation a second series, the
-floor (`bench_memory`) a grey dotted one with crosses.
+Left, on a log scale: the allocator peak of each run above what it held at the start (MB):
+`train` (fit's epochs) solid, `step` (the update alone, `train_on_batch` on a batch already
+held) dashed; right: milliseconds per update, the median epoch joined by a line and every
+measured epoch a faint dot; both against N on a log2 axis. Plain fit at the whole batch B is
+a horizontal line (it has no N; its epochs' range shaded), Keras's own accumulation a second
+series, the floor (`bench_memory`) a grey dotted one with crosses.
 
 Lesson: notebooks/08-accumulation-in-fit.ipynb
 """
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-import numpy as np
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
 # contender, overlap -> label, colour, marker
@@ -44,14 +43,16 @@ def plot_memory(result):
     plt.close(fig)  # owned by the caller: a cell ending with the call shows it once
     for key, (label, color, marker) in SERIES.items():
         series = sorted((r["accum_steps"], r["train_mb"], r["ms_update"], r.get("floor_mb"),
-                         _spread(r), r.get("step_mb")) for r in rows if (r["contender"], r["overlap"]) == key)
+                         r.get("step_mb"), _epochs(r)) for r in rows if (r["contender"], r["overlap"]) == key)
         if not series:
             continue
-        ns, mb, ms, floor, spread, step = zip(*series)
-        ax_mb.plot(ns, mb, marker=marker, color=color, label=label)
-        ax_ms.errorbar(ns, ms, yerr=np.array(spread).T, marker=marker, color=color, capsize=3)
+        ns, mb, ms, floor, step, epochs = zip(*series)
+        ax_mb.plot(ns, mb, marker=marker, color=color, label=f"{label}, train")
+        ax_ms.plot(ns, ms, marker=marker, color=color)
+        for n, times in zip(ns, epochs):  # every epoch: on a shared machine they may come at two speeds
+            ax_ms.plot([n] * len(times), times, marker, color=color, alpha=0.35, ms=4)
         if key != ("accumulating", 2) and None not in step:
-            ax_mb.plot(ns, step, "--", marker=marker, mfc="none", color=color, label=f"{label}, update alone")
+            ax_mb.plot(ns, step, "--", marker=marker, mfc="none", color=color, label=f"{label}, step")
         if key == ("accumulating", 1) and None not in floor:
             # drawn over the series: at the floor they would hide it
             ax_mb.plot(ns, floor, ":", marker="x", color="grey", zorder=3,
@@ -59,9 +60,9 @@ def plot_memory(result):
     if plain is not None:
         ax_mb.axhline(plain["train_mb"], color="black", lw=1, label=f"plain fit at B = {c['batch']}")
         ax_ms.axhline(plain["ms_update"], color="black", lw=1)
-        low, high = _spread(plain)
-        if low or high:
-            ax_ms.axhspan(plain["ms_update"] - low, plain["ms_update"] + high, color="black", alpha=0.1)
+        times = _epochs(plain)
+        if max(times) > min(times):
+            ax_ms.axhspan(min(times), max(times), color="black", alpha=0.1)
     ns = sorted({r["accum_steps"] for r in rows}) or [1]
     for ax, ylabel in ((ax_mb, "allocator peak above its start (MB)"), (ax_ms, "ms per update")):
         ax.set_xscale("log", base=2)
@@ -76,14 +77,13 @@ def plot_memory(result):
     ax_mb.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax_mb.yaxis.set_minor_locator(NullLocator())
     ax_ms.set_ylim(bottom=0)
-    ax_mb.set_title(f"Memory of one epoch, {c['model']}, B = {c['batch']}", fontsize="medium")
+    ax_mb.set_title(f"Memory, {c['model']}, B = {c['batch']}", fontsize="medium")
     ax_ms.set_title("Time per update", fontsize="medium")
     fig.legend(loc="outside lower center", ncols=2, fontsize="small", frameon=False)
     return fig
 
 
-def _spread(row):
-    """How far the 25th and 75th percentiles of the row's epochs lie below and above its
-    median (0, 0 for a row measured before epochs were kept, or with one epoch)."""
-    q25, q75 = np.percentile(row.get("ms_epochs") or [row["ms_update"]], [25, 75])
-    return max(row["ms_update"] - q25, 0.0), max(q75 - row["ms_update"], 0.0)
+def _epochs(row):
+    """The row's ms per update of each measured epoch (its median alone for a row measured
+    before epochs were kept)."""
+    return list(row.get("ms_epochs") or [row["ms_update"]])

@@ -7,7 +7,6 @@ import matplotlib.figure
 import pytest
 
 from gradlab.studies import bench, bench_memory, memory_child
-from gradlab.studies import memory_plots
 from gradlab.studies.memory_plots import plot_memory
 
 
@@ -122,24 +121,30 @@ def test_the_figure_marks_plain_fit_and_draws_each_series():
     fig = plot_memory({"config": {"model": "conv", "batch": 8}, "rows": rows})
     assert isinstance(fig, matplotlib.figure.Figure) and len(fig.axes) == 2
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert labels == ["AccumulatingModel", "AccumulatingModel, update alone",
+    assert labels == ["AccumulatingModel, train", "AccumulatingModel, step",
                       "floor: plain fit at b = B/N + one gradient sum",
-                      "AccumulatingModel, overlap=2", "Keras gradient_accumulation_steps",
-                      "Keras gradient_accumulation_steps, update alone", "plain fit at B = 8"]
+                      "AccumulatingModel, overlap=2, train", "Keras gradient_accumulation_steps, train",
+                      "Keras gradient_accumulation_steps, step", "plain fit at B = 8"]
     ax_mb = fig.axes[0]
     assert list(ax_mb.lines[0].get_ydata()) == [41.0, 31.0]
-    assert list(ax_mb.lines[1].get_ydata()) == [39.0, 29.0]  # the updates alone, dashed
+    assert list(ax_mb.lines[1].get_ydata()) == [39.0, 29.0]  # the steps (updates alone), dashed
     assert ax_mb.lines[1].get_linestyle() == "--"
     assert list(ax_mb.lines[-1].get_ydata()) == [40.0, 40.0]  # plain fit, horizontal
     with pytest.raises(ValueError, match="run_bench_memory"):
         plot_memory({"rows": []})
 
 
-def test_the_time_bars_span_the_epochs_quartiles():
-    # epochs of 10, 20, 30, 40, 50 ms: median 30, 25th percentile 20, 75th 40 -> bars 10 and 10
-    row = dict(_row("accumulating", 8, 2, 31.0), ms_update=30.0, ms_epochs=[50, 10, 40, 20, 30])
-    assert memory_plots._spread(row) == (10.0, 10.0)
-    assert memory_plots._spread(_row("accumulating", 8, 2, 31.0)) == (0.0, 0.0)  # one time, no bar
+def test_the_time_panel_draws_every_epoch_and_plain_fits_range():
+    rows = bench_memory.add_floors([
+        dict(_row("plain", 8, 1, 40.0), ms_update=30.0, ms_epochs=[29, 30, 45]),
+        _row("plain", 4, 1, 30.0),
+        dict(_row("accumulating", 8, 2, 31.0), ms_update=20.0, ms_epochs=[50, 10, 40, 20, 30])])
+    ax_ms = plot_memory({"config": {"model": "conv", "batch": 8}, "rows": rows}).axes[1]
+    dots = [list(line.get_ydata()) for line in ax_ms.lines if line.get_linestyle() == "None"]
+    assert dots == [[50, 10, 40, 20, 30]]  # the one accumulating row's five epochs, at N = 2
+    assert list(ax_ms.lines[0].get_ydata()) == [20.0]  # its median
+    (band,) = ax_ms.patches  # plain fit's epochs, 29 to 45 ms
+    assert (band.get_y(), band.get_y() + band.get_height()) == (29, 45)
 
 @pytest.mark.slow
 def test_a_small_real_run_prints_one_json_object(capsys):
