@@ -7,14 +7,18 @@
     contenders (each in a fresh process, `memory_child`): plain fit at batch B;
         AccumulatingModel(accum_steps=N) at batch B, for each N and each overlap;
         Keras's SGD(gradient_accumulation_steps=N) at batch b = B/N;
-        AccumulatingModel with overlap=2 at the largest N (what overlapping buys and costs)
+        AccumulatingModel with overlap=2 at the largest N (what overlapping buys and costs);
+        a control, fit's input alone: plain fit at B of a linear model on the same data
+        (`memory_child.input_model`, next to no activations)
     floor(b) = weights + optimizer slots + one gradient-sum buffer + activations(b)
     activations(b) = peak(plain fit at batch b) - weights - slots - one gradient  (measured)
       => floor(b) = peak(plain fit at b) + gradient-sum buffer,  and floor(B) of plain fit
          is its own peak (a ratio of 1 by construction)
-    each twice: `train` (fit's epochs) and `step` (the update alone, `train_on_batch` on a
-    batch already held). train - step is mostly fit's input pipeline, which holds batches of
-    the rows fit is given: B for AccumulatingModel, b for Keras's accumulation.
+    each twice: `train` (fit's epochs, its input pipeline included) and `step` (the update
+    alone: `train_on_batch` on a batch already held and not counted, one call per update, N
+    calls of a micro-batch for Keras's accumulation). fit's input pipeline holds batches of the
+    rows fit is given, B for AccumulatingModel and b for Keras's accumulation; the control
+    measures what it holds at B.
 
 Every contender trains on the same examples: `updates` effective batches of B examples per
 epoch (plain fit at a micro-batch b takes B/b steps for each; its time is per B examples),
@@ -42,6 +46,7 @@ from . import memory
 from .bench_fit import output_options
 from .cache import jsonable, to_json
 from .memory_child import MEMORY_MODELS, main as child_main
+from .memory_report import format_bench_memory, format_limit, ratio
 from ..core.microbatch import check_count, parse_counts
 
 BATCH = {"conv": 512, "transformer": 64}  # B: activations dominate at these sizes
@@ -75,7 +80,7 @@ def plan(model="conv", batch=None, accum=(1, 2, 4, 8, 16), overlaps=(1,), update
             runs.append(run("keras", batch // n, n))
     if 2 not in overlaps:
         runs.append(run("accumulating", batch, max(counts), 2))
-    return runs
+    return runs + [run("input", batch)]
 
 
 def run_bench_memory(model="conv", batch=None, accum=(1, 2, 4, 8, 16), overlaps=(1,), updates=3,
@@ -151,19 +156,6 @@ def fit_under_limit(contender, limit_mb=None, model="conv", batch=None, accum_st
                                     error=got.get("out_of_memory", got.get("error")))
 
 
-def format_limit(rows):
-    """`fit_under_limit`'s results, one line each."""
-    r0 = rows[0]
-    lines = [f"{r0['model']}, B={r0['batch']}, allocator limit {r0['limit_mb']} MB, "
-             "each run a fresh process (oneDNN off):"]
-    for r in rows:
-        name = f"{r['label']}" + (f" N={r['accum_steps']}" if r["contender"] == "accumulating" else "")
-        what = (f"ran: peak {r['peak_mb']:.1f} MB, loss " + " -> ".join(f"{v:.3f}" for v in r["losses"])
-                if r["outcome"] == "ran" else f"{r['outcome']}: {r['error']}")
-        lines.append(f"  {name:<24}{what}")
-    return "\n".join(lines)
-
-
 def add_floors(rows):
     """Each row with `micro_batch` b, `floor_mb`, `vs_floor`, `vs_plain`, `step_floor_mb` and
     `step_vs_floor` (None where a run it needs failed).
@@ -176,15 +168,15 @@ def add_floors(rows):
     top = max(r["batch"] for r in rows if r["contender"] == "plain")
     for r in rows:
         b = r["batch"] // r["accum_steps"] if r["contender"] == "accumulating" else r["batch"]
-        ref = plain.get(b)
+        ref = plain.get(b) if r["contender"] != "input" else None  # the control has no floor
         measured = "train_mb" in r
         r["micro_batch"] = b
         extra = ref["trainable_mb"] if ref and r["contender"] != "plain" else 0.0
         for key, floor in (("train_mb", "floor_mb"), ("step_mb", "step_floor_mb")):
             r[floor] = None if ref is None or not measured or ref.get(key) is None else ref[key] + extra
-        r["vs_floor"] = _ratio(r.get("train_mb"), r["floor_mb"])
-        r["step_vs_floor"] = _ratio(r.get("step_mb"), r["step_floor_mb"])
-        r["vs_plain"] = _ratio(r.get("train_mb"), plain.get(top, {}).get("train_mb"))
+        r["vs_floor"] = ratio(r.get("train_mb"), r["floor_mb"])
+        r["step_vs_floor"] = ratio(r.get("step_mb"), r["step_floor_mb"])
+        r["vs_plain"] = ratio(r.get("train_mb"), plain.get(top, {}).get("train_mb"))
     return rows
 
 
@@ -197,44 +189,11 @@ def ratios(rows, n):
     top = max(r["batch"] for r in rows if r["contender"] == "plain")
     ours, two = find("accumulating"), find("accumulating", 2)
     return {"accum_steps": n,
-            "accumulating_vs_keras": _ratio(ours.get("train_mb"), find("keras").get("train_mb")),
-            "accumulating_vs_plain": _ratio(ours.get("train_mb"), find("plain").get("train_mb")),
-            "step_accumulating_vs_keras": _ratio(ours.get("step_mb"), find("keras").get("step_mb")),
-            "overlap2_time": _ratio(two.get("ms_update"), ours.get("ms_update")),
-            "overlap2_memory": _ratio(two.get("train_mb"), ours.get("train_mb"))}
-
-
-def format_bench_memory(result):
-    c, rows = result["config"], result["rows"]
-    where = ", ".join(c["gpus"]) or f"CPU ({c['cpu_count']} cores, BFC allocator)"
-    lines = [f"memory of fit, {c['model']}: effective batch B={c['batch']}, SGD, {c['updates']} "
-             f"updates per epoch, {c['epochs']} measured epoch(s) after one untimed, no XLA, "
-             f"each run a fresh process, on {where}; TF {c['tensorflow']}"
-             + (f"; load average {c['load_average'][0]:.1f} -> {c['load_average'][1]:.1f}"
-                if c.get("load_average") else ""),
-             f"{'contender':<28}{'N':>4}{'b':>5}{'train MB':>9}{'floor MB':>10}{'/floor':>8}"
-             f"{'x plain':>9}{'step MB':>9}{'/floor':>8}{'compile MB':>12}{'ms/update':>11}"]
-    for r in rows:
-        if r["contender"] == "plain" and r["batch"] != c["batch"]:
-            continue  # the floor's own runs: shown inside the floor column
-        if "error" in r:
-            lines.append(f"{r['label']:<28}{r['accum_steps']:>4}{r['micro_batch']:>5}  failed: {r['error']}")
-            continue
-        lines.append(f"{r['label']:<28}{r['accum_steps']:>4}{r['micro_batch']:>5}"
-                     f"{r['train_mb']:>9.1f}{_num(r['floor_mb'], 10, '.1f')}{_num(r['vs_floor'], 8)}"
-                     f"{_num(r['vs_plain'], 9)}{_num(r.get('step_mb'), 9, '.1f')}{_num(r['step_vs_floor'], 8)}"
-                     f"{r['compile_peak_mb']:>12.1f}{r['ms_update']:>11.1f}")
-    q = result["ratios"]
-    lines += ["train = allocator peak - what it held as the measured epochs began (memory_child)",
-              "step = the update alone (train_on_batch on a batch already held); train - step is "
-              "mostly fit's input pipeline (batches of b rows, or of B for AccumulatingModel)",
-              "floor = the same of plain fit at batch b + one gradient-sum buffer (measured, not computed)",
-              f"at N={q['accum_steps']}: AccumulatingModel / Keras's accumulation, train "
-              f"{_num(q['accumulating_vs_keras'], 0)}, step {_num(q['step_accumulating_vs_keras'], 0)}; "
-              f"/ plain fit {_num(q['accumulating_vs_plain'], 0)}; "
-              f"overlap=2 takes {_num(q['overlap2_time'], 0)}x the time and "
-              f"{_num(q['overlap2_memory'], 0)}x the memory of overlap=1"]
-    return "\n".join(lines)
+            "accumulating_vs_keras": ratio(ours.get("train_mb"), find("keras").get("train_mb")),
+            "accumulating_vs_plain": ratio(ours.get("train_mb"), find("plain").get("train_mb")),
+            "step_accumulating_vs_keras": ratio(ours.get("step_mb"), find("keras").get("step_mb")),
+            "overlap2_time": ratio(two.get("ms_update"), ours.get("ms_update")),
+            "overlap2_memory": ratio(two.get("train_mb"), ours.get("train_mb"))}
 
 
 def _label(contender, n, k):
@@ -242,6 +201,8 @@ def _label(contender, n, k):
         return "plain fit"
     if contender == "keras":
         return "Keras gradient_accumulation"
+    if contender == "input":
+        return "fit's input alone (linear)"
     return "AccumulatingModel" + (f" overlap={k}" if k > 1 else "")
 
 
@@ -249,14 +210,6 @@ def _counts(name, values):
     if isinstance(values, (str, int)) or not values:
         raise ValueError(f"{name} must be a non-empty list of positive integers, got {values!r}")
     return [check_count(name, v) for v in values]
-
-
-def _ratio(a, b):
-    return None if a is None or not b else a / b
-
-
-def _num(v, width, fmt=".2f"):
-    return f"{'-':>{width}}" if v is None else f"{v:>{width}{fmt}}"
 
 
 def cli(argv=None):

@@ -47,7 +47,7 @@ from ..training.fit import AccumulatingModel
 from .memory import HighWater
 
 MEMORY_MODELS = ("conv", "transformer")
-CONTENDERS = ("plain", "accumulating", "keras")
+CONTENDERS = ("plain", "accumulating", "keras", "input")
 SEQ, DIM, HEADS, VOCAB = 128, 128, 4, 1000  # the transformer's shape
 LR = 0.1
 
@@ -65,6 +65,17 @@ def memory_model(name, seed=0):
     h = L.LayerNormalization()(h + L.MultiHeadAttention(HEADS, DIM // HEADS)(h, h))
     h = L.LayerNormalization()(h + L.Dense(DIM)(L.Dense(4 * DIM, activation="relu")(h)))
     return keras.Model(tokens, L.Dense(10)(L.GlobalAveragePooling1D()(h)), name="transformer")
+
+
+def input_model(name, seed=0):
+    """A linear model on `name`'s inputs, with next to no activations: what its `fit` holds is
+    what `fit`'s input takes (the "input" contender, a control)."""
+    keras.utils.set_random_seed(seed)
+    L = keras.layers
+    if name == "conv":
+        return keras.Sequential([keras.Input((28, 28)), L.Flatten(), L.Dense(10)], name="conv_input")
+    return keras.Sequential([keras.Input((SEQ,), dtype="int32"), L.Embedding(VOCAB, 1), L.Flatten(),
+                             L.Dense(10)], name="transformer_input")
 
 
 def memory_data(name, examples, seed=0):
@@ -87,7 +98,8 @@ def measure_fit(spec):
         spec: dict `model` (MEMORY_MODELS), `contender` ("plain": `fit` at batch `batch`;
             "accumulating": `AccumulatingModel(accum_steps)` at batch `batch`, no XLA, as
             Keras's own fit on a CPU; "keras": `SGD(gradient_accumulation_steps=accum_steps)`
-            at batch `batch`), `batch`, `accum_steps`, `overlap`, `examples` per epoch,
+            at batch `batch`; "input": plain `fit` of `input_model` at batch `batch`, what
+            fit's input alone takes), `batch`, `accum_steps`, `overlap`, `examples` per epoch,
             `updates` (effective batches per epoch: time is per effective batch, also for
             plain fit at a micro-batch), `epochs`, `seed`; optional `limit_mb` (a GPU's
             memory, as a logical device; a CPU's is set by the parent's environment).
@@ -110,7 +122,7 @@ def measure_fit(spec):
     device = "GPU:0" if gpus else "CPU:0"
     n, batch, contender = spec["accum_steps"], spec["batch"], spec["contender"]
     x, y = memory_data(spec["model"], spec["examples"], spec["seed"])
-    net = memory_model(spec["model"], spec["seed"])
+    net = (input_model if contender == "input" else memory_model)(spec["model"], spec["seed"])
     optimizer = keras.optimizers.SGD(LR, gradient_accumulation_steps=n if contender == "keras" else None)
     if contender == "accumulating":
         net = AccumulatingModel(net, n, jit_compile=False, overlap=spec["overlap"])

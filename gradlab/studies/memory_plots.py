@@ -5,8 +5,8 @@
                 filling the machine
 
 Left, on a log scale: the allocator peak of each run above what it held at the start (MB):
-`train` (fit's epochs) solid, `step` (the update alone, `train_on_batch` on a batch already
-held) dashed; right: milliseconds per update, the median epoch joined by a line and every
+over fit's epochs (`train_mb`) solid, over the update alone (`step_mb`, `train_on_batch` on a
+batch already held) dashed, fit's input alone (the control) a grey dash-dotted line; right: milliseconds per update, the median epoch joined by a line and every
 measured epoch a faint dot; both against N on a log2 axis. Plain fit at the whole batch B is
 a horizontal line (it has no N; its epochs' range shaded), Keras's own accumulation a second
 series, the floor (`bench_memory`) a grey dotted one with crosses.
@@ -47,22 +47,26 @@ def plot_memory(result):
         if not series:
             continue
         ns, mb, ms, floor, step, epochs = zip(*series)
-        ax_mb.plot(ns, mb, marker=marker, color=color, label=f"{label}, train")
+        ax_mb.plot(ns, mb, marker=marker, color=color, label=f"{label}, epoch")
         ax_ms.plot(ns, ms, marker=marker, color=color)
         for n, times in zip(ns, epochs):  # every epoch: on a shared machine they may come at two speeds
             ax_ms.plot([n] * len(times), times, marker, color=color, alpha=0.35, ms=4)
         if key != ("accumulating", 2) and None not in step:
-            ax_mb.plot(ns, step, "--", marker=marker, mfc="none", color=color, label=f"{label}, step")
+            ax_mb.plot(ns, step, "--", marker=marker, mfc="none", color=color, label=f"{label}, update")
         if key == ("accumulating", 1) and None not in floor:
             # drawn over the series: at the floor they would hide it
             ax_mb.plot(ns, floor, ":", marker="x", color="grey", zorder=3,
-                       label="floor: plain fit at b = B/N + one gradient sum")
+                       label="floor: (plain fit at b = B/N) + one gradient sum")
     if plain is not None:
         ax_mb.axhline(plain["train_mb"], color="black", lw=1, label=f"plain fit at B = {c['batch']}")
         ax_ms.axhline(plain["ms_update"], color="black", lw=1)
         times = _epochs(plain)
         if max(times) > min(times):
-            ax_ms.axhspan(min(times), max(times), color="black", alpha=0.1)
+            ax_ms.axhspan(min(times), max(times), color="black", alpha=0.1, label="plain fit's epochs (range)")
+    control = next((r for r in rows if r["contender"] == "input"), None)
+    if control is not None:
+        ax_mb.axhline(control["train_mb"], color="grey", lw=1, ls="-.",
+                      label=f"fit's input alone (a linear model at B = {c['batch']})")
     ns = sorted({r["accum_steps"] for r in rows}) or [1]
     for ax, ylabel in ((ax_mb, "allocator peak above its start (MB)"), (ax_ms, "ms per update")):
         ax.set_xscale("log", base=2)

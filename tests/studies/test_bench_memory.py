@@ -6,7 +6,7 @@ import json
 import matplotlib.figure
 import pytest
 
-from gradlab.studies import bench, bench_memory, memory_child
+from gradlab.studies import bench, bench_memory, memory_child, memory_report
 from gradlab.studies.memory_plots import plot_memory
 
 
@@ -44,7 +44,8 @@ def test_plan_has_every_contender_once():
                    ("accumulating", 512, 1, 1),
                    ("accumulating", 512, 4, 1), ("keras", 128, 4, 1),
                    ("accumulating", 512, 16, 1), ("keras", 32, 16, 1),
-                   ("accumulating", 512, 16, 2)]  # overlap=2 at the largest N
+                   ("accumulating", 512, 16, 2),  # overlap=2 at the largest N
+                   ("input", 512, 1, 1)]  # the control: fit's input alone
 
 
 @pytest.mark.parametrize("kwargs, error, word", [
@@ -106,6 +107,23 @@ def test_the_step_floor_is_the_update_alone_of_plain_fit_at_the_micro_batch():
     assert q["accumulating_vs_keras"] == pytest.approx(40 / 27) and q["step_accumulating_vs_keras"] == 1.0
 
 
+def test_the_comparison_puts_ours_beside_keras_at_each_n_and_the_control_has_no_floor():
+    rows = bench_memory.add_floors([
+        dict(_row("plain", 512, 1, 300.0, step=290.0), batch_input_mb=1.5),
+        _row("plain", 32, 1, 26.0, step=25.0),
+        _row("accumulating", 512, 16, 40.0, step=26.0), _row("keras", 32, 16, 27.0, step=26.0),
+        _row("accumulating", 512, 16, 60.0, overlap=2, ms=5.0, step=45.0), _row("input", 512, 1, 4.5)])
+    assert rows[-1]["floor_mb"] is None and rows[-1]["vs_floor"] is None
+    result = {"config": {"model": "conv", "batch": 512}, "rows": rows, "ratios": bench_memory.ratios(rows, 16)}
+    text = memory_report.format_comparison(result)
+    assert "fit's input alone 4.5 MB (one input batch 1.500 MB)" in text
+    assert "overlap=2 at N=16: 1.50x the epoch memory, 0.50x the time of overlap=1" in text
+    # N, b | epoch: floor 27 (26 + a gradient sum of 1), ours 40, Keras 27, 40/27, 40/300 |
+    #        update: floor 26, ours 26, Keras 26, 1.00, 26/26
+    assert text.splitlines()[-1].split() == ["16", "32", "|", "27.0", "40.0", "27.0", "1.48", "0.13", "|",
+                                             "26.0", "26.0", "26.0", "1.00", "1.00"]
+
+
 def test_a_failed_run_leaves_its_floor_and_ratios_empty():
     rows = bench_memory.add_floors([_row("plain", 8, 1, 40.0), dict(
         contender="accumulating", batch=8, accum_steps=2, overlap=1, error="exit 1: boom")])
@@ -117,19 +135,21 @@ def test_the_figure_marks_plain_fit_and_draws_each_series():
     rows = bench_memory.add_floors([
         _row("plain", 8, 1, 40.0), _row("plain", 4, 1, 30.0), _row("accumulating", 8, 1, 41.0),
         _row("accumulating", 8, 2, 31.0), _row("keras", 4, 2, 30.5),
-        _row("accumulating", 8, 2, 35.0, overlap=2)])
+        _row("accumulating", 8, 2, 35.0, overlap=2), _row("input", 8, 1, 3.0)])
     fig = plot_memory({"config": {"model": "conv", "batch": 8}, "rows": rows})
     assert isinstance(fig, matplotlib.figure.Figure) and len(fig.axes) == 2
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert labels == ["AccumulatingModel, train", "AccumulatingModel, step",
-                      "floor: plain fit at b = B/N + one gradient sum",
-                      "AccumulatingModel, overlap=2, train", "Keras gradient_accumulation_steps, train",
-                      "Keras gradient_accumulation_steps, step", "plain fit at B = 8"]
+    assert labels == ["AccumulatingModel, epoch", "AccumulatingModel, update",
+                      "floor: (plain fit at b = B/N) + one gradient sum",
+                      "AccumulatingModel, overlap=2, epoch", "Keras gradient_accumulation_steps, epoch",
+                      "Keras gradient_accumulation_steps, update", "plain fit at B = 8",
+                      "fit's input alone (a linear model at B = 8)"]
     ax_mb = fig.axes[0]
     assert list(ax_mb.lines[0].get_ydata()) == [41.0, 31.0]
     assert list(ax_mb.lines[1].get_ydata()) == [39.0, 29.0]  # the steps (updates alone), dashed
     assert ax_mb.lines[1].get_linestyle() == "--"
-    assert list(ax_mb.lines[-1].get_ydata()) == [40.0, 40.0]  # plain fit, horizontal
+    assert list(ax_mb.lines[-2].get_ydata()) == [40.0, 40.0]  # plain fit, horizontal
+    assert list(ax_mb.lines[-1].get_ydata()) == [3.0, 3.0]  # the control
     with pytest.raises(ValueError, match="run_bench_memory"):
         plot_memory({"rows": []})
 
@@ -154,7 +174,7 @@ def test_a_small_real_run_prints_one_json_object(capsys):
     rows = result["rows"]
     assert [(r["contender"], r["accum_steps"], r["overlap"]) for r in rows] == [
         ("plain", 1, 1), ("plain", 1, 1), ("accumulating", 1, 1), ("accumulating", 2, 1),
-        ("keras", 2, 1), ("accumulating", 2, 2)]
+        ("keras", 2, 1), ("accumulating", 2, 2), ("input", 1, 1)]
     for r in rows:
         assert "error" not in r, r.get("error")
         assert r["device"] == "CPU:0"
@@ -170,7 +190,7 @@ def test_a_small_real_run_prints_one_json_object(capsys):
     assert keras_row["optimizer_mb"] >= keras_row["trainable_mb"]  # its accumulators
     assert rows[0]["vs_floor"] == 1.0 and rows[3]["floor_mb"] == pytest.approx(
         rows[1]["train_mb"] + rows[1]["trainable_mb"])
-    assert "AccumulatingModel overlap=2" in bench_memory.format_bench_memory(result)
+    assert "AccumulatingModel overlap=2" in memory_report.format_bench_memory(result)
 
 
 @pytest.mark.slow
@@ -186,5 +206,5 @@ def test_under_a_limit_plain_fit_runs_out_of_memory_and_accumulation_trains():
     assert ours["outcome"] == "ran", ours
     assert ours["error"] is None and ours["peak_mb"] < 150
     assert ours["finite"] and ours["losses"][1] < ours["losses"][0]
-    text = bench_memory.format_limit([plain, ours])
+    text = memory_report.format_limit([plain, ours])
     assert "out of memory: OOM" in text and "AccumulatingModel N=16" in text
