@@ -14,9 +14,9 @@
     activations(b) = peak(plain fit at batch b) - weights - slots - one gradient  (measured)
       => floor(b) = peak(plain fit at b) + gradient-sum buffer,  and floor(B) of plain fit
          is its own peak (a ratio of 1 by construction)
-    each twice: `train` (fit's epochs, its input pipeline included) and `step` (the update
-    alone: `train_on_batch` on a batch already held and not counted, one call per update, N
-    calls of a micro-batch for Keras's accumulation). fit's input pipeline holds batches of the
+    each twice: epoch (`train_mb`: fit's epochs, its input pipeline included) and update
+    (`step_mb`: `train_on_batch` on a batch already held and not counted, one call per update,
+    N calls of a micro-batch for Keras's accumulation). fit's input pipeline holds batches of the
     rows fit is given, B for AccumulatingModel and b for Keras's accumulation; the control
     measures what it holds at B.
 

@@ -2,12 +2,13 @@
 
     compile_peak = allocator peak over epoch 0 (tracing and the first updates, once per shape)
     peak         = allocator peak over the epochs after it   (reset_memory_stats in between)
-    train        = peak - base, base = what the allocator holds when those epochs start
-                   (+ Keras's accumulators, which the base holds: one gradient sum for all)
+    train        = peak - base ("epoch" in the tables), base = what the allocator holds when
+                   those epochs start (+ Keras's accumulators, which the base holds: one
+                   gradient sum for all)
     ms_update    = median seconds of those epochs / updates per epoch   (ms_epochs: each one)
-    step         = the update alone: the allocator peak of `train_on_batch` on one batch the
-                   process already holds as tensors, above what it held before (+ Keras's
-                   accumulators, as in train)
+    step         = the update alone ("update" in the tables): the allocator peak of
+                   `train_on_batch` on one batch the process already holds as tensors, above
+                   what it held before (+ Keras's accumulators, as in train)
     train - step = what fit holds beside the update: mostly its input pipeline's batches of
                    `batch` rows (the one in training and those prefetched), within the
                    allocator's noise of a MB or two
