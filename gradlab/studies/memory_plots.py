@@ -6,10 +6,11 @@
 
 Left, on a log scale: the allocator peak of each run above what it held at the start (MB):
 over fit's epochs (`train_mb`) solid, over the update alone (`step_mb`, `train_on_batch` on a
-batch already held) dashed, fit's input alone (the control) a grey dash-dotted line; right: milliseconds per update, the median epoch joined by a line and every
-measured epoch a faint dot; both against N on a log2 axis. Plain fit at the whole batch B is
-a horizontal line (it has no N; its epochs' range shaded), Keras's own accumulation a second
-series, the floor (`bench_memory`) a grey dotted one with crosses.
+batch already held) dashed, fit's input alone (the control) a grey dash-dotted line.
+Right: milliseconds per update, the median epoch joined by a line and every measured epoch a
+faint dot. Both against N on a log2 axis. Plain fit at the whole batch B is a horizontal line
+(it has no N; its epochs' range shaded), Keras's own accumulation a second series, the floor
+(`bench_memory`) a grey dotted one with crosses.
 
 Lesson: notebooks/08-accumulation-in-fit.ipynb
 """

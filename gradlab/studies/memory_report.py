@@ -49,9 +49,10 @@ def format_comparison(result):
     """AccumulatingModel ("ours", overlap 1) beside Keras's accumulation at each N of one
     `run_bench_memory` result: epoch and update memory, each against its floor."""
     c, q = result["config"], result["ratios"]
-    rows = {(r["contender"], r["accum_steps"], r["overlap"]): r for r in result["rows"] if "train_mb" in r}
-    plain = next((r for r in result["rows"] if r["contender"] == "plain" and r["batch"] == c["batch"]
-                  and "train_mb" in r), {})
+    measured = [r for r in result["rows"] if "train_mb" in r]
+    # plain fit's rows (one per micro-batch, all N = 1) are keyed by batch, the others by N
+    rows = {(r["contender"], r["accum_steps"], r["overlap"]): r for r in measured if r["contender"] != "plain"}
+    plain = next((r for r in measured if r["contender"] == "plain" and r["batch"] == c["batch"]), {})
     control = rows.get(("input", 1, 1), {})
     held = [r["base_mb"] for r in result["rows"] if "base_mb" in r]
     lines = [f"{c['model']}, B={c['batch']}: plain fit epoch {_num(plain.get('train_mb'), 0, '.1f')} MB, "
