@@ -69,7 +69,10 @@ def micro_sums(acc, part, rows_of_batch):
     updated on the way)."""
     x, y, sw = part["x"], part.get("y"), part.get("sample_weight")
     with acc._window.recording():
-        y_pred = acc(x, training=True)
+        # The model itself, not the wrapper: the wrapper's call adds only a name scope, yet
+        # the renamed graph came out of Grappler in an order holding 24 MB more at the peak
+        # (one Transformer block, 64 rows: 112.7 vs 88.2 MB, plain fit's 88.3).
+        y_pred = acc.model(x, training=True)
     rule = acc._rule or normaliser.keras_rule(y, y_pred, acc.loss)  # not probed: Keras's
     n = tf.cast(tf.shape(tf.nest.flatten(y_pred)[0])[0], tf.float32)
     # Keras tracks each output's loss once per batch; a micro-batch's share of the batch
