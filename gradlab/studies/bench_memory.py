@@ -17,8 +17,9 @@
     each twice: epoch (`train_mb`: fit's epochs, its input pipeline included) and update
     (`step_mb`: `train_on_batch` on a batch already held and not counted, one call per update,
     N calls of a micro-batch for Keras's accumulation). fit's input pipeline holds batches of the
-    rows fit is given, B for AccumulatingModel and b for Keras's accumulation; the control
-    measures what it holds at B.
+    rows fit is given: B for plain fit, b for Keras's accumulation, and B row indices for
+    AccumulatingModel (each micro-batch gathers its rows: `fit_rows`); the control measures
+    what it holds at B.
 
 Every contender trains on the same examples: `updates` effective batches of B examples per
 epoch (plain fit at a micro-batch b takes B/b steps for each; its time is per B examples),

@@ -10,8 +10,9 @@
                    `train_on_batch` on one batch the process already holds as tensors, above
                    what it held before (+ Keras's accumulators, as in train)
     train - step = what fit holds beside the update: mostly its input pipeline's batches of
-                   `batch` rows (the one in training and those prefetched), within the
-                   allocator's noise of a MB or two
+                   `batch` rows (the one in training and those prefetched; row indices for
+                   AccumulatingModel on arrays, `fit_rows`), within the allocator's noise of
+                   a MB or two
 
 Run it in a fresh process with `TF_CPU_ALLOCATOR_USE_BFC=true` set before TensorFlow starts
 (`bench_memory` does): TensorFlow's default CPU allocator keeps no statistics, its BFC

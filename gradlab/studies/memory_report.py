@@ -35,7 +35,8 @@ def format_bench_memory(result):
     lines += ["epoch = allocator peak over fit's measured epochs - what it held as they began "
               "(train_mb; memory_child)",
               "update = the same over train_on_batch on a batch already held (step_mb): the update "
-              "without fit's input pipeline, which holds batches of the rows fit is given",
+              "without fit's input pipeline (batches of the rows fit is given; row indices for "
+              "AccumulatingModel)",
               "floor = the same of plain fit at batch b + one gradient-sum buffer (measured, not computed)",
               f"at N={q['accum_steps']}: AccumulatingModel / Keras's accumulation, epoch "
               f"{_num(q['accumulating_vs_keras'], 0)}, update {_num(q['step_accumulating_vs_keras'], 0)}; "

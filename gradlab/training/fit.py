@@ -17,11 +17,10 @@ and one all-reduce adds the sums and the normalisers, which is exact for uneven 
 (Keras's own mirrored `fit` averages the replicas' means instead).
 
 Memory: the update holds one micro-batch's activations and one gradient sum (`overlap=2`:
-two micro-batches'). `fit` hands it whole batches of B rows, so Keras's input pipeline holds
-B-row batches (the one in training and those it prefetches) where Keras's own accumulation
-is fed B/N rows at a time: with many micro-batches of a few rows, that input can outweigh
-one micro-batch's activations (`python -m gradlab bench --fit --memory`, columns train and
-step).
+two micro-batches'), and, given arrays, one micro-batch's rows: Keras's pipeline hands it
+batches of B row indices and each micro-batch gathers its rows (`fit_rows`). A dataset or
+generator of B-row batches is held as it holds them (`python -m gradlab bench --fit
+--memory`, columns epoch and update).
 
     acc = gl.AccumulatingModel(model, accum_steps=8)        # shares model's variables
     acc.compile(optimizer="adam", loss=..., metrics=["accuracy"])
@@ -39,7 +38,7 @@ from ..core import normaliser
 from ..core.batchnorm import NO_WINDOW, WindowMoments, check_mode, check_window
 from ..core.gradients import check_clip_norm
 from ..core.microbatch import check_count
-from . import fit_function, fit_probe, fit_step, xla
+from . import fit_function, fit_probe, fit_rows, fit_step, xla
 
 
 @keras.saving.register_keras_serializable(package="gradlab")
@@ -101,6 +100,7 @@ class AccumulatingModel(keras.Model):
         # and as val_skipped_updates), not a weight (it is not saved).
         self._skipped = tf.Variable(0.0, trainable=False, name="skipped_updates")
         self._xla_probed = False
+        self._rows = None  # what a fit of arrays reads by row index (fit_rows.Rows)
 
     # -- Keras's model API -----------------------------------------------------------------
     def call(self, inputs, training=None):
@@ -117,13 +117,18 @@ class AccumulatingModel(keras.Model):
         self._rule = None
 
     def fit(self, x=None, y=None, *args, **kwargs):
-        """`keras.Model.fit`, after the first batch is probed (`fit_probe`)."""
-        x = fit_probe.check_first_batch(self, x, y, kwargs.get("sample_weight"),
-                                    weighted=kwargs.get("class_weight") is not None)
-        return super().fit(x, y, *args, **kwargs)
+        """`keras.Model.fit`, after the first batch is probed (`fit_probe`); arrays reach
+        the update by row index, a micro-batch's rows at a time (`fit_rows`)."""
+        arguments = fit_rows.fit_arguments(self, x, y, args, kwargs)
+        arguments["x"] = fit_probe.check_first_batch(
+            self, arguments["x"], arguments["y"], arguments["sample_weight"],
+            weighted=arguments["class_weight"] is not None)
+        with fit_rows.feeding(self, arguments) as arguments:
+            return super().fit(**arguments)
 
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, *args, **kwargs):
         fit_probe.check_first_batch(self, x, y, sample_weight, weighted=class_weight is not None)
+        fit_rows.use(self, None)
         return super().train_on_batch(x, y, sample_weight, class_weight, *args, **kwargs)
 
     def predict_step(self, data):
@@ -163,6 +168,9 @@ class AccumulatingModel(keras.Model):
         # On one device Keras would build an unbuilt model while tracing the step, after
         # train_step has read its (then empty) list of trainable variables: build it first.
         unbuilt = not self.model.built
+        rows = fit_rows.feeding_now(self)
+        if rows is not None and data_batch is None:  # the iterator holds row indices
+            data_batch, iterator = fit_rows.first_rows(rows), None
         if iterator is not None and data_batch is None and (self._distributed() or unbuilt):
             data_batch = _compat.first_replica_batch(self.distribute_strategy, iterator)
             iterator = None

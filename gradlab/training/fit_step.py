@@ -13,24 +13,22 @@ import tensorflow as tf
 
 from .. import _compat
 from ..core import engine, normaliser
+from . import fit_rows
 
 
 def train_step(acc, data):
     """One update of `acc` (an `AccumulatingModel`) from one `fit` batch; returns the logs."""
-    x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(data)
-    # None (no targets: losses from add_loss only; no weights) is no tensor to split.
-    parts = {k: v for k, v in (("x", x), ("y", y), ("sample_weight", sample_weight))
-             if v is not None}
+    parts, take, y = fit_rows.parts(fit_rows.feeding_now(acc), data)  # rows, or row indices (fit_rows)
     distributed = tf.distribute.has_strategy()
     if distributed and acc.batchnorm == "window":  # wrapped outside the strategy's scope
         raise ValueError("batchnorm='window' runs on one device only; got a fit under "
                          f"{type(tf.distribute.get_strategy()).__name__}")
-    rows = tf.shape(tf.nest.flatten(x)[0])[0]
+    rows = tf.shape(tf.nest.flatten(parts)[0])[0]
     rows_of_batch = batch_rows(acc, rows, y)
     # A LossScaleOptimizer checks finiteness itself (skip and lower the scale).
     guard = not isinstance(acc.optimizer, keras.optimizers.LossScaleOptimizer)
     loss, _ = engine.update(
-        lambda part: micro_sums(acc, part, rows_of_batch), parts, acc.trainable_variables,
+        lambda part: micro_sums(acc, take(part), rows_of_batch), parts, acc.trainable_variables,
         acc.optimizer, acc.accum_steps, "replicas" if distributed else "one",
         per_row=acc._per_row, clip_norm=acc.clip_norm, guard=guard,
         after=acc._window.update, on_skip=lambda: acc._skipped.assign_add(1.0),

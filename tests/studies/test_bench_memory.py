@@ -93,8 +93,8 @@ def test_floor_is_plain_fit_at_the_micro_batch_plus_one_gradient_sum():
 
 
 def test_the_step_floor_is_the_update_alone_of_plain_fit_at_the_micro_batch():
-    # fit's pipeline holds batches of the rows fit is given: 512 for AccumulatingModel (train 40,
-    # step 26), 32 for Keras's accumulation (train 27, step 26); the updates alone agree
+    # a pipeline that holds more for one contender (train 40, step 26) than for the other
+    # (train 27, step 26): the updates alone agree
     rows = bench_memory.add_floors([
         _row("plain", 512, 1, 300.0, step=290.0), _row("plain", 32, 1, 26.0, step=25.0),
         _row("accumulating", 512, 16, 40.0, step=26.0), _row("keras", 32, 16, 27.0, step=26.0)])

@@ -1,0 +1,98 @@
+"""fit's arrays reach the update by row index: the same batches as Keras's, one micro-batch's
+rows at a time."""
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from gradlab.training import fit_rows
+from gradlab.training.fit import AccumulatingModel
+
+
+def small(seed=0):
+    keras.utils.set_random_seed(seed)
+    return keras.Sequential([keras.Input((2,)), keras.layers.Dense(3, activation="relu"),
+                             keras.layers.Dense(3)])
+
+
+def pair(accum_steps=2):
+    plain, inner = small(), small()
+    inner.set_weights(plain.get_weights())
+    acc = AccumulatingModel(inner, accum_steps=accum_steps, jit_compile=False)
+    for m in (plain, acc):
+        m.compile(optimizer=keras.optimizers.SGD(0.1),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return plain, acc
+
+
+def data(n=10):
+    x = np.arange(2 * n, dtype="float64").reshape(n, 2) / (2 * n)  # float64: cast as Keras does
+    return x, np.arange(n) % 3
+
+
+def test_by_index_walkthrough():
+    # 5 rows; validation_split=0.4 holds out the last 2; class_weight {1: 2} weighs rows by y
+    x, y = np.array([[0.0], [10.0], [20.0], [30.0], [40.0]]), np.array([0, 1, 2, 1, 0])
+    arguments = fit_rows.fit_arguments(pair()[1], x, y, (), {"validation_split": 0.4,
+                                                              "class_weight": {1: 2.0}})
+    tensors, arguments = fit_rows.by_index(pair()[1], arguments)
+    assert arguments["x"].tolist() == [0, 1, 2] and arguments["y"] is None
+    assert arguments["class_weight"] is None and arguments["validation_split"] == 0.0
+    xv, yv = arguments["validation_data"][:2]
+    assert xv.tolist() == [[30.0], [40.0]] and yv.tolist() == [1, 0]
+    rows = fit_rows.Rows(tensors)
+    rows.assign(tensors)
+    part = fit_rows.take(rows, tf.constant([2, 0]))
+    assert part["x"].numpy().tolist() == [[20.0], [0.0]] and part["x"].dtype == tf.float32
+    assert part["y"].numpy().tolist() == [2, 0]
+    assert part["sample_weight"].numpy().tolist() == [1.0, 1.0]
+    assert fit_rows.take(rows, tf.constant([1]))["sample_weight"].numpy().tolist() == [2.0]
+    rows.empty()
+    assert rows.count == 0 and [int(tf.shape(v)[0]) for v in tf.nest.flatten(rows.data)] == [0, 0, 0]
+
+
+def test_not_arrays_keep_kerass_pipeline():
+    _, acc = pair()
+    x, y = data()
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(4)
+    arguments = fit_rows.fit_arguments(acc, dataset, None, (), {})
+    assert fit_rows.by_index(acc, arguments) == (None, arguments)
+    # Keras refuses class_weight with sample_weight itself, in its own words
+    arguments = fit_rows.fit_arguments(acc, x, y, (), {"class_weight": {0: 1.0},
+                                                       "sample_weight": np.ones(10)})
+    assert fit_rows.by_index(acc, arguments)[0] is None
+    with pytest.raises(ValueError, match="class_weight"):
+        acc.fit(**{**arguments, "verbose": 0})
+
+
+def test_fit_feeds_row_indices_and_equals_kerass_fit():
+    # the oracle: Keras's plain fit at the same batch, validation split and float64 input
+    plain, acc = pair(accum_steps=3)
+    x, y = data(23)
+    seen = []
+    step = acc.train_step
+    acc.train_step = lambda batch: seen.append(batch) or step(batch)
+    kw = dict(batch_size=8, epochs=2, shuffle=False, verbose=0, validation_split=0.25)
+    h_plain, h_acc = plain.fit(x, y, **kw).history, acc.fit(x, y, **kw).history
+    (index,) = tf.nest.flatten(seen[0])
+    assert index.dtype == tf.int64 and index.shape.rank == 1  # row indices, not rows
+    for a, b in zip(acc.get_weights(), plain.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(h_acc["val_loss"], h_plain["val_loss"], rtol=1e-6)
+    assert int(acc.optimizer.iterations) == int(plain.optimizer.iterations) == 6
+    # released after the fit; a whole batch then trains as Keras's train_on_batch does
+    assert acc._rows.count == 0
+    assert all(int(tf.shape(v)[0]) == 0 for v in tf.nest.flatten(acc._rows.data) if v is not None)
+    loss_plain = plain.train_on_batch(x[:6], y[:6])
+    loss_acc, skipped = acc.train_on_batch(x[:6], y[:6])
+    np.testing.assert_allclose(loss_acc, loss_plain, rtol=1e-6)
+    assert skipped == 0
+    for a, b in zip(acc.get_weights(), plain.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+    # and a fit of arrays after it reads them by index again
+    seen.clear()
+    plain.fit(x, y, batch_size=8, epochs=1, shuffle=False, verbose=0)
+    acc.fit(x, y, batch_size=8, epochs=1, shuffle=False, verbose=0)
+    assert tf.nest.flatten(seen[-1])[0].dtype == tf.int64
+    for a, b in zip(acc.get_weights(), plain.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
