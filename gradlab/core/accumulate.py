@@ -38,7 +38,8 @@ def micro_sums(micro, part, variables, scale_loss=None, unit=1.0):
     times larger (a LossScaleOptimizer would skip updates Keras's does not). `scale_loss`
     (a LossScaleOptimizer's) scales S before differentiating; the optimizer unscales once.
     """
-    with tf.GradientTape() as tape:
+    # No variables (an evaluation): nothing watched, so no activations kept for a gradient.
+    with tf.GradientTape(watch_accessed_variables=bool(variables)) as tape:
         s, d = micro(part)
         # A micro-batch of no rows (a replica's empty shard) adds 0: its mean is 0/0, and
         # Keras's loss may even be shaped [0].

@@ -162,6 +162,13 @@ class AccumulatingModel(keras.Model):
             self.train_function = fit_function.wrap(self, self.train_function)
         return self.train_function
 
+    def make_test_function(self, force=False):
+        """Keras's, wrapped under tf.distribute (`fit_function.wrap_test`)."""
+        super().make_test_function(force)
+        if not getattr(self.test_function, "gradlab", False):
+            self.test_function = fit_function.wrap_test(self, self.test_function)
+        return self.test_function
+
     def _maybe_symbolic_build(self, iterator=None, data_batch=None):
         # Keras builds from the MEAN of the replicas' first batches, which fails when the
         # first batch splits unevenly (63 rows on 2 replicas); one replica's shard suffices.
@@ -203,7 +210,7 @@ class AccumulatingModel(keras.Model):
         return fit_step.train_step(self, data)
 
     def test_step(self, data):
-        return fit_step.test_step(self, data, super().test_step)
+        return fit_step.test_step(self, data)
 
     def _resolve_jit(self):
         if self.jit_compile_option != "auto":

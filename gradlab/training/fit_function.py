@@ -1,4 +1,4 @@
-"""Keras's train function of an `AccumulatingModel`, wrapped where the engine needs it.
+"""Keras's train and test functions of an `AccumulatingModel`, wrapped where the engine needs it.
 
     under tf.distribute: Keras's per-replica loss division and its gradient all-reduce are
         switched off around the call (the engine all-reduces the sums once)
@@ -39,6 +39,20 @@ def wrap(acc, keras_function):
         return keras_function
     train_function.gradlab = True
     return train_function
+
+
+def wrap_test(acc, keras_function):
+    """The test function `acc` should run in place of Keras's `keras_function`: under
+    tf.distribute, Keras's per-replica loss division switched off around the call (the
+    step all-reduces the sums once)."""
+    if not acc._distributed():
+        return keras_function
+
+    def test_function(iterator):
+        with _compat.losses_not_divided_by_replicas():
+            return keras_function(iterator)
+    test_function.gradlab = True
+    return test_function
 
 
 def _xla_refusal(step, iterator, rows):

@@ -2,7 +2,7 @@
 
     train_step: w <- optimizer(w, (dS_1 + ... + dS_k) / (D_1 + ... + D_k))   (engine.update)
                 then Keras's loss tracker and compiled metrics, as plain fit reports them
-    test_step:  Keras's own, each output's loss weighted by this replica's share of the batch
+    test_step:  the same micro-batches forward only: loss S / D of the batch, Keras's metrics
 
 Lesson: notebooks/08-accumulation-in-fit.ipynb
 """
@@ -12,7 +12,7 @@ import keras
 import tensorflow as tf
 
 from .. import _compat
-from ..core import engine, normaliser
+from ..core import accumulate, engine, normaliser
 from . import fit_rows
 
 
@@ -42,15 +42,22 @@ def train_step(acc, data):
     return _compat.reducible_by_keras(logs, acc.distribute_strategy)
 
 
-def test_step(acc, data, keras_test_step):
-    """Keras's `test_step` of `acc`, each output's loss weighted by this replica's share."""
-    x, y, _ = keras.utils.unpack_x_y_sample_weight(data)
-    rows = tf.shape(tf.nest.flatten(x)[0])[0]
-    share = tf.math.divide_no_nan(tf.cast(rows, tf.float32),
-                                  tf.cast(batch_rows(acc, rows, y), tf.float32))
-    with _compat.output_loss_weight(acc, share, y, None):
-        logs = keras_test_step(data)
-    return _compat.reducible_by_keras(logs, acc.distribute_strategy)
+def test_step(acc, data):
+    """Keras's evaluation of one batch, in the update's micro-batches (one micro-batch's
+    activations at a time): the loss (S_1 + ... + S_k) / (D_1 + ... + D_k) of the whole batch
+    (of all replicas' shards under tf.distribute), metrics and each output's loss as Keras's
+    own `test_step` reports them for the batch."""
+    parts, _, y = fit_rows.parts(None, data)
+    rows = tf.shape(tf.nest.flatten(parts)[0])[0]
+    rows_of_batch = batch_rows(acc, rows, y)
+    sums = accumulate.loop_sum(lambda part: micro_sums(acc, part, rows_of_batch, training=False),
+                               parts, [], acc.accum_steps)
+    if tf.distribute.has_strategy():
+        sums = engine.reduce_replicas(sums)
+    # as in train_step: this batch's loss, weighted by this replica's rows
+    _compat.loss_tracker(acc).update_state(tf.math.divide_no_nan(sums.loss, sums.norm),
+                                           sample_weight=rows)
+    return _compat.reducible_by_keras(acc.get_metrics_result(), acc.distribute_strategy)
 
 
 def batch_rows(acc, rows, y):
@@ -62,7 +69,7 @@ def batch_rows(acc, rows, y):
     return tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, rows)
 
 
-def micro_sums(acc, part, rows_of_batch):
+def micro_sums(acc, part, rows_of_batch, training=True):
     """`(S_i, D_i)` of one micro-batch of a batch of `rows_of_batch` rows (its metrics are
     updated on the way)."""
     x, y, sw = part["x"], part.get("y"), part.get("sample_weight")
@@ -70,16 +77,16 @@ def micro_sums(acc, part, rows_of_batch):
         # The model itself, not the wrapper: the wrapper's call adds only a name scope, yet
         # the renamed graph came out of Grappler in an order holding 24 MB more at the peak
         # (one Transformer block, 64 rows: 112.7 vs 88.2 MB, plain fit's 88.3).
-        y_pred = acc.model(x, training=True)
+        y_pred = acc.model(x, training=training)
     rule = acc._rule or normaliser.keras_rule(y, y_pred, acc.loss)  # not probed: Keras's
     n = tf.cast(tf.shape(tf.nest.flatten(y_pred)[0])[0], tf.float32)
     # Keras tracks each output's loss once per batch; a micro-batch's share of the batch
     # as its weight adds up to the same (rows / 0 on an empty replica shard: weight 0).
     share = tf.math.divide_no_nan(n, tf.cast(rows_of_batch, tf.float32))
     with _compat.output_loss_weight(acc, share, y, y_pred):
-        loss = acc.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sw, training=True)
+        loss = acc.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sw, training=training)
     acc.compute_metrics(x, y, y_pred, sample_weight=sw)
-    if rule == "entries":
+    if training and rule == "entries":
         normaliser.check_masked_penalties(acc.model, acc.losses, x)
     d = normaliser.normaliser(rule, x, y, y_pred, acc.loss)
     return tf.cast(loss, tf.float32) * d, d

@@ -96,3 +96,37 @@ def test_fit_feeds_row_indices_and_equals_kerass_fit():
     assert tf.nest.flatten(seen[-1])[0].dtype == tf.int64
     for a, b in zip(acc.get_weights(), plain.get_weights()):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+class MaxRows(keras.metrics.Metric):
+    """The most rows one update_state call has seen: how many rows ran through the model at once."""
+
+    def __init__(self, name="max_rows"):
+        super().__init__(name=name)
+        self.rows = self.add_variable(shape=(), initializer="zeros", name="rows")
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        self.rows.assign(tf.maximum(self.rows, tf.cast(tf.shape(y_pred)[0], "float32")))
+
+    def result(self):
+        return self.rows
+
+
+def test_validation_runs_in_micro_batches_and_reports_kerass_numbers():
+    # B = 8 in 3 micro-batches (3, 3, 2): training and validation each see at most 3 rows at
+    # once; the oracle is Keras's plain fit at 8, whose validation runs 8 rows at once
+    plain, acc = pair(accum_steps=3)
+    for m in (plain, acc):
+        m.compile(optimizer=keras.optimizers.SGD(0.1), metrics=[MaxRows(), "accuracy"],
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    x, y = data(23)
+    kw = dict(batch_size=8, epochs=2, shuffle=False, verbose=0, validation_data=(x[:13], y[:13]))
+    h_plain, h_acc = plain.fit(x, y, **kw).history, acc.fit(x, y, **kw).history
+    assert h_plain["max_rows"] == [8.0, 8.0] and h_plain["val_max_rows"] == [8.0, 8.0]
+    assert h_acc["max_rows"] == [3.0, 3.0] and h_acc["val_max_rows"] == [3.0, 3.0]
+    for name in ("val_loss", "val_accuracy", "loss", "accuracy"):
+        np.testing.assert_allclose(h_acc[name], h_plain[name], rtol=1e-6, err_msg=name)
+    loss_plain, _, acc_plain = plain.evaluate(x, y, batch_size=8, verbose=0)
+    loss_acc, rows_acc, acc_acc = acc.evaluate(x, y, batch_size=8, verbose=0)
+    np.testing.assert_allclose([loss_acc, acc_acc], [loss_plain, acc_plain], rtol=1e-6)
+    assert rows_acc == 3.0
