@@ -18,9 +18,9 @@ and one all-reduce adds the sums and the normalisers, which is exact for uneven 
 
 Memory: the update holds one micro-batch's activations and one gradient sum (`overlap=2`:
 two micro-batches'), and, given arrays, one micro-batch's rows: Keras's pipeline hands it
-batches of B row indices and each micro-batch gathers its rows (`fit_rows`). A dataset or
-generator of B-row batches is held as it holds them (`python -m gradlab bench --fit
---memory`, columns epoch and update).
+batches of B row indices and each micro-batch gathers its rows (`fit_rows`). Validation and
+`evaluate` run the same micro-batches, forward only. A dataset or generator of B-row batches
+is held as it holds them (`python -m gradlab bench --fit --memory`, columns epoch and update).
 
     acc = gl.AccumulatingModel(model, accum_steps=8)        # shares model's variables
     acc.compile(optimizer="adam", loss=..., metrics=["accuracy"])

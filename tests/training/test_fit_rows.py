@@ -130,3 +130,18 @@ def test_validation_runs_in_micro_batches_and_reports_kerass_numbers():
     loss_acc, rows_acc, acc_acc = acc.evaluate(x, y, batch_size=8, verbose=0)
     np.testing.assert_allclose([loss_acc, acc_acc], [loss_plain, acc_plain], rtol=1e-6)
     assert rows_acc == 3.0
+
+
+def test_shuffled_fit_draws_kerass_batches():
+    # Keras shuffles the row indices as it would the rows: under one seed the same batches,
+    # so the same weights as Keras's plain fit; under another seed, other batches
+    x, y = data(23)
+    weights = {}
+    for seed, name in ((7, "plain"), (7, "acc"), (8, "plain 8")):
+        plain, acc = pair(accum_steps=3)
+        model = acc if name == "acc" else plain
+        keras.utils.set_random_seed(seed)
+        model.fit(x, y, batch_size=8, epochs=2, shuffle=True, verbose=0)
+        weights[name] = model.get_weights()
+    diff = lambda a, b: max(float(np.max(np.abs(u - v))) for u, v in zip(weights[a], weights[b]))
+    assert diff("acc", "plain") < 1e-6 < 1e-4 < diff("acc", "plain 8")
