@@ -53,11 +53,11 @@ def plot_memory(result):
         for n, times in zip(ns, epochs):  # every epoch: on a shared machine they may come at two speeds
             ax_ms.plot([n] * len(times), times, marker, color=color, alpha=0.35, ms=4)
         if key != ("accumulating", 2) and None not in step:
-            ax_mb.plot(ns, step, "--", marker=marker, mfc="none", color=color, label=f"{label}, update")
+            ax_mb.plot(ns, step, "--", marker=marker, mfc="none", color=color, label=f"{label}, update (train_on_batch)")
         if key == ("accumulating", 1) and None not in floor:
             # drawn over the series: at the floor they would hide it
             ax_mb.plot(ns, floor, ":", marker="x", color="grey", zorder=3,
-                       label="floor: (plain fit at b = B/N) + one gradient sum")
+                       label="floor (epoch): plain fit at b = B/N + one gradient sum")
     if plain is not None:
         ax_mb.axhline(plain["train_mb"], color="black", lw=1, label=f"plain fit at B = {c['batch']}")
         ax_ms.axhline(plain["ms_update"], color="black", lw=1)

@@ -100,7 +100,8 @@ class AccumulatingModel(keras.Model):
         # and as val_skipped_updates), not a weight (it is not saved).
         self._skipped = tf.Variable(0.0, trainable=False, name="skipped_updates")
         self._xla_probed = False
-        self._rows = None  # what a fit of arrays reads by row index (fit_rows.Rows)
+        # what a fit or evaluate of arrays reads by row index (fit_rows.Rows)
+        self._train_rows = self._test_rows = None
 
     # -- Keras's model API -----------------------------------------------------------------
     def call(self, inputs, training=None):
@@ -119,17 +120,30 @@ class AccumulatingModel(keras.Model):
     def fit(self, x=None, y=None, *args, **kwargs):
         """`keras.Model.fit`, after the first batch is probed (`fit_probe`); arrays reach
         the update by row index, a micro-batch's rows at a time (`fit_rows`)."""
-        arguments = fit_rows.fit_arguments(self, x, y, args, kwargs)
+        arguments = fit_rows.arguments_of(keras.Model.fit, self, (x, y, *args), kwargs)
         arguments["x"] = fit_probe.check_first_batch(
             self, arguments["x"], arguments["y"], arguments["sample_weight"],
             weighted=arguments["class_weight"] is not None)
         with fit_rows.feeding(self, arguments) as arguments:
             return super().fit(**arguments)
 
+    def evaluate(self, x=None, y=None, *args, **kwargs):
+        """`keras.Model.evaluate` in micro-batches; arrays by row index (`fit_rows`)."""
+        if kwargs.get("_use_cached_eval_dataset"):  # fit's validation: fit feeds it
+            return super().evaluate(x, y, *args, **kwargs)
+        arguments = fit_rows.arguments_of(keras.Model.evaluate, self, (x, y, *args), kwargs)
+        extra = arguments.pop("kwargs")
+        with fit_rows.evaluating(self, arguments) as arguments:
+            return super().evaluate(**arguments, **extra)
+
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, *args, **kwargs):
         fit_probe.check_first_batch(self, x, y, sample_weight, weighted=class_weight is not None)
-        fit_rows.use(self, None)
+        fit_rows.use(self, "train", None)
         return super().train_on_batch(x, y, sample_weight, class_weight, *args, **kwargs)
+
+    def test_on_batch(self, *args, **kwargs):
+        fit_rows.use(self, "test", None)
+        return super().test_on_batch(*args, **kwargs)
 
     def predict_step(self, data):
         # The model's own predict_step, if it has one (it may return decisions, not logits).
@@ -175,7 +189,7 @@ class AccumulatingModel(keras.Model):
         # On one device Keras would build an unbuilt model while tracing the step, after
         # train_step has read its (then empty) list of trainable variables: build it first.
         unbuilt = not self.model.built
-        rows = fit_rows.feeding_now(self)
+        rows = fit_rows.feeding_now(self, "train") or fit_rows.feeding_now(self, "test")
         if rows is not None and data_batch is None:  # the iterator holds row indices
             data_batch, iterator = fit_rows.first_rows(rows), None
         if iterator is not None and data_batch is None and (self._distributed() or unbuilt):

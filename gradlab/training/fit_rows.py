@@ -8,8 +8,9 @@ Keras's array pipeline gathers each batch with a parallel map and prefetches the
 holds a few batches of the rows it is asked for: B rows for `AccumulatingModel`, B / N for
 Keras's own accumulation. Handed indices instead, Keras shuffles and batches exactly as it
 would the arrays (the same batches, so the same updates), and the update holds the rows of
-the micro-batch it runs. Inputs Keras does not treat as arrays (a tf.data.Dataset, a
-generator, a PyDataset) keep Keras's pipeline: their batches are held as they hold them.
+the micro-batch it runs. Validation and `evaluate` read their arrays the same way. Inputs
+Keras does not treat as arrays (a tf.data.Dataset, a generator, a PyDataset) keep Keras's
+pipeline: their batches are held as they hold them.
 
 Lesson: notebooks/08-accumulation-in-fit.ipynb
 """
@@ -24,9 +25,6 @@ import numpy as np
 import tensorflow as tf
 
 from .. import _compat
-
-_FIT = inspect.signature(keras.Model.fit)
-
 
 class Rows:
     """Variables holding one `fit`'s arrays, `data = (x, y, sample_weight)` (None kept).
@@ -72,71 +70,115 @@ def _variable(t):
                            name="fit_rows")
 
 
-def fit_arguments(model, x, y, args, kwargs):
-    """Keras's `fit` arguments by name (TypeError for an argument fit does not take)."""
-    bound = _FIT.bind(model, x, y, *args, **kwargs)
+_FUNCTIONS = {"train": "train_function", "test": "test_function"}
+
+
+def arguments_of(method, model, args, kwargs):
+    """Keras's `method` (`keras.Model.fit`, `.evaluate`) arguments by name, defaults filled
+    (TypeError for an argument it does not take)."""
+    bound = inspect.signature(method).bind(model, *args, **kwargs)
     bound.apply_defaults()
     return {k: v for k, v in bound.arguments.items() if k != "self"}
 
 
 @contextlib.contextmanager
 def feeding(acc, arguments):
-    """Yield the arguments for Keras's `fit` of `acc`: row indices in place of arrays, their
-    rows in `acc._rows` (emptied after), or `arguments` unchanged."""
-    arrays, arguments = by_index(acc, arguments)
-    if arrays is None:
-        use(acc, None)
-        yield arguments
-        return
-    if acc._rows is not None and acc._rows.key == key(arrays):
-        acc._rows.assign(arrays)
-        rows = acc._rows
-    else:
-        rows = Rows(arrays)
-    del arrays  # the variables hold them now
-    use(acc, rows)
-    try:
-        yield arguments
-    finally:
-        rows.empty()
+    """Yield the arguments for Keras's `fit` of `acc`: row indices in place of the training
+    and validation arrays (their rows held for the train and test steps, emptied after), or
+    the arguments unchanged where they are not arrays."""
+    train, arguments = by_index(acc, arguments)
+    test, validation = _indexed(acc, arguments["validation_data"])
+    with _holding(acc, "train", train), _holding(acc, "test", test):
+        yield {**arguments, "validation_data": validation}
 
 
-def use(acc, rows):
-    """Make `acc`'s train step read `rows` (None: whole batches); a train function traced
-    for other rows is dropped."""
-    if acc._rows is not rows:
-        acc._rows, acc.train_function = rows, None
+@contextlib.contextmanager
+def evaluating(acc, arguments):
+    """`feeding` for Keras's `evaluate`: `x` as row indices, the rows held for the test step."""
+    test, indices = _indexed(acc, (arguments["x"], arguments["y"], arguments["sample_weight"]))
+    if test is not None:
+        arguments = {**arguments, "x": indices[0], "y": None, "sample_weight": None}
+    with _holding(acc, "test", test):
+        yield arguments
+
+
+def use(acc, kind, rows):
+    """Make `acc`'s `kind` step ("train", "test") read `rows` (None: whole batches); a
+    function traced for other rows is dropped."""
+    if getattr(acc, f"_{kind}_rows") is not rows:
+        setattr(acc, f"_{kind}_rows", rows)
+        setattr(acc, _FUNCTIONS[kind], None)
+
+
+def feeding_now(acc, kind):
+    """The `Rows` the `kind` step of `acc` reads by index now, else None (a step traced or
+    run outside a fit or evaluate of arrays takes whole batches)."""
+    rows = getattr(acc, f"_{kind}_rows")
+    return rows if rows is not None and rows.count else None
 
 
 def by_index(acc, arguments):
-    """`((x, y, sample_weight) as arrays, arguments with x = row indices)`, or
+    """`((x, y, sample_weight) as arrays, fit's arguments with x = row indices)`, or
     `(None, arguments)` where Keras's own pipeline should feed the step (not arrays; errors
-    Keras names itself)."""
+    Keras names itself). `validation_split` is taken off first, as Keras takes it."""
     a = arguments
-    nested_y = keras.tree.is_nested(a["y"])
-    if (a["class_weight"] is not None and (a["sample_weight"] is not None or nested_y
-                                           or a["y"] is None)) or \
-            (a["sample_weight"] is not None and nested_y and not keras.tree.is_nested(a["sample_weight"])):
-        return None, arguments  # Keras refuses the first, spreads one weight over outputs in the second
-    if acc.jit_compile and tf.config.list_logical_devices("GPU"):
-        return None, arguments  # XLA would copy the whole arrays to the device at every step
-    prepared = _compat.fit_arrays(a["x"], a["y"], a["sample_weight"], a["class_weight"],
-                                  a["validation_split"], a["validation_data"])
+    if a["class_weight"] is not None and (a["sample_weight"] is not None or a["y"] is None
+                                          or keras.tree.is_nested(a["y"])):
+        return None, arguments  # Keras refuses these in its own words
+    prepared = _arrays(acc, a["x"], a["y"], a["sample_weight"], a["class_weight"],
+                       a["validation_split"], a["validation_data"])
     if prepared is None:
         return None, arguments
-    data, validation_data = prepared
-    counts = {int(t.shape[0]) for t in tf.nest.flatten(data) if t is not None}
-    if len(counts) != 1:
-        return None, arguments  # Keras names the mismatched sizes
-    indices = np.arange(counts.pop(), dtype=np.int64)
+    data, indices, validation_data = prepared
     return data, {**arguments, "x": indices, "y": None, "sample_weight": None,
                   "class_weight": None, "validation_split": 0.0, "validation_data": validation_data}
 
 
-def feeding_now(acc):
-    """The `Rows` a fit of `acc` is reading by index now, else None (a step traced or run
-    outside such a fit takes whole batches)."""
-    return acc._rows if acc._rows is not None and acc._rows.count else None
+def _indexed(acc, data):
+    """`(arrays, (row indices,))` of `data` = (x, y, sample_weight) arrays, else `(None, data)`."""
+    if data is None:
+        return None, None
+    prepared = _arrays(acc, *keras.utils.unpack_x_y_sample_weight(data), None, 0.0, None)
+    if prepared is None:
+        return None, data
+    arrays, indices, _ = prepared
+    return arrays, (indices,)
+
+
+def _arrays(acc, x, y, sample_weight, class_weight, validation_split, validation_data):
+    """`(arrays, row indices, validation_data)` as Keras prepares arrays (`_compat.fit_arrays`),
+    or None where Keras's own pipeline should feed the step."""
+    if sample_weight is not None and keras.tree.is_nested(y) and not keras.tree.is_nested(sample_weight):
+        return None  # Keras spreads one weight array over the outputs
+    if acc.jit_compile and tf.config.list_logical_devices("GPU"):
+        return None  # XLA would copy the whole arrays to the device at every step
+    prepared = _compat.fit_arrays(x, y, sample_weight, class_weight, validation_split, validation_data)
+    if prepared is None:
+        return None
+    data, validation_data = prepared
+    counts = {int(t.shape[0]) for t in tf.nest.flatten(data) if t is not None}
+    if len(counts) != 1:
+        return None  # Keras names the mismatched sizes
+    return data, np.arange(counts.pop(), dtype=np.int64), validation_data
+
+
+@contextlib.contextmanager
+def _holding(acc, kind, arrays):
+    """While active, `acc`'s `kind` step reads `arrays` by row index (None: whole batches)."""
+    if arrays is None:
+        use(acc, kind, None)
+        yield
+        return
+    rows = getattr(acc, f"_{kind}_rows")
+    if rows is not None and rows.key == key(arrays):
+        rows.assign(arrays)
+    else:
+        rows = Rows(arrays)
+    use(acc, kind, rows)
+    try:
+        yield
+    finally:
+        rows.empty()
 
 
 def parts(rows, data):

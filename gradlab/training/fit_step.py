@@ -18,7 +18,7 @@ from . import fit_rows
 
 def train_step(acc, data):
     """One update of `acc` (an `AccumulatingModel`) from one `fit` batch; returns the logs."""
-    parts, take, y = fit_rows.parts(fit_rows.feeding_now(acc), data)  # rows, or row indices (fit_rows)
+    parts, take, y = fit_rows.parts(fit_rows.feeding_now(acc, "train"), data)  # rows, or row indices (fit_rows)
     distributed = tf.distribute.has_strategy()
     if distributed and acc.batchnorm == "window":  # wrapped outside the strategy's scope
         raise ValueError("batchnorm='window' runs on one device only; got a fit under "
@@ -47,11 +47,12 @@ def test_step(acc, data):
     activations at a time): the loss (S_1 + ... + S_k) / (D_1 + ... + D_k) of the whole batch
     (of all replicas' shards under tf.distribute), metrics and each output's loss as Keras's
     own `test_step` reports them for the batch."""
-    parts, _, y = fit_rows.parts(None, data)
+    parts, take, y = fit_rows.parts(fit_rows.feeding_now(acc, "test"), data)
     rows = tf.shape(tf.nest.flatten(parts)[0])[0]
     rows_of_batch = batch_rows(acc, rows, y)
-    sums = accumulate.loop_sum(lambda part: micro_sums(acc, part, rows_of_batch, training=False),
-                               parts, [], acc.accum_steps)
+    sums = accumulate.loop_sum(
+        lambda part: micro_sums(acc, take(part), rows_of_batch, training=False), parts, [],
+        acc.accum_steps)
     if tf.distribute.has_strategy():
         sums = engine.reduce_replicas(sums)
     # as in train_step: this batch's loss, weighted by this replica's rows

@@ -139,10 +139,10 @@ def test_the_figure_marks_plain_fit_and_draws_each_series():
     fig = plot_memory({"config": {"model": "conv", "batch": 8}, "rows": rows})
     assert isinstance(fig, matplotlib.figure.Figure) and len(fig.axes) == 2
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert labels == ["AccumulatingModel, epoch", "AccumulatingModel, update",
-                      "floor: (plain fit at b = B/N) + one gradient sum",
+    assert labels == ["AccumulatingModel, epoch", "AccumulatingModel, update (train_on_batch)",
+                      "floor (epoch): plain fit at b = B/N + one gradient sum",
                       "AccumulatingModel, overlap=2, epoch", "Keras gradient_accumulation_steps, epoch",
-                      "Keras gradient_accumulation_steps, update", "plain fit at B = 8",
+                      "Keras gradient_accumulation_steps, update (train_on_batch)", "plain fit at B = 8",
                       "fit's input alone (a linear model at B = 8)"]
     ax_mb = fig.axes[0]
     assert list(ax_mb.lines[0].get_ydata()) == [41.0, 31.0]

@@ -33,8 +33,8 @@ def data(n=10):
 def test_by_index_walkthrough():
     # 5 rows; validation_split=0.4 holds out the last 2; class_weight {1: 2} weighs rows by y
     x, y = np.array([[0.0], [10.0], [20.0], [30.0], [40.0]]), np.array([0, 1, 2, 1, 0])
-    arguments = fit_rows.fit_arguments(pair()[1], x, y, (), {"validation_split": 0.4,
-                                                              "class_weight": {1: 2.0}})
+    arguments = fit_rows.arguments_of(keras.Model.fit, pair()[1], (x, y),
+                                      {"validation_split": 0.4, "class_weight": {1: 2.0}})
     tensors, arguments = fit_rows.by_index(pair()[1], arguments)
     assert arguments["x"].tolist() == [0, 1, 2] and arguments["y"] is None
     assert arguments["class_weight"] is None and arguments["validation_split"] == 0.0
@@ -55,11 +55,11 @@ def test_not_arrays_keep_kerass_pipeline():
     _, acc = pair()
     x, y = data()
     dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(4)
-    arguments = fit_rows.fit_arguments(acc, dataset, None, (), {})
+    arguments = fit_rows.arguments_of(keras.Model.fit, acc, (dataset,), {})
     assert fit_rows.by_index(acc, arguments) == (None, arguments)
     # Keras refuses class_weight with sample_weight itself, in its own words
-    arguments = fit_rows.fit_arguments(acc, x, y, (), {"class_weight": {0: 1.0},
-                                                       "sample_weight": np.ones(10)})
+    arguments = fit_rows.arguments_of(keras.Model.fit, acc, (x, y), {"class_weight": {0: 1.0},
+                                                                     "sample_weight": np.ones(10)})
     assert fit_rows.by_index(acc, arguments)[0] is None
     with pytest.raises(ValueError, match="class_weight"):
         acc.fit(**{**arguments, "verbose": 0})
@@ -81,8 +81,8 @@ def test_fit_feeds_row_indices_and_equals_kerass_fit():
     np.testing.assert_allclose(h_acc["val_loss"], h_plain["val_loss"], rtol=1e-6)
     assert int(acc.optimizer.iterations) == int(plain.optimizer.iterations) == 6
     # released after the fit; a whole batch then trains as Keras's train_on_batch does
-    assert acc._rows.count == 0
-    assert all(int(tf.shape(v)[0]) == 0 for v in tf.nest.flatten(acc._rows.data) if v is not None)
+    assert acc._train_rows.count == 0
+    assert all(int(tf.shape(v)[0]) == 0 for v in tf.nest.flatten(acc._train_rows.data) if v is not None)
     loss_plain = plain.train_on_batch(x[:6], y[:6])
     loss_acc, skipped = acc.train_on_batch(x[:6], y[:6])
     np.testing.assert_allclose(loss_acc, loss_plain, rtol=1e-6)
@@ -120,8 +120,12 @@ def test_validation_runs_in_micro_batches_and_reports_kerass_numbers():
         m.compile(optimizer=keras.optimizers.SGD(0.1), metrics=[MaxRows(), "accuracy"],
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     x, y = data(23)
+    seen = []
+    step = acc.test_step
+    acc.test_step = lambda batch: seen.append(tf.nest.flatten(batch)[0].dtype) or step(batch)
     kw = dict(batch_size=8, epochs=2, shuffle=False, verbose=0, validation_data=(x[:13], y[:13]))
     h_plain, h_acc = plain.fit(x, y, **kw).history, acc.fit(x, y, **kw).history
+    assert seen == [tf.int64]  # validation arrays by row index too (traced once)
     assert h_plain["max_rows"] == [8.0, 8.0] and h_plain["val_max_rows"] == [8.0, 8.0]
     assert h_acc["max_rows"] == [3.0, 3.0] and h_acc["val_max_rows"] == [3.0, 3.0]
     for name in ("val_loss", "val_accuracy", "loss", "accuracy"):
@@ -129,7 +133,12 @@ def test_validation_runs_in_micro_batches_and_reports_kerass_numbers():
     loss_plain, _, acc_plain = plain.evaluate(x, y, batch_size=8, verbose=0)
     loss_acc, rows_acc, acc_acc = acc.evaluate(x, y, batch_size=8, verbose=0)
     np.testing.assert_allclose([loss_acc, acc_acc], [loss_plain, acc_plain], rtol=1e-6)
-    assert rows_acc == 3.0
+    assert rows_acc == 3.0 and seen == [tf.int64]  # the same traced test step
+    # a dataset is not arrays: whole batches, traced anew, the same numbers
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(8)
+    np.testing.assert_allclose(acc.evaluate(dataset, verbose=0), [loss_acc, rows_acc, acc_acc], rtol=1e-6)
+    assert seen == [tf.int64, tf.float64]  # the dataset's own rows
+    assert acc._test_rows is None
 
 
 def test_shuffled_fit_draws_kerass_batches():
