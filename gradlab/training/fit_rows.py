@@ -26,11 +26,13 @@ import tensorflow as tf
 
 from .. import _compat
 
-class Rows:
-    """Variables holding one `fit`'s arrays, `data = (x, y, sample_weight)` (None kept).
 
-    Variables, so that one traced train function serves every fit of arrays shaped alike
-    (emptied after each fit); on the host, created outside any tf.distribute scope, so that
+class Rows:
+    """Variables holding the arrays of one `fit` or `evaluate`, `data = (x, y, sample_weight)`
+    (None kept).
+
+    Variables, so that one traced function serves every call on arrays shaped alike (emptied
+    after each call); on the host, created outside any tf.distribute scope, so that
     they are not copied to every replica or GPU (each gathers its rows from the host). A
     plain object, not a tuple: Keras would track a tuple set on a model, turning its dicts
     into TrackedDicts that its losses no longer read as dicts."""
