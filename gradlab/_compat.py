@@ -542,6 +542,7 @@ def fit_arrays(x, y, sample_weight, class_weight, validation_split, validation_d
         return None
     return keras.tree.lists_to_tuples(arrays), validation_data
 
+
 # Every private Keras/TensorFlow name gradlab uses (attributes, overridden methods, members
 # of keras.src / tensorflow.python modules), with the probe that checks it.
 PRIVATE_NAMES = {

@@ -18,7 +18,8 @@ from . import fit_rows
 
 def train_step(acc, data):
     """One update of `acc` (an `AccumulatingModel`) from one `fit` batch; returns the logs."""
-    parts, take, y = fit_rows.parts(fit_rows.feeding_now(acc, "train"), data)  # rows, or row indices (fit_rows)
+    # the batch's rows, or row indices whose rows each micro-batch takes (fit_rows)
+    parts, take, y = fit_rows.parts(fit_rows.feeding_now(acc, "train"), data)
     distributed = tf.distribute.has_strategy()
     if distributed and acc.batchnorm == "window":  # wrapped outside the strategy's scope
         raise ValueError("batchnorm='window' runs on one device only; got a fit under "
