@@ -18,19 +18,16 @@ from . import fit_rows
 
 def train_step(acc, data):
     """One update of `acc` (an `AccumulatingModel`) from one `fit` batch; returns the logs."""
-    # the batch's rows, or row indices whose rows each micro-batch takes (fit_rows)
-    parts, take, y = fit_rows.parts(fit_rows.feeding_now(acc, "train"), data)
+    parts, micro, rows = _batch(acc, data, training=True)
     distributed = tf.distribute.has_strategy()
     if distributed and acc.batchnorm == "window":  # wrapped outside the strategy's scope
         raise ValueError("batchnorm='window' runs on one device only; got a fit under "
                          f"{type(tf.distribute.get_strategy()).__name__}")
-    rows = tf.shape(tf.nest.flatten(parts)[0])[0]
-    rows_of_batch = batch_rows(acc, rows, y)
     # A LossScaleOptimizer checks finiteness itself (skip and lower the scale).
     guard = not isinstance(acc.optimizer, keras.optimizers.LossScaleOptimizer)
     loss, _ = engine.update(
-        lambda part: micro_sums(acc, take(part), rows_of_batch), parts, acc.trainable_variables,
-        acc.optimizer, acc.accum_steps, "replicas" if distributed else "one",
+        micro, parts, acc.trainable_variables, acc.optimizer, acc.accum_steps,
+        "replicas" if distributed else "one",
         per_row=acc._per_row, clip_norm=acc.clip_norm, guard=guard,
         after=acc._window.update, on_skip=lambda: acc._skipped.assign_add(1.0),
         overlap=acc.overlap)
@@ -48,18 +45,25 @@ def test_step(acc, data):
     activations at a time): the loss (S_1 + ... + S_k) / (D_1 + ... + D_k) of the whole batch
     (of all replicas' shards under tf.distribute), metrics and each output's loss as Keras's
     own `test_step` reports them for the batch."""
-    parts, take, y = fit_rows.parts(fit_rows.feeding_now(acc, "test"), data)
-    rows = tf.shape(tf.nest.flatten(parts)[0])[0]
-    rows_of_batch = batch_rows(acc, rows, y)
-    sums = accumulate.loop_sum(
-        lambda part: micro_sums(acc, take(part), rows_of_batch, training=False), parts, [],
-        acc.accum_steps)
+    parts, micro, rows = _batch(acc, data, training=False)
+    sums = accumulate.loop_sum(micro, parts, [], acc.accum_steps)
     if tf.distribute.has_strategy():
         sums = engine.reduce_replicas(sums)
     # as in train_step: this batch's loss, weighted by this replica's rows
     _compat.loss_tracker(acc).update_state(tf.math.divide_no_nan(sums.loss, sums.norm),
                                            sample_weight=rows)
     return _compat.reducible_by_keras(acc.get_metrics_result(), acc.distribute_strategy)
+
+
+def _batch(acc, data, training):
+    """`(parts, micro, rows)` of one batch: what the engine splits, `micro(part) -> (S_i, D_i)`
+    of one of its micro-batches, and this replica's rows."""
+    # the batch's rows, or row indices whose rows each micro-batch takes (fit_rows)
+    rows_now = fit_rows.feeding_now(acc, "train" if training else "test")
+    parts, take, y = fit_rows.parts(rows_now, data)
+    rows = tf.shape(tf.nest.flatten(parts)[0])[0]
+    rows_of_batch = batch_rows(acc, rows, y)
+    return parts, lambda part: micro_sums(acc, take(part), rows_of_batch, training), rows
 
 
 def batch_rows(acc, rows, y):
