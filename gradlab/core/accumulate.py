@@ -23,15 +23,17 @@ from .loss_terms import loss_terms
 from .microbatch import split_sizes
 
 class Sums(NamedTuple):
-    """`loss` = sum of S_i, `grads` = sum of dS_i/dw (None where S never reaches w), `norm` = sum of D_i."""
+    """`loss` = sum of S_i, `grads` = sum of dS_i/dw (None where S never reaches w), `norm` = sum
+    of D_i, `broken` = micro-batches whose loss failed the contract's check (`contract`)."""
     loss: tf.Tensor
     grads: list
     norm: tf.Tensor
+    broken: object = 0.0
 
 
 def micro_sums(micro, part, variables, scale_loss=None, unit=1.0):
-    """`Sums` of one micro-batch, `micro(part) -> (S, D)`, and the gradient of S, all in
-    units of `unit`.
+    """`Sums` of one micro-batch, `micro(part) -> (S, D)` or `(S, D, holds)` (the contract's
+    check on its predictions, `contract.split_holds`), and the gradient of S, in units of `unit`.
 
     `unit` cancels in G / D; it keeps float16 gradients at Keras's scale: with `unit` = the
     update's normaliser, a micro-batch's gradient is the large batch's share of it, not D_i
@@ -40,13 +42,14 @@ def micro_sums(micro, part, variables, scale_loss=None, unit=1.0):
     """
     # No variables (an evaluation): nothing watched, so no activations kept for a gradient.
     with tf.GradientTape(watch_accessed_variables=bool(variables)) as tape:
-        s, d = micro(part)
+        s, d, *holds = micro(part)
         # A micro-batch of no rows (a replica's empty shard) adds 0: its mean is 0/0, and
         # Keras's loss may even be shaped [0].
         s = tf.where(d > 0, tf.reduce_sum(tf.cast(s, tf.float32)), 0.0) / unit
         target = s if scale_loss is None else scale_loss(s)
     grads = densify(tape.gradient(target, variables))
-    return Sums(s, grads, tf.cast(d, tf.float32) / unit)
+    broken = 1.0 - tf.cast(holds[0], tf.float32) if holds else tf.constant(0.0)
+    return Sums(s, grads, tf.cast(d, tf.float32) / unit, broken)
 
 
 def loop_sum(micro, parts, variables, accum_steps, scale_loss=None, unit=1.0, overlap=1):
@@ -154,10 +157,12 @@ def _loop(first, loops, overlap=1):
     """
     connected = [j for j, g in enumerate(first.grads) if g is not None]
     loss, norm, acc = first.loss, first.norm, [first.grads[j] for j in connected]
+    broken = tf.convert_to_tensor(first.broken, tf.float32)
 
-    def body(i, loss, norm, acc, step):
+    def body(i, loss, norm, broken, acc, step):
         s = step(i)
-        return loss + s.loss, norm + s.norm, [a + s.grads[j] for a, j in zip(acc, connected)]
+        return (loss + s.loss, norm + s.norm, broken + s.broken,
+                [a + s.grads[j] for a, j in zip(acc, connected)])
 
     for step, count in loops:
         # Each loop starts once the micro-batches before it are summed: nothing in a step
@@ -166,17 +171,17 @@ def _loop(first, loops, overlap=1):
         with tf.control_dependencies([loss, norm, *acc]):
             if not tf.is_tensor(count) and count <= 1:
                 if count == 1:
-                    loss, norm, acc = body(0, loss, norm, acc, step)
+                    loss, norm, broken, acc = body(0, loss, norm, broken, acc, step)
                 continue
             i = tf.constant(0) + 0  # + 0: an op, so that it waits for the sum
-        _, loss, norm, acc = tf.while_loop(
+        _, loss, norm, broken, acc = tf.while_loop(
             lambda i, *_: i < count,
-            lambda i, l, d, a, step=step: (i + 1, *body(i, l, d, a, step)),
-            (i, loss, norm, acc), parallel_iterations=overlap)
+            lambda i, l, d, b, a, step=step: (i + 1, *body(i, l, d, b, a, step)),
+            (i, loss, norm, broken, acc), parallel_iterations=overlap)
     grads = [None] * len(first.grads)
     for a, j in zip(acc, connected):
         grads[j] = a
-    return Sums(loss, grads, norm)
+    return Sums(loss, grads, norm, broken)
 
 
 def batch_rows(parts):
@@ -201,7 +206,7 @@ def _cast(condition):
 def add_sums(a, b):
     """`a + b`, gradient by gradient (None where both are None)."""
     grads = [x if y is None else y if x is None else x + y for x, y in zip(a.grads, b.grads)]
-    return Sums(a.loss + b.loss, grads, a.norm + b.norm)
+    return Sums(a.loss + b.loss, grads, a.norm + b.norm, a.broken + b.broken)
 
 
 def _reshape(p, count, n):

@@ -2,7 +2,8 @@
 
     batch -> split_sizes(B, accum_steps) -> (S_i, D_i) and dS_i per micro-batch
           -> summed where the batch runs (one device, towers, tf.distribute replicas)
-          -> one all-reduce of the sums (replicas) -> guard (finite?) -> w <- opt(w, G / D), once
+          -> one all-reduce of the sums (replicas)
+          -> guard (the contract held? finite?) -> w <- opt(w, G / D), once
 
     S = S_1 + ... + S_k,   G = dS_1 + ... + dS_k,   D = D_1 + ... + D_k
 
@@ -24,7 +25,7 @@ from .accumulate import Sums, add_sums, batch_rows, loop_sum
 from .gradients import apply_update
 from .microbatch import slices, split_sizes
 
-APPLIED, LOSS_NOT_FINITE, GRADS_NOT_FINITE = 0, 1, 2
+APPLIED, LOSS_NOT_FINITE, GRADS_NOT_FINITE, CONTRACT_BROKEN = 0, 1, 2, 3
 PLACES = ("one", "towers", "replicas")
 
 
@@ -37,7 +38,8 @@ def update(micro, parts, variables, optimizer, accum_steps, place="one", devices
     `_compat.losses_not_divided_by_replicas`, `_compat.gradients_already_reduced`).
 
     Args:
-        micro: `micro(part) -> (S_i, D_i)` of one micro-batch `part` (a nest like `parts`).
+        micro: `micro(part) -> (S_i, D_i)` of one micro-batch `part` (a nest like `parts`),
+            or `(S_i, D_i, holds)` with the contract's check of its loss (`contract`).
         parts: the batch, a nest of tensors sharing the first dimension (x, y, weights).
         variables, optimizer: what to update, and how.
         accum_steps: micro-batches per update (per tower or per replica).
@@ -45,14 +47,15 @@ def update(micro, parts, variables, optimizer, accum_steps, place="one", devices
         per_row: D per row, so that the update's normaliser is about `rows * per_row`: the
             unit sums are kept in, which puts float16 gradients at Keras's scale.
         clip_norm: clip the global norm of the update (not of each micro-batch).
-        guard: apply only when the loss and every gradient are finite (a tf.cond; a skipped
-            update changes no weight, slot or counter). False with a LossScaleOptimizer,
-            which skips and lowers its scale itself.
+        guard: apply only when every micro-batch's contract check held and the loss and
+            every gradient are finite (a tf.cond; a skipped update changes no weight, slot or
+            counter). False with a LossScaleOptimizer, which skips and lowers its scale
+            itself (then a broken contract is skipped by a guard of its own).
         after: runs with the update (BatchNorm statistics of the whole batch, once).
-        on_skip: runs when the guard skips the update.
+        on_skip: `on_skip(status)` runs when the guard skips the update.
         overlap: see `loop_sum`.
     Returns:
-        `(loss, status)`: `APPLIED`, `LOSS_NOT_FINITE` or `GRADS_NOT_FINITE`.
+        `(loss, status)`: `APPLIED`, `LOSS_NOT_FINITE`, `GRADS_NOT_FINITE` or `CONTRACT_BROKEN`.
     """
     if place not in PLACES:
         raise ValueError(f"place must be one of {PLACES}, got {place!r}")
@@ -77,7 +80,8 @@ def update(micro, parts, variables, optimizer, accum_steps, place="one", devices
         # Each replica's unit is its own (its shard's rows): back to plain sums before they add.
         local_sums = _unless_empty(rows, local, parts, variables)
         sums = reduce_replicas(Sums(local_sums.loss * unit, [None if g is None else g * unit
-                                                           for g in local_sums.grads], local_sums.norm * unit))
+                                                           for g in local_sums.grads],
+                                    local_sums.norm * unit, local_sums.broken))
         return apply_replicated(optimizer, sums, variables, clip_norm, guard, on_skip)
     else:
         sums = local(parts)
@@ -88,12 +92,13 @@ def reduce_replicas(sums):
     """One all-reduce SUM (TensorFlow packs the list into one collective) of `sums`, so
     every replica holds the global sums; uneven shards need no weights."""
     connected = [j for j, g in enumerate(sums.grads) if g is not None]
+    broken = tf.convert_to_tensor(sums.broken, tf.float32)
     reduced = tf.distribute.get_replica_context().all_reduce(
-        tf.distribute.ReduceOp.SUM, [sums.loss, sums.norm] + [sums.grads[j] for j in connected])
+        tf.distribute.ReduceOp.SUM, [sums.loss, sums.norm, broken] + [sums.grads[j] for j in connected])
     grads = list(sums.grads)
-    for j, g in zip(connected, reduced[2:]):
+    for j, g in zip(connected, reduced[3:]):
         grads[j] = g
-    return Sums(reduced[0], grads, reduced[1])
+    return Sums(reduced[0], grads, reduced[1], reduced[2])
 
 
 def apply_once(optimizer, sums, variables, clip_norm=None, guard=True, after=None, on_skip=None):
@@ -113,13 +118,13 @@ def apply_once(optimizer, sums, variables, clip_norm=None, guard=True, after=Non
             after()
         return tf.constant(APPLIED)
 
-    if not guard:
+    status = status_of(sums, finite=guard)
+    if not tf.is_tensor(status):  # nothing to guard: applied
         return loss, apply()
-    status = status_of(sums)
 
     def skip():
         if on_skip is not None:
-            on_skip()
+            on_skip(status)
         return status
     with _compat.gradients_already_reduced(optimizer):
         return loss, tf.cond(tf.equal(status, APPLIED), apply, skip)
@@ -133,32 +138,42 @@ def apply_replicated(optimizer, sums, variables, clip_norm=None, guard=True, on_
     the cross-replica context (one merge_call) and its applying branch re-enters the
     replicas; the status is the same on every replica, since the sums are all-reduced.
     """
-    if not guard:
+    status = status_of(sums, finite=guard)
+    if not tf.is_tensor(status):
         with _compat.gradients_already_reduced(optimizer):
             return apply_once(optimizer, sums, variables, clip_norm, guard=False)
-    status = status_of(sums)
 
     def cross_replica(distribution, status, sums):
         def apply():
             distribution.extended.call_for_each_replica(
-                lambda s: apply_once(optimizer, s, variables, clip_norm, guard=False), args=(sums,))
+                lambda s: apply_once(optimizer, s._replace(broken=0.0), variables, clip_norm,
+                                     guard=False), args=(sums,))
+
+        status = distribution.experimental_local_results(status)[0]
 
         def skip():
             if on_skip is not None:
-                on_skip()
-        ok = tf.equal(distribution.experimental_local_results(status)[0], APPLIED)
-        tf.cond(ok, apply, skip)
+                on_skip(status)
+        tf.cond(tf.equal(status, APPLIED), apply, skip)
 
     with _compat.gradients_already_reduced(optimizer):
         tf.distribute.get_replica_context().merge_call(cross_replica, args=(status, sums))
     return tf.math.divide_no_nan(sums.loss, sums.norm), status
 
 
-def status_of(sums):
-    """`APPLIED` if the loss and every gradient in `sums` are finite, else which is not."""
-    finite_grads = tf.reduce_all([tf.reduce_all(tf.math.is_finite(g)) for g in sums.grads if g is not None])
-    return tf.where(tf.math.is_finite(tf.math.divide_no_nan(sums.loss, sums.norm)),
-                    tf.where(finite_grads, APPLIED, GRADS_NOT_FINITE), LOSS_NOT_FINITE)
+def status_of(sums, finite=True):
+    """`APPLIED` if every micro-batch held the contract and (if `finite`) the loss and every
+    gradient in `sums` are finite, else which failed first. A Python int when nothing is
+    checked in the graph (no contract check traced, `finite` False)."""
+    broken = sums.broken
+    status = APPLIED
+    if finite:
+        finite_grads = tf.reduce_all([tf.reduce_all(tf.math.is_finite(g)) for g in sums.grads if g is not None])
+        status = tf.where(tf.math.is_finite(tf.math.divide_no_nan(sums.loss, sums.norm)),
+                          tf.where(finite_grads, APPLIED, GRADS_NOT_FINITE), LOSS_NOT_FINITE)
+    if not tf.is_tensor(broken) and not broken:
+        return status
+    return tf.where(broken > 0, CONTRACT_BROKEN, status)
 
 
 def _unless_empty(rows, run, parts, variables):

@@ -6,8 +6,10 @@
     w <- optimizer(w, (dS_1 + ... + dS_k) / (D_1 + ... + D_k))             (once per step)
 
 The update is `engine.update`, the one `step(x, y)` makes; this class adds Keras's glue
-(metrics, logs, callbacks, saving) and probes the first batch as a strategy does
-(`normaliser.probe`), refusing the same losses in the same words. `batch_size` is the
+(metrics, logs, callbacks, saving). The contract is checked inside the update, on the
+micro-batches' own predictions (`contract`): the data is read as Keras reads it, once, and
+the model runs only the update's forward passes. A loss that is not a mean over rows or
+entries is refused before the update applies. `batch_size` is the
 effective batch, so epochs, callbacks, schedules, EMA and checkpoints all count updates.
 `fit` traces its step with an unknown batch dimension; the split is made at run time, with
 no padding: only real rows reach the model and its metrics. `class_weight` and
@@ -38,7 +40,9 @@ from ..core import normaliser
 from ..core.batchnorm import NO_WINDOW, WindowMoments, check_mode, check_window
 from ..core.gradients import check_clip_norm
 from ..core.microbatch import check_count
-from . import fit_function, fit_probe, fit_rows, fit_step, xla
+from . import fit_function, fit_prologue, fit_rows, fit_step, xla
+
+CHECKS = ("first", "every")
 
 
 @keras.saving.register_keras_serializable(package="gradlab")
@@ -60,6 +64,10 @@ class AccumulatingModel(keras.Model):
             `compile(jit_compile=...)` other than "auto" overrides it.
         overlap: micro-batches whose activations may be alive at once (1 holds one; 2 is
             faster on several cores and holds two; `accumulate.loop_sum`).
+        check: when the contract is checked inside the update (`contract.split_holds`, two
+            more evaluations of the loss alone per micro-batch): "first", the first update
+            after each `compile` and at each `fit`; "every", every update (and a read of one
+            flag per step). Never with one forward pass per update (nothing is split).
     Raises:
         TypeError/ValueError naming the value, before any TensorFlow work; ValueError if
         `model` overrides `train_step`, `test_step`, `compute_loss` or `compute_metrics`
@@ -73,7 +81,7 @@ class AccumulatingModel(keras.Model):
     """
 
     def __init__(self, model, accum_steps, clip_norm=None, batchnorm="micro", jit_compile="auto",
-                 overlap=1, **kwargs):
+                 overlap=1, check="first", **kwargs):
         if not isinstance(model, keras.Model):
             raise TypeError(f"model must be a keras.Model, got {model!r} ({type(model).__name__})")
         accum_steps = check_count("accum_steps", accum_steps)
@@ -81,6 +89,8 @@ class AccumulatingModel(keras.Model):
         clip_norm = check_clip_norm(clip_norm)
         check_mode(batchnorm)
         xla.check_jit_compile(jit_compile)
+        if check not in CHECKS:
+            raise ValueError(f"check must be one of {CHECKS}, got {check!r}")
         _check_model(model, batchnorm)
         kwargs.setdefault("name", f"accumulating_{model.name}")
         super().__init__(**kwargs)
@@ -94,7 +104,13 @@ class AccumulatingModel(keras.Model):
         self.batchnorm = batchnorm
         self.jit_compile_option = jit_compile
         self.overlap = overlap
-        self._rule, self._per_row = None, 1.0  # found by the probe of the first batch
+        self.check = check
+        self._per_row = 1.0
+        # Raw tf.Variables, not weights: whether this update checks the contract, and whether
+        # one was refused (read by fit_function after the call).
+        self._check_now = tf.Variable(False, trainable=False, name="check_contract")
+        self._refused = tf.Variable(False, trainable=False, name="contract_refused")
+        self._warned_writes = set()
         self._window = WindowMoments(model) if batchnorm == "window" else NO_WINDOW
         # A raw tf.Variable: not a Keras metric (it would appear in evaluate()'s results
         # and as val_skipped_updates), not a weight (it is not saved).
@@ -115,15 +131,14 @@ class AccumulatingModel(keras.Model):
         if jit_compile == "auto":
             jit_compile = self._resolve_jit()
         super().compile(optimizer=optimizer, loss=loss, jit_compile=jit_compile, **kwargs)
-        self._rule = None
+        self._prologue_done = False
 
     def fit(self, x=None, y=None, *args, **kwargs):
-        """`keras.Model.fit`, after the first batch is probed (`fit_probe`); arrays reach
-        the update by row index, a micro-batch's rows at a time (`fit_rows`)."""
+        """`keras.Model.fit`, its data read as Keras reads it; arrays reach the update by row
+        index, a micro-batch's rows at a time (`fit_rows`). The first update checks the
+        contract (`check`); the checks that need no data run first (`fit_prologue`)."""
         arguments = fit_rows.arguments_of(keras.Model.fit, self, (x, y, *args), kwargs)
-        arguments["x"] = fit_probe.check_first_batch(
-            self, arguments["x"], arguments["y"], arguments["sample_weight"],
-            weighted=arguments["class_weight"] is not None)
+        fit_prologue.prepare(self, arguments["x"], arm=True)
         with fit_rows.feeding(self, arguments) as arguments:
             return super().fit(**arguments)
 
@@ -137,7 +152,7 @@ class AccumulatingModel(keras.Model):
             return super().evaluate(**arguments, **extra)
 
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, *args, **kwargs):
-        fit_probe.check_first_batch(self, x, y, sample_weight, weighted=class_weight is not None)
+        fit_prologue.prepare(self, x, arm=False)
         fit_rows.use(self, "train", None)
         return super().train_on_batch(x, y, sample_weight, class_weight, *args, **kwargs)
 
@@ -161,7 +176,7 @@ class AccumulatingModel(keras.Model):
         return {**super().get_config(), "model": keras.saving.serialize_keras_object(self.model),
                 "accum_steps": self.accum_steps, "clip_norm": self.clip_norm,
                 "batchnorm": self.batchnorm, "jit_compile": self.jit_compile_option,
-                "overlap": self.overlap}
+                "overlap": self.overlap, "check": self.check}
 
     @classmethod
     def from_config(cls, config):
@@ -200,6 +215,10 @@ class AccumulatingModel(keras.Model):
         else:
             super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
         self.built = self.model.built
+
+    def forward_passes(self):
+        """Forward passes per update: micro-batches times replicas."""
+        return self.accum_steps * self.distribute_strategy.num_replicas_in_sync
 
     def _distributed(self):
         # distribute_strategy: the scope the model was made in, else the current one

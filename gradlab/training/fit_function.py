@@ -12,11 +12,23 @@ from __future__ import annotations
 import tensorflow as tf
 
 from .. import _compat
-from . import xla
+from . import fit_prologue, xla
 
 
 def wrap(acc, keras_function):
-    """The train function `acc` should run in place of Keras's `keras_function`."""
+    """The train function `acc` should run in place of Keras's `keras_function`, followed by
+    the contract's verdict (`fit_prologue.after_call`: a refused update raises)."""
+    function = _wrap(acc, keras_function)
+
+    def train_function(iterator):
+        logs = function(iterator)
+        fit_prologue.after_call(acc)
+        return logs
+    train_function.gradlab = True
+    return train_function
+
+
+def _wrap(acc, keras_function):
     if acc._distributed():
         def train_function(iterator):
             # around the whole call: Keras runs the replicas' train_step in parallel threads
@@ -29,15 +41,14 @@ def wrap(acc, keras_function):
             reason = _xla_refusal(acc.train_step, iterator, acc.accum_steps)
             # the same policy as a strategy's: lowered once, a refusal warned once
             if reason is None:
-                acc.train_function = keras_function
+                acc.train_function = wrap(acc, keras_function)
                 return keras_function(iterator)
             xla.warn_refused(reason, "AccumulatingModel")
             acc.jit_compile = False
             acc.make_train_function(force=True)
-            return acc.train_function(iterator)
+            return acc.train_function(iterator)  # its verdict read twice: the second is a no-op
     else:
         return keras_function
-    train_function.gradlab = True
     return train_function
 
 

@@ -8,11 +8,14 @@ Lesson: notebooks/08-accumulation-in-fit.ipynb
 """
 from __future__ import annotations
 
+import functools
+import warnings
+
 import keras
 import tensorflow as tf
 
 from .. import _compat
-from ..core import accumulate, engine, normaliser
+from ..core import accumulate, contract, engine, normaliser, state_writes
 from . import fit_rows
 
 
@@ -29,8 +32,7 @@ def train_step(acc, data):
         micro, parts, acc.trainable_variables, acc.optimizer, acc.accum_steps,
         "replicas" if distributed else "one",
         per_row=acc._per_row, clip_norm=acc.clip_norm, guard=guard,
-        after=acc._window.update, on_skip=lambda: acc._skipped.assign_add(1.0),
-        overlap=acc.overlap)
+        after=acc._window.update, on_skip=functools.partial(_skipped, acc), overlap=acc.overlap)
     # Keras's own tracker: this batch's mean loss, weighted by its rows (this replica's
     # under tf.distribute, so that the replicas' sum on read is the global batch).
     _compat.loss_tracker(acc).update_state(loss, sample_weight=rows)
@@ -63,7 +65,32 @@ def _batch(acc, data, training):
     parts, take, y = fit_rows.parts(rows_now, data)
     rows = tf.shape(tf.nest.flatten(parts)[0])[0]
     rows_of_batch = batch_rows(acc, rows, y)
-    return parts, lambda part: micro_sums(acc, take(part), rows_of_batch, training), rows
+    writes = []  # the variables the traced forward passes assign (state_writes)
+
+    def micro(part):
+        terms = micro_sums(acc, take(part), rows_of_batch, training, writes)
+        if training and writes:
+            _warn_writes(acc, writes)
+        return terms
+    return parts, micro, rows
+
+
+def _skipped(acc, status):
+    """The guard skipped the update: a non-finite one is counted; a broken contract is
+    recorded for `fit_function` to raise after the call (`contract.REFUSAL`)."""
+    broken = tf.equal(status, engine.CONTRACT_BROKEN)
+    acc._skipped.assign_add(1.0 - tf.cast(broken, tf.float32))
+    acc._refused.assign(tf.logical_or(acc._refused, broken))
+
+
+def _warn_writes(acc, handles):
+    variables = state_writes.written(acc.model, handles)
+    handles.clear()
+    key = tuple(v.path for v in variables)
+    message = state_writes.warning(acc.model, variables, acc.forward_passes())
+    if message and key not in acc._warned_writes:
+        acc._warned_writes.add(key)
+        warnings.warn(message, UserWarning, stacklevel=2)
 
 
 def batch_rows(acc, rows, y):
@@ -75,16 +102,18 @@ def batch_rows(acc, rows, y):
     return tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, rows)
 
 
-def micro_sums(acc, part, rows_of_batch, training=True):
-    """`(S_i, D_i)` of one micro-batch of a batch of `rows_of_batch` rows (its metrics are
-    updated on the way)."""
+def micro_sums(acc, part, rows_of_batch, training=True, writes=None):
+    """`(S_i, D_i, holds)` of one micro-batch of a batch of `rows_of_batch` rows (its metrics
+    are updated on the way); `holds`: the contract's check on its predictions (`contract`),
+    made while `acc._check_now` is set. The variables its forward pass assigns are appended
+    to `writes` (at trace time)."""
     x, y, sw = part["x"], part.get("y"), part.get("sample_weight")
-    with acc._window.recording():
+    with acc._window.recording(), state_writes.recording([] if writes is None else writes):
         # The model itself, not the wrapper: the wrapper's call adds only a name scope, yet
         # the renamed graph came out of Grappler in an order holding 24 MB more at the peak
         # (one Transformer block, 64 rows: 112.7 vs 88.2 MB, plain fit's 88.3).
         y_pred = acc.model(x, training=training)
-    rule = acc._rule or normaliser.keras_rule(y, y_pred, acc.loss)  # not probed: Keras's
+    rule = normaliser.keras_rule(y, y_pred, acc.loss)
     n = tf.cast(tf.shape(tf.nest.flatten(y_pred)[0])[0], tf.float32)
     # Keras tracks each output's loss once per batch; a micro-batch's share of the batch
     # as its weight adds up to the same (rows / 0 on an empty replica shard: weight 0).
@@ -95,4 +124,19 @@ def micro_sums(acc, part, rows_of_batch, training=True):
     if training and rule == "entries":
         normaliser.check_masked_penalties(acc.model, acc.losses, x)
     d = normaliser.normaliser(rule, x, y, y_pred, acc.loss)
-    return tf.cast(loss, tf.float32) * d, d
+    if not training:
+        return tf.cast(loss, tf.float32) * d, d
+    return tf.cast(loss, tf.float32) * d, d, _holds(acc, rule, y, y_pred, sw)
+
+
+def _holds(acc, rule, y, y_pred, sw):
+    """`contract.split_holds` of the compiled loss on this micro-batch's predictions while
+    `acc._check_now`; False once an update was refused (so no later step of the same call
+    applies), else True. The halves leave Keras's per-output loss trackers as they were."""
+    def loss_of(y, y_pred, sw):
+        with _compat.output_loss_weight(acc, 0.0, y, y_pred):
+            return acc.compute_loss(x=None, y=y, y_pred=y_pred, sample_weight=sw, training=True)
+    norm_of = lambda y, p: normaliser.normaliser(rule, p, y, p, acc.loss)
+    check = lambda: contract.split_holds(loss_of, norm_of, y, y_pred, sw)
+    holds = tf.cond(acc._check_now, check, lambda: tf.constant(True))
+    return tf.logical_and(holds, tf.logical_not(acc._refused))

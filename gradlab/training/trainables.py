@@ -15,9 +15,10 @@ from .. import _compat
 
 def build_for_training(model, x):
     """Create every variable `model(x, training=True)` uses, by tracing it (no update, no
-    BatchNorm statistics or seeds move)."""
+    BatchNorm statistics or seeds move). `x`: the inputs, or their `tf.TensorSpec`s."""
     spec = tf.nest.map_structure(
-        lambda a: tf.TensorSpec([None] + list(tf.convert_to_tensor(a).shape[1:]), tf.convert_to_tensor(a).dtype), x)
+        lambda a: a if isinstance(a, tf.TensorSpec) else
+        tf.TensorSpec([None] + list(tf.convert_to_tensor(a).shape[1:]), tf.convert_to_tensor(a).dtype), x)
     tf.function(lambda x: model(x, training=True), autograph=False).get_concrete_function(spec)
 
 
