@@ -83,6 +83,30 @@ def keras_mask(x):
     return get_keras_mask(x)
 
 
+def _probe_set_mask():
+    from keras.src.backend.common.masking import get_keras_mask, set_keras_mask
+    t = tf.zeros((2, 1))
+    set_keras_mask(t, tf.constant([True, False]))
+    if get_keras_mask(t) is None:
+        raise _broken("keras.src.backend.common.masking.set_keras_mask no longer leaves a mask "
+                      "that get_keras_mask finds")
+
+
+def slice_rows(x, start, stop):
+    """`x[start:stop]` with the same rows of its Keras mask, if it has one (Keras's losses
+    read the mask from the prediction)."""
+    out, mask = x[start:stop], keras_mask(x)
+    return out if mask is None else with_keras_mask(out, mask[start:stop])
+
+
+@_probed(_probe_set_mask)
+def with_keras_mask(x, mask):
+    """`x` (a tensor no layer has masked) given the Keras mask `mask`, in place; returns `x`."""
+    from keras.src.backend.common.masking import set_keras_mask
+    set_keras_mask(x, mask)
+    return x
+
+
 # -- losses under a distribution strategy ------------------------------------------------
 def _probe_loss_division():
     from keras.src.losses import loss as keras_loss
@@ -547,6 +571,7 @@ def fit_arrays(x, y, sample_weight, class_weight, validation_split, validation_d
 # of keras.src / tensorflow.python modules), with the probe that checks it.
 PRIVATE_NAMES = {
     "keras.src.backend.common.masking.get_keras_mask": _probe_mask,
+    "keras.src.backend.common.masking.set_keras_mask": _probe_set_mask,
     "keras.src.losses.loss": _probe_loss_division,
     "keras.src.losses.loss.scale_loss_for_distribution": _probe_loss_division,
     "keras.src.losses.loss.unscale_loss_for_distribution": _probe_loss_division,

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from .. import _compat
+
 TOLERANCE = 1e-4  # relative, float32: a mean of the same values in another order is within 1e-6
 
 REFUSAL = (
@@ -47,7 +49,7 @@ def split_holds(loss_of, norm_of, y, y_pred, sample_weight=None):
     """
     if not all(isinstance(p, tf.Tensor) for p in tf.nest.flatten(y_pred)):
         return tf.constant(True)  # sparse or ragged predictions: not sliced here
-    y_pred = tf.nest.map_structure(tf.stop_gradient, y_pred)  # nothing here is differentiated
+    y_pred = tf.nest.map_structure(_stopped, y_pred)  # nothing here is differentiated
     rows = tf.shape(tf.nest.flatten(y_pred)[0])[0]
     half = rows // 2
     whole = _term(loss_of, norm_of, y, y_pred, sample_weight, 0, rows)
@@ -65,7 +67,8 @@ def split_holds(loss_of, norm_of, y, y_pred, sample_weight=None):
 
 def _term(loss_of, norm_of, y, y_pred, sample_weight, start, stop):
     """`(D * L, D, |D * L|)` of rows start:stop."""
-    take = lambda nest: None if nest is None else tf.nest.map_structure(lambda t: t[start:stop], nest)
+    take = lambda nest: None if nest is None else tf.nest.map_structure(
+        lambda t: _compat.slice_rows(t, start, stop), nest)
     ys, ps = take(y), take(y_pred)
     loss = tf.cast(loss_of(ys, ps, take(sample_weight)), tf.float32)
     d = tf.cast(norm_of(ys, ps), tf.float32)
@@ -74,7 +77,17 @@ def _term(loss_of, norm_of, y, y_pred, sample_weight, start, stop):
 
 
 def _both(nest):
-    return None if nest is None else tf.nest.map_structure(lambda t: tf.concat([t, t], 0), nest)
+    return None if nest is None else tf.nest.map_structure(_twice, nest)
+
+
+def _twice(t):
+    out, mask = tf.concat([t, t], 0), _compat.keras_mask(t)
+    return out if mask is None else _compat.with_keras_mask(out, tf.concat([mask, mask], 0))
+
+
+def _stopped(t):
+    out, mask = tf.stop_gradient(t), _compat.keras_mask(t)
+    return out if mask is None else _compat.with_keras_mask(out, mask)
 
 
 def _close(expected, got, scale_a, scale_b):

@@ -1,12 +1,17 @@
-"""State a model changes during its own forward pass, found in the traced graph.
+"""What a model's forward pass does beyond its rows, found in the traced graph.
 
     forward pass of a micro-batch -> its assign ops -> the model's variables they write
+                                  -> its reductions over the batch axis -> rows mixed
 
 A layer that assigns a variable in `call` (a step counter, a running mean, a seed generator,
 BatchNormalization's moving statistics) does so once per forward pass: N times in an update
 of N micro-batches, where Keras's large batch does it once. Nothing runs to find them: the
 assign ops are read from the graph the update traces anyway, so both faces name the same
 variables in the same words (`warning`).
+
+A reduction over the rows (a batch mean, as BatchNormalization and custom batch-statistics
+layers take) makes each micro-batch's forward pass its own, so the update is close to the
+large batch's, not equal (`mixing_warning`).
 
 Lesson: notebooks/06-pitfalls.ipynb
 """
@@ -15,6 +20,7 @@ from __future__ import annotations
 import contextlib
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 from .. import _compat
@@ -28,24 +34,26 @@ WRITES = frozenset({
 })
 
 
+REDUCTIONS = frozenset({"Mean", "Sum", "Prod", "Max", "Min", "ArgMax", "ArgMin", "All", "Any",
+                        "EuclideanNorm"})
+
+
 @contextlib.contextmanager
 def recording(found):
-    """While active inside a trace, the handles of the variables the new ops write are
-    appended to `found` when it exits (eagerly: nothing is recorded)."""
+    """While active inside a trace, the ops it adds are appended to `found` when it exits
+    (eagerly: nothing is recorded)."""
     if tf.executing_eagerly():
         yield
         return
     graph = tf.compat.v1.get_default_graph()
     start = len(graph.get_operations())
     yield
-    for op in graph.get_operations()[start:]:
-        if op.type in WRITES:
-            found.append(_outermost(op.inputs[0]))
+    found.extend(graph.get_operations()[start:])
 
 
-def written(model, handles):
-    """The variables of `model` among `handles` (as `recording` found them), in model order."""
-    ids = {id(h) for h in handles}
+def written(model, ops):
+    """The variables of `model` that `ops` (as `recording` found them) write, in model order."""
+    ids = {id(_outermost(op.inputs[0])) for op in ops if op.type in WRITES}
     return [v for v in model.variables if any(id(h) in ids for h in _handles(v))]
 
 
@@ -66,6 +74,44 @@ def warning(model, variables, passes):
             f"{passes}x, a running statistic moves {passes} times, a seed generator draws "
             f"{passes} times), so this state differs from plain fit's; the weights' update is "
             "exact only if the loss does not read it")
+
+
+def mixing_warning(ops, rows, passes, outputs):
+    """The warning for a forward pass whose `ops` reduce over the batch axis (of `rows` rows,
+    None where the trace does not know it) on the way to its `outputs`, or None (also when
+    `passes` < 2). A reduction that feeds only a penalty (`add_loss(mean(...))`) splits exactly."""
+    if passes < 2:
+        return None
+    mixing = {op for op in ops if op.type in REDUCTIONS and _over_rows(op, rows)}
+    if not mixing or not _reaches(mixing, outputs):
+        return None
+    return ("the model's training forward pass (call with training=True) is not row by row: "
+            "a layer reduces over the rows of the batch on the way to its outputs (a batch "
+            f"statistic), so each of the {passes} micro-batches computes its own and this "
+            "update is close to the large batch's, not equal")
+
+
+def _reaches(sources, outputs):
+    """Whether any op in `sources` is an ancestor of a tensor in `outputs` (same graph)."""
+    stack = [t.op for t in tf.nest.flatten(outputs) if tf.is_tensor(t) and hasattr(t, "op")]
+    seen = set()
+    while stack:
+        op = stack.pop()
+        if op in sources:
+            return True
+        if op not in seen:
+            seen.add(op)
+            stack.extend(t.op for t in op.inputs)
+    return False
+
+
+def _over_rows(op, rows):
+    axes = tf.get_static_value(op.inputs[1])
+    shape = op.inputs[0].shape
+    if axes is None or shape.rank is None or shape.rank == 0:
+        return False
+    axes = [int(a) % shape.rank for a in np.ravel(axes)]
+    return 0 in axes and shape[0] == rows
 
 
 def _random(layer):

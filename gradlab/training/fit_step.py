@@ -65,12 +65,19 @@ def _batch(acc, data, training):
     parts, take, y = fit_rows.parts(rows_now, data)
     rows = tf.shape(tf.nest.flatten(parts)[0])[0]
     rows_of_batch = batch_rows(acc, rows, y)
-    writes = []  # the variables the traced forward passes assign (state_writes)
+    ops = []  # what the traced forward passes do (state_writes)
 
     def micro(part):
-        terms = micro_sums(acc, take(part), rows_of_batch, training, writes)
-        if training and writes:
-            _warn_writes(acc, writes)
+        part = take(part)
+        terms = micro_sums(acc, part, rows_of_batch, training, ops)
+        outputs = ops.pop() if ops else None  # micro_sums leaves its predictions last
+        if training and ops:
+            rows = tf.nest.flatten(part["x"])[0].shape[0]
+            _warn(acc, state_writes.warning(acc.model, state_writes.written(acc.model, ops),
+                                            acc.forward_passes()))
+            if normaliser.split_warning(acc.model, acc.forward_passes()) is None:
+                _warn(acc, state_writes.mixing_warning(ops, rows, acc.forward_passes(), outputs))
+            ops.clear()
         return terms
     return parts, micro, rows
 
@@ -83,13 +90,10 @@ def _skipped(acc, status):
     acc._refused.assign(tf.logical_or(acc._refused, broken))
 
 
-def _warn_writes(acc, handles):
-    variables = state_writes.written(acc.model, handles)
-    handles.clear()
-    key = tuple(v.path for v in variables)
-    message = state_writes.warning(acc.model, variables, acc.forward_passes())
-    if message and key not in acc._warned_writes:
-        acc._warned_writes.add(key)
+def _warn(acc, message):
+    """Warn `message` once per model (the step is traced more than once)."""
+    if message and message not in acc._warned_writes:
+        acc._warned_writes.add(message)
         warnings.warn(message, UserWarning, stacklevel=2)
 
 
@@ -102,17 +106,19 @@ def batch_rows(acc, rows, y):
     return tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, rows)
 
 
-def micro_sums(acc, part, rows_of_batch, training=True, writes=None):
+def micro_sums(acc, part, rows_of_batch, training=True, ops=None):
     """`(S_i, D_i, holds)` of one micro-batch of a batch of `rows_of_batch` rows (its metrics
     are updated on the way); `holds`: the contract's check on its predictions (`contract`),
-    made while `acc._check_now` is set. The variables its forward pass assigns are appended
-    to `writes` (at trace time)."""
+    made while `acc._check_now` is set. The ops of its forward pass are appended to `ops` (at
+    trace time: `state_writes`)."""
     x, y, sw = part["x"], part.get("y"), part.get("sample_weight")
-    with acc._window.recording(), state_writes.recording([] if writes is None else writes):
+    with acc._window.recording(), state_writes.recording([] if ops is None else ops):
         # The model itself, not the wrapper: the wrapper's call adds only a name scope, yet
         # the renamed graph came out of Grappler in an order holding 24 MB more at the peak
         # (one Transformer block, 64 rows: 112.7 vs 88.2 MB, plain fit's 88.3).
         y_pred = acc.model(x, training=training)
+    if ops is not None:
+        ops.append(y_pred)
     rule = normaliser.keras_rule(y, y_pred, acc.loss)
     n = tf.cast(tf.shape(tf.nest.flatten(y_pred)[0])[0], tf.float32)
     # Keras tracks each output's loss once per batch; a micro-batch's share of the batch
