@@ -114,6 +114,26 @@ def _over_rows(op, rows):
     return 0 in axes and shape[0] == rows
 
 
+def check_splittable(model, passes):
+    """ValueError, before any update, for state an update of `passes` > 1 forward passes
+    cannot give as Keras's large batch does."""
+    if passes < 2:
+        return
+    overwritten = [v.path for v in model.trainable_variables if getattr(v, "overwrite_with_gradient", False)]
+    if overwritten:
+        raise ValueError(
+            f"variables {overwritten} have overwrite_with_gradient=True (float8 quantization's "
+            "scales): Keras assigns their 'gradient' as their new value, which a sum over "
+            f"{passes} micro-batches would add up instead. Train them with accum_steps=1, "
+            "or quantize after training")
+    stateful = [layer.name for layer in _compat.sublayers(model) if getattr(layer, "stateful", False)]
+    if stateful:
+        raise ValueError(
+            f"layer(s) {stateful} are stateful: their states hold one batch's rows from one "
+            f"batch to the next, which {passes} micro-batches of fewer rows cannot carry. "
+            "Use stateful=False, or accum_steps=1 on one device")
+
+
 def _random(layer):
     name = type(layer).__name__
     return ("Dropout" in name or "Noise" in name) and getattr(layer, "rate", getattr(layer, "stddev", 1)) != 0

@@ -18,7 +18,7 @@ import numpy as np
 import tensorflow as tf
 
 from .. import _compat
-from ..core import contract, normaliser
+from ..core import contract, normaliser, state_writes
 from . import trainables
 
 
@@ -31,7 +31,7 @@ def prepare(acc, x, arm):
     if not getattr(acc, "_prologue_done", False):
         _compat.check_fit_hooks()  # Keras still calls the private methods the wrapper overrides
         passes = acc.forward_passes()
-        check_splittable(acc.model, passes)
+        state_writes.check_splittable(acc.model, passes)
         spec = input_spec(x)
         with acc.distribute_strategy.scope():
             if spec is not None:
@@ -58,26 +58,6 @@ def after_call(acc):
     acc._checked = True
     if acc.check == "first":
         acc._check_now.assign(False)
-
-
-def check_splittable(model, passes):
-    """ValueError, before any update, for state an update of `passes` > 1 forward passes
-    cannot give as Keras's large batch does."""
-    if passes < 2:
-        return
-    overwritten = [v.path for v in model.trainable_variables if getattr(v, "overwrite_with_gradient", False)]
-    if overwritten:
-        raise ValueError(
-            f"variables {overwritten} have overwrite_with_gradient=True (float8 quantization's "
-            "scales): Keras assigns their 'gradient' as their new value, which a sum over "
-            f"{passes} micro-batches would add up instead. Train them with accum_steps=1, "
-            "or quantize after training")
-    stateful = [layer.name for layer in _compat.sublayers(model) if getattr(layer, "stateful", False)]
-    if stateful:
-        raise ValueError(
-            f"layer(s) {stateful} are stateful: their states hold one batch's rows from one "
-            f"batch to the next, which {passes} micro-batches of fewer rows cannot carry. "
-            "Use stateful=False, or accum_steps=1 on one device")
 
 
 def input_spec(x):

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import warnings
 
 import keras
 import tensorflow as tf
 
-from ..core import distribute, engine, normaliser
+from ..core import distribute, engine, normaliser, state_writes
 from ..core.batchnorm import NO_WINDOW, WindowMoments, check_window
 from ..core.loss_terms import loss_terms, normalize_sample_weight, reduced_loss
 from ..core.microbatch import batch_size, check_batch, take
@@ -60,6 +61,7 @@ class Strategy:
             self.optimizer = KerasUpdate.make_optimizer(optimizer, accum_steps, clip_norm) if keras_own else optimizer
         self.guard = not keras_own and not isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer)
         self._update, self._functions, self._xla = None, [], None
+        self._warned = set()
 
     # -- the contract -----------------------------------------------------------------
     def step(self, x, y, sample_weight=None):
@@ -121,6 +123,7 @@ class Strategy:
         x, y, sample_weight = parts[0], parts[1], (parts[2:] or [None])[0]
         with self._scope():
             built = self.model.built
+            state_writes.check_splittable(self.model, self._forward_passes())
             self.rule, self.per_row = normaliser.probe(self._loss_of, self.loss_fn, x, y, sample_weight,
                                                        _candidates(self.loss_fn, self.model, x, y))
             trainables.build_for_training(self.model, x)
@@ -147,8 +150,15 @@ class Strategy:
         return reduced_loss(self.loss_fn, y, pred, sample_weight, self.model.losses), pred
 
     def _micro(self, part):
-        with self.moments.recording():
-            return loss_terms(self.model, self.loss_fn, part[0], part[1], self.rule, *part[2:])
+        ops = []
+        with self.moments.recording(), state_writes.recording(ops):
+            terms = loss_terms(self.model, self.loss_fn, part[0], part[1], self.rule, *part[2:])
+        message = state_writes.warning(self.model, state_writes.written(self.model, ops),
+                                       self._forward_passes())
+        if message and message not in self._warned:  # traced more than once
+            self._warned.add(message)
+            warnings.warn(message, UserWarning, stacklevel=2)
+        return terms
 
     def _make_update(self):
         self.variables = list(self.model.trainable_variables)
