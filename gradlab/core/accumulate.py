@@ -107,12 +107,14 @@ class Accumulators:
         ]
         self.loss = tf.Variable(0.0, trainable=False, name="loss_accum")
         self.norm = tf.Variable(0.0, trainable=False, name="norm_accum")
+        self.broken = tf.Variable(0.0, trainable=False, name="broken_accum")
         self._touched = [False] * len(self.variables)
 
     def accumulate(self, sums):
         """`acc += sums` (call inside or outside tf.function)."""
         self.loss.assign_add(sums.loss)
         self.norm.assign_add(sums.norm)
+        self.broken.assign_add(sums.broken)
         for j, (acc, g) in enumerate(zip(self.variables, sums.grads)):
             if g is not None:
                 acc.assign_add(g)
@@ -120,10 +122,10 @@ class Accumulators:
 
     def sums(self):
         grads = [acc.read_value() if t else None for acc, t in zip(self.variables, self._touched)]
-        return Sums(self.loss.read_value(), grads, self.norm.read_value())
+        return Sums(self.loss.read_value(), grads, self.norm.read_value(), self.broken.read_value())
 
     def reset(self):
-        for acc in self.variables + [self.loss, self.norm]:
+        for acc in self.variables + [self.loss, self.norm, self.broken]:
             acc.assign(tf.zeros_like(acc))
 
 

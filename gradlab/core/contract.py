@@ -21,6 +21,7 @@ import tensorflow as tf
 
 from .. import _compat
 
+CHECKS = ("first", "every")  # when a face checks: its first update (after each compile/build), or every one
 TOLERANCE = 1e-4  # relative, float32: a mean of the same values in another order is within 1e-6
 
 REFUSAL = (
@@ -33,6 +34,13 @@ REFUSAL = (
     "optimizer state are as they were. Use a per-example mean (a keras.losses.Loss with "
     "reduction 'sum_over_batch_size', or a function returning one loss per example), or train "
     "with accum_steps=1")
+
+
+def check_option(check):
+    """`check` if it is one of `CHECKS`, else ValueError naming it (before any TensorFlow work)."""
+    if check not in CHECKS:
+        raise ValueError(f"check must be one of {CHECKS}, got {check!r}")
+    return check
 
 
 def split_holds(loss_of, norm_of, y, y_pred, sample_weight=None):

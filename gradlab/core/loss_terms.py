@@ -24,7 +24,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from .normaliser import check_masked_penalties, normaliser
+from .normaliser import check_masked_penalties, keras_rule, normaliser
 
 
 def mean_loss(model, loss_fn, x, y, training=True, sample_weight=None):
@@ -72,7 +72,7 @@ def loss_and_grads(model, loss_fn, x, y, weight=1.0, sample_weight=None):
     return loss, tape.gradient(scaled, model.trainable_variables)
 
 
-def loss_terms(model, loss_fn, x, y, rule="examples", sample_weight=None):
+def loss_terms(model, loss_fn, x, y, rule=None, sample_weight=None, pred=None):
     """`(S, D)` of one micro-batch: `D` = what its mean loss divides by (`rule`), `S = D * L`.
 
     Call under a `tf.GradientTape`: the gradient of `S` summed over micro-batches and divided
@@ -80,11 +80,13 @@ def loss_terms(model, loss_fn, x, y, rule="examples", sample_weight=None):
 
     Args:
         model, loss_fn, x, y, sample_weight: as in `mean_loss`.
-        rule: one of `normaliser.RULES`, found by `normaliser.probe`.
+        rule: one of `normaliser.RULES`; None: Keras's own on this output (`keras_rule`).
+        pred: `model(x, training=True)`, if already made.
     Returns:
         float32 scalars `(S, D)`.
     """
-    pred = model(x, training=True)
+    pred = model(x, training=True) if pred is None else pred
+    rule = rule or keras_rule(y, pred, loss_fn)
     loss = tf.cast(reduced_loss(loss_fn, y, pred, sample_weight, model.losses), tf.float32)
     if rule == "entries":
         check_masked_penalties(model, model.losses, x)  # traced: the add_loss terms are known

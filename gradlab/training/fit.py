@@ -36,13 +36,11 @@ import keras
 import tensorflow as tf
 
 from .. import _compat
-from ..core import normaliser
+from ..core import contract, normaliser
 from ..core.batchnorm import NO_WINDOW, WindowMoments, check_mode, check_window
 from ..core.gradients import check_clip_norm
 from ..core.microbatch import check_count
 from . import fit_function, fit_prologue, fit_rows, fit_step, xla
-
-CHECKS = ("first", "every")
 
 
 @keras.saving.register_keras_serializable(package="gradlab")
@@ -89,8 +87,7 @@ class AccumulatingModel(keras.Model):
         clip_norm = check_clip_norm(clip_norm)
         check_mode(batchnorm)
         xla.check_jit_compile(jit_compile)
-        if check not in CHECKS:
-            raise ValueError(f"check must be one of {CHECKS}, got {check!r}")
+        contract.check_option(check)
         _check_model(model, batchnorm)
         kwargs.setdefault("name", f"accumulating_{model.name}")
         super().__init__(**kwargs)

@@ -28,6 +28,7 @@ from typing import NamedTuple
 
 from ..core.batchnorm import BATCHNORM_MODES, check_mode
 from ..core.gradients import check_clip_norm
+from ..core import contract
 from ..core.microbatch import check_count
 from ..core.normaliser import check_reduction
 from .strategy import Strategy
@@ -85,7 +86,9 @@ def make_strategy(name, model, loss_fn, optimizer, accum_steps=1, devices=None, 
             variance of all its examples; `large_batch`, `accumulate`, `fused`), and
             `overlap` (micro-batches whose activations may be alive at once in the compiled
             loop: 1, the default, holds one; 2 is about 25% faster on 2 CPU cores and holds
-            two; see `accumulate.loop_sum`).
+            two; see `accumulate.loop_sum`), and `check` (when the contract is checked inside
+            the update, `contract.split_holds`: "first", the default, the first update after
+            the strategy is built or retraced; "every", every update).
     Returns:
         a `Step`; `step(x, y)` makes one update and returns its mean loss as a float.
 
@@ -118,11 +121,12 @@ def _check_loss(loss_fn):
 
 
 def _check_options(name, options):
-    unknown = set(options) - {"clip_norm", "jit_compile", "batchnorm", "distribution", "overlap"}
+    unknown = set(options) - {"clip_norm", "jit_compile", "batchnorm", "distribution", "overlap", "check"}
     if unknown:
         raise TypeError(f"unknown option(s) {sorted(unknown)}; valid: clip_norm, jit_compile, "
-                        "batchnorm, overlap")
+                        "batchnorm, overlap, check")
     check_clip_norm(options.get("clip_norm"))
+    contract.check_option(options.get("check", "first"))
     if "overlap" in options:
         options["overlap"] = check_count("overlap", options["overlap"])
     check_jit_compile(options.get("jit_compile", "auto"))

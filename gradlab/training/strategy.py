@@ -3,14 +3,18 @@
     loss = s.step(x, y)      # = the large-batch update of (x, y); returns its mean loss
 
 - Bad input raises ValueError/TypeError before any TensorFlow work.
-- The first batch builds the model (training-only layers included) and probes what the loss
-  divides by (`normaliser.probe`), before any update; a loss that cannot be split exactly
-  (a sum, a fixed normaliser, rows coupled) is refused there, in the words `fit` uses.
+- The first batch builds the model (training-only layers included, traced, nothing run).
+  The first update checks the contract inside itself, on its micro-batches' own predictions
+  (`contract.split_holds`; `check="every"`: every update): a loss that cannot be split
+  exactly (a sum, a fixed normaliser, rows coupled) is refused before it applies, in the
+  words `fit` uses.
 - An update whose loss or gradient is not finite is skipped and raises FloatingPointError;
   a step that fails leaves weights, optimizer state, counters and BatchNorm statistics as
   they were (a LossScaleOptimizer keeps its own rule: skip and lower the scale).
-- Layers whose forward pass depends on the split (Dropout, BatchNormalization) make the
-  update close to, not equal to, the large batch: a warning says so at the first step.
+- Layers whose forward pass depends on the split (Dropout, BatchNormalization, a reduction
+  over the rows) make the update close to, not equal to, the large batch, and state the
+  forward pass writes moves once per micro-batch: warnings say so at the first step, found
+  in the traced graph (`state_writes`).
 - A change of the model's trainable variables between steps is followed (retrace), or
   refused with the layer named when the optimizer was not built for the new ones.
 - `jit_compile` follows `xla`'s one policy, decided when the update is first traced.
@@ -20,16 +24,15 @@ Lesson: notebooks/06-pitfalls.ipynb
 from __future__ import annotations
 
 import contextlib
-import functools
 import warnings
 
 import keras
 import tensorflow as tf
 
-from ..core import distribute, engine, normaliser, state_writes
+from ..core import contract, distribute, engine, normaliser, state_writes
 from ..core.batchnorm import NO_WINDOW, WindowMoments, check_window
 from ..core.loss_terms import loss_terms, normalize_sample_weight, reduced_loss
-from ..core.microbatch import batch_size, check_batch, take
+from ..core.microbatch import batch_size, check_batch
 from . import trainables, xla
 from .rollback import Rollback
 from .updates import KerasUpdate, LoopUpdate, Setup
@@ -41,10 +44,14 @@ class Strategy:
     `make_strategy`, which checks every argument first."""
 
     def __init__(self, name, recipe, model, loss_fn, optimizer, accum_steps, devices=None,
-                 clip_norm=None, jit_compile="auto", batchnorm="micro", distribution=None, overlap=1):
+                 clip_norm=None, jit_compile="auto", batchnorm="micro", distribution=None, overlap=1,
+                 check="first"):
         self.name, self.recipe, self.place = name, recipe, recipe.place
         self.accum_steps, self.devices, self.overlap = accum_steps, devices, overlap
         self.clip_norm, self.jit_compile, self.batchnorm = clip_norm, jit_compile, batchnorm
+        self.check = check
+        # whether this update checks the contract: a raw variable the compiled update reads
+        self._check_now = tf.Variable(False, trainable=False, name="check_contract")
         self.distribution = distribution
         if self.place == "replicas" and distribution is None:
             self.distribution = distribute.make_distribution(devices)
@@ -62,6 +69,7 @@ class Strategy:
         self.guard = not keras_own and not isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer)
         self._update, self._functions, self._xla = None, [], None
         self._warned = set()
+        self.rule = None  # what the loss divides by ("examples" or "entries"), once traced
 
     # -- the contract -----------------------------------------------------------------
     def step(self, x, y, sample_weight=None):
@@ -86,6 +94,11 @@ class Strategy:
         except BaseException:
             self._rollback.restore(saved)
             raise
+        if status == engine.CONTRACT_BROKEN:
+            self._rollback.restore(saved)
+            raise ValueError(contract.REFUSAL)
+        if self.check == "first":
+            self._check_now.assign(False)
         if status != engine.APPLIED:
             self._rollback.restore(saved)
             what = ("the loss" if status == engine.LOSS_NOT_FINITE else
@@ -124,18 +137,12 @@ class Strategy:
         with self._scope():
             built = self.model.built
             state_writes.check_splittable(self.model, self._forward_passes())
-            self.rule, self.per_row = normaliser.probe(self._loss_of, self.loss_fn, x, y, sample_weight,
-                                                       _candidates(self.loss_fn, self.model, x, y))
             trainables.build_for_training(self.model, x)
             if self.batchnorm == "window" and not built:
                 check_window(self.model)
             self._make_update()
             self._decide_xla(parts)
-            state = self.model.non_trainable_variables
-            normaliser.warn_if_split_changes(
-                self.model, self._forward_passes(),
-                self.optimizer, lambda: normaliser.splits_in_training(
-                    functools.partial(self._loss_of, training=True), self.loss_fn, x, y, self.rule, state))
+            normaliser.warn_if_split_changes(self.model, self._forward_passes(), self.optimizer)
 
     def _forward_passes(self):
         """Forward passes per update: micro-batches on every tower or replica."""
@@ -145,20 +152,31 @@ class Strategy:
             return self.accum_steps * self.distribution.num_replicas_in_sync
         return self.accum_steps
 
-    def _loss_of(self, x, y, sample_weight, training=False):
-        pred = self.model(x, training=training)
-        return reduced_loss(self.loss_fn, y, pred, sample_weight, self.model.losses), pred
-
     def _micro(self, part):
+        """`(S_i, D_i, holds)` of one micro-batch (`loss_terms`, and the contract's check on
+        its predictions while `_check_now`); warns what its traced forward pass does."""
+        x, y, sample_weight = part[0], part[1], (part[2:] or [None])[0]
         ops = []
         with self.moments.recording(), state_writes.recording(ops):
-            terms = loss_terms(self.model, self.loss_fn, part[0], part[1], self.rule, *part[2:])
-        message = state_writes.warning(self.model, state_writes.written(self.model, ops),
-                                       self._forward_passes())
+            pred = self.model(x, training=True)
+        passes = self._forward_passes()
+        self._warn(state_writes.warning(self.model, state_writes.written(self.model, ops), passes))
+        if normaliser.split_warning(self.model, passes) is None:
+            rows = tf.nest.flatten(x)[0].shape[0]
+            self._warn(state_writes.mixing_warning(ops, rows, passes, pred))
+        loss_of = lambda y, p, w: reduced_loss(self.loss_fn, y, p, w, self.model.losses)
+        rule = self.rule = normaliser.keras_rule(y, pred, self.loss_fn)  # as traced, for a reader
+        norm_of = lambda y, p: normaliser.normaliser(rule, p, y, p, self.loss_fn)
+        s, d = loss_terms(self.model, self.loss_fn, x, y, rule, sample_weight, pred)
+        holds = tf.cond(self._check_now,
+                        lambda: contract.split_holds(loss_of, norm_of, y, pred, sample_weight),
+                        lambda: tf.constant(True))
+        return s, d, holds
+
+    def _warn(self, message):
         if message and message not in self._warned:  # traced more than once
             self._warned.add(message)
-            warnings.warn(message, UserWarning, stacklevel=2)
-        return terms
+            warnings.warn(message, UserWarning, stacklevel=3)
 
     def _make_update(self):
         self.variables = list(self.model.trainable_variables)
@@ -170,9 +188,10 @@ class Strategy:
         self._rollback = Rollback(self.model, self.optimizer, self.guard, self.moments)
         self._update = self.recipe.update(Setup(
             self._micro, self.variables, self.optimizer, self.accum_steps, self.place, self.devices,
-            self.distribution, self.per_row, self.clip_norm, self.guard, self.moments.update,
+            self.distribution, 1.0, self.clip_norm, self.guard, self.moments.update,
             self.jit(), self.overlap, self.model, self.loss_fn))
         self._functions += self._update.functions
+        self._check_now.assign(self._forward_passes() > 1)  # a new trace: check its first update
 
     def _decide_xla(self, parts):
         """Lower the update to XLA once, on the first batch, if it is to run under XLA; if XLA
@@ -201,17 +220,6 @@ class Strategy:
 
 
 Step = Strategy  # the name before 0.2; lessons and users may rely on it for one release
-
-
-def _candidates(loss_fn, model, x, y):
-    """What the probe may find `loss_fn` divides by. A Keras loss divides as Keras does (None:
-    its own rule); a function returning one loss per example is averaged here (per example);
-    one returning a scalar could divide by either."""
-    if isinstance(loss_fn, keras.losses.Loss):
-        return None
-    k = min(normaliser.PROBE_ROWS, batch_size(x, y))
-    value = tf.convert_to_tensor(loss_fn(take(y, 0, k), model(take(x, 0, k), training=False)))
-    return ["examples"] if value.shape.rank else ["entries", "examples"]
 
 
 def _in_scope(optimizer):

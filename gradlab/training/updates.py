@@ -129,12 +129,12 @@ class HostUpdate:
         s = self.setup = setup
         self._sums = _function(lambda part, unit: micro_sums(s.micro, part, s.variables,
                                                              s.optimizer.scale_loss, unit))
-        self._apply = _function(lambda loss, grads: engine.apply_once(
-            s.optimizer, Sums(loss, grads, tf.constant(1.0)), s.variables, s.clip_norm, s.guard))
+        self._apply = _function(lambda loss, grads, broken: engine.apply_once(
+            s.optimizer, Sums(loss, grads, tf.constant(1.0), broken), s.variables, s.clip_norm, s.guard))
         self.functions = [self._sums, self._apply]
 
     def __call__(self, parts):
-        means, norms, loss = [], [], 0.0
+        means, norms, loss, broken = [], [], 0.0, 0.0
         unit = _unit(self.setup, parts)
         for part in slices(parts, split_sizes(batch_rows(parts), self.setup.accum_steps)):
             s = self._sums(part, unit)
@@ -142,9 +142,10 @@ class HostUpdate:
             means.append([None if g is None else g.numpy() / (d or 1.0) for g in s.grads])
             norms.append(d)
             loss += float(s.loss)
+            broken += float(s.broken)
         mean = host_average(means, counts=norms)
         grads = [None if g is None else tf.constant(g) for g in mean]
-        return self._apply(tf.constant(loss / (sum(norms) or 1.0)), grads)
+        return self._apply(tf.constant(loss / (sum(norms) or 1.0)), grads, tf.constant(broken))
 
 
 class KerasUpdate:
