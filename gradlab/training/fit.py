@@ -38,11 +38,11 @@ from ..core import normaliser
 from ..core.batchnorm import NO_WINDOW, WindowMoments, check_mode, check_window
 from ..core.gradients import check_clip_norm
 from ..core.microbatch import check_count
-from . import fit_function, fit_probe, fit_rows, fit_step, xla
+from . import as_model, fit_function, fit_probe, fit_rows, fit_step, xla
 
 
 @keras.saving.register_keras_serializable(package="gradlab")
-class AccumulatingModel(keras.Model):
+class AccumulatingModel(as_model.AsModel, keras.Model):
     """`model` trained by `fit` in `accum_steps` micro-batches per update, exactly.
 
         g = (dS_1 + ... + dS_k) / (D_1 + ... + D_k),   S_i = D_i * L_i   (see the module)
