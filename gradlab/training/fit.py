@@ -66,6 +66,10 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
         (plain `fit` would call them; this one splits Keras's own loss). A model's own
         `predict_step` is called by `predict`.
 
+    It answers as `model` does (`as_model`): `layers`, `get_layer`, `summary` and the weights
+    are `model`'s (freeze through `acc.layers`, then `compile`), and `save_weights` /
+    `load_weights` files are `model`'s, with this wrapper's optimizer state.
+
     Non-finite updates (loss or gradient) are skipped, weights and optimizer untouched, and
     counted in the logs as `skipped_updates` (per epoch), under tf.distribute too.
 
