@@ -11,11 +11,18 @@ what plain Keras trains, a callback's `self.model.get_layer("d1")` finds the lay
 `ModelCheckpoint(save_weights_only=True)` or `BackupAndRestore` file of the wrapper is a file
 of the model (and the model's optimizer state, as Keras writes it) and the other way round.
 
-What stays the wrapper's own: the variables are tracked once, through the wrapper's one
-sub-layer `acc.model` (Keras's `_layers`; only the public `layers` is the model's), and a
-full save `acc.save("f.keras")` stores the wrapper (its `accum_steps`, its options and the
-model), which `keras.saving.load_model` gives back as an `AccumulatingModel`;
-`acc.load_weights("f.keras")` reads the weights of either kind of archive.
+What stays the wrapper's own: Keras's `_layers` (whatever walks it: the variables and
+`trainable_variables` the step reads, the `trainable` switch, the compiled trainable state,
+`built`) holds one sub-layer, `acc.model`, so each variable is counted once; only the
+public `layers` (read by `get_layer`, TensorBoard, `plot_model` and the `.keras` walk) is
+the model's. A full save `acc.save("f.keras")` stores the wrapper (its `accum_steps` and
+options, then the model), which `keras.saving.load_model` gives back as an
+`AccumulatingModel`; `acc.load_weights("f.keras")` reads a wrapper's archive as Keras does
+and a plain model's as the model does. A plain model reads a wrapper's archive too, except a
+subclassed model's own variables (`add_weight` on the model, filed under `model/`): Keras
+raises, naming the model; `acc.save_weights` writes the file for it. Archives of a wrapper
+saved before gradlab answered as the model (the model filed under `layers/`) do not load
+(Keras raises, naming the layers).
 
 Lesson: notebooks/08-accumulation-in-fit.ipynb
 """

@@ -9,7 +9,9 @@ import keras
 import numpy as np
 import pytest
 
+from gradlab.core import distribute
 from gradlab.training.fit import AccumulatingModel
+from common import DEVICES
 
 BATCH = 32
 ATOL = 1e-6
@@ -28,16 +30,19 @@ def mlp(seed=0):
                              keras.layers.Dense(3, name="out")])
 
 
+@keras.saving.register_keras_serializable(package="gradlab_tests")
 class Subclassed(keras.Model):
-    """Keras names a subclassed model's weights by its attributes, not by `layers`."""
+    """Keras names a subclassed model's weights by its attributes, not by `layers`, and
+    files the model's own variable (`scale`) under the model itself."""
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.d1 = keras.layers.Dense(16, activation="relu", name="d1")
         self.out = keras.layers.Dense(3, name="out")
+        self.scale = self.add_weight(shape=(), initializer="ones", name="scale")
 
     def call(self, x):
-        return self.out(self.d1(x))
+        return self.out(self.d1(x)) * self.scale
 
 
 def subclassed(seed=0):
@@ -186,6 +191,23 @@ def test_lending_the_optimizer_leaves_the_model_as_it_was(tmp_path):
     assert acc.model.optimizer is own and acc.optimizer is not own
 
 
+def test_a_mirrored_wrappers_weights_file_is_the_plain_models(tmp_path):
+    x, y = data()
+    plain, _ = twins()
+    with distribute.make_distribution(DEVICES).scope():
+        acc = AccumulatingModel(mlp(), accum_steps=4, jit_compile=False)
+        acc.set_weights(plain.get_weights())
+        compile_(acc)
+    path = str(tmp_path / "acc.weights.h5")
+    fit(plain, x, y), fit(acc, x, y, callbacks=[keras.callbacks.ModelCheckpoint(path, save_weights_only=True)])
+    loaded = compile_(mlp(seed=1))  # one device
+    loaded.optimizer.build(loaded.trainable_variables)
+    loaded.load_weights(path)
+    assert max_abs_diff(loaded.get_weights(), acc.get_weights()) == 0.0
+    assert max_abs_diff(optimizer_state(loaded), optimizer_state(acc)) == 0.0
+    assert max_abs_diff(loaded.get_weights(), plain.get_weights()) < ATOL
+
+
 class Interrupt(keras.callbacks.Callback):
     def on_epoch_begin(self, epoch, logs=None):
         if epoch == 2:
@@ -220,19 +242,20 @@ def test_summary_is_the_models_counting_the_wrappers_optimizer():
     assert text.replace(acc.model.name, plain.name) == "\n".join(lines["plain"])
 
 
-def test_a_full_save_of_the_wrapper_still_loads_as_the_wrapper(tmp_path):
+@pytest.mark.parametrize("build", [mlp, subclassed], ids=["sequential", "subclassed"])
+def test_a_full_save_of_the_wrapper_still_loads_as_the_wrapper(tmp_path, build):
     x, y = data()
-    plain, acc = twins()
+    plain, acc = twins(build)
     fit(plain, x, y), fit(acc, x, y)
     acc.save(str(tmp_path / "acc.keras"))
     plain.save(str(tmp_path / "plain.keras"))
     loaded = keras.saving.load_model(str(tmp_path / "acc.keras"))
     assert isinstance(loaded, AccumulatingModel) and loaded.accum_steps == 4
-    assert [layer.name for layer in loaded.layers] == ["d1", "d2", "out"]
+    assert [layer.name for layer in loaded.layers] == [layer.name for layer in plain.layers]
     assert max_abs_diff(loaded.get_weights(), acc.get_weights()) == 0.0
     assert max_abs_diff(optimizer_state(loaded), optimizer_state(acc)) == 0.0
     # load_weights reads either kind of archive
-    _, other = twins()
+    _, other = twins(build)
     other.optimizer.build(other.trainable_variables)
     other.load_weights(str(tmp_path / "plain.keras"))
     assert max_abs_diff(other.get_weights(), plain.get_weights()) == 0.0
