@@ -40,11 +40,11 @@ from ..core import contract, normaliser
 from ..core.batchnorm import NO_WINDOW, WindowMoments, check_mode, check_window
 from ..core.gradients import check_clip_norm
 from ..core.microbatch import check_count
-from . import fit_function, fit_prologue, fit_rows, fit_step, xla
+from . import as_model, fit_function, fit_prologue, fit_rows, fit_step, xla
 
 
 @keras.saving.register_keras_serializable(package="gradlab")
-class AccumulatingModel(keras.Model):
+class AccumulatingModel(as_model.AsModel, keras.Model):
     """`model` trained by `fit` in `accum_steps` micro-batches per update, exactly.
 
         g = (dS_1 + ... + dS_k) / (D_1 + ... + D_k),   S_i = D_i * L_i   (see the module)
@@ -71,6 +71,10 @@ class AccumulatingModel(keras.Model):
         `model` overrides `train_step`, `test_step`, `compute_loss` or `compute_metrics`
         (plain `fit` would call them; this one splits Keras's own loss). A model's own
         `predict_step` is called by `predict`.
+
+    It answers as `model` does (`as_model`): `layers`, `get_layer`, `summary` and the weights
+    are `model`'s (freeze through `acc.layers`, then `compile`), and `save_weights` /
+    `load_weights` files are `model`'s, with this wrapper's optimizer state.
 
     Non-finite updates (loss or gradient) are skipped, weights and optimizer untouched, and
     counted in the logs as `skipped_updates` (per epoch), under tf.distribute too.
