@@ -24,15 +24,18 @@ def check_jit_compile(jit_compile):
 
 
 def xla_by_default(model):
-    """`jit_compile="auto"`: XLA unless a layer of `model` convolves or says
-    `supports_jit=False` (lookup tables). XLA fuses a loop's many small ops (MLP, N=10,
-    b=10: 3.55 -> 2.54 ms per update) but its CPU backend runs a convolution's gradient in a
-    loop without its fast kernels (24 ms -> 930 ms). Convolutions are found by class name,
-    so that subclasses count too."""
+    """`jit_compile="auto"`: XLA unless a layer of `model` convolves, says
+    `supports_jit=False` (lookup tables) or draws random numbers (a seed generator: Dropout,
+    noise, augmentation). XLA fuses a loop's many small ops (MLP, N=10, b=10: 3.55 -> 2.54 ms
+    per update) but its CPU backend runs a convolution's gradient in a loop without its fast
+    kernels (24 ms -> 930 ms), and its random numbers from the same seed are not the ones
+    Keras's own fit draws without XLA (a random layer at accum_steps=1: 5.9e-3 apart).
+    Convolutions are found by class name, so that subclasses count too."""
     layers = [model] + _compat.sublayers(model)
     convolves = lambda layer: any(c.__name__.startswith(("Conv", "DepthwiseConv", "SeparableConv"))
                                   for c in type(layer).__mro__)
-    return all(getattr(l, "supports_jit", True) and not convolves(l) for l in layers)
+    random = any("seed_generator" in v.path for v in model.non_trainable_variables)
+    return not random and all(getattr(l, "supports_jit", True) and not convolves(l) for l in layers)
 
 
 def refusal(function, *args):
