@@ -6,7 +6,7 @@
 
 Lesson: notebooks/01-why-average.ipynb
 """
-from ._quiet import quiet_import_tensorflow as _quiet_import
+from ._quiet import quiet as _quiet_import
 
 _quiet_import()  # before any submodule imports TensorFlow
 

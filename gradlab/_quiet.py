@@ -3,7 +3,7 @@ import os
 import sys
 
 
-def quiet_import_tensorflow():
+def quiet():
     """Import TensorFlow once with its C++ start-up logging silenced.
 
     `TF_CPP_MIN_LOG_LEVEL=3` hides later C++ logs (such as the CUDA probe on a machine
