@@ -6,6 +6,8 @@ module (and so TensorFlow) for the command that was asked for.
 import importlib
 import sys
 
+from ._quiet import quiet
+
 COMMANDS = {
     "table": ("gradlab.studies.table", "cli", "the accumulation table: accuracy at a fixed effective batch"),
     "noise": ("gradlab.studies.noise_study", "cli", "gradient-noise measurements against N and N*b"),
@@ -27,6 +29,7 @@ def main(argv=None):
             return 2
         return 0
     module, function, _ = COMMANDS[argv[0]]
+    quiet()  # a command's output without TensorFlow's start-up logs
     return getattr(importlib.import_module(module), function)(argv[1:]) or 0
 
 
