@@ -17,14 +17,12 @@ __version__ = "0.1.0"
 # The public names and their homes, imported on first use (PEP 562).
 _PUBLIC = {
     "split_sizes": "gradlab.core.microbatch",
-    "micro_batches": "gradlab.core.microbatch",
-    "average_gradients": "gradlab.core.towers",
+    "micro_batches": "gradlab.classic.weights",
+    "average_gradients": "gradlab.classic.tower_average",
     "tower_devices": "gradlab.core.towers",
     "STRATEGIES": "gradlab.training.strategies",
     "make_strategy": "gradlab.training.strategies",
     "Strategy": "gradlab.training.strategy",
-    "Step": "gradlab.training.strategy",
-    "gradients": "gradlab.core",
     "AccumulatingModel": "gradlab.training.fit",
 }
 
@@ -34,8 +32,7 @@ __all__ = ["__version__", *_PUBLIC]
 def __getattr__(name):
     if name not in _PUBLIC:
         raise AttributeError(f"module 'gradlab' has no attribute {name!r}")
-    module = importlib.import_module(_PUBLIC[name])
-    value = importlib.import_module("gradlab.core.gradients") if name == "gradients" else getattr(module, name)
+    value = getattr(importlib.import_module(_PUBLIC[name]), name)
     globals()[name] = value
     return value
 

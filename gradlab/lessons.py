@@ -32,7 +32,7 @@ _NAMES = {
     # the update's pieces, as the lessons derive them
     "split_sizes": ("gradlab.core.microbatch", "split_sizes"),
     "offsets": ("gradlab.core.microbatch", "offsets"),
-    "weights": ("gradlab.core.microbatch", "weights"),
+    "weights": ("gradlab.classic.weights", "weights"),
     "check_batch": ("gradlab.core.microbatch", "check_batch"),
     "densify": ("gradlab.core.gradients", "densify"),
     "loss_and_grads": ("gradlab.core.loss_terms", "loss_and_grads"),

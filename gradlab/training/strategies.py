@@ -87,7 +87,7 @@ def make_strategy(name, model, loss_fn, optimizer, accum_steps=1, devices=None, 
             loop: 1, the default, holds one; 2 is about 25% faster on 2 CPU cores and holds
             two; see `accumulate.loop_sum`).
     Returns:
-        a `Step`; `step(x, y)` makes one update and returns its mean loss as a float.
+        a `Strategy`; `step(x, y)` makes one update and returns its mean loss as a float.
 
     All arguments are checked before any TensorFlow work.
     """

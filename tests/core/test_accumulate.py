@@ -4,7 +4,7 @@ import tensorflow as tf
 
 from gradlab.core.accumulate import Accumulators, Sums, fused_grads, loop_sum
 from gradlab.core.microbatch import split_sizes
-from gradlab.core.gradients import loss_and_grads, loss_terms
+from gradlab.core.loss_terms import loss_and_grads, loss_terms
 
 
 def _linear():

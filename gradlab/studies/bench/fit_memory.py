@@ -48,7 +48,8 @@ from .options import output_options
 from ..cache import jsonable, to_json
 from .memory_child import MEMORY_MODELS, main as child_main
 from .memory_report import format_bench_memory, format_limit, ratio
-from ...core.microbatch import check_count, parse_counts
+from ..arguments import parse_counts
+from ...core.microbatch import check_count
 
 BATCH = {"conv": 512, "transformer": 64}  # B: activations dominate at these sizes
 CHILD_TIMEOUT = 900  # seconds for one fresh process: import, trace, a few epochs

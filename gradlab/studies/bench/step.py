@@ -47,7 +47,8 @@ from ..cache import jsonable, to_json
 from ..models import MODELS
 from .step_memory import measure_all
 from .step_timing import INPUTS, LR, make_config, progress_bar, time_strategies
-from ...core.microbatch import check_count, parse_counts
+from ..arguments import parse_counts
+from ...core.microbatch import check_count
 from ...core.towers import tower_devices
 
 WORKLOADS = ("mlp", "conv")  # parameters dominate; activations dominate

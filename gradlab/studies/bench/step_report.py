@@ -12,7 +12,7 @@ Lesson: notebooks/05-the-lab.ipynb
 from __future__ import annotations
 
 from .step_timing import LR
-from ...core.optimizers import describe
+from ...classic.optimizers import describe
 
 
 def format_bench(result, verdict=True):

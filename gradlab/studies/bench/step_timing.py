@@ -28,7 +28,7 @@ from ...training.strategies import DEVICE_STRATEGIES, STRATEGIES
 JIT_STRATEGIES = ("large_batch", "fused")  # "+xla" variants: towers place ops by device
 DEFAULT_ORDER = ("large_batch", "fused", "accumulate", "keras", "host_average") + DEVICE_STRATEGIES
 # optimizer -> learning rate. Plain SGD as in `python -m gradlab table`; Adam adds the same
-# apply cost to every strategy. Built by `gradlab.core.optimizers`.
+# apply cost to every strategy. Built by `gradlab.classic.optimizers`.
 LR = {"sgd": 0.1, "momentum": 0.1, "adam": 1e-3}
 INPUTS = ("numpy", "tensor")
 

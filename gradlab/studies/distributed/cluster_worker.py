@@ -44,6 +44,29 @@ def global_batch(data, u, batch):
     return data.x_train[u * batch:(u + 1) * batch], data.y_train[u * batch:(u + 1) * batch]
 
 
+def make_multi_worker(timeout_seconds=None):
+    """`tf.distribute.MultiWorkerMirroredStrategy` for the cluster that `TF_CONFIG` describes.
+
+        TF_CONFIG = {"cluster": {"worker": ["host0:port", "host1:port"]},
+                     "task": {"type": "worker", "index": 0}}      # this process: worker 0
+
+    Every worker runs the same program on the same global batches; each takes its shard.
+    On CPUs each worker is one replica; on GPUs, one replica per local GPU.
+
+    Args:
+        timeout_seconds: bound on every collective, so that a dead peer ends in an error
+            instead of a hang; None waits forever.
+    Returns:
+        a `tf.distribute.MultiWorkerMirroredStrategy` (call once per process, first thing).
+
+    Lesson: notebooks/07-beyond-one-machine.ipynb
+    """
+    import tensorflow as tf
+
+    options = tf.distribute.experimental.CommunicationOptions(timeout_seconds=timeout_seconds)
+    return tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
+
+
 def train(argv):
     """Parse the worker's arguments, train its updates, save its result; returns 0."""
     parser = argparse.ArgumentParser(prog="python -m gradlab.studies.distributed.cluster_worker --worker K")
@@ -59,9 +82,8 @@ def train(argv):
     # Bounded even if the parent is killed outright: SIGALRM's default action ends us.
     signal.alarm(int(args.timeout) + 5)
 
-    from ...core import distribute
     from ..build import build_strategy
-    dist = distribute.make_multi_worker(timeout_seconds=args.timeout)
+    dist = make_multi_worker(timeout_seconds=args.timeout)
     if args.fit:
         from .multiworker_fit import worker
         r = worker(dist, MODEL, OPTIMIZER, LR, SEED, args.accum_steps, args.updates, args.batch,

@@ -27,7 +27,7 @@ def fit_data(updates, batch):
 def reference(model, optimizer, lr, seed, updates, batch):
     """Plain Keras `fit` in this process: `(weights, running loss after each batch)`."""
     from ..models import make_model
-    from ...core.optimizers import make_optimizer
+    from ...classic.optimizers import make_optimizer
     net = make_model(model, seed=seed)
     net.compile(optimizer=make_optimizer(optimizer, lr), loss=_loss())
     losses = _Losses()
@@ -52,7 +52,7 @@ def worker(distribution, model, optimizer, lr, seed, accum_steps, updates, batch
     from ...core import distribute
     from ...training.fit import AccumulatingModel
     from ..models import make_model
-    from ...core.optimizers import make_optimizer
+    from ...classic.optimizers import make_optimizer
     x, y = fit_data(updates, batch)
     with distribution.scope():
         acc = AccumulatingModel(make_model(model, seed=seed), accum_steps=accum_steps)

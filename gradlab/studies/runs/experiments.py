@@ -16,13 +16,12 @@ Lesson: notebooks/03-host-averaging.ipynb
 """
 from __future__ import annotations
 
-import argparse
-
 from tqdm.auto import tqdm
 
+from ..arguments import positive
 from ..cache import ResultCache
 from ..models import MODELS
-from ...core.optimizers import OPTIMIZERS
+from ...classic.optimizers import OPTIMIZERS
 from .run_config import RunConfig
 from .run_loop import train
 from .run_result import cached_result, run_key
@@ -68,19 +67,6 @@ def run_many(configs, cache=True, progress=True, bar=None, callback=None, every=
 
 
 # -- the command-line arguments every study of runs takes --------------------------------------
-
-def positive(kind):
-    """An `argparse` type: `kind(text)`, refused (naming the text) unless it is positive."""
-    def parse(text):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a {kind.__name__}, got {text!r}") from None
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-        return value
-    return parse
-
 
 def add_run_arguments(parser):
     """`--lr --optimizer --model --seed --no-cache --no-progress --json` on `parser`."""

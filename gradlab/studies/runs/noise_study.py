@@ -23,10 +23,11 @@ from tqdm.auto import tqdm
 from . import noise
 from ..cache import ResultCache, jsonable, to_json
 from ..data import load_mnist
-from .experiments import add_run_arguments, positive, run_many
+from ..arguments import parse_counts, positive
+from .experiments import add_run_arguments, run_many
 from .run_config import REFERENCE_BATCH, TRAIN_SIZE, RunConfig
 from .run_loop import train
-from ...core.microbatch import check_count, parse_counts
+from ...core.microbatch import check_count
 from ..models import accuracy, make_model
 from .table import check_divisible, text_table
 

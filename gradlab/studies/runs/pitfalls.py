@@ -27,7 +27,8 @@ from ... import _compat
 from ...core import distribute
 from ...core.batchnorm import batchnorm_layers
 from ...core.gradients import densify
-from ...core.microbatch import check_count, micro_batches
+from ...classic.weights import micro_batches
+from ...core.microbatch import check_count
 
 
 def per_example_loss(y, logits):

@@ -26,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ...core.microbatch import check_count, parse_counts
+from ..arguments import parse_counts
+from ...core.microbatch import check_count
 from ..cache import ResultCache, jsonable
 from ..data import load_mnist
 

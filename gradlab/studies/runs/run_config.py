@@ -16,7 +16,7 @@ from ..data import NUM_CLASSES, TRAIN_PER_CLASS
 from ..models import MODELS
 from ...core.gradients import check_clip_norm
 from ...core.microbatch import check_count
-from ...core.optimizers import OPTIMIZERS, check_lr
+from ...classic.optimizers import OPTIMIZERS, check_lr
 from ...training.strategies import STRATEGIES
 
 REFERENCE_BATCH = 100  # the published experiment's examples per update

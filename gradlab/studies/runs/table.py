@@ -23,9 +23,10 @@ import math
 import numpy as np
 
 from ..cache import to_json
-from .experiments import add_run_arguments, positive, run_many
+from ..arguments import parse_counts, positive
+from .experiments import add_run_arguments, run_many
 from .run_config import REFERENCE_BATCH, SAMPLINGS, TRAIN_SIZE, RunConfig
-from ...core.microbatch import check_count, parse_counts
+from ...core.microbatch import check_count
 from ..stats import anova, mean_std, pooled_t, pooled_var, welch_t
 from ...training.strategies import STRATEGIES
 

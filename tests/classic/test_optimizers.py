@@ -1,9 +1,9 @@
-"""gradlab.core.optimizers: one table of names and defaults, checked before TensorFlow work."""
+"""gradlab.classic.optimizers: one table of names and defaults, checked before TensorFlow work."""
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from gradlab.core.optimizers import OPTIMIZERS, describe, make_optimizer, settings
+from gradlab.classic.optimizers import OPTIMIZERS, describe, make_optimizer, settings
 
 
 def test_settings_defaults_and_overrides():
