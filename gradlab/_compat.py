@@ -84,14 +84,22 @@ def keras_mask(x):
 
 
 # -- losses under a distribution strategy ------------------------------------------------
+# Process-wide patches (a Keras module's functions, a TensorFlow class's attribute) are made
+# and undone under this lock, so that threads entering and leaving them never interleave.
+_patch_lock = threading.Lock()
+_undivided = 0  # contexts in any thread that want Keras's losses undivided: patched while > 0
+_divisions = None  # Keras's own two functions, put back when the last context leaves
+
+
 def _probe_loss_division():
     from keras.src.losses import loss as keras_loss
-    saved = keras_loss.scale_loss_for_distribution
-    keras_loss.scale_loss_for_distribution = lambda value: value * 0.0
-    try:
-        routed = float(keras.losses.MeanSquaredError()(tf.zeros((2, 1)), tf.ones((2, 1)))) == 0.0
-    finally:
-        keras_loss.scale_loss_for_distribution = saved
+    with _patch_lock:
+        saved = keras_loss.scale_loss_for_distribution
+        keras_loss.scale_loss_for_distribution = lambda value: value * 0.0
+        try:
+            routed = float(keras.losses.MeanSquaredError()(tf.zeros((2, 1)), tf.ones((2, 1)))) == 0.0
+        finally:
+            keras_loss.scale_loss_for_distribution = saved
     if not routed:
         raise _broken("Keras loss objects no longer divide by the replicas through "
                       "keras.src.losses.loss.scale_loss_for_distribution")
@@ -105,14 +113,23 @@ def _probe_loss_division():
 @contextlib.contextmanager
 @_probed(_probe_loss_division)
 def _no_loss_division():
+    # Counted, not saved per context: Keras runs replica steps in threads of their own, and a
+    # context that left first must not put Keras's division back under one still active.
+    global _undivided, _divisions
     from keras.src.losses import loss as keras_loss
-    saved = keras_loss.scale_loss_for_distribution, keras_loss.unscale_loss_for_distribution
-    keras_loss.scale_loss_for_distribution = keras_loss.unscale_loss_for_distribution = \
-        lambda value: value
+    with _patch_lock:
+        if _undivided == 0:
+            _divisions = keras_loss.scale_loss_for_distribution, keras_loss.unscale_loss_for_distribution
+            keras_loss.scale_loss_for_distribution = keras_loss.unscale_loss_for_distribution = \
+                lambda value: value
+        _undivided += 1
     try:
         yield
     finally:
-        keras_loss.scale_loss_for_distribution, keras_loss.unscale_loss_for_distribution = saved
+        with _patch_lock:
+            _undivided -= 1
+            if _undivided == 0:
+                keras_loss.scale_loss_for_distribution, keras_loss.unscale_loss_for_distribution = _divisions
 
 
 def losses_not_divided_by_replicas():
@@ -259,11 +276,12 @@ def _probe_collective_keys():
     base = getattr(cls, "_collective_key_base", None)
     if not isinstance(base, int):
         raise _broken("MirroredStrategy has no integer _collective_key_base")
-    cls._collective_key_base = base + 7
-    try:
-        made = cls(["/cpu:0"])
-    finally:
-        cls._collective_key_base = base
+    with _patch_lock:
+        cls._collective_key_base = base + 7
+        try:
+            made = cls(["/cpu:0"])
+        finally:
+            cls._collective_key_base = base
     if getattr(made.extended, "_collective_key_base", None) != base + 7:
         raise _broken("MirroredStrategy no longer numbers its collectives from the class's "
                       "_collective_key_base when it is made")
@@ -280,12 +298,13 @@ def mirrored_strategy(devices=None):
     do) lets a notebook make many.
     """
     cls = tf.distribute.MirroredStrategy
-    saved = cls._collective_key_base
-    cls._collective_key_base = saved + 100_000 * next(_made)
-    try:
-        return cls(devices)
-    finally:
-        cls._collective_key_base = saved
+    with _patch_lock:
+        saved = cls._collective_key_base
+        cls._collective_key_base = saved + 100_000 * next(_made)
+        try:
+            return cls(devices)
+        finally:
+            cls._collective_key_base = saved
 
 
 def _probe_fit_hooks():
@@ -574,3 +593,33 @@ PRIVATE_NAMES = {
     "keras.src.trainers.data_adapters.array_slicing.convert_to_sliceable": _probe_arrays,
     "keras.src.trainers.data_adapters.data_adapter_utils.class_weight_to_sample_weights": _probe_arrays,
 }
+
+
+# -- issue 30 item 4 (layout helper): fit's validation call to evaluate ---------------------
+def _probe_cached_eval():
+    seen = []
+
+    class Recording(keras.Model):
+        def evaluate(self, *args, **kwargs):
+            seen.append(kwargs.get("_use_cached_eval_dataset"))
+            return super().evaluate(*args, **kwargs)
+
+    inputs = keras.Input((1,))
+    model = Recording(inputs, keras.layers.Dense(1)(inputs))
+    model.compile(optimizer="sgd", loss="mse", run_eagerly=True)
+    x = tf.zeros((4, 1))
+    model.fit(x, x, batch_size=2, validation_data=(x, x), verbose=0)
+    if seen != [True]:
+        raise _broken("keras.Model.fit no longer validates through "
+                      "evaluate(..., _use_cached_eval_dataset=True)")
+
+
+@_probed(_probe_cached_eval)
+def fit_validation(kwargs):
+    """Whether `evaluate` was called by Keras's own `fit` for its validation data: Keras passes
+    the private keyword `_use_cached_eval_dataset=True` and feeds that data itself."""
+    return bool(kwargs.get("_use_cached_eval_dataset"))
+
+
+PRIVATE_NAMES["_use_cached_eval_dataset"] = _probe_cached_eval
+
