@@ -1,5 +1,6 @@
-"""Each private Keras/TensorFlow hook in gradlab/_compat.py does what it claims, measured."""
+"""Each private Keras/TensorFlow hook in gradlab/_compat/ does what it claims, measured."""
 import ast
+import contextlib
 import pathlib
 import re
 import threading
@@ -82,7 +83,7 @@ def test_gradients_already_reduced_skips_keras_second_all_reduce():
         with hook:
             dist.run(lambda: opt.apply_gradients([(tf.constant([1.0]), v)]))
     counts = {}
-    for name, hook in [("keras", _compat.contextlib.nullcontext()),
+    for name, hook in [("keras", contextlib.nullcontext()),
                        ("hooked", _compat.gradients_already_reduced(opt))]:
         graph = tf.function(lambda: apply(hook)).get_concrete_function().graph
         counts[name] = distribute.count_all_reduces(graph)
@@ -125,13 +126,14 @@ def test_output_loss_weight_reweighs_each_output_tracker_only_while_active():
 
 
 # -- every private name gradlab uses is listed in _compat.PRIVATE_NAMES, with a probe ----------
-PACKAGE = pathlib.Path(_compat.__file__).parent
+PACKAGE = pathlib.Path(_compat.__file__).parents[1]
+COMPAT = sorted(pathlib.Path(_compat.__file__).parent.glob("*.py"))
 PRIVATE_MODULES = ("keras.src", "tensorflow.python")
 # Underscored names that are no Keras/TensorFlow internals.
 NOT_KERAS = {"_exit": "os._exit", "_replace": "namedtuple's API", "_asdict": "namedtuple's API",
              "_repr_mimebundle_": "IPython's display protocol"}
 # Overrides of private Keras methods live in the class that overrides them; every other use
-# of a private name lives in _compat.py.
+# of a private name lives in _compat/.
 OUTSIDE_COMPAT = {"_maybe_symbolic_build", "_get_metrics_result_or_logs"}
 
 
@@ -252,14 +254,16 @@ def test_the_guard_fails_on_a_private_name_planted_in_a_subpackage():
     assert problems["outside _compat"] == {"_a_private_keras_keyword": ["training/planted.py"],
                                            "_iterations": ["training/planted.py"],
                                            "_compile_loss": ["training/planted.py"]}
-    del trees["_compat.py"]  # every name it lists, now used nowhere
+    for file in [f for f in trees if _in_compat(f)]:  # every name it lists, now used nowhere
+        del trees[file]
     assert set(guard_problems(trees)["listed but unused"]) >= {"_moments", "_var_key"}
 
 
 def test_every_compat_function_touching_a_private_name_runs_its_probe_first():
-    tree = ast.parse(pathlib.Path(_compat.__file__).read_text())
     probes = {p.__name__ for p in _compat.PRIVATE_NAMES.values()}
-    for fn in tree.body:
+    functions = [fn for path in COMPAT for fn in ast.parse(path.read_text()).body]
+    assert len(COMPAT) > 5 and len(functions) > 50
+    for fn in functions:
         if not isinstance(fn, ast.FunctionDef) or fn.name in probes:
             continue
         decorated = {ast.unparse(d.args[0]) for d in fn.decorator_list
@@ -290,7 +294,7 @@ def test_each_probe_holds_on_the_installed_versions():
 
 
 def test_a_broken_assumption_raises_naming_the_versions_at_first_use(monkeypatch):
-    monkeypatch.setattr(_compat, "_passed", set())
+    monkeypatch.setattr(_compat._probing, "_passed", set())
     monkeypatch.delattr(keras.layers.BatchNormalization, "_moments")
     layer = keras.layers.BatchNormalization()
     with pytest.raises(RuntimeError, match=re.escape(
@@ -302,7 +306,7 @@ def test_a_broken_assumption_raises_naming_the_versions_at_first_use(monkeypatch
 
 
 def test_a_name_gone_is_a_runtime_error_naming_the_versions_too(monkeypatch):
-    monkeypatch.setattr(_compat, "_passed", set())
+    monkeypatch.setattr(_compat._probing, "_passed", set())
     monkeypatch.delattr(keras.layers.Layer, "_flatten_layers")
     with pytest.raises(RuntimeError, match=r"AttributeError.*_flatten_layers.* \(keras " + re.escape(keras.__version__)):
         _compat.sublayers(keras.Sequential([keras.layers.Dense(1)]))
@@ -316,7 +320,7 @@ def test_fit_hooks_probe_fails_when_keras_stops_calling_an_override(monkeypatch)
         monkeypatch.setattr(self, "_maybe_symbolic_build", lambda **_: None)
         return fit(self, *args, **kwargs)
     monkeypatch.setattr(trainer.TensorFlowTrainer, "fit", fit_without_symbolic_build)
-    monkeypatch.setattr(_compat, "_passed", set())
+    monkeypatch.setattr(_compat._probing, "_passed", set())
     with pytest.raises(RuntimeError, match="_maybe_symbolic_build"):
         _compat.check_fit_hooks()
     monkeypatch.undo()
