@@ -82,6 +82,7 @@ def train(argv):
     # Bounded even if the parent is killed outright: SIGALRM's default action ends us.
     signal.alarm(int(args.timeout) + 5)
 
+    from ...core import distribute
     from ..build import build_strategy
     dist = make_multi_worker(timeout_seconds=args.timeout)
     if args.fit:
