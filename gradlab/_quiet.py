@@ -1,15 +1,21 @@
-"""Import TensorFlow without its start-up noise, so notebook outputs stay clean."""
+"""TensorFlow without its start-up noise, for the lessons and the command line that ask for it.
+
+`import gradlab` does not call this: it leaves `TF_CPP_MIN_LOG_LEVEL` and TensorFlow's logger
+as the user set them. `gradlab.lessons` calls it on import, `python -m gradlab` before its
+command runs.
+"""
 import os
 import sys
 
 
-def quiet_import_tensorflow():
-    """Import TensorFlow once with its C++ start-up logging silenced.
+def quiet():
+    """Import TensorFlow once with its C++ start-up logging silenced; its Python logger at ERROR.
 
-    `TF_CPP_MIN_LOG_LEVEL=3` hides later C++ logs (such as the CUDA probe on a machine
-    without a GPU); users who want them set the variable themselves. Lines written before
-    absl initialises its logging ignore that variable, so stderr (file descriptor 2, which
-    ipykernel forwards to the notebook) points at /dev/null during the import itself.
+    `TF_CPP_MIN_LOG_LEVEL=3` (unless already set) hides later C++ logs (such as the CUDA probe
+    on a machine without a GPU). Lines written before absl initialises its logging ignore
+    that variable, so stderr (file descriptor 2, which ipykernel forwards to the notebook)
+    points at /dev/null during the import itself. Both are changes to this process: a lesson
+    and a command want them, a library import does not.
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     if "tensorflow" in sys.modules:

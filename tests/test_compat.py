@@ -1,7 +1,9 @@
-"""Each private Keras/TensorFlow hook in gradlab/_compat.py does what it claims, measured."""
+"""Each private Keras/TensorFlow hook in gradlab/_compat/ does what it claims, measured."""
 import ast
+import contextlib
 import pathlib
 import re
+import threading
 
 import keras
 import numpy as np
@@ -27,6 +29,49 @@ def test_on_two_replicas_a_loss_is_divided_once_by_default_and_not_at_all_inside
     assert [float(v) for v in values()] == [0.5, 0.5]  # and put back
 
 
+def test_the_loss_patch_stays_while_any_thread_is_inside_it_and_goes_with_the_last():
+    from keras.src.losses import loss as keras_loss
+    keras_own = keras_loss.scale_loss_for_distribution
+    entered, leave_a, a_left, leave_b = (threading.Event() for _ in range(4))
+    seen = {}
+
+    def a():
+        with _compat.losses_not_divided_by_replicas():
+            entered.set()
+            leave_a.wait()
+        a_left.set()
+
+    def b():
+        entered.wait()
+        with _compat.losses_not_divided_by_replicas():
+            leave_a.set()
+            a_left.wait()  # A has left: the patch must hold for B
+            seen["b"] = keras_loss.scale_loss_for_distribution is not keras_own
+            leave_b.wait()
+    threads = [threading.Thread(target=a), threading.Thread(target=b)]
+    for t in threads:
+        t.start()
+    a_left.wait()
+    leave_b.set()
+    for t in threads:
+        t.join()
+    assert seen == {"b": True}
+    assert keras_loss.scale_loss_for_distribution is keras_own  # put back by the last
+
+
+def test_strategies_made_in_threads_get_key_ranges_of_their_own():
+    base = tf.distribute.MirroredStrategy._collective_key_base
+    made = []
+    threads = [threading.Thread(target=lambda: made.append(_compat.mirrored_strategy(DEVICES)))
+               for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    keys = [m.extended._collective_key_base for m in made]
+    assert len(set(keys)) == 4 and tf.distribute.MirroredStrategy._collective_key_base == base
+
+
 def test_gradients_already_reduced_skips_keras_second_all_reduce():
     dist = distribute.make_distribution(DEVICES)
     with dist.scope():
@@ -38,7 +83,7 @@ def test_gradients_already_reduced_skips_keras_second_all_reduce():
         with hook:
             dist.run(lambda: opt.apply_gradients([(tf.constant([1.0]), v)]))
     counts = {}
-    for name, hook in [("keras", _compat.contextlib.nullcontext()),
+    for name, hook in [("keras", contextlib.nullcontext()),
                        ("hooked", _compat.gradients_already_reduced(opt))]:
         graph = tf.function(lambda: apply(hook)).get_concrete_function().graph
         counts[name] = distribute.count_all_reduces(graph)
@@ -81,13 +126,14 @@ def test_output_loss_weight_reweighs_each_output_tracker_only_while_active():
 
 
 # -- every private name gradlab uses is listed in _compat.PRIVATE_NAMES, with a probe ----------
-PACKAGE = pathlib.Path(_compat.__file__).parent
+PACKAGE = pathlib.Path(_compat.__file__).parents[1]
+COMPAT = sorted(pathlib.Path(_compat.__file__).parent.glob("*.py"))
 PRIVATE_MODULES = ("keras.src", "tensorflow.python")
 # Underscored names that are no Keras/TensorFlow internals.
 NOT_KERAS = {"_exit": "os._exit", "_replace": "namedtuple's API", "_asdict": "namedtuple's API",
              "_repr_mimebundle_": "IPython's display protocol"}
 # Overrides of private Keras methods live in the class that overrides them; every other use
-# of a private name lives in _compat.py.
+# of a private name lives in _compat/.
 OUTSIDE_COMPAT = {"_maybe_symbolic_build", "_get_metrics_result_or_logs"}
 
 
@@ -113,6 +159,9 @@ def _defined_by_gradlab(trees):
         keras_classes = {id(n) for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and _keras_base(n)}
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef) and id(node) in keras_classes:
+                base = _keras_base(node)  # a method its Keras base lacks is gradlab's own
+                names.update(f.name for f in node.body
+                             if isinstance(f, ast.FunctionDef) and not hasattr(base, f.name))
                 continue
             if isinstance(node, ast.ClassDef):
                 names.update(f.name for f in node.body if isinstance(f, ast.FunctionDef))
@@ -161,11 +210,19 @@ def private_uses(tree):
 
 
 def _gradlab_sources():
-    return {p.name: ast.parse(p.read_text()) for p in sorted(PACKAGE.glob("*.py"))}
+    """Every module of the package, subpackages included, by its path (`training/fit.py`)."""
+    return {p.relative_to(PACKAGE).as_posix(): ast.parse(p.read_text())
+            for p in sorted(PACKAGE.rglob("*.py"))}
 
 
-def test_every_private_name_gradlab_uses_is_listed_with_a_probe_and_used_only_in_compat():
-    trees = _gradlab_sources()
+def _in_compat(file):
+    return file == "_compat.py" or file.startswith("_compat/")
+
+
+def guard_problems(trees):
+    """What the guard refuses in `trees` ({path: module}): private Keras/TensorFlow names used
+    but not in `_compat.PRIVATE_NAMES` (so with no probe), names listed but no longer used, and
+    names used outside `_compat` (other than the overrides in `OUTSIDE_COMPAT`)."""
     own = _defined_by_gradlab(trees)
     assert not own & set(_compat.PRIVATE_NAMES)  # else a use of a Keras name could pass as gradlab's
     found = {}
@@ -173,15 +230,40 @@ def test_every_private_name_gradlab_uses_is_listed_with_a_probe_and_used_only_in
         for name, node in private_uses(tree):
             if name not in own and name not in NOT_KERAS:
                 found.setdefault(name, set()).add(file)
-    assert sorted(found) == sorted(_compat.PRIVATE_NAMES)
-    elsewhere = {name: files - {"_compat.py"} for name, files in found.items() if files - {"_compat.py"}}
-    assert set(elsewhere) <= OUTSIDE_COMPAT, elsewhere
+    outside = {name: sorted(f for f in files if not _in_compat(f)) for name, files in found.items()
+               if name not in OUTSIDE_COMPAT and any(not _in_compat(f) for f in files)}
+    return {"unlisted": {n: sorted(f) for n, f in found.items() if n not in _compat.PRIVATE_NAMES},
+            "listed but unused": sorted(set(_compat.PRIVATE_NAMES) - set(found)),
+            "outside _compat": outside}
+
+
+def test_every_private_name_gradlab_uses_is_listed_with_a_probe_and_used_only_in_compat():
+    trees = _gradlab_sources()
+    assert {"training/fit.py", "core/engine.py", "studies/runs/pitfalls.py"} <= set(trees)
+    assert guard_problems(trees) == {"unlisted": {}, "listed but unused": [], "outside _compat": {}}
+
+
+def test_the_guard_fails_on_a_private_name_planted_in_a_subpackage():
+    trees = _gradlab_sources()
+    trees["training/planted.py"] = ast.parse(
+        "def f(model, opt, kwargs):\n"
+        "    kwargs.get('_a_private_keras_keyword')\n"  # unlisted, as issue 30 found one
+        "    return opt._iterations, model._compile_loss\n")  # listed, but used outside _compat
+    problems = guard_problems(trees)
+    assert problems["unlisted"] == {"_a_private_keras_keyword": ["training/planted.py"]}
+    assert problems["outside _compat"] == {"_a_private_keras_keyword": ["training/planted.py"],
+                                           "_iterations": ["training/planted.py"],
+                                           "_compile_loss": ["training/planted.py"]}
+    for file in [f for f in trees if _in_compat(f)]:  # every name it lists, now used nowhere
+        del trees[file]
+    assert set(guard_problems(trees)["listed but unused"]) >= {"_moments", "_var_key"}
 
 
 def test_every_compat_function_touching_a_private_name_runs_its_probe_first():
-    tree = ast.parse(pathlib.Path(_compat.__file__).read_text())
     probes = {p.__name__ for p in _compat.PRIVATE_NAMES.values()}
-    for fn in tree.body:
+    functions = [fn for path in COMPAT for fn in ast.parse(path.read_text()).body]
+    assert len(COMPAT) > 5 and len(functions) > 50
+    for fn in functions:
         if not isinstance(fn, ast.FunctionDef) or fn.name in probes:
             continue
         decorated = {ast.unparse(d.args[0]) for d in fn.decorator_list
@@ -212,7 +294,7 @@ def test_each_probe_holds_on_the_installed_versions():
 
 
 def test_a_broken_assumption_raises_naming_the_versions_at_first_use(monkeypatch):
-    monkeypatch.setattr(_compat, "_passed", set())
+    monkeypatch.setattr(_compat._probing, "_passed", set())
     monkeypatch.delattr(keras.layers.BatchNormalization, "_moments")
     layer = keras.layers.BatchNormalization()
     with pytest.raises(RuntimeError, match=re.escape(
@@ -224,7 +306,7 @@ def test_a_broken_assumption_raises_naming_the_versions_at_first_use(monkeypatch
 
 
 def test_a_name_gone_is_a_runtime_error_naming_the_versions_too(monkeypatch):
-    monkeypatch.setattr(_compat, "_passed", set())
+    monkeypatch.setattr(_compat._probing, "_passed", set())
     monkeypatch.delattr(keras.layers.Layer, "_flatten_layers")
     with pytest.raises(RuntimeError, match=r"AttributeError.*_flatten_layers.* \(keras " + re.escape(keras.__version__)):
         _compat.sublayers(keras.Sequential([keras.layers.Dense(1)]))
@@ -238,7 +320,7 @@ def test_fit_hooks_probe_fails_when_keras_stops_calling_an_override(monkeypatch)
         monkeypatch.setattr(self, "_maybe_symbolic_build", lambda **_: None)
         return fit(self, *args, **kwargs)
     monkeypatch.setattr(trainer.TensorFlowTrainer, "fit", fit_without_symbolic_build)
-    monkeypatch.setattr(_compat, "_passed", set())
+    monkeypatch.setattr(_compat._probing, "_passed", set())
     with pytest.raises(RuntimeError, match="_maybe_symbolic_build"):
         _compat.check_fit_hooks()
     monkeypatch.undo()

@@ -80,7 +80,7 @@ def test_the_engine_runs_without_the_lab_extra():
                     raise ImportError(f"blocked: {{name}} is in the [lab] extra")
         sys.meta_path.insert(0, Block())
         import numpy as np, keras, gradlab as gl
-        import gradlab.__main__, gradlab.studies.multiworker, gradlab.studies.data
+        import gradlab.__main__, gradlab.studies.distributed.multiworker, gradlab.studies.data
         x = np.random.default_rng(0).normal(size=(16, 3)).astype("float32")
         model = gl.AccumulatingModel(keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)]),
                                      accum_steps=2)

@@ -14,7 +14,7 @@ import dataclasses
 
 import tensorflow as tf
 
-from ..core.microbatch import micro_batches
+from .weights import micro_batches
 from .classic_graph import ClassicGraph
 from .model import check_model_args, single_device
 

@@ -15,7 +15,7 @@ import numpy as np
 import tensorflow as tf
 
 from ..core.host_average import host_average
-from ..core.microbatch import micro_batches
+from .weights import micro_batches
 from .classic_graph import ClassicGraph
 from .model import check_model_args, single_device
 

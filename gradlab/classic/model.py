@@ -17,7 +17,7 @@ import numpy as np
 import tensorflow as tf
 
 from ..core.gradients import densify
-from ..core.optimizers import make_optimizer as make_keras_optimizer, settings
+from .optimizers import make_optimizer as make_keras_optimizer, settings
 
 v1 = tf.compat.v1
 
@@ -59,7 +59,7 @@ def mean_loss(model, x, y, scale=None):
 def make_optimizer(optimizer, lr, **optimizer_args):
     """A `tf.compat.v1.train` optimizer: 'sgd', 'momentum', 'adam', or a zero-argument builder.
 
-    Names and defaults come from `gradlab.core.optimizers` (momentum 0.9; Adam's `epsilon` is
+    Names and defaults come from `gradlab.classic.optimizers` (momentum 0.9; Adam's `epsilon` is
     Keras's 1e-7, TF1's own default was 1e-8), so a TF1 graph and `keras_optimizer(...)`
     make the same update.
 
@@ -77,7 +77,7 @@ def make_optimizer(optimizer, lr, **optimizer_args):
 
 def keras_optimizer(optimizer, lr, **optimizer_args):
     """The Keras optimizer that makes the same update as `make_optimizer(optimizer, lr)`:
-    `gradlab.core.optimizers.make_optimizer`.
+    `gradlab.classic.optimizers.make_optimizer`.
 
     Momentum: TF1 keeps `a = m a + g; w -= lr a`, Keras `v = m v - lr g; w += v`
     (`v = -lr a`): the same update while `lr` is constant.

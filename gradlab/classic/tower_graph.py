@@ -14,6 +14,7 @@ import dataclasses
 
 import tensorflow as tf
 
+from . import tower_average
 from ..core import towers
 from ..core.microbatch import batch_size, check_batch, check_count
 from .classic_graph import ClassicGraph
@@ -97,7 +98,7 @@ def build_towers(num_towers=2, devices=None, model="mlp", lr=0.1, optimizer="sgd
         with tf.name_scope("loss"):  # (c_t / k) loss_t = (n_t / B) loss_t
             loss = tf.add_n([l * s / num_towers for l, s in zip(tower_losses, scale)])
         with tf.name_scope("average"):
-            averaged = towers.average_gradients(tower_grads)
+            averaged = tower_average.average_gradients(tower_grads)
         with tf.name_scope("apply"):
             train_step = opt.apply_gradients(averaged)
         init = v1.global_variables_initializer()

@@ -45,27 +45,6 @@ def make_distribution(devices=None):
     return _compat.mirrored_strategy(devices)
 
 
-def make_multi_worker(timeout_seconds=None):
-    """`tf.distribute.MultiWorkerMirroredStrategy` for the cluster that `TF_CONFIG` describes.
-
-        TF_CONFIG = {"cluster": {"worker": ["host0:port", "host1:port"]},
-                     "task": {"type": "worker", "index": 0}}      # this process: worker 0
-
-    Every worker runs the same program on the same global batches; each takes its shard.
-    On CPUs each worker is one replica; on GPUs, one replica per local GPU.
-
-    Args:
-        timeout_seconds: bound on every collective, so that a dead peer ends in an error
-            instead of a hang; None waits forever.
-    Returns:
-        a `tf.distribute.MultiWorkerMirroredStrategy` (call once per process, first thing).
-
-    Lesson: notebooks/07-beyond-one-machine.ipynb
-    """
-    options = tf.distribute.experimental.CommunicationOptions(timeout_seconds=timeout_seconds)
-    return tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
-
-
 def replica_loss_factor(distribution, loss_fn, y, pred):
     """`loss_fn(y, pred)` outside any strategy, divided by the same inside a replica.
 

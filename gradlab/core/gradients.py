@@ -11,9 +11,6 @@ import numbers
 
 import tensorflow as tf
 
-# Loss terms lived here before 0.2; lessons and users import them from here for one release.
-from .loss_terms import loss_and_grads, loss_terms, mean_loss  # noqa: F401
-
 
 def densify(grads):
     """Dense gradients: `tf.IndexedSlices` (from `Embedding`, `gather`) become tensors.

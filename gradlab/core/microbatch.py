@@ -1,18 +1,14 @@
-"""Split one effective batch into micro-batches, and weight them so they add up to it.
+"""Split one effective batch into micro-batches: their sizes, offsets and slices, checked.
 
-The rule every strategy in gradlab relies on::
+    split_sizes(10, 3) == [4, 3, 3];   offsets([4, 3, 3]) == [0, 4, 7]
 
-    mean over B examples = sum_i (n_i / B) * (mean over micro-batch i),   B = n_1 + ... + n_k
-
-With equal sizes every weight is 1/k and this is the familiar "mean of the means".
-With unequal sizes (the last partial batch) the plain mean of means over-weights the
-small micro-batch; weighting by example count keeps it equal to the large batch.
+The engine sums each micro-batch's loss and divides once (`loss_terms`, `normaliser`); the
+weights n_i / B of the founding texts are `gradlab.classic.weights`.
 
 Lesson: notebooks/01-why-average.ipynb
 """
 from __future__ import annotations
 
-import argparse
 import numbers
 
 import numpy as np
@@ -32,19 +28,6 @@ def check_count(name, value, minimum=1):
     if value > MAX_COUNT:
         raise ValueError(f"{name} must be at most {MAX_COUNT} (TensorFlow counts in int32), got {value!r}")
     return int(value)
-
-
-def parse_counts(text):
-    """`"1,5,10"` -> `[1, 5, 10]`: the `--accum`/`--sweep` lists of the command line (an
-    `argparse` type: bad text is an ArgumentTypeError that names it)."""
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers like 1,5,10,20, "
-                                         f"got {text!r}") from None
-    if not values or any(v < 1 for v in values):
-        raise argparse.ArgumentTypeError(f"expected positive integers like 1,5,10,20, got {text!r}")
-    return values
 
 
 def split_sizes(batch, accum_steps):
@@ -87,29 +70,10 @@ def offsets(sizes):
     return [int(s) for s in np.cumsum([0] + list(sizes[:-1]))]
 
 
-def weights(sizes):
-    """`w_i = n_i / (n_1 + ... + n_k)`: the weight of micro-batch i's mean loss or gradient."""
-    sizes = np.asarray(sizes, dtype=np.float64)
-    return sizes / sizes.sum()
-
-
 def slices(parts, sizes):
     """Consecutive slices of `parts` (an array, or a nest of them) of `sizes` rows each: the
     one micro-batch loop of everything that runs micro-batches from Python."""
     return [take(parts, o, n) for o, n in zip(offsets(sizes), sizes)]
-
-
-def micro_batches(x, y, accum_steps):
-    """Slice `(x, y)` into `accum_steps` micro-batches with their weights.
-
-    Args:
-        x, y: arrays (or tensors) with the same first dimension.
-        accum_steps: number of micro-batches.
-    Returns:
-        list of `(x_i, y_i, w_i)` with `w_i = n_i / B`.
-    """
-    sizes = split_sizes(batch_size(x, y), accum_steps)
-    return [(x_i, y_i, w) for (x_i, y_i), w in zip(slices((x, y), sizes), weights(sizes))]
 
 
 def take(a, start, n):

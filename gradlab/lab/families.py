@@ -15,7 +15,7 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.ticker import NullLocator
 
-from ..studies.plots import finite
+from ..studies.figures.plots import finite
 from ..studies.stats import mean_std
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.figure import Figure
 
-from ..studies.plots import finite
+from ..studies.figures.plots import finite
 from . import curves, families
 from .settings import X_AXES
 

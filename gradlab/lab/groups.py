@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..studies import experiments
+from ..studies.runs import run_result
 from .curves import reference_difference
 from .families import setting_tag
 from .settings import large_batch_twin
@@ -142,6 +142,6 @@ class Groups:
                     continue
                 found = by_config.get(twin) or g.reference.get(twin.seed)
                 if found is None or found.config != twin:
-                    found = experiments.cached_result(self.cache, twin)
+                    found = run_result.cached_result(self.cache, twin)
                 if found is not None:
                     g.reference[twin.seed] = found

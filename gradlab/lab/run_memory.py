@@ -42,7 +42,7 @@ def allocator_peak(config, cache=None, updates=3):
     """The fresh-process allocator peak of `config`'s settings, from `cache` if it is there.
 
     Args:
-        config: an `experiments.RunConfig`.
+        config: an `RunConfig`.
         cache: a `ResultCache` (None: no cache); a measurement is stored, a failure is not.
         updates: measured updates after the first.
     Returns:
@@ -75,7 +75,7 @@ def repeated_peaks(config, repeats=3, cache=None, updates=3):
 
 def _settings(config):
     """The fields of `config` that decide memory (the cache key), checked to be a RunConfig."""
-    from ..studies.experiments import RunConfig
+    from ..studies.runs.run_config import RunConfig
     if not isinstance(config, RunConfig):
         raise TypeError(f"config must be an experiments.RunConfig, got {config!r}")
     return {f: getattr(config, f) for f in MEMORY_FIELDS}
@@ -115,7 +115,7 @@ def measure(config, updates=3):
     import tensorflow as tf
 
     from ..studies.data import load_mnist
-    from ..studies.run_loop import run_strategy, sample_order
+    from ..studies.runs.run_loop import run_strategy, sample_order
 
     gpus = tf.config.list_physical_devices("GPU")
     for gpu in gpus:
@@ -135,5 +135,7 @@ def measure(config, updates=3):
 
 
 if __name__ == "__main__":
-    from ..studies.experiments import RunConfig
+    from .._quiet import quiet
+    quiet()  # the parent reads this process's stdout
+    from ..studies.runs.run_config import RunConfig
     print(json.dumps(measure(RunConfig(**json.loads(sys.argv[1])), int(sys.argv[2]))))

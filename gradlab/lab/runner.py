@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from ..studies import experiments
+from ..studies.runs import experiments, run_loop, run_result
 from . import run_memory
 from .groups import Groups
 
@@ -132,7 +132,7 @@ class Runner:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 return job()
-        except experiments.Stopped as e:
+        except run_loop.Stopped as e:
             self.say(f"Stopped after {e.updates} of {e.config.updates} updates "
                      f"(seed {e.config.seed}): nothing of it was cached.", ERROR)
             self.listener.progress(None, None, "warning")
@@ -159,7 +159,7 @@ class Runner:
         what = (f"{group.label.split(' (')[0]}, seeds {configs[0].seed}"
                 + (f"-{configs[-1].seed}" if len(configs) > 1 else ""))
         start = time.perf_counter()
-        found = [experiments.cached_result(self.cache, c) for c in configs]
+        found = [run_result.cached_result(self.cache, c) for c in configs]
         todo = [c for c, r in zip(configs, found) if r is None]
         for r in found:  # seeds run before stay: more seeds only ever add to the band
             if r is not None:

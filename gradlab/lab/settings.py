@@ -16,7 +16,7 @@ from types import MappingProxyType
 
 from ..core.microbatch import check_count
 from ..core.towers import local_devices
-from ..studies import experiments
+from ..studies.runs import run_config
 from ..training.strategies import DEVICE_STRATEGIES, STRATEGIES
 
 MAX_ACCUM_STEPS = 32
@@ -114,13 +114,13 @@ def batch_text(name, accum_steps, micro_batch):
 
 
 def configs(strategy, accum_steps, micro_batch, lr, seeds, name, seed=0, **fixed):
-    """One `experiments.RunConfig` per seed (seed, seed + 1, ...), ValueError if impossible.
+    """One `run_config.RunConfig` per seed (seed, seed + 1, ...), ValueError if impossible.
 
     lr is rounded to the 3 digits its slider shows: what you read is what runs, and a
     slider position always maps to the same cache entry.
     """
     fields = setting_fields(name, accum_steps)
-    return [experiments.RunConfig(strategy=strategy, accum_steps=accum_steps,
+    return [run_config.RunConfig(strategy=strategy, accum_steps=accum_steps,
                                   micro_batch=micro_batch, lr=float(f"{lr:.3g}"), seed=seed + s,
                                   **fields, **fixed)
             for s in range(seeds)]
@@ -157,7 +157,7 @@ def check_start(strategy, accum_steps, micro_batch, lr, seeds, name, x, seed=0, 
                 **fixed):
     """The lab's starting values, checked before any widget or training: a TypeError or
     ValueError that names the bad value; returns the strategies the dropdown offers."""
-    experiments.RunConfig(strategy=strategy, accum_steps=accum_steps, micro_batch=micro_batch,
+    run_config.RunConfig(strategy=strategy, accum_steps=accum_steps, micro_batch=micro_batch,
                           lr=lr, seed=seed, **setting_fields(name, accum_steps), **fixed)
     if accum_steps > MAX_ACCUM_STEPS or micro_batch > MAX_MICRO_BATCH:
         raise ValueError(f"the sliders reach accum_steps={MAX_ACCUM_STEPS} and "

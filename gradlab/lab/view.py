@@ -38,7 +38,7 @@ class Lab:
         setting: a key of `settings.SETTINGS`: "exact", or a way accumulation can differ.
         x: the x axis of the curves: "updates", "examples" or "seconds".
         updates, optimizer, model, seed, sampling, eval_every: the rest of each
-            `experiments.RunConfig` (fixed for this lab). `sampling="paired"` gives every
+            `RunConfig` (fixed for this lab). `sampling="paired"` gives every
             configuration with the same effective batch N*b the same examples per update.
         strategies: the dropdown's choices (default `settings.available_strategies()`).
         cache: True (the default cache, `$GRADLAB_CACHE` or .gradlab-cache), False, or a
@@ -101,7 +101,7 @@ class Lab:
         return self.runner.groups.current
 
     def configs(self, strategy=None, setting=None):
-        """One `experiments.RunConfig` per seed, as the controls describe (ValueError if
+        """One `RunConfig` per seed, as the controls describe (ValueError if
         invalid; `settings.configs`)."""
         return settings.configs(strategy or self.strategy.value, self.accum_steps.value,
                                 self.micro_batch.value, self.lr.value, self.seeds.value,

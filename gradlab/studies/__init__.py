@@ -1,2 +1,1 @@
-"""Experiments on the engine: data and models, runs, the accuracy table, noise, benchmarks,
-multi-worker runs, statistics, the result cache and the lessons' plots."""
+"""Experiments on the engine; here what they share (data, models, a strategy from names, the cache, statistics, memory), below them runs/, bench/, distributed/ and figures/."""

@@ -16,7 +16,7 @@ import keras
 
 from ..core.microbatch import check_count
 from .models import MODELS, make_model
-from ..core.optimizers import check_lr, make_optimizer, settings
+from ..classic.optimizers import check_lr, make_optimizer, settings
 from ..training.strategies import make_strategy
 
 
@@ -25,7 +25,7 @@ def parts(model="mlp", optimizer="sgd", lr=0.1, seed=0, batchnorm=False):
 
     Args:
         model: one of `gradlab.studies.models.MODELS`.
-        optimizer: one of `gradlab.core.optimizers.OPTIMIZERS`.
+        optimizer: one of `gradlab.classic.optimizers.OPTIMIZERS`.
         lr: the learning rate, a positive number or a Keras `LearningRateSchedule`.
         seed: the initial weights (`make_model(model, seed)`).
         batchnorm: build the model with a BatchNormalization layer (`make_model`).

@@ -145,7 +145,7 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
 
     def evaluate(self, x=None, y=None, *args, **kwargs):
         """`keras.Model.evaluate` in micro-batches; arrays by row index (`fit_rows`)."""
-        if kwargs.get("_use_cached_eval_dataset"):  # fit's validation: fit feeds it
+        if _compat.fit_validation(kwargs):  # fit's validation: fit feeds it
             return super().evaluate(x, y, *args, **kwargs)
         arguments = fit_rows.arguments_of(keras.Model.evaluate, self, (x, y, *args), kwargs)
         extra = arguments.pop("kwargs")

@@ -90,7 +90,7 @@ def make_strategy(name, model, loss_fn, optimizer, accum_steps=1, devices=None, 
             the update, `contract.split_holds`: "first", the default, the first update after
             the strategy is built or retraced; "every", every update).
     Returns:
-        a `Step`; `step(x, y)` makes one update and returns its mean loss as a float.
+        a `Strategy`; `step(x, y)` makes one update and returns its mean loss as a float.
 
     All arguments are checked before any TensorFlow work.
     """

@@ -219,7 +219,6 @@ class Strategy:
                 f"model={self.model.name!r} optimizer={type(self.optimizer).__name__}>")
 
 
-Step = Strategy  # the name before 0.2; lessons and users may rely on it for one release
 
 
 def _in_scope(optimizer):

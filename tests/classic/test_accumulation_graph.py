@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from gradlab.classic.accumulation_graph import build_accumulation
-from gradlab.core.microbatch import micro_batches
+from gradlab.classic.weights import micro_batches
 from classic_reference import (LR, WALK_GRAD_W, WALK_W_AFTER, WALK_X, WALK_Y, assert_applies,
                                assert_bad_batch_changes_nothing, assert_equals_large_batch, batches,
                                linear, very_uneven_case)

@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 
 from gradlab.classic.tower_graph import build_towers
-from gradlab.core import towers
+from gradlab.classic import tower_average
 from classic_reference import (LR, WALK_W_AFTER, WALK_X, WALK_Y, assert_applies,
                                assert_bad_batch_changes_nothing, assert_equals_large_batch, batches,
                                linear, very_uneven_case)
@@ -64,8 +64,8 @@ def test_tower_graph_averages_with_average_gradients(monkeypatch):
         calls.append((tower_grads, counts))
         return average_gradients(tower_grads, counts)
 
-    average_gradients = towers.average_gradients
-    monkeypatch.setattr(towers, "average_gradients", spy)
+    average_gradients = tower_average.average_gradients
+    monkeypatch.setattr(tower_average, "average_gradients", spy)
     parts = build("momentum")
     assert len(calls) == 1 and len(calls[0][0]) == 2 and calls[0][1] is None
     assert [g for g, _ in parts.averaged] == parts.grads

@@ -4,7 +4,7 @@ import tensorflow as tf
 
 from gradlab.core.accumulate import Accumulators, Sums, fused_grads, loop_sum
 from gradlab.core.microbatch import split_sizes
-from gradlab.core.gradients import loss_and_grads, loss_terms
+from gradlab.core.loss_terms import loss_and_grads, loss_terms
 
 
 def _linear():
@@ -57,7 +57,7 @@ def test_fused_grads_equal_the_large_batch_gradient_for_uneven_micro_batches():
     np.testing.assert_allclose(float(loss), float(big_loss), rtol=1e-6)
     for g, b in zip(grads, big):
         np.testing.assert_allclose(g.numpy(), b.numpy(), rtol=1e-5, atol=1e-7)
-    # Sizes as a constant tensor (as gradlab.studies.noise passes them) are read at trace time.
+    # Sizes as a constant tensor (as gradlab.studies.runs.noise passes them) are read at trace time.
     sizes = tf.constant([4, 4, 3])
     loss, grads = tf.function(lambda x, y: fused_grads(model, loss_fn, x, y, sizes))(x, y)
     np.testing.assert_allclose(float(loss), float(big_loss), rtol=1e-6)

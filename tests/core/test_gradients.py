@@ -2,7 +2,8 @@ import numpy as np
 import keras
 import tensorflow as tf
 
-from gradlab.core.gradients import apply_update, densify, loss_and_grads, mean_loss
+from gradlab.core.gradients import apply_update, densify
+from gradlab.core.loss_terms import loss_and_grads, mean_loss
 
 
 def test_per_example_and_mean_losses_agree_and_regularisation_counts_once():

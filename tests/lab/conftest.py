@@ -2,7 +2,7 @@
 import pytest
 
 from gradlab.lab import view
-from gradlab.studies import experiments
+from gradlab.studies.runs import experiments
 
 from lab_stubs import drawn, stub_train
 

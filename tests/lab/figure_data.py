@@ -3,7 +3,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from gradlab.studies.experiments import RunConfig, RunResult
+from gradlab.studies.runs.run_config import RunConfig
+from gradlab.studies.runs.run_result import RunResult
 
 UPDATES = 40
 

@@ -1,7 +1,7 @@
 """A stand-in for `experiments.train` without TensorFlow, for the lab's tests."""
 import numpy as np
 
-from gradlab.studies import experiments, noise
+from gradlab.studies.runs import experiments, noise, run_loop, run_result
 
 
 def stub_losses(config):
@@ -25,7 +25,7 @@ def stub_train(config, bar=None, callback=None, every=10, stop=None):
 
     def result(t):
         done = [u for u in evals if u <= t]
-        return experiments.RunResult(config, losses[:t].copy(), np.asarray(done),
+        return run_result.RunResult(config, losses[:t].copy(), np.asarray(done),
                                      np.full(len(done), stub_accuracy(config)), stub_accuracy(config),
                                      1e-3, 1e-3 * t, noise.loss_noise(losses[:t])._asdict())
 
@@ -33,7 +33,7 @@ def stub_train(config, bar=None, callback=None, every=10, stop=None):
         if bar is not None:
             bar.update(1)
         if stop is not None and stop.is_set() and t < config.updates:
-            raise experiments.Stopped(config, t)
+            raise run_loop.Stopped(config, t)
         if callback is not None and (t % every == 0 or t == config.updates):
             callback(result(t))
     return result(config.updates), None

@@ -4,7 +4,7 @@ import dataclasses
 import numpy as np
 
 from gradlab.lab.groups import PALETTE, Group, Groups
-from gradlab.studies import experiments
+from gradlab.studies.runs import experiments, run_config
 from gradlab.studies.cache import ResultCache
 
 from lab_stubs import stub_train
@@ -13,7 +13,7 @@ TINY = dict(updates=20, eval_every=10, sampling="paired")
 
 
 def result(seed=0, strategy="fused", n=4, b=5, updates=20, **setting):
-    config = experiments.RunConfig(strategy=strategy, accum_steps=n, micro_batch=b, seed=seed,
+    config = run_config.RunConfig(strategy=strategy, accum_steps=n, micro_batch=b, seed=seed,
                                    lr=0.1, updates=20, eval_every=10, sampling="paired", **setting)
     r, _ = stub_train(config)
     return r if updates == 20 else dataclasses.replace(r, losses=r.losses[:updates])

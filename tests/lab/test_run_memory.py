@@ -4,7 +4,7 @@ import pytest
 
 from gradlab.lab import run_memory
 from gradlab.studies.cache import ResultCache
-from gradlab.studies.experiments import RunConfig
+from gradlab.studies.runs.run_config import RunConfig
 from gradlab.studies.models import make_model
 
 

@@ -7,7 +7,7 @@ import pytest
 from gradlab.lab import runner as runner_module
 from gradlab.lab import settings
 from gradlab.lab.runner import Listener, Runner
-from gradlab.studies import experiments
+from gradlab.studies.runs import experiments
 from gradlab.studies.cache import ResultCache
 
 from lab_stubs import stub_accuracy, stub_losses, stub_train

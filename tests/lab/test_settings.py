@@ -2,7 +2,7 @@
 import pytest
 
 from gradlab.lab import settings
-from gradlab.studies.experiments import RunConfig
+from gradlab.studies.runs.run_config import RunConfig
 
 TINY = dict(updates=20, eval_every=10, sampling="paired")
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gradlab.lab import Lab, figures, runner, settings, view
-from gradlab.studies import experiments
+from gradlab.studies.runs import experiments, run_config
 from gradlab.studies.cache import ResultCache
 
 from lab_stubs import stub_accuracy, stub_losses, stub_train
@@ -50,7 +50,7 @@ def test_run_trains_shows_progress_and_redraws_while_training(tmp_path, stub, qu
     assert group is not None, lab.status.value
     assert not group.cached and group.seeds == [0]
     result, = group.results
-    config = experiments.RunConfig(strategy="accumulate", accum_steps=2, micro_batch=8, lr=0.1,
+    config = run_config.RunConfig(strategy="accumulate", accum_steps=2, micro_batch=8, lr=0.1,
                                    sampling="paired", **TINY)
     assert stub == [config] and result.config == config
     np.testing.assert_array_equal(result.losses, stub_losses(config))
@@ -159,9 +159,9 @@ def test_measure_runs_the_large_batch_gradlab_and_the_naive_way_and_says_how_far
     large, fused, keras = lab.measure()
 
     common = dict(lr=0.1, sampling="paired", schedule="cosine", **TINY)
-    assert stub == [experiments.RunConfig(strategy="large_batch", accum_steps=1, micro_batch=20, **common),
-                    experiments.RunConfig(strategy="fused", accum_steps=4, micro_batch=5, **common),
-                    experiments.RunConfig(strategy="keras", accum_steps=4, micro_batch=5, **common)]
+    assert stub == [run_config.RunConfig(strategy="large_batch", accum_steps=1, micro_batch=20, **common),
+                    run_config.RunConfig(strategy="fused", accum_steps=4, micro_batch=5, **common),
+                    run_config.RunConfig(strategy="keras", accum_steps=4, micro_batch=5, **common)]
     assert [g.config for g in (large, fused, keras)] == stub
     assert fused.difference()[1] == 0.0
     worst = np.max(np.abs(stub_losses(stub[2]) - stub_losses(stub[0])))
@@ -179,7 +179,7 @@ def test_measure_shows_keras_under_a_schedule_differs_and_gradlab_does_not(tmp_p
     assert measured is not None, (lab.status.value, lab.log.outputs)
     large, fused, keras = measured
 
-    assert large.config == experiments.RunConfig(strategy="large_batch", accum_steps=1,
+    assert large.config == run_config.RunConfig(strategy="large_batch", accum_steps=1,
                                                  micro_batch=20, lr=0.1, sampling="paired",
                                                  schedule="cosine", **TINY)
     assert fused.difference()[1] < 1e-5

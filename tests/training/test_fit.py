@@ -507,7 +507,7 @@ def test_mirrored_per_output_losses_are_the_global_batch_means():
 def test_multi_worker_fit_two_processes():
     # 2 worker processes on 127.0.0.1 with MultiWorkerMirroredStrategy, batches of 31 split
     # 16 + 15; the reference is Keras's plain fit in this process.
-    from gradlab.studies import multiworker
+    from gradlab.studies.distributed import multiworker
     result = multiworker.run(workers=2, accum_steps=3, updates=2, batch=31, timeout=300, fit=True)
     assert result["shards"] == [16, 15] and result["all_reduces_per_update"] == 1.0, result
     assert result["max_abs_diff"] < 1e-6 and result["max_loss_diff"] < 1e-5, result

@@ -1,0 +1,37 @@
+"""Every private Keras/TensorFlow name gradlab relies on, by Keras subsystem, each checked at
+first use.
+
+Keras 3 and TensorFlow offer no public switch for what these do. Each function says what it
+assumes; the first call runs a small probe of that assumption and raises a RuntimeError that
+names the installed versions if it no longer holds, instead of training silently wrong.
+Keras internals are imported lazily, here only: importing gradlab does not depend on them.
+`PRIVATE_NAMES` lists every private name gradlab uses, each with its probe (each module
+lists its own, beside the functions that use them); tests/test_compat.py
+checks the list against the source.
+
+Tested with `TESTED` (pyproject.toml says which versions it accepts).
+"""
+from . import data_adapters, distribute, layers, losses, optimizers, trainer
+from ._probing import TESTED, _in_a_fresh_thread  # noqa: F401
+from .data_adapters import fit_arrays  # noqa: F401
+from .distribute import mirrored_strategy, reducible_by_keras, tf_initialised  # noqa: F401
+from .layers import keras_mask, sublayers, batchnorm_moments, slice_rows, with_keras_mask  # noqa: F401
+from .losses import losses_not_divided_by_replicas  # noqa: F401
+from .optimizers import (  # noqa: F401
+    gradients_already_reduced,
+    optimizer_chain,
+    counters,
+    keras_accumulators,
+    ema_variables,
+    optimizer_knows)
+from .trainer import (  # noqa: F401
+    check_fit_hooks,
+    first_replica_batch,
+    symbolic_build,
+    loss_tracker,
+    output_loss_trackers,
+    output_loss_weight,
+    fit_validation)
+
+PRIVATE_NAMES = {**data_adapters.PRIVATE_NAMES, **distribute.PRIVATE_NAMES, **layers.PRIVATE_NAMES,
+                 **losses.PRIVATE_NAMES, **optimizers.PRIVATE_NAMES, **trainer.PRIVATE_NAMES}

@@ -1,0 +1,80 @@
+"""The names the lessons use, in one place: `from gradlab.lessons import load_mnist, plots`.
+
+    from gradlab.lessons import load_mnist, make_model   # first: TensorFlow, quietly
+    import gradlab as gl
+
+Importing this module imports TensorFlow with its start-up logs silenced (`quiet`), so a
+lesson's outputs stay clean; `import gradlab` alone leaves TensorFlow's logging as the user
+set it. Each name is imported from its home on first use, so a lesson pays only for what it
+uses and a module that moves inside gradlab changes this table, not the notebooks.
+
+Lesson: every notebook in notebooks/ and app/lab.ipynb
+"""
+import importlib
+
+from ._quiet import quiet
+
+quiet()  # before anything below imports TensorFlow
+
+# name -> (module, attribute); attribute None: the module itself.
+_NAMES = {
+    # data, models, runs
+    "load_mnist": ("gradlab.studies.data", "load_mnist"),
+    "make_model": ("gradlab.studies.models", "make_model"),
+    "accuracy": ("gradlab.studies.models", "accuracy"),
+    "RunConfig": ("gradlab.studies.runs.run_config", "RunConfig"),
+    "experiments": ("gradlab.studies.runs.experiments", None),
+    "table": ("gradlab.studies.runs.table", None),
+    "reproduction": ("gradlab.studies.runs.reproduction", None),
+    "noise": ("gradlab.studies.runs.noise", None),
+    "pitfalls": ("gradlab.studies.runs.pitfalls", None),
+    "moving_average": ("gradlab.studies.stats", "moving_average"),
+    # the update's pieces, as the lessons derive them
+    "split_sizes": ("gradlab.core.microbatch", "split_sizes"),
+    "offsets": ("gradlab.core.microbatch", "offsets"),
+    "weights": ("gradlab.classic.weights", "weights"),
+    "check_batch": ("gradlab.core.microbatch", "check_batch"),
+    "densify": ("gradlab.core.gradients", "densify"),
+    "loss_and_grads": ("gradlab.core.loss_terms", "loss_and_grads"),
+    "fused_grads": ("gradlab.core.accumulate", "fused_grads"),
+    "host_average": ("gradlab.core.host_average", "host_average"),
+    "distribute": ("gradlab.core.distribute", None),
+    # the TF1 graphs of the founding texts
+    "draw": ("gradlab.classic.draw", None),
+    "scopes": ("gradlab.classic.scopes", None),
+    "tower_graph": ("gradlab.classic.tower_graph", None),
+    "host_graph": ("gradlab.classic.host_graph", None),
+    "accumulation_graph": ("gradlab.classic.accumulation_graph", None),
+    # benchmarks, memory, more than one machine
+    "run_sweep": ("gradlab.studies.bench.step", "run_sweep"),
+    "fit_under_limit": ("gradlab.studies.bench.fit_memory", "fit_under_limit"),
+    "format_comparison": ("gradlab.studies.bench.memory_report", "format_comparison"),
+    "comm_cost": ("gradlab.studies.distributed.comm_cost", None),
+    "free_ports": ("gradlab.studies.distributed.loopback_cluster", "free_ports"),
+    # figures
+    "plots": ("gradlab.studies.figures.plots", None),
+    "lesson_plots": ("gradlab.studies.figures.lesson_plots", None),
+    "plot_reproduction": ("gradlab.studies.figures.lesson_plots", "plot_reproduction"),
+    "plot_memory": ("gradlab.studies.figures.memory_plots", "plot_memory"),
+    # the lab (the [lab] extra)
+    "Lab": ("gradlab.lab", "Lab"),
+    "run_memory": ("gradlab.lab.run_memory", None),
+}
+
+__all__ = ["quiet", *_NAMES]
+
+
+def __getattr__(name):
+    try:
+        module, attribute = _NAMES[name]
+    except KeyError:
+        raise AttributeError(f"module 'gradlab.lessons' has no attribute {name!r}") from None
+    value = importlib.import_module(module)
+    if attribute is not None:
+        value = getattr(value, attribute)
+    globals()[name] = value  # the next look-up is a plain one
+    return value
+
+
+def __dir__():
+    return sorted(__all__)

@@ -1,0 +1,1 @@
+"""Benchmarks, one command with a sub-command each: `step` timed and its memory, `fit` timed, `fit`'s memory."""

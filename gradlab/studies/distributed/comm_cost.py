@@ -1,0 +1,221 @@
+"""The cost of communication: the ring all-reduce model, and one measurement of it.
+
+A ring all-reduce over R replicas of a gradient of `nbytes` bytes moves, per replica,
+
+    sent = received = 2 (R - 1) / R * nbytes          (reduce-scatter, then all-gather)
+
+in 2 (R - 1) messages, so with a per-message latency `alpha` (seconds) and a link bandwidth
+`beta` (bytes per second) its time is about
+
+    t = alpha * 2 (R - 1) + 2 (R - 1) / R * nbytes / beta .
+
+At a fixed batch B, accumulation decides how often this is paid: once per update (each replica
+adds its micro-batches locally, then one all-reduce) or, naively, once per micro-batch
+(`accum_steps` times per update). `measure_reduction_schedules` times both on the given
+devices, interleaved in rounds, and `extra_all_reduce_ms` reads the cost of one extra
+all-reduce from the paired rounds, against the noise of `accum_steps = 1` (where both schedules
+run identical code); on logical CPU devices an all-reduce is a memory copy, so
+it measures this machine, not a network.
+
+Lesson: notebooks/07-beyond-one-machine.ipynb
+"""
+import time
+
+import numpy as np
+import tensorflow as tf
+
+from ...core import distribute
+from ...core.microbatch import check_count
+
+
+def ring_bytes(nbytes, replicas):
+    """Bytes each replica sends (and receives) in one ring all-reduce: `2 (R-1)/R * nbytes`."""
+    replicas = check_count("replicas", replicas)
+    if nbytes < 0:
+        raise ValueError(f"nbytes must be >= 0, got {nbytes!r}")
+    return 2 * (replicas - 1) / replicas * nbytes
+
+
+def ring_time(nbytes, replicas, latency, bandwidth):
+    """Seconds for one ring all-reduce: `latency * 2 (R-1) + ring_bytes(nbytes, R) / bandwidth`.
+
+    Args:
+        nbytes: bytes of the gradient (all variables together).
+        replicas: R.
+        latency: alpha, seconds per message (a ring makes 2 (R - 1) steps).
+        bandwidth: beta, bytes per second of one link.
+    """
+    if latency < 0 or bandwidth <= 0:
+        raise ValueError(f"latency must be >= 0 and bandwidth > 0, got {latency!r} and {bandwidth!r}")
+    return latency * 2 * (check_count("replicas", replicas) - 1) + ring_bytes(nbytes, replicas) / bandwidth
+
+
+def measure_reduction_schedules(devices, model_fn, loss_fn, x, y, accum_steps=(1, 2, 4, 8), rounds=15):
+    """Time one update's gradients with an all-reduce per update and with one per micro-batch.
+
+    Each replica takes its shard of the fixed batch `(x, y)`, splits it into `n` equal
+    micro-batches and adds their gradients (weights n_i/B); `per update` all-reduces the sum
+    once after the loop, `per micro-batch` all-reduces every micro-batch's gradient as soon as
+    it is computed. Nothing is applied, so the two differ only in their all-reduces.
+
+    Every function is traced first; then each of `rounds` rounds times every (schedule,
+    `accum_steps`) pair once, in an order rotated by one from round to round, so that a slow
+    spell of a shared machine falls on all of them alike and the two schedules of one round can
+    be compared pairwise (`extra_all_reduce_ms`).
+
+    Args:
+        devices: the replicas' devices (at least 2), e.g. `tower_devices(2)`.
+        model_fn: builds the model (called in the strategy's scope).
+        loss_fn: `loss_fn(y, logits)`, a mean over its examples.
+        x, y: one batch; every replica's shard must split into each `n` of `accum_steps`.
+        accum_steps: the micro-batch counts to time.
+        rounds: timed rounds after one untimed run of each function (tracing).
+    Returns:
+        dict with `accum_steps`, `times_ms` (`{"per_update": [[ms of round k] per n], "per_micro_batch":
+        ...}`), `per_update_ms`, `per_micro_batch_ms` (median ms per update), `per_update_iqr_ms`,
+        `per_micro_batch_iqr_ms` (their 25th and 75th percentiles), `all_reduces` (collectives per
+        replica per update in each traced graph: `{"per_update": [...], "per_micro_batch": [...]}`),
+        `grad_bytes`, `replicas` and `rounds`.
+    """
+    devices = list(devices)
+    if len(devices) < 2:
+        raise ValueError(f"an all-reduce needs at least 2 devices, got {devices!r}")
+    accum_steps = [check_count("accum_steps", n) for n in accum_steps]
+    rounds = check_count("rounds", rounds)
+    replicas, batch = len(devices), len(x)
+    if batch % replicas or any((batch // replicas) % n for n in accum_steps):
+        raise ValueError(f"a batch of {batch} must split evenly over {replicas} replicas and then "
+                         f"into each of accum_steps={accum_steps}")
+    dist = distribute.make_distribution(devices)
+    with dist.scope():
+        model = model_fn()
+        model(x[:1])
+    shard = batch // replicas
+    xs = dist.experimental_distribute_values_from_function(
+        lambda ctx: tf.constant(x[ctx.replica_id_in_sync_group * shard:][:shard]))
+    ys = dist.experimental_distribute_values_from_function(
+        lambda ctx: tf.constant(y[ctx.replica_id_in_sync_group * shard:][:shard]))
+    schedules = ("per_update", "per_micro_batch")
+    out = {"accum_steps": accum_steps, "all_reduces": {s: [] for s in schedules},
+           "grad_bytes": int(sum(np.prod(v.shape) * np.dtype(v.dtype).itemsize for v in model.trainable_variables)),
+           "replicas": replicas, "rounds": rounds}
+    fns = {}
+    for i, n in enumerate(accum_steps):
+        for schedule in schedules:
+            fn = fns[schedule, i] = _update_fn(dist, model, loss_fn, n, batch, schedule == "per_micro_batch")
+            fn(xs, ys)  # trace
+            graph = fn.get_concrete_function(xs, ys).graph
+            out["all_reduces"][schedule].append(distribute.count_all_reduces(graph) // replicas)
+    times = {key: [] for key in fns}
+    keys = list(fns)
+    for k in range(rounds):
+        for key in keys[k % len(keys):] + keys[:k % len(keys)]:  # rotated: no pair always first
+            start = time.perf_counter()
+            float(fns[key](xs, ys))
+            times[key].append(1000 * (time.perf_counter() - start))
+    out["times_ms"] = {s: [times[s, i] for i in range(len(accum_steps))] for s in schedules}
+    for s in schedules:
+        out[f"{s}_ms"] = [float(np.median(t)) for t in out["times_ms"][s]]
+        out[f"{s}_iqr_ms"] = [[float(q) for q in np.percentile(t, [25, 75])] for t in out["times_ms"][s]]
+    return out
+
+
+def extra_all_reduce_ms(result):
+    """What one extra all-reduce costs, read from paired rounds against the noise of identical code.
+
+    In round k the paired difference `d_n[k] = t_every[k] - t_once[k]` compares the two
+    schedules at `accum_steps = n`. At n = 1 they run identical code (one all-reduce each), so
+    `d_1` is pure timing noise: it is the null. At n > 1 the naive schedule makes n - 1 more
+    all-reduces; that excess is distinguishable at n only when the interquartile range of `d_n`
+    lies wholly outside the interquartile range of `d_1`. For every distinguishable n,
+    `d_n[k] / (n - 1)` estimates one extra all-reduce's cost; these estimates are pooled.
+
+    Returns:
+        dict with `null_ms` (median, q25, q75 of `d_1`), `per_accum_steps` (`{n: {"difference_ms":
+        (median, q25, q75) of d_n, "per_all_reduce_ms": the same of d_n / (n - 1),
+        "distinguishable": bool}}` for each n > 1), `distinguishable_at` (the n > 1 that are),
+        and, pooled over those n, `median_ms`, `iqr_ms` (25th, 75th percentile) and `estimates`
+        (their number); `median_ms` and `iqr_ms` are None when no n is distinguishable.
+    """
+    steps = list(result["accum_steps"])
+    if 1 not in steps:
+        raise ValueError("the null needs accum_steps = 1 (identical code in both schedules)")
+    if all(n == 1 for n in steps):
+        raise ValueError("an extra all-reduce needs some accum_steps > 1")
+
+    def diff(i):
+        return (np.asarray(result["times_ms"]["per_micro_batch"][i], dtype=float) -
+                np.asarray(result["times_ms"]["per_update"][i], dtype=float))
+
+    def summary(values):
+        return (float(np.median(values)), *(float(q) for q in np.percentile(values, [25, 75])))
+
+    null = summary(diff(steps.index(1)))
+    pooled, per_n = [], {}
+    for i, n in enumerate(steps):
+        if n == 1:
+            continue
+        d = diff(i)
+        _, q25, q75 = summary(d)
+        distinguishable = bool(q25 > null[2] or q75 < null[1])
+        per_n[n] = {"difference_ms": summary(d), "per_all_reduce_ms": summary(d / (n - 1)),
+                    "distinguishable": distinguishable}
+        if distinguishable:
+            pooled.extend(d / (n - 1))
+    out = {"null_ms": null, "per_accum_steps": per_n,
+           "distinguishable_at": [n for n in per_n if per_n[n]["distinguishable"]],
+           "estimates": len(pooled), "median_ms": None, "iqr_ms": None}
+    if pooled:
+        out["median_ms"] = float(np.median(pooled))
+        out["iqr_ms"] = tuple(float(q) for q in np.percentile(pooled, [25, 75]))
+    return out
+
+
+def _update_fn(dist, model, loss_fn, n, batch, per_micro_batch):
+    def replica_fn(x_r, y_r):
+        ctx = tf.distribute.get_replica_context()
+        total = None
+        for x_i, y_i in zip(tf.split(x_r, n), tf.split(y_r, n)):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y_i, model(x_i, training=True)) * (x_i.shape[0] / batch)  # n_i / B
+            grads = tape.gradient(loss, model.trainable_variables)
+            if per_micro_batch:  # communicate now: one all-reduce per micro-batch
+                grads = ctx.all_reduce(tf.distribute.ReduceOp.SUM, grads)
+            total = grads if total is None else [a + g for a, g in zip(total, grads)]
+        if not per_micro_batch:  # communicate once, after the local sum
+            total = ctx.all_reduce(tf.distribute.ReduceOp.SUM, total)
+        return tf.add_n([tf.reduce_sum(g) for g in total])  # depends on every reduced gradient
+
+    @tf.function
+    def update(xs, ys):
+        return dist.reduce(tf.distribute.ReduceOp.MEAN, dist.run(replica_fn, args=(xs, ys)), axis=None)
+    return update
+
+
+def plot_reduction_schedules(result):
+    """Milliseconds per update against `accum_steps`, one line per schedule: the medians,
+    with bars from the 25th to the 75th percentile (`*_iqr_ms`), so gaps can be read against noise.
+
+    Args:
+        result: what `measure_reduction_schedules` returned.
+    Returns:
+        a matplotlib Figure with 1 Axes.
+    """
+    import matplotlib.pyplot as plt  # the [lab] extra; the measurement needs only TensorFlow
+    steps = result["accum_steps"]
+    fig, ax = plt.subplots(figsize=(8.6, 3.8), layout="constrained")
+    plt.close(fig)
+    for key, label, color in (("per_update_ms", "one all-reduce per update", "tab:blue"),
+                              ("per_micro_batch_ms", "one all-reduce per micro-batch", "tab:red")):
+        ax.plot(steps, result[key], marker="o", color=color, label=label)
+        q25, q75 = np.asarray(result[key.replace("_ms", "_iqr_ms")], dtype=float).T
+        ax.errorbar(steps, result[key], yerr=[np.subtract(result[key], q25), q75 - result[key]],
+                    fmt="none", ecolor=color, elinewidth=2, alpha=0.6)  # no caps: bars only
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(steps, [str(n) for n in steps])
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("accum_steps (micro-batches per replica per update, fixed batch)")
+    ax.set_ylabel(f"ms per update, {result['rounds']} rounds\n(median, bar: 25th-75th percentile)")
+    ax.set_title(f"{result['replicas']} replicas, gradient of {result['grad_bytes'] / 2 ** 20:.2f} MiB")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return fig

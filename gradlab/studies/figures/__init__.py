@@ -1,0 +1,1 @@
+"""Figures: the results' plots, the lessons' own figures, the memory trade-off of fit."""

@@ -1,0 +1,94 @@
+"""The trade-off of accumulating in `fit`, in one figure: memory and time against accum_steps.
+
+    memory(N) ~ weights + activations(B / N)   falls with N, towards the weights
+    time(N)   ~ N * time(one micro-batch of B / N)   rises once a micro-batch stops
+                filling the machine
+
+Left, on a log scale: the allocator peak of each run above what it held at the start (MB):
+over fit's epochs (`train_mb`) solid, over the update alone (`step_mb`, `train_on_batch` on a
+batch already held) dashed, fit's input alone (the control) a grey dash-dotted line.
+Right: milliseconds per update, the median epoch joined by a line and every measured epoch a
+faint dot. Both against N on a log2 axis. Plain fit at the whole batch B is a horizontal line
+(it has no N; its epochs' range shaded), Keras's own accumulation a second series, the floor
+(`bench_memory`) a grey dotted one with crosses.
+
+Lesson: notebooks/08-accumulation-in-fit.ipynb
+"""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+
+# contender, overlap -> label, colour, marker
+SERIES = {("accumulating", 1): ("AccumulatingModel", "tab:blue", "o"),
+          ("accumulating", 2): ("AccumulatingModel, overlap=2", "tab:cyan", "^"),
+          ("keras", 1): ("Keras gradient_accumulation_steps", "tab:orange", "s")}
+
+
+def plot_memory(result):
+    """Peak memory (MB) and time per update (ms) against accum_steps, one result of
+    `bench_memory.run_bench_memory`.
+
+    Args:
+        result: the dict `run_bench_memory` returns (or one of `--json`'s `workloads`).
+    Returns:
+        a matplotlib Figure with 2 Axes and the legend below them, outside the data.
+    """
+    if not isinstance(result, dict) or "rows" not in result or "config" not in result:
+        raise ValueError("plot_memory needs a result of gradlab.studies.bench.fit_memory.run_bench_memory "
+                         f"(with 'config' and 'rows'), got {type(result).__name__}")
+    c = result["config"]
+    rows = [r for r in result["rows"] if r.get("train_mb") is not None]
+    plain = next((r for r in rows if r["contender"] == "plain" and r["batch"] == c["batch"]), None)
+    fig, (ax_mb, ax_ms) = plt.subplots(1, 2, figsize=(9.0, 3.8), layout="constrained")
+    plt.close(fig)  # owned by the caller: a cell ending with the call shows it once
+    for key, (label, color, marker) in SERIES.items():
+        series = sorted((r["accum_steps"], r["train_mb"], r["ms_update"], r.get("floor_mb"),
+                         r.get("step_mb"), _epochs(r)) for r in rows if (r["contender"], r["overlap"]) == key)
+        if not series:
+            continue
+        ns, mb, ms, floor, step, epochs = zip(*series)
+        ax_mb.plot(ns, mb, marker=marker, color=color, label=f"{label}, epoch")
+        ax_ms.plot(ns, ms, marker=marker, color=color)
+        for n, times in zip(ns, epochs):  # every epoch: on a shared machine they may come at two speeds
+            ax_ms.plot([n] * len(times), times, marker, color=color, alpha=0.35, ms=4)
+        if key != ("accumulating", 2) and None not in step:
+            ax_mb.plot(ns, step, "--", marker=marker, mfc="none", color=color, label=f"{label}, update (train_on_batch)")
+        if key == ("accumulating", 1) and None not in floor:
+            # drawn over the series: at the floor they would hide it
+            ax_mb.plot(ns, floor, ":", marker="x", color="grey", zorder=3,
+                       label="floor (epoch): plain fit at b = B/N + one gradient sum")
+    if plain is not None:
+        ax_mb.axhline(plain["train_mb"], color="black", lw=1, label=f"plain fit at B = {c['batch']}")
+        ax_ms.axhline(plain["ms_update"], color="black", lw=1)
+        times = _epochs(plain)
+        if max(times) > min(times):
+            ax_ms.axhspan(min(times), max(times), color="black", alpha=0.1, label="plain fit's epochs (range)")
+    control = next((r for r in rows if r["contender"] == "input"), None)
+    if control is not None:
+        ax_mb.axhline(control["train_mb"], color="grey", lw=1, ls="-.",
+                      label=f"fit's input alone (a linear model at B = {c['batch']})")
+    ns = sorted({r["accum_steps"] for r in rows}) or [1]
+    for ax, ylabel in ((ax_mb, "allocator peak above its start (MB)"), (ax_ms, "ms per update")):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(ns, [str(n) for n in ns])
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xlabel("accum_steps N (micro-batch B/N)")
+        ax.set_ylabel(ylabel)
+    # log memory: activations(B/N) fall as 1/N, a straight line, and the few MB that part
+    # the contenders at large N stay visible beside plain fit's hundreds
+    ax_mb.set_yscale("log")
+    ax_mb.yaxis.set_major_locator(LogLocator(base=10, subs=(1, 2, 5)))
+    ax_mb.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax_mb.yaxis.set_minor_locator(NullLocator())
+    ax_ms.set_ylim(bottom=0)
+    ax_mb.set_title(f"Memory, {c['model']}, B = {c['batch']}", fontsize="medium")
+    ax_ms.set_title("Time per update", fontsize="medium")
+    fig.legend(loc="outside lower center", ncols=2, fontsize="small", frameon=False)
+    return fig
+
+
+def _epochs(row):
+    """The row's ms per update of each measured epoch (its median alone for a row measured
+    before epochs were kept)."""
+    return list(row.get("ms_epochs") or [row["ms_update"]])

@@ -1,0 +1,340 @@
+"""Figures for the lessons. Each function takes results, draws them, and returns a Figure.
+
+The figure is closed in pyplot before it is returned, so a notebook cell that ends with the
+call shows it exactly once (as the cell's value), and its size and axes are fixed. The
+lab's figures are in `gradlab.lab.figures`.
+
+Lesson: notebooks/01-why-average.ipynb
+"""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+
+from ..stats import moving_average
+
+
+def _figure(ncols=1, figsize=(6.4, 4.0)):
+    fig, axes = plt.subplots(1, ncols, figsize=figsize, layout="constrained")
+    plt.close(fig)  # owned by the caller, not by pyplot's "show at end of cell"
+    return fig, axes
+
+
+def _colors(n):
+    return plt.get_cmap("viridis")(np.linspace(0.0, 0.85, n))
+
+
+def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=None):
+    """Minibatch gradients scattered around the full-batch gradient, per batch size b.
+
+        spread(b) = mean_draws ||g_b - g||,   predicted  sqrt(tr(Sigma) / b * (N - b) / (N - 1))
+
+    Left: every minibatch gradient projected on two directions: the full gradient g, and
+    the direction in which the smallest batches scatter most (orthogonal to g), on equal
+    axes; the title gives the share of the smallest batches' squared miss ||g_b - g||^2
+    that these two directions hold (the rest lies in the other dimensions).
+    Right: the distance of each draw from g against b, on log-log axes, with the mean of the
+    draws per b and, when `trace_cov` and `population` are given, the prediction for b
+    examples drawn without replacement from N = `population` (else a 1/sqrt(b) line through
+    the smallest batch size). Both legends sit outside the data, to the right of each panel.
+
+    Args:
+        full_grad: 1-D array, the gradient of the mean loss over the whole training set.
+        minibatch_grads: dict `{b: array (draws, dim)}` of flattened minibatch gradients.
+        trace_cov: tr(Sigma), the trace of the per-example gradient covariance (optional).
+        population: N, the number of examples the minibatches are drawn from (with
+            `trace_cov`).
+    Returns:
+        a matplotlib Figure with 2 Axes.
+
+    Lesson: notebooks/01-why-average.ipynb
+    """
+    full = np.asarray(full_grad, dtype=np.float64).ravel()
+    sizes = sorted(minibatch_grads)
+    if not sizes:
+        raise ValueError("minibatch_grads needs at least one batch size, got an empty dict")
+    if (trace_cov is None) != (population is None):
+        raise ValueError("give trace_cov and population together, or neither")
+    if population is not None and (population <= 1 or max(sizes) > population):
+        raise ValueError(f"population must be > 1 and >= every b, got {population} for b = {sizes}")
+    grads = {b: np.asarray(minibatch_grads[b], dtype=np.float64).reshape(-1, full.size)
+             for b in sizes}
+    u1 = full / np.linalg.norm(full)
+    miss = grads[sizes[0]] - full
+    dev = miss - np.outer(miss @ u1, u1)
+    u2 = np.linalg.svd(dev, full_matrices=False)[2][0]  # widest scatter, orthogonal to g
+    shown = ((miss @ u1) ** 2 + (miss @ u2) ** 2).sum() / (miss ** 2).sum()
+
+    fig, (ax, ax2) = _figure(2, figsize=(12.0, 4.2))
+    for b, color in zip(sizes, _colors(len(sizes))):
+        g = grads[b]
+        ax.scatter(g @ u1, g @ u2, s=12, color=color, alpha=0.6, label=f"b = {b}")
+        dist = np.linalg.norm(g - full, axis=1)
+        ax2.scatter(np.full(dist.shape, b), dist, s=10, color=color, alpha=0.5)
+        ax2.plot(b, dist.mean(), "o", color=color, markersize=8, markeredgecolor="black")
+    ax.plot(full @ u1, 0.0, "*", color="crimson", markersize=16, markeredgecolor="black",
+            label="full gradient g")
+    ax.set_xlabel("component along g")
+    ax.set_ylabel("component across g (widest scatter)")
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.set_title("Minibatch gradients around the full gradient\n"
+                 f"(these 2 directions hold {shown:.0%} of the squared miss at b = {sizes[0]})")
+    for handle in ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small").legend_handles:
+        handle.set_alpha(1.0)
+
+    b_axis = np.asarray(sizes, dtype=np.float64)
+    means = [np.linalg.norm(grads[b] - full, axis=1).mean() for b in sizes]
+    ax2.plot(sizes, means, "-", color="grey", zorder=0, label="mean of the draws")
+    if trace_cov is None:
+        ref = means[0] * np.sqrt(b_axis[0] / b_axis)
+        ax2.plot(sizes, ref, "--", color="crimson", label=r"$\propto 1/\sqrt{b}$")
+        ax2.set_title("The spread shrinks like $1/\\sqrt{b}$")
+    else:
+        ref = np.sqrt(trace_cov / b_axis * (population - b_axis) / (population - 1))
+        ax2.plot(sizes, ref, "--", color="crimson",
+                 label="predicted\n" + r"$\sqrt{\mathrm{tr}\Sigma/b \cdot (N-b)/(N-1)}$")
+        ax2.set_title("Measured spread and its prediction")
+    ax2.set_xscale("log", base=2)
+    ax2.set_yscale("log", base=2)
+    ax2.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax2.set_xticks(sizes, [str(b) for b in sizes])
+    ax2.set_xlabel("batch size b")
+    ax2.set_ylabel(r"$\|g_b - g\|$")
+    ax2.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
+    return fig
+
+
+def plot_accumulation(contributions, target):
+    """An accumulator after each micro-batch, stacked from its contributions `w_i g_i`.
+
+        acc_0 = 0,   acc_i = acc_{i-1} + w_i g_i,   acc_k = g_B (the dashed line)
+
+    Args:
+        contributions: the scalar `w_i g_i` of one gradient entry, one per micro-batch.
+        target: the same entry of the large-batch gradient g_B.
+    Returns:
+        a matplotlib Figure with 1 Axes.
+
+    Lesson: notebooks/04-variable-accumulation.ipynb
+    """
+    parts = [float(c) for c in contributions]
+    if not parts:
+        raise ValueError("contributions needs at least one micro-batch, got an empty sequence")
+    fig, ax = _figure(figsize=(6.4, 3.8))
+    colors = _colors(len(parts))
+    steps = np.arange(len(parts) + 1)
+    for i, (part, color) in enumerate(zip(parts, colors)):
+        below = sum(parts[:i])
+        # Micro-batch i's slice sits at the same height in every bar from step i+1 on.
+        ax.bar(steps[i + 1:], part, bottom=below, width=0.6, color=color, edgecolor="black",
+               linewidth=0.6, label=f"micro-batch {i + 1}: $w_{i + 1} g_{i + 1}$ = {part:.4g}")
+    for step, value in zip(steps, np.cumsum([0.0] + parts)):
+        ax.annotate(f"{value:.4g}", (step, value), xytext=(0, 4), textcoords="offset points",
+                    ha="center", va="bottom", fontsize=10, fontweight="bold")
+    ax.axhline(float(target), color="crimson", linestyle="--", label=f"large batch $g_B$ = {float(target):.4g}")
+    ax.set_xticks(steps, ["zero"] + [f"after {i}" for i in steps[1:]])
+    ax.set_xlim(-0.6, len(parts) + 0.6)  # a bar's width of room around the first and last step
+    ax.set_xlabel("micro-batches accumulated")
+    ax.set_ylabel("accumulator value")
+    ax.set_title("The accumulator adds up to the large-batch gradient")
+    lo, hi = min(0.0, *np.cumsum(parts)) * 1.15, max(0.0, float(target), *np.cumsum(parts)) * 1.15
+    pad = 0.08 * (hi - lo)  # room below the zero line, so the "0" of the empty accumulator
+    ax.set_ylim(lo - pad, hi)  # stands clear of the x axis
+    ax.axhline(0.0, color="black", linewidth=0.6)
+    ax.legend(loc="center left", fontsize="small")
+    return fig
+
+
+def plot_learning_rates(rates, accum_steps):
+    """The learning rate after each update, one line per distinct schedule, on a log2 axis.
+
+        gradlab:  lr_k = schedule(k)            Keras's accumulation:  lr_k = schedule(N k)
+
+    Strategies whose rates are identical share one line, labelled with all their names and
+    how many they are (six lines drawn on top of each other would show as one).
+
+    Args:
+        rates: dict `{strategy name: [lr after update 1, 2, ...]}`.
+        accum_steps: N, the micro-batches per update (for the title).
+    Returns:
+        a matplotlib Figure with 1 Axes.
+
+    Lesson: notebooks/06-pitfalls.ipynb
+    """
+    if not rates:
+        raise ValueError("rates needs at least one strategy, got an empty dict")
+    groups = {}  # identical rates -> the strategies that have them, in order
+    for name, lrs in rates.items():
+        groups.setdefault(tuple(float(lr) for lr in lrs), []).append(name)
+    fig, ax = _figure()
+    for (lrs, names), color, marker in zip(groups.items(), _colors(len(groups)), "osD^v<>"):
+        updates = np.arange(1, len(lrs) + 1)
+        label = names[0] if len(names) == 1 else f"{', '.join(names)} ({len(names)} identical)"
+        style = dict(color="crimson", linestyle="--") if names == ["keras"] else dict(color=color)
+        ax.plot(updates, lrs, marker=marker, label=label, **style)
+    ax.set_xticks(updates)
+    ax.set_yscale("log", base=2)
+    ax.set_xlabel("update")
+    ax.set_ylabel("learning rate after the update")
+    ax.set_title(f"ExponentialDecay(1.0, 1, 0.5) with {accum_steps} micro-batches per update")
+    ax.legend(fontsize="small", loc="lower left")  # decaying lines leave that corner empty
+    return fig
+
+
+DASHES = ("-", "--", ":", "-.")
+
+
+def finite(value):
+    """`value` as a float if it is a finite number, else None (JSON stores NaN as null)."""
+    return float(value) if value is not None and np.isfinite(value) else None
+
+
+def plot_training_loss(curves, window=51, title="Training loss per update"):
+    """Training loss per update, raw (faint) and as a centred moving average, per curve.
+
+        smooth_t = mean(loss_{t-h} ... loss_{t+h}),   h = window // 2
+
+    The smoothed line is drawn only where the whole window fits: near the ends a shorter
+    window would follow single updates and look like a trend.
+
+    Args:
+        curves: dict `{label: losses}`, e.g. `{"N = 5": result.losses}`, in legend order.
+        window: moving-average width in updates.
+        title: the Axes title.
+    Returns:
+        a matplotlib Figure with 1 Axes (log-scaled loss).
+
+    Lesson: notebooks/03-host-averaging.ipynb
+    """
+    if not curves:
+        raise ValueError("curves needs at least one {label: losses} entry, got an empty dict")
+    fig, ax = _figure(figsize=(7.0, 4.2))
+    for i, ((label, losses), color) in enumerate(zip(curves.items(), _colors(len(curves)))):
+        losses = np.asarray(losses, dtype=np.float64)
+        t = np.arange(1, len(losses) + 1)
+        ax.plot(t, losses, color=color, alpha=0.2, linewidth=0.7)
+        # Paired runs coincide: dashes keep every smoothed curve visible on top of the others.
+        h = min(window, len(losses)) // 2
+        inner = slice(h, len(losses) - h) if len(losses) > 2 * h else slice(None)
+        ax.plot(t[inner], moving_average(losses, window)[inner], color=color, linewidth=1.8,
+                linestyle=DASHES[i % 4], label=label)
+    ax.set_yscale("log")
+    ax.set_xlabel("update")
+    ax.set_ylabel("mean loss of the update's batch")
+    ax.set_title(title)
+    # An even window is centred by taking one more: 50 averages 51 updates.
+    ax.legend(title=f"faint: per update; line: mean of {2 * (window // 2) + 1}", fontsize="small",
+              title_fontsize="small", loc="upper right")
+    return fig
+
+
+def plot_accuracy(rows, reference=None):
+    """Final test accuracy against the accumulation count N: every run a dot, the mean a line.
+
+    No ± bar for gradlab's rows: a std from 2 runs would draw a precise-looking bar that the
+    data cannot support, so the dots show the spread as it is, whatever the number of runs.
+
+    Args:
+        rows: dicts with `accum_steps`, `micro_batch`, `updates`, `runs`, `accuracy_mean` and
+            `accuracies` (one per run, drawn as dots), as the rows of
+            `gradlab.studies.runs.table.table` (accuracies as fractions).
+        reference: optional `{N: (micro_batch, iterations, mean, std)}` drawn beside them with
+            its published ± std bars, e.g. `table.REFERENCE`.
+    Returns:
+        a matplotlib Figure with 1 Axes (accuracy in %, N on a log2 axis) and the legend
+        below it, outside the data.
+
+    Lesson: notebooks/03-host-averaging.ipynb
+    """
+    rows = list(rows)
+    if not rows:
+        raise ValueError("rows needs at least one row, got none")
+    fig, ax = _figure(figsize=(6.4, 4.8))
+    n = np.array([r["accum_steps"] for r in rows], dtype=np.float64)
+    mean = 100 * np.array([r["accuracy_mean"] for r in rows])
+    for i, (x, r) in enumerate(zip(n, rows)):
+        accs = 100 * np.asarray(r["accuracies"], dtype=np.float64)
+        spread = x * 1.06 ** np.linspace(-1, 1, len(accs)) if len(accs) > 1 else [x]  # side by side
+        ax.plot(spread, accs, ".", color="tab:blue", alpha=0.5, markersize=7,
+                label=f"gradlab: one run ({rows[0]['runs']} per row)" if i == 0 else None)
+    ax.plot(n, mean, "_-", color="tab:blue", markersize=18, markeredgewidth=2, linewidth=1.5,
+            label=f"gradlab, {rows[0]['updates']:,} updates: mean of the runs")
+    counts = [int(v) for v in n]
+    if reference:
+        ref = sorted(reference.items())
+        rn = np.array([k for k, _ in ref], dtype=np.float64) * 1.12
+        ax.errorbar(rn, [100 * v[2] for _, v in ref], yerr=[100 * v[3] for _, v in ref],
+                    fmt="s--", color="tab:orange", capsize=4, linewidth=1.0, alpha=0.9,
+                    label="Chlebus 2018 (different setup: convnet, dropout, Adam,\n"
+                          "best of checkpoints): published mean ± std of 10 runs")
+        counts = sorted(set(counts) | set(reference))
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(counts, [f"{k}" for k in counts])
+    ax.minorticks_off()
+    ax.set_xlim(min(counts) / 1.5, max(counts) * 1.5)
+    lo, hi = ax.get_ylim()
+    mid = (lo + hi) / 2
+    ax.set_ylim(min(lo, mid - 2.0), max(hi, mid + 2.0))  # at least 4 points tall: noise at its size
+    ax.set_xlabel("accumulation count N  (micro-batch = effective batch / N)"
+                  if len({r["accum_steps"] * r["micro_batch"] for r in rows}) == 1
+                  else "accumulation count N")
+    ax.set_ylabel("test accuracy (%)")
+    ax.set_title("Accuracy against N")
+    fig.legend(fontsize="small", loc="outside lower center")  # below the axes: it hides no data
+    return fig
+
+
+def plot_bench(sweep, memory="peak_mb"):
+    """Seconds per update and peak memory against N, one line per strategy.
+
+        time(N) ~ N * (dispatch + compute of one micro-batch)      for per-call strategies
+        memory(N) ~ N * b  for large_batch;  ~ b, flat, for accumulation
+
+    Left: median seconds per update (bars: the interquartile range over rounds), log
+    scale. Right: peak memory of one update (each strategy measured in a fresh process);
+    absent when the sweep skipped memory.
+
+    Args:
+        sweep: the dict of `gradlab.studies.bench.step.run_sweep`.
+        memory: `"peak_mb"` (resident memory on a CPU, tracing included) or `"tf_peak_mb"`
+            (the TensorFlow allocator's peak during an update: activations and gradients).
+    Returns:
+        a matplotlib Figure with 2 Axes (1 without memory).
+
+    Lesson: notebooks/05-the-lab.ipynb
+    """
+    if not isinstance(sweep, dict) or "accum_steps" not in sweep or "strategies" not in sweep:
+        raise ValueError("plot_bench needs the dict of gradlab.studies.bench.step.run_sweep (with 'accum_steps' "
+                         f"and 'strategies'), got {type(sweep).__name__}")
+    if memory not in ("peak_mb", "tf_peak_mb"):
+        raise ValueError(f"memory must be 'peak_mb' or 'tf_peak_mb', got {memory!r}")
+    ns, rows, c = sweep["accum_steps"], sweep["strategies"], sweep["config"]
+    shown = c.get("memory") and any(v is not None for r in rows.values() for v in r.get(memory, []))
+    fig, axes = _figure(2 if shown else 1, figsize=(11.0, 4.2) if shown else (6.4, 4.2))
+    axes = list(axes) if shown else [axes]
+    for (name, r), color in zip(rows.items(), _colors(len(rows))):
+        med = np.array(r["ms_median"]) / 1e3
+        err = [med - np.array(r["ms_q25"]) / 1e3, np.array(r["ms_q75"]) / 1e3 - med]
+        axes[0].errorbar(ns, med, yerr=err, marker="o", capsize=3, color=color, label=name)
+        if shown:
+            mb = [np.nan if v is None else v for v in r[memory]]
+            axes[1].plot(ns, mb, marker="o", color=color, label=name)
+    axes[0].set_yscale("log")
+    axes[0].yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    axes[0].yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axes[0].yaxis.set_minor_locator(NullLocator())
+    axes[0].set_ylabel("seconds per update (median)")
+    axes[0].set_title(f"Time per update, micro-batch {c['micro_batch']} ({c['model']})")
+    if shown:
+        axes[1].set_ylabel("peak memory of one update (MB)")
+        axes[1].set_title("Peak memory per update" + (" (TensorFlow allocator)"
+                                                      if memory == "tf_peak_mb" else ""))
+        axes[1].set_ylim(bottom=0)
+    for ax in axes:
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(ns, [str(n) for n in ns])
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xlabel("accumulation count N (effective batch N·b)")
+        ax.legend(fontsize="small")
+    return fig

@@ -1,0 +1,215 @@
+"""Where accumulation is not a large batch: the naive ways, written out so they can be measured.
+
+| pitfall                | the naive way                               | gradlab                                  |
+|------------------------|---------------------------------------------|------------------------------------------|
+| unequal micro-batches  | mean of per-micro-batch means               | weights n_i / B, or `sample_weight`      |
+| schedules, counters    | advance per micro-batch (Keras 3)           | one `apply` per update                   |
+| BatchNorm              | moving statistics move N times per update   | `batchnorm='window'`                     |
+| dropout                | masks differ per micro-batch                | noise, not bias: seed it or turn it off  |
+| gradient clipping      | clip each micro-batch                       | clip the accumulated update, once        |
+| loss scaling           | skip the overflowing micro-batch only       | skip the whole update, lower the scale   |
+| sparse gradients       | Adam on IndexedSlices with duplicate rows   | `densify`                                |
+| losses under replicas  | Keras divides each replica's mean loss by R | switch that division off in the step     |
+| weight EMA             | update it per micro-batch                   | once per update                          |
+
+Each function here is the naive way or a measurement; the right way is a gradlab strategy.
+
+Lesson: notebooks/06-pitfalls.ipynb
+"""
+from __future__ import annotations
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from ... import _compat
+
+from ...core import distribute
+from ...core.batchnorm import batchnorm_layers
+from ...core.gradients import densify
+from ...classic.weights import micro_batches
+from ...core.microbatch import check_count
+
+
+def per_example_loss(y, logits):
+    """Cross-entropy of each example: the losses that sample weights multiply."""
+    return keras.losses.sparse_categorical_crossentropy(y, logits, from_logits=True)
+
+
+def update_of(strategy, x, y, sample_weight=None):
+    """`before - after` for every trainable variable over one `strategy.step(x, y)`.
+
+    With `SGD(1.0)` and no momentum this is exactly the gradient the strategy applied.
+    """
+    before = [v.numpy() for v in strategy.model.trainable_variables]
+    strategy.step(x, y, sample_weight=sample_weight)
+    return [b - v.numpy() for b, v in zip(before, strategy.model.trainable_variables)]
+
+
+def relative_error(grads, reference):
+    """`||grads - reference|| / ||reference||` over all variables together."""
+    diff = sum(float(np.sum((np.asarray(a, np.float64) - np.asarray(b, np.float64)) ** 2))
+               for a, b in zip(grads, reference))
+    norm = sum(float(np.sum(np.asarray(b, np.float64) ** 2)) for b in reference)
+    return float(np.sqrt(diff / norm))
+
+
+def weighted_mean_grads(model, x, y, sample_weight):
+    """The target, in one pass: the gradient of `sum_j w_j l_j / sum_j w_j`."""
+    w = tf.constant(sample_weight, tf.float32)
+    with tf.GradientTape() as tape:
+        losses = per_example_loss(y, model(x, training=True))
+        loss = tf.reduce_sum(w * losses) / tf.reduce_sum(w)
+    return [g.numpy() for g in densify(tape.gradient(loss, model.trainable_variables))]
+
+
+def per_micro_batch_normalized_grads(model, x, y, sample_weight, accum_steps):
+    """The 2024 loss-normalisation bug: each micro-batch divides by its own weight sum,
+    then the micro-batches are averaged with equal weights::
+
+        g = (1/k) sum_i grad( sum_{j in i} w_j l_j / sum_{j in i} w_j )
+    """
+    w = np.asarray(sample_weight, np.float32)
+    batches = micro_batches(x, (y, w), accum_steps)
+    total = None
+    for x_i, (y_i, w_i), _ in batches:
+        g = weighted_mean_grads(model, x_i, y_i, w_i)
+        total = g if total is None else [a + b for a, b in zip(total, g)]
+    return [t / len(batches) for t in total]
+
+
+def per_micro_batch_clipped_grads(model, x, y, accum_steps, clip_norm):
+    """Clipping each micro-batch, the naive way: `g = sum_i w_i clip(g_i, clip_norm)`
+    (`ClipEachMicroBatch`'s gradient, as numpy)."""
+    loss_fn = lambda y, logits: tf.reduce_mean(per_example_loss(y, logits))  # noqa: E731
+    _, grads = ClipEachMicroBatch(model, loss_fn, None, accum_steps, clip_norm).grads(x, y)
+    return [g.numpy() for g in grads]
+
+
+# A hand-written loop, kept deliberately: the engine clips the update once and cannot be made
+# to clip each micro-batch, and this is the naive way the lesson and the lab measure against it.
+class ClipEachMicroBatch:
+    """The naive clipping the lab measures: `g = sum_i (n_i / B) clip(g_i, c)`, applied once.
+
+        clip(g) = g * min(1, c / |g|)   is not linear: clipping each micro-batch is not
+        clipping their weighted sum, which is what gradlab's `clip_norm` does.
+
+    The loop of `accumulate` (one compiled call per micro-batch, weights n_i / B), with each
+    micro-batch's gradient clipped before it is added. Only `step(x, y)`, `grads` and `model`.
+
+    Lesson: notebooks/06-pitfalls.ipynb
+    """
+
+    def __init__(self, model, loss_fn, optimizer, accum_steps, clip_norm):
+        self.model, self.loss_fn, self.optimizer = model, loss_fn, optimizer
+        self.accum_steps, self.clip_norm = check_count("accum_steps", accum_steps), float(clip_norm)
+        self._grads = tf.function(self._clipped_grads)
+        self._apply = tf.function(lambda grads: optimizer.apply(grads, model.trainable_variables))
+
+    def _clipped_grads(self, x, y):
+        with tf.GradientTape() as tape:
+            loss = self.loss_fn(y, self.model(x, training=True))
+        grads = densify(tape.gradient(loss, self.model.trainable_variables))
+        return loss, tf.clip_by_global_norm(grads, self.clip_norm)[0]
+
+    def grads(self, x, y):
+        """`(mean loss, sum_i w_i clip(g_i))` of the batch `(x, y)`, nothing applied."""
+        total, loss = None, 0.0
+        for x_i, y_i, w_i in micro_batches(x, y, self.accum_steps):
+            part, grads = self._grads(x_i, y_i)
+            w_i = float(w_i)  # a Python float keeps the gradients float32 tensors
+            total = ([w_i * g for g in grads] if total is None
+                     else [a + w_i * g for a, g in zip(total, grads)])
+            loss += w_i * float(part)
+        return loss, total
+
+    def step(self, x, y):
+        """One update from the naively clipped gradient; returns the mean loss."""
+        if not self.optimizer.built:  # variables made outside the compiled functions
+            self.model(x[:1])
+            self.optimizer.build(self.model.trainable_variables)
+        loss, total = self.grads(x, y)
+        self._apply(total)
+        return loss
+
+
+def learning_rates(strategy, x, y, updates):
+    """The learning rate after each of `updates` steps, and the optimizer's raw counter
+    (Keras's `_iterations`: what schedules read)."""
+    rates = []
+    for _ in range(updates):
+        strategy.step(x, y)
+        rates.append(float(strategy.optimizer.learning_rate))
+    inner = getattr(strategy.optimizer, "inner_optimizer", strategy.optimizer)
+    return rates, int(_compat.counters(inner)[-1].numpy())
+
+
+def moving_statistics(model):
+    """`[(moving_mean, moving_variance), ...]` of every BatchNorm layer, as numpy."""
+    return [(l.moving_mean.numpy(), l.moving_variance.numpy()) for l in batchnorm_layers(model)]
+
+
+def train_epochs(strategy, x, y, batch, epochs=1):
+    """`epochs` passes over `(x, y)` in order, one `strategy.step` per `batch` examples
+    (a short last batch is dropped). Returns `strategy`, trained."""
+    for _ in range(epochs):
+        for start in range(0, len(x) - batch + 1, batch):
+            strategy.step(x[start:start + batch], y[start:start + batch])
+    return strategy
+
+
+def dropout_mlp(rate, seed=0, mask_seed=0, hidden=256):
+    """The `mlp` with `Dropout(rate)` after its hidden layer: initial weights from `seed`,
+    dropout masks from `mask_seed`, so runs repeat and either can be changed alone."""
+    keras.utils.set_random_seed(seed)
+    return keras.Sequential([
+        keras.Input((28, 28)), keras.layers.Flatten(), keras.layers.Dense(hidden, activation="relu"),
+        keras.layers.Dropout(rate, seed=mask_seed), keras.layers.Dense(10)], name="dropout_mlp")
+
+
+def adam_on_duplicate_rows(lr=0.1):
+    """One Adam step on a 4x3 variable whose gradient lists row 0 twice (rows 0, 0, 2 of
+    ones), applied as `tf.IndexedSlices` and as the same gradient made dense.
+
+    Keras's Adam scatter-adds each occurrence into its moments, so the second moment of
+    row 0 gets `1^2 + 1^2 = 2` instead of `(1 + 1)^2 = 4`, and the step is sqrt(2) too long.
+
+    Returns:
+        `(sparse, dense)`: the two variables after the step, as numpy.
+    """
+    grad = tf.IndexedSlices(tf.ones((3, 3)), tf.constant([0, 0, 2]), tf.constant([4, 3]))
+    out = []
+    for g in (grad, tf.convert_to_tensor(grad)):
+        v = tf.Variable(tf.zeros((4, 3)))
+        keras.optimizers.Adam(lr).apply_gradients([(g, v)])
+        out.append(v.numpy())
+    return tuple(out)
+
+
+def replica_loss_ratio(loss_fn, y, logits, devices):
+    """`loss_fn(y, logits)` computed in each replica of a `MirroredStrategy(devices)`,
+    divided by the same loss computed outside any strategy: `1 / num_replicas` for Keras 3's
+    mean losses. A step that then also averages the replicas' gradients (a MEAN all-reduce)
+    shrinks the update R-fold; `mirrored` switches Keras's division off while it traces."""
+    return 1.0 / distribute.replica_loss_factor(distribute.make_distribution(devices), loss_fn, y, logits)
+
+
+def ema_weights(strategy):
+    """The optimizer's moving average of the trainable variables (`use_ema=True`), as numpy."""
+    return [v.numpy() for v in _compat.ema_variables(strategy.optimizer)]
+
+
+def displacement(weights, start):
+    """`weights - start`, variable by variable: how far training has moved them."""
+    return [np.asarray(w) - np.asarray(s) for w, s in zip(weights, start)]
+
+
+def expected_ema(trajectory, momentum):
+    """Keras's EMA updated once per update, from the weights after each update::
+
+        ema_1 = w_1;   ema_k = momentum * ema_(k-1) + (1 - momentum) * w_k
+    """
+    ema = [np.asarray(w) for w in trajectory[0]]
+    for weights in trajectory[1:]:
+        ema = [momentum * e + (1 - momentum) * np.asarray(w) for e, w in zip(ema, weights)]
+    return ema

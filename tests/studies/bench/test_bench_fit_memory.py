@@ -1,0 +1,210 @@
+"""`bench --fit --memory`: bad arguments refused naming the value, the floor's arithmetic by
+hand, and one small real run of the fresh-process protocol (no memory or time is asserted
+as a goal: those are benchmarks)."""
+import json
+
+import matplotlib.figure
+import pytest
+
+from gradlab.studies.bench import cli as bench_cli, fit_memory as bench_memory, memory_child, memory_report
+from gradlab.studies.figures.memory_plots import plot_memory
+
+
+@pytest.mark.parametrize("argv, word", [
+    (["--model", "resnet"], "'resnet'"),
+    (["--model", "conv", "--batch", "512", "--accum", "1,3"], "accum_steps 3"),
+    (["--model", "conv", "--updates", "0"], "updates must be an integer >= 1, got 0"),
+    (["--model", "conv", "--overlap", "0"], "'0'"),
+    (["--model", "conv", "--accum", "2,x"], "'2,x'"),
+    (["--model", "conv", "--limit", "0"], "limit must be an integer >= 1, got 0"),
+])
+def test_bad_cli_arguments_are_refused_naming_the_value(argv, word, capsys):
+    with pytest.raises(SystemExit) as e:
+        bench_memory.cli(argv)
+    assert e.value.code == 2
+    assert word in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kwargs, error, word", [
+    (dict(model="mlp"), ValueError, "'mlp'"),
+    (dict(accum=4), ValueError, "accum.*4"),
+    (dict(overlaps=[1.5]), TypeError, "1.5"),
+    (dict(batch=0), ValueError, "batch.*0"),
+    (dict(seed=-1), ValueError, "seed.*-1"),
+])
+def test_plan_refuses_bad_input_before_any_run(kwargs, error, word):
+    with pytest.raises(error, match=word):
+        bench_memory.plan(**kwargs)
+
+
+def test_plan_has_every_contender_once():
+    runs = bench_memory.plan("conv", batch=512, accum=[1, 4, 16])
+    got = [(r["contender"], r["batch"], r["accum_steps"], r["overlap"]) for r in runs]
+    assert got == [("plain", 512, 1, 1), ("plain", 128, 1, 1), ("plain", 32, 1, 1),
+                   ("accumulating", 512, 1, 1),
+                   ("accumulating", 512, 4, 1), ("keras", 128, 4, 1),
+                   ("accumulating", 512, 16, 1), ("keras", 32, 16, 1),
+                   ("accumulating", 512, 16, 2),  # overlap=2 at the largest N
+                   ("input", 512, 1, 1)]  # the control: fit's input alone
+
+
+@pytest.mark.parametrize("kwargs, error, word", [
+    (dict(contender="keras"), ValueError, "'keras'"),
+    (dict(contender="plain", limit_mb=0), ValueError, "limit_mb.*0"),
+    (dict(contender="plain", limit_mb="100"), TypeError, "'100'"),
+    (dict(contender="accumulating", batch=512, accum_steps=3), ValueError, "accum_steps 3"),
+])
+def test_fit_under_limit_refuses_bad_input_before_any_run(kwargs, error, word):
+    with pytest.raises(error, match=word):
+        bench_memory.fit_under_limit(**kwargs)
+
+
+def test_the_oom_line_names_the_refused_tensor():
+    message = ("Graph execution error:\n\nDetected at node x\n"
+               "OOM when allocating tensor with shape[512,24,24,64] and type float\n\t [[{{node y}}]]")
+    assert memory_child.oom_line(message) == (
+        "OOM when allocating tensor with shape[512,24,24,64] and type float")
+    assert memory_child.oom_line("\nsomething else\nmore") == "something else"
+
+
+def _row(contender, batch, n, peak, overlap=1, ms=10.0, trainable=1.0, step=None):
+    return dict(contender=contender, batch=batch, accum_steps=n, overlap=overlap,
+                peak_mb=peak + 8.0, base_mb=8.0, train_mb=peak, ms_update=ms, trainable_mb=trainable,
+                step_mb=peak - 2.0 if step is None else step)
+
+
+def test_floor_is_plain_fit_at_the_micro_batch_plus_one_gradient_sum():
+    rows = bench_memory.add_floors([
+        _row("plain", 512, 1, 300.0), _row("plain", 32, 1, 30.0),
+        _row("accumulating", 512, 16, 33.0, ms=40.0), _row("keras", 32, 16, 31.5),
+        _row("accumulating", 512, 16, 50.0, overlap=2, ms=30.0)])
+    plain, small, ours, keras, two = rows
+    assert plain["floor_mb"] == 300.0 and plain["vs_floor"] == 1.0  # its own peak
+    assert small["micro_batch"] == 32 and small["vs_plain"] == pytest.approx(30 / 300)
+    # 30 MB (weights + slots + a gradient + activations of 32) + 1 MB of gradient sum
+    assert ours["micro_batch"] == keras["micro_batch"] == 32
+    assert ours["floor_mb"] == keras["floor_mb"] == 31.0
+    assert ours["vs_floor"] == pytest.approx(33 / 31) and keras["vs_floor"] == pytest.approx(31.5 / 31)
+    assert ours["vs_plain"] == pytest.approx(33 / 300)
+    q = bench_memory.ratios(rows, 16)
+    assert q["accumulating_vs_keras"] == pytest.approx(33 / 31.5)
+    assert q["accumulating_vs_plain"] == pytest.approx(33 / 300)
+    assert q["overlap2_time"] == pytest.approx(30 / 40) and q["overlap2_memory"] == pytest.approx(50 / 33)
+
+
+def test_the_step_floor_is_the_update_alone_of_plain_fit_at_the_micro_batch():
+    # a pipeline that holds more for one contender (train 40, step 26) than for the other
+    # (train 27, step 26): the updates alone agree
+    rows = bench_memory.add_floors([
+        _row("plain", 512, 1, 300.0, step=290.0), _row("plain", 32, 1, 26.0, step=25.0),
+        _row("accumulating", 512, 16, 40.0, step=26.0), _row("keras", 32, 16, 27.0, step=26.0)])
+    plain, small, ours, keras = rows
+    assert plain["step_floor_mb"] == 290.0 and plain["step_vs_floor"] == 1.0
+    assert ours["step_floor_mb"] == keras["step_floor_mb"] == 26.0  # 25 + one gradient sum of 1
+    assert ours["step_vs_floor"] == keras["step_vs_floor"] == 1.0
+    assert ours["vs_floor"] == pytest.approx(40 / 27)
+    q = bench_memory.ratios(rows, 16)
+    assert q["accumulating_vs_keras"] == pytest.approx(40 / 27) and q["step_accumulating_vs_keras"] == 1.0
+
+
+def test_the_comparison_puts_ours_beside_keras_at_each_n_and_the_control_has_no_floor():
+    rows = bench_memory.add_floors([
+        dict(_row("plain", 512, 1, 300.0, step=290.0), batch_input_mb=1.5),
+        _row("plain", 32, 1, 26.0, step=25.0),
+        _row("accumulating", 512, 16, 40.0, step=26.0), _row("keras", 32, 16, 27.0, step=26.0),
+        _row("accumulating", 512, 16, 60.0, overlap=2, ms=5.0, step=45.0), _row("input", 512, 1, 4.5)])
+    assert rows[-1]["floor_mb"] is None and rows[-1]["vs_floor"] is None
+    result = {"config": {"model": "conv", "batch": 512}, "rows": rows, "ratios": bench_memory.ratios(rows, 16)}
+    text = memory_report.format_comparison(result)
+    assert "fit's input alone 4.5 MB (one input batch 1.500 MB)" in text
+    assert "overlap=2 at N=16: 1.50x the epoch memory, 0.50x the time of overlap=1" in text
+    # N, b | epoch: floor 27 (26 + a gradient sum of 1), ours 40, Keras 27, 40/27, 40/300 |
+    #        update: floor 26, ours 26, Keras 26, 1.00, 26/26
+    assert text.splitlines()[-1].split() == ["16", "32", "|", "27.0", "40.0", "27.0", "1.48", "0.13", "|",
+                                             "26.0", "26.0", "26.0", "1.00", "1.00"]
+
+
+def test_a_failed_run_leaves_its_floor_and_ratios_empty():
+    rows = bench_memory.add_floors([_row("plain", 8, 1, 40.0), dict(
+        contender="accumulating", batch=8, accum_steps=2, overlap=1, error="exit 1: boom")])
+    assert rows[1]["floor_mb"] is None and rows[1]["vs_floor"] is None
+    assert bench_memory.ratios(rows, 2)["accumulating_vs_plain"] is None
+
+
+def test_the_figure_marks_plain_fit_and_draws_each_series():
+    rows = bench_memory.add_floors([
+        _row("plain", 8, 1, 40.0), _row("plain", 4, 1, 30.0), _row("accumulating", 8, 1, 41.0),
+        _row("accumulating", 8, 2, 31.0), _row("keras", 4, 2, 30.5),
+        _row("accumulating", 8, 2, 35.0, overlap=2), _row("input", 8, 1, 3.0)])
+    fig = plot_memory({"config": {"model": "conv", "batch": 8}, "rows": rows})
+    assert isinstance(fig, matplotlib.figure.Figure) and len(fig.axes) == 2
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == ["AccumulatingModel, epoch", "AccumulatingModel, update (train_on_batch)",
+                      "floor (epoch): plain fit at b = B/N + one gradient sum",
+                      "AccumulatingModel, overlap=2, epoch", "Keras gradient_accumulation_steps, epoch",
+                      "Keras gradient_accumulation_steps, update (train_on_batch)", "plain fit at B = 8",
+                      "fit's input alone (a linear model at B = 8)"]
+    ax_mb = fig.axes[0]
+    assert list(ax_mb.lines[0].get_ydata()) == [41.0, 31.0]
+    assert list(ax_mb.lines[1].get_ydata()) == [39.0, 29.0]  # the steps (updates alone), dashed
+    assert ax_mb.lines[1].get_linestyle() == "--"
+    assert list(ax_mb.lines[-2].get_ydata()) == [40.0, 40.0]  # plain fit, horizontal
+    assert list(ax_mb.lines[-1].get_ydata()) == [3.0, 3.0]  # the control
+    with pytest.raises(ValueError, match="run_bench_memory"):
+        plot_memory({"rows": []})
+
+
+def test_the_time_panel_draws_every_epoch_and_plain_fits_range():
+    rows = bench_memory.add_floors([
+        dict(_row("plain", 8, 1, 40.0), ms_update=30.0, ms_epochs=[29, 30, 45]),
+        _row("plain", 4, 1, 30.0),
+        dict(_row("accumulating", 8, 2, 31.0), ms_update=20.0, ms_epochs=[50, 10, 40, 20, 30])])
+    ax_ms = plot_memory({"config": {"model": "conv", "batch": 8}, "rows": rows}).axes[1]
+    dots = [list(line.get_ydata()) for line in ax_ms.lines if line.get_linestyle() == "None"]
+    assert dots == [[50, 10, 40, 20, 30]]  # the one accumulating row's five epochs, at N = 2
+    assert list(ax_ms.lines[0].get_ydata()) == [20.0]  # its median
+    (band,) = ax_ms.patches  # plain fit's epochs, 29 to 45 ms
+    assert (band.get_y(), band.get_y() + band.get_height()) == (29, 45)
+
+@pytest.mark.slow
+def test_a_small_real_run_prints_one_json_object(capsys):
+    assert bench_cli.cli(["memory", "--model", "conv", "--batch", "4", "--accum", "1,2",
+                          "--updates", "1", "--json", "--no-progress"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    rows = result["rows"]
+    assert [(r["contender"], r["accum_steps"], r["overlap"]) for r in rows] == [
+        ("plain", 1, 1), ("plain", 1, 1), ("accumulating", 1, 1), ("accumulating", 2, 1),
+        ("keras", 2, 1), ("accumulating", 2, 2), ("input", 1, 1)]
+    for r in rows:
+        assert "error" not in r, r.get("error")
+        assert r["device"] == "CPU:0"
+        # The allocator held the weights when the measured epoch began, and more at its peak.
+        assert r["peak_mb"] >= r["base_mb"] >= r["weights_mb"] > 0, r
+        sum_held_in_base = r["trainable_mb"] if r["contender"] == "keras" else 0.0
+        assert r["train_mb"] == pytest.approx(r["peak_mb"] - r["base_mb"] + sum_held_in_base)
+        assert r["ms_update"] > 0 and r["compile_peak_mb"] > 0
+        assert r["step_mb"] > sum_held_in_base, r  # the update allocated something
+        # one batch of the rows fit is given: float32 images of 28x28 and int32 labels
+        assert r["batch_input_mb"] == pytest.approx(r["batch"] * (28 * 28 + 1) * 4 / 2**20)
+    keras_row = rows[4]
+    assert keras_row["optimizer_mb"] >= keras_row["trainable_mb"]  # its accumulators
+    assert rows[0]["vs_floor"] == 1.0 and rows[3]["floor_mb"] == pytest.approx(
+        rows[1]["train_mb"] + rows[1]["trainable_mb"])
+    assert "AccumulatingModel overlap=2" in memory_report.format_bench_memory(result)
+
+
+@pytest.mark.slow
+def test_under_a_limit_plain_fit_runs_out_of_memory_and_accumulation_trains():
+    """Issue 22's point: at B = 512 plain fit of the conv net needs ~360 MB of the allocator,
+    AccumulatingModel(16) ~60 MB; under 150 MB only the second one runs, and it learns."""
+    free = bench_memory.fit_under_limit("plain", None)
+    assert free["outcome"] == "ran" and free["peak_mb"] > 150, free  # the limit is what stops it
+    plain = bench_memory.fit_under_limit("plain", 150)
+    assert plain["outcome"] == "out of memory", plain
+    assert plain["error"].startswith("OOM when allocating tensor")
+    ours = bench_memory.fit_under_limit("accumulating", 150, accum_steps=16)
+    assert ours["outcome"] == "ran", ours
+    assert ours["error"] is None and ours["peak_mb"] < 150
+    assert ours["finite"] and ours["losses"][1] < ours["losses"][0]
+    text = memory_report.format_limit([plain, ours])
+    assert "out of memory: OOM" in text and "AccumulatingModel N=16" in text

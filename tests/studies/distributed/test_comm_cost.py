@@ -1,0 +1,94 @@
+import gradlab
+
+DEVICES = gradlab.tower_devices(2)
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from gradlab.studies.distributed.comm_cost import (extra_all_reduce_ms, measure_reduction_schedules,  # noqa: E402
+                                       plot_reduction_schedules, ring_bytes, ring_time)
+
+
+def test_ring_bytes_and_time_by_hand():
+    # R = 2: each replica sends 2 * 1/2 = 1 gradient; R = 4: 2 * 3/4 = 1.5 gradients
+    assert ring_bytes(1000, 2) == 1000.0
+    assert ring_bytes(1000, 4) == 1500.0
+    assert ring_bytes(1000, 1) == 0.0
+    # 6 messages of 1 us, then 1.5e9 bytes at 1e9 bytes/s
+    assert ring_time(1e9, 4, latency=1e-6, bandwidth=1e9) == pytest.approx(6e-6 + 1.5)
+
+
+def test_ring_model_refuses_bad_input():
+    with pytest.raises(ValueError, match="nbytes"):
+        ring_bytes(-1, 2)
+    with pytest.raises(ValueError, match="bandwidth"):
+        ring_time(10, 2, latency=0.0, bandwidth=0.0)
+
+
+def _tiny():
+    keras.utils.set_random_seed(0)
+    return keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
+
+
+def test_measure_counts_one_all_reduce_per_update_or_per_micro_batch_and_plots_both():
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(8, 4)).astype("float32"), rng.integers(0, 3, 8)
+    loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    result = measure_reduction_schedules(DEVICES, _tiny, loss, x, y, accum_steps=(1, 2, 4), rounds=3)
+    assert result["all_reduces"] == {"per_update": [1, 1, 1], "per_micro_batch": [1, 2, 4]}
+    assert result["grad_bytes"] == (4 * 3 + 3) * 4 and result["replicas"] == 2
+    assert all(t > 0 for t in result["per_update_ms"] + result["per_micro_batch_ms"])
+    assert result["rounds"] == 3  # every (schedule, accum_steps) timed once per round
+    assert [len(t) for s in ("per_update", "per_micro_batch") for t in result["times_ms"][s]] == [3] * 6
+    assert result["per_update_ms"] == [float(np.median(t)) for t in result["times_ms"]["per_update"]]
+    for schedule in ("per_update", "per_micro_batch"):  # the median inside its quartiles
+        assert all(q25 <= m <= q75 for m, (q25, q75)
+                   in zip(result[f"{schedule}_ms"], result[f"{schedule}_iqr_ms"]))
+    ax, = plot_reduction_schedules(result).axes
+    assert [list(line.get_xdata()) for line in ax.lines] == [[1, 2, 4], [1, 2, 4]]
+    assert list(ax.lines[1].get_ydata()) == result["per_micro_batch_ms"]
+    bars = ax.containers[1].lines[2][0].get_segments()  # per micro-batch: one bar per accum_steps
+    assert [(seg[0][1], seg[1][1]) for seg in bars] == [
+        pytest.approx(tuple(q)) for q in result["per_micro_batch_iqr_ms"]]
+
+
+def test_measure_refuses_a_batch_that_does_not_split():
+    x, y = np.zeros((6, 4), "float32"), np.zeros(6, "int64")
+    with pytest.raises(ValueError, match="split evenly"):
+        measure_reduction_schedules(DEVICES, _tiny, None, x, y, accum_steps=(2,))
+    with pytest.raises(ValueError, match="at least 2 devices"):
+        measure_reduction_schedules(DEVICES[:1], _tiny, None, x, y)
+
+
+def test_extra_all_reduce_ms_pairs_the_rounds_against_the_n1_null_by_hand():
+    # n = 1: identical code, differences 0, 1, -1 -> null median 0, IQR -0.5 to 0.5.
+    # n = 2: differences 2, 4, 3 (IQR 2.5 to 3.5, outside the null's): one extra all-reduce each.
+    # n = 4: differences 3, 6, 9 (IQR 4.5 to 7.5, outside): per extra all-reduce 1, 2, 3.
+    result = {"accum_steps": [1, 2, 4],
+              "times_ms": {"per_update": [[5, 5, 5], [10, 10, 10], [10, 11, 12]],
+                           "per_micro_batch": [[5, 6, 4], [12, 14, 13], [13, 17, 21]]}}
+    extra = extra_all_reduce_ms(result)
+    assert extra["null_ms"] == (0.0, -0.5, 0.5)
+    assert extra["per_accum_steps"][2] == {"difference_ms": (3.0, 2.5, 3.5),
+                                           "per_all_reduce_ms": (3.0, 2.5, 3.5), "distinguishable": True}
+    assert extra["per_accum_steps"][4]["difference_ms"] == (6.0, 4.5, 7.5)
+    assert extra["per_accum_steps"][4]["per_all_reduce_ms"] == (2.0, 1.5, 2.5)
+    assert extra["distinguishable_at"] == [2, 4]
+    assert extra["estimates"] == 6 and extra["median_ms"] == 2.5  # of 1, 2, 2, 3, 3, 4
+    assert extra["iqr_ms"] == (2.0, 3.0)
+
+
+def test_extra_all_reduce_ms_is_not_distinguishable_inside_the_n1_noise():
+    # the null's differences spread -8 to 8 (IQR -4 to 4); n = 2's 2, 3, 4 (IQR 2.5 to 3.5) sit
+    # inside it although they exclude 0
+    noisy = {"accum_steps": [1, 2], "times_ms": {"per_update": [[10, 10, 10], [10, 10, 10]],
+                                                 "per_micro_batch": [[2, 10, 18], [12, 13, 14]]}}
+    extra = extra_all_reduce_ms(noisy)
+    assert extra["null_ms"] == (0.0, -4.0, 4.0)
+    assert extra["per_accum_steps"][2]["distinguishable"] is False and extra["distinguishable_at"] == []
+    assert extra["median_ms"] is None and extra["iqr_ms"] is None and extra["estimates"] == 0
+    with pytest.raises(ValueError, match="accum_steps > 1"):
+        extra_all_reduce_ms({"accum_steps": [1], "times_ms": {"per_update": [[1]], "per_micro_batch": [[1]]}})
+    with pytest.raises(ValueError, match="accum_steps = 1"):
+        extra_all_reduce_ms({"accum_steps": [2], "times_ms": {"per_update": [[1]], "per_micro_batch": [[2]]}})

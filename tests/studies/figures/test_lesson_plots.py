@@ -1,0 +1,62 @@
+import matplotlib.colors
+import matplotlib.figure
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from matplotlib.patches import FancyBboxPatch
+
+from gradlab.studies.figures.lesson_plots import draw_replicas, plot_rounding
+
+
+def test_plot_rounding_draws_one_line_per_curve_on_a_log_axis_with_zeros_at_the_floor():
+    fig = plot_rounding({"accumulate": [0.0, 3e-8, 6e-8], "fused": [1e-8, 1e-8, 2e-8]},
+                        tolerance=1e-6, scale=6e-8)
+    assert isinstance(fig, matplotlib.figure.Figure) and not plt.fignum_exists(fig.number)
+    ax, = fig.axes
+    assert ax.get_yscale() == "log"
+    first = ax.lines[0].get_ydata()
+    assert first[0] > 0 and first[0] < 1e-8 and first[1] == 3e-8  # the exact zero drawn below
+    assert [line.get_ydata()[0] for line in ax.lines[2:]] == [1e-6, 6e-8]  # tolerance, scale
+
+
+def test_plot_rounding_draws_one_tolerance_per_curve_in_its_colour():
+    fig = plot_rounding({"SGD": [1e-8, 2e-8], "Adam": [1e-7, 3e-7]},
+                        tolerance={"SGD": 1e-6, "Adam": 1e-5}, scale=3e-8)
+    ax, = fig.axes
+    sgd, adam, sgd_tol, adam_tol, spacing = ax.lines
+    assert [sgd_tol.get_ydata()[0], adam_tol.get_ydata()[0], spacing.get_ydata()[0]] == [1e-6, 1e-5, 3e-8]
+    assert sgd_tol.get_color() is not adam_tol.get_color()
+    assert np.allclose(matplotlib.colors.to_rgba(sgd_tol.get_color()), matplotlib.colors.to_rgba(sgd.get_color()))
+    assert np.allclose(matplotlib.colors.to_rgba(adam_tol.get_color()), matplotlib.colors.to_rgba(adam.get_color()))
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "tolerance 1e-06 (SGD)" in labels and "tolerance 1e-05 (Adam)" in labels
+
+
+def test_plot_rounding_refuses_empty_or_negative_curves():
+    with pytest.raises(ValueError, match="at least one"):
+        plot_rounding({})
+    with pytest.raises(ValueError, match="'bad'"):
+        plot_rounding({"bad": [1e-8, -1.0]})
+    with pytest.raises(ValueError, match="'Adam'"):
+        plot_rounding({"SGD": [1e-8]}, tolerance={"Adam": 1e-5})
+    with pytest.raises(ValueError, match="> 0"):
+        plot_rounding({"SGD": [1e-8]}, tolerance=0.0)
+
+
+def test_draw_replicas_draws_every_micro_batch_of_every_replica_and_one_all_reduce():
+    fig = draw_replicas([16, 15], accum_steps=3)
+    ax, = fig.axes
+    texts = [b for b in ax.patches if isinstance(b, FancyBboxPatch)]
+    # batch + all-reduce + per replica (3 micro-batches + apply)
+    assert len(texts) == 2 + 2 * (3 + 1)
+    labels = [t.get_text() for t in ax.texts]
+    assert sum("all-reduce" in t for t in labels) == 1
+    assert "6 ex.\n× 6/31" in labels and "5 ex.\n× 5/31" in labels
+    assert "1 all-reduce per update" in ax.get_title()
+
+
+def test_draw_replicas_refuses_bad_input():
+    with pytest.raises(ValueError, match="shards"):
+        draw_replicas([], 2)
+    with pytest.raises(ValueError, match="accum_steps"):
+        draw_replicas([4, 4], 0)

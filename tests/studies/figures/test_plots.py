@@ -1,0 +1,122 @@
+"""Lessons' figures: 01's gradient noise against b, 03's accuracy against N, 04's accumulator,
+06's learning rates."""
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+from gradlab.studies.figures.plots import (plot_accumulation, plot_accuracy, plot_gradient_noise,
+                                   plot_learning_rates)
+
+
+def _draws(seed=0, dim=20, sizes=(8, 32, 128)):
+    rng = np.random.default_rng(seed)
+    full = np.ones(dim)
+    return full, {b: full + rng.standard_normal((10, dim)) / np.sqrt(b) for b in sizes}
+
+
+def test_plot_gradient_noise_draws_the_finite_population_prediction():
+    full, grads = _draws()
+    fig = plot_gradient_noise(full, grads, trace_cov=20.0, population=256)
+    assert not plt.fignum_exists(fig.number)
+    _, right = fig.axes
+    predicted = [line for line in right.lines if line.get_linestyle() == "--"]
+    assert len(predicted) == 1
+    b = np.array([8.0, 32.0, 128.0])
+    expected = np.sqrt(20.0 / b * (256 - b) / 255)  # 1.546, 0.700, 0.279
+    assert np.allclose(predicted[0].get_ydata(), expected)
+    means = [line for line in right.lines if line.get_label() == "mean of the draws"][0]
+    assert np.allclose(means.get_ydata(), [np.linalg.norm(grads[k] - full, axis=1).mean() for k in (8, 32, 128)])
+
+
+def test_plot_gradient_noise_left_panel_is_equal_aspect_and_names_the_share_it_shows():
+    full, grads = _draws(dim=2)  # in 2 dimensions the two directions hold the whole miss
+    left, _ = plot_gradient_noise(full, grads).axes
+    assert left.get_aspect() == 1.0
+    assert "hold 100% of the squared miss at b = 8" in left.get_title()
+    full, grads = _draws(dim=400)  # 10 isotropic draws in 400 dimensions: 2 directions hold
+    share = int(plot_gradient_noise(full, grads).axes[0].get_title().split("hold ")[1].split("%")[0])
+    assert 5 < share < 40  # about the widest of 10 draws' share, 1/10 and a little more
+
+
+def test_plot_gradient_noise_puts_both_legends_outside_their_axes():
+    full, grads = _draws()
+    fig = plot_gradient_noise(full, grads, trace_cov=20.0, population=256)
+    canvas = FigureCanvasAgg(fig)  # the figure comes closed in pyplot, without a renderer
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    for ax in fig.axes:
+        legend_box = ax.get_legend().get_window_extent(renderer)
+        assert legend_box.x0 >= ax.get_window_extent(renderer).x1  # to the right of the data
+
+
+def test_plot_gradient_noise_without_the_prediction_draws_one_over_sqrt_b_through_the_first_mean():
+    full, grads = _draws()
+    fig = plot_gradient_noise(full, grads)
+    _, right = fig.axes
+    ref, = [line for line in right.lines if line.get_linestyle() == "--"]
+    first = np.linalg.norm(grads[8] - full, axis=1).mean()
+    assert np.allclose(ref.get_ydata(), first * np.sqrt(8 / np.array([8.0, 32.0, 128.0])))
+
+
+def test_plot_gradient_noise_refuses_bad_arguments():
+    full, grads = _draws()
+    with pytest.raises(ValueError, match="at least one"):
+        plot_gradient_noise(full, {})
+    with pytest.raises(ValueError, match="together"):
+        plot_gradient_noise(full, grads, trace_cov=20.0)
+    with pytest.raises(ValueError, match="population"):
+        plot_gradient_noise(full, grads, trace_cov=20.0, population=100)
+
+
+ROWS = [{"accum_steps": n, "micro_batch": 100 // n, "updates": 200, "runs": 2,
+         "accuracy_mean": m, "accuracy_std": 0.01, "accuracies": [m - 0.01, m + 0.01]}
+        for n, m in ((1, 0.94), (5, 0.93), (10, 0.938), (20, 0.938))]
+REFERENCE = {1: (100, 1000, 0.95, 0.0017), 20: (5, 20000, 0.952, 0.003)}
+
+
+def test_plot_accuracy_draws_one_dot_per_run_and_the_mean_without_std_bars():
+    fig = plot_accuracy(ROWS, reference=REFERENCE)
+    assert not plt.fignum_exists(fig.number)
+    ax, = fig.axes
+    assert ax.get_xscale() == "log"
+    dots = [line for line in ax.lines if line.get_linestyle() == "None" and line.get_marker() == "."]
+    assert len(dots) == 4 and np.allclose(dots[3].get_ydata(), [92.8, 94.8])
+    assert np.allclose(dots[3].get_xdata(), [20 / 1.06, 20 * 1.06])  # the 2 runs side by side
+    mean, = [line for line in ax.lines if line.get_label().startswith("gradlab, 200 updates")]
+    assert np.allclose(mean.get_ydata(), [94.0, 93.0, 93.8, 93.8])
+    assert len(ax.containers) == 1  # one set of ± bars: the published reference's, none for 2 runs
+    lo, hi = ax.get_ylim()
+    assert hi - lo >= 4.0
+
+
+def test_plot_accuracy_legend_lies_outside_the_axes():
+    fig = plot_accuracy(ROWS, reference=REFERENCE)
+    fig.draw_without_rendering()  # runs the constrained layout
+    ax, = fig.axes
+    legend, = fig.legends
+    box, axes_box = legend.get_window_extent(), ax.get_window_extent()
+    assert box.y1 <= axes_box.y0  # below the axes: no error bar or run dot under it
+    assert len(legend.get_texts()) == 3  # the runs, their mean, the reference
+
+
+def test_plot_learning_rates_draws_identical_strategies_as_one_line():
+    rates = {"large_batch": [0.5, 0.25], "fused": [0.5, 0.25], "keras": [0.25, 0.0625]}
+    ax, = plot_learning_rates(rates, accum_steps=2).axes
+    assert len(ax.lines) == 2
+    assert list(ax.lines[0].get_ydata()) == [0.5, 0.25]
+    assert list(ax.lines[1].get_ydata()) == [0.25, 0.0625]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["large_batch, fused (2 identical)", "keras"]
+
+
+def test_plot_accumulation_stacks_to_the_target_and_keeps_zero_off_the_axis():
+    fig = plot_accumulation([1.0, 1.8, 2.7], target=5.5)
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.texts]
+    assert labels == ["0", "1", "2.8", "5.5"]  # the accumulator after 0, 1, 2, 3 micro-batches
+    tops = {round(p.get_x() + p.get_width() / 2): p.get_y() + p.get_height() for p in ax.patches}
+    assert abs(tops[3] - 5.5) < 1e-9
+    assert ax.get_ylim()[0] < 0 and ax.get_xlim()[0] < -0.3  # "0" clear of both axes
+    with pytest.raises(ValueError, match="at least one"):
+        plot_accumulation([], target=0.0)

@@ -1,0 +1,371 @@
+"""Each pitfall: the naive way measurably wrong, gradlab's way equal to one large batch."""
+import numpy as np
+import keras
+import pytest
+import tensorflow as tf
+
+import gradlab as gl
+from gradlab.core.gradients import densify
+from gradlab.studies.runs import pitfalls as pf
+from gradlab.studies.data import load_mnist
+from gradlab.studies.models import make_model
+from common import DEVICES
+
+EXACT = ["large_batch", "host_average", "accumulate", "fused", "towers"]
+
+
+def loss_fn():
+    return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
+def mlp(**kwargs):
+    return lambda: make_model("mlp", seed=1, hidden=32, **kwargs)
+
+
+def make(name, accum_steps=1, model=None, optimizer=None, loss=None, **options):
+    return gl.make_strategy(name, model or mlp(), loss or loss_fn(),
+                            optimizer or (lambda: keras.optimizers.SGD(1.0)),
+                            accum_steps=accum_steps, devices=DEVICES, **options)
+
+
+@pytest.fixture(scope="module")
+def batch():
+    d = load_mnist()
+    return d.x_train[:32], d.y_train[:32]
+
+
+def weights(s):
+    return [v.numpy() for v in s.model.weights]
+
+
+# -- unequal micro-batches and token counts ----------------------------------------------
+
+def tokens():
+    """Few tokens in the first half of the batch, many in the second."""
+    rng = np.random.default_rng(0)
+    return np.concatenate([rng.integers(1, 5, 16), rng.integers(20, 60, 16)]).astype("float32")
+
+
+@pytest.mark.slow
+def test_sample_weight_gives_the_large_batch_weighted_mean(batch):
+    x, y = batch
+    target = pf.weighted_mean_grads(mlp()(), x, y, tokens())
+    # The 2024 bug: each micro-batch normalised by its own token count.
+    assert pf.relative_error(pf.per_micro_batch_normalized_grads(mlp()(), x, y, tokens(), 2), target) > 0.3
+    for name in EXACT:
+        # accum_steps=3: unequal micro-batches (11, 11, 10) and unequal token counts.
+        err = pf.relative_error(pf.update_of(make(name, 3), x, y, sample_weight=tokens()), target)
+        assert err < 1e-5, name
+    # Keras's equal-split accumulation is right too with equal sizes, as the weights are
+    # normalised over the whole update before the split.
+    assert pf.relative_error(pf.update_of(make("keras", 2), x, y, tokens()), target) < 1e-5
+
+
+def test_keras_sample_weight_divides_by_examples_not_weights(batch):
+    x, y = batch
+    logits = mlp()()(x)
+    losses = pf.per_example_loss(y, logits).numpy()
+    w = tokens()
+    value = float(loss_fn()(y, logits, sample_weight=w))
+    np.testing.assert_allclose(value, np.sum(w * losses) / len(w), rtol=1e-5)
+    assert not np.isclose(value, np.sum(w * losses) / np.sum(w), rtol=0.1)
+
+
+@pytest.mark.slow
+def test_per_token_masks_in_sequences():
+    # Sequences of 6 tokens with a padding mask: the update is the mean over real tokens.
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 20, (12, 6)).astype("int32")
+    y = rng.integers(0, 5, (12, 6)).astype("int32")
+    mask = (np.arange(6)[None, :] < rng.integers(1, 7, (12, 1))).astype("float32")
+
+    def model():
+        keras.utils.set_random_seed(3)
+        return keras.Sequential([keras.Input((6,), dtype="int32"), keras.layers.Embedding(20, 8),
+                                 keras.layers.Dense(5)])
+
+    m = model()
+    with tf.GradientTape() as tape:
+        per_token = pf.per_example_loss(y, m(x))
+        loss = tf.reduce_sum(mask * per_token) / mask.sum()
+    target = densify(tape.gradient(loss, m.trainable_variables))
+    for name in ["large_batch", "accumulate", "fused"]:
+        got = pf.update_of(make(name, 5, model=model, loss=pf.per_example_loss), x, y, mask)
+        assert pf.relative_error(got, [t.numpy() for t in target]) < 1e-5, name
+
+
+def masked_model():
+    keras.utils.set_random_seed(3)
+    return keras.Sequential([keras.Input((6,), dtype="int32"),
+                             keras.layers.Embedding(20, 8, mask_zero=True), keras.layers.Dense(5)])
+
+
+@pytest.mark.slow
+def test_keras_loss_on_a_masked_output_is_exact_however_the_batch_is_split():
+    # A Keras loss divides by the unmasked tokens of each call; gradlab sums the unmasked
+    # tokens of every micro-batch and divides once, so every split is the large batch.
+    rng = np.random.default_rng(1)
+    lengths = rng.integers(1, 7, (12, 1))
+    x = (rng.integers(1, 20, (12, 6)) * (np.arange(6) < lengths)).astype("int32")  # 0 = padding
+    y = rng.integers(0, 5, (12, 6)).astype("int32")
+    target = pf.update_of(make("large_batch", model=masked_model), x, y)  # mean over real tokens
+    for name, steps in [("host_average", 2), ("accumulate", 3), ("fused", 2), ("towers", 2),
+                        ("mirrored", 2)]:
+        got = pf.update_of(make(name, steps, model=masked_model), x, y)
+        assert pf.relative_error(got, target) < 1e-5, name
+    # Keras's own accumulation averages the micro-batches' masked means: not the large batch.
+    assert pf.relative_error(pf.update_of(make("keras", 2, model=masked_model), x, y), target) > 1e-2
+    # The mask as sample_weight, with a loss that ignores masks, is the same update.
+    mask = (x != 0).astype("float32")
+    for name in ["accumulate", "fused"]:
+        got = pf.update_of(make(name, 5, model=masked_model, loss=pf.per_example_loss), x, y, mask)
+        assert pf.relative_error(got, target) < 1e-5, name
+
+
+def test_bad_sample_weights_fail_before_any_work(batch):
+    x, y = batch
+    s = make("fused", 2)
+    before = weights(s)
+    for bad, match in [(np.ones(31), r"one entry per example \(first dimension 32\), got shape \(31,\)"),
+                       (-np.ones(32), "finite and non-negative"),
+                       (np.full(32, np.nan), "finite and non-negative"),
+                       (np.zeros(32), "sums to 0"),
+                       (3.0, "got shape ()")]:
+        with pytest.raises(ValueError, match=match):
+            s.step(x, y, sample_weight=bad)
+    with pytest.raises(ValueError, match="reduction 'sum'"):
+        make("fused", 2, loss=keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, reduction="sum")).step(x, y, sample_weight=np.ones(32))
+    assert s.trace_count() == 0
+    for a, b in zip(before, weights(s)):
+        np.testing.assert_array_equal(a, b)
+    scalar = lambda y, p: tf.reduce_mean(pf.per_example_loss(y, p))
+    with pytest.raises(ValueError, match="needs per-example losses"):
+        make("large_batch", loss=scalar).step(x, y, sample_weight=np.ones(32))
+
+
+# -- learning-rate schedules and step counters -------------------------------------------
+
+@pytest.mark.parametrize("name", gl.STRATEGIES)
+def test_schedules_and_counters_advance_once_per_update(batch, name):
+    x, y = batch
+    schedule = keras.optimizers.schedules.ExponentialDecay(1.0, decay_steps=1, decay_rate=0.5)
+    s = make(name, 2, optimizer=lambda: keras.optimizers.SGD(schedule))
+    rates, counter = pf.learning_rates(s, x, y, updates=2)
+    if name == "keras":  # Keras 3 counts micro-batches: 0.5 ** 4 after 2 updates of 2
+        assert counter == 4 and rates == [0.25, 0.0625]
+    else:
+        assert counter == 2 and rates == [0.5, 0.25]
+    assert int(s.optimizer.iterations.numpy()) == 2
+
+
+# -- BatchNorm ----------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_batchnorm_window_updates_moving_statistics_once_like_a_large_batch(batch):
+    x, y = batch
+    ref = make("large_batch", model=mlp(batchnorm=True))
+    ref.step(x, y)
+    (mean, var), = pf.moving_statistics(ref.model)
+    for name in ["accumulate", "fused"]:
+        # accum_steps=3: micro-batches of 11, 11, 10 rows, combined by count.
+        s = make(name, 3, model=mlp(batchnorm=True), batchnorm="window")
+        s.step(x, y)
+        (m, v), = pf.moving_statistics(s.model)
+        np.testing.assert_allclose(m, mean, rtol=1e-5, atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(v, var, rtol=1e-5, atol=1e-6, err_msg=name)
+        naive = make(name, 3, model=mlp(batchnorm=True))
+        naive.step(x, y)
+        (m, v), = pf.moving_statistics(naive.model)
+        assert np.abs(v - var).max() > 1e-3 and np.abs(m - mean).max() > 1e-3
+    # The layers are left as they were: momentum back, no recorder left behind.
+    bn, = gl.core.batchnorm.batchnorm_layers(s.model)
+    assert bn.momentum == 0.99 and "_moments" not in bn.__dict__
+
+
+def test_batchnorm_window_refuses_renorm_before_any_work(batch):
+    x, y = batch
+    layers = lambda: [keras.layers.Flatten(), keras.layers.BatchNormalization(renorm=True),
+                      keras.layers.Dense(10)]
+    built = keras.Sequential([keras.Input((28, 28))] + layers())
+    with pytest.raises(ValueError, match="renorm=True"):  # a built model: when the strategy is made
+        make("accumulate", 2, model=built, batchnorm="window")
+    for name in ["large_batch", "fused"]:  # a model built at the first step: then
+        s = make(name, 2 if name == "fused" else 1, model=lambda: keras.Sequential(layers()),
+                 batchnorm="window")
+        with pytest.raises(ValueError, match="renorm=True"):
+            s.step(x, y)
+        assert s.trace_count() == 0 and int(s.optimizer.iterations) == 0
+
+
+@pytest.mark.slow
+def test_layer_norm_has_no_batch_statistics_so_accumulation_is_exact(batch):
+    x, y = batch
+
+    def model():
+        keras.utils.set_random_seed(1)
+        return keras.Sequential([keras.Input((28, 28)), keras.layers.Flatten(), keras.layers.Dense(32),
+                                 keras.layers.LayerNormalization(), keras.layers.Activation("relu"),
+                                 keras.layers.Dense(10)])
+    ref = pf.update_of(make("large_batch", model=model), x, y)
+    assert pf.relative_error(pf.update_of(make("accumulate", 4, model=model), x, y), ref) < 1e-5
+
+
+def test_batchnorm_option_is_checked_before_any_work():
+    built = []
+    model = lambda: built.append(1) or make_model("mlp", batchnorm=True)
+    for bad in ("Window", None, 1):
+        with pytest.raises(ValueError, match=f"batchnorm must be one of 'micro', 'window', got {bad!r}"):
+            gl.make_strategy("fused", model, loss_fn(), "sgd", batchnorm=bad)
+    for name in ["host_average", "towers", "keras", "mirrored"]:
+        with pytest.raises(ValueError, match=f"not supported by strategy '{name}' .*large_batch, "
+                                             "accumulate, fused.*GroupNormalization"):
+            gl.make_strategy(name, model, loss_fn(), "sgd", devices=DEVICES, batchnorm="window")
+    assert built == []
+
+
+# -- dropout ------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_dropout_masks_differ_per_micro_batch_which_is_noise_not_bias(batch):
+    x, y = batch
+    on = lambda mask_seed: (lambda: pf.dropout_mlp(0.5, seed=1, mask_seed=mask_seed, hidden=32))
+    ref = pf.update_of(make("large_batch", model=on(1)), x, y)
+    accumulated = pf.relative_error(pf.update_of(make("accumulate", 4, model=on(1)), x, y), ref)
+    reseeded = pf.relative_error(pf.update_of(make("large_batch", model=on(2)), x, y), ref)
+    # Different masks: not the large batch, but no further from it than a large batch with
+    # other masks is.
+    assert accumulated > 0.1 and accumulated < 2 * reseeded
+    off = lambda: pf.dropout_mlp(0.0, seed=1, hidden=32)
+    ref = pf.update_of(make("large_batch", model=off), x, y)
+    assert pf.relative_error(pf.update_of(make("accumulate", 4, model=off), x, y), ref) < 1e-5
+
+
+# -- gradient clipping ----------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_clip_the_accumulated_update_not_each_micro_batch(batch):
+    x, y = batch
+    ref = pf.update_of(make("large_batch", clip_norm=0.5), x, y)
+    assert np.sqrt(sum(np.sum(g ** 2) for g in ref)) == pytest.approx(0.5, rel=1e-4)  # it clips
+    naive = pf.per_micro_batch_clipped_grads(mlp()(), x, y, 4, 0.5)
+    assert pf.relative_error(naive, ref) > 0.1
+    for name in EXACT[1:] + ["keras"]:
+        err = pf.relative_error(pf.update_of(make(name, 4, clip_norm=0.5), x, y), ref)
+        assert err < 1e-5, name
+
+
+# -- mixed precision: loss scaling -----------------------------------------------------------
+
+@pytest.mark.slow
+def test_overflow_in_one_micro_batch_skips_the_whole_update(batch):
+    x, y = batch
+    x2, y2 = load_mnist().x_train[32:64], load_mnist().y_train[32:64]
+    bad = x.copy()
+    bad[16:] *= 1e38  # micro-batch 2 of 2 overflows in float32
+    lso = lambda: keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD(0.1))
+    sgd = lambda: keras.optimizers.SGD(0.1)
+
+    def after(x_, y_):
+        s = make("large_batch", optimizer=sgd)
+        s.step(x_, y_)
+        return weights(s)
+
+    clean = after(x2, y2)
+    for name in ["large_batch", "accumulate", "fused"]:
+        s = make(name, 2, optimizer=lso)
+        start = weights(s)
+        s.step(bad, y)
+        for a, b in zip(start, weights(s)):
+            np.testing.assert_array_equal(a, b, err_msg=name)  # nothing applied, not even micro-batch 1
+        assert float(s.optimizer.dynamic_scale) == 2.0 ** 14 and int(s.optimizer.iterations) == 0
+        s.step(x2, y2)  # the next update is a clean large batch: scaled, accumulated, unscaled once
+        for a, b in zip(weights(s), clean):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7, err_msg=name)
+    # Keras checks each micro-batch: it drops the overflowing one and keeps micro-batch 1,
+    # so the next update averages micro-batch 1 of the bad batch with micro-batch 1 of the
+    # next one (an update that mixes batches), and its windows stay shifted.
+    s = make("keras", 2, optimizer=lso)
+    s.step(bad, y)
+    s.step(x2, y2)
+    mixed = after(np.concatenate([x[:16], x2[:16]]), np.concatenate([y[:16], y2[:16]]))
+    for a, b in zip(weights(s), mixed):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+    assert max(np.abs(a - b).max() for a, b in zip(weights(s), clean)) > 1e-3
+    assert int(s.optimizer.inner_optimizer._iterations) == 3
+
+
+# -- sparse gradients -----------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_adam_on_duplicate_rows_differs_from_dense_so_gradlab_densifies(batch):
+    x, y = batch
+    sparse, dense = pf.adam_on_duplicate_rows()
+    np.testing.assert_allclose(sparse[2], dense[2], rtol=1e-6)  # a single row: the same
+    assert abs(sparse[0, 0] - dense[0, 0]) > 0.03  # row 0 twice: applied one occurrence at a time
+    embedding = lambda: make_model("embedding", seed=1)
+    adam = lambda: keras.optimizers.Adam(1e-2)
+    # The naive large batch: Keras's Adam given the embedding's IndexedSlices as they are.
+    naive = embedding()
+    opt = adam()
+    with tf.GradientTape() as tape:
+        loss = loss_fn()(y, naive(x, training=True))
+    grads = tape.gradient(loss, naive.trainable_variables)
+    assert any(isinstance(g, tf.IndexedSlices) for g in grads)
+    opt.apply_gradients(zip(grads, naive.trainable_variables))
+    ref = make("large_batch", model=embedding, optimizer=adam)
+    ref.step(x, y)
+    table = ref.model.trainable_variables[0]
+    assert np.abs(naive.trainable_variables[0].numpy() - table.numpy()).max() > 1e-3
+    s = make("fused", 4, model=embedding, optimizer=adam)
+    s.step(x, y)
+    np.testing.assert_allclose(s.model.trainable_variables[0].numpy(), table.numpy(), rtol=1e-4, atol=1e-5)
+
+
+# -- losses under a distribution strategy ----------------------------------------------------
+
+@pytest.mark.slow
+def test_keras_losses_divide_by_replicas_and_mirrored_is_the_large_batch(batch):
+    x, y = batch
+    logits = mlp()()(x)
+    assert pf.replica_loss_ratio(loss_fn(), y, logits, DEVICES) == pytest.approx(0.5)
+    ref = pf.update_of(make("large_batch"), x, y)
+    assert pf.relative_error(pf.update_of(make("mirrored", 2), x, y), ref) < 1e-5
+    # A loss object inside the user's own function would divide too, unseen by any type check.
+    hidden = loss_fn()
+    wrapped = pf.update_of(make("mirrored", 2, loss=lambda y, p: hidden(y, p)), x, y)
+    assert pf.relative_error(wrapped, ref) < 1e-5
+
+
+# -- moving averages of weights ------------------------------------------------------------
+
+@pytest.mark.slow
+def test_weight_ema_updates_once_per_update(batch):
+    x, y = batch
+    ema = lambda: keras.optimizers.SGD(0.5, use_ema=True, ema_momentum=0.9)
+    for name in ["large_batch", "accumulate", "fused", "keras"]:
+        s = make(name, 4, optimizer=ema)
+        start = [v.numpy() for v in s.model.trainable_variables]
+        trajectory = []
+        for _ in range(4):
+            s.step(x, y)
+            trajectory.append([v.numpy() for v in s.model.trainable_variables])
+        # Compared as displacements from the start: the weights move little in 3 updates.
+        err = pf.relative_error(pf.displacement(pf.ema_weights(s), start),
+                                pf.displacement(pf.expected_ema(trajectory, 0.9), start))
+        if name == "keras":  # updated at every micro-batch, towards not-yet-updated weights
+            assert err > 0.1
+        else:
+            assert err < 1e-5, name
+
+
+def test_train_epochs_steps_once_per_whole_batch():
+    class Counting:
+        def __init__(self):
+            self.sizes = []
+
+        def step(self, x, y):
+            self.sizes.append(len(x))
+
+    s = pf.train_epochs(Counting(), np.arange(10), np.arange(10), batch=4, epochs=2)
+    assert s.sizes == [4, 4, 4, 4]  # the short last batch of 2 is dropped each epoch

@@ -1,0 +1,43 @@
+"""The lessons' facade: every name it lists resolves, and the notebooks import gradlab only
+through it (so a module that moves inside gradlab changes `gradlab/lessons.py`, not a lesson)."""
+import json
+import pathlib
+import re
+
+from gradlab import lessons
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted([*ROOT.glob("notebooks/*.ipynb"), *ROOT.glob("app/*.ipynb")])
+
+
+def _code(path):
+    cells = json.loads(path.read_text())["cells"]
+    return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+
+
+def test_every_name_of_the_facade_resolves_to_its_home():
+    for name in lessons.__all__:
+        assert getattr(lessons, name) is not None, name
+    assert lessons.load_mnist.__module__ == "gradlab.studies.data"
+
+
+def test_an_unknown_name_is_an_attribute_error_naming_it():
+    try:
+        lessons.no_such_name
+    except AttributeError as e:
+        assert "no_such_name" in str(e)
+    else:
+        raise AssertionError("no AttributeError")
+
+
+def test_the_notebooks_import_gradlab_only_through_the_facade():
+    assert len(NOTEBOOKS) >= 9
+    for path in NOTEBOOKS:
+        code = _code(path)
+        assert code.index("import gradlab.lessons") < code.index("import gradlab as gl"), path.name
+        other = re.findall(r"^\s*(?:from|import) gradlab\.(?!lessons\b)[\w.]+", code, re.M)
+        assert other == [], (path.name, other)
+        for found in re.findall(r"from gradlab\.lessons import \(([^)]*)\)|from gradlab\.lessons import ([^\n(]*)", code):
+            for part in "".join(found).split(","):
+                name = part.split(" as ")[0].strip()
+                assert name in lessons.__all__, (path.name, name)
