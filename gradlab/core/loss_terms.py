@@ -86,7 +86,8 @@ def loss_terms(model, loss_fn, x, y, rule=None, sample_weight=None, pred=None):
         float32 scalars `(S, D)`.
     """
     pred = model(x, training=True) if pred is None else pred
-    rule = rule or keras_rule(y, pred, loss_fn)
+    if rule is None:
+        rule = keras_rule(y, pred, loss_fn)
     loss = tf.cast(reduced_loss(loss_fn, y, pred, sample_weight, model.losses), tf.float32)
     if rule == "entries":
         check_masked_penalties(model, model.losses, x)  # traced: the add_loss terms are known
