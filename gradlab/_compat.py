@@ -21,9 +21,11 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-TESTED = "TensorFlow 2.21 and Keras 3.15"
+TESTED = "TensorFlow 2.18 with Keras 3.8 and TensorFlow 2.21 with Keras 3.15 (the range's ends)"
 _made = itertools.count(1)
 _passed = set()  # probes that held in this process; a probe shared by several functions runs once
+# What a probe found where Keras versions differ ({probe name: description}), for `doctor`.
+FOUND = {}
 
 
 class _Broken(RuntimeError):
@@ -56,7 +58,9 @@ def _in_a_fresh_thread(probe):
 
     def run():
         try:
-            probe()
+            found = probe()
+            if found:
+                FOUND[probe.__name__] = found
         except Exception as e:  # handed to the caller's thread; a name gone is as broken
             errors.append(e if isinstance(e, _Broken) else
                           _broken(f"{probe.__name__} failed: {type(e).__name__}: {e}"))
@@ -300,10 +304,10 @@ def _probe_fit_hooks():
 
     class Recording(keras.Model):
         def _maybe_symbolic_build(self, iterator=None, data_batch=None):
-            # fit and evaluate hand over Keras's epoch iterator: (step, step, batches) triples
+            # fit and evaluate hand over Keras's epoch iterator: tuples ending in the batches
             if iterator is not None:
-                for _, _, batches in iterator:
-                    calls.append(("build", len(tf.nest.flatten(next(batches)))))
+                for item in iterator:
+                    calls.append(("build", len(item), len(tf.nest.flatten(next(item[-1])))))
                     break
             return super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
 
@@ -317,11 +321,18 @@ def _probe_fit_hooks():
     x = tf.zeros((4, 1))
     fitted = model.fit(x, x, batch_size=2, verbose=0).history
     evaluated = model.evaluate(x, x, batch_size=2, verbose=0, return_dict=True)
-    if calls != [("build", 2), ("logs", ["loss"])] * 2 or "hooked" not in fitted or \
-            "hooked" not in evaluated:
+    shape = calls[0][1] if calls and calls[0][0] == "build" else None
+    if calls != [("build", shape, 2), ("logs", ["loss"])] * 2 or shape not in EPOCH_ITEMS or \
+            "hooked" not in fitted or "hooked" not in evaluated:
         raise _broken("Keras's fit and evaluate no longer call _maybe_symbolic_build(iterator=) "
                       "with their epoch iterator and report _get_metrics_result_or_logs(logs) "
                       f"as the epoch's logs (recorded: {calls})")
+    return f"the epoch iterator yields {EPOCH_ITEMS[shape]}"
+
+
+# Keras's epoch iterator yields tuples ending in the batches' iterator; what comes before changed.
+EPOCH_ITEMS = {2: "(step, batches) pairs (Keras 3.8-3.10)",
+               3: "(first step, last step, batches) triples (Keras 3.11-3.15)"}
 
 
 @_probed(_probe_fit_hooks)
@@ -337,7 +348,7 @@ def first_replica_batch(strategy, epoch_iterator):
     """The first replica's part of the first batch. Keras's `_maybe_symbolic_build` builds a
     model from the MEAN of the replicas' first parts, which fails when the first batch splits
     unevenly (63 rows on 2 replicas); one replica's part is enough to build from."""
-    for _, _, it in epoch_iterator:
+    for *_, it in epoch_iterator:  # EPOCH_ITEMS: the batches come last in every version
         batch = next(it)
         return tf.nest.map_structure(
             lambda v: strategy.experimental_local_results(v)[0]
@@ -574,3 +585,32 @@ PRIVATE_NAMES = {
     "keras.src.trainers.data_adapters.array_slicing.convert_to_sliceable": _probe_arrays,
     "keras.src.trainers.data_adapters.data_adapter_utils.class_weight_to_sample_weights": _probe_arrays,
 }
+
+
+# -- issue 34: the supported range (Keras 3.8 to 3.15) and `python -m gradlab doctor` --------
+def activity_penalty_is_a_mean():
+    """Whether Keras divides an activity regulariser's penalty by the batch's rows (3.14 on,
+    keras-team/keras#22018). Keras 3.8-3.13 sum it over the rows: the loss of a model with
+    one is then no mean over rows, and both faces refuse it at the first batch, as they
+    refuse any loss that adds up its rows. Public behaviour, measured on a one-unit layer."""
+    layer = keras.layers.Dense(1, use_bias=False, kernel_initializer="ones",
+                               activity_regularizer=keras.regularizers.L1(1.0))
+    layer(tf.ones((2, 1)))
+    return float(tf.add_n(layer.losses)) == 1.0  # 2.0 where Keras sums over the 2 rows
+
+
+def probe_report():
+    """`[(probe, names, error)]`: every probe of `PRIVATE_NAMES`, run now (each once, in a
+    fresh thread), with the private names it checks and None where it held, else the error.
+    Where Keras versions differ, `FOUND[probe]` then says which variant the probe found."""
+    names = {}
+    for name, probe in PRIVATE_NAMES.items():
+        names.setdefault(probe, []).append(name)
+    report = []
+    for probe, checked in names.items():
+        try:
+            _in_a_fresh_thread(probe)
+            report.append((probe.__name__, checked, None))
+        except RuntimeError as e:
+            report.append((probe.__name__, checked, str(e)))
+    return report
