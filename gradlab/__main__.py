@@ -1,4 +1,4 @@
-"""The command line: `python -m gradlab {table,reproduce,noise,bench,multiworker} [--json] ...`.
+"""The command line: `python -m gradlab {table,reproduce,noise,bench,multiworker,doctor} [--json] ...`.
 
 Each command lives beside the study it runs; this file only dispatches, importing the
 module (and so TensorFlow) for the command that was asked for.
@@ -12,6 +12,7 @@ COMMANDS = {
     "bench": ("gradlab.studies.bench", "cli", "every strategy on the same work: ms/update, ratios, training and compilation memory (mlp beside conv); --fit: model.fit timed; --fit --memory: fit's memory against accum_steps"),
     "multiworker": ("gradlab.studies.multiworker", "cli", "K worker processes on loopback, accumulation vs one large batch"),
     "reproduce": ("gradlab.studies.reproduction", "cli", "Chlebus (2018) in kind: his convnet, Adam and best-of-checkpoints metric, N = 1, 5, 10, 20"),
+    "doctor": ("gradlab.doctor", "cli", "what a bug report needs: versions, devices, XLA, the GPU allocator, each private-name probe"),
 }
 
 

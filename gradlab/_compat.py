@@ -21,7 +21,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-TESTED = "TensorFlow 2.18 with Keras 3.8 and TensorFlow 2.21 with Keras 3.15 (the range's ends)"
+TESTED = "TensorFlow 2.18 with Keras 3.8 and TensorFlow 2.21 with Keras 3.15"
 _made = itertools.count(1)
 _passed = set()  # probes that held in this process; a probe shared by several functions runs once
 # What a probe found where Keras versions differ ({probe name: description}), for `doctor`.
@@ -588,29 +588,84 @@ PRIVATE_NAMES = {
 
 
 # -- issue 34: the supported range (Keras 3.8 to 3.15) and `python -m gradlab doctor` --------
+# Behaviours that changed within the range. No private name: each probe returns which variant
+# it found (FOUND), and the functions below act on it.
+def _probe_activity_penalty():
+    layer = keras.layers.Dense(1, use_bias=False, kernel_initializer="ones",
+                               activity_regularizer=keras.regularizers.L1(1.0))
+    layer(tf.ones((2, 1)))
+    penalty = float(tf.add_n(layer.losses))  # 1.0 averaged over the 2 rows, 2.0 summed
+    if penalty not in (1.0, 2.0):
+        raise _broken(f"an L1(1.0) activity penalty of two rows of ones is {penalty}, neither "
+                      "their mean (1.0) nor their sum (2.0)")
+    return ("activity regularisers average over rows (Keras 3.14 on)" if penalty == 1.0 else
+            "activity regularisers sum over rows (Keras 3.8-3.13): a model with one is refused")
+
+
 def activity_penalty_is_a_mean():
     """Whether Keras divides an activity regulariser's penalty by the batch's rows (3.14 on,
     keras-team/keras#22018). Keras 3.8-3.13 sum it over the rows: the loss of a model with
     one is then no mean over rows, and both faces refuse it at the first batch, as they
-    refuse any loss that adds up its rows. Public behaviour, measured on a one-unit layer."""
-    layer = keras.layers.Dense(1, use_bias=False, kernel_initializer="ones",
-                               activity_regularizer=keras.regularizers.L1(1.0))
-    layer(tf.ones((2, 1)))
-    return float(tf.add_n(layer.losses)) == 1.0  # 2.0 where Keras sums over the 2 rows
+    refuse any loss that adds up its rows."""
+    return "average over rows" in _found_by(_probe_activity_penalty)
+
+
+def _probe_metric_sync():
+    with mirrored_strategy(["/cpu:0"]).scope():
+        total = keras.metrics.Mean().variables[0].value
+    if not isinstance(total, tf.distribute.DistributedValues):
+        raise _broken("a Keras metric made in a MirroredStrategy's scope is not distributed")
+    if total.synchronization == tf.VariableSynchronization.ON_READ:
+        return "metric variables sum over replicas on read (Keras 3.10 on)"
+    return ("metric variables mirrored on write (Keras 3.8-3.9): AccumulatingModel makes "
+            "its own sum on read")
+
+
+@contextlib.contextmanager
+def metrics_summed_on_read(strategy):
+    """While active (inside `strategy`'s scope), the metric variables Keras makes sum over
+    the replicas when read, as Keras makes them itself from 3.10 on. Keras 3.8-3.9 mirror
+    them on write: each update is then a cross-replica sync, which TensorFlow refuses inside
+    the compiled loop over micro-batches ("merge_call called while defining a new graph").
+    In those versions a metric's variables are the only non-trainable ones Keras aggregates
+    by SUM. A no-op outside tf.distribute and from Keras 3.10 on."""
+    default = not tf.distribute.has_strategy() and strategy is tf.distribute.get_strategy()
+    if default or "on read" in _found_by(_probe_metric_sync):
+        yield
+        return
+
+    def on_read(next_creator, **kwargs):
+        if kwargs.get("trainable") is False and kwargs.get("aggregation") == tf.VariableAggregation.SUM:
+            kwargs["synchronization"] = tf.VariableSynchronization.ON_READ
+        return next_creator(**kwargs)
+    # inside the strategy's scope, so that the strategy makes the variable as asked
+    with strategy.scope(), tf.variable_creator_scope(on_read):
+        yield
+
+
+def _found_by(probe):
+    """What `probe` found (running it the first time in this process)."""
+    if probe not in _passed:
+        _in_a_fresh_thread(probe)
+        _passed.add(probe)
+    return FOUND[probe.__name__]
+
+
+BEHAVIOURS = (_probe_activity_penalty, _probe_metric_sync)
 
 
 def probe_report():
-    """`[(probe, names, error)]`: every probe of `PRIVATE_NAMES`, run now (each once, in a
-    fresh thread), with the private names it checks and None where it held, else the error.
-    Where Keras versions differ, `FOUND[probe]` then says which variant the probe found."""
+    """`[(probe, names, error)]`: every probe of `PRIVATE_NAMES` (with the private names it
+    checks) and of `BEHAVIOURS` (no name), each run now in a fresh thread; `error` is None
+    where it held. Where Keras versions differ, `FOUND[probe]` says which variant it found."""
     names = {}
     for name, probe in PRIVATE_NAMES.items():
         names.setdefault(probe, []).append(name)
     report = []
-    for probe, checked in names.items():
+    for probe in [*names, *BEHAVIOURS]:
         try:
             _in_a_fresh_thread(probe)
-            report.append((probe.__name__, checked, None))
+            report.append((probe.__name__, names.get(probe, []), None))
         except RuntimeError as e:
-            report.append((probe.__name__, checked, str(e)))
+            report.append((probe.__name__, names.get(probe, []), str(e)))
     return report

@@ -9,6 +9,7 @@ by sqrt(v): where a gradient is tiny its rounding is amplified, so Adam cases as
 """
 import math
 import sys
+import warnings
 
 import keras
 import numpy as np
@@ -405,6 +406,7 @@ def test_mixed_float16_loss_scale_optimizer():
 
 # ---------------------------------------------------------------- tf.distribute
 @pytest.mark.slow
+@pytest.mark.oldest
 def test_mirrored_uneven_split_is_exact_where_keras_is_not():
     x, y = mnist()
     sgd = lambda: keras.optimizers.SGD(0.5)
@@ -477,6 +479,7 @@ def test_mirrored_empty_shard_with_batchnorm_still_updates():
 
 
 @pytest.mark.slow
+@pytest.mark.oldest
 def test_mirrored_per_output_losses_are_the_global_batch_means():
     # Keras's per-output trackers multiply a replica's loss back by the replicas (which it
     # no longer divides by here) and weigh replicas equally: measured 2x the loss, and
@@ -716,3 +719,23 @@ def test_summing_loss_refused_before_any_update():
 
 def test_exported_as_gradlab_accumulating_model():
     assert gl.AccumulatingModel is AccumulatingModel
+
+
+@pytest.mark.gpu("AccumulatingModel(jit_compile=True) fitting a conv net on GPU:0 under XLA "
+                 "(no fallback), equal to Keras's own fit at the large batch")
+def test_xla_conv_net_on_the_gpu_equals_keras_fit():
+    x, y = mnist(480)
+
+    def conv():
+        keras.utils.set_random_seed(0)
+        return keras.Sequential([keras.Input((784,)), keras.layers.Reshape((28, 28, 1)),
+                                 keras.layers.Conv2D(16, 3, activation="relu"),
+                                 keras.layers.Conv2D(16, 3, activation="relu"),
+                                 keras.layers.GlobalAveragePooling2D(), keras.layers.Dense(10)])
+    plain, acc = twins(conv, accum_steps=4, jit_compile=True, metrics=["accuracy"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # a step XLA refused would fall back, warning
+        h_plain, h_acc = fit_both(plain, acc, x, y, batch_size=120)
+    assert acc.jit_compile is True
+    assert "GPU" in acc.model.weights[0].value.device
+    assert_same(plain, acc, h_plain, h_acc, atol=1e-5, rtol=1e-4)

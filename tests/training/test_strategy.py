@@ -311,6 +311,7 @@ def test_mixed_float16_with_loss_scaling_skips_no_more_than_keras():
 
 
 @pytest.mark.slow
+@pytest.mark.oldest
 @pytest.mark.parametrize("name", ONE_DEVICE + ["towers", "mirrored"])
 def test_every_strategy_equals_keras_train_on_batch_with_uneven_micro_batches(name):
     x, y = _data(n=31)  # 31 = 11 + 10 + 10; towers and replicas: 16 + 15, each split in 3
