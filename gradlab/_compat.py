@@ -590,6 +590,11 @@ PRIVATE_NAMES = {
 # -- issue 34: the supported range (Keras 3.8 to 3.15) and `python -m gradlab doctor` --------
 # Behaviours that changed within the range. No private name: each probe returns which variant
 # it found (FOUND), and the functions below act on it.
+ACTIVITY_MEAN = "activity regularisers average over rows (Keras 3.14 on)"
+ACTIVITY_SUM = "activity regularisers sum over rows (Keras 3.8-3.13): a model with one is refused"
+METRICS_ON_READ = "metric variables sum over replicas on read (Keras 3.10 on)"
+METRICS_ON_WRITE = ("metric variables mirrored on write (Keras 3.8-3.9): AccumulatingModel "
+                    "makes its own sum on read")
 def _probe_activity_penalty():
     layer = keras.layers.Dense(1, use_bias=False, kernel_initializer="ones",
                                activity_regularizer=keras.regularizers.L1(1.0))
@@ -598,8 +603,7 @@ def _probe_activity_penalty():
     if penalty not in (1.0, 2.0):
         raise _broken(f"an L1(1.0) activity penalty of two rows of ones is {penalty}, neither "
                       "their mean (1.0) nor their sum (2.0)")
-    return ("activity regularisers average over rows (Keras 3.14 on)" if penalty == 1.0 else
-            "activity regularisers sum over rows (Keras 3.8-3.13): a model with one is refused")
+    return ACTIVITY_MEAN if penalty == 1.0 else ACTIVITY_SUM
 
 
 def activity_penalty_is_a_mean():
@@ -607,7 +611,7 @@ def activity_penalty_is_a_mean():
     keras-team/keras#22018). Keras 3.8-3.13 sum it over the rows: the loss of a model with
     one is then no mean over rows, and both faces refuse it at the first batch, as they
     refuse any loss that adds up its rows."""
-    return "average over rows" in _found_by(_probe_activity_penalty)
+    return _found_by(_probe_activity_penalty) == ACTIVITY_MEAN
 
 
 def _probe_metric_sync():
@@ -615,10 +619,8 @@ def _probe_metric_sync():
         total = keras.metrics.Mean().variables[0].value
     if not isinstance(total, tf.distribute.DistributedValues):
         raise _broken("a Keras metric made in a MirroredStrategy's scope is not distributed")
-    if total.synchronization == tf.VariableSynchronization.ON_READ:
-        return "metric variables sum over replicas on read (Keras 3.10 on)"
-    return ("metric variables mirrored on write (Keras 3.8-3.9): AccumulatingModel makes "
-            "its own sum on read")
+    return METRICS_ON_READ if total.synchronization == tf.VariableSynchronization.ON_READ \
+        else METRICS_ON_WRITE
 
 
 @contextlib.contextmanager
@@ -630,7 +632,7 @@ def metrics_summed_on_read(strategy):
     In those versions a metric's variables are the only non-trainable ones Keras aggregates
     by SUM. A no-op outside tf.distribute and from Keras 3.10 on."""
     default = not tf.distribute.has_strategy() and strategy is tf.distribute.get_strategy()
-    if default or "on read" in _found_by(_probe_metric_sync):
+    if default or _found_by(_probe_metric_sync) == METRICS_ON_READ:
         yield
         return
 
