@@ -1,6 +1,7 @@
 """What a bug report needs: `python -m gradlab doctor [--json]`.
 
-    versions   python, tensorflow, keras, numpy, gradlab (and the range CI tests)
+    versions   python, tensorflow, keras, numpy, gradlab (and where it is installed, and the
+               range CI tests)
     devices    physical and logical, CPU and GPU
     xla        a jit_compile=True function runs, and on which device
     allocator  whether GPU:0's allocator reports its peak (what `bench --fit --memory` reads)
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import sys
 
@@ -33,7 +35,8 @@ def report():
     probes = [dict(probe=name, names=names, ok=error is None,
                    found=_compat.FOUND.get(name), error=error)
               for name, names, error in _compat.probe_report()]
-    return dict(versions=versions, tested=_compat.TESTED, devices=devices, xla=_xla(tf),
+    return dict(versions=versions, location=os.path.dirname(gradlab.__file__),
+                tested=_compat.TESTED, devices=devices, xla=_xla(tf),
                 allocator=_allocator(tf), probes=probes)
 
 
@@ -63,7 +66,8 @@ def _allocator(tf):
 def render(found):
     """The report as text, one fact a line."""
     lines = ["versions"] + [f"  {k:<11} {v}" for k, v in found["versions"].items()]
-    lines += [f"  (CI tests the range's ends: {found['tested']})", "devices"]
+    lines += [f"  location    {found['location']}",
+              f"  (CI tests the range's ends: {found['tested']})", "devices"]
     lines += [f"  physical    {d}" for d in found["devices"]["physical"]]
     lines += [f"  logical     {d}" for d in found["devices"]["logical"]]
     for key in ("xla", "allocator"):

@@ -1,5 +1,6 @@
 """`python -m gradlab doctor`: the versions, devices and probes a bug report needs, read back."""
 import json
+import pathlib
 import platform
 
 import keras
@@ -10,6 +11,7 @@ import tensorflow as tf
 import gradlab
 from gradlab import _compat, doctor
 from gradlab.__main__ import main
+from common import DEVICES
 
 
 def test_doctor_names_the_versions_devices_and_every_probe(capsys):
@@ -19,7 +21,9 @@ def test_doctor_names_the_versions_devices_and_every_probe(capsys):
                           ("keras", keras.__version__), ("numpy", np.__version__),
                           ("gradlab", gradlab.__version__)]:
         assert f"  {name:<11} {version}" in out
-    assert any(line.startswith("  logical     ") and "CPU:1" in line for line in out)  # tests/common.py's
+    assert f"  location    {pathlib.Path(gradlab.__file__).parent}" in out
+    for device in DEVICES:  # the session's two logical devices (tests/common.py)
+        assert f"  logical     {device}" in out
     assert any(line.startswith("xla           available: ") for line in out)
     probes = {p.__name__ for p in [*_compat.PRIVATE_NAMES.values(), *_compat.BEHAVIOURS]}
     assert {line.split()[1].rstrip(":") for line in out if line.startswith("  ok      ")} == probes
