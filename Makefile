@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed-stamp
 # own runs (lessons, lab, app, table, tests) keep theirs in the checkout, as the lessons say.
 export GRADLAB_CACHE ?= $(CURDIR)/.gradlab-cache
 
-.PHONY: install lab app test test-unit test-notebooks test-browser test-wheel test-fast table bench notebooks clean
+.PHONY: install lab app test test-unit test-notebooks test-browser test-wheel test-oldest test-gpu test-fast doctor table bench notebooks clean
 
 install: $(STAMP)
 
@@ -51,6 +51,22 @@ test-notebooks: install
 # runs the table from another directory, neither writes into site-packages (tools/test_wheel.py).
 test-wheel: install
 	$(BIN)/python tools/test_wheel.py
+
+# The oldest supported pair (TensorFlow 2.18, Keras 3.8) in a venv outside the checkout, cached
+# in ~/.cache/gradlab-ci: the wheel installed there, `doctor`, and the engine and training tests
+# (the fast tier and those marked `oldest`) against it (tools/test_oldest.py).
+test-oldest: install
+	$(BIN)/python tools/test_oldest.py
+
+# The tests marked `gpu` (towers on GPUs, MirroredStrategy with NCCL, the allocator peak on
+# GPU:0, XLA on a conv net); without a GPU each is skipped, saying what it would run.
+test-gpu: install
+	$(BIN)/python -m gradlab doctor
+	$(BIN)/python -m pytest -q -rs -m gpu tests
+
+# What a bug report needs: versions, devices, XLA, the GPU allocator, every private-name probe.
+doctor: install
+	$(BIN)/python -m gradlab doctor
 
 # A real JupyterLab and the Voila app driven by Debian's Chromium through Playwright;
 # installs both if missing.

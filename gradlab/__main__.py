@@ -1,4 +1,4 @@
-"""The command line: `python -m gradlab {table,reproduce,noise,bench,multiworker} [--json] ...`.
+"""The command line: `python -m gradlab {table,reproduce,noise,bench,multiworker,doctor} [--json] ...`.
 
 Each command lives beside the study it runs; this file only dispatches: argparse picks the
 sub-command, and the module that runs it (and so TensorFlow, its start-up logs quieted)
@@ -16,6 +16,7 @@ COMMANDS = {
     "bench": ("gradlab.studies.bench.cli", "cli", "every strategy on the same work: ms/update, ratios, training and compilation memory (mlp beside conv); bench fit (or --fit): model.fit timed; bench memory (or --fit --memory): fit's memory against accum_steps"),
     "multiworker": ("gradlab.studies.distributed.multiworker", "cli", "K worker processes on loopback, accumulation vs one large batch"),
     "reproduce": ("gradlab.studies.runs.reproduction", "cli", "Chlebus (2018) in kind: his convnet, Adam and best-of-checkpoints metric, N = 1, 5, 10, 20"),
+    "doctor": ("gradlab.doctor", "cli", "what a bug report needs: versions, devices, XLA, the GPU allocator, each private-name probe"),
 }
 
 

@@ -19,3 +19,12 @@ class ActivationPenalty(keras.layers.Layer):
     def call(self, h):
         self.add_loss(1e-2 * keras.ops.mean(keras.ops.square(h)))
         return h
+
+
+def activity_refusal(layer_name):
+    """What refuses a model whose layer `layer_name` has an activity regulariser beside a
+    masked output: the mask rule where Keras averages the penalty over rows (3.14 on); before
+    3.14 Keras sums it over the rows, so the loss itself is no mean and is refused as such."""
+    from gradlab import _compat
+    return (f"'{layer_name}' have an activity_regularizer" if _compat.activity_penalty_is_a_mean()
+            else "cannot accumulate this loss exactly")

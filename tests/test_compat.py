@@ -325,3 +325,24 @@ def test_fit_hooks_probe_fails_when_keras_stops_calling_an_override(monkeypatch)
         _compat.check_fit_hooks()
     monkeypatch.undo()
     _compat.check_fit_hooks()
+
+
+def test_metrics_made_inside_metrics_summed_on_read_sum_the_replicas_on_read():
+    dist = distribute.make_distribution(DEVICES)
+    with _compat.metrics_summed_on_read(dist):  # enters the strategy's scope itself
+        mean = keras.metrics.Mean()
+    assert _compat.FOUND["_probe_metric_sync"] in (_compat.METRICS_ON_READ, _compat.METRICS_ON_WRITE)
+    assert all(v.value.synchronization == tf.VariableSynchronization.ON_READ for v in mean.variables)
+    replica = lambda: tf.cast(tf.distribute.get_replica_context().replica_id_in_sync_group, tf.float32)
+    dist.run(lambda: mean.update_state(replica() + 1.0))  # replica 0 sees 1, replica 1 sees 2
+    assert float(mean.result()) == 1.5  # totals and counts summed over the replicas when read
+    with _compat.metrics_summed_on_read(tf.distribute.get_strategy()):  # no strategy: no-op
+        plain = keras.metrics.Mean()
+    assert not isinstance(plain.variables[0].value, tf.distribute.DistributedValues)
+
+
+def test_activity_penalty_probe_says_which_keras_it_found():
+    minor = tuple(int(v) for v in keras.__version__.split(".")[:2])
+    assert _compat.activity_penalty_is_a_mean() == (minor >= (3, 14))
+    assert _compat.FOUND["_probe_activity_penalty"] == (
+        _compat.ACTIVITY_MEAN if minor >= (3, 14) else _compat.ACTIVITY_SUM)

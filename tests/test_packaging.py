@@ -54,9 +54,14 @@ def test_core_dependencies_are_the_engines_and_the_ranges_are_the_tested_ones():
     assert sorted(deps) == ["keras", "numpy", "tensorflow"]
     assert tf.__version__ in SpecifierSet(deps["tensorflow"])
     assert keras.__version__ in SpecifierSet(deps["keras"])
-    # One minor each: the one CI installs (supported = tested).
-    assert SpecifierSet(deps["tensorflow"]) == SpecifierSet(">=2.21,<2.22")
-    assert SpecifierSet(deps["keras"]) == SpecifierSet(">=3.15,<3.16")
+    # From the oldest pair `make test-oldest` installs to the newest `make test` does
+    # (supported = tested); the [gpu] extra admits the same TensorFlow.
+    assert SpecifierSet(deps["tensorflow"]) == SpecifierSet(">=2.18,<2.22")
+    assert SpecifierSet(deps["keras"]) == SpecifierSet(">=3.8,<3.16")
+    gpu = dict(map(_split, PROJECT["optional-dependencies"]["gpu"]))
+    assert gpu == {"tensorflow": deps["tensorflow"]}
+    oldest = (ROOT / "tools" / "test_oldest.py").read_text()
+    assert '"tensorflow==2.18.*"' in oldest and '"keras==3.8.*"' in oldest
     assert PROJECT["requires-python"] == ">=3.11"  # tomllib, imported above, is 3.11+
 
 

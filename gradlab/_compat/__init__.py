@@ -11,8 +11,12 @@ checks the list against the source.
 
 Tested with `TESTED` (pyproject.toml says which versions it accepts).
 """
-from . import data_adapters, distribute, layers, losses, optimizers, trainer
-from ._probing import TESTED, _in_a_fresh_thread  # noqa: F401
+from . import behaviours, data_adapters, distribute, layers, losses, optimizers, trainer
+from ._probing import FOUND, TESTED, _in_a_fresh_thread  # noqa: F401
+from .behaviours import (  # noqa: F401
+    ACTIVITY_MEAN, ACTIVITY_SUM, METRICS_ON_READ, METRICS_ON_WRITE, BEHAVIOURS,
+    activity_penalty_is_a_mean, metrics_summed_on_read)
+from .trainer import EPOCH_ITEMS  # noqa: F401
 from .data_adapters import fit_arrays  # noqa: F401
 from .distribute import mirrored_strategy, reducible_by_keras, tf_initialised  # noqa: F401
 from .layers import keras_mask, sublayers, batchnorm_moments, slice_rows, with_keras_mask  # noqa: F401
@@ -35,3 +39,20 @@ from .trainer import (  # noqa: F401
 
 PRIVATE_NAMES = {**data_adapters.PRIVATE_NAMES, **distribute.PRIVATE_NAMES, **layers.PRIVATE_NAMES,
                  **losses.PRIVATE_NAMES, **optimizers.PRIVATE_NAMES, **trainer.PRIVATE_NAMES}
+
+
+def probe_report():
+    """`[(probe, names, error)]`: every probe of `PRIVATE_NAMES` (with the private names it
+    checks) and of `BEHAVIOURS` (no name), each run now in a fresh thread; `error` is None
+    where it held. Where Keras versions differ, `FOUND[probe]` says which variant it found."""
+    names = {}
+    for name, probe in PRIVATE_NAMES.items():
+        names.setdefault(probe, []).append(name)
+    report = []
+    for probe in [*names, *BEHAVIOURS]:
+        try:
+            _in_a_fresh_thread(probe)
+            report.append((probe.__name__, names.get(probe, []), None))
+        except RuntimeError as e:
+            report.append((probe.__name__, names.get(probe, []), str(e)))
+    return report

@@ -12,9 +12,11 @@ import threading
 import keras
 import tensorflow as tf
 
-TESTED = "TensorFlow 2.21 and Keras 3.15"
+TESTED = "TensorFlow 2.18 with Keras 3.8 and TensorFlow 2.21 with Keras 3.15"
 _made = itertools.count(1)
 _passed = set()  # probes that held in this process; a probe shared by several functions runs once
+# What a probe found where Keras versions differ ({probe name: description}), for `doctor`.
+FOUND = {}
 
 
 class _Broken(RuntimeError):
@@ -47,7 +49,9 @@ def _in_a_fresh_thread(probe):
 
     def run():
         try:
-            probe()
+            found = probe()
+            if found:
+                FOUND[probe.__name__] = found
         except Exception as e:  # handed to the caller's thread; a name gone is as broken
             errors.append(e if isinstance(e, _Broken) else
                           _broken(f"{probe.__name__} failed: {type(e).__name__}: {e}"))
@@ -61,3 +65,11 @@ def _in_a_fresh_thread(probe):
 # Process-wide patches (a Keras module's functions, a TensorFlow class's attribute) are made
 # and undone under this lock, so that threads entering and leaving them never interleave.
 _patch_lock = threading.Lock()
+
+
+def _found_by(probe):
+    """What `probe` found (running it the first time in this process)."""
+    if probe not in _passed:
+        _in_a_fresh_thread(probe)
+        _passed.add(probe)
+    return FOUND[probe.__name__]

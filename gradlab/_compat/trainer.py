@@ -26,10 +26,10 @@ def _probe_fit_hooks():
 
     class Recording(keras.Model):
         def _maybe_symbolic_build(self, iterator=None, data_batch=None):
-            # fit and evaluate hand over Keras's epoch iterator: (step, step, batches) triples
+            # fit and evaluate hand over Keras's epoch iterator: tuples ending in the batches
             if iterator is not None:
-                for _, _, batches in iterator:
-                    calls.append(("build", len(tf.nest.flatten(next(batches)))))
+                for item in iterator:
+                    calls.append(("build", len(item), len(tf.nest.flatten(next(item[-1])))))
                     break
             return super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
 
@@ -43,11 +43,18 @@ def _probe_fit_hooks():
     x = tf.zeros((4, 1))
     fitted = model.fit(x, x, batch_size=2, verbose=0).history
     evaluated = model.evaluate(x, x, batch_size=2, verbose=0, return_dict=True)
-    if calls != [("build", 2), ("logs", ["loss"])] * 2 or "hooked" not in fitted or \
-            "hooked" not in evaluated:
+    shape = calls[0][1] if calls and calls[0][0] == "build" else None
+    if calls != [("build", shape, 2), ("logs", ["loss"])] * 2 or shape not in EPOCH_ITEMS or \
+            "hooked" not in fitted or "hooked" not in evaluated:
         raise _broken("Keras's fit and evaluate no longer call _maybe_symbolic_build(iterator=) "
                       "with their epoch iterator and report _get_metrics_result_or_logs(logs) "
                       f"as the epoch's logs (recorded: {calls})")
+    return f"the epoch iterator yields {EPOCH_ITEMS[shape]}"
+
+
+# Keras's epoch iterator yields tuples ending in the batches' iterator; what comes before changed.
+EPOCH_ITEMS = {2: "(step, batches) pairs (Keras 3.8-3.10)",
+               3: "(first step, last step, batches) triples (Keras 3.11-3.15)"}
 
 
 @_probed(_probe_fit_hooks)
@@ -63,7 +70,7 @@ def first_replica_batch(strategy, epoch_iterator):
     """The first replica's part of the first batch. Keras's `_maybe_symbolic_build` builds a
     model from the MEAN of the replicas' first parts, which fails when the first batch splits
     unevenly (63 rows on 2 replicas); one replica's part is enough to build from."""
-    for _, _, it in epoch_iterator:
+    for *_, it in epoch_iterator:  # EPOCH_ITEMS: the batches come last in every version
         batch = next(it)
         return tf.nest.map_structure(
             lambda v: strategy.experimental_local_results(v)[0]

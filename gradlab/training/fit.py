@@ -131,7 +131,8 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
         normaliser.check_reduction(loss)
         if jit_compile == "auto":
             jit_compile = self._resolve_jit()
-        super().compile(optimizer=optimizer, loss=loss, jit_compile=jit_compile, **kwargs)
+        with _compat.metrics_summed_on_read(self.distribute_strategy):
+            super().compile(optimizer=optimizer, loss=loss, jit_compile=jit_compile, **kwargs)
         self._prologue_done = False
 
     def fit(self, x=None, y=None, *args, **kwargs):
@@ -139,9 +140,10 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
         index, a micro-batch's rows at a time (`fit_rows`). The first update checks the
         contract (`check`); the checks that need no data run first (`fit_prologue`)."""
         arguments = fit_rows.arguments_of(keras.Model.fit, self, (x, y, *args), kwargs)
-        fit_prologue.prepare(self, arguments["x"], arm=True)
-        with fit_rows.feeding(self, arguments) as arguments:
-            return super().fit(**arguments)
+        with _compat.metrics_summed_on_read(self.distribute_strategy):
+            fit_prologue.prepare(self, arguments["x"], arm=True)
+            with fit_rows.feeding(self, arguments) as arguments:
+                return super().fit(**arguments)
 
     def evaluate(self, x=None, y=None, *args, **kwargs):
         """`keras.Model.evaluate` in micro-batches; arrays by row index (`fit_rows`)."""
@@ -149,17 +151,20 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
             return super().evaluate(x, y, *args, **kwargs)
         arguments = fit_rows.arguments_of(keras.Model.evaluate, self, (x, y, *args), kwargs)
         extra = arguments.pop("kwargs")
-        with fit_rows.evaluating(self, arguments) as arguments:
+        with _compat.metrics_summed_on_read(self.distribute_strategy), \
+                fit_rows.evaluating(self, arguments) as arguments:
             return super().evaluate(**arguments, **extra)
 
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, *args, **kwargs):
-        fit_prologue.prepare(self, x, arm=False)
-        fit_rows.use(self, "train", None)
-        return super().train_on_batch(x, y, sample_weight, class_weight, *args, **kwargs)
+        with _compat.metrics_summed_on_read(self.distribute_strategy):
+            fit_prologue.prepare(self, x, arm=False)
+            fit_rows.use(self, "train", None)
+            return super().train_on_batch(x, y, sample_weight, class_weight, *args, **kwargs)
 
     def test_on_batch(self, *args, **kwargs):
         fit_rows.use(self, "test", None)
-        return super().test_on_batch(*args, **kwargs)
+        with _compat.metrics_summed_on_read(self.distribute_strategy):
+            return super().test_on_batch(*args, **kwargs)
 
     def predict_step(self, data):
         # The model's own predict_step, if it has one (it may return decisions, not logits).

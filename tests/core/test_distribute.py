@@ -158,3 +158,40 @@ def test_too_small_batch_raises_before_tf_work_and_changes_nothing():
     for w0, w1 in zip(after, s.model.get_weights()):
         np.testing.assert_array_equal(w0, w1)
     assert int(s.optimizer.iterations.numpy()) == 1
+
+
+def _op_types(graph):
+    graph_def = graph.as_graph_def()
+    return {n.op for n in graph_def.node} | {n.op for f in graph_def.library.function for n in f.node_def}
+
+
+@pytest.mark.gpu("AccumulatingModel.fit under MirroredStrategy on two physical GPUs, all-reducing "
+                 "with NCCL (tf.distribute.NcclAllReduce) and with TensorFlow's default, equal to "
+                 "Keras's plain fit on one device")
+@pytest.mark.parametrize("nccl", [True, False], ids=["NcclAllReduce", "default"])
+def test_mirrored_fit_on_physical_gpus_with_nccl_equals_keras_fit(nccl):
+    gpus = tf.config.list_physical_devices("GPU")
+    if len(gpus) < 2:
+        pytest.skip(f"NCCL needs two physical GPUs, found {len(gpus)} (logical GPUs split from "
+                    "one all-reduce without it)")
+    # TensorFlow's default on physical GPUs: collectives, NCCL underneath (fresh keys: gradlab's)
+    dist = (tf.distribute.MirroredStrategy(DEVICES, cross_device_ops=tf.distribute.NcclAllReduce())
+            if nccl else distribute.make_distribution(DEVICES))
+    if nccl:
+        reduce = tf.function(lambda: dist.run(
+            lambda: tf.distribute.get_replica_context().all_reduce("sum", tf.ones(3))))
+        assert "NcclAllReduce" in _op_types(reduce.get_concrete_function().graph)
+    data = load_mnist()
+    x, y = data.x_train[:240], data.y_train[:240].astype("int64")
+    mlp = lambda: make_model("mlp", seed=0)
+    plain = mlp()
+    plain.compile(optimizer=keras.optimizers.SGD(0.1), loss=KERAS_LOSS, metrics=["accuracy"])
+    expected = plain.fit(x, y, batch_size=60, epochs=2, shuffle=False, verbose=0).history
+    with dist.scope():
+        acc = gradlab.AccumulatingModel(mlp(), accum_steps=3)  # 30 rows a GPU, 10 a micro-batch
+        acc.compile(optimizer=keras.optimizers.SGD(0.1), loss=KERAS_LOSS, metrics=["accuracy"])
+        got = acc.fit(x, y, batch_size=60, epochs=2, shuffle=False, verbose=0).history
+    for key in ("loss", "accuracy"):
+        np.testing.assert_allclose(got[key], expected[key], rtol=1e-5, err_msg=key)
+    for a, b in zip(acc.get_weights(), plain.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

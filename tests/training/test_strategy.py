@@ -12,7 +12,7 @@ import pytest
 import tensorflow as tf
 
 import gradlab as gl
-from common import DEVICES, ActivationPenalty
+from common import DEVICES, ActivationPenalty, activity_refusal
 
 CE = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 ONE_DEVICE = ["large_batch", "host_average", "accumulate", "fused"]
@@ -169,7 +169,7 @@ def test_a_masked_output_with_an_activity_regulariser_is_refused():
     h = keras.layers.Dense(4, activity_regularizer="l2", name="penalised")(h)
     s = gl.make_strategy("fused", keras.Model(tokens, keras.layers.Dense(5)(h)), CE, "sgd", accum_steps=3)
     x, y = _tokens()
-    _assert_refused(s, "'penalised' have an activity_regularizer", x, y)
+    _assert_refused(s, activity_refusal("penalised"), x, y)
 
 
 def test_a_masked_output_with_an_add_loss_from_its_inputs_is_refused():
@@ -311,6 +311,7 @@ def test_mixed_float16_with_loss_scaling_skips_no_more_than_keras():
 
 
 @pytest.mark.slow
+@pytest.mark.oldest
 @pytest.mark.parametrize("name", ONE_DEVICE + ["towers", "mirrored"])
 def test_every_strategy_equals_keras_train_on_batch_with_uneven_micro_batches(name):
     x, y = _data(n=31)  # 31 = 11 + 10 + 10; towers and replicas: 16 + 15, each split in 3
@@ -355,6 +356,7 @@ def test_every_strategy_equals_keras_own_train_on_batch(name, case):
     s = gl.make_strategy(name, model_fn if name == "mirrored" else model_fn(), loss, optimizer(),
                          accum_steps=3, devices=DEVICES)
     for _ in range(3):
+        oracle.reset_metrics()  # Keras 3.8's train_on_batch reports a running mean; 3.15 resets
         keras_loss_value = oracle.train_on_batch(x, y, sample_weight=keras_w)
         loss_value = s.step(x, y, sample_weight=w)
     np.testing.assert_allclose(loss_value, np.ravel(keras_loss_value)[0], rtol=1e-5)

@@ -4,6 +4,7 @@ as a goal: those are benchmarks)."""
 import json
 
 import matplotlib.figure
+import numpy as np
 import pytest
 
 from gradlab.studies.bench import cli as bench_cli, fit_memory as bench_memory, memory_child, memory_report
@@ -208,3 +209,24 @@ def test_under_a_limit_plain_fit_runs_out_of_memory_and_accumulation_trains():
     assert ours["finite"] and ours["losses"][1] < ours["losses"][0]
     text = memory_report.format_limit([plain, ours])
     assert "out of memory: OOM" in text and "AccumulatingModel N=16" in text
+
+
+@pytest.mark.gpu("bench --fit --memory on the conv net, each run in a process on GPU:0: the "
+                 "allocator's peak read there, AccumulatingModel(4) holding less than plain fit "
+                 "at B = 256, and both fitting the same losses")
+def test_fit_memory_reads_the_gpu_allocator(capsys, monkeypatch):
+    monkeypatch.setenv("NVIDIA_TF32_OVERRIDE", "0")  # the children's matmuls in float32, as Keras's oracle
+    assert bench.cli(["--fit", "--memory", "--model", "conv", "--batch", "256", "--accum", "1,4",
+                      "--updates", "2", "--json", "--no-progress"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    for r in rows:
+        assert "error" not in r, r.get("error")
+        assert r["device"] == "GPU:0"
+        assert r["peak_mb"] >= r["base_mb"] >= r["weights_mb"] > 0, r
+        assert r["train_mb"] > 0 and r["step_mb"] > 0, r
+    run = {(r["contender"], r["batch"], r["accum_steps"], r["overlap"]): r for r in rows}
+    plain, ours = run[("plain", 256, 1, 1)], run[("accumulating", 256, 4, 1)]
+    # one micro-batch's activations (64 rows) at a time, not the batch's 256
+    assert ours["train_mb"] < plain["train_mb"], (ours["train_mb"], plain["train_mb"])
+    np.testing.assert_allclose(ours["losses"], plain["losses"], rtol=1e-4)
+    np.testing.assert_allclose(run[("accumulating", 256, 1, 1)]["losses"], plain["losses"], rtol=1e-5)
