@@ -126,6 +126,17 @@ def check_splittable(model, passes):
             "scales): Keras assigns their 'gradient' as their new value, which a sum over "
             f"{passes} micro-batches would add up instead. Train them with accum_steps=1, "
             "or quantize after training")
+    penalised = [layer.name for layer in _compat.sublayers(model)
+                 if getattr(layer, "activity_regularizer", None) is not None]
+    if penalised and not _compat.activity_penalty_is_a_mean():
+        # the check inside the update sees the penalty as one term of its micro-batch, so it
+        # cannot tell a sum over rows from a mean: refused from the version Keras sums it in
+        raise ValueError(
+            f"cannot accumulate this loss exactly: layer(s) {penalised} have an "
+            f"activity_regularizer, whose penalty this Keras ({keras.__version__}; before 3.14) "
+            "sums over the batch's rows, so the loss is no mean over rows and "
+            f"{passes} micro-batches would count it differently. Upgrade Keras to 3.14 or "
+            "later, add the penalty as a mean with add_loss, or train with accum_steps=1")
     stateful = [layer.name for layer in _compat.sublayers(model) if getattr(layer, "stateful", False)]
     if stateful:
         raise ValueError(
