@@ -48,6 +48,12 @@ class Strategy:
         if self.place == "replicas" and distribution is None:
             self.distribution = distribute.make_distribution(devices)
         self.loss_fn = keras.losses.get(loss_fn) if isinstance(loss_fn, str) else loss_fn
+        # "mean_with_sample_weight": the weights are normalised once per update (step), and
+        # each micro-batch then takes Keras's default mean of the normalised weighted losses.
+        self._over_weights = getattr(self.loss_fn, "reduction", None) == "mean_with_sample_weight"
+        if self._over_weights:
+            self.loss_fn = type(self.loss_fn).from_config(
+                {**self.loss_fn.get_config(), "reduction": "sum_over_batch_size"})
         with self._scope():
             self.model = _resolve(model, keras.Model, "model")
             if batchnorm == "window" and self.model.built:
@@ -65,14 +71,18 @@ class Strategy:
     def step(self, x, y, sample_weight=None):
         """One optimizer update from the effective batch `(x, y)`; returns its mean loss.
 
-        `sample_weight` (per example or per token: counts, masks) makes the update the
-        large-batch weighted mean `sum_j w_j l_j / sum_j w_j`, however the batch is split.
+        `sample_weight` (per example or per token: counts, masks) weighs the losses as
+        Keras's `train_on_batch` does, however the batch is split: the loss's reduction
+        decides, `sum_j w_j l_j / B` for Keras's default `"sum_over_batch_size"` (and for a
+        function returning one loss per example), `sum_j w_j l_j / sum_j w_j` for
+        `"mean_with_sample_weight"` (normalised once over the whole update, where Keras's own
+        accumulation divides each micro-batch by its own weights).
         """
         batch = batch_size(x, y)
         if self.place != "one":
             check_batch(batch, len(self.devices) if self.place == "towers"
                         else self.distribution.num_replicas_in_sync)
-        parts = (x, y) if sample_weight is None else (x, y, normalize_sample_weight(sample_weight, batch))
+        parts = (x, y) if sample_weight is None else (x, y, normalize_sample_weight(sample_weight, batch, self._over_weights))
         if self._update is None:
             self._build(parts)
         else:
@@ -123,6 +133,12 @@ class Strategy:
             built = self.model.built
             self.rule, self.per_row = normaliser.probe(self._loss_of, self.loss_fn, x, y, sample_weight,
                                                        _candidates(self.loss_fn, self.model, x, y))
+            if self._over_weights and self.rule == "entries":
+                raise ValueError(
+                    "reduction 'mean_with_sample_weight' on an output averaged over its unmasked "
+                    "entries (a Keras mask, an ignore_class): step normalises the weights over the "
+                    "rows, not the entries. Use reduction 'sum_over_batch_size' and fold the mask "
+                    "into sample_weight")
             trainables.build_for_training(self.model, x)
             if self.batchnorm == "window" and not built:
                 check_window(self.model)
