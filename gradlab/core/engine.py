@@ -22,7 +22,7 @@ import tensorflow as tf
 from .. import _compat
 from .accumulate import Sums, add_sums, batch_rows, loop_sum
 from .gradients import apply_update
-from .microbatch import slices, split_sizes
+from .microbatch import slices, split_sizes, sum_dtype
 
 APPLIED, LOSS_NOT_FINITE, GRADS_NOT_FINITE = 0, 1, 2
 PLACES = ("one", "towers", "replicas")
@@ -58,7 +58,7 @@ def update(micro, parts, variables, optimizer, accum_steps, place="one", devices
         raise ValueError(f"place must be one of {PLACES}, got {place!r}")
     rows = batch_rows(parts)
     replicas = tf.distribute.get_replica_context().num_replicas_in_sync if place == "replicas" else 1
-    unit = tf.cast(tf.maximum(rows, 1) * replicas, tf.float32) * per_row
+    unit = tf.cast(tf.maximum(rows, 1) * replicas, sum_dtype()) * per_row
 
     def local(parts):
         return loop_sum(micro, parts, variables, accum_steps, optimizer.scale_loss, unit, overlap)
@@ -174,7 +174,7 @@ def _unless_empty(rows, run, parts, variables):
         return s.loss, s.norm, [s.grads[j] for j, _ in connected]
 
     def empty():
-        return (tf.constant(0.0), tf.constant(0.0),
+        return (tf.constant(0.0, sum_dtype()), tf.constant(0.0, sum_dtype()),
                 [tf.zeros(variables[j].shape, dtype) for j, dtype in connected])
 
     loss, norm, grads = tf.cond(rows > 0, full, empty)

@@ -26,6 +26,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from .microbatch import sum_dtype
 from .normaliser import check_masked_penalties, normaliser
 
 
@@ -84,10 +85,10 @@ def loss_terms(model, loss_fn, x, y, rule="examples", sample_weight=None):
         model, loss_fn, x, y, sample_weight: as in `mean_loss`.
         rule: one of `normaliser.RULES`, found by `normaliser.probe`.
     Returns:
-        float32 scalars `(S, D)`.
+        scalars `(S, D)` in `sum_dtype()`.
     """
     pred = model(x, training=True)
-    loss = tf.cast(reduced_loss(loss_fn, y, pred, sample_weight, model.losses), tf.float32)
+    loss = tf.cast(reduced_loss(loss_fn, y, pred, sample_weight, model.losses), sum_dtype())
     if rule == "entries":
         check_masked_penalties(model, model.losses, x)  # traced: the add_loss terms are known
     d = normaliser(rule, x, y, pred, loss_fn)

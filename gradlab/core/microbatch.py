@@ -15,11 +15,19 @@ from __future__ import annotations
 import argparse
 import numbers
 
+import keras
 import numpy as np
 
 
 # Counts reach TensorFlow as int32 (shapes, loop bounds): a larger one would wrap around.
 MAX_COUNT = 2**31 - 1
+
+
+def sum_dtype():
+    """The dtype one update's sums and counts are kept in: "float64" when Keras's floatx is
+    (a float64 model stays float64 end to end), else "float32" (float16 gradients are
+    summed in float32, as Keras's mixed precision keeps its loss)."""
+    return "float64" if keras.config.floatx() == "float64" else "float32"
 
 
 def check_count(name, value, minimum=1):

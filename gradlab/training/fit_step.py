@@ -95,4 +95,4 @@ def micro_sums(acc, part, rows_of_batch, training=True):
     if training and rule == "entries":
         normaliser.check_masked_penalties(acc.model, acc.losses, x)
     d = normaliser.normaliser(rule, x, y, y_pred, acc.loss)
-    return tf.cast(loss, tf.float32) * d, d
+    return tf.cast(loss, d.dtype) * d, d
