@@ -165,7 +165,10 @@ def _holding(candidates, value, loss, x, y):
 
 
 def _varying(sample_weight, rows):
-    """Weights 1, 2, 3, 1, 2, 3, ... down the rows, shaped like `sample_weight` (or (rows,))."""
+    """Weights 1, 2, 3, 1, 2, 3, ... down the rows, shaped like `sample_weight` (or (rows,);
+    a dict or list of per-output weights: each of them)."""
+    if sample_weight is not None and keras.tree.is_nested(sample_weight):
+        return keras.tree.map_structure(lambda w: _varying(w, rows), sample_weight)
     shape = (rows,) if sample_weight is None else np.shape(sample_weight)
     pattern = (1.0 + np.arange(rows) % 3).reshape((rows,) + (1,) * (len(shape) - 1))
     return np.broadcast_to(pattern, shape).astype("float32")

@@ -49,3 +49,31 @@ def test_a_float64_model_stays_float64_in_fit(float64):
     history, acc_history = oracle.fit(x, y, **kw), acc.fit(x, y, **kw)
     assert all(v.dtype == "float64" for v in acc.model.get_weights())
     _assert_same(oracle, acc, history, acc_history, rtol=1e-12, atol=1e-14)
+
+
+def _two_outputs(form):
+    def model_fn():
+        keras.utils.set_random_seed(0)
+        inputs = keras.Input((5,))
+        h = keras.layers.Dense(8, activation="tanh")(inputs)
+        cls, reg = keras.layers.Dense(3, name="cls")(h), keras.layers.Dense(1, name="reg")(h)
+        return keras.Model(inputs, {"cls": cls, "reg": reg} if form == "dict" else [cls, reg])
+    return model_fn
+
+
+@pytest.mark.parametrize("form", ["dict", "list"])
+def test_per_output_sample_weight_in_fit_is_keras_own(form):
+    # was a crash: "cannot broadcast a non-scalar to a scalar array" (the probe's weights)
+    x, labels = _data()
+    rng = np.random.default_rng(1)
+    as_form = (lambda d: d) if form == "dict" else (lambda d: [d["cls"], d["reg"]])
+    y = as_form({"cls": labels, "reg": x[:, :1]})
+    # a 0/1 mask on one output (the README's advice for an ignore_class beside other outputs)
+    w = as_form({"cls": (labels != 2).astype("float32"), "reg": rng.random(40).astype("float32")})
+    head = lambda d: keras.tree.map_structure(lambda a: a[:10], d)
+    oracle, acc = _twins(_two_outputs(form), loss=as_form({"cls": _ce(), "reg": keras.losses.MeanSquaredError()}))
+    kw = dict(sample_weight=w, batch_size=20, epochs=2, verbose=0, shuffle=False,
+              validation_data=(x[:10], head(y), head(w)))
+    history, acc_history = oracle.fit(x, y, **kw), acc.fit(x, y, **kw)
+    assert {"cls_loss", "reg_loss", "val_cls_loss"} <= set(history.history)
+    _assert_same(oracle, acc, history, acc_history)
