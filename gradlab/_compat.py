@@ -16,6 +16,7 @@ import functools
 import inspect
 import itertools
 import threading
+import weakref
 
 import keras
 import numpy as np
@@ -574,3 +575,49 @@ PRIVATE_NAMES = {
     "keras.src.trainers.data_adapters.array_slicing.convert_to_sliceable": _probe_arrays,
     "keras.src.trainers.data_adapters.data_adapter_utils.class_weight_to_sample_weights": _probe_arrays,
 }
+
+
+# -- issue 31 (fitinputs): a user's MirroredStrategy, made any number of times ----------------
+# Every tf.distribute.MirroredStrategy made without gradlab numbers its collectives from the
+# same group and instance keys, and the runtime remembers each key's shape for the whole
+# process: gradlab's all-reduces under a second such strategy met the first one's shapes
+# ("Shape mismatch in the collective instance 106"). Moving a strategy's instance keys to a
+# range of its own, before gradlab traces anything under it, makes them independent.
+_own_keys = weakref.WeakSet()
+
+
+def _probe_instance_keys():
+    made = tf.distribute.MirroredStrategy(["/cpu:0"])
+    keys = getattr(made.extended, "_collective_keys", None)
+    table = getattr(keys, "_instance_key_table", None)
+    if not isinstance(table, dict) or not table or not all(
+            isinstance(group, dict) and all(isinstance(v, int) for v in group.values())
+            for group in table.values()):
+        raise _broken("MirroredStrategy's extended._collective_keys no longer holds an "
+                      "_instance_key_table of {group: {device: next instance key}}")
+    for group_key, group in table.items():
+        for device in group:
+            group[device] = 12345
+            if keys.get_instance_key(group_key, device) != 12345:
+                raise _broken("CollectiveKeys.get_instance_key no longer reads _instance_key_table")
+
+
+@_probed(_probe_instance_keys)
+def own_instance_keys(strategy):
+    """Give `strategy` (a one-machine `tf.distribute.MirroredStrategy`) collective instance keys
+    no other strategy of this process uses, once per strategy; other strategies (several
+    workers must agree on their keys) are left as they are."""
+    if type(strategy) is not tf.distribute.MirroredStrategy or strategy in _own_keys:
+        return
+    _own_keys.add(strategy)
+    for group in strategy.extended._collective_keys._instance_key_table.values():
+        # the devices of a group advance together; a fresh range 100,000 keys wide
+        fresh = max(group.values(), default=0) + 100_000 * next(_made)
+        for device in group:
+            group[device] = fresh
+
+
+PRIVATE_NAMES.update({
+    "_collective_keys": _probe_instance_keys,
+    "_instance_key_table": _probe_instance_keys,
+})

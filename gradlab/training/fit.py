@@ -171,6 +171,7 @@ class AccumulatingModel(keras.Model):
 
     def make_train_function(self, force=False):
         """Keras's, wrapped where the engine needs it (`fit_function.wrap`)."""
+        _compat.own_instance_keys(self.distribute_strategy)  # before anything is traced under it
         super().make_train_function(force)
         if not getattr(self.train_function, "gradlab", False):
             self.train_function = fit_function.wrap(self, self.train_function)
@@ -178,6 +179,7 @@ class AccumulatingModel(keras.Model):
 
     def make_test_function(self, force=False):
         """Keras's, wrapped under tf.distribute (`fit_function.wrap_test`)."""
+        _compat.own_instance_keys(self.distribute_strategy)
         super().make_test_function(force)
         if not getattr(self.test_function, "gradlab", False):
             self.test_function = fit_function.wrap_test(self, self.test_function)

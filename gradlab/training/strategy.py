@@ -25,6 +25,7 @@ import functools
 import keras
 import tensorflow as tf
 
+from .. import _compat
 from ..core import distribute, engine, normaliser
 from ..core.batchnorm import NO_WINDOW, WindowMoments, check_window
 from ..core.loss_terms import loss_terms, normalize_sample_weight, reduced_loss
@@ -47,6 +48,8 @@ class Strategy:
         self.distribution = distribution
         if self.place == "replicas" and distribution is None:
             self.distribution = distribute.make_distribution(devices)
+        if self.distribution is not None:
+            _compat.own_instance_keys(self.distribution)
         self.loss_fn = keras.losses.get(loss_fn) if isinstance(loss_fn, str) else loss_fn
         # "mean_with_sample_weight": the weights are normalised once per update (step), and
         # each micro-batch then takes Keras's default mean of the normalised weighted losses.

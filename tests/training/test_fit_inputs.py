@@ -3,11 +3,20 @@
 Each case once crashed or differed; each is now Keras's `fit` to float rounding (weights within
 1e-5 relative, the same logs), or refused before any update with the cause and the way out.
 """
+import json
+import pathlib
+import subprocess
+import sys
+import textwrap
+
 import keras
 import numpy as np
 import pytest
 
 import gradlab as gl
+
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _mlp(seed=0, inputs=5):
@@ -77,3 +86,49 @@ def test_per_output_sample_weight_in_fit_is_keras_own(form):
     history, acc_history = oracle.fit(x, y, **kw), acc.fit(x, y, **kw)
     assert {"cls_loss", "reg_loss", "val_cls_loss"} <= set(history.history)
     _assert_same(oracle, acc, history, acc_history)
+
+
+# A notebook re-running its cell: plain tf.distribute.MirroredStrategy objects made one after
+# another in one process (devices configured before TensorFlow starts: a fresh process).
+TWO_STRATEGIES = textwrap.dedent("""
+    import json, numpy as np, tensorflow as tf
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+    import keras, gradlab as gl
+
+    def mlp():
+        keras.utils.set_random_seed(0)
+        return keras.Sequential([keras.Input((5,)), keras.layers.Dense(8, activation="tanh"),
+                                 keras.layers.Dense(3)])
+
+    def fit(ours, x, y, batch_size):
+        with tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]).scope():
+            model = gl.AccumulatingModel(mlp(), accum_steps=3) if ours else mlp()
+            model.compile(optimizer=keras.optimizers.SGD(0.1),
+                          loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        history = model.fit(x, y, batch_size=batch_size, epochs=2, verbose=0, shuffle=False,
+                            validation_data=(x[:50], y[:50]))
+        return model.get_weights(), history.history
+
+    rng = np.random.default_rng(0)
+    out = []
+    for n, batch_size in [(600, 100), (610, 60)]:  # the second: a short last batch of 10
+        x, y = rng.normal(size=(n, 5)).astype("float32"), rng.integers(0, 3, n)
+        (kw, kh), (ow, oh) = fit(False, x, y, batch_size), fit(True, x, y, batch_size)
+        out.append({"max_dw": max(float(np.abs(a - b).max()) for a, b in zip(kw, ow)),
+                    "logs": {k: [kh[k], oh[k]] for k in kh}})
+    print(json.dumps(out))
+""")
+
+
+@pytest.mark.slow
+def test_plain_mirrored_strategies_made_one_after_another_fit_as_keras_does():
+    # was: "Shape mismatch in the collective instance 106" under the second strategy
+    done = subprocess.run([sys.executable, "-c", TWO_STRATEGIES], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    for run in json.loads(done.stdout.strip().splitlines()[-1]):
+        assert run["max_dw"] < 1e-5
+        assert set(run["logs"]) == {"loss", "val_loss"}
+        for key, (keras_values, ours) in run["logs"].items():
+            np.testing.assert_allclose(ours, keras_values, rtol=1e-5, err_msg=key)
