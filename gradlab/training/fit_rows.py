@@ -166,13 +166,16 @@ def _arrays(acc, x, y, sample_weight, class_weight, validation_split, validation
 
 @contextlib.contextmanager
 def _holding(acc, kind, arrays):
-    """While active, `acc`'s `kind` step reads `arrays` by row index (None: whole batches)."""
+    """While active, `acc`'s `kind` step reads `arrays` by row index (None: whole batches).
+    Inside another (a callback's `evaluate` during fit's validation on arrays) the outer
+    rows are left as they are and read again afterwards."""
+    outer = getattr(acc, f"_{kind}_rows")
+    busy = outer is not None and outer.count > 0
     if arrays is None:
         use(acc, kind, None)
-        yield
-        return
-    rows = getattr(acc, f"_{kind}_rows")
-    if rows is not None and rows.key == key(arrays):
+        rows = None
+    elif not busy and outer is not None and outer.key == key(arrays):
+        rows = outer
         rows.assign(arrays)
     else:
         rows = Rows(arrays)
@@ -180,7 +183,10 @@ def _holding(acc, kind, arrays):
     try:
         yield
     finally:
-        rows.empty()
+        if rows is not None:
+            rows.empty()
+        if busy:
+            use(acc, kind, outer)
 
 
 def parts(rows, data):

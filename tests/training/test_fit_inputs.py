@@ -12,6 +12,7 @@ import textwrap
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
 import gradlab as gl
 
@@ -132,3 +133,31 @@ def test_plain_mirrored_strategies_made_one_after_another_fit_as_keras_does():
         assert set(run["logs"]) == {"loss", "val_loss"}
         for key, (keras_values, ours) in run["logs"].items():
             np.testing.assert_allclose(ours, keras_values, rtol=1e-5, err_msg=key)
+
+
+class _Evaluating(keras.callbacks.Callback):
+    """Calls `self.model.evaluate` at every epoch's end, on arrays and on a dataset."""
+
+    def __init__(self, x, y):
+        super().__init__()
+        self.x, self.y, self.seen = x, y, []
+
+    def on_epoch_end(self, epoch, logs=None):
+        dataset = tf.data.Dataset.from_tensor_slices((self.x, self.y)).batch(5)
+        self.seen.append([self.model.evaluate(self.x, self.y, batch_size=6, verbose=0),
+                          self.model.evaluate(dataset, verbose=0)])
+
+
+def test_a_callback_evaluating_mid_fit_leaves_validation_as_keras_does():
+    # was: the next epoch's validation crashed ("In[0] and In[1] has different ndims")
+    x, y = _data()
+    rng = np.random.default_rng(2)
+    xe, ye = rng.normal(size=(12, 5)).astype("float32"), rng.integers(0, 3, 12)
+    oracle, acc = _twins(metrics=["accuracy"])
+    seen = []
+    for model in (oracle, acc):
+        callback = _Evaluating(xe, ye)
+        seen.append((model.fit(x, y, batch_size=20, epochs=3, verbose=0, shuffle=False,
+                               validation_data=(x[:14], y[:14]), callbacks=[callback]), callback.seen))
+    _assert_same(oracle, acc, seen[0][0], seen[1][0])
+    np.testing.assert_allclose(seen[1][1], seen[0][1], rtol=1e-5)
