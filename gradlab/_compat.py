@@ -617,7 +617,24 @@ def own_instance_keys(strategy):
             group[device] = fresh
 
 
+def _probe_save_signature():
+    signature = getattr(keras.Model, "_default_save_signature", None)
+    if not isinstance(signature, property):
+        raise _broken("keras.Model no longer has the _default_save_signature property that "
+                      "tf.saved_model.save reads its serving_default from")
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    if not hasattr(model._default_save_signature, "get_concrete_function"):
+        raise _broken("keras.Model._default_save_signature is no longer a tf.function")
+
+
+@_probed(_probe_save_signature)
+def default_save_signature(model):
+    """`model`'s serving_default for tf.saved_model.save (a tf.function of its inputs)."""
+    return model._default_save_signature
+
+
 PRIVATE_NAMES.update({
+    "_default_save_signature": _probe_save_signature,
     "_collective_keys": _probe_instance_keys,
     "_instance_key_table": _probe_instance_keys,
 })

@@ -151,6 +151,16 @@ class AccumulatingModel(keras.Model):
             return self.model.predict_step(data)
         return super().predict_step(data)
 
+    def export(self, filepath, format="tf_saved_model", verbose=None, input_signature=None, **kwargs):
+        """The model's own `export`: the artifact serves `model`, as this wrapper's `call` does."""
+        return self.model.export(filepath, format=format, verbose=verbose,
+                                 input_signature=input_signature, **kwargs)
+
+    @property
+    def _default_save_signature(self):
+        # tf.saved_model.save(acc, path): the model's own serving_default
+        return _compat.default_save_signature(self.model)
+
     def compile_from_config(self, config):
         # Keras skips compile() on load for models that override it; ours takes Keras's arguments.
         self.compile(**keras.saving.deserialize_keras_object(config))

@@ -161,3 +161,53 @@ def test_a_callback_evaluating_mid_fit_leaves_validation_as_keras_does():
                                validation_data=(x[:14], y[:14]), callbacks=[callback]), callback.seen))
     _assert_same(oracle, acc, seen[0][0], seen[1][0])
     np.testing.assert_allclose(seen[1][1], seen[0][1], rtol=1e-5)
+
+
+def _fitted():
+    x, y = _data()
+    acc = gl.AccumulatingModel(_mlp(), accum_steps=3)
+    acc.compile(optimizer="adam", loss=_ce())
+    acc.fit(x, y, batch_size=20, epochs=1, verbose=0)
+    return acc, x
+
+
+def _served(path, x):
+    signature = tf.saved_model.load(str(path)).signatures["serving_default"]
+    return signature.structured_input_signature, {k: v.numpy() for k, v in signature(tf.constant(x)).items()}
+
+
+def test_export_and_saved_model_serve_what_the_inner_model_serves(tmp_path):
+    # was: "The model provided has never been called" (export); no serving_default (saved_model)
+    acc, x = _fitted()
+    acc.model.export(tmp_path / "inner_export", verbose=False)
+    tf.saved_model.save(acc.model, str(tmp_path / "inner_saved"))
+    acc.export(tmp_path / "export", verbose=False)
+    tf.saved_model.save(acc, str(tmp_path / "saved"))
+    for path in ("export", "saved"):
+        inner_signature, inner_out = _served(tmp_path / f"inner_{path}", x[:7])
+        signature, out = _served(tmp_path / path, x[:7])
+        assert signature == inner_signature, path
+        assert len(out) == 1 and len(inner_out) == 1
+        np.testing.assert_array_equal(next(iter(out.values())), next(iter(inner_out.values())))
+
+
+LOAD_WITHOUT_GRADLAB = textwrap.dedent("""
+    import sys, keras
+    try:
+        keras.models.load_model(sys.argv[1])
+    except TypeError as e:
+        print("refused", "gradlab" in str(e), "gradlab" in sys.modules)
+    import gradlab
+    print(type(keras.models.load_model(sys.argv[1])).__name__)
+""")
+
+
+@pytest.mark.slow
+def test_load_model_without_gradlab_names_the_module_to_import(tmp_path):
+    acc, _ = _fitted()
+    acc.save(tmp_path / "m.keras")
+    done = subprocess.run([sys.executable, "-c", LOAD_WITHOUT_GRADLAB, str(tmp_path / "m.keras")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    # Keras's message: "Could not locate class 'AccumulatingModel' ... {'module': 'gradlab.training.fit', ..."
+    assert done.stdout.split() == ["refused", "True", "False", "AccumulatingModel"]
