@@ -38,7 +38,7 @@ from ..core import normaliser
 from ..core.batchnorm import NO_WINDOW, WindowMoments, check_mode, check_window
 from ..core.gradients import check_clip_norm
 from ..core.microbatch import check_count
-from . import fit_function, fit_probe, fit_rows, fit_step, xla
+from . import fit_function, fit_probe, fit_rows, fit_step, labels, xla
 
 
 @keras.saving.register_keras_serializable(package="gradlab")
@@ -121,6 +121,7 @@ class AccumulatingModel(keras.Model):
         """`keras.Model.fit`, after the first batch is probed (`fit_probe`); arrays reach
         the update by row index, a micro-batch's rows at a time (`fit_rows`)."""
         arguments = fit_rows.arguments_of(keras.Model.fit, self, (x, y, *args), kwargs)
+        labels.check_sparse_labels(self, arguments["y"], arguments["validation_data"])
         arguments["x"] = fit_probe.check_first_batch(
             self, arguments["x"], arguments["y"], arguments["sample_weight"],
             weighted=arguments["class_weight"] is not None)
@@ -137,6 +138,7 @@ class AccumulatingModel(keras.Model):
             return super().evaluate(**arguments, **extra)
 
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, *args, **kwargs):
+        labels.check_sparse_labels(self, y)
         fit_probe.check_first_batch(self, x, y, sample_weight, weighted=class_weight is not None)
         fit_rows.use(self, "train", None)
         return super().train_on_batch(x, y, sample_weight, class_weight, *args, **kwargs)

@@ -211,3 +211,24 @@ def test_load_model_without_gradlab_names_the_module_to_import(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     # Keras's message: "Could not locate class 'AccumulatingModel' ... {'module': 'gradlab.training.fit', ..."
     assert done.stdout.split() == ["refused", "True", "False", "AccumulatingModel"]
+
+
+@pytest.mark.parametrize("jit_compile", ["auto", True, False])
+def test_a_label_out_of_range_stops_fit_as_keras_does(jit_compile):
+    # was (XLA): a NaN update, skipped, and training went on (skipped_updates 1)
+    x, y = _data()
+    y[30] = 5  # past the rows anything reads before the update
+    oracle, acc = _twins(jit_compile=False)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Received a label value of 5"):
+        oracle.fit(x, y, batch_size=20, verbose=0, shuffle=False)
+    acc = gl.AccumulatingModel(_mlp(), accum_steps=3, jit_compile=jit_compile)
+    acc.compile(optimizer="sgd", loss=_ce())
+    before = acc.model.get_weights()
+    # under XLA refused before any update, in TensorFlow's words; without, TensorFlow's own error
+    error = ValueError if acc.jit_compile else tf.errors.InvalidArgumentError
+    with pytest.raises(error, match="Received a label value of 5 which is outside the valid range of \\[0, 3\\)"):
+        acc.fit(x, y, batch_size=20, verbose=0, shuffle=False)
+    if acc.jit_compile:
+        assert int(acc.optimizer.iterations) == 0
+        for a, b in zip(before, acc.model.get_weights()):
+            np.testing.assert_array_equal(a, b)
