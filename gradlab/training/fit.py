@@ -38,7 +38,7 @@ from ..core import normaliser
 from ..core.batchnorm import NO_WINDOW, WindowMoments, check_mode, check_window
 from ..core.gradients import check_clip_norm
 from ..core.microbatch import check_count
-from . import fit_function, fit_probe, fit_rows, fit_step, labels, xla
+from . import custom_metrics, fit_function, fit_probe, fit_rows, fit_step, labels, xla
 
 
 @keras.saving.register_keras_serializable(package="gradlab")
@@ -116,12 +116,18 @@ class AccumulatingModel(keras.Model):
             jit_compile = self._resolve_jit()
         super().compile(optimizer=optimizer, loss=loss, jit_compile=jit_compile, **kwargs)
         self._rule = None
+        # a function, not a list: Keras would track a list of metrics set on the model
+        own = custom_metrics.own_metrics(kwargs.get("metrics"), kwargs.get("weighted_metrics"))
+        self._check_metrics = (lambda x, y: custom_metrics.warn_if_not_additive(self, own, x, y)) if own else None
 
     def fit(self, x=None, y=None, *args, **kwargs):
         """`keras.Model.fit`, after the first batch is probed (`fit_probe`); arrays reach
         the update by row index, a micro-batch's rows at a time (`fit_rows`)."""
         arguments = fit_rows.arguments_of(keras.Model.fit, self, (x, y, *args), kwargs)
         labels.check_sparse_labels(self, arguments["y"], arguments["validation_data"])
+        if getattr(self, "_check_metrics", None) is not None:  # once per compile
+            check, self._check_metrics = self._check_metrics, None
+            check(arguments["x"], arguments["y"])
         arguments["x"] = fit_probe.check_first_batch(
             self, arguments["x"], arguments["y"], arguments["sample_weight"],
             weighted=arguments["class_weight"] is not None)

@@ -232,3 +232,54 @@ def test_a_label_out_of_range_stops_fit_as_keras_does(jit_compile):
         assert int(acc.optimizer.iterations) == 0
         for a, b in zip(before, acc.model.get_weights()):
             np.testing.assert_array_equal(a, b)
+
+
+def _correct(y_true, y_pred):
+    labels = keras.ops.cast(keras.ops.reshape(y_true, [-1]), "int64")
+    return keras.ops.cast(keras.ops.cast(keras.ops.argmax(y_pred, -1), "int64") == labels, "float32")
+
+
+class _LastBatch(keras.metrics.Metric):
+    """Assigns the batch's accuracy: its value is the last update_state call's."""
+
+    def __init__(self, name="last", **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.value = self.add_variable(shape=(), initializer="zeros", name="value")
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        self.value.assign(keras.ops.mean(_correct(y_true, y_pred)))
+
+    def result(self):
+        return self.value
+
+
+class _Summing(keras.metrics.Metric):
+    """Adds to sums and counts, as Keras's metrics do: any split gives the batch's value."""
+
+    def __init__(self, name="summing", **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.total = self.add_variable(shape=(), initializer="zeros", name="total")
+        self.count = self.add_variable(shape=(), initializer="zeros", name="count")
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        correct = _correct(y_true, y_pred)
+        self.total.assign_add(keras.ops.sum(correct))
+        self.count.assign_add(keras.ops.cast(keras.ops.shape(correct)[0], "float32"))
+
+    def result(self):
+        return self.total / self.count
+
+
+def test_a_metric_of_your_own_that_assigns_is_warned_and_one_that_adds_is_exact():
+    # an assigning metric reports the last micro-batch's value (here 0.333 where Keras's 0.3)
+    x, y = _data()
+    oracle, acc = _twins(metrics=[_LastBatch(), _Summing()])
+    acc.compile(optimizer=keras.optimizers.Adam(0.05), loss=_ce(), metrics=[_LastBatch(), _Summing()])
+    kw = dict(batch_size=20, epochs=2, verbose=0, shuffle=False)
+    history = oracle.fit(x, y, **kw)
+    with pytest.warns(UserWarning, match=r"metric\(s\) last \(.*\) of your own is not additive") as caught:
+        acc_history = acc.fit(x, y, **kw)
+    assert not any("summing" in str(w.message) for w in caught)
+    np.testing.assert_allclose(acc_history.history["summing"], history.history["summing"], rtol=1e-6)
+    for a, b in zip(oracle.get_weights(), acc.model.get_weights()):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
