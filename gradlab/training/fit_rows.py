@@ -161,6 +161,8 @@ def _arrays(acc, x, y, sample_weight, class_weight, validation_split, validation
     counts = {int(t.shape[0]) for t in tf.nest.flatten(data) if t is not None}
     if len(counts) != 1:
         return None  # Keras names the mismatched sizes
+    if counts == {0}:
+        return None  # no rows: Keras's pipeline hands the step its empty batch, as plain fit's
     return data, np.arange(counts.pop(), dtype=np.int64), validation_data
 
 

@@ -283,3 +283,21 @@ def test_a_metric_of_your_own_that_assigns_is_warned_and_one_that_adds_is_exact(
     np.testing.assert_allclose(acc_history.history["summing"], history.history["summing"], rtol=1e-6)
     for a, b in zip(oracle.get_weights(), acc.model.get_weights()):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
+def test_zero_rows_do_what_keras_plain_fit_does():
+    # was: "Exception encountered when calling Sequential.call()" (row indices read as rows)
+    x, y = _data()
+    empty_x, empty_y = x[:0], y[:0]
+    # SGD: Keras's plain fit (no XLA) still counts one optimizer iteration per empty epoch
+    oracle, acc = _twins(metrics=["accuracy"], optimizer=lambda: keras.optimizers.SGD(0.1))
+    before = acc.model.get_weights()
+    for model in (oracle, acc):
+        assert model.fit(empty_x, empty_y, batch_size=20, epochs=2, verbose=0).history == {}
+        assert model.evaluate(empty_x, empty_y, verbose=0) == []
+    for a, b in zip(before, acc.model.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    kw = dict(batch_size=20, epochs=1, verbose=0, shuffle=False, validation_data=(empty_x, empty_y))
+    history, acc_history = oracle.fit(x, y, **kw), acc.fit(x, y, **kw)
+    assert "val_loss" not in history.history
+    _assert_same(oracle, acc, history, acc_history)
