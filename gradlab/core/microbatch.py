@@ -17,6 +17,7 @@ import numbers
 
 import keras
 import numpy as np
+import tensorflow as tf
 
 
 # Counts reach TensorFlow as int32 (shapes, loop bounds): a larger one would wrap around.
@@ -128,6 +129,22 @@ def take(a, start, n):
     if isinstance(a, (list, tuple)):
         return type(a)(take(v, start, n) for v in a)
     return a[start:start + n]
+
+
+def check_dense(*data):
+    """TypeError if any of `data` (arrays, nests of them, or a `tf.data.Dataset`, by its
+    element_spec) holds a `tf.SparseTensor` or `tf.RaggedTensor`: micro-batches are slices
+    of rows of dense tensors. No TensorFlow work is done."""
+    for d in data:
+        parts = tf.nest.flatten(d.element_spec if isinstance(d, tf.data.Dataset) else d)
+        kinds = {type(p).__name__.replace("Spec", "") for p in parts if isinstance(p, (
+            tf.SparseTensor, tf.RaggedTensor, tf.SparseTensorSpec, tf.RaggedTensorSpec))}
+        if kinds:
+            raise TypeError(
+                f"gradlab splits each batch into micro-batches of rows, which it does not do for "
+                f"{' or '.join(sorted(kinds))} inputs yet: pass them dense (tf.sparse.to_dense(x), "
+                "or ragged.to_tensor() with a Masking layer or mask_zero), or train this model "
+                "with Keras's plain fit")
 
 
 def batch_size(x, y):

@@ -37,7 +37,7 @@ from .. import _compat
 from ..core import normaliser
 from ..core.batchnorm import NO_WINDOW, WindowMoments, check_mode, check_window
 from ..core.gradients import check_clip_norm
-from ..core.microbatch import check_count
+from ..core.microbatch import check_count, check_dense
 from . import custom_metrics, fit_function, fit_probe, fit_rows, fit_step, labels, xla
 
 
@@ -124,6 +124,7 @@ class AccumulatingModel(keras.Model):
         """`keras.Model.fit`, after the first batch is probed (`fit_probe`); arrays reach
         the update by row index, a micro-batch's rows at a time (`fit_rows`)."""
         arguments = fit_rows.arguments_of(keras.Model.fit, self, (x, y, *args), kwargs)
+        check_dense(arguments["x"], arguments["y"], arguments["validation_data"])
         labels.check_sparse_labels(self, arguments["y"], arguments["validation_data"])
         if getattr(self, "_check_metrics", None) is not None:  # once per compile
             check, self._check_metrics = self._check_metrics, None
@@ -139,11 +140,13 @@ class AccumulatingModel(keras.Model):
         if kwargs.get("_use_cached_eval_dataset"):  # fit's validation: fit feeds it
             return super().evaluate(x, y, *args, **kwargs)
         arguments = fit_rows.arguments_of(keras.Model.evaluate, self, (x, y, *args), kwargs)
+        check_dense(arguments["x"], arguments["y"])
         extra = arguments.pop("kwargs")
         with fit_rows.evaluating(self, arguments) as arguments:
             return super().evaluate(**arguments, **extra)
 
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, *args, **kwargs):
+        check_dense(x, y)
         labels.check_sparse_labels(self, y)
         fit_probe.check_first_batch(self, x, y, sample_weight, weighted=class_weight is not None)
         fit_rows.use(self, "train", None)

@@ -29,7 +29,7 @@ from .. import _compat
 from ..core import distribute, engine, normaliser
 from ..core.batchnorm import NO_WINDOW, WindowMoments, check_window
 from ..core.loss_terms import loss_terms, normalize_sample_weight, reduced_loss
-from ..core.microbatch import batch_size, check_batch, take
+from ..core.microbatch import batch_size, check_batch, check_dense, take
 from . import trainables, xla
 from .rollback import Rollback
 from .updates import KerasUpdate, LoopUpdate, Setup
@@ -81,6 +81,7 @@ class Strategy:
         `"mean_with_sample_weight"` (normalised once over the whole update, where Keras's own
         accumulation divides each micro-batch by its own weights).
         """
+        check_dense(x, y)
         batch = batch_size(x, y)
         if self.place != "one":
             check_batch(batch, len(self.devices) if self.place == "towers"

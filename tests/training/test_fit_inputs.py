@@ -301,3 +301,47 @@ def test_zero_rows_do_what_keras_plain_fit_does():
     history, acc_history = oracle.fit(x, y, **kw), acc.fit(x, y, **kw)
     assert "val_loss" not in history.history
     _assert_same(oracle, acc, history, acc_history)
+
+
+def _sparse_model():
+    keras.utils.set_random_seed(0)
+    inputs = keras.Input((6,), sparse=True)
+    return keras.Model(inputs, keras.layers.Dense(3)(inputs))
+
+
+def _ragged_model():
+    keras.utils.set_random_seed(0)
+    inputs = keras.Input((None,), ragged=True, dtype="int32")
+    pooled = keras.layers.Lambda(lambda t: tf.reduce_mean(tf.cast(t, "float32"), axis=1, keepdims=True))(inputs)
+    return keras.Model(inputs, keras.layers.Dense(3)(pooled))
+
+
+def _sparse_and_ragged():
+    rng = np.random.default_rng(0)
+    dense = ((rng.random((40, 6)) < 0.3) * rng.normal(size=(40, 6))).astype("float32")
+    return [(_sparse_model, tf.sparse.from_dense(dense)),
+            (_ragged_model, tf.ragged.constant([list(range(1 + i % 4)) for i in range(40)]))]
+
+
+@pytest.mark.parametrize("case", [0, 1], ids=["SparseTensor", "RaggedTensor"])
+def test_sparse_and_ragged_inputs_are_refused_before_any_update(case):
+    # was: "'SparseTensor' object is not subscriptable", "object of type 'RaggedTensor' has no len()"
+    model_fn, x = _sparse_and_ragged()[case]
+    y = np.arange(40) % 3
+    kind = type(x).__name__
+    model, keras_model = model_fn(), model_fn()  # Keras's plain fit takes them
+    keras_model.compile(optimizer="sgd", loss=_ce())
+    keras_model.fit(x, y, batch_size=20, verbose=0)
+    acc = gl.AccumulatingModel(model, accum_steps=3)
+    acc.compile(optimizer="sgd", loss=_ce())
+    before = model.get_weights()
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(20)
+    s = gl.make_strategy("fused", model, _ce(), keras.optimizers.SGD(0.1), accum_steps=3)
+    for call in (lambda: acc.fit(x, y, batch_size=20, verbose=0), lambda: acc.fit(dataset, verbose=0),
+                 lambda: acc.evaluate(x, y, verbose=0), lambda: acc.train_on_batch(x, y),
+                 lambda: s.step(x, y)):
+        with pytest.raises(TypeError, match=f"does not do for {kind} inputs yet: pass them dense"):
+            call()
+    assert int(acc.optimizer.iterations) == 0 and s.trace_count() == 0
+    for a, b in zip(before, model.get_weights()):
+        np.testing.assert_array_equal(a, b)
