@@ -3,6 +3,7 @@ initialises, so `towers` and `mirrored` run real multi-device graphs on a CPU-on
 (on a GPU machine: two GPUs, or GPU 0 split in two). Tests marked `gpu` skip without a GPU."""
 import common  # noqa: F401  (first, before anything initialises TensorFlow)
 
+import keras
 import pytest
 import tensorflow as tf
 
@@ -23,3 +24,17 @@ def pytest_collection_modifyitems(config, items):
         if marker is not None:
             what = marker.args[0] if marker.args else item.name
             item.add_marker(pytest.mark.skip(reason=f"needs a GPU (none here): would run {what}"))
+
+
+@pytest.fixture
+def float64():
+    """Keras's floatx float64 for one test (its models and losses made inside it), restored
+    after. A fresh process needs only set_floatx; here layers made earlier fixed the policy."""
+    floatx, policy = keras.config.floatx(), keras.config.dtype_policy()
+    keras.config.set_floatx("float64")
+    keras.config.set_dtype_policy("float64")
+    try:
+        yield
+    finally:
+        keras.config.set_floatx(floatx)
+        keras.config.set_dtype_policy(policy)

@@ -134,7 +134,7 @@ NOT_KERAS = {"_exit": "os._exit", "_replace": "namedtuple's API", "_asdict": "na
              "_repr_mimebundle_": "IPython's display protocol"}
 # Overrides of private Keras methods live in the class that overrides them; every other use
 # of a private name lives in _compat/.
-OUTSIDE_COMPAT = {"_maybe_symbolic_build", "_get_metrics_result_or_logs"}
+OUTSIDE_COMPAT = {"_maybe_symbolic_build", "_get_metrics_result_or_logs", "_default_save_signature"}
 
 
 def _private(name):

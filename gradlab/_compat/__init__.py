@@ -18,7 +18,7 @@ from .behaviours import (  # noqa: F401
     activity_penalty_is_a_mean, metrics_summed_on_read)
 from .trainer import EPOCH_ITEMS  # noqa: F401
 from .data_adapters import fit_arrays  # noqa: F401
-from .distribute import mirrored_strategy, reducible_by_keras, tf_initialised  # noqa: F401
+from .distribute import mirrored_strategy, own_instance_keys, reducible_by_keras, tf_initialised  # noqa: F401
 from .layers import keras_mask, sublayers, batchnorm_moments, slice_rows, with_keras_mask  # noqa: F401
 from .losses import losses_not_divided_by_replicas  # noqa: F401
 from .optimizers import (  # noqa: F401
@@ -35,7 +35,8 @@ from .trainer import (  # noqa: F401
     loss_tracker,
     output_loss_trackers,
     output_loss_weight,
-    fit_validation)
+    fit_validation,
+    default_save_signature)
 
 PRIVATE_NAMES = {**data_adapters.PRIVATE_NAMES, **distribute.PRIVATE_NAMES, **layers.PRIVATE_NAMES,
                  **losses.PRIVATE_NAMES, **optimizers.PRIVATE_NAMES, **trainer.PRIVATE_NAMES}

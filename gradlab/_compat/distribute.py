@@ -1,4 +1,4 @@
-"""tf.distribute and the runtime: MirroredStrategy's collective keys, multi-worker mode,
+"""tf.distribute and the runtime: MirroredStrategy's collective keys (and a user's strategy's instance keys), multi-worker mode,
 whether TensorFlow has started.
 
 Each function's probe sits above it and runs at its first use (`_probing._probed`).
@@ -6,6 +6,7 @@ Each function's probe sits above it and runs at its first use (`_probing._probed
 from __future__ import annotations
 
 import inspect
+import weakref
 
 import keras
 import tensorflow as tf
@@ -86,10 +87,52 @@ def tf_initialised():
     return context.context()._context_handle is not None
 
 
+# A user's MirroredStrategy, made any number of times: every tf.distribute.MirroredStrategy
+# made without gradlab numbers its collectives from the same group and instance keys, and the
+# runtime remembers each key's shape for the whole process: gradlab's all-reduces under a
+# second such strategy met the first one's shapes ("Shape mismatch in the collective instance
+# 106"). Moving a strategy's instance keys to a range of its own, before gradlab traces
+# anything under it, makes them independent.
+_own_keys = weakref.WeakSet()
+
+
+def _probe_instance_keys():
+    made = tf.distribute.MirroredStrategy(["/cpu:0"])
+    keys = getattr(made.extended, "_collective_keys", None)
+    table = getattr(keys, "_instance_key_table", None)
+    if not isinstance(table, dict) or not table or not all(
+            isinstance(group, dict) and all(isinstance(v, int) for v in group.values())
+            for group in table.values()):
+        raise _broken("MirroredStrategy's extended._collective_keys no longer holds an "
+                      "_instance_key_table of {group: {device: next instance key}}")
+    for group_key, group in table.items():
+        for device in group:
+            group[device] = 12345
+            if keys.get_instance_key(group_key, device) != 12345:
+                raise _broken("CollectiveKeys.get_instance_key no longer reads _instance_key_table")
+
+
+@_probed(_probe_instance_keys)
+def own_instance_keys(strategy):
+    """Give `strategy` (a one-machine `tf.distribute.MirroredStrategy`) collective instance keys
+    no other strategy of this process uses, once per strategy; other strategies (several
+    workers must agree on their keys) are left as they are."""
+    if type(strategy) is not tf.distribute.MirroredStrategy or strategy in _own_keys:
+        return
+    _own_keys.add(strategy)
+    for group in strategy.extended._collective_keys._instance_key_table.values():
+        # the devices of a group advance together; a fresh range 100,000 keys wide
+        fresh = max(group.values(), default=0) + 100_000 * next(_made)
+        for device in group:
+            group[device] = fresh
+
+
 PRIVATE_NAMES = {
     "_collective_key_base": _probe_collective_keys,
     "_in_multi_worker_mode": _probe_multi_worker_mode,
     "tensorflow.python.eager.context.context": _probe_context_handle,
     "_context_handle": _probe_context_handle,
     "_initialized": _probe_context_handle,
+    "_collective_keys": _probe_instance_keys,
+    "_instance_key_table": _probe_instance_keys,
 }

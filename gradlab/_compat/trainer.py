@@ -181,6 +181,22 @@ def fit_validation(kwargs):
     return bool(kwargs.get("_use_cached_eval_dataset"))
 
 
+def _probe_save_signature():
+    signature = getattr(keras.Model, "_default_save_signature", None)
+    if not isinstance(signature, property):
+        raise _broken("keras.Model no longer has the _default_save_signature property that "
+                      "tf.saved_model.save reads its serving_default from")
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    if not hasattr(model._default_save_signature, "get_concrete_function"):
+        raise _broken("keras.Model._default_save_signature is no longer a tf.function")
+
+
+@_probed(_probe_save_signature)
+def default_save_signature(model):
+    """`model`'s serving_default for tf.saved_model.save (a tf.function of its inputs)."""
+    return model._default_save_signature
+
+
 PRIVATE_NAMES = {
     "_maybe_symbolic_build": _probe_fit_hooks,
     "_get_metrics_result_or_logs": _probe_fit_hooks,
@@ -188,4 +204,5 @@ PRIVATE_NAMES = {
     "_loss_tracker": _probe_loss_tracker,
     "_compile_loss": _probe_output_losses,
     "_use_cached_eval_dataset": _probe_cached_eval,
+    "_default_save_signature": _probe_save_signature,
 }

@@ -20,7 +20,7 @@ import tensorflow as tf
 
 from .gradients import densify
 from .loss_terms import loss_terms
-from .microbatch import split_sizes
+from .microbatch import split_sizes, sum_dtype
 
 class Sums(NamedTuple):
     """`loss` = sum of S_i, `grads` = sum of dS_i/dw (None where S never reaches w), `norm` = sum
@@ -45,11 +45,11 @@ def micro_sums(micro, part, variables, scale_loss=None, unit=1.0):
         s, d, *holds = micro(part)
         # A micro-batch of no rows (a replica's empty shard) adds 0: its mean is 0/0, and
         # Keras's loss may even be shaped [0].
-        s = tf.where(d > 0, tf.reduce_sum(tf.cast(s, tf.float32)), 0.0) / unit
+        s = tf.where(d > 0, tf.reduce_sum(tf.cast(s, sum_dtype())), tf.constant(0.0, sum_dtype())) / unit
         target = s if scale_loss is None else scale_loss(s)
     grads = densify(tape.gradient(target, variables))
     broken = 1.0 - tf.cast(holds[0], tf.float32) if holds else tf.constant(0.0)
-    return Sums(s, grads, tf.cast(d, tf.float32) / unit, broken)
+    return Sums(s, grads, tf.cast(d, sum_dtype()) / unit, broken)
 
 
 def loop_sum(micro, parts, variables, accum_steps, scale_loss=None, unit=1.0, overlap=1):
@@ -105,8 +105,8 @@ class Accumulators:
             tf.Variable(tf.zeros(v.shape, v.dtype), trainable=False, name=_short(v) + "_accum")
             for v in variables
         ]
-        self.loss = tf.Variable(0.0, trainable=False, name="loss_accum")
-        self.norm = tf.Variable(0.0, trainable=False, name="norm_accum")
+        self.loss = tf.Variable(0.0, trainable=False, name="loss_accum", dtype=sum_dtype())
+        self.norm = tf.Variable(0.0, trainable=False, name="norm_accum", dtype=sum_dtype())
         self.broken = tf.Variable(0.0, trainable=False, name="broken_accum")
         self._touched = [False] * len(self.variables)
 

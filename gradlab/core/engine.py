@@ -23,7 +23,7 @@ import tensorflow as tf
 from .. import _compat
 from .accumulate import Sums, add_sums, batch_rows, loop_sum
 from .gradients import apply_update
-from .microbatch import slices, split_sizes
+from .microbatch import slices, split_sizes, sum_dtype
 
 APPLIED, LOSS_NOT_FINITE, GRADS_NOT_FINITE, CONTRACT_BROKEN = 0, 1, 2, 3
 PLACES = ("one", "towers", "replicas")
@@ -61,7 +61,7 @@ def update(micro, parts, variables, optimizer, accum_steps, place="one", devices
         raise ValueError(f"place must be one of {PLACES}, got {place!r}")
     rows = batch_rows(parts)
     replicas = tf.distribute.get_replica_context().num_replicas_in_sync if place == "replicas" else 1
-    unit = tf.cast(tf.maximum(rows, 1) * replicas, tf.float32) * per_row
+    unit = tf.cast(tf.maximum(rows, 1) * replicas, sum_dtype()) * per_row
 
     def local(parts):
         return loop_sum(micro, parts, variables, accum_steps, optimizer.scale_loss, unit, overlap)
@@ -92,7 +92,7 @@ def reduce_replicas(sums):
     """One all-reduce SUM (TensorFlow packs the list into one collective) of `sums`, so
     every replica holds the global sums; uneven shards need no weights."""
     connected = [j for j, g in enumerate(sums.grads) if g is not None]
-    broken = tf.convert_to_tensor(sums.broken, tf.float32)
+    broken = tf.cast(sums.broken, sums.loss.dtype)  # one dtype: packed into one collective
     reduced = tf.distribute.get_replica_context().all_reduce(
         tf.distribute.ReduceOp.SUM, [sums.loss, sums.norm, broken] + [sums.grads[j] for j in connected])
     grads = list(sums.grads)
@@ -189,7 +189,7 @@ def _unless_empty(rows, run, parts, variables):
         return s.loss, s.norm, [s.grads[j] for j, _ in connected]
 
     def empty():
-        return (tf.constant(0.0), tf.constant(0.0),
+        return (tf.constant(0.0, sum_dtype()), tf.constant(0.0, sum_dtype()),
                 [tf.zeros(variables[j].shape, dtype) for j, dtype in connected])
 
     loss, norm, grads = tf.cond(rows > 0, full, empty)

@@ -12,9 +12,11 @@ which is the large-batch mean loss and its gradient. With D_i = n_i this is the 
 `g = (n_1 g_1 + ... + n_k g_k) / (n_1 + ... + n_k)`; with a Keras mask each micro-batch counts
 its own unmasked entries, which no fixed weight could know in advance.
 
-Per-example weights (token counts, masks) are normalised once over the whole update,
-`u_j = w_j * m / sum_k w_k` (m entries), so the same `n_i / B` weighting of micro-batch
-means of `u_j l_j` gives the large-batch weighted mean `sum_j w_j l_j / sum_j w_j`.
+Per-example weights (token counts, masks) multiply the losses as Keras's do: the `n_i / B`
+weighting of micro-batch means of `w_j l_j` gives `sum_j w_j l_j / B`, Keras's
+`sum_over_batch_size`; for a loss with reduction `"mean_with_sample_weight"` they are first
+normalised once over the whole update, `u_j = w_j * m / sum_k w_k` (m entries), which gives
+the large-batch weighted mean `sum_j w_j l_j / sum_j w_j` (`normalize_sample_weight`).
 
 Lesson: notebooks/01-why-average.ipynb
 """
@@ -24,6 +26,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from .microbatch import sum_dtype
 from .normaliser import check_masked_penalties, keras_rule, normaliser
 
 
@@ -32,7 +35,7 @@ def mean_loss(model, loss_fn, x, y, training=True, sample_weight=None):
 
     `loss_fn` may return a scalar (Keras loss objects) or one loss per example
     (`keras.losses.sparse_categorical_crossentropy`); per-example losses are averaged.
-    With `sample_weight` (already normalised by `normalize_sample_weight`) the loss is
+    With `sample_weight` (checked by `normalize_sample_weight`) the loss is
     `mean_j(u_j l_j)`: a Keras loss object gets it as its own `sample_weight` (its
     `sum_over_batch_size` divides by the number of examples, which is what this needs).
     """
@@ -83,38 +86,54 @@ def loss_terms(model, loss_fn, x, y, rule=None, sample_weight=None, pred=None):
         rule: one of `normaliser.RULES`; None: Keras's own on this output (`keras_rule`).
         pred: `model(x, training=True)`, if already made.
     Returns:
-        float32 scalars `(S, D)`.
+        scalars `(S, D)` in `sum_dtype()`.
     """
     pred = model(x, training=True) if pred is None else pred
     if rule is None:
         rule = keras_rule(y, pred, loss_fn)
-    loss = tf.cast(reduced_loss(loss_fn, y, pred, sample_weight, model.losses), tf.float32)
+    loss = tf.cast(reduced_loss(loss_fn, y, pred, sample_weight, model.losses), sum_dtype())
     if rule == "entries":
         check_masked_penalties(model, model.losses, x)  # traced: the add_loss terms are known
     d = normaliser(rule, x, y, pred, loss_fn)
     return loss * d, d
 
 
-def normalize_sample_weight(sample_weight, batch):
-    """`u = w * w.size / w.sum()`: weights that average 1 over the whole update.
+def normalize_sample_weight(sample_weight, batch, over_weights=False):
+    """The weights one update's micro-batches multiply their losses by, checked.
 
-    Then `mean_j(u_j l_j) = sum_j w_j l_j / sum_j w_j`, and so does any split into
-    micro-batches weighted by `n_i / B`. Checked in numpy, before any TensorFlow work.
+    By default `w` itself: each micro-batch's `sum_over_batch_size` mean of `w_j l_j`,
+    weighted by `n_i / B`, gives `sum_j w_j l_j / B`, Keras's `train_on_batch` (its loss
+    divides by the rows, not by the weights). With `over_weights` (a loss whose reduction is
+    `"mean_with_sample_weight"`) `u = w * w.size / w.sum()`, normalised once over the whole
+    update, so that the same means give `sum_j w_j l_j / sum_j w_j` however the batch is split.
+    Checked in numpy, before any TensorFlow work.
 
     Args:
         sample_weight: array of shape `(batch,)` or `(batch, ...)` (one weight per example,
-            or per token), non-negative, finite, not all zero.
+            or per token), non-negative, finite (and, `over_weights`, not all zero).
         batch: the number of examples in the update.
+        over_weights: divide by the sum of the weights, not by the rows.
     Returns:
-        float32 numpy array of the same shape.
+        numpy array of the same shape, in `keras.config.floatx()` (float32 or float64).
     """
+    if isinstance(sample_weight, (dict, list, tuple)) and any(
+            np.ndim(w) or isinstance(w, (dict, list, tuple)) for w in tf.nest.flatten(sample_weight)):
+        raise TypeError(
+            "step's sample_weight is one array for its one loss_fn, got a "
+            f"{type(sample_weight).__name__} of per-output weights: multiply them into "
+            "loss_fn's per-output losses, or use AccumulatingModel.fit, which takes "
+            "per-output sample_weight as Keras's fit does")
     w = np.asarray(sample_weight, dtype=np.float64)
     if w.ndim == 0 or w.shape[0] != batch:
         raise ValueError(f"sample_weight must have one entry per example (first dimension "
                          f"{batch}), got shape {w.shape}")
     if not np.all(np.isfinite(w)) or np.any(w < 0):
         raise ValueError(f"sample_weight must be finite and non-negative, got {sample_weight!r}")
+    dtype = "float64" if keras.config.floatx() == "float64" else "float32"
+    if not over_weights:
+        return w.astype(dtype)
     total = w.sum()
     if total == 0:
-        raise ValueError("sample_weight sums to 0: the update would have no examples")
-    return (w * (w.size / total)).astype(np.float32)
+        raise ValueError("sample_weight sums to 0 and the loss's reduction is "
+                         "'mean_with_sample_weight': the update would divide by 0")
+    return (w * (w.size / total)).astype(dtype)

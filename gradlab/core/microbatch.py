@@ -11,11 +11,20 @@ from __future__ import annotations
 
 import numbers
 
+import keras
 import numpy as np
+import tensorflow as tf
 
 
 # Counts reach TensorFlow as int32 (shapes, loop bounds): a larger one would wrap around.
 MAX_COUNT = 2**31 - 1
+
+
+def sum_dtype():
+    """The dtype one update's sums and counts are kept in: "float64" when Keras's floatx is
+    (a float64 model stays float64 end to end), else "float32" (float16 gradients are
+    summed in float32, as Keras's mixed precision keeps its loss)."""
+    return "float64" if keras.config.floatx() == "float64" else "float32"
 
 
 def check_count(name, value, minimum=1):
@@ -84,6 +93,22 @@ def take(a, start, n):
     if isinstance(a, (list, tuple)):
         return type(a)(take(v, start, n) for v in a)
     return a[start:start + n]
+
+
+def check_dense(*data):
+    """TypeError if any of `data` (arrays, nests of them, or a `tf.data.Dataset`, by its
+    element_spec) holds a `tf.SparseTensor` or `tf.RaggedTensor`: micro-batches are slices
+    of rows of dense tensors. No TensorFlow work is done."""
+    for d in data:
+        parts = tf.nest.flatten(d.element_spec if isinstance(d, tf.data.Dataset) else d)
+        kinds = {type(p).__name__.replace("Spec", "") for p in parts if isinstance(p, (
+            tf.SparseTensor, tf.RaggedTensor, tf.SparseTensorSpec, tf.RaggedTensorSpec))}
+        if kinds:
+            raise TypeError(
+                f"gradlab splits each batch into micro-batches of rows, which it does not do for "
+                f"{' or '.join(sorted(kinds))} inputs yet: pass them dense (tf.sparse.to_dense(x), "
+                "or ragged.to_tensor() with a Masking layer or mask_zero), or train this model "
+                "with Keras's plain fit")
 
 
 def batch_size(x, y):

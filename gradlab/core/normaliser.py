@@ -19,6 +19,7 @@ import keras
 import tensorflow as tf
 
 from .. import _compat
+from .microbatch import sum_dtype
 
 RULES = ("examples", "entries")
 
@@ -65,10 +66,10 @@ def entries(y, y_pred, loss):
 
 
 def normaliser(rule, x, y, y_pred, loss):
-    """`D` of one micro-batch under `rule` (one of `RULES`), a float32 scalar."""
+    """`D` of one micro-batch under `rule` (one of `RULES`), a scalar in `sum_dtype()`."""
     if rule == "entries":
-        return tf.reduce_sum(tf.cast(entries(y, y_pred, loss), tf.float32))
-    return tf.cast(tf.shape(tf.nest.flatten(x)[0])[0], tf.float32)
+        return tf.reduce_sum(tf.cast(entries(y, y_pred, loss), sum_dtype()))
+    return tf.cast(tf.shape(tf.nest.flatten(x)[0])[0], sum_dtype())
 
 
 def keras_rule(y, y_pred, loss):

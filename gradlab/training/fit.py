@@ -39,8 +39,8 @@ from .. import _compat
 from ..core import contract, normaliser
 from ..core.batchnorm import NO_WINDOW, WindowMoments, check_mode, check_window
 from ..core.gradients import check_clip_norm
-from ..core.microbatch import check_count
-from . import as_model, fit_function, fit_prologue, fit_rows, fit_step, xla
+from ..core.microbatch import check_count, check_dense
+from . import as_model, custom_metrics, fit_function, fit_prologue, fit_rows, fit_step, labels, xla
 
 
 @keras.saving.register_keras_serializable(package="gradlab")
@@ -134,12 +134,20 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
         with _compat.metrics_summed_on_read(self.distribute_strategy):
             super().compile(optimizer=optimizer, loss=loss, jit_compile=jit_compile, **kwargs)
         self._prologue_done = False
+        # a function, not a list: Keras would track a list of metrics set on the model
+        own = custom_metrics.own_metrics(kwargs.get("metrics"), kwargs.get("weighted_metrics"))
+        self._check_metrics = (lambda x, y: custom_metrics.warn_if_not_additive(self, own, x, y)) if own else None
 
     def fit(self, x=None, y=None, *args, **kwargs):
         """`keras.Model.fit`, its data read as Keras reads it; arrays reach the update by row
         index, a micro-batch's rows at a time (`fit_rows`). The first update checks the
         contract (`check`); the checks that need no data run first (`fit_prologue`)."""
         arguments = fit_rows.arguments_of(keras.Model.fit, self, (x, y, *args), kwargs)
+        check_dense(arguments["x"], arguments["y"], arguments["validation_data"])
+        labels.check_sparse_labels(self, arguments["y"], arguments["validation_data"])
+        if getattr(self, "_check_metrics", None) is not None:  # once per compile
+            check, self._check_metrics = self._check_metrics, None
+            check(arguments["x"], arguments["y"])
         with _compat.metrics_summed_on_read(self.distribute_strategy):
             fit_prologue.prepare(self, arguments["x"], arm=True)
             with fit_rows.feeding(self, arguments) as arguments:
@@ -150,12 +158,15 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
         if _compat.fit_validation(kwargs):  # fit's validation: fit feeds it
             return super().evaluate(x, y, *args, **kwargs)
         arguments = fit_rows.arguments_of(keras.Model.evaluate, self, (x, y, *args), kwargs)
+        check_dense(arguments["x"], arguments["y"])
         extra = arguments.pop("kwargs")
         with _compat.metrics_summed_on_read(self.distribute_strategy), \
                 fit_rows.evaluating(self, arguments) as arguments:
             return super().evaluate(**arguments, **extra)
 
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, *args, **kwargs):
+        check_dense(x, y)
+        labels.check_sparse_labels(self, y)
         with _compat.metrics_summed_on_read(self.distribute_strategy):
             fit_prologue.prepare(self, x, arm=False)
             fit_rows.use(self, "train", None)
@@ -171,6 +182,16 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
         if type(self.model).predict_step is not keras.Model.predict_step:
             return self.model.predict_step(data)
         return super().predict_step(data)
+
+    def export(self, filepath, format="tf_saved_model", verbose=None, input_signature=None, **kwargs):
+        """The model's own `export`: the artifact serves `model`, as this wrapper's `call` does."""
+        return self.model.export(filepath, format=format, verbose=verbose,
+                                 input_signature=input_signature, **kwargs)
+
+    @property
+    def _default_save_signature(self):
+        # tf.saved_model.save(acc, path): the model's own serving_default
+        return _compat.default_save_signature(self.model)
 
     def compile_from_config(self, config):
         # Keras skips compile() on load for models that override it; ours takes Keras's arguments.
@@ -192,6 +213,7 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
 
     def make_train_function(self, force=False):
         """Keras's, wrapped where the engine needs it (`fit_function.wrap`)."""
+        _compat.own_instance_keys(self.distribute_strategy)  # before anything is traced under it
         super().make_train_function(force)
         if not getattr(self.train_function, "gradlab", False):
             self.train_function = fit_function.wrap(self, self.train_function)
@@ -199,6 +221,7 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
 
     def make_test_function(self, force=False):
         """Keras's, wrapped under tf.distribute (`fit_function.wrap_test`)."""
+        _compat.own_instance_keys(self.distribute_strategy)
         super().make_test_function(force)
         if not getattr(self.test_function, "gradlab", False):
             self.test_function = fit_function.wrap_test(self, self.test_function)

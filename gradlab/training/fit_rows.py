@@ -161,18 +161,23 @@ def _arrays(acc, x, y, sample_weight, class_weight, validation_split, validation
     counts = {int(t.shape[0]) for t in tf.nest.flatten(data) if t is not None}
     if len(counts) != 1:
         return None  # Keras names the mismatched sizes
+    if counts == {0}:
+        return None  # no rows: Keras's pipeline hands the step its empty batch, as plain fit's
     return data, np.arange(counts.pop(), dtype=np.int64), validation_data
 
 
 @contextlib.contextmanager
 def _holding(acc, kind, arrays):
-    """While active, `acc`'s `kind` step reads `arrays` by row index (None: whole batches)."""
+    """While active, `acc`'s `kind` step reads `arrays` by row index (None: whole batches).
+    Inside another (a callback's `evaluate` during fit's validation on arrays) the outer
+    rows are left as they are and read again afterwards."""
+    outer = getattr(acc, f"_{kind}_rows")
+    busy = outer is not None and outer.count > 0
     if arrays is None:
         use(acc, kind, None)
-        yield
-        return
-    rows = getattr(acc, f"_{kind}_rows")
-    if rows is not None and rows.key == key(arrays):
+        rows = None
+    elif not busy and outer is not None and outer.key == key(arrays):
+        rows = outer
         rows.assign(arrays)
     else:
         rows = Rows(arrays)
@@ -180,7 +185,10 @@ def _holding(acc, kind, arrays):
     try:
         yield
     finally:
-        rows.empty()
+        if rows is not None:
+            rows.empty()
+        if busy:
+            use(acc, kind, outer)
 
 
 def parts(rows, data):

@@ -131,8 +131,8 @@ def micro_sums(acc, part, rows_of_batch, training=True, ops=None):
         normaliser.check_masked_penalties(acc.model, acc.losses, x)
     d = normaliser.normaliser(rule, x, y, y_pred, acc.loss)
     if not training:
-        return tf.cast(loss, tf.float32) * d, d
-    return tf.cast(loss, tf.float32) * d, d, _holds(acc, rule, y, y_pred, sw)
+        return tf.cast(loss, d.dtype) * d, d
+    return tf.cast(loss, d.dtype) * d, d, _holds(acc, rule, y, y_pred, sw)
 
 
 def _holds(acc, rule, y, y_pred, sw):

@@ -70,7 +70,10 @@ def make_strategy(name, model, loss_fn, optimizer, accum_steps=1, devices=None, 
             output with a Keras mask); gradlab checks this on the first batch, before any
             update, and refuses anything else (a sum) with a ValueError. It is traced
             without autograph, as Keras's `fit` traces its step: Python `if` or `for` on a
-            tensor raises; write `tf.where` or `tf.cond`.
+            tensor raises; write `tf.where` or `tf.cond`. `step`'s `sample_weight` follows
+            the reduction as Keras's `train_on_batch` does: `sum_j w_j l_j / B` for Keras's
+            default `"sum_over_batch_size"` (and a function), `sum_j w_j l_j / sum_j w_j`
+            over the whole update for `"mean_with_sample_weight"`.
         optimizer: a Keras optimizer, a zero-argument callable that builds one, or a name
             (`mirrored` makes an unbuilt optimizer again inside its scope, from its config).
         accum_steps: micro-batches per update (a batch with fewer examples makes one
@@ -117,7 +120,9 @@ def make_strategy(name, model, loss_fn, optimizer, accum_steps=1, devices=None, 
 def _check_loss(loss_fn):
     if not callable(loss_fn) and not isinstance(loss_fn, str):
         raise TypeError(f"loss_fn must be callable as loss_fn(y, pred), got {loss_fn!r}")
-    check_reduction(loss_fn)
+    # step divides by the update's weights itself (Strategy: normalize_sample_weight)
+    if getattr(loss_fn, "reduction", None) != "mean_with_sample_weight":
+        check_reduction(loss_fn)
 
 
 def _check_options(name, options):

@@ -29,10 +29,11 @@ import warnings
 import keras
 import tensorflow as tf
 
+from .. import _compat
 from ..core import contract, distribute, engine, normaliser, state_writes
 from ..core.batchnorm import NO_WINDOW, WindowMoments, check_window
 from ..core.loss_terms import loss_terms, normalize_sample_weight, reduced_loss
-from ..core.microbatch import batch_size, check_batch
+from ..core.microbatch import batch_size, check_batch, check_dense
 from . import trainables, xla
 from .rollback import Rollback
 from .updates import KerasUpdate, LoopUpdate, Setup
@@ -55,7 +56,15 @@ class Strategy:
         self.distribution = distribution
         if self.place == "replicas" and distribution is None:
             self.distribution = distribute.make_distribution(devices)
+        if self.distribution is not None:
+            _compat.own_instance_keys(self.distribution)
         self.loss_fn = keras.losses.get(loss_fn) if isinstance(loss_fn, str) else loss_fn
+        # "mean_with_sample_weight": the weights are normalised once per update (step), and
+        # each micro-batch then takes Keras's default mean of the normalised weighted losses.
+        self._over_weights = getattr(self.loss_fn, "reduction", None) == "mean_with_sample_weight"
+        if self._over_weights:
+            self.loss_fn = type(self.loss_fn).from_config(
+                {**self.loss_fn.get_config(), "reduction": "sum_over_batch_size"})
         with self._scope():
             self.model = _resolve(model, keras.Model, "model")
             if batchnorm == "window" and self.model.built:
@@ -75,14 +84,19 @@ class Strategy:
     def step(self, x, y, sample_weight=None):
         """One optimizer update from the effective batch `(x, y)`; returns its mean loss.
 
-        `sample_weight` (per example or per token: counts, masks) makes the update the
-        large-batch weighted mean `sum_j w_j l_j / sum_j w_j`, however the batch is split.
+        `sample_weight` (per example or per token: counts, masks) weighs the losses as
+        Keras's `train_on_batch` does, however the batch is split: the loss's reduction
+        decides, `sum_j w_j l_j / B` for Keras's default `"sum_over_batch_size"` (and for a
+        function returning one loss per example), `sum_j w_j l_j / sum_j w_j` for
+        `"mean_with_sample_weight"` (normalised once over the whole update, where Keras's own
+        accumulation divides each micro-batch by its own weights).
         """
+        check_dense(x, y)
         batch = batch_size(x, y)
         if self.place != "one":
             check_batch(batch, len(self.devices) if self.place == "towers"
                         else self.distribution.num_replicas_in_sync)
-        parts = (x, y) if sample_weight is None else (x, y, normalize_sample_weight(sample_weight, batch))
+        parts = (x, y) if sample_weight is None else (x, y, normalize_sample_weight(sample_weight, batch, self._over_weights))
         if self._update is None:
             self._build(parts)
         else:
@@ -166,6 +180,12 @@ class Strategy:
             self._warn(state_writes.mixing_warning(ops, rows, passes, pred))
         loss_of = lambda y, p, w: reduced_loss(self.loss_fn, y, p, w, self.model.losses)
         rule = self.rule = normaliser.keras_rule(y, pred, self.loss_fn)  # as traced, for a reader
+        if self._over_weights and rule == "entries":
+            raise ValueError(
+                "reduction 'mean_with_sample_weight' on an output averaged over its unmasked "
+                "entries (a Keras mask, an ignore_class): step normalises the weights over the "
+                "rows, not the entries. Use reduction 'sum_over_batch_size' and fold the mask "
+                "into sample_weight")
         norm_of = lambda y, p: normaliser.normaliser(rule, p, y, p, self.loss_fn)
         s, d = loss_terms(self.model, self.loss_fn, x, y, rule, sample_weight, pred)
         holds = tf.cond(self._check_now,

@@ -25,7 +25,7 @@ from ..core.accumulate import Accumulators, Sums, batch_rows, micro_sums
 from ..core.gradients import apply_update
 from ..core.loss_terms import mean_loss
 from ..core.host_average import host_average
-from ..core.microbatch import slices, split_sizes
+from ..core.microbatch import slices, split_sizes, sum_dtype
 
 
 class Setup(NamedTuple):
@@ -130,7 +130,8 @@ class HostUpdate:
         self._sums = _function(lambda part, unit: micro_sums(s.micro, part, s.variables,
                                                              s.optimizer.scale_loss, unit))
         self._apply = _function(lambda loss, grads, broken: engine.apply_once(
-            s.optimizer, Sums(loss, grads, tf.constant(1.0), broken), s.variables, s.clip_norm, s.guard))
+            s.optimizer, Sums(loss, grads, tf.constant(1.0, sum_dtype()), broken), s.variables,
+            s.clip_norm, s.guard))
         self.functions = [self._sums, self._apply]
 
     def __call__(self, parts):
@@ -145,7 +146,8 @@ class HostUpdate:
             broken += float(s.broken)
         mean = host_average(means, counts=norms)
         grads = [None if g is None else tf.constant(g) for g in mean]
-        return self._apply(tf.constant(loss / (sum(norms) or 1.0)), grads, tf.constant(broken))
+        return self._apply(tf.constant(loss / (sum(norms) or 1.0), sum_dtype()), grads,
+                           tf.constant(broken))
 
 
 class KerasUpdate:
@@ -205,4 +207,4 @@ class KerasUpdate:
 
 def _unit(setup, parts):
     """The update's unit (`micro_sums`), one value for all its micro-batches."""
-    return tf.constant(batch_rows(parts) * setup.per_row, tf.float32)
+    return tf.constant(batch_rows(parts) * setup.per_row, sum_dtype())

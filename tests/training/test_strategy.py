@@ -351,8 +351,8 @@ def test_every_strategy_equals_keras_own_train_on_batch(name, case):
     model_fn, loss, keras_loss, optimizer, x, y, w = _case(case)
     oracle = model_fn()
     oracle.compile(optimizer=optimizer(), loss=keras_loss)
-    # Keras divides sum_j w_j l_j by the rows; gradlab by sum_j w_j: weights that average 1 agree
-    keras_w = None if w is None else w * len(w) / w.sum()
+    # both divide sum_j w_j l_j by the rows (the loss's "sum_over_batch_size")
+    keras_w = w
     s = gl.make_strategy(name, model_fn if name == "mirrored" else model_fn(), loss, optimizer(),
                          accum_steps=3, devices=DEVICES)
     for _ in range(3):

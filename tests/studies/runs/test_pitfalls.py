@@ -18,6 +18,11 @@ def loss_fn():
     return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
 
+def weighted_mean_loss():
+    """Divides by the sum of the weights (step normalises them once over the update)."""
+    return keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="mean_with_sample_weight")
+
+
 def mlp(**kwargs):
     return lambda: make_model("mlp", seed=1, hidden=32, **kwargs)
 
@@ -54,11 +59,16 @@ def test_sample_weight_gives_the_large_batch_weighted_mean(batch):
     assert pf.relative_error(pf.per_micro_batch_normalized_grads(mlp()(), x, y, tokens(), 2), target) > 0.3
     for name in EXACT:
         # accum_steps=3: unequal micro-batches (11, 11, 10) and unequal token counts.
-        err = pf.relative_error(pf.update_of(make(name, 3), x, y, sample_weight=tokens()), target)
+        err = pf.relative_error(pf.update_of(make(name, 3, loss=weighted_mean_loss()), x, y,
+                                             sample_weight=tokens()), target)
         assert err < 1e-5, name
     # Keras's equal-split accumulation is right too with equal sizes, as the weights are
     # normalised over the whole update before the split.
-    assert pf.relative_error(pf.update_of(make("keras", 2), x, y, tokens()), target) < 1e-5
+    assert pf.relative_error(pf.update_of(make("keras", 2, loss=weighted_mean_loss()), x, y, tokens()),
+                             target) < 1e-5
+    # Keras's default reduction divides by the rows, and so does step, as train_on_batch does.
+    rows = [g * tokens().sum() / len(x) for g in target]
+    assert pf.relative_error(pf.update_of(make("fused", 3), x, y, sample_weight=tokens()), rows) < 1e-5
 
 
 def test_keras_sample_weight_divides_by_examples_not_weights(batch):
@@ -89,8 +99,10 @@ def test_per_token_masks_in_sequences():
         per_token = pf.per_example_loss(y, m(x))
         loss = tf.reduce_sum(mask * per_token) / mask.sum()
     target = densify(tape.gradient(loss, m.trainable_variables))
+    # A function divides by every entry, as Keras's default reduction does: weights averaging 1.
     for name in ["large_batch", "accumulate", "fused"]:
-        got = pf.update_of(make(name, 5, model=model, loss=pf.per_example_loss), x, y, mask)
+        got = pf.update_of(make(name, 5, model=model, loss=pf.per_example_loss), x, y,
+                           mask * mask.size / mask.sum())
         assert pf.relative_error(got, [t.numpy() for t in target]) < 1e-5, name
 
 
@@ -115,10 +127,12 @@ def test_keras_loss_on_a_masked_output_is_exact_however_the_batch_is_split():
         assert pf.relative_error(got, target) < 1e-5, name
     # Keras's own accumulation averages the micro-batches' masked means: not the large batch.
     assert pf.relative_error(pf.update_of(make("keras", 2, model=masked_model), x, y), target) > 1e-2
-    # The mask as sample_weight, with a loss that ignores masks, is the same update.
+    # The mask as sample_weight, with a loss that ignores masks, is the same update: a function
+    # divides by the rows as Keras's default reduction does, so the weights average 1.
     mask = (x != 0).astype("float32")
     for name in ["accumulate", "fused"]:
-        got = pf.update_of(make(name, 5, model=masked_model, loss=pf.per_example_loss), x, y, mask)
+        got = pf.update_of(make(name, 5, model=masked_model, loss=pf.per_example_loss), x, y,
+                           mask * mask.size / mask.sum())
         assert pf.relative_error(got, target) < 1e-5, name
 
 
@@ -129,13 +143,16 @@ def test_bad_sample_weights_fail_before_any_work(batch):
     for bad, match in [(np.ones(31), r"one entry per example \(first dimension 32\), got shape \(31,\)"),
                        (-np.ones(32), "finite and non-negative"),
                        (np.full(32, np.nan), "finite and non-negative"),
-                       (np.zeros(32), "sums to 0"),
                        (3.0, "got shape ()")]:
         with pytest.raises(ValueError, match=match):
             s.step(x, y, sample_weight=bad)
     with pytest.raises(ValueError, match="reduction 'sum'"):
         make("fused", 2, loss=keras.losses.SparseCategoricalCrossentropy(
             from_logits=True, reduction="sum")).step(x, y, sample_weight=np.ones(32))
+    with pytest.raises(TypeError, match="per-output weights"):
+        s.step(x, y, sample_weight={"out": np.ones(32)})
+    with pytest.raises(ValueError, match="sums to 0"):
+        make("fused", 2, loss=weighted_mean_loss()).step(x, y, sample_weight=np.zeros(32))
     assert s.trace_count() == 0
     for a, b in zip(before, weights(s)):
         np.testing.assert_array_equal(a, b)
