@@ -4,6 +4,8 @@
     ratio to plain = t(AccumulatingModel, batch N*b) / t(plain fit, batch N*b)
     ratio to loop  = t(AccumulatingModel, batch N*b) / t(hand-written loop, batch N*b)
     overlap gain   = t(AccumulatingModel) / t(AccumulatingModel(overlap=2))   (> 1: it buys time)
+    check cost     = t(AccumulatingModel(check="every")) / t(AccumulatingModel)   (the default
+                     checks the contract on each fit's first update; "every" on every update)
 
 Plain `fit` runs as Keras compiles it by default (no XLA on a CPU-only machine);
 `plain_xla` is the same with `jit_compile=True`, beside it, since AccumulatingModel uses XLA.
@@ -45,7 +47,7 @@ from ...training.fit import AccumulatingModel
 from ...core.microbatch import check_count
 from ..models import MODELS, make_model
 
-CONTENDERS = ("accumulating", "hand_loop", "keras", "plain", "plain_xla", "overlap2")
+CONTENDERS = ("accumulating", "hand_loop", "keras", "plain", "plain_xla", "overlap2", "check_every")
 MAX_EXAMPLES = 4000
 
 
@@ -68,8 +70,9 @@ def run_bench_fit(accum_steps=10, micro_batch=10, rounds=5, examples=None, model
         `ratio_to_keras` (Keras's time / ours: > 1 is faster), `ratio_to_plain` (ours /
         plain fit: 1 is free accumulation), `ratio_to_loop` (ours / the hand-written loop:
         gradlab's own cost) and `loop_to_plain` (the loop / plain fit: the cost of
-        micro-batches of b on this machine) and `overlap_gain` (ours / ours with overlap=2:
-        what holding two micro-batches buys in time), each the median of per-round ratios.
+        micro-batches of b on this machine), `overlap_gain` (ours / ours with overlap=2:
+        what holding two micro-batches buys in time) and `check_cost` (ours checking the
+        contract in every update / ours by default), each the median of per-round ratios.
     """
     examples = _check(accum_steps, micro_batch, rounds, examples, model, steps_per_execution,
                       jit_compile)
@@ -110,6 +113,7 @@ def run_bench_fit(accum_steps=10, micro_batch=10, rounds=5, examples=None, model
         "ratio_to_loop": _paired(times["accumulating"], times["hand_loop"]),
         "loop_to_plain": _paired(times["hand_loop"], times["plain"]),
         "overlap_gain": _paired(times["accumulating"], times["overlap2"]),
+        "check_cost": _paired(times["check_every"], times["accumulating"]),
         "iqr_seconds": {name: _iqr(t) for name, t in times.items()},
     }
 
@@ -126,7 +130,8 @@ def format_bench_fit(result):
               "keras": f"Keras gradient_accumulation_steps (batch {c['micro_batch']})",
               "plain": f"plain fit (batch {big})",
               "plain_xla": f"plain fit + XLA (batch {big})",
-              "overlap2": f"AccumulatingModel overlap=2 (batch {big})"}
+              "overlap2": f"AccumulatingModel overlap=2 (batch {big})",
+              "check_every": f"AccumulatingModel check='every' (batch {big})"}
     for name in CONTENDERS:
         lines.append(f"{labels[name]:<44}{result['seconds'][name]:>9.3f}"
                      f"{result['ms_per_update'][name]:>11.2f}{result['iqr_seconds'][name]:>9.3f}")
@@ -138,6 +143,8 @@ def format_bench_fit(result):
                  f"{result['ratio_to_loop']:.2f}x (AccumulatingModel against the loop)")
     lines.append(f"overlap=2 (two micro-batches' activations held) is {result['overlap_gain']:.2f}x "
                  "as fast as the default")
+    lines.append(f"checking the contract in every update (check='every') takes {result['check_cost']:.2f}x "
+                 "the default's time (which checks each fit's first update)")
     return "\n".join(lines)
 
 
@@ -215,9 +222,10 @@ def _contender(name, model, accum_steps, steps_per_execution, jit_compile):
         optimizer = keras.optimizers.SGD(0.1, gradient_accumulation_steps=accum_steps)
     else:
         optimizer = keras.optimizers.SGD(0.1)
-    if name in ("accumulating", "overlap2"):
+    if name in ("accumulating", "overlap2", "check_every"):
         net = AccumulatingModel(net, accum_steps=accum_steps, jit_compile=jit_compile,
-                                overlap=2 if name == "overlap2" else 1)
+                                overlap=2 if name == "overlap2" else 1,
+                                check="every" if name == "check_every" else "first")
     elif name == "hand_loop":
         net = HandLoop(net, accum_steps)
     else:  # "auto": Keras's default for Keras's contenders

@@ -71,3 +71,4 @@ def test_a_small_run_prints_one_json_object(capsys):
     assert result["ratio_to_loop"] == pytest.approx(s["accumulating"] / s["hand_loop"])
     assert result["loop_to_plain"] == pytest.approx(s["hand_loop"] / s["plain"])
     assert result["overlap_gain"] == pytest.approx(s["accumulating"] / s["overlap2"])
+    assert result["check_cost"] == pytest.approx(s["check_every"] / s["accumulating"])
