@@ -51,14 +51,19 @@ _NAMES = {
     "format_comparison": ("gradlab.studies.bench.memory_report", "format_comparison"),
     "comm_cost": ("gradlab.studies.distributed.comm_cost", None),
     "free_ports": ("gradlab.studies.distributed.loopback_cluster", "free_ports"),
+    "ring_all_reduce": ("gradlab.studies.distributed.ring", "ring_all_reduce"),
+    "memory_budget": ("gradlab.studies.memory_budget", None),
     # figures
     "plots": ("gradlab.studies.figures.plots", None),
     "lesson_plots": ("gradlab.studies.figures.lesson_plots", None),
     "plot_reproduction": ("gradlab.studies.figures.lesson_plots", "plot_reproduction"),
     "plot_memory": ("gradlab.studies.figures.memory_plots", "plot_memory"),
+    "plot_timeline": ("gradlab.studies.figures.timeline", "plot_timeline"),
+    "timeline": ("gradlab.studies.figures.timeline", None),
     # the lab (the [lab] extra)
     "Lab": ("gradlab.lab", "Lab"),
     "run_memory": ("gradlab.lab.run_memory", None),
+    "Budget": ("gradlab.lab.budget", "Budget"),
 }
 
 __all__ = ["quiet", *_NAMES]

@@ -9,6 +9,7 @@
     controls   the widgets; view: `Lab`, which joins them to the runner
     curves, families, figures   what the lab draws
     run_memory the allocator peak of a run's settings, in a fresh process
+    budget     the memory budget as a widget (`Budget`): sliders and a stacked bar
 
 Lesson: notebooks/05-the-lab.ipynb
 """

@@ -1,0 +1,145 @@
+"""The memory budget as a widget: sliders for B, N, dtype, optimizer and recomputation, and a
+stacked bar of what training holds, redrawn as they move.
+
+    Budget(model)            # a cell ending with it shows it; P, a and i read from the model
+    Budget(params=203_530, activation_bytes_per_row=5224, input_bytes_per_row=3136)
+
+Each bar is `gradlab.studies.memory_budget.budget` (its docstring has the formula):
+
+    total = P s (2 + k + [N > 1]) + ceil(B / N) a (kept if recompute else 1) + B i
+
+drawn beside the same B as one large batch (N = 1, no recomputation), so the learner sees
+what accumulation and recomputation take away (activations) and what they cannot (weights,
+gradients, slots; accumulation adds one copy of P). The plot is a PNG in an `ipywidgets.Image`,
+so a stored notebook with its widget state shows the last picture.
+
+Lesson: notebooks/05-the-lab.ipynb
+"""
+from __future__ import annotations
+
+import io
+import math
+from types import SimpleNamespace
+
+import ipywidgets as w
+from matplotlib.figure import Figure
+
+from ..studies import memory_budget as mb
+
+COLORS = dict(weights="#4c72b0", gradients="#55a868", optimizer="#c44e52", accumulator="#8172b2",
+              activations="#ccb974", inputs="#64b5cd")
+MAX_B, MAX_N = 4096, 64
+
+
+class Budget:
+    """The memory budget of one model, with controls.
+
+    Args:
+        model: a Keras model with an Input: P = its trainable parameters, a and i from its
+            shapes (`memory_budget.activation_bytes_per_row`, `input_bytes_per_row`), a at
+            each dtype. Or None, and give `params` and the bytes by hand.
+        params: P, when no model is given.
+        activation_bytes_per_row: a at float32 when no model is given (scaled as s / 4).
+        input_bytes_per_row: i when no model is given (kept whatever the dtype).
+        B, N, dtype, optimizer, recompute, kept: the controls' starting values.
+
+    `budget.result` is the latest `budget(...)` dict, `budget.controls` the widgets by name,
+    `budget.widget` the whole box; `budget.update()` redraws (the controls call it).
+    """
+
+    def __init__(self, model=None, params=None, activation_bytes_per_row=None, input_bytes_per_row=0,
+                 B=256, N=1, dtype="float32", optimizer="adam", recompute=False, kept=0.25):
+        if model is not None:
+            params = sum(math.prod(v.shape) for v in model.trainable_weights)
+            self._a = {d: mb.activation_bytes_per_row(model, dtype=d) for d in mb.DTYPE_BYTES}
+            input_bytes_per_row = mb.input_bytes_per_row(model)
+        elif params is None or activation_bytes_per_row is None:
+            raise ValueError("give a model, or params and activation_bytes_per_row, got "
+                             f"params={params!r}, activation_bytes_per_row={activation_bytes_per_row!r}")
+        else:
+            self._a = {d: activation_bytes_per_row * s / 4 for d, s in mb.DTYPE_BYTES.items()}
+        self.params, self.input_bytes_per_row = params, input_bytes_per_row
+        # Checked before any widget is made: a bad value raises here, naming itself.
+        mb.budget(params, optimizer, B, N, dtype, self._a.get(dtype, 0), input_bytes_per_row, recompute, kept)
+        if not (B <= MAX_B and N <= MAX_N and kept >= 0.05):
+            raise ValueError(f"the sliders reach B <= {MAX_B}, N <= {MAX_N}, kept >= 0.05; "
+                             f"got B={B!r}, N={N!r}, kept={kept!r}")
+        slider = dict(continuous_update=False, style={"description_width": "7em"},
+                      layout=w.Layout(width="380px"))
+        self.controls = c = SimpleNamespace(
+            B=w.IntSlider(value=B, min=1, max=MAX_B, description="B (rows)", **slider),
+            N=w.IntSlider(value=N, min=1, max=MAX_N, description="N (accum)", **slider),
+            dtype=w.Dropdown(options=list(mb.DTYPE_BYTES), value=dtype, description="dtype",
+                             style=slider["style"]),
+            optimizer=w.Dropdown(options=list(mb.SLOTS), value=optimizer,
+                                 description="optimizer", style=slider["style"]),
+            recompute=w.Checkbox(value=recompute, description="recompute activations"),
+            kept=w.FloatSlider(value=kept, min=0.05, max=1.0, step=0.05, description="kept share",
+                               disabled=not recompute, **slider),
+            text=w.Label(),
+            plot=w.Image(format="png", layout=w.Layout(width="560px")))
+        for name, widget in vars(c).items():
+            widget.add_class("gradlab-budget-" + name.lower())
+            if name not in ("text", "plot"):
+                widget.observe(lambda _: self.update(), "value")
+        self.widget = w.HBox([w.VBox([c.B, c.N, c.dtype, c.optimizer, c.recompute, c.kept, c.text]),
+                              c.plot])
+        self.widget.add_class("gradlab-budget")
+        self.update()
+
+    def update(self):
+        """Recompute the budget at the controls' values and redraw; returns the result."""
+        c = self.controls
+        c.kept.disabled = not c.recompute.value
+        args = dict(optimizer=c.optimizer.value, dtype=c.dtype.value, input_bytes_per_row=self.input_bytes_per_row,
+                    activation_bytes_per_row=self._a[c.dtype.value])
+        self.result = mb.budget(self.params, B=c.B.value, N=c.N.value, recompute=c.recompute.value,
+                                kept=c.kept.value, **args)
+        self.large_batch = mb.budget(self.params, B=c.B.value, N=1, **args)
+        c.text.value = (f"total {_mib(self.result['total'])} MiB (one large batch: "
+                        f"{_mib(self.large_batch['total'])} MiB); b = {self.result['b']} rows")
+        fig = plot_budget([self.large_batch, self.result],
+                          ["large batch\nN=1", f"N={c.N.value}, b={self.result['b']}"
+                           + (f"\nrecompute {c.kept.value:.2f}" if c.recompute.value else "")])
+        c.plot.value = _png(fig)
+        return self.result
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        bundle["text/plain"] = repr(self)
+        return bundle
+
+    def __repr__(self):
+        return f"<gradlab.lab.Budget P={self.params} total={_mib(self.result['total'])} MiB>"
+
+
+def plot_budget(results, labels):
+    """Stacked bars, one per `budget(...)` result, of its terms in MiB (`TERMS` bottom up).
+
+    Returns:
+        a matplotlib Figure (not registered with pyplot) with one Axes.
+    """
+    if len(results) != len(labels):
+        raise ValueError(f"one label per result: {len(results)} results, {len(labels)} labels")
+    fig = Figure(figsize=(5.6, 3.6), layout="constrained")
+    ax = fig.subplots()
+    bottoms = [0.0] * len(results)
+    for term in mb.TERMS:
+        heights = [r[term] / 2**20 for r in results]
+        ax.bar(range(len(results)), heights, 0.6, bottom=bottoms, label=term, color=COLORS[term])
+        bottoms = [b + h for b, h in zip(bottoms, heights)]
+    ax.set_xticks(range(len(results)), labels)
+    ax.set_ylabel("MiB")
+    ax.set_title("what training holds")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
+    return fig
+
+
+def _mib(n):
+    return f"{n / 2**20:.2f}"
+
+
+def _png(fig, dpi=72):
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return buf.getvalue()

@@ -1,0 +1,108 @@
+"""One update's backward pass and its all-reduces on a timeline, with and without overlap.
+
+The backward pass runs the layers last to first: layer l (of L, forward order) computes its
+gradient in c_l ms, and all-reducing that gradient takes m_l ms. Gradients are sent in
+buckets of `bucket_layers` consecutive layers (in backward order), one at a time on the link.
+
+    without overlap:  every all-reduce waits for the whole backward pass
+                      total = sum_l c_l + sum_l m_l
+    with overlap:     bucket j is sent once its last layer's gradient exists and the link
+                      is free:
+                      ready_j = end of bucket j's compute
+                      start_j = max(ready_j, end_(j-1)),   end_j = start_j + sum_(l in j) m_l
+                      total   = end of the last bucket      (the critical path)
+
+so sum_l c_l + (the last bucket's m) <= total (overlapped) <= sum_l c_l + sum_l m_l:
+overlap hides all communication but the last bucket's (it holds layer 0, computed last) as
+long as the link keeps up with the compute; one bucket of every layer is no overlap at all.
+
+Lesson: notebooks/07-beyond-one-machine.ipynb
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+from matplotlib.figure import Figure
+
+
+def schedule(layer_compute_ms, layer_comm_ms, overlap=True, bucket_layers=1):
+    """Start and end of every backward computation and all-reduce (the module's rule).
+
+    Args:
+        layer_compute_ms: c_l, backward milliseconds of each layer, in forward order.
+        layer_comm_ms: m_l, all-reduce milliseconds of each layer's gradient, in forward order.
+        overlap: send each bucket as soon as it is ready (True), or after the backward pass.
+        bucket_layers: layers per bucket, counted in backward order (the last one may be short).
+    Returns:
+        dict `compute` (list of (layer, start, end) in backward order), `comm` (list of
+        (layers, start, end), one per bucket, `layers` a tuple in backward order) and `total`
+        (ms: the end of the last of them).
+    """
+    c, m = _times("layer_compute_ms", layer_compute_ms), _times("layer_comm_ms", layer_comm_ms)
+    if len(c) != len(m):
+        raise ValueError(f"one compute and one comm time per layer: {len(c)} compute, {len(m)} comm")
+    if isinstance(bucket_layers, bool) or not isinstance(bucket_layers, numbers.Integral) or bucket_layers < 1:
+        raise ValueError(f"bucket_layers must be an integer >= 1, got {bucket_layers!r}")
+    order = list(range(len(c)))[::-1]  # backward: the last layer first
+    compute, t = [], 0.0
+    for layer in order:
+        compute.append((layer, t, t + c[layer]))
+        t += c[layer]
+    backward_end = t
+    ends = {layer: end for layer, _, end in compute}
+    comm, link_free = [], 0.0
+    for k in range(0, len(order), bucket_layers):
+        layers = tuple(order[k:k + bucket_layers])
+        ready = ends[layers[-1]] if overlap else backward_end
+        start = max(ready, link_free)
+        link_free = start + sum(m[layer] for layer in layers)
+        comm.append((layers, start, link_free))
+    return dict(compute=compute, comm=comm, total=max(backward_end, link_free))
+
+
+def plot_timeline(layer_compute_ms, layer_comm_ms, overlap=True, bucket_layers=1, ax=None):
+    """Draw `schedule(...)`: backward compute on one row, all-reduces on the row below.
+
+    Args:
+        layer_compute_ms, layer_comm_ms, overlap, bucket_layers: as `schedule`.
+        ax: an Axes to draw on (e.g. one of two, to show both schedules); None: a new figure.
+    Returns:
+        (figure, total): the matplotlib Figure (not registered with pyplot) and the step's
+        total time in ms, as `schedule` computes it.
+    """
+    s = schedule(layer_compute_ms, layer_comm_ms, overlap, bucket_layers)
+    if ax is None:
+        fig = Figure(figsize=(7.0, 2.2), layout="constrained")
+        ax, right = fig.subplots(), 0.0
+    else:  # an axis shared with a longer schedule's keeps its reach
+        fig, right = ax.figure, ax.get_xlim()[1] if len(ax.get_shared_x_axes().get_siblings(ax)) > 1 else 0.0
+    for layer, start, end in s["compute"]:
+        ax.broken_barh([(start, end - start)], (1.1, 0.8), color="tab:blue", edgecolor="white")
+        _label(ax, f"{layer}", start, end, 1.5)
+    for layers, start, end in s["comm"]:
+        ax.broken_barh([(start, end - start)], (0.1, 0.8), color="tab:orange", edgecolor="white")
+        _label(ax, ",".join(map(str, layers)), start, end, 0.5)
+    ax.axvline(s["total"], color="black", lw=1, ls="--")
+    ax.set_yticks([0.5, 1.5], ["all-reduce", "backward"])
+    ax.set_ylim(0, 2)
+    ax.set_xlim(0, max(right, s["total"] * 1.05) or 1)
+    ax.set_xlabel("ms")
+    ax.set_title(f"{'with' if overlap else 'without'} overlap: {s['total']:.3g} ms per step"
+                 + (f" (buckets of {bucket_layers} layers)" if bucket_layers > 1 else ""))
+    return fig, s["total"]
+
+
+def _label(ax, text, start, end, y):
+    if end > start:
+        ax.text((start + end) / 2, y, text, ha="center", va="center", fontsize="small", color="white")
+
+
+def _times(name, values):
+    try:
+        values = [float(v) for v in values]
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a sequence of numbers (ms per layer), got {values!r}") from None
+    if not values or any(not math.isfinite(v) or v < 0 for v in values):
+        raise ValueError(f"{name} must be one finite time >= 0 per layer, at least one, got {values!r}")
+    return values

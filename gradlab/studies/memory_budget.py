@@ -1,0 +1,142 @@
+"""What training holds in memory, by the formula: weights, gradients, optimizer slots,
+the accumulator, activations and the input batch, as functions of B, N, dtype and recomputation.
+
+For P trainable parameters of s bytes each (dtype), an effective batch of B rows in N
+micro-batches of at most b = ceil(B / N) rows, a activation bytes and i input bytes per row:
+
+    weights     = P s
+    gradients   = P s                      (one micro-batch's)
+    optimizer   = k P s                    k = 0 sgd, 1 momentum (or rmsprop, adagrad), 2 adam
+    accumulator = P s  if N > 1 else 0     (the running sum of the micro-batches' gradients)
+    activations = b a f                    f = 1; with recomputation f = `kept`, the share
+                                           of a row's activations kept as layer-boundary
+                                           checkpoints (the rest recomputed in the backward pass)
+    inputs      = B i                      (the effective batch, sliced into micro-batches)
+    total       = the sum
+
+Accumulation trades N - 1 extra forward-and-backward passes' worth of launches for
+activations that shrink as 1/N, at the price of one more copy of the parameters (the
+accumulator); recomputation trades one more forward pass for a factor f. Whatever N and f,
+weights, gradients and slots stay: (2 + k) P s, plus P s when N > 1, is the floor.
+
+It is an estimate: it leaves out the framework's workspace, temporaries of the backward pass
+(about one layer's gradient with respect to its inputs at a time) and allocator rounding.
+`tests/studies/test_memory_budget.py` holds it against one measured allocator peak.
+
+Lesson: notebooks/05-the-lab.ipynb
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
+SLOTS = {"sgd": 0, "momentum": 1, "rmsprop": 1, "adagrad": 1, "adam": 2, "adamw": 2}
+TERMS = ("weights", "gradients", "optimizer", "accumulator", "activations", "inputs")
+
+
+def budget(params, optimizer="adam", B=256, N=1, dtype="float32", activation_bytes_per_row=0,
+           input_bytes_per_row=0, recompute=False, kept=0.25):
+    """Bytes of each part of training memory (the module's formula), and their total.
+
+        total = P s (2 + k + [N > 1]) + ceil(B / N) a (kept if recompute else 1) + B i
+
+    Args:
+        params: P, the number of trainable parameters (an int >= 0).
+        optimizer: a key of `SLOTS` ("sgd", "momentum", "adam", ...): k slots per parameter.
+        B: the effective batch, rows per update.
+        N: micro-batches per update (accum_steps); b = ceil(B / N) rows each at most.
+        dtype: a key of `DTYPE_BYTES`: s, the bytes of one weight, gradient and slot value.
+        activation_bytes_per_row: a, activations one row keeps for the backward pass, in
+            bytes at `dtype` (`activation_bytes_per_row(model, dtype=...)` estimates it).
+        input_bytes_per_row: i, one row of the input batch, in bytes.
+        recompute: keep only checkpoints and recompute the rest (`tf.recompute_grad`).
+        kept: f, the share of activations kept with recomputation, in (0, 1].
+    Returns:
+        dict of int bytes: `weights`, `gradients`, `optimizer`, `accumulator`,
+        `activations`, `inputs` (`TERMS`, in that order) and `total`; and `b`, the rows of
+        the largest micro-batch.
+    """
+    P = _count("params", params, 0)
+    B, N = _count("B", B, 1), _count("N", N, 1)
+    if optimizer not in SLOTS:
+        raise ValueError(f"unknown optimizer {optimizer!r}; choose one of {', '.join(SLOTS)}")
+    if dtype not in DTYPE_BYTES:
+        raise ValueError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPE_BYTES)}")
+    a = _bytes("activation_bytes_per_row", activation_bytes_per_row)
+    i = _bytes("input_bytes_per_row", input_bytes_per_row)
+    if isinstance(kept, bool) or not isinstance(kept, numbers.Real) or not 0 < kept <= 1:
+        raise ValueError(f"kept must be a share in (0, 1], got {kept!r}")
+    s, b = DTYPE_BYTES[dtype], math.ceil(B / N)
+    terms = dict(weights=P * s, gradients=P * s, optimizer=SLOTS[optimizer] * P * s,
+                 accumulator=P * s if N > 1 else 0,
+                 activations=round(b * a * (kept if recompute else 1)), inputs=B * i)
+    return {**terms, "total": sum(terms.values()), "b": b}
+
+
+def activation_bytes_per_row(model, input_shape=None, dtype=None):
+    """a = sum over layers of (elements of the layer's output for one row) * dtype bytes.
+
+    Every layer's output is counted as kept for the backward pass (an upper estimate where
+    a layer keeps only its input, a lower one where it keeps temporaries too).
+
+    Args:
+        model: a Keras model; a functional or Sequential model with an `Input` as is, else
+            give `input_shape`.
+        input_shape: one row's input shape (no batch axis), for a Sequential model built
+            without an `Input`; each layer's `compute_output_shape` carries it through.
+        dtype: a key of `DTYPE_BYTES` to count in; None: each output's own dtype.
+    Returns:
+        bytes per row (an int).
+    """
+    if dtype is not None and dtype not in DTYPE_BYTES:
+        raise ValueError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPE_BYTES)}")
+    if not hasattr(model, "layers"):
+        raise TypeError(f"model must be a Keras model, got {type(model).__name__}")
+    total = 0
+    for shape, out_dtype in _output_specs(model, input_shape):
+        size = DTYPE_BYTES[dtype] if dtype else np.dtype(out_dtype).itemsize
+        total += int(np.prod(shape[1:], dtype=np.int64)) * size
+    return total
+
+
+def input_bytes_per_row(model, dtype=None):
+    """i = sum over the model's inputs of (elements of one row) * dtype bytes (each input's
+    own dtype when `dtype` is None)."""
+    if not hasattr(model, "inputs") or not model.inputs:
+        raise ValueError(f"model {getattr(model, 'name', model)!r} has no Input: give input_bytes_per_row by hand")
+    return sum(int(np.prod(t.shape[1:], dtype=np.int64)) *
+               (DTYPE_BYTES[dtype] if dtype else np.dtype(t.dtype).itemsize) for t in model.inputs)
+
+
+def _output_specs(model, input_shape):
+    if input_shape is not None:
+        shape = (None, *tuple(input_shape))
+        for layer in model.layers:
+            shape = layer.compute_output_shape(shape)
+            yield shape, layer.compute_dtype
+        return
+    for layer in model.layers:
+        try:
+            outputs = layer.output
+        except (AttributeError, ValueError) as e:
+            raise ValueError(f"layer {layer.name!r} of {model.name!r} has no output shape yet: "
+                             "build the model on an Input, or give input_shape") from e
+        for t in (outputs if isinstance(outputs, (list, tuple)) else [outputs]):
+            yield t.shape, t.dtype
+
+
+def _count(name, value, minimum):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _bytes(name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or value < 0:
+        raise ValueError(f"{name} must be a number of bytes >= 0, got {value!r}")
+    return value

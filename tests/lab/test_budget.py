@@ -1,0 +1,64 @@
+"""The memory-budget widget: it builds from a model or by hand, and moving a control recomputes
+the budget and redraws its bars (no browser: the widgets' values and the figure's bars)."""
+import keras
+import pytest
+
+from gradlab.lab.budget import Budget, plot_budget
+from gradlab.studies.memory_budget import TERMS, budget
+
+
+def tiny():
+    """3 inputs -> Dense(4) -> Dense(2): P = 26, a = 6 values and i = 3 values a row."""
+    return keras.Sequential([keras.Input((3,)), keras.layers.Dense(4), keras.layers.Dense(2)])
+
+
+def test_it_builds_from_a_model_at_the_starting_values():
+    b = Budget(tiny(), B=10, N=3)
+    assert b.params == 26 and b.input_bytes_per_row == 12
+    assert b.result == budget(26, "adam", B=10, N=3, activation_bytes_per_row=24, input_bytes_per_row=12)
+    assert b.large_batch == budget(26, "adam", B=10, N=1, activation_bytes_per_row=24, input_bytes_per_row=12)
+    assert b.controls.plot.value[:4] == b"\x89PNG"
+    assert "b = 4 rows" in b.controls.text.value and b.controls.kept.disabled
+    assert "gradlab-budget" in b.widget._dom_classes and "gradlab-budget-n" in b.controls.N._dom_classes
+    assert "application/vnd.jupyter.widget-view+json" in b._repr_mimebundle_()
+
+
+def test_moving_a_control_updates_the_budget_and_the_plot():
+    b = Budget(params=1000, activation_bytes_per_row=400, B=64, N=1, optimizer="sgd")
+    first = b.controls.plot.value
+    b.controls.N.value = 8
+    assert b.result["activations"] == 8 * 400 and b.result["accumulator"] == 4000
+    assert b.controls.plot.value != first
+    b.controls.recompute.value = True
+    assert not b.controls.kept.disabled
+    b.controls.kept.value = 0.5
+    assert b.result["activations"] == 8 * 200
+    b.controls.dtype.value = "float16"  # a by hand is at float32: halved, as the weights
+    assert (b.result["weights"], b.result["activations"]) == (2000, 8 * 100)
+    b.controls.optimizer.value = "adam"
+    assert b.result["optimizer"] == 2 * 2000
+    b.controls.B.value = 128
+    assert b.result["b"] == 16 and b.large_batch["activations"] == 128 * 200
+    assert repr(b) == f"<gradlab.lab.Budget P=1000 total={b.result['total'] / 2**20:.2f} MiB>"
+
+
+def test_the_bars_stack_the_terms_in_mib():
+    results = [budget(2**18, "adam", B=4, N=1, activation_bytes_per_row=2**20),
+               budget(2**18, "adam", B=4, N=4, activation_bytes_per_row=2**20)]
+    fig = plot_budget(results, ["N=1", "N=4"])
+    ax = fig.axes[0]
+    heights = {(c.get_label(), i): p.get_height() for c in ax.containers for i, p in enumerate(c.patches)}
+    assert [heights[("activations", 0)], heights[("activations", 1)]] == [4.0, 1.0]
+    assert heights[("weights", 0)] == 1.0 and heights[("optimizer", 1)] == 2.0
+    tops = [ax.containers[-1].patches[i].get_y() + ax.containers[-1].patches[i].get_height() for i in (0, 1)]
+    assert tops == pytest.approx([r["total"] / 2**20 for r in results])
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == list(TERMS)
+
+
+def test_bad_arguments_are_refused_before_any_widget():
+    with pytest.raises(ValueError, match="give a model, or params and activation_bytes_per_row"):
+        Budget(params=10)
+    with pytest.raises(ValueError, match="unknown optimizer 'lion'"):
+        Budget(params=10, activation_bytes_per_row=4, optimizer="lion")
+    with pytest.raises(ValueError, match="N <= 64"):
+        Budget(params=10, activation_bytes_per_row=4, N=100)

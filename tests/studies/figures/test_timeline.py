@@ -1,0 +1,76 @@
+"""The compute/communication timeline: its totals and bars worked out by hand."""
+import pytest
+
+from gradlab.studies.figures.timeline import plot_timeline, schedule
+
+# Three layers, forward order 0, 1, 2: backward runs 2 (0-3 ms), 1 (3-5), 0 (5-6).
+C, M = [1.0, 2.0, 3.0], [2.0, 2.0, 2.0]
+
+
+def test_without_overlap_the_all_reduces_follow_the_backward_pass():
+    s = schedule(C, M, overlap=False)
+    assert s["compute"] == [(2, 0.0, 3.0), (1, 3.0, 5.0), (0, 5.0, 6.0)]
+    assert s["comm"] == [((2,), 6.0, 8.0), ((1,), 8.0, 10.0), ((0,), 10.0, 12.0)]
+    assert s["total"] == 1 + 2 + 3 + 2 + 2 + 2 == 12
+
+
+def test_with_overlap_each_bucket_waits_for_its_gradient_and_the_link():
+    # layer 2 ready at 3: 3-5; layer 1 ready at 5, link free at 5: 5-7; layer 0 ready at 6,
+    # link free at 7: 7-9 (the link, not the compute, is the critical path here)
+    s = schedule(C, M, overlap=True)
+    assert s["comm"] == [((2,), 3.0, 5.0), ((1,), 5.0, 7.0), ((0,), 7.0, 9.0)]
+    assert s["total"] == 9
+    # buckets of two layers: (2, 1) ready at 5: 5-9; (0,) ready at 6, link free at 9: 9-11
+    assert schedule(C, M, bucket_layers=2)["comm"] == [((2, 1), 5.0, 9.0), ((0,), 9.0, 11.0)]
+    assert schedule(C, M, bucket_layers=3)["total"] == 12  # one bucket: no overlap at all
+
+
+def test_when_compute_dominates_overlap_hides_all_but_the_last_all_reduce():
+    c, m = [4.0, 4.0, 4.0], [1.0, 1.0, 1.5]
+    assert schedule(c, m, overlap=False)["total"] == 12 + 3.5
+    assert schedule(c, m, overlap=True)["total"] == 12 + 1.0  # only layer 0's, sent last
+    assert schedule([5.0], [2.0], overlap=True)["total"] == schedule([5.0], [2.0], overlap=False)["total"] == 7
+
+
+@pytest.mark.parametrize("overlap, total", [(False, 12.0), (True, 9.0)])
+def test_the_figure_draws_both_rows_and_returns_the_total(overlap, total):
+    fig, got = plot_timeline(C, M, overlap=overlap)
+    assert got == total
+    ax = fig.axes[0]
+    bars = [_bar(coll) for coll in ax.collections]  # (start, width, bottom) of each bar
+    compute = sorted((x, w) for x, w, y in bars if y > 1)
+    comm = sorted((x, w) for x, w, y in bars if y < 1)
+    assert compute == [(0.0, 3.0), (3.0, 2.0), (5.0, 1.0)]
+    start = 3.0 if overlap else 6.0  # then every 2 ms, one after the other on the link
+    assert comm == [(start, 2.0), (start + 2, 2.0), (start + 4, 2.0)]
+    assert f"{total:.3g} ms per step" in ax.get_title()
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["all-reduce", "backward"]
+
+
+def test_both_schedules_on_one_figure():
+    from matplotlib.figure import Figure
+    fig = Figure()
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    (f1, t1), (f2, t2) = plot_timeline(C, M, overlap=False, ax=top), plot_timeline(C, M, ax=bottom)
+    assert f1 is f2 is fig and (t1, t2) == (12.0, 9.0)
+    assert [len(ax.collections) for ax in (top, bottom)] == [6, 6]
+    assert top.get_xlim() == bottom.get_xlim() == (0.0, 12.0 * 1.05)  # the longer schedule's reach
+
+
+def _bar(coll):
+    """(start, width, bottom) of a broken_barh's one bar, from its path's corners."""
+    v = coll.get_paths()[0].vertices
+    return float(v[:, 0].min()), float(v[:, 0].max() - v[:, 0].min()), float(v[:, 1].min())
+
+
+@pytest.mark.parametrize("c, m, kwargs, error, words", [
+    ([1.0], [1.0, 2.0], {}, ValueError, "1 compute, 2 comm"),
+    ([], [], {}, ValueError, "at least one"),
+    ([1.0, -1.0], [1.0, 1.0], {}, ValueError, "layer_compute_ms must be one finite time >= 0"),
+    (["a"], [1.0], {}, TypeError, "layer_compute_ms must be a sequence of numbers"),
+    ([1.0], [1.0], {"bucket_layers": 0}, ValueError, "bucket_layers must be an integer >= 1, got 0"),
+])
+def test_bad_input_is_refused_naming_it(c, m, kwargs, error, words):
+    with pytest.raises(error) as e:
+        schedule(c, m, **kwargs)
+    assert words in str(e.value)
