@@ -73,6 +73,13 @@ def split_holds(loss_of, norm_of, y, y_pred, sample_weight=None):
     return tf.reduce_all(tf.stack(checks))
 
 
+def checked(check_now, loss_of, norm_of, y, y_pred, sample_weight=None):
+    """`split_holds(...)` while the boolean variable `check_now` is set, else True (one
+    tf.cond: what an update that is not checked pays is the read of one variable)."""
+    return tf.cond(check_now, lambda: split_holds(loss_of, norm_of, y, y_pred, sample_weight),
+                   lambda: tf.constant(True))
+
+
 def _term(loss_of, norm_of, y, y_pred, sample_weight, start, stop):
     """`(D * L, D, |D * L|)` of rows start:stop."""
     take = lambda nest: None if nest is None else tf.nest.map_structure(

@@ -89,7 +89,7 @@ def check_masked_penalties(model, losses=(), x=None):
              if getattr(layer, "activity_regularizer", None) is not None]
     if names:
         what = f"layer(s) {', '.join(map(repr, names))} have an activity_regularizer"
-    elif x is not None and not tf.executing_eagerly() and _depends_on(losses, tf.nest.flatten(x)):
+    elif x is not None and not tf.executing_eagerly() and depends_on(losses, tf.nest.flatten(x)):
         what = "the model adds a loss (add_loss) computed from its inputs"
     else:
         return
@@ -139,7 +139,7 @@ def _losses(loss):
     return [fn for fn in tf.nest.flatten(loss) if fn is not None and not isinstance(fn, str)]
 
 
-def _depends_on(tensors, sources):
+def depends_on(tensors, sources):
     """Whether any of the graph tensors `tensors` is computed from one of `sources` (same graph)."""
     targets = {t.op for t in sources if tf.is_tensor(t)}
     stack, seen = [t.op for t in tensors if tf.is_tensor(t)], set()

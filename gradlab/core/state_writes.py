@@ -18,12 +18,14 @@ Lesson: notebooks/06-pitfalls.ipynb
 from __future__ import annotations
 
 import contextlib
+import warnings
 
 import keras
 import numpy as np
 import tensorflow as tf
 
 from .. import _compat
+from .normaliser import depends_on, split_warning
 
 # Ops that write a resource variable in place (their first input is its handle).
 WRITES = frozenset({
@@ -49,6 +51,21 @@ def recording(found):
     start = len(graph.get_operations())
     yield
     found.extend(graph.get_operations()[start:])
+
+
+def warn_once(seen, model, ops, rows, passes, outputs):
+    """Warn (UserWarning) what a traced forward pass's `ops` show and `seen` (a set of the
+    messages already given: a step is traced more than once) does not hold: the variables it
+    writes (`warning`) and, unless `normaliser.split_warning` names the model's layers
+    already, a reduction over its `rows` on the way to its `outputs` (`mixing_warning`).
+    The same words from both faces."""
+    messages = [warning(model, written(model, ops), passes)]
+    if split_warning(model, passes) is None:
+        messages.append(mixing_warning(ops, rows, passes, outputs))
+    for message in messages:
+        if message and message not in seen:
+            seen.add(message)
+            warnings.warn(message, UserWarning, stacklevel=3)
 
 
 def written(model, ops):
@@ -83,26 +100,12 @@ def mixing_warning(ops, rows, passes, outputs):
     if passes < 2:
         return None
     mixing = {op for op in ops if op.type in REDUCTIONS and _over_rows(op, rows)}
-    if not mixing or not _reaches(mixing, outputs):
+    if not mixing or not depends_on(tf.nest.flatten(outputs), [op.outputs[0] for op in mixing]):
         return None
     return ("the model's training forward pass (call with training=True) is not row by row: "
             "a layer reduces over the rows of the batch on the way to its outputs (a batch "
             f"statistic), so each of the {passes} micro-batches computes its own and this "
             "update is close to the large batch's, not equal")
-
-
-def _reaches(sources, outputs):
-    """Whether any op in `sources` is an ancestor of a tensor in `outputs` (same graph)."""
-    stack = [t.op for t in tf.nest.flatten(outputs) if tf.is_tensor(t) and hasattr(t, "op")]
-    seen = set()
-    while stack:
-        op = stack.pop()
-        if op in sources:
-            return True
-        if op not in seen:
-            seen.add(op)
-            stack.extend(t.op for t in op.inputs)
-    return False
 
 
 def _over_rows(op, rows):

@@ -9,7 +9,6 @@ Lesson: notebooks/08-accumulation-in-fit.ipynb
 from __future__ import annotations
 
 import functools
-import warnings
 
 import keras
 import tensorflow as tf
@@ -72,11 +71,8 @@ def _batch(acc, data, training):
         terms = micro_sums(acc, part, rows_of_batch, training, ops)
         outputs = ops.pop() if ops else None  # micro_sums leaves its predictions last
         if training and ops:
-            rows = tf.nest.flatten(part["x"])[0].shape[0]
-            _warn(acc, state_writes.warning(acc.model, state_writes.written(acc.model, ops),
-                                            acc.forward_passes()))
-            if normaliser.split_warning(acc.model, acc.forward_passes()) is None:
-                _warn(acc, state_writes.mixing_warning(ops, rows, acc.forward_passes(), outputs))
+            state_writes.warn_once(acc._warned_writes, acc.model, ops,
+                                   tf.nest.flatten(part["x"])[0].shape[0], acc.forward_passes(), outputs)
             ops.clear()
         return terms
     return parts, micro, rows
@@ -88,13 +84,6 @@ def _skipped(acc, status):
     broken = tf.equal(status, engine.CONTRACT_BROKEN)
     acc._skipped.assign_add(1.0 - tf.cast(broken, tf.float32))
     acc._refused.assign(tf.logical_or(acc._refused, broken))
-
-
-def _warn(acc, message):
-    """Warn `message` once per model (the step is traced more than once)."""
-    if message and message not in acc._warned_writes:
-        acc._warned_writes.add(message)
-        warnings.warn(message, UserWarning, stacklevel=2)
 
 
 def batch_rows(acc, rows, y):
@@ -143,6 +132,5 @@ def _holds(acc, rule, y, y_pred, sw):
         with _compat.output_loss_weight(acc, 0.0, y, y_pred):
             return acc.compute_loss(x=None, y=y, y_pred=y_pred, sample_weight=sw, training=True)
     norm_of = lambda y, p: normaliser.normaliser(rule, p, y, p, acc.loss)
-    check = lambda: contract.split_holds(loss_of, norm_of, y, y_pred, sw)
-    holds = tf.cond(acc._check_now, check, lambda: tf.constant(True))
+    holds = contract.checked(acc._check_now, loss_of, norm_of, y, y_pred, sw)
     return tf.logical_and(holds, tf.logical_not(acc._refused))

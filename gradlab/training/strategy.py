@@ -24,7 +24,6 @@ Lesson: notebooks/06-pitfalls.ipynb
 from __future__ import annotations
 
 import contextlib
-import warnings
 
 import keras
 import tensorflow as tf
@@ -147,7 +146,7 @@ class Strategy:
 
     # -- building and guarding ----------------------------------------------------------
     def _build(self, parts):
-        x, y, sample_weight = parts[0], parts[1], (parts[2:] or [None])[0]
+        x = parts[0]
         with self._scope():
             built = self.model.built
             state_writes.check_splittable(self.model, self._forward_passes())
@@ -173,11 +172,8 @@ class Strategy:
         ops = []
         with self.moments.recording(), state_writes.recording(ops):
             pred = self.model(x, training=True)
-        passes = self._forward_passes()
-        self._warn(state_writes.warning(self.model, state_writes.written(self.model, ops), passes))
-        if normaliser.split_warning(self.model, passes) is None:
-            rows = tf.nest.flatten(x)[0].shape[0]
-            self._warn(state_writes.mixing_warning(ops, rows, passes, pred))
+        state_writes.warn_once(self._warned, self.model, ops, tf.nest.flatten(x)[0].shape[0],
+                               self._forward_passes(), pred)
         loss_of = lambda y, p, w: reduced_loss(self.loss_fn, y, p, w, self.model.losses)
         rule = self.rule = normaliser.keras_rule(y, pred, self.loss_fn)  # as traced, for a reader
         if self._over_weights and rule == "entries":
@@ -188,15 +184,7 @@ class Strategy:
                 "into sample_weight")
         norm_of = lambda y, p: normaliser.normaliser(rule, p, y, p, self.loss_fn)
         s, d = loss_terms(self.model, self.loss_fn, x, y, rule, sample_weight, pred)
-        holds = tf.cond(self._check_now,
-                        lambda: contract.split_holds(loss_of, norm_of, y, pred, sample_weight),
-                        lambda: tf.constant(True))
-        return s, d, holds
-
-    def _warn(self, message):
-        if message and message not in self._warned:  # traced more than once
-            self._warned.add(message)
-            warnings.warn(message, UserWarning, stacklevel=3)
+        return s, d, contract.checked(self._check_now, loss_of, norm_of, y, pred, sample_weight)
 
     def _make_update(self):
         self.variables = list(self.model.trainable_variables)
