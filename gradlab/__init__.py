@@ -39,3 +39,9 @@ def __getattr__(name):
 
 def __dir__():
     return sorted({*globals(), *_PUBLIC})
+
+
+# keras.models.load_model finds AccumulatingModel only once its class is registered, which
+# needs Keras: where Keras is imported already (a user about to load a model), register it now.
+if "keras" in __import__("sys").modules:
+    __getattr__("AccumulatingModel")
