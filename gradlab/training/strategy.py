@@ -175,10 +175,12 @@ class Strategy:
         state_writes.warn_once(self._warned, self.model, ops, tf.nest.flatten(x)[0].shape[0],
                                self._forward_passes(), pred)
         loss_of = lambda y, p, w: reduced_loss(self.loss_fn, y, p, w, self.model.losses)
-        # A Keras loss divides as Keras does; a function's values are averaged over every
-        # entry by reduced_loss (it sees no mask), so it divides by the rows.
-        rule = self.rule = (normaliser.keras_rule(y, pred, self.loss_fn)  # as traced, for a reader
-                            if isinstance(self.loss_fn, keras.losses.Loss) else "examples")
+        # A Keras loss, or a function returning its mean (one that may wrap a Keras loss),
+        # divides as Keras does; per-example values are averaged over every entry by
+        # reduced_loss (it sees no mask): by the rows. Traced only: unused, it never runs.
+        per_example = (not isinstance(self.loss_fn, keras.losses.Loss)
+                       and tf.convert_to_tensor(self.loss_fn(y, pred)).shape.rank != 0)
+        rule = self.rule = "examples" if per_example else normaliser.keras_rule(y, pred, self.loss_fn)
         if self._over_weights and rule == "entries":
             raise ValueError(
                 "reduction 'mean_with_sample_weight' on an output averaged over its unmasked "
