@@ -113,7 +113,7 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
         self._refused = tf.Variable(False, trainable=False, name="contract_refused")
         self._warned_writes = set()
         # fit_prologue's: its once-per-compile checks ran; an update has checked the contract
-        self._prologue_done = self._checked = False
+        self._prologue_done = self._checked = self._checking = False
         self._window = WindowMoments(model) if batchnorm == "window" else NO_WINDOW
         # A raw tf.Variable: not a Keras metric (it would appear in evaluate()'s results
         # and as val_skipped_updates), not a weight (it is not saved).

@@ -43,13 +43,14 @@ def prepare(acc, x, arm):
     if acc.forward_passes() > 1 and (arm or acc.check == "every" or not acc._checked):
         acc._check_now.assign(True)
         acc._refused.assign(False)
+        acc._checking = True  # its Python mirror: an update not checked reads no variable
 
 
 def after_call(acc):
     """After a train function call: raise `contract.REFUSAL` (ValueError) if its update was
     refused (weights and optimizer untouched, metrics reset), else disarm the check once it
     has run ("first")."""
-    if not bool(acc._check_now.numpy()):
+    if not acc._checking:
         return
     if bool(acc._refused.numpy()):
         acc._refused.assign(False)
@@ -58,6 +59,7 @@ def after_call(acc):
     acc._checked = True
     if acc.check == "first":
         acc._check_now.assign(False)
+        acc._checking = False
 
 
 def input_spec(x):

@@ -52,6 +52,7 @@ class Strategy:
         self.check = check
         # whether this update checks the contract: a raw variable the compiled update reads
         self._check_now = tf.Variable(False, trainable=False, name="check_contract")
+        self._checking = False  # its Python mirror
         self.distribution = distribution
         if self.place == "replicas" and distribution is None:
             self.distribution = distribute.make_distribution(devices)
@@ -110,8 +111,9 @@ class Strategy:
         if status == engine.CONTRACT_BROKEN:
             self._rollback.restore(saved)
             raise ValueError(contract.REFUSAL)
-        if self.check == "first":
+        if self.check == "first" and self._checking:
             self._check_now.assign(False)
+            self._checking = False
         if status != engine.APPLIED:
             self._rollback.restore(saved)
             what = ("the loss" if status == engine.LOSS_NOT_FINITE else
@@ -204,7 +206,8 @@ class Strategy:
             self.distribution, 1.0, self.clip_norm, self.guard, self.moments.update,
             self.jit(), self.overlap, self.model, self.loss_fn))
         self._functions += self._update.functions
-        self._check_now.assign(self._forward_passes() > 1)  # a new trace: check its first update
+        self._checking = self._forward_passes() > 1  # a new trace: check its first update
+        self._check_now.assign(self._checking)
 
     def _decide_xla(self, parts):
         """Lower the update to XLA once, on the first batch, if it is to run under XLA; if XLA
