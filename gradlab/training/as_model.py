@@ -58,12 +58,12 @@ class AsModel:
         with _optimizer_lent(self, compiled=True):
             return self.model.summary(*args, **kwargs)
 
-    def save_weights(self, filepath, overwrite=True, max_shard_size=None):
+    def save_weights(self, filepath, overwrite=True, **kwargs):
         """`acc.model.save_weights(...)`, with this wrapper's optimizer in the file as the
-        model's: a file the plain model (compiled or not) loads, and the other way round."""
+        model's: a file the plain model (compiled or not) loads, and the other way round.
+        `kwargs`: what this Keras's save_weights takes (`max_shard_size` from 3.10)."""
         with _optimizer_lent(self):
-            return self.model.save_weights(filepath, overwrite=overwrite,
-                                           max_shard_size=max_shard_size)
+            return self.model.save_weights(filepath, overwrite=overwrite, **kwargs)
 
     def load_weights(self, filepath, skip_mismatch=False, **kwargs):
         """`acc.model.load_weights(...)` with this wrapper's optimizer, for a file of the model

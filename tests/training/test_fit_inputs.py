@@ -3,6 +3,7 @@
 Each case once crashed or differed; each is now Keras's `fit` to float rounding (weights within
 1e-5 relative, the same logs), or refused before any update with the cause and the way out.
 """
+import inspect
 import json
 import pathlib
 import subprocess
@@ -326,6 +327,8 @@ def _sparse_and_ragged():
 @pytest.mark.parametrize("case", [0, 1], ids=["SparseTensor", "RaggedTensor"])
 def test_sparse_and_ragged_inputs_are_refused_before_any_update(case):
     # was: "'SparseTensor' object is not subscriptable", "object of type 'RaggedTensor' has no len()"
+    if case == 1 and "ragged" not in inspect.signature(keras.Input).parameters:
+        pytest.skip(f"Keras {keras.__version__} has no Input(ragged=True)")
     model_fn, x = _sparse_and_ragged()[case]
     y = np.arange(40) % 3
     kind = type(x).__name__
