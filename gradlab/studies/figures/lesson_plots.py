@@ -8,7 +8,7 @@ Like `gradlab.studies.figures.plots`, every function returns a Figure already cl
 notebook cell ending with the call shows it exactly once.
 
 Lessons: notebooks/01-why-average.ipynb, notebooks/03-host-averaging.ipynb,
-notebooks/07-beyond-one-machine.ipynb
+notebooks/05-reproducing-the-table.ipynb, notebooks/07-beyond-one-machine.ipynb
 """
 from __future__ import annotations
 
@@ -162,7 +162,7 @@ def plot_reproduction(record, ax=None):
     Returns:
         The axes.
 
-    Lesson: notebooks/03-host-averaging.ipynb
+    Lesson: notebooks/05-reproducing-the-table.ipynb
     """
     if ax is None:
         _, ax = plt.subplots(figsize=(9.5, 4.2))

@@ -205,7 +205,7 @@ def plot_training_loss(curves, window=51, title="Training loss per update"):
     Returns:
         a matplotlib Figure with 1 Axes (log-scaled loss).
 
-    Lesson: notebooks/03-host-averaging.ipynb
+    Lesson: notebooks/05-reproducing-the-table.ipynb
     """
     if not curves:
         raise ValueError("curves needs at least one {label: losses} entry, got an empty dict")
@@ -245,7 +245,7 @@ def plot_accuracy(rows, reference=None):
         a matplotlib Figure with 1 Axes (accuracy in %, N on a log2 axis) and the legend
         below it, outside the data.
 
-    Lesson: notebooks/03-host-averaging.ipynb
+    Lesson: notebooks/05-reproducing-the-table.ipynb
     """
     rows = list(rows)
     if not rows:
