@@ -178,6 +178,7 @@ def plot_reproduction(record, ax=None):
         ax.errorbar(pos + 0.12, [r[0] for r in ref], [r[1] for r in ref], marker="^", capsize=4,
                     linestyle=":", color="gray", label="Chlebus 2018, best (full MNIST: other setup)")
     ax.set_xticks(pos, [f"N={n}\nb={reproduction.EFFECTIVE_BATCH // n}" for n in ns])
+    ax.set_xlabel("accumulation count N, micro-batch b")
     ax.set_ylabel("test accuracy % (mean ± std)")
     ax.set_title(f"Effective batch {reproduction.EFFECTIVE_BATCH}, {record['updates']:,} updates, "
                  f"{record['runs']} runs per N")

@@ -134,3 +134,4 @@ def test_grid_cli_json_table_and_plot(tmp_path, monkeypatch, capsys):
     matplotlib.use("Agg")
     ax = lesson_plots.plot_reproduction(record)
     assert len(ax.get_legend().get_texts()) == 3
+    assert ax.get_xlabel() == "accumulation count N, micro-batch b" and "%" in ax.get_ylabel()
