@@ -99,6 +99,24 @@ def plot_timeline(layer_compute_ms, layer_comm_ms, overlap=True, bucket_layers=1
     return fig, s["total"]
 
 
+def plot_overlap(layer_compute_ms, layer_comm_ms, bucket_layers=1, latency_ms=0.0):
+    """Both schedules on one ms axis: without overlap above, with overlap below (`schedule`'s rule).
+
+    Args:
+        layer_compute_ms, layer_comm_ms, bucket_layers, latency_ms: as `schedule`.
+    Returns:
+        (figure, (total without overlap, total with overlap)): a Figure of 2 Axes, already
+        closed in pyplot (a notebook cell ending with it shows it once), and the two totals in ms.
+    """
+    import matplotlib.pyplot as plt  # pyplot: a notebook's inline backend then shows the figure
+    fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(7.0, 3.8), layout="constrained")
+    plt.close(fig)
+    _, without = plot_timeline(layer_compute_ms, layer_comm_ms, False, bucket_layers, top, latency_ms)
+    _, with_overlap = plot_timeline(layer_compute_ms, layer_comm_ms, True, bucket_layers, bottom, latency_ms)
+    top.set_xlabel("")
+    return fig, (without, with_overlap)
+
+
 def _label(ax, text, start, end, y):
     if end > start:
         ax.text((start + end) / 2, y, text, ha="center", va="center", fontsize="small", color="white")

@@ -1,7 +1,7 @@
 """The compute/communication timeline: its totals and bars worked out by hand."""
 import pytest
 
-from gradlab.studies.figures.timeline import plot_timeline, schedule
+from gradlab.studies.figures.timeline import plot_overlap, plot_timeline, schedule
 
 # Three layers, forward order 0, 1, 2: backward runs 2 (0-3 ms), 1 (3-5), 0 (5-6).
 C, M = [1.0, 2.0, 3.0], [2.0, 2.0, 2.0]
@@ -70,6 +70,15 @@ def test_both_schedules_on_one_figure():
     assert f1 is f2 is fig and (t1, t2) == (12.0, 9.0)
     assert [len(ax.collections) for ax in (top, bottom)] == [6, 6]
     assert top.get_xlim() == bottom.get_xlim() == (0.0, 12.0 * 1.05)  # the longer schedule's reach
+
+
+def test_plot_overlap_draws_both_schedules_on_one_axis():
+    fig, totals = plot_overlap(C, M)
+    assert totals == (12.0, 9.0)
+    top, bottom = fig.axes
+    assert top.get_title().startswith("without overlap: 12 ms") and bottom.get_title().startswith("with overlap: 9 ms")
+    assert top.get_xlim() == bottom.get_xlim() == (0.0, 12.0 * 1.05) and bottom.get_xlabel() == "ms"
+    assert plot_overlap(C, M, bucket_layers=3, latency_ms=1.0)[1] == (6 + 1 + 6, 13.0)
 
 
 def _bar(coll):
