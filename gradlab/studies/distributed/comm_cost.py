@@ -17,7 +17,7 @@ all-reduce from the paired rounds, against the noise of `accum_steps = 1` (where
 run identical code); on logical CPU devices an all-reduce is a memory copy, so
 it measures this machine, not a network.
 
-Lesson: notebooks/07-beyond-one-machine.ipynb
+Lesson: notebooks/11-communication.ipynb
 """
 import time
 

@@ -7,8 +7,8 @@ reproduction of the reference table.
 Like `gradlab.studies.figures.plots`, every function returns a Figure already closed in pyplot, so a
 notebook cell ending with the call shows it exactly once.
 
-Lessons: notebooks/01-why-average.ipynb, notebooks/03-host-averaging.ipynb,
-notebooks/05-reproducing-the-table.ipynb, notebooks/07-beyond-one-machine.ipynb
+Lessons: notebooks/01-why-average.ipynb, notebooks/05-reproducing-the-table.ipynb,
+notebooks/10-across-replicas.ipynb
 """
 from __future__ import annotations
 
@@ -113,7 +113,7 @@ def draw_replicas(shards, accum_steps):
     Returns:
         a matplotlib Figure with 1 Axes.
 
-    Lesson: notebooks/07-beyond-one-machine.ipynb
+    Lesson: notebooks/10-across-replicas.ipynb
     """
     shards = [int(n) for n in shards]
     if not shards or min(shards) < 1:

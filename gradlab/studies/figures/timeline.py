@@ -2,21 +2,25 @@
 
 The backward pass runs the layers last to first: layer l (of L, forward order) computes its
 gradient in c_l ms, and all-reducing that gradient takes m_l ms. Gradients are sent in
-buckets of `bucket_layers` consecutive layers (in backward order), one at a time on the link.
+buckets of `bucket_layers` consecutive layers (in backward order), one at a time on the link,
+and every bucket pays a fixed start-up cost `latency_ms` (alpha) once, however many layers it holds:
+
+    comm of bucket j = latency_ms + sum_(l in j) m_l
 
     without overlap:  every all-reduce waits for the whole backward pass
-                      total = sum_l c_l + sum_l m_l
+                      total = sum_l c_l + sum_j comm_j
     with overlap:     bucket j is sent once its last layer's gradient exists and the link
                       is free:
                       ready_j = end of bucket j's compute
-                      start_j = max(ready_j, end_(j-1)),   end_j = start_j + sum_(l in j) m_l
+                      start_j = max(ready_j, end_(j-1)),   end_j = start_j + comm_j
                       total   = end of the last bucket      (the critical path)
 
-so sum_l c_l + (the last bucket's m) <= total (overlapped) <= sum_l c_l + sum_l m_l:
+so sum_l c_l + (the last bucket's comm) <= total (overlapped) <= sum_l c_l + sum_j comm_j:
 overlap hides all communication but the last bucket's (it holds layer 0, computed last) as
 long as the link keeps up with the compute; one bucket of every layer is no overlap at all.
+Bucketing trades the two: small buckets overlap more but pay alpha more often.
 
-Lesson: notebooks/07-beyond-one-machine.ipynb
+Lesson: notebooks/11-communication.ipynb
 """
 from __future__ import annotations
 
@@ -26,7 +30,7 @@ import numbers
 from matplotlib.figure import Figure
 
 
-def schedule(layer_compute_ms, layer_comm_ms, overlap=True, bucket_layers=1):
+def schedule(layer_compute_ms, layer_comm_ms, overlap=True, bucket_layers=1, latency_ms=0.0):
     """Start and end of every backward computation and all-reduce (the module's rule).
 
     Args:
@@ -34,6 +38,7 @@ def schedule(layer_compute_ms, layer_comm_ms, overlap=True, bucket_layers=1):
         layer_comm_ms: m_l, all-reduce milliseconds of each layer's gradient, in forward order.
         overlap: send each bucket as soon as it is ready (True), or after the backward pass.
         bucket_layers: layers per bucket, counted in backward order (the last one may be short).
+        latency_ms: alpha, the fixed cost of starting one bucket's all-reduce (ms, >= 0).
     Returns:
         dict `compute` (list of (layer, start, end) in backward order), `comm` (list of
         (layers, start, end), one per bucket, `layers` a tuple in backward order) and `total`
@@ -44,6 +49,7 @@ def schedule(layer_compute_ms, layer_comm_ms, overlap=True, bucket_layers=1):
         raise ValueError(f"one compute and one comm time per layer: {len(c)} compute, {len(m)} comm")
     if isinstance(bucket_layers, bool) or not isinstance(bucket_layers, numbers.Integral) or bucket_layers < 1:
         raise ValueError(f"bucket_layers must be an integer >= 1, got {bucket_layers!r}")
+    latency = _times("latency_ms", [latency_ms])[0]
     order = list(range(len(c)))[::-1]  # backward: the last layer first
     compute, t = [], 0.0
     for layer in order:
@@ -56,22 +62,22 @@ def schedule(layer_compute_ms, layer_comm_ms, overlap=True, bucket_layers=1):
         layers = tuple(order[k:k + bucket_layers])
         ready = ends[layers[-1]] if overlap else backward_end
         start = max(ready, link_free)
-        link_free = start + sum(m[layer] for layer in layers)
+        link_free = start + latency + sum(m[layer] for layer in layers)
         comm.append((layers, start, link_free))
     return dict(compute=compute, comm=comm, total=max(backward_end, link_free))
 
 
-def plot_timeline(layer_compute_ms, layer_comm_ms, overlap=True, bucket_layers=1, ax=None):
+def plot_timeline(layer_compute_ms, layer_comm_ms, overlap=True, bucket_layers=1, ax=None, latency_ms=0.0):
     """Draw `schedule(...)`: backward compute on one row, all-reduces on the row below.
 
     Args:
-        layer_compute_ms, layer_comm_ms, overlap, bucket_layers: as `schedule`.
+        layer_compute_ms, layer_comm_ms, overlap, bucket_layers, latency_ms: as `schedule`.
         ax: an Axes to draw on (e.g. one of two, to show both schedules); None: a new figure.
     Returns:
         (figure, total): the matplotlib Figure (not registered with pyplot) and the step's
         total time in ms, as `schedule` computes it.
     """
-    s = schedule(layer_compute_ms, layer_comm_ms, overlap, bucket_layers)
+    s = schedule(layer_compute_ms, layer_comm_ms, overlap, bucket_layers, latency_ms)
     if ax is None:
         fig = Figure(figsize=(7.0, 2.2), layout="constrained")
         ax, right = fig.subplots(), 0.0
@@ -91,6 +97,24 @@ def plot_timeline(layer_compute_ms, layer_comm_ms, overlap=True, bucket_layers=1
     ax.set_title(f"{'with' if overlap else 'without'} overlap: {s['total']:.3g} ms per step"
                  + (f" (buckets of {bucket_layers} layers)" if bucket_layers > 1 else ""))
     return fig, s["total"]
+
+
+def plot_overlap(layer_compute_ms, layer_comm_ms, bucket_layers=1, latency_ms=0.0):
+    """Both schedules on one ms axis: without overlap above, with overlap below (`schedule`'s rule).
+
+    Args:
+        layer_compute_ms, layer_comm_ms, bucket_layers, latency_ms: as `schedule`.
+    Returns:
+        (figure, (total without overlap, total with overlap)): a Figure of 2 Axes, already
+        closed in pyplot (a notebook cell ending with it shows it once), and the two totals in ms.
+    """
+    import matplotlib.pyplot as plt  # pyplot: a notebook's inline backend then shows the figure
+    fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(7.0, 3.8), layout="constrained")
+    plt.close(fig)
+    _, without = plot_timeline(layer_compute_ms, layer_comm_ms, False, bucket_layers, top, latency_ms)
+    _, with_overlap = plot_timeline(layer_compute_ms, layer_comm_ms, True, bucket_layers, bottom, latency_ms)
+    top.set_xlabel("")
+    return fig, (without, with_overlap)
 
 
 def _label(ax, text, start, end, y):

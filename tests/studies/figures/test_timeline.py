@@ -1,7 +1,7 @@
 """The compute/communication timeline: its totals and bars worked out by hand."""
 import pytest
 
-from gradlab.studies.figures.timeline import plot_timeline, schedule
+from gradlab.studies.figures.timeline import plot_overlap, plot_timeline, schedule
 
 # Three layers, forward order 0, 1, 2: backward runs 2 (0-3 ms), 1 (3-5), 0 (5-6).
 C, M = [1.0, 2.0, 3.0], [2.0, 2.0, 2.0]
@@ -32,6 +32,21 @@ def test_when_compute_dominates_overlap_hides_all_but_the_last_all_reduce():
     assert schedule([5.0], [2.0], overlap=True)["total"] == schedule([5.0], [2.0], overlap=False)["total"] == 7
 
 
+def test_every_bucket_pays_the_latency_once():
+    # alpha = 1 ms per bucket. Buckets of one layer, overlapped: layer 2 ready at 3: 3-6;
+    # layer 1 ready at 5, link free at 6: 6-9; layer 0: 9-12. Buckets of two: (2, 1) ready at
+    # 5: 5-10 (1 + 2 + 2); (0,) at 10: 10-13. One bucket of all three: 6 + 1 + 6 = 13.
+    s = schedule(C, M, latency_ms=1.0)
+    assert s["comm"] == [((2,), 3.0, 6.0), ((1,), 6.0, 9.0), ((0,), 9.0, 12.0)] and s["total"] == 12
+    assert schedule(C, M, bucket_layers=2, latency_ms=1.0)["comm"] == [((2, 1), 5.0, 10.0), ((0,), 10.0, 13.0)]
+    assert schedule(C, M, bucket_layers=3, latency_ms=1.0)["total"] == 13
+    assert schedule(C, M, overlap=False, latency_ms=1.0)["total"] == 6 + 3 * (1 + 2)
+    # many tiny layers: alpha dominates, and one bucket beats one per layer even without overlap
+    c, m = [1.0] * 8, [0.1] * 8
+    assert schedule(c, m, latency_ms=2.0)["total"] == pytest.approx(1.0 + 8 * 2.1)  # link-bound from layer 7 on
+    assert schedule(c, m, bucket_layers=8, latency_ms=2.0)["total"] == pytest.approx(8 + 2 + 0.8)
+
+
 @pytest.mark.parametrize("overlap, total", [(False, 12.0), (True, 9.0)])
 def test_the_figure_draws_both_rows_and_returns_the_total(overlap, total):
     fig, got = plot_timeline(C, M, overlap=overlap)
@@ -57,6 +72,15 @@ def test_both_schedules_on_one_figure():
     assert top.get_xlim() == bottom.get_xlim() == (0.0, 12.0 * 1.05)  # the longer schedule's reach
 
 
+def test_plot_overlap_draws_both_schedules_on_one_axis():
+    fig, totals = plot_overlap(C, M)
+    assert totals == (12.0, 9.0)
+    top, bottom = fig.axes
+    assert top.get_title().startswith("without overlap: 12 ms") and bottom.get_title().startswith("with overlap: 9 ms")
+    assert top.get_xlim() == bottom.get_xlim() == (0.0, 12.0 * 1.05) and bottom.get_xlabel() == "ms"
+    assert plot_overlap(C, M, bucket_layers=3, latency_ms=1.0)[1] == (6 + 1 + 6, 13.0)
+
+
 def _bar(coll):
     """(start, width, bottom) of a broken_barh's one bar, from its path's corners."""
     v = coll.get_paths()[0].vertices
@@ -69,6 +93,7 @@ def _bar(coll):
     ([1.0, -1.0], [1.0, 1.0], {}, ValueError, "layer_compute_ms must be one finite time >= 0"),
     (["a"], [1.0], {}, TypeError, "layer_compute_ms must be a sequence of numbers"),
     ([1.0], [1.0], {"bucket_layers": 0}, ValueError, "bucket_layers must be an integer >= 1, got 0"),
+    ([1.0], [1.0], {"latency_ms": -1.0}, ValueError, "latency_ms must be one finite time >= 0"),
 ])
 def test_bad_input_is_refused_naming_it(c, m, kwargs, error, words):
     with pytest.raises(error) as e:
