@@ -3,9 +3,12 @@
 Lessons are stored executed (readers see plots without running anything) and nbval checks
 them against a fresh run. This runs each notebook top to bottom in the project's kernel,
 then keeps only kernelspec/language_info metadata (and whether a cell is folded), drops execution timings and stderr
-(TensorFlow and tqdm noise), drops widget views from unchecked cells (their state is not
-stored, so a reader would see a dead "0%" bar), merges split stdout blocks, and refuses
-machine paths.
+(TensorFlow and tqdm noise), merges split stdout blocks, and refuses machine paths.
+
+Widgets: a cell whose code says `STORED_MARK` keeps its widget view, and the notebook keeps the
+state of the widgets that view reaches (so GitHub-less readers, JupyterLab and nbviewer, show
+the lab's controls and last plots without running). Every other widget view is dropped with
+no state (a reader would see a dead "0%" progress bar).
 """
 import pathlib
 import re
@@ -18,6 +21,9 @@ import nbformat
 NOTEBOOKS = pathlib.Path(__file__).resolve().parents[1] / "notebooks"
 WIDGET = "application/vnd.jupyter.widget-view+json"
 MACHINE_PATH = re.compile(r"/(work|tmp|root|home)/")
+STORED_MARK = "widget's state is stored with the notebook"
+STATE = "application/vnd.jupyter.widget-state+json"
+MODEL_REF = re.compile(r"IPY_MODEL_([0-9a-f]+)")
 
 
 def execute(path):
@@ -33,10 +39,30 @@ def execute(path):
     print(f"{path.name}: executed and cleaned in {time.time() - start:.0f} s")
 
 
+def reachable(state, roots):
+    """The ids of the widget models `roots` reach through their `IPY_MODEL_<id>` references."""
+    seen, todo = set(), list(roots)
+    while todo:
+        model = todo.pop()
+        if model in seen or model not in state:
+            continue
+        seen.add(model)
+        todo += MODEL_REF.findall(str(state[model].get("state", {})))
+    return seen
+
+
 def clean(path):
     nb = nbformat.read(path, as_version=4)
-    nb.metadata = nbformat.NotebookNode(
-        {k: nb.metadata[k] for k in ("kernelspec", "language_info") if k in nb.metadata})
+    state = nb.metadata.get("widgets", {}).get(STATE, {}).get("state", {})
+    kept_views = [out["data"][WIDGET]["model_id"]
+                  for cell in nb.cells if cell.cell_type == "code" and STORED_MARK in cell.source
+                  for out in cell.outputs if WIDGET in out.get("data", {})]
+    keep = reachable(state, kept_views)
+    metadata = {k: nb.metadata[k] for k in ("kernelspec", "language_info") if k in nb.metadata}
+    if keep:
+        metadata["widgets"] = {STATE: {"version_major": 2, "version_minor": 0,
+                                       "state": {k: state[k] for k in sorted(keep)}}}
+    nb.metadata = nbformat.NotebookNode(metadata)
     for cell in nb.cells:
         # Only whether a cell is folded (JupyterLab's `jupyter.source_hidden`): the lessons
         # fold their solutions' code.
@@ -45,11 +71,11 @@ def clean(path):
         if cell.cell_type != "code":
             continue
         merged = []
-        unchecked = cell.source.startswith("# NBVAL_IGNORE_OUTPUT")
+        stored = STORED_MARK in cell.source
         for out in cell.outputs:
             if out.output_type == "stream" and out.name == "stderr":
                 continue
-            if unchecked and WIDGET in out.get("data", {}):
+            if WIDGET in out.get("data", {}) and not (stored and out["data"][WIDGET]["model_id"] in keep):
                 continue
             if (out.output_type == "stream" and merged and merged[-1].output_type == "stream"
                     and merged[-1].name == out.name):

@@ -7,7 +7,7 @@
 
 Families never mix settings: a schedule or clipping changes what is learned.
 
-Lesson: notebooks/05-the-lab.ipynb
+Lesson: notebooks/14-the-lab.ipynb
 """
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def families(groups):
 def against_batch(ax_acc, ax_noise, groups):
     """Final test accuracy (in percent) and loss noise against B, mean ± std over seeds, one colour per
     family; each family's errorbars carry its legend label (with a fixed-b family's fitted
-    slope). `groups` are finished."""
+    slope). `groups` are finished; `ax_noise` None draws the accuracy alone."""
     colors = colormaps["Dark2"].colors
     batches = set()
     for k, (kind, value, members) in enumerate(families(groups)):
@@ -94,17 +94,17 @@ def against_batch(ax_acc, ax_noise, groups):
         else:
             label, style = "other runs", dict(fmt="D", alpha=0.7)
         ok = np.isfinite(mean_noise) & (mean_noise > 0)
-        if kind == "b" and len(set(B[ok])) >= 2:  # fitted, not a law: say the slope
+        if ax_noise is not None and kind == "b" and len(set(B[ok])) >= 2:  # fitted, not a law
             slope, logc = np.polyfit(np.log(B[ok]), np.log(mean_noise[ok]), 1)
             grid = np.geomspace(B[ok].min(), B[ok].max(), 20)
             ax_noise.plot(grid, np.exp(logc) * grid ** slope, "--", color=color, linewidth=1)
             label += f" (fitted slope {slope:+.2f})"
         ax_acc.errorbar(B, [m for m, _ in acc], yerr=[s for _, s in acc], color=color,
                         capsize=3, label=label, **style)
-        if ok.any():
+        if ax_noise is not None and ok.any():
             ax_noise.errorbar(B[ok], mean_noise[ok], yerr=np.array([s for _, s in noise])[ok],
                               color=color, capsize=3, label=label, **style)
-    for ax in (ax_acc, ax_noise):
+    for ax in (ax_acc,) if ax_noise is None else (ax_acc, ax_noise):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("effective batch B = N·b")
         if batches:
@@ -112,9 +112,11 @@ def against_batch(ax_acc, ax_noise, groups):
             ax.set_xticks(ticks, [str(b) for b in ticks])
             ax.set_xlim(min(ticks) / 1.5, max(ticks) * 1.5)
         ax.xaxis.set_minor_locator(NullLocator())
-    ax_noise.set_yscale("log")
     ax_acc.set_ylabel("final test accuracy (%)")
     ax_acc.set_title("Final test accuracy against B (± std over seeds)")
+    if ax_noise is None:
+        return
+    ax_noise.set_yscale("log")
     ax_noise.set_ylabel("loss std around its moving average")
     ax_noise.set_title("Loss noise against B (dashed: fit;\na 1/√B law has slope -0.50)")
 

@@ -2,12 +2,12 @@
 
     plot_lab         loss | test accuracy | Δ from one large batch, against x  (live)
     plot_lab_batches accuracy against B | loss noise against B | time per update and memory
-    plot_picture     loss | Δ;  accuracy against B | noise against B;  allocator peak if measured
+    plot_picture     loss | Δ | accuracy against B  (three panels, for a stored notebook)
 
 Every legend sits under its row of panels, outside the data. Drawn from the lab's thread, so
 the figures never enter pyplot (`matplotlib.figure.Figure`); the lab shows them as PNGs.
 
-Lesson: notebooks/05-the-lab.ipynb
+Lesson: notebooks/14-the-lab.ipynb
 """
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def plot_lab(groups, x="updates", current=None, window=15):
     Returns:
         a matplotlib Figure with 3 Axes.
 
-    Lesson: notebooks/05-the-lab.ipynb
+    Lesson: notebooks/14-the-lab.ipynb
     """
     if x not in X_AXES:
         raise ValueError(f"x must be one of {', '.join(X_AXES)}; got {x!r}")
@@ -71,7 +71,7 @@ def plot_lab_batches(groups):
     Returns:
         a matplotlib Figure with 3 Axes.
 
-    Lesson: notebooks/05-the-lab.ipynb
+    Lesson: notebooks/14-the-lab.ipynb
     """
     colors = _colors(groups)
     done = [g for g in groups if g.results and _finished(g)]
@@ -83,38 +83,32 @@ def plot_lab_batches(groups):
 
 
 def plot_picture(groups, x="updates", current=None, window=15):
-    """The lab at a notebook's width: fewer, larger panels than the live lab.
-
-    Top: the training loss and Δ from one large batch against x (legend: each configuration,
-    its largest Δ and change of final accuracy); middle: final accuracy and loss noise against
-    B, by family; bottom, only if some configuration was measured: the allocator peak of a
-    fresh process for its settings (`run_memory`).
+    """The lab at a notebook's width, in three panels: the training loss and Δ from one large
+    batch against x, and the final test accuracy against B by family. One legend under them:
+    each configuration with its largest Δ and change of final accuracy, then the families.
+    (Loss noise, time and memory stay in the live lab; lesson 13 measures memory.)
 
     Args:
         groups, x, current, window: as in `plot_lab`.
     Returns:
-        a matplotlib Figure with 4 Axes, or 5 with the memory panel.
+        a matplotlib Figure with 3 Axes.
 
-    Lesson: notebooks/05-the-lab.ipynb
+    Lesson: notebooks/14-the-lab.ipynb
     """
     if x not in X_AXES:
         raise ValueError(f"x must be one of {', '.join(X_AXES)}; got {x!r}")
-    colors = _colors(groups)
     done = [g for g in groups if g.results and _finished(g)]
-    measured = [g for g in done if finite(getattr(g, "peak_mb", None))]
-    rows = [(2, sum(1 for g in groups if g.results)), (2, len(families.families(done)))]
-    if measured:
-        rows.append((1, 0))
-    heights = [3.2, 3.2] + [0.34 * len(measured) + 0.3] * bool(measured)
-    fig, placed = _rows(PICTURE_WIDTH, rows, panel=heights)
-    (ax_loss, ax_diff), top_y = placed[0]
+    lines = sum(1 for g in groups if g.results) + len(families.families(done))
+    fig, [(axes, legend_y)] = _rows(PICTURE_WIDTH, [(3, lines)], panel=2.8, gap=0.8)
+    ax_loss, ax_diff, ax_acc = axes
     _curves(ax_loss, ax_diff, groups, x, current, window)
-    _legend(fig, ax_loss.get_lines(), top_y, ncol=1)
-    (ax_acc, ax_noise), middle_y = placed[1]
-    families.against_batch(ax_acc, ax_noise, done)
-    _legend(fig, ax_acc.get_legend_handles_labels()[0], middle_y, ncol=1)
-    if measured:
-        _memory(placed[2][0][0], measured, [colors[id(g)] for g in measured])
+    families.against_batch(ax_acc, None, done)
+    # Shorter titles than the live lab's: three panels share a notebook's width.
+    ax_loss.set_title("Training loss (moving mean)")
+    ax_diff.set_title("|Δ| from one large batch")
+    ax_acc.set_title("Final test accuracy against B")
+    handles = [*ax_loss.get_lines(), *ax_acc.get_legend_handles_labels()[0]]
+    _legend(fig, handles, legend_y, ncol=1)
     return fig
 
 
@@ -206,16 +200,6 @@ def _cost(ax, groups, colors):
              for name, ms, mb in rows]
     _bars(ax, [ms for _, ms, _ in rows], texts, colors)
     ax.set_xlabel("milliseconds per update (mean over seeds)")
-
-
-def _memory(ax, groups, colors):
-    """The allocator peak of a fresh process for each measured configuration's settings."""
-    peaks = [float(g.peak_mb) for g in groups]
-    _bars(ax, peaks, [f"{getattr(g, 'short', g.label)}:  {mb:.1f} MiB"
-                      for g, mb in zip(groups, peaks)], colors)
-    ax.set_title("Memory: TensorFlow allocator peak of a fresh process with the run's settings")
-    ax.set_xlabel("MiB (weights, gradients, optimizer state, batch, activations)")
-    ax.set_yticks([])
 
 
 def _bars(ax, values, texts, colors):

@@ -14,7 +14,7 @@ import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
-LAB_NOTEBOOK = "05-the-lab.ipynb"
+LAB_NOTEBOOK = "14-the-lab.ipynb"
 RUN_ALL_LIMIT = 900_000   # ms for "Run All Cells" on the lab lesson (about 25 runs, fresh cache)
 RUN_LIMIT = 120_000       # ms for one press of Run
 LAB = ".gradlab-lab"

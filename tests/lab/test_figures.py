@@ -1,4 +1,4 @@
-"""The lab's figures: their panels, legends under the data, and the picture's memory panel."""
+"""The lab's figures: their panels, legends under the data, and the three-panel picture."""
 import numpy as np
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -41,19 +41,17 @@ def test_the_difference_is_named_in_the_legend():
     np.testing.assert_allclose(fig.axes[2].lines[0].get_ydata(), 0.02)
 
 
-def test_the_picture_has_fewer_panels_and_memory_only_if_measured():
-    runs = [group(result(accum_steps=n, micro_batch=25, noise_std=0.1 / n)) for n in (1, 2, 4)]
+def test_the_picture_has_three_panels_and_one_legend_under_them():
+    runs = [group(result(accum_steps=n, micro_batch=25, noise_std=0.1 / n, accuracy=0.8 + n / 100))
+            for n in (1, 2, 4)]
     fig = figures.plot_picture(runs, x="examples")
-    assert len(fig.axes) == 4 and legends_below_the_axes(fig) == 2
+    assert len(fig.axes) == 3 and legends_below_the_axes(fig) == 1
     width, _ = fig.get_size_inches() * figures.PICTURE_DPI
     assert width == pytest.approx(960)
     assert fig.axes[0].get_xlabel() == "examples seen (updates × B)"
-
-    runs[0].peak_mb, runs[2].peak_mb = 11.5, 20.25  # the middle one was not measured
-    memory = figures.plot_picture(runs).axes[4]
-    assert [t.get_text() for t in memory.texts] == ["N=1:  11.5 MiB", "N=4:  20.2 MiB"]
-    assert [p.get_width() for p in memory.patches] == [11.5, 20.25]
-    assert "fresh process" in memory.get_title()
+    accuracy = fig.axes[2]
+    assert accuracy.get_ylabel() == "final test accuracy (%)"
+    np.testing.assert_allclose(np.asarray(accuracy.lines[0].get_ydata(), float), [81, 82, 84])  # percent, by B
 
 
 def test_an_unknown_axis_is_refused():

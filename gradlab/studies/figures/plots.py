@@ -302,7 +302,7 @@ def plot_bench(sweep, memory="peak_mb"):
     Returns:
         a matplotlib Figure with 2 Axes (1 without memory).
 
-    Lesson: notebooks/05-the-lab.ipynb
+    Lesson: notebooks/14-the-lab.ipynb
     """
     if not isinstance(sweep, dict) or "accum_steps" not in sweep or "strategies" not in sweep:
         raise ValueError("plot_bench needs the dict of gradlab.studies.bench.step.run_sweep (with 'accum_steps' "

@@ -54,7 +54,7 @@ class RunConfig:
     - `short_by`: take this many examples (fewer than N) off each update, so that many
       micro-batches hold b - 1 examples (`microbatch.split_sizes`): uneven micro-batches.
 
-    Lesson: notebooks/03-host-averaging.ipynb (the settings: notebooks/05-the-lab.ipynb)
+    Lesson: notebooks/03-host-averaging.ipynb (the settings: notebooks/14-the-lab.ipynb)
     """
     strategy: str = "fused"
     accum_steps: int = 1
