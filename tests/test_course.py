@@ -1,0 +1,55 @@
+"""The course's shape, as the lessons promise it (README "The lessons"): every link between
+lessons resolves, and each numbered lesson is one sitting -- at most about 35 cells and 2,000
+words of markdown, no markdown cell over about 250 words, no visible code cell over 25 lines,
+a stated run time, a prediction asked before an experiment, and folded answers."""
+import json
+import pathlib
+import re
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+LESSONS = sorted(ROOT.glob("notebooks/[0-9][0-9]-*.ipynb"))
+LINK = re.compile(r"\]\(((?:\.\./)?[\w./-]+\.(?:ipynb|md))(?:#[\w-]+)?\)")
+
+
+def _cells(path):
+    return json.loads(path.read_text())["cells"]
+
+
+def _text(cell):
+    return "".join(cell["source"])
+
+
+def _words(cell):
+    return len(_text(cell).split())
+
+
+def test_the_lessons_are_numbered_without_gaps():
+    numbers = [int(p.name[:2]) for p in LESSONS]
+    assert numbers == list(range(1, len(LESSONS) + 1)), [p.name for p in LESSONS]
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name[:2])
+def test_every_link_of_a_lesson_resolves(path):
+    for cell in _cells(path):
+        if cell["cell_type"] != "markdown":
+            continue
+        for target in LINK.findall(_text(cell)):
+            assert (path.parent / target).resolve().is_file(), (path.name, target)
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name[:2])
+def test_each_lesson_is_one_sitting(path):
+    cells = _cells(path)
+    markdown = [c for c in cells if c["cell_type"] == "markdown"]
+    visible = [c for c in cells if c["cell_type"] == "code"
+               and not c.get("metadata", {}).get("jupyter", {}).get("source_hidden")]
+    assert len(cells) <= 36, (path.name, len(cells))
+    assert sum(map(_words, markdown)) <= 2100, (path.name, sum(map(_words, markdown)))
+    assert max(map(_words, markdown)) <= 300, path.name
+    assert max(len(_text(c).splitlines()) for c in visible) <= 25, path.name
+    first = _text(markdown[0])
+    assert re.search(r"\*Run time: [^*]+\*", first), f"{path.name}: no run time under the title"
+    assert any("Predict" in _text(c) for c in markdown), f"{path.name}: asks for no prediction"
+    assert any("<details>" in _text(c) for c in markdown), f"{path.name}: nothing folded"
