@@ -60,6 +60,7 @@ _NAMES = {
     "plot_memory": ("gradlab.studies.figures.memory_plots", "plot_memory"),
     "plot_timeline": ("gradlab.studies.figures.timeline", "plot_timeline"),
     "plot_overlap": ("gradlab.studies.figures.timeline", "plot_overlap"),
+    "plot_batch_tradeoff": ("gradlab.studies.figures.noise_scale", "plot_batch_tradeoff"),
     "timeline": ("gradlab.studies.figures.timeline", None),
     # the lab (the [lab] extra)
     "Lab": ("gradlab.lab", "Lab"),
