@@ -49,6 +49,7 @@ _NAMES = {
     "run_sweep": ("gradlab.studies.bench.step", "run_sweep"),
     "fit_under_limit": ("gradlab.studies.bench.fit_memory", "fit_under_limit"),
     "format_comparison": ("gradlab.studies.bench.memory_report", "format_comparison"),
+    "measure_memory": ("gradlab.studies.bench.step_memory", "measure_memory"),
     "comm_cost": ("gradlab.studies.distributed.comm_cost", None),
     "free_ports": ("gradlab.studies.distributed.loopback_cluster", "free_ports"),
     "ring_all_reduce": ("gradlab.studies.distributed.ring", "ring_all_reduce"),

@@ -14,7 +14,7 @@ composition; the faces (`strategy.Strategy`, `fit.AccumulatingModel`) only suppl
 `micro(part) -> (S_i, D_i)` and their own bookkeeping. `updates` holds the other homes of
 the sum (variables, numpy) built from the same pieces.
 
-Lesson: notebooks/04-variable-accumulation.ipynb
+Lesson: notebooks/06-accumulating-in-variables.ipynb, notebooks/07-fused-and-keras-accumulation.ipynb
 """
 from __future__ import annotations
 

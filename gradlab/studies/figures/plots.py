@@ -116,7 +116,7 @@ def plot_accumulation(contributions, target):
     Returns:
         a matplotlib Figure with 1 Axes.
 
-    Lesson: notebooks/04-variable-accumulation.ipynb
+    Lesson: notebooks/06-accumulating-in-variables.ipynb
     """
     parts = [float(c) for c in contributions]
     if not parts:
