@@ -9,8 +9,8 @@ and who reads and updates the state. Data flows left to right. Steps done in Pyt
 `sess.run` calls (host averaging's numpy mean, the order zero -> accumulate -> apply) are dashed.
 The edge variables -> apply has a head at both ends: `apply` reads the variables and writes them.
 
-Lessons: notebooks/02-tower-averaging.ipynb, notebooks/03-host-averaging.ipynb,
-notebooks/04-variable-accumulation.ipynb
+Lessons: notebooks/03-tower-averaging.ipynb, notebooks/04-host-averaging.ipynb,
+notebooks/06-accumulating-in-variables.ipynb
 """
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def draw_graph(parts_or_graph, ax=None, title=None, skip=("init",)):
     Returns:
         the matplotlib Figure.
 
-    Lesson: notebooks/02-tower-averaging.ipynb
+    Lesson: notebooks/03-tower-averaging.ipynb
     """
     graph = scopes.graph_of(parts_or_graph)
     kind = getattr(parts_or_graph, "kind", None)
