@@ -160,7 +160,7 @@ def plot_learning_rates(rates, accum_steps):
     Returns:
         a matplotlib Figure with 1 Axes.
 
-    Lesson: notebooks/06-pitfalls.ipynb
+    Lesson: notebooks/08-pitfalls-what-to-count.ipynb
     """
     if not rates:
         raise ValueError("rates needs at least one strategy, got an empty dict")

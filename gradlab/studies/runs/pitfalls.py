@@ -14,7 +14,8 @@
 
 Each function here is the naive way or a measurement; the right way is a gradlab strategy.
 
-Lesson: notebooks/06-pitfalls.ipynb
+Lessons: notebooks/08-pitfalls-what-to-count.ipynb (the first four rows),
+notebooks/09-pitfalls-applying-once.ipynb (the last five)
 """
 from __future__ import annotations
 
@@ -97,7 +98,7 @@ class ClipEachMicroBatch:
     The loop of `accumulate` (one compiled call per micro-batch, weights n_i / B), with each
     micro-batch's gradient clipped before it is added. Only `step(x, y)`, `grads` and `model`.
 
-    Lesson: notebooks/06-pitfalls.ipynb
+    Lesson: notebooks/09-pitfalls-applying-once.ipynb
     """
 
     def __init__(self, model, loss_fn, optimizer, accum_steps, clip_norm):

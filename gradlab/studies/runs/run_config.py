@@ -42,7 +42,7 @@ class RunConfig:
     equals the large batch up to float rounding. `independent` draws the order and the
     initial weights afresh for each (seed, accum_steps, micro_batch), as the reference did.
 
-    The settings where accumulation can differ from a large batch (lesson 6), measured by
+    The settings where accumulation can differ from a large batch (lessons 08 and 09), measured by
     the lab (at their defaults a config is what it was before they existed, cache key too):
     - `schedule`: "constant", or "cosine" (`CosineDecay(lr, decay_steps=updates)`: lr falls
       to 0 over the run, if the optimizer counts updates).
