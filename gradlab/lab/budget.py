@@ -128,6 +128,8 @@ def plot_budget(results, labels):
         heights = [r[term] / 2**20 for r in results]
         ax.bar(range(len(results)), heights, 0.6, bottom=bottoms, label=term, color=COLORS[term])
         bottoms = [b + h for b, h in zip(bottoms, heights)]
+    for x, r in enumerate(results):  # the small terms vanish beside the activations: say the total
+        ax.text(x, r["total"] / 2**20, f"{r['total'] / 2**20:.1f} MiB", ha="center", va="bottom")
     ax.set_xticks(range(len(results)), labels)
     ax.set_ylabel("MiB")
     ax.set_title("what training holds")

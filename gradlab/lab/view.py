@@ -185,7 +185,10 @@ class Lab:
 
     def _repr_mimebundle_(self, **kwargs):
         bundle = self.widget._repr_mimebundle_(**kwargs)
-        bundle["text/plain"] = repr(self)  # not the repr of every child widget
+        # Where widgets do not render (GitHub, a terminal), this text is all a reader sees; a
+        # count of configurations here would be the count at display time, stale once runs finish.
+        bundle["text/plain"] = ("gradlab's lab, a widget: run the notebook, or open it in JupyterLab "
+                                "or nbviewer, to see its controls and plots")
         return bundle
 
     def __repr__(self):

@@ -335,7 +335,8 @@ def test_picture_and_display(tmp_path, stub):
     assert width == 960
     bundle = lab._repr_mimebundle_()
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == lab.widget.model_id
-    assert bundle["text/plain"] == "<gradlab.lab.Lab fused N=2 b=8 lr=0.1: 1 configurations>"
+    assert bundle["text/plain"].startswith("gradlab's lab, a widget: run the notebook")
+    assert repr(lab) == "<gradlab.lab.Lab fused N=2 b=8 lr=0.1: 1 configurations>"
     assert "gradlab-lab" in lab.widget._dom_classes
 
 
