@@ -54,6 +54,7 @@ _NAMES = {
     "free_ports": ("gradlab.studies.distributed.loopback_cluster", "free_ports"),
     "ring_all_reduce": ("gradlab.studies.distributed.ring", "ring_all_reduce"),
     "memory_budget": ("gradlab.studies.memory_budget", None),
+    "recompute": ("gradlab.studies.recompute", None),
     # figures
     "plots": ("gradlab.studies.figures.plots", None),
     "lesson_plots": ("gradlab.studies.figures.lesson_plots", None),

@@ -5,7 +5,7 @@
     jit_compile="auto" on one device: the first call lowers the step to XLA on zeros shaped
         like the data; if XLA refuses, it warns once, naming the reason, and runs without XLA
 
-Lesson: notebooks/08-accumulation-in-fit.ipynb
+Lesson: notebooks/12-accumulation-in-fit.ipynb
 """
 from __future__ import annotations
 

@@ -9,7 +9,7 @@
 Nothing here reads the user's data or runs the model: a seeded pipeline is iterated exactly as
 Keras iterates it, and no layer's state or random generator moves.
 
-Lesson: notebooks/08-accumulation-in-fit.ipynb
+Lesson: notebooks/12-accumulation-in-fit.ipynb
 """
 from __future__ import annotations
 

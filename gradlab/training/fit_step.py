@@ -4,7 +4,7 @@
                 then Keras's loss tracker and compiled metrics, as plain fit reports them
     test_step:  the same micro-batches forward only: loss S / D of the batch, Keras's metrics
 
-Lesson: notebooks/08-accumulation-in-fit.ipynb
+Lesson: notebooks/12-accumulation-in-fit.ipynb
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@
     format_comparison    AccumulatingModel beside Keras's accumulation at each N, epoch and update
     format_limit         `fit_under_limit`'s outcomes
 
-Lesson: notebooks/08-accumulation-in-fit.ipynb
+Lesson: notebooks/13-memory.ipynb
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@
     time(N)   ~ N * time(one micro-batch of B / N)   rises once a micro-batch stops
                 filling the machine
 
-Left, on a log scale: the allocator peak of each run above what it held at the start (MB):
+Left, on a log scale: the allocator peak of each run above what it held at the start (MiB):
 over fit's epochs (`train_mb`) solid, over the update alone (`step_mb`, `train_on_batch` on a
 batch already held) dashed, fit's input alone (the control) a grey dash-dotted line.
 Right: milliseconds per update, the median epoch joined by a line and every measured epoch a
@@ -12,7 +12,7 @@ faint dot. Both against N on a log2 axis. Plain fit at the whole batch B is a ho
 (it has no N; its epochs' range shaded), Keras's own accumulation a second series, the floor
 (`bench_memory`) a grey dotted one with crosses.
 
-Lesson: notebooks/08-accumulation-in-fit.ipynb
+Lesson: notebooks/13-memory.ipynb
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ SERIES = {("accumulating", 1): ("AccumulatingModel", "tab:blue", "o"),
 
 
 def plot_memory(result):
-    """Peak memory (MB) and time per update (ms) against accum_steps, one result of
+    """Peak memory (MiB) and time per update (ms) against accum_steps, one result of
     `bench_memory.run_bench_memory`.
 
     Args:
@@ -69,7 +69,7 @@ def plot_memory(result):
         ax_mb.axhline(control["train_mb"], color="grey", lw=1, ls="-.",
                       label=f"fit's input alone (a linear model at B = {c['batch']})")
     ns = sorted({r["accum_steps"] for r in rows}) or [1]
-    for ax, ylabel in ((ax_mb, "allocator peak above its start (MB)"), (ax_ms, "ms per update")):
+    for ax, ylabel in ((ax_mb, "allocator peak above its start (MiB)"), (ax_ms, "ms per update")):
         ax.set_xscale("log", base=2)
         ax.set_xticks(ns, [str(n) for n in ns])
         ax.xaxis.set_minor_locator(NullLocator())

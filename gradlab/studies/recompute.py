@@ -1,0 +1,175 @@
+"""Activation recomputation (`tf.recompute_grad`) beside accumulation: the two memory levers.
+
+    a block  h = W2 relu(W1 x + c1) + c2        (width -> hidden -> width)
+    kept without recomputation, per row: every layer's output (the hidden relu of each block
+        and its output), as the backward pass needs them
+    kept with `tf.recompute_grad(block)`: each block's input and output only; the backward
+        pass runs the block's forward again to rebuild its hidden layer, one block at a time
+    accumulation (N micro-batches): everything a row keeps, for b = B / N rows at a time
+
+Both levers leave the update unchanged (recomputation reruns the same ops; accumulation adds
+the micro-batches' sums: lesson 12), and both pay in time: recomputation about one more
+forward pass per update, accumulation N smaller matrix products where there was one.
+
+    peaks(configs)         the allocator's peak of one update, each config in a fresh process
+    time_updates(configs)  ms per update, every config in this process, in interleaved rounds
+
+Lesson: notebooks/13-memory.ipynb
+"""
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from ..core.microbatch import check_count
+from . import memory
+
+SHAPE = dict(depth=4, width=128, hidden=1024)  # blocks of 128 -> 1024 -> 128 on 784 inputs
+CHILD_TIMEOUT = 300  # seconds: import TensorFlow, build, trace, a few updates
+
+
+class RecomputedBlock(keras.layers.Layer):
+    """`dense_out(dense_in(x))`, its forward pass run again in the backward pass
+    (`tf.recompute_grad`) instead of keeping `dense_in`'s output."""
+
+    def __init__(self, dense_in, dense_out, **kwargs):
+        super().__init__(**kwargs)
+        self.dense_in, self.dense_out = dense_in, dense_out
+
+    def build(self, input_shape):
+        self.dense_in.build(input_shape)
+        self.dense_out.build((*input_shape[:-1], self.dense_in.units))
+
+    def _block(self, x):
+        return self.dense_out(self.dense_in(x))
+
+    def call(self, x):
+        return tf.recompute_grad(self._block)(x)
+
+    def compute_output_shape(self, input_shape):
+        return (*input_shape[:-1], self.dense_out.units)
+
+
+def block_mlp(recompute=False, depth=4, width=128, hidden=1024, seed=0):
+    """784 inputs -> Dense(width) -> `depth` blocks (Dense(hidden, relu), Dense(width)) ->
+    Dense(10) logits; with `recompute`, each block is a `RecomputedBlock`. The same seed gives
+    the same weights either way (the layers are made in the same order).
+
+    Returns:
+        a built keras.Sequential.
+    """
+    for name, value in (("depth", depth), ("width", width), ("hidden", hidden)):
+        check_count(name, value)
+    keras.utils.set_random_seed(seed)
+    L = keras.layers
+    layers = [keras.Input((784,)), L.Dense(width)]
+    for _ in range(depth):
+        pair = L.Dense(hidden, activation="relu"), L.Dense(width)
+        layers += [RecomputedBlock(*pair)] if recompute else list(pair)
+    return keras.Sequential(layers + [L.Dense(10)], name="block_mlp" + ("_recomputed" if recompute else ""))
+
+
+def _config(config):
+    """`config` checked: dict `B`, `N` (B % N == 0), `recompute` (bool)."""
+    if not isinstance(config, dict) or set(config) != {"B", "N", "recompute"}:
+        raise ValueError(f"a config is a dict of B, N and recompute, got {config!r}")
+    B, N = check_count("B", config["B"]), check_count("N", config["N"])
+    if B % N:
+        raise ValueError(f"B must divide by N, got B={B!r}, N={N!r}")
+    if not isinstance(config["recompute"], bool):
+        raise TypeError(f"recompute must be True or False, got {config['recompute']!r}")
+    return dict(B=B, N=N, recompute=config["recompute"])
+
+
+def _trainer(config, seed=0):
+    """The model of `config` compiled with SGD (no slots, no XLA), wrapped in
+    AccumulatingModel(N) when N > 1, and its batch of B random rows as held tensors."""
+    from ..training.fit import AccumulatingModel
+
+    net = block_mlp(config["recompute"], seed=seed, **SHAPE)
+    if config["N"] > 1:
+        net = AccumulatingModel(net, config["N"], jit_compile=False)
+    net.compile(optimizer=keras.optimizers.SGD(0.01), jit_compile=False,
+                loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    rng = np.random.default_rng(seed)
+    x = tf.constant(rng.random((config["B"], 784), dtype=np.float32))
+    y = tf.constant(rng.integers(0, 10, config["B"]))
+    return net, x, y
+
+
+def measure(config, updates=3):
+    """In this process: two updates (tracing), then the allocator's peak over `updates` more.
+
+    Returns:
+        dict `peak_mib` (all the allocator held at the peak: weights, the batch, gradients,
+        activations), `held_mib` (what it held before those updates), `update_mib`
+        (peak - held), `params` and `device`.
+    """
+    config, updates = _config(config), check_count("updates", updates)
+    device = "GPU:0" if tf.config.list_physical_devices("GPU") else "CPU:0"
+    net, x, y = _trainer(config)
+    for _ in range(2):
+        net.train_on_batch(x, y)
+    tf.config.experimental.reset_memory_stats(device)
+    held = tf.config.experimental.get_memory_info(device)["current"]
+    for _ in range(updates):
+        net.train_on_batch(x, y)
+    peak = tf.config.experimental.get_memory_info(device)["peak"]
+    return dict(config, peak_mib=peak / 2**20, held_mib=held / 2**20, update_mib=(peak - held) / 2**20,
+                params=int(sum(np.prod(v.shape) for v in net.trainable_weights)), device=device)
+
+
+def peaks(configs, updates=3, parallel=2):
+    """`measure(config)` for each config, each in a fresh process (TensorFlow's BFC allocator,
+    nothing of an earlier run held), `parallel` processes at a time (a peak is a process's own,
+    so processes side by side do not change it).
+
+    Returns:
+        a list of `measure`'s dicts, in the order of `configs` (`{"error": why}` for a failure).
+    """
+    configs = [_config(c) for c in configs]
+    check_count("parallel", parallel)
+    run = lambda c: memory.in_fresh_process(["gradlab.studies.recompute", json.dumps(c), str(updates)],
+                                           CHILD_TIMEOUT)
+    with ThreadPoolExecutor(parallel) as pool:
+        return list(pool.map(run, configs))
+
+
+def time_updates(configs, rounds=5):
+    """Milliseconds of one update of each config, all in this process: each traced first,
+    then `rounds` rounds that time every config once, in turn (interleaved, so a busy spell
+    of the machine falls on all of them).
+
+    Returns:
+        a list, per config, of its `rounds` times in ms.
+    """
+    configs, rounds = [_config(c) for c in configs], check_count("rounds", rounds)
+    trainers = [_trainer(c) for c in configs]
+    for net, x, y in trainers:
+        net.train_on_batch(x, y)
+    times = [[] for _ in configs]
+    for _ in range(rounds):
+        for t, (net, x, y) in zip(times, trainers):
+            start = time.perf_counter()
+            net.train_on_batch(x, y)
+            t.append(1000 * (time.perf_counter() - start))
+    return times
+
+
+def spread(times, reference):
+    """Per round, `times[r] / reference[r]`: (median, min, max) of the ratios."""
+    ratios = [a / b for a, b in zip(times, reference)]
+    return statistics.median(ratios), min(ratios), max(ratios)
+
+
+if __name__ == "__main__":
+    from .._quiet import quiet
+    quiet()  # the parent reads this process's stdout
+    print(json.dumps(measure(json.loads(sys.argv[1]), int(sys.argv[2]))))
