@@ -23,11 +23,8 @@ It is an estimate: it leaves out the framework's workspace, temporaries of the b
 (about one layer's gradient with respect to its inputs at a time) and allocator rounding.
 `tests/studies/test_memory_budget.py` holds it against one measured allocator peak.
 
-<<<<<<< HEAD
-Lesson: notebooks/14-the-lab.ipynb
-=======
-Lesson: notebooks/13-memory.ipynb (the calculator checked against a measured peak)
->>>>>>> c12
+Lessons: notebooks/13-memory.ipynb (the calculator checked against a measured peak),
+notebooks/14-the-lab.ipynb (the widget)
 """
 from __future__ import annotations
 
