@@ -1,6 +1,6 @@
 """Devices to put towers on: logical CPUs or GPUs, made before TensorFlow starts.
 
-Lesson: notebooks/02-tower-averaging.ipynb
+Lesson: notebooks/03-tower-averaging.ipynb
 """
 from __future__ import annotations
 
