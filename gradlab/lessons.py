@@ -59,6 +59,7 @@ _NAMES = {
     "plots": ("gradlab.studies.figures.plots", None),
     "lesson_plots": ("gradlab.studies.figures.lesson_plots", None),
     "plot_reproduction": ("gradlab.studies.figures.lesson_plots", "plot_reproduction"),
+    "plot_selection": ("gradlab.studies.figures.selection", "plot_selection"),
     "plot_memory": ("gradlab.studies.figures.memory_plots", "plot_memory"),
     "plot_timeline": ("gradlab.studies.figures.timeline", "plot_timeline"),
     "plot_overlap": ("gradlab.studies.figures.timeline", "plot_overlap"),

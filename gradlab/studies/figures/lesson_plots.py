@@ -25,7 +25,8 @@ def _figure(figsize):
     return fig, ax
 
 
-def plot_rounding(curves, tolerance=None, scale=None):
+def plot_rounding(curves, tolerance=None, scale=None, ylabel="max |w_accum - w_large|",
+                  title="Two equal trainings: the largest weight difference after each update"):
     """The largest weight difference between two trainings after each update, log scale.
 
         d_k = max_j |w_accum(k)_j - w_large(k)_j|
@@ -42,10 +43,11 @@ def plot_rounding(curves, tolerance=None, scale=None):
             each drawn in its curve's colour (SGD and Adam are asserted against different
             bounds).
         scale: the float32 spacing of the weights, drawn as a dotted line (optional).
+        ylabel, title: what is compared (lesson 05 draws the |difference| of two loss curves).
     Returns:
         a matplotlib Figure with 1 Axes.
 
-    Lesson: notebooks/01-why-average.ipynb
+    Lessons: notebooks/01-why-average.ipynb, notebooks/05-reproducing-the-table.ipynb
     """
     if not curves:
         raise ValueError("curves needs at least one training, got an empty dict")
@@ -67,8 +69,8 @@ def plot_rounding(curves, tolerance=None, scale=None):
         ax.axhline(scale, color="gray", linestyle=":", label=f"float32 spacing of the weights {scale:.1e}")
     ax.set_yscale("log")
     ax.set_xlabel("update")
-    ax.set_ylabel("max |w_accum - w_large|")
-    ax.set_title("Two equal trainings: the largest weight difference after each update")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside the data
     return fig
 

@@ -17,6 +17,9 @@ def test_plot_rounding_draws_one_line_per_curve_on_a_log_axis_with_zeros_at_the_
     first = ax.lines[0].get_ydata()
     assert first[0] > 0 and first[0] < 1e-8 and first[1] == 3e-8  # the exact zero drawn below
     assert [line.get_ydata()[0] for line in ax.lines[2:]] == [1e-6, 6e-8]  # tolerance, scale
+    assert ax.get_ylabel() == "max |w_accum - w_large|"
+    loss = plot_rounding({"N=5 vs N=1": [0.0, 2e-7]}, ylabel="|loss difference|", title="losses")
+    assert loss.axes[0].get_ylabel() == "|loss difference|" and loss.axes[0].get_title() == "losses"
 
 
 def test_plot_rounding_draws_one_tolerance_per_curve_in_its_colour():
