@@ -54,12 +54,15 @@ _NAMES = {
     "free_ports": ("gradlab.studies.distributed.loopback_cluster", "free_ports"),
     "ring_all_reduce": ("gradlab.studies.distributed.ring", "ring_all_reduce"),
     "memory_budget": ("gradlab.studies.memory_budget", None),
+    "keras_accumulation": ("gradlab.studies.keras_accumulation", None),
+    "PerUpdate": ("gradlab.studies.keras_accumulation", "PerUpdate"),
     # figures
     "plots": ("gradlab.studies.figures.plots", None),
     "lesson_plots": ("gradlab.studies.figures.lesson_plots", None),
     "plot_reproduction": ("gradlab.studies.figures.lesson_plots", "plot_reproduction"),
     "plot_memory": ("gradlab.studies.figures.memory_plots", "plot_memory"),
     "plot_timeline": ("gradlab.studies.figures.timeline", "plot_timeline"),
+    "plot_schedule": ("gradlab.studies.figures.schedules", "plot_schedule"),
     "timeline": ("gradlab.studies.figures.timeline", None),
     # the lab (the [lab] extra)
     "Lab": ("gradlab.lab", "Lab"),
