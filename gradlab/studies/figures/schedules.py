@@ -8,8 +8,8 @@ Lesson: notebooks/07-fused-and-keras-accumulation.ipynb
 """
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.figure import Figure
 
 
 def plot_schedule(schedules, meant, accum_steps, updates=3):
@@ -29,17 +29,18 @@ def plot_schedule(schedules, meant, accum_steps, updates=3):
         raise ValueError(f"meant needs one rate per update ({updates}), got {len(meant)}")
     steps = np.arange(updates * accum_steps)
     applied = steps[accum_steps - 1::accum_steps]
-    fig = Figure(figsize=(7, 3.6))
-    ax = fig.add_subplot()
-    for (label, schedule), colour in zip(schedules.items(), ("tab:red", "tab:orange", "tab:green", "tab:blue")):
+    fig, ax = plt.subplots(figsize=(7, 3.6), layout="constrained")
+    plt.close(fig)  # owned by the caller: a cell ending with the call shows it once
+    colours = ("tab:red", "tab:orange", "tab:green", "tab:blue")
+    for k, ((label, schedule), colour) in enumerate(zip(schedules.items(), colours)):
         values = np.array([float(schedule(int(s))) for s in steps])
         ax.step(steps, values, where="post", color=colour, alpha=0.5)
-        ax.plot(applied, values[applied], "o", color=colour, label=label)
+        # shrinking markers: a schedule that coincides with an earlier one leaves its ring visible
+        ax.plot(applied, values[applied], "o", color=colour, markersize=10 - 1.5 * k, label=label)
     ax.plot(applied, meant, "kx", markersize=10, label="meant for updates 1, 2, 3")
     ax.set_yscale("log")
     ax.set_xticks(steps)
     ax.set_xlabel(f"micro-step (apply_gradients call); an update every {accum_steps}th")
     ax.set_ylabel("learning rate read")
     ax.legend(fontsize=8, loc="lower left")
-    fig.tight_layout()
     return fig
