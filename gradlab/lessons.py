@@ -55,6 +55,8 @@ _NAMES = {
     "ring_all_reduce": ("gradlab.studies.distributed.ring", "ring_all_reduce"),
     "memory_budget": ("gradlab.studies.memory_budget", None),
     "recompute": ("gradlab.studies.recompute", None),
+    "keras_accumulation": ("gradlab.studies.keras_accumulation", None),
+    "PerUpdate": ("gradlab.studies.keras_accumulation", "PerUpdate"),
     # figures
     "plots": ("gradlab.studies.figures.plots", None),
     "lesson_plots": ("gradlab.studies.figures.lesson_plots", None),
@@ -64,6 +66,7 @@ _NAMES = {
     "plot_timeline": ("gradlab.studies.figures.timeline", "plot_timeline"),
     "plot_overlap": ("gradlab.studies.figures.timeline", "plot_overlap"),
     "plot_batch_tradeoff": ("gradlab.studies.figures.noise_scale", "plot_batch_tradeoff"),
+    "plot_schedule": ("gradlab.studies.figures.schedules", "plot_schedule"),
     "timeline": ("gradlab.studies.figures.timeline", None),
     # the lab (the [lab] extra)
     "Lab": ("gradlab.lab", "Lab"),
