@@ -48,7 +48,7 @@ def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=N
     Returns:
         a matplotlib Figure with 2 Axes.
 
-    Lesson: notebooks/01-why-average.ipynb
+    Lesson: notebooks/02-batch-size-and-noise.ipynb
     """
     full = np.asarray(full_grad, dtype=np.float64).ravel()
     sizes = sorted(minibatch_grads)
