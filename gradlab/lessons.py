@@ -27,6 +27,7 @@ _NAMES = {
     "table": ("gradlab.studies.runs.table", None),
     "reproduction": ("gradlab.studies.runs.reproduction", None),
     "noise": ("gradlab.studies.runs.noise", None),
+    "two_batch_noise_scale": ("gradlab.studies.runs.two_batch", "two_batch_noise_scale"),
     "pitfalls": ("gradlab.studies.runs.pitfalls", None),
     "moving_average": ("gradlab.studies.stats", "moving_average"),
     # the update's pieces, as the lessons derive them

@@ -40,7 +40,8 @@ def plot_batch_tradeoff(noise_scales, micro_batch=32, ks=(1, 2, 4, 8, 16, 32, 64
 
     Left: S / S_min; right: E / E_min, both against B on log axes, one colour per noise
     scale: the curve over B, a marker at each accumulation count k, and a dotted vertical
-    line at B = B_noise, where both factors are 2. The legend names each scale and its value.
+    line at B = B_noise, where both factors are 2. Each panel's legend names each scale and its
+    value, and the dotted line.
 
     Args:
         noise_scales: dict `{label: B_noise}`, e.g. `{"before training": 71.0}`.
@@ -70,6 +71,11 @@ def plot_batch_tradeoff(noise_scales, micro_batch=32, ks=(1, 2, 4, 8, 16, 32, 64
         ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
         ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
     ax_s.set_title("Fewer updates as B grows, down to $S_{min}$")
-    ax_e.set_title("More examples as B grows past $B_{noise}$")
-    ax_e.legend(loc="upper left", fontsize="small", title="noise scale", title_fontsize="small")
+    ax_e.set_title("More examples as B grows past the noise scale")
+    for ax, where in ((ax_s, "upper right"), (ax_e, "upper left")):
+        handles, labels = ax.get_legend_handles_labels()
+        handles.append(plt.Line2D([], [], color="black", linestyle=":"))
+        labels.append("dotted: B = the noise scale")
+        ax.legend(handles, labels, loc=where, fontsize="small", title="noise scale",
+                  title_fontsize="small")
     return fig

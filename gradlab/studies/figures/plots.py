@@ -48,7 +48,7 @@ def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=N
     Returns:
         a matplotlib Figure with 2 Axes.
 
-    Lesson: notebooks/01-why-average.ipynb
+    Lesson: notebooks/02-batch-size-and-noise.ipynb
     """
     full = np.asarray(full_grad, dtype=np.float64).ravel()
     sizes = sorted(minibatch_grads)
@@ -69,12 +69,13 @@ def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=N
     fig, (ax, ax2) = _figure(2, figsize=(12.0, 4.2))
     for b, color in zip(sizes, _colors(len(sizes))):
         g = grads[b]
-        ax.scatter(g @ u1, g @ u2, s=12, color=color, alpha=0.6, label=f"b = {b}")
+        ax.scatter(g @ u1, g @ u2, s=12, color=color, alpha=0.6, label=f"b = {b}", zorder=3)
         dist = np.linalg.norm(g - full, axis=1)
         ax2.scatter(np.full(dist.shape, b), dist, s=10, color=color, alpha=0.5)
         ax2.plot(b, dist.mean(), "o", color=color, markersize=8, markeredgecolor="black")
+    # under the points and see-through: the largest batches' draws sit on top of g
     ax.plot(full @ u1, 0.0, "*", color="crimson", markersize=16, markeredgecolor="black",
-            label="full gradient g")
+            alpha=0.5, zorder=2, label="full gradient g")
     ax.set_xlabel("component along g")
     ax.set_ylabel("component across g (widest scatter)")
     ax.set_aspect("equal", adjustable="datalim")
@@ -85,7 +86,8 @@ def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=N
 
     b_axis = np.asarray(sizes, dtype=np.float64)
     means = [np.linalg.norm(grads[b] - full, axis=1).mean() for b in sizes]
-    ax2.plot(sizes, means, "-", color="grey", zorder=0, label="mean of the draws")
+    ax2.plot(sizes, means, "-", color="grey", zorder=0, marker="o", markersize=8,
+             markerfacecolor="white", markeredgecolor="black", label="mean of the draws (large circles)")
     if trace_cov is None:
         ref = means[0] * np.sqrt(b_axis[0] / b_axis)
         ax2.plot(sizes, ref, "--", color="crimson", label=r"$\propto 1/\sqrt{b}$")

@@ -20,8 +20,9 @@ def test_plot_batch_tradeoff_draws_both_factors_on_log_axes_with_a_line_at_each_
     assert np.allclose(e_markers.get_ydata(), [1 + 32 / 71, 1 + 128 / 71, 1 + 512 / 71])
     x = curve.get_xdata()
     assert x.min() <= 16 and x.max() >= 1702  # the curve spans every marker and B_noise
-    assert [t.get_text() for t in ax_e.get_legend().get_texts()] == [
-        "early: 71", "late: 851"]
+    for ax in (ax_s, ax_e):
+        assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+            "early: 71", "late: 851", "dotted: B = the noise scale"]
 
 
 @pytest.mark.parametrize("kwargs, match", [

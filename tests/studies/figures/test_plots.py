@@ -25,7 +25,7 @@ def test_plot_gradient_noise_draws_the_finite_population_prediction():
     b = np.array([8.0, 32.0, 128.0])
     expected = np.sqrt(20.0 / b * (256 - b) / 255)  # 1.546, 0.700, 0.279
     assert np.allclose(predicted[0].get_ydata(), expected)
-    means = [line for line in right.lines if line.get_label() == "mean of the draws"][0]
+    means = [line for line in right.lines if line.get_label() == "mean of the draws (large circles)"][0]
     assert np.allclose(means.get_ydata(), [np.linalg.norm(grads[k] - full, axis=1).mean() for k in (8, 32, 128)])
 
 
