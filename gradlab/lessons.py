@@ -60,6 +60,7 @@ _NAMES = {
     "plot_memory": ("gradlab.studies.figures.memory_plots", "plot_memory"),
     "plot_timeline": ("gradlab.studies.figures.timeline", "plot_timeline"),
     "timeline": ("gradlab.studies.figures.timeline", None),
+    "pitfall_plots": ("gradlab.studies.figures.pitfall_plots", None),
     # the lab (the [lab] extra)
     "Lab": ("gradlab.lab", "Lab"),
     "run_memory": ("gradlab.lab.run_memory", None),
