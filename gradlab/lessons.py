@@ -69,6 +69,7 @@ _NAMES = {
     "plot_batch_tradeoff": ("gradlab.studies.figures.noise_scale", "plot_batch_tradeoff"),
     "plot_schedule": ("gradlab.studies.figures.schedules", "plot_schedule"),
     "timeline": ("gradlab.studies.figures.timeline", None),
+    "pitfall_plots": ("gradlab.studies.figures.pitfall_plots", None),
     # the lab (the [lab] extra)
     "Lab": ("gradlab.lab", "Lab"),
     "run_memory": ("gradlab.lab.run_memory", None),

@@ -1,0 +1,107 @@
+"""Figures for the pitfall lessons: BatchNorm's gradient error against the micro-batch size,
+dropout's gap against the number of draws averaged, and the weights an EMA of the weights
+puts on each update.
+
+Lesson: notebooks/08-pitfalls-what-to-count.ipynb, notebooks/09-pitfalls-applying-once.ipynb
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .plots import _colors, _figure
+
+
+def _check_series(name, series):
+    if not series:
+        raise ValueError(f"{name} needs at least one entry, got {series!r}")
+
+
+def plot_batchnorm_error(errors, batch):
+    """Relative error of the accumulated gradient against the micro-batch size n, log-log.
+
+        error(n) = ||sum_i (n/B) grad L_i - grad L|| / ||grad L||,  each L_i normalised over n rows
+
+    One dot per seed, the mean as a line; the dotted line is the 1/sqrt(n) slope through
+    the smallest n, for reference; n = B (one micro-batch) is exact and not drawn.
+
+    Args:
+        errors: dict `{micro-batch size n: [relative error per seed]}`.
+        batch: B, the examples per update (for the title).
+    Returns:
+        a matplotlib Figure with 1 Axes.
+    """
+    _check_series("errors", errors)
+    sizes = np.array(sorted(errors), dtype=float)
+    means = np.array([np.mean(errors[n]) for n in sorted(errors)])
+    fig, ax = _figure(figsize=(5.6, 3.8))
+    for n in sorted(errors):
+        ax.plot([n] * len(errors[n]), errors[n], "o", color="grey", alpha=0.5, markersize=4)
+    ax.plot(sizes, means, "o-", color=_colors(1)[0], label="mean over seeds")
+    ax.plot(sizes, means[0] * np.sqrt(sizes[0] / sizes), ":", color="black", label=r"$\propto 1/\sqrt{n}$")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xticks(sizes, [str(int(n)) for n in sizes])
+    ax.set_xlabel("micro-batch size n (examples)")
+    ax.set_ylabel("relative error of the gradient")
+    ax.set_title(f"BatchNorm over micro-batches vs one batch of {batch}")
+    ax.legend(fontsize="small")
+    return fig
+
+
+def plot_dropout_gap(gaps, yardstick):
+    """Gap between the means of S accumulated and S large-batch gradients, against S, log-log.
+
+        gap(S) = ||mean_S(g_accumulated) - mean_S(g_large)|| / ||mean_S(g_large)||
+
+    The yardstick is the same gap for a second set of large batches (noise only); the dotted
+    line is 1/sqrt(S) through the first gap, what noise alone predicts.
+
+    Args:
+        gaps, yardstick: dicts `{S: gap}` over the same S.
+    Returns:
+        a matplotlib Figure with 1 Axes.
+    """
+    _check_series("gaps", gaps)
+    if sorted(gaps) != sorted(yardstick):
+        raise ValueError(f"gaps and yardstick need the same S, got {sorted(gaps)} and {sorted(yardstick)}")
+    s = np.array(sorted(gaps), dtype=float)
+    fig, ax = _figure(figsize=(5.6, 3.8))
+    ax.plot(s, [gaps[k] for k in sorted(gaps)], "o-", color="crimson", label="accumulate vs large batch")
+    ax.plot(s, [yardstick[k] for k in sorted(gaps)], "s--", color=_colors(1)[0],
+            label="second large batch vs large batch")
+    ax.plot(s, gaps[sorted(gaps)[0]] * np.sqrt(s[0] / s), ":", color="black", label=r"noise: $\propto 1/\sqrt{S}$")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xticks(s, [str(int(k)) for k in s])
+    ax.set_xlabel("gradients averaged S (draws)")
+    ax.set_ylabel("relative gap of the means")
+    ax.set_title("Dropout under accumulation: noise, not bias")
+    ax.legend(fontsize="small")
+    return fig
+
+
+def plot_ema_coefficients(coefficients):
+    """The weight an average of the weights puts on theta_1 ... theta_K, grouped bars.
+
+        once per update:  c_j = (1 - beta) beta^(K - j)  (c_1 = beta^(K-1))
+
+    Args:
+        coefficients: dict `{label: [c_1, ..., c_K]}`, every list of the same length K.
+    Returns:
+        a matplotlib Figure with 1 Axes.
+    """
+    _check_series("coefficients", coefficients)
+    lengths = {len(c) for c in coefficients.values()}
+    if len(lengths) != 1:
+        raise ValueError(f"every coefficient list needs the same length, got lengths {sorted(lengths)}")
+    k = lengths.pop()
+    fig, ax = _figure(figsize=(6.4, 3.8))
+    width = 0.8 / len(coefficients)
+    for i, ((label, c), color) in enumerate(zip(coefficients.items(), _colors(len(coefficients)))):
+        ax.bar(np.arange(1, k + 1) + (i - (len(coefficients) - 1) / 2) * width, c, width, label=label, color=color)
+    ax.set_xticks(np.arange(1, k + 1), [rf"$\theta_{j}$" for j in range(1, k + 1)])
+    ax.set_xlabel("the weights after update j")
+    ax.set_ylabel("weight in the average (no unit)")
+    ax.set_title(f"The average of the weights after {k} updates")
+    ax.legend(fontsize="small")
+    return fig

@@ -1,0 +1,36 @@
+"""Lessons 08 and 09's figures: BatchNorm error vs micro-batch size, dropout gap vs draws,
+EMA coefficients."""
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from gradlab.studies.figures.pitfall_plots import plot_batchnorm_error, plot_dropout_gap, plot_ema_coefficients
+
+
+def test_plot_batchnorm_error_draws_the_mean_per_size_on_log_axes():
+    errors = {4: [1.0, 1.2], 8: [0.6, 0.7], 16: [0.3, 0.4]}
+    fig = plot_batchnorm_error(errors, batch=32)
+    assert not plt.fignum_exists(fig.number)
+    ax, = fig.axes
+    mean = [line for line in ax.lines if line.get_label() == "mean over seeds"][0]
+    assert np.allclose(mean.get_xdata(), [4, 8, 16]) and np.allclose(mean.get_ydata(), [1.1, 0.65, 0.35])
+    assert ax.get_yscale() == "log" and "32" in ax.get_title()
+
+
+def test_plot_dropout_gap_draws_the_noise_slope_through_the_first_gap():
+    ax, = plot_dropout_gap({1: 0.9, 4: 0.5, 16: 0.25}, {1: 1.0, 4: 0.55, 16: 0.3}).axes
+    noise = [line for line in ax.lines if line.get_linestyle() == ":"][0]
+    assert np.allclose(noise.get_ydata(), [0.9, 0.45, 0.225])
+    with pytest.raises(ValueError, match="same S"):
+        plot_dropout_gap({1: 0.9}, {2: 1.0})
+
+
+def test_plot_ema_coefficients_draws_one_bar_per_update_and_label():
+    c = {"once per update": [0.25, 0.25, 0.5], "per micro-batch": [0.125, 0.375, 0.5]}
+    ax, = plot_ema_coefficients(c).axes
+    heights = sorted(round(p.get_height(), 3) for p in ax.patches)
+    assert heights == sorted([0.25, 0.25, 0.5, 0.125, 0.375, 0.5])
+    with pytest.raises(ValueError, match="same length"):
+        plot_ema_coefficients({"a": [1.0], "b": [0.5, 0.5]})
+    with pytest.raises(ValueError, match="at least one"):
+        plot_ema_coefficients({})
