@@ -104,6 +104,12 @@ class Budget:
         c.plot.value = _png(fig)
         return self.result
 
+    def picture(self):
+        """The current bars as an `IPython.display.Image`: a stored notebook shows it where
+        widgets do not render (GitHub)."""
+        from IPython.display import Image
+        return Image(data=self.controls.plot.value, format="png")
+
     def _repr_mimebundle_(self, **kwargs):
         bundle = self.widget._repr_mimebundle_(**kwargs)
         bundle["text/plain"] = repr(self)

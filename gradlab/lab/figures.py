@@ -190,7 +190,9 @@ def _cost(ax, groups, colors):
     rows = [(getattr(g, "short", g.label),
              1000 * float(np.nanmean([r.seconds_per_update for r in g.results])),
              finite(getattr(g, "peak_mb", None))) for g in groups]
-    ax.set_title("Time per update · allocator peak (fresh process)")
+    measured = any(mb is not None for *_, mb in rows)
+    ax.set_title("Time per update (one run each, on a shared CPU)"
+                 + (" · allocator peak (fresh process)" if measured else ""))
     ax.set_yticks([])
     if not rows:
         ax.text(0.5, 0.5, "no finished runs yet", transform=ax.transAxes, ha="center",

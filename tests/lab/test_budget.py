@@ -40,6 +40,7 @@ def test_moving_a_control_updates_the_budget_and_the_plot():
     b.controls.B.value = 128
     assert b.result["b"] == 16 and b.large_batch["activations"] == 128 * 200
     assert repr(b) == f"<gradlab.lab.Budget P=1000 total={b.result['total'] / 2**20:.2f} MiB>"
+    assert b.picture().data == b.controls.plot.value  # the bars as they are now, as an image
 
 
 def test_the_bars_stack_the_terms_in_mib():
