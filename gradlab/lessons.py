@@ -59,6 +59,8 @@ _NAMES = {
     "lesson_plots": ("gradlab.studies.figures.lesson_plots", None),
     "plot_reproduction": ("gradlab.studies.figures.lesson_plots", "plot_reproduction"),
     "plot_memory": ("gradlab.studies.figures.memory_plots", "plot_memory"),
+    "fit_schedule": ("gradlab.studies.figures.fit_schedule", "fit_schedule"),
+    "plot_fit_schedule": ("gradlab.studies.figures.fit_schedule", "plot_fit_schedule"),
     "plot_timeline": ("gradlab.studies.figures.timeline", "plot_timeline"),
     "timeline": ("gradlab.studies.figures.timeline", None),
     # the lab (the [lab] extra)
