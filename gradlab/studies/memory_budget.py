@@ -11,6 +11,9 @@ micro-batches of at most b = ceil(B / N) rows, a activation bytes and i input by
     activations = b a f                    f = 1; with recomputation f = `kept`, the share
                                            of a row's activations kept as layer-boundary
                                            checkpoints (the rest recomputed in the backward pass)
+                         + b g             with recomputation: one segment's activations, g bytes per
+                                           row, rebuilt and held during the backward pass (Chen et al.
+                                           2016's one-segment term; g = 0 leaves it out)
     inputs      = B i                      (the effective batch, sliced into micro-batches)
     total       = the sum
 
@@ -39,10 +42,10 @@ TERMS = ("weights", "gradients", "optimizer", "accumulator", "activations", "inp
 
 
 def budget(params, optimizer="adam", B=256, N=1, dtype="float32", activation_bytes_per_row=0,
-           input_bytes_per_row=0, recompute=False, kept=0.25):
+           input_bytes_per_row=0, recompute=False, kept=0.25, segment_bytes_per_row=0):
     """Bytes of each part of training memory (the module's formula), and their total.
 
-        total = P s (2 + k + [N > 1]) + ceil(B / N) a (kept if recompute else 1) + B i
+        total = P s (2 + k + [N > 1]) + b (a (kept if recompute else 1) + [recompute] g) + B i
 
     Args:
         params: P, the number of trainable parameters (an int >= 0).
@@ -55,6 +58,8 @@ def budget(params, optimizer="adam", B=256, N=1, dtype="float32", activation_byt
         input_bytes_per_row: i, one row of the input batch, in bytes.
         recompute: keep only checkpoints and recompute the rest (`tf.recompute_grad`).
         kept: f, the share of activations kept with recomputation, in (0, 1].
+        segment_bytes_per_row: g, the activations of the largest recomputed segment per row,
+            rebuilt in the backward pass and held while its gradient is taken (with recompute).
     Returns:
         dict of int bytes: `weights`, `gradients`, `optimizer`, `accumulator`,
         `activations`, `inputs` (`TERMS`, in that order) and `total`; and `b`, the rows of
@@ -68,12 +73,14 @@ def budget(params, optimizer="adam", B=256, N=1, dtype="float32", activation_byt
         raise ValueError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPE_BYTES)}")
     a = _bytes("activation_bytes_per_row", activation_bytes_per_row)
     i = _bytes("input_bytes_per_row", input_bytes_per_row)
+    g = _bytes("segment_bytes_per_row", segment_bytes_per_row)
     if isinstance(kept, bool) or not isinstance(kept, numbers.Real) or not 0 < kept <= 1:
         raise ValueError(f"kept must be a share in (0, 1], got {kept!r}")
     s, b = DTYPE_BYTES[dtype], math.ceil(B / N)
     terms = dict(weights=P * s, gradients=P * s, optimizer=SLOTS[optimizer] * P * s,
                  accumulator=P * s if N > 1 else 0,
-                 activations=round(b * a * (kept if recompute else 1)), inputs=B * i)
+                 activations=round(b * a * kept + b * g if recompute else b * a),
+                 inputs=B * i)
     return {**terms, "total": sum(terms.values()), "b": b}
 
 

@@ -37,6 +37,9 @@ def test_each_lever_by_hand():
     assert (one["accumulator"], eight["accumulator"]) == (0, 4000)  # one more copy of P only when N > 1
     assert (one["activations"], eight["activations"]) == (64 * 400, 8 * 400)  # b = B / N rows
     assert budget(**base, N=8, recompute=True, kept=0.25)["activations"] == 8 * 100
+    # one segment of g = 120 bytes a row rebuilt in the backward pass, only with recompute
+    assert budget(**base, N=8, recompute=True, kept=0.25, segment_bytes_per_row=120)["activations"] == 8 * (100 + 120)
+    assert budget(**base, N=8, segment_bytes_per_row=120)["activations"] == 8 * 400
     half = budget(**{**base, "activation_bytes_per_row": 200}, dtype="bfloat16")
     assert (half["weights"], half["activations"]) == (2000, 64 * 200)
     # the floor: with activations gone, (2 + k + [N > 1]) P s remains
@@ -63,6 +66,7 @@ def test_outputs_counted_through_input_shape_and_conv_shapes():
     (dict(params=10, dtype="int8"), ValueError, "unknown dtype 'int8'"),
     (dict(params=10, activation_bytes_per_row=-3), ValueError, "activation_bytes_per_row must be"),
     (dict(params=10, recompute=True, kept=0), ValueError, "kept must be a share in (0, 1], got 0"),
+    (dict(params=10, segment_bytes_per_row=-1), ValueError, "segment_bytes_per_row must be a number of bytes >= 0, got -1"),
 ])
 def test_bad_arguments_are_refused_naming_them(kwargs, error, words):
     with pytest.raises(error) as e:

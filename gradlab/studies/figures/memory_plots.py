@@ -25,14 +25,16 @@ SERIES = {("accumulating", 1): ("AccumulatingModel", "tab:blue", "o"),
           ("keras", 1): ("Keras gradient_accumulation_steps", "tab:orange", "s")}
 
 
-def plot_memory(result):
+def plot_memory(result, time=True):
     """Peak memory (MiB) and time per update (ms) against accum_steps, one result of
     `bench_memory.run_bench_memory`.
 
     Args:
         result: the dict `run_bench_memory` returns (or one of `--json`'s `workloads`).
+        time: draw the time panel; False draws memory alone (times of contenders run one
+            after another are not ratios of interleaved runs).
     Returns:
-        a matplotlib Figure with 2 Axes and the legend below them, outside the data.
+        a matplotlib Figure with 2 Axes (1 without time) and the legend below, outside the data.
     """
     if not isinstance(result, dict) or "rows" not in result or "config" not in result:
         raise ValueError("plot_memory needs a result of gradlab.studies.bench.fit_memory.run_bench_memory "
@@ -40,7 +42,10 @@ def plot_memory(result):
     c = result["config"]
     rows = [r for r in result["rows"] if r.get("train_mb") is not None]
     plain = next((r for r in rows if r["contender"] == "plain" and r["batch"] == c["batch"]), None)
-    fig, (ax_mb, ax_ms) = plt.subplots(1, 2, figsize=(9.0, 3.8), layout="constrained")
+    if not isinstance(time, bool):
+        raise TypeError(f"time must be True or False, got {time!r}")
+    fig, axes = plt.subplots(1, 1 + time, figsize=(9.0 if time else 5.5, 3.8), layout="constrained", squeeze=False)
+    ax_mb, ax_ms = axes[0][0], (axes[0][1] if time else _Nowhere())
     plt.close(fig)  # owned by the caller: a cell ending with the call shows it once
     for key, (label, color, marker) in SERIES.items():
         series = sorted((r["accum_steps"], r["train_mb"], r["ms_update"], r.get("floor_mb"),
@@ -69,7 +74,7 @@ def plot_memory(result):
         ax_mb.axhline(control["train_mb"], color="grey", lw=1, ls="-.",
                       label=f"fit's input alone (a linear model at B = {c['batch']})")
     ns = sorted({r["accum_steps"] for r in rows}) or [1]
-    for ax, ylabel in ((ax_mb, "allocator peak above its start (MiB)"), (ax_ms, "ms per update")):
+    for ax, ylabel in ((ax_mb, "allocator peak above its start (MiB)"), (ax_ms, "ms per update"))[:1 + time]:
         ax.set_xscale("log", base=2)
         ax.set_xticks(ns, [str(n) for n in ns])
         ax.xaxis.set_minor_locator(NullLocator())
@@ -86,6 +91,13 @@ def plot_memory(result):
     ax_ms.set_title("Time per update", fontsize="medium")
     fig.legend(loc="outside lower center", ncols=2, fontsize="small", frameon=False)
     return fig
+
+
+class _Nowhere:
+    """Stands in for the time panel when it is not drawn: every call draws nothing."""
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
 
 
 def _epochs(row):

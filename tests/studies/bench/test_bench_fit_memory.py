@@ -230,3 +230,15 @@ def test_fit_memory_reads_the_gpu_allocator(capsys, monkeypatch):
     assert ours["train_mb"] < plain["train_mb"], (ours["train_mb"], plain["train_mb"])
     np.testing.assert_allclose(ours["losses"], plain["losses"], rtol=1e-4)
     np.testing.assert_allclose(run[("accumulating", 256, 1, 1)]["losses"], plain["losses"], rtol=1e-5)
+
+
+def test_without_time_only_the_memory_panel_is_drawn():
+    rows = bench_memory.add_floors([
+        dict(_row("plain", 8, 1, 40.0), ms_update=30.0, ms_epochs=[29, 30, 45]),
+        _row("plain", 4, 1, 30.0), dict(_row("accumulating", 8, 2, 31.0), ms_update=20.0)])
+    fig = plot_memory({"config": {"model": "conv", "batch": 8}, "rows": rows}, time=False)
+    (ax_mb,) = fig.axes
+    assert list(ax_mb.lines[-1].get_ydata()) == [40.0, 40.0]  # plain fit, horizontal
+    assert ax_mb.get_ylabel() == "allocator peak above its start (MiB)"
+    with pytest.raises(TypeError, match="time must be True or False, got 'no'"):
+        plot_memory({"config": {"model": "conv", "batch": 8}, "rows": rows}, time="no")

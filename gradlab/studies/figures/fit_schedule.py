@@ -1,0 +1,89 @@
+"""Which rows each update of `fit` averages, and the learning rate it used, over epochs:
+the large batch, `AccumulatingModel`, and Keras's `gradient_accumulation_steps`.
+
+    large batch, AccumulatingModel:  update k of batch_size rows (the last batch of an epoch
+                                     shorter), learning rate read at k updates
+    Keras accumulation:              micro-batch m of batch_size / accum_steps rows; an update
+                                     every accum_steps-th micro-batch counted across epochs,
+                                     averaging the last accum_steps micro-batches; learning
+                                     rate read at m, the count of micro-batches before it
+
+Rows are counted across epochs (epoch e's row r is e * rows + r), so an update that averages
+the end of one epoch with the start of the next is one span.
+
+Lesson: notebooks/12-accumulation-in-fit.ipynb
+"""
+from __future__ import annotations
+
+import numbers
+
+import matplotlib.pyplot as plt
+
+CONTENDERS = ("large batch", "AccumulatingModel", "Keras accumulation")
+
+
+def fit_schedule(rows, batch_size, accum_steps, epochs):
+    """Each contender's updates as (first row, end row, schedule step) triples.
+
+    Args:
+        rows: examples per epoch (`fit(shuffle=False)` takes them in order).
+        batch_size: B, the large batch (Keras's accumulation gets B / accum_steps).
+        accum_steps: N, micro-batches per update; must divide `batch_size`.
+        epochs: epochs trained.
+    Returns:
+        dict contender -> list of (first, end, step): rows [first, end) counted across epochs,
+        and the optimizer's step counter when the update was applied (the schedule reads it).
+    """
+    rows, B, N, epochs = (_count(n, v) for n, v in
+                          (("rows", rows), ("batch_size", batch_size), ("accum_steps", accum_steps), ("epochs", epochs)))
+    if B % N:
+        raise ValueError(f"accum_steps must divide batch_size, got {N} and {B}")
+    large = [(e * rows + lo, e * rows + min(lo + B, rows)) for e in range(epochs) for lo in range(0, rows, B)]
+    micro = [(e * rows + lo, e * rows + min(lo + B // N, rows)) for e in range(epochs) for lo in range(0, rows, B // N)]
+    keras_updates = [(micro[m - N + 1][0], micro[m][1], m) for m in range(N - 1, len(micro), N)]
+    spans = [(lo, hi, k) for k, (lo, hi) in enumerate(large)]
+    return {"large batch": spans, "AccumulatingModel": list(spans), "Keras accumulation": keras_updates}
+
+
+def plot_fit_schedule(rows=611, batch_size=60, accum_steps=4, epochs=2, rate=0.1, decay=0.9):
+    """Top: the rows each update averages, one lane per contender (epochs split by a line).
+    Bottom: the learning rate rate * decay**step each update used (log scale).
+
+    Returns:
+        a matplotlib Figure with 2 Axes sharing the x axis (rows seen).
+    """
+    for name, value in (("rate", rate), ("decay", decay)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
+            raise ValueError(f"{name} must be a number > 0, got {value!r}")
+    schedule = fit_schedule(rows, batch_size, accum_steps, epochs)
+    fig, (lanes, lr) = plt.subplots(2, 1, figsize=(9.0, 4.6), sharex=True, layout="constrained",
+                                    height_ratios=(1, 1.2))
+    plt.close(fig)  # owned by the caller
+    colors = dict(zip(CONTENDERS, ("black", "tab:blue", "tab:orange")))
+    for lane, name in enumerate(CONTENDERS):
+        spans = schedule[name]
+        lanes.broken_barh([(lo, hi - lo) for lo, hi, _ in spans], (lane - 0.35, 0.7),
+                          facecolors=[colors[name] if i % 2 else "white" for i in range(len(spans))],
+                          edgecolor=colors[name])
+        ends = [hi for _, hi, _ in spans]
+        lr.plot(ends, [rate * decay ** k for _, _, k in spans], "o-" if lane != 1 else "x--",
+                color=colors[name], label=f"{name}: {len(spans)} updates")
+    for ax in (lanes, lr):
+        for e in range(1, epochs):
+            ax.axvline(e * rows, color="grey", lw=1, ls=":")
+    lanes.set_yticks(range(len(CONTENDERS)), CONTENDERS)
+    lanes.invert_yaxis()
+    lanes.set_title(f"Rows averaged by each update ({epochs} epochs of {rows}, B = {batch_size}, "
+                    f"Keras: {accum_steps} x {batch_size // accum_steps})", fontsize="medium")
+    lr.set_yscale("log")
+    lr.set_ylabel("learning rate used")
+    lr.set_xlabel("rows seen (the dotted line: a new epoch)")
+    lr.legend(fontsize="small", frameon=False)
+    lr.set_xlim(0, epochs * rows)
+    return fig
+
+
+def _count(name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)

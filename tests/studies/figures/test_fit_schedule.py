@@ -1,0 +1,54 @@
+"""The fit schedule against Keras's own fit: the updates it counts, the rows of each, and the
+step its learning-rate schedule read (recorded by a callback on real Keras training)."""
+import keras
+import numpy as np
+import pytest
+
+from gradlab.studies.figures.fit_schedule import fit_schedule, plot_fit_schedule
+
+
+class Record(keras.callbacks.Callback):
+    """After each fit batch: the optimizer's step counter (Keras's `iterations`)."""
+
+    def __init__(self):
+        super().__init__()
+        self.steps = []
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.steps.append(int(self.model.optimizer.iterations))
+
+
+def keras_updates(batch_size, accum, rows=37, epochs=2):
+    x, y = np.zeros((rows, 3), "float32"), np.zeros((rows,), "int64")
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    model.compile(optimizer=keras.optimizers.SGD(0.1, gradient_accumulation_steps=accum),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    record = Record()
+    model.fit(x, y, batch_size=batch_size, epochs=epochs, shuffle=False, verbose=0, callbacks=[record])
+    return record.steps
+
+
+def test_updates_match_keras_fit_across_epochs():
+    got = fit_schedule(37, 8, 4, 2)  # 37 rows: batches of 8 (last 5); Keras micro-batches of 2 (last 1)
+    large = keras_updates(8, None)
+    assert len(got["large batch"]) == large[-1] == 10 == len(got["AccumulatingModel"])
+    assert got["large batch"][4] == (32, 37, 4) and got["large batch"][5] == (37, 45, 5)
+    steps = keras_updates(2, 4)  # Keras's iterations after each micro-batch: +1 every 4th
+    applied = [m for m in range(len(steps)) if steps[m] > (steps[m - 1] if m else 0)]
+    assert [k for _, _, k in got["Keras accumulation"]] == applied == list(range(3, 38, 4))
+    # update 5 spans epoch 1's last three micro-batches (rows 32-37, the last of 1 row) and
+    # epoch 2's first (its rows 0-2, counted across epochs as 37-39)
+    assert got["Keras accumulation"][4] == (32, 39, 19)
+
+
+def test_the_figure_and_bad_input():
+    fig = plot_fit_schedule(rows=37, batch_size=8, accum_steps=4, epochs=2)
+    lanes, lr = fig.axes
+    assert [t.get_text() for t in lanes.get_yticklabels()] == ["large batch", "AccumulatingModel", "Keras accumulation"]
+    assert np.allclose(lr.lines[2].get_ydata(), [0.1 * 0.9 ** k for k in range(3, 38, 4)])
+    with pytest.raises(ValueError, match="accum_steps must divide batch_size, got 3 and 8"):
+        fit_schedule(37, 8, 3, 2)
+    with pytest.raises(ValueError, match="rows must be a positive integer, got 0"):
+        fit_schedule(0, 8, 4, 1)
+    with pytest.raises(ValueError, match="decay must be a number > 0, got -1"):
+        plot_fit_schedule(decay=-1)
