@@ -30,15 +30,15 @@ _PYTHON_STEPS = {
 }
 _TOWER_COLORS = ["#8cb8e0", "#ffbe7d", "#8fd1c7", "#ffb3bb", "#c6a98f", "#f6dd7a"]
 _ROLES = {  # group -> (legend label, colour)
-    "placeholders": ("input", "#dcdcdc"),
-    "split": ("input", "#dcdcdc"),
-    "variables": ("shared variables", "#f1ce63"),
+    "placeholders": ("input (fed)", "#dcdcdc"),
+    "split": ("input (fed)", "#dcdcdc"),
+    "variables": ("variables", "#f1ce63"),
     "optimizer state": ("optimizer state", "#f8ebc4"),
     "accumulators": ("accumulators", "#f4a259"),
     "zero": ("zero / accumulate", "#9fd88f"),
     "accum": ("zero / accumulate", "#9fd88f"),
     "average": ("averaging", "#f08a8c"),
-    "averaged": ("averaging", "#f08a8c"),
+    "averaged": ("input (fed)", "#dcdcdc"),  # placeholders: the host feeds the mean
     HOST: ("averaging", "#f08a8c"),
     "apply": ("apply (one update)", "#c9a3d9"),
 }

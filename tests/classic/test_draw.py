@@ -55,6 +55,10 @@ def test_host_average_and_accumulation_figures_name_their_steps():
     host = draw_graph(build_host_average())
     assert {"gradients", "host", "averaged", "apply", "fetch", "feed", "host_average"} <= texts(host)
     assert boxes(host)["host"].get_linestyle() == "--"  # numpy is not a graph op
+    shown = boxes(host)
+    assert shown["averaged"].get_facecolor() == shown["placeholders/x"].get_facecolor()  # both fed
+    legend = {t.get_text() for t in host.axes[0].get_legend().get_texts()}
+    assert {"input (fed)", "variables"} <= legend and "shared variables" not in legend
     acc = draw_graph(build_accumulation())
     assert {"accumulators", "zero", "accum", "apply", "weight", "assign_add(w*g)"} <= texts(acc)
 
