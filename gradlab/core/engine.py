@@ -30,7 +30,7 @@ PLACES = ("one", "towers", "replicas")
 
 
 def update(micro, parts, variables, optimizer, accum_steps, place="one", devices=None,
-           per_row=1.0, clip_norm=None, guard=True, after=None, on_skip=None, overlap=1):
+           clip_norm=None, guard=True, after=None, on_skip=None, overlap=1):
     """`w <- optimizer(w, G / D)` once, from the batch `parts`; returns `(S / D, status)`.
 
     Call inside `tf.function` ("one", "towers") or in a tf.distribute replica context
@@ -44,8 +44,6 @@ def update(micro, parts, variables, optimizer, accum_steps, place="one", devices
         variables, optimizer: what to update, and how.
         accum_steps: micro-batches per update (per tower or per replica).
         place: one of `PLACES`; `devices` lists the towers' devices.
-        per_row: D per row, so that the update's normaliser is about `rows * per_row`: the
-            unit sums are kept in, which puts float16 gradients at Keras's scale.
         clip_norm: clip the global norm of the update (not of each micro-batch).
         guard: apply only when every micro-batch's contract check held and the loss and
             every gradient are finite (a tf.cond; a skipped update changes no weight, slot or
@@ -61,7 +59,7 @@ def update(micro, parts, variables, optimizer, accum_steps, place="one", devices
         raise ValueError(f"place must be one of {PLACES}, got {place!r}")
     rows = batch_rows(parts)
     replicas = tf.distribute.get_replica_context().num_replicas_in_sync if place == "replicas" else 1
-    unit = tf.cast(tf.maximum(rows, 1) * replicas, sum_dtype()) * per_row
+    unit = tf.cast(tf.maximum(rows, 1) * replicas, sum_dtype())
 
     def local(parts):
         return loop_sum(micro, parts, variables, accum_steps, optimizer.scale_loss, unit, overlap)

@@ -106,7 +106,6 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
         self.jit_compile_option = jit_compile
         self.overlap = overlap
         self.check = check
-        self._per_row = 1.0
         # Raw tf.Variables, not weights: whether this update checks the contract, and whether
         # one was refused (read by fit_function after the call).
         self._check_now = tf.Variable(False, trainable=False, name="check_contract")
@@ -138,7 +137,7 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
         self._prologue_done = False
         # a function, not a list: Keras would track a list of metrics set on the model
         own = custom_metrics.own_metrics(kwargs.get("metrics"), kwargs.get("weighted_metrics"))
-        self._check_metrics = (lambda x, y: custom_metrics.warn_if_not_additive(self, own, x, y)) if own else None
+        self._check_metrics = (lambda y: custom_metrics.warn_if_not_additive(self, own, y)) if own else None
 
     def fit(self, x=None, y=None, *args, **kwargs):
         """`keras.Model.fit`, its data read as Keras reads it; arrays reach the update by row
@@ -149,7 +148,7 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
         labels.check_sparse_labels(self, arguments["y"], arguments["validation_data"])
         if getattr(self, "_check_metrics", None) is not None:  # once per compile
             check, self._check_metrics = self._check_metrics, None
-            check(arguments["x"], arguments["y"])
+            check(arguments["y"])
         with _compat.metrics_summed_on_read(self.distribute_strategy):
             fit_prologue.prepare(self, arguments["x"], arm=True)
             with fit_rows.feeding(self, arguments) as arguments:

@@ -30,7 +30,7 @@ def train_step(acc, data):
     loss, _ = engine.update(
         micro, parts, acc.trainable_variables, acc.optimizer, acc.accum_steps,
         "replicas" if distributed else "one",
-        per_row=acc._per_row, clip_norm=acc.clip_norm, guard=guard,
+        clip_norm=acc.clip_norm, guard=guard,
         after=acc._window.update, on_skip=functools.partial(_skipped, acc), overlap=acc.overlap)
     # Keras's own tracker: this batch's mean loss, weighted by its rows (this replica's
     # under tf.distribute, so that the replicas' sum on read is the global batch).
@@ -64,16 +64,14 @@ def _batch(acc, data, training):
     parts, take, y = fit_rows.parts(rows_now, data)
     rows = tf.shape(tf.nest.flatten(parts)[0])[0]
     rows_of_batch = batch_rows(acc, rows, y)
-    ops = []  # what the traced forward passes do (state_writes)
 
     def micro(part):
         part = take(part)
-        terms = micro_sums(acc, part, rows_of_batch, training, ops)
-        outputs = ops.pop() if ops else None  # micro_sums leaves its predictions last
+        ops = []  # what the traced forward pass does (state_writes)
+        terms, y_pred = micro_sums(acc, part, rows_of_batch, training, ops)
         if training and ops:
             state_writes.warn_once(acc._warned_writes, acc.model, ops,
-                                   tf.nest.flatten(part["x"])[0].shape[0], acc.forward_passes(), outputs)
-            ops.clear()
+                                   tf.nest.flatten(part["x"])[0].shape[0], acc.forward_passes(), y_pred)
         return terms
     return parts, micro, rows
 
@@ -96,18 +94,16 @@ def batch_rows(acc, rows, y):
 
 
 def micro_sums(acc, part, rows_of_batch, training=True, ops=None):
-    """`(S_i, D_i, holds)` of one micro-batch of a batch of `rows_of_batch` rows (its metrics
-    are updated on the way); `holds`: the contract's check on its predictions (`contract`),
-    made while `acc._check_now` is set. The ops of its forward pass are appended to `ops` (at
-    trace time: `state_writes`)."""
+    """`((S_i, D_i, holds), y_pred)` of one micro-batch of a batch of `rows_of_batch` rows (its
+    metrics are updated on the way); `holds`: the contract's check on its predictions
+    (`contract`), made while `acc._check_now` is set. The ops of its forward pass are appended
+    to `ops` (at trace time: `state_writes`)."""
     x, y, sw = part["x"], part.get("y"), part.get("sample_weight")
     with acc._window.recording(), state_writes.recording([] if ops is None else ops):
         # The model itself, not the wrapper: the wrapper's call adds only a name scope, yet
         # the renamed graph came out of Grappler in an order holding 24 MB more at the peak
         # (one Transformer block, 64 rows: 112.7 vs 88.2 MB, plain fit's 88.3).
         y_pred = acc.model(x, training=training)
-    if ops is not None:
-        ops.append(y_pred)
     rule = normaliser.keras_rule(y, y_pred, acc.loss)
     n = tf.cast(tf.shape(tf.nest.flatten(y_pred)[0])[0], tf.float32)
     # Keras tracks each output's loss once per batch; a micro-batch's share of the batch
@@ -120,8 +116,8 @@ def micro_sums(acc, part, rows_of_batch, training=True, ops=None):
         normaliser.check_masked_penalties(acc.model, acc.losses, x)
     d = normaliser.normaliser(rule, x, y, y_pred, acc.loss)
     if not training:
-        return tf.cast(loss, d.dtype) * d, d
-    return tf.cast(loss, d.dtype) * d, d, _holds(acc, rule, y, y_pred, sw)
+        return (tf.cast(loss, d.dtype) * d, d), y_pred
+    return (tf.cast(loss, d.dtype) * d, d, _holds(acc, rule, y, y_pred, sw)), y_pred
 
 
 def _holds(acc, rule, y, y_pred, sw):

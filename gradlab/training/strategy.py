@@ -203,7 +203,7 @@ class Strategy:
         self._rollback = Rollback(self.model, self.optimizer, self.guard, self.moments)
         self._update = self.recipe.update(Setup(
             self._micro, self.variables, self.optimizer, self.accum_steps, self.place, self.devices,
-            self.distribution, 1.0, self.clip_norm, self.guard, self.moments.update,
+            self.distribution, self.clip_norm, self.guard, self.moments.update,
             self.jit(), self.overlap, self.model, self.loss_fn))
         self._functions += self._update.functions
         self._checking = self._forward_passes() > 1  # a new trace: check its first update

@@ -37,7 +37,6 @@ class Setup(NamedTuple):
     place: str = "one"       # engine.PLACES
     devices: Optional[list] = None
     distribution: object = None
-    per_row: float = 1.0
     clip_norm: Optional[float] = None
     guard: bool = True
     after: Optional[Callable] = None
@@ -62,7 +61,7 @@ class LoopUpdate:
         if s.place == "replicas":
             def replica(parts):
                 return engine.update(s.micro, parts, s.variables, s.optimizer, s.accum_steps, "replicas",
-                                     per_row=s.per_row, clip_norm=s.clip_norm, guard=s.guard,
+                                     clip_norm=s.clip_norm, guard=s.guard,
                                      overlap=s.overlap)
 
             def run(parts):
@@ -72,7 +71,7 @@ class LoopUpdate:
         else:
             self.python = lambda parts: engine.update(
                 s.micro, parts, s.variables, s.optimizer, s.accum_steps, s.place, s.devices,
-                s.per_row, s.clip_norm, s.guard, s.after, overlap=s.overlap)
+                s.clip_norm, s.guard, s.after, overlap=s.overlap)
             self.fn = _function(self.python, s.jit)
         self.functions = [self.fn]
         self._last = None
@@ -206,5 +205,5 @@ class KerasUpdate:
 
 
 def _unit(setup, parts):
-    """The update's unit (`micro_sums`), one value for all its micro-batches."""
-    return tf.constant(batch_rows(parts) * setup.per_row, sum_dtype())
+    """The update's unit (`micro_sums`), one value for all its micro-batches: its rows."""
+    return tf.constant(batch_rows(parts), sum_dtype())
