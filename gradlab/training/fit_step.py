@@ -14,7 +14,7 @@ import keras
 import tensorflow as tf
 
 from .. import _compat
-from ..core import accumulate, contract, engine, normaliser, state_writes
+from ..core import accumulate, contract, engine, homes, normaliser, places, state_writes
 from . import fit_rows
 
 
@@ -27,11 +27,10 @@ def train_step(acc, data):
                          f"{type(tf.distribute.get_strategy()).__name__}")
     # A LossScaleOptimizer checks finiteness itself (skip and lower the scale).
     guard = not isinstance(acc.optimizer, keras.optimizers.LossScaleOptimizer)
-    loss, _ = engine.update(
-        micro, parts, acc.trainable_variables, acc.optimizer, acc.accum_steps,
-        "replicas" if distributed else "one",
-        clip_norm=acc.clip_norm, guard=guard,
-        after=acc._window.update, on_skip=functools.partial(_skipped, acc), overlap=acc.overlap)
+    task = engine.Task(micro, acc.trainable_variables, acc.optimizer, acc.accum_steps,
+                       acc.clip_norm, guard, acc._window.update, functools.partial(_skipped, acc))
+    loss, _ = engine.update(task, parts, homes.Loop(acc.overlap),
+                            places.Replicas() if distributed else places.ONE)
     # Keras's own tracker: this batch's mean loss, weighted by its rows (this replica's
     # under tf.distribute, so that the replicas' sum on read is the global batch).
     _compat.loss_tracker(acc).update_state(loss, sample_weight=rows)
@@ -49,7 +48,7 @@ def test_step(acc, data):
     parts, micro, rows = _batch(acc, data, training=False)
     sums = accumulate.loop_sum(micro, parts, [], acc.accum_steps)
     if tf.distribute.has_strategy():
-        sums = engine.reduce_replicas(sums)
+        sums = places.reduce_replicas(sums)
     # as in train_step: this batch's loss, weighted by this replica's rows
     _compat.loss_tracker(acc).update_state(tf.math.divide_no_nan(sums.loss, sums.norm),
                                            sample_weight=rows)

@@ -14,7 +14,7 @@ A strategy is a choice of where the sum lives and where the batch runs (`engine`
 | `towers`       | tensors carried by one compiled loop    | listed devices           |
 | `mirrored`     | tensors carried by one compiled loop    | tf.distribute replicas   |
 
-and all of them apply `G / D` once (`engine.apply_once`), so every one equals `large_batch`
+and all of them make one `engine.update` and apply `G / D` once, so every one equals `large_batch`
 up to float rounding. `keras` (Keras 3's own `gradient_accumulation_steps`) is the reference
 that does not: it divides by N whatever the sizes, and advances schedules per micro-batch.
 
@@ -31,30 +31,31 @@ from ..core.gradients import check_clip_norm
 from ..core import contract
 from ..core.microbatch import check_count
 from ..core.normaliser import check_reduction
+from ..core.homes import Host, KerasOptimizer, Loop, Variables
+from ..core.places import One, Replicas, Towers
 from .strategy import Strategy
 from ..core.towers import check_device_names, local_devices
-from .updates import HostUpdate, KerasUpdate, LoopUpdate, VariableUpdate
 from .xla import check_jit_compile
 
 
 class Recipe(NamedTuple):
-    update: type                 # where the sum lives: an `updates` class
-    place: str                   # where the batch runs: one of `engine.PLACES`
+    home: type                   # where the sum lives: a `homes` class
+    place: type                  # where the batch runs: a `places` class
     batchnorm: tuple             # batchnorm modes supported
     xla_auto: bool = False       # jit_compile="auto" turns XLA on (if the model allows)
 
 
 RECIPES = {
-    "large_batch": Recipe(LoopUpdate, "one", BATCHNORM_MODES),
-    "host_average": Recipe(HostUpdate, "one", ("micro",)),
-    "accumulate": Recipe(VariableUpdate, "one", BATCHNORM_MODES),
-    "fused": Recipe(LoopUpdate, "one", BATCHNORM_MODES, xla_auto=True),
-    "towers": Recipe(LoopUpdate, "towers", ("micro",)),
-    "keras": Recipe(KerasUpdate, "one", ("micro",)),
-    "mirrored": Recipe(LoopUpdate, "replicas", ("micro",)),
+    "large_batch": Recipe(Loop, One, BATCHNORM_MODES),
+    "host_average": Recipe(Host, One, ("micro",)),
+    "accumulate": Recipe(Variables, One, BATCHNORM_MODES),
+    "fused": Recipe(Loop, One, BATCHNORM_MODES, xla_auto=True),
+    "towers": Recipe(Loop, Towers, ("micro",)),
+    "keras": Recipe(KerasOptimizer, One, ("micro",)),
+    "mirrored": Recipe(Loop, Replicas, ("micro",)),
 }
 STRATEGIES = tuple(RECIPES)
-DEVICE_STRATEGIES = tuple(n for n, r in RECIPES.items() if r.place != "one")  # need 2+ devices
+DEVICE_STRATEGIES = tuple(n for n, r in RECIPES.items() if r.place is not One)  # need 2+ devices
 
 
 def make_strategy(name, model, loss_fn, optimizer, accum_steps=1, devices=None, **options):
@@ -106,12 +107,12 @@ def make_strategy(name, model, loss_fn, optimizer, accum_steps=1, devices=None, 
         _check_buildable(optimizer, keras.optimizers.Optimizer, "optimizer")
     options = _check_options(name, options)
     place = RECIPES[name].place
-    if place == "replicas" and isinstance(model, keras.Model):
+    if place is Replicas and isinstance(model, keras.Model):
         raise TypeError(
             f"mirrored needs a model builder (a zero-argument callable such as "
             f"lambda: make_model()), got the built model {model.name!r}: MirroredStrategy must "
             "create the variables inside its own scope, to mirror them on every device")
-    if place != "one":
+    if place is not One:
         devices = _check_devices(devices)
     return Strategy(name, RECIPES[name], model, loss_fn, optimizer,
                 1 if name == "large_batch" else accum_steps, devices, **options)
@@ -142,7 +143,7 @@ def _check_options(name, options):
             f"batchnorm={batchnorm!r} is not supported by strategy {name!r} (supported by "
             f"{', '.join(supported)}): it updates BatchNorm statistics once per micro-batch. Use "
             "batchnorm='micro', or GroupNormalization/LayerNormalization (no batch statistics)")
-    if "distribution" in options and RECIPES[name].place != "replicas":
+    if "distribution" in options and RECIPES[name].place is not Replicas:
         raise TypeError(f"distribution= is for the mirrored strategy, not {name!r}")
     return options
 

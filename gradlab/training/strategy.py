@@ -35,18 +35,22 @@ from ..core.loss_terms import loss_terms, normalize_sample_weight, reduced_loss
 from ..core.microbatch import batch_size, check_batch, check_dense
 from . import trainables, xla
 from .rollback import Rollback
-from .updates import KerasUpdate, LoopUpdate, Setup
+from ..core.homes import KerasOptimizer, Loop
+from ..core.places import One, Replicas, Towers
+from .updates import StepUpdate
 
 
 class Strategy:
-    """One strategy: `recipe.update` (where the sum lives, an `updates` class) x
-    `recipe.place` (where the batch runs), with the guarantees above. Made by
+    """One strategy: `recipe.home` (where the sum lives, a `homes` class) x `recipe.place`
+    (where the batch runs, a `places` class), with the guarantees above. Made by
     `make_strategy`, which checks every argument first."""
 
     def __init__(self, name, recipe, model, loss_fn, optimizer, accum_steps, devices=None,
                  clip_norm=None, jit_compile="auto", batchnorm="micro", distribution=None, overlap=1,
                  check="first"):
-        self.name, self.recipe, self.place = name, recipe, recipe.place
+        self.name, self.recipe = name, recipe
+        self.place = Towers(devices) if recipe.place is Towers else recipe.place()
+        self._replicas = isinstance(self.place, Replicas)
         self.accum_steps, self.devices, self.overlap = accum_steps, devices, overlap
         self.clip_norm, self.jit_compile, self.batchnorm = clip_norm, jit_compile, batchnorm
         self.check = check
@@ -54,7 +58,7 @@ class Strategy:
         self._check_now = tf.Variable(False, trainable=False, name="check_contract")
         self._checking = False  # its Python mirror
         self.distribution = distribution
-        if self.place == "replicas" and distribution is None:
+        if self._replicas and distribution is None:
             self.distribution = distribute.make_distribution(devices)
         if self.distribution is not None:
             _compat.own_instance_keys(self.distribution)
@@ -71,10 +75,10 @@ class Strategy:
                 check_window(self.model)
             optimizer = (keras.optimizers.get(optimizer) if isinstance(optimizer, str)
                          else _resolve(optimizer, keras.optimizers.Optimizer, "optimizer"))
-            if self.place == "replicas":
+            if self._replicas:
                 optimizer = _in_scope(optimizer)
-            keras_own = recipe.update is KerasUpdate
-            self.optimizer = KerasUpdate.make_optimizer(optimizer, accum_steps, clip_norm) if keras_own else optimizer
+            keras_own = recipe.home is KerasOptimizer
+            self.optimizer = KerasOptimizer.make_optimizer(optimizer, accum_steps, clip_norm) if keras_own else optimizer
         self.guard = not keras_own and not isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer)
         self._update, self._functions, self._xla = None, [], None
         self._warned = set()
@@ -93,8 +97,8 @@ class Strategy:
         """
         check_dense(x, y)
         batch = batch_size(x, y)
-        if self.place != "one":
-            check_batch(batch, len(self.devices) if self.place == "towers"
+        if type(self.place) is not One:
+            check_batch(batch, len(self.devices) if isinstance(self.place, Towers)
                         else self.distribution.num_replicas_in_sync)
         parts = (x, y) if sample_weight is None else (x, y, normalize_sample_weight(sample_weight, batch, self._over_weights))
         if self._update is None:
@@ -131,7 +135,7 @@ class Strategy:
 
     def all_reduces_per_update(self):
         """All-reduce ops each replica runs per update (`mirrored`), counted in its graph."""
-        if self.place != "replicas":
+        if not self._replicas:
             raise ValueError(f"strategy {self.name!r} runs no all-reduce; only mirrored does")
         if self._update is None:
             raise RuntimeError("nothing is traced yet: make one step(x, y) first")
@@ -144,7 +148,7 @@ class Strategy:
             return self._xla
         if self.jit_compile == "auto":
             return self.recipe.xla_auto and xla.xla_by_default(self.model)
-        return self.jit_compile and self.recipe.update is LoopUpdate and self.place != "replicas"
+        return self.jit_compile and self.recipe.home is Loop and not self._replicas
 
     # -- building and guarding ----------------------------------------------------------
     def _build(self, parts):
@@ -161,9 +165,9 @@ class Strategy:
 
     def _forward_passes(self):
         """Forward passes per update: micro-batches on every tower or replica."""
-        if self.place == "towers":
+        if isinstance(self.place, Towers):
             return self.accum_steps * len(self.devices)
-        if self.place == "replicas":
+        if self._replicas:
             return self.accum_steps * self.distribution.num_replicas_in_sync
         return self.accum_steps
 
@@ -201,13 +205,20 @@ class Strategy:
         window = self.batchnorm == "window" and self.name != "large_batch"
         self.moments = WindowMoments(self.model) if window else NO_WINDOW
         self._rollback = Rollback(self.model, self.optimizer, self.guard, self.moments)
-        self._update = self.recipe.update(Setup(
-            self._micro, self.variables, self.optimizer, self.accum_steps, self.place, self.devices,
-            self.distribution, self.clip_norm, self.guard, self.moments.update,
-            self.jit(), self.overlap, self.model, self.loss_fn))
+        task = engine.Task(self._micro, self.variables, self.optimizer, self.accum_steps,
+                           self.clip_norm, self.guard, self.moments.update)
+        self._update = StepUpdate(task, self._home(), self.place, self.distribution, self.jit())
         self._functions += self._update.functions
         self._checking = self._forward_passes() > 1  # a new trace: check its first update
         self._check_now.assign(self._checking)
+
+    def _home(self):
+        """A new home for the sum (one per trace: eager homes are bound to their task)."""
+        if self.recipe.home is Loop:
+            return Loop(self.overlap)
+        if self.recipe.home is KerasOptimizer:
+            return KerasOptimizer(self.model, self.loss_fn)
+        return self.recipe.home()
 
     def _decide_xla(self, parts):
         """Lower the update to XLA once, on the first batch, if it is to run under XLA; if XLA
