@@ -156,6 +156,7 @@ class KerasOptimizer(_Eager):
     """Keras 3's own accumulation: the optimizer (`make_optimizer`) sums each micro-batch's
     mean-loss gradient and applies their mean every `accum_steps` micro-batches. The update's
     loss is the rows-weighted mean of the micro-batches' mean losses."""
+    guarded = False  # Keras applies whatever it accumulated
 
     def __init__(self, model, loss_fn):
         self.model, self.loss_fn = model, loss_fn

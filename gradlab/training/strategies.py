@@ -26,16 +26,14 @@ import keras
 
 from typing import NamedTuple
 
-from ..core.batchnorm import BATCHNORM_MODES, check_mode
-from ..core.gradients import check_clip_norm
-from ..core import contract
+from ..core.batchnorm import BATCHNORM_MODES
 from ..core.microbatch import check_count
 from ..core.normaliser import check_reduction
 from ..core.homes import Host, KerasOptimizer, Loop, Variables
 from ..core.places import One, Replicas, Towers
+from .options import NAMES, Options
 from .strategy import Strategy
 from ..core.towers import check_device_names, local_devices
-from .xla import check_jit_compile
 
 
 class Recipe(NamedTuple):
@@ -100,12 +98,13 @@ def make_strategy(name, model, loss_fn, optimizer, accum_steps=1, devices=None, 
     """
     if not isinstance(name, str) or name not in RECIPES:
         raise ValueError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
-    accum_steps = check_count("accum_steps", accum_steps)
+    check_count("accum_steps", accum_steps)
     _check_loss(loss_fn)
     _check_buildable(model, keras.Model, "model")
     if not isinstance(optimizer, str):
         _check_buildable(optimizer, keras.optimizers.Optimizer, "optimizer")
-    options = _check_options(name, options)
+    distribution = options.pop("distribution", None)
+    options = _check_options(name, accum_steps, options, distribution)
     place = RECIPES[name].place
     if place is Replicas and isinstance(model, keras.Model):
         raise TypeError(
@@ -114,8 +113,7 @@ def make_strategy(name, model, loss_fn, optimizer, accum_steps=1, devices=None, 
             "create the variables inside its own scope, to mirror them on every device")
     if place is not One:
         devices = _check_devices(devices)
-    return Strategy(name, RECIPES[name], model, loss_fn, optimizer,
-                1 if name == "large_batch" else accum_steps, devices, **options)
+    return Strategy(name, RECIPES[name], model, loss_fn, optimizer, options, devices, distribution)
 
 
 def _check_loss(loss_fn):
@@ -126,24 +124,19 @@ def _check_loss(loss_fn):
         check_reduction(loss_fn)
 
 
-def _check_options(name, options):
-    unknown = set(options) - {"clip_norm", "jit_compile", "batchnorm", "distribution", "overlap", "check"}
+def _check_options(name, accum_steps, options, distribution):
+    """The strategy's `Options` (one micro-batch for `large_batch`), each checked."""
+    unknown = set(options) - set(NAMES)
     if unknown:
-        raise TypeError(f"unknown option(s) {sorted(unknown)}; valid: clip_norm, jit_compile, "
-                        "batchnorm, overlap, check")
-    check_clip_norm(options.get("clip_norm"))
-    contract.check_option(options.get("check", "first"))
-    if "overlap" in options:
-        options["overlap"] = check_count("overlap", options["overlap"])
-    check_jit_compile(options.get("jit_compile", "auto"))
-    batchnorm = check_mode(options.get("batchnorm", "micro"))
-    if batchnorm not in RECIPES[name].batchnorm:
-        supported = [n for n, r in RECIPES.items() if batchnorm in r.batchnorm]
+        raise TypeError(f"unknown option(s) {sorted(unknown)}; valid: {', '.join(NAMES)}")
+    options = Options.checked(1 if name == "large_batch" else accum_steps, **options)
+    if options.batchnorm not in RECIPES[name].batchnorm:
+        supported = [n for n, r in RECIPES.items() if options.batchnorm in r.batchnorm]
         raise ValueError(
-            f"batchnorm={batchnorm!r} is not supported by strategy {name!r} (supported by "
+            f"batchnorm={options.batchnorm!r} is not supported by strategy {name!r} (supported by "
             f"{', '.join(supported)}): it updates BatchNorm statistics once per micro-batch. Use "
             "batchnorm='micro', or GroupNormalization/LayerNormalization (no batch statistics)")
-    if "distribution" in options and RECIPES[name].place is not Replicas:
+    if distribution is not None and RECIPES[name].place is not Replicas:
         raise TypeError(f"distribution= is for the mirrored strategy, not {name!r}")
     return options
 
