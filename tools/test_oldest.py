@@ -18,35 +18,22 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
-import time
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from wheel_build import ROOT, build_wheel, copy, fresh_venv, pip, scratch
+from wheel_build import step as _step
+
 PAIR = ("tensorflow==2.18.*", "keras==3.8.*")
 TOOLS = ("pytest",)
-SOURCES = ("pyproject.toml", "README.md", "LICENSE", "LICENSE-MNIST", "gradlab")
 # What the engine and training tests need: their folders and what they import from tests/.
 TESTS = ("conftest.py", "common.py", "test_compat.py", "core", "training")
 SELECT = "(not slow or oldest) and not gpu"
-STARTED = time.monotonic()
+WHO = "test-oldest"
 
 
 def step(title, cmd, capture=True, **kwargs):
-    """Run `cmd`, print its time, exit on failure; return its stdout (None if not captured)."""
-    start = time.monotonic()
-    print(f"--- {title}", flush=True)
-    done = subprocess.run([str(c) for c in cmd], text=True, capture_output=capture, **kwargs)
-    if capture and done.stdout.strip():
-        print(done.stdout.rstrip())
-    if done.returncode:
-        if capture:
-            print(done.stderr[-4000:], file=sys.stderr)
-        why = " (pytest collected no tests)" if done.returncode == 5 and "pytest" in map(str, cmd) else ""
-        sys.exit(f"test-oldest: {title} failed (exit {done.returncode}){why}: {' '.join(map(str, cmd))}")
-    print(f"    {time.monotonic() - start:.1f} s", flush=True)
-    return done.stdout if capture else None
+    return _step(WHO, title, cmd, capture, **kwargs)
 
 
 def cached_venv(env):
@@ -62,25 +49,10 @@ def cached_venv(env):
         print(f"--- reuse {venv}")
         return venv
     shutil.rmtree(venv, ignore_errors=True)
-    # Without pip of its own: this pip installs into it (`pip --python`), saving ensurepip's time.
-    step(f"fresh venv {venv}", [sys.executable, "-m", "venv", "--without-pip", venv], env=env)
+    fresh_venv(venv, env, WHO)
     step(f"install {' '.join(PAIR + TOOLS)}", [*pip(venv), *PAIR, *TOOLS], env=env)
     stamp.write_text(stamp_text)
     return venv
-
-
-def pip(venv, command="install"):
-    extra = ["--quiet", "--no-compile"] if command == "install" else ["--quiet"]
-    return [sys.executable, "-m", "pip", "--python", venv / "bin" / "python", command, *extra]
-
-
-def copy(names, source, target):
-    target.mkdir(parents=True)
-    for name in names:
-        if (source / name).is_dir():
-            shutil.copytree(source / name, target / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(source / name, target / name)
 
 
 def pytest_ini(path):
@@ -93,14 +65,8 @@ def pytest_ini(path):
 
 
 def main():
-    tmp = Path(tempfile.mkdtemp(prefix="gradlab-oldest-"))
-    if ROOT in tmp.parents:
-        sys.exit(f"test-oldest: the temp dir {tmp} is inside the checkout {ROOT}")
-    try:
+    with scratch(WHO) as tmp:
         run(tmp)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    print(f"test-oldest: passed in {time.monotonic() - STARTED:.0f} s")
 
 
 def run(tmp):
@@ -108,11 +74,7 @@ def run(tmp):
     env.update(PIP_DISABLE_PIP_VERSION_CHECK="1", PYTHONDONTWRITEBYTECODE="1")
     venv = cached_venv(env)
     py = venv / "bin" / "python"
-    # A copy, because setuptools writes build/ and *.egg-info beside the sources it builds.
-    copy(SOURCES, ROOT, tmp / "src")
-    step("build the wheel", [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-                             "--wheel-dir", tmp / "dist", tmp / "src"], env=env)
-    wheel, = (tmp / "dist").glob("gradlab-*.whl")
+    wheel = build_wheel(tmp, env, WHO)
     # Uninstalled first: pip would keep an installed gradlab of the same version.
     subprocess.run([*pip(venv, "uninstall"), "--yes", "gradlab"], capture_output=True, env=env)
     step("install the wheel with the oldest pair", [*pip(venv), wheel, *PAIR], env=env)

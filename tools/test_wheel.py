@@ -14,31 +14,19 @@ GRADLAB_CACHE), so the table is computed, not read from a cache, and lands where
 would. Exit status 1 with the reason on any failure.
 """
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-# What a wheel is built from; the rest of the checkout (notebooks, app, data, tests) stays out.
-SOURCES = ("pyproject.toml", "README.md", "LICENSE", "LICENSE-MNIST", "gradlab")
+from wheel_build import ROOT, build_wheel, fresh_venv, pip, scratch
+from wheel_build import step as _step
+
 SMOKE = ROOT / "tools" / "wheel_smoke.py"
-STARTED = time.monotonic()
+WHO = "test-wheel"
 
 
 def step(title, cmd, **kwargs):
-    """Run `cmd`, print its time, exit on failure; return its stdout."""
-    start = time.monotonic()
-    print(f"--- {title}", flush=True)
-    done = subprocess.run([str(c) for c in cmd], text=True, capture_output=True, **kwargs)
-    print(done.stdout.rstrip()) if done.stdout.strip() else None
-    if done.returncode:
-        print(done.stderr[-4000:], file=sys.stderr)
-        sys.exit(f"test-wheel: {title} failed (exit {done.returncode}): {' '.join(map(str, cmd))}")
-    print(f"    {time.monotonic() - start:.1f} s", flush=True)
-    return done.stdout
+    return _step(WHO, title, cmd, **kwargs)
 
 
 def listing(folder):
@@ -62,25 +50,12 @@ def unchanged(before, venv, what):
 
 
 def main():
-    tmp = Path(tempfile.mkdtemp(prefix="gradlab-wheel-"))
-    if ROOT in tmp.parents:
-        sys.exit(f"test-wheel: the temp dir {tmp} is inside the checkout {ROOT}")
-    try:
+    with scratch(WHO) as tmp:
         run(tmp)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    print(f"test-wheel: passed in {time.monotonic() - STARTED:.0f} s")
 
 
 def run(tmp):
-    src, dist, venv, elsewhere = tmp / "src", tmp / "dist", tmp / "venv", tmp / "elsewhere"
-    # A copy, because setuptools writes build/ and *.egg-info beside the sources it builds.
-    src.mkdir()
-    for name in SOURCES:
-        if (ROOT / name).is_dir():
-            shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(ROOT / name, src / name)
+    venv, elsewhere = tmp / "venv", tmp / "elsewhere"
     elsewhere.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("GRADLAB_CACHE", "GRADLAB_DATA")}
     env.update(XDG_CACHE_HOME=str(tmp / "xdg-cache"), XDG_DATA_HOME=str(tmp / "xdg-data"),
@@ -88,21 +63,14 @@ def run(tmp):
     env.pop("PYTHONPATH", None)  # the checkout must not be importable
     py = venv / "bin" / "python"
 
-    step("build the wheel", [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-                             "--wheel-dir", dist, src], env=env)
-    wheel, = dist.glob("gradlab-*.whl")
-    print(f"    {wheel.name} ({wheel.stat().st_size:,} bytes)")
-    # Without pip of its own: this pip installs into it (`pip --python`), saving ensurepip's time.
-    step("fresh venv", [sys.executable, "-m", "venv", "--without-pip", venv], env=env)
-    pip = [sys.executable, "-m", "pip", "--python", py, "install", "--quiet", "--no-compile"]
-    step("install the wheel, core dependencies only",
-         [*pip, wheel], env=env)
+    wheel = build_wheel(tmp, env, WHO)
+    fresh_venv(venv, env, WHO)
+    step("install the wheel, core dependencies only", [*pip(venv), wheel], env=env)
     before = listing(site_packages(venv))
     step("fit on core dependencies", [py, SMOKE], env=env, cwd=elsewhere)
     unchanged(before, venv, "the fit")
 
-    step("install the [lab] extra",
-         [*pip, f"{wheel}[lab]"], env=env)
+    step("install the [lab] extra", [*pip(venv), f"{wheel}[lab]"], env=env)
     before = listing(site_packages(venv))
     step("python -m gradlab table --runs 1 --updates 20 (from another directory)",
          [py, "-m", "gradlab", "table", "--runs", "1", "--updates", "20"], env=env, cwd=elsewhere)

@@ -28,13 +28,13 @@ def own_metrics(*compiled):
             and not type(m).__module__.startswith(("keras.", "tf_keras."))]
 
 
-def warn_if_not_additive(acc, metrics, x, y):
-    """Warn (UserWarning) naming each of `metrics` whose value on the first rows of `(x, y)`,
+def warn_if_not_additive(acc, metrics, y):
+    """Warn (UserWarning) naming each of `metrics` whose value on the first rows of labels `y`,
     updated in two parts, is not its value updated once; its state is reset afterwards
     (fit resets metrics at every epoch anyway). Single-output models only: with several
     outputs, each metric of your own is named in one warning without the check."""
     arrays = lambda a: a is not None and all(hasattr(t, "shape") for t in keras.tree.flatten(a))
-    if not metrics or not (arrays(x) and arrays(y)):
+    if not metrics or not arrays(y):
         return  # a dataset or generator: not read ahead for this
     if len(keras.tree.flatten(acc.model.outputs if getattr(acc.model, "outputs", None) else [0])) != 1:
         _warn([m.name for m in metrics], "could not be checked (several outputs)")

@@ -36,11 +36,11 @@ import keras
 import tensorflow as tf
 
 from .. import _compat
-from ..core import contract, normaliser
-from ..core.batchnorm import NO_WINDOW, WindowMoments, check_mode, check_window
-from ..core.gradients import check_clip_norm
-from ..core.microbatch import check_count, check_dense
-from . import as_model, custom_metrics, fit_function, fit_prologue, fit_rows, fit_step, labels, xla
+from ..core import normaliser
+from ..core.batchnorm import NO_WINDOW, WindowMoments, check_window
+from ..core.microbatch import check_dense
+from . import as_model, custom_metrics, fit_function, fit_prologue, fit_rows, fit_step, labels
+from .options import Options
 
 
 @keras.saving.register_keras_serializable(package="gradlab")
@@ -86,12 +86,7 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
                  overlap=1, check="first", **kwargs):
         if not isinstance(model, keras.Model):
             raise TypeError(f"model must be a keras.Model, got {model!r} ({type(model).__name__})")
-        accum_steps = check_count("accum_steps", accum_steps)
-        overlap = check_count("overlap", overlap)
-        clip_norm = check_clip_norm(clip_norm)
-        check_mode(batchnorm)
-        xla.check_jit_compile(jit_compile)
-        contract.check_option(check)
+        options = Options.checked(accum_steps, clip_norm, batchnorm, jit_compile, overlap, check)
         _check_model(model, batchnorm)
         kwargs.setdefault("name", f"accumulating_{model.name}")
         super().__init__(**kwargs)
@@ -100,13 +95,9 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
         self.built = model.built
         if getattr(model, "output_names", None):  # Keras names per-output logs by these
             self.output_names = list(model.output_names)
-        self.accum_steps = accum_steps
-        self.clip_norm = clip_norm
-        self.batchnorm = batchnorm
-        self.jit_compile_option = jit_compile
-        self.overlap = overlap
-        self.check = check
-        self._per_row = 1.0
+        self.options = options  # the attributes below are its fields, under Keras's names
+        self.accum_steps, self.clip_norm, self.batchnorm = options.accum_steps, options.clip_norm, options.batchnorm
+        self.jit_compile_option, self.overlap, self.check = options.jit_compile, options.overlap, options.check
         # Raw tf.Variables, not weights: whether this update checks the contract, and whether
         # one was refused (read by fit_function after the call).
         self._check_now = tf.Variable(False, trainable=False, name="check_contract")
@@ -138,7 +129,7 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
         self._prologue_done = False
         # a function, not a list: Keras would track a list of metrics set on the model
         own = custom_metrics.own_metrics(kwargs.get("metrics"), kwargs.get("weighted_metrics"))
-        self._check_metrics = (lambda x, y: custom_metrics.warn_if_not_additive(self, own, x, y)) if own else None
+        self._check_metrics = (lambda y: custom_metrics.warn_if_not_additive(self, own, y)) if own else None
 
     def fit(self, x=None, y=None, *args, **kwargs):
         """`keras.Model.fit`, its data read as Keras reads it; arrays reach the update by row
@@ -149,7 +140,7 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
         labels.check_sparse_labels(self, arguments["y"], arguments["validation_data"])
         if getattr(self, "_check_metrics", None) is not None:  # once per compile
             check, self._check_metrics = self._check_metrics, None
-            check(arguments["x"], arguments["y"])
+            check(arguments["y"])
         with _compat.metrics_summed_on_read(self.distribute_strategy):
             fit_prologue.prepare(self, arguments["x"], arm=True)
             with fit_rows.feeding(self, arguments) as arguments:
@@ -277,11 +268,8 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
         return fit_step.test_step(self, data)
 
     def _resolve_jit(self):
-        if self.jit_compile_option != "auto":
-            return self.jit_compile_option
-        if self._distributed():
-            return False
-        return xla.xla_by_default(self.model)
+        # the one decision (Options.xla): "auto" gains only on one device
+        return self.options.xla(self.model, auto=not self._distributed())
 
 
 def _check_model(model, batchnorm):

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import functools
 
-import keras
 import tensorflow as tf
 
 from .. import _compat
-from ..core import accumulate, contract, engine, normaliser, state_writes
+from ..core import accumulate, engine, homes, places
+from ..core.micro_loss import MicroLoss
 from . import fit_rows
+from .options import guarded
 
 
 def train_step(acc, data):
@@ -25,13 +26,11 @@ def train_step(acc, data):
     if distributed and acc.batchnorm == "window":  # wrapped outside the strategy's scope
         raise ValueError("batchnorm='window' runs on one device only; got a fit under "
                          f"{type(tf.distribute.get_strategy()).__name__}")
-    # A LossScaleOptimizer checks finiteness itself (skip and lower the scale).
-    guard = not isinstance(acc.optimizer, keras.optimizers.LossScaleOptimizer)
-    loss, _ = engine.update(
-        micro, parts, acc.trainable_variables, acc.optimizer, acc.accum_steps,
-        "replicas" if distributed else "one",
-        per_row=acc._per_row, clip_norm=acc.clip_norm, guard=guard,
-        after=acc._window.update, on_skip=functools.partial(_skipped, acc), overlap=acc.overlap)
+    guard = guarded(acc.optimizer, homes.Loop)
+    task = engine.Task(micro, acc.trainable_variables, acc.optimizer, acc.accum_steps,
+                       acc.clip_norm, guard, acc._window.update, functools.partial(_skipped, acc))
+    loss, _ = engine.update(task, parts, homes.Loop(acc.overlap),
+                            places.Replicas() if distributed else places.ONE)
     # Keras's own tracker: this batch's mean loss, weighted by its rows (this replica's
     # under tf.distribute, so that the replicas' sum on read is the global batch).
     _compat.loss_tracker(acc).update_state(loss, sample_weight=rows)
@@ -49,7 +48,7 @@ def test_step(acc, data):
     parts, micro, rows = _batch(acc, data, training=False)
     sums = accumulate.loop_sum(micro, parts, [], acc.accum_steps)
     if tf.distribute.has_strategy():
-        sums = engine.reduce_replicas(sums)
+        sums = places.reduce_replicas(sums)
     # as in train_step: this batch's loss, weighted by this replica's rows
     _compat.loss_tracker(acc).update_state(tf.math.divide_no_nan(sums.loss, sums.norm),
                                            sample_weight=rows)
@@ -64,17 +63,9 @@ def _batch(acc, data, training):
     parts, take, y = fit_rows.parts(rows_now, data)
     rows = tf.shape(tf.nest.flatten(parts)[0])[0]
     rows_of_batch = batch_rows(acc, rows, y)
-    ops = []  # what the traced forward passes do (state_writes)
 
     def micro(part):
-        part = take(part)
-        terms = micro_sums(acc, part, rows_of_batch, training, ops)
-        outputs = ops.pop() if ops else None  # micro_sums leaves its predictions last
-        if training and ops:
-            state_writes.warn_once(acc._warned_writes, acc.model, ops,
-                                   tf.nest.flatten(part["x"])[0].shape[0], acc.forward_passes(), outputs)
-            ops.clear()
-        return terms
+        return micro_sums(acc, take(part), rows_of_batch, training)[0]
     return parts, micro, rows
 
 
@@ -95,42 +86,32 @@ def batch_rows(acc, rows, y):
     return tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, rows)
 
 
-def micro_sums(acc, part, rows_of_batch, training=True, ops=None):
-    """`(S_i, D_i, holds)` of one micro-batch of a batch of `rows_of_batch` rows (its metrics
-    are updated on the way); `holds`: the contract's check on its predictions (`contract`),
-    made while `acc._check_now` is set. The ops of its forward pass are appended to `ops` (at
-    trace time: `state_writes`)."""
+def micro_sums(acc, part, rows_of_batch, training=True):
+    """`((S_i, D_i, holds), y_pred)` of one micro-batch of a batch of `rows_of_batch` rows:
+    `micro_loss.MicroLoss` with Keras's compiled loss (its metrics are updated on the way);
+    `holds` is False once an update was refused, so no later step of the same call applies."""
     x, y, sw = part["x"], part.get("y"), part.get("sample_weight")
-    with acc._window.recording(), state_writes.recording([] if ops is None else ops):
-        # The model itself, not the wrapper: the wrapper's call adds only a name scope, yet
-        # the renamed graph came out of Grappler in an order holding 24 MB more at the peak
-        # (one Transformer block, 64 rows: 112.7 vs 88.2 MB, plain fit's 88.3).
-        y_pred = acc.model(x, training=training)
-    if ops is not None:
-        ops.append(y_pred)
-    rule = normaliser.keras_rule(y, y_pred, acc.loss)
-    n = tf.cast(tf.shape(tf.nest.flatten(y_pred)[0])[0], tf.float32)
-    # Keras tracks each output's loss once per batch; a micro-batch's share of the batch
-    # as its weight adds up to the same (rows / 0 on an empty replica shard: weight 0).
-    share = tf.math.divide_no_nan(n, tf.cast(rows_of_batch, tf.float32))
-    with _compat.output_loss_weight(acc, share, y, y_pred):
-        loss = acc.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sw, training=training)
-    acc.compute_metrics(x, y, y_pred, sample_weight=sw)
-    if training and rule == "entries":
-        normaliser.check_masked_penalties(acc.model, acc.losses, x)
-    d = normaliser.normaliser(rule, x, y, y_pred, acc.loss)
-    if not training:
-        return tf.cast(loss, d.dtype) * d, d
-    return tf.cast(loss, d.dtype) * d, d, _holds(acc, rule, y, y_pred, sw)
 
+    def loss_of(x, y, y_pred, sw):
+        n = tf.cast(tf.shape(tf.nest.flatten(y_pred)[0])[0], tf.float32)
+        # Keras tracks each output's loss once per batch; a micro-batch's share of the batch
+        # as its weight adds up to the same (rows / 0 on an empty replica shard: weight 0).
+        share = tf.math.divide_no_nan(n, tf.cast(rows_of_batch, tf.float32))
+        with _compat.output_loss_weight(acc, share, y, y_pred):
+            loss = acc.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sw, training=training)
+        acc.compute_metrics(x, y, y_pred, sample_weight=sw)
+        return loss
 
-def _holds(acc, rule, y, y_pred, sw):
-    """`contract.split_holds` of the compiled loss on this micro-batch's predictions while
-    `acc._check_now`; False once an update was refused (so no later step of the same call
-    applies), else True. The halves leave Keras's per-output loss trackers as they were."""
-    def loss_of(y, y_pred, sw):
+    def check_loss_of(y, y_pred, sw):  # the check's halves leave the per-output trackers alone
         with _compat.output_loss_weight(acc, 0.0, y, y_pred):
             return acc.compute_loss(x=None, y=y, y_pred=y_pred, sample_weight=sw, training=True)
-    norm_of = lambda y, p: normaliser.normaliser(rule, p, y, p, acc.loss)
-    holds = contract.checked(acc._check_now, loss_of, norm_of, y, y_pred, sw)
-    return tf.logical_and(holds, tf.logical_not(acc._refused))
+
+    # The model itself, not the wrapper: the wrapper's call adds only a name scope, yet
+    # the renamed graph came out of Grappler in an order holding 24 MB more at the peak
+    # (one Transformer block, 64 rows: 112.7 vs 88.2 MB, plain fit's 88.3).
+    micro_loss = MicroLoss(acc.model, acc.loss, loss_of, acc._check_now, check_loss_of,
+                           seen=acc._warned_writes, passes=acc.forward_passes(), moments=acc._window)
+    terms, y_pred = micro_loss(x, y, sw, training)
+    if training:
+        terms = (*terms[:2], tf.logical_and(terms[2], tf.logical_not(acc._refused)))
+    return terms, y_pred

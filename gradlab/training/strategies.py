@@ -14,7 +14,7 @@ A strategy is a choice of where the sum lives and where the batch runs (`engine`
 | `towers`       | tensors carried by one compiled loop    | listed devices           |
 | `mirrored`     | tensors carried by one compiled loop    | tf.distribute replicas   |
 
-and all of them apply `G / D` once (`engine.apply_once`), so every one equals `large_batch`
+and all of them make one `engine.update` and apply `G / D` once, so every one equals `large_batch`
 up to float rounding. `keras` (Keras 3's own `gradient_accumulation_steps`) is the reference
 that does not: it divides by N whatever the sizes, and advances schedules per micro-batch.
 
@@ -26,35 +26,34 @@ import keras
 
 from typing import NamedTuple
 
-from ..core.batchnorm import BATCHNORM_MODES, check_mode
-from ..core.gradients import check_clip_norm
-from ..core import contract
+from ..core.batchnorm import BATCHNORM_MODES
 from ..core.microbatch import check_count
 from ..core.normaliser import check_reduction
+from ..core.homes import Host, KerasOptimizer, Loop, Variables
+from ..core.places import One, Replicas, Towers
+from .options import NAMES, Options
 from .strategy import Strategy
 from ..core.towers import check_device_names, local_devices
-from .updates import HostUpdate, KerasUpdate, LoopUpdate, VariableUpdate
-from .xla import check_jit_compile
 
 
 class Recipe(NamedTuple):
-    update: type                 # where the sum lives: an `updates` class
-    place: str                   # where the batch runs: one of `engine.PLACES`
+    home: type                   # where the sum lives: a `homes` class
+    place: type                  # where the batch runs: a `places` class
     batchnorm: tuple             # batchnorm modes supported
     xla_auto: bool = False       # jit_compile="auto" turns XLA on (if the model allows)
 
 
 RECIPES = {
-    "large_batch": Recipe(LoopUpdate, "one", BATCHNORM_MODES),
-    "host_average": Recipe(HostUpdate, "one", ("micro",)),
-    "accumulate": Recipe(VariableUpdate, "one", BATCHNORM_MODES),
-    "fused": Recipe(LoopUpdate, "one", BATCHNORM_MODES, xla_auto=True),
-    "towers": Recipe(LoopUpdate, "towers", ("micro",)),
-    "keras": Recipe(KerasUpdate, "one", ("micro",)),
-    "mirrored": Recipe(LoopUpdate, "replicas", ("micro",)),
+    "large_batch": Recipe(Loop, One, BATCHNORM_MODES),
+    "host_average": Recipe(Host, One, ("micro",)),
+    "accumulate": Recipe(Variables, One, BATCHNORM_MODES),
+    "fused": Recipe(Loop, One, BATCHNORM_MODES, xla_auto=True),
+    "towers": Recipe(Loop, Towers, ("micro",)),
+    "keras": Recipe(KerasOptimizer, One, ("micro",)),
+    "mirrored": Recipe(Loop, Replicas, ("micro",)),
 }
 STRATEGIES = tuple(RECIPES)
-DEVICE_STRATEGIES = tuple(n for n, r in RECIPES.items() if r.place != "one")  # need 2+ devices
+DEVICE_STRATEGIES = tuple(n for n, r in RECIPES.items() if r.place is not One)  # need 2+ devices
 
 
 def make_strategy(name, model, loss_fn, optimizer, accum_steps=1, devices=None, **options):
@@ -99,22 +98,22 @@ def make_strategy(name, model, loss_fn, optimizer, accum_steps=1, devices=None, 
     """
     if not isinstance(name, str) or name not in RECIPES:
         raise ValueError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
-    accum_steps = check_count("accum_steps", accum_steps)
+    check_count("accum_steps", accum_steps)
     _check_loss(loss_fn)
     _check_buildable(model, keras.Model, "model")
     if not isinstance(optimizer, str):
         _check_buildable(optimizer, keras.optimizers.Optimizer, "optimizer")
-    options = _check_options(name, options)
+    distribution = options.pop("distribution", None)
+    options = _check_options(name, accum_steps, options, distribution)
     place = RECIPES[name].place
-    if place == "replicas" and isinstance(model, keras.Model):
+    if place is Replicas and isinstance(model, keras.Model):
         raise TypeError(
             f"mirrored needs a model builder (a zero-argument callable such as "
             f"lambda: make_model()), got the built model {model.name!r}: MirroredStrategy must "
             "create the variables inside its own scope, to mirror them on every device")
-    if place != "one":
+    if place is not One:
         devices = _check_devices(devices)
-    return Strategy(name, RECIPES[name], model, loss_fn, optimizer,
-                1 if name == "large_batch" else accum_steps, devices, **options)
+    return Strategy(name, RECIPES[name], model, loss_fn, optimizer, options, devices, distribution)
 
 
 def _check_loss(loss_fn):
@@ -125,24 +124,19 @@ def _check_loss(loss_fn):
         check_reduction(loss_fn)
 
 
-def _check_options(name, options):
-    unknown = set(options) - {"clip_norm", "jit_compile", "batchnorm", "distribution", "overlap", "check"}
+def _check_options(name, accum_steps, options, distribution):
+    """The strategy's `Options` (one micro-batch for `large_batch`), each checked."""
+    unknown = set(options) - set(NAMES)
     if unknown:
-        raise TypeError(f"unknown option(s) {sorted(unknown)}; valid: clip_norm, jit_compile, "
-                        "batchnorm, overlap, check")
-    check_clip_norm(options.get("clip_norm"))
-    contract.check_option(options.get("check", "first"))
-    if "overlap" in options:
-        options["overlap"] = check_count("overlap", options["overlap"])
-    check_jit_compile(options.get("jit_compile", "auto"))
-    batchnorm = check_mode(options.get("batchnorm", "micro"))
-    if batchnorm not in RECIPES[name].batchnorm:
-        supported = [n for n, r in RECIPES.items() if batchnorm in r.batchnorm]
+        raise TypeError(f"unknown option(s) {sorted(unknown)}; valid: {', '.join(NAMES)}")
+    options = Options.checked(1 if name == "large_batch" else accum_steps, **options)
+    if options.batchnorm not in RECIPES[name].batchnorm:
+        supported = [n for n, r in RECIPES.items() if options.batchnorm in r.batchnorm]
         raise ValueError(
-            f"batchnorm={batchnorm!r} is not supported by strategy {name!r} (supported by "
+            f"batchnorm={options.batchnorm!r} is not supported by strategy {name!r} (supported by "
             f"{', '.join(supported)}): it updates BatchNorm statistics once per micro-batch. Use "
             "batchnorm='micro', or GroupNormalization/LayerNormalization (no batch statistics)")
-    if "distribution" in options and RECIPES[name].place != "replicas":
+    if distribution is not None and RECIPES[name].place is not Replicas:
         raise TypeError(f"distribution= is for the mirrored strategy, not {name!r}")
     return options
 

@@ -31,31 +31,34 @@ import tensorflow as tf
 
 from .. import _compat
 from ..core import contract, distribute, engine, normaliser, state_writes
+from ..core.micro_loss import MicroLoss
 from ..core.batchnorm import NO_WINDOW, WindowMoments, check_window
-from ..core.loss_terms import loss_terms, normalize_sample_weight, reduced_loss
+from ..core.loss_terms import normalize_sample_weight, reduced_loss
 from ..core.microbatch import batch_size, check_batch, check_dense
 from . import trainables, xla
 from .rollback import Rollback
-from .updates import KerasUpdate, LoopUpdate, Setup
+from ..core.homes import KerasOptimizer, Loop
+from ..core.places import One, Replicas, Towers
+from .options import guarded
+from .updates import StepUpdate
 
 
 class Strategy:
-    """One strategy: `recipe.update` (where the sum lives, an `updates` class) x
-    `recipe.place` (where the batch runs), with the guarantees above. Made by
+    """One strategy: `recipe.home` (where the sum lives, a `homes` class) x `recipe.place`
+    (where the batch runs, a `places` class), with the guarantees above. Made by
     `make_strategy`, which checks every argument first."""
 
-    def __init__(self, name, recipe, model, loss_fn, optimizer, accum_steps, devices=None,
-                 clip_norm=None, jit_compile="auto", batchnorm="micro", distribution=None, overlap=1,
-                 check="first"):
-        self.name, self.recipe, self.place = name, recipe, recipe.place
-        self.accum_steps, self.devices, self.overlap = accum_steps, devices, overlap
-        self.clip_norm, self.jit_compile, self.batchnorm = clip_norm, jit_compile, batchnorm
-        self.check = check
+    def __init__(self, name, recipe, model, loss_fn, optimizer, options, devices=None, distribution=None):
+        self.name, self.recipe, self.options, self.devices = name, recipe, options, devices
+        self.place = Towers(devices) if recipe.place is Towers else recipe.place()
+        self._replicas = isinstance(self.place, Replicas)
+        self.accum_steps, self.overlap, self.check = options.accum_steps, options.overlap, options.check
+        self.clip_norm, self.jit_compile, self.batchnorm = options.clip_norm, options.jit_compile, options.batchnorm
         # whether this update checks the contract: a raw variable the compiled update reads
         self._check_now = tf.Variable(False, trainable=False, name="check_contract")
         self._checking = False  # its Python mirror
         self.distribution = distribution
-        if self.place == "replicas" and distribution is None:
+        if self._replicas and distribution is None:
             self.distribution = distribute.make_distribution(devices)
         if self.distribution is not None:
             _compat.own_instance_keys(self.distribution)
@@ -68,15 +71,16 @@ class Strategy:
                 {**self.loss_fn.get_config(), "reduction": "sum_over_batch_size"})
         with self._scope():
             self.model = _resolve(model, keras.Model, "model")
-            if batchnorm == "window" and self.model.built:
+            if self.batchnorm == "window" and self.model.built:
                 check_window(self.model)
             optimizer = (keras.optimizers.get(optimizer) if isinstance(optimizer, str)
                          else _resolve(optimizer, keras.optimizers.Optimizer, "optimizer"))
-            if self.place == "replicas":
+            if self._replicas:
                 optimizer = _in_scope(optimizer)
-            keras_own = recipe.update is KerasUpdate
-            self.optimizer = KerasUpdate.make_optimizer(optimizer, accum_steps, clip_norm) if keras_own else optimizer
-        self.guard = not keras_own and not isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer)
+            if recipe.home is KerasOptimizer:
+                optimizer = KerasOptimizer.make_optimizer(optimizer, self.accum_steps, self.clip_norm)
+            self.optimizer = optimizer
+        self.guard = guarded(self.optimizer, recipe.home)
         self._update, self._functions, self._xla = None, [], None
         self._warned = set()
         self.rule = None  # what the loss divides by ("examples" or "entries"), once traced
@@ -94,8 +98,8 @@ class Strategy:
         """
         check_dense(x, y)
         batch = batch_size(x, y)
-        if self.place != "one":
-            check_batch(batch, len(self.devices) if self.place == "towers"
+        if type(self.place) is not One:
+            check_batch(batch, len(self.devices) if isinstance(self.place, Towers)
                         else self.distribution.num_replicas_in_sync)
         parts = (x, y) if sample_weight is None else (x, y, normalize_sample_weight(sample_weight, batch, self._over_weights))
         if self._update is None:
@@ -132,20 +136,20 @@ class Strategy:
 
     def all_reduces_per_update(self):
         """All-reduce ops each replica runs per update (`mirrored`), counted in its graph."""
-        if self.place != "replicas":
+        if not self._replicas:
             raise ValueError(f"strategy {self.name!r} runs no all-reduce; only mirrored does")
         if self._update is None:
             raise RuntimeError("nothing is traced yet: make one step(x, y) first")
         return self._update.all_reduce_count()
 
     def jit(self):
-        """Whether the update runs under XLA: `jit_compile`, or for "auto" `fused` on a model
-        `xla.xla_by_default` accepts, unless XLA refused to lower it (then never again)."""
+        """Whether the update runs under XLA (`Options.xla`: `jit_compile` for an update
+        compiled whole on one device or towers; "auto" only for `fused`), unless XLA refused
+        to lower it (then never again)."""
         if self._xla is not None:
             return self._xla
-        if self.jit_compile == "auto":
-            return self.recipe.xla_auto and xla.xla_by_default(self.model)
-        return self.jit_compile and self.recipe.update is LoopUpdate and self.place != "replicas"
+        return self.options.xla(self.model, allowed=self.recipe.home is Loop and not self._replicas,
+                                auto=self.recipe.xla_auto)
 
     # -- building and guarding ----------------------------------------------------------
     def _build(self, parts):
@@ -162,25 +166,21 @@ class Strategy:
 
     def _forward_passes(self):
         """Forward passes per update: micro-batches on every tower or replica."""
-        if self.place == "towers":
+        if isinstance(self.place, Towers):
             return self.accum_steps * len(self.devices)
-        if self.place == "replicas":
+        if self._replicas:
             return self.accum_steps * self.distribution.num_replicas_in_sync
         return self.accum_steps
 
     def _micro(self, part):
-        """`(S_i, D_i, holds)` of one micro-batch (`loss_terms`, and the contract's check on
-        its predictions while `_check_now`); warns what its traced forward pass does."""
-        x, y, sample_weight = part[0], part[1], (part[2:] or [None])[0]
-        ops = []
-        with self.moments.recording(), state_writes.recording(ops):
-            pred = self.model(x, training=True)
-        state_writes.warn_once(self._warned, self.model, ops, tf.nest.flatten(x)[0].shape[0],
-                               self._forward_passes(), pred)
-        loss_of = lambda y, p, w: reduced_loss(self.loss_fn, y, p, w, self.model.losses)
-        # A Keras loss, or a function returning its mean (one that may wrap a Keras loss),
-        # divides as Keras does; per-example values are averaged over every entry by
-        # reduced_loss (it sees no mask): by the rows. Traced only: unused, it never runs.
+        """`(S_i, D_i, holds)` of one micro-batch (`micro_loss.MicroLoss`)."""
+        terms, _ = self._micro_loss(part[0], part[1], (part[2:] or [None])[0])
+        return terms
+
+    def _rule_of(self, y, pred):
+        """What the loss divides by: a Keras loss, or a function returning its mean (one that
+        may wrap a Keras loss), divides as Keras does; per-example values are averaged over
+        every entry by reduced_loss (it sees no mask): by the rows. Traced only."""
         per_example = (not isinstance(self.loss_fn, keras.losses.Loss)
                        and tf.convert_to_tensor(self.loss_fn(y, pred)).shape.rank != 0)
         rule = self.rule = "examples" if per_example else normaliser.keras_rule(y, pred, self.loss_fn)
@@ -190,9 +190,7 @@ class Strategy:
                 "entries (a Keras mask, an ignore_class): step normalises the weights over the "
                 "rows, not the entries. Use reduction 'sum_over_batch_size' and fold the mask "
                 "into sample_weight")
-        norm_of = lambda y, p: normaliser.normaliser(rule, p, y, p, self.loss_fn)
-        s, d = loss_terms(self.model, self.loss_fn, x, y, rule, sample_weight, pred)
-        return s, d, contract.checked(self._check_now, loss_of, norm_of, y, pred, sample_weight)
+        return rule
 
     def _make_update(self):
         self.variables = list(self.model.trainable_variables)
@@ -201,14 +199,26 @@ class Strategy:
             self.optimizer.build(self.variables)
         window = self.batchnorm == "window" and self.name != "large_batch"
         self.moments = WindowMoments(self.model) if window else NO_WINDOW
+        self._micro_loss = MicroLoss(
+            self.model, self.loss_fn,
+            lambda x, y, p, w: reduced_loss(self.loss_fn, y, p, w, self.model.losses),
+            self._check_now, rule_of=self._rule_of, seen=self._warned,
+            passes=self._forward_passes(), moments=self.moments)
         self._rollback = Rollback(self.model, self.optimizer, self.guard, self.moments)
-        self._update = self.recipe.update(Setup(
-            self._micro, self.variables, self.optimizer, self.accum_steps, self.place, self.devices,
-            self.distribution, 1.0, self.clip_norm, self.guard, self.moments.update,
-            self.jit(), self.overlap, self.model, self.loss_fn))
+        task = engine.Task(self._micro, self.variables, self.optimizer, self.accum_steps,
+                           self.clip_norm, self.guard, self.moments.update)
+        self._update = StepUpdate(task, self._home(), self.place, self.distribution, self.jit())
         self._functions += self._update.functions
         self._checking = self._forward_passes() > 1  # a new trace: check its first update
         self._check_now.assign(self._checking)
+
+    def _home(self):
+        """A new home for the sum (one per trace: eager homes are bound to their task)."""
+        if self.recipe.home is Loop:
+            return Loop(self.overlap)
+        if self.recipe.home is KerasOptimizer:
+            return KerasOptimizer(self.model, self.loss_fn)
+        return self.recipe.home()
 
     def _decide_xla(self, parts):
         """Lower the update to XLA once, on the first batch, if it is to run under XLA; if XLA
