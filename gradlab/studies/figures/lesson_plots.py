@@ -26,7 +26,8 @@ def _figure(figsize):
 
 
 def plot_rounding(curves, tolerance=None, scale=None, ylabel="max |w_accum - w_large|",
-                  title="Two equal trainings: the largest weight difference after each update"):
+                  title="Two equal trainings: the largest weight difference after each update",
+                  scale_label="float32 spacing of the weights"):
     """The largest weight difference between two trainings after each update, log scale.
 
         d_k = max_j |w_accum(k)_j - w_large(k)_j|
@@ -37,12 +38,14 @@ def plot_rounding(curves, tolerance=None, scale=None, ylabel="max |w_accum - w_l
 
     Args:
         curves: dict `{label: [d_1, d_2, ...]}`, one difference per update (zeros are drawn
-            at the bottom of the axis, where a log scale cannot show them).
+            at the bottom of the axis, where a log scale cannot show them, labelled
+            "0 (identical)").
         tolerance: the bound the lesson asserts, drawn as a dashed line (optional): one
             number for every curve, or a dict `{label: bound}` with one bound per curve,
             each drawn in its curve's colour (SGD and Adam are asserted against different
             bounds).
         scale: the float32 spacing of the weights, drawn as a dotted line (optional).
+        scale_label: what `scale` is the spacing of (lesson 05: the losses).
         ylabel, title: what is compared (lesson 05 draws the |difference| of two loss curves).
     Returns:
         a matplotlib Figure with 1 Axes.
@@ -66,7 +69,10 @@ def plot_rounding(curves, tolerance=None, scale=None, ylabel="max |w_accum - w_l
         ax.axhline(bound, color=color, linestyle="--",
                    label=f"tolerance {bound:.0e}" + (f" ({name})" if name is not None else ""))
     if scale is not None:
-        ax.axhline(scale, color="gray", linestyle=":", label=f"float32 spacing of the weights {scale:.1e}")
+        ax.axhline(scale, color="gray", linestyle=":", label=f"{scale_label} {scale:.1e}")
+    if any(np.any(d == 0) for d in values.values()):
+        ax.text(0.01, floor, "0 (identical)", transform=ax.get_yaxis_transform(), fontsize="small",
+                va="bottom", color="dimgray")
     ax.set_yscale("log")
     ax.set_xlabel("update")
     ax.set_ylabel(ylabel)

@@ -18,8 +18,14 @@ def test_plot_rounding_draws_one_line_per_curve_on_a_log_axis_with_zeros_at_the_
     assert first[0] > 0 and first[0] < 1e-8 and first[1] == 3e-8  # the exact zero drawn below
     assert [line.get_ydata()[0] for line in ax.lines[2:]] == [1e-6, 6e-8]  # tolerance, scale
     assert ax.get_ylabel() == "max |w_accum - w_large|"
-    loss = plot_rounding({"N=5 vs N=1": [0.0, 2e-7]}, ylabel="|loss difference|", title="losses")
+    assert [t.get_text() for t in ax.texts] == ["0 (identical)"]  # the floor says what it stands for
+    assert "float32 spacing of the weights 6.0e-08" in [t.get_text() for t in ax.get_legend().get_texts()]
+    loss = plot_rounding({"N=5 vs N=1": [0.0, 2e-7]}, ylabel="|loss difference|", title="losses",
+                         scale=1.2e-7, scale_label="float32 spacing of the losses")
     assert loss.axes[0].get_ylabel() == "|loss difference|" and loss.axes[0].get_title() == "losses"
+    assert "float32 spacing of the losses 1.2e-07" in [t.get_text() for t in loss.axes[0].get_legend().get_texts()]
+    no_zeros = plot_rounding({"fused": [1e-8, 2e-8]})
+    assert len(no_zeros.axes[0].texts) == 0
 
 
 def test_plot_rounding_draws_one_tolerance_per_curve_in_its_colour():
