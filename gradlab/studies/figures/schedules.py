@@ -14,7 +14,7 @@ import numpy as np
 
 def plot_schedule(schedules, meant, accum_steps, updates=3):
     """Each schedule's value at every micro-step (a line), the value each update applies (a
-    marker at its N-th call) and the rates meant for the updates (black crosses).
+    hollow ring at its N-th call) and the rates meant for the updates (black crosses, on top).
 
     Args:
         schedules: {label: callable of the micro-step}, as passed to a Keras optimizer.
@@ -35,12 +35,15 @@ def plot_schedule(schedules, meant, accum_steps, updates=3):
     for k, ((label, schedule), colour) in enumerate(zip(schedules.items(), colours)):
         values = np.array([float(schedule(int(s))) for s in steps])
         ax.step(steps, values, where="post", color=colour, alpha=0.5)
-        # shrinking markers: a schedule that coincides with an earlier one leaves its ring visible
-        ax.plot(applied, values[applied], "o", color=colour, markersize=10 - 1.5 * k, label=label)
-    ax.plot(applied, meant, "kx", markersize=10, label="meant for updates 1, 2, 3")
+        # hollow, shrinking rings: a schedule that coincides with an earlier one, or with the
+        # meant rate's cross drawn on top, leaves its ring visible
+        ax.plot(applied, values[applied], "o", color=colour, markerfacecolor="none", markeredgewidth=1.5,
+                markersize=14 - 2.5 * k, label=label)
+    ax.plot(applied, meant, "kx", markersize=7, zorder=5, label="meant for updates 1, 2, 3")
     ax.set_yscale("log")
     ax.set_xticks(steps)
     ax.set_xlabel(f"micro-step (apply_gradients call); an update every {accum_steps}th")
     ax.set_ylabel("learning rate read")
+    ax.set_title(f"The rate each update applies with gradient_accumulation_steps={accum_steps}")
     ax.legend(fontsize=8, loc="lower left")
     return fig
