@@ -53,6 +53,7 @@ _NAMES = {
     "measure_memory": ("gradlab.studies.bench.step_memory", "measure_memory"),
     "comm_cost": ("gradlab.studies.distributed.comm_cost", None),
     "free_ports": ("gradlab.studies.distributed.loopback_cluster", "free_ports"),
+    "worker_env": ("gradlab.studies.distributed.loopback_cluster", "worker_env"),
     "ring_all_reduce": ("gradlab.studies.distributed.ring", "ring_all_reduce"),
     "memory_budget": ("gradlab.studies.memory_budget", None),
     "recompute": ("gradlab.studies.recompute", None),
