@@ -73,9 +73,9 @@ def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=N
         dist = np.linalg.norm(g - full, axis=1)
         ax2.scatter(np.full(dist.shape, b), dist, s=10, color=color, alpha=0.5)
         ax2.plot(b, dist.mean(), "o", color=color, markersize=8, markeredgecolor="black")
-    # under the points and see-through: the largest batches' draws sit on top of g
-    ax.plot(full @ u1, 0.0, "*", color="crimson", markersize=16, markeredgecolor="black",
-            alpha=0.5, zorder=2, label="full gradient g")
+    # on top but hollow: the largest batches' draws sit on g and stay visible through it
+    ax.plot(full @ u1, 0.0, "*", markersize=18, markerfacecolor="none", markeredgecolor="crimson",
+            markeredgewidth=2, zorder=4, label="full gradient g")
     ax.set_xlabel("component along g")
     ax.set_ylabel("component across g (widest scatter)")
     ax.set_aspect("equal", adjustable="datalim")
