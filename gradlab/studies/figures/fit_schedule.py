@@ -46,7 +46,8 @@ def fit_schedule(rows, batch_size, accum_steps, epochs):
 
 
 def plot_fit_schedule(rows=611, batch_size=60, accum_steps=4, epochs=2, rate=0.1, decay=0.9):
-    """Top: the rows each update averages, one lane per contender (epochs split by a line).
+    """Top: the rows each update averages, one lane per contender (epochs split by a line); a
+    short batch is labelled with its rows, a window across an epoch's end with its two parts.
     Bottom: the learning rate rate * decay**step each update used (log scale).
 
     Returns:
@@ -65,6 +66,13 @@ def plot_fit_schedule(rows=611, batch_size=60, accum_steps=4, epochs=2, rate=0.1
         lanes.broken_barh([(lo, hi - lo) for lo, hi, _ in spans], (lane - 0.35, 0.7),
                           facecolors=[colors[name] if i % 2 else "white" for i in range(len(spans))],
                           edgecolor=colors[name])
+        for lo, hi, _ in spans:  # name the short batches and the windows across an epoch's end
+            cut = (lo // rows + 1) * rows
+            label = f"{cut - lo} + {hi - cut}" if hi > cut else f"{hi - lo}" if hi - lo < batch_size else ""
+            if label:
+                lanes.annotate(label, ((lo + hi) / 2, lane), ha="center", va="center", fontsize="small",
+                               color=colors[name], annotation_clip=False,
+                               bbox=dict(boxstyle="round,pad=0.15", fc="white", ec=colors[name], lw=0.8))
         ends = [hi for _, hi, _ in spans]
         lr.plot(ends, [rate * decay ** k for _, _, k in spans], "o-" if lane != 1 else "x--",
                 color=colors[name], label=f"{name}: {len(spans)} updates")

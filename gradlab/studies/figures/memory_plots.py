@@ -9,7 +9,7 @@ over fit's epochs (`train_mb`) solid, over the update alone (`step_mb`, `train_o
 batch already held) dashed, fit's input alone (the control) a grey dash-dotted line.
 Right: milliseconds per update, the median epoch joined by a line and every measured epoch a
 faint dot. Both against N on a log2 axis. Plain fit at the whole batch B is a horizontal line
-(it has no N; its epochs' range shaded), Keras's own accumulation a second series, the floor
+(it has no N; its epochs' range shaded), Keras's own accumulation a second series, the reference
 (`bench_memory`) a grey dotted one with crosses.
 
 Lesson: notebooks/13-memory.ipynb
@@ -60,9 +60,9 @@ def plot_memory(result, time=True):
         if key != ("accumulating", 2) and None not in step:
             ax_mb.plot(ns, step, "--", marker=marker, mfc="none", color=color, label=f"{label}, update (train_on_batch)")
         if key == ("accumulating", 1) and None not in floor:
-            # drawn over the series: at the floor they would hide it
+            # drawn over the series: at the reference they would hide it
             ax_mb.plot(ns, floor, ":", marker="x", color="grey", zorder=3,
-                       label="floor (epoch): plain fit at b = B/N + one gradient sum")
+                       label="reference (epoch): plain fit at b = B/N + one gradient sum")
     if plain is not None:
         ax_mb.axhline(plain["train_mb"], color="black", lw=1, label=f"plain fit at B = {c['batch']}")
         ax_ms.axhline(plain["ms_update"], color="black", lw=1)

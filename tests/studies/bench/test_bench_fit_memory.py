@@ -141,7 +141,7 @@ def test_the_figure_marks_plain_fit_and_draws_each_series():
     assert isinstance(fig, matplotlib.figure.Figure) and len(fig.axes) == 2
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert labels == ["AccumulatingModel, epoch", "AccumulatingModel, update (train_on_batch)",
-                      "floor (epoch): plain fit at b = B/N + one gradient sum",
+                      "reference (epoch): plain fit at b = B/N + one gradient sum",
                       "AccumulatingModel, overlap=2, epoch", "Keras gradient_accumulation_steps, epoch",
                       "Keras gradient_accumulation_steps, update (train_on_batch)", "plain fit at B = 8",
                       "fit's input alone (a linear model at B = 8)"]
