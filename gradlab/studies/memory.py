@@ -51,6 +51,7 @@ def measure(step, updates=3, devices=("CPU:0",)):
         devices: the devices whose allocators `tf_peak_mb` sums (e.g. `["CPU:0"]`).
     Returns:
         dict `compile_mb`, `tf_peak_mb` (None where the allocator keeps no statistics),
+        `held_mb` (what the allocators held before the measured steps, or None),
         `rss_mb`, `peak_mb` (the training memory: `tf_peak_mb`, else `rss_mb`) and
         `rss_reset` (False where VmHWM cannot be reset: then `compile_mb` and `rss_mb` are
         only growths of earlier high-water marks, lower bounds).
@@ -73,6 +74,7 @@ def measure(step, updates=3, devices=("CPU:0",)):
         sum(tf.config.experimental.get_memory_info(d)["peak"] for d in devices) - current) / 2**20
     rss = steady.mb()
     return dict(peak_mb=rss if tf_peak is None else tf_peak, tf_peak_mb=tf_peak, rss_mb=rss,
+                held_mb=None if current is None else current / 2**20,
                 compile_mb=compile_mb, rss_reset=steady.resets)
 
 

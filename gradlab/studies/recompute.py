@@ -115,15 +115,14 @@ def measure(config, updates=3):
     config, updates = _config(config), check_count("updates", updates)
     device = "GPU:0" if tf.config.list_physical_devices("GPU") else "CPU:0"
     net, x, y = _trainer(config)
-    for _ in range(2):
-        net.train_on_batch(x, y)
-    tf.config.experimental.reset_memory_stats(device)
-    held = tf.config.experimental.get_memory_info(device)["current"]
-    for _ in range(updates):
-        net.train_on_batch(x, y)
-    peak = tf.config.experimental.get_memory_info(device)["peak"]
-    return dict(config, peak_mib=peak / 2**20, held_mib=held / 2**20, update_mib=(peak - held) / 2**20,
-                params=int(sum(np.prod(v.shape) for v in net.trainable_weights)), device=device)
+    net.train_on_batch(x, y)  # with memory.measure's first, untimed call: two updates traced
+    m = memory.measure(lambda: net.train_on_batch(x, y), updates, devices=(device,))
+    if m["tf_peak_mb"] is None:
+        raise RuntimeError(f"{device}'s allocator keeps no statistics (on a CPU, set "
+                           "TF_CPU_ALLOCATOR_USE_BFC=true before TensorFlow starts)")
+    return dict(config, peak_mib=m["held_mb"] + m["tf_peak_mb"], held_mib=m["held_mb"],
+                update_mib=m["tf_peak_mb"], device=device,
+                params=int(sum(np.prod(v.shape) for v in net.trainable_weights)))
 
 
 def peaks(configs, updates=3, parallel=2):
