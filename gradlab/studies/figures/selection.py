@@ -14,11 +14,14 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
+from ..stats import mean_std
+
 
 def _mean_se(values):
+    """Mean and standard error, in percent (`stats.mean_std` divided by sqrt(n))."""
     values = 100 * np.asarray(values, dtype=float)
-    se = values.std(ddof=1) / np.sqrt(values.size) if values.size > 1 else 0.0
-    return values.mean(), se
+    mean, std = mean_std(values)
+    return mean, std / np.sqrt(values.size)
 
 
 def plot_selection(record, predicted=None):
