@@ -21,8 +21,9 @@ def plot_batchnorm_error(errors, batch):
 
         error(n) = ||sum_i (n/B) grad L_i - grad L|| / ||grad L||,  each L_i normalised over n rows
 
-    One dot per seed, the mean as a line; the dotted line is the 1/sqrt(n) slope through
-    the smallest n, for reference; n = B (one micro-batch) is exact and not drawn.
+    One dot per seed, the mean as a line. No power law is drawn: the error follows none, since it
+    must reach exactly 0 at n = B (one micro-batch is the batch), which a log axis cannot show;
+    a dashed vertical line marks n = B instead.
 
     Args:
         errors: dict `{micro-batch size n: [relative error per seed]}`.
@@ -37,10 +38,11 @@ def plot_batchnorm_error(errors, batch):
     for n in sorted(errors):
         ax.plot([n] * len(errors[n]), errors[n], "o", color="grey", alpha=0.5, markersize=4)
     ax.plot(sizes, means, "o-", color=_colors(1)[0], label="mean over seeds")
-    ax.plot(sizes, means[0] * np.sqrt(sizes[0] / sizes), ":", color="black", label=r"$\propto 1/\sqrt{n}$")
+    ax.axvline(batch, linestyle="--", color="black", linewidth=1, label=f"n = B = {batch}: exact (error 0)")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xticks(sizes, [str(int(n)) for n in sizes])
+    ticks = sorted(set(sizes) | {float(batch)})
+    ax.set_xticks(ticks, [str(int(n)) for n in ticks])
     ax.set_xlabel("micro-batch size n (examples)")
     ax.set_ylabel("relative error of the gradient")
     ax.set_title(f"BatchNorm over micro-batches vs one batch of {batch}")

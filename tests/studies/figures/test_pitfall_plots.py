@@ -15,6 +15,10 @@ def test_plot_batchnorm_error_draws_the_mean_per_size_on_log_axes():
     mean = [line for line in ax.lines if line.get_label() == "mean over seeds"][0]
     assert np.allclose(mean.get_xdata(), [4, 8, 16]) and np.allclose(mean.get_ydata(), [1.1, 0.65, 0.35])
     assert ax.get_yscale() == "log" and "32" in ax.get_title()
+    # no power-law guide; n = B is marked as the exact end (error 0), not extrapolated to
+    assert not [line for line in ax.lines if line.get_linestyle() == ":"]
+    exact, = [line for line in ax.lines if line.get_linestyle() == "--"]
+    assert np.allclose(exact.get_xdata(), [32, 32]) and "exact" in exact.get_label()
 
 
 def test_plot_dropout_gap_draws_the_noise_slope_through_the_first_gap():
