@@ -55,7 +55,8 @@ def draw_graph(parts_or_graph, ax=None, title=None, skip=("init",)):
 
     A box is a name scope (see `gradlab.classic.scopes.summarize_graph`) with its op count
     and device. Colour: its tower for `tower_t/...`, else its role (input, variables,
-    averaging, apply, ...), explained in the legend.
+    averaging, apply, ...), explained in the legend; the legend has a swatch only for a
+    colour some box is filled with (the host's box is white and dashed, named by the dashed entry).
 
     Args:
         parts_or_graph: what `build_towers`, `build_host_average` or `build_accumulation`
@@ -96,7 +97,8 @@ def draw_graph(parts_or_graph, ax=None, title=None, skip=("init",)):
     legend = {}
     for name in nodes:
         role, color = _role(name, groups[name])
-        legend.setdefault(role, color)
+        if name != HOST:  # the host box is drawn white and dashed: the dashed entry below names it
+            legend.setdefault(role, color)
         _box(ax, name, groups[name], where.pos[name], color)
 
     ax.set_xlim(-W / 2 - 0.1, where.width - W / 2 + 0.1)

@@ -59,6 +59,10 @@ def test_host_average_and_accumulation_figures_name_their_steps():
     assert shown["averaged"].get_facecolor() == shown["placeholders/x"].get_facecolor()  # both fed
     legend = {t.get_text() for t in host.axes[0].get_legend().get_texts()}
     assert {"input (fed)", "variables"} <= legend and "shared variables" not in legend
+    assert "averaging" not in legend  # no box of the host graph is filled red: the host box is white
+    filled = {tuple(box.get_facecolor()) for box in shown.values()}
+    for patch in host.axes[0].get_legend().legend_handles:  # every swatch is the colour of a drawn box
+        assert patch.get_linestyle() == "--" or tuple(patch.get_facecolor()) in filled, patch.get_label()
     acc = draw_graph(build_accumulation())
     assert {"accumulators", "zero", "accum", "apply", "weight", "assign_add(w*g)"} <= texts(acc)
 

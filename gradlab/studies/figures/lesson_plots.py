@@ -33,7 +33,8 @@ def plot_rounding(curves, tolerance=None, scale=None, ylabel="max |w_accum - w_l
         d_k = max_j |w_accum(k)_j - w_large(k)_j|
 
     Rounding stays within a small multiple of `scale` (the float32 spacing of the weights,
-    `eps * max |w|`) and changes in steps; a real error (a wrong weight, a schedule running
+    `eps * max |w|`) and changes in steps; the axis starts at or below the decade under the
+    smallest difference, `10 ** floor(log10(min d))`, so a labelled tick sits under every curve; a real error (a wrong weight, a schedule running
     too fast) is far larger from the first update, or grows with every update.
 
     Args:
@@ -74,6 +75,11 @@ def plot_rounding(curves, tolerance=None, scale=None, ylabel="max |w_accum - w_l
         ax.text(0.01, floor, "0 (identical)", transform=ax.get_yaxis_transform(), fontsize="small",
                 va="bottom", color="dimgray")
     ax.set_yscale("log")
+    # The axis reaches down to the decade below the smallest difference, so that a labelled tick
+    # sits under every curve and its level can be read (autoscale may stop above the last decade).
+    decade = 10 ** np.floor(np.log10(floor * 3 if np.any(np.concatenate(list(values.values())) == 0)
+                                     else positive.min()))
+    ax.set_ylim(bottom=min(ax.get_ylim()[0], decade))
     ax.set_xlabel("update")
     ax.set_ylabel(ylabel)
     ax.set_title(title)

@@ -41,6 +41,16 @@ def test_plot_rounding_draws_one_tolerance_per_curve_in_its_colour():
     assert "tolerance 1e-06 (SGD)" in labels and "tolerance 1e-05 (Adam)" in labels
 
 
+def test_plot_rounding_labels_a_decade_under_every_curve():
+    fig = plot_rounding({"SGD": [1.5e-8, 4.5e-8], "Adam": [1.4e-7, 3.3e-7]}, tolerance=1e-6, scale=3.5e-8)
+    ax, = fig.axes
+    bottom, top = ax.get_ylim()
+    assert bottom <= 1e-8 < 1.5e-8 and top >= 1e-6  # 1e-8, the decade under SGD's curve, is on the axis
+    fig.canvas.draw()
+    labelled = [t.get_position()[1] for t in ax.get_yticklabels() if t.get_text() and bottom <= t.get_position()[1] <= top]
+    assert min(labelled) <= 1.5e-8  # a labelled tick at or under the lowest point
+
+
 def test_plot_rounding_refuses_empty_or_negative_curves():
     with pytest.raises(ValueError, match="at least one"):
         plot_rounding({})
