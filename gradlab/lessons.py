@@ -58,6 +58,8 @@ _NAMES = {
     "memory_budget": ("gradlab.studies.memory_budget", None),
     "recompute": ("gradlab.studies.recompute", None),
     "keras_accumulation": ("gradlab.studies.keras_accumulation", None),
+    "unrolled_memory": ("gradlab.studies.unrolled_memory", None),
+    "all_reduces_per_update": ("gradlab.studies.distributed.fit_collectives", "all_reduces_per_update"),
     "PerUpdate": ("gradlab.studies.keras_accumulation", "PerUpdate"),
     # figures
     "plots": ("gradlab.studies.figures.plots", None),
