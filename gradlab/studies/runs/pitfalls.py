@@ -15,7 +15,8 @@
 Each function here is the naive way or a measurement; the right way is a gradlab strategy.
 
 Lessons: notebooks/08-pitfalls-what-to-count.ipynb (the first four rows),
-notebooks/09-pitfalls-applying-once.ipynb (the last five)
+notebooks/09-pitfalls-applying-once.ipynb (clipping, loss scaling, sparse gradients, EMA),
+notebooks/10-across-replicas.ipynb (losses under replicas)
 """
 from __future__ import annotations
 
@@ -132,6 +133,20 @@ class ClipEachMicroBatch:
         loss, total = self.grads(x, y)
         self._apply(total)
         return loss
+
+
+def held_gradient(optimizer):
+    """The largest entry of the gradient an optimizer holds for its next update::
+
+        max_v max |acc_v|   over Keras's `gradient_accumulation_steps` accumulators
+
+    of `optimizer` and any optimizer it wraps (a LossScaleOptimizer's inner one); 0.0 when
+    none holds anything, as with no accumulators at all (gradlab's strategies accumulate
+    inside one call and hold nothing between calls).
+    """
+    held = [np.abs(a.numpy()) for opt in _compat.optimizer_chain(optimizer)
+            for a in _compat.keras_accumulators(opt)]
+    return max((float(h.max()) for h in held if h.size), default=0.0)
 
 
 def learning_rates(strategy, x, y, updates):

@@ -386,3 +386,19 @@ def test_train_epochs_steps_once_per_whole_batch():
 
     s = pf.train_epochs(Counting(), np.arange(10), np.arange(10), batch=4, epochs=2)
     assert s.sizes == [4, 4, 4, 4]  # the short last batch of 2 is dropped each epoch
+
+
+def test_held_gradient_is_what_keras_accumulation_keeps_for_the_next_update():
+    v = keras.Variable([0.0, 0.0])
+    opt = keras.optimizers.SGD(1.0, gradient_accumulation_steps=2)
+    plain = keras.optimizers.SGD(1.0)
+    plain.apply([tf.constant([3.0, -5.0])], [keras.Variable([0.0, 0.0])])
+    assert pf.held_gradient(plain) == 0.0  # no accumulators at all
+    opt.apply([tf.constant([3.0, -5.0])], [v])  # the first of two: held, not applied
+    assert pf.held_gradient(opt) == 5.0 and v.numpy().tolist() == [0.0, 0.0]
+    opt.apply([tf.constant([1.0, 1.0])], [v])  # the second: applied as the mean, nothing held
+    assert pf.held_gradient(opt) == 0.0 and v.numpy().tolist() == [-2.0, 2.0]
+    wrapped = keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD(1.0, gradient_accumulation_steps=2))
+    w = keras.Variable([0.0])
+    wrapped.apply([tf.constant([2.0 ** 15 * 0.25])], [w])  # scaled by the initial 2^15, unscaled inside
+    assert pf.held_gradient(wrapped) == 0.25
