@@ -61,6 +61,7 @@ _NAMES = {
     "unrolled_memory": ("gradlab.studies.unrolled_memory", None),
     "all_reduces_per_update": ("gradlab.studies.distributed.fit_collectives", "all_reduces_per_update"),
     "PerUpdate": ("gradlab.studies.keras_accumulation", "PerUpdate"),
+    "micro_steps": ("gradlab.studies.keras_accumulation", "micro_steps"),
     # figures
     "plots": ("gradlab.studies.figures.plots", None),
     "lesson_plots": ("gradlab.studies.figures.lesson_plots", None),

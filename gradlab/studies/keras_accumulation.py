@@ -33,8 +33,15 @@ def probe(grads=(1.0, 2.0, 3.0, 4.0)):
     for g in grads:
         opt.apply_gradients([(np.array([g], np.float32), w)])
         calls.append({"weight": float(w.numpy()[0]), "iterations": int(opt.iterations.numpy()),
-                      "micro_steps": int(counters(opt)[0].numpy())})
+                      "micro_steps": micro_steps(opt)})
     return calls
+
+
+def micro_steps(optimizer):
+    """The `apply` calls `optimizer` has counted: Keras's private `_iterations`, read through
+    gradlab's probed layer (`_compat.counters`), so a Keras that renames it fails loudly.
+    Under `gradient_accumulation_steps=N`, `optimizer.iterations` is this `// N`."""
+    return int(counters(optimizer)[0].numpy())
 
 
 def applied_rates(schedule, accum_steps=None, updates=3):

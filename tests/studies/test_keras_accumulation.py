@@ -3,6 +3,7 @@ import keras
 import numpy as np
 import pytest
 
+from gradlab.studies import keras_accumulation as ka
 from gradlab.studies.keras_accumulation import PerUpdate, applied_rates, probe
 
 
@@ -44,3 +45,11 @@ def test_probe_and_rates_refuse_bad_input():
         probe((1.0,))
     with pytest.raises(ValueError, match="accum_steps"):
         applied_rates(lambda s: 0.1, accum_steps=1)
+
+
+def test_micro_steps_counts_every_apply_where_iterations_counts_updates():
+    w = keras.Variable(np.zeros(1, np.float32))
+    opt = keras.optimizers.SGD(1.0, gradient_accumulation_steps=3)
+    for _ in range(7):
+        opt.apply_gradients([(np.ones(1, np.float32), w)])
+    assert ka.micro_steps(opt) == 7 and int(opt.iterations.numpy()) == 7 // 3
