@@ -126,12 +126,18 @@ def _nanmean(values):
     return float(measured.mean()) if measured.size else math.nan
 
 
-def format_table(rows):
+def format_table(rows, tests=True):
     """The rows of `table` as aligned text, the reference beside them where it applies.
 
     At a fixed effective batch every row is, if N changes nothing, the same experiment:
     "p vs first" is `pooled_t` and the verdict a one-way `anova`. At a fixed micro-batch the
     rows are different experiments with different spreads: "p vs first" is `welch_t`.
+
+    Args:
+        rows: what `table` returns first (or the `rows` of its JSON).
+        tests: False leaves out the "p vs first" column and the tests' lines, keeping the
+            spreads (a lesson's main text states what the spread supports; the tests are
+            its method).
     """
     fixed_b = len({r["effective_batch"] for r in rows}) == 1
     s, first = rows[0], rows[0]["accum_steps"]
@@ -143,6 +149,7 @@ def format_table(rows):
     p_key = "p_value" if fixed_b else "welch_p"
     cols = ["accum", "micro", "eff.", "iterations", "accuracy %", "p vs first",
             "loss noise", "s/run", "Chlebus 2018 %"]
+    p_col = cols.index("p vs first")
     lines = []
     for r in rows:
         ref = REFERENCE.get(r["accum_steps"])
@@ -154,8 +161,16 @@ def format_table(rows):
                       f"{math.sqrt(r['loss_noise_var']):.3f}" if r["loss_noise_var"] >= 0 else "-",
                       f"{r['seconds_per_run']:.1f}",
                       f"{100 * ref[2]:.1f} ± {100 * ref[3]:.2f}" if ref and matches else "-"])
+    if not tests:
+        cols, lines = [c for i, c in enumerate(cols) if i != p_col], [
+            [c for i, c in enumerate(line) if i != p_col] for line in lines]
     out = [head, "", *text_table(cols, lines, rule=True), ""]
-    test = anova([r["accuracies"] for r in rows]) if fixed_b else None
+    if fixed_b and not tests:
+        spread = math.sqrt(pooled_var([r["accuracies"] for r in rows])[0])
+        largest = max(abs(r["accuracy_mean"] - s["accuracy_mean"]) for r in rows)
+        out.append(f"largest |difference| from N={first}: {100 * largest:.2f} points; run-to-run "
+                   f"std (pooled over rows): {100 * spread:.2f} points")
+    test = anova([r["accuracies"] for r in rows]) if fixed_b and tests else None
     if test is not None:
         spread = math.sqrt(pooled_var([r["accuracies"] for r in rows])[0])
         largest = max(abs(r["accuracy_mean"] - s["accuracy_mean"]) for r in rows)
@@ -165,7 +180,7 @@ def format_table(rows):
                 + ("the rows differ beyond run-to-run noise (p < 0.05)" if test[3] < 0.05
                    else "no difference beyond run-to-run noise"),
                 f"p vs first: Student's t against N={first}, variance pooled over all rows"]
-    elif not fixed_b and any(r.get("welch_p") is not None for r in rows):
+    elif tests and not fixed_b and any(r.get("welch_p") is not None for r in rows):
         differ = [r["accum_steps"] for r in rows[1:] if r["welch_p"] < 0.05]
         out += [f"p vs first: Welch's t-test against N={first} (each row its own spread); "
                 + (f"N={differ} differ at p < 0.05" if differ else "none differs at p < 0.05")]

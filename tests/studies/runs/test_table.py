@@ -42,12 +42,19 @@ def test_format_table_shows_the_reference_beside_matching_rows():
     assert f"F = {f:.2f}, p = {p:.3f}: the rows differ beyond run-to-run noise" in text
     assert "largest |difference| from N=1: 1.10 points" in text
     assert "accuracy %: final test accuracy, mean ± sample std (ddof = 1) over the 2 run(s)" in text
+    # tests=False: the same rows and spreads, without the p column and the tests' lines.
+    plain = table.format_table(rows, tests=False)
+    assert plain.splitlines()[4].split() == ["1", "100", "100", "1,000", "95.10", "±", "0.28",
+                                             "0.050", "3.0", "95.0", "±", "0.17"]
+    assert "p vs first" not in plain and "ANOVA" not in plain
+    assert "largest |difference| from N=1: 1.10 points" in plain
     # At a fixed micro-batch the rows are different experiments: Welch's test, no reference.
     micro = [dict(r, micro_batch=10, effective_batch=10 * r["accum_steps"], welch_p=w)
              for r, w in zip(rows, (None, 0.5, 0.01))]
     text = table.format_table(micro)
     assert "fixed micro-batch 10" in text and "ANOVA" not in text and "95.0 ± 0.17" not in text
     assert "Welch's t-test against N=1 (each row its own spread); N=[20] differ at p < 0.05" in text
+    assert "Welch" not in table.format_table(micro, tests=False)
 
 
 @pytest.mark.slow
