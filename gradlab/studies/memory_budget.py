@@ -1,5 +1,5 @@
 """What training holds in memory, by the formula: weights, gradients, optimizer slots,
-the accumulator, activations and the input batch, as functions of B, N, dtype and recomputation.
+the accumulator, activations, the backward pass's temporaries and the input batch, as functions of B, N, dtype and recomputation.
 
 For P trainable parameters of s bytes each (dtype), an effective batch of B rows in N
 micro-batches of at most b = ceil(B / N) rows, a activation bytes and i input bytes per row:
