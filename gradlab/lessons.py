@@ -57,6 +57,7 @@ _NAMES = {
     "ring_all_reduce": ("gradlab.studies.distributed.ring", "ring_all_reduce"),
     "memory_budget": ("gradlab.studies.memory_budget", None),
     "recompute": ("gradlab.studies.recompute", None),
+    "memory_model": ("gradlab.studies.bench.memory_child", "memory_model"),
     "keras_accumulation": ("gradlab.studies.keras_accumulation", None),
     "unrolled_memory": ("gradlab.studies.unrolled_memory", None),
     "all_reduces_per_update": ("gradlab.studies.distributed.fit_collectives", "all_reduces_per_update"),

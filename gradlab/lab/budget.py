@@ -6,7 +6,7 @@ stacked bar of what training holds, redrawn as they move.
 
 Each bar is `gradlab.studies.memory_budget.budget` (its docstring has the formula):
 
-    total = P s (2 + k + [N > 1]) + ceil(B / N) a (kept if recompute else 1) + B i
+    total = P s (2 + k + [N > 1]) + ceil(B / N) (a (kept if recompute else 1) + t) + B i
 
 drawn beside the same B as one large batch (N = 1, no recomputation), so the learner sees
 what accumulation and recomputation take away (activations) and what they cannot (weights,
@@ -27,7 +27,7 @@ from matplotlib.figure import Figure
 from ..studies import memory_budget as mb
 
 COLORS = dict(weights="#4c72b0", gradients="#55a868", optimizer="#c44e52", accumulator="#8172b2",
-              activations="#ccb974", inputs="#64b5cd")
+              activations="#ccb974", backward="#8c8c8c", inputs="#64b5cd")
 MAX_B, MAX_N = 4096, 64
 
 
@@ -42,13 +42,16 @@ class Budget:
         activation_bytes_per_row: a at float32 when no model is given (scaled as s / 4).
         input_bytes_per_row: i when no model is given (kept whatever the dtype).
         B, N, dtype, optimizer, recompute, kept: the controls' starting values.
+        backward_bytes_per_row: t at float32 (scaled as s / 4), the backward pass's
+            temporaries per row (`memory_budget.backward_bytes_per_row`); 0 leaves them out.
 
     `budget.result` is the latest `budget(...)` dict, `budget.controls` the widgets by name,
     `budget.widget` the whole box; `budget.update()` redraws (the controls call it).
     """
 
     def __init__(self, model=None, params=None, activation_bytes_per_row=None, input_bytes_per_row=0,
-                 B=256, N=1, dtype="float32", optimizer="adam", recompute=False, kept=0.25):
+                 B=256, N=1, dtype="float32", optimizer="adam", recompute=False, kept=0.25,
+                 backward_bytes_per_row=0):
         if model is not None:
             params = sum(math.prod(v.shape) for v in model.trainable_weights)
             self._a = {d: mb.activation_bytes_per_row(model, dtype=d) for d in mb.DTYPE_BYTES}
@@ -60,7 +63,9 @@ class Budget:
             self._a = {d: activation_bytes_per_row * s / 4 for d, s in mb.DTYPE_BYTES.items()}
         self.params, self.input_bytes_per_row = params, input_bytes_per_row
         # Checked before any widget is made: a bad value raises here, naming itself.
-        mb.budget(params, optimizer, B, N, dtype, self._a.get(dtype, 0), input_bytes_per_row, recompute, kept)
+        mb.budget(params, optimizer, B, N, dtype, self._a.get(dtype, 0), input_bytes_per_row, recompute, kept,
+                  backward_bytes_per_row=backward_bytes_per_row)
+        self._t = {d: backward_bytes_per_row * s / 4 for d, s in mb.DTYPE_BYTES.items()}
         if not (B <= MAX_B and N <= MAX_N and kept >= 0.05):
             raise ValueError(f"the sliders reach B <= {MAX_B}, N <= {MAX_N}, kept >= 0.05; "
                              f"got B={B!r}, N={N!r}, kept={kept!r}")
@@ -92,7 +97,8 @@ class Budget:
         c = self.controls
         c.kept.disabled = not c.recompute.value
         args = dict(optimizer=c.optimizer.value, dtype=c.dtype.value, input_bytes_per_row=self.input_bytes_per_row,
-                    activation_bytes_per_row=self._a[c.dtype.value])
+                    activation_bytes_per_row=self._a[c.dtype.value],
+                    backward_bytes_per_row=self._t[c.dtype.value])
         self.result = mb.budget(self.params, B=c.B.value, N=c.N.value, recompute=c.recompute.value,
                                 kept=c.kept.value, **args)
         self.large_batch = mb.budget(self.params, B=c.B.value, N=1, **args)

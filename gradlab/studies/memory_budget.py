@@ -1,5 +1,5 @@
 """What training holds in memory, by the formula: weights, gradients, optimizer slots,
-the accumulator, activations and the input batch, as functions of B, N, dtype and recomputation.
+the accumulator, activations, the backward pass's temporaries and the input batch, as functions of B, N, dtype and recomputation.
 
 For P trainable parameters of s bytes each (dtype), an effective batch of B rows in N
 micro-batches of at most b = ceil(B / N) rows, a activation bytes and i input bytes per row:
@@ -14,6 +14,11 @@ micro-batches of at most b = ceil(B / N) rows, a activation bytes and i input by
                          + b g             with recomputation: one segment's activations, g bytes per
                                            row, rebuilt and held during the backward pass (Chen et al.
                                            2016's one-segment term; g = 0 leaves it out)
+    backward    = b t                      the backward pass's temporaries: while a layer's gradient
+                                           is taken, the gradients with respect to its output and its
+                                           input live together beside the activations; t bytes per
+                                           row for the layer where they are largest
+                                           (`backward_bytes_per_row`; t = 0 leaves it out)
     inputs      = B i                      (the effective batch, sliced into micro-batches)
     total       = the sum
 
@@ -22,9 +27,10 @@ activations that shrink as 1/N, at the price of one more copy of the parameters 
 accumulator); recomputation trades one more forward pass for a factor f. Whatever N and f,
 weights, gradients and slots stay: (2 + k) P s, plus P s when N > 1, is the floor.
 
-It is an estimate: it leaves out the framework's workspace, temporaries of the backward pass
-(about one layer's gradient with respect to its inputs at a time) and allocator rounding.
-`tests/studies/test_memory_budget.py` holds it against one measured allocator peak.
+It is an estimate: every term is counted at its largest, though the gradients appear layer by
+layer as the backward pass frees activations, and it leaves out the framework's workspace and
+allocator rounding. `tests/studies/test_memory_budget.py` holds it against one measured
+allocator peak; lesson 13 against the block MLP's and the conv net's.
 
 Lessons: notebooks/13-memory.ipynb (the calculator checked against a measured peak),
 notebooks/14-the-lab.ipynb (the widget)
@@ -38,14 +44,15 @@ import numpy as np
 
 DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
 SLOTS = {"sgd": 0, "momentum": 1, "rmsprop": 1, "adagrad": 1, "adam": 2, "adamw": 2}
-TERMS = ("weights", "gradients", "optimizer", "accumulator", "activations", "inputs")
+TERMS = ("weights", "gradients", "optimizer", "accumulator", "activations", "backward", "inputs")
 
 
 def budget(params, optimizer="adam", B=256, N=1, dtype="float32", activation_bytes_per_row=0,
-           input_bytes_per_row=0, recompute=False, kept=0.25, segment_bytes_per_row=0):
+           input_bytes_per_row=0, recompute=False, kept=0.25, segment_bytes_per_row=0,
+           backward_bytes_per_row=0):
     """Bytes of each part of training memory (the module's formula), and their total.
 
-        total = P s (2 + k + [N > 1]) + b (a (kept if recompute else 1) + [recompute] g) + B i
+        total = P s (2 + k + [N > 1]) + b (a (kept if recompute else 1) + [recompute] g + t) + B i
 
     Args:
         params: P, the number of trainable parameters (an int >= 0).
@@ -60,10 +67,12 @@ def budget(params, optimizer="adam", B=256, N=1, dtype="float32", activation_byt
         kept: f, the share of activations kept with recomputation, in (0, 1].
         segment_bytes_per_row: g, the activations of the largest recomputed segment per row,
             rebuilt in the backward pass and held while its gradient is taken (with recompute).
+        backward_bytes_per_row: t, the gradients with respect to one layer's output and input
+            per row, where they are largest (`backward_bytes_per_row(model)`), in bytes.
     Returns:
         dict of int bytes: `weights`, `gradients`, `optimizer`, `accumulator`,
-        `activations`, `inputs` (`TERMS`, in that order) and `total`; and `b`, the rows of
-        the largest micro-batch.
+        `activations`, `backward`, `inputs` (`TERMS`, in that order) and `total`; and `b`,
+        the rows of the largest micro-batch.
     """
     P = _count("params", params, 0)
     B, N = _count("B", B, 1), _count("N", N, 1)
@@ -74,13 +83,14 @@ def budget(params, optimizer="adam", B=256, N=1, dtype="float32", activation_byt
     a = _bytes("activation_bytes_per_row", activation_bytes_per_row)
     i = _bytes("input_bytes_per_row", input_bytes_per_row)
     g = _bytes("segment_bytes_per_row", segment_bytes_per_row)
+    t = _bytes("backward_bytes_per_row", backward_bytes_per_row)
     if isinstance(kept, bool) or not isinstance(kept, numbers.Real) or not 0 < kept <= 1:
         raise ValueError(f"kept must be a share in (0, 1], got {kept!r}")
     s, b = DTYPE_BYTES[dtype], math.ceil(B / N)
     terms = dict(weights=P * s, gradients=P * s, optimizer=SLOTS[optimizer] * P * s,
                  accumulator=P * s if N > 1 else 0,
                  activations=round(b * a * kept + b * g if recompute else b * a),
-                 inputs=B * i)
+                 backward=round(b * t), inputs=B * i)
     return {**terms, "total": sum(terms.values()), "b": b}
 
 
@@ -108,6 +118,29 @@ def activation_bytes_per_row(model, input_shape=None, dtype=None):
         size = DTYPE_BYTES[dtype] if dtype else np.dtype(out_dtype).itemsize
         total += int(np.prod(shape[1:], dtype=np.int64)) * size
     return total
+
+
+def backward_bytes_per_row(model, input_shape=None, dtype=None):
+    """t = max over layers of (elements of the layer's input + of its output, for one row) * dtype
+    bytes: the gradients with respect to a layer's output and input, alive together while its
+    gradient is taken (a Sequential chain: each layer's input is the previous one's output).
+
+    Args, Returns: as `activation_bytes_per_row` (bytes per row, an int).
+    """
+    if dtype is not None and dtype not in DTYPE_BYTES:
+        raise ValueError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPE_BYTES)}")
+    if not hasattr(model, "layers"):
+        raise TypeError(f"model must be a Keras model, got {type(model).__name__}")
+    size = lambda shape, dt: int(np.prod(shape, dtype=np.int64)) * (DTYPE_BYTES[dtype] if dtype else np.dtype(dt).itemsize)
+    if input_shape is not None:
+        previous = size(input_shape, model.layers[0].compute_dtype)
+    else:
+        previous = size(model.inputs[0].shape[1:], model.inputs[0].dtype)
+    largest = 0
+    for shape, out_dtype in _output_specs(model, input_shape):
+        out = size(shape[1:], out_dtype)
+        largest, previous = max(largest, previous + out), out
+    return largest
 
 
 def input_bytes_per_row(model, dtype=None):

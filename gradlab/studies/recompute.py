@@ -7,12 +7,20 @@
         pass runs the block's forward again to rebuild its hidden layer, one block at a time
     accumulation (N micro-batches): everything a row keeps, for b = B / N rows at a time
 
+    recomputation written by hand (`custom_gradient_recompute`, lesson 13's): the right gradients,
+        but inside `fit`'s graph TensorFlow runs an op as soon as its inputs exist; a rebuild that
+        reads only the block's input and weights runs in the forward pass and its activations wait
+        for the backward pass: no saving. `wait_for_dy` gives the rebuild an input from dy (h + 0 *
+        dy[0, 0]), so it runs when the gradient arrives, as `tf.recompute_grad` does.
+
 Both levers leave the update unchanged (recomputation reruns the same ops; accumulation adds
 the micro-batches' sums: lesson 12), and both pay in time: recomputation about one more
 forward pass per update, accumulation N smaller matrix products where there was one.
 
     peaks(configs)         the allocator's peak of one update, each config in a fresh process
     time_updates(configs)  ms per update, every config in this process, in interleaved rounds
+
+    a config: dict B, N, recompute (False, True = "tf.recompute_grad", or a key of `WRAPS`)
 
 Lesson: notebooks/13-memory.ipynb
 """
@@ -35,13 +43,36 @@ SHAPE = dict(depth=4, width=128, hidden=1024)  # blocks of 128 -> 1024 -> 128 on
 CHILD_TIMEOUT = 300  # seconds: import TensorFlow, build, trace, a few updates
 
 
+def custom_gradient_recompute(f, wait_for_dy=False):
+    """Lesson 13's hand-written recomputation: `f(h)` forward; its gradient from `f` run again
+    under a tape in the backward pass. With `wait_for_dy` the rebuild reads dy (h + 0 * dy[0, 0]:
+    the same values, a data edge), so a graph cannot run it before the gradient arrives."""
+    @tf.custom_gradient
+    def wrapped(h):
+        def backward(dy, variables=None):
+            h_ = h + 0.0 * tf.reduce_max(dy[:1, :1]) if wait_for_dy else h
+            with tf.GradientTape() as tape:
+                tape.watch(h_)
+                out = f(h_)
+            return tape.gradient(out, [h_, variables], output_gradients=dy)
+        return f(h), backward
+    return wrapped
+
+
+WRAPS = {"tf.recompute_grad": tf.recompute_grad,
+         "custom_gradient": custom_gradient_recompute,
+         "custom_gradient, waits for dy": lambda f: custom_gradient_recompute(f, wait_for_dy=True)}
+
+
 class RecomputedBlock(keras.layers.Layer):
     """`dense_out(dense_in(x))`, its forward pass run again in the backward pass
-    (`tf.recompute_grad`) instead of keeping `dense_in`'s output."""
+    (`tf.recompute_grad`, or another key of `WRAPS`) instead of keeping `dense_in`'s output."""
 
-    def __init__(self, dense_in, dense_out, **kwargs):
+    def __init__(self, dense_in, dense_out, wrap="tf.recompute_grad", **kwargs):
         super().__init__(**kwargs)
-        self.dense_in, self.dense_out = dense_in, dense_out
+        if wrap not in WRAPS:
+            raise ValueError(f"wrap must be one of {', '.join(WRAPS)}, got {wrap!r}")
+        self.dense_in, self.dense_out, self.wrap = dense_in, dense_out, wrap
 
     def build(self, input_shape):
         self.dense_in.build(input_shape)
@@ -51,7 +82,7 @@ class RecomputedBlock(keras.layers.Layer):
         return self.dense_out(self.dense_in(x))
 
     def call(self, x):
-        return tf.recompute_grad(self._block)(x)
+        return WRAPS[self.wrap](self._block)(x)
 
     def compute_output_shape(self, input_shape):
         return (*input_shape[:-1], self.dense_out.units)
@@ -59,8 +90,9 @@ class RecomputedBlock(keras.layers.Layer):
 
 def block_mlp(recompute=False, depth=4, width=128, hidden=1024, seed=0):
     """784 inputs -> Dense(width) -> `depth` blocks (Dense(hidden, relu), Dense(width)) ->
-    Dense(10) logits; with `recompute`, each block is a `RecomputedBlock`. The same seed gives
-    the same weights either way (the layers are made in the same order).
+    Dense(10) logits; with `recompute` (True: `tf.recompute_grad`, or a key of `WRAPS`), each
+    block is a `RecomputedBlock`. The same seed gives the same weights either way (the layers
+    are made in the same order).
 
     Returns:
         a built keras.Sequential.
@@ -72,19 +104,21 @@ def block_mlp(recompute=False, depth=4, width=128, hidden=1024, seed=0):
     layers = [keras.Input((784,)), L.Dense(width)]
     for _ in range(depth):
         pair = L.Dense(hidden, activation="relu"), L.Dense(width)
-        layers += [RecomputedBlock(*pair)] if recompute else list(pair)
+        wrap = "tf.recompute_grad" if recompute is True else recompute
+        layers += [RecomputedBlock(*pair, wrap=wrap)] if recompute else list(pair)
     return keras.Sequential(layers + [L.Dense(10)], name="block_mlp" + ("_recomputed" if recompute else ""))
 
 
 def _config(config):
-    """`config` checked: dict `B`, `N` (B % N == 0), `recompute` (bool)."""
+    """`config` checked: dict `B`, `N` (B % N == 0), `recompute` (a bool or a key of `WRAPS`)."""
     if not isinstance(config, dict) or set(config) != {"B", "N", "recompute"}:
         raise ValueError(f"a config is a dict of B, N and recompute, got {config!r}")
     B, N = check_count("B", config["B"]), check_count("N", config["N"])
     if B % N:
         raise ValueError(f"B must divide by N, got B={B!r}, N={N!r}")
-    if not isinstance(config["recompute"], bool):
-        raise TypeError(f"recompute must be True or False, got {config['recompute']!r}")
+    if not isinstance(config["recompute"], bool) and config["recompute"] not in WRAPS:
+        raise TypeError(f"recompute must be True, False or one of {', '.join(WRAPS)}, "
+                        f"got {config['recompute']!r}")
     return dict(B=B, N=N, recompute=config["recompute"])
 
 
@@ -141,24 +175,28 @@ def peaks(configs, updates=3, parallel=2):
         return list(pool.map(run, configs))
 
 
-def time_updates(configs, rounds=5):
+def time_updates(configs, rounds=5, updates=1):
     """Milliseconds of one update of each config, all in this process: each traced first,
-    then `rounds` rounds that time every config once, in turn (interleaved, so a busy spell
-    of the machine falls on all of them).
+    then `rounds` rounds that time `updates` updates of every config, in turn (interleaved, so
+    a busy spell of the machine falls on all of them; each round starts one config later, so
+    none always runs first).
 
     Returns:
-        a list, per config, of its `rounds` times in ms.
+        a list, per config, of its `rounds` times in ms per update.
     """
     configs, rounds = [_config(c) for c in configs], check_count("rounds", rounds)
+    updates = check_count("updates", updates)
     trainers = [_trainer(c) for c in configs]
     for net, x, y in trainers:
         net.train_on_batch(x, y)
     times = [[] for _ in configs]
-    for _ in range(rounds):
-        for t, (net, x, y) in zip(times, trainers):
+    for r in range(rounds):
+        for k in [(r + j) % len(configs) for j in range(len(configs))]:
+            net, x, y = trainers[k]
             start = time.perf_counter()
-            net.train_on_batch(x, y)
-            t.append(1000 * (time.perf_counter() - start))
+            for _ in range(updates):
+                net.train_on_batch(x, y)
+            times[k].append(1000 * (time.perf_counter() - start) / updates)
     return times
 
 

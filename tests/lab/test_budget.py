@@ -43,6 +43,13 @@ def test_moving_a_control_updates_the_budget_and_the_plot():
     assert b.picture().data == b.controls.plot.value  # the bars as they are now, as an image
 
 
+def test_the_backward_term_is_counted_when_given():
+    b = Budget(params=1000, activation_bytes_per_row=400, backward_bytes_per_row=100, B=64, N=8)
+    assert b.result["backward"] == 8 * 100 and b.large_batch["backward"] == 64 * 100
+    b.controls.dtype.value = "bfloat16"  # t by hand is at float32, as a
+    assert b.result["backward"] == 8 * 50
+
+
 def test_the_bars_stack_the_terms_in_mib():
     results = [budget(2**18, "adam", B=4, N=1, activation_bytes_per_row=2**20),
                budget(2**18, "adam", B=4, N=4, activation_bytes_per_row=2**20)]

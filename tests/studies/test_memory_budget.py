@@ -8,7 +8,7 @@ import sys
 import keras
 import pytest
 
-from gradlab.studies.memory_budget import activation_bytes_per_row, budget, input_bytes_per_row
+from gradlab.studies.memory_budget import activation_bytes_per_row, backward_bytes_per_row, budget, input_bytes_per_row
 
 
 def tiny():
@@ -25,7 +25,12 @@ def test_a_tiny_model_by_hand():
     # B = 10 in N = 3 micro-batches of 4, 3, 3 rows: b = 4; float32, Adam (2 slots)
     got = budget(26, "adam", B=10, N=3, activation_bytes_per_row=24, input_bytes_per_row=12)
     assert got == dict(weights=104, gradients=104, optimizer=208, accumulator=104, activations=4 * 24,
-                       inputs=120, total=104 * 3 + 208 + 96 + 120, b=4)
+                       backward=0, inputs=120, total=104 * 3 + 208 + 96 + 120, b=4)
+    # the backward pass's temporaries: Dense(4)'s input and output gradients, 3 + 4 floats a row
+    assert backward_bytes_per_row(model) == (3 + 4) * 4 == 28
+    with_t = budget(26, "adam", B=10, N=3, activation_bytes_per_row=24, input_bytes_per_row=12,
+                    backward_bytes_per_row=28)
+    assert (with_t["backward"], with_t["total"] - got["total"]) == (4 * 28, 4 * 28)  # b t
 
 
 def test_each_lever_by_hand():
@@ -53,6 +58,8 @@ def test_outputs_counted_through_input_shape_and_conv_shapes():
     conv = keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2D(5, 3),  # 6*6*5 = 180
                              keras.layers.Flatten(), keras.layers.Dense(7)])     # 180, 7
     assert activation_bytes_per_row(conv) == (180 + 180 + 7) * 4
+    assert backward_bytes_per_row(conv) == (180 + 180) * 4  # Flatten: its input and output gradients
+    assert backward_bytes_per_row(unbuilt, input_shape=(3,), dtype="float16") == (3 + 4) * 2
     with pytest.raises(ValueError, match="has no output shape yet"):
         activation_bytes_per_row(keras.Sequential([keras.layers.Dense(4)]))
 
@@ -67,6 +74,7 @@ def test_outputs_counted_through_input_shape_and_conv_shapes():
     (dict(params=10, activation_bytes_per_row=-3), ValueError, "activation_bytes_per_row must be"),
     (dict(params=10, recompute=True, kept=0), ValueError, "kept must be a share in (0, 1], got 0"),
     (dict(params=10, segment_bytes_per_row=-1), ValueError, "segment_bytes_per_row must be a number of bytes >= 0, got -1"),
+    (dict(params=10, backward_bytes_per_row="x"), ValueError, "backward_bytes_per_row must be a number of bytes >= 0, got 'x'"),
 ])
 def test_bad_arguments_are_refused_naming_them(kwargs, error, words):
     with pytest.raises(error) as e:

@@ -29,6 +29,21 @@ def test_recomputed_blocks_give_the_gradients_of_the_plain_model():
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-7)
 
 
+@pytest.mark.parametrize("wrap", ["custom_gradient", "custom_gradient, waits for dy"])
+def test_the_hand_written_recomputation_gives_the_gradients_of_a_plain_tape(wrap):
+    x, y = _batch()
+    loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    grads = {}
+    for rc in (False, wrap):
+        model = recompute.block_mlp(rc, **SMALL)
+        step = tf.function(lambda: loss(y, model(x, training=True)))  # a graph, as in fit
+        with tf.GradientTape() as tape:
+            value = step()
+        grads[rc] = [g.numpy() for g in tape.gradient(value, model.trainable_variables)]
+    for a, b in zip(grads[False], grads[wrap]):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-7)
+
+
 def test_fit_with_recomputation_equals_keras_plain_fit():
     x, y = _batch(60)
     weights = []
@@ -44,7 +59,7 @@ def test_fit_with_recomputation_equals_keras_plain_fit():
 
 def test_time_updates_interleaves_every_config():
     configs = [dict(B=8, N=1, recompute=False), dict(B=8, N=2, recompute=True)]
-    times = recompute.time_updates(configs, rounds=2)
+    times = recompute.time_updates(configs, rounds=2, updates=2)
     assert [len(t) for t in times] == [2, 2] and all(v > 0 for t in times for v in t)
     median, low, high = recompute.spread([2.0, 3.0, 4.0], [1.0, 1.0, 2.0])
     assert (median, low, high) == (2.0, 2.0, 3.0)
@@ -53,7 +68,7 @@ def test_time_updates_interleaves_every_config():
 @pytest.mark.parametrize("config, error, words", [
     (dict(B=8, N=3, recompute=False), ValueError, "B must divide by N, got B=8, N=3"),
     (dict(B=0, N=1, recompute=False), ValueError, "B must be"),
-    (dict(B=8, N=1, recompute="yes"), TypeError, "recompute must be True or False, got 'yes'"),
+    (dict(B=8, N=1, recompute="yes"), TypeError, "recompute must be True, False or one of tf.recompute_grad"),
     (dict(B=8, N=1), ValueError, "a config is a dict of B, N and recompute"),
 ])
 def test_bad_configs_are_refused_naming_them(config, error, words):
@@ -69,5 +84,18 @@ def test_recomputation_and_accumulation_each_lower_the_peak_of_an_update():
     assert "error" not in plain, plain
     # the hidden layers of 1024 are 4 * 1024 of the 4,746 floats a row keeps: most of the activations
     assert recomputed["update_mib"] < 0.7 * plain["update_mib"], (plain, recomputed)
-    assert accumulated["update_mib"] < 0.7 * plain["update_mib"], (plain, accumulated)
+    # the plain update's own peak moves between runs with the executor's order (13.4 to 16.2 MiB
+    # at B = 512 on a 2-core CPU), N = 4's about 9.9: 0.61x to 0.74x
+    assert accumulated["update_mib"] < 0.8 * plain["update_mib"], (plain, accumulated)
     assert plain["params"] == recomputed["params"] == 1_154_954
+
+
+@pytest.mark.slow
+def test_the_hand_written_recomputation_saves_memory_only_when_it_waits_for_dy():
+    configs = [dict(B=512, N=1, recompute=r) for r in (False, "custom_gradient", "custom_gradient, waits for dy")]
+    plain, eager_rebuild, waiting = recompute.peaks(configs)
+    assert "error" not in plain, plain
+    # a rebuild that reads only h and the weights runs in the forward pass: no saving (on a 2-core
+    # CPU, TF 2.21: 34.5 against 36.5 MiB at B = 1024); reading dy, it saves what tf.recompute_grad does
+    assert eager_rebuild["update_mib"] > 0.9 * plain["update_mib"], (plain, eager_rebuild)
+    assert waiting["update_mib"] < 0.7 * plain["update_mib"], (plain, waiting)
