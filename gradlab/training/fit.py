@@ -24,6 +24,12 @@ batches of B row indices and each micro-batch gathers its rows (`fit_rows`). Val
 `evaluate` run the same micro-batches, forward only. A dataset or generator of B-row batches
 is held as it holds them (`python -m gradlab bench --fit --memory`, columns epoch and update).
 
+This class is Keras's glue and owns the state; its helpers take that state as arguments:
+`prologue` (the first-batch checks `step` runs too), `check_state` (when the contract is
+checked), `fit_step` (one step), `fit_function` (Keras's functions wrapped: verdict, XLA
+fallback, tf.distribute), `fit_rows` (arrays by row index), `custom_metrics`, `labels`,
+`as_model` (layers and weight files answered by the model).
+
     acc = gl.AccumulatingModel(model, accum_steps=8)        # shares model's variables
     acc.compile(optimizer="adam", loss=..., metrics=["accuracy"])
     acc.fit(x, y, batch_size=256, epochs=3, validation_data=(xv, yv))
