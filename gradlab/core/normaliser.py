@@ -99,15 +99,17 @@ def check_masked_penalties(model, losses=(), x=None):
         "Pass the mask as sample_weight instead (every entry counted), or drop the penalty")
 
 
-def warn_if_split_changes(model, parts, optimizer=None):
+def warn_if_split_changes(model, parts, optimizer=None, stacklevel=4):
     """Warn (UserWarning) with `split_warning`'s reason, if there is one, and when a
     LossScaleOptimizer's skips can differ from the large batch's (`LOSS_SCALE_WARNING`).
-    What only the traced forward pass shows is warned by `state_writes`."""
+    What only the traced forward pass shows is warned by `state_writes`. `stacklevel`: as
+    `warnings.warn`'s, counted from here (the user's call, where the face calls through a
+    prologue)."""
     message = split_warning(model, parts)
     if message:
-        warnings.warn(message, UserWarning, stacklevel=4)
+        warnings.warn(message, UserWarning, stacklevel=stacklevel)
     if parts > 1 and isinstance(optimizer, keras.optimizers.LossScaleOptimizer):
-        warnings.warn(LOSS_SCALE_WARNING, UserWarning, stacklevel=4)
+        warnings.warn(LOSS_SCALE_WARNING, UserWarning, stacklevel=stacklevel)
 
 
 # Gradients reach the loss scale at Keras's per-row scale, but a float16 weight gradient is a

@@ -24,6 +24,12 @@ batches of B row indices and each micro-batch gathers its rows (`fit_rows`). Val
 `evaluate` run the same micro-batches, forward only. A dataset or generator of B-row batches
 is held as it holds them (`python -m gradlab bench --fit --memory`, columns epoch and update).
 
+This class is Keras's glue and owns the state; its helpers take that state as arguments:
+`prologue` (the first-batch checks `step` runs too), `check_state` (when the contract is
+checked), `fit_step` (one step), `fit_function` (Keras's functions wrapped: verdict, XLA
+fallback, tf.distribute), `fit_rows` (arrays by row index), `custom_metrics`, `labels`,
+`as_model` (layers and weight files answered by the model).
+
     acc = gl.AccumulatingModel(model, accum_steps=8)        # shares model's variables
     acc.compile(optimizer="adam", loss=..., metrics=["accuracy"])
     acc.fit(x, y, batch_size=256, epochs=3, validation_data=(xv, yv))
@@ -39,7 +45,8 @@ from .. import _compat
 from ..core import normaliser
 from ..core.batchnorm import NO_WINDOW, WindowMoments, check_window
 from ..core.microbatch import check_dense
-from . import as_model, custom_metrics, fit_function, fit_prologue, fit_rows, fit_step, labels
+from . import as_model, custom_metrics, fit_function, fit_rows, fit_step, labels, prologue
+from .check_state import CheckState
 from .options import Options
 
 
@@ -98,20 +105,17 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
         self.options = options  # the attributes below are its fields, under Keras's names
         self.accum_steps, self.clip_norm, self.batchnorm = options.accum_steps, options.clip_norm, options.batchnorm
         self.jit_compile_option, self.overlap, self.check = options.jit_compile, options.overlap, options.check
-        # Raw tf.Variables, not weights: whether this update checks the contract, and whether
-        # one was refused (read by fit_function after the call).
-        self._check_now = tf.Variable(False, trainable=False, name="check_contract")
-        self._refused = tf.Variable(False, trainable=False, name="contract_refused")
-        self._warned_writes = set()
-        # fit_prologue's: its once-per-compile checks ran; an update has checked the contract
-        self._prologue_done = self._checked = self._checking = False
+        # The state the helpers take as arguments (none of them reads this object's own):
+        # when the update checks the contract and whether one was refused (raw variables,
+        # not weights; its verdict is read by fit_function after each call)
+        self._contract = CheckState(options.check)
+        self._prologue_done = False  # prologue.check ran since compile
         self._window = WindowMoments(model) if batchnorm == "window" else NO_WINDOW
         # A raw tf.Variable: not a Keras metric (it would appear in evaluate()'s results
         # and as val_skipped_updates), not a weight (it is not saved).
         self._skipped = tf.Variable(0.0, trainable=False, name="skipped_updates")
-        self._xla_probed = False
-        # what a fit or evaluate of arrays reads by row index (fit_rows.Rows)
-        self._train_rows = self._test_rows = None
+        self._xla_probe = fit_function.XlaProbe()
+        self._feeds = fit_rows.Feeds()  # what a fit or evaluate of arrays reads by row index
 
     # -- Keras's model API -----------------------------------------------------------------
     def call(self, inputs, training=None):
@@ -134,7 +138,7 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
     def fit(self, x=None, y=None, *args, **kwargs):
         """`keras.Model.fit`, its data read as Keras reads it; arrays reach the update by row
         index, a micro-batch's rows at a time (`fit_rows`). The first update checks the
-        contract (`check`); the checks that need no data run first (`fit_prologue`)."""
+        contract (`check`); the checks that need no data run first (`prologue`)."""
         arguments = fit_rows.arguments_of(keras.Model.fit, self, (x, y, *args), kwargs)
         check_dense(arguments["x"], arguments["y"], arguments["validation_data"])
         labels.check_sparse_labels(self, arguments["y"], arguments["validation_data"])
@@ -142,8 +146,8 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
             check, self._check_metrics = self._check_metrics, None
             check(arguments["y"])
         with _compat.metrics_summed_on_read(self.distribute_strategy):
-            fit_prologue.prepare(self, arguments["x"], arm=True)
-            with fit_rows.feeding(self, arguments) as arguments:
+            self._before_updates(arguments["x"], again=True)
+            with fit_rows.feeding(self, self._feeds, arguments) as arguments:
                 return super().fit(**arguments)
 
     def evaluate(self, x=None, y=None, *args, **kwargs):
@@ -154,19 +158,19 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
         check_dense(arguments["x"], arguments["y"])
         extra = arguments.pop("kwargs")
         with _compat.metrics_summed_on_read(self.distribute_strategy), \
-                fit_rows.evaluating(self, arguments) as arguments:
+                fit_rows.evaluating(self, self._feeds, arguments) as arguments:
             return super().evaluate(**arguments, **extra)
 
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, *args, **kwargs):
         check_dense(x, y)
         labels.check_sparse_labels(self, y)
         with _compat.metrics_summed_on_read(self.distribute_strategy):
-            fit_prologue.prepare(self, x, arm=False)
-            fit_rows.use(self, "train", None)
+            self._before_updates(x, again=False)
+            fit_rows.use(self, self._feeds, "train", None)
             return super().train_on_batch(x, y, sample_weight, class_weight, *args, **kwargs)
 
     def test_on_batch(self, *args, **kwargs):
-        fit_rows.use(self, "test", None)
+        fit_rows.use(self, self._feeds, "test", None)
         with _compat.metrics_summed_on_read(self.distribute_strategy):
             return super().test_on_batch(*args, **kwargs)
 
@@ -209,7 +213,8 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
         _compat.own_instance_keys(self.distribute_strategy)  # before anything is traced under it
         super().make_train_function(force)
         if not getattr(self.train_function, "gradlab", False):
-            self.train_function = fit_function.wrap(self, self.train_function)
+            self.train_function = fit_function.wrap(self, self.train_function, self._contract,
+                                                    self._distributed(), self._xla_probe)
         return self.train_function
 
     def make_test_function(self, force=False):
@@ -217,7 +222,7 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
         _compat.own_instance_keys(self.distribute_strategy)
         super().make_test_function(force)
         if not getattr(self.test_function, "gradlab", False):
-            self.test_function = fit_function.wrap_test(self, self.test_function)
+            self.test_function = fit_function.wrap_test(self.test_function, self._distributed())
         return self.test_function
 
     def _maybe_symbolic_build(self, iterator=None, data_batch=None):
@@ -226,7 +231,7 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
         # On one device Keras would build an unbuilt model while tracing the step, after
         # train_step has read its (then empty) list of trainable variables: build it first.
         unbuilt = not self.model.built
-        rows = fit_rows.feeding_now(self, "train") or fit_rows.feeding_now(self, "test")
+        rows = fit_rows.feeding_now(self._feeds, "train") or fit_rows.feeding_now(self._feeds, "test")
         if rows is not None and data_batch is None:  # the iterator holds row indices
             data_batch, iterator = fit_rows.first_rows(rows), None
         if iterator is not None and data_batch is None and (self._distributed() or unbuilt):
@@ -262,10 +267,28 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
 
     # -- one fit step (fit_step) -------------------------------------------------------------
     def train_step(self, data):
-        return fit_step.train_step(self, data)
+        return fit_step.train_step(self, data, self._contract, self._window, self._skipped,
+                                   fit_rows.feeding_now(self._feeds, "train"))
 
     def test_step(self, data):
-        return fit_step.test_step(self, data)
+        return fit_step.test_step(self, data, self._contract, self._window,
+                                  fit_rows.feeding_now(self._feeds, "test"))
+
+    def _before_updates(self, x, again):
+        """Once per compile, the prologue both faces run (`prologue.check`: nothing reads the
+        data or runs the model); then the contract's check armed for this call's first update
+        if `again` (each fit), else only if no update was checked since compile
+        (train_on_batch), or every update (`check="every"`)."""
+        if not self.compiled:
+            return
+        if not self._prologue_done:
+            _compat.check_fit_hooks()  # Keras still calls the private methods the wrapper overrides
+            prologue.check(self.model, self.optimizer, self.forward_passes(), prologue.input_spec(x),
+                           self.distribute_strategy.scope(), window=self.batchnorm == "window")
+            self.built = self.model.built
+            self._prologue_done = True
+            self._contract.forget()
+        self._contract.arm(self.forward_passes(), again)
 
     def _resolve_jit(self):
         # the one decision (Options.xla): "auto" gains only on one device

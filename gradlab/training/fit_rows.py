@@ -72,6 +72,15 @@ def _variable(t):
                            name="fit_rows")
 
 
+class Feeds:
+    """What a model's train and test steps read by row index now (`Rows`), or None (whole
+    batches): one per `AccumulatingModel`, a plain object (not tracked by Keras)."""
+    __slots__ = ("train", "test")
+
+    def __init__(self):
+        self.train = self.test = None
+
+
 _FUNCTIONS = {"train": "train_function", "test": "test_function"}
 
 
@@ -84,38 +93,38 @@ def arguments_of(method, model, args, kwargs):
 
 
 @contextlib.contextmanager
-def feeding(acc, arguments):
+def feeding(acc, feeds, arguments):
     """Yield the arguments for Keras's `fit` of `acc`: row indices in place of the training
-    and validation arrays (their rows held for the train and test steps, emptied after), or
-    the arguments unchanged where they are not arrays."""
+    and validation arrays (their rows held in `feeds` for the train and test steps, emptied
+    after), or the arguments unchanged where they are not arrays."""
     train, arguments = by_index(acc, arguments)
     test, validation = _indexed(acc, arguments["validation_data"])
-    with _holding(acc, "train", train), _holding(acc, "test", test):
+    with _holding(acc, feeds, "train", train), _holding(acc, feeds, "test", test):
         yield {**arguments, "validation_data": validation}
 
 
 @contextlib.contextmanager
-def evaluating(acc, arguments):
+def evaluating(acc, feeds, arguments):
     """`feeding` for Keras's `evaluate`: `x` as row indices, the rows held for the test step."""
     test, indices = _indexed(acc, (arguments["x"], arguments["y"], arguments["sample_weight"]))
     if test is not None:
         arguments = {**arguments, "x": indices[0], "y": None, "sample_weight": None}
-    with _holding(acc, "test", test):
+    with _holding(acc, feeds, "test", test):
         yield arguments
 
 
-def use(acc, kind, rows):
-    """Make `acc`'s `kind` step ("train", "test") read `rows` (None: whole batches); a
-    function traced for other rows is dropped."""
-    if getattr(acc, f"_{kind}_rows") is not rows:
-        setattr(acc, f"_{kind}_rows", rows)
+def use(acc, feeds, kind, rows):
+    """Make `acc`'s `kind` step ("train", "test") read `rows` (None: whole batches), as
+    `feeds` records; Keras's function traced for other rows is dropped."""
+    if getattr(feeds, kind) is not rows:
+        setattr(feeds, kind, rows)
         setattr(acc, _FUNCTIONS[kind], None)
 
 
-def feeding_now(acc, kind):
-    """The `Rows` the `kind` step of `acc` reads by index now, else None (a step traced or
+def feeding_now(feeds, kind):
+    """The `Rows` the `kind` step reads by index now (`feeds`), else None (a step traced or
     run outside a fit or evaluate of arrays takes whole batches)."""
-    rows = getattr(acc, f"_{kind}_rows")
+    rows = getattr(feeds, kind)
     return rows if rows is not None and rows.count else None
 
 
@@ -167,28 +176,28 @@ def _arrays(acc, x, y, sample_weight, class_weight, validation_split, validation
 
 
 @contextlib.contextmanager
-def _holding(acc, kind, arrays):
+def _holding(acc, feeds, kind, arrays):
     """While active, `acc`'s `kind` step reads `arrays` by row index (None: whole batches).
     Inside another (a callback's `evaluate` during fit's validation on arrays) the outer
     rows are left as they are and read again afterwards."""
-    outer = getattr(acc, f"_{kind}_rows")
+    outer = getattr(feeds, kind)
     busy = outer is not None and outer.count > 0
     if arrays is None:
-        use(acc, kind, None)
+        use(acc, feeds, kind, None)
         rows = None
     elif not busy and outer is not None and outer.key == key(arrays):
         rows = outer
         rows.assign(arrays)
     else:
         rows = Rows(arrays)
-    use(acc, kind, rows)
+    use(acc, feeds, kind, rows)
     try:
         yield
     finally:
         if rows is not None:
             rows.empty()
         if busy:
-            use(acc, kind, outer)
+            use(acc, feeds, kind, outer)
 
 
 def parts(rows, data):

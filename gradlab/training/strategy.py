@@ -3,11 +3,12 @@
     loss = s.step(x, y)      # = the large-batch update of (x, y); returns its mean loss
 
 - Bad input raises ValueError/TypeError before any TensorFlow work.
-- The first batch builds the model (training-only layers included, traced, nothing run).
-  The first update checks the contract inside itself, on its micro-batches' own predictions
-  (`contract.split_holds`; `check="every"`: every update): a loss that cannot be split
-  exactly (a sum, a fixed normaliser, rows coupled) is refused before it applies, in the
-  words `fit` uses.
+- The first batch runs the prologue `fit` runs too (`prologue.check`: builds the model,
+  training-only layers included, traced, nothing run; refuses what no split reproduces).
+  The first update of each trace checks the contract inside itself, on its micro-batches'
+  own predictions (`contract.split_holds`, armed by `check_state`; `check="every"`: every
+  update): a loss that cannot be split exactly (a sum, a fixed normaliser, rows coupled)
+  is refused before it applies, in the words `fit` uses.
 - An update whose loss or gradient is not finite is skipped and raises FloatingPointError;
   a step that fails leaves weights, optimizer state, counters and BatchNorm statistics as
   they were (a LossScaleOptimizer keeps its own rule: skip and lower the scale).
@@ -30,12 +31,13 @@ import keras
 import tensorflow as tf
 
 from .. import _compat
-from ..core import contract, distribute, engine, normaliser, state_writes
+from ..core import contract, distribute, engine, normaliser
 from ..core.micro_loss import MicroLoss
 from ..core.batchnorm import NO_WINDOW, WindowMoments, check_window
 from ..core.loss_terms import normalize_sample_weight, reduced_loss
 from ..core.microbatch import batch_size, check_batch, check_dense
-from . import trainables, xla
+from . import prologue, trainables
+from .check_state import CheckState
 from .rollback import Rollback
 from ..core.homes import KerasOptimizer, Loop
 from ..core.places import One, Replicas, Towers
@@ -54,9 +56,7 @@ class Strategy:
         self._replicas = isinstance(self.place, Replicas)
         self.accum_steps, self.overlap, self.check = options.accum_steps, options.overlap, options.check
         self.clip_norm, self.jit_compile, self.batchnorm = options.clip_norm, options.jit_compile, options.batchnorm
-        # whether this update checks the contract: a raw variable the compiled update reads
-        self._check_now = tf.Variable(False, trainable=False, name="check_contract")
-        self._checking = False  # its Python mirror
+        self._contract = CheckState(options.check)  # when the update checks the contract
         self.distribution = distribution
         if self._replicas and distribution is None:
             self.distribution = distribute.make_distribution(devices)
@@ -82,7 +82,6 @@ class Strategy:
             self.optimizer = optimizer
         self.guard = guarded(self.optimizer, recipe.home)
         self._update, self._functions, self._xla = None, [], None
-        self._warned = set()
         self.rule = None  # what the loss divides by ("examples" or "entries"), once traced
 
     # -- the contract -----------------------------------------------------------------
@@ -116,9 +115,7 @@ class Strategy:
         if status == engine.CONTRACT_BROKEN:
             self._rollback.restore(saved)
             raise ValueError(contract.REFUSAL)
-        if self.check == "first" and self._checking:
-            self._check_now.assign(False)
-            self._checking = False
+        self._contract.after()
         if status != engine.APPLIED:
             self._rollback.restore(saved)
             what = ("the loss" if status == engine.LOSS_NOT_FINITE else
@@ -153,16 +150,12 @@ class Strategy:
 
     # -- building and guarding ----------------------------------------------------------
     def _build(self, parts):
-        x = parts[0]
+        """The first batch: the one prologue (`prologue.check`), then the update, traced."""
         with self._scope():
-            built = self.model.built
-            state_writes.check_splittable(self.model, self._forward_passes())
-            trainables.build_for_training(self.model, x)
-            if self.batchnorm == "window" and not built:
-                check_window(self.model)
+            prologue.check(self.model, self.optimizer, self._forward_passes(), parts[0],
+                           window=self.batchnorm == "window")
             self._make_update()
             self._decide_xla(parts)
-            normaliser.warn_if_split_changes(self.model, self._forward_passes(), self.optimizer)
 
     def _forward_passes(self):
         """Forward passes per update: micro-batches on every tower or replica."""
@@ -194,7 +187,6 @@ class Strategy:
 
     def _make_update(self):
         self.variables = list(self.model.trainable_variables)
-        trainables.check_known(self.optimizer, self.model, self.variables)
         if not self.optimizer.built:
             self.optimizer.build(self.variables)
         window = self.batchnorm == "window" and self.name != "large_batch"
@@ -202,15 +194,14 @@ class Strategy:
         self._micro_loss = MicroLoss(
             self.model, self.loss_fn,
             lambda x, y, p, w: reduced_loss(self.loss_fn, y, p, w, self.model.losses),
-            self._check_now, rule_of=self._rule_of, seen=self._warned,
+            self._contract.now, rule_of=self._rule_of, seen=self._contract.warned,
             passes=self._forward_passes(), moments=self.moments)
         self._rollback = Rollback(self.model, self.optimizer, self.guard, self.moments)
         task = engine.Task(self._micro, self.variables, self.optimizer, self.accum_steps,
                            self.clip_norm, self.guard, self.moments.update)
         self._update = StepUpdate(task, self._home(), self.place, self.distribution, self.jit())
         self._functions += self._update.functions
-        self._checking = self._forward_passes() > 1  # a new trace: check its first update
-        self._check_now.assign(self._checking)
+        self._contract.arm(self._forward_passes())  # a new trace: check its first update
 
     def _home(self):
         """A new home for the sum (one per trace: eager homes are bound to their task)."""
@@ -226,9 +217,8 @@ class Strategy:
         self._xla = self.jit()
         if not (self._xla and self.jit_compile == "auto"):
             return
-        reason = xla.refusal(self._update.fn, tf.nest.map_structure(tf.convert_to_tensor, parts))
-        if reason is not None:
-            xla.warn_refused(reason, f"strategy {self.name!r}")
+        args = tf.nest.map_structure(tf.convert_to_tensor, parts)
+        if prologue.xla_refused(self._update.fn, args, f"strategy {self.name!r}"):
             self._xla = False
             self._make_update()
 
@@ -236,6 +226,7 @@ class Strategy:
         now = self.model.trainable_variables
         if len(now) != len(self.variables) or any(a is not b for a, b in zip(now, self.variables)):
             with self._scope():
+                trainables.check_known(self.optimizer, self.model, now)
                 self._make_update()  # retrace: new variable lists, new accumulators
 
     def _scope(self):

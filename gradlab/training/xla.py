@@ -53,7 +53,8 @@ def refusal(function, *args):
     return None
 
 
-def warn_refused(reason, who):
-    """The one warning both faces give when XLA refused their update (`refusal`)."""
+def warn_refused(reason, who, stacklevel=4):
+    """The one warning both faces give when XLA refused their update (`refusal`);
+    `stacklevel` as `warnings.warn`'s, counted from here."""
     warnings.warn(f"jit_compile='auto': XLA cannot compile this model's update ({reason}); "
-                  f"{who} runs without XLA from now on", RuntimeWarning, stacklevel=4)
+                  f"{who} runs without XLA from now on", RuntimeWarning, stacklevel=stacklevel)

@@ -81,8 +81,8 @@ def test_fit_feeds_row_indices_and_equals_kerass_fit():
     np.testing.assert_allclose(h_acc["val_loss"], h_plain["val_loss"], rtol=1e-6)
     assert int(acc.optimizer.iterations) == int(plain.optimizer.iterations) == 6
     # released after the fit; a whole batch then trains as Keras's train_on_batch does
-    assert acc._train_rows.count == 0
-    assert all(int(tf.shape(v)[0]) == 0 for v in tf.nest.flatten(acc._train_rows.data) if v is not None)
+    assert acc._feeds.train.count == 0
+    assert all(int(tf.shape(v)[0]) == 0 for v in tf.nest.flatten(acc._feeds.train.data) if v is not None)
     loss_plain = plain.train_on_batch(x[:6], y[:6])
     loss_acc, skipped = acc.train_on_batch(x[:6], y[:6])
     np.testing.assert_allclose(loss_acc, loss_plain, rtol=1e-6)
@@ -138,7 +138,7 @@ def test_validation_runs_in_micro_batches_and_reports_kerass_numbers():
     dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(8)
     np.testing.assert_allclose(acc.evaluate(dataset, verbose=0), [loss_acc, rows_acc, acc_acc], rtol=1e-6)
     assert seen == [tf.int64, tf.float64]  # the dataset's own rows
-    assert acc._test_rows is None
+    assert acc._feeds.test is None
 
 
 def test_shuffled_fit_draws_kerass_batches():
