@@ -33,7 +33,7 @@ def plot_rounding(curves, tolerance=None, scale=None, ylabel="max |w_accum - w_l
         d_k = max_j |w_accum(k)_j - w_large(k)_j|
 
     Rounding stays within a small multiple of `scale` (the float32 spacing of the weights,
-    `eps * max |w|`) and changes in steps; the axis starts at or below the decade under the
+    `np.spacing(max |w|)`) and changes in steps; the axis starts at or below the decade under the
     smallest difference, `10 ** floor(log10(min d))`, so a labelled tick sits under every curve; a real error (a wrong weight, a schedule running
     too fast) is far larger from the first update, or grows with every update.
 
