@@ -108,13 +108,14 @@ class Runner:
 
     def run(self, configs):
         """Train (or take from the cache) every seed of one configuration; its Group, or None."""
-        return self._job(lambda: self._run_group(configs))
+        return self._job(lambda: self._run_group(configs, redraw=False))
 
     def measure(self, plan):
         """Run Measure's three lists of configs (`settings.measure_plan`) and say how far
         gradlab's and the naive way are from the large batch; the three Groups, or None."""
         def job():
-            groups = [self._run_group(configs) for configs in plan]
+            # Each group but the last is drawn when done; `_job` draws the last with the rest.
+            groups = [self._run_group(configs, redraw=i + 1 < len(plan)) for i, configs in enumerate(plan)]
             self.say(_measured(groups), OK)
             return groups
         return self._job(job)
@@ -151,7 +152,10 @@ class Runner:
             self.listener.busy(False)
             self._busy.release()
 
-    def _run_group(self, configs):
+    def _run_group(self, configs, redraw=True):
+        """Train (or take from the cache) the seeds of one configuration into its Group;
+        `redraw`: draw the lab when they are done (False where the job draws next anyway: a
+        full redraw of many configurations costs as much as a short run)."""
         known = len(self.groups.all)
         group = self.groups.for_config(configs[0])
         if len(self.groups.all) > known:
@@ -174,7 +178,8 @@ class Runner:
                                       callback=lambda partial: self._live(group, partial)))
         self.listener.progress(total, total, "success")
         self.groups.link_references()
-        self.listener.redraw()
+        if redraw:
+            self.listener.redraw()
         self.say(_done(what, group, todo, time.perf_counter() - start), OK)
         self._measure_memory(group)
         return group

@@ -56,6 +56,8 @@ def test_a_run_trains_every_seed_reports_progress_and_caches(tmp_path, stub):
     assert seen.of("progress")[-1] == (40, 40, "success")
     # Live redraws (no summary) at updates 5, 10, 15, 20 of each seed, while training.
     assert seen.of("redraw").count((False,)) == 8
+    # The finished run is drawn once (a full redraw of many runs costs as much as a short run).
+    assert seen.of("redraw").count((True,)) == 1 and seen.events[-2] == ("redraw", True)
     assert seen.of("busy") == [(True,), (False,)]
     text, kind = runner.message
     assert kind == "ok" and text.startswith("Done: fused N=2 b=8 lr=0.1, seeds 0-1: 2 run(s)")
@@ -119,10 +121,12 @@ def test_a_failure_is_said_with_its_traceback(tmp_path, monkeypatch):
 
 
 def test_measure_says_how_far_each_way_is_from_the_large_batch(tmp_path, stub):
-    runner, _ = make(tmp_path)
+    runner, seen = make(tmp_path)
     plan = settings.measure_plan("fused", "cosine lr schedule",
                                  lambda s, name: configs(s, 4, 5, setting=name))
     large, fused, keras = runner.measure(plan)
+    # Drawn after the large batch, after gradlab's way, and once at the end.
+    assert seen.of("redraw").count((True,)) == 3
     assert [c.strategy for c in stub] == ["large_batch", "fused", "keras"]
     assert fused.difference()[1] == 0.0
     assert keras.difference()[1] == pytest.approx(0.05)
