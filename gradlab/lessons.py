@@ -69,6 +69,7 @@ _NAMES = {
     "plot_reproduction": ("gradlab.studies.figures.lesson_plots", "plot_reproduction"),
     "plot_selection": ("gradlab.studies.figures.selection", "plot_selection"),
     "plot_memory": ("gradlab.studies.figures.memory_plots", "plot_memory"),
+    "plot_memory_bars": ("gradlab.studies.figures.memory_plots", "plot_memory_bars"),
     "fit_schedule": ("gradlab.studies.figures.fit_schedule", "fit_schedule"),
     "plot_fit_schedule": ("gradlab.studies.figures.fit_schedule", "plot_fit_schedule"),
     "plot_timeline": ("gradlab.studies.figures.timeline", "plot_timeline"),
