@@ -6,7 +6,9 @@
 
 Left, on a log scale: the allocator peak of each run above what it held at the start (MiB):
 over fit's epochs (`train_mb`) solid, over the update alone (`step_mb`, `train_on_batch` on a
-batch already held) dashed, fit's input alone (the control) a grey dash-dotted line.
+batch already held) dashed, fit's input alone (the control) a grey dash-dotted line. With
+`peak="update"` the update alone is the solid series, and plain fit and the reference read
+it too (`step_mb`, `step_floor_mb`): one measure throughout, as a table of updates reads.
 Right: milliseconds per update, the median epoch joined by a line and every measured epoch a
 faint dot. Both against N on a log2 axis. Plain fit at the whole batch B is a horizontal line
 (it has no N; its epochs' range shaded), Keras's own accumulation a second series, the reference
@@ -27,7 +29,7 @@ SERIES = {("accumulating", 1): ("AccumulatingModel", "tab:blue", "o"),
           ("keras", 1): ("Keras gradient_accumulation_steps", "tab:orange", "s")}
 
 
-def plot_memory(result, time=True):
+def plot_memory(result, time=True, peak="epoch"):
     """Peak memory (MiB) and time per update (ms) against accum_steps, one result of
     `bench_memory.run_bench_memory`.
 
@@ -35,6 +37,8 @@ def plot_memory(result, time=True):
         result: the dict `run_bench_memory` returns (or one of `--json`'s `workloads`).
         time: draw the time panel; False draws memory alone (times of contenders run one
             after another are not ratios of interleaved runs).
+        peak: "epoch" (fit's epochs solid, the update dashed beside them) or "update" (the
+            update alone, `train_on_batch`, for every series, plain fit and the reference).
     Returns:
         a matplotlib Figure with 2 Axes (1 without time) and the legend below, outside the data.
     """
@@ -46,27 +50,31 @@ def plot_memory(result, time=True):
     plain = next((r for r in rows if r["contender"] == "plain" and r["batch"] == c["batch"]), None)
     if not isinstance(time, bool):
         raise TypeError(f"time must be True or False, got {time!r}")
+    if peak not in ("epoch", "update"):
+        raise ValueError(f"peak must be 'epoch' or 'update', got {peak!r}")
+    value, reference = ("train_mb", "floor_mb") if peak == "epoch" else ("step_mb", "step_floor_mb")
     fig, axes = plt.subplots(1, 1 + time, figsize=(9.0 if time else 5.5, 3.8), layout="constrained", squeeze=False)
     ax_mb, ax_ms = axes[0][0], (axes[0][1] if time else _Nowhere())
     plt.close(fig)  # owned by the caller: a cell ending with the call shows it once
     for key, (label, color, marker) in SERIES.items():
-        series = sorted((r["accum_steps"], r["train_mb"], r["ms_update"], r.get("floor_mb"),
+        series = sorted((r["accum_steps"], r.get(value), r["ms_update"], r.get(reference),
                          r.get("step_mb"), _epochs(r)) for r in rows if (r["contender"], r["overlap"]) == key)
         if not series:
             continue
         ns, mb, ms, floor, step, epochs = zip(*series)
-        ax_mb.plot(ns, mb, marker=marker, color=color, label=f"{label}, epoch")
+        ax_mb.plot(ns, mb, marker=marker, color=color, label=f"{label}, {peak}")
         ax_ms.plot(ns, ms, marker=marker, color=color)
         for n, times in zip(ns, epochs):  # every epoch: on a shared machine they may come at two speeds
             ax_ms.plot([n] * len(times), times, marker, color=color, alpha=0.35, ms=4)
-        if key != ("accumulating", 2) and None not in step:
+        if peak == "epoch" and key != ("accumulating", 2) and None not in step:
             ax_mb.plot(ns, step, "--", marker=marker, mfc="none", color=color, label=f"{label}, update (train_on_batch)")
         if key == ("accumulating", 1) and None not in floor:
             # drawn over the series: at the reference they would hide it
             ax_mb.plot(ns, floor, ":", marker="x", color="grey", zorder=3,
-                       label="reference (epoch): plain fit at b = B/N + one gradient sum")
+                       label=f"reference ({peak}): plain fit at b = B/N + one gradient sum")
     if plain is not None:
-        ax_mb.axhline(plain["train_mb"], color="black", lw=1, label=f"plain fit at B = {c['batch']}")
+        ax_mb.axhline(plain[value], color="black", lw=1,
+                      label=f"plain fit at B = {c['batch']}, {peak}: {plain[value]:.0f} MiB")
         ax_ms.axhline(plain["ms_update"], color="black", lw=1)
         times = _epochs(plain)
         if max(times) > min(times):

@@ -143,7 +143,7 @@ def test_the_figure_marks_plain_fit_and_draws_each_series():
     assert labels == ["AccumulatingModel, epoch", "AccumulatingModel, update (train_on_batch)",
                       "reference (epoch): plain fit at b = B/N + one gradient sum",
                       "AccumulatingModel, overlap=2, epoch", "Keras gradient_accumulation_steps, epoch",
-                      "Keras gradient_accumulation_steps, update (train_on_batch)", "plain fit at B = 8",
+                      "Keras gradient_accumulation_steps, update (train_on_batch)", "plain fit at B = 8, epoch: 40 MiB",
                       "fit's input alone (a linear model at B = 8)"]
     ax_mb = fig.axes[0]
     assert list(ax_mb.lines[0].get_ydata()) == [41.0, 31.0]
@@ -257,3 +257,20 @@ def test_plot_memory_bars_draws_one_bar_per_peak_top_down_and_the_reference():
         plot_memory_bars({})
     with pytest.raises(ValueError, match="-1"):
         plot_memory_bars({"x": -1})
+
+
+def test_the_update_figure_reads_the_update_peak_for_every_line():
+    # plain at b = 4: epoch 30, update 20; ours at N = 2: epoch 25, update 29 (the reference is 20 + 1)
+    rows = bench_memory.add_floors([
+        _row("plain", 8, 1, 40.0, step=36.0), _row("plain", 4, 1, 30.0, step=20.0),
+        _row("accumulating", 8, 2, 25.0, step=29.0)])
+    fig = plot_memory({"config": {"model": "conv", "batch": 8}, "rows": rows}, time=False, peak="update")
+    (ax_mb,) = fig.axes
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [
+        "AccumulatingModel, update", "reference (update): plain fit at b = B/N + one gradient sum",
+        "plain fit at B = 8, update: 36 MiB"]
+    assert list(ax_mb.lines[0].get_ydata()) == [29.0]  # ours, the update: not the epoch's 25
+    assert list(ax_mb.lines[1].get_ydata()) == [21.0]  # plain fit's update at b = 4, plus one gradient sum
+    assert list(ax_mb.lines[2].get_ydata()) == [36.0, 36.0]
+    with pytest.raises(ValueError, match="peak must be 'epoch' or 'update', got 'step'"):
+        plot_memory({"config": {"model": "conv", "batch": 8}, "rows": rows}, peak="step")
