@@ -15,10 +15,10 @@
 
 Both levers leave the update unchanged (recomputation reruns the same ops; accumulation adds
 the micro-batches' sums: lesson 12), and both pay in time: recomputation about one more
-forward pass per update, accumulation N smaller matrix products where there was one.
+forward pass per update (lesson 13 counts 1.31x the multiply-adds), accumulation N smaller
+matrix products where there was one (the same multiply-adds, more calls).
 
     peaks(configs)         the allocator's peak of one update, each config in a fresh process
-    time_updates(configs)  ms per update, every config in this process, in interleaved rounds
 
     a config: dict B, N, recompute (False, True = "tf.recompute_grad", or a key of `WRAPS`)
 
@@ -27,9 +27,7 @@ Lesson: notebooks/13-memory.ipynb
 from __future__ import annotations
 
 import json
-import statistics
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import keras
@@ -173,37 +171,6 @@ def peaks(configs, updates=3, parallel=2):
                                            CHILD_TIMEOUT)
     with ThreadPoolExecutor(parallel) as pool:
         return list(pool.map(run, configs))
-
-
-def time_updates(configs, rounds=5, updates=1):
-    """Milliseconds of one update of each config, all in this process: each traced first,
-    then `rounds` rounds that time `updates` updates of every config, in turn (interleaved, so
-    a busy spell of the machine falls on all of them; each round starts one config later, so
-    none always runs first).
-
-    Returns:
-        a list, per config, of its `rounds` times in ms per update.
-    """
-    configs, rounds = [_config(c) for c in configs], check_count("rounds", rounds)
-    updates = check_count("updates", updates)
-    trainers = [_trainer(c) for c in configs]
-    for net, x, y in trainers:
-        net.train_on_batch(x, y)
-    times = [[] for _ in configs]
-    for r in range(rounds):
-        for k in [(r + j) % len(configs) for j in range(len(configs))]:
-            net, x, y = trainers[k]
-            start = time.perf_counter()
-            for _ in range(updates):
-                net.train_on_batch(x, y)
-            times[k].append(1000 * (time.perf_counter() - start) / updates)
-    return times
-
-
-def spread(times, reference):
-    """Per round, `times[r] / reference[r]`: (median, min, max) of the ratios."""
-    ratios = [a / b for a, b in zip(times, reference)]
-    return statistics.median(ratios), min(ratios), max(ratios)
 
 
 if __name__ == "__main__":

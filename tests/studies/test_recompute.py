@@ -57,14 +57,6 @@ def test_fit_with_recomputation_equals_keras_plain_fit():
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
 
 
-def test_time_updates_interleaves_every_config():
-    configs = [dict(B=8, N=1, recompute=False), dict(B=8, N=2, recompute=True)]
-    times = recompute.time_updates(configs, rounds=2, updates=2)
-    assert [len(t) for t in times] == [2, 2] and all(v > 0 for t in times for v in t)
-    median, low, high = recompute.spread([2.0, 3.0, 4.0], [1.0, 1.0, 2.0])
-    assert (median, low, high) == (2.0, 2.0, 3.0)
-
-
 @pytest.mark.parametrize("config, error, words", [
     (dict(B=8, N=3, recompute=False), ValueError, "B must divide by N, got B=8, N=3"),
     (dict(B=0, N=1, recompute=False), ValueError, "B must be"),
