@@ -1,5 +1,5 @@
-"""The memory budget as a widget: sliders for B, N, dtype, optimizer and recomputation, and a
-stacked bar of what training holds, redrawn as they move.
+"""The memory budget as a widget: sliders for B, N, dtype, optimizer and recomputation, and
+stacked bars of what training holds, beside each term on a log axis, redrawn as they move.
 
     Budget(model)            # a cell ending with it shows it; P, a and i read from the model
     Budget(params=203_530, activation_bytes_per_row=5224, input_bytes_per_row=3136)
@@ -82,7 +82,7 @@ class Budget:
             kept=w.FloatSlider(value=kept, min=0.05, max=1.0, step=0.05, description="kept share",
                                disabled=not recompute, **slider),
             text=w.Label(),
-            plot=w.Image(format="png", layout=w.Layout(width="560px")))
+            plot=w.Image(format="png", layout=w.Layout(width="720px")))
         for name, widget in vars(c).items():
             widget.add_class("gradlab-budget-" + name.lower())
             if name not in ("text", "plot"):
@@ -126,15 +126,17 @@ class Budget:
 
 
 def plot_budget(results, labels):
-    """Stacked bars, one per `budget(...)` result, of its terms in MiB (`TERMS` bottom up).
+    """Stacked bars, one per `budget(...)` result, of its terms in MiB (`TERMS` bottom up), and
+    beside them each term on its own, on a log axis: the terms too small to see in a stack
+    (weights, slots, inputs beside the activations) keep a readable bar and their MiB.
 
     Returns:
-        a matplotlib Figure (not registered with pyplot) with one Axes.
+        a matplotlib Figure (not registered with pyplot): axes[0] the stacks, axes[1] the terms.
     """
     if len(results) != len(labels):
         raise ValueError(f"one label per result: {len(results)} results, {len(labels)} labels")
-    fig = Figure(figsize=(5.6, 3.6), layout="constrained")
-    ax = fig.subplots()
+    fig = Figure(figsize=(9.0, 3.8), layout="constrained")
+    ax, terms_ax = fig.subplots(1, 2, width_ratios=(1, 1.5))
     bottoms = [0.0] * len(results)
     for term in mb.TERMS:
         heights = [r[term] / 2**20 for r in results]
@@ -142,10 +144,28 @@ def plot_budget(results, labels):
         bottoms = [b + h for b, h in zip(bottoms, heights)]
     for x, r in enumerate(results):  # the small terms vanish beside the activations: say the total
         ax.text(x, r["total"] / 2**20, f"{r['total'] / 2**20:.1f} MiB", ha="center", va="bottom")
-    ax.set_xticks(range(len(results)), labels)
+    ax.set_xticks(range(len(results)), [label.replace(", ", "\n") for label in labels])
     ax.set_ylabel("MiB")
     ax.set_title("what training holds")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
+    ax.margins(y=0.12)
+    ax.legend(loc="upper right", fontsize="small")
+    # One row per term, one bar per result (the first solid, the others hatched), zeros left out.
+    height = 0.8 / len(results)
+    for k, r in enumerate(results):
+        for row, term in enumerate(mb.TERMS):
+            mib = r[term] / 2**20
+            if mib > 0:
+                y = row + (k - (len(results) - 1) / 2) * height
+                terms_ax.barh(y, mib, height, color=COLORS[term], hatch="//" if k else None,
+                              edgecolor="white" if k else COLORS[term])
+                terms_ax.text(mib, y, f" {mib:.3g}", va="center", fontsize="small")
+    terms_ax.set_yticks(range(len(mb.TERMS)), mb.TERMS)
+    terms_ax.invert_yaxis()
+    terms_ax.set_xscale("log")
+    terms_ax.set_xlabel("MiB (log scale)")
+    terms_ax.margins(x=0.15)
+    terms_ax.set_title("each term, log scale\n" + ";  ".join(" ".join(label.split()) + (": hatched" if k else ": solid")
+                                                          for k, label in enumerate(labels)), fontsize="medium")
     return fig
 
 
@@ -153,7 +173,7 @@ def _mib(n):
     return f"{n / 2**20:.2f}"
 
 
-def _png(fig, dpi=72):
+def _png(fig, dpi=90):
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
     return buf.getvalue()

@@ -61,6 +61,14 @@ def test_the_bars_stack_the_terms_in_mib():
     tops = [ax.containers[-1].patches[i].get_y() + ax.containers[-1].patches[i].get_height() for i in (0, 1)]
     assert tops == pytest.approx([r["total"] / 2**20 for r in results])
     assert [t.get_text() for t in ax.get_legend().get_texts()] == list(TERMS)
+    # beside the stacks, each nonzero term on a log axis, one bar per result: the 1 MiB of
+    # weights stays as long as the 4 MiB of activations would on a linear axis it is not
+    terms = fig.axes[1]
+    assert terms.get_xscale() == "log"
+    widths = sorted(round(p.get_width(), 6) for p in terms.patches)
+    nonzero = sorted(r[t] / 2**20 for r in results for t in TERMS if r[t])
+    assert widths == pytest.approx(nonzero) and len(widths) == 9  # no accumulator at N = 1
+    assert [t.get_text() for t in terms.get_yticklabels()] == list(TERMS)
 
 
 def test_bad_arguments_are_refused_before_any_widget():
