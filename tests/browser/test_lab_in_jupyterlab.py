@@ -129,10 +129,12 @@ def test_lab_runs_in_jupyterlab(page, jupyter_lab, artifacts, move_slider):
 
 
 def stored_images(path):
-    """How many image outputs the notebook file holds."""
+    """How many image outputs the notebook file holds in cells whose outputs are shown (a folded
+    answer's outputs, `jupyter.outputs_hidden`, stay collapsed until the reader opens them)."""
     nb = json.loads(path.read_text())
     return sum(1 for cell in nb["cells"] for out in cell.get("outputs", [])
-               if any(k.startswith("image/") for k in out.get("data", {})))
+               if not cell.get("metadata", {}).get("jupyter", {}).get("outputs_hidden")
+               and any(k.startswith("image/") for k in out.get("data", {})))
 
 
 OTHER_NOTEBOOKS = sorted(p.name for p in NOTEBOOKS.glob("[0-9]*.ipynb") if p.name != LAB_NOTEBOOK)
