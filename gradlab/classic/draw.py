@@ -41,6 +41,7 @@ _ROLES = {  # group -> (legend label, colour)
     "averaged": ("input (fed)", "#dcdcdc"),  # placeholders: the host feeds the mean
     HOST: ("averaging", "#f08a8c"),
     "apply": ("apply (one update)", "#c9a3d9"),
+    "large_batch": ("large-batch check", "#d5e8d4"),  # a lesson's reference beside the towers
 }
 _COMPUTE = ("forward / loss / gradients", "#b9cfe6")
 _NOTES = {"average": "average_gradients", "averaged": "placeholders",

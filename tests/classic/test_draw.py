@@ -51,6 +51,14 @@ def test_boxes_never_overlap(num_towers):
         assert fig.bbox.contains(*extent.p0) and fig.bbox.contains(*extent.p1), text.get_text()
 
 
+def test_a_large_batch_check_is_named_as_one_in_the_legend():
+    graph = tf.Graph()
+    with graph.as_default(), tf.name_scope("large_batch"):
+        tf.reduce_sum(tf.compat.v1.placeholder(tf.float32, [None, 2]) * 2.0)
+    legend = {t.get_text() for t in draw_graph(graph).axes[0].get_legend().get_texts()}
+    assert "large-batch check" in legend and "forward / loss / gradients" not in legend
+
+
 def test_host_average_and_accumulation_figures_name_their_steps():
     host = draw_graph(build_host_average())
     assert {"gradients", "host", "averaged", "apply", "fetch", "feed", "host_average"} <= texts(host)
