@@ -94,7 +94,7 @@ def plot_timeline(layer_compute_ms, layer_comm_ms, overlap=True, bucket_layers=1
     ax.set_ylim(0, 2)
     ax.set_xlim(0, max(right, s["total"] * 1.05) or 1)
     ax.set_xlabel("ms")
-    ax.set_title(f"{'with' if overlap else 'without'} overlap: {s['total']:.3g} ms per step"
+    ax.set_title(f"{'with' if overlap else 'without'} overlap: {s['total']:.3g} ms of backward + all-reduce"
                  + (f" (buckets of {bucket_layers} layers)" if bucket_layers > 1 else ""))
     return fig, s["total"]
 

@@ -58,7 +58,7 @@ def test_the_figure_draws_both_rows_and_returns_the_total(overlap, total):
     assert compute == [(0.0, 3.0), (3.0, 2.0), (5.0, 1.0)]
     start = 3.0 if overlap else 6.0  # then every 2 ms, one after the other on the link
     assert comm == [(start, 2.0), (start + 2, 2.0), (start + 4, 2.0)]
-    assert f"{total:.3g} ms per step" in ax.get_title()
+    assert f"{total:.3g} ms of backward + all-reduce" in ax.get_title()  # no forward pass
     assert [t.get_text() for t in ax.get_yticklabels()] == ["all-reduce", "backward"]
 
 
