@@ -68,6 +68,7 @@ _NAMES = {
     "lesson_plots": ("gradlab.studies.figures.lesson_plots", None),
     "plot_reproduction": ("gradlab.studies.figures.lesson_plots", "plot_reproduction"),
     "plot_selection": ("gradlab.studies.figures.selection", "plot_selection"),
+    "plot_checkpoint_curve": ("gradlab.studies.figures.selection", "plot_checkpoint_curve"),
     "plot_memory": ("gradlab.studies.figures.memory_plots", "plot_memory"),
     "fit_schedule": ("gradlab.studies.figures.fit_schedule", "fit_schedule"),
     "plot_fit_schedule": ("gradlab.studies.figures.fit_schedule", "plot_fit_schedule"),
