@@ -68,6 +68,7 @@ _NAMES = {
     "lesson_plots": ("gradlab.studies.figures.lesson_plots", None),
     "plot_reproduction": ("gradlab.studies.figures.lesson_plots", "plot_reproduction"),
     "plot_selection": ("gradlab.studies.figures.selection", "plot_selection"),
+    "plot_checkpoint_curve": ("gradlab.studies.figures.selection", "plot_checkpoint_curve"),
     "plot_memory": ("gradlab.studies.figures.memory_plots", "plot_memory"),
     "plot_memory_bars": ("gradlab.studies.figures.memory_plots", "plot_memory_bars"),
     "fit_schedule": ("gradlab.studies.figures.fit_schedule", "fit_schedule"),

@@ -35,22 +35,28 @@ def _check(noise_scales, micro_batch, ks):
     return sorted(int(k) for k in ks)
 
 
-def plot_batch_tradeoff(noise_scales, micro_batch=32, ks=(1, 2, 4, 8, 16, 32, 64)):
+def plot_batch_tradeoff(noise_scales, micro_batch=32, ks=(1, 2, 4, 8, 16, 32, 64), measured=None):
     """Updates and examples needed against the effective batch B = k * micro_batch.
 
     Left: S / S_min; right: E / E_min, both against B on log axes, one colour per noise
     scale: the curve over B, a marker at each accumulation count k, and a dotted vertical
     line at B = B_noise, where both factors are 2. Each panel's legend names each scale and its
-    value, and the dotted line.
+    value, and the dotted line. `measured` trainings are drawn on top as black crosses, so a
+    reader sees which noise scale they follow.
 
     Args:
         noise_scales: dict `{label: B_noise}`, e.g. `{"before training": 71.0}`.
         micro_batch: examples per micro-batch.
         ks: accumulation counts to mark.
+        measured: optional `{B: (S / S_min, E / E_min)}` from trainings (S_min, E_min from a fit).
     Returns:
         a matplotlib Figure with 2 Axes.
     """
     ks = _check(noise_scales, micro_batch, ks)
+    measured = dict(measured or {})
+    for b, pair in measured.items():
+        if not (isinstance(b, numbers.Real) and b > 0 and len(pair) == 2 and all(v > 0 for v in pair)):
+            raise ValueError(f"measured needs {{B: (S / S_min, E / E_min)}}, all > 0, got {b!r}: {pair!r}")
     batches = np.asarray(ks, dtype=np.float64) * micro_batch
     lo = min(batches.min(), min(noise_scales.values())) / 2
     hi = max(batches.max(), max(noise_scales.values())) * 2
@@ -63,6 +69,11 @@ def plot_batch_tradeoff(noise_scales, micro_batch=32, ks=(1, 2, 4, 8, 16, 32, 64
             ax.plot(grid, factor(grid), "-", color=color, label=f"{label}: {b_noise:.0f}")
             ax.plot(batches, factor(batches), "o", color=color, markersize=5)
             ax.axvline(b_noise, color=color, linestyle=":")
+    if measured:
+        m_b = np.asarray(list(measured), dtype=np.float64)
+        for ax, col in ((ax_s, 0), (ax_e, 1)):
+            ax.plot(m_b, [pair[col] for pair in measured.values()], "X", color="black", markersize=9,
+                    linestyle="none", label="trainings (measured)")
     for ax, name in ((ax_s, "updates needed, $S / S_{min}$"), (ax_e, "examples needed, $E / E_{min}$")):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log", base=2)

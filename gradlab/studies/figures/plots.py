@@ -34,7 +34,7 @@ def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=N
     the direction in which the smallest batches scatter most (orthogonal to g), on equal
     axes; the title gives the share of the smallest batches' squared miss ||g_b - g||^2
     that these two directions hold (the rest lies in the other dimensions).
-    Right: the distance of each draw from g against b, on log-log axes, with the mean of the
+    Right: the distance of each draw from g against b, on log-log axes, with the root-mean-square of the
     draws per b and, when `trace_cov` and `population` are given, the prediction for b
     examples drawn without replacement from N = `population` (else a 1/sqrt(b) line through
     the smallest batch size). Both legends sit outside the data, to the right of each panel.
@@ -72,7 +72,7 @@ def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=N
         ax.scatter(g @ u1, g @ u2, s=12, color=color, alpha=0.6, label=f"b = {b}", zorder=3)
         dist = np.linalg.norm(g - full, axis=1)
         ax2.scatter(np.full(dist.shape, b), dist, s=10, color=color, alpha=0.5)
-        ax2.plot(b, dist.mean(), "o", color=color, markersize=8, markeredgecolor="black")
+        ax2.plot(b, np.sqrt(np.mean(dist ** 2)), "o", color=color, markersize=8, markeredgecolor="black")
     # on top but hollow: the largest batches' draws sit on g and stay visible through it
     ax.plot(full @ u1, 0.0, "*", markersize=18, markerfacecolor="none", markeredgecolor="crimson",
             markeredgewidth=2, zorder=4, label="full gradient g")
@@ -85,9 +85,9 @@ def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=N
         handle.set_alpha(1.0)
 
     b_axis = np.asarray(sizes, dtype=np.float64)
-    means = [np.linalg.norm(grads[b] - full, axis=1).mean() for b in sizes]
+    means = [np.sqrt(np.mean(np.sum((grads[b] - full) ** 2, axis=1))) for b in sizes]  # rms, what tr(Sigma)/b predicts
     ax2.plot(sizes, means, "-", color="grey", zorder=0, marker="o", markersize=8,
-             markerfacecolor="white", markeredgecolor="black", label="mean of the draws (large circles)")
+             markerfacecolor="white", markeredgecolor="black", label="root-mean-square of the draws (large circles)")
     if trace_cov is None:
         ref = means[0] * np.sqrt(b_axis[0] / b_axis)
         ax2.plot(sizes, ref, "--", color="crimson", label=r"$\propto 1/\sqrt{b}$")

@@ -74,3 +74,46 @@ def plot_selection(record, predicted=None):
     right.set_title(f"Paired gaps over {len(base['runs'])} seeds")
     right.legend(frameon=False)
     return fig
+
+
+def plot_checkpoint_curve(updates, curve, every=100):
+    """One run's test accuracy at every evaluation, and the best of a sparser schedule's.
+
+        best of all:     max_t curve(t)
+        best of sparse:  max over updates t with t % every == 0 of curve(t)   (<= best of all)
+
+    The same run, picked from more evaluations, reports a higher best: the gap between the two
+    marked maxima is selection, not training.
+
+    Args:
+        updates: update count of each evaluation, e.g. `reproduction.checkpoints(20)`.
+        curve: test accuracy (a fraction) at each of `updates`.
+        every: the sparse schedule evaluates at multiples of `every` updates.
+    Returns:
+        a matplotlib Figure with 1 Axes, already closed in pyplot.
+
+    Lesson: notebooks/05-reproducing-the-table.ipynb
+    """
+    updates, curve = np.asarray(updates), 100 * np.asarray(curve, dtype=float)
+    if updates.shape != curve.shape or updates.ndim != 1 or updates.size == 0:
+        raise ValueError(f"updates and curve need one entry each per evaluation, got shapes "
+                         f"{updates.shape} and {curve.shape}")
+    sparse = updates % every == 0
+    if not sparse.any():
+        raise ValueError(f"no evaluation falls on a multiple of every={every}")
+    fig, ax = plt.subplots(figsize=(8.0, 4.0), layout="constrained")
+    plt.close(fig)
+    ax.plot(updates, curve, "-", color="C0", linewidth=0.8, label=f"all {updates.size} evaluations")
+    ax.plot(updates[sparse], curve[sparse], "s", color="C1", markersize=5,
+            label=f"the {int(sparse.sum())} at every {every} updates")
+    for mask, color, name in ((np.ones_like(sparse), "C0", "best of all"), (sparse, "C1", "best of the sparse")):
+        i = np.flatnonzero(mask)[np.argmax(curve[mask])]
+        ax.axhline(curve[i], color=color, linestyle=":", linewidth=1)
+        ax.plot(updates[i], curve[i], "*", color=color, markersize=14, markeredgecolor="black",
+                label=f"{name}: {curve[i]:.1f}% at update {updates[i]}")
+    ax.set_xlabel("update")
+    ax.set_ylabel("test accuracy (%)")
+    ax.set_ylim(max(curve.min(), curve.max() - 4), curve.max() + 0.5)
+    ax.set_title("One run, two schedules: more evaluations, a higher best")
+    ax.legend(loc="best", fontsize="small")
+    return fig

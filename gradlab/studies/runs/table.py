@@ -126,7 +126,7 @@ def _nanmean(values):
     return float(measured.mean()) if measured.size else math.nan
 
 
-def format_table(rows, tests=True):
+def format_table(rows, tests=True, seconds=True):
     """The rows of `table` as aligned text, the reference beside them where it applies.
 
     At a fixed effective batch every row is, if N changes nothing, the same experiment:
@@ -138,6 +138,8 @@ def format_table(rows, tests=True):
         tests: False leaves out the "p vs first" column and the tests' lines, keeping the
             spreads (a lesson's main text states what the spread supports; the tests are
             its method).
+        seconds: False leaves out the "s/run" column, the one number that changes from run
+            to run of the same rows (so a lesson's checked output can print the rest).
     """
     fixed_b = len({r["effective_batch"] for r in rows}) == 1
     s, first = rows[0], rows[0]["accum_steps"]
@@ -161,9 +163,9 @@ def format_table(rows, tests=True):
                       f"{math.sqrt(r['loss_noise_var']):.3f}" if r["loss_noise_var"] >= 0 else "-",
                       f"{r['seconds_per_run']:.1f}",
                       f"{100 * ref[2]:.1f} ± {100 * ref[3]:.2f}" if ref and matches else "-"])
-    if not tests:
-        cols, lines = [c for i, c in enumerate(cols) if i != p_col], [
-            [c for i, c in enumerate(line) if i != p_col] for line in lines]
+    drop = ({p_col} if not tests else set()) | ({cols.index("s/run")} if not seconds else set())
+    cols, lines = [c for i, c in enumerate(cols) if i not in drop], [
+        [c for i, c in enumerate(line) if i not in drop] for line in lines]
     out = [head, "", *text_table(cols, lines, rule=True), ""]
     if fixed_b and not tests:
         spread = math.sqrt(pooled_var([r["accuracies"] for r in rows])[0])

@@ -36,3 +36,14 @@ def test_plot_batch_tradeoff_draws_both_factors_on_log_axes_with_a_line_at_each_
 def test_plot_batch_tradeoff_refuses_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
         plot_batch_tradeoff(**kwargs)
+
+
+def test_plot_batch_tradeoff_draws_measured_trainings_as_crosses_on_both_panels():
+    fig = plot_batch_tradeoff({"fit": 27.0}, micro_batch=32, ks=(1, 4), measured={32: (1.8, 2.2), 512: (1.1, 20.0)})
+    ax_s, ax_e = fig.axes
+    s_pts, e_pts = ax_s.lines[-1], ax_e.lines[-1]
+    assert list(s_pts.get_xdata()) == [32.0, 512.0] and list(s_pts.get_ydata()) == [1.8, 1.1]
+    assert list(e_pts.get_ydata()) == [2.2, 20.0]
+    assert "trainings (measured)" in [t.get_text() for t in ax_s.get_legend().get_texts()]
+    with pytest.raises(ValueError, match="measured"):
+        plot_batch_tradeoff({"fit": 27.0}, measured={32: (1.8,)})

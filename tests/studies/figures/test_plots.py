@@ -25,8 +25,9 @@ def test_plot_gradient_noise_draws_the_finite_population_prediction():
     b = np.array([8.0, 32.0, 128.0])
     expected = np.sqrt(20.0 / b * (256 - b) / 255)  # 1.546, 0.700, 0.279
     assert np.allclose(predicted[0].get_ydata(), expected)
-    means = [line for line in right.lines if line.get_label() == "mean of the draws (large circles)"][0]
-    assert np.allclose(means.get_ydata(), [np.linalg.norm(grads[k] - full, axis=1).mean() for k in (8, 32, 128)])
+    rms = [line for line in right.lines if line.get_label() == "root-mean-square of the draws (large circles)"][0]
+    assert np.allclose(rms.get_ydata(), [np.sqrt(np.mean(np.linalg.norm(grads[k] - full, axis=1) ** 2))
+                                         for k in (8, 32, 128)])
 
 
 def test_plot_gradient_noise_left_panel_is_equal_aspect_and_names_the_share_it_shows():
@@ -50,12 +51,12 @@ def test_plot_gradient_noise_puts_both_legends_outside_their_axes():
         assert legend_box.x0 >= ax.get_window_extent(renderer).x1  # to the right of the data
 
 
-def test_plot_gradient_noise_without_the_prediction_draws_one_over_sqrt_b_through_the_first_mean():
+def test_plot_gradient_noise_without_the_prediction_draws_one_over_sqrt_b_through_the_first_rms():
     full, grads = _draws()
     fig = plot_gradient_noise(full, grads)
     _, right = fig.axes
     ref, = [line for line in right.lines if line.get_linestyle() == "--"]
-    first = np.linalg.norm(grads[8] - full, axis=1).mean()
+    first = np.sqrt(np.mean(np.linalg.norm(grads[8] - full, axis=1) ** 2))
     assert np.allclose(ref.get_ydata(), first * np.sqrt(8 / np.array([8.0, 32.0, 128.0])))
 
 

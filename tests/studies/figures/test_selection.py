@@ -36,3 +36,25 @@ def test_plot_selection_refuses_a_record_without_rows_or_a_prediction_of_the_wro
         plot_selection({"rows": []})
     with pytest.raises(ValueError, match="'model'"):
         plot_selection(_record(), predicted={"model": [0.1]})
+
+
+def test_plot_checkpoint_curve_marks_the_best_of_all_and_of_the_sparse_schedule():
+    from gradlab.studies.figures.selection import plot_checkpoint_curve
+    updates = [50, 100, 150, 200, 200]
+    curve = [0.90, 0.91, 0.95, 0.92, 0.92]  # the best (95%) falls between the sparse points
+    fig = plot_checkpoint_curve(updates, curve, every=100)
+    assert isinstance(fig, matplotlib.figure.Figure) and not plt.fignum_exists(fig.number)
+    (ax,) = fig.axes
+    line, sparse, _, best_all, _, best_sparse = ax.lines
+    assert list(sparse.get_xdata()) == [100, 200, 200]
+    assert (best_all.get_xdata()[0], best_all.get_ydata()[0]) == (150, pytest.approx(95.0))
+    assert (best_sparse.get_xdata()[0], best_sparse.get_ydata()[0]) == (200, pytest.approx(92.0))
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[2:] == ["best of all: 95.0% at update 150", "best of the sparse: 92.0% at update 200"]
+
+
+@pytest.mark.parametrize("updates, curve, match", [([1, 2], [0.5], "shapes"), ([1, 2], [0.5, 0.6], "every=100")])
+def test_plot_checkpoint_curve_refuses_bad_input(updates, curve, match):
+    from gradlab.studies.figures.selection import plot_checkpoint_curve
+    with pytest.raises(ValueError, match=match):
+        plot_checkpoint_curve(updates, curve)

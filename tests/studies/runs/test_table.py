@@ -48,6 +48,11 @@ def test_format_table_shows_the_reference_beside_matching_rows():
                                              "0.050", "3.0", "95.0", "±", "0.17"]
     assert "p vs first" not in plain and "ANOVA" not in plain
     assert "largest |difference| from N=1: 1.10 points" in plain
+    # seconds=False: the same row without the one column that changes between runs.
+    steady = table.format_table(rows, tests=False, seconds=False)
+    assert steady.splitlines()[4].split() == ["1", "100", "100", "1,000", "95.10", "±", "0.28",
+                                              "0.050", "95.0", "±", "0.17"]
+    assert "s/run" not in steady and "s/run" in plain
     # At a fixed micro-batch the rows are different experiments: Welch's test, no reference.
     micro = [dict(r, micro_batch=10, effective_batch=10 * r["accum_steps"], welch_p=w)
              for r, w in zip(rows, (None, 0.5, 0.01))]
