@@ -20,7 +20,9 @@ matrix products where there was one (the same multiply-adds, more calls).
 
     peaks(configs)         the allocator's peak of one update, each config in a fresh process
 
-    a config: dict B, N, recompute (False, True = "tf.recompute_grad", or a key of `WRAPS`)
+    a config: dict B, N, recompute (False, True = "tf.recompute_grad", or a key of `WRAPS`),
+        optionally grappler (default True; False turns off Grappler, TensorFlow's graph rewrites,
+        such as merging identical ops, in that process)
 
 Lesson: notebooks/13-memory.ipynb
 """
@@ -44,7 +46,8 @@ CHILD_TIMEOUT = 300  # seconds: import TensorFlow, build, trace, a few updates
 def custom_gradient_recompute(f, wait_for_dy=False):
     """Lesson 13's hand-written recomputation: `f(h)` forward; its gradient from `f` run again
     under a tape in the backward pass. With `wait_for_dy` the rebuild reads dy (h + 0 * dy[0, 0]:
-    the same values, a data edge), so a graph cannot run it before the gradient arrives."""
+    the same values while dy[0, 0] is finite, NaN if it is inf; a data edge), so a graph cannot run
+    it before the gradient arrives."""
     @tf.custom_gradient
     def wrapped(h):
         def backward(dy, variables=None):
@@ -108,16 +111,20 @@ def block_mlp(recompute=False, depth=4, width=128, hidden=1024, seed=0):
 
 
 def _config(config):
-    """`config` checked: dict `B`, `N` (B % N == 0), `recompute` (a bool or a key of `WRAPS`)."""
-    if not isinstance(config, dict) or set(config) != {"B", "N", "recompute"}:
-        raise ValueError(f"a config is a dict of B, N and recompute, got {config!r}")
+    """`config` checked: dict `B`, `N` (B % N == 0), `recompute` (a bool or a key of `WRAPS`),
+    optional `grappler` (a bool, default True)."""
+    if not isinstance(config, dict) or not {"B", "N", "recompute"} <= set(config) <= {"B", "N", "recompute",
+                                                                                        "grappler"}:
+        raise ValueError(f"a config is a dict of B, N and recompute (and optionally grappler), got {config!r}")
     B, N = check_count("B", config["B"]), check_count("N", config["N"])
     if B % N:
         raise ValueError(f"B must divide by N, got B={B!r}, N={N!r}")
     if not isinstance(config["recompute"], bool) and config["recompute"] not in WRAPS:
         raise TypeError(f"recompute must be True, False or one of {', '.join(WRAPS)}, "
                         f"got {config['recompute']!r}")
-    return dict(B=B, N=N, recompute=config["recompute"])
+    if not isinstance(config.get("grappler", True), bool):
+        raise TypeError(f"grappler must be True or False, got {config['grappler']!r}")
+    return dict(B=B, N=N, recompute=config["recompute"], grappler=config.get("grappler", True))
 
 
 def _trainer(config, seed=0):
@@ -146,6 +153,8 @@ def measure(config, updates=3):
     """
     config, updates = _config(config), check_count("updates", updates)
     device = "GPU:0" if tf.config.list_physical_devices("GPU") else "CPU:0"
+    if not config["grappler"]:  # before the first trace: every graph of this process runs unrewritten
+        tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
     net, x, y = _trainer(config)
     net.train_on_batch(x, y)  # with memory.measure's first, untimed call: two updates traced
     m = memory.measure(lambda: net.train_on_batch(x, y), updates, devices=(device,))

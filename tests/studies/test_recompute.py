@@ -62,6 +62,7 @@ def test_fit_with_recomputation_equals_keras_plain_fit():
     (dict(B=0, N=1, recompute=False), ValueError, "B must be"),
     (dict(B=8, N=1, recompute="yes"), TypeError, "recompute must be True, False or one of tf.recompute_grad"),
     (dict(B=8, N=1), ValueError, "a config is a dict of B, N and recompute"),
+    (dict(B=8, N=1, recompute=False, grappler="off"), TypeError, "grappler must be True or False, got 'off'"),
 ])
 def test_bad_configs_are_refused_naming_them(config, error, words):
     with pytest.raises(error) as e:
@@ -91,3 +92,13 @@ def test_the_hand_written_recomputation_saves_memory_only_when_it_waits_for_dy()
     # CPU, TF 2.21: 34.5 against 36.5 MiB at B = 1024); reading dy, it saves what tf.recompute_grad does
     assert eager_rebuild["update_mib"] > 0.9 * plain["update_mib"], (plain, eager_rebuild)
     assert waiting["update_mib"] < 0.7 * plain["update_mib"], (plain, waiting)
+
+
+@pytest.mark.slow
+def test_the_hand_written_rebuild_saves_nothing_with_grappler_off_too():
+    # the rebuild needs nothing from the loss, so it runs early whether or not Grappler could merge
+    # it with the forward's identical ops: with Grappler off it still holds what plain does
+    configs = [dict(B=512, N=1, recompute=False), dict(B=512, N=1, recompute="custom_gradient", grappler=False)]
+    plain, eager_rebuild = recompute.peaks(configs)
+    assert "error" not in plain and eager_rebuild["grappler"] is False, (plain, eager_rebuild)
+    assert eager_rebuild["update_mib"] > 0.9 * plain["update_mib"], (plain, eager_rebuild)
