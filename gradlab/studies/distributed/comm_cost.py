@@ -54,7 +54,9 @@ def measure_reduction_schedules(devices, model_fn, loss_fn, x, y, accum_steps=(1
     """Time one update's gradients with an all-reduce per update and with one per micro-batch.
 
     Each replica takes its shard of the fixed batch `(x, y)`, splits it into `n` equal
-    micro-batches and adds their gradients (weights n_i/B); `per update` all-reduces the sum
+    micro-batches and adds their gradients, each of the micro-batch's per-example losses summed
+    over the whole batch's B (`grad sum_i l_i / B`), so that the all-reduced sum is the large
+    batch's mean-loss gradient; `per update` all-reduces the sum
     once after the loop, `per micro-batch` all-reduces every micro-batch's gradient as soon as
     it is computed. Nothing is applied, so the two differ only in their all-reduces.
 
@@ -66,7 +68,10 @@ def measure_reduction_schedules(devices, model_fn, loss_fn, x, y, accum_steps=(1
     Args:
         devices: the replicas' devices (at least 2), e.g. `tower_devices(2)`.
         model_fn: builds the model (called in the strategy's scope).
-        loss_fn: `loss_fn(y, logits)`, a mean over its examples.
+        loss_fn: `loss_fn(y, logits)`, one loss per example, e.g. `functools.partial(
+            keras.losses.sparse_categorical_crossentropy, from_logits=True)`; each replica sums its
+            micro-batch's and divides by the whole batch. Not a Keras `Loss` object: inside a strategy
+            its mean is divided by the replicas as well (refused: it returns a scalar).
         x, y: one batch; every replica's shard must split into each `n` of `accum_steps`.
         accum_steps: the micro-batch counts to time.
         rounds: timed rounds after one untimed run of each function (tracing).
@@ -171,20 +176,33 @@ def extra_all_reduce_ms(result):
     return out
 
 
-def _update_fn(dist, model, loss_fn, n, batch, per_micro_batch):
+def _reduced_grads_fn(model, loss_fn, n, batch, per_micro_batch):
+    """The replica function: `sum over its micro-batches of grad (sum_i l_i / B)`, all-reduced (a sum over
+    replicas) once or after every micro-batch; the result is the large batch's mean-loss gradient."""
     def replica_fn(x_r, y_r):
         ctx = tf.distribute.get_replica_context()
         total = None
         for x_i, y_i in zip(tf.split(x_r, n), tf.split(y_r, n)):
             with tf.GradientTape() as tape:
-                loss = loss_fn(y_i, model(x_i, training=True)) * (x_i.shape[0] / batch)  # n_i / B
+                losses = tf.convert_to_tensor(loss_fn(y_i, model(x_i, training=True)))
+                if losses.shape.rank == 0:  # a mean: a Keras Loss would also divide it by the replicas
+                    raise ValueError(f"loss_fn must return one loss per example, got a scalar from {loss_fn!r}")
+                loss = tf.reduce_sum(losses) / batch  # the whole batch's B, on every replica
             grads = tape.gradient(loss, model.trainable_variables)
             if per_micro_batch:  # communicate now: one all-reduce per micro-batch
                 grads = ctx.all_reduce(tf.distribute.ReduceOp.SUM, grads)
             total = grads if total is None else [a + g for a, g in zip(total, grads)]
         if not per_micro_batch:  # communicate once, after the local sum
             total = ctx.all_reduce(tf.distribute.ReduceOp.SUM, total)
-        return tf.add_n([tf.reduce_sum(g) for g in total])  # depends on every reduced gradient
+        return total
+    return replica_fn
+
+
+def _update_fn(dist, model, loss_fn, n, batch, per_micro_batch):
+    grads_fn = _reduced_grads_fn(model, loss_fn, n, batch, per_micro_batch)
+
+    def replica_fn(x_r, y_r):
+        return tf.add_n([tf.reduce_sum(g) for g in grads_fn(x_r, y_r)])  # depends on every reduced gradient
 
     @tf.function
     def update(xs, ys):

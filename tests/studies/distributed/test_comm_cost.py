@@ -2,12 +2,19 @@ import gradlab
 
 DEVICES = gradlab.tower_devices(2)
 
+import functools  # noqa: E402
+
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+import tensorflow as tf  # noqa: E402
 
-from gradlab.studies.distributed.comm_cost import (extra_all_reduce_ms, measure_reduction_schedules,  # noqa: E402
-                                       plot_reduction_schedules, ring_bytes, ring_time)
+from gradlab.core import distribute  # noqa: E402
+from gradlab.studies.distributed.comm_cost import (_reduced_grads_fn, extra_all_reduce_ms,  # noqa: E402
+                                                   measure_reduction_schedules, plot_reduction_schedules,
+                                                   ring_bytes, ring_time)
+
+PER_EXAMPLE = functools.partial(keras.losses.sparse_categorical_crossentropy, from_logits=True)
 
 
 def test_ring_bytes_and_time_by_hand():
@@ -34,8 +41,7 @@ def _tiny():
 def test_measure_counts_one_all_reduce_per_update_or_per_micro_batch_and_plots_both():
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=(8, 4)).astype("float32"), rng.integers(0, 3, 8)
-    loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-    result = measure_reduction_schedules(DEVICES, _tiny, loss, x, y, accum_steps=(1, 2, 4), rounds=3)
+    result = measure_reduction_schedules(DEVICES, _tiny, PER_EXAMPLE, x, y, accum_steps=(1, 2, 4), rounds=3)
     assert result["all_reduces"] == {"per_update": [1, 1, 1], "per_micro_batch": [1, 2, 4]}
     assert result["grad_bytes"] == (4 * 3 + 3) * 4 and result["replicas"] == 2
     assert all(t > 0 for t in result["per_update_ms"] + result["per_micro_batch_ms"])
@@ -51,6 +57,31 @@ def test_measure_counts_one_all_reduce_per_update_or_per_micro_batch_and_plots_b
     bars = ax.containers[1].lines[2][0].get_segments()  # per micro-batch: one bar per accum_steps
     assert [(seg[0][1], seg[1][1]) for seg in bars] == [
         pytest.approx(tuple(q)) for q in result["per_micro_batch_iqr_ms"]]
+
+
+def test_both_schedules_all_reduce_the_large_batch_gradient_of_a_plain_tape():
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(size=(8, 4)).astype("float32"), rng.integers(0, 3, 8)
+    with tf.GradientTape() as tape:  # the oracle: one device, the whole batch, Keras's mean loss by hand
+        model = _tiny()
+        loss = tf.reduce_mean(keras.losses.sparse_categorical_crossentropy(y, model(x), from_logits=True))
+    want = [g.numpy() for g in tape.gradient(loss, model.trainable_variables)]
+    dist = distribute.make_distribution(DEVICES)
+    with dist.scope():
+        replicated = _tiny()  # the same seed: the same weights
+        replicated(x[:1])
+    shards = [dist.experimental_distribute_values_from_function(
+        lambda ctx, a=a: tf.constant(a[4 * ctx.replica_id_in_sync_group:][:4])) for a in (x, y)]
+    for n in (1, 2):
+        for per_micro_batch in (False, True):
+            fn = _reduced_grads_fn(replicated, PER_EXAMPLE, n, 8, per_micro_batch)
+            got = tf.function(lambda xs, ys, fn=fn: dist.run(fn, args=(xs, ys)))(*shards)
+            for replica in range(2):
+                assert max(np.abs(dist.experimental_local_results(g)[replica].numpy() - w).max()
+                           for g, w in zip(got, want)) < 1e-6, (n, per_micro_batch, replica)
+    mean = keras.losses.SparseCategoricalCrossentropy(from_logits=True)  # a mean, halved by Keras here
+    with pytest.raises(ValueError, match="one loss per example"):
+        measure_reduction_schedules(DEVICES, _tiny, mean, x, y, accum_steps=(1,), rounds=1)
 
 
 def test_measure_refuses_a_batch_that_does_not_split():
