@@ -53,3 +53,14 @@ def test_each_lesson_is_one_sitting(path):
     assert re.search(r"\*Run time: [^*]+\*", first), f"{path.name}: no run time under the title"
     assert any("Predict" in _text(c) for c in markdown), f"{path.name}: asks for no prediction"
     assert any("<details>" in _text(c) for c in markdown), f"{path.name}: nothing folded"
+
+
+@pytest.mark.parametrize("path", sorted(ROOT.glob("notebooks/*.ipynb")) + [ROOT / "app" / "lab.ipynb"],
+                         ids=lambda p: p.name[:2])
+def test_nbval_markers_are_written_as_nbval_reads_them(path):
+    # nbval honours a marker only on a comment line holding the marker alone: "# NBVAL_IGNORE_OUTPUT
+    # (why)" is read as no marker, and the cell's run-to-run output is then compared.
+    for cell in _cells(path):
+        for line in _text(cell).splitlines():
+            if "NBVAL_" in line and line.lstrip().startswith("#"):
+                assert re.fullmatch(r"#\s*NBVAL_[A-Z_]+\s*", line.strip()), (path.name, line)
