@@ -33,13 +33,14 @@ def test_a_step_update_is_keras_s_train_on_batch_of_the_whole_batch(home):
     update = StepUpdate(task, home, ONE)
     twin = _model()
     twin.compile(optimizer=keras.optimizers.SGD(0.5, momentum=0.9), loss=LOSS)
-    for _ in range(3):
+    for k in range(3):
         loss, status = update((x, y))
         keras_loss = twin.train_on_batch(x, y)
         assert int(status) == engine.APPLIED
-        assert float(loss) == pytest.approx(keras_loss, rel=1e-5)
-    for ours, theirs in zip(model.get_weights(), twin.get_weights()):
-        np.testing.assert_allclose(ours, theirs, atol=1e-6)
+        if k == 0:  # later calls: Keras 3.8's train_on_batch reports the mean over its calls so far
+            assert float(loss) == pytest.approx(keras_loss, rel=1e-5)
+        for ours, theirs in zip(model.get_weights(), twin.get_weights()):
+            np.testing.assert_allclose(ours, theirs, atol=1e-6)
     assert int(optimizer.iterations) == int(twin.optimizer.iterations) == 3
 
 
