@@ -47,10 +47,8 @@ def worker(distribution, model, optimizer, lr, seed, accum_steps, updates, batch
     """
     import tensorflow as tf
 
-    from ... import _compat
-
-    from ...core import distribute
     from ...training.fit import AccumulatingModel
+    from .fit_collectives import all_reduces_per_update
     from ..models import make_model
     from ...classic.optimizers import make_optimizer
     x, y = fit_data(updates, batch)
@@ -67,11 +65,7 @@ def worker(distribution, model, optimizer, lr, seed, accum_steps, updates, batch
     examples = sum(int(t.shape[0]) for t in distribution.experimental_local_results(shard))
 
     # The step as fit traces it (never run here): its all-reduce ops, per local replica.
-    step = tf.function(lambda a, b: distribution.run(acc.train_step, args=((a, b),)))
-    spec = (tf.TensorSpec([None, *x.shape[1:]], tf.float32), tf.TensorSpec([None], tf.int32))
-    with _compat.losses_not_divided_by_replicas(), _compat.gradients_already_reduced(acc.optimizer):
-        graph = step.get_concrete_function(*spec).graph
-    all_reduces = distribute.count_all_reduces(graph) / len(distribution.extended.worker_devices)
+    all_reduces = all_reduces_per_update(acc, distribution, x, y)
     return {"weights": [v.numpy() for v in acc.trainable_variables], "losses": np.array(losses.values),
             "examples": examples, "all_reduces": all_reduces}
 
