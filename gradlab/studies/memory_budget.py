@@ -109,15 +109,8 @@ def activation_bytes_per_row(model, input_shape=None, dtype=None):
     Returns:
         bytes per row (an int).
     """
-    if dtype is not None and dtype not in DTYPE_BYTES:
-        raise ValueError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPE_BYTES)}")
-    if not hasattr(model, "layers"):
-        raise TypeError(f"model must be a Keras model, got {type(model).__name__}")
-    total = 0
-    for shape, out_dtype in _output_specs(model, input_shape):
-        size = DTYPE_BYTES[dtype] if dtype else np.dtype(out_dtype).itemsize
-        total += int(np.prod(shape[1:], dtype=np.int64)) * size
-    return total
+    _check_model(model, dtype)
+    return sum(_row_bytes(shape[1:], out_dtype, dtype) for shape, out_dtype in _output_specs(model, input_shape))
 
 
 def backward_bytes_per_row(model, input_shape=None, dtype=None):
@@ -127,18 +120,14 @@ def backward_bytes_per_row(model, input_shape=None, dtype=None):
 
     Args, Returns: as `activation_bytes_per_row` (bytes per row, an int).
     """
-    if dtype is not None and dtype not in DTYPE_BYTES:
-        raise ValueError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPE_BYTES)}")
-    if not hasattr(model, "layers"):
-        raise TypeError(f"model must be a Keras model, got {type(model).__name__}")
-    size = lambda shape, dt: int(np.prod(shape, dtype=np.int64)) * (DTYPE_BYTES[dtype] if dtype else np.dtype(dt).itemsize)
+    _check_model(model, dtype)
     if input_shape is not None:
-        previous = size(input_shape, model.layers[0].compute_dtype)
+        previous = _row_bytes(input_shape, model.layers[0].compute_dtype, dtype)
     else:
-        previous = size(model.inputs[0].shape[1:], model.inputs[0].dtype)
+        previous = _row_bytes(model.inputs[0].shape[1:], model.inputs[0].dtype, dtype)
     largest = 0
     for shape, out_dtype in _output_specs(model, input_shape):
-        out = size(shape[1:], out_dtype)
+        out = _row_bytes(shape[1:], out_dtype, dtype)
         largest, previous = max(largest, previous + out), out
     return largest
 
@@ -148,8 +137,19 @@ def input_bytes_per_row(model, dtype=None):
     own dtype when `dtype` is None)."""
     if not hasattr(model, "inputs") or not model.inputs:
         raise ValueError(f"model {getattr(model, 'name', model)!r} has no Input: give input_bytes_per_row by hand")
-    return sum(int(np.prod(t.shape[1:], dtype=np.int64)) *
-               (DTYPE_BYTES[dtype] if dtype else np.dtype(t.dtype).itemsize) for t in model.inputs)
+    return sum(_row_bytes(t.shape[1:], t.dtype, dtype) for t in model.inputs)
+
+
+def _check_model(model, dtype):
+    if dtype is not None and dtype not in DTYPE_BYTES:
+        raise ValueError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPE_BYTES)}")
+    if not hasattr(model, "layers"):
+        raise TypeError(f"model must be a Keras model, got {type(model).__name__}")
+
+
+def _row_bytes(shape, own_dtype, dtype):
+    """Bytes of one row of `shape`, in `dtype` (a key of `DTYPE_BYTES`) or else its own dtype."""
+    return int(np.prod(shape, dtype=np.int64)) * (DTYPE_BYTES[dtype] if dtype else np.dtype(own_dtype).itemsize)
 
 
 def _output_specs(model, input_shape):

@@ -103,9 +103,9 @@ def block_mlp(recompute=False, depth=4, width=128, hidden=1024, seed=0):
     keras.utils.set_random_seed(seed)
     L = keras.layers
     layers = [keras.Input((784,)), L.Dense(width)]
+    wrap = "tf.recompute_grad" if recompute is True else recompute
     for _ in range(depth):
         pair = L.Dense(hidden, activation="relu"), L.Dense(width)
-        wrap = "tf.recompute_grad" if recompute is True else recompute
         layers += [RecomputedBlock(*pair, wrap=wrap)] if recompute else list(pair)
     return keras.Sequential(layers + [L.Dense(10)], name="block_mlp" + ("_recomputed" if recompute else ""))
 
