@@ -83,7 +83,8 @@ def plot_checkpoint_curve(updates, curve, every=100):
         best of sparse:  max over updates t with t % every == 0 of curve(t)   (<= best of all)
 
     The same run, picked from more evaluations, reports a higher best: the gap between the two
-    marked maxima is selection, not training.
+    marked maxima is selection, not training. The axes show the top 4 points of accuracy and
+    the updates from the first evaluation that reaches them.
 
     Args:
         updates: update count of each evaluation, e.g. `reproduction.checkpoints(20)`.
@@ -113,7 +114,11 @@ def plot_checkpoint_curve(updates, curve, every=100):
                 label=f"{name}: {curve[i]:.1f}% at update {updates[i]}")
     ax.set_xlabel("update")
     ax.set_ylabel("test accuracy (%)")
-    ax.set_ylim(max(curve.min(), curve.max() - 4), curve.max() + 0.5)
+    low = max(curve.min(), curve.max() - 4)
+    ax.set_ylim(low, curve.max() + 0.5)
+    shown = updates[curve >= low]  # the early updates whose accuracy lies below the axis are cropped
+    pad = 0.02 * max(updates.max() - shown.min(), 1)
+    ax.set_xlim(shown.min() - pad, updates.max() + pad)
     ax.set_title("One run, two schedules: more evaluations, a higher best")
     ax.legend(loc="best", fontsize="small")
     return fig

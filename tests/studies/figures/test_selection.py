@@ -53,6 +53,15 @@ def test_plot_checkpoint_curve_marks_the_best_of_all_and_of_the_sparse_schedule(
     assert labels[2:] == ["best of all: 95.0% at update 150", "best of the sparse: 92.0% at update 200"]
 
 
+def test_plot_checkpoint_curve_crops_the_updates_below_its_accuracy_axis():
+    from gradlab.studies.figures.selection import plot_checkpoint_curve
+    updates = [100, 200, 300, 400, 400]
+    curve = [0.50, 0.60, 0.95, 0.96, 0.96]  # the axis shows 92% to 96.5%: updates 100, 200 fall below
+    (ax,) = plot_checkpoint_curve(updates, curve, every=100).axes
+    assert ax.get_ylim() == (pytest.approx(92.0), pytest.approx(96.5))
+    assert 200 < ax.get_xlim()[0] < 300 and ax.get_xlim()[1] > 400
+
+
 @pytest.mark.parametrize("updates, curve, match", [([1, 2], [0.5], "shapes"), ([1, 2], [0.5, 0.6], "every=100")])
 def test_plot_checkpoint_curve_refuses_bad_input(updates, curve, match):
     from gradlab.studies.figures.selection import plot_checkpoint_curve
