@@ -8,6 +8,7 @@ Arrows leaving the placeholders or a variable group are always kept: they show w
 and who reads and updates the state. Data flows left to right. Steps done in Python between
 `sess.run` calls (host averaging's numpy mean, the order zero -> accumulate -> apply) are dashed.
 The edge variables -> apply has a head at both ends: `apply` reads the variables and writes them.
+With `cross_device=True`, an arrow between two boxes placed on different devices is red: a copy.
 
 Lessons: notebooks/03-tower-averaging.ipynb, notebooks/04-host-averaging.ipynb,
 notebooks/06-accumulating-in-variables.ipynb
@@ -15,6 +16,7 @@ notebooks/06-accumulating-in-variables.ipynb
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
 from matplotlib.path import Path
 
@@ -49,9 +51,11 @@ _NOTES = {"average": "average_gradients", "averaged": "placeholders",
           "zero": "assign(0)", "split": "tf.split"}
 UPDATE_LABEL = "reads and updates"  # on the two-headed arrow between variables and apply
 INCH = 0.56                         # inches per data unit of a figure draw_graph makes
+CROSS_COLOR = "#d62728"             # an arrow between boxes on two devices, with cross_device=True
+CROSS_LABEL = "crosses devices (a copy)"
 
 
-def draw_graph(parts_or_graph, ax=None, title=None, skip=("init",)):
+def draw_graph(parts_or_graph, ax=None, title=None, skip=("init",), cross_device=False):
     """Draw a classic graph (a builder's parts, or a `tf.Graph`) as boxes and arrows.
 
     A box is a name scope (see `gradlab.classic.scopes.summarize_graph`) with its op count
@@ -65,6 +69,8 @@ def draw_graph(parts_or_graph, ax=None, title=None, skip=("init",)):
         ax: matplotlib Axes to draw in (default: a new figure sized to the graph).
         title: the title (default: the kind of graph and its size).
         skip: groups left out (default: the initializer, which reads every variable).
+        cross_device: draw red each arrow whose two boxes asked for different devices (a box
+            with no device is never counted), and name the colour in the legend.
     Returns:
         the matplotlib Figure.
 
@@ -90,11 +96,15 @@ def draw_graph(parts_or_graph, ax=None, title=None, skip=("init",)):
         size = (INCH * where.width + 0.3, INCH * where.height + 1.5)
         fig, ax = plt.subplots(figsize=size, layout="constrained")
         plt.close(fig)  # owned by the caller: a notebook cell shows it once, as its value
+    crossed = False
     for (a, b), route in where.routes.items():
         update = (a, b) == ("variables", "apply")  # apply reads the variables and writes them
         label = dashed.get((a, b)) or (UPDATE_LABEL if update else None)
         start, end = where.ends[(a, b)]
-        _arrow(ax, [start, *route, end], dashed=(a, b) in dashed, label=label, both=update)
+        cross = cross_device and _crosses(groups.get(a, []), groups.get(b, []))
+        crossed = crossed or cross
+        _arrow(ax, [start, *route, end], dashed=(a, b) in dashed, label=label, both=update,
+               color=CROSS_COLOR if cross else "#505050")
     legend = {}
     for name in nodes:
         role, color = _role(name, groups[name])
@@ -109,11 +119,18 @@ def draw_graph(parts_or_graph, ax=None, title=None, skip=("init",)):
     if dashed:
         handles.append(Patch(facecolor="white", edgecolor="#555555", linestyle="--",
                              label="Python, between sess.run calls"))
+    if crossed:
+        handles.append(Line2D([], [], color=CROSS_COLOR, linewidth=1.5, label=CROSS_LABEL))
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), frameon=False,
               ncol=min(len(handles), 4), fontsize=8.5)
     ax.set_title(title or f"{kind or 'graph'}: {len(graph.get_operations())} ops "
                           f"in {len(groups) - (HOST in groups)} name scopes", fontsize=11)
     return ax.figure
+
+
+def _crosses(ops_a, ops_b):
+    a, b = scopes.device(ops_a), scopes.device(ops_b)
+    return bool(a and b and a != b)
 
 
 def _role(name, ops):
@@ -149,7 +166,7 @@ def _box(ax, name, ops, xy, color):
                 zorder=4, **style)
 
 
-def _arrow(ax, points, dashed=False, label=None, both=False):
+def _arrow(ax, points, dashed=False, label=None, both=False, color="#505050"):
     """An arrow from the right of the first box to the left of the last, through the lanes:
     cubic segments with horizontal tangents, straight across each lane's column; with
     `both`, a head at each end."""
@@ -168,7 +185,7 @@ def _arrow(ax, points, dashed=False, label=None, both=False):
             verts += [(mid, ya), (mid, yb), (xb, yb)]
             codes += [Path.CURVE4] * 3
     ax.add_patch(FancyArrowPatch(path=Path(verts, codes), arrowstyle="<|-|>" if both else "-|>",
-                                 mutation_scale=11, color="#505050", linewidth=1.2 if dashed else 0.9,
+                                 mutation_scale=11, color=color, linewidth=1.2 if dashed else 0.9,
                                  linestyle="--" if dashed else "-", zorder=2))
     if label:  # above mid-way (the line stays visible, dashes too), or where the last curve
         (xa, ya), (xb, yb) = knots[-2], knots[-1]  # leaves its lane (clear of arrow heads)

@@ -4,10 +4,12 @@ import itertools
 import matplotlib.pyplot as plt
 import pytest
 import tensorflow as tf
+from matplotlib.colors import to_rgb
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 from gradlab.classic.accumulation_graph import build_accumulation
-from gradlab.classic.draw import UPDATE_LABEL, draw_graph
+from gradlab.classic import scopes
+from gradlab.classic.draw import CROSS_COLOR, CROSS_LABEL, UPDATE_LABEL, draw_graph
 from gradlab.classic.host_graph import build_host_average
 from gradlab.classic.tower_graph import build_towers
 from common import DEVICES
@@ -115,3 +117,24 @@ def test_the_update_arrow_has_two_heads_and_labels_stay_off_dashed_lines():
     fig = draw_graph(build_accumulation())
     then = [t for t in fig.axes[0].texts if t.get_text() == "then"]
     assert len(then) == 2 and all(t.get_va() == "bottom" for t in then)  # above their arrows
+
+
+def test_cross_device_arrows_are_red_only_when_asked_and_only_between_two_devices():
+    parts = build_towers(2, DEVICES[:2])
+    groups = {g: ops for g, ops in scopes.groups(parts.graph).items() if g != "init"}
+    # the oracle: a real op input whose producer and reader asked for different devices
+    crossing = {(a, b) for a, ops in groups.items() for b, other in groups.items()
+                for op in other for t in op.inputs if t.op in ops and t.op.device and op.device
+                and t.op.device != op.device}
+    assert crossing  # tower 1 reads the variables on tower 0's device
+    red = [p for p in draw_graph(parts, cross_device=True).axes[0].patches
+           if isinstance(p, FancyArrowPatch) and p.get_edgecolor()[:3] == to_rgb(CROSS_COLOR)]
+    assert red
+    legend = {t.get_text() for t in draw_graph(parts, cross_device=True).axes[0].get_legend().get_texts()}
+    assert CROSS_LABEL in legend
+    plain = draw_graph(parts)
+    assert not [p for p in plain.axes[0].patches
+                if isinstance(p, FancyArrowPatch) and p.get_edgecolor()[:3] == to_rgb(CROSS_COLOR)]
+    assert CROSS_LABEL not in {t.get_text() for t in plain.axes[0].get_legend().get_texts()}
+    one_device = draw_graph(build_towers(2, [DEVICES[0]] * 2), cross_device=True)
+    assert CROSS_LABEL not in {t.get_text() for t in one_device.axes[0].get_legend().get_texts()}
