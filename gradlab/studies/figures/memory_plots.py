@@ -14,7 +14,8 @@ faint dot. Both against N on a log2 axis. Plain fit at the whole batch B is a ho
 (it has no N; its epochs' range shaded), Keras's own accumulation a second series, the reference
 (`bench_memory`) a grey dotted one with crosses.
 
-`plot_memory_bars` draws a few named peaks as horizontal bars beside a reference line (lesson 07).
+`plot_memory_bars` draws a few named peaks as horizontal bars beside a reference line. Lesson 07
+draws `plot_memory` without the time panel, overlap=10 among its series.
 
 Lesson: notebooks/13-memory.ipynb
 """
@@ -27,6 +28,8 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 SERIES = {("accumulating", 1): ("AccumulatingModel", "tab:blue", "o"),
           ("accumulating", 2): ("AccumulatingModel, overlap=2", "tab:cyan", "^"),
           ("keras", 1): ("Keras gradient_accumulation_steps", "tab:orange", "s")}
+# tf.while_loop's default parallel_iterations, drawn where a result holds it (lesson 07)
+SERIES[("accumulating", 10)] = ("AccumulatingModel, overlap=10 (the default)", "tab:red", "D")
 
 
 def plot_memory(result, time=True, peak="epoch"):

@@ -7,6 +7,7 @@ Lesson: notebooks/08-pitfalls-what-to-count.ipynb, notebooks/09-pitfalls-applyin
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
 from .plots import _colors, _figure
 
@@ -71,9 +72,16 @@ def plot_dropout_gap(gaps, yardstick):
     ax.plot(s, [gaps[k] for k in sorted(gaps)], "o-", color="crimson", label="accumulate vs large batch")
     ax.plot(s, [yardstick[k] for k in sorted(gaps)], "s--", color=_colors(1)[0],
             label="second large batch vs large batch")
-    ax.plot(s, gaps[sorted(gaps)[0]] * np.sqrt(s[0] / s), ":", color="black", label=r"noise: $\propto 1/\sqrt{S}$")
+    ax.plot(s, gaps[sorted(gaps)[0]] * np.sqrt(s[0] / s), ":", color="black",
+            label=rf"noise: $\propto 1/\sqrt{{S}}$, through the gap at S = {int(s[0])}")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
+    # ticks at 1, 2, 5 x 10^k, written plainly: the smallest gaps (about 0.1) get a labelled tick
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1, 2, 5)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_locator(NullLocator())
+    lowest = min(min(gaps.values()), min(yardstick.values()), gaps[sorted(gaps)[0]] * np.sqrt(s[0] / s[-1]))
+    ax.set_ylim(bottom=10 ** np.floor(np.log10(lowest)))  # down to the decade's tick below every point
     ax.set_xticks(s, [str(int(k)) for k in s])
     ax.set_xlabel("gradients averaged S (draws)")
     ax.set_ylabel("relative gap of the means")

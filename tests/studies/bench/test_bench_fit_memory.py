@@ -244,6 +244,17 @@ def test_without_time_only_the_memory_panel_is_drawn():
         plot_memory({"config": {"model": "conv", "batch": 8}, "rows": rows}, time="no")
 
 
+def test_a_row_at_overlap_10_is_a_series_of_its_own():
+    rows = bench_memory.add_floors([
+        _row("plain", 8, 1, 40.0), _row("plain", 4, 1, 30.0), _row("accumulating", 8, 2, 31.0),
+        _row("accumulating", 8, 2, 38.0, overlap=10)])
+    fig = plot_memory({"config": {"model": "conv", "batch": 8}, "rows": rows}, time=False)
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "AccumulatingModel, overlap=10 (the default), epoch" in labels
+    (line,) = [ln for ln in fig.axes[0].lines if ln.get_label() == "AccumulatingModel, overlap=10 (the default), epoch"]
+    assert list(line.get_xdata()) == [2] and list(line.get_ydata()) == [38.0]
+
+
 def test_plot_memory_bars_draws_one_bar_per_peak_top_down_and_the_reference():
     fig = plot_memory_bars({"plain 512": 333.3, "fused": 39.5, "keras": 42.5}, reference=("one of 64", 42.3))
     ax = fig.axes[0]

@@ -25,6 +25,10 @@ def test_plot_dropout_gap_draws_the_noise_slope_through_the_first_gap():
     ax, = plot_dropout_gap({1: 0.9, 4: 0.5, 16: 0.25}, {1: 1.0, 4: 0.55, 16: 0.3}).axes
     noise = [line for line in ax.lines if line.get_linestyle() == ":"][0]
     assert np.allclose(noise.get_ydata(), [0.9, 0.45, 0.225])
+    assert noise.get_label().endswith("through the gap at S = 1")
+    ax.figure.canvas.draw()
+    labels = [t.get_text() for t in ax.get_yticklabels() if ax.get_ylim()[0] <= t.get_position()[1] <= ax.get_ylim()[1]]
+    assert labels == ["0.1", "0.2", "0.5", "1"]  # 1, 2, 5 x 10^k from the decade below the lowest point (0.225)
     with pytest.raises(ValueError, match="same S"):
         plot_dropout_gap({1: 0.9}, {2: 1.0})
 
