@@ -60,10 +60,12 @@ def measure_reduction_schedules(devices, model_fn, loss_fn, x, y, accum_steps=(1
     once after the loop, `per micro-batch` all-reduces every micro-batch's gradient as soon as
     it is computed. Nothing is applied, so the two differ only in their all-reduces.
 
-    Every function is traced first; then each of `rounds` rounds times every (schedule,
-    `accum_steps`) pair once, in an order rotated by one from round to round, so that a slow
-    spell of a shared machine falls on all of them alike and the two schedules of one round can
-    be compared pairwise (`extra_all_reduce_ms`).
+    Every function is traced first; then each of `rounds` rounds times, for every `accum_steps`
+    (in an order rotated by one from round to round), the two schedules back to back as A B B A,
+    with A the per-update schedule in even rounds and the per-micro-batch one in odd rounds. A
+    round's time of a schedule is the mean of its two runs, so a drift within the four runs and
+    the advantage of running first or second fall on both schedules alike, and the two schedules
+    of one round can be compared pairwise (`extra_all_reduce_ms`).
 
     Args:
         devices: the replicas' devices (at least 2), e.g. `tower_devices(2)`.
@@ -112,12 +114,17 @@ def measure_reduction_schedules(devices, model_fn, loss_fn, x, y, accum_steps=(1
             graph = fn.get_concrete_function(xs, ys).graph
             out["all_reduces"][schedule].append(distribute.count_all_reduces(graph) // replicas)
     times = {key: [] for key in fns}
-    keys = list(fns)
+    order = list(range(len(accum_steps)))
     for k in range(rounds):
-        for key in keys[k % len(keys):] + keys[:k % len(keys)]:  # rotated: no pair always first
-            start = time.perf_counter()
-            float(fns[key](xs, ys))
-            times[key].append(1000 * (time.perf_counter() - start))
+        for i in order[k % len(order):] + order[:k % len(order)]:  # rotated: no n always first
+            a, b = schedules if k % 2 == 0 else schedules[::-1]  # who runs first alternates
+            runs = {a: [], b: []}
+            for s in (a, b, b, a):  # A B B A: a linear drift and the slot cancel in each mean
+                start = time.perf_counter()
+                float(fns[s, i](xs, ys))
+                runs[s].append(1000 * (time.perf_counter() - start))
+            for s in schedules:
+                times[s, i].append(float(np.mean(runs[s])))
     out["times_ms"] = {s: [times[s, i] for i in range(len(accum_steps))] for s in schedules}
     for s in schedules:
         out[f"{s}_ms"] = [float(np.median(t)) for t in out["times_ms"][s]]

@@ -69,8 +69,9 @@ def plot_fit_schedule(rows=611, batch_size=60, accum_steps=4, epochs=2, rate=0.1
         for lo, hi, _ in spans:  # name the short batches and the windows across an epoch's end
             cut = (lo // rows + 1) * rows
             label = f"{cut - lo} + {hi - cut}" if hi > cut else f"{hi - lo}" if hi - lo < batch_size else ""
-            if label:
-                lanes.annotate(label, ((lo + hi) / 2, lane), ha="center", va="center", fontsize="small",
+            if label:  # a short batch's label sits left of its narrow bar, off the epoch line
+                lanes.annotate(label, ((lo + hi) / 2 if "+" in label else lo, lane),
+                               ha="center" if "+" in label else "right", va="center", fontsize="small",
                                color=colors[name], annotation_clip=False,
                                bbox=dict(boxstyle="round,pad=0.15", fc="white", ec=colors[name], lw=0.8))
         ends = [hi for _, hi, _ in spans]

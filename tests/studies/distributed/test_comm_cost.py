@@ -45,7 +45,7 @@ def test_measure_counts_one_all_reduce_per_update_or_per_micro_batch_and_plots_b
     assert result["all_reduces"] == {"per_update": [1, 1, 1], "per_micro_batch": [1, 2, 4]}
     assert result["grad_bytes"] == (4 * 3 + 3) * 4 and result["replicas"] == 2
     assert all(t > 0 for t in result["per_update_ms"] + result["per_micro_batch_ms"])
-    assert result["rounds"] == 3  # every (schedule, accum_steps) timed once per round
+    assert result["rounds"] == 3  # every (schedule, accum_steps): one time (the mean of its A B B A runs) per round
     assert [len(t) for s in ("per_update", "per_micro_batch") for t in result["times_ms"][s]] == [3] * 6
     assert result["per_update_ms"] == [float(np.median(t)) for t in result["times_ms"]["per_update"]]
     for schedule in ("per_update", "per_micro_batch"):  # the median inside its quartiles
