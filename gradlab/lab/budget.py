@@ -6,14 +6,14 @@ stacked bars of what training holds, beside each term on a log axis, redrawn as 
 
 Each bar is `gradlab.studies.memory_budget.budget` (its docstring has the formula):
 
-    total = P s (2 + k + [N > 1]) + ceil(B / N) (a (kept if recompute else 1) + t) + B i
+    total = P s (2 + k + [N > 1]) + ceil(B / N) (a (kept if recompute else 1) + [recompute] g + t) + B i
 
 drawn beside the same B as one large batch (N = 1, no recomputation), so the learner sees
 what accumulation and recomputation take away (activations) and what they cannot (weights,
 gradients, slots; accumulation adds one copy of P). The plot is a PNG in an `ipywidgets.Image`,
 so a stored notebook with its widget state shows the last picture.
 
-Lesson: notebooks/14-the-lab.ipynb
+Lessons: notebooks/13-memory.ipynb, notebooks/14-the-lab.ipynb
 """
 from __future__ import annotations
 
@@ -44,6 +44,8 @@ class Budget:
         B, N, dtype, optimizer, recompute, kept: the controls' starting values.
         backward_bytes_per_row: t at float32 (scaled as s / 4), the backward pass's
             temporaries per row (`memory_budget.backward_bytes_per_row`); 0 leaves them out.
+        segment_bytes_per_row: g at float32 (scaled as s / 4), the rebuilt segment's
+            activations per row, held with recomputation only; 0 leaves it out.
 
     `budget.result` is the latest `budget(...)` dict, `budget.controls` the widgets by name,
     `budget.widget` the whole box; `budget.update()` redraws (the controls call it).
@@ -51,7 +53,7 @@ class Budget:
 
     def __init__(self, model=None, params=None, activation_bytes_per_row=None, input_bytes_per_row=0,
                  B=256, N=1, dtype="float32", optimizer="adam", recompute=False, kept=0.25,
-                 backward_bytes_per_row=0):
+                 backward_bytes_per_row=0, segment_bytes_per_row=0):
         if model is not None:
             params = sum(math.prod(v.shape) for v in model.trainable_weights)
             self._a = {d: mb.activation_bytes_per_row(model, dtype=d) for d in mb.DTYPE_BYTES}
@@ -64,8 +66,9 @@ class Budget:
         self.params, self.input_bytes_per_row = params, input_bytes_per_row
         # Checked before any widget is made: a bad value raises here, naming itself.
         mb.budget(params, optimizer, B, N, dtype, self._a.get(dtype, 0), input_bytes_per_row, recompute, kept,
-                  backward_bytes_per_row=backward_bytes_per_row)
+                  backward_bytes_per_row=backward_bytes_per_row, segment_bytes_per_row=segment_bytes_per_row)
         self._t = {d: backward_bytes_per_row * s / 4 for d, s in mb.DTYPE_BYTES.items()}
+        self._g = {d: segment_bytes_per_row * s / 4 for d, s in mb.DTYPE_BYTES.items()}
         if not (B <= MAX_B and N <= MAX_N and kept >= 0.05):
             raise ValueError(f"the sliders reach B <= {MAX_B}, N <= {MAX_N}, kept >= 0.05; "
                              f"got B={B!r}, N={N!r}, kept={kept!r}")
@@ -79,8 +82,8 @@ class Budget:
             optimizer=w.Dropdown(options=list(mb.SLOTS), value=optimizer,
                                  description="optimizer", style=slider["style"]),
             recompute=w.Checkbox(value=recompute, description="recompute activations"),
-            kept=w.FloatSlider(value=kept, min=0.05, max=1.0, step=0.05, description="kept share",
-                               disabled=not recompute, **slider),
+            kept=w.FloatSlider(value=kept, min=0.05, max=1.0, step=0.005, description="kept share",
+                               readout_format=".3f", disabled=not recompute, **slider),
             text=w.Label(),
             plot=w.Image(format="png", layout=w.Layout(width="720px")))
         for name, widget in vars(c).items():
@@ -100,13 +103,13 @@ class Budget:
                     activation_bytes_per_row=self._a[c.dtype.value],
                     backward_bytes_per_row=self._t[c.dtype.value])
         self.result = mb.budget(self.params, B=c.B.value, N=c.N.value, recompute=c.recompute.value,
-                                kept=c.kept.value, **args)
+                                kept=c.kept.value, segment_bytes_per_row=self._g[c.dtype.value], **args)
         self.large_batch = mb.budget(self.params, B=c.B.value, N=1, **args)
         c.text.value = (f"total {_mib(self.result['total'])} MiB (one large batch: "
                         f"{_mib(self.large_batch['total'])} MiB); b = {self.result['b']} rows")
         fig = plot_budget([self.large_batch, self.result],
                           ["large batch\nN=1", f"N={c.N.value}, b={self.result['b']}"
-                           + (f"\nrecompute {c.kept.value:.2f}" if c.recompute.value else "")])
+                           + (f"\nrecompute {c.kept.value:.3f}" if c.recompute.value else "")])
         c.plot.value = _png(fig)
         return self.result
 

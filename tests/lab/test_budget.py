@@ -78,3 +78,17 @@ def test_bad_arguments_are_refused_before_any_widget():
         Budget(params=10, activation_bytes_per_row=4, optimizer="lion")
     with pytest.raises(ValueError, match="N <= 64"):
         Budget(params=10, activation_bytes_per_row=4, N=100)
+
+
+def test_recomputation_holds_the_kept_share_and_one_rebuilt_segment_when_given():
+    # by hand: b (a kept + g) + b t bytes of rows, g and t scaled with the dtype as a is
+    b = Budget(params=1000, activation_bytes_per_row=400, backward_bytes_per_row=100, segment_bytes_per_row=80,
+               B=64, N=8, recompute=True, kept=0.125, optimizer="sgd")
+    assert b.controls.kept.value == 0.125 and not b.controls.kept.disabled
+    assert (b.result["activations"], b.result["backward"]) == (8 * (400 * 0.125 + 80), 8 * 100)
+    assert b.result["total"] == 1000 * 4 * 3 + 8 * (50 + 80 + 100)
+    assert b.large_batch["activations"] == 64 * 400  # one large batch: no recomputation, no segment
+    b.controls.dtype.value = "bfloat16"
+    assert b.result["activations"] == 8 * (200 * 0.125 + 40)
+    b.controls.recompute.value = False  # the segment is held only while rebuilt
+    assert b.result["activations"] == 8 * 200
