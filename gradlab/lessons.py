@@ -63,6 +63,9 @@ _NAMES = {
     "all_reduces_per_update": ("gradlab.studies.distributed.fit_collectives", "all_reduces_per_update"),
     "PerUpdate": ("gradlab.studies.keras_accumulation", "PerUpdate"),
     "micro_steps": ("gradlab.studies.keras_accumulation", "micro_steps"),
+    "interleaved_ms": ("gradlab.studies.bench.interleaved", "interleaved_ms"),
+    "ratio_quartiles": ("gradlab.studies.bench.interleaved", "ratio_quartiles"),
+    "side_of_one": ("gradlab.studies.bench.interleaved", "side_of_one"),
     # figures
     "plots": ("gradlab.studies.figures.plots", None),
     "lesson_plots": ("gradlab.studies.figures.lesson_plots", None),
