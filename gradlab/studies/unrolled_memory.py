@@ -5,8 +5,6 @@
                           (lesson 12's `MyAccumulatingModel`): k forward/backward pairs in one graph,
                           ordered only by the running sum, so TensorFlow may run several at once
     "AccumulatingModel":  the same sum in a `tf.while_loop` that runs one micro-batch at a time
-    "while loop":         the same sum in a plain `tf.while_loop(..., parallel_iterations=1)` carrying
-                          the summed gradients (lesson 12's `MyWhileLoopModel`)
 
 The peak is the BFC allocator's, minus what it held before the measured updates (`memory.measure`).
 A peak depends on the executor's scheduling: read the numbers a run prints, not a constant.
@@ -22,11 +20,11 @@ from concurrent.futures import ThreadPoolExecutor
 from ..core.microbatch import check_count
 from . import memory
 
-KINDS = ("large batch", "unrolled loop", "AccumulatingModel", "while loop")
+KINDS = ("large batch", "unrolled loop", "AccumulatingModel")
 CHILD_TIMEOUT = 300
 
 
-def peaks(accum_steps=4, rows=4096, hidden=1024, updates=2, parallel=2, kinds=KINDS[:3]):
+def peaks(accum_steps=4, rows=4096, hidden=1024, updates=2, parallel=2):
     """Each kind's `memory.measure` dict, each in a fresh process, `parallel` at a time.
 
     Args:
@@ -34,19 +32,15 @@ def peaks(accum_steps=4, rows=4096, hidden=1024, updates=2, parallel=2, kinds=KI
         rows, hidden: the batch B of random 784-pixel rows, and the width of the MLP's two
             hidden ReLU layers (784-hidden-hidden-10, SGD(0.01), no XLA).
         updates: measured updates after the first.
-        kinds: which of KINDS to measure, in this order.
     Returns:
-        {kind: measure's dict (peak_mb, held_mb, ...) or {"error": why}} for each of `kinds`.
+        {kind: measure's dict (peak_mb, held_mb, ...) or {"error": why}} for each of KINDS.
     """
     args = [check_count(n, v) for n, v in (("accum_steps", accum_steps), ("rows", rows),
                                            ("hidden", hidden), ("updates", updates))]
     run = lambda kind: memory.in_fresh_process(  # noqa: E731
         [__name__, kind, *map(str, args)], CHILD_TIMEOUT)
-    kinds = list(kinds)
-    if not kinds or set(kinds) - set(KINDS):
-        raise ValueError(f"kinds must be some of {KINDS}, got {kinds!r}")
     with ThreadPoolExecutor(check_count("parallel", parallel)) as pool:
-        return dict(zip(kinds, pool.map(run, kinds)))
+        return dict(zip(KINDS, pool.map(run, KINDS)))
 
 
 def _step(kind, accum_steps, rows, hidden):
@@ -67,19 +61,6 @@ def _step(kind, accum_steps, rows, hidden):
         acc = AccumulatingModel(model, accum_steps=accum_steps, jit_compile=False)
         acc.compile(optimizer=optimizer, loss=loss_fn)
         return (lambda: acc.train_on_batch(x, y)), model
-    if kind == "while loop":
-        @tf.function(jit_compile=False)
-        def update():
-            def body(i, total):  # micro-batch i; the loop carries only i and the sum
-                lo, hi = i * rows // accum_steps, (i + 1) * rows // accum_steps
-                with tf.GradientTape() as tape:
-                    loss = tf.cast(hi - lo, tf.float32) / rows * loss_fn(y[lo:hi], model(x[lo:hi], training=True))
-                return i + 1, [t + g for t, g in zip(total, tape.gradient(loss, model.trainable_variables))]
-
-            start = (tf.constant(0), [tf.zeros_like(v) for v in model.trainable_variables])
-            _, total = tf.while_loop(lambda i, _: i < accum_steps, body, start, parallel_iterations=1)
-            optimizer.apply(total, model.trainable_variables)
-        return update, model
     k = 1 if kind == "large batch" else accum_steps
 
     @tf.function(jit_compile=False)

@@ -39,8 +39,3 @@ def test_peaks_order_as_the_lesson_says():
     activations = 4096 * 2 * 1024 * 4 / 2**20  # the two hidden layers' outputs, 32 MiB
     assert peak["large batch"] > activations
     assert peak["AccumulatingModel"] < peak["unrolled loop"] < peak["large batch"], peak
-
-
-def test_peaks_refuses_an_unknown_kind():
-    with pytest.raises(ValueError, match="kinds must be some of"):
-        unrolled_memory.peaks(kinds=["bogus"])

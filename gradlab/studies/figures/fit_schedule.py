@@ -47,7 +47,8 @@ def fit_schedule(rows, batch_size, accum_steps, epochs):
 
 def plot_fit_schedule(rows=611, batch_size=60, accum_steps=4, epochs=2, rate=0.1, decay=0.9):
     """Top: the rows each update averages, one lane per contender (epochs split by a line); a
-    short batch is labelled with its rows, a window across an epoch's end with its two parts.
+    short batch is labelled with its rows, a window across an epoch's end with its two parts, and
+    rows left after the last update as waiting.
     Bottom: the learning rate rate * decay**step each update used (log scale).
 
     Returns:
@@ -75,13 +76,17 @@ def plot_fit_schedule(rows=611, batch_size=60, accum_steps=4, epochs=2, rate=0.1
                                color=colors[name], annotation_clip=False,
                                bbox=dict(boxstyle="round,pad=0.15", fc="white", ec=colors[name], lw=0.8))
         ends = [hi for _, hi, _ in spans]
+        if ends[-1] < epochs * rows:  # rows that reach no update: they wait in the accumulators
+            lanes.annotate(f"{epochs * rows - ends[-1]} rows waiting", ((ends[-1] + epochs * rows) / 2, lane + 0.35),
+                           (epochs * rows, lane + 0.62), ha="right", va="center", fontsize="small", color=colors[name],
+                           arrowprops=dict(arrowstyle="-", color=colors[name], lw=0.8))
         lr.plot(ends, [rate * decay ** k for _, _, k in spans], "o-" if lane != 1 else "x--",
                 color=colors[name], label=f"{name}: {len(spans)} updates")
     for ax in (lanes, lr):
         for e in range(1, epochs):
             ax.axvline(e * rows, color="grey", lw=1, ls=":")
     lanes.set_yticks(range(len(CONTENDERS)), CONTENDERS)
-    lanes.invert_yaxis()
+    lanes.set_ylim(len(CONTENDERS) - 0.2, -0.5)  # inverted, with room under the last lane for its waiting rows
     lanes.set_title(f"Rows averaged by each update ({epochs} epochs of {rows}, B = {batch_size}, "
                     f"Keras: {accum_steps} x {batch_size // accum_steps})", fontsize="medium")
     lr.set_yscale("log")

@@ -47,8 +47,9 @@ def test_the_figure_and_bad_input():
     assert [t.get_text() for t in lanes.get_yticklabels()] == ["large batch", "AccumulatingModel", "Keras accumulation"]
     assert np.allclose(lr.lines[2].get_ydata(), [0.1 * 0.9 ** k for k in range(3, 38, 4)])
     # the last batch of 5 in both epochs of the large batch and AccumulatingModel; Keras's window
-    # across the epochs' end: epoch 1's rows 32-36 (2 + 2 + 1) and epoch 2's first micro-batch of 2
-    assert [t.get_text() for t in lanes.texts] == ["5", "5", "5", "5", "5 + 2"]
+    # across the epochs' end: epoch 1's rows 32-36 (2 + 2 + 1) and epoch 2's first micro-batch of 2;
+    # Keras's 9th and last update ends at row 71 of 74: epoch 2's last 2 micro-batches (2 + 1) wait
+    assert [t.get_text() for t in lanes.texts] == ["5", "5", "5", "5", "5 + 2", "3 rows waiting"]
     with pytest.raises(ValueError, match="accum_steps must divide batch_size, got 3 and 8"):
         fit_schedule(37, 8, 3, 2)
     with pytest.raises(ValueError, match="rows must be a positive integer, got 0"):
