@@ -59,7 +59,6 @@ _NAMES = {
     "recompute": ("gradlab.studies.recompute", None),
     "memory_model": ("gradlab.studies.bench.memory_child", "memory_model"),
     "keras_accumulation": ("gradlab.studies.keras_accumulation", None),
-    "unrolled_memory": ("gradlab.studies.unrolled_memory", None),
     "all_reduces_per_update": ("gradlab.studies.distributed.fit_collectives", "all_reduces_per_update"),
     "PerUpdate": ("gradlab.studies.keras_accumulation", "PerUpdate"),
     "micro_steps": ("gradlab.studies.keras_accumulation", "micro_steps"),
