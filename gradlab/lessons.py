@@ -81,6 +81,7 @@ _NAMES = {
     "plot_schedule": ("gradlab.studies.figures.schedules", "plot_schedule"),
     "timeline": ("gradlab.studies.figures.timeline", None),
     "pitfall_plots": ("gradlab.studies.figures.pitfall_plots", None),
+    "plot_updates_anchored": ("gradlab.studies.figures.noise_scale", "plot_updates_anchored"),
     # the lab (the [lab] extra)
     "Lab": ("gradlab.lab", "Lab"),
     "run_memory": ("gradlab.lab.run_memory", None),
