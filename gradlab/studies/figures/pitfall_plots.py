@@ -36,8 +36,9 @@ def plot_batchnorm_error(errors, batch):
     sizes = np.array(sorted(errors), dtype=float)
     means = np.array([np.mean(errors[n]) for n in sorted(errors)])
     fig, ax = _figure(figsize=(5.6, 3.8))
-    for n in sorted(errors):
-        ax.plot([n] * len(errors[n]), errors[n], "o", color="grey", alpha=0.5, markersize=4)
+    for k, n in enumerate(sorted(errors)):  # one legend entry for all the seeds' dots
+        ax.plot([n] * len(errors[n]), errors[n], "o", color="grey", alpha=0.5, markersize=4,
+                label="one seed" if k == 0 else None)
     ax.plot(sizes, means, "o-", color=_colors(1)[0], label="mean over seeds")
     ax.axvline(batch, linestyle="--", color="black", linewidth=1, label=f"n = B = {batch}: exact (error 0)")
     ax.set_xscale("log", base=2)

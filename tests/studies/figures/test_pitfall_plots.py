@@ -15,6 +15,9 @@ def test_plot_batchnorm_error_draws_the_mean_per_size_on_log_axes():
     mean = [line for line in ax.lines if line.get_label() == "mean over seeds"][0]
     assert np.allclose(mean.get_xdata(), [4, 8, 16]) and np.allclose(mean.get_ydata(), [1.1, 0.65, 0.35])
     assert ax.get_yscale() == "log" and "32" in ax.get_title()
+    seeds = [line for line in ax.lines if line.get_linestyle() == "None"]  # the dots, no line
+    assert [line.get_label() for line in seeds][0] == "one seed" and len(seeds) == 3
+    assert [t.get_text() for t in ax.get_legend().get_texts()].count("one seed") == 1
     # no power-law guide; n = B is marked as the exact end (error 0), not extrapolated to
     assert not [line for line in ax.lines if line.get_linestyle() == ":"]
     exact, = [line for line in ax.lines if line.get_linestyle() == "--"]
