@@ -67,8 +67,8 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
             a lookup table, or a tf.distribute strategy is active; a step XLA refuses at the
             first batch falls back to no XLA, with a warning naming the reason).
             `compile(jit_compile=...)` other than "auto" overrides it.
-        overlap: micro-batches whose activations may be alive at once (1 holds one; 2 is
-            faster on several cores and holds two; `accumulate.loop_sum`).
+        overlap: micro-batches whose activations may be alive at once (1 holds one; 2 holds
+            two and may be faster on several cores; `accumulate.loop_sum`).
         check: when the contract is checked inside the update (`contract.split_holds`, two
             more evaluations of the loss alone per micro-batch): "first", the first update
             after each `compile` and at each `fit`; "every", every update (and a read of one

@@ -65,7 +65,8 @@ def plot_memory(result, time=True, peak="epoch"):
         if not series:
             continue
         ns, mb, ms, floor, step, epochs = zip(*series)
-        ax_mb.plot(ns, mb, marker=marker, color=color, label=f"{label}, {peak}")
+        hollow = {"mfc": "none"} if key == ("accumulating", 10) else {}  # overlap=2's point shows through
+        ax_mb.plot(ns, mb, marker=marker, color=color, label=f"{label}, {peak}", **hollow)
         ax_ms.plot(ns, ms, marker=marker, color=color)
         for n, times in zip(ns, epochs):  # every epoch: on a shared machine they may come at two speeds
             ax_ms.plot([n] * len(times), times, marker, color=color, alpha=0.35, ms=4)

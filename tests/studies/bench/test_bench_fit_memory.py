@@ -155,6 +155,15 @@ def test_the_figure_marks_plain_fit_and_draws_each_series():
         plot_memory({"rows": []})
 
 
+def test_overlap_10_is_drawn_hollow_so_overlap_2_at_the_same_point_shows():
+    rows = [_row("plain", 8, 1, 40.0), _row("accumulating", 8, 2, 35.0, overlap=2),
+            _row("accumulating", 8, 2, 35.0, overlap=10)]
+    ax_mb = plot_memory({"config": {"model": "conv", "batch": 8}, "rows": rows}, time=False).axes[0]
+    by_label = {line.get_label(): line for line in ax_mb.lines}
+    assert by_label["AccumulatingModel, overlap=10 (the default), epoch"].get_markerfacecolor() == "none"
+    assert by_label["AccumulatingModel, overlap=2, epoch"].get_markerfacecolor() != "none"
+
+
 def test_the_time_panel_draws_every_epoch_and_plain_fits_range():
     rows = bench_memory.add_floors([
         dict(_row("plain", 8, 1, 40.0), ms_update=30.0, ms_epochs=[29, 30, 45]),

@@ -15,20 +15,24 @@ def test_plot_batchnorm_error_draws_the_mean_per_size_on_log_axes():
     mean = [line for line in ax.lines if line.get_label() == "mean over seeds"][0]
     assert np.allclose(mean.get_xdata(), [4, 8, 16]) and np.allclose(mean.get_ydata(), [1.1, 0.65, 0.35])
     assert ax.get_yscale() == "log" and "32" in ax.get_title()
+    seeds = [line for line in ax.lines if line.get_linestyle() == "None"]  # the dots, no line
+    assert [line.get_label() for line in seeds][0] == "one seed" and len(seeds) == 3
+    assert [t.get_text() for t in ax.get_legend().get_texts()].count("one seed") == 1
     # no power-law guide; n = B is marked as the exact end (error 0), not extrapolated to
     assert not [line for line in ax.lines if line.get_linestyle() == ":"]
     exact, = [line for line in ax.lines if line.get_linestyle() == "--"]
     assert np.allclose(exact.get_xdata(), [32, 32]) and "exact" in exact.get_label()
 
 
-def test_plot_dropout_gap_draws_the_noise_slope_through_the_first_gap():
+def test_plot_dropout_gap_draws_the_gap_beside_the_noise_only_yardstick():
     ax, = plot_dropout_gap({1: 0.9, 4: 0.5, 16: 0.25}, {1: 1.0, 4: 0.55, 16: 0.3}).axes
-    noise = [line for line in ax.lines if line.get_linestyle() == ":"][0]
-    assert np.allclose(noise.get_ydata(), [0.9, 0.45, 0.225])
-    assert noise.get_label().endswith("through the gap at S = 1")
+    gap, = [line for line in ax.lines if line.get_label().startswith("accumulate")]
+    noise, = [line for line in ax.lines if line.get_label().endswith("noise only")]
+    assert np.allclose(gap.get_ydata(), [0.9, 0.5, 0.25]) and np.allclose(noise.get_ydata(), [1.0, 0.55, 0.3])
+    assert len(ax.lines) == 2  # no 1/sqrt(S) guide: a relative gap's denominator shrinks with S too
     ax.figure.canvas.draw()
     labels = [t.get_text() for t in ax.get_yticklabels() if ax.get_ylim()[0] <= t.get_position()[1] <= ax.get_ylim()[1]]
-    assert labels == ["0.1", "0.2", "0.5", "1"]  # 1, 2, 5 x 10^k from the decade below the lowest point (0.225)
+    assert labels == ["0.1", "0.2", "0.5", "1"]  # 1, 2, 5 x 10^k from the decade below the lowest point (0.25)
     with pytest.raises(ValueError, match="same S"):
         plot_dropout_gap({1: 0.9}, {2: 1.0})
 
