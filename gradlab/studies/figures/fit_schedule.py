@@ -87,8 +87,9 @@ def plot_fit_schedule(rows=611, batch_size=60, accum_steps=4, epochs=2, rate=0.1
             ax.axvline(e * rows, color="grey", lw=1, ls=":")
     lanes.set_yticks(range(len(CONTENDERS)), CONTENDERS)
     lanes.set_ylim(len(CONTENDERS) - 0.2, -0.5)  # inverted, with room under the last lane for its waiting rows
-    lanes.set_title(f"Rows averaged by each update ({epochs} epochs of {rows}, B = {batch_size}, "
-                    f"Keras: {accum_steps} x {batch_size // accum_steps})", fontsize="medium")
+    lanes.set_title(f"Each bar: the rows one update averages, drawn by the documented rule\n"
+                    f"({epochs} epochs of {rows}, B = {batch_size}, Keras: {accum_steps} x {batch_size // accum_steps})",
+                    fontsize="medium")
     lr.set_yscale("log")
     lr.set_ylabel("learning rate used")
     lr.set_xlabel("rows seen (the dotted line: a new epoch)")
