@@ -105,18 +105,20 @@ def plot_checkpoint_curve(updates, curve, every=100):
     fig, ax = plt.subplots(figsize=(8.0, 4.0), layout="constrained")
     plt.close(fig)
     ax.plot(updates, curve, "-", color="C0", linewidth=0.8, label=f"all {updates.size} evaluations")
+    low = max(curve.min(), curve.max() - 4)
+    shown = updates[curve >= low]  # the early updates whose accuracy lies below the axis are cropped
+    n_sparse, n_shown = int(sparse.sum()), int((sparse & (updates >= shown.min())).sum())
     ax.plot(updates[sparse], curve[sparse], "s", color="C1", markersize=5,
-            label=f"the {int(sparse.sum())} at every {every} updates")
-    for mask, color, name in ((np.ones_like(sparse), "C0", "best of all"), (sparse, "C1", "best of the sparse")):
+            label=f"the {n_sparse} at every {every} updates ({n_shown} shown)")
+    for mask, color, name in ((np.ones_like(sparse), "C0", f"best of all {updates.size}"),
+                              (sparse, "C1", f"best of the {n_sparse}")):
         i = np.flatnonzero(mask)[np.argmax(curve[mask])]
         ax.axhline(curve[i], color=color, linestyle=":", linewidth=1)
         ax.plot(updates[i], curve[i], "*", color=color, markersize=14, markeredgecolor="black",
                 label=f"{name}: {curve[i]:.1f}% at update {updates[i]}")
     ax.set_xlabel("update")
     ax.set_ylabel("test accuracy (%)")
-    low = max(curve.min(), curve.max() - 4)
     ax.set_ylim(low, curve.max() + 0.5)
-    shown = updates[curve >= low]  # the early updates whose accuracy lies below the axis are cropped
     pad = 0.02 * max(updates.max() - shown.min(), 1)
     ax.set_xlim(shown.min() - pad, updates.max() + pad)
     ax.set_title("One run, two schedules: more evaluations, a higher best")
