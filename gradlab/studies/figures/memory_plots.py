@@ -14,8 +14,7 @@ faint dot. Both against N on a log2 axis. Plain fit at the whole batch B is a ho
 (it has no N; its epochs' range shaded), Keras's own accumulation a second series, the reference
 (`bench_memory`) a grey dotted one with crosses.
 
-`plot_memory_bars` draws a few named peaks as horizontal bars beside a reference line. Lesson 07
-draws `plot_memory` without the time panel, overlap=10 among its series.
+Lesson 07 draws `plot_memory` without the time panel, overlap=10 among its series.
 
 Lesson: notebooks/13-memory.ipynb
 """
@@ -104,39 +103,6 @@ def plot_memory(result, time=True, peak="epoch"):
     ax_mb.set_title(f"Memory, {c['model']}, B = {c['batch']}", fontsize="medium")
     ax_ms.set_title("Time per update", fontsize="medium")
     fig.legend(loc="outside lower center", ncols=2, fontsize="small", frameon=False)
-    return fig
-
-
-def plot_memory_bars(peaks, reference=None):
-    """Named peaks (MiB) as horizontal bars, in the order given, each labelled with its value.
-
-    Args:
-        peaks: {label: MiB}, at least one, every value a number >= 0.
-        reference: (label, MiB) drawn as a dashed vertical line (e.g. one micro-batch trained
-            alone), or None.
-    Returns:
-        a matplotlib Figure with 1 Axes; the first label at the top.
-    """
-    if not peaks:
-        raise ValueError("plot_memory_bars needs at least one {label: MiB}")
-    bad = {k: v for k, v in peaks.items() if not isinstance(v, (int, float)) or v < 0}
-    if bad:
-        raise ValueError(f"peaks must be numbers >= 0 (MiB), got {bad!r}")
-    labels, mib = list(peaks), [float(v) for v in peaks.values()]
-    fig, ax = plt.subplots(figsize=(7.0, 0.45 * len(labels) + 1.2), layout="constrained")
-    plt.close(fig)  # owned by the caller: a cell ending with the call shows it once
-    rows = list(range(len(labels)))[::-1]  # the first label on top
-    ax.barh(rows, mib, color="tab:blue")
-    for row, value in zip(rows, mib):
-        ax.annotate(f"{value:.0f} MiB", (value, row), xytext=(3, 0), textcoords="offset points",
-                    va="center", fontsize="small")
-    if reference is not None:
-        label, value = reference
-        ax.axvline(float(value), color="black", lw=1, ls="--", label=label)
-        ax.legend(loc="lower right", fontsize="small", frameon=False)
-    ax.set_yticks(rows, labels)
-    ax.set_xlim(0, max(mib) * 1.15 or 1.0)
-    ax.set_xlabel("allocator peak over fit, above its start (MiB)")
     return fig
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from gradlab.studies.bench import cli as bench_cli, fit_memory as bench_memory, memory_child, memory_report
-from gradlab.studies.figures.memory_plots import plot_memory, plot_memory_bars
+from gradlab.studies.figures.memory_plots import plot_memory
 
 
 @pytest.mark.parametrize("argv, word", [
@@ -262,21 +262,6 @@ def test_a_row_at_overlap_10_is_a_series_of_its_own():
     assert "AccumulatingModel, overlap=10 (the default), epoch" in labels
     (line,) = [ln for ln in fig.axes[0].lines if ln.get_label() == "AccumulatingModel, overlap=10 (the default), epoch"]
     assert list(line.get_xdata()) == [2] and list(line.get_ydata()) == [38.0]
-
-
-def test_plot_memory_bars_draws_one_bar_per_peak_top_down_and_the_reference():
-    fig = plot_memory_bars({"plain 512": 333.3, "fused": 39.5, "keras": 42.5}, reference=("one of 64", 42.3))
-    ax = fig.axes[0]
-    assert [p.get_width() for p in ax.patches] == [333.3, 39.5, 42.5]
-    assert [p.get_y() + p.get_height() / 2 for p in ax.patches] == [2, 1, 0]  # the first on top
-    labels = {float(y): t.get_text() for y, t in zip(ax.get_yticks(), ax.get_yticklabels())}
-    assert labels == {2.0: "plain 512", 1.0: "fused", 0.0: "keras"}
-    assert list(ax.lines[0].get_xdata()) == [42.3, 42.3]
-    assert [t.get_text() for t in ax.texts] == ["333 MiB", "40 MiB", "42 MiB"]
-    with pytest.raises(ValueError, match="at least one"):
-        plot_memory_bars({})
-    with pytest.raises(ValueError, match="-1"):
-        plot_memory_bars({"x": -1})
 
 
 def test_the_update_figure_reads_the_update_peak_for_every_line():
