@@ -88,9 +88,12 @@ def test_the_hand_written_recomputation_saves_memory_only_when_it_waits_for_dy()
     configs = [dict(B=512, N=1, recompute=r) for r in (False, "custom_gradient", "custom_gradient, waits for dy")]
     plain, eager_rebuild, waiting = recompute.peaks(configs)
     assert "error" not in plain, plain
-    # a rebuild that reads only h and the weights runs in the forward pass: no saving (on a 2-core
-    # CPU, TF 2.21: 34.5 against 36.5 MiB at B = 1024); reading dy, it saves what tf.recompute_grad does
-    assert eager_rebuild["update_mib"] > 0.9 * plain["update_mib"], (plain, eager_rebuild)
+    # a rebuild that reads only h and the weights runs in the forward pass: no saving; reading dy, it
+    # saves what tf.recompute_grad does. Each peak moves between runs with the executor's order (on a
+    # 2-core CPU, TF 2.21, B = 512: plain 14.8 to 16.3 MiB, the early rebuild 13.3 to 15.9, the waiting
+    # one 7.5 to 8.5), so the early rebuild is asked only to sit nearer plain than the waiting one
+    middle = (plain["update_mib"] + waiting["update_mib"]) / 2
+    assert eager_rebuild["update_mib"] > middle, (plain, eager_rebuild, waiting)
     assert waiting["update_mib"] < 0.7 * plain["update_mib"], (plain, waiting)
 
 
@@ -98,7 +101,10 @@ def test_the_hand_written_recomputation_saves_memory_only_when_it_waits_for_dy()
 def test_the_hand_written_rebuild_saves_nothing_with_grappler_off_too():
     # the rebuild needs nothing from the loss, so it runs early whether or not Grappler could merge
     # it with the forward's identical ops: with Grappler off it still holds what plain does
-    configs = [dict(B=512, N=1, recompute=False), dict(B=512, N=1, recompute="custom_gradient", grappler=False)]
-    plain, eager_rebuild = recompute.peaks(configs)
+    configs = [dict(B=512, N=1, recompute=False), dict(B=512, N=1, recompute="custom_gradient", grappler=False),
+               dict(B=512, N=1, recompute="custom_gradient, waits for dy")]
+    plain, eager_rebuild, waiting = recompute.peaks(configs)
     assert "error" not in plain and eager_rebuild["grappler"] is False, (plain, eager_rebuild)
-    assert eager_rebuild["update_mib"] > 0.9 * plain["update_mib"], (plain, eager_rebuild)
+    # nearer plain than the rebuild that waits for dy (the peaks move between runs; see above)
+    middle = (plain["update_mib"] + waiting["update_mib"]) / 2
+    assert eager_rebuild["update_mib"] > middle, (plain, eager_rebuild, waiting)
