@@ -80,6 +80,7 @@ _NAMES = {
     "timeline": ("gradlab.studies.figures.timeline", None),
     "pitfall_plots": ("gradlab.studies.figures.pitfall_plots", None),
     "plot_updates_anchored": ("gradlab.studies.figures.noise_scale", "plot_updates_anchored"),
+    "plot_updates_examples": ("gradlab.studies.figures.noise_scale", "plot_updates_examples"),
     # the lab (the [lab] extra)
     "Lab": ("gradlab.lab", "Lab"),
     "run_memory": ("gradlab.lab.run_memory", None),
