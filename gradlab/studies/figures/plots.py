@@ -231,7 +231,8 @@ def plot_training_loss(curves, window=51, title="Training loss per update"):
     return fig
 
 
-def plot_accuracy(rows, reference=None):
+def plot_accuracy(rows, reference=None, *, title="Accuracy against N", ylabel="test accuracy (%)",
+                  min_height=4.0):
     """Final test accuracy against the accumulation count N: every run a dot, the mean a line.
 
     No ± bar for gradlab's rows: a std from 2 runs would draw a precise-looking bar that the
@@ -243,6 +244,8 @@ def plot_accuracy(rows, reference=None):
             `gradlab.studies.runs.table.table` (accuracies as fractions).
         reference: optional `{N: (micro_batch, iterations, mean, std)}` drawn beside them with
             its published ± std bars, e.g. `table.REFERENCE`.
+        title, ylabel: the axes' title and y label.
+        min_height: the y axis spans at least this many points, centred on the data's range.
     Returns:
         a matplotlib Figure with 1 Axes (accuracy in %, N on a log2 axis) and the legend
         below it, outside the data.
@@ -277,12 +280,12 @@ def plot_accuracy(rows, reference=None):
     ax.set_xlim(min(counts) / 1.5, max(counts) * 1.5)
     lo, hi = ax.get_ylim()
     mid = (lo + hi) / 2
-    ax.set_ylim(min(lo, mid - 2.0), max(hi, mid + 2.0))  # at least 4 points tall: noise at its size
+    ax.set_ylim(min(lo, mid - min_height / 2), max(hi, mid + min_height / 2))  # noise at its size
     ax.set_xlabel("accumulation count N  (micro-batch = effective batch / N)"
                   if len({r["accum_steps"] * r["micro_batch"] for r in rows}) == 1
                   else "accumulation count N")
-    ax.set_ylabel("test accuracy (%)")
-    ax.set_title("Accuracy against N")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     fig.legend(fontsize="small", loc="outside lower center")  # below the axes: it hides no data
     return fig
 

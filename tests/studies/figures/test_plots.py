@@ -101,6 +101,16 @@ def test_plot_accuracy_legend_lies_outside_the_axes():
     assert len(legend.get_texts()) == 3  # the runs, their mean, the reference
 
 
+def test_plot_accuracy_without_reference_takes_its_title_label_and_height():
+    fig = plot_accuracy(ROWS, title="MLP: final accuracy", ylabel="final test accuracy (%)", min_height=1.0)
+    ax, = fig.axes
+    assert ax.get_title() == "MLP: final accuracy" and ax.get_ylabel() == "final test accuracy (%)"
+    assert len(ax.containers) == 0 and len(fig.legends[0].get_texts()) == 2  # no reference drawn
+    runs = np.concatenate([100 * np.asarray(r["accuracies"]) for r in ROWS])
+    lo, hi = ax.get_ylim()
+    assert lo <= runs.min() and runs.max() <= hi and hi - lo < 4.0  # the data's range, not 4 points
+
+
 def test_plot_learning_rates_draws_identical_strategies_as_one_line():
     rates = {"large_batch": [0.5, 0.25], "fused": [0.5, 0.25], "keras": [0.25, 0.0625]}
     ax, = plot_learning_rates(rates, accum_steps=2).axes
