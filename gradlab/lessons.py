@@ -65,6 +65,8 @@ _NAMES = {
     "interleaved_ms": ("gradlab.studies.bench.interleaved", "interleaved_ms"),
     "ratio_quartiles": ("gradlab.studies.bench.interleaved", "ratio_quartiles"),
     "side_of_one": ("gradlab.studies.bench.interleaved", "side_of_one"),
+    "memory_peaks": ("gradlab.studies.bench.memory_report", "memory_peaks"),
+    "format_memory_peaks": ("gradlab.studies.bench.memory_report", "format_memory_peaks"),
     # figures
     "plots": ("gradlab.studies.figures.plots", None),
     "lesson_plots": ("gradlab.studies.figures.lesson_plots", None),

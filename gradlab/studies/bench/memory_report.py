@@ -3,8 +3,10 @@
     format_bench_memory  one row per run (the CLI's table)
     format_comparison    AccumulatingModel beside Keras's accumulation at each N, epoch and update
     format_limit         `fit_under_limit`'s outcomes
+    memory_peaks         each run's peak, keyed (contender, N, overlap)
+    format_memory_peaks  lesson 07's table: epoch and update peaks at each N
 
-Lesson: notebooks/13-memory.ipynb
+Lesson: notebooks/13-memory.ipynb, notebooks/07-fused-and-keras-accumulation.ipynb
 """
 from __future__ import annotations
 
@@ -96,3 +98,43 @@ def format_limit(rows):
 
 def _num(v, width, fmt=".2f"):
     return f"{'-':>{width}}" if v is None else f"{v:>{width}{fmt}}"
+
+
+def memory_peaks(result, key="train_mb"):
+    """Each run's allocator peak (MiB) of one `run_bench_memory` result, keyed by what it was:
+
+        (contender, N, overlap) -> row[key],   N = B // b for plain fit at batch b, else accum_steps
+
+    Plain fit has no N: its run at b = B/N rows stands in at N, one micro-batch alone. Runs
+    that failed or did not measure `key` are left out.
+
+    Args:
+        result: the dict `run_bench_memory` returns (or one of `--json`'s `workloads`).
+        key: "train_mb" (fit's epochs) or "step_mb" (the update alone, `train_on_batch`).
+    Returns:
+        a dict `{(contender, N, overlap): MiB}`.
+
+    Lesson: notebooks/07-fused-and-keras-accumulation.ipynb
+    """
+    batch = result["config"]["batch"]
+    return {(r["contender"], batch // r["batch"] if r["contender"] == "plain" else r["accum_steps"], r["overlap"]):
+            r[key] for r in result["rows"] if r.get(key) is not None}
+
+
+# the columns of `format_memory_peaks`: contender, overlap -> header
+PEAK_COLUMNS = {("plain", 1): "plain fit on B/N", ("accumulating", 1): "fused, overlap 1",
+                ("accumulating", 2): "fused, overlap 2", ("keras", 1): "keras"}
+
+
+def format_memory_peaks(result):
+    """Lesson 07's table of one `run_bench_memory` result: for each N, the epoch peak (fit's
+    epochs) and the update peak (`train_on_batch` alone) of plain fit on B/N rows, fused
+    (`AccumulatingModel`) with overlap 1 and 2, and Keras's accumulation; "-" where none ran."""
+    peaks = {label: memory_peaks(result, key) for label, key in (("epoch", "train_mb"), ("update", "step_mb"))}
+    ns = sorted({n for (contender, n, _) in peaks["epoch"] if contender != "input"})
+    lines = [f"peak MiB, B = {result['config']['batch']}   " + "".join(f"{h:>18}" for h in PEAK_COLUMNS.values())]
+    for n in ns:
+        for label, values in peaks.items():
+            lines.append(f"N = {n:<3} {label:<10}" + "".join(
+                _num(values.get((contender, n, overlap)), 18, ".1f") for contender, overlap in PEAK_COLUMNS))
+    return "\n".join(lines)

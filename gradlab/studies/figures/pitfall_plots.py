@@ -52,24 +52,28 @@ def plot_batchnorm_error(errors, batch):
     return fig
 
 
-def plot_dropout_gap(gaps, yardstick):
+def plot_dropout_gap(gaps, yardstick, ratio=False):
     """Gap between the means of S accumulated and S large-batch gradients, against S, log-log.
 
         gap(S) = ||mean_S(g_accumulated) - mean_S(g_large)|| / ||mean_S(g_large)||
 
     The yardstick is the same gap for a second set of large batches: noise only, the baseline.
     No 1/sqrt(S) guide: the denominator shrinks with S too, so noise alone falls more slowly.
+    With `ratio=True` a second panel draws gap / yardstick against S beside a guide at 1 (the
+    gap noise alone leaves): a bias would hold the ratio above the guide as S grows.
 
     Args:
         gaps, yardstick: dicts `{S: gap}` over the same S.
+        ratio: also draw the gap / yardstick panel (False: the one panel alone).
     Returns:
-        a matplotlib Figure with 1 Axes.
+        a matplotlib Figure with 1 Axes (2 with `ratio`).
     """
     _check_series("gaps", gaps)
     if sorted(gaps) != sorted(yardstick):
         raise ValueError(f"gaps and yardstick need the same S, got {sorted(gaps)} and {sorted(yardstick)}")
     s = np.array(sorted(gaps), dtype=float)
-    fig, ax = _figure(figsize=(5.6, 3.8))
+    fig, axes = _figure(ncols=1 + bool(ratio), figsize=(10.0 if ratio else 5.6, 3.8))
+    ax = axes[0] if ratio else axes
     ax.plot(s, [gaps[k] for k in sorted(gaps)], "o-", color="crimson", label="accumulate vs large batch")
     ax.plot(s, [yardstick[k] for k in sorted(gaps)], "s--", color=_colors(1)[0],
             label="second large batch vs large batch: noise only")
@@ -80,13 +84,30 @@ def plot_dropout_gap(gaps, yardstick):
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.yaxis.set_minor_locator(NullLocator())
     lowest = min(min(gaps.values()), min(yardstick.values()))
-    ax.set_ylim(bottom=10 ** np.floor(np.log10(lowest)))  # down to the decade's tick below every point
+    # down to the decade's tick below every point, a little past it so that its label is drawn
+    ax.set_ylim(bottom=0.9 * 10 ** np.floor(np.log10(lowest)))
     ax.set_xticks(s, [str(int(k)) for k in s])
     ax.set_xlabel("gradients averaged S (draws)")
     ax.set_ylabel("relative gap of the means")
     ax.set_title("Dropout under accumulation: the gap against noise alone")
     ax.legend(fontsize="small")
+    if ratio:
+        _plot_gap_ratio(axes[1], s, [gaps[k] / yardstick[k] for k in sorted(gaps)])
     return fig
+
+
+def _plot_gap_ratio(ax, s, ratios):
+    """gap / yardstick against S, a guide at 1: where the gap is the noise alone."""
+    ax.plot(s, ratios, "o-", color="crimson", label="gap / yardstick")
+    ax.axhline(1.0, linestyle="--", color="black", linewidth=1, label="1: the gap noise alone leaves")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(s, [str(int(k)) for k in s])
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_ylim(0, max(2.0, 1.1 * max(ratios)))
+    ax.set_xlabel("gradients averaged S (draws)")
+    ax.set_ylabel("gap / yardstick")
+    ax.set_title("The gap in units of the noise")
+    ax.legend(fontsize="small")
 
 
 def plot_ema_coefficients(coefficients):

@@ -37,6 +37,16 @@ def test_plot_dropout_gap_draws_the_gap_beside_the_noise_only_yardstick():
         plot_dropout_gap({1: 0.9}, {2: 1.0})
 
 
+def test_plot_dropout_gap_with_ratio_draws_gap_over_yardstick_beside_a_guide_at_1():
+    gaps, yardstick = {1: 0.9, 4: 0.5, 16: 0.25}, {1: 1.0, 4: 0.4, 16: 0.3}
+    left, right = plot_dropout_gap(gaps, yardstick, ratio=True).axes
+    assert len(left.lines) == 2  # the first panel as without ratio
+    ratios, = [line for line in right.lines if line.get_label() == "gap / yardstick"]
+    assert np.allclose(ratios.get_xdata(), [1, 4, 16]) and np.allclose(ratios.get_ydata(), [0.9, 1.25, 0.25 / 0.3])
+    guide, = [line for line in right.lines if line.get_linestyle() == "--"]
+    assert np.allclose(guide.get_ydata(), [1, 1]) and right.get_ylim() == (0.0, 2.0)
+
+
 def test_plot_ema_coefficients_draws_one_bar_per_update_and_label():
     c = {"once per update": [0.25, 0.25, 0.5], "per micro-batch": [0.125, 0.375, 0.5]}
     ax, = plot_ema_coefficients(c).axes
