@@ -14,8 +14,9 @@ adds its micro-batches locally, then one all-reduce) or, naively, once per micro
 (`accum_steps` times per update). `measure_reduction_schedules` times both on the given
 devices, interleaved in rounds, and `extra_all_reduce_ms` reads the cost of one extra
 all-reduce from the paired rounds, against the noise of `accum_steps = 1` (where both schedules
-run identical code); on logical CPU devices an all-reduce is a memory copy, so
-it measures this machine, not a network.
+run identical code). `measure_all_reduce_ms` times all-reduces alone at several sizes and
+`fit_alpha_beta` fits alpha and beta to them. On logical CPU devices an all-reduce is a memory
+copy, so these measure this machine, not a network.
 
 Lesson: notebooks/11-communication.ipynb
 """
@@ -181,6 +182,85 @@ def extra_all_reduce_ms(result):
         out["median_ms"] = float(np.median(pooled))
         out["iqr_ms"] = tuple(float(q) for q in np.percentile(pooled, [25, 75]))
     return out
+
+
+def measure_all_reduce_ms(devices, sizes_bytes=(2 ** 16, 2 ** 19, 2 ** 21, 2 ** 23), rounds=15, calls=4):
+    """Time one all-reduce (a sum of float32 arrays) of each size on `devices`, alone.
+
+    Each replica holds an array of `size` bytes; one traced function all-reduces it and returns
+    its first element, so a call ends with the collective. Every function is traced and run once
+    first; then each of `rounds` rounds times every size once, in an order rotated by one from
+    round to round (no size always first), as the mean of `calls` back-to-back calls.
+
+    Args:
+        devices: the replicas' devices (at least 2), e.g. `tower_devices(2)`.
+        sizes_bytes: bytes of each replica's array (multiples of 4).
+        rounds: timed rounds.
+        calls: calls averaged per size and round.
+    Returns:
+        dict with `sizes_bytes`, `times_ms` (`[[ms of round k] per size]`), `replicas`, `rounds`.
+    """
+    devices = list(devices)
+    if len(devices) < 2:
+        raise ValueError(f"an all-reduce needs at least 2 devices, got {devices!r}")
+    sizes = [int(s) for s in sizes_bytes]
+    if len(sizes) < 2 or any(s <= 0 or s % 4 for s in sizes):
+        raise ValueError(f"sizes_bytes needs 2 or more positive multiples of 4, got {sizes_bytes!r}")
+    rounds, calls = check_count("rounds", rounds), check_count("calls", calls)
+    dist = distribute.make_distribution(devices)
+
+    def reduce_fn(values):
+        def replica_fn(v):
+            return tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, v)[:1]
+        return dist.run(replica_fn, args=(values,))
+
+    fns, args = [], []
+    for size in sizes:
+        args.append(dist.experimental_distribute_values_from_function(
+            lambda ctx, size=size: tf.fill([size // 4], float(ctx.replica_id_in_sync_group + 1))))
+        fns.append(tf.function(reduce_fn))
+        [t.numpy() for t in dist.experimental_local_results(fns[-1](args[-1]))]  # trace and warm up
+    times = [[] for _ in sizes]
+    order = list(range(len(sizes)))
+    for k in range(rounds):
+        for i in order[k % len(order):] + order[:k % len(order)]:
+            start = time.perf_counter()
+            for _ in range(calls):
+                [t.numpy() for t in dist.experimental_local_results(fns[i](args[i]))]
+            times[i].append(1000 * (time.perf_counter() - start) / calls)
+    return {"sizes_bytes": sizes, "times_ms": times, "replicas": len(devices), "rounds": rounds}
+
+
+def fit_alpha_beta(sizes_bytes, times_ms, replicas):
+    """Fit `ring_time`'s alpha and beta to timed all-reduces, one least-squares line per round.
+
+    Round k's times `t_k(M)` over the sizes `M` give `t_k = a_k + b_k M`; the ring's
+    `t = 2 (R - 1) alpha + 2 (R - 1) / R * M / beta` then reads
+    `alpha_k = a_k / (2 (R - 1))` and `beta_k = 2 (R - 1) / R / b_k`. Per-round fits, so the
+    spread of alpha and beta is the rounds' spread.
+
+    Args:
+        sizes_bytes: the sizes M (bytes), at least 2 distinct.
+        times_ms: `[[ms of round k] per size]`, as `measure_all_reduce_ms` returns.
+        replicas: R, at least 2.
+    Returns:
+        dict with `alpha_us` and `beta_gib_per_s`, each (median, q25, q75) over the rounds, and
+        `fits` (`[(a_k ms, b_k ms per byte)]`).
+    """
+    replicas = check_count("replicas", replicas)
+    sizes = np.asarray(sizes_bytes, dtype=float)
+    times = np.asarray(times_ms, dtype=float)
+    if replicas < 2 or len(np.unique(sizes)) < 2 or times.ndim != 2 or times.shape[0] != len(sizes):
+        raise ValueError(f"need R >= 2, 2 or more distinct sizes and one row of times per size, got R={replicas}, "
+                         f"sizes {sizes.tolist()}, times of shape {times.shape}")
+    fits = [tuple(float(c) for c in np.polyfit(sizes, times[:, k], 1)[::-1]) for k in range(times.shape[1])]
+    a, b = np.array(fits).T
+    alpha_us = 1000 * a / (2 * (replicas - 1))
+    beta_gib = 2 * (replicas - 1) / replicas / (b / 1000) / 2 ** 30
+
+    def summary(values):
+        return (float(np.median(values)), *(float(q) for q in np.percentile(values, [25, 75])))
+    return {"alpha_us": summary(alpha_us), "beta_gib_per_s": summary(beta_gib), "fits": fits}
 
 
 def _reduced_grads_fn(model, loss_fn, n, batch, per_micro_batch):

@@ -11,6 +11,7 @@ import tensorflow as tf  # noqa: E402
 
 from gradlab.core import distribute  # noqa: E402
 from gradlab.studies.distributed.comm_cost import (_reduced_grads_fn, extra_all_reduce_ms,  # noqa: E402
+                                                   fit_alpha_beta, measure_all_reduce_ms,
                                                    measure_reduction_schedules, plot_reduction_schedules,
                                                    ring_bytes, ring_time)
 
@@ -123,3 +124,28 @@ def test_extra_all_reduce_ms_is_not_distinguishable_inside_the_n1_noise():
         extra_all_reduce_ms({"accum_steps": [1], "times_ms": {"per_update": [[1]], "per_micro_batch": [[1]]}})
     with pytest.raises(ValueError, match="accum_steps = 1"):
         extra_all_reduce_ms({"accum_steps": [2], "times_ms": {"per_update": [[1]], "per_micro_batch": [[2]]}})
+
+
+def test_fit_alpha_beta_recovers_a_hand_made_ring_by_hand():
+    # R = 4: 6 messages of alpha, 1.5 M bytes at beta; round 0 alpha = 5 us, round 1 alpha = 15 us, beta = 2 GiB/s
+    sizes, beta = [2 ** 16, 2 ** 20, 2 ** 23], 2 * 2 ** 30
+    times = [[1000 * (6 * alpha + 1.5 * m / beta) for alpha in (5e-6, 15e-6)] for m in sizes]
+    fit = fit_alpha_beta(sizes, times, replicas=4)
+    assert fit["alpha_us"][0] == pytest.approx(10.0) and fit["alpha_us"][1:] == pytest.approx((7.5, 12.5))
+    assert fit["beta_gib_per_s"] == pytest.approx((2.0, 2.0, 2.0))
+    assert [a for a, _ in fit["fits"]] == pytest.approx([0.03, 0.09])  # 6 alpha, in ms
+
+
+def test_fit_alpha_beta_refuses_one_size_or_one_replica():
+    with pytest.raises(ValueError, match="distinct sizes"):
+        fit_alpha_beta([8, 8], [[1.0], [2.0]], replicas=2)
+    with pytest.raises(ValueError, match="R >= 2"):
+        fit_alpha_beta([8, 16], [[1.0], [2.0]], replicas=1)
+
+
+def test_measure_all_reduce_ms_times_every_size_in_every_round():
+    result = measure_all_reduce_ms(DEVICES, sizes_bytes=(64, 4096), rounds=3, calls=1)
+    assert result["sizes_bytes"] == [64, 4096] and result["replicas"] == 2 and result["rounds"] == 3
+    assert [len(t) for t in result["times_ms"]] == [3, 3] and all(t > 0 for row in result["times_ms"] for t in row)
+    with pytest.raises(ValueError, match="multiples of 4"):
+        measure_all_reduce_ms(DEVICES, sizes_bytes=(64, 6))
