@@ -151,6 +151,8 @@ def plot_budget(results, labels):
     ax.set_ylabel("MiB")
     ax.set_title("what training holds")
     ax.margins(y=0.12)
+    # The legend gets its own strip right of the bars, so no bar or total hides under it.
+    ax.set_xlim(-0.5, len(results) + 0.9)
     ax.legend(loc="upper right", fontsize="small")
     # One row per term, one bar per result (the first solid, the others hatched), zeros left out.
     height = 0.8 / len(results)

@@ -82,14 +82,19 @@ def plot_lab_batches(groups):
     return fig
 
 
-def plot_picture(groups, x="updates", current=None, window=15):
+def plot_picture(groups, x="updates", current=None, window=15, labels=None):
     """The lab at a notebook's width, in three panels: the training loss and Δ from one large
     batch against x, and the final test accuracy against B by family. One legend under them:
     each configuration with its largest Δ and change of final accuracy, then the families.
     (Loss noise, time and memory stay in the live lab; lesson 13 measures memory.)
 
+    With `labels`, one name per group: each group is one legend entry under its name, and the
+    right panel shows each finished group's final accuracy on its own row (no families), so
+    that runs at one B are told apart.
+
     Args:
         groups, x, current, window: as in `plot_lab`.
+        labels: None, or one short name per group, in order.
     Returns:
         a matplotlib Figure with 3 Axes.
 
@@ -97,36 +102,44 @@ def plot_picture(groups, x="updates", current=None, window=15):
     """
     if x not in X_AXES:
         raise ValueError(f"x must be one of {', '.join(X_AXES)}; got {x!r}")
+    if labels is not None and len(labels) != len(groups):
+        raise ValueError(f"one label per group: {len(groups)} groups, {len(labels)} labels")
     done = [g for g in groups if g.results and _finished(g)]
-    lines = sum(1 for g in groups if g.results) + len(families.families(done))
+    lines = sum(1 for g in groups if g.results) + (0 if labels else len(families.families(done)))
     fig, [(axes, legend_y)] = _rows(PICTURE_WIDTH, [(3, lines)], panel=2.8, gap=0.8)
     ax_loss, ax_diff, ax_acc = axes
-    _curves(ax_loss, ax_diff, groups, x, current, window)
-    families.against_batch(ax_acc, None, done)
+    _curves(ax_loss, ax_diff, groups, x, current, window, labels=labels)
+    if labels is None:
+        families.against_batch(ax_acc, None, done)
+    else:
+        _accuracy_rows(ax_acc, groups, labels)
     # Shorter titles than the live lab's: three panels share a notebook's width.
     ax_loss.set_title("Training loss (moving mean)")
     ax_diff.set_title("|Δ| from one large batch")
-    ax_acc.set_title("Final test accuracy against B")
+    if labels is None:
+        ax_acc.set_title("Final test accuracy against B")
     handles = [*ax_loss.get_lines(), *ax_acc.get_legend_handles_labels()[0]]
     _legend(fig, handles, legend_y, ncol=1)
     return fig
 
 
-def _curves(ax_loss, ax_diff, groups, x, current, window, ax_acc=None):
+def _curves(ax_loss, ax_diff, groups, x, current, window, ax_acc=None, labels=None):
     """The loss and Δ panels (and the accuracy panel if given); each loss line is labelled
-    with its group and, where a twin is known, its difference."""
+    with its group (or its name in `labels`) and, where a twin is known, its difference."""
     colors = _colors(groups)
     for i, g in enumerate(groups):
         if not g.results:
             continue
         color, bold = colors[id(g)], i == current
         line = curves.loss_band(ax_loss, g, x, color, bold, window)
+        name = g.label if labels is None else labels[i]
+        line.set_label(name)
         if ax_acc is not None:
             curves.accuracy_band(ax_acc, g, x, color, bold)
         found = curves.reference_difference(g)
         if found is not None:
             curves.difference_line(ax_diff, g, x, color, bold, found)
-            line.set_label(f"{g.label}: {curves.difference_text(found)}")
+            line.set_label(f"{name}: {curves.difference_text(found)}")
     if not ax_loss.lines:
         for ax in (ax_loss,) if ax_acc is None else (ax_loss, ax_acc):
             ax.text(0.5, 0.5, "press Run", transform=ax.transAxes, ha="center", va="center",
@@ -141,6 +154,24 @@ def _curves(ax_loss, ax_diff, groups, x, current, window, ax_acc=None):
     ax_diff.set_title("Difference from one large batch (same B, seed)")
     for ax in (ax_loss, ax_diff):
         ax.set_xlabel(curves.X_LABELS[x])
+
+
+def _accuracy_rows(ax, groups, labels):
+    """Each finished group's final test accuracy, mean ± std over seeds, on its own row
+    (top down, in the groups' order and colours), its label written inside the panel above it."""
+    colors = _colors(groups)
+    rows = [(i, g) for i, g in enumerate(groups) if g.results and _finished(g)]
+    for row, (i, g) in enumerate(rows):
+        acc = [100 * r.accuracy for r in g.results]
+        ax.errorbar([np.mean(acc)], [-row], xerr=[np.std(acc, ddof=1) if len(acc) > 1 else 0.0],
+                    fmt="o", color=colors[id(g)], capsize=3, markersize=7)
+        ax.text(0.03, -row + 0.18, labels[i], transform=ax.get_yaxis_transform(), fontsize="small",
+                va="bottom", color=colors[id(g)])
+    ax.set_yticks([])
+    ax.set_ylim(-len(rows) + 0.5, 0.7)
+    ax.margins(x=0.15)
+    ax.set_xlabel("final test accuracy (%)")
+    ax.set_title("Final test accuracy (± std)")
 
 
 def _rows(width, rows, panel=3.2, left=0.85, right=0.3, gap=0.95, top=0.6, below=0.6, line=0.26):

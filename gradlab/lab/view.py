@@ -156,15 +156,19 @@ class Lab:
         self.runner.groups.clear()
         self._refresh()
 
-    def picture(self, path=None):
+    def picture(self, path=None, groups=None, labels=None):
         """The lab at a notebook's width (`figures.plot_picture`), as an
         `IPython.display.Image` (and a PNG file at `path`): a notebook that stores it shows
         the lab without running. It waits for the memory measurements under way, so that
-        the picture does not depend on how fast they were."""
+        the picture does not depend on how fast they were.
+
+        `groups` (a list of Groups, e.g. what `run` and `measure` returned) draws those,
+        whatever is shown on the widget, so the picture does not depend on run order;
+        `labels` names each of them (`figures.plot_picture`)."""
         from IPython.display import Image
         self.runner.wait(memory_only=True)
-        shown, current = self._screen.shown()
-        data = _png(figures.plot_picture(shown, x=self.x_axis.value, current=current),
+        shown, current = self._screen.shown() if groups is None else (list(groups), None)
+        data = _png(figures.plot_picture(shown, x=self.x_axis.value, current=current, labels=labels),
                     figures.PICTURE_DPI)
         if path is not None:
             with open(path, "wb") as f:

@@ -92,3 +92,18 @@ def test_recomputation_holds_the_kept_share_and_one_rebuilt_segment_when_given()
     assert b.result["activations"] == 8 * (200 * 0.125 + 40)
     b.controls.recompute.value = False  # the segment is held only while rebuilt
     assert b.result["activations"] == 8 * 200
+
+
+def test_the_legend_hides_no_bar_and_no_total():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    # two totals close together, as lesson 13's 34.9 and 22.0 MiB, where a legend in the corner covered one
+    results = [budget(2**20, "sgd", B=1024, N=1, activation_bytes_per_row=19_000),
+               budget(2**20, "sgd", B=1024, N=4, activation_bytes_per_row=19_000)]
+    fig = plot_budget(results, ["N=1", "N=4"])
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    ax = fig.axes[0]
+    legend = ax.get_legend().get_window_extent(renderer)
+    drawn = [p.get_window_extent(renderer) for p in ax.patches if p.get_height() > 0] + \
+            [t.get_window_extent(renderer) for t in ax.texts]
+    assert len(ax.texts) == 2 and not any(legend.overlaps(box) for box in drawn)

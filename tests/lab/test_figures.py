@@ -58,3 +58,21 @@ def test_an_unknown_axis_is_refused():
     for plot in (figures.plot_lab, figures.plot_picture):
         with pytest.raises(ValueError, match="x must be one of updates, examples, seconds; got 'hours'"):
             plot([], x="hours")
+
+
+def test_the_picture_with_labels_names_each_group_once_and_gives_each_its_accuracy_row():
+    # two configurations at one B (as fused N=4 and keras N=4 at B = 100) stay apart
+    ref = group(result(strategy="large_batch", accuracy=0.9), result(strategy="large_batch", seed=1, accuracy=0.92))
+    off = group(result(accum_steps=4, micro_batch=25, accuracy=0.85),
+                reference={0: ref.results[0]}, label="a long label that is not used")
+    fig = figures.plot_picture([ref, off], labels=["large batch ×2", "keras N=4"])
+    assert legends_below_the_axes(fig) == 1
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == \
+        ["large batch ×2", "keras N=4: max |Δ| 0, accuracy -5.0 pts"]
+    accuracy = fig.axes[2]
+    assert [t.get_text() for t in accuracy.texts] == ["large batch ×2", "keras N=4"]
+    assert accuracy.get_title() == "Final test accuracy (± std)"
+    means = [float(np.asarray(c.lines[0].get_xdata(), float)[0]) for c in accuracy.containers]
+    np.testing.assert_allclose(means, [91.0, 85.0])  # mean over seeds, in percent, one row each
+    with pytest.raises(ValueError, match="one label per group: 2 groups, 1 labels"):
+        figures.plot_picture([ref, off], labels=["one"])

@@ -7,6 +7,7 @@ import threading
 
 import numpy as np
 import pytest
+from matplotlib.figure import Figure
 
 from gradlab.lab import Lab, figures, runner, settings, view
 from gradlab.studies.runs import experiments, run_config
@@ -338,6 +339,19 @@ def test_picture_and_display(tmp_path, stub):
     assert bundle["text/plain"].startswith("gradlab's lab, a widget: run the notebook")
     assert repr(lab) == "<gradlab.lab.Lab fused N=2 b=8 lr=0.1: 1 configurations>"
     assert "gradlab-lab" in lab.widget._dom_classes
+
+
+def test_picture_of_given_groups_ignores_what_the_widget_shows(tmp_path, stub, monkeypatch):
+    lab = make_lab(tmp_path)
+    set_controls(lab)
+    first = lab.run()
+    set_controls(lab, accum_steps=1, micro_batch=16)
+    lab.run()
+    lab.show(first, False)  # hidden on the widget, yet asked for
+    drawn = []
+    monkeypatch.setattr(figures, "plot_picture", lambda groups, **kw: drawn.append((groups, kw)) or Figure())
+    lab.picture(groups=[first], labels=["mine"])
+    assert drawn[0][0] == [first] and drawn[0][1]["labels"] == ["mine"] and drawn[0][1]["current"] is None
 
 
 def test_memory_is_shown_in_the_summary_and_the_picture(tmp_path, stub, quick_plots, monkeypatch):
