@@ -81,7 +81,6 @@ _NAMES = {
     "plot_schedule": ("gradlab.studies.figures.schedules", "plot_schedule"),
     "timeline": ("gradlab.studies.figures.timeline", None),
     "pitfall_plots": ("gradlab.studies.figures.pitfall_plots", None),
-    "plot_updates_anchored": ("gradlab.studies.figures.noise_scale", "plot_updates_anchored"),
     "plot_updates_examples": ("gradlab.studies.figures.noise_scale", "plot_updates_examples"),
     # the lab (the [lab] extra)
     "Lab": ("gradlab.lab", "Lab"),
