@@ -25,15 +25,16 @@ CHECKS = ("first", "every")  # when a face checks: its first update (after each 
 TOLERANCE = 1e-4  # relative, float32: a mean of the same values in another order is within 1e-6
 
 REFUSAL = (
-    "cannot accumulate this loss exactly: on a micro-batch's own predictions, its value times "
-    "what it divides by is not the sum of its halves' (or the rows taken twice change it), so "
-    "it adds up the rows' losses (a sum, or a sum over a fixed global_batch_size) instead of "
-    "averaging them, or divides by something other than the rows or entries of the batch, or "
-    "couples the rows of a batch (in-batch negatives, a contrastive loss, batch statistics), "
-    "which no split into micro-batches can reproduce. The update was not applied: weights and "
-    "optimizer state are as they were. Use a per-example mean (a keras.losses.Loss with "
-    "reduction 'sum_over_batch_size', or a function returning one loss per example), or train "
-    "with accum_steps=1")
+    "cannot accumulate this loss exactly: gradlab weights each micro-batch's loss by its share of "
+    "the rows or entries, which reproduces the large batch only for a mean over them, and on a "
+    "micro-batch's own predictions this loss's value times what it divides by is not the sum of "
+    "its halves' (or the rows taken twice change it). So it adds up the rows' losses (a sum, or a "
+    "sum over a fixed global_batch_size), which the weighting would divide again, or divides by "
+    "something other than the rows or entries of the batch, or couples the rows of a batch "
+    "(in-batch negatives, a contrastive loss, batch statistics), which no split into micro-batches "
+    "can reproduce. The update was not applied: weights and optimizer state are as they were. Use "
+    "a per-example mean (a keras.losses.Loss with reduction 'sum_over_batch_size', or a function "
+    "returning one loss per example), or train with accum_steps=1")
 
 
 def check_option(check):
