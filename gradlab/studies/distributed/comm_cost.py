@@ -15,8 +15,9 @@ adds its micro-batches locally, then one all-reduce) or, naively, once per micro
 devices, interleaved in rounds, and `extra_all_reduce_ms` reads the cost of one extra
 all-reduce from the paired rounds, against the noise of `accum_steps = 1` (where both schedules
 run identical code). `measure_all_reduce_ms` times all-reduces alone at several sizes and
-`fit_alpha_beta` fits alpha and beta to them. On logical CPU devices an all-reduce is a memory
-copy, so these measure this machine, not a network.
+`fit_alpha_beta` fits alpha and beta to them. On logical CPU devices an all-reduce is
+TensorFlow's CPU collective (copies and adds in memory, thread hand-offs), so these measure this
+machine, not a network.
 
 Lesson: notebooks/11-communication.ipynb
 """
