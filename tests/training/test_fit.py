@@ -405,6 +405,20 @@ def test_mixed_float16_loss_scale_optimizer():
 
 
 # ---------------------------------------------------------------- tf.distribute
+def _fit_mirrored(x, y, initial, optimizer, accum_steps, epochs, metrics=None):
+    """`mlp()` from `initial`, built, compiled and fitted on DEVICES: Keras's own mirrored fit
+    (accum_steps None) or AccumulatingModel's; returns the model and its history."""
+    with distribute.make_distribution(DEVICES).scope():
+        model = mlp()
+        model.set_weights(initial)
+        if accum_steps is not None:
+            model = AccumulatingModel(model, accum_steps=accum_steps)
+        model.compile(optimizer=optimizer(), loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      metrics=metrics)
+        history = model.fit(x, y, batch_size=BATCH, epochs=epochs, shuffle=False, verbose=0).history
+    return model, history
+
+
 @pytest.mark.slow
 @pytest.mark.oldest
 def test_mirrored_uneven_split_is_exact_where_keras_is_not():
@@ -417,15 +431,8 @@ def test_mirrored_uneven_split_is_exact_where_keras_is_not():
     single_history = single.fit(x, y, batch_size=BATCH, epochs=2, shuffle=False, verbose=0).history
 
     results = {}
-    for name in ("keras", "gradlab"):
-        with distribute.make_distribution(DEVICES).scope():
-            model = mlp()
-            model.set_weights(initial)
-            if name == "gradlab":
-                model = AccumulatingModel(model, accum_steps=4)
-            model.compile(optimizer=sgd(), loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                          metrics=["accuracy"])
-            history = model.fit(x, y, batch_size=BATCH, epochs=2, shuffle=False, verbose=0).history
+    for name, accum_steps in (("keras", None), ("gradlab", 4)):
+        model, history = _fit_mirrored(x, y, initial, sgd, accum_steps, epochs=2, metrics=["accuracy"])
         results[name] = (max_abs_diff(model.get_weights(), single.get_weights()), history)
     # Keras's own mirrored fit averages the replicas' means: the last batch (11 = 6 + 5)
     # is off. If a Keras release fixes this, this assertion says so.
@@ -453,14 +460,8 @@ def test_mirrored_optimizer_clipping_clips_the_all_reduced_gradient(clip):
     initial = single.get_weights()
     single.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0)
     gaps = {}
-    for name in ("keras", "gradlab"):
-        with distribute.make_distribution(DEVICES).scope():
-            model = mlp()
-            model.set_weights(initial)
-            if name == "gradlab":
-                model = AccumulatingModel(model, accum_steps=3)
-            model.compile(optimizer=sgd(), loss=loss())
-            model.fit(x, y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0)
+    for name, accum_steps in (("keras", None), ("gradlab", 3)):
+        model, _ = _fit_mirrored(x, y, initial, sgd, accum_steps, epochs=1)
         gaps[name] = max_abs_diff(model.get_weights(), single.get_weights())
     assert gaps["keras"] > 1e-3, gaps  # if a Keras release clips after the all-reduce, this says so
     assert gaps["gradlab"] < 1e-5, gaps
