@@ -34,8 +34,8 @@ def tower_devices(n, gpu_memory_mb=1024):
     - no GPU: the CPU split into `n` logical CPUs (how a 2-core laptop shows towers).
 
     Logical devices can only be made before TensorFlow initialises its runtime, so call this
-    first in a notebook. Afterwards it returns existing devices when there are enough, and
-    otherwise raises a RuntimeError that asks for a kernel restart.
+    first in a notebook. Afterwards it returns `n` existing logical GPUs, else `n` existing
+    logical CPUs, and otherwise raises a RuntimeError that asks for a kernel restart.
 
     Args:
         n: number of towers.
@@ -46,16 +46,19 @@ def tower_devices(n, gpu_memory_mb=1024):
     n = check_count("num_towers", n)
     gpus = tf.config.list_physical_devices("GPU")
     kind = "GPU" if gpus else "CPU"
-    existing = tf.config.list_logical_devices(kind) if _compat.tf_initialised() else []
     if len(gpus) >= n:
         return [f"/device:GPU:{i}" for i in range(n)]
-    if existing:
-        if len(existing) >= n:
-            return [d.name for d in existing[:n]]
+    if _compat.tf_initialised():
+        # Too late to split anything: take n logical GPUs, else n logical CPUs (a 1-GPU host
+        # whose notebook split the CPU first, as lesson 03 does), else ask for a restart.
+        for have in (tf.config.list_logical_devices("GPU"), tf.config.list_logical_devices("CPU")):
+            if len(have) >= n:
+                return [d.name for d in have[:n]]
         raise RuntimeError(
-            f"TensorFlow is already initialised with {len(existing)} {kind} device(s), fewer "
-            f"than the {n} towers asked for; logical devices can only be created before "
-            f"TensorFlow starts. Restart the kernel and call tower_devices({n}) first.")
+            f"TensorFlow is already initialised with {len(have)} logical CPU(s) and "
+            f"{len(tf.config.list_logical_devices('GPU'))} logical GPU(s), fewer than the {n} "
+            f"towers asked for; logical devices can only be created before TensorFlow starts. "
+            f"Restart the kernel and call tower_devices({n}) first.")
     physical = gpus[0] if gpus else tf.config.list_physical_devices("CPU")[0]
     config = (tf.config.LogicalDeviceConfiguration(memory_limit=gpu_memory_mb) if gpus
               else tf.config.LogicalDeviceConfiguration())

@@ -9,7 +9,8 @@ from common import DEVICES
 def test_tower_devices_reuses_existing_devices_or_asks_for_a_restart():
     assert gl.tower_devices(2) == DEVICES
     assert gl.tower_devices(1) == DEVICES[:1]
-    with pytest.raises(RuntimeError, match="Restart the kernel"):
+    # the session made its 2 devices (tests/common.py); a third cannot be made any more
+    with pytest.raises(RuntimeError, match=r"logical GPU\(s\), fewer than the 3 towers.*Restart the kernel"):
         gl.tower_devices(3)
     with pytest.raises(ValueError, match="num_towers"):
         gl.tower_devices(0)
@@ -21,6 +22,19 @@ def test_tower_devices_splits_the_cpu_in_a_fresh_process():
     code = "import gradlab as gl; print(gl.tower_devices(3))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "['/device:CPU:0', '/device:CPU:1', '/device:CPU:2']", out.stderr
+
+
+@pytest.mark.slow
+def test_tower_devices_takes_logical_cpus_a_notebook_made_itself():
+    # lesson 03's setup: split the CPU by hand, start the runtime, then ask for towers
+    import subprocess, sys
+    code = ("import tensorflow as tf, gradlab as gl\n"
+            "cpu = tf.config.list_physical_devices('CPU')[0]\n"
+            "tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)\n"
+            "tf.config.list_logical_devices('CPU')\n"
+            "print(gl.tower_devices(2))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "['/device:CPU:0', '/device:CPU:1']", out.stderr
 
 
 @pytest.mark.gpu("make_strategy('towers') on two GPUs (or GPU 0 split in two): each tower "
