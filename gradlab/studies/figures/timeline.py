@@ -130,3 +130,26 @@ def _times(name, values):
     if not values or any(not math.isfinite(v) or v < 0 for v in values):
         raise ValueError(f"{name} must be one finite time >= 0 per layer, at least one, got {values!r}")
     return values
+
+
+def plot_tower_copies(layer_compute_us, layer_copy_us):
+    """One tower's backward pass and its gradient copies in microseconds: `plot_overlap` for a
+    step far below a millisecond, its lower row named for the copies.
+
+    The rule is `schedule`'s, every time in µs, each layer's gradient copy (to the variables'
+    device, as in the classic tower recipe) in place of its all-reduce.
+
+    Args:
+        layer_compute_us: backward µs of each layer, in forward order.
+        layer_copy_us: µs to copy each layer's gradient out, in forward order.
+    Returns:
+        (figure, (total without overlap, total with overlap)): as `plot_overlap`, totals in µs.
+
+    Lesson: notebooks/03-tower-averaging.ipynb
+    """
+    fig, totals = plot_overlap(layer_compute_us, layer_copy_us)
+    for ax in fig.axes:
+        ax.set_title(ax.get_title().replace(" ms of backward + all-reduce", " µs of backward + gradient copies"))
+        ax.set_yticks([0.5, 1.5], ["gradient copy", "backward"])
+    fig.axes[-1].set_xlabel("µs")
+    return fig, totals

@@ -99,3 +99,14 @@ def test_bad_input_is_refused_naming_it(c, m, kwargs, error, words):
     with pytest.raises(error) as e:
         schedule(c, m, **kwargs)
     assert words in str(e.value)
+
+
+def test_tower_copies_are_drawn_in_microseconds_with_schedules_totals():
+    from gradlab.studies.figures.timeline import plot_tower_copies
+    fig, totals = plot_tower_copies(C, M)  # the hand-worked schedules above, read as µs
+    assert totals == (12, 9)
+    top, bottom = fig.axes
+    assert top.get_title() == "without overlap: 12 µs of backward + gradient copies"
+    assert bottom.get_title() == "with overlap: 9 µs of backward + gradient copies"
+    assert [t.get_text() for t in bottom.get_yticklabels()] == ["gradient copy", "backward"]
+    assert bottom.get_xlabel() == "µs"
