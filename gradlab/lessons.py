@@ -74,6 +74,7 @@ _NAMES = {
     "plot_selection": ("gradlab.studies.figures.selection", "plot_selection"),
     "plot_checkpoint_curve": ("gradlab.studies.figures.selection", "plot_checkpoint_curve"),
     "plot_memory": ("gradlab.studies.figures.memory_plots", "plot_memory"),
+    "plot_update_memory": ("gradlab.studies.figures.memory_plots", "plot_update_memory"),
     "fit_schedule": ("gradlab.studies.figures.fit_schedule", "fit_schedule"),
     "plot_fit_schedule": ("gradlab.studies.figures.fit_schedule", "plot_fit_schedule"),
     "plot_timeline": ("gradlab.studies.figures.timeline", "plot_timeline"),
