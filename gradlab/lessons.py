@@ -40,6 +40,7 @@ _NAMES = {
     "fused_grads": ("gradlab.core.accumulate", "fused_grads"),
     "host_average": ("gradlab.core.host_average", "host_average"),
     "distribute": ("gradlab.core.distribute", None),
+    "gradients_already_reduced": ("gradlab._compat", "gradients_already_reduced"),
     # the TF1 graphs of the founding texts
     "draw": ("gradlab.classic.draw", None),
     "scopes": ("gradlab.classic.scopes", None),
