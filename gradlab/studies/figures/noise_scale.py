@@ -115,3 +115,86 @@ def plot_updates_examples(updates, b_crit, anchor, held_out, noise_scales):
     left.set_title(f"Each seed's fit, and S({held_out:g}) predicted from its S({anchor:g})", fontsize="medium")
     right.set_title("Updates against examples: each seed's hyperbola", fontsize="medium")
     return fig
+
+
+def fit_critical_batch(updates):
+    """The least-squares fit of S = S_min (1 + B_crit / B) to every (B, S) measured.
+
+        S = S_min + (S_min B_crit) / B  is a line in 1/B:  intercept S_min, slope S_min B_crit
+
+    Args:
+        updates: dict `{seed: {B: S}}`, the fewest updates each seed took at batch B, all > 0;
+            at least two distinct B in all.
+    Returns:
+        `(s_min, b_crit)`, both floats.
+    """
+    points = [(b, s) for runs in updates.values() for b, s in runs.items()]
+    if len({b for b, _ in points}) < 2 or not all(b > 0 and np.isfinite(s) and s > 0 for b, s in points):
+        raise ValueError(f"updates need finite S > 0 at two or more batch sizes B > 0, got {updates!r}")
+    slope, s_min = np.polyfit([1 / b for b, _ in points], [s for _, s in points], 1)
+    if s_min <= 0 or slope <= 0:
+        raise ValueError(f"the fit gives S_min = {s_min:.3g}, slope {slope:.3g}: S must fall with B")
+    return float(s_min), float(slope / s_min)
+
+
+def plot_critical_batch(updates, s_min, b_crit):
+    """Every training against one fitted model: S against B, and S against E = B S.
+
+        S(B) = S_min (1 + B_crit / B),   E(B) = B S(B) = E_min (1 + B / B_crit),   E_min = S_min B_crit
+        so   (S / S_min - 1)(E / E_min - 1) = 1,   with the knee (2 E_min, 2 S_min) at B = B_crit
+
+    Left: the measured S per seed (crosses) and the fitted S(B), with S_min and B_crit marked.
+    Right: the same trainings at (E, S) on the fitted hyperbola (McCandlish et al. 2018, Fig. 1),
+    the knee circled. Each seed's crosses are shifted sideways by 2^(0.12 (i - (n-1)/2)), i its
+    place, so tied counts stay visible.
+
+    Args:
+        updates: dict `{seed: {B: S}}`, the fewest updates each seed took at batch B, all > 0.
+        s_min, b_crit: the fitted model (`fit_critical_batch`), both > 0.
+    Returns:
+        a matplotlib Figure with 2 Axes (log-log), already closed in pyplot.
+    """
+    if not (np.isfinite(s_min) and s_min > 0 and np.isfinite(b_crit) and b_crit > 0):
+        raise ValueError(f"s_min and b_crit must be finite numbers > 0, got {s_min!r}, {b_crit!r}")
+    if not updates or not all(b > 0 and np.isfinite(s) and s > 0 for r in updates.values() for b, s in r.items()):
+        raise ValueError(f"updates must be finite and > 0, got {updates!r}")
+    sizes = sorted({b for runs in updates.values() for b in runs})
+    grid = np.geomspace(min(sizes[0], b_crit) / 1.5, sizes[-1] * 1.5, 200)
+    e_min = s_min * b_crit
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.4), layout="constrained")
+    plt.close(fig)
+    left.plot(grid, s_min * (1 + b_crit / grid), "-", color="black", linewidth=1.2,
+              label=f"fit: S = {s_min:.1f} (1 + {b_crit:.0f} / B)")
+    right.plot(e_min * (1 + grid / b_crit), s_min * (1 + b_crit / grid), "-", color="black", linewidth=1.2,
+               label="fit: (S/S_min - 1)(E/E_min - 1) = 1")
+    colors = plt.get_cmap("viridis")(np.linspace(0.0, 0.8, len(updates)))
+    n = len(updates)
+    for i, ((seed, runs), color) in enumerate(zip(updates.items(), colors)):
+        shift = 2 ** (0.12 * (i - (n - 1) / 2))
+        bs = sorted(runs)
+        left.plot([b * shift for b in bs], [runs[b] for b in bs], "X", color=color, markersize=8,
+                  linestyle="none", label=f"seed {seed}")
+        right.plot([b * runs[b] * shift for b in bs], [runs[b] for b in bs], "X", color=color, markersize=8,
+                   linestyle="none", label=f"seed {seed}")
+    left.axhline(s_min, color="grey", linestyle=":", label=f"S_min = {s_min:.1f}")
+    left.axvline(b_crit, color="crimson", linestyle="--", label=f"B_crit = {b_crit:.0f}")
+    right.plot([2 * e_min], [2 * s_min], "o", color="crimson", markerfacecolor="none", markersize=14,
+               label=f"knee: B = B_crit, 2 S_min = {2 * s_min:.0f}, 2 E_min = {2 * e_min:,.0f}")
+    first = updates[next(iter(updates))]
+    for b in sorted(first):  # name each batch size once, below its crosses
+        right.annotate(f"B = {b:g}", (b * first[b], first[b]), textcoords="offset points", xytext=(-10, -16),
+                       fontsize="small")
+    for ax in (left, right):
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log", base=2)
+        ax.yaxis.set_major_locator(ticker.LogLocator(base=2, subs=(1.0, 1.25, 1.5, 1.75)))
+        ax.yaxis.set_minor_locator(ticker.NullLocator())
+        ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.set_ylabel("updates S to the target loss")
+        ax.legend(loc="upper right", fontsize="small")
+    left.set_xlabel("batch B (seeds shifted sideways)")
+    right.set_xlabel("examples E = B S")
+    left.set_title("Fewer updates as B grows, down to S_min", fontsize="medium")
+    right.set_title("Updates against examples: one hyperbola", fontsize="medium")
+    return fig

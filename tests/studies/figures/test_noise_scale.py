@@ -42,3 +42,51 @@ def test_plot_updates_examples_refuses_bad_input(updates, b_crit, match):
 
     with pytest.raises(ValueError, match=match):
         plot_updates_examples(updates, b_crit, anchor=128, held_out=512, noise_scales={"a": 71.0})
+
+
+def test_fit_critical_batch_is_the_least_squares_line_in_one_over_b():
+    from gradlab.studies.figures.noise_scale import fit_critical_batch
+
+    # exact points of S = 20 (1 + 30 / B) give the model back
+    s_min, b_crit = fit_critical_batch({1: {b: 20 * (1 + 30 / b) for b in (16, 64, 256)}})
+    assert abs(s_min - 20) < 1e-9 and abs(b_crit - 30) < 1e-9
+    # noisy points: the normal equations of S = a + c x, x = 1/B, solved by hand
+    updates = {2: {32: 37, 128: 23, 512: 22}, 3: {32: 34, 128: 24, 512: 19}}
+    x = np.array([1 / 32, 1 / 128, 1 / 512] * 2)
+    s = np.array([37, 23, 22, 34, 24, 19], dtype=float)
+    c = ((x - x.mean()) * (s - s.mean())).sum() / ((x - x.mean()) ** 2).sum()
+    a = s.mean() - c * x.mean()
+    s_min, b_crit = fit_critical_batch(updates)
+    assert abs(s_min - a) < 1e-9 and abs(b_crit - c / a) < 1e-9
+
+
+def test_fit_critical_batch_refuses_one_batch_size_or_s_rising_with_b():
+    from gradlab.studies.figures.noise_scale import fit_critical_batch
+
+    with pytest.raises(ValueError, match="two or more"):
+        fit_critical_batch({2: {32: 37}})
+    with pytest.raises(ValueError, match="fall"):
+        fit_critical_batch({2: {32: 10, 128: 20}})
+
+
+def test_plot_critical_batch_draws_one_hyperbola_through_its_knee_and_every_training():
+    from gradlab.studies.figures.noise_scale import plot_critical_batch
+
+    updates = {2: {32: 37, 128: 23, 512: 22}, 3: {32: 34, 128: 24, 512: 19}}
+    fig = plot_critical_batch(updates, s_min=19.0, b_crit=28.0)
+    assert not plt.fignum_exists(fig.number)
+    left, right = fig.axes
+    curve = left.lines[0]
+    assert np.allclose(curve.get_ydata(), 19.0 * (1 + 28.0 / curve.get_xdata()))
+    hyperbola = right.lines[0]
+    e, s = hyperbola.get_xdata(), hyperbola.get_ydata()
+    assert np.allclose((s / 19.0 - 1) * (e / (19.0 * 28.0) - 1), 1.0)
+    for i, seed in enumerate(updates):
+        crosses, crosses_e = left.lines[1 + i], right.lines[1 + i]
+        assert list(crosses.get_ydata()) == [updates[seed][b] for b in (32, 128, 512)]
+        shift = crosses.get_xdata()[0] / 32
+        assert np.allclose(crosses_e.get_xdata(), [b * updates[seed][b] * shift for b in (32, 128, 512)])
+    knee = right.lines[-1]
+    assert np.allclose([knee.get_xdata()[0], knee.get_ydata()[0]], [2 * 19.0 * 28.0, 2 * 19.0])
+    with pytest.raises(ValueError, match="b_crit"):
+        plot_critical_batch(updates, s_min=19.0, b_crit=-1.0)
