@@ -83,7 +83,6 @@ _NAMES = {
     "plot_schedule": ("gradlab.studies.figures.schedules", "plot_schedule"),
     "timeline": ("gradlab.studies.figures.timeline", None),
     "pitfall_plots": ("gradlab.studies.figures.pitfall_plots", None),
-    "plot_updates_examples": ("gradlab.studies.figures.noise_scale", "plot_updates_examples"),
     "fit_critical_batch": ("gradlab.studies.figures.noise_scale", "fit_critical_batch"),
     "plot_critical_batch": ("gradlab.studies.figures.noise_scale", "plot_critical_batch"),
     # the lab (the [lab] extra)
