@@ -3,6 +3,7 @@
     plot_lab         loss | test accuracy | Δ from one large batch, against x  (live)
     plot_lab_batches accuracy against B | loss noise against B | time per update and memory
     plot_picture     loss | Δ | accuracy against B  (three panels, for a stored notebook)
+    plot_one_seed    loss against examples seen | accuracy against B  (each group's first seed)
 
 Every legend sits under its row of panels, outside the data. Drawn from the lab's thread, so
 the figures never enter pyplot (`matplotlib.figure.Figure`); the lab shows them as PNGs.
@@ -12,6 +13,7 @@ Lesson: notebooks/14-the-lab.ipynb
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 from matplotlib import colormaps
@@ -243,3 +245,47 @@ def _bars(ax, values, texts, colors):
         ax.text(0.01, yi, text, va="center", transform=ax.get_yaxis_transform())
     ax.set_ylim(-0.6, len(values) - 0.4)
     ax.set_xlim(0, max(values) * 1.1)
+
+
+def plot_one_seed(groups, labels, upto, window=15, span=None):
+    """Hold b, raise N, at one seed: each group's first seed only, whatever seeds it gathered
+    before (a group keeps the seeds of earlier runs, so a mean over them would depend on run
+    order). Left: the training loss (mean of `window` updates) against examples seen
+    (updates × B), from 0 to `upto`; right: the final test accuracy against B = N·b.
+
+    Args:
+        groups: finished Groups (as `Lab.groups`), each drawn from `results[0]`.
+        labels: one name per group, in order.
+        upto: the last example seen on the left panel's x axis.
+        window: moving-average width in updates.
+        span: None, or `(first, last)` examples seen to shade on the left panel.
+    Returns:
+        a matplotlib Figure with 2 Axes.
+
+    Lesson: notebooks/14-the-lab.ipynb
+    """
+    if len(labels) != len(groups):
+        raise ValueError(f"one label per group: {len(groups)} groups, {len(labels)} labels")
+    fig, [(axes, legend_y)] = _rows(PICTURE_WIDTH, [(2, len(groups))], panel=2.8, gap=0.8)
+    ax_loss, ax_acc = axes
+    colors = _colors(groups)
+    for g, name in zip(groups, labels):
+        first = g.results[0]
+        line = curves.loss_band(ax_loss, SimpleNamespace(results=[first], label=name), "examples",
+                                colors[id(g)], False, window)
+        line.set_label(name)
+        ax_acc.plot([first.config.effective_batch], [100 * first.accuracy], "o",
+                    color=colors[id(g)], markersize=7)
+    if span is not None:
+        ax_loss.axvspan(*span, color="grey", alpha=0.15, linewidth=0)
+    ax_loss.set_xlim(0, upto)
+    ax_loss.set_xlabel(curves.X_LABELS["examples"])
+    ax_loss.set_ylabel("training loss of the update's batch")
+    ax_loss.set_title(f"Training loss (mean of {2 * (window // 2) + 1} updates), one seed")
+    ax_acc.set_xscale("log", base=2)
+    ax_acc.set_xlabel("effective batch B = N·b")
+    ax_acc.set_ylabel("final test accuracy (%)")
+    ax_acc.set_title("Final test accuracy, one seed")
+    ax_acc.margins(x=0.15, y=0.2)
+    _legend(fig, ax_loss.get_lines(), legend_y, ncol=1)
+    return fig

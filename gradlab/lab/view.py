@@ -5,6 +5,7 @@
     lab.measure()              # what Measure does: the setting as a large batch, gradlab, naive
     lab.groups                 # one Group per configuration run so far, in order
     lab.picture()              # the lab at a notebook's width, as an image
+    lab.snapshot()             # the widget's two plots as they are now, as images
 
 Nothing runs while a control moves: only Run, Measure (or `lab.run()`, `lab.measure()`)
 train. A button starts its run in a thread (`runner.Runner`), so the kernel stays free for
@@ -174,6 +175,22 @@ class Lab:
             with open(path, "wb") as f:
                 f.write(data)
         return Image(data=data, format="png")
+
+    def picture_one_seed(self, groups, labels, upto, span=None):
+        """`figures.plot_one_seed` of `groups` (each group's first seed), as an
+        `IPython.display.Image`: the loss against examples seen up to `upto`, and the final
+        test accuracy against B."""
+        from IPython.display import Image
+        return Image(data=_png(figures.plot_one_seed(groups, labels, upto, span=span), figures.PICTURE_DPI),
+                     format="png")
+
+    def snapshot(self):
+        """The lab's two plots as its widget shows them now, the curves (`plot`) and the
+        summary against B (`summary`), as two `IPython.display.Image`s: stored in a notebook,
+        they show the lab to a reader who has no kernel and no widgets."""
+        from IPython.display import Image
+        return [Image(data=bytes(self.plot.value), format="png"),
+                Image(data=bytes(self.summary.value), format="png")]
 
     def _refresh(self):
         self._screen.runs_changed()

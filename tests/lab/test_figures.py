@@ -76,3 +76,22 @@ def test_the_picture_with_labels_names_each_group_once_and_gives_each_its_accura
     np.testing.assert_allclose(means, [91.0, 85.0])  # mean over seeds, in percent, one row each
     with pytest.raises(ValueError, match="one label per group: 2 groups, 1 labels"):
         figures.plot_picture([ref, off], labels=["one"])
+
+
+def test_one_seed_draws_each_groups_first_seed_against_examples_and_b():
+    # a group that kept three seeds is drawn from its first only, as the single-seed ones
+    three = group(result(accum_steps=4, micro_batch=25, accuracy=0.80),
+                  result(accum_steps=4, micro_batch=25, seed=1, accuracy=0.99),
+                  result(accum_steps=4, micro_batch=25, seed=2, accuracy=0.99))
+    one = group(result(accum_steps=1, micro_batch=25, accuracy=0.70))
+    fig = figures.plot_one_seed([one, three], ["B = 25", "B = 100"], upto=1_000, span=(200, 400))
+    assert legends_below_the_axes(fig) == 1
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["B = 25", "B = 100"]
+    loss, accuracy = fig.axes
+    assert loss.get_xlim() == (0, 1_000) and accuracy.get_xscale() == "log"
+    points = [(float(l.get_xdata()[0]), float(l.get_ydata()[0])) for l in accuracy.lines]
+    np.testing.assert_allclose(points, [(25, 70.0), (100, 80.0)])  # seed 0's accuracy, not the mean 92.7
+    smooth = [l for l in loss.lines if l.get_label() == "B = 100"][0]
+    assert np.nanmax(smooth.get_xdata()) == 100 * 40  # x = updates × B
+    with pytest.raises(ValueError, match="one label per group: 2 groups, 1 labels"):
+        figures.plot_one_seed([one, three], ["one"], upto=1_000)

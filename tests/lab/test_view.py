@@ -382,3 +382,17 @@ def test_bad_lab_arguments_name_their_value(tmp_path):
         make_lab(tmp_path, live_every=0)
     with pytest.raises(ValueError, match="got 'wrong'"):
         make_lab(tmp_path, setting="wrong")
+
+
+def test_snapshot_is_the_widgets_two_plots_and_the_one_seed_picture_a_png(tmp_path, stub):
+    lab = make_lab(tmp_path)
+    set_controls(lab)
+    group = lab.run()
+    curves, summary = lab.snapshot()
+    assert (curves.data, summary.data) == (bytes(lab.plot.value), bytes(lab.summary.value))
+    assert curves.data.startswith(b"\x89PNG") and summary.data.startswith(b"\x89PNG")
+    set_controls(lab, accum_steps=4)
+    lab.run()
+    assert lab.snapshot()[0].data != curves.data  # the plot as it is now, with the second run
+    picture = lab.picture_one_seed([group], ["mine"], upto=100)
+    assert picture.data.startswith(b"\x89PNG") and int.from_bytes(picture.data[16:20], "big") == 960
