@@ -189,7 +189,10 @@ def _arrow(ax, points, dashed=False, label=None, both=False, color="#505050"):
                                  linestyle="--" if dashed else "-", zorder=2))
     if label:  # above mid-way (the line stays visible, dashes too), or where the last curve
         (xa, ya), (xb, yb) = knots[-2], knots[-1]  # leaves its lane (clear of arrow heads)
-        if len(knots) == 2:
+        if len(knots) == 2 and both and ya != yb:  # a slope between neighbouring columns: left of
+            # it, under the upper box, clear of the level arrows that leave or reach either box
+            x, y, ha, va = (xa + xb) / 2 - 0.1, max(ya, yb) - H / 2 - 0.05, "right", "top"
+        elif len(knots) == 2:
             x, y, ha, va = (xa + xb) / 2, max(ya, yb) + 0.06, "center", "bottom"
         else:
             x, y, ha, va = xa + 0.12, ya + 0.04, "left", "bottom"

@@ -119,6 +119,31 @@ def test_the_update_arrow_has_two_heads_and_labels_stay_off_dashed_lines():
     assert len(then) == 2 and all(t.get_va() == "bottom" for t in then)  # above their arrows
 
 
+def test_the_update_label_beside_a_slope_between_neighbouring_columns_stays_off_the_level_arrows():
+    v1 = tf.compat.v1
+    graph = tf.Graph()  # lesson 04's own graph in small: apply one column right of the variables, lower
+    with graph.as_default():
+        with tf.name_scope("placeholders"):
+            x = v1.placeholder(tf.float32, [None, 3], name="x")
+        with v1.variable_scope("model"):
+            w = v1.get_variable("w", [3, 2])
+            tf.matmul(x, w)
+        with tf.name_scope("averaged"):
+            g = v1.placeholder(tf.float32, [3, 2])
+        with tf.name_scope("apply"):
+            v1.train.GradientDescentOptimizer(0.1).apply_gradients([(g, w)])
+    fig = draw_graph(graph)
+    fig.canvas.draw()
+    shown = boxes(fig)
+    label = next(t for t in fig.axes[0].texts if t.get_text() == UPDATE_LABEL)
+    middle = {n: shown[n].get_y() + shown[n].get_height() / 2 for n in ("variables", "apply")}
+    assert middle["variables"] > middle["apply"]  # the case: a slope down to the next column
+    # below the variables' box: off the level arrow variables -> model, which leaves its middle
+    assert label.get_window_extent().y1 < shown["variables"].get_window_extent().y0
+    for name, box in shown.items():
+        assert not label.get_window_extent().overlaps(box.get_window_extent()), name
+
+
 def test_cross_device_arrows_are_red_only_when_asked_and_only_between_two_devices():
     parts = build_towers(2, DEVICES[:2])
     groups = {g: ops for g, ops in scopes.groups(parts.graph).items() if g != "init"}
