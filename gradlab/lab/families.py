@@ -71,7 +71,7 @@ def against_batch(ax_acc, ax_noise, groups):
     family; each family's errorbars carry its legend label (with a fixed-b family's fitted
     slope). `groups` are finished; `ax_noise` None draws the accuracy alone."""
     colors = colormaps["Dark2"].colors
-    batches = set()
+    batches, fitted = set(), False
     for k, (kind, value, members) in enumerate(families(groups)):
         color = "grey" if kind == "other" else colors[k % len(colors)]
         members = sorted(members, key=lambda g: (g.results[0].config.effective_batch,
@@ -98,6 +98,7 @@ def against_batch(ax_acc, ax_noise, groups):
             slope, logc = np.polyfit(np.log(B[ok]), np.log(mean_noise[ok]), 1)
             grid = np.geomspace(B[ok].min(), B[ok].max(), 20)
             ax_noise.plot(grid, np.exp(logc) * grid ** slope, "--", color=color, linewidth=1)
+            fitted = True
             label += f" (fitted slope {slope:+.2f})"
         ax_acc.errorbar(B, [m for m, _ in acc], yerr=[s for _, s in acc], color=color,
                         capsize=3, label=label, **style)
@@ -118,7 +119,8 @@ def against_batch(ax_acc, ax_noise, groups):
         return
     ax_noise.set_yscale("log")
     ax_noise.set_ylabel("loss std around its moving average")
-    ax_noise.set_title("Loss noise against B (dashed: fit;\na 1/√B law has slope -0.50)")
+    # the title names the dashed fit only when one is drawn (a fixed-b family of >= 2 values of B)
+    ax_noise.set_title("Loss noise against B" + (" (dashed: fit;\na 1/√B law has slope -0.50)" if fitted else ""))
 
 
 def _coinciding(members, *values):

@@ -224,7 +224,7 @@ def _cost(ax, groups, colors):
              1000 * float(np.nanmean([r.seconds_per_update for r in g.results])),
              finite(getattr(g, "peak_mb", None))) for g in groups]
     measured = any(mb is not None for *_, mb in rows)
-    ax.set_title("Time per update (one run each, on a shared CPU)"
+    ax.set_title("Time per update (mean over seeds;\non a shared CPU, load moves it)"
                  + (" · allocator peak (fresh process)" if measured else ""))
     ax.set_yticks([])
     if not rows:
@@ -234,7 +234,7 @@ def _cost(ax, groups, colors):
     texts = [f"{name}:  {ms:.1f} ms" + ("" if mb is None else f" · {mb:.0f} MiB")
              for name, ms, mb in rows]
     _bars(ax, [ms for _, ms, _ in rows], texts, colors)
-    ax.set_xlabel("milliseconds per update (mean over seeds)")
+    ax.set_xlabel("milliseconds per update")
 
 
 def _bars(ax, values, texts, colors):

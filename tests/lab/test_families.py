@@ -47,3 +47,18 @@ def test_settings_are_named_and_split_families():
     cosine = group(result(accum_steps=4, micro_batch=25, schedule="cosine"))
     plain = group(result(strategy="large_batch"))
     assert [kind for kind, _, _ in families.families([cosine, plain])] == ["other"]
+
+
+def test_the_noise_title_names_the_fit_only_when_one_is_drawn():
+    # One fixed b over two B: a fit, drawn dashed. One B alone: no fit, so no "dashed" in the title.
+    fixed_b = [group(result(accum_steps=n, micro_batch=25, noise_std=(25 * n) ** -0.8)) for n in (1, 2)]
+    ax_acc, ax_noise = Figure().subplots(1, 2)
+    families.against_batch(ax_acc, ax_noise, fixed_b)
+    assert [line.get_linestyle() for line in ax_noise.lines if line.get_linestyle() == "--"] == ["--"]
+    assert "dashed: fit" in ax_noise.get_title()
+    one_b = [group(result(accum_steps=4, micro_batch=25)),
+             group(result(strategy="large_batch", accum_steps=1, micro_batch=100))]
+    ax_acc, ax_noise = Figure().subplots(1, 2)
+    families.against_batch(ax_acc, ax_noise, one_b)
+    assert not [line for line in ax_noise.lines if line.get_linestyle() == "--"]
+    assert ax_noise.get_title() == "Loss noise against B"
