@@ -120,8 +120,8 @@ def _epochs(row):
 
 
 # lesson 07's figure: contender, overlap -> label, colour, marker; the update alone throughout
-UPDATE_SERIES = {("accumulating", 1): ("fused (overlap 1)", "tab:blue", "o"),
-                 ("accumulating", 2): ("fused (overlap 2)", "tab:cyan", "^"),
+UPDATE_SERIES = {("accumulating", 1): ("AccumulatingModel in fit, overlap 1", "tab:blue", "o"),
+                 ("accumulating", 2): ("AccumulatingModel in fit, overlap 2", "tab:cyan", "^"),
                  ("keras", 1): ("Keras accumulation", "tab:orange", "s"),
                  ("plain", 1): ("plain fit on B/N", "black", "x")}
 
@@ -130,7 +130,7 @@ def plot_update_memory(result):
     """The update's allocator peak (MiB, `step_mb`: `train_on_batch` on a batch already held)
     against accum_steps N, one `run_bench_memory` result, as lesson 07's table reads it:
 
-        fused (overlap 1 and 2), Keras accumulation, plain fit on one micro-batch of B/N rows
+        the fused loop in fit (AccumulatingModel, overlap 1 and 2), Keras accumulation, plain fit on one micro-batch of B/N rows
 
     plain fit on B/N stands at N = B // b (`memory_peaks`), so N = 1 is the large batch.
 

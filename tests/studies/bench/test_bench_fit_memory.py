@@ -289,10 +289,10 @@ def test_the_update_figure_draws_each_contender_at_its_n_under_lesson_07s_names(
     fig = plot_update_memory({"config": {"model": "conv", "batch": 8}, "rows": rows})
     assert isinstance(fig, matplotlib.figure.Figure) and len(fig.axes) == 1
     by_label = {line.get_label(): line for line in fig.axes[0].lines}
-    assert list(by_label) == ["fused (overlap 1)", "fused (overlap 2)", "Keras accumulation", "plain fit on B/N"]
-    assert list(by_label["fused (overlap 1)"].get_ydata()) == [37.0, 20.0]  # the update alone, not the epoch
+    assert list(by_label) == ["AccumulatingModel in fit, overlap 1", "AccumulatingModel in fit, overlap 2", "Keras accumulation", "plain fit on B/N"]
+    assert list(by_label["AccumulatingModel in fit, overlap 1"].get_ydata()) == [37.0, 20.0]  # the update alone, not the epoch
     assert list(by_label["plain fit on B/N"].get_xdata()) == [1, 2]  # batch 8 at N = 1, batch 4 at N = 2
     assert list(by_label["plain fit on B/N"].get_ydata()) == [38.0, 21.0]
-    assert list(by_label["fused (overlap 2)"].get_xdata()) == [2] and list(by_label["Keras accumulation"].get_xdata()) == [2]
+    assert list(by_label["AccumulatingModel in fit, overlap 2"].get_xdata()) == [2] and list(by_label["Keras accumulation"].get_xdata()) == [2]
     with pytest.raises(ValueError, match="run_bench_memory"):
         plot_update_memory({"rows": []})
