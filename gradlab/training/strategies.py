@@ -87,8 +87,8 @@ def make_strategy(name, model, loss_fn, optimizer, accum_steps=1, devices=None, 
             move once per micro-batch) or `'window'` (once per update, from the mean and
             variance of all its examples; `large_batch`, `accumulate`, `fused`), and
             `overlap` (micro-batches whose activations may be alive at once in the compiled
-            loop: 1, the default, holds one; 2 holds two and may be faster on several cores,
-            lesson 07 times it; see `accumulate.loop_sum`), and `check` (when the contract is checked inside
+            loop: 1, the default, holds one; 2 holds two, so a forward pass may run beside the
+            previous backward pass (not timed in the lessons); see `accumulate.loop_sum`), and `check` (when the contract is checked inside
             the update, `contract.split_holds`: "first", the default, the first update after
             the strategy is built or retraced; "every", every update).
     Returns:
