@@ -7,7 +7,8 @@ still runs the ops on other variables when the gradient fails: BatchNorm's movin
 statistics and seeds (the forward pass moves them), and the optimizer's counters when the
 update is not guarded (a LossScaleOptimizer keeps its own rule).
 
-Lesson: notebooks/09-pitfalls-applying-once.ipynb
+Lesson: none teaches it (notebooks/09-pitfalls-applying-once.ipynb teaches the guard it completes);
+tests/training/test_strategies.py checks it.
 """
 from __future__ import annotations
 

@@ -15,7 +15,8 @@
 Each function here is the naive way or a measurement; the right way is a gradlab strategy.
 
 Lessons: notebooks/08-pitfalls-what-to-count.ipynb (the first four rows),
-notebooks/09-pitfalls-applying-once.ipynb (clipping, loss scaling, sparse gradients, EMA),
+notebooks/09-pitfalls-applying-once.ipynb (clipping, loss scaling, EMA; the sparse-gradient row,
+`adam_on_duplicate_rows`, is tested in tests/studies/runs/test_pitfalls.py, taught in no lesson),
 notebooks/10-across-replicas.ipynb (losses under replicas)
 """
 from __future__ import annotations
