@@ -10,7 +10,7 @@ Two homes for `acc` (the third, numpy on the host, is `host_average`):
 - `Accumulators`: non-trainable `tf.Variable`s with zero / accumulate ops, one compiled call
   per micro-batch (the classic TF1 recipe: `zero_ops`, `accum_ops`, `train_step`, in TF2).
 
-Lesson: notebooks/06-accumulating-in-variables.ipynb (the fused loop: notebooks/07-fused-and-keras-accumulation.ipynb)
+Lesson: notebooks/08-accumulating-in-variables.ipynb (the fused loop: notebooks/09-fused-accumulation.ipynb)
 """
 from __future__ import annotations
 

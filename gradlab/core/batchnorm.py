@@ -14,7 +14,7 @@ runs as Chan's pairwise update, one micro-batch at a time, so no m_i has to be k
 GroupNormalization and LayerNormalization have no batch statistics at all: with them,
 accumulation is exact.
 
-Lesson: notebooks/08-pitfalls-what-to-count.ipynb
+Lesson: notebooks/11-pitfalls-what-to-count.ipynb
 """
 from __future__ import annotations
 

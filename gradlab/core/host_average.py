@@ -7,7 +7,7 @@ The second seed recipe: a TF1 graph computes gradients, Python averages them, an
 placeholder per variable feeds the mean back to `apply_gradients`. Simple, and the
 slowest: every gradient crosses the device boundary twice.
 
-Lesson: notebooks/04-host-averaging.ipynb
+Lesson: notebooks/05-host-averaging.ipynb
 """
 from __future__ import annotations
 

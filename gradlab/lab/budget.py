@@ -13,7 +13,7 @@ what accumulation and recomputation take away (activations) and what they cannot
 gradients, slots; accumulation adds one copy of P). The plot is a PNG in an `ipywidgets.Image`,
 so a stored notebook with its widget state shows the last picture.
 
-Lessons: notebooks/13-memory.ipynb, notebooks/14-the-lab.ipynb
+Lessons: notebooks/17-memory.ipynb, notebooks/18-the-lab.ipynb
 """
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ shape; the steps after it show what training itself holds (activations, gradient
 accumulators). TensorFlow's default CPU allocator keeps no statistics: run the process with
 `TF_CPU_ALLOCATOR_USE_BFC=true` (set before TensorFlow starts) to have `tf_peak_mb` there.
 
-Lesson: notebooks/14-the-lab.ipynb
+Lesson: notebooks/18-the-lab.ipynb
 """
 from __future__ import annotations
 

@@ -7,15 +7,15 @@
         pass runs the block's forward again to rebuild its hidden layer, one block at a time
     accumulation (N micro-batches): everything a row keeps, for b = B / N rows at a time
 
-    recomputation written by hand (`custom_gradient_recompute`, lesson 13's): the right gradients,
+    recomputation written by hand (`custom_gradient_recompute`, lesson 17's): the right gradients,
         but inside `fit`'s graph TensorFlow runs an op as soon as its inputs exist; a rebuild that
         reads only the block's input and weights runs in the forward pass and its activations wait
         for the backward pass: no saving. `wait_for_dy` gives the rebuild an input from dy (h + 0 *
         dy[0, 0]), so it runs when the gradient arrives, as `tf.recompute_grad` does.
 
 Both levers leave the update unchanged (recomputation reruns the same ops; accumulation adds
-the micro-batches' sums: lesson 12), and both pay in time: recomputation about one more
-forward pass per update (lesson 13 counts 1.31x the multiply-adds), accumulation N smaller
+the micro-batches' sums: lesson 15), and both pay in time: recomputation about one more
+forward pass per update (lesson 17 counts 1.31x the multiply-adds), accumulation N smaller
 matrix products where there was one (the same multiply-adds, more calls).
 
     peaks(configs)         the allocator's peak of one update, each config in a fresh process
@@ -24,7 +24,7 @@ matrix products where there was one (the same multiply-adds, more calls).
         optionally grappler (default True; False turns off Grappler, TensorFlow's graph rewrites,
         such as merging identical ops, in that process)
 
-Lesson: notebooks/13-memory.ipynb
+Lesson: notebooks/17-memory.ipynb
 """
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ CHILD_TIMEOUT = 300  # seconds: import TensorFlow, build, trace, a few updates
 
 
 def custom_gradient_recompute(f, wait_for_dy=False):
-    """Lesson 13's hand-written recomputation: `f(h)` forward; its gradient from `f` run again
+    """Lesson 17's hand-written recomputation: `f(h)` forward; its gradient from `f` run again
     under a tape in the backward pass. With `wait_for_dy` the rebuild reads dy (h + 0 * dy[0, 0]:
     the same values while dy[0, 0] is finite, NaN if it is inf; a data edge), so a graph cannot run
     it before the gradient arrives."""

@@ -18,7 +18,7 @@ and all of them make one `engine.update` and apply `G / D` once, so every one eq
 up to float rounding. `keras` (Keras 3's own `gradient_accumulation_steps`) is the reference
 that does not: it divides by N whatever the sizes, and advances schedules per micro-batch.
 
-Lesson: notebooks/07-fused-and-keras-accumulation.ipynb
+Lesson: notebooks/10-keras-accumulation.ipynb
 """
 from __future__ import annotations
 

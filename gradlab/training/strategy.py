@@ -20,8 +20,8 @@
   refused with the layer named when the optimizer was not built for the new ones.
 - `jit_compile` follows `xla`'s one policy, decided when the update is first traced.
 
-Lessons: notebooks/08-pitfalls-what-to-count.ipynb (the contract, BatchNorm, dropout),
-notebooks/09-pitfalls-applying-once.ipynb (a non-finite update skipped whole)
+Lessons: notebooks/11-pitfalls-what-to-count.ipynb (the contract, BatchNorm, dropout),
+notebooks/12-pitfalls-applying-once.ipynb (a non-finite update skipped whole)
 """
 from __future__ import annotations
 

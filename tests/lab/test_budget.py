@@ -96,7 +96,7 @@ def test_recomputation_holds_the_kept_share_and_one_rebuilt_segment_when_given()
 
 def test_the_legend_hides_no_bar_and_no_total():
     from matplotlib.backends.backend_agg import FigureCanvasAgg
-    # two totals close together, as lesson 13's 34.9 and 22.0 MiB, where a legend in the corner covered one
+    # two totals close together, as lesson 17's 34.9 and 22.0 MiB, where a legend in the corner covered one
     results = [budget(2**20, "sgd", B=1024, N=1, activation_bytes_per_row=19_000),
                budget(2**20, "sgd", B=1024, N=4, activation_bytes_per_row=19_000)]
     fig = plot_budget(results, ["N=1", "N=4"])

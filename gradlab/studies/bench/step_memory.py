@@ -8,7 +8,7 @@ A fresh process holds nothing of another strategy's run, and its TensorFlow allo
 statistics (`TF_CPU_ALLOCATOR_USE_BFC=true`, set by `in_fresh_process` before TensorFlow
 starts): TensorFlow's default CPU allocator keeps none, its BFC allocator does.
 
-Lesson: notebooks/14-the-lab.ipynb
+Lesson: notebooks/18-the-lab.ipynb
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def measure_memory(name, model="mlp", accum_steps=10, micro_batch=10, optimizer=
         `rss_reset`) and `memory_device`; on failure the same keys as None and
         `memory_error`.
 
-    Lesson: notebooks/14-the-lab.ipynb
+    Lesson: notebooks/18-the-lab.ipynb
     """
     spec = dict(name=name, model=model, accum_steps=accum_steps, micro_batch=micro_batch,
                 optimizer=optimizer, inputs=inputs, updates=updates, seed=seed, towers=towers)

@@ -11,7 +11,7 @@ the large batch, `AccumulatingModel`, and Keras's `gradient_accumulation_steps`.
 Rows are counted across epochs (epoch e's row r is e * rows + r), so an update that averages
 the end of one epoch with the start of the next is one span.
 
-Lesson: notebooks/12-accumulation-in-fit.ipynb
+Lesson: notebooks/15-accumulation-in-fit.ipynb
 """
 from __future__ import annotations
 

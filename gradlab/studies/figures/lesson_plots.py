@@ -7,8 +7,8 @@ reproduction of the reference table.
 Like `gradlab.studies.figures.plots`, every function returns a Figure already closed in pyplot, so a
 notebook cell ending with the call shows it exactly once.
 
-Lessons: notebooks/01-why-average.ipynb, notebooks/05-reproducing-the-table.ipynb,
-notebooks/10-across-replicas.ipynb
+Lessons: notebooks/01-why-average.ipynb, notebooks/07-reproducing-the-table.ipynb,
+notebooks/13-across-replicas.ipynb
 """
 from __future__ import annotations
 
@@ -46,12 +46,12 @@ def plot_rounding(curves, tolerance=None, scale=None, ylabel="max |w_accum - w_l
             each drawn in its curve's colour (SGD and Adam are asserted against different
             bounds).
         scale: the float32 spacing of the weights, drawn as a dotted line (optional).
-        scale_label: what `scale` is the spacing of (lesson 05: the losses).
-        ylabel, title: what is compared (lesson 05 draws the |difference| of two loss curves).
+        scale_label: what `scale` is the spacing of (lesson 07: the losses).
+        ylabel, title: what is compared (lesson 07 draws the |difference| of two loss curves).
     Returns:
         a matplotlib Figure with 1 Axes.
 
-    Lessons: notebooks/01-why-average.ipynb, notebooks/05-reproducing-the-table.ipynb
+    Lessons: notebooks/01-why-average.ipynb, notebooks/07-reproducing-the-table.ipynb
     """
     if not curves:
         raise ValueError("curves needs at least one training, got an empty dict")
@@ -127,7 +127,7 @@ def draw_replicas(shards, accum_steps):
     Returns:
         a matplotlib Figure with 1 Axes.
 
-    Lesson: notebooks/10-across-replicas.ipynb
+    Lesson: notebooks/13-across-replicas.ipynb
     """
     shards = [int(n) for n in shards]
     if not shards or min(shards) < 1:
@@ -176,7 +176,7 @@ def plot_reproduction(record, ax=None):
     Returns:
         The axes.
 
-    Lesson: notebooks/05-reproducing-the-table.ipynb
+    Lesson: notebooks/07-reproducing-the-table.ipynb
     """
     if ax is None:
         _, ax = plt.subplots(figsize=(9.5, 4.2))

@@ -14,9 +14,9 @@ faint dot. Both against N on a log2 axis. Plain fit at the whole batch B is a ho
 (it has no N; its epochs' range shaded), Keras's own accumulation a second series, the reference
 (`bench_memory`) a grey dotted one with crosses.
 
-Lesson 07 draws `plot_memory` without the time panel, overlap=10 among its series.
+Lesson 09 draws `plot_memory` without the time panel, overlap=10 among its series.
 
-Lesson: notebooks/13-memory.ipynb
+Lesson: notebooks/17-memory.ipynb
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 SERIES = {("accumulating", 1): ("AccumulatingModel", "tab:blue", "o"),
           ("accumulating", 2): ("AccumulatingModel, overlap=2", "tab:cyan", "^"),
           ("keras", 1): ("Keras gradient_accumulation_steps", "tab:orange", "s")}
-# tf.while_loop's default parallel_iterations, drawn where a result holds it (lesson 07)
+# tf.while_loop's default parallel_iterations, drawn where a result holds it (lesson 09)
 SERIES[("accumulating", 10)] = ("AccumulatingModel, overlap=10 (the default)", "tab:red", "D")
 
 
@@ -119,7 +119,7 @@ def _epochs(row):
     return list(row.get("ms_epochs") or [row["ms_update"]])
 
 
-# lesson 07's figure: contender, overlap -> label, colour, marker; the update alone throughout
+# lesson 09's figure: contender, overlap -> label, colour, marker; the update alone throughout
 UPDATE_SERIES = {("accumulating", 1): ("AccumulatingModel in fit, overlap 1", "tab:blue", "o"),
                  ("accumulating", 2): ("AccumulatingModel in fit, overlap 2", "tab:cyan", "^"),
                  ("keras", 1): ("Keras accumulation", "tab:orange", "s"),
@@ -128,7 +128,7 @@ UPDATE_SERIES = {("accumulating", 1): ("AccumulatingModel in fit, overlap 1", "t
 
 def plot_update_memory(result):
     """The update's allocator peak (MiB, `step_mb`: `train_on_batch` on a batch already held)
-    against accum_steps N, one `run_bench_memory` result, as lesson 07's table reads it:
+    against accum_steps N, one `run_bench_memory` result, as lesson 09's table reads it:
 
         the fused loop in fit (AccumulatingModel, overlap 1 and 2), Keras accumulation, plain fit on one micro-batch of B/N rows
 
@@ -139,7 +139,7 @@ def plot_update_memory(result):
     Returns:
         a matplotlib Figure with 1 Axes (log-log) and its legend inside, top right.
 
-    Lesson: notebooks/07-fused-and-keras-accumulation.ipynb
+    Lesson: notebooks/09-fused-accumulation.ipynb
     """
     from gradlab.studies.bench.memory_report import memory_peaks
 

@@ -2,7 +2,7 @@
 dropout's gap against the number of draws averaged, and the weights an EMA of the weights
 puts on each update.
 
-Lesson: notebooks/08-pitfalls-what-to-count.ipynb, notebooks/09-pitfalls-applying-once.ipynb
+Lesson: notebooks/11-pitfalls-what-to-count.ipynb, notebooks/12-pitfalls-applying-once.ipynb
 """
 from __future__ import annotations
 

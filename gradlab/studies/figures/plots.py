@@ -118,7 +118,7 @@ def plot_accumulation(contributions, target):
     Returns:
         a matplotlib Figure with 1 Axes.
 
-    Lesson: notebooks/06-accumulating-in-variables.ipynb
+    Lesson: notebooks/08-accumulating-in-variables.ipynb
     """
     parts = [float(c) for c in contributions]
     if not parts:
@@ -162,7 +162,7 @@ def plot_learning_rates(rates, accum_steps):
     Returns:
         a matplotlib Figure with 1 Axes.
 
-    Lesson: notebooks/08-pitfalls-what-to-count.ipynb
+    Lesson: notebooks/11-pitfalls-what-to-count.ipynb
     """
     if not rates:
         raise ValueError("rates needs at least one strategy, got an empty dict")
@@ -207,7 +207,7 @@ def plot_training_loss(curves, window=51, title="Training loss per update"):
     Returns:
         a matplotlib Figure with 1 Axes (log-scaled loss).
 
-    Lesson: notebooks/05-reproducing-the-table.ipynb
+    Lesson: notebooks/07-reproducing-the-table.ipynb
     """
     if not curves:
         raise ValueError("curves needs at least one {label: losses} entry, got an empty dict")
@@ -250,7 +250,7 @@ def plot_accuracy(rows, reference=None, *, title="Accuracy against N", ylabel="t
         a matplotlib Figure with 1 Axes (accuracy in %, N on a log2 axis) and the legend
         below it, outside the data.
 
-    Lesson: notebooks/05-reproducing-the-table.ipynb
+    Lesson: notebooks/07-reproducing-the-table.ipynb
     """
     rows = list(rows)
     if not rows:
@@ -307,7 +307,7 @@ def plot_bench(sweep, memory="peak_mb"):
     Returns:
         a matplotlib Figure with 2 Axes (1 without memory).
 
-    Lesson: notebooks/14-the-lab.ipynb
+    Lesson: notebooks/18-the-lab.ipynb
     """
     if not isinstance(sweep, dict) or "accum_steps" not in sweep or "strategies" not in sweep:
         raise ValueError("plot_bench needs the dict of gradlab.studies.bench.step.run_sweep (with 'accum_steps' "

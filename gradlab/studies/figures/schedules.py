@@ -4,7 +4,7 @@
     applied by update k:    schedule(kN + N - 1)   (the value at the update's N-th call)
     meant for update k:     schedule_in_updates(k)
 
-Lesson: notebooks/07-fused-and-keras-accumulation.ipynb
+Lesson: notebooks/09-fused-accumulation.ipynb
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@
 Pairing cancels what a seed does to both rows (same start, same examples), so the paired
 standard error is what a difference between rows must beat, not the rows' own std.
 
-Lesson: notebooks/05-reproducing-the-table.ipynb
+Lesson: notebooks/07-reproducing-the-table.ipynb
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def plot_selection(record, predicted=None):
     Returns:
         a matplotlib Figure with 2 Axes, already closed in pyplot.
 
-    Lesson: notebooks/05-reproducing-the-table.ipynb
+    Lesson: notebooks/07-reproducing-the-table.ipynb
     """
     rows = record.get("rows") if isinstance(record, dict) else None
     if not rows or any(len(r.get("runs", ())) != len(rows[0]["runs"]) for r in rows):
@@ -93,7 +93,7 @@ def plot_checkpoint_curve(updates, curve, every=100):
     Returns:
         a matplotlib Figure with 1 Axes, already closed in pyplot.
 
-    Lesson: notebooks/05-reproducing-the-table.ipynb
+    Lesson: notebooks/07-reproducing-the-table.ipynb
     """
     updates, curve = np.asarray(updates), 100 * np.asarray(curve, dtype=float)
     if updates.shape != curve.shape or updates.ndim != 1 or updates.size == 0:

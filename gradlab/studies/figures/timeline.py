@@ -20,7 +20,7 @@ overlap hides all communication but the last bucket's (it holds layer 0, compute
 long as the link keeps up with the compute; one bucket of every layer is no overlap at all.
 Bucketing trades the two: small buckets overlap more but pay alpha more often.
 
-Lesson: notebooks/11-communication.ipynb
+Lesson: notebooks/14-communication.ipynb
 """
 from __future__ import annotations
 
@@ -145,7 +145,7 @@ def plot_tower_copies(layer_compute_us, layer_copy_us):
     Returns:
         (figure, (total without overlap, total with overlap)): as `plot_overlap`, totals in µs.
 
-    Lesson: notebooks/03-tower-averaging.ipynb
+    Lesson: notebooks/04-tower-averaging.ipynb
     """
     fig, totals = plot_overlap(layer_compute_us, layer_copy_us)
     for ax in fig.axes:

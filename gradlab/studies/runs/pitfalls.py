@@ -14,10 +14,10 @@
 
 Each function here is the naive way or a measurement; the right way is a gradlab strategy.
 
-Lessons: notebooks/08-pitfalls-what-to-count.ipynb (the first four rows),
-notebooks/09-pitfalls-applying-once.ipynb (clipping, loss scaling, EMA; the sparse-gradient row,
+Lessons: notebooks/11-pitfalls-what-to-count.ipynb (the first four rows),
+notebooks/12-pitfalls-applying-once.ipynb (clipping, loss scaling, EMA; the sparse-gradient row,
 `adam_on_duplicate_rows`, is tested in tests/studies/runs/test_pitfalls.py, taught in no lesson),
-notebooks/10-across-replicas.ipynb (losses under replicas)
+notebooks/13-across-replicas.ipynb (losses under replicas)
 """
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ class ClipEachMicroBatch:
     The loop of `accumulate` (one compiled call per micro-batch, weights n_i / B), with each
     micro-batch's gradient clipped before it is added. Only `step(x, y)`, `grads` and `model`.
 
-    Lesson: notebooks/09-pitfalls-applying-once.ipynb
+    Lesson: notebooks/12-pitfalls-applying-once.ipynb
     """
 
     def __init__(self, model, loss_fn, optimizer, accum_steps, clip_norm):

@@ -1,4 +1,4 @@
-"""Lessons 08 and 09's figures: BatchNorm error vs micro-batch size, dropout gap vs draws,
+"""Lessons 11 and 12's figures: BatchNorm error vs micro-batch size, dropout gap vs draws,
 EMA coefficients."""
 import matplotlib.pyplot as plt
 import numpy as np
