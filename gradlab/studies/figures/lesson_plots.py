@@ -199,3 +199,46 @@ def plot_reproduction(record, ax=None):
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
     ax.figure.tight_layout()
     return ax
+
+
+def plot_split_miss(batches, miss, unequal, accum_steps, fixed=None):
+    """Keras's one-step miss against the batch size B, at a fixed `accum_steps` N:
+
+        miss(B)    = |g_keras - g_B| / |g_B|,   g_keras = (1/N) sum_i g_i,  g_B = sum_i (n_i/B) g_i
+        unequal(B) = sum_i |1/N - n_i/B|        (0 exactly when N divides B)
+
+    Args:
+        batches: the batch sizes B (x axis).
+        miss: the relative miss at each B (left axis, linear).
+        unequal: the split's unequalness at each B (grey bars, right axis).
+        accum_steps: N, for the title and the markers of the B that N divides.
+        fixed: optional misses of a corrected feed at each B, drawn as a second line.
+    Returns:
+        a matplotlib Figure (closed in pyplot) with the miss axes and its twin.
+
+    Lesson: notebooks/10-keras-accumulation.ipynb
+    """
+    batches = np.asarray(batches)
+    if not (len(batches) == len(miss) == len(unequal)) or (fixed is not None and len(fixed) != len(batches)):
+        raise ValueError("plot_split_miss needs one miss and one unequalness per batch size")
+    fig, ax = _figure((6.0, 3.4))
+    bars = ax.twinx()
+    bars.bar(batches, unequal, color="0.85", width=0.6, zorder=0)
+    bars.set_ylabel("unequalness  Σ|1/N − n_i/B|  (bars)", color="0.4")
+    ax.set_zorder(bars.get_zorder() + 1)
+    ax.patch.set_visible(False)
+    ax.plot(batches, miss, "o-", color="tab:orange", label="Keras: sum / N")
+    exact = batches % accum_steps == 0
+    ax.plot(batches[exact], np.asarray(miss)[exact], "o", mfc="white", color="tab:orange",
+            label="N divides B: equal micro-batches")
+    if fixed is not None:
+        ax.plot(batches, fixed, "s:", color="tab:blue", ms=4, label="Keras fed N (n_i/B) g_i")
+    ax.set_xticks(batches)
+    ax.set_xlabel(f"batch size B, split into N = {accum_steps} micro-batches")
+    ax.set_ylabel("|g_keras − g_B| / |g_B|")
+    top = 1.4 * max(max(miss), 1e-12)  # room above the points for the legend
+    ax.set_ylim(0, top)
+    bars.set_ylim(0, 1.4 * max(max(unequal), 1e-12))
+    ax.set_title(f"Keras's accumulation against one large batch, one step, N = {accum_steps}", fontsize="medium")
+    ax.legend(fontsize="small", frameon=False, loc="upper center", ncol=2)
+    return fig
