@@ -343,3 +343,35 @@ def plot_bench(sweep, memory="peak_mb"):
         ax.set_xlabel("accumulation count N (effective batch N·b)")
         ax.legend(fontsize="small")
     return fig
+
+
+def plot_step_ratios(ratios, accum_steps):
+    """One bar per optimizer: the step taken with the summed gradient over the step with the mean.
+
+        ratio = |Δw(N g_B)| / |Δw(g_B)|     (plain SGD: exactly N, the dashed line; 1: no change)
+
+    Args:
+        ratios: `{optimizer name: ratio}`, in the order to draw.
+        accum_steps: N, the number of micro-batch gradients the sum adds.
+    Returns:
+        a matplotlib Figure with 1 Axes, already closed in pyplot.
+
+    Lesson: notebooks/08-accumulating-in-variables.ipynb
+    """
+    names, values = list(ratios), [float(v) for v in ratios.values()]
+    if not names or accum_steps < 1:
+        raise ValueError(f"ratios needs at least one optimizer and accum_steps >= 1, got {ratios!r}, {accum_steps!r}")
+    fig, ax = _figure(figsize=(7.0, 3.6))
+    pos = np.arange(len(names))
+    ax.bar(pos, values, width=0.6, color=_colors(len(names)), edgecolor="black", linewidth=0.6)
+    for x, value in zip(pos, values):
+        ax.annotate(f"{value:.3f}", (x, value), xytext=(0, 3), textcoords="offset points",
+                    ha="center", va="bottom", fontsize=10, fontweight="bold")
+    ax.axhline(float(accum_steps), color="crimson", linestyle="--", label=f"N = {accum_steps}")
+    ax.axhline(1.0, color="gray", linewidth=0.8, label="1: the sum changes nothing")
+    ax.set_xticks(pos, names, fontsize="small")
+    ax.set_ylim(0, max(float(accum_steps), *values) * 1.3)  # room for the legend above the line at N
+    ax.set_ylabel("step with the sum / step with the mean")
+    ax.set_title(f"The summed recipe's step, N = {accum_steps}, one optimizer per bar")
+    ax.legend(loc="upper right", fontsize="small")
+    return fig

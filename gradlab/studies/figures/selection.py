@@ -124,3 +124,46 @@ def plot_checkpoint_curve(updates, curve, every=100):
     ax.set_title("One run, two schedules: more evaluations, a higher best")
     ax.legend(loc="best", fontsize="small")
     return fig
+
+
+def plot_mean_curves(record, every=100):
+    """Mean test accuracy against updates for each row, on the evaluations every row shares.
+
+        shared updates:  t = every, 2 every, ..., updates     (each row logs them: every 100/N)
+        curve_N(t):      mean over the row's runs of the test accuracy after update t
+
+    Rows whose curves lie on one another learned alike; a gap between rows' *best* that these
+    curves do not show comes from picking among more evaluations.
+
+    Args:
+        record: what `reproduction.grid` returns (or its JSON, loaded): rows with `accum_steps`
+            and runs whose `curve` is logged at `reproduction.checkpoints(accum_steps, updates)`.
+        every: the shared schedule, in updates (a multiple of each row's evaluation step).
+    Returns:
+        a matplotlib Figure with 1 Axes, already closed in pyplot.
+
+    Lesson: notebooks/07-reproducing-the-table.ipynb
+    """
+    from ..runs.reproduction import checkpoints
+
+    rows = record.get("rows") if isinstance(record, dict) else None
+    if not rows or "updates" not in record:
+        raise ValueError(f"record needs `updates` and rows, as reproduction.grid returns, got {record!r:.80}")
+    updates = int(record["updates"])
+    shared = np.arange(every, updates + 1, every)
+    fig, ax = plt.subplots(figsize=(8.0, 4.0), layout="constrained")
+    plt.close(fig)
+    for i, row in enumerate(rows):
+        logged = checkpoints(row["accum_steps"], updates)
+        at = [logged.index(t) for t in shared]  # the first log of each shared update
+        if any(len(run["curve"]) != len(logged) for run in row["runs"]):
+            raise ValueError(f"row N={row['accum_steps']}: each curve needs {len(logged)} evaluations")
+        mean = 100 * np.mean([[run["curve"][k] for k in at] for run in row["runs"]], axis=0)
+        ax.plot(shared, mean, marker="os^D"[i % 4], markersize=5, linewidth=1.2, color=f"C{i}",
+                label=f"N={row['accum_steps']}: final {mean[-1]:.2f}%")
+    ax.set_xticks(shared)
+    ax.set_xlabel("update")
+    ax.set_ylabel(f"test accuracy % (mean of {len(rows[0]['runs'])} runs)")
+    ax.set_title(f"Mean test accuracy every {every} updates, one curve per N")
+    ax.legend(loc="lower right", frameon=False)
+    return fig

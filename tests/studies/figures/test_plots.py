@@ -131,3 +131,16 @@ def test_plot_accumulation_stacks_to_the_target_and_keeps_zero_off_the_axis():
     assert ax.get_ylim()[0] < 0 and ax.get_xlim()[0] < -0.3  # "0" clear of both axes
     with pytest.raises(ValueError, match="at least one"):
         plot_accumulation([], target=0.0)
+
+
+def test_plot_step_ratios_draws_one_labelled_bar_per_optimizer_and_the_line_at_n():
+    from gradlab.studies.figures.plots import plot_step_ratios
+    fig = plot_step_ratios({"SGD": 4.0, "Adam": 1.006}, accum_steps=4)
+    assert not plt.fignum_exists(fig.number)
+    (ax,) = fig.axes
+    assert [p.get_height() for p in ax.patches] == [4.0, 1.006]
+    assert [t.get_text() for t in ax.texts] == ["4.000", "1.006"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["SGD", "Adam"]
+    assert list(ax.lines[0].get_ydata()) == [4.0, 4.0]  # the dashed line at N
+    with pytest.raises(ValueError, match="ratios"):
+        plot_step_ratios({}, accum_steps=4)

@@ -69,3 +69,27 @@ def test_plot_checkpoint_curve_refuses_bad_input(updates, curve, match):
     from gradlab.studies.figures.selection import plot_checkpoint_curve
     with pytest.raises(ValueError, match=match):
         plot_checkpoint_curve(updates, curve)
+
+
+def test_plot_mean_curves_averages_each_row_on_the_shared_evaluations():
+    from gradlab.studies.figures.selection import plot_mean_curves
+    # 200 updates: N=1 logs updates 100, 200, 200; N=2 logs 50, 100, 150, 200, 200
+    one = [{"curve": [0.50, 0.80, 0.80]}, {"curve": [0.60, 0.90, 0.90]}]
+    two = [{"curve": [0.10, 0.40, 0.99, 0.70, 0.70]}, {"curve": [0.20, 0.60, 0.99, 0.90, 0.90]}]
+    record = {"updates": 200, "rows": [{"accum_steps": 1, "runs": one}, {"accum_steps": 2, "runs": two}]}
+    fig = plot_mean_curves(record)
+    assert isinstance(fig, matplotlib.figure.Figure) and not plt.fignum_exists(fig.number)
+    (ax,) = fig.axes
+    first, second = ax.lines
+    assert list(first.get_xdata()) == [100, 200] and np.allclose(first.get_ydata(), [55.0, 85.0])
+    assert np.allclose(second.get_ydata(), [50.0, 80.0])  # update 150's 99% is not shared: left out
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["N=1: final 85.00%", "N=2: final 80.00%"]
+
+
+def test_plot_mean_curves_refuses_curves_of_the_wrong_length():
+    from gradlab.studies.figures.selection import plot_mean_curves
+    with pytest.raises(ValueError, match="N=2"):
+        plot_mean_curves({"updates": 200, "rows": [{"accum_steps": 2, "runs": [{"curve": [0.1, 0.2]}]}]})
+    with pytest.raises(ValueError, match="updates"):
+        plot_mean_curves({"rows": []})
