@@ -85,6 +85,7 @@ _NAMES = {
     "pitfall_plots": ("gradlab.studies.figures.pitfall_plots", None),
     "fit_critical_batch": ("gradlab.studies.figures.noise_scale", "fit_critical_batch"),
     "plot_critical_batch": ("gradlab.studies.figures.noise_scale", "plot_critical_batch"),
+    "plot_learning_rate_sweep": ("gradlab.studies.figures.noise_scale", "plot_learning_rate_sweep"),
     # the lab (the [lab] extra)
     "Lab": ("gradlab.lab", "Lab"),
     "run_memory": ("gradlab.lab.run_memory", None),
