@@ -84,6 +84,7 @@ _NAMES = {
     "timeline": ("gradlab.studies.figures.timeline", None),
     "pitfall_plots": ("gradlab.studies.figures.pitfall_plots", None),
     "fit_critical_batch": ("gradlab.studies.figures.noise_scale", "fit_critical_batch"),
+    "plot_learning_rate_sweep": ("gradlab.studies.figures.noise_scale", "plot_learning_rate_sweep"),
     "plot_critical_batch": ("gradlab.studies.figures.noise_scale", "plot_critical_batch"),
     "plot_mean_curves": ("gradlab.studies.figures.selection", "plot_mean_curves"),
     # the lab (the [lab] extra)

@@ -11,7 +11,7 @@ examples; above it, it barely cuts updates and costs examples in proportion.
 Like `gradlab.studies.figures.plots`, `plot_critical_batch` returns a Figure already closed in
 pyplot, so a notebook cell ending with the call shows it exactly once.
 
-Lesson: notebooks/02-batch-size-and-noise.ipynb
+Lesson: notebooks/03-critical-batch.ipynb
 """
 from __future__ import annotations
 
@@ -100,4 +100,54 @@ def plot_critical_batch(updates, s_min, b_crit):
     right.set_xlabel("examples E = B S")
     left.set_title("Fewer updates as B grows, down to S_min", fontsize="medium")
     right.set_title("Updates against examples: one hyperbola", fontsize="medium")
+    return fig
+
+
+def plot_learning_rate_sweep(sweep, target=None):
+    """Updates to the target loss against the learning rate, one line per batch size B.
+
+        S(B, lr) = updates SGD at batch B and rate lr took to reach the target;  inf: not within the cap
+
+    Each line marks its fewest updates (a tie goes to the lower rate) with a ring; a rate whose
+    training never reached the target is drawn as a cross on the top edge (each B's shifted sideways
+    by 2^(0.06 (i - (n-1)/2)), i its place). Log-2 axes, ticked at the rates swept.
+
+    Args:
+        sweep: dict `{B: {lr: S}}`, S > 0 or inf, at least one finite S per B.
+        target: the target loss, for the title only (None: no number in it).
+    Returns:
+        a matplotlib Figure with 1 Axes, already closed in pyplot.
+    """
+    if not sweep or not all(rates and all(s > 0 for s in rates.values()) and
+                            any(np.isfinite(s) for s in rates.values()) for rates in sweep.values()):
+        raise ValueError(f"sweep needs, per B, updates > 0 with at least one finite, got {sweep!r}")
+    finite = [s for rates in sweep.values() for s in rates.values() if np.isfinite(s)]
+    top = max(finite) * 1.4
+    fig, ax = plt.subplots(figsize=(6.5, 4.2), layout="constrained")
+    plt.close(fig)
+    colors = plt.get_cmap("viridis")(np.linspace(0.0, 0.8, len(sweep)))
+    n = len(sweep)
+    for i, ((b, rates), color) in enumerate(zip(sweep.items(), colors)):
+        lrs = sorted(rates)
+        reached = [lr for lr in lrs if np.isfinite(rates[lr])]
+        ax.plot(reached, [rates[lr] for lr in reached], "o-", color=color, label=f"B = {b:g}")
+        missed = [lr for lr in lrs if not np.isfinite(rates[lr])]
+        shift = 2 ** (0.06 * (i - (n - 1) / 2))  # side by side, so each B's cross shows
+        ax.plot([lr * shift for lr in missed], [top] * len(missed), "x", color=color, markersize=9,
+                linestyle="none")
+        best = min(lrs, key=lambda lr: (rates[lr], lr))
+        ax.plot([best], [rates[best]], "o", color=color, markerfacecolor="none", markersize=15)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ax.set_xticks(sorted({lr for rates in sweep.values() for lr in rates}))
+    ax.xaxis.set_minor_locator(ticker.NullLocator())
+    ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_major_locator(ticker.LogLocator(base=2, subs=(1.0, 1.25, 1.5, 1.75)))
+    ax.yaxis.set_minor_locator(ticker.NullLocator())
+    ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_xlabel("learning rate (x: never reached the target)")
+    ax.set_ylabel("updates S to the target loss")
+    goal = f" loss {target:g}" if target is not None else " the target"
+    ax.set_title(f"Updates to{goal} per rate; ring: the best rate of each B", fontsize="medium")
+    ax.legend(fontsize="small")
     return fig

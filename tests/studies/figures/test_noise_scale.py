@@ -50,3 +50,26 @@ def test_plot_critical_batch_draws_one_hyperbola_through_its_knee_and_every_trai
     assert np.allclose([knee.get_xdata()[0], knee.get_ydata()[0]], [2 * 19.0 * 28.0, 2 * 19.0])
     with pytest.raises(ValueError, match="b_crit"):
         plot_critical_batch(updates, s_min=19.0, b_crit=-1.0)
+
+
+def test_plot_learning_rate_sweep_draws_each_batch_size_and_rings_its_fewest_updates():
+    from gradlab.studies.figures.noise_scale import plot_learning_rate_sweep
+
+    sweep = {32: {0.2: 51, 0.4: 37, 0.8: 81, 1.6: np.inf}, 512: {0.2: 35, 0.4: 23, 0.8: 22, 1.6: 135}}
+    fig = plot_learning_rate_sweep(sweep, target=0.5)
+    assert not plt.fignum_exists(fig.number)
+    (ax,) = fig.axes
+    lines = ax.lines  # per B: the reached rates, the missed ones, the ring
+    assert list(lines[0].get_xdata()) == [0.2, 0.4, 0.8] and list(lines[0].get_ydata()) == [51, 37, 81]
+    assert np.isclose(lines[1].get_xdata()[0], 1.6 * 2 ** -0.03) and lines[1].get_ydata()[0] > 81
+    assert (lines[2].get_xdata()[0], lines[2].get_ydata()[0]) == (0.4, 37)
+    assert (lines[5].get_xdata()[0], lines[5].get_ydata()[0]) == (0.8, 22)
+    assert list(lines[4].get_xdata()) == []
+    assert "0.5" in ax.get_title() and list(ax.get_xticks()) == [0.2, 0.4, 0.8, 1.6]
+
+
+def test_plot_learning_rate_sweep_refuses_a_batch_size_that_never_reached_the_target():
+    from gradlab.studies.figures.noise_scale import plot_learning_rate_sweep
+
+    with pytest.raises(ValueError, match="finite"):
+        plot_learning_rate_sweep({32: {0.4: np.inf}})
