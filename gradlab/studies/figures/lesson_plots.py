@@ -242,3 +242,31 @@ def plot_split_miss(batches, miss, unequal, accum_steps, fixed=None):
     ax.set_title(f"Keras's accumulation against one large batch, one step, N = {accum_steps}", fontsize="medium")
     ax.legend(fontsize="small", frameon=False, loc="upper center", ncol=2)
     return fig
+
+
+def plot_split_miss_log(batches, miss, unequal, accum_steps, fixed=None, floor=1e-9):
+    """`plot_split_miss` with the miss on a log axis, so that a rounding-level miss (about 1e-7) shows
+    apart from Keras's (about 1e-2):
+
+        y = max(miss(B), floor)   on a log axis from floor to 10   (an exact 0 is drawn at the floor)
+
+    Args:
+        batches, miss, unequal, accum_steps, fixed: as in `plot_split_miss`.
+        floor: the axis's bottom, where exact zeros are drawn (a log axis cannot show 0).
+    Returns:
+        a matplotlib Figure (closed in pyplot) with the miss axes and its twin.
+
+    Lesson: notebooks/10-keras-accumulation.ipynb
+    """
+    def lift(values):
+        return None if values is None else [max(float(v), floor) for v in values]
+
+    fig = plot_split_miss(batches, lift(miss), unequal, accum_steps, fixed=lift(fixed))
+    ax = fig.axes[0]
+    ax.set_yscale("log")
+    ax.set_ylim(floor, 10.0)  # room above Keras's misses for the legend
+    ax.set_ylabel("|g_keras − g_B| / |g_B|  (log scale)")
+    divides = ax.lines[1]
+    divides.set_zorder(3)  # the hollow circles above the fed squares, which lie at the same height
+    divides.set_markersize(9)
+    return fig
