@@ -87,6 +87,7 @@ _NAMES = {
     "plot_learning_rate_sweep": ("gradlab.studies.figures.noise_scale", "plot_learning_rate_sweep"),
     "plot_critical_batch": ("gradlab.studies.figures.noise_scale", "plot_critical_batch"),
     "plot_mean_curves": ("gradlab.studies.figures.selection", "plot_mean_curves"),
+    "plot_update_costs": ("gradlab.studies.figures.host_cost", "plot_update_costs"),
     # the lab (the [lab] extra)
     "Lab": ("gradlab.lab", "Lab"),
     "run_memory": ("gradlab.lab.run_memory", None),
