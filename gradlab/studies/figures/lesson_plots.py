@@ -270,3 +270,39 @@ def plot_split_miss_log(batches, miss, unequal, accum_steps, fixed=None, floor=1
     divides.set_zorder(3)  # the hollow circles above the fed squares, which lie at the same height
     divides.set_markersize(9)
     return fig
+
+
+def plot_example_weights(sizes):
+    """The weight each example gets in the combined gradient, per micro-batch: plain mean vs n_i/B.
+
+        plain mean of the means:  (1/k) (1/n_i) = 1 / (k n_i)     weighted by n_i/B:  (n_i/B) (1/n_i) = 1/B
+
+    The large batch gives every example 1/B; the plain mean gives the examples of a small
+    micro-batch more and those of a large one less. Each pair of bars is labelled with the
+    plain mean's factor, (1 / (k n_i)) / (1/B) = B / (k n_i).
+
+    Args:
+        sizes: the micro-batch sizes n_1, ..., n_k (positive integers).
+    Returns:
+        a matplotlib Figure with 1 Axes.
+
+    Lesson: notebooks/01-why-average.ipynb
+    """
+    sizes = [int(n) for n in sizes]
+    if not sizes or min(sizes) <= 0:
+        raise ValueError(f"sizes needs at least one positive micro-batch size, got {sizes}")
+    k, B = len(sizes), sum(sizes)
+    plain = [1 / (k * n) for n in sizes]
+    at = np.arange(k)
+    fig, ax = _figure((6.4, 3.4))
+    ax.bar(at - 0.2, plain, width=0.4, color="tab:orange", label="plain mean of the means: 1/(k n_i)")
+    ax.bar(at + 0.2, [1 / B] * k, width=0.4, color="tab:blue", label=f"weighted by n_i/B: 1/B = 1/{B}")
+    for i, p in enumerate(plain):
+        ax.annotate(f"x{p * B:.3g}", (i - 0.2, p), xytext=(0, 3), textcoords="offset points",
+                    ha="center", va="bottom", fontsize=9)
+    ax.set_xticks(at, [f"micro-batch {i + 1}\nn = {n}" for i, n in enumerate(sizes)])
+    ax.set_ylabel("weight of one example")
+    ax.set_ylim(0, 1.3 * max(max(plain), 1 / B))  # room above the bars for the factors and the legend
+    ax.set_title(f"{' + '.join(map(str, sizes))} = {B}: what each example counts in the gradient", fontsize="medium")
+    ax.legend(fontsize="small", frameon=False, loc="upper left")
+    return fig

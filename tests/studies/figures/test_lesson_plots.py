@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from matplotlib.patches import FancyBboxPatch
 
-from gradlab.studies.figures.lesson_plots import draw_replicas, plot_rounding
+from gradlab.studies.figures.lesson_plots import draw_replicas, plot_example_weights, plot_rounding
 
 
 def test_plot_rounding_draws_one_line_per_curve_on_a_log_axis_with_zeros_at_the_floor():
@@ -110,3 +110,17 @@ def test_plot_split_miss_log_puts_the_miss_on_a_log_axis_and_draws_exact_zeros_a
     assert [p.get_height() for p in bars.patches] == [0.0, 0.07, 0.0, 0.06]
     with pytest.raises(ValueError, match="one miss"):
         plot_split_miss_log([6, 7], [0.1], [0.0, 0.1], 2)
+
+
+def test_plot_example_weights_gives_each_example_1_over_k_n_i_against_1_over_B():
+    fig = plot_example_weights([32, 32, 32, 4])
+    assert isinstance(fig, matplotlib.figure.Figure) and not plt.fignum_exists(fig.number)
+    ax, = fig.axes
+    heights = [p.get_height() for p in ax.patches]
+    assert heights[:4] == pytest.approx([1 / 128, 1 / 128, 1 / 128, 1 / 16])  # plain: 1/(k n_i)
+    assert heights[4:] == pytest.approx([1 / 100] * 4)  # weighted: 1/B, the large batch's
+    assert [t.get_text() for t in ax.texts] == ["x0.781", "x0.781", "x0.781", "x6.25"]
+    with pytest.raises(ValueError):
+        plot_example_weights([])
+    with pytest.raises(ValueError):
+        plot_example_weights([3, 0])
