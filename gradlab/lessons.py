@@ -78,6 +78,7 @@ _NAMES = {
     "plot_update_memory": ("gradlab.studies.figures.memory_plots", "plot_update_memory"),
     "fit_schedule": ("gradlab.studies.figures.fit_schedule", "fit_schedule"),
     "plot_fit_schedule": ("gradlab.studies.figures.fit_schedule", "plot_fit_schedule"),
+    "plot_shard_weights": ("gradlab.studies.figures.fit_schedule", "plot_shard_weights"),
     "plot_timeline": ("gradlab.studies.figures.timeline", "plot_timeline"),
     "plot_overlap": ("gradlab.studies.figures.timeline", "plot_overlap"),
     "plot_schedule": ("gradlab.studies.figures.schedules", "plot_schedule"),

@@ -11,7 +11,7 @@ the large batch, `AccumulatingModel`, and Keras's `gradient_accumulation_steps`.
 Rows are counted across epochs (epoch e's row r is e * rows + r), so an update that averages
 the end of one epoch with the start of the next is one span.
 
-Lesson: notebooks/15-accumulation-in-fit.ipynb
+Lesson: notebooks/15-accumulation-in-fit.ipynb; plot_shard_weights: notebooks/16-fit-across-replicas.ipynb
 """
 from __future__ import annotations
 
@@ -102,3 +102,35 @@ def _count(name, value):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return int(value)
+
+
+def plot_shard_weights(shards=(6, 5)):
+    """The weight each row of one batch gets in its update: the large batch gives every row 1 / B
+    (B = sum(shards)); an average of the replicas' shard means gives a row of shard r
+    1 / (R * n_r), R = len(shards).
+
+    Args:
+        shards: the rows each replica holds, e.g. (6, 5) for a batch of 11 on 2 replicas.
+
+    Returns:
+        a matplotlib Figure with 1 Axes: one bar per row, coloured by shard, and the 1 / B line.
+
+    Lesson: notebooks/16-fit-across-replicas.ipynb
+    """
+    sizes = [_count("a shard's rows", n) for n in shards]
+    total, replicas = sum(sizes), len(sizes)
+    fig, ax = plt.subplots(figsize=(6.4, 2.6), layout="constrained")
+    plt.close(fig)  # owned by the caller
+    start = 0
+    for r, n in enumerate(sizes):
+        ax.bar(range(start, start + n), [1 / (replicas * n)] * n, width=0.8, color=f"C{r}",
+               label=f"replica {r + 1}: {n} rows, each 1/{replicas * n}")
+        start += n
+    ax.axhline(1 / total, color="black", ls="--", lw=1, label=f"the large batch: each 1/{total}")
+    ax.set_xticks(range(total), [str(i + 1) for i in range(total)])
+    ax.set_xlabel("row of the batch")
+    ax.set_ylabel("weight in the update")
+    ax.set_ylim(0, 1.35 / (replicas * min(sizes)))
+    ax.legend(fontsize="small", frameon=False, loc="upper left")
+    ax.set_title("An average of shard means weighs the rows unequally", fontsize="medium")
+    return fig

@@ -3,8 +3,9 @@ step its learning-rate schedule read (recorded by a callback on real Keras train
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
-from gradlab.studies.figures.fit_schedule import fit_schedule, plot_fit_schedule
+from gradlab.studies.figures.fit_schedule import fit_schedule, plot_fit_schedule, plot_shard_weights
 
 
 class Record(keras.callbacks.Callback):
@@ -56,3 +57,17 @@ def test_the_figure_and_bad_input():
         fit_schedule(0, 8, 4, 1)
     with pytest.raises(ValueError, match="decay must be a number > 0, got -1"):
         plot_fit_schedule(decay=-1)
+
+
+def test_shard_weights_are_the_mean_of_means_gradient():
+    # oracle: the gradient of the replicas' average of shard means with respect to each row's loss
+    losses = tf.Variable(np.ones(11, "float32"))
+    with tf.GradientTape() as tape:
+        mean_of_means = (tf.reduce_mean(losses[:6]) + tf.reduce_mean(losses[6:])) / 2
+    oracle = tape.gradient(mean_of_means, losses).numpy()
+    (ax,) = plot_shard_weights((6, 5)).axes
+    heights = [p.get_height() for p in ax.patches]
+    assert np.allclose(heights, oracle) and np.allclose(oracle, [1 / 12] * 6 + [1 / 10] * 5)
+    assert np.allclose(ax.lines[0].get_ydata(), 1 / 11)  # the large batch's 1 / B
+    with pytest.raises(ValueError, match="a shard's rows must be a positive integer, got 0"):
+        plot_shard_weights((6, 0))
