@@ -89,6 +89,7 @@ _NAMES = {
     "plot_critical_batch": ("gradlab.studies.figures.noise_scale", "plot_critical_batch"),
     "plot_mean_curves": ("gradlab.studies.figures.selection", "plot_mean_curves"),
     "plot_update_costs": ("gradlab.studies.figures.host_cost", "plot_update_costs"),
+    "plot_weighting_error": ("gradlab.studies.figures.weighting", "plot_weighting_error"),
     # the lab (the [lab] extra)
     "Lab": ("gradlab.lab", "Lab"),
     "run_memory": ("gradlab.lab.run_memory", None),
