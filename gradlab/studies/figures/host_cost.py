@@ -48,3 +48,66 @@ def plot_update_costs(rows, title="one update, its parts run one after another")
     ax.set_title(title)
     fig.legend(loc="outside lower center", ncols=len(parts), fontsize="small")
     return fig, totals
+
+
+def plot_peak_and_measured(rows, measured, titles=("worked out at peak rates", "measured on this machine")):
+    """Draw each case's parts in two panels, split by where each time comes from.
+
+        left:  the parts not in `measured` (worked out from datasheet peaks), side by side,
+               on a log ms axis, so a 0.1 ms part and a 100 ms part both show
+        right: the parts in `measured` (timed on this machine), stacked, on a linear ms axis
+
+    so a rate measured here is never laid end to end with a peak rate of another machine.
+
+    Args:
+        rows: `{case: {part: ms}}`, as `plot_update_costs`; the left panel's parts must be > 0 (log axis).
+        measured: the names of the parts measured on this machine; at least one part must be left over.
+        titles: the two panels' titles, left then right.
+    Returns:
+        the matplotlib Figure of 2 Axes (left, right), already closed in pyplot (a notebook
+        cell ending with it shows it once). Each bar is labelled with its ms.
+    """
+    if not rows:
+        raise ValueError("rows must hold at least one case")
+    parts = list(next(iter(rows.values())))
+    for case, costs in rows.items():
+        if list(costs) != parts:
+            raise ValueError(f"every case needs the parts {parts} in that order; {case!r} has {list(costs)}")
+        if any(not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 for v in costs.values()):
+            raise ValueError(f"{case!r}: every part must be a finite time >= 0 in ms, got {costs}")
+    here = [p for p in parts if p in measured]
+    peak = [p for p in parts if p not in measured]
+    if set(measured) - set(parts) or not here or not peak:
+        raise ValueError(f"measured must name some, not all, of the parts {parts}; got {list(measured)}")
+    if any(rows[case][p] <= 0 for case in rows for p in peak):
+        raise ValueError(f"the peak-rate parts {peak} need times > 0 ms (a log axis)")
+    import matplotlib.pyplot as plt  # pyplot: a notebook's inline backend then shows the figure
+    fig, (left, right) = plt.subplots(1, 2, sharey=True, figsize=(9.0, 1.6 + 0.7 * len(rows)),
+                                      layout="constrained", width_ratios=(3, 2))
+    plt.close(fig)
+    cases = list(rows)[::-1]  # the first case on top
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    height = 0.8 / len(peak)
+    for k, part in enumerate(peak):  # side by side within each case's row
+        ys = [y + 0.4 - height * (k + 0.5) for y in range(len(cases))]
+        widths = [float(rows[case][part]) for case in cases]
+        left.barh(ys, widths, height=height, label=part, color=colours[k % len(colours)])
+        for y, w in zip(ys, widths):
+            left.text(w, y, f" {w:,.2f} ms", va="center", fontsize="x-small")
+    left.set_xscale("log")
+    left.set_xlim(min(rows[c][p] for c in rows for p in peak) / 3, max(rows[c][p] for c in rows for p in peak) * 30)
+    left.set_yticks(range(len(cases)), cases)
+    left.set_xlabel("ms per update (log scale)")
+    left.set_title(titles[0], fontsize="medium")
+    start = [0.0] * len(cases)
+    for k, part in enumerate(here, start=len(peak)):  # stacked, one after another
+        widths = [float(rows[case][part]) for case in cases]
+        right.barh(range(len(cases)), widths, left=start, label=part, color=colours[k % len(colours)])
+        start = [a + w for a, w in zip(start, widths)]
+    for y, total in enumerate(start):
+        right.text(total, y, f" {total:,.0f} ms", va="center", fontsize="x-small")
+    right.set_xlim(0, max(start) * 1.3 or 1)
+    right.set_xlabel("ms per update")
+    right.set_title(titles[1], fontsize="medium")
+    fig.legend(loc="outside lower center", ncols=len(parts), fontsize="small")  # peak parts, then measured
+    return fig

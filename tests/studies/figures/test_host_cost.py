@@ -24,3 +24,31 @@ def test_cases_must_name_the_same_parts_and_real_times():
         plot_update_costs({"a": {"x": -1.0}})
     with pytest.raises(ValueError, match="at least one"):
         plot_update_costs({})
+
+
+def test_peak_and_measured_parts_go_to_separate_panels():
+    from gradlab.studies.figures.host_cost import plot_peak_and_measured
+
+    rows = {"small": {"compute": 0.5, "copies": 20.0, "numpy": 300.0},
+            "large": {"compute": 40.0, "copies": 25.0, "numpy": 350.0}}
+    fig = plot_peak_and_measured(rows, measured=["numpy"], titles=("peaks", "here"))
+    left, right = fig.axes[:2]
+    assert (left.get_xscale(), right.get_xscale()) == ("log", "linear")
+    assert (left.get_title(), right.get_title()) == ("peaks", "here")
+    # left: compute, then copies, each over the cases bottom-up ("large", then "small")
+    assert [b.get_width() for b in left.patches] == [40.0, 0.5, 25.0, 20.0]
+    assert [b.get_width() for b in right.patches] == [350.0, 300.0]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["compute", "copies", "numpy"]
+
+
+def test_peak_and_measured_needs_both_kinds_and_positive_peaks():
+    from gradlab.studies.figures.host_cost import plot_peak_and_measured
+
+    rows = {"a": {"compute": 1.0, "numpy": 2.0}}
+    for measured in ([], ["compute", "numpy"], ["gpu"]):
+        with pytest.raises(ValueError, match="some, not all"):
+            plot_peak_and_measured(rows, measured)
+    with pytest.raises(ValueError, match="> 0"):
+        plot_peak_and_measured({"a": {"compute": 0.0, "numpy": 2.0}}, ["numpy"])
+    with pytest.raises(ValueError, match="at least one"):
+        plot_peak_and_measured({}, ["numpy"])
