@@ -306,3 +306,47 @@ def plot_example_weights(sizes):
     ax.set_title(f"{' + '.join(map(str, sizes))} = {B}: what each example counts in the gradient", fontsize="medium")
     ax.legend(fontsize="small", frameon=False, loc="upper left")
     return fig
+
+
+def plot_split_miss_panels(batches, miss, unequal, accum_steps, fixed=None, floor=1e-9):
+    """Keras's one-step miss and the split's unequalness in two panels that share the B axis:
+
+        top:     max(miss(B), floor) on a log axis,  miss(B) = |g_keras − g_B| / |g_B|,
+                 g_keras = (1/N) sum_i g_i  (what Keras applies, computed),  g_B = sum_i (n_i/B) g_i
+        bottom:  unequal(B) = sum_i |1/N − n_i/B|  as bars  (0 exactly when N divides B)
+
+    Args:
+        batches, miss, unequal, accum_steps, fixed: as in `plot_split_miss`.
+        floor: the top axis's bottom, where exact zeros are drawn (a log axis cannot show 0).
+    Returns:
+        a matplotlib Figure (closed in pyplot) with 2 Axes, the miss above the bars.
+
+    Lesson: notebooks/10-keras-accumulation.ipynb
+    """
+    batches = np.asarray(batches)
+    if not (len(batches) == len(miss) == len(unequal)) or (fixed is not None and len(fixed) != len(batches)):
+        raise ValueError("plot_split_miss_panels needs one miss and one unequalness per batch size")
+    fig, (ax, bars) = plt.subplots(2, 1, sharex=True, figsize=(6.0, 4.2), layout="constrained",
+                                   gridspec_kw={"height_ratios": [2, 1]})
+    plt.close(fig)
+    lifted = np.maximum(np.asarray(miss, float), floor)
+    ax.plot(batches, lifted, "o-", color="tab:orange", label="Keras: sum / N")
+    exact = batches % accum_steps == 0
+    ax.plot(batches[exact], lifted[exact], "o", mfc="white", color="tab:orange", ms=9, zorder=3,
+            label="N divides B: equal micro-batches")
+    if fixed is not None:
+        ax.plot(batches, np.maximum(np.asarray(fixed, float), floor), "s:", color="tab:blue", ms=4,
+                label="fed N (n_i/B) g_i")
+    ax.set_yscale("log")
+    ax.set_ylim(floor, 10.0)  # room above Keras's misses for the legend
+    ax.set_ylabel("|g_keras − g_B| / |g_B|")
+    ax.legend(fontsize="small", frameon=False, loc="upper center", ncol=2)
+    bars.bar(batches, unequal, color="0.6", width=0.6, label="unequalness Σ|1/N − n_i/B|")
+    bars.set_ylim(0, 1.5 * max(max(unequal), 1e-12))
+    bars.set_ylabel("unequalness")
+    bars.legend(fontsize="small", frameon=False, loc="upper right")
+    bars.set_xticks(batches)
+    bars.set_xlabel(f"batch size B, split into N = {accum_steps} micro-batches")
+    ax.set_title(f"What Keras applies (computed: sum / N) against one large batch, one step, N = {accum_steps}",
+                 fontsize="medium")
+    return fig

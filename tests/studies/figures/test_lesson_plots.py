@@ -124,3 +124,22 @@ def test_plot_example_weights_gives_each_example_1_over_k_n_i_against_1_over_B()
         plot_example_weights([])
     with pytest.raises(ValueError):
         plot_example_weights([3, 0])
+
+
+def test_plot_split_miss_panels_draws_the_miss_on_a_log_axis_above_the_unequalness_bars():
+    from gradlab.studies.figures.lesson_plots import plot_split_miss_panels
+
+    fig = plot_split_miss_panels([6, 7, 8, 9], [1e-8, 0.02, 0.0, 0.03], [0.0, 0.07, 0.0, 0.06], 2,
+                                 fixed=[1e-7, 0.0, 1e-7, 2e-7])
+    assert isinstance(fig, matplotlib.figure.Figure) and not plt.fignum_exists(fig.number)
+    ax, bars = fig.axes
+    assert ax.get_shared_x_axes().joined(ax, bars)  # one B axis for both panels
+    keras, divides, fixed = ax.lines
+    assert ax.get_yscale() == "log" and ax.get_ylim() == (1e-9, 10.0)
+    assert list(keras.get_ydata()) == [1e-8, 0.02, 1e-9, 0.03] and list(fixed.get_ydata()) == [1e-7, 1e-9, 1e-7, 2e-7]
+    assert list(divides.get_xdata()) == [6, 8] and divides.get_zorder() > fixed.get_zorder()
+    assert [p.get_height() for p in bars.patches] == [0.0, 0.07, 0.0, 0.06]
+    assert [t.get_text() for t in bars.get_legend().get_texts()] == ["unequalness Σ|1/N − n_i/B|"]
+    assert "N = 2" in bars.get_xlabel() and "sum / N" in ax.get_title()
+    with pytest.raises(ValueError, match="one miss"):
+        plot_split_miss_panels([6, 7], [0.1], [0.0, 0.1], 2)
