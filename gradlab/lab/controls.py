@@ -44,8 +44,9 @@ def make_controls(strategies, strategy, accum_steps, micro_batch, lr, seeds, set
                              disabled=True,
                              tooltip="end the run after its current update; nothing is cached"),
         measure_button=w.Button(description="Measure", icon="balance-scale",
-                                tooltip="run this setting as one large batch, gradlab's "
-                                        "way and the naive way, and show the differences"),
+                                tooltip="run this setting as one large batch, gradlab's way and the "
+                                        "other way (Keras's own accumulation or a hand recipe), "
+                                        "and show the differences"),
         progress=w.IntProgress(value=0, min=0, max=updates, description="progress", style=wide),
         status=w.Label("Ready: set N, b and lr, then press Run."),
         plot=w.Image(**image),

@@ -2,7 +2,7 @@
 
     lab = Lab()                # from gradlab.lab import Lab; a cell ending with `lab` shows it
     lab.run()                  # what the Run button does; returns the configuration's Group
-    lab.measure()              # what Measure does: the setting as a large batch, gradlab, naive
+    lab.measure()              # what Measure does: the setting as a large batch, gradlab, the other way
     lab.groups                 # one Group per configuration run so far, in order
     lab.picture()              # the lab at a notebook's width, as an image
     lab.snapshot()             # the widget's two plots as they are now, as images
@@ -122,7 +122,7 @@ class Lab:
 
     def measure(self):
         """The setting's difference, measured: the same B, seeds and setting as one large
-        batch (the reference), gradlab's way (`fused`), and the naive way (Keras's own
+        batch (the reference), gradlab's way (`fused`), and the other way (Keras's own
         accumulation, per-micro-batch BatchNorm statistics, or `accumulate`'s loop clipping
         each micro-batch), at the controls' N, b and lr. Returns the three Groups (None as
         in `run`); the status line gives each one's largest loss difference from the large
