@@ -13,6 +13,19 @@ from __future__ import annotations
 import math
 
 
+def _check_rows(rows):
+    """The parts every case of `rows` names, in order; a ValueError for an empty or uneven `rows`."""
+    if not rows:
+        raise ValueError("rows must hold at least one case")
+    parts = list(next(iter(rows.values())))
+    for case, costs in rows.items():
+        if list(costs) != parts:
+            raise ValueError(f"every case needs the parts {parts} in that order; {case!r} has {list(costs)}")
+        if any(not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 for v in costs.values()):
+            raise ValueError(f"{case!r}: every part must be a finite time >= 0 in ms, got {costs}")
+    return parts
+
+
 def plot_update_costs(rows, title="one update, its parts run one after another"):
     """Draw each case's parts as one horizontal stacked bar, in ms.
 
@@ -23,14 +36,7 @@ def plot_update_costs(rows, title="one update, its parts run one after another")
         (figure, totals): the matplotlib Figure, already closed in pyplot (a notebook cell
         ending with it shows it once), and `{case: total ms}`, each the sum of its parts.
     """
-    if not rows:
-        raise ValueError("rows must hold at least one case")
-    parts = list(next(iter(rows.values())))
-    for case, costs in rows.items():
-        if list(costs) != parts:
-            raise ValueError(f"every case needs the parts {parts} in that order; {case!r} has {list(costs)}")
-        if any(not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 for v in costs.values()):
-            raise ValueError(f"{case!r}: every part must be a finite time >= 0 in ms, got {costs}")
+    parts = _check_rows(rows)
     totals = {case: float(sum(costs.values())) for case, costs in rows.items()}
     import matplotlib.pyplot as plt  # pyplot: a notebook's inline backend then shows the figure
     fig, ax = plt.subplots(figsize=(7.0, 1.3 + 0.6 * len(rows)), layout="constrained")
@@ -67,14 +73,7 @@ def plot_peak_and_measured(rows, measured, titles=("worked out at peak rates", "
         the matplotlib Figure of 2 Axes (left, right), already closed in pyplot (a notebook
         cell ending with it shows it once). Each bar is labelled with its ms.
     """
-    if not rows:
-        raise ValueError("rows must hold at least one case")
-    parts = list(next(iter(rows.values())))
-    for case, costs in rows.items():
-        if list(costs) != parts:
-            raise ValueError(f"every case needs the parts {parts} in that order; {case!r} has {list(costs)}")
-        if any(not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 for v in costs.values()):
-            raise ValueError(f"{case!r}: every part must be a finite time >= 0 in ms, got {costs}")
+    parts = _check_rows(rows)
     here = [p for p in parts if p in measured]
     peak = [p for p in parts if p not in measured]
     if set(measured) - set(parts) or not here or not peak:
