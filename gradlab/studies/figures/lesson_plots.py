@@ -201,77 +201,6 @@ def plot_reproduction(record, ax=None):
     return ax
 
 
-def plot_split_miss(batches, miss, unequal, accum_steps, fixed=None):
-    """Keras's one-step miss against the batch size B, at a fixed `accum_steps` N:
-
-        miss(B)    = |g_keras - g_B| / |g_B|,   g_keras = (1/N) sum_i g_i,  g_B = sum_i (n_i/B) g_i
-        unequal(B) = sum_i |1/N - n_i/B|        (0 exactly when N divides B)
-
-    Args:
-        batches: the batch sizes B (x axis).
-        miss: the relative miss at each B (left axis, linear).
-        unequal: the split's unequalness at each B (grey bars, right axis).
-        accum_steps: N, for the title and the markers of the B that N divides.
-        fixed: optional misses of a corrected feed at each B, drawn as a second line.
-    Returns:
-        a matplotlib Figure (closed in pyplot) with the miss axes and its twin.
-
-    Lesson: notebooks/10-keras-accumulation.ipynb
-    """
-    batches = np.asarray(batches)
-    if not (len(batches) == len(miss) == len(unequal)) or (fixed is not None and len(fixed) != len(batches)):
-        raise ValueError("plot_split_miss needs one miss and one unequalness per batch size")
-    fig, ax = _figure((6.0, 3.4))
-    bars = ax.twinx()
-    bars.bar(batches, unequal, color="0.85", width=0.6, zorder=0)
-    bars.set_ylabel("unequalness  Σ|1/N − n_i/B|  (bars)", color="0.4")
-    ax.set_zorder(bars.get_zorder() + 1)
-    ax.patch.set_visible(False)
-    ax.plot(batches, miss, "o-", color="tab:orange", label="Keras: sum / N")
-    exact = batches % accum_steps == 0
-    ax.plot(batches[exact], np.asarray(miss)[exact], "o", mfc="white", color="tab:orange",
-            label="N divides B: equal micro-batches")
-    if fixed is not None:
-        ax.plot(batches, fixed, "s:", color="tab:blue", ms=4, label="Keras fed N (n_i/B) g_i")
-    ax.set_xticks(batches)
-    ax.set_xlabel(f"batch size B, split into N = {accum_steps} micro-batches")
-    ax.set_ylabel("|g_keras − g_B| / |g_B|")
-    top = 1.4 * max(max(miss), 1e-12)  # room above the points for the legend
-    ax.set_ylim(0, top)
-    bars.set_ylim(0, 1.4 * max(max(unequal), 1e-12))
-    ax.set_title(f"Keras's accumulation against one large batch, one step, N = {accum_steps}", fontsize="medium")
-    ax.legend(fontsize="small", frameon=False, loc="upper center", ncol=2)
-    return fig
-
-
-def plot_split_miss_log(batches, miss, unequal, accum_steps, fixed=None, floor=1e-9):
-    """`plot_split_miss` with the miss on a log axis, so that a rounding-level miss (about 1e-7) shows
-    apart from Keras's (about 1e-2):
-
-        y = max(miss(B), floor)   on a log axis from floor to 10   (an exact 0 is drawn at the floor)
-
-    Args:
-        batches, miss, unequal, accum_steps, fixed: as in `plot_split_miss`.
-        floor: the axis's bottom, where exact zeros are drawn (a log axis cannot show 0).
-    Returns:
-        a matplotlib Figure (closed in pyplot) with the miss axes and its twin.
-
-    Lesson: notebooks/10-keras-accumulation.ipynb
-    """
-    def lift(values):
-        return None if values is None else [max(float(v), floor) for v in values]
-
-    fig = plot_split_miss(batches, lift(miss), unequal, accum_steps, fixed=lift(fixed))
-    ax = fig.axes[0]
-    ax.set_yscale("log")
-    ax.set_ylim(floor, 10.0)  # room above Keras's misses for the legend
-    ax.set_ylabel("|g_keras − g_B| / |g_B|  (log scale)")
-    divides = ax.lines[1]
-    divides.set_zorder(3)  # the hollow circles above the fed squares, which lie at the same height
-    divides.set_markersize(9)
-    return fig
-
-
 def plot_example_weights(sizes):
     """The weight each example gets in the combined gradient, per micro-batch: plain mean vs n_i/B.
 
@@ -316,7 +245,11 @@ def plot_split_miss_panels(batches, miss, unequal, accum_steps, fixed=None, floo
         bottom:  unequal(B) = sum_i |1/N − n_i/B|  as bars  (0 exactly when N divides B)
 
     Args:
-        batches, miss, unequal, accum_steps, fixed: as in `plot_split_miss`.
+        batches: the batch sizes B (the shared x axis).
+        miss: the relative miss at each B (top, log axis).
+        unequal: the split's unequalness at each B (bottom, bars).
+        accum_steps: N, for the labels and the hollow markers of the B that N divides.
+        fixed: optional misses of a corrected feed at each B, drawn as a second line.
         floor: the top axis's bottom, where exact zeros are drawn (a log axis cannot show 0).
     Returns:
         a matplotlib Figure (closed in pyplot) with 2 Axes, the miss above the bars.

@@ -81,37 +81,6 @@ def test_draw_replicas_refuses_bad_input():
         draw_replicas([4, 4], 0)
 
 
-def test_plot_split_miss_marks_the_batches_that_n_divides_and_draws_the_unequalness_as_bars():
-    from gradlab.studies.figures.lesson_plots import plot_split_miss
-
-    fig = plot_split_miss([6, 7, 8, 9], [1e-8, 0.02, 1e-8, 0.03], [0.0, 0.07, 0.0, 0.06], 2, fixed=[0.0] * 4)
-    assert isinstance(fig, matplotlib.figure.Figure) and not plt.fignum_exists(fig.number)
-    ax, bars = fig.axes
-    keras, divides, fixed = ax.lines
-    assert list(keras.get_ydata()) == [1e-8, 0.02, 1e-8, 0.03] and list(divides.get_xdata()) == [6, 8]
-    assert list(fixed.get_ydata()) == [0.0] * 4
-    assert [p.get_height() for p in bars.patches] == [0.0, 0.07, 0.0, 0.06]
-    assert "N = 2" in ax.get_xlabel()
-    with pytest.raises(ValueError, match="one miss"):
-        plot_split_miss([6, 7], [0.1], [0.0, 0.1], 2)
-
-
-def test_plot_split_miss_log_puts_the_miss_on_a_log_axis_and_draws_exact_zeros_at_the_floor():
-    from gradlab.studies.figures.lesson_plots import plot_split_miss_log
-
-    fig = plot_split_miss_log([6, 7, 8, 9], [1e-8, 0.02, 0.0, 0.03], [0.0, 0.07, 0.0, 0.06], 2,
-                              fixed=[1e-7, 0.0, 1e-7, 2e-7])
-    assert isinstance(fig, matplotlib.figure.Figure) and not plt.fignum_exists(fig.number)
-    ax, bars = fig.axes
-    keras, divides, fixed = ax.lines
-    assert ax.get_yscale() == "log" and ax.get_ylim() == (1e-9, 10.0) and "log" in ax.get_ylabel()
-    assert list(keras.get_ydata()) == [1e-8, 0.02, 1e-9, 0.03] and list(fixed.get_ydata()) == [1e-7, 1e-9, 1e-7, 2e-7]
-    assert list(divides.get_xdata()) == [6, 8] and divides.get_zorder() > fixed.get_zorder()
-    assert [p.get_height() for p in bars.patches] == [0.0, 0.07, 0.0, 0.06]
-    with pytest.raises(ValueError, match="one miss"):
-        plot_split_miss_log([6, 7], [0.1], [0.0, 0.1], 2)
-
-
 def test_plot_example_weights_gives_each_example_1_over_k_n_i_against_1_over_B():
     fig = plot_example_weights([32, 32, 32, 4])
     assert isinstance(fig, matplotlib.figure.Figure) and not plt.fignum_exists(fig.number)
