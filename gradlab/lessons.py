@@ -4,8 +4,8 @@
     import gradlab as gl
 
 Importing this module imports TensorFlow with its start-up logs silenced (`quiet`), so a
-lesson's outputs stay clean; `import gradlab` alone leaves TensorFlow's logging as the user
-set it. Each name is imported from its home on first use, so a lesson pays only for what it
+lesson's outputs stay clean, and turns TF32 off, so a lesson's float32 checks hold on a GPU;
+`import gradlab` alone leaves both as the user set them. Each name is imported from its home on first use, so a lesson pays only for what it
 uses and a module that moves inside gradlab changes this table, not the notebooks.
 
 Lesson: every notebook in notebooks/ and app/lab.ipynb
@@ -15,6 +15,11 @@ import importlib
 from ._quiet import quiet
 
 quiet()  # before anything below imports TensorFlow
+
+# The lessons pin float32 updates to about 1e-6 of each other. On Ampere and newer GPUs TensorFlow
+# multiplies float32 matrices in TF32 by default, which keeps 10 mantissa bits (errors near 1e-3).
+# CPUs are unaffected.
+importlib.import_module("tensorflow").config.experimental.enable_tensor_float_32_execution(False)
 
 # name -> (module, attribute); attribute None: the module itself.
 _NAMES = {

@@ -3,6 +3,8 @@ through it (so a module that moves inside gradlab changes `gradlab/lessons.py`, 
 import json
 import pathlib
 import re
+import subprocess
+import sys
 
 from gradlab import lessons
 
@@ -41,3 +43,12 @@ def test_the_notebooks_import_gradlab_only_through_the_facade():
             for part in "".join(found).split(","):
                 name = part.split(" as ")[0].strip()
                 assert name in lessons.__all__, (path.name, name)
+
+
+def test_importing_the_facade_turns_tf32_off_and_gradlab_alone_does_not():
+    # a fresh process: conftest turns TF32 off for the whole test session
+    probe = ("import {0}, tensorflow as tf; "
+             "print(tf.config.experimental.tensor_float_32_execution_enabled())")
+    got = [subprocess.run([sys.executable, "-c", probe.format(m)], capture_output=True, text=True, check=True,
+                          cwd=ROOT).stdout.split()[-1] for m in ("gradlab.lessons", "gradlab")]
+    assert got == ["False", "True"]
