@@ -17,3 +17,17 @@ def test_lengths_must_match_and_errors_be_real():
         plot_weighting_error([1, 2], [0.1], [0.1, 0.2])
     with pytest.raises(ValueError, match="finite"):
         plot_weighting_error([1], [float("nan")], [0.1])
+
+
+def test_factors_figure_draws_each_series_in_its_own_panel():
+    from gradlab.studies.figures.weighting import plot_weighting_factors
+    fig = plot_weighting_factors([1, 2, 3], [0.3, 0.1, 0.0], [0.2, 0.1, 0.0], [1.5, 1.0, 0.9])
+    error, mismatch, spread = fig.axes
+    assert list(error.lines[0].get_ydata()) == [0.3, 0.1, 0.0] and error.lines[0].get_linestyle() == "None"
+    assert list(mismatch.lines[0].get_ydata()) == [0.2, 0.1, 0.0]
+    assert list(spread.lines[0].get_xdata()) == [1, 2, 3] and list(spread.lines[0].get_ydata()) == [1.5, 1.0, 0.9]
+    assert all(ax.get_ylim()[0] == 0 for ax in fig.axes)
+    with pytest.raises(ValueError, match="one value each"):
+        plot_weighting_factors([1, 2], [0.1, 0.2], [0.1], [1.0, 1.0])
+    with pytest.raises(ValueError, match="finite"):
+        plot_weighting_factors([1], [0.1], [0.1], [float("inf")])
