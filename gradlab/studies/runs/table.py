@@ -126,7 +126,7 @@ def _nanmean(values):
     return float(measured.mean()) if measured.size else math.nan
 
 
-def format_table(rows, tests=True, seconds=True):
+def format_table(rows, tests=True, seconds=True, reference=True):
     """The rows of `table` as aligned text, the reference beside them where it applies.
 
     At a fixed effective batch every row is, if N changes nothing, the same experiment:
@@ -140,6 +140,8 @@ def format_table(rows, tests=True, seconds=True):
             its method).
         seconds: False leaves out the "s/run" column, the one number that changes from run
             to run of the same rows (so a lesson's checked output can print the rest).
+        reference: False leaves out the "Chlebus 2018 %" column and its note (a lesson that
+            prints the published rows itself, in its own ± convention).
     """
     fixed_b = len({r["effective_batch"] for r in rows}) == 1
     s, first = rows[0], rows[0]["accum_steps"]
@@ -164,6 +166,7 @@ def format_table(rows, tests=True, seconds=True):
                       f"{r['seconds_per_run']:.1f}",
                       f"{100 * ref[2]:.1f} ± {100 * ref[3]:.2f}" if ref and matches else "-"])
     drop = ({p_col} if not tests else set()) | ({cols.index("s/run")} if not seconds else set())
+    drop |= {cols.index("Chlebus 2018 %")} if not reference else set()
     cols, lines = [c for i, c in enumerate(cols) if i not in drop], [
         [c for i, c in enumerate(line) if i not in drop] for line in lines]
     out = [head, "", *text_table(cols, lines, rule=True), ""]
@@ -188,7 +191,7 @@ def format_table(rows, tests=True, seconds=True):
                 + (f"N={differ} differ at p < 0.05" if differ else "none differs at p < 0.05")]
     out.append(f"accuracy %: final test accuracy, mean ± sample std (ddof = 1) over the {s['runs']} run(s)")
     out.append("loss noise: std of the per-update training loss around its moving average")
-    if any(line[-1] != "-" for line in lines):
+    if reference and any(line[-1] != "-" for line in lines):
         out.append("Chlebus 2018 %: the published table, a different setup (LeNet-like convnet with "
                    "dropout, Adam 1e-3, full MNIST, best test accuracy over checkpoints every 100 "
                    "micro-batches, population std)")

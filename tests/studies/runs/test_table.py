@@ -53,6 +53,10 @@ def test_format_table_shows_the_reference_beside_matching_rows():
     assert steady.splitlines()[4].split() == ["1", "100", "100", "1,000", "95.10", "±", "0.28",
                                               "0.050", "95.0", "±", "0.17"]
     assert "s/run" not in steady and "s/run" in plain
+    # reference=False: the same row without the published column and its note.
+    own = table.format_table(rows, tests=False, seconds=False, reference=False)
+    assert own.splitlines()[4].split() == ["1", "100", "100", "1,000", "95.10", "±", "0.28", "0.050"]
+    assert "Chlebus" not in own and "Chlebus 2018 %: the published table" in steady
     # At a fixed micro-batch the rows are different experiments: Welch's test, no reference.
     micro = [dict(r, micro_batch=10, effective_batch=10 * r["accum_steps"], welch_p=w)
              for r, w in zip(rows, (None, 0.5, 0.01))]
