@@ -40,7 +40,7 @@ def fit_critical_batch(updates):
     return float(s_min), float(slope / s_min)
 
 
-def plot_critical_batch(updates, s_min, b_crit):
+def plot_critical_batch(updates, s_min, b_crit, clear_knee=False):
     """Every training against one fitted model: S against B, and S against E = B S.
 
         S(B) = S_min (1 + B_crit / B),   E(B) = B S(B) = E_min (1 + B / B_crit),   E_min = S_min B_crit
@@ -54,6 +54,9 @@ def plot_critical_batch(updates, s_min, b_crit):
     Args:
         updates: dict `{seed: {B: S}}`, the fewest updates each seed took at batch B, all > 0.
         s_min, b_crit: the fitted model (`fit_critical_batch`), both > 0.
+        clear_knee: if True, a batch-size label whose training lies within a factor 2^0.5 of the knee
+            (in both E and S) is written above-right of its cross, clear of the knee's circle
+            (False: every label below its cross, as before).
     Returns:
         a matplotlib Figure with 2 Axes (log-log), already closed in pyplot.
     """
@@ -85,7 +88,9 @@ def plot_critical_batch(updates, s_min, b_crit):
                label=f"knee: B = B_crit, 2 S_min = {2 * s_min:.0f}, 2 E_min = {2 * e_min:,.0f}")
     first = updates[next(iter(updates))]
     for b in sorted(first):  # name each batch size once, below its crosses
-        right.annotate(f"B = {b:g}", (b * first[b], first[b]), textcoords="offset points", xytext=(-10, -16),
+        near = abs(np.log2(b * first[b] / (2 * e_min))) < 0.5 and abs(np.log2(first[b] / (2 * s_min))) < 0.5
+        offset = (12, 12) if clear_knee and near else (-10, -16)
+        right.annotate(f"B = {b:g}", (b * first[b], first[b]), textcoords="offset points", xytext=offset,
                        fontsize="small")
     for ax in (left, right):
         ax.set_xscale("log", base=2)
@@ -103,7 +108,7 @@ def plot_critical_batch(updates, s_min, b_crit):
     return fig
 
 
-def plot_learning_rate_sweep(sweep, target=None):
+def plot_learning_rate_sweep(sweep, target=None, cap=None):
     """Updates to the target loss against the learning rate, one line per batch size B.
 
         S(B, lr) = updates SGD at batch B and rate lr took to reach the target;  inf: not within the cap
@@ -115,6 +120,11 @@ def plot_learning_rate_sweep(sweep, target=None):
     Args:
         sweep: dict `{B: {lr: S}}`, S > 0 or inf, at least one finite S per B.
         target: the target loss, for the title only (None: no number in it).
+        cap: the most updates a training was given. If set, every finite S must be <= cap; the
+            trainings that never reached the target are drawn as crosses in a grey band above the
+            cap, labelled "not within {cap} updates (cap)", with no tick in the band; every rate tied
+            at a B's fewest updates gets a circle. None: the crosses sit on the top edge, one ring per B,
+            as before.
     Returns:
         a matplotlib Figure with 1 Axes, already closed in pyplot.
     """
@@ -122,7 +132,9 @@ def plot_learning_rate_sweep(sweep, target=None):
                             any(np.isfinite(s) for s in rates.values()) for rates in sweep.values()):
         raise ValueError(f"sweep needs, per B, updates > 0 with at least one finite, got {sweep!r}")
     finite = [s for rates in sweep.values() for s in rates.values() if np.isfinite(s)]
-    top = max(finite) * 1.4
+    if cap is not None and not max(finite) <= cap:
+        raise ValueError(f"a finite S above the cap {cap!r}: {max(finite)!r}")
+    top = max(finite) * 1.4 if cap is None else cap * 1.25  # where the crosses sit
     fig, ax = plt.subplots(figsize=(6.5, 4.2), layout="constrained")
     plt.close(fig)
     colors = plt.get_cmap("viridis")(np.linspace(0.0, 0.8, len(sweep)))
@@ -136,7 +148,9 @@ def plot_learning_rate_sweep(sweep, target=None):
         ax.plot([lr * shift for lr in missed], [top] * len(missed), "x", color=color, markersize=9,
                 linestyle="none")
         best = min(lrs, key=lambda lr: (rates[lr], lr))
-        ax.plot([best], [rates[best]], "o", color=color, markerfacecolor="none", markersize=15)
+        ties = [best] if cap is None else [lr for lr in lrs if rates[lr] == rates[best]]
+        ax.plot(ties, [rates[best]] * len(ties), "o", color=color, markerfacecolor="none", markersize=15,
+                linestyle="none")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
     ax.set_xticks(sorted({lr for rates in sweep.values() for lr in rates}))
@@ -144,10 +158,18 @@ def plot_learning_rate_sweep(sweep, target=None):
     ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
     ax.yaxis.set_major_locator(ticker.LogLocator(base=2, subs=(1.0, 1.25, 1.5, 1.75)))
     ax.yaxis.set_minor_locator(ticker.NullLocator())
-    ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.set_xlabel("learning rate (x: never reached the target)")
-    ax.set_ylabel("updates S to the target loss")
+    ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}" if cap is None or v <= cap else ""))
     goal = f" loss {target:g}" if target is not None else " the target"
-    ax.set_title(f"Updates to{goal} per rate; ring: the best rate of each B", fontsize="medium")
+    if cap is None:
+        ax.set_xlabel("learning rate (x: never reached the target)")
+        ax.set_title(f"Updates to{goal} per rate; ring: the best rate of each B", fontsize="medium")
+    else:
+        ax.set_ylim(top=cap * 1.5)
+        ax.axhspan(cap * 1.08, cap * 1.5, color="0.9", zorder=0)
+        ax.text(0.02, cap * 1.4, f"x: not within {cap:g} updates (cap)", transform=ax.get_yaxis_transform(),
+                fontsize="small", va="center")
+        ax.set_xlabel("learning rate")
+        ax.set_title(f"Updates to{goal} per rate; circle: the fewest of each B", fontsize="medium")
+    ax.set_ylabel("updates S to the target loss")
     ax.legend(fontsize="small")
     return fig

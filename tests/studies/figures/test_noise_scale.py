@@ -73,3 +73,33 @@ def test_plot_learning_rate_sweep_refuses_a_batch_size_that_never_reached_the_ta
 
     with pytest.raises(ValueError, match="finite"):
         plot_learning_rate_sweep({32: {0.4: np.inf}})
+
+
+def test_plot_learning_rate_sweep_with_a_cap_bands_the_misses_and_circles_every_tie():
+    from gradlab.studies.figures.noise_scale import plot_learning_rate_sweep
+
+    sweep = {16: {0.2: 58, 0.4: 58, 0.8: np.inf}, 32: {0.2: 51, 0.4: 37, 0.8: 81}}
+    fig = plot_learning_rate_sweep(sweep, target=0.5, cap=100)
+    (ax,) = fig.axes
+    lines = ax.lines  # per B: the reached rates, the missed ones, the circles
+    assert list(lines[2].get_xdata()) == [0.2, 0.4] and list(lines[2].get_ydata()) == [58, 58]
+    assert list(lines[5].get_xdata()) == [0.4] and list(lines[5].get_ydata()) == [37]
+    miss_y = lines[1].get_ydata()[0]
+    assert miss_y > 100 and ax.get_ylim()[1] > miss_y and len(ax.patches) == 1  # the band
+    labels = [ax.yaxis.get_major_formatter()(v, None) for v in (96, 112)]
+    assert labels == ["96", ""]  # no tick label above the cap
+    assert any("not within 100 updates (cap)" in t.get_text() for t in ax.texts)
+    assert "circle" in ax.get_title()
+    with pytest.raises(ValueError, match="cap"):
+        plot_learning_rate_sweep({32: {0.4: 120}}, cap=100)
+
+
+def test_plot_critical_batch_can_move_the_label_at_the_knee_clear_of_its_circle():
+    from gradlab.studies.figures.noise_scale import plot_critical_batch
+
+    updates = {2: {16: 58, 32: 37, 128: 23, 512: 22}}
+    for clear, expected in ((False, (-10, -16)), (True, (12, 12))):
+        right = plot_critical_batch(updates, s_min=18.5, b_crit=32.4, clear_knee=clear).axes[1]
+        offsets = {t.get_text(): t.xyann for t in right.texts}
+        assert offsets["B = 32"] == expected  # E = 1,184, S = 37: at the knee (1,199, 37)
+        assert offsets["B = 128"] == (-10, -16)  # far from it: below its cross either way
