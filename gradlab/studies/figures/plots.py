@@ -25,10 +25,11 @@ def _colors(n):
     return plt.get_cmap("viridis")(np.linspace(0.0, 0.85, n))
 
 
-def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=None):
+def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=None, with_replacement=False):
     """Minibatch gradients scattered around the full-batch gradient, per batch size b.
 
         spread(b) = mean_draws ||g_b - g||,   predicted  sqrt(tr(Sigma) / b * (N - b) / (N - 1))
+        (drawn with replacement: sqrt(tr(Sigma) / b), the factor is 1)
 
     Left: every minibatch gradient projected on two directions: the full gradient g, and
     the direction in which the smallest batches scatter most (orthogonal to g), on equal
@@ -45,6 +46,8 @@ def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=N
         trace_cov: tr(Sigma), the trace of the per-example gradient covariance (optional).
         population: N, the number of examples the minibatches are drawn from (with
             `trace_cov`).
+        with_replacement: the minibatches were drawn with replacement; the prediction is then
+            sqrt(tr(Sigma) / b) and needs `trace_cov` only, no `population`.
     Returns:
         a matplotlib Figure with 2 Axes.
 
@@ -54,7 +57,10 @@ def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=N
     sizes = sorted(minibatch_grads)
     if not sizes:
         raise ValueError("minibatch_grads needs at least one batch size, got an empty dict")
-    if (trace_cov is None) != (population is None):
+    if with_replacement:
+        if population is not None or trace_cov is None:
+            raise ValueError("with_replacement needs trace_cov and no population")
+    elif (trace_cov is None) != (population is None):
         raise ValueError("give trace_cov and population together, or neither")
     if population is not None and (population <= 1 or max(sizes) > population):
         raise ValueError(f"population must be > 1 and >= every b, got {population} for b = {sizes}")
@@ -92,6 +98,10 @@ def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=N
         ref = means[0] * np.sqrt(b_axis[0] / b_axis)
         ax2.plot(sizes, ref, "--", color="crimson", label=r"$\propto 1/\sqrt{b}$")
         ax2.set_title("The spread shrinks like $1/\\sqrt{b}$")
+    elif with_replacement:
+        ax2.plot(sizes, np.sqrt(trace_cov / b_axis), "--", color="crimson",
+                 label="predicted\n" + r"$\sqrt{\mathrm{tr}\Sigma/b}$")
+        ax2.set_title("Measured spread and its prediction")
     else:
         ref = np.sqrt(trace_cov / b_axis * (population - b_axis) / (population - 1))
         ax2.plot(sizes, ref, "--", color="crimson",

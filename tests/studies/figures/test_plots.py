@@ -30,6 +30,17 @@ def test_plot_gradient_noise_draws_the_finite_population_prediction():
                                          for k in (8, 32, 128)])
 
 
+def test_plot_gradient_noise_with_replacement_predicts_trace_over_b_without_the_factor():
+    full, grads = _draws()
+    _, right = plot_gradient_noise(full, grads, trace_cov=20.0, with_replacement=True).axes
+    predicted, = [line for line in right.lines if line.get_linestyle() == "--"]
+    assert np.allclose(predicted.get_ydata(), [1.5811, 0.7906, 0.3953], atol=1e-4)  # sqrt(20 / b) by hand
+    with pytest.raises(ValueError):
+        plot_gradient_noise(full, grads, trace_cov=20.0, population=256, with_replacement=True)
+    with pytest.raises(ValueError):
+        plot_gradient_noise(full, grads, with_replacement=True)
+
+
 def test_plot_gradient_noise_left_panel_is_equal_aspect_and_names_the_share_it_shows():
     full, grads = _draws(dim=2)  # in 2 dimensions the two directions hold the whole miss
     left, _ = plot_gradient_noise(full, grads).axes
