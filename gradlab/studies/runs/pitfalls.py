@@ -4,7 +4,7 @@
 |------------------------|---------------------------------------------|------------------------------------------|
 | unequal micro-batches  | mean of per-micro-batch means               | weights n_i / B, or `sample_weight`      |
 | schedules, counters    | advance per micro-batch (Keras 3)           | one `apply` per update                   |
-| BatchNorm              | moving statistics move N times per update   | `batchnorm='window'`                     |
+| BatchNorm              | each micro-batch normalised on its own      | LayerNorm, GroupNorm; kept: `'micro'`    |
 | dropout                | masks differ per micro-batch                | noise, not bias: seed it or turn it off  |
 | gradient clipping      | clip each micro-batch                       | clip the accumulated update, once        |
 | loss scaling           | skip the overflowing micro-batch only       | skip the whole update, lower the scale   |
@@ -13,6 +13,11 @@
 | weight EMA             | update it per micro-batch                   | once per update                          |
 
 Each function here is the naive way or a measurement; the right way is a gradlab strategy.
+
+BatchNorm is never exact under accumulation. Of its two modes, `batchnorm='window'` moves the
+moving statistics once per update, as the large batch does (to compare with a large-batch run);
+`'micro'`, the default, moves them towards the statistics the network normalised with in
+training, the micro-batches'; it gave the lower test loss in lesson 11.
 
 Lessons: notebooks/11-pitfalls-what-to-count.ipynb (the first four rows),
 notebooks/12-pitfalls-applying-once.ipynb (clipping, loss scaling, EMA; the sparse-gradient row,
