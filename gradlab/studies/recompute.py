@@ -22,7 +22,8 @@ matrix products where there was one (the same multiply-adds, more calls).
 
     a config: dict B, N, recompute (False, True = "tf.recompute_grad", or a key of `WRAPS`),
         optionally grappler (default True; False turns off Grappler, TensorFlow's graph rewrites,
-        such as merging identical ops, in that process)
+        such as merging identical ops, in that process) and eager (default False; True compiles
+        with run_eagerly=True: each op runs when Python reaches it, no graph)
 
 Lesson: notebooks/17-memory.ipynb
 """
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import keras
@@ -112,10 +114,10 @@ def block_mlp(recompute=False, depth=4, width=128, hidden=1024, seed=0):
 
 def _config(config):
     """`config` checked: dict `B`, `N` (B % N == 0), `recompute` (a bool or a key of `WRAPS`),
-    optional `grappler` (a bool, default True)."""
+    optional `grappler` and `eager` (bools, default True and False)."""
     if not isinstance(config, dict) or not {"B", "N", "recompute"} <= set(config) <= {"B", "N", "recompute",
-                                                                                        "grappler"}:
-        raise ValueError(f"a config is a dict of B, N and recompute (and optionally grappler), got {config!r}")
+                                                                                        "grappler", "eager"}:
+        raise ValueError(f"a config is a dict of B, N and recompute (and optionally grappler, eager), got {config!r}")
     B, N = check_count("B", config["B"]), check_count("N", config["N"])
     if B % N:
         raise ValueError(f"B must divide by N, got B={B!r}, N={N!r}")
@@ -124,18 +126,21 @@ def _config(config):
                         f"got {config['recompute']!r}")
     if not isinstance(config.get("grappler", True), bool):
         raise TypeError(f"grappler must be True or False, got {config['grappler']!r}")
-    return dict(B=B, N=N, recompute=config["recompute"], grappler=config.get("grappler", True))
+    if not isinstance(config.get("eager", False), bool):
+        raise TypeError(f"eager must be True or False, got {config['eager']!r}")
+    checked = dict(B=B, N=N, recompute=config["recompute"], grappler=config.get("grappler", True))
+    return dict(checked, eager=True) if config.get("eager") else checked  # the key only where it was asked
 
 
 def _trainer(config, seed=0):
-    """The model of `config` compiled with SGD (no slots, no XLA), wrapped in
-    AccumulatingModel(N) when N > 1, and its batch of B random rows as held tensors."""
+    """The model of `config` compiled with SGD (no slots, no XLA; eagerly with `eager`), wrapped
+    in AccumulatingModel(N) when N > 1, and its batch of B random rows as held tensors."""
     from ..training.fit import AccumulatingModel
 
     net = block_mlp(config["recompute"], seed=seed, **SHAPE)
     if config["N"] > 1:
         net = AccumulatingModel(net, config["N"], jit_compile=False)
-    net.compile(optimizer=keras.optimizers.SGD(0.01), jit_compile=False,
+    net.compile(optimizer=keras.optimizers.SGD(0.01), jit_compile=False, run_eagerly=config.get("eager", False),
                 loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     rng = np.random.default_rng(seed)
     x = tf.constant(rng.random((config["B"], 784), dtype=np.float32))
@@ -149,7 +154,8 @@ def measure(config, updates=3):
     Returns:
         dict `peak_mib` (all the allocator held at the peak: weights, the batch, gradients,
         activations), `held_mib` (what it held before those updates), `update_mib`
-        (peak - held), `params` and `device`.
+        (peak - held), `params`, `device` and `seconds_per_update` (the mean wall-clock time
+        of the measured updates; on a shared CPU it moves between runs).
     """
     config, updates = _config(config), check_count("updates", updates)
     device = "GPU:0" if tf.config.list_physical_devices("GPU") else "CPU:0"
@@ -157,13 +163,21 @@ def measure(config, updates=3):
         tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
     net, x, y = _trainer(config)
     net.train_on_batch(x, y)  # with memory.measure's first, untimed call: two updates traced
-    m = memory.measure(lambda: net.train_on_batch(x, y), updates, devices=(device,))
+    times = []
+
+    def step():
+        start = time.perf_counter()
+        net.train_on_batch(x, y)
+        times.append(time.perf_counter() - start)
+
+    m = memory.measure(step, updates, devices=(device,))
     if m["tf_peak_mb"] is None:
         raise RuntimeError(f"{device}'s allocator keeps no statistics (on a CPU, set "
                            "TF_CPU_ALLOCATOR_USE_BFC=true before TensorFlow starts)")
     return dict(config, peak_mib=m["held_mb"] + m["tf_peak_mb"], held_mib=m["held_mb"],
                 update_mib=m["tf_peak_mb"], device=device,
-                params=int(sum(np.prod(v.shape) for v in net.trainable_weights)))
+                params=int(sum(np.prod(v.shape) for v in net.trainable_weights)),
+                seconds_per_update=float(np.mean(times[1:])))  # memory.measure's first call is unmeasured
 
 
 def peaks(configs, updates=3, parallel=2):

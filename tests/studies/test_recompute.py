@@ -63,6 +63,7 @@ def test_fit_with_recomputation_equals_keras_plain_fit():
     (dict(B=8, N=1, recompute="yes"), TypeError, "recompute must be True, False or one of tf.recompute_grad"),
     (dict(B=8, N=1), ValueError, "a config is a dict of B, N and recompute"),
     (dict(B=8, N=1, recompute=False, grappler="off"), TypeError, "grappler must be True or False, got 'off'"),
+    (dict(B=8, N=1, recompute=False, eager="yes"), TypeError, "eager must be True or False, got 'yes'"),
 ])
 def test_bad_configs_are_refused_naming_them(config, error, words):
     with pytest.raises(error) as e:
@@ -108,3 +109,13 @@ def test_the_hand_written_rebuild_saves_nothing_with_grappler_off_too():
     # nearer plain than the rebuild that waits for dy (the peaks move between runs; see above)
     middle = (plain["update_mib"] + waiting["update_mib"]) / 2
     assert eager_rebuild["update_mib"] > middle, (plain, eager_rebuild, waiting)
+
+
+@pytest.mark.slow
+def test_an_eager_config_is_measured_and_each_measure_reports_its_seconds_per_update():
+    graph, eager = recompute.peaks([dict(B=256, N=1, recompute=False), dict(B=256, N=1, recompute=False, eager=True)])
+    assert "error" not in graph and "error" not in eager, (graph, eager)
+    assert "eager" not in graph and eager["eager"] is True  # the old configs' dicts are unchanged
+    assert graph["params"] == eager["params"] == 1_154_954
+    # the mean of the measured updates' wall-clock time: positive, and under the child's whole time limit
+    assert all(0 < m["seconds_per_update"] < recompute.CHILD_TIMEOUT for m in (graph, eager)), (graph, eager)
