@@ -44,7 +44,8 @@ def plot_weighting_error(last_sizes, measured, predicted, title="the plain mean'
     return fig
 
 
-def plot_weighting_factors(last_sizes, measured, mismatch, spread, title="the plain mean's error and its two factors"):
+def plot_weighting_factors(last_sizes, measured, mismatch, spread, title="the plain mean's error and its two factors",
+                           product=False):
     """Draw the measured error and its two factors in three panels over r: error = mismatch x spread.
 
     Args:
@@ -53,6 +54,8 @@ def plot_weighting_factors(last_sizes, measured, mismatch, spread, title="the pl
         mismatch: the weight mismatch |1/N - r/B| per r (zero at equal sizes).
         spread: ||g_N - mean of the others|| / ||g|| per r.
         title: the figure's title.
+        product: if True, also draw mismatch x spread as a line over the measured points (left panel), so the
+            claim error = mismatch x spread can be read off the figure.
     Returns:
         the matplotlib Figure of 3 Axes (error, mismatch, spread), already closed in pyplot.
     """
@@ -70,5 +73,10 @@ def plot_weighting_factors(last_sizes, measured, mismatch, spread, title="the pl
         ax.set_title(label, fontsize="small")
         ax.set_xlabel("size r of the last micro-batch")
         ax.set_ylim(bottom=0, top=1.1 * max(values) if max(values) > 0 else 1)
+    if product:
+        axes[0].plot(columns[0], [w * s for w, s in zip(columns[2], columns[3])], "-", color="0.3", zorder=1,
+                     label="mismatch x spread")
+        axes[0].plot([], [], "o", color="C3", label="measured")
+        axes[0].legend(fontsize="small")
     fig.suptitle(title)
     return fig

@@ -31,3 +31,13 @@ def test_factors_figure_draws_each_series_in_its_own_panel():
         plot_weighting_factors([1, 2], [0.1, 0.2], [0.1], [1.0, 1.0])
     with pytest.raises(ValueError, match="finite"):
         plot_weighting_factors([1], [0.1], [0.1], [float("inf")])
+
+
+def test_factors_figure_can_draw_the_product_over_the_measured_points():
+    from gradlab.studies.figures.weighting import plot_weighting_factors
+    fig = plot_weighting_factors([1, 2, 3], [0.3, 0.1, 0.0], [0.2, 0.1, 0.0], [1.5, 1.0, 0.9], product=True)
+    points, line = fig.axes[0].lines[:2]
+    assert list(points.get_ydata()) == [0.3, 0.1, 0.0] and points.get_linestyle() == "None"
+    assert list(line.get_xdata()) == [1, 2, 3] and list(line.get_ydata()) == pytest.approx([0.3, 0.1, 0.0])
+    assert line.get_label() == "mismatch x spread"
+    assert len(plot_weighting_factors([1], [0.1], [0.1], [1.0]).axes[0].lines) == 1  # the default draws no line
