@@ -25,7 +25,8 @@ def _colors(n):
     return plt.get_cmap("viridis")(np.linspace(0.0, 0.85, n))
 
 
-def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=None, with_replacement=False):
+def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=None, with_replacement=False,
+                        thin_star=False):
     """Minibatch gradients scattered around the full-batch gradient, per batch size b.
 
         spread(b) = mean_draws ||g_b - g||,   predicted  sqrt(tr(Sigma) / b * (N - b) / (N - 1))
@@ -48,6 +49,8 @@ def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=N
             `trace_cov`).
         with_replacement: the minibatches were drawn with replacement; the prediction is then
             sqrt(tr(Sigma) / b) and needs `trace_cov` only, no `population`.
+        thin_star: draw the hollow star for g smaller and with a thin outline (still on top), so
+            the largest batches' draws, which sit on g, show through it (default: the bold star).
     Returns:
         a matplotlib Figure with 2 Axes.
 
@@ -80,8 +83,8 @@ def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=N
         ax2.scatter(np.full(dist.shape, b), dist, s=10, color=color, alpha=0.5)
         ax2.plot(b, np.sqrt(np.mean(dist ** 2)), "o", color=color, markersize=8, markeredgecolor="black")
     # on top but hollow: the largest batches' draws sit on g and stay visible through it
-    ax.plot(full @ u1, 0.0, "*", markersize=18, markerfacecolor="none", markeredgecolor="crimson",
-            markeredgewidth=2, zorder=4, label="full gradient g")
+    ax.plot(full @ u1, 0.0, "*", markersize=14 if thin_star else 18, markerfacecolor="none",
+            markeredgecolor="crimson", markeredgewidth=0.8 if thin_star else 2, zorder=4, label="full gradient g")
     ax.set_xlabel("component along g")
     ax.set_ylabel("component across g (widest scatter)")
     ax.set_aspect("equal", adjustable="datalim")

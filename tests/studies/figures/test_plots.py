@@ -155,3 +155,14 @@ def test_plot_step_ratios_draws_one_labelled_bar_per_optimizer_and_the_line_at_n
     assert list(ax.lines[0].get_ydata()) == [4.0, 4.0]  # the dashed line at N
     with pytest.raises(ValueError, match="ratios"):
         plot_step_ratios({}, accum_steps=4)
+
+
+def test_plot_gradient_noise_draws_a_thin_hollow_star_over_the_points_when_asked():
+    full, grads = _draws()
+    for thin, size, width in ((False, 18, 2.0), (True, 14, 0.8)):
+        left, _ = plot_gradient_noise(full, grads, thin_star=thin).axes
+        star, = [line for line in left.lines if line.get_label() == "full gradient g"]
+        assert star.get_markerfacecolor() == "none"
+        assert (star.get_markersize(), star.get_markeredgewidth()) == (size, width)
+        assert all(points.get_zorder() < star.get_zorder() for points in left.collections)  # g stays visible
+        assert np.allclose(star.get_xydata(), [[np.linalg.norm(full), 0.0]])  # g along g: |g|, across it: 0
