@@ -247,7 +247,7 @@ def _bars(ax, values, texts, colors):
     ax.set_xlim(0, max(values) * 1.1)
 
 
-def plot_one_seed(groups, labels, upto, window=15, span=None):
+def plot_one_seed(groups, labels, upto, window=15, span=None, seeds=False):
     """Hold b, raise N, at one seed: each group's first seed only, whatever seeds it gathered
     before (a group keeps the seeds of earlier runs, so a mean over them would depend on run
     order). Left: the training loss (mean of `window` updates) against examples seen
@@ -259,6 +259,8 @@ def plot_one_seed(groups, labels, upto, window=15, span=None):
         upto: the last example seen on the left panel's x axis.
         window: moving-average width in updates.
         span: None, or `(first, last)` examples seen to shade on the left panel.
+        seeds: False (the right panel draws the first seed), or True: the right panel draws the
+            mean ± std (ddof=1) of the final test accuracy over each group's seeds instead.
     Returns:
         a matplotlib Figure with 2 Axes.
 
@@ -274,8 +276,14 @@ def plot_one_seed(groups, labels, upto, window=15, span=None):
         line = curves.loss_band(ax_loss, SimpleNamespace(results=[first], label=name), "examples",
                                 colors[id(g)], False, window)
         line.set_label(name)
-        ax_acc.plot([first.config.effective_batch], [100 * first.accuracy], "o",
-                    color=colors[id(g)], markersize=7)
+        if seeds:  # mean ± std over the group's seeds (std 0 for one seed)
+            accs = 100 * np.array([r.accuracy for r in g.results])
+            ax_acc.errorbar([first.config.effective_batch], [accs.mean()],
+                            yerr=[accs.std(ddof=1) if len(accs) > 1 else 0.0], fmt="o", capsize=4,
+                            color=colors[id(g)], markersize=7)
+        else:
+            ax_acc.plot([first.config.effective_batch], [100 * first.accuracy], "o",
+                        color=colors[id(g)], markersize=7)
     if span is not None:
         ax_loss.axvspan(*span, color="grey", alpha=0.15, linewidth=0)
     ax_loss.set_xlim(0, upto)
@@ -285,7 +293,9 @@ def plot_one_seed(groups, labels, upto, window=15, span=None):
     ax_acc.set_xscale("log", base=2)
     ax_acc.set_xlabel("effective batch B = N·b")
     ax_acc.set_ylabel("final test accuracy (%)")
-    ax_acc.set_title("Final test accuracy, one seed")
+    n_seeds = sorted({len(g.results) for g in groups})
+    ax_acc.set_title(f"Final test accuracy, mean ± std of {'/'.join(map(str, n_seeds))} seeds" if seeds
+                     else "Final test accuracy, one seed")
     ax_acc.margins(x=0.15, y=0.2)
     _legend(fig, ax_loss.get_lines(), legend_y, ncol=1)
     return fig

@@ -176,13 +176,13 @@ class Lab:
                 f.write(data)
         return Image(data=data, format="png")
 
-    def picture_one_seed(self, groups, labels, upto, span=None):
+    def picture_one_seed(self, groups, labels, upto, span=None, seeds=False):
         """`figures.plot_one_seed` of `groups` (each group's first seed), as an
         `IPython.display.Image`: the loss against examples seen up to `upto`, and the final
-        test accuracy against B."""
+        test accuracy against B (with `seeds=True`, its mean ± std over each group's seeds)."""
         from IPython.display import Image
-        return Image(data=_png(figures.plot_one_seed(groups, labels, upto, span=span), figures.PICTURE_DPI),
-                     format="png")
+        return Image(data=_png(figures.plot_one_seed(groups, labels, upto, span=span, seeds=seeds),
+                               figures.PICTURE_DPI), format="png")
 
     def snapshot(self):
         """The lab's two plots as its widget shows them now, the curves (`plot`) and the

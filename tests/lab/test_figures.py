@@ -95,3 +95,18 @@ def test_one_seed_draws_each_groups_first_seed_against_examples_and_b():
     assert np.nanmax(smooth.get_xdata()) == 100 * 40  # x = updates × B
     with pytest.raises(ValueError, match="one label per group: 2 groups, 1 labels"):
         figures.plot_one_seed([one, three], ["one"], upto=1_000)
+
+
+def test_one_seed_with_seeds_draws_each_groups_mean_and_std_of_accuracy_against_b():
+    three = group(result(accum_steps=4, micro_batch=25, accuracy=0.80),
+                  result(accum_steps=4, micro_batch=25, seed=1, accuracy=0.90),
+                  result(accum_steps=4, micro_batch=25, seed=2, accuracy=0.97))
+    one = group(result(accum_steps=1, micro_batch=25, accuracy=0.70))
+    fig = figures.plot_one_seed([one, three], ["B = 25", "B = 100"], upto=1_000, seeds=True)
+    accuracy = fig.axes[1]
+    assert accuracy.get_title() == "Final test accuracy, mean ± std of 1/3 seeds"
+    points = [(float(c.lines[0].get_xdata()[0]), float(c.lines[0].get_ydata()[0])) for c in accuracy.containers]
+    np.testing.assert_allclose(points, [(25, 70.0), (100, 89.0)])  # (80 + 90 + 97) / 3, not seed 0's 80
+    bars = [c.lines[2][0].get_segments()[0][:, 1] for c in accuracy.containers]  # each bar's (low, high)
+    std = float(np.std([80.0, 90.0, 97.0], ddof=1))  # 8.54..., written out: ddof=1, as the notebook prints
+    np.testing.assert_allclose(bars, [[70.0, 70.0], [89.0 - std, 89.0 + std]])
