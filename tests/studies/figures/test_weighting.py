@@ -1,26 +1,10 @@
-"""The plain mean's error figure: its points and line are the values given, in order."""
+"""The plain mean's error and its two factors: each series is drawn from the values given, in order."""
 import pytest
 
-from gradlab.studies.figures.weighting import plot_weighting_error
-
-
-def test_points_are_measured_and_the_line_is_predicted():
-    fig = plot_weighting_error([1, 2, 3], [0.3, 0.2, 0.0], [0.31, 0.19, 0.0])
-    line, points = fig.axes[0].lines
-    assert list(line.get_xdata()) == [1, 2, 3] and list(line.get_ydata()) == [0.31, 0.19, 0.0]
-    assert list(points.get_ydata()) == [0.3, 0.2, 0.0] and points.get_linestyle() == "None"
-    assert fig.axes[0].get_ylim()[0] == 0
-
-
-def test_lengths_must_match_and_errors_be_real():
-    with pytest.raises(ValueError, match="one value each"):
-        plot_weighting_error([1, 2], [0.1], [0.1, 0.2])
-    with pytest.raises(ValueError, match="finite"):
-        plot_weighting_error([1], [float("nan")], [0.1])
+from gradlab.studies.figures.weighting import plot_weighting_factors
 
 
 def test_factors_figure_draws_each_series_in_its_own_panel():
-    from gradlab.studies.figures.weighting import plot_weighting_factors
     fig = plot_weighting_factors([1, 2, 3], [0.3, 0.1, 0.0], [0.2, 0.1, 0.0], [1.5, 1.0, 0.9])
     error, mismatch, spread = fig.axes
     assert list(error.lines[0].get_ydata()) == [0.3, 0.1, 0.0] and error.lines[0].get_linestyle() == "None"
@@ -34,7 +18,6 @@ def test_factors_figure_draws_each_series_in_its_own_panel():
 
 
 def test_factors_figure_can_draw_the_product_over_the_measured_points():
-    from gradlab.studies.figures.weighting import plot_weighting_factors
     fig = plot_weighting_factors([1, 2, 3], [0.3, 0.1, 0.0], [0.2, 0.1, 0.0], [1.5, 1.0, 0.9], product=True)
     points, line = fig.axes[0].lines[:2]
     assert list(points.get_ydata()) == [0.3, 0.1, 0.0] and points.get_linestyle() == "None"
