@@ -120,14 +120,16 @@ def _unless_empty(rows, run, parts, variables):
     def full():
         s = run(parts)
         connected.extend((j, g.dtype) for j, g in enumerate(s.grads) if g is not None)
-        return s.loss, s.norm, [s.grads[j] for j, _ in connected]
+        # the contract's verdict travels with the sums: dropped here, a broken contract
+        # under tf.distribute would be applied as if it held
+        return s.loss, s.norm, tf.cast(s.broken, tf.float32), [s.grads[j] for j, _ in connected]
 
     def empty():
-        return (tf.constant(0.0, sum_dtype()), tf.constant(0.0, sum_dtype()),
+        return (tf.constant(0.0, sum_dtype()), tf.constant(0.0, sum_dtype()), tf.constant(0.0),
                 [tf.zeros(variables[j].shape, dtype) for j, dtype in connected])
 
-    loss, norm, grads = tf.cond(rows > 0, full, empty)
+    loss, norm, broken, grads = tf.cond(rows > 0, full, empty)
     out = [None] * len(variables)
     for (j, _), g in zip(connected, grads):
         out[j] = g
-    return Sums(loss, out, norm)
+    return Sums(loss, out, norm, broken)
