@@ -11,7 +11,8 @@ examples; above it, it barely cuts updates and costs examples in proportion.
 Like `gradlab.studies.figures.plots`, `plot_critical_batch` returns a Figure already closed in
 pyplot, so a notebook cell ending with the call shows it exactly once.
 
-Lesson: notebooks/03-critical-batch.ipynb
+Lessons: notebooks/02-batch-size-and-noise.ipynb (`plot_progress`),
+notebooks/03-critical-batch.ipynb
 """
 from __future__ import annotations
 
@@ -172,4 +173,46 @@ def plot_learning_rate_sweep(sweep, target=None, cap=None):
         ax.set_title(f"Updates to{goal} per rate; circle: the fewest of each B", fontsize="medium")
     ax.set_ylabel("updates S to the target loss")
     ax.legend(fontsize="small")
+    return fig
+
+
+def plot_progress(noise_scale, marks=(32, 256)):
+    """One step's progress at batch b, per update and per example, in McCandlish et al.'s model.
+
+        per update:  p(b) = 1 / (1 + B_noise / b)      (of a noiseless step's drop in loss)
+        per example: p(b) / b, as a share of its small-batch limit 1 / B_noise,  = 1 / (1 + b / B_noise)
+
+    The two curves cross at b = B_noise, at 1/2: below it a larger batch buys progress per update
+    almost for free per example; above it, each doubling of b halves the progress per example.
+
+    Args:
+        noise_scale: B_noise (a finite number > 0), e.g. B_simple.
+        marks: batch sizes (> 0) to mark on both curves, with their values.
+    Returns:
+        a matplotlib Figure with 1 Axes (log-2 x), already closed in pyplot.
+    """
+    if isinstance(noise_scale, bool) or not np.isfinite(noise_scale) or noise_scale <= 0:
+        raise ValueError(f"noise_scale must be a finite number > 0, got {noise_scale!r}")
+    if not all(np.isfinite(b) and b > 0 for b in marks):
+        raise ValueError(f"marks must be batch sizes > 0, got {marks!r}")
+    lo, hi = min([noise_scale / 16, *marks]) / 1.5, max([noise_scale * 16, *marks]) * 1.5
+    grid = np.geomspace(lo, hi, 200)
+    fig, ax = plt.subplots(figsize=(7, 4.6), layout="constrained")
+    plt.close(fig)
+    ax.plot(grid, 1 / (1 + noise_scale / grid), color="tab:blue", label="per update: 1 / (1 + B_noise / b)")
+    ax.plot(grid, 1 / (1 + grid / noise_scale), color="tab:orange",
+            label="per example, of its small-b limit: 1 / (1 + b / B_noise)")
+    ax.axvline(noise_scale, color="grey", linestyle="--", label=f"b = B_noise = {noise_scale:.0f}")
+    for b in marks:
+        for value, color in ((1 / (1 + noise_scale / b), "tab:blue"), (1 / (1 + b / noise_scale), "tab:orange")):
+            ax.plot([b], [value], "o", color=color)
+            ax.annotate(f"{value:.2f} at b = {b:g}", (b, value), textcoords="offset points", xytext=(6, 4),
+                        fontsize="small")
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("batch b (examples per update)")
+    ax.set_ylabel("progress, as a share of its best")
+    ax.set_title("A larger batch: more progress per update, less per example", fontsize="medium")
+    fig.legend(loc="outside lower center", fontsize="small", ncols=2)
     return fig

@@ -103,3 +103,29 @@ def test_plot_critical_batch_can_move_the_label_at_the_knee_clear_of_its_circle(
         offsets = {t.get_text(): t.xyann for t in right.texts}
         assert offsets["B = 32"] == expected  # E = 1,184, S = 37: at the knee (1,199, 37)
         assert offsets["B = 128"] == (-10, -16)  # far from it: below its cross either way
+
+
+def test_plot_progress_draws_both_curves_crossing_at_one_half_at_the_noise_scale():
+    from gradlab.studies.figures.noise_scale import plot_progress
+
+    fig = plot_progress(71.0, marks=(32, 256))
+    ax = fig.axes[0]
+    update, example = ax.lines[0], ax.lines[1]
+    b = update.get_xdata()
+    # by hand: at b = B_noise both are 1/2; at b = 32, 32 / 103 per update and 71 / 103 per example
+    assert np.allclose(update.get_ydata(), b / (b + 71.0))
+    assert np.allclose(example.get_ydata(), 71.0 / (b + 71.0))
+    points = {(round(float(l.get_xdata()[0])), round(float(l.get_ydata()[0]), 4)) for l in ax.lines[3:]}
+    assert points == {(32, round(32 / 103, 4)), (32, round(71 / 103, 4)), (256, round(256 / 327, 4)),
+                      (256, round(71 / 327, 4))}
+    assert ax.lines[2].get_xdata()[0] == 71.0
+
+
+def test_plot_progress_refuses_a_noise_scale_that_is_not_positive():
+    from gradlab.studies.figures.noise_scale import plot_progress
+
+    for bad in (0, -3.0, float("nan"), True):
+        with pytest.raises(ValueError, match="noise_scale"):
+            plot_progress(bad)
+    with pytest.raises(ValueError, match="marks"):
+        plot_progress(71.0, marks=(0,))
