@@ -153,3 +153,53 @@ def plot_tower_copies(layer_compute_us, layer_copy_us):
         ax.set_yticks([0.5, 1.5], ["gradient copy", "backward"])
     fig.axes[-1].set_xlabel("µs")
     return fig, totals
+
+
+def plot_tower_step(batch_compute_ms, copy_ms, towers=2):
+    """One update of the classic tower recipe against one device, on a compute row and a link row.
+
+    One device runs the whole batch's forward and backward in C = `batch_compute_ms`. With
+    R = `towers`, the towers run their 1/R of the batch at once, in C / R; then GPU 0's link takes
+    the R - 1 other towers' gradients in and sends R - 1 copies of the new weights back, one at a
+    time, `copy_ms` = m each (the update itself is left out):
+
+        one device:  total = C
+        R towers:    total = C / R + 2 (R - 1) m
+
+    Args:
+        batch_compute_ms: C, the whole batch's forward and backward on one device (ms).
+        copy_ms: m, one gradient's (or one copy of the weights') transfer over GPU 0's link (ms).
+        towers: R, 2 or more.
+    Returns:
+        (figure, (one device's total, the towers' total)) in ms: a Figure of 2 Axes on one ms
+        axis, already closed in pyplot (a notebook cell ending with it shows it once).
+
+    Lesson: notebooks/04-tower-averaging.ipynb
+    """
+    c, m = _times("batch_compute_ms", [batch_compute_ms])[0], _times("copy_ms", [copy_ms])[0]
+    if isinstance(towers, bool) or not isinstance(towers, numbers.Integral) or towers < 2:
+        raise ValueError(f"towers must be an integer >= 2, got {towers!r}")
+    import matplotlib.pyplot as plt  # pyplot: a notebook's inline backend then shows the figure
+    fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(7.0, 3.4), layout="constrained")
+    plt.close(fig)
+    t = c / towers + 2 * (towers - 1) * m
+    wide = 0.15 * max(c, t)  # a bar this wide holds its label
+    top.broken_barh([(0, c)], (1.1, 0.8), color="tab:blue", edgecolor="white")
+    _label(top, "whole batch", 0, c, 1.5)
+    top.set_title(f"one device: {c:.3g} ms")
+    bottom.broken_barh([(0, c / towers)], (1.1, 0.8), color="tab:blue", edgecolor="white")
+    if c / towers >= wide:
+        _label(bottom, f"{towers} towers at once", 0, c / towers, 1.5)
+    start = c / towers
+    for name, color in (("gradients in", "tab:orange"), ("weights out", "tab:red")):
+        bottom.broken_barh([(start + j * m, m) for j in range(towers - 1)], (0.1, 0.8), color=color,
+                           edgecolor="white", label=f"{name} ({towers - 1} x {m:.3g} ms)")
+        start += (towers - 1) * m
+    bottom.legend(loc="upper right", fontsize="small")
+    bottom.set_title(f"{towers} towers: {c / towers:.3g} + 2 x {towers - 1} x {m:.3g} = {t:.3g} ms")
+    for ax in (top, bottom):
+        ax.set_yticks([0.5, 1.5], ["GPU 0's link", "compute"])
+        ax.set_ylim(0, 2)
+    bottom.set_xlim(0, max(c, t) * 1.05)
+    bottom.set_xlabel("ms")
+    return fig, (c, t)

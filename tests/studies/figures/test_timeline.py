@@ -110,3 +110,19 @@ def test_tower_copies_are_drawn_in_microseconds_with_schedules_totals():
     assert bottom.get_title() == "with overlap: 9 µs of backward + gradient copies"
     assert [t.get_text() for t in bottom.get_yticklabels()] == ["gradient copy", "backward"]
     assert bottom.get_xlabel() == "µs"
+
+
+def test_tower_step_halves_the_compute_and_adds_two_copies_per_other_tower():
+    from gradlab.studies.figures.timeline import plot_tower_step
+    # by hand: one device 100 ms; 2 towers 100/2 + 2 x 1 x 6.25 = 62.5; 8 towers 12.5 + 14 x 6.25 = 100
+    fig, totals = plot_tower_step(100.0, 6.25)
+    assert totals == (100.0, 62.5)
+    top, bottom = fig.axes
+    assert top.get_title() == "one device: 100 ms"
+    assert bottom.get_title() == "2 towers: 50 + 2 x 1 x 6.25 = 62.5 ms"
+    assert [t.get_text() for t in bottom.texts] == ["2 towers at once"]
+    assert [t.get_text() for t in bottom.get_legend().get_texts()] == ["gradients in (1 x 6.25 ms)",
+                                                                       "weights out (1 x 6.25 ms)"]
+    assert plot_tower_step(100.0, 6.25, towers=8)[1] == (100.0, 100.0)
+    with pytest.raises(ValueError, match="towers must be an integer >= 2, got 1"):
+        plot_tower_step(100.0, 6.25, towers=1)
