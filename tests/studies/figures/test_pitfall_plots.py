@@ -1,11 +1,11 @@
 """Lessons 11 and 12's figures: BatchNorm error vs micro-batch size, dropout gap vs draws,
-EMA coefficients, the learning rate each update applies."""
+EMA coefficients, the learning rate each update applies, which update applies each micro-batch."""
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
 from gradlab.studies.figures.pitfall_plots import (plot_applied_rates, plot_batchnorm_error, plot_dropout_gap,
-                                                   plot_ema_coefficients)
+                                                   plot_ema_coefficients, plot_update_timeline)
 
 
 def test_plot_batchnorm_error_draws_the_mean_per_size_on_log_axes():
@@ -76,3 +76,20 @@ def test_plot_applied_rates_draws_each_label_per_update_in_two_panels():
         plot_applied_rates({"a": [1.0], "b": [1.0, 0.5]}, cosine)
     with pytest.raises(ValueError, match="at least one"):
         plot_applied_rates({}, cosine)
+
+
+def test_plot_update_timeline_colours_each_micro_batch_by_its_update():
+    names = ["a", "b", "c", "d"]
+    fig = plot_update_timeline(names, 2, {"whole": [None, None, 1, 1], "per micro-batch": [1, None, 1, "held"]})
+    ax, = fig.axes
+    assert len(ax.patches) == 8
+    top, bottom = ax.patches[:4], ax.patches[4:]  # the first row is drawn first, on top
+    assert all(p.get_y() > q.get_y() for p, q in zip(top, bottom))
+    assert top[2].get_facecolor() == top[3].get_facecolor() == bottom[0].get_facecolor() == bottom[2].get_facecolor()
+    assert [bool(p.get_hatch()) for p in top + bottom] == [True, True, False, False, False, True, False, False]
+    assert bottom[3].get_linestyle() == "--" and bottom[3].get_facecolor()[:3] == (1.0, 1.0, 1.0)
+    texts = [t.get_text() for t in ax.texts]
+    assert texts[:2] == ["a\nskipped", "b\nskipped"] and texts[7] == "d\nheld" and texts[4] == "a\nupdate 1"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["call 1", "call 2"]
+    with pytest.raises(ValueError, match="one entry per micro-batch"):
+        plot_update_timeline(names, 2, {"short": [1, 1]})
