@@ -1,12 +1,14 @@
 """Figures for the pitfall lessons: BatchNorm's gradient error against the micro-batch size,
-dropout's gap against the number of draws averaged, and the weights an EMA of the weights
-puts on each update.
+dropout's gap against the number of draws averaged, the weights an EMA of the weights
+puts on each update, the learning rate each update applies, and which update applies each
+micro-batch.
 
 Lesson: notebooks/11-pitfalls-what-to-count.ipynb, notebooks/12-pitfalls-applying-once.ipynb
 """
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.patches import Rectangle
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
 from .plots import _colors, _figure
@@ -134,4 +136,94 @@ def plot_ema_coefficients(coefficients):
     ax.set_ylabel("weight in the average (no unit)")
     ax.set_title(f"The average of the weights after {k} updates")
     ax.legend(fontsize="small")
+    return fig
+
+
+def plot_applied_rates(applied, cosine, titles=("ExponentialDecay(1.0, decay_steps=1, decay_rate=0.5)",
+                                                "CosineDecay(1.0, decay_steps=1000)")):
+    """The learning rate each update applies, per way of counting: a decay, then a long schedule.
+
+        large batch: rate(t - 1);  Keras's accumulation, N micro-steps per update: rate(N t - 1)
+
+    Left, log y: one line per label over updates 1 ... K (a fixed decay falls as a straight line,
+    N times as steep when the schedule reads micro-steps). Right, linear y: the same for a long
+    schedule, where reading micro-steps ends it after 1/N of its updates.
+
+    Args:
+        applied: dict `{label: [rate applied in update 1, ..., K]}`, every list of the same length.
+        cosine: dict `{label: [rate applied in update 1, ..., T]}` for the long schedule.
+        titles: the two panels' titles, the schedules drawn.
+    Returns:
+        a matplotlib Figure with 2 Axes.
+    """
+    _check_series("applied", applied)
+    _check_series("cosine", cosine)
+    if len({len(r) for r in applied.values()}) != 1:
+        raise ValueError(f"every list in applied needs the same length, got {[len(r) for r in applied.values()]}")
+    fig, (left, right) = _figure(ncols=2, figsize=(10.0, 3.8))
+    markers = "osd^v"
+    for k, ((label, rates), color) in enumerate(zip(applied.items(), _colors(len(applied)))):
+        updates = np.arange(1, len(rates) + 1)
+        # later lines dashed and smaller, so a line drawn over an equal one stays visible
+        left.plot(updates, rates, markers[k % len(markers)] + ("-" if k == 0 else "--"), color=color,
+                  markersize=8 - 2 * min(k, 2), label=label)
+    left.set_yscale("log", base=2)
+    left.set_xticks(np.arange(1, len(next(iter(applied.values()))) + 1))
+    left.set_xlabel("update t")
+    left.set_ylabel("learning rate applied")
+    left.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))  # 0.5, not 2^-1
+    left.set_title(titles[0])
+    left.legend(fontsize="small")
+    for (label, rates), color in zip(cosine.items(), _colors(len(cosine))):
+        right.plot(np.arange(1, len(rates) + 1), rates, color=color, label=label)
+    right.set_xlabel("update t")
+    right.set_ylabel("learning rate applied")
+    right.set_title(titles[1])
+    right.legend(fontsize="small")
+    return fig
+
+
+def plot_update_timeline(micro_batches, accum_steps, updates):
+    """Which update each micro-batch goes into, one row per optimizer, in the order they are fed.
+
+        micro-batch j is fed in call j // accum_steps + 1 (one call: one batch of accum_steps micro-batches)
+
+    A box per micro-batch, coloured by the update that applies it; a hatched box is skipped (never
+    applied), a dashed one is still held when the calls end. Dotted lines separate the calls.
+
+    Args:
+        micro_batches: the micro-batches' labels, in the order they are fed.
+        accum_steps: micro-batches per call.
+        updates: dict `{row label: [update number, None (skipped) or "held", one per micro-batch]}`.
+    Returns:
+        a matplotlib Figure with 1 Axes.
+    """
+    _check_series("updates", updates)
+    if any(len(row) != len(micro_batches) for row in updates.values()):
+        raise ValueError(f"every row of updates needs one entry per micro-batch ({len(micro_batches)}), "
+                         f"got lengths {[len(row) for row in updates.values()]}")
+    numbers = sorted({u for row in updates.values() for u in row if isinstance(u, int)})
+    color_of = dict(zip(numbers, _colors(len(numbers))))
+    fig, ax = _figure(figsize=(1.4 * len(micro_batches) + 1.5, 0.9 * len(updates) + 1.4))
+    for r, (label, row) in enumerate(updates.items()):
+        y = len(updates) - 1 - r  # the first row on top
+        for j, (name, u) in enumerate(zip(micro_batches, row)):
+            skipped, held = u is None, u == "held"
+            ax.add_patch(Rectangle((j + 0.05, y + 0.1), 0.9, 0.8, linewidth=1.2, edgecolor="black",
+                                   facecolor="white" if skipped or held else color_of[u],
+                                   hatch="xx" if skipped else None, linestyle="--" if held else "-"))
+            text = "skipped" if skipped else "held" if held else f"update {u}"
+            dark = not (skipped or held) and u == numbers[0]  # viridis' first colour is dark
+            ax.text(j + 0.5, y + 0.5, f"{name}\n{text}", ha="center", va="center", fontsize="small",
+                    color="white" if dark else "black",
+                    bbox=dict(facecolor="white", edgecolor="none", pad=1) if skipped else None)
+    for c in range(accum_steps, len(micro_batches), accum_steps):
+        ax.axvline(c, linestyle=":", color="grey")
+    ax.set_xlim(0, len(micro_batches))
+    ax.set_ylim(0, len(updates))
+    ax.set_xticks([accum_steps * (c + 0.5) for c in range(-(-len(micro_batches) // accum_steps))],
+                  [f"call {c + 1}" for c in range(-(-len(micro_batches) // accum_steps))])
+    ax.set_yticks([len(updates) - 0.5 - r for r in range(len(updates))], list(updates))
+    ax.tick_params(length=0)
+    ax.set_title("Which update applies each micro-batch")
     return fig

@@ -1,10 +1,11 @@
 """Lessons 11 and 12's figures: BatchNorm error vs micro-batch size, dropout gap vs draws,
-EMA coefficients."""
+EMA coefficients, the learning rate each update applies, which update applies each micro-batch."""
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from gradlab.studies.figures.pitfall_plots import plot_batchnorm_error, plot_dropout_gap, plot_ema_coefficients
+from gradlab.studies.figures.pitfall_plots import (plot_applied_rates, plot_batchnorm_error, plot_dropout_gap,
+                                                   plot_ema_coefficients, plot_update_timeline)
 
 
 def test_plot_batchnorm_error_draws_the_mean_per_size_on_log_axes():
@@ -56,3 +57,39 @@ def test_plot_ema_coefficients_draws_one_bar_per_update_and_label():
         plot_ema_coefficients({"a": [1.0], "b": [0.5, 0.5]})
     with pytest.raises(ValueError, match="at least one"):
         plot_ema_coefficients({})
+
+
+def test_plot_applied_rates_draws_each_label_per_update_in_two_panels():
+    # the oracle: 0.5^t written out, the large batch reading update t - 1, Keras (N = 2) micro-step 2t - 1
+    applied = {"large batch": [1.0, 0.5, 0.25, 0.125], "Keras, N = 2": [0.5, 0.125, 0.03125, 0.0078125]}
+    cosine = {"N = 1": [1.0, 0.5, 0.0], "N = 8": [0.5, 0.0, 0.0]}
+    fig = plot_applied_rates(applied, cosine)
+    left, right = fig.axes
+    assert not plt.fignum_exists(fig.number)
+    drawn = {line.get_label(): line for line in left.lines}
+    assert np.allclose(drawn["large batch"].get_xdata(), [1, 2, 3, 4])
+    assert np.allclose(drawn["Keras, N = 2"].get_ydata(), [0.5, 0.125, 0.03125, 0.0078125])
+    assert left.get_yscale() == "log" and right.get_yscale() == "linear"
+    assert [line.get_label() for line in right.lines] == ["N = 1", "N = 8"]
+    assert np.allclose(right.lines[1].get_xdata(), [1, 2, 3]) and np.allclose(right.lines[1].get_ydata(), [0.5, 0, 0])
+    with pytest.raises(ValueError, match="same length"):
+        plot_applied_rates({"a": [1.0], "b": [1.0, 0.5]}, cosine)
+    with pytest.raises(ValueError, match="at least one"):
+        plot_applied_rates({}, cosine)
+
+
+def test_plot_update_timeline_colours_each_micro_batch_by_its_update():
+    names = ["a", "b", "c", "d"]
+    fig = plot_update_timeline(names, 2, {"whole": [None, None, 1, 1], "per micro-batch": [1, None, 1, "held"]})
+    ax, = fig.axes
+    assert len(ax.patches) == 8
+    top, bottom = ax.patches[:4], ax.patches[4:]  # the first row is drawn first, on top
+    assert all(p.get_y() > q.get_y() for p, q in zip(top, bottom))
+    assert top[2].get_facecolor() == top[3].get_facecolor() == bottom[0].get_facecolor() == bottom[2].get_facecolor()
+    assert [bool(p.get_hatch()) for p in top + bottom] == [True, True, False, False, False, True, False, False]
+    assert bottom[3].get_linestyle() == "--" and bottom[3].get_facecolor()[:3] == (1.0, 1.0, 1.0)
+    texts = [t.get_text() for t in ax.texts]
+    assert texts[:2] == ["a\nskipped", "b\nskipped"] and texts[7] == "d\nheld" and texts[4] == "a\nupdate 1"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["call 1", "call 2"]
+    with pytest.raises(ValueError, match="one entry per micro-batch"):
+        plot_update_timeline(names, 2, {"short": [1, 1]})
