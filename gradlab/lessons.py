@@ -99,6 +99,8 @@ _NAMES = {
     "plot_split_miss_panels": ("gradlab.studies.figures.lesson_plots", "plot_split_miss_panels"),
     "plot_weighting_factors": ("gradlab.studies.figures.weighting", "plot_weighting_factors"),
     "plot_tower_step": ("gradlab.studies.figures.timeline", "plot_tower_step"),
+    "plot_alpha_beta": ("gradlab.studies.figures.alpha_beta", "plot_alpha_beta"),
+    "plot_bucket_sweep": ("gradlab.studies.figures.timeline", "plot_bucket_sweep"),
     # the lab (the [lab] extra)
     "Lab": ("gradlab.lab", "Lab"),
     "run_memory": ("gradlab.lab.run_memory", None),

@@ -203,3 +203,38 @@ def plot_tower_step(batch_compute_ms, copy_ms, towers=2):
     bottom.set_xlim(0, max(c, t) * 1.05)
     bottom.set_xlabel("ms")
     return fig, (c, t)
+
+
+def plot_bucket_sweep(tensors_per_bucket, totals_ms, tensors):
+    """Draw an overlapped step's total (`schedule(...)["total"]`) against the tensors per bucket, log x,
+    the least total marked and both ends labelled with their number of buckets, ceil(tensors / k).
+
+    Args:
+        tensors_per_bucket: k, the bucket sizes swept, increasing.
+        totals_ms: the step's total at each k, ms.
+        tensors: how many tensors the step sends (to count the buckets at each end).
+    Returns:
+        (figure, (k, total)): a Figure of one Axes, already closed in pyplot, and the least total with
+        its k (the first k, if several tie).
+    """
+    import matplotlib.pyplot as plt  # pyplot: a notebook's inline backend then shows the figure
+    k, totals = [int(v) for v in tensors_per_bucket], _times("totals_ms", totals_ms)
+    if len(k) != len(totals) or len(k) < 2 or any(b <= a for a, b in zip(k, k[1:])) or k[0] < 1:
+        raise ValueError(f"one total per bucket size, at least two sizes, increasing from 1 on, got {k!r}")
+    best = min(range(len(k)), key=totals.__getitem__)
+    fig, ax = plt.subplots(figsize=(6.0, 3.2), layout="constrained")
+    plt.close(fig)
+    ax.plot(k, totals, "o-", color="tab:blue")
+    ax.plot([k[best]], [totals[best]], "*", ms=14, color="tab:red",
+            label=f"least: {totals[best]:.1f} ms at {k[best]} per bucket")
+    for i, ha in ((0, "left"), (len(k) - 1, "right")):
+        buckets = -(-int(tensors) // k[i])
+        ax.annotate(f"{buckets} bucket{'s' * (buckets > 1)}: {totals[i]:.1f} ms", (k[i], totals[i]),
+                    textcoords="offset points", xytext=(0, -14 if i == 0 else 0), ha=ha, fontsize="small")
+    ax.set_xscale("log")
+    ax.set_xticks(k, [str(v) for v in k])
+    ax.set_xlabel("tensors per bucket (log scale)")
+    ax.set_ylabel("backward + all-reduces, overlapped (ms)")
+    ax.set_title("bucket size: latency against overlap")
+    ax.legend(loc="upper center", fontsize="small")
+    return fig, (k[best], totals[best])

@@ -1,7 +1,7 @@
 """The compute/communication timeline: its totals and bars worked out by hand."""
 import pytest
 
-from gradlab.studies.figures.timeline import plot_overlap, plot_timeline, schedule
+from gradlab.studies.figures.timeline import plot_bucket_sweep, plot_overlap, plot_timeline, schedule
 
 # Three layers, forward order 0, 1, 2: backward runs 2 (0-3 ms), 1 (3-5), 0 (5-6).
 C, M = [1.0, 2.0, 3.0], [2.0, 2.0, 2.0]
@@ -126,3 +126,16 @@ def test_tower_step_halves_the_compute_and_adds_two_copies_per_other_tower():
     assert plot_tower_step(100.0, 6.25, towers=8)[1] == (100.0, 100.0)
     with pytest.raises(ValueError, match="towers must be an integer >= 2, got 1"):
         plot_tower_step(100.0, 6.25, towers=1)
+
+
+def test_the_bucket_sweep_marks_the_least_total_and_labels_both_ends():
+    # 4 tensors, buckets of 1, 2, 4 tensors: 4, 2 and 1 bucket(s); totals as given, least 3.0 at 2
+    fig, (k, total) = plot_bucket_sweep([1, 2, 4], [5.0, 3.0, 4.0], tensors=4)
+    assert (k, total) == (2, 3.0)
+    ax = fig.axes[0]
+    assert ax.lines[0].get_xdata().tolist() == [1, 2, 4] and ax.lines[0].get_ydata().tolist() == [5.0, 3.0, 4.0]
+    assert ax.lines[1].get_xdata().tolist() == [2] and ax.lines[1].get_ydata().tolist() == [3.0]
+    assert [t.get_text() for t in ax.texts] == ["4 buckets: 5.0 ms", "1 bucket: 4.0 ms"]
+    assert plot_bucket_sweep([1, 2, 3], [2.0, 1.0, 1.0], tensors=3)[1] == (2, 1.0)  # a tie: the first
+    with pytest.raises(ValueError):
+        plot_bucket_sweep([2, 1], [1.0, 2.0], tensors=2)  # not increasing

@@ -1,0 +1,63 @@
+"""Measured all-reduce times against message size, with the alpha-beta line fitted to them.
+
+A ring all-reduce of M bytes over R replicas takes (Thakur et al., 2005; beta as bytes per second)
+
+    t(M) = 2 (R - 1) alpha + 2 (R - 1) / R * M / beta ,
+
+a straight line t = a + b M, so a line fitted to measured times gives
+
+    alpha = a / (2 (R - 1)),        beta = 2 (R - 1) / (R b) .
+
+Lesson: notebooks/14-communication.ipynb
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def alpha_beta_of_line(intercept_ms, slope_ms_per_byte, replicas):
+    """alpha (µs) and beta (GiB/s) of the line `t = intercept_ms + slope_ms_per_byte * M` (the module's rule).
+
+    Args:
+        intercept_ms: a, the line's time at M = 0 bytes, in ms.
+        slope_ms_per_byte: b, ms per byte (> 0).
+        replicas: R (>= 2).
+    Returns:
+        (alpha_us, beta_gib_per_s).
+    """
+    if replicas < 2 or slope_ms_per_byte <= 0:
+        raise ValueError(f"need replicas >= 2 and a slope > 0, got {replicas!r} and {slope_ms_per_byte!r}")
+    steps = 2 * (replicas - 1)
+    return 1000 * intercept_ms / steps, steps / replicas / (slope_ms_per_byte / 1000) / 2 ** 30
+
+
+def plot_alpha_beta(sizes_bytes, times_ms, intercept_ms, slope_ms_per_byte, replicas):
+    """Draw measured times against size (log x) and the line `intercept_ms + slope_ms_per_byte * M`.
+
+    Args:
+        sizes_bytes: the message sizes M, bytes.
+        times_ms: one time per size (e.g. each size's median), ms.
+        intercept_ms, slope_ms_per_byte, replicas: the fitted line and R, as `alpha_beta_of_line`.
+    Returns:
+        (figure, (alpha_us, beta_gib_per_s)): a Figure of one Axes, already closed in pyplot (a
+        notebook cell ending with it shows it once), and the line's alpha and beta, as its title states.
+    """
+    import matplotlib.pyplot as plt  # pyplot: a notebook's inline backend then shows the figure
+    sizes, times = np.asarray(sizes_bytes, dtype=float), np.asarray(times_ms, dtype=float)
+    if sizes.shape != times.shape or sizes.size < 2 or np.any(sizes <= 0):
+        raise ValueError(f"one time per size, at least two sizes > 0, got {sizes_bytes!r} and {times_ms!r}")
+    alpha_us, beta = alpha_beta_of_line(intercept_ms, slope_ms_per_byte, replicas)
+    fig, ax = plt.subplots(figsize=(6.0, 3.2), layout="constrained")
+    plt.close(fig)
+    ax.plot(sizes / 2 ** 10, times, "o", color="tab:blue", label="measured (median)")
+    line = np.geomspace(sizes.min(), sizes.max(), 50)
+    ax.plot(line / 2 ** 10, intercept_ms + slope_ms_per_byte * line, "-", color="tab:orange",
+            label=f"fitted line: {intercept_ms:.2f} ms + M / ({1 / slope_ms_per_byte / 2 ** 20:.2f} MiB per ms)")
+    ax.set_xscale("log")
+    ax.set_xticks(sizes / 2 ** 10, [f"{s / 2 ** 10:g}" for s in sizes])
+    ax.set_xlabel("message size M (KiB, log scale)")
+    ax.set_ylabel("one all-reduce (ms)")
+    ax.set_ylim(0, None)
+    ax.set_title(f"R = {replicas}: alpha = {alpha_us:.0f} µs, beta = {beta:.2f} GiB/s")
+    ax.legend(loc="upper left", fontsize="small")
+    return fig, (alpha_us, beta)

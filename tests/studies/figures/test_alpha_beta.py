@@ -1,0 +1,44 @@
+"""The alpha-beta line of measured all-reduce times: alpha and beta worked out by hand."""
+import numpy as np
+import pytest
+
+from gradlab.studies.figures.alpha_beta import alpha_beta_of_line, plot_alpha_beta
+
+GIB = 2 ** 30
+
+
+def test_two_replicas_take_two_latencies_and_send_the_whole_message():
+    # R = 2: t = 2 alpha + M / beta. a = 0.98 ms -> alpha 490 µs; b = 1 ms per 2.5 GiB -> 2.5 GiB per ms
+    alpha_us, beta = alpha_beta_of_line(0.98, 1 / (2.5 * GIB), 2)
+    assert alpha_us == pytest.approx(490.0)
+    assert beta == pytest.approx(2500.0)  # GiB/s
+
+
+def test_four_replicas_take_six_latencies_and_send_one_and_a_half_messages():
+    # R = 4: t = 6 alpha + 1.5 M / beta. a = 3 ms -> alpha 500 µs; b = 1.5 ms per GiB -> beta 1 GiB per ms
+    alpha_us, beta = alpha_beta_of_line(3.0, 1.5 / GIB, 4)
+    assert alpha_us == pytest.approx(500.0)
+    assert beta == pytest.approx(1000.0)
+
+
+def test_the_figure_draws_the_times_and_the_line_through_them():
+    sizes, times = [2 ** 16, 2 ** 19, 2 ** 21, 2 ** 23], [1.0, 1.2, 1.8, 3.9]
+    slope, intercept = np.polyfit(sizes, times, 1)
+    fig, (alpha_us, beta) = plot_alpha_beta(sizes, times, intercept, slope, 2)
+    points, line = fig.axes[0].lines[:2]
+    assert points.get_xdata().tolist() == [64, 512, 2048, 8192]  # KiB
+    assert points.get_ydata().tolist() == times
+    x, y = line.get_xdata() * 2 ** 10, line.get_ydata()  # back to bytes
+    assert x[0] == pytest.approx(2 ** 16) and x[-1] == pytest.approx(2 ** 23)
+    assert y[0] == pytest.approx(intercept + slope * 2 ** 16) and y[-1] == pytest.approx(intercept + slope * 2 ** 23)
+    assert alpha_us == pytest.approx(1000 * intercept / 2) and beta == pytest.approx(1000 / slope / GIB)
+    assert f"alpha = {alpha_us:.0f} µs, beta = {beta:.2f} GiB/s" in fig.axes[0].get_title()
+
+
+def test_a_line_without_replicas_to_share_it_or_a_slope_is_refused():
+    with pytest.raises(ValueError):
+        alpha_beta_of_line(1.0, 1e-9, 1)
+    with pytest.raises(ValueError):
+        alpha_beta_of_line(1.0, 0.0, 2)
+    with pytest.raises(ValueError):
+        plot_alpha_beta([1, 2], [1.0], 1.0, 1e-9, 2)
