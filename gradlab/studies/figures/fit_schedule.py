@@ -45,12 +45,16 @@ def fit_schedule(rows, batch_size, accum_steps, epochs):
     return {"large batch": spans, "AccumulatingModel": list(spans), "Keras accumulation": keras_updates}
 
 
-def plot_fit_schedule(rows=611, batch_size=60, accum_steps=4, epochs=2, rate=0.1, decay=0.9):
+def plot_fit_schedule(rows=611, batch_size=60, accum_steps=4, epochs=2, rate=0.1, decay=0.9, measured=None):
     """Top: the rows each update averages, one lane per contender (epochs split by a line); a
     short batch is labelled with its rows, a window across an epoch's end with its two parts, and
     rows left after the last update as waiting.
     Bottom: the learning rate rate * decay**step each update used (log scale).
 
+    Args:
+        measured: None, or a dict contender -> the learning rate each of its updates used in a
+            real run (e.g. read by a callback), one per update of the rule; drawn as hollow
+            markers over the rule's line, so a run that leaves the rule shows.
     Returns:
         a matplotlib Figure with 2 Axes sharing the x axis (rows seen).
     """
@@ -58,6 +62,11 @@ def plot_fit_schedule(rows=611, batch_size=60, accum_steps=4, epochs=2, rate=0.1
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
             raise ValueError(f"{name} must be a number > 0, got {value!r}")
     schedule = fit_schedule(rows, batch_size, accum_steps, epochs)
+    measured = dict(measured or {})
+    for name, rates in measured.items():
+        if name not in schedule or len(rates) != len(schedule[name]):
+            raise ValueError(f"measured: one rate per update of {CONTENDERS}, got {len(rates)} for {name!r}"
+                             + (f" ({len(schedule[name])} updates)" if name in schedule else ""))
     fig, (lanes, lr) = plt.subplots(2, 1, figsize=(9.0, 4.6), sharex=True, layout="constrained",
                                     height_ratios=(1, 1.2))
     plt.close(fig)  # owned by the caller
@@ -82,6 +91,9 @@ def plot_fit_schedule(rows=611, batch_size=60, accum_steps=4, epochs=2, rate=0.1
                            arrowprops=dict(arrowstyle="-", color=colors[name], lw=0.8))
         lr.plot(ends, [rate * decay ** k for _, _, k in spans], "o-" if lane != 1 else "x--",
                 color=colors[name], label=f"{name}: {len(spans)} updates")
+        if name in measured:  # the run's rates, hollow, over the rule's line
+            lr.plot(ends, [float(r) for r in measured[name]], "o", ms=9, mfc="none", color=colors[name],
+                    label=f"{name}, measured")
     for ax in (lanes, lr):
         for e in range(1, epochs):
             ax.axvline(e * rows, color="grey", lw=1, ls=":")

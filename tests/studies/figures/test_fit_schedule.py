@@ -71,3 +71,41 @@ def test_shard_weights_are_the_mean_of_means_gradient():
     assert np.allclose(ax.lines[0].get_ydata(), 1 / 11)  # the large batch's 1 / B
     with pytest.raises(ValueError, match="a shard's rows must be a positive integer, got 0"):
         plot_shard_weights((6, 0))
+
+
+class RatesAtUpdates(keras.callbacks.Callback):
+    """The learning rate Keras holds as each update's last optimizer step starts."""
+
+    def __init__(self, every):
+        super().__init__()
+        self.every, self.rates = every, []
+
+    def on_train_batch_begin(self, batch, logs=None):
+        if int(self.model.optimizer._iterations) % self.every == self.every - 1:
+            self.rates.append(float(self.model.optimizer.learning_rate))
+
+
+def test_measured_rates_are_drawn_over_the_rule():
+    # oracle: Keras's own fit with an ExponentialDecay schedule, its rate read by a callback
+    x, y = np.zeros((37, 3), "float32"), np.zeros((37,), "int64")
+    measured = {}
+    for name, accum, batch_size in (("large batch", None, 8), ("Keras accumulation", 4, 2)):
+        model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+        decay = keras.optimizers.schedules.ExponentialDecay(0.1, decay_steps=1, decay_rate=0.9)
+        model.compile(optimizer=keras.optimizers.SGD(decay, gradient_accumulation_steps=accum),
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        record = RatesAtUpdates(accum or 1)
+        model.fit(x, y, batch_size=batch_size, epochs=2, shuffle=False, verbose=0, callbacks=[record])
+        measured[name] = record.rates
+    fig = plot_fit_schedule(rows=37, batch_size=8, accum_steps=4, epochs=2, measured=measured)
+    _, lr = fig.axes
+    rule = {line.get_label().split(":")[0]: line for line in lr.lines if ":" in line.get_label()}
+    drawn = {line.get_label().removesuffix(", measured"): line for line in lr.lines
+             if line.get_label().endswith(", measured")}
+    assert sorted(drawn) == ["Keras accumulation", "large batch"]
+    for name, line in drawn.items():
+        assert np.allclose(line.get_ydata(), measured[name]) and np.allclose(line.get_xdata(), rule[name].get_xdata())
+        assert np.allclose(line.get_ydata(), rule[name].get_ydata(), rtol=1e-6)  # Keras follows the rule
+    assert len(rule) == 3 and len(lr.lines) == 3 + 2 + 1  # three rules, two measured, the epoch line
+    with pytest.raises(ValueError, match="one rate per update .* got 3 for 'large batch' .10 updates."):
+        plot_fit_schedule(rows=37, batch_size=8, accum_steps=4, epochs=2, measured={"large batch": [0.1] * 3})
