@@ -105,6 +105,8 @@ _NAMES = {
     "Lab": ("gradlab.lab", "Lab"),
     "run_memory": ("gradlab.lab.run_memory", None),
     "Budget": ("gradlab.lab.budget", "Budget"),
+    "plot_budget": ("gradlab.lab.budget", "plot_budget"),
+    "picture_budget": ("gradlab.lab.budget", "picture_budget"),
 }
 
 __all__ = ["quiet", *_NAMES]

@@ -107,17 +107,20 @@ class Budget:
         self.large_batch = mb.budget(self.params, B=c.B.value, N=1, **args)
         c.text.value = (f"total {_mib(self.result['total'])} MiB (one large batch: "
                         f"{_mib(self.large_batch['total'])} MiB); b = {self.result['b']} rows")
-        fig = plot_budget([self.large_batch, self.result],
-                          ["large batch\nN=1", f"N={c.N.value}, b={self.result['b']}"
-                           + (f"\nrecompute {c.kept.value:.3f}" if c.recompute.value else "")])
+        self._labels = ["large batch\nN=1", f"N={c.N.value}, b={self.result['b']}"
+                        + (f"\nrecompute {c.kept.value:.3f}" if c.recompute.value else "")]
+        fig = plot_budget([self.large_batch, self.result], self._labels)
         c.plot.value = _png(fig)
         return self.result
 
-    def picture(self):
+    def picture(self, scale=None):
         """The current bars as an `IPython.display.Image`: a stored notebook shows it where
-        widgets do not render (GitHub)."""
+        widgets do not render (GitHub). `scale` None: the widget's own picture; "linear" or
+        "log": the same bars redrawn with the per-term panel on that axis."""
         from IPython.display import Image
-        return Image(data=self.controls.plot.value, format="png")
+        if scale is None:
+            return Image(data=self.controls.plot.value, format="png")
+        return Image(data=_png(plot_budget([self.large_batch, self.result], self._labels, scale=scale)), format="png")
 
     def _repr_mimebundle_(self, **kwargs):
         bundle = self.widget._repr_mimebundle_(**kwargs)
@@ -128,32 +131,49 @@ class Budget:
         return f"<gradlab.lab.Budget P={self.params} total={_mib(self.result['total'])} MiB>"
 
 
-def plot_budget(results, labels):
+def plot_budget(results, labels, peaks=None, scale="log", terms=True):
     """Stacked bars, one per `budget(...)` result, of its terms in MiB (`TERMS` bottom up), and
     beside them each term on its own, on a log axis: the terms too small to see in a stack
     (weights, slots, inputs beside the activations) keep a readable bar and their MiB.
 
+    Args:
+        results, labels: one `budget(...)` dict and one label per bar.
+        peaks: None, or one measured peak (MiB) per bar, drawn as a black tick across it and
+            labelled, so the plan and the measurement read side by side (lesson 17).
+        scale: the per-term panel's x axis, "log" or "linear".
+        terms: False draws the stacks alone.
+
     Returns:
         a matplotlib Figure (not registered with pyplot): axes[0] the stacks, axes[1] the terms.
     """
-    if len(results) != len(labels):
-        raise ValueError(f"one label per result: {len(results)} results, {len(labels)} labels")
-    fig = Figure(figsize=(9.0, 3.8), layout="constrained")
-    ax, terms_ax = fig.subplots(1, 2, width_ratios=(1, 1.5))
+    if len(results) != len(labels) or (peaks is not None and len(peaks) != len(results)):
+        raise ValueError(f"one label (and peak) per result: {len(results)} results, {len(labels)} labels"
+                         + ("" if peaks is None else f", {len(peaks)} peaks"))
+    if scale not in ("log", "linear"):
+        raise ValueError(f"scale is 'log' or 'linear', got {scale!r}")
+    fig = Figure(figsize=(9.0, 3.8) if terms else (6.0, 3.8), layout="constrained")
+    ax, terms_ax = fig.subplots(1, 2, width_ratios=(1, 1.5)) if terms else (fig.subplots(), None)
     bottoms = [0.0] * len(results)
     for term in mb.TERMS:
         heights = [r[term] / 2**20 for r in results]
         ax.bar(range(len(results)), heights, 0.6, bottom=bottoms, label=term, color=COLORS[term])
         bottoms = [b + h for b, h in zip(bottoms, heights)]
     for x, r in enumerate(results):  # the small terms vanish beside the activations: say the total
-        ax.text(x, r["total"] / 2**20, f"{r['total'] / 2**20:.1f} MiB", ha="center", va="bottom")
+        above = r["total"] / 2**20 if peaks is None else max(r["total"] / 2**20, peaks[x])  # clear of the tick
+        ax.text(x, above, f"{r['total'] / 2**20:.1f} MiB", ha="center", va="bottom")
+    for x, mib in enumerate(peaks or []):  # the measured peak: a black tick, its label right of the bar
+        ax.plot([x - 0.38, x + 0.38], [mib, mib], color="black", linewidth=2.5,
+                label="measured peak" if x == 0 else None)
+        ax.text(x + 0.4, mib, f"{mib:.1f}", va="center", fontsize="small")
     ax.set_xticks(range(len(results)), [label.replace(", ", "\n") for label in labels])
     ax.set_ylabel("MiB")
     ax.set_title("what training holds")
     ax.margins(y=0.12)
     # The legend gets its own strip right of the bars, so no bar or total hides under it.
-    ax.set_xlim(-0.5, len(results) + 0.9)
+    ax.set_xlim(-0.5, len(results) + (0.9 if peaks is None else 1.4))
     ax.legend(loc="upper right", fontsize="small")
+    if not terms:
+        return fig
     # One row per term, one bar per result (the first solid, the others hatched), zeros left out.
     height = 0.8 / len(results)
     for k, r in enumerate(results):
@@ -166,12 +186,20 @@ def plot_budget(results, labels):
                 terms_ax.text(mib, y, f" {mib:.3g}", va="center", fontsize="small")
     terms_ax.set_yticks(range(len(mb.TERMS)), mb.TERMS)
     terms_ax.invert_yaxis()
-    terms_ax.set_xscale("log")
-    terms_ax.set_xlabel("MiB (log scale)")
+    terms_ax.set_xscale(scale)
+    terms_ax.set_xlabel(f"MiB ({scale} scale)")
     terms_ax.margins(x=0.15)
-    terms_ax.set_title("each term, log scale\n" + ";  ".join(" ".join(label.split()) + (": hatched" if k else ": solid")
+    terms_ax.set_title(f"each term, {scale} scale\n" + ";  ".join(" ".join(label.split()) + (": hatched" if k else ": solid")
                                                           for k, label in enumerate(labels)), fontsize="medium")
     return fig
+
+
+def picture_budget(results, labels, **options):
+    """`plot_budget(results, labels, **options)` as an `IPython.display.Image` (PNG): a notebook
+    shows it whether or not pyplot's inline backend has started (the Figure is not pyplot's).
+    Lesson 17 draws its three levers with their measured peaks this way."""
+    from IPython.display import Image
+    return Image(data=_png(plot_budget(results, labels, **options)), format="png")
 
 
 def _mib(n):

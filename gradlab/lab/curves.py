@@ -63,7 +63,9 @@ def loss_band(ax, group, x, color, bold, window):
         smooth.append(full)
     mean, std, count = mean_std(stack(smooth))
     t = x_of(group, np.arange(1, len(mean) + 1), x)
-    line, = ax.plot(t, mean, color=color, linewidth=2.6 if bold else 1.4, label=group.label)
+    # a group may carry a `linestyle` (e.g. "--"), so a curve drawn under another stays visible
+    line, = ax.plot(t, mean, color=color, linewidth=2.6 if bold else 1.4, label=group.label,
+                    linestyle=getattr(group, "linestyle", None) or "-")
     if len(group.results) > 1:
         ax.fill_between(t, mean - std, mean + std, where=count > 1, color=color, alpha=0.2,
                         linewidth=0)

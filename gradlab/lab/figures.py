@@ -247,7 +247,7 @@ def _bars(ax, values, texts, colors):
     ax.set_xlim(0, max(values) * 1.1)
 
 
-def plot_one_seed(groups, labels, upto, window=15, span=None, seeds=False):
+def plot_one_seed(groups, labels, upto, window=15, span=None, seeds=False, batch_ticks=False):
     """Hold b, raise N, at one seed: each group's first seed only, whatever seeds it gathered
     before (a group keeps the seeds of earlier runs, so a mean over them would depend on run
     order). Left: the training loss (mean of `window` updates) against examples seen
@@ -261,6 +261,8 @@ def plot_one_seed(groups, labels, upto, window=15, span=None, seeds=False):
         span: None, or `(first, last)` examples seen to shade on the left panel.
         seeds: False (the right panel draws the first seed), or True: the right panel draws the
             mean ± std (ddof=1) of the final test accuracy over each group's seeds instead.
+        batch_ticks: True ticks the right panel's log2 axis at the groups' B themselves
+            (25, 50, ...) instead of at powers of two.
     Returns:
         a matplotlib Figure with 2 Axes.
 
@@ -291,6 +293,10 @@ def plot_one_seed(groups, labels, upto, window=15, span=None, seeds=False):
     ax_loss.set_ylabel("training loss of the update's batch")
     ax_loss.set_title(f"Training loss (mean of {2 * (window // 2) + 1} updates), one seed")
     ax_acc.set_xscale("log", base=2)
+    if batch_ticks:
+        batches = sorted({g.results[0].config.effective_batch for g in groups})
+        ax_acc.set_xticks(batches, [str(b) for b in batches])
+        ax_acc.minorticks_off()
     ax_acc.set_xlabel("effective batch B = N·b")
     ax_acc.set_ylabel("final test accuracy (%)")
     n_seeds = sorted({len(g.results) for g in groups})

@@ -27,11 +27,13 @@ class Group:
         reference: `{seed: RunResult}` of its large-batch twin, where known.
         visible: drawn or hidden.
         color: its colour on the plot.
+        linestyle: its mean loss line's style on the plot, "-" unless set (e.g. "--" for a
+            curve that another hides).
         memory: `run_memory.allocator_peak` of its settings; {} while measured, None before.
     """
 
     def __init__(self, config, color):
-        self.config, self.color = config, color
+        self.config, self.color, self.linestyle = config, color, "-"
         self.results, self.reference, self.visible = [], {}, True
         self.memory = None
 

@@ -176,12 +176,14 @@ class Lab:
                 f.write(data)
         return Image(data=data, format="png")
 
-    def picture_one_seed(self, groups, labels, upto, span=None, seeds=False):
+    def picture_one_seed(self, groups, labels, upto, span=None, seeds=False, batch_ticks=False):
         """`figures.plot_one_seed` of `groups` (each group's first seed), as an
         `IPython.display.Image`: the loss against examples seen up to `upto`, and the final
-        test accuracy against B (with `seeds=True`, its mean ± std over each group's seeds)."""
+        test accuracy against B (with `seeds=True`, its mean ± std over each group's seeds;
+        with `batch_ticks=True`, the B axis ticked at the groups' B)."""
         from IPython.display import Image
-        return Image(data=_png(figures.plot_one_seed(groups, labels, upto, span=span, seeds=seeds),
+        return Image(data=_png(figures.plot_one_seed(groups, labels, upto, span=span, seeds=seeds,
+                                                     batch_ticks=batch_ticks),
                                figures.PICTURE_DPI), format="png")
 
     def snapshot(self):

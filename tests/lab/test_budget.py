@@ -3,7 +3,7 @@ the budget and redraws its bars (no browser: the widgets' values and the figure'
 import keras
 import pytest
 
-from gradlab.lab.budget import Budget, plot_budget
+from gradlab.lab.budget import Budget, picture_budget, plot_budget
 from gradlab.studies.memory_budget import TERMS, budget
 
 
@@ -107,3 +107,41 @@ def test_the_legend_hides_no_bar_and_no_total():
     drawn = [p.get_window_extent(renderer) for p in ax.patches if p.get_height() > 0] + \
             [t.get_window_extent(renderer) for t in ax.texts]
     assert len(ax.texts) == 2 and not any(legend.overlaps(box) for box in drawn)
+
+
+def test_measured_peaks_are_drawn_as_ticks_across_their_bars():
+    # lesson 17: the plan's stacks with each measured peak (MiB) as a black tick at that height
+    results = [budget(2**18, "sgd", B=4, N=1, activation_bytes_per_row=2**20),
+               budget(2**18, "sgd", B=4, N=4, activation_bytes_per_row=2**20)]
+    fig = plot_budget(results, ["N=1", "N=4"], peaks=[7.5, 3.5], terms=False)
+    assert len(fig.axes) == 1
+    ax = fig.axes[0]
+    ticks = [line for line in ax.lines if line.get_color() == "black"]
+    assert [list(line.get_ydata()) for line in ticks] == [[7.5, 7.5], [3.5, 3.5]]
+    assert [round(line.get_xdata().mean(), 6) for line in ticks] == [0.0, 1.0]
+    assert [t.get_text() for t in ax.texts] == ["6.0 MiB", "4.0 MiB", "7.5", "3.5"]  # totals (by hand: 1+1+4, 1+1+1+1), then the peaks
+    assert "measured peak" in [t.get_text() for t in ax.get_legend().get_texts()]
+    with pytest.raises(ValueError, match="one label \\(and peak\\) per result"):
+        plot_budget(results, ["N=1", "N=4"], peaks=[1.0])
+
+
+def test_the_terms_panel_can_be_linear_and_the_picture_redrawn_with_it():
+    results = [budget(2**18, "adam", B=4, N=1, activation_bytes_per_row=2**20)]
+    terms = plot_budget(results, ["N=1"], scale="linear").axes[1]
+    assert terms.get_xscale() == "linear" and terms.get_xlabel() == "MiB (linear scale)"
+    # the bars' lengths are the terms in MiB on either axis: 1 MiB of weights, 4 of activations
+    assert sorted(round(p.get_width(), 6) for p in terms.patches) == [1.0, 1.0, 2.0, 4.0]
+    with pytest.raises(ValueError, match="scale is 'log' or 'linear'"):
+        plot_budget(results, ["N=1"], scale="symlog")
+    b = Budget(params=1000, activation_bytes_per_row=400, B=64, N=4, optimizer="sgd")
+    assert b.picture().data == b.controls.plot.value  # the default: the widget's own picture
+    linear = b.picture(scale="linear").data
+    assert linear[:4] == b"\x89PNG" and linear != b.controls.plot.value
+
+
+def test_the_picture_of_bars_is_a_png_of_plot_budget():
+    results = [budget(2**18, "sgd", B=4, N=1, activation_bytes_per_row=2**20)]
+    picture = picture_budget(results, ["N=1"], peaks=[6.5], terms=False)
+    assert picture.format == "png" and picture.data[:4] == b"\x89PNG"
+    with pytest.raises(ValueError, match="one label \\(and peak\\) per result"):
+        picture_budget(results, ["N=1"], peaks=[1.0, 2.0])

@@ -52,3 +52,12 @@ def test_the_loss_band_is_the_moving_average_over_full_windows():
     assert np.isnan(y[:2]).all() and np.isnan(y[-2:]).all()  # no ragged ends
     np.testing.assert_allclose(y[2:-2], np.arange(2, UPDATES - 2) + 1.0)  # mean of the seeds
     assert len(ax.collections) == 1  # the ± std band
+
+
+def test_a_group_may_carry_its_own_line_style():
+    # lesson 18 dashes the large batch's cosine curve, which the exact fused curve hides otherwise
+    ax = Figure().subplots()
+    dashed = group(result(seed=0), label="dashed")
+    dashed.linestyle = "--"
+    assert curves.loss_band(ax, dashed, "updates", "black", False, window=5).get_linestyle() == "--"
+    assert curves.loss_band(ax, group(result(seed=0)), "updates", "C0", False, window=5).get_linestyle() == "-"

@@ -110,3 +110,14 @@ def test_one_seed_with_seeds_draws_each_groups_mean_and_std_of_accuracy_against_
     bars = [c.lines[2][0].get_segments()[0][:, 1] for c in accuracy.containers]  # each bar's (low, high)
     std = float(np.std([80.0, 90.0, 97.0], ddof=1))  # 8.54..., written out: ddof=1, as the notebook prints
     np.testing.assert_allclose(bars, [[70.0, 70.0], [89.0 - std, 89.0 + std]])
+
+
+def test_one_seed_can_tick_the_batch_axis_at_the_groups_batches():
+    groups = [group(result(accum_steps=n, micro_batch=25)) for n in (1, 2, 4, 8)]
+    labels = [f"B = {25 * n}" for n in (1, 2, 4, 8)]
+    accuracy = figures.plot_one_seed(groups, labels, upto=1_000, batch_ticks=True).axes[1]
+    assert accuracy.get_xscale() == "log"  # still log2 spacing, now read at B itself
+    assert list(accuracy.get_xticks()) == [25, 50, 100, 200]
+    assert [t.get_text() for t in accuracy.get_xticklabels()] == ["25", "50", "100", "200"]
+    plain = figures.plot_one_seed(groups, labels, upto=1_000).axes[1]  # the default: powers of two
+    assert 25 not in list(plain.get_xticks())
