@@ -12,6 +12,7 @@ import dataclasses
 import math
 import warnings
 
+import keras
 import numpy as np
 
 from ..cache import jsonable
@@ -61,6 +62,11 @@ def run_key(config):
     for f in dataclasses.fields(RunConfig):
         if f.name in _SETTINGS and d[f.name] == f.default:
             del d[f.name]
+    # The run trains under Keras's global dtype policy (float64, mixed_float16...): another
+    # run, so another key; float32, the default, keeps the keys runs had before.
+    policy = keras.config.dtype_policy().name
+    if policy != "float32":
+        d["dtype_policy"] = policy
     return {"kind": "run", **d}
 
 

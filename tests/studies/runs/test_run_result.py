@@ -25,3 +25,19 @@ def test_settings_at_their_defaults_are_left_out_of_the_key():
     key = run_key(RunConfig())
     assert key["kind"] == "run" and "schedule" not in key and "short_by" not in key
     assert run_key(RunConfig(schedule="cosine"))["schedule"] == "cosine"
+
+
+def test_run_key_names_a_global_dtype_policy_other_than_float32():
+    import keras
+    config = RunConfig(strategy="fused", accum_steps=4, micro_batch=25, updates=3)
+    plain = run_key(config)
+    assert "dtype_policy" not in plain  # float32: the key runs always had
+    try:
+        keras.config.set_floatx("float64")
+        keras.config.set_dtype_policy("float64")
+        wide = run_key(config)
+    finally:
+        keras.config.set_floatx("float32")
+        keras.config.set_dtype_policy("float32")
+    assert wide == {**plain, "dtype_policy": "float64"}
+    assert run_key(config) == plain
