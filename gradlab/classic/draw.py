@@ -123,8 +123,11 @@ def draw_graph(parts_or_graph, ax=None, title=None, skip=("init",), cross_device
         handles.append(Line2D([], [], color=CROSS_COLOR, linewidth=1.5, label=CROSS_LABEL))
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), frameon=False,
               ncol=min(len(handles), 4), fontsize=8.5)
-    ax.set_title(title or f"{kind or 'graph'}: {len(graph.get_operations())} ops "
-                          f"in {len(groups) - (HOST in groups)} name scopes", fontsize=11)
+    # the ops and scopes drawn; a skipped scope is named, so the count adds up to the boxes
+    hidden = [g for g in scopes.groups(graph) if g in skip]
+    ax.set_title(title or f"{kind or 'graph'}: {sum(len(ops) for ops in groups.values())} ops "
+                          f"in {len(groups) - (HOST in groups)} name scopes"
+                          + (f" ({', '.join(hidden)} not drawn)" if hidden else ""), fontsize=11)
     return ax.figure
 
 

@@ -163,3 +163,15 @@ def test_cross_device_arrows_are_red_only_when_asked_and_only_between_two_device
     assert CROSS_LABEL not in {t.get_text() for t in plain.axes[0].get_legend().get_texts()}
     one_device = draw_graph(build_towers(2, [DEVICES[0]] * 2), cross_device=True)
     assert CROSS_LABEL not in {t.get_text() for t in one_device.axes[0].get_legend().get_texts()}
+
+
+def test_the_title_counts_the_ops_drawn_and_names_the_scope_left_out():
+    parts = build_accumulation(lr=0.1, optimizer="sgd")
+    fig = draw_graph(parts)
+    ops = parts.graph.get_operations()
+    init = [op for op in ops if op.name == "init" or op.name.startswith("init/")]
+    assert init  # the initializer exists and is skipped by default
+    title = fig.axes[0].get_title()
+    assert title.startswith(f"accumulation: {len(ops) - len(init)} ops in ")
+    assert title.endswith("(init not drawn)")
+    plt.close(fig)
