@@ -176,7 +176,7 @@ def plot_learning_rate_sweep(sweep, target=None, cap=None):
     return fig
 
 
-def plot_progress(noise_scale, marks=(32, 256)):
+def plot_progress(noise_scale, marks=(32, 256), line_label=None):
     """One step's progress at batch b, per update and per example, in McCandlish et al.'s model.
 
         per update:  p(b) = 1 / (1 + B_noise / b)      (of a noiseless step's drop in loss)
@@ -188,6 +188,8 @@ def plot_progress(noise_scale, marks=(32, 256)):
     Args:
         noise_scale: B_noise (a finite number > 0), e.g. B_simple.
         marks: batch sizes (> 0) to mark on both curves, with their values.
+        line_label: the legend's label for the dashed line at b = noise_scale; None gives
+            "b = B_noise = <noise_scale>" (say so when the value drawn is only taken as B_noise, e.g. B_simple).
     Returns:
         a matplotlib Figure with 1 Axes (log-2 x), already closed in pyplot.
     """
@@ -202,7 +204,7 @@ def plot_progress(noise_scale, marks=(32, 256)):
     ax.plot(grid, 1 / (1 + noise_scale / grid), color="tab:blue", label="per update: 1 / (1 + B_noise / b)")
     ax.plot(grid, 1 / (1 + grid / noise_scale), color="tab:orange",
             label="per example, of its small-b limit: 1 / (1 + b / B_noise)")
-    ax.axvline(noise_scale, color="grey", linestyle="--", label=f"b = B_noise = {noise_scale:.0f}")
+    ax.axvline(noise_scale, color="grey", linestyle="--", label=f"b = B_noise = {noise_scale:.0f}" if line_label is None else line_label)
     for b in marks:
         for value, color in ((1 / (1 + noise_scale / b), "tab:blue"), (1 / (1 + b / noise_scale), "tab:orange")):
             ax.plot([b], [value], "o", color=color)

@@ -121,6 +121,15 @@ def test_plot_progress_draws_both_curves_crossing_at_one_half_at_the_noise_scale
     assert ax.lines[2].get_xdata()[0] == 71.0
 
 
+def test_plot_progress_labels_its_dashed_line_as_told_or_as_b_noise_by_default():
+    from gradlab.studies.figures.noise_scale import plot_progress
+
+    assert plot_progress(70.6).axes[0].lines[2].get_label() == "b = B_noise = 71"
+    told = plot_progress(70.6, line_label="b = B_simple = 71 (taken as B_noise)").axes[0].lines[2]
+    assert told.get_label() == "b = B_simple = 71 (taken as B_noise)"
+    assert told.get_xdata()[0] == 70.6  # the line still stands at the noise scale given
+
+
 def test_plot_progress_refuses_a_noise_scale_that_is_not_positive():
     from gradlab.studies.figures.noise_scale import plot_progress
 
