@@ -150,7 +150,8 @@ def plot_streams_with_pace(rows, measured, pace, title="one update's streams", p
         ax.barh(ys, widths, height=height, color=colours[k % len(colours)], hatch="//" if hatched else None,
                 edgecolor="white" if hatched else None, label=f"{part} (measured here)" if hatched else part)
         for y, w in zip(ys, widths):
-            ax.text(w, y, f" {w:,.2f} ms" if w < 100 else f" {w:,.0f} ms", va="center", fontsize=8)
+            ax.text(w, y, f" {w:,.2f} ms" if w < 100 else f" {w:,.0f} ms", va="center", fontsize=8,
+                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})  # over the pace line
     ax.vlines([float(rows[case][pace]) for case in cases], [y - 0.45 for y in range(len(cases))],
               [y + 0.45 for y in range(len(cases))], colors="black", linestyles="--", label=pace_label)
     ax.set_xscale("log")
