@@ -96,6 +96,7 @@ _NAMES = {
     "plot_mean_curves": ("gradlab.studies.figures.selection", "plot_mean_curves"),
     "plot_update_costs": ("gradlab.studies.figures.host_cost", "plot_update_costs"),
     "plot_peak_and_measured": ("gradlab.studies.figures.host_cost", "plot_peak_and_measured"),
+    "plot_streams_with_pace": ("gradlab.studies.figures.host_cost", "plot_streams_with_pace"),
     "plot_split_miss_panels": ("gradlab.studies.figures.lesson_plots", "plot_split_miss_panels"),
     "plot_weighting_factors": ("gradlab.studies.figures.weighting", "plot_weighting_factors"),
     "plot_tower_step": ("gradlab.studies.figures.timeline", "plot_tower_step"),
