@@ -247,7 +247,8 @@ def _bars(ax, values, texts, colors):
     ax.set_xlim(0, max(values) * 1.1)
 
 
-def plot_one_seed(groups, labels, upto, window=15, span=None, seeds=False, batch_ticks=False):
+def plot_one_seed(groups, labels, upto, window=15, span=None, seeds=False, batch_ticks=False,
+                  window_examples=None):
     """Hold b, raise N, at one seed: each group's first seed only, whatever seeds it gathered
     before (a group keeps the seeds of earlier runs, so a mean over them would depend on run
     order). Left: the training loss (mean of `window` updates) against examples seen
@@ -263,6 +264,9 @@ def plot_one_seed(groups, labels, upto, window=15, span=None, seeds=False, batch
             mean ± std (ddof=1) of the final test accuracy over each group's seeds instead.
         batch_ticks: True ticks the right panel's log2 axis at the groups' B themselves
             (25, 50, ...) instead of at powers of two.
+        window_examples: None (each group's mean spans `window` updates), or a number E of
+            examples: each group's mean spans the largest odd number of updates w with
+            w·B <= E (at least 1), so that every curve averages about as many examples.
     Returns:
         a matplotlib Figure with 2 Axes.
 
@@ -270,13 +274,15 @@ def plot_one_seed(groups, labels, upto, window=15, span=None, seeds=False, batch
     """
     if len(labels) != len(groups):
         raise ValueError(f"one label per group: {len(groups)} groups, {len(labels)} labels")
+    widths = [window_updates(g.results[0].config.effective_batch, window_examples)
+              if window_examples is not None else 2 * (window // 2) + 1 for g in groups]
     fig, [(axes, legend_y)] = _rows(PICTURE_WIDTH, [(2, len(groups))], panel=2.8, gap=0.8)
     ax_loss, ax_acc = axes
     colors = _colors(groups)
-    for g, name in zip(groups, labels):
+    for g, name, width in zip(groups, labels, widths):
         first = g.results[0]
         line = curves.loss_band(ax_loss, SimpleNamespace(results=[first], label=name), "examples",
-                                colors[id(g)], False, window)
+                                colors[id(g)], False, width)
         line.set_label(name)
         if seeds:  # mean ± std over the group's seeds (std 0 for one seed)
             accs = 100 * np.array([r.accuracy for r in g.results])
@@ -291,7 +297,12 @@ def plot_one_seed(groups, labels, upto, window=15, span=None, seeds=False, batch
     ax_loss.set_xlim(0, upto)
     ax_loss.set_xlabel(curves.X_LABELS["examples"])
     ax_loss.set_ylabel("training loss of the update's batch")
-    ax_loss.set_title(f"Training loss (mean of {2 * (window // 2) + 1} updates), one seed")
+    if window_examples is None:
+        ax_loss.set_title(f"Training loss (mean of {2 * (window // 2) + 1} updates), one seed")
+    else:
+        spans = sorted({w * g.results[0].config.effective_batch for g, w in zip(groups, widths)})
+        ax_loss.set_title(f"Training loss (centred mean of {spans[0]:,}"
+                          + (f"–{spans[-1]:,}" if len(spans) > 1 else "") + " examples), one seed")
     ax_acc.set_xscale("log", base=2)
     if batch_ticks:
         batches = sorted({g.results[0].config.effective_batch for g in groups})
@@ -305,3 +316,13 @@ def plot_one_seed(groups, labels, upto, window=15, span=None, seeds=False, batch
     ax_acc.margins(x=0.15, y=0.2)
     _legend(fig, ax_loss.get_lines(), legend_y, ncol=1)
     return fig
+
+
+def window_updates(batch, examples):
+    """The largest odd number of updates w with w·batch <= examples, at least 1: a centred
+    moving average over w updates of `batch` rows spans about `examples` examples.
+
+    Lesson: notebooks/18-the-lab.ipynb
+    """
+    w = max(1, int(examples) // int(batch))
+    return w if w % 2 else w - 1

@@ -176,14 +176,17 @@ class Lab:
                 f.write(data)
         return Image(data=data, format="png")
 
-    def picture_one_seed(self, groups, labels, upto, span=None, seeds=False, batch_ticks=False):
+    def picture_one_seed(self, groups, labels, upto, span=None, seeds=False, batch_ticks=False,
+                         window_examples=None):
         """`figures.plot_one_seed` of `groups` (each group's first seed), as an
         `IPython.display.Image`: the loss against examples seen up to `upto`, and the final
         test accuracy against B (with `seeds=True`, its mean ± std over each group's seeds;
-        with `batch_ticks=True`, the B axis ticked at the groups' B)."""
+        with `batch_ticks=True`, the B axis ticked at the groups' B; with `window_examples`
+        E, each loss curve a centred mean over about E examples instead of 15 updates)."""
         from IPython.display import Image
         return Image(data=_png(figures.plot_one_seed(groups, labels, upto, span=span, seeds=seeds,
-                                                     batch_ticks=batch_ticks),
+                                                     batch_ticks=batch_ticks,
+                                                     window_examples=window_examples),
                                figures.PICTURE_DPI), format="png")
 
     def snapshot(self):

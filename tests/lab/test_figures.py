@@ -121,3 +121,22 @@ def test_one_seed_can_tick_the_batch_axis_at_the_groups_batches():
     assert [t.get_text() for t in accuracy.get_xticklabels()] == ["25", "50", "100", "200"]
     plain = figures.plot_one_seed(groups, labels, upto=1_000).axes[1]  # the default: powers of two
     assert 25 not in list(plain.get_xticks())
+
+
+def test_one_seed_can_smooth_each_curve_over_about_the_same_number_of_examples():
+    rng = np.random.default_rng(0)
+    groups = [group(result(accum_steps=n, micro_batch=25, losses=rng.uniform(0, 2, 40))) for n in (1, 4, 8)]
+    labels = ["B = 25", "B = 100", "B = 200"]
+    fig = figures.plot_one_seed(groups, labels, upto=8_000, window_examples=600)
+    loss = fig.axes[0]
+    assert loss.get_title() == "Training loss (centred mean of 500–600 examples), one seed"
+    for g, name, width in zip(groups, labels, (23, 5, 3)):  # 23·25 = 575, 5·100 = 500, 3·200 = 600
+        losses = g.results[0].losses
+        by_hand = np.convolve(losses, np.ones(width) / width, mode="valid")  # full windows only
+        line = [l for l in loss.lines if l.get_label() == name][0]
+        drawn = np.asarray(line.get_ydata(), float)
+        np.testing.assert_allclose(drawn[width // 2:len(losses) - width // 2], by_hand)
+        assert np.isnan(drawn[:width // 2]).all()
+    plain = figures.plot_one_seed(groups, labels, upto=8_000).axes[0]  # the default: 15 updates each
+    assert plain.get_title() == "Training loss (mean of 15 updates), one seed"
+    assert [figures.window_updates(b, 600) for b in (25, 50, 100, 200, 1000)] == [23, 11, 5, 3, 1]
