@@ -94,8 +94,6 @@ _NAMES = {
     "plot_critical_batch": ("gradlab.studies.figures.noise_scale", "plot_critical_batch"),
     "plot_progress": ("gradlab.studies.figures.noise_scale", "plot_progress"),
     "plot_mean_curves": ("gradlab.studies.figures.selection", "plot_mean_curves"),
-    "plot_update_costs": ("gradlab.studies.figures.host_cost", "plot_update_costs"),
-    "plot_peak_and_measured": ("gradlab.studies.figures.host_cost", "plot_peak_and_measured"),
     "plot_streams_with_pace": ("gradlab.studies.figures.host_cost", "plot_streams_with_pace"),
     "plot_split_miss_panels": ("gradlab.studies.figures.lesson_plots", "plot_split_miss_panels"),
     "plot_weighting_factors": ("gradlab.studies.figures.weighting", "plot_weighting_factors"),

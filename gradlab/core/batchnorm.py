@@ -17,10 +17,8 @@ accumulation is exact.
 Which mode to keep: neither makes the forward pass exact (each micro-batch still normalises
 with its own n_i examples). `'window'` gives the large batch's moving statistics, to compare
 with a large-batch run. `'micro'` (the default, Keras's) moves them towards the statistics
-the network normalised with in training, the micro-batches'. In lesson 11 (an mlp,
-micro-batches of 4, 200 updates, seeds 1 and 2) `'micro'` gives the lower test loss, 0.38 and
-0.37 against 0.43 and 0.41, at nearly equal accuracy: keep it for inference. For an exact forward pass use GroupNormalization or
-LayerNormalization, or freeze BatchNorm.
+the network normalised with in training, the micro-batches'. For an exact forward pass use
+GroupNormalization or LayerNormalization, or freeze BatchNorm.
 
 Lesson: notebooks/11-pitfalls-what-to-count.ipynb
 """

@@ -17,7 +17,7 @@ Each function here is the naive way or a measurement; the right way is a gradlab
 BatchNorm is never exact under accumulation. Of its two modes, `batchnorm='window'` moves the
 moving statistics once per update, as the large batch does (to compare with a large-batch run);
 `'micro'`, the default, moves them towards the statistics the network normalised with in
-training, the micro-batches'; it gave the lower test loss in lesson 11.
+training, the micro-batches'.
 
 Lessons: notebooks/11-pitfalls-what-to-count.ipynb (the first four rows),
 notebooks/12-pitfalls-applying-once.ipynb (clipping, loss scaling, EMA; the sparse-gradient row,
