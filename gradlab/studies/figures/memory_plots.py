@@ -31,7 +31,7 @@ SERIES = {("accumulating", 1): ("AccumulatingModel", "tab:blue", "o"),
 SERIES[("accumulating", 10)] = ("AccumulatingModel, overlap=10 (the default)", "tab:red", "D")
 
 
-def plot_memory(result, time=True, peak="epoch"):
+def plot_memory(result, time=True, peak="epoch", ideal=False):
     """Peak memory (MiB) and time per update (ms) against accum_steps, one result of
     `bench_memory.run_bench_memory`.
 
@@ -41,6 +41,7 @@ def plot_memory(result, time=True, peak="epoch"):
             after another are not ratios of interleaved runs).
         peak: "epoch" (fit's epochs solid, the update dashed beside them) or "update" (the
             update alone, `train_on_batch`, for every series, plain fit and the reference).
+        ideal: also draw plain fit's peak / N, black and dashed: a peak that falls like 1/N.
     Returns:
         a matplotlib Figure with 2 Axes (1 without time) and the legend below, outside the data.
     """
@@ -54,6 +55,8 @@ def plot_memory(result, time=True, peak="epoch"):
         raise TypeError(f"time must be True or False, got {time!r}")
     if peak not in ("epoch", "update"):
         raise ValueError(f"peak must be 'epoch' or 'update', got {peak!r}")
+    if not isinstance(ideal, bool):
+        raise TypeError(f"ideal must be True or False, got {ideal!r}")
     value, reference = ("train_mb", "floor_mb") if peak == "epoch" else ("step_mb", "step_floor_mb")
     fig, axes = plt.subplots(1, 1 + time, figsize=(9.0 if time else 5.5, 3.8), layout="constrained", squeeze=False)
     ax_mb, ax_ms = axes[0][0], (axes[0][1] if time else _Nowhere())
@@ -82,6 +85,10 @@ def plot_memory(result, time=True, peak="epoch"):
         times = _epochs(plain)
         if max(times) > min(times):
             ax_ms.axhspan(min(times), max(times), color="black", alpha=0.1, label="plain fit's epochs (range)")
+    if ideal and plain is not None:
+        ideal_ns = sorted({r["accum_steps"] for r in rows})
+        ax_mb.plot(ideal_ns, [plain[value] / n for n in ideal_ns], "--", color="black", lw=1,
+                   label=f"plain fit's {plain[value]:.0f} MiB / N")
     control = next((r for r in rows if r["contender"] == "input"), None)
     if control is not None:
         ax_mb.axhline(control["train_mb"], color="grey", lw=1, ls="-.",

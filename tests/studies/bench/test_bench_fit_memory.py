@@ -176,6 +176,22 @@ def test_the_time_panel_draws_every_epoch_and_plain_fits_range():
     (band,) = ax_ms.patches  # plain fit's epochs, 29 to 45 ms
     assert (band.get_y(), band.get_y() + band.get_height()) == (29, 45)
 
+def test_ideal_draws_plain_fits_peak_over_n_dashed_and_only_when_asked():
+    rows = bench_memory.add_floors([_row("plain", 8, 1, 40.0), _row("plain", 4, 1, 30.0),
+                                    _row("accumulating", 8, 2, 31.0), _row("accumulating", 8, 4, 21.0)])
+    result = {"config": {"model": "conv", "batch": 8}, "rows": rows}
+    by_label = {line.get_label(): line for line in plot_memory(result, time=False, ideal=True).axes[0].lines}
+    line = by_label["plain fit's 40 MiB / N"]
+    assert list(line.get_xdata()) == [1, 2, 4] and list(line.get_ydata()) == [40.0, 20.0, 10.0]  # 40 / N by hand
+    assert line.get_linestyle() == "--"
+    step = {line.get_label(): line for line in plot_memory(result, time=False, peak="update", ideal=True).axes[0].lines}
+    assert list(step["plain fit's 38 MiB / N"].get_ydata()) == [38.0, 19.0, 9.5]  # the update alone: 40 - 2
+    plain_labels = [line.get_label() for line in plot_memory(result, time=False).axes[0].lines]
+    assert not any("/ N" in label for label in plain_labels)  # the default draws the figure as before
+    with pytest.raises(TypeError, match="ideal"):
+        plot_memory(result, ideal="yes")
+
+
 @pytest.mark.slow
 def test_a_small_real_run_prints_one_json_object(capsys):
     assert bench_cli.cli(["memory", "--model", "conv", "--batch", "4", "--accum", "1,2",
