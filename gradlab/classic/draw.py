@@ -78,7 +78,8 @@ def draw_graph(parts_or_graph, ax=None, title=None, skip=("init",), cross_device
     """
     graph = scopes.graph_of(parts_or_graph)
     kind = getattr(parts_or_graph, "kind", None)
-    groups = {g: ops for g, ops in scopes.groups(graph).items() if g not in skip}
+    every = scopes.groups(graph)
+    groups = {g: ops for g, ops in every.items() if g not in skip}
     if not groups:
         raise ValueError(f"nothing to draw: the graph has {len(graph.get_operations())} ops, "
                          f"none outside skip={skip!r}")
@@ -124,7 +125,7 @@ def draw_graph(parts_or_graph, ax=None, title=None, skip=("init",), cross_device
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), frameon=False,
               ncol=min(len(handles), 4), fontsize=8.5)
     # the ops and scopes drawn; a skipped scope is named, so the count adds up to the boxes
-    hidden = [g for g in scopes.groups(graph) if g in skip]
+    hidden = [g for g in every if g in skip]
     ax.set_title(title or f"{kind or 'graph'}: {sum(len(ops) for ops in groups.values())} ops "
                           f"in {len(groups) - (HOST in groups)} name scopes"
                           + (f" ({', '.join(hidden)} not drawn)" if hidden else ""), fontsize=11)

@@ -117,10 +117,10 @@ class Budget:
         """The current bars as an `IPython.display.Image`: a stored notebook shows it where
         widgets do not render (GitHub). `scale` None: the widget's own picture; "linear" or
         "log": the same bars redrawn with the per-term panel on that axis."""
-        from IPython.display import Image
         if scale is None:
+            from IPython.display import Image
             return Image(data=self.controls.plot.value, format="png")
-        return Image(data=_png(plot_budget([self.large_batch, self.result], self._labels, scale=scale)), format="png")
+        return picture_budget([self.large_batch, self.result], self._labels, scale=scale)
 
     def _repr_mimebundle_(self, **kwargs):
         bundle = self.widget._repr_mimebundle_(**kwargs)

@@ -274,8 +274,9 @@ def plot_one_seed(groups, labels, upto, window=15, span=None, seeds=False, batch
     """
     if len(labels) != len(groups):
         raise ValueError(f"one label per group: {len(groups)} groups, {len(labels)} labels")
+    odd = 2 * (window // 2) + 1  # the updates a centred mean of `window` spans
     widths = [window_updates(g.results[0].config.effective_batch, window_examples)
-              if window_examples is not None else 2 * (window // 2) + 1 for g in groups]
+              if window_examples is not None else odd for g in groups]
     fig, [(axes, legend_y)] = _rows(PICTURE_WIDTH, [(2, len(groups))], panel=2.8, gap=0.8)
     ax_loss, ax_acc = axes
     colors = _colors(groups)
@@ -298,7 +299,7 @@ def plot_one_seed(groups, labels, upto, window=15, span=None, seeds=False, batch
     ax_loss.set_xlabel(curves.X_LABELS["examples"])
     ax_loss.set_ylabel("training loss of the update's batch")
     if window_examples is None:
-        ax_loss.set_title(f"Training loss (mean of {2 * (window // 2) + 1} updates), one seed")
+        ax_loss.set_title(f"Training loss (mean of {odd} updates), one seed")
     else:
         spans = sorted({w * g.results[0].config.effective_batch for g, w in zip(groups, widths)})
         ax_loss.set_title(f"Training loss (centred mean of {spans[0]:,}"

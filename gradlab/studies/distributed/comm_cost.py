@@ -52,6 +52,18 @@ def ring_time(nbytes, replicas, latency, bandwidth):
     return latency * 2 * (check_count("replicas", replicas) - 1) + ring_bytes(nbytes, replicas) / bandwidth
 
 
+def alpha_beta_of_line(intercept_ms, slope_ms_per_byte, replicas):
+    """`ring_time`'s alpha (µs) and beta (GiB/s) from a line `t = a + b M` fitted to timed all-reduces:
+
+        alpha = a / (2 (R - 1)),      beta = 2 (R - 1) / (R b)
+
+    Element by element, so `a` and `b` may be arrays (one fit per round). No check on `b`'s sign:
+    a noisy round may fit a negative slope, and its beta says so.
+    """
+    steps = 2 * (replicas - 1)
+    return 1000 * intercept_ms / steps, steps / replicas / (slope_ms_per_byte / 1000) / 2 ** 30
+
+
 def measure_reduction_schedules(devices, model_fn, loss_fn, x, y, accum_steps=(1, 2, 4, 8), rounds=15):
     """Time one update's gradients with an all-reduce per update and with one per micro-batch.
 
@@ -255,9 +267,7 @@ def fit_alpha_beta(sizes_bytes, times_ms, replicas):
         raise ValueError(f"need R >= 2, 2 or more distinct sizes and one row of times per size, got R={replicas}, "
                          f"sizes {sizes.tolist()}, times of shape {times.shape}")
     fits = [tuple(float(c) for c in np.polyfit(sizes, times[:, k], 1)[::-1]) for k in range(times.shape[1])]
-    a, b = np.array(fits).T
-    alpha_us = 1000 * a / (2 * (replicas - 1))
-    beta_gib = 2 * (replicas - 1) / replicas / (b / 1000) / 2 ** 30
+    alpha_us, beta_gib = alpha_beta_of_line(*np.array(fits).T, replicas)
 
     def summary(values):
         return (float(np.median(values)), *(float(q) for q in np.percentile(values, [25, 75])))

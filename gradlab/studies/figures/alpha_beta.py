@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..distributed import comm_cost
+
 
 def alpha_beta_of_line(intercept_ms, slope_ms_per_byte, replicas):
-    """alpha (µs) and beta (GiB/s) of the line `t = intercept_ms + slope_ms_per_byte * M` (the module's rule).
+    """alpha (µs) and beta (GiB/s) of the line `t = intercept_ms + slope_ms_per_byte * M` (the module's
+    rule; `comm_cost.alpha_beta_of_line`, here refusing a line that cannot be a ring's).
 
     Args:
         intercept_ms: a, the line's time at M = 0 bytes, in ms.
@@ -27,8 +30,7 @@ def alpha_beta_of_line(intercept_ms, slope_ms_per_byte, replicas):
     """
     if replicas < 2 or slope_ms_per_byte <= 0:
         raise ValueError(f"need replicas >= 2 and a slope > 0, got {replicas!r} and {slope_ms_per_byte!r}")
-    steps = 2 * (replicas - 1)
-    return 1000 * intercept_ms / steps, steps / replicas / (slope_ms_per_byte / 1000) / 2 ** 30
+    return comm_cost.alpha_beta_of_line(intercept_ms, slope_ms_per_byte, replicas)
 
 
 def plot_alpha_beta(sizes_bytes, times_ms, intercept_ms, slope_ms_per_byte, replicas):
