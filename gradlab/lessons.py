@@ -95,6 +95,7 @@ _NAMES = {
     "plot_progress": ("gradlab.studies.figures.noise_scale", "plot_progress"),
     "plot_mean_curves": ("gradlab.studies.figures.selection", "plot_mean_curves"),
     "plot_streams_with_pace": ("gradlab.studies.figures.host_cost", "plot_streams_with_pace"),
+    "plot_round_trip": ("gradlab.studies.figures.host_cost", "plot_round_trip"),
     "plot_split_miss_panels": ("gradlab.studies.figures.lesson_plots", "plot_split_miss_panels"),
     "plot_weighting_factors": ("gradlab.studies.figures.weighting", "plot_weighting_factors"),
     "plot_tower_step": ("gradlab.studies.figures.timeline", "plot_tower_step"),

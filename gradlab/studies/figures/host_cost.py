@@ -5,7 +5,13 @@ host's sum... With perfect overlap the slowest stream sets the pace,
 
     update >= max over the parts (ms)
 
-so the figure draws every part of a case side by side, on one axis, with the pace part marked.
+so `plot_streams_with_pace` draws every part of a case side by side, on one axis, with the pace
+part marked. Run one after another instead (a host step: the graph calls, the copies out and the
+host's mean, the apply), the parts add up,
+
+    update = sum over the parts (ms)
+
+so `plot_round_trip` draws them end to end, one bar per case.
 
 Lesson: notebooks/06-host-cost.ipynb
 """
@@ -78,4 +84,55 @@ def plot_streams_with_pace(rows, measured, pace, title="one update's streams", p
     handles, labels = ax.get_legend_handles_labels()  # the pace line first: matplotlib lists lines before bars
     fig.legend(handles[1:] + handles[:1], labels[1:] + labels[:1], loc="outside lower center",
                ncols=len(parts) + 1, fontsize=8)
+    return fig
+
+
+def plot_round_trip(rows, title="one update, part by part", unit="ms"):
+    """Draw each case as ONE horizontal bar, its parts end to end on a linear axis: where its time goes.
+
+        part k of a case spans [sum of its parts before k, sum of its parts up to k]
+        a case's bar ends at its total, sum over its parts
+
+    A part named in two cases takes one colour in both (e.g. the graph calls of a one-call step and
+    of a host step), so the eye compares them directly.
+
+    Args:
+        rows: `{case: {part: time}}`, the parts in the order they run; cases may name different parts;
+            every time finite and >= 0.
+        title: the figure's title.
+        unit: the times' unit, for the labels and the x axis.
+    Returns:
+        the matplotlib Figure of 1 Axes, already closed in pyplot. Each part wide enough (>= 6% of the
+        largest total) carries its time in its middle; each bar carries its total at its end.
+    """
+    if not rows or any(not costs for costs in rows.values()):
+        raise ValueError("rows must hold at least one case, each with at least one part")
+    for case, costs in rows.items():
+        if any(not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 for v in costs.values()):
+            raise ValueError(f"{case!r}: every part must be a finite time >= 0, got {costs}")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(8.0, 1.5 + 0.6 * len(rows)), layout="constrained")
+    plt.close(fig)
+    parts = list(dict.fromkeys(part for costs in rows.values() for part in costs))  # first-seen order
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    cases = list(rows)[::-1]  # the first case on top
+    longest = max(sum(costs.values()) for costs in rows.values())
+    labelled = set()
+    for y, case in enumerate(cases):
+        left = 0.0
+        for part, width in rows[case].items():
+            colour = colours[parts.index(part) % len(colours)]
+            ax.barh(y, width, left=left, height=0.6, color=colour, edgecolor="white",
+                    label=None if part in labelled else part)
+            labelled.add(part)
+            if width >= 0.06 * longest:
+                ax.text(left + width / 2, y, f"{width:.1f}", ha="center", va="center", fontsize=8, color="white")
+            left += width
+        ax.text(left, y, f" {left:.1f} {unit}", va="center", fontsize=9)
+    ax.set_xlim(0, longest * 1.18)  # room for the totals
+    ax.set_ylim(-0.6, len(cases) - 0.4)
+    ax.set_yticks(range(len(cases)), cases)
+    ax.set_xlabel(f"{unit} per update")
+    ax.set_title(title, fontsize="medium")
+    fig.legend(loc="outside lower center", ncols=min(len(parts), 4), fontsize=8)
     return fig

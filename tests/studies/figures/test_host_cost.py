@@ -42,3 +42,31 @@ def test_streams_refuse_no_case_uneven_cases_and_negative_times():
         plot_streams_with_pace({"a": {"copies": 1.0}, "b": {"numpy": 1.0}}, [], "copies")
     with pytest.raises(ValueError, match="finite"):
         plot_streams_with_pace({"a": {"copies": -1.0}}, [], "copies")
+
+
+def test_round_trip_stacks_each_cases_parts_end_to_end():
+    from gradlab.studies.figures.host_cost import plot_round_trip
+
+    rows = {"one call": {"calls": 7.0},
+            "host": {"calls": 3.0, "copies": 2.0, "apply": 1.5}}
+    fig = plot_round_trip(rows, title="t")
+    (ax,) = fig.axes
+    assert ax.get_xscale() == "linear" and ax.get_title() == "t"
+    # bottom-up: "host" first (its parts in order), then "one call"
+    assert [(b.get_x(), b.get_width()) for b in ax.patches] == [(0.0, 3.0), (3.0, 2.0), (5.0, 1.5), (0.0, 7.0)]
+    # "calls" keeps one colour in both cases; the legend names each part once
+    assert ax.patches[0].get_facecolor() == ax.patches[3].get_facecolor() != ax.patches[1].get_facecolor()
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["calls", "copies", "apply"]
+    # every part is >= 6% of the longest total, 7.0 ms: labelled; then each total, 6.5 and 7.0
+    assert [t.get_text() for t in ax.texts] == ["3.0", "2.0", "1.5", " 6.5 ms", "7.0", " 7.0 ms"]
+    assert ax.get_xlim() == pytest.approx((0.0, 7.0 * 1.18))
+
+
+def test_round_trip_refuses_no_case_empty_cases_and_negative_times():
+    from gradlab.studies.figures.host_cost import plot_round_trip
+    with pytest.raises(ValueError, match="at least one"):
+        plot_round_trip({})
+    with pytest.raises(ValueError, match="at least one"):
+        plot_round_trip({"a": {}})
+    with pytest.raises(ValueError, match="finite"):
+        plot_round_trip({"a": {"copies": -1.0}})
