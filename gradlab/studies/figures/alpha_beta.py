@@ -34,7 +34,8 @@ def alpha_beta_of_line(intercept_ms, slope_ms_per_byte, replicas):
 
 
 def plot_alpha_beta(sizes_bytes, times_ms, intercept_ms, slope_ms_per_byte, replicas):
-    """Draw measured times against size (log x) and the line `intercept_ms + slope_ms_per_byte * M`.
+    """Draw measured times against size on linear axes, and the line `intercept_ms + slope_ms_per_byte * M`
+    from M = 0, where it meets the time axis at its intercept, 2 (R - 1) alpha.
 
     Args:
         sizes_bytes: the message sizes M, bytes.
@@ -51,14 +52,15 @@ def plot_alpha_beta(sizes_bytes, times_ms, intercept_ms, slope_ms_per_byte, repl
     alpha_us, beta = alpha_beta_of_line(intercept_ms, slope_ms_per_byte, replicas)
     fig, ax = plt.subplots(figsize=(6.0, 3.2), layout="constrained")
     plt.close(fig)
-    ax.plot(sizes / 2 ** 10, times, "o", color="tab:blue", label="measured (median)")
-    line = np.geomspace(sizes.min(), sizes.max(), 50)
-    ax.plot(line / 2 ** 10, intercept_ms + slope_ms_per_byte * line, "-", color="tab:orange",
+    ax.plot(sizes / 2 ** 20, times, "o", color="tab:blue", label="measured (median)")
+    line = np.array([0.0, sizes.max()])
+    ax.plot(line / 2 ** 20, intercept_ms + slope_ms_per_byte * line, "-", color="tab:orange",
             label=f"fitted line: {intercept_ms:.2f} ms + M / ({1 / slope_ms_per_byte / 2 ** 20:.2f} MiB per ms)")
-    ax.set_xscale("log")
-    ax.set_xticks(sizes / 2 ** 10, [f"{s / 2 ** 10:g}" for s in sizes])
-    ax.set_xlabel("message size M (KiB, log scale)")
+    ax.annotate(f"intercept {intercept_ms:.2f} ms = 2 (R - 1) alpha", (0, intercept_ms), textcoords="offset points",
+                xytext=(8, -14), fontsize="small")
+    ax.set_xlabel("message size M (MiB)")
     ax.set_ylabel("one all-reduce (ms)")
+    ax.set_xlim(0, None)
     ax.set_ylim(0, None)
     ax.set_title(f"R = {replicas}: alpha = {alpha_us:.0f} µs, beta = {beta:.2f} GiB/s")
     ax.legend(loc="upper left", fontsize="small")

@@ -26,11 +26,12 @@ def test_the_figure_draws_the_times_and_the_line_through_them():
     slope, intercept = np.polyfit(sizes, times, 1)
     fig, (alpha_us, beta) = plot_alpha_beta(sizes, times, intercept, slope, 2)
     points, line = fig.axes[0].lines[:2]
-    assert points.get_xdata().tolist() == [64, 512, 2048, 8192]  # KiB
+    assert points.get_xdata().tolist() == [0.0625, 0.5, 2, 8]  # MiB
     assert points.get_ydata().tolist() == times
-    x, y = line.get_xdata() * 2 ** 10, line.get_ydata()  # back to bytes
-    assert x[0] == pytest.approx(2 ** 16) and x[-1] == pytest.approx(2 ** 23)
-    assert y[0] == pytest.approx(intercept + slope * 2 ** 16) and y[-1] == pytest.approx(intercept + slope * 2 ** 23)
+    assert fig.axes[0].get_xscale() == "linear" and fig.axes[0].get_yscale() == "linear"
+    x, y = line.get_xdata() * 2 ** 20, line.get_ydata()  # back to bytes
+    assert x[0] == 0 and x[-1] == pytest.approx(2 ** 23)  # from M = 0: the intercept shows on the time axis
+    assert y[0] == pytest.approx(intercept) and y[-1] == pytest.approx(intercept + slope * 2 ** 23)
     assert alpha_us == pytest.approx(1000 * intercept / 2) and beta == pytest.approx(1000 / slope / GIB)
     assert f"alpha = {alpha_us:.0f} µs, beta = {beta:.2f} GiB/s" in fig.axes[0].get_title()
 
