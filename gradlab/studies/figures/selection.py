@@ -1,11 +1,13 @@
-"""What picking the best checkpoint adds, seed by seed: the reproduction's selection figure.
+"""What picking the best checkpoint adds: one run's accuracy at every evaluation, and each row's
+mean curve on the evaluations every row shares.
 
-    lift of run r in row N:   best_r - final_r              (>= 0; grows with the evaluations)
-    paired gap of seed r:     value(N, r) - value(1, r)     (value: final or best)
-    each drawn as mean ± standard error over the seeds, std(ddof=1) / sqrt(runs)
+    best of a schedule:   max over its evaluations of the test accuracy (>= final; grows with
+                          the number of evaluations, whatever N)
+    mean curve of row N:  curve_N(t) = mean over the row's runs of the accuracy after update t,
+                          ± std(ddof=1) / sqrt(runs) as an optional band
 
-Pairing cancels what a seed does to both rows (same start, same examples), so the paired
-standard error is what a difference between rows must beat, not the rows' own std.
+Rows whose curves lie on one another learned alike; a gap between their best accuracies that
+the curves do not show comes from picking among more evaluations.
 
 Lesson: notebooks/07-reproducing-the-table.ipynb
 """
@@ -13,67 +15,6 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
-
-from ..stats import mean_std
-
-
-def _mean_se(values):
-    """Mean and standard error, in percent (`stats.mean_std` divided by sqrt(n))."""
-    values = 100 * np.asarray(values, dtype=float)
-    mean, std = mean_std(values)
-    return mean, std / np.sqrt(values.size)
-
-
-def plot_selection(record, predicted=None):
-    """Left: best - final against the number of evaluations, one point per row; right: the
-    paired gap from N = 1 of final and of best accuracy. Both mean ± standard error, points.
-
-    Args:
-        record: what `reproduction.grid` returns (or its JSON, loaded); its first row is the
-            baseline the right panel pairs against.
-        predicted: optional `{label: [lift per row, in points]}` drawn as lines on the left
-            panel (a selection model's prediction).
-    Returns:
-        a matplotlib Figure with 2 Axes, already closed in pyplot.
-
-    Lesson: notebooks/07-reproducing-the-table.ipynb
-    """
-    rows = record.get("rows") if isinstance(record, dict) else None
-    if not rows or any(len(r.get("runs", ())) != len(rows[0]["runs"]) for r in rows):
-        raise ValueError("record needs rows with the same number of runs each, as "
-                         f"reproduction.grid returns, got {type(record).__name__}")
-    predicted = dict(predicted or {})
-    for label, values in predicted.items():
-        if len(values) != len(rows):
-            raise ValueError(f"predicted[{label!r}] needs one value per row ({len(rows)}), got {values!r}")
-    evals = [r["evaluations"] for r in rows]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10.5, 4.0), layout="constrained")
-    plt.close(fig)
-    lift = [_mean_se([run["best"] - run["final"] for run in r["runs"]]) for r in rows]
-    left.errorbar(evals, [m for m, _ in lift], [e for _, e in lift], marker="o", capsize=4,
-                  linestyle="none", color="C0", label="measured, mean ± SE")
-    for i, (label, values) in enumerate(predicted.items()):
-        left.plot(evals, values, marker=".", linestyle="--", color=f"C{i + 1}", label=label)
-    left.set_xscale("log")
-    left.set_xticks(evals, [f"{k}\n(N={r['accum_steps']})" for k, r in zip(evals, rows)])
-    left.minorticks_off()
-    left.set_xlabel("evaluations a run picks its best from")
-    left.set_ylabel("best - final test accuracy (points)")
-    left.set_title("What picking the best adds")
-    left.legend(frameon=False)
-    base = rows[0]
-    pos = np.arange(1, len(rows))
-    for dx, key, marker in ((-0.08, "final", "s"), (0.08, "best", "o")):
-        gaps = [_mean_se([a[key] - b[key] for a, b in zip(r["runs"], base["runs"])]) for r in rows[1:]]
-        right.errorbar(pos + dx, [m for m, _ in gaps], [e for _, e in gaps], marker=marker,
-                       capsize=4, linestyle="none", label=f"{key} accuracy")
-    right.axhline(0.0, color="gray", linewidth=0.8)
-    right.set_xticks(pos, [f"N={r['accum_steps']}" for r in rows[1:]])
-    right.set_xlabel(f"accumulation count N (paired with N={base['accum_steps']}, seed by seed)")
-    right.set_ylabel(f"N minus N={base['accum_steps']} (points, mean ± SE)")
-    right.set_title(f"Paired gaps over {len(base['runs'])} seeds")
-    right.legend(frameon=False)
-    return fig
 
 
 def plot_checkpoint_curve(updates, curve, every=100):

@@ -3,40 +3,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from gradlab.studies.figures.selection import plot_selection
-
-
-def _record():
-    # two rows, three seeds; N=5's best beats its final by 0.01, 0.02, 0.03
-    one = [{"best": 0.90, "final": 0.90}, {"best": 0.92, "final": 0.91}, {"best": 0.95, "final": 0.95}]
-    five = [{"best": 0.91, "final": 0.90}, {"best": 0.93, "final": 0.91}, {"best": 0.98, "final": 0.95}]
-    return {"updates": 10, "runs": 3, "rows": [
-        {"accum_steps": 1, "evaluations": 2, "runs": one},
-        {"accum_steps": 5, "evaluations": 6, "runs": five}]}
-
-
-def test_plot_selection_draws_mean_and_standard_error_of_lifts_and_paired_gaps():
-    fig = plot_selection(_record(), predicted={"model": [0.1, 0.5]})
-    assert isinstance(fig, matplotlib.figure.Figure) and not plt.fignum_exists(fig.number)
-    left, right = fig.axes
-    measured = left.containers[0]
-    assert np.allclose(measured.lines[0].get_ydata(), [100 * 0.01 / 3, 2.0])  # mean lifts, points
-    # N=5's lifts 1, 2, 3 points: standard error std(ddof=1)/sqrt(3) = 1/sqrt(3)
-    low, high = measured.lines[2][0].get_segments()[1][:, 1]
-    assert np.isclose(high - low, 2 / np.sqrt(3))
-    assert list(left.lines[-1].get_ydata()) == [0.1, 0.5]  # the prediction
-    final, best = right.containers
-    assert np.allclose(final.lines[0].get_ydata(), [0.0])  # same finals, seed by seed
-    assert np.allclose(best.lines[0].get_ydata(), [5.0 / 3])  # best gaps 1, 1, 3 points
-    assert left.get_xlabel() and left.get_ylabel() and right.get_xlabel() and "points" in right.get_ylabel()
-
-
-def test_plot_selection_refuses_a_record_without_rows_or_a_prediction_of_the_wrong_length():
-    with pytest.raises(ValueError, match="rows"):
-        plot_selection({"rows": []})
-    with pytest.raises(ValueError, match="'model'"):
-        plot_selection(_record(), predicted={"model": [0.1]})
-
 
 def test_plot_checkpoint_curve_marks_the_best_of_all_and_of_the_sparse_schedule():
     from gradlab.studies.figures.selection import plot_checkpoint_curve
