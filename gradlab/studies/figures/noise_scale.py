@@ -208,8 +208,12 @@ def plot_progress(noise_scale, marks=(32, 256), line_label=None):
     for b in marks:
         for value, color in ((1 / (1 + noise_scale / b), "tab:blue"), (1 / (1 + b / noise_scale), "tab:orange")):
             ax.plot([b], [value], "o", color=color)
-            ax.annotate(f"{value:.2f} at b = {b:g}", (b, value), textcoords="offset points", xytext=(6, 4),
-                        fontsize="small")
+            # left of the dashed line the label goes left, so it never crosses the line: above the rising
+            # per-update curve, below the falling per-example one
+            left = b < noise_scale
+            offset = ((-6, 4) if color == "tab:blue" else (-6, -12)) if left else (6, 4)
+            ax.annotate(f"{value:.2f} at b = {b:g}", (b, value), textcoords="offset points", xytext=offset,
+                        ha="right" if left else "left", fontsize="small")
     ax.set_xscale("log", base=2)
     ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
     ax.set_ylim(0, 1.05)

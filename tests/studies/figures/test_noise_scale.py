@@ -119,6 +119,12 @@ def test_plot_progress_draws_both_curves_crossing_at_one_half_at_the_noise_scale
     assert points == {(32, round(32 / 103, 4)), (32, round(71 / 103, 4)), (256, round(256 / 327, 4)),
                       (256, round(71 / 327, 4))}
     assert ax.lines[2].get_xdata()[0] == 71.0
+    # labels left of the dashed line at 71 point left (off the line); right of it, right
+    where = {t.get_text(): (t.xyann, t.get_ha()) for t in ax.texts}
+    assert where["0.31 at b = 32"] == ((-6, 4), "right")  # 32 / 103
+    assert where["0.69 at b = 32"] == ((-6, -12), "right")  # 71 / 103
+    assert where["0.78 at b = 256"] == ((6, 4), "left")  # 256 / 327
+    assert where["0.22 at b = 256"] == ((6, 4), "left")  # 71 / 327
 
 
 def test_plot_progress_labels_its_dashed_line_as_told_or_as_b_noise_by_default():
