@@ -48,9 +48,10 @@ def plot_checkpoint_curve(updates, curve, every=100):
     ax.plot(updates, curve, "-", color="C0", linewidth=0.8, label=f"all {updates.size} evaluations")
     low = max(curve.min(), curve.max() - 4)
     shown = updates[curve >= low]  # the early updates whose accuracy lies below the axis are cropped
-    n_sparse, n_shown = int(sparse.sum()), int((sparse & (updates >= shown.min())).sum())
+    n_sparse = int(sparse.sum())
+    n_shown = np.unique(updates[sparse & (updates >= shown.min())]).size  # distinct: a repeated last counts once
     ax.plot(updates[sparse], curve[sparse], "s", color="C1", markersize=5,
-            label=f"the {n_sparse} at every {every} updates ({n_shown} shown)")
+            label=f"the {n_sparse} at every {every} updates ({n_shown} distinct in view)")
     for mask, color, name in ((np.ones_like(sparse), "C0", f"best of all {updates.size}"),
                               (sparse, "C1", f"best of the {n_sparse}")):
         i = np.flatnonzero(mask)[np.argmax(curve[mask])]
@@ -58,7 +59,7 @@ def plot_checkpoint_curve(updates, curve, every=100):
         ax.plot(updates[i], curve[i], "*", color=color, markersize=14, markeredgecolor="black",
                 label=f"{name}: {curve[i]:.1f}% at update {updates[i]}")
     ax.set_xlabel("update")
-    ax.set_ylabel("test accuracy (%)")
+    ax.set_ylabel("test accuracy (%), top 4 points" if low > curve.min() else "test accuracy (%)")
     ax.set_ylim(low, curve.max() + 0.5)
     pad = 0.02 * max(updates.max() - shown.min(), 1)
     ax.set_xlim(shown.min() - pad, updates.max() + pad)
