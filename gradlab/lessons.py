@@ -78,7 +78,6 @@ _NAMES = {
     "lesson_plots": ("gradlab.studies.figures.lesson_plots", None),
     "plot_checkpoint_curve": ("gradlab.studies.figures.selection", "plot_checkpoint_curve"),
     "plot_memory": ("gradlab.studies.figures.memory_plots", "plot_memory"),
-    "plot_update_memory": ("gradlab.studies.figures.memory_plots", "plot_update_memory"),
     "fit_schedule": ("gradlab.studies.figures.fit_schedule", "fit_schedule"),
     "plot_fit_schedule": ("gradlab.studies.figures.fit_schedule", "plot_fit_schedule"),
     "plot_shard_weights": ("gradlab.studies.figures.fit_schedule", "plot_shard_weights"),

@@ -14,9 +14,10 @@ faint dot. Both against N on a log2 axis. Plain fit at the whole batch B is a ho
 (it has no N; its epochs' range shaded), Keras's own accumulation a second series, the reference
 (`bench_memory`) a grey dotted one with crosses.
 
-Lesson 09 draws `plot_memory` without the time panel, overlap=10 among its series.
+Lesson 09 draws the update alone (`peak="update"`) with its time panel; lesson 17 the memory panel
+alone (`time=False`) with the 1/N line (`ideal=True`).
 
-Lesson: notebooks/17-memory.ipynb
+Lessons: notebooks/09-fused-accumulation.ipynb, notebooks/17-memory.ipynb
 """
 from __future__ import annotations
 
@@ -124,52 +125,3 @@ def _epochs(row):
     """The row's ms per update of each measured epoch (its median alone for a row measured
     before epochs were kept)."""
     return list(row.get("ms_epochs") or [row["ms_update"]])
-
-
-# lesson 09's figure: contender, overlap -> label, colour, marker; the update alone throughout
-UPDATE_SERIES = {("accumulating", 1): ("AccumulatingModel in fit, overlap 1", "tab:blue", "o"),
-                 ("accumulating", 2): ("AccumulatingModel in fit, overlap 2", "tab:cyan", "^"),
-                 ("keras", 1): ("Keras accumulation", "tab:orange", "s"),
-                 ("plain", 1): ("plain fit on B/N", "black", "x")}
-
-
-def plot_update_memory(result):
-    """The update's allocator peak (MiB, `step_mb`: `train_on_batch` on a batch already held)
-    against accum_steps N, one `run_bench_memory` result, as lesson 09's table reads it:
-
-        the fused loop in fit (AccumulatingModel, overlap 1 and 2), Keras accumulation, plain fit on one micro-batch of B/N rows
-
-    plain fit on B/N stands at N = B // b (`memory_peaks`), so N = 1 is the large batch.
-
-    Args:
-        result: the dict `run_bench_memory` returns (or one of `--json`'s `workloads`).
-    Returns:
-        a matplotlib Figure with 1 Axes (log-log) and its legend inside, top right.
-
-    Lesson: notebooks/09-fused-accumulation.ipynb
-    """
-    from gradlab.studies.bench.memory_report import memory_peaks
-
-    if not isinstance(result, dict) or "rows" not in result or "config" not in result:
-        raise ValueError("plot_update_memory needs a result of gradlab.studies.bench.fit_memory.run_bench_memory "
-                         f"(with 'config' and 'rows'), got {type(result).__name__}")
-    peaks = memory_peaks(result, "step_mb")
-    fig, ax = plt.subplots(figsize=(5.5, 3.6), layout="constrained")
-    plt.close(fig)  # owned by the caller: a cell ending with the call shows it once
-    for (contender, overlap), (label, color, marker) in UPDATE_SERIES.items():
-        points = sorted((n, mb) for (c, n, o), mb in peaks.items() if (c, o) == (contender, overlap))
-        if points:
-            ax.plot(*zip(*points), marker=marker, color=color, label=label, ls=":" if contender == "plain" else "-")
-    ns = sorted({n for (c, n, _) in peaks if c != "input"}) or [1]
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(ns, [str(n) for n in ns])
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_yscale("log")
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1, 2, 5)))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.yaxis.set_minor_locator(NullLocator())
-    ax.set_xlabel("accum_steps N (micro-batch B/N)")
-    ax.set_ylabel("update's allocator peak (MiB)")
-    ax.set_title(f"Memory of one update, {result['config']['model']}, B = {result['config']['batch']}", fontsize="medium")
-    ax.legend(fontsize="small", frameon=False)
-    return fig

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from gradlab.studies.bench import cli as bench_cli, fit_memory as bench_memory, memory_child, memory_report
-from gradlab.studies.figures.memory_plots import plot_memory, plot_update_memory
+from gradlab.studies.figures.memory_plots import plot_memory
 
 
 @pytest.mark.parametrize("argv, word", [
@@ -295,20 +295,3 @@ def test_the_update_figure_reads_the_update_peak_for_every_line():
     assert list(ax_mb.lines[2].get_ydata()) == [36.0, 36.0]
     with pytest.raises(ValueError, match="peak must be 'epoch' or 'update', got 'step'"):
         plot_memory({"config": {"model": "conv", "batch": 8}, "rows": rows}, peak="step")
-
-
-def test_the_update_figure_draws_each_contender_at_its_n_under_lesson_07s_names():
-    rows = [_row("plain", 8, 1, 40.0, step=38.0), _row("plain", 4, 1, 30.0, step=21.0),
-            _row("accumulating", 8, 1, 41.0, step=37.0), _row("accumulating", 8, 2, 31.0, step=20.0),
-            _row("accumulating", 8, 2, 35.0, overlap=2, step=36.0), _row("keras", 4, 2, 30.5, step=22.0),
-            _row("input", 8, 1, 3.0)]
-    fig = plot_update_memory({"config": {"model": "conv", "batch": 8}, "rows": rows})
-    assert isinstance(fig, matplotlib.figure.Figure) and len(fig.axes) == 1
-    by_label = {line.get_label(): line for line in fig.axes[0].lines}
-    assert list(by_label) == ["AccumulatingModel in fit, overlap 1", "AccumulatingModel in fit, overlap 2", "Keras accumulation", "plain fit on B/N"]
-    assert list(by_label["AccumulatingModel in fit, overlap 1"].get_ydata()) == [37.0, 20.0]  # the update alone, not the epoch
-    assert list(by_label["plain fit on B/N"].get_xdata()) == [1, 2]  # batch 8 at N = 1, batch 4 at N = 2
-    assert list(by_label["plain fit on B/N"].get_ydata()) == [38.0, 21.0]
-    assert list(by_label["AccumulatingModel in fit, overlap 2"].get_xdata()) == [2] and list(by_label["Keras accumulation"].get_xdata()) == [2]
-    with pytest.raises(ValueError, match="run_bench_memory"):
-        plot_update_memory({"rows": []})
