@@ -131,7 +131,7 @@ class Budget:
         return f"<gradlab.lab.Budget P={self.params} total={_mib(self.result['total'])} MiB>"
 
 
-def plot_budget(results, labels, peaks=None, scale="log", terms=True):
+def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None):
     """Stacked bars, one per `budget(...)` result, of its terms in MiB (`TERMS` bottom up), and
     beside them each term on its own, on a log axis: the terms too small to see in a stack
     (weights, slots, inputs beside the activations) keep a readable bar and their MiB.
@@ -142,6 +142,8 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True):
             labelled, so the plan and the measurement read side by side (lesson 17).
         scale: the per-term panel's x axis, "log" or "linear".
         terms: False draws the stacks alone.
+        limit: None, or (MiB, label): a dashed line across the stacks at that height, such as
+            a GPU's memory, so a bar over it reads as "does not fit" (lesson 01).
 
     Returns:
         a matplotlib Figure (not registered with pyplot): axes[0] the stacks, axes[1] the terms.
@@ -151,12 +153,18 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True):
                          + ("" if peaks is None else f", {len(peaks)} peaks"))
     if scale not in ("log", "linear"):
         raise ValueError(f"scale is 'log' or 'linear', got {scale!r}")
+    if limit is not None and (len(limit) != 2 or not limit[0] > 0):
+        raise ValueError(f"limit is None or (MiB > 0, label), got {limit!r}")
     fig = Figure(figsize=(9.0, 3.8) if terms else (6.0, 3.8), layout="constrained")
     ax, terms_ax = fig.subplots(1, 2, width_ratios=(1, 1.5)) if terms else (fig.subplots(), None)
     bottoms = [0.0] * len(results)
     for term in mb.TERMS:
         heights = [r[term] / 2**20 for r in results]
-        ax.bar(range(len(results)), heights, 0.6, bottom=bottoms, label=term, color=COLORS[term])
+        bars = ax.bar(range(len(results)), heights, 0.6, bottom=bottoms, color=COLORS[term],
+                      label=term if limit is None or any(heights) else None)  # with a limit: no empty terms listed
+        for bar in bars:  # an empty term atop a stack would pin the axis to its total, leaving no room above
+            if bar.get_height() == 0:
+                bar.sticky_edges.y.clear()
         bottoms = [b + h for b, h in zip(bottoms, heights)]
     for x, r in enumerate(results):  # the small terms vanish beside the activations: say the total
         above = r["total"] / 2**20 if peaks is None else max(r["total"] / 2**20, peaks[x])  # clear of the tick
@@ -165,6 +173,8 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True):
         ax.plot([x - 0.38, x + 0.38], [mib, mib], color="black", linewidth=2.5,
                 label="measured peak" if x == 0 else None)
         ax.text(x + 0.4, mib, f"{mib:.1f}", va="center", fontsize="small")
+    if limit is not None:
+        ax.axhline(limit[0], color="black", linestyle="--", linewidth=1.2, label=f"{limit[1]}: {limit[0]:,.0f} MiB")
     ax.set_xticks(range(len(results)), [label.replace(", ", "\n") for label in labels])
     ax.set_ylabel("MiB")
     ax.set_title("what training holds")

@@ -145,3 +145,18 @@ def test_the_picture_of_bars_is_a_png_of_plot_budget():
     assert picture.format == "png" and picture.data[:4] == b"\x89PNG"
     with pytest.raises(ValueError, match="one label \\(and peak\\) per result"):
         picture_budget(results, ["N=1"], peaks=[1.0, 2.0])
+
+
+def test_a_limit_is_a_dashed_line_across_the_stacks_and_empty_terms_leave_the_legend():
+    # lesson 01: ResNet-50's bars against a 16 GiB GPU; here 4 + 1 + 1 = 6 MiB (sgd: weights, gradient,
+    # activations 4 rows x 1 MiB) against a limit of 5 MiB, and no accumulator, backward or inputs
+    results = [budget(2**18, "sgd", B=4, N=1, activation_bytes_per_row=2**20)]
+    ax = plot_budget(results, ["N=1"], terms=False, limit=(5, "small GPU")).axes[0]
+    dashed = [line for line in ax.lines if line.get_linestyle() == "--"]
+    assert len(dashed) == 1 and list(dashed[0].get_ydata()) == [5, 5]
+    assert [t.get_text() for t in ax.texts] == ["6.0 MiB"]
+    assert ax.get_ylim()[1] > 6.5  # room above the 6 MiB bar for its total (margins, not pinned by empty terms)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["small GPU: 5 MiB", "weights", "gradients",
+                                                                  "activations"]
+    with pytest.raises(ValueError, match="limit is None or"):
+        plot_budget(results, ["N=1"], limit=(0, "none"))
