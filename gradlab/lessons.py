@@ -88,6 +88,7 @@ _NAMES = {
     "fit_critical_batch": ("gradlab.studies.figures.noise_scale", "fit_critical_batch"),
     "plot_learning_rate_sweep": ("gradlab.studies.figures.noise_scale", "plot_learning_rate_sweep"),
     "plot_critical_batch": ("gradlab.studies.figures.noise_scale", "plot_critical_batch"),
+    "plot_critical_batch_by_target": ("gradlab.studies.figures.noise_scale", "plot_critical_batch_by_target"),
     "plot_progress": ("gradlab.studies.figures.noise_scale", "plot_progress"),
     "plot_mean_curves": ("gradlab.studies.figures.selection", "plot_mean_curves"),
     "plot_streams_with_pace": ("gradlab.studies.figures.host_cost", "plot_streams_with_pace"),

@@ -109,6 +109,62 @@ def plot_critical_batch(updates, s_min, b_crit, clear_knee=False):
     return fig
 
 
+def plot_critical_batch_by_target(by_target):
+    """The fitted model at several target losses: S against B per target, and B_crit against the target.
+
+        at each target t:  S_t(B) = S_min,t (1 + B_crit,t / B),  fitted to every seed (`fit_critical_batch`)
+
+    Left: the updates S each seed took (dots, one colour per target) and each target's fitted curve, its
+    B_crit marked by a dashed line. Right: B_crit against the target loss, the x axis reversed so that
+    training runs left to right: the fit over all seeds (line, labelled) and each seed's own fit (dots).
+    McCandlish et al. (2018, Fig. 5) find B_crit growing as the loss falls.
+
+    Args:
+        by_target: dict `{target: {seed: {B: S}}}`, each as `fit_critical_batch` takes it; two or more targets.
+    Returns:
+        a matplotlib Figure with 2 Axes, already closed in pyplot.
+    """
+    if len(by_target) < 2:
+        raise ValueError(f"by_target needs two or more target losses, got {list(by_target)!r}")
+    targets = sorted(by_target, reverse=True)
+    fits = {t: fit_critical_batch(by_target[t]) for t in targets}
+    sizes = sorted({b for runs in by_target[targets[0]].values() for b in runs})
+    grid = np.geomspace(sizes[0] / 1.5, sizes[-1] * 1.5, 200)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
+    plt.close(fig)
+    colors = plt.get_cmap("plasma")(np.linspace(0.0, 0.75, len(targets)))
+    for t, color in zip(targets, colors):
+        s_min, b_crit = fits[t]
+        points = [(b, s) for runs in by_target[t].values() for b, s in runs.items()]
+        left.plot([b for b, _ in points], [s for _, s in points], "o", color=color, alpha=0.6, linestyle="none")
+        left.plot(grid, s_min * (1 + b_crit / grid), "-", color=color,
+                  label=f"loss {t:g}: S = {s_min:.1f} (1 + {b_crit:.0f} / B)")
+        left.axvline(b_crit, color=color, linestyle="--", linewidth=1)
+    left.set_xscale("log", base=2)
+    left.set_yscale("log", base=2)
+    left.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
+    left.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
+    left.set_xlabel("batch B (dashed: B_crit)")
+    left.set_ylabel("updates S to the target loss")
+    left.set_title("A lower target: more updates, and the knee moves right", fontsize="medium")
+    left.legend(fontsize="small")
+    right.plot(targets, [fits[t][1] for t in targets], "o-", color="black", label="fit over all seeds")
+    for t in targets:
+        right.annotate(f"{fits[t][1]:.0f}", (t, fits[t][1]), textcoords="offset points", xytext=(6, 6),
+                       fontsize="small")
+        seeds = [fit_critical_batch({seed: runs})[1] for seed, runs in by_target[t].items()]
+        right.plot([t] * len(seeds), seeds, "o", color="grey", markerfacecolor="none", linestyle="none",
+                   label="each seed alone" if t == targets[0] else None)
+    right.set_xlim(targets[0] + 0.05 * (targets[0] - targets[-1]), targets[-1] - 0.05 * (targets[0] - targets[-1]))
+    right.set_xticks(targets)
+    right.set_ylim(bottom=0)
+    right.set_xlabel("target loss (training proceeds to the right)")
+    right.set_ylabel("B_crit")
+    right.set_title("The critical batch grows as the loss falls", fontsize="medium")
+    right.legend(fontsize="small", loc="lower right")
+    return fig
+
+
 def plot_learning_rate_sweep(sweep, target=None, cap=None):
     """Updates to the target loss against the learning rate, one line per batch size B.
 

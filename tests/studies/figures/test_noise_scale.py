@@ -144,3 +144,22 @@ def test_plot_progress_refuses_a_noise_scale_that_is_not_positive():
             plot_progress(bad)
     with pytest.raises(ValueError, match="marks"):
         plot_progress(71.0, marks=(0,))
+
+
+def test_plot_critical_batch_by_target_draws_each_targets_fit_and_b_crit_against_the_target():
+    from gradlab.studies.figures.noise_scale import plot_critical_batch_by_target
+
+    # exact points: S = 20 (1 + 30 / B) at loss 0.5 and S = 40 (1 + 60 / B) at 0.3, one seed each
+    by_target = {0.5: {2: {b: 20 * (1 + 30 / b) for b in (16, 64, 256)}},
+                 0.3: {2: {b: 40 * (1 + 60 / b) for b in (16, 64, 256)}}}
+    fig = plot_critical_batch_by_target(by_target)
+    assert not plt.fignum_exists(fig.number)
+    left, right = fig.axes
+    curves = [line for line in left.lines if line.get_linestyle() == "-"]
+    assert np.allclose(curves[0].get_ydata(), 20 * (1 + 30 / curves[0].get_xdata()))  # loss 0.5 first
+    assert np.allclose(curves[1].get_ydata(), 40 * (1 + 60 / curves[1].get_xdata()))
+    pooled = right.lines[0]
+    assert list(pooled.get_xdata()) == [0.5, 0.3] and np.allclose(pooled.get_ydata(), [30, 60])
+    assert right.get_xlim()[0] > right.get_xlim()[1]  # the loss falls to the right
+    with pytest.raises(ValueError, match="two or more"):
+        plot_critical_batch_by_target({0.5: by_target[0.5]})
