@@ -176,6 +176,27 @@ def test_the_time_panel_draws_every_epoch_and_plain_fits_range():
     (band,) = ax_ms.patches  # plain fit's epochs, 29 to 45 ms
     assert (band.get_y(), band.get_y() + band.get_height()) == (29, 45)
 
+
+def test_time_stat_fastest_joins_each_runs_fastest_epoch_and_moves_plain_fits_line():
+    rows = bench_memory.add_floors([
+        dict(_row("plain", 8, 1, 40.0), ms_update=30.0, ms_epochs=[29, 30, 45]),
+        _row("plain", 4, 1, 30.0),
+        dict(_row("accumulating", 8, 2, 31.0), ms_update=30.0, ms_epochs=[50, 10, 40, 20, 30]),
+        dict(_row("accumulating", 8, 4, 21.0), ms_update=25.0, ms_epochs=[42, 25, 41, 24, 26]),
+        dict(_row("accumulating", 8, 4, 40.0, overlap=2), ms_update=41.0, ms_epochs=[22, 41, 43])])
+    result = {"config": {"model": "conv", "batch": 8}, "rows": rows}
+    fig = plot_memory(result, time_stat="fastest")
+    ax_ms = fig.axes[1]
+    joined = [line for line in ax_ms.lines if line.get_linestyle() == "-"]
+    # overlap 1 at N = 2 and 4: min(50, 10, 40, 20, 30) = 10, min(42, 25, 41, 24, 26) = 24, not the medians 30, 25;
+    # overlap 2 at N = 4: min(22, 41, 43) = 22, not 41; plain fit's black line: min(29, 30, 45) = 29, not 30
+    assert [list(line.get_ydata()) for line in joined] == [[10, 24], [22], [29, 29]]
+    assert list(plot_memory(result).axes[1].lines[0].get_ydata()) == [30.0, 25.0]  # the default: the medians
+    assert "plain fit at B = 8, epoch: 40 MiB; fastest epoch 29 ms" in [t.get_text() for t in fig.legends[0].get_texts()]
+    assert ax_ms.get_title() == "Time per update, fastest epoch joined"
+    with pytest.raises(ValueError, match="time_stat must be 'median' or 'fastest', got 'min'"):
+        plot_memory(result, time_stat="min")
+
 def test_ideal_draws_plain_fits_peak_over_n_dashed_and_only_when_asked():
     rows = bench_memory.add_floors([_row("plain", 8, 1, 40.0), _row("plain", 4, 1, 30.0),
                                     _row("accumulating", 8, 2, 31.0), _row("accumulating", 8, 4, 21.0)])
