@@ -20,16 +20,22 @@ from __future__ import annotations
 import math
 
 
+def _check_times(rows):
+    """A ValueError for no case, a case with no part, or a time that is not finite and >= 0."""
+    if not rows or any(not costs for costs in rows.values()):
+        raise ValueError("rows must hold at least one case, each with at least one part")
+    for case, costs in rows.items():
+        if any(not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 for v in costs.values()):
+            raise ValueError(f"{case!r}: every part must be a finite time >= 0, got {costs}")
+
+
 def _check_rows(rows):
-    """The parts every case of `rows` names, in order; a ValueError for an empty or uneven `rows`."""
-    if not rows:
-        raise ValueError("rows must hold at least one case")
+    """The parts every case of `rows` names, in order; a ValueError for bad times or uneven cases."""
+    _check_times(rows)
     parts = list(next(iter(rows.values())))
     for case, costs in rows.items():
         if list(costs) != parts:
             raise ValueError(f"every case needs the parts {parts} in that order; {case!r} has {list(costs)}")
-        if any(not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 for v in costs.values()):
-            raise ValueError(f"{case!r}: every part must be a finite time >= 0 in ms, got {costs}")
     return parts
 
 
@@ -105,11 +111,7 @@ def plot_round_trip(rows, title="one update, part by part", unit="ms"):
         the matplotlib Figure of 1 Axes, already closed in pyplot. Each part wide enough (>= 6% of the
         largest total) carries its time in its middle; each bar carries its total at its end.
     """
-    if not rows or any(not costs for costs in rows.values()):
-        raise ValueError("rows must hold at least one case, each with at least one part")
-    for case, costs in rows.items():
-        if any(not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 for v in costs.values()):
-            raise ValueError(f"{case!r}: every part must be a finite time >= 0, got {costs}")
+    _check_times(rows)
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(8.0, 1.5 + 0.6 * len(rows)), layout="constrained")
     plt.close(fig)

@@ -15,9 +15,8 @@ epoch a faint dot. Both against N on a log2 axis. Plain fit at the whole batch B
 (it has no N; its epochs' range shaded), Keras's own accumulation a second series, the reference
 (`bench_memory`) a grey dotted one with crosses.
 
-Lesson 09 draws the update alone (`peak="update"`) with its time panel, the fastest epoch
-joined (`time_stat="fastest"`); lesson 17 the memory panel
-alone (`time=False`) with the 1/N line (`ideal=True`).
+Lesson 09 draws the update alone (`peak="update"`) with its time panel, the fastest epoch joined
+(`time_stat="fastest"`); lesson 17 the memory panel alone (`time=False`) with the 1/N line (`ideal=True`).
 
 Lessons: notebooks/09-fused-accumulation.ipynb, notebooks/17-memory.ipynb
 """

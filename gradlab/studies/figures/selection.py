@@ -46,7 +46,8 @@ def plot_checkpoint_curve(updates, curve, every=100):
     fig, ax = plt.subplots(figsize=(8.0, 4.0), layout="constrained")
     plt.close(fig)
     ax.plot(updates, curve, "-", color="C0", linewidth=0.8, label=f"all {updates.size} evaluations")
-    low = max(curve.min(), curve.max() - 4)
+    window = 4  # accuracy points shown below the best
+    low = max(curve.min(), curve.max() - window)
     shown = updates[curve >= low]  # the early updates whose accuracy lies below the axis are cropped
     n_sparse = int(sparse.sum())
     n_shown = np.unique(updates[sparse & (updates >= shown.min())]).size  # distinct: a repeated last counts once
@@ -59,7 +60,7 @@ def plot_checkpoint_curve(updates, curve, every=100):
         ax.plot(updates[i], curve[i], "*", color=color, markersize=14, markeredgecolor="black",
                 label=f"{name}: {curve[i]:.1f}% at update {updates[i]}")
     ax.set_xlabel("update")
-    ax.set_ylabel("test accuracy (%), top 4 points" if low > curve.min() else "test accuracy (%)")
+    ax.set_ylabel(f"test accuracy (%), top {window} points" if low > curve.min() else "test accuracy (%)")
     ax.set_ylim(low, curve.max() + 0.5)
     pad = 0.02 * max(updates.max() - shown.min(), 1)
     ax.set_xlim(shown.min() - pad, updates.max() + pad)
