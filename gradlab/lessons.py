@@ -80,6 +80,8 @@ _NAMES = {
     "plot_memory": ("gradlab.studies.figures.memory_plots", "plot_memory"),
     "fit_schedule": ("gradlab.studies.figures.fit_schedule", "fit_schedule"),
     "plot_fit_schedule": ("gradlab.studies.figures.fit_schedule", "plot_fit_schedule"),
+    "plot_recorded_updates": ("gradlab.studies.figures.fit_schedule", "plot_recorded_updates"),
+    "recorded_updates": ("gradlab.studies.figures.fit_schedule", "recorded_updates"),
     "plot_shard_weights": ("gradlab.studies.figures.fit_schedule", "plot_shard_weights"),
     "plot_timeline": ("gradlab.studies.figures.timeline", "plot_timeline"),
     "plot_overlap": ("gradlab.studies.figures.timeline", "plot_overlap"),
