@@ -134,3 +134,76 @@ def plot_mean_curves(record, every=100, accum_steps=None, band=False, zoom_from=
     if zoom_from is not None:
         axes[1].set_title(f"The same, from update {zoom_from}")
     return fig
+
+
+def plot_paired_gaps(record, t, reference=1, every=100, accum_steps=None, zoom_from=None):
+    """Each row's gap to the reference row on the evaluations every row shares, paired by run.
+
+        shared updates:  t = every, 2 every, ..., updates
+        gap_r(t):        acc_N,run r(t) - acc_reference,run r(t)   (run r of each row: same seed)
+        drawn:           mean over r of gap_r(t) ± t * std(ddof=1) / sqrt(runs), a 95% interval
+                         when `t` is Student's 97.5% quantile at runs - 1 degrees of freedom
+
+    Pairing removes what run r's seed (initial weights, example order) gives every row alike, so
+    the interval is narrower than one from two independent rows. An interval that holds 0 is no
+    evidence that N changed what run r learned at update t.
+
+    Args:
+        record: what `reproduction.grid` returns (or its JSON, loaded): rows with `accum_steps`
+            and runs (as many in each row, run r of each row from the same seed) whose `curve`
+            is logged at `reproduction.checkpoints(accum_steps, updates)`.
+        t: the interval's multiple of the standard error (2.262: 95% with 10 runs).
+        reference: the row, by its N, that every other row is paired with.
+        every: the shared schedule, in updates (a multiple of each row's evaluation step).
+        accum_steps: the rows to draw, by their N (default: every row but the reference).
+        zoom_from: if given, a second panel redraws the updates from this one on, on its own
+            axis.
+    Returns:
+        a matplotlib Figure with 1 Axes (2 with `zoom_from`), already closed in pyplot.
+
+    Lesson: notebooks/07-reproducing-the-table.ipynb
+    """
+    from ..runs.reproduction import checkpoints
+
+    rows = record.get("rows") if isinstance(record, dict) else None
+    if not rows or "updates" not in record:
+        raise ValueError(f"record needs `updates` and rows, as reproduction.grid returns, got {record!r:.80}")
+    by_n = {row["accum_steps"]: row for row in rows}
+    wanted = [n for n in by_n if n != reference] if accum_steps is None else list(accum_steps)
+    missing = (set(wanted) | {reference}) - set(by_n)
+    if missing:
+        raise ValueError(f"no row with accum_steps in {sorted(missing)}")
+    updates = int(record["updates"])
+    shared = np.arange(every, updates + 1, every)
+
+    def at_shared(n):  # runs x shared updates, in accuracy points
+        logged = checkpoints(n, updates)
+        at = [logged.index(u) for u in shared]
+        return 100 * np.array([[run["curve"][k] for k in at] for run in by_n[n]["runs"]])
+
+    base = at_shared(reference)
+    panels = 1 if zoom_from is None else 2
+    fig, axes = plt.subplots(1, panels, figsize=(8.0 if panels == 1 else 11.0, 4.0), layout="constrained")
+    plt.close(fig)
+    axes = np.atleast_1d(axes)
+    for i, n in enumerate(wanted):
+        acc = at_shared(n)
+        if acc.shape != base.shape or len(acc) < 2:
+            raise ValueError(f"row N={n}: needs as many runs as N={reference} (at least 2) to pair them")
+        gap = acc - base
+        mean, half = gap.mean(axis=0), t * gap.std(axis=0, ddof=1) / np.sqrt(len(gap))
+        shift = (i - (len(wanted) - 1) / 2) * every * 0.08  # side by side, not on top of each other
+        for j, ax in enumerate(axes):
+            keep = shared >= (zoom_from if j else 0)
+            ax.errorbar(shared[keep] + shift, mean[keep], yerr=half[keep], fmt="os^D"[i % 4], markersize=5,
+                        capsize=3, color=f"C{i + 1}", label=f"N={n} minus N={reference}")
+    for j, ax in enumerate(axes):
+        ax.axhline(0.0, color="black", linewidth=0.8)
+        ax.set_xticks(shared[shared >= (zoom_from if j else 0)])
+        ax.set_xlabel("update")
+        ax.set_ylabel("test accuracy gap (points)")
+    axes[0].set_title(f"Gap to N={reference}, paired by run, mean ± {t:g} SE")
+    axes[0].legend(loc="upper right", frameon=False)
+    if zoom_from is not None:
+        axes[1].set_title(f"The same, from update {zoom_from}")
+    return fig

@@ -88,3 +88,39 @@ def test_plot_mean_curves_keeps_one_panel_and_no_band_by_default():
     one = [{"curve": [0.50, 0.80, 0.80]}, {"curve": [0.60, 0.90, 0.90]}]
     (ax,) = plot_mean_curves({"updates": 200, "rows": [{"accum_steps": 1, "runs": one}]}).axes
     assert not ax.collections and ax.get_title() == "Mean test accuracy every 100 updates, one curve per N"
+
+
+def test_plot_paired_gaps_draws_each_rows_mean_paired_gap_and_its_interval():
+    from gradlab.studies.figures.selection import plot_paired_gaps
+    # 200 updates: N=1 logs 100, 200, 200; N=2 logs 50, 100, 150, 200, 200
+    one = [{"curve": [0.50, 0.80, 0.80]}, {"curve": [0.60, 0.90, 0.90]}]
+    two = [{"curve": [0.10, 0.52, 0.99, 0.83, 0.83]}, {"curve": [0.20, 0.66, 0.99, 0.91, 0.91]}]
+    record = {"updates": 200, "rows": [{"accum_steps": 1, "runs": one}, {"accum_steps": 2, "runs": two}]}
+    fig = plot_paired_gaps(record, t=12.706)  # Student's 97.5% quantile at 1 degree of freedom
+    assert isinstance(fig, matplotlib.figure.Figure) and not plt.fignum_exists(fig.number)
+    (ax,) = fig.axes
+    (bars,) = ax.containers
+    data, _, (segments,) = bars.lines
+    # paired gaps, in points: update 100: 52 - 50 = +2 and 66 - 60 = +6 (mean 4, std 2.828, SE 2);
+    # update 200: 83 - 80 = +3 and 91 - 90 = +1 (mean 2, std 1.414, SE 1); update 150 is not shared
+    assert list(data.get_xdata()) == [100, 200] and np.allclose(data.get_ydata(), [4.0, 2.0])
+    lows, highs = zip(*[(seg[0][1], seg[1][1]) for seg in segments.get_segments()])
+    assert np.allclose(lows, [4.0 - 25.412, 2.0 - 12.706]) and np.allclose(highs, [4.0 + 25.412, 2.0 + 12.706])
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["N=2 minus N=1"]
+    assert "paired" in ax.get_title() and ax.get_ylabel() == "test accuracy gap (points)"
+
+
+def test_plot_paired_gaps_zooms_and_refuses_unpaired_rows():
+    from gradlab.studies.figures.selection import plot_paired_gaps
+    one = [{"curve": [0.50, 0.80, 0.80]}, {"curve": [0.60, 0.90, 0.90]}]
+    two = [{"curve": [0.10, 0.52, 0.99, 0.83, 0.83]}, {"curve": [0.20, 0.66, 0.99, 0.91, 0.91]}]
+    record = {"updates": 200, "rows": [{"accum_steps": 1, "runs": one}, {"accum_steps": 2, "runs": two}]}
+    full, zoom = plot_paired_gaps(record, t=1.0, zoom_from=200).axes
+    (bars,) = zoom.containers
+    assert list(bars.lines[0].get_xdata()) == [200] and np.allclose(bars.lines[0].get_ydata(), [2.0])
+    assert "200" in zoom.get_title()
+    with pytest.raises(ValueError, match="as many runs"):
+        plot_paired_gaps({"updates": 200, "rows": [{"accum_steps": 1, "runs": one},
+                                                   {"accum_steps": 2, "runs": two[:1]}]}, t=1.0)
+    with pytest.raises(ValueError, match=r"\[4\]"):
+        plot_paired_gaps(record, t=1.0, accum_steps=(4,))
