@@ -92,7 +92,6 @@ _NAMES = {
     "plot_critical_batch": ("gradlab.studies.figures.noise_scale", "plot_critical_batch"),
     "plot_critical_batch_by_target": ("gradlab.studies.figures.noise_scale", "plot_critical_batch_by_target"),
     "plot_progress": ("gradlab.studies.figures.noise_scale", "plot_progress"),
-    "plot_mean_curves": ("gradlab.studies.figures.selection", "plot_mean_curves"),
     "plot_paired_gaps": ("gradlab.studies.figures.selection", "plot_paired_gaps"),
     "plot_streams_with_pace": ("gradlab.studies.figures.host_cost", "plot_streams_with_pace"),
     "plot_round_trip": ("gradlab.studies.figures.host_cost", "plot_round_trip"),

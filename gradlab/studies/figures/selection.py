@@ -1,13 +1,12 @@
 """What picking the best checkpoint adds: one run's accuracy at every evaluation, and each row's
-mean curve on the evaluations every row shares.
+gap to N = 1, paired by seed, on the evaluations every row shares.
 
     best of a schedule:   max over its evaluations of the test accuracy (>= final; grows with
                           the number of evaluations, whatever N)
-    mean curve of row N:  curve_N(t) = mean over the row's runs of the accuracy after update t,
-                          ± std(ddof=1) / sqrt(runs) as an optional band
+    paired gap of row N:  mean over runs r of acc_N,r(t) - acc_1,r(t), ± t * SE as an interval
 
-Rows whose curves lie on one another learned alike; a gap between their best accuracies that
-the curves do not show comes from picking among more evaluations.
+Rows whose gaps hold 0 learned alike; a gap between their best accuracies that the curves do
+not show comes from picking among more evaluations.
 
 Lesson: notebooks/07-reproducing-the-table.ipynb
 """
@@ -66,73 +65,6 @@ def plot_checkpoint_curve(updates, curve, every=100):
     ax.set_xlim(shown.min() - pad, updates.max() + pad)
     ax.set_title("One run, two schedules: more evaluations, a higher best")
     ax.legend(loc="best", fontsize="small")
-    return fig
-
-
-def plot_mean_curves(record, every=100, accum_steps=None, band=False, zoom_from=None):
-    """Mean test accuracy against updates for each row, on the evaluations every row shares.
-
-        shared updates:  t = every, 2 every, ..., updates     (each row logs them: every 100/N)
-        curve_N(t):      mean over the row's runs of the test accuracy after update t
-        band (option):   curve_N(t) ± std(ddof=1) / sqrt(runs), the standard error of that mean
-
-    Rows whose curves lie on one another learned alike; a gap between rows' *best* that these
-    curves do not show comes from picking among more evaluations.
-
-    Args:
-        record: what `reproduction.grid` returns (or its JSON, loaded): rows with `accum_steps`
-            and runs whose `curve` is logged at `reproduction.checkpoints(accum_steps, updates)`.
-        every: the shared schedule, in updates (a multiple of each row's evaluation step).
-        accum_steps: the rows to draw, by their N (default: every row).
-        band: shade ± one standard error of each mean.
-        zoom_from: if given, a second panel redraws the updates from this one on, on its own
-            accuracy axis.
-    Returns:
-        a matplotlib Figure with 1 Axes (2 with `zoom_from`), already closed in pyplot.
-
-    Lesson: notebooks/07-reproducing-the-table.ipynb
-    """
-    from ..runs.reproduction import checkpoints
-
-    rows = record.get("rows") if isinstance(record, dict) else None
-    if not rows or "updates" not in record:
-        raise ValueError(f"record needs `updates` and rows, as reproduction.grid returns, got {record!r:.80}")
-    if accum_steps is not None:
-        missing = set(accum_steps) - {row["accum_steps"] for row in rows}
-        if missing:
-            raise ValueError(f"no row with accum_steps in {sorted(missing)}")
-        rows = [row for row in rows if row["accum_steps"] in set(accum_steps)]
-    updates = int(record["updates"])
-    shared = np.arange(every, updates + 1, every)
-    panels = 1 if zoom_from is None else 2
-    fig, axes = plt.subplots(1, panels, figsize=(8.0 if panels == 1 else 11.0, 4.0), layout="constrained")
-    plt.close(fig)
-    axes = np.atleast_1d(axes)
-    for i, row in enumerate(rows):
-        logged = checkpoints(row["accum_steps"], updates)
-        at = [logged.index(t) for t in shared]  # the first log of each shared update
-        if any(len(run["curve"]) != len(logged) for run in row["runs"]):
-            raise ValueError(f"row N={row['accum_steps']}: each curve needs {len(logged)} evaluations")
-        acc = 100 * np.array([[run["curve"][k] for k in at] for run in row["runs"]])
-        mean = acc.mean(axis=0)
-        se = acc.std(axis=0, ddof=1) / np.sqrt(len(acc)) if len(acc) > 1 else np.zeros_like(mean)
-        for j, ax in enumerate(axes):
-            keep = shared >= (zoom_from if j else 0)
-            ax.plot(shared[keep], mean[keep], marker="os^D"[i % 4], markersize=5, linewidth=1.2,
-                    color=f"C{i}", label=f"N={row['accum_steps']}: final {mean[-1]:.2f}%")
-            if band:
-                ax.fill_between(shared[keep], (mean - se)[keep], (mean + se)[keep], color=f"C{i}",
-                                alpha=0.2, linewidth=0)
-    runs = len(rows[0]["runs"])
-    for j, ax in enumerate(axes):
-        ax.set_xticks(shared[shared >= (zoom_from if j else 0)])
-        ax.set_xlabel("update")
-        ax.set_ylabel(f"test accuracy % (mean of {runs} runs)")
-    axes[0].set_title(f"Mean test accuracy every {every} updates, "
-                      + ("± SE" if band else "one curve per N"))
-    axes[0].legend(loc="lower right", frameon=False)
-    if zoom_from is not None:
-        axes[1].set_title(f"The same, from update {zoom_from}")
     return fig
 
 

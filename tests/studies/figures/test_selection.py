@@ -38,58 +38,6 @@ def test_plot_checkpoint_curve_refuses_bad_input(updates, curve, match):
         plot_checkpoint_curve(updates, curve)
 
 
-def test_plot_mean_curves_averages_each_row_on_the_shared_evaluations():
-    from gradlab.studies.figures.selection import plot_mean_curves
-    # 200 updates: N=1 logs updates 100, 200, 200; N=2 logs 50, 100, 150, 200, 200
-    one = [{"curve": [0.50, 0.80, 0.80]}, {"curve": [0.60, 0.90, 0.90]}]
-    two = [{"curve": [0.10, 0.40, 0.99, 0.70, 0.70]}, {"curve": [0.20, 0.60, 0.99, 0.90, 0.90]}]
-    record = {"updates": 200, "rows": [{"accum_steps": 1, "runs": one}, {"accum_steps": 2, "runs": two}]}
-    fig = plot_mean_curves(record)
-    assert isinstance(fig, matplotlib.figure.Figure) and not plt.fignum_exists(fig.number)
-    (ax,) = fig.axes
-    first, second = ax.lines
-    assert list(first.get_xdata()) == [100, 200] and np.allclose(first.get_ydata(), [55.0, 85.0])
-    assert np.allclose(second.get_ydata(), [50.0, 80.0])  # update 150's 99% is not shared: left out
-    labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert labels == ["N=1: final 85.00%", "N=2: final 80.00%"]
-
-
-def test_plot_mean_curves_refuses_curves_of_the_wrong_length():
-    from gradlab.studies.figures.selection import plot_mean_curves
-    with pytest.raises(ValueError, match="N=2"):
-        plot_mean_curves({"updates": 200, "rows": [{"accum_steps": 2, "runs": [{"curve": [0.1, 0.2]}]}]})
-    with pytest.raises(ValueError, match="updates"):
-        plot_mean_curves({"rows": []})
-
-
-def test_plot_mean_curves_shades_the_standard_error_and_zooms_on_the_chosen_rows():
-    from gradlab.studies.figures.selection import plot_mean_curves
-    # 200 updates: N=1 logs 100, 200, 200; N=2 logs 50, 100, 150, 200, 200; N=4 is left out
-    one = [{"curve": [0.50, 0.80, 0.80]}, {"curve": [0.60, 0.90, 0.90]}]
-    two = [{"curve": [0.10, 0.40, 0.99, 0.70, 0.70]}, {"curve": [0.20, 0.60, 0.99, 0.90, 0.90]}]
-    four = [{"curve": [0.5] * 9}, {"curve": [0.5] * 9}]
-    record = {"updates": 200, "rows": [{"accum_steps": 1, "runs": one}, {"accum_steps": 2, "runs": two},
-                                       {"accum_steps": 4, "runs": four}]}
-    fig = plot_mean_curves(record, accum_steps=(1, 2), band=True, zoom_from=200)
-    full, zoom = fig.axes
-    assert [line.get_label() for line in full.lines] == ["N=1: final 85.00%", "N=2: final 80.00%"]
-    # N=2: 40% and 60% at update 100, 70% and 90% at 200; each std(ddof=1) 14.142, SE 14.142 / sqrt(2) = 10
-    band = full.collections[1].get_paths()[0].vertices[:, 1]
-    assert (band.min(), band.max()) == (pytest.approx(50.0 - 10.0), pytest.approx(80.0 + 10.0))
-    assert [list(line.get_xdata()) for line in zoom.lines] == [[200], [200]]
-    assert np.allclose([line.get_ydata()[0] for line in zoom.lines], [85.0, 80.0])
-    assert "SE" in full.get_title() and "200" in zoom.get_title()
-    with pytest.raises(ValueError, match=r"\[3\]"):
-        plot_mean_curves(record, accum_steps=(1, 3))
-
-
-def test_plot_mean_curves_keeps_one_panel_and_no_band_by_default():
-    from gradlab.studies.figures.selection import plot_mean_curves
-    one = [{"curve": [0.50, 0.80, 0.80]}, {"curve": [0.60, 0.90, 0.90]}]
-    (ax,) = plot_mean_curves({"updates": 200, "rows": [{"accum_steps": 1, "runs": one}]}).axes
-    assert not ax.collections and ax.get_title() == "Mean test accuracy every 100 updates, one curve per N"
-
-
 def test_plot_paired_gaps_draws_each_rows_mean_paired_gap_and_its_interval():
     from gradlab.studies.figures.selection import plot_paired_gaps
     # 200 updates: N=1 logs 100, 200, 200; N=2 logs 50, 100, 150, 200, 200
