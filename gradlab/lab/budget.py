@@ -131,15 +131,17 @@ class Budget:
         return f"<gradlab.lab.Budget P={self.params} total={_mib(self.result['total'])} MiB>"
 
 
-def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None):
+def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None, peak_label="measured peak"):
     """Stacked bars, one per `budget(...)` result, of its terms in MiB (`TERMS` bottom up), and
     beside them each term on its own, on a log axis: the terms too small to see in a stack
     (weights, slots, inputs beside the activations) keep a readable bar and their MiB.
 
     Args:
         results, labels: one `budget(...)` dict and one label per bar.
-        peaks: None, or one measured peak (MiB) per bar, drawn as a black tick across it and
-            labelled, so the plan and the measurement read side by side (lesson 17).
+        peaks: None, or one measured value (MiB) per bar, drawn as a black tick across it and
+            labelled, so the plan and the measurement read side by side.
+        peak_label: the ticks' name in the legend: "measured peak", or what the ticks are
+            (lesson 17's: a measured update's median plus what the budget says is held).
         scale: the per-term panel's x axis, "log" or "linear".
         terms: False draws the stacks alone.
         limit: None, or (MiB, label): a dashed line across the stacks at that height, such as
@@ -171,7 +173,7 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
         ax.text(x, above, f"{r['total'] / 2**20:.1f} MiB", ha="center", va="bottom")
     for x, mib in enumerate(peaks or []):  # the measured peak: a black tick, its label right of the bar
         ax.plot([x - 0.38, x + 0.38], [mib, mib], color="black", linewidth=2.5,
-                label="measured peak" if x == 0 else None)
+                label=peak_label if x == 0 else None)
         ax.text(x + 0.4, mib, f"{mib:.1f}", va="center", fontsize="small")
     if limit is not None:
         ax.axhline(limit[0], color="black", linestyle="--", linewidth=1.2, label=f"{limit[1]}: {limit[0]:,.0f} MiB")
@@ -207,7 +209,7 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
 def picture_budget(results, labels, **options):
     """`plot_budget(results, labels, **options)` as an `IPython.display.Image` (PNG): a notebook
     shows it whether or not pyplot's inline backend has started (the Figure is not pyplot's).
-    Lesson 17 draws its three levers with their measured peaks this way."""
+    Lesson 17 draws its three levers with their measured values as ticks this way."""
     from IPython.display import Image
     return Image(data=_png(plot_budget(results, labels, **options)), format="png")
 

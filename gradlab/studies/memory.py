@@ -7,8 +7,9 @@
 
 The first step of a compiled function pays for tracing and compilation once per input
 shape; the steps after it show what training itself holds (activations, gradients,
-accumulators). TensorFlow's default CPU allocator keeps no statistics: run the process with
-`TF_CPU_ALLOCATOR_USE_BFC=true` (set before TensorFlow starts) to have `tf_peak_mb` there.
+accumulators). TensorFlow's default CPU allocator need not keep statistics (2.21's does):
+run the process with `TF_CPU_ALLOCATOR_USE_BFC=true` (set before TensorFlow starts), the BFC
+allocator, which keeps them, to have `tf_peak_mb` there.
 
 Lesson: notebooks/18-the-lab.ipynb
 """

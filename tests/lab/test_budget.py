@@ -123,6 +123,10 @@ def test_measured_peaks_are_drawn_as_ticks_across_their_bars():
     assert "measured peak" in [t.get_text() for t in ax.get_legend().get_texts()]
     with pytest.raises(ValueError, match="one label \\(and peak\\) per result"):
         plot_budget(results, ["N=1", "N=4"], peaks=[1.0])
+    # ticks that are not a measured peak say what they are
+    named = plot_budget(results, ["N=1", "N=4"], peaks=[7.5, 3.5], terms=False, peak_label="median + held")
+    texts = [t.get_text() for t in named.axes[0].get_legend().get_texts()]
+    assert "median + held" in texts and "measured peak" not in texts
 
 
 def test_the_terms_panel_can_be_linear_and_the_picture_redrawn_with_it():

@@ -15,9 +15,9 @@
                    a MB or two
 
 Run it in a fresh process with `TF_CPU_ALLOCATOR_USE_BFC=true` set before TensorFlow starts
-(`bench_memory` does): TensorFlow's default CPU allocator keeps no statistics, its BFC
-allocator does, and a fresh process holds nothing of an earlier run. With a GPU the GPU's
-allocator (`GPU:0`) is read instead. The peak counts every byte the allocator holds:
+(`bench_memory` does): TensorFlow's default CPU allocator need not keep statistics (2.21's
+does), its BFC allocator does, and a fresh process holds nothing of an earlier run. With a
+GPU the GPU's allocator (`GPU:0`) is read instead. The peak counts every byte the allocator holds:
 weights, optimizer slots, accumulators, the epoch's input tensors and the activations.
 `train` is what gradlab compares: Keras's input pipeline holds a copy of the examples (8 MB
 for the conv net's 1,536) already at the start of the measured epochs in some runs and not

@@ -6,7 +6,8 @@
 
 A fresh process holds nothing of another strategy's run, and its TensorFlow allocator keeps
 statistics (`TF_CPU_ALLOCATOR_USE_BFC=true`, set by `in_fresh_process` before TensorFlow
-starts): TensorFlow's default CPU allocator keeps none, its BFC allocator does.
+starts): TensorFlow's default CPU allocator need not keep any (2.21's does), its BFC
+allocator does.
 
 Lesson: notebooks/18-the-lab.ipynb
 """
