@@ -23,6 +23,7 @@ from types import SimpleNamespace
 
 import ipywidgets as w
 from matplotlib.figure import Figure
+from matplotlib.ticker import StrMethodFormatter
 
 from ..studies import memory_budget as mb
 
@@ -131,7 +132,8 @@ class Budget:
         return f"<gradlab.lab.Budget P={self.params} total={_mib(self.result['total'])} MiB>"
 
 
-def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None, peak_label="measured peak"):
+def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None, peak_label="measured peak",
+                zoom=None):
     """Stacked bars, one per `budget(...)` result, of its terms in MiB (`TERMS` bottom up), and
     beside them each term on its own, on a log axis: the terms too small to see in a stack
     (weights, slots, inputs beside the activations) keep a readable bar and their MiB.
@@ -146,9 +148,15 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
         terms: False draws the stacks alone.
         limit: None, or (MiB, label): a dashed line across the stacks at that height, such as
             a GPU's memory, so a bar over it reads as "does not fit" (lesson 01).
+        zoom: None, or MiB: under the stacks, the same stacks cut at `zoom` MiB, each term that
+            ends below the cut labelled with its MiB, so terms too thin to see beside the
+            activations (lesson 01: 488 MiB under 36,641) read at their size. Needs terms=False.
+
+    A total of 1,000 MiB or more is labelled to the MiB ("36,641 MiB"), a smaller one to 0.1 MiB.
 
     Returns:
-        a matplotlib Figure (not registered with pyplot): axes[0] the stacks, axes[1] the terms.
+        a matplotlib Figure (not registered with pyplot): axes[0] the stacks, axes[1] the terms
+        (or, with `zoom`, the stacks' bottom).
     """
     if len(results) != len(labels) or (peaks is not None and len(peaks) != len(results)):
         raise ValueError(f"one label (and peak) per result: {len(results)} results, {len(labels)} labels"
@@ -157,28 +165,49 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
         raise ValueError(f"scale is 'log' or 'linear', got {scale!r}")
     if limit is not None and (len(limit) != 2 or not limit[0] > 0):
         raise ValueError(f"limit is None or (MiB > 0, label), got {limit!r}")
-    fig = Figure(figsize=(9.0, 3.8) if terms else (6.0, 3.8), layout="constrained")
-    ax, terms_ax = fig.subplots(1, 2, width_ratios=(1, 1.5)) if terms else (fig.subplots(), None)
-    bottoms = [0.0] * len(results)
-    for term in mb.TERMS:
-        heights = [r[term] / 2**20 for r in results]
-        bars = ax.bar(range(len(results)), heights, 0.6, bottom=bottoms, color=COLORS[term],
-                      label=term if limit is None or any(heights) else None)  # with a limit: no empty terms listed
-        for bar in bars:  # an empty term atop a stack would pin the axis to its total, leaving no room above
-            if bar.get_height() == 0:
-                bar.sticky_edges.y.clear()
-        bottoms = [b + h for b, h in zip(bottoms, heights)]
+    if zoom is not None and (terms or not zoom > 0):
+        raise ValueError(f"zoom is None or MiB > 0, with terms=False; got zoom={zoom!r}, terms={terms!r}")
+    if terms:
+        fig = Figure(figsize=(9.0, 3.8), layout="constrained")
+        ax, terms_ax = fig.subplots(1, 2, width_ratios=(1, 1.5))
+    elif zoom is None:
+        fig = Figure(figsize=(6.0, 3.8), layout="constrained")
+        ax, terms_ax = fig.subplots(), None
+    else:
+        fig = Figure(figsize=(6.0, 5.4), layout="constrained")
+        ax, zoom_ax = fig.subplots(2, 1, height_ratios=(2.2, 1), sharex=True)
+        terms_ax = None
+    for a in (ax,) if zoom is None else (ax, zoom_ax):
+        bottoms = [0.0] * len(results)
+        for term in mb.TERMS:
+            heights = [r[term] / 2**20 for r in results]
+            bars = a.bar(range(len(results)), heights, 0.6, bottom=bottoms, color=COLORS[term],
+                         label=term if limit is None or any(heights) else None)  # with a limit: no empty terms listed
+            for bar in bars:  # an empty term atop a stack would pin the axis to its total, leaving no room above
+                if bar.get_height() == 0:
+                    bar.sticky_edges.y.clear()
+                elif a is not ax and bar.get_y() + bar.get_height() <= zoom:  # below the cut: say its MiB
+                    a.text(bar.get_x() + bar.get_width() / 2, bar.get_y() + bar.get_height() / 2,
+                           f"{bar.get_height():.3g}", ha="center", va="center", fontsize="small", color="white")
+            bottoms = [b + h for b, h in zip(bottoms, heights)]
+    if zoom is not None:
+        zoom_ax.set_ylim(0, zoom)
+        zoom_ax.set_ylabel("MiB")
+        zoom_ax.set_title(f"the bottom {zoom:,} MiB, enlarged", fontsize="medium")
     for x, r in enumerate(results):  # the small terms vanish beside the activations: say the total
         above = r["total"] / 2**20 if peaks is None else max(r["total"] / 2**20, peaks[x])  # clear of the tick
-        ax.text(x, above, f"{r['total'] / 2**20:.1f} MiB", ha="center", va="bottom")
+        mib = r["total"] / 2**20
+        ax.text(x, above, f"{mib:,.0f} MiB" if mib >= 1000 else f"{mib:.1f} MiB", ha="center", va="bottom")
     for x, mib in enumerate(peaks or []):  # the measured peak: a black tick, its label right of the bar
         ax.plot([x - 0.38, x + 0.38], [mib, mib], color="black", linewidth=2.5,
                 label=peak_label if x == 0 else None)
         ax.text(x + 0.4, mib, f"{mib:.1f}", va="center", fontsize="small")
     if limit is not None:
         ax.axhline(limit[0], color="black", linestyle="--", linewidth=1.2, label=f"{limit[1]}: {limit[0]:,.0f} MiB")
-    ax.set_xticks(range(len(results)), [label.replace(", ", "\n") for label in labels])
+    (ax if zoom is None else zoom_ax).set_xticks(range(len(results)), [label.replace(", ", "\n") for label in labels])
     ax.set_ylabel("MiB")
+    if max(r["total"] for r in results) >= 1000 * 2**20:  # "40,000", as the totals
+        ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
     ax.set_title("what training holds")
     ax.margins(y=0.12)
     # The legend gets its own strip right of the bars, so no bar or total hides under it.

@@ -164,3 +164,22 @@ def test_a_limit_is_a_dashed_line_across_the_stacks_and_empty_terms_leave_the_le
                                                                   "activations"]
     with pytest.raises(ValueError, match="limit is None or"):
         plot_budget(results, ["N=1"], limit=(0, "none"))
+
+
+def test_a_zoom_panel_shows_the_thin_terms_under_the_stacks_with_their_mib():
+    # lesson 01: 488 MiB of weights, gradient, Adam and accumulator under 36,641 MiB of activations.
+    # Here P = 2**18 float32 (1 MiB each): weights 1, gradients 1, Adam 2, accumulator 1 (N = 4 only),
+    # activations 1,024 MiB per row, so B = 4 keeps 4,096 MiB at N = 1 and 1,024 MiB at N = 4.
+    results = [budget(2**18, "adam", B=4, N=1, activation_bytes_per_row=2**30),
+               budget(2**18, "adam", B=4, N=4, activation_bytes_per_row=2**30)]
+    fig = plot_budget(results, ["N=1", "N=4"], terms=False, zoom=8)
+    ax, bottom = fig.axes
+    assert [t.get_text() for t in ax.texts] == ["4,100 MiB", "1,029 MiB"]  # 4 + 4,096; 5 + 1,024: no decimals
+    assert ax.yaxis.get_major_formatter()(4000, 0) == "4,000"
+    assert bottom.get_ylim() == (0, 8)
+    # labelled bottom up, every term that ends below the cut: weights, gradients, optimizer (N=1, N=4), accumulator
+    assert sorted(t.get_text() for t in bottom.texts) == sorted(["1", "1", "1", "1", "2", "2", "1"])
+    with pytest.raises(ValueError, match="zoom is None or"):
+        plot_budget(results, ["N=1", "N=4"], zoom=8)  # terms=True
+    with pytest.raises(ValueError, match="zoom is None or"):
+        plot_budget(results, ["N=1", "N=4"], terms=False, zoom=0)
