@@ -57,7 +57,8 @@ def loop_sum(micro, parts, variables, accum_steps, scale_loss=None, unit=1.0, ov
 
     The split is `split_sizes(B, accum_steps)` (`[3, 3, 2, 2]` for 10 rows in 4), made
     statically when B is known at trace time and at run time when it is not (`model.fit`
-    traces with an unknown batch dimension: one trace serves every B). No micro-batch is
+    retraces with an unknown batch dimension once its batches differ in size: one trace then
+    serves every B). No micro-batch is
     ever empty or padded, so only real rows reach the model, its metrics and XLA.
     Call inside `tf.function`.
 

@@ -11,8 +11,8 @@ micro-batches' own predictions (`contract`): the data is read as Keras reads it,
 the model runs only the update's forward passes. A loss that is not a mean over rows or
 entries is refused before the update applies. `batch_size` is the
 effective batch, so epochs, callbacks, schedules, EMA and checkpoints all count updates.
-`fit` traces its step with an unknown batch dimension; the split is made at run time, with
-no padding: only real rows reach the model and its metrics. `class_weight` and
+`fit` retraces its step with an unknown batch dimension once batches differ in size (a short
+last batch); the split is then made at run time, with no padding: only real rows reach the model and its metrics. `class_weight` and
 `sample_weight` keep Keras's own normalisation (`sum_over_batch_size`: divided by the
 entries, not by the sum of the weights). Under `tf.distribute` each replica sums its shard
 and one all-reduce adds the sums and the normalisers, which is exact for uneven shards

@@ -6,19 +6,20 @@
 
 Left, on a log scale: the allocator peak of each run above what it held at the start (MiB):
 over fit's epochs (`train_mb`) solid, over the update alone (`step_mb`, `train_on_batch` on a
-batch already held) dashed, fit's input alone (the control) a grey dash-dotted line. With
-`peak="update"` the update alone is the solid series, and plain fit and the reference read
-it too (`step_mb`, `step_floor_mb`): one measure throughout, as a table of updates reads.
+batch already held) dashed, fit's input alone (the control, a whole-fit peak) a grey dash-dotted
+line. With `peak="update"` the update alone is the solid series, and plain fit and the reference
+read it too (`step_mb`, `step_floor_mb`): one measure throughout, as a table of updates reads,
+so the control is left out.
 Right: milliseconds per update, the median epoch joined by a line (`time_stat="fastest"`: the
 fastest epoch, for runs whose epochs came at two speeds on a shared machine) and every measured
 epoch a faint dot. Both against N on a log2 axis. Plain fit at the whole batch B is a horizontal line
 (it has no N; its epochs' range shaded), Keras's own accumulation a second series, the reference
 (`bench_memory`) a grey dotted one with crosses.
 
-Lesson 09 draws the update alone (`peak="update"`) with its time panel, the fastest epoch joined
-(`time_stat="fastest"`); lesson 17 the memory panel alone (`time=False`) with the 1/N line (`ideal=True`).
+Lesson 09 draws the update alone (`peak="update"`), memory only (`time=False`), with the 1/N
+line (`ideal=True`).
 
-Lessons: notebooks/09-fused-accumulation.ipynb, notebooks/17-memory.ipynb
+Lesson: notebooks/09-fused-accumulation.ipynb
 """
 from __future__ import annotations
 
@@ -99,7 +100,7 @@ def plot_memory(result, time=True, peak="epoch", ideal=False, time_stat="median"
         ax_mb.plot(ideal_ns, [plain[value] / n for n in ideal_ns], "--", color="black", lw=1,
                    label=f"plain fit's {plain[value]:.0f} MiB / N")
     control = next((r for r in rows if r["contender"] == "input"), None)
-    if control is not None:
+    if control is not None and peak == "epoch":  # a whole-fit peak: not drawn among update peaks
         ax_mb.axhline(control["train_mb"], color="grey", lw=1, ls="-.",
                       label=f"fit's input alone (a linear model at B = {c['batch']})")
     ns = sorted({r["accum_steps"] for r in rows}) or [1]

@@ -316,3 +316,13 @@ def test_the_update_figure_reads_the_update_peak_for_every_line():
     assert list(ax_mb.lines[2].get_ydata()) == [36.0, 36.0]
     with pytest.raises(ValueError, match="peak must be 'epoch' or 'update', got 'step'"):
         plot_memory({"config": {"model": "conv", "batch": 8}, "rows": rows}, peak="step")
+
+
+def test_the_input_control_is_a_whole_fit_peak_and_is_left_out_of_the_update_figure():
+    rows = bench_memory.add_floors([_row("plain", 8, 1, 40.0), _row("plain", 4, 1, 30.0),
+                                    _row("accumulating", 8, 2, 31.0), _row("input", 8, 1, 3.0)])
+    result = {"config": {"model": "conv", "batch": 8}, "rows": rows}
+    epoch = [line.get_label() for line in plot_memory(result, time=False).axes[0].lines]
+    assert "fit's input alone (a linear model at B = 8)" in epoch
+    update = [line.get_label() for line in plot_memory(result, time=False, peak="update").axes[0].lines]
+    assert not any("input alone" in label for label in update)  # one measure: the update's peak throughout
