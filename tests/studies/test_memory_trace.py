@@ -1,0 +1,64 @@
+"""memory_trace.trace: a thread samples what the allocator holds while one call runs; checked
+against a call whose allocations are known to the byte."""
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from gradlab.studies import memory_trace
+
+MiB = 2**20
+
+
+def _hold(n_floats, ms):
+    def fn():
+        held = tf.fill([n_floats], 1.0)  # n_floats * 4 bytes, held for ms
+        time.sleep(ms / 1000)
+        del held
+    return fn
+
+
+def test_a_held_tensor_shows_as_a_plateau_of_its_size():
+    tf.fill([2**22], 1.0)  # 16 MiB taken and freed first: the allocator has room
+    t = memory_trace.trace(_hold(2**20, 30), pad_ms=2.0)  # 2^20 floats = 4 MiB for 30 ms
+    assert t.ms[0] < 0 and t.ms[-1] >= 30  # sampled from before the call to after it
+    assert len(t.ms) > 20 and np.all(np.diff(t.ms) >= 0)
+    assert t.mib[0] == 0 and t.mib[-1] == 0  # the level outside the call: what was held at the start
+    plateau = t.mib[(t.ms > 10) & (t.ms < 25)]
+    assert plateau.size > 5 and np.median(plateau) == 4.0
+    assert 4.0 <= t.peak < 4.01  # 4 MiB, and the fill's 4-byte shape (one 256-byte chunk at most)
+    assert t.mib.max() <= t.peak
+
+
+def test_two_tensors_one_after_the_other_peak_at_their_sum():
+    def fn():
+        a = tf.fill([2**19], 1.0)  # 2 MiB
+        time.sleep(0.015)
+        b = tf.fill([2**20], 1.0)  # + 4 MiB
+        time.sleep(0.015)
+        del a, b
+    t = memory_trace.trace(fn)
+    assert np.median(t.mib[(t.ms > 4) & (t.ms < 12)]) == 2.0
+    assert np.median(t.mib[(t.ms > 20) & (t.ms < 28)]) == 6.0
+    assert 6.0 <= t.peak < 6.01
+
+
+def test_a_call_that_allocates_nothing_reads_zero():
+    t = memory_trace.trace(lambda: time.sleep(0.01))
+    assert np.all(t.mib == 0) and t.peak == 0
+
+
+@pytest.mark.parametrize("kwargs, named", [(dict(fn=3), "3"), (dict(fn=lambda: None, pad_ms=-1), "-1"),
+                                          (dict(fn=lambda: None, pad_ms=float("nan")), "nan"),
+                                          (dict(fn=lambda: None, device=0), "0")])
+def test_bad_input_raises_naming_the_value(kwargs, named):
+    with pytest.raises(ValueError, match=named):
+        memory_trace.trace(**kwargs)
+
+
+def test_an_allocator_without_statistics_is_refused(monkeypatch):
+    monkeypatch.setattr(tf.config.experimental, "get_memory_info", lambda device: {"current": 0, "peak": 0})
+    monkeypatch.setattr(tf.config.experimental, "reset_memory_stats", lambda device: None)
+    with pytest.raises(ValueError, match="TF_CPU_ALLOCATOR_USE_BFC"):
+        memory_trace.trace(lambda: None)
