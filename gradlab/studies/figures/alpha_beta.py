@@ -33,35 +33,67 @@ def alpha_beta_of_line(intercept_ms, slope_ms_per_byte, replicas):
     return comm_cost.alpha_beta_of_line(intercept_ms, slope_ms_per_byte, replicas)
 
 
-def plot_alpha_beta(sizes_bytes, times_ms, intercept_ms, slope_ms_per_byte, replicas):
+def _size_label(size_bytes):
+    """'16 KiB' below 1 MiB, '8 MiB' from it on (whole units)."""
+    return f"{size_bytes / 2 ** 10:g} KiB" if size_bytes < 2 ** 20 else f"{size_bytes / 2 ** 20:g} MiB"
+
+
+def _one_two_five(value, _position):
+    """A log axis's tick label in plain digits, only at 1, 2 and 5 times a power of ten (else blank)."""
+    if value <= 0:
+        return ""
+    mantissa = value / 10 ** np.floor(np.log10(value))
+    return f"{value:g}" if any(np.isclose(mantissa, m) for m in (1, 2, 5)) else ""
+
+
+def plot_alpha_beta(sizes_bytes, times_ms, intercept_ms, slope_ms_per_byte, replicas, *, log=False):
     """Draw measured times against size on linear axes, and the line `intercept_ms + slope_ms_per_byte * M`
     from M = 0, where it meets the time axis at its intercept, 2 (R - 1) alpha.
+
+    With `log=True` both axes are logarithmic, so sizes that differ by 500 times are all readable; M = 0 is
+    then off the axes, so the line is drawn (curved: a constant plus a proportional term) over the sizes
+    measured, and its intercept as a dashed horizontal line; the x ticks name the sizes measured.
 
     Args:
         sizes_bytes: the message sizes M, bytes.
         times_ms: one time per size (e.g. each size's median), ms.
         intercept_ms, slope_ms_per_byte, replicas: the fitted line and R, as `alpha_beta_of_line`.
+        log: log-log axes instead of linear ones (needs intercept_ms > 0).
     Returns:
         (figure, (alpha_us, beta_gib_per_s)): a Figure of one Axes, already closed in pyplot (a
         notebook cell ending with it shows it once), and the line's alpha and beta, as its title states.
     """
     import matplotlib.pyplot as plt  # pyplot: a notebook's inline backend then shows the figure
+    from matplotlib import ticker
     sizes, times = np.asarray(sizes_bytes, dtype=float), np.asarray(times_ms, dtype=float)
     if sizes.shape != times.shape or sizes.size < 2 or np.any(sizes <= 0):
         raise ValueError(f"one time per size, at least two sizes > 0, got {sizes_bytes!r} and {times_ms!r}")
     alpha_us, beta = alpha_beta_of_line(intercept_ms, slope_ms_per_byte, replicas)
+    if log and (intercept_ms <= 0 or np.any(times <= 0)):
+        raise ValueError(f"log axes need times and an intercept > 0, got {times_ms!r} and {intercept_ms!r}")
     fig, ax = plt.subplots(figsize=(6.0, 3.2), layout="constrained")
     plt.close(fig)
     ax.plot(sizes / 2 ** 20, times, "o", color="tab:blue", label="measured (median)")
-    line = np.array([0.0, sizes.max()])
+    line = np.geomspace(sizes.min(), sizes.max(), 50) if log else np.array([0.0, sizes.max()])
     ax.plot(line / 2 ** 20, intercept_ms + slope_ms_per_byte * line, "-", color="tab:orange",
             label=f"fitted line: {intercept_ms:.2f} ms + M / ({1 / slope_ms_per_byte / 2 ** 20:.2f} MiB per ms)")
-    ax.annotate(f"intercept {intercept_ms:.2f} ms = 2 (R - 1) alpha", (0, intercept_ms), textcoords="offset points",
-                xytext=(8, -14), fontsize="small")
-    ax.set_xlabel("message size M (MiB)")
-    ax.set_ylabel("one all-reduce (ms)")
-    ax.set_xlim(0, None)
-    ax.set_ylim(0, None)
+    if log:
+        ax.axhline(intercept_ms, ls="--", lw=0.8, color="gray")
+        ax.annotate(f"intercept {intercept_ms:.2f} ms = 2 (R - 1) alpha", (line[-1] / 2 ** 20, intercept_ms),
+                    textcoords="offset points", xytext=(0, 4), ha="right", fontsize="small")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xticks(sizes / 2 ** 20, [_size_label(m) for m in sizes])  # the sizes measured, named
+        ax.xaxis.set_minor_locator(ticker.NullLocator())
+        for which in (ax.yaxis.set_major_formatter, ax.yaxis.set_minor_formatter):  # 0.1, 0.2, 0.5, 1, 2, ...
+            which(ticker.FuncFormatter(_one_two_five))
+    else:
+        ax.annotate(f"intercept {intercept_ms:.2f} ms = 2 (R - 1) alpha", (0, intercept_ms),
+                    textcoords="offset points", xytext=(8, -14), fontsize="small")
+        ax.set_xlim(0, None)
+        ax.set_ylim(0, None)
+    ax.set_xlabel("message size M (log scale)" if log else "message size M (MiB)")
+    ax.set_ylabel(f"one all-reduce (ms{', log scale' if log else ''})")
     ax.set_title(f"R = {replicas}: alpha = {alpha_us:.0f} µs, beta = {beta:.2f} GiB/s")
     ax.legend(loc="upper left", fontsize="small")
     return fig, (alpha_us, beta)

@@ -43,3 +43,27 @@ def test_a_line_without_replicas_to_share_it_or_a_slope_is_refused():
         alpha_beta_of_line(1.0, 0.0, 2)
     with pytest.raises(ValueError):
         plot_alpha_beta([1, 2], [1.0], 1.0, 1e-9, 2)
+
+def test_log_axes_draw_the_line_over_the_sizes_and_the_intercept_as_a_level():
+    # a = 0.1 ms, b = 1 ms per MiB: at 16 KiB (1/64 MiB) t = 0.1 + 1/64 = 0.115625 ms; at 8 MiB t = 8.1 ms
+    sizes, times = [2 ** 14, 2 ** 20, 2 ** 23], [0.12, 1.0, 8.0]
+    fig, (alpha_us, beta) = plot_alpha_beta(sizes, times, 0.1, 1 / 2 ** 20, 2, log=True)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert [label.get_text() for label in ax.get_xticklabels()] == ["16 KiB", "1 MiB", "8 MiB"]
+    fig.canvas.draw()
+    shown = {label.get_text() for which in (False, True) for label in ax.get_yticklabels(minor=which)} - {""}
+    assert {"0.2", "0.5", "1", "2", "5"} <= shown and not shown & {"0.3", "0.4", "3", "4"}  # 1-2-5 only
+    points, line, level = ax.lines[:3]
+    assert points.get_xdata().tolist() == [1 / 64, 1, 8]  # MiB
+    x, y = line.get_xdata(), line.get_ydata()
+    assert x[0] == pytest.approx(1 / 64) and x[-1] == pytest.approx(8)  # from the smallest size, not from 0
+    assert y[0] == pytest.approx(0.115625) and y[-1] == pytest.approx(8.1)
+    assert np.allclose(y, 0.1 + x)  # still the line t = a + b M, drawn as a curve
+    assert list(level.get_ydata()) == [0.1, 0.1]  # the intercept, 2 (R - 1) alpha
+    assert alpha_us == pytest.approx(50.0) and beta == pytest.approx(1000 / 1024)  # R = 2: a / 2; 1 MiB per ms
+
+
+def test_log_axes_refuse_an_intercept_they_cannot_show():
+    with pytest.raises(ValueError):
+        plot_alpha_beta([2 ** 14, 2 ** 20], [0.1, 1.0], -0.01, 1 / 2 ** 20, 2, log=True)
