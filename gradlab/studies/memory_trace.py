@@ -11,7 +11,7 @@ A graph (a `tf.function`, `train_on_batch`) runs with the interpreter released, 
 samples while it runs; the yield keeps fn()'s own Python steps running at about their usual
 pace. A sample is a snapshot: an allocation freed between two samples is missed, so a trace's
 highest sample can lie under `peak`, which the allocator keeps itself (reset at the start).
-Draw both (`figures.memory_plots.plot_memory_trace`).
+Draw both (`figures.memory_timeline.plot_memory_trace`).
 
 On a CPU, TensorFlow's BFC allocator (`TF_CPU_ALLOCATOR_USE_BFC=true`, set before TensorFlow
 starts) keeps these statistics in every supported TensorFlow (2.21's default allocator does too);
