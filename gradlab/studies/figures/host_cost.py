@@ -11,13 +11,16 @@ host's mean, the apply), the parts add up,
 
     update = sum over the parts (ms)
 
-so `plot_round_trip` draws them end to end, one bar per case.
+so `plot_round_trip` draws them end to end, one bar per case. `plot_host_timeline` draws one
+host-averaged update on a device, a bus and a host, per micro-batch, one stage after another
+against overlapped (`host_schedule`).
 
 Lesson: notebooks/06-host-cost.ipynb
 """
 from __future__ import annotations
 
 import math
+import numbers
 
 
 def _check_times(rows):
@@ -138,3 +141,95 @@ def plot_round_trip(rows, title="one update, part by part", unit="ms"):
     ax.set_title(title, fontsize="medium")
     fig.legend(loc="outside lower center", ncols=min(len(parts), 4), fontsize=8)
     return fig
+
+
+def host_schedule(device_ms, copy_ms, sum_ms, micro_batches, overlap=True):
+    """Start and end of every stage of one host-averaged update on three resources.
+
+    Each of the N = `micro_batches` micro-batches passes three stages, each on its own resource,
+    which does one thing at a time: the device computes its gradient (d = `device_ms`), the bus
+    copies it out (c = `copy_ms`), the host adds it into a running sum (s = `sum_ms`). After the
+    last sum the bus copies the mean back (c again).
+
+        one after another:  each stage waits for the one before it, micro-batch after micro-batch
+                            total = N (d + c + s) + c
+        overlapped:         a stage of micro-batch i starts once the stage before it (of i) has
+                            ended and its resource is free (the same stage of i - 1 has ended):
+                            start = max(end of the stage before, end of the same stage of i - 1)
+                            the copy back starts once the last sum has ended and the bus is free
+
+    so overlapped, max(N d, N c, N s) + c <= total <= N (d + c + s) + c: the slowest stream sets the
+    pace, and the first micro-batch's earlier stages and the copy back are never hidden.
+
+    Args:
+        device_ms, copy_ms, sum_ms: d, c, s, ms per micro-batch (finite, >= 0).
+        micro_batches: N, an integer >= 1.
+        overlap: overlapped (True) or one after another (False).
+    Returns:
+        dict `device`, `bus`, `host` (each a list of (stage, start, end), stage one of "compute",
+        "copy out", "sum", "copy back") and `total` (ms: the end of the copy back).
+    """
+    _check_times({"one micro-batch": {"device_ms": device_ms, "copy_ms": copy_ms, "sum_ms": sum_ms}})
+    d, c, s = float(device_ms), float(copy_ms), float(sum_ms)
+    if isinstance(micro_batches, bool) or not isinstance(micro_batches, numbers.Integral) or micro_batches < 1:
+        raise ValueError(f"micro_batches must be an integer >= 1, got {micro_batches!r}")
+    rows = {"device": [], "bus": [], "host": []}
+    free = {"device": 0.0, "bus": 0.0, "host": 0.0}  # when each resource is next free
+    t = 0.0  # one after another: the end of the last stage
+    for _ in range(micro_batches):
+        ready = 0.0  # overlapped: the end of this micro-batch's stage before
+        for stage, row, ms in (("compute", "device", d), ("copy out", "bus", c), ("sum", "host", s)):
+            start = max(ready, free[row]) if overlap else t
+            rows[row].append((stage, start, start + ms))
+            ready = free[row] = t = start + ms
+    start = max(free["host"], free["bus"]) if overlap else t
+    rows["bus"].append(("copy back", start, start + c))
+    return {**rows, "total": start + c}
+
+
+def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum",)):
+    """Draw `host_schedule` both ways on one ms axis: one after another above, overlapped below.
+
+    Each panel has three rows (device, bus, host); every stage of every micro-batch is one bar,
+    coloured by stage and hatched when its time was measured on this machine (`measured`); each
+    title says how long the device is busy, as its bars can be too thin to see.
+
+    Args:
+        device_ms, copy_ms, sum_ms, micro_batches: as `host_schedule`.
+        measured: the stages ("compute", "copy out", "sum", "copy back") timed here, not predicted.
+    Returns:
+        (figure, (total one after another, total overlapped)): a Figure of 2 Axes, already closed in
+        pyplot (a notebook cell ending with it shows it once), and the two totals in ms.
+    """
+    stages = {"compute": ("tab:blue", f"device's work, {micro_batches} x {device_ms:.2f} ms"),
+              "copy out": ("tab:orange", f"copy out, {micro_batches} x {copy_ms:.2f} ms"),
+              "sum": ("tab:green", f"host's sum, {micro_batches} x {sum_ms:.1f} ms"),
+              "copy back": ("tab:red", f"copy back, {copy_ms:.2f} ms")}
+    if set(measured) - set(stages):
+        raise ValueError(f"measured must name stages of {list(stages)}, got {list(measured)}")
+    import matplotlib.pyplot as plt  # pyplot: a notebook's inline backend then shows the figure
+    fig, axes = plt.subplots(2, 1, sharex=True, figsize=(8.0, 3.8), layout="constrained")
+    plt.close(fig)
+    totals = []
+    for ax, overlap in zip(axes, (False, True)):
+        s = host_schedule(device_ms, copy_ms, sum_ms, micro_batches, overlap)
+        totals.append(s["total"])
+        for y, row in enumerate(("host", "bus", "device")):
+            for stage, start, end in s[row]:
+                colour = stages[stage][0]
+                ax.broken_barh([(start, end - start)], (y + 0.1, 0.8), facecolor=colour, edgecolor="white",
+                               hatch="//" if stage in measured else None, lw=0 if stage == "compute" else 0.5)
+        busy = sum(end - start for _, start, end in s["device"])
+        ax.set_yticks([0.5, 1.5, 2.5], ["host", "bus", "device"])
+        ax.set_ylim(0, 3)
+        ax.axvline(s["total"], color="black", lw=1, ls="--")
+        ax.set_title(f"{'overlapped' if overlap else 'one after another'}: {s['total']:,.1f} ms, "
+                     f"the device busy {busy:,.1f} of them", fontsize="medium")
+    axes[1].set_xlim(0, max(totals) * 1.03)
+    axes[1].set_xlabel("ms")
+    from matplotlib.patches import Patch
+    fig.legend([Patch(facecolor=colour, edgecolor="white", hatch="//" if stage in measured else None)
+                for stage, (colour, _) in stages.items()],
+               [label + (" (measured here)" if stage in measured else "") for stage, (_, label) in stages.items()],
+               loc="outside lower center", ncols=2, fontsize=8)
+    return fig, tuple(totals)

@@ -70,3 +70,47 @@ def test_round_trip_refuses_no_case_empty_cases_and_negative_times():
         plot_round_trip({"a": {}})
     with pytest.raises(ValueError, match="finite"):
         plot_round_trip({"a": {"copies": -1.0}})
+
+
+def test_host_schedule_one_after_another_and_overlapped_by_hand():
+    from gradlab.studies.figures.host_cost import host_schedule
+
+    # N = 2 micro-batches, d = 1 (device), c = 2 (bus, each way), s = 3 (host's sum), ms
+    serial = host_schedule(1.0, 2.0, 3.0, 2, overlap=False)
+    assert serial["device"] == [("compute", 0.0, 1.0), ("compute", 6.0, 7.0)]
+    assert serial["bus"] == [("copy out", 1.0, 3.0), ("copy out", 7.0, 9.0), ("copy back", 12.0, 14.0)]
+    assert serial["host"] == [("sum", 3.0, 6.0), ("sum", 9.0, 12.0)]
+    assert serial["total"] == 2 * (1 + 2 + 3) + 2 == 14
+    # overlapped: micro-batch 1 computes at 1-2, waits for the bus until 3 (3-5), for the host
+    # until 6 (6-9); the copy back follows the last sum, 9-11
+    lapped = host_schedule(1.0, 2.0, 3.0, 2)
+    assert lapped["device"] == [("compute", 0.0, 1.0), ("compute", 1.0, 2.0)]
+    assert lapped["bus"] == [("copy out", 1.0, 3.0), ("copy out", 3.0, 5.0), ("copy back", 9.0, 11.0)]
+    assert lapped["host"] == [("sum", 3.0, 6.0), ("sum", 6.0, 9.0)]
+    assert lapped["total"] == 1 + 2 + 2 * 3 + 2 == 11  # the host's sums back to back set the pace
+    # when the copies are the slowest stream: d + N c + s + c = 1 + 8 + 1 + 4
+    assert host_schedule(1.0, 4.0, 1.0, 2)["total"] == 14
+    assert host_schedule(1.0, 4.0, 1.0, 2, overlap=False)["total"] == 2 * 6 + 4
+
+
+def test_host_timeline_draws_both_schedules_and_refuses_bad_input():
+    from gradlab.studies.figures.host_cost import host_schedule, plot_host_timeline
+
+    fig, totals = plot_host_timeline(1.0, 2.0, 3.0, 2)
+    assert totals == (14.0, 11.0)
+    top, bottom = fig.axes
+    assert [top.get_title(), bottom.get_title()] == [
+        "one after another: 14.0 ms, the device busy 2.0 of them", "overlapped: 11.0 ms, the device busy 2.0 of them"]
+    # rows bottom-up: host (2 sums), bus (2 copies out, 1 back), device (2 computes)
+    spans = [tuple(c.get_paths()[0].get_extents().intervalx) for c in bottom.collections]  # (start, end)
+    assert spans == [(3.0, 6.0), (6.0, 9.0), (1.0, 3.0), (3.0, 5.0), (9.0, 11.0), (0.0, 1.0), (1.0, 2.0)]
+    assert [c.get_hatch() for c in bottom.collections][:2] == ["//", "//"]  # the sums: measured here
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [
+        "device's work, 2 x 1.00 ms", "copy out, 2 x 2.00 ms", "host's sum, 2 x 3.0 ms (measured here)",
+        "copy back, 2.00 ms"]
+    with pytest.raises(ValueError, match="integer"):
+        host_schedule(1.0, 2.0, 3.0, 0)
+    with pytest.raises(ValueError, match="finite"):
+        host_schedule(1.0, -2.0, 3.0, 2)
+    with pytest.raises(ValueError, match="measured"):
+        plot_host_timeline(1.0, 2.0, 3.0, 2, measured=["bus"])
