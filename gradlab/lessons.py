@@ -95,7 +95,6 @@ _NAMES = {
     "plot_critical_batch_by_target": ("gradlab.studies.figures.noise_scale", "plot_critical_batch_by_target"),
     "plot_progress": ("gradlab.studies.figures.noise_scale", "plot_progress"),
     "plot_paired_gaps": ("gradlab.studies.figures.selection", "plot_paired_gaps"),
-    "plot_streams_with_pace": ("gradlab.studies.figures.host_cost", "plot_streams_with_pace"),
     "plot_round_trip": ("gradlab.studies.figures.host_cost", "plot_round_trip"),
     "plot_host_timeline": ("gradlab.studies.figures.host_cost", "plot_host_timeline"),
     "plot_weighting_factors": ("gradlab.studies.figures.weighting", "plot_weighting_factors"),

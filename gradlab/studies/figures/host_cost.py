@@ -1,13 +1,7 @@
-"""One update's streams, part by part, on one log axis: where a host-averaged update's time goes.
+"""Where a host-averaged update's time goes, part by part.
 
-Each row is one case (a model, a machine), `{part: ms}`: compute, the copies over the bus, the
-host's sum... With perfect overlap the slowest stream sets the pace,
-
-    update >= max over the parts (ms)
-
-so `plot_streams_with_pace` draws every part of a case side by side, on one axis, with the pace
-part marked. Run one after another instead (a host step: the graph calls, the copies out and the
-host's mean, the apply), the parts add up,
+Each row is one case (a model, a machine), `{part: ms}`. Run one after another (a host step: the
+graph calls, the copies out and the host's mean, the apply), the parts add up,
 
     update = sum over the parts (ms)
 
@@ -30,70 +24,6 @@ def _check_times(rows):
     for case, costs in rows.items():
         if any(not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 for v in costs.values()):
             raise ValueError(f"{case!r}: every part must be a finite time >= 0, got {costs}")
-
-
-def _check_rows(rows):
-    """The parts every case of `rows` names, in order; a ValueError for bad times or uneven cases."""
-    _check_times(rows)
-    parts = list(next(iter(rows.values())))
-    for case, costs in rows.items():
-        if list(costs) != parts:
-            raise ValueError(f"every case needs the parts {parts} in that order; {case!r} has {list(costs)}")
-    return parts
-
-
-def plot_streams_with_pace(rows, measured, pace, title="one update's streams", pace_label="bus pace"):
-    """Draw each case's parts side by side on ONE log ms axis, with a pace line through each case.
-
-        bar (case, part) = rows[case][part] ms, hatched when part is in `measured`
-        pace line of a case: a dashed vertical mark at x = rows[case][pace]
-
-    One shared axis lets the eye compare a measured part with the peak-rate parts (a part that ends
-    right of its case's pace line is slower than that stream); the hatch keeps the two sources apart.
-
-    Args:
-        rows: `{case: {part: ms}}`, every case naming the same parts in the same order; every part > 0 (log axis).
-        measured: the names of the parts timed on this machine (hatched); may be empty.
-        pace: the part whose time draws each case's pace line, e.g. the bus's copies.
-        title: the figure's title.
-        pace_label: the pace line's name in the legend.
-    Returns:
-        the matplotlib Figure of 1 Axes, already closed in pyplot (a notebook cell ending with it
-        shows it once). Each bar is labelled with its ms; the x axis runs from a third of the
-        smallest part to 4 times the largest (room for the labels), no empty decade beyond.
-    """
-    parts = _check_rows(rows)
-    if set(measured) - set(parts) or pace not in parts:
-        raise ValueError(f"measured and pace must name parts of {parts}; got {list(measured)}, {pace!r}")
-    if any(rows[case][p] <= 0 for case in rows for p in parts):
-        raise ValueError("every part needs a time > 0 ms (a log axis)")
-    import matplotlib.pyplot as plt  # pyplot: a notebook's inline backend then shows the figure
-    fig, ax = plt.subplots(figsize=(8.0, 1.6 + 0.8 * len(rows)), layout="constrained")
-    plt.close(fig)
-    cases = list(rows)[::-1]  # the first case on top
-    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    height = 0.8 / len(parts)
-    for k, part in enumerate(parts):  # side by side within each case's row, the first part on top
-        ys = [y + 0.4 - height * (k + 0.5) for y in range(len(cases))]
-        widths = [float(rows[case][part]) for case in cases]
-        hatched = part in measured
-        ax.barh(ys, widths, height=height, color=colours[k % len(colours)], hatch="//" if hatched else None,
-                edgecolor="white" if hatched else None, label=f"{part} (measured here)" if hatched else part)
-        for y, w in zip(ys, widths):
-            ax.text(w, y, f" {w:,.2f} ms" if w < 100 else f" {w:,.0f} ms", va="center", fontsize=8,
-                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})  # over the pace line
-    ax.vlines([float(rows[case][pace]) for case in cases], [y - 0.45 for y in range(len(cases))],
-              [y + 0.45 for y in range(len(cases))], colors="black", linestyles="--", label=pace_label)
-    ax.set_xscale("log")
-    times = [float(v) for costs in rows.values() for v in costs.values()]
-    ax.set_xlim(min(times) / 3, max(times) * 4)
-    ax.set_yticks(range(len(cases)), cases)
-    ax.set_xlabel("ms per update (log scale)")
-    ax.set_title(title, fontsize="medium")
-    handles, labels = ax.get_legend_handles_labels()  # the pace line first: matplotlib lists lines before bars
-    fig.legend(handles[1:] + handles[:1], labels[1:] + labels[:1], loc="outside lower center",
-               ncols=len(parts) + 1, fontsize=8)
-    return fig
 
 
 def plot_round_trip(rows, title="one update, part by part", unit="ms"):
