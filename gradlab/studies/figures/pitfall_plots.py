@@ -1,7 +1,7 @@
 """Figures for the pitfall lessons: BatchNorm's gradient error against the micro-batch size,
 dropout's gap against the number of draws averaged, the weights an EMA of the weights
-puts on each update, the learning rate each update applies, and which update applies each
-micro-batch.
+puts on each update, the learning rate each update applies, which update applies each
+micro-batch, and the loss scale after each apply call.
 
 Lesson: notebooks/11-pitfalls-what-to-count.ipynb, notebooks/12-pitfalls-applying-once.ipynb
 """
@@ -226,4 +226,47 @@ def plot_update_timeline(micro_batches, accum_steps, updates):
     ax.set_yticks([len(updates) - 0.5 - r for r in range(len(updates))], list(updates))
     ax.tick_params(length=0)
     ax.set_title("Which update applies each micro-batch")
+    return fig
+
+
+def plot_loss_scale(runs, title="The loss scale after each apply call"):
+    """The loss scale after each apply call, against the update the call belongs to, log2 y.
+
+        call c of a run with N apply calls per update ends at update c / N
+
+    One step line per run (four at most): the value after call c holds until call c + 1, the last
+    a little past the longest run's end. A skipped update halves the scale once per call that
+    checks it; finite calls double it every `dynamic_growth_steps` calls, so N calls per update
+    double it N times as often per update.
+
+    Args:
+        runs: dict `{label: (N, [the scale before the first call, after call 1, 2, ...])}`,
+            each list holding one value more than a multiple of N (whole updates).
+        title: the Axes' title.
+    Returns:
+        a matplotlib Figure with 1 Axes.
+    """
+    _check_series("runs", runs)
+    colors = ("black", "crimson", "royalblue", "grey")
+    if len(runs) > len(colors):
+        raise ValueError(f"at most {len(colors)} runs, got {len(runs)}")
+    for label, (n, scales) in runs.items():
+        if n < 1 or (len(scales) - 1) % n:
+            raise ValueError(f"{label!r}: {len(scales) - 1} calls is not whole updates of N = {n} calls")
+    last = max((len(scales) - 1) / n for n, scales in runs.values())  # the longest run's end, in updates
+    end = 1.03 * last  # the last values, held a little
+    fig, ax = _figure(figsize=(6.4, 3.8))
+    for k, ((label, (n, scales)), color) in enumerate(zip(runs.items(), colors)):
+        # later lines dashed and thinner, so a line drawn over an equal one stays visible
+        ax.step([*(np.arange(len(scales)) / n), end], [*scales, scales[-1]], where="post", color=color, label=label,
+                linestyle="-" if k == 0 else "--", linewidth=2.4 - 0.6 * min(k, 2))
+    ax.set_xlim(-0.03 * last, end)  # a margin either side: the first drop shows off the axis
+    ax.set_ylim(top=4 * max(max(scales) for _, scales in runs.values()))  # room for the legend above the lines
+    ax.set_yscale("log", base=2)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: rf"$2^{{{np.log2(v):.0f}}}$"))
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.set_xlabel("update (apply calls / N)")
+    ax.set_ylabel("loss scale s")
+    ax.set_title(title)
+    ax.legend(fontsize="small", loc="upper center")
     return fig
