@@ -131,6 +131,7 @@ def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum
         (figure, (total one after another, total overlapped)): a Figure of 2 Axes, already closed in
         pyplot (a notebook cell ending with it shows it once), and the two totals in ms.
     """
+    schedules = [host_schedule(device_ms, copy_ms, sum_ms, micro_batches, overlap) for overlap in (False, True)]
     stages = {"compute": ("tab:blue", f"device's work, {micro_batches} x {device_ms:.2f} ms"),
               "copy out": ("tab:orange", f"copy out, {micro_batches} x {copy_ms:.2f} ms"),
               "sum": ("tab:green", f"host's sum, {micro_batches} x {sum_ms:.1f} ms"),
@@ -141,8 +142,7 @@ def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum
     fig, axes = plt.subplots(2, 1, sharex=True, figsize=(8.0, 3.8), layout="constrained")
     plt.close(fig)
     totals = []
-    for ax, overlap in zip(axes, (False, True)):
-        s = host_schedule(device_ms, copy_ms, sum_ms, micro_batches, overlap)
+    for ax, overlap, s in zip(axes, (False, True), schedules):
         totals.append(s["total"])
         for y, row in enumerate(("host", "bus", "device")):
             for stage, start, end in s[row]:
