@@ -4,8 +4,8 @@
                     the caller's `tf.function`, on any place
     Variables()     `tf.Variable` accumulators: one compiled call per micro-batch, then one
                     compiled apply (the classic zero / accumulate / apply recipe)
-    Host()          numpy: each micro-batch's mean gradient fetched, `host_average`d by its
-                    normaliser, fed back to one compiled apply
+    Host()          numpy: each micro-batch's sums fetched and added on the host (a running
+                    `HostSum`), divided once, fed back to one compiled apply
     KerasOptimizer(model, loss_fn)
                     Keras 3's own `gradient_accumulation_steps`: each micro-batch's mean-loss
                     gradient handed to the optimizer, which sums and applies. The reference,
@@ -29,7 +29,7 @@ from .. import _compat
 from .accumulate import Accumulators, Sums, batch_rows, loop_sum, micro_sums
 from .apply import APPLIED, apply_once
 from .gradients import apply_update
-from .host_average import host_average
+from .host_average import HostSum
 from .loss_terms import mean_loss
 from .microbatch import slices, split_sizes, sum_dtype
 
@@ -119,8 +119,9 @@ class Variables(_Eager):
 
 
 class Host(_Eager):
-    """numpy on the host: each micro-batch's mean gradient `g_i = dS_i / D_i` fetched, then
-    `host_average(g, counts=D)` = G / D, fed back to one compiled apply (normaliser 1)."""
+    """numpy on the host: each micro-batch's sums `dS_i` fetched and added to a running
+    `HostSum`, then G / D fed back to one compiled apply (normaliser 1). The host holds two
+    gradients, the sum and the one just fetched."""
 
     def _made(self):
         t = self.task
@@ -132,16 +133,15 @@ class Host(_Eager):
 
     def sum(self, task, parts, unit):
         self.bind(task)
-        means, norms, loss, broken = [], [], 0.0, 0.0
+        acc, norm, loss, broken = HostSum(), 0.0, 0.0, 0.0
         for part in self._parts(parts):
             s = self._sums(part, unit)
-            d = float(s.norm)
-            means.append([None if g is None else g.numpy() / (d or 1.0) for g in s.grads])
-            norms.append(d)
+            acc.add([None if g is None else g.numpy() for g in s.grads])
+            norm += float(s.norm)
             loss += float(s.loss)
             broken += float(s.broken)
-        mean = host_average(means, counts=norms)
-        return Sums(tf.constant(loss / (sum(norms) or 1.0), sum_dtype()),
+        mean = acc.mean(norm)
+        return Sums(tf.constant(loss / (norm or 1.0), sum_dtype()),
                     [None if g is None else tf.constant(g) for g in mean],
                     tf.constant(1.0, sum_dtype()), tf.constant(broken))
 

@@ -1,28 +1,75 @@
 """Host averaging: fetch each micro-batch's gradients as numpy, average them on the host.
 
-    g = np.stack([g_1, ..., g_k]).mean(axis=0)              (equal micro-batches)
+    g = (g_1 + ... + g_k) / k                               (equal micro-batches)
     g = (n_1 g_1 + ... + n_k g_k) / (n_1 + ... + n_k)       (in general)
 
 The second seed recipe: a TF1 graph computes gradients, Python averages them, and a
 placeholder per variable feeds the mean back to `apply_gradients`. Simple, and the
 slowest: every gradient crosses the device boundary twice.
 
-Lesson: notebooks/05-host-averaging.ipynb
+Both rules are taken as a running sum, so averaging holds two gradients of host memory
+(the sum and one weighted term), not the k that `np.stack(...).mean(axis=0)` copies; the
+sum of equal micro-batches is the same float32 result as that one-liner, added in order.
+
+Lesson: notebooks/05-host-averaging.ipynb (the running sum's memory: 06-host-cost.ipynb)
 """
 from __future__ import annotations
 
 import numpy as np
 
 
+class HostSum:
+    """A running sum of gradient lists on the host: `add(grads, n)` adds n * grads (n = 1:
+    the grads themselves), `mean(total)` divides once. Holds one array per variable, kept in
+    at least float32 so float16 gradients do not round at every addition."""
+
+    def __init__(self):
+        self.sums = None
+
+    def add(self, grads, n=1.0):
+        grads = [None if g is None else np.asarray(g) for g in grads]
+        if self.sums is None:
+            self._dtypes = [None if g is None else g.dtype for g in grads]
+            self.sums = [None] * len(grads)
+        elif len(grads) != len(self.sums):
+            raise ValueError(f"micro-batches have different numbers of gradients: "
+                             f"{sorted({len(self.sums), len(grads)})}")
+        for v, g in enumerate(grads):
+            if g is None:
+                continue
+            dtype = np.result_type(g.dtype, np.float32)
+            term = g.astype(dtype, copy=n != 1.0)  # a copy only when it is scaled in place
+            if n != 1.0:
+                term *= dtype.type(n)
+            if self.sums[v] is None:
+                self._dtypes[v] = g.dtype
+                self.sums[v] = term if term is not g else term.copy()
+            else:
+                self.sums[v] += term
+
+    def mean(self, total):
+        """The sums divided by `total` (0: zero gradients, as Keras divides no-NaN), each in
+        its gradient's dtype; `None` where every micro-batch had `None`."""
+        if self.sums is None:
+            raise ValueError("HostSum.mean needs at least one micro-batch added")
+        out = []
+        for s, dtype in zip(self.sums, self._dtypes):
+            if s is None:
+                out.append(None)
+                continue
+            out.append((s / s.dtype.type(total) if total else np.zeros_like(s)).astype(dtype, copy=False))
+        return out
+
+
 def host_average(grads_list, counts=None):
-    """Average lists of numpy gradients variable by variable.
+    """Average lists of numpy gradients variable by variable, as a running sum.
 
     Args:
         grads_list: list over micro-batches of lists of arrays (or `None`), one per variable.
         counts: optional examples (or counted entries) per micro-batch; `None` means equal
             micro-batches; all 0 gives zero gradients.
     Returns:
-        list of averaged arrays, `None` where every micro-batch had `None`.
+        list of averaged arrays in the gradients' dtype, `None` where every micro-batch had `None`.
     """
     if not grads_list:
         raise ValueError(f"host_average needs at least one micro-batch, got {grads_list!r}")
@@ -31,18 +78,8 @@ def host_average(grads_list, counts=None):
         raise ValueError(f"micro-batches have different numbers of gradients: {sorted(lengths)}")
     if counts is not None and len(counts) != len(grads_list):
         raise ValueError(f"counts must have one entry per micro-batch ({len(grads_list)}), got {counts!r}")
-    if counts is not None:
-        # no counted entries at all (every entry masked): a zero gradient, as Keras divides no-NaN
-        total = float(np.sum(counts))
-        w = np.asarray(counts, dtype=np.float64) / (total or 1.0)
-    averaged = []
-    for per_var in zip(*grads_list):
-        if all(g is None for g in per_var):
-            averaged.append(None)
-            continue
-        stacked = np.stack([np.asarray(g) for g in per_var])
-        if counts is None:
-            averaged.append(stacked.mean(axis=0))
-        else:
-            averaged.append(np.tensordot(w, stacked, axes=1).astype(stacked.dtype))
-    return averaged
+    total = len(grads_list) if counts is None else float(np.sum(counts))
+    acc = HostSum()
+    for i, grads in enumerate(grads_list):
+        acc.add(grads, 1.0 if counts is None else float(counts[i]))
+    return acc.mean(total)

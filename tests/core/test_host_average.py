@@ -24,3 +24,47 @@ def test_bad_input():
         host_average([[np.zeros(1)], [np.zeros(1), np.zeros(1)]])
     with pytest.raises(ValueError, match="one entry per micro-batch"):
         host_average([[np.zeros(1)]], counts=[1, 2])
+
+
+def test_running_sum_is_the_stack_mean_bit_for_bit():
+    # the seed's np.stack(...).mean(axis=0) adds in order and divides once: so does HostSum
+    rng = np.random.default_rng(0)
+    grads = [[rng.standard_normal((30, 7)).astype(np.float32)] for _ in range(5)]
+    out = host_average(grads)[0]
+    np.testing.assert_array_equal(out, np.stack([g[0] for g in grads]).mean(axis=0))
+    assert out.dtype == np.float32
+
+
+def test_weighted_float32_is_the_lessons_weighted_mean():
+    # (2*[1, 3] + 1*[4, 0]) / 3 = [2, 2], added in float32 as lesson 05 writes it
+    g = [[np.float32([1.0, 3.0])], [np.float32([4.0, 0.0])]]
+    out = host_average(g, counts=[2, 1])[0]
+    np.testing.assert_array_equal(out, np.float32([2.0, 2.0]))
+    assert out.dtype == np.float32
+
+
+def test_float16_gradients_are_summed_in_float32():
+    # 2048 + 1 + 1 rounds to 2048 in float16 one step at a time; in float32 the sum is 2050
+    g = [[np.float16([2048.0])], [np.float16([1.0])], [np.float16([1.0])]]
+    out = host_average(g, counts=[1, 1, 1])[0]
+    assert out.dtype == np.float16
+    np.testing.assert_array_equal(out, np.float16([2050.0 / 3]))
+
+
+def test_all_counts_zero_give_zero_gradients():
+    out = host_average([[np.float32([1.0, 2.0])], [np.float32([3.0, 4.0])]], counts=[0, 0])
+    np.testing.assert_array_equal(out[0], [0.0, 0.0])
+
+
+def test_host_memory_is_two_gradients_not_k():
+    # lesson 06's rule: a running sum holds the sum and one term; np.stack held k more
+    import tracemalloc
+    k, shape = 10, (512, 256)
+    grads = [[np.ones(shape, np.float32)] for _ in range(k)]
+    one = np.ones(shape, np.float32).nbytes
+    for counts in (None, [3] * k):
+        tracemalloc.start()
+        host_average(grads, counts=counts)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peak / one < 2.2, (counts, peak / one)
