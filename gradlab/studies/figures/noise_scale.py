@@ -114,8 +114,9 @@ def plot_critical_batch_by_target(by_target):
 
         at each target t:  S_t(B) = S_min,t (1 + B_crit,t / B),  fitted to every seed (`fit_critical_batch`)
 
-    Left: the updates S each seed took (dots, one colour per target) and each target's fitted curve, its
-    B_crit marked by a dashed line. Right: B_crit against the target loss, the x axis reversed so that
+    Left: the updates S each seed took (one colour per target, one marker shape per seed: circle, square,
+    triangle, ... in the order of `by_target`'s seeds) and each target's fitted curve, its B_crit marked by a
+    dashed line; the y axis ticked at 2^n and 1.5 x 2^n (..., 24, 32, 48, 64, 96, 128, ...). Right: B_crit against the target loss, the x axis reversed so that
     training runs left to right: the fit over all seeds (line, labelled) and each seed's own fit (dots).
     McCandlish et al. (2018, Fig. 5) find B_crit growing as the loss falls.
 
@@ -133,15 +134,21 @@ def plot_critical_batch_by_target(by_target):
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
     plt.close(fig)
     colors = plt.get_cmap("plasma")(np.linspace(0.0, 0.75, len(targets)))
+    seeds = list(dict.fromkeys(seed for t in targets for seed in by_target[t]))
+    shapes = dict(zip(seeds, "os^DvP*X" * (1 + len(seeds) // 8)))
     for t, color in zip(targets, colors):
         s_min, b_crit = fits[t]
-        points = [(b, s) for runs in by_target[t].values() for b, s in runs.items()]
-        left.plot([b for b, _ in points], [s for _, s in points], "o", color=color, alpha=0.6, linestyle="none")
+        for seed, runs in by_target[t].items():
+            left.plot(list(runs), list(runs.values()), shapes[seed], color=color, alpha=0.7, linestyle="none")
         left.plot(grid, s_min * (1 + b_crit / grid), "-", color=color,
                   label=f"loss {t:g}: S = {s_min:.1f} (1 + {b_crit:.0f} / B)")
         left.axvline(b_crit, color=color, linestyle="--", linewidth=1)
+    for seed in seeds:  # legend entries for the shapes, in grey
+        left.plot([], [], shapes[seed], color="grey", linestyle="none", label=f"seed {seed}")
     left.set_xscale("log", base=2)
     left.set_yscale("log", base=2)
+    left.yaxis.set_major_locator(ticker.LogLocator(base=2, subs=(1.0, 1.5)))
+    left.yaxis.set_minor_locator(ticker.NullLocator())
     left.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
     left.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
     left.set_xlabel("batch B (dashed: B_crit)")

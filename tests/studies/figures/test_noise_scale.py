@@ -160,6 +160,22 @@ def test_plot_critical_batch_by_target_draws_each_targets_fit_and_b_crit_against
     assert np.allclose(curves[1].get_ydata(), 40 * (1 + 60 / curves[1].get_xdata()))
     pooled = right.lines[0]
     assert list(pooled.get_xdata()) == [0.5, 0.3] and np.allclose(pooled.get_ydata(), [30, 60])
+    # 20 (1 + 30 / 16) = 57.5 at B = 16 is a seed-2 circle; the y axis ticks 2^n and 1.5 x 2^n
+    circles = [line for line in left.lines if line.get_marker() == "o" and len(line.get_xdata())]
+    assert np.allclose(circles[0].get_ydata(), [57.5, 29.375, 22.34375])
+    assert [line.get_label() for line in left.lines if line.get_marker() == "o"][-1] == "seed 2"
+    ticks = [v for v in left.get_yticks() if 20 <= v <= 130]
+    assert np.allclose(ticks, [24, 32, 48, 64, 96, 128])
     assert right.get_xlim()[0] > right.get_xlim()[1]  # the loss falls to the right
     with pytest.raises(ValueError, match="two or more"):
         plot_critical_batch_by_target({0.5: by_target[0.5]})
+
+
+def test_plot_critical_batch_by_target_gives_each_seed_its_own_marker_shape():
+    from gradlab.studies.figures.noise_scale import plot_critical_batch_by_target
+
+    by_target = {t: {seed: {16: 60 + seed, 512: 20 + seed} for seed in (2, 3, 4)} for t in (0.5, 0.3)}
+    left = plot_critical_batch_by_target(by_target).axes[0]
+    shapes = {seed: {line.get_marker() for line in left.lines if len(line.get_xdata())
+                     and line.get_linestyle() == "None" and line.get_ydata()[1] == 20 + seed} for seed in (2, 3, 4)}
+    assert shapes == {2: {"o"}, 3: {"s"}, 4: {"^"}}
