@@ -48,16 +48,21 @@ class HostSum:
                 self.sums[v] += term
 
     def mean(self, total):
-        """The sums divided by `total` (0: zero gradients, as Keras divides no-NaN), each in
-        its gradient's dtype; `None` where every micro-batch had `None`."""
+        """The sums divided by `total` in place (0: zero gradients, as Keras divides no-NaN),
+        each in its gradient's dtype; `None` where every micro-batch had `None`. The sums are
+        spent: dividing in place is what keeps the host at two gradients."""
         if self.sums is None:
             raise ValueError("HostSum.mean needs at least one micro-batch added")
         out = []
         for s, dtype in zip(self.sums, self._dtypes):
-            if s is None:
-                out.append(None)
-                continue
-            out.append((s / s.dtype.type(total) if total else np.zeros_like(s)).astype(dtype, copy=False))
+            if s is not None:
+                if total:
+                    s /= s.dtype.type(total)
+                else:
+                    s[...] = 0
+                s = s.astype(dtype, copy=False)
+            out.append(s)
+        self.sums = None
         return out
 
 

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from gradlab.core.host_average import host_average
+from gradlab.core.host_average import HostSum, host_average
 
 
 def test_equal_micro_batches_take_the_plain_mean():
@@ -68,3 +68,15 @@ def test_host_memory_is_two_gradients_not_k():
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         assert peak / one < 2.2, (counts, peak / one)
+
+
+def test_host_sum_divides_in_place_and_is_spent():
+    acc = HostSum()
+    acc.add([np.float32([2.0, 4.0])])
+    acc.add([np.float32([4.0, 8.0])])
+    held = acc.sums[0]
+    out = acc.mean(2)[0]
+    assert out is held  # no third array for the mean
+    np.testing.assert_array_equal(out, [3.0, 6.0])
+    with pytest.raises(ValueError, match="at least one micro-batch"):
+        acc.mean(2)
