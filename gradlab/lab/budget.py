@@ -133,7 +133,7 @@ class Budget:
 
 
 def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None, peak_label="measured peak",
-                zoom=None):
+                zoom=None, names=None):
     """Stacked bars, one per `budget(...)` result, of its terms in MiB (`TERMS` bottom up), and
     beside them each term on its own, on a log axis: the terms too small to see in a stack
     (weights, slots, inputs beside the activations) keep a readable bar and their MiB.
@@ -151,6 +151,8 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
         zoom: None, or MiB: under the stacks, the same stacks cut at `zoom` MiB, each term that
             ends below the cut labelled with its MiB, so terms too thin to see beside the
             activations (lesson 01: 488 MiB under 36,641) read at their size. Needs terms=False.
+        names: None, or {term: name} for the legend and the term rows, such as
+            {"activations": "layer outputs"} (lesson 01's word); unnamed terms keep their own.
 
     A total of 1,000 MiB or more is labelled to the MiB ("36,641 MiB"), a smaller one to 0.1 MiB.
 
@@ -167,6 +169,10 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
         raise ValueError(f"limit is None or (MiB > 0, label), got {limit!r}")
     if zoom is not None and (terms or not zoom > 0):
         raise ValueError(f"zoom is None or MiB > 0, with terms=False; got zoom={zoom!r}, terms={terms!r}")
+    names = dict(names or {})
+    if set(names) - set(mb.TERMS):
+        raise ValueError(f"names takes terms among {mb.TERMS}, got {sorted(set(names) - set(mb.TERMS))}")
+    name = lambda term: names.get(term, term)
     if terms:
         fig = Figure(figsize=(9.0, 3.8), layout="constrained")
         ax, terms_ax = fig.subplots(1, 2, width_ratios=(1, 1.5))
@@ -182,7 +188,7 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
         for term in mb.TERMS:
             heights = [r[term] / 2**20 for r in results]
             bars = a.bar(range(len(results)), heights, 0.6, bottom=bottoms, color=COLORS[term],
-                         label=term if limit is None or any(heights) else None)  # with a limit: no empty terms listed
+                         label=name(term) if limit is None or any(heights) else None)  # with a limit: no empty terms listed
             for bar in bars:  # an empty term atop a stack would pin the axis to its total, leaving no room above
                 if bar.get_height() == 0:
                     bar.sticky_edges.y.clear()
@@ -225,7 +231,7 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
                 terms_ax.barh(y, mib, height, color=COLORS[term], hatch="//" if k else None,
                               edgecolor="white" if k else COLORS[term])
                 terms_ax.text(mib, y, f" {mib:.3g}", va="center", fontsize="small")
-    terms_ax.set_yticks(range(len(mb.TERMS)), mb.TERMS)
+    terms_ax.set_yticks(range(len(mb.TERMS)), [name(term) for term in mb.TERMS])
     terms_ax.invert_yaxis()
     terms_ax.set_xscale(scale)
     terms_ax.set_xlabel(f"MiB ({scale} scale)")

@@ -183,3 +183,18 @@ def test_a_zoom_panel_shows_the_thin_terms_under_the_stacks_with_their_mib():
         plot_budget(results, ["N=1", "N=4"], zoom=8)  # terms=True
     with pytest.raises(ValueError, match="zoom is None or"):
         plot_budget(results, ["N=1", "N=4"], terms=False, zoom=0)
+
+
+def test_names_relabel_terms_in_the_legend_and_the_rows():
+    # lesson 01 says "layer outputs" where the budget's term is "activations"; the bars stay the same
+    results = [budget(2**18, "sgd", B=4, N=1, activation_bytes_per_row=2**20)]
+    ax = plot_budget(results, ["N=1"], terms=False, limit=(5, "small GPU"),
+                     names={"activations": "layer outputs"}).axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["small GPU: 5 MiB", "weights", "gradients",
+                                                                  "layer outputs"]
+    heights = {c.get_label(): c.patches[0].get_height() for c in ax.containers}
+    assert heights["layer outputs"] == 4.0 and heights["weights"] == 1.0  # 4 rows x 1 MiB; P = 2**18 float32
+    rows = plot_budget(results, ["N=1"], names={"activations": "layer outputs"}).axes[1]
+    assert [t.get_text() for t in rows.get_yticklabels()][4] == "layer outputs"
+    with pytest.raises(ValueError, match="names takes terms"):
+        plot_budget(results, ["N=1"], names={"outputs": "x"})
