@@ -25,17 +25,16 @@ def _colors(n):
     return plt.get_cmap("viridis")(np.linspace(0.0, 0.85, n))
 
 
-def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=None, with_replacement=False,
-                        thin_star=False):
-    """Minibatch gradients scattered around the full-batch gradient, per batch size b.
+def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=None, with_replacement=False):
+    """Minibatch gradients against the full-batch gradient, per batch size b.
 
+        cos(g_b, g) = g_b . g / (||g_b|| ||g||)
         spread(b) = mean_draws ||g_b - g||,   predicted  sqrt(tr(Sigma) / b * (N - b) / (N - 1))
         (drawn with replacement: sqrt(tr(Sigma) / b), the factor is 1)
 
-    Left: every minibatch gradient projected on two directions: the full gradient g, and
-    the direction in which the smallest batches scatter most (orthogonal to g), on equal
-    axes; the title gives the share of the smallest batches' squared miss ||g_b - g||^2
-    that these two directions hold (the rest lies in the other dimensions).
+    Left: the cosine of every minibatch gradient with g against b (each draw a dot, the mean
+    of the draws per b a large circle), on a log2 axis of b: how far a step along g_b points
+    from the step along g (1: the same direction, 0: at right angles).
     Right: the distance of each draw from g against b, on log-log axes, with the root-mean-square of the
     draws per b and, when `trace_cov` and `population` are given, the prediction for b
     examples drawn without replacement from N = `population` (else a 1/sqrt(b) line through
@@ -49,8 +48,6 @@ def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=N
             `trace_cov`).
         with_replacement: the minibatches were drawn with replacement; the prediction is then
             sqrt(tr(Sigma) / b) and needs `trace_cov` only, no `population`.
-        thin_star: draw the hollow star for g smaller and with a thin outline (still on top), so
-            the largest batches' draws, which sit on g, show through it (default: the bold star).
     Returns:
         a matplotlib Figure with 2 Axes.
 
@@ -69,27 +66,27 @@ def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=N
         raise ValueError(f"population must be > 1 and >= every b, got {population} for b = {sizes}")
     grads = {b: np.asarray(minibatch_grads[b], dtype=np.float64).reshape(-1, full.size)
              for b in sizes}
-    u1 = full / np.linalg.norm(full)
-    miss = grads[sizes[0]] - full
-    dev = miss - np.outer(miss @ u1, u1)
-    u2 = np.linalg.svd(dev, full_matrices=False)[2][0]  # widest scatter, orthogonal to g
-    shown = ((miss @ u1) ** 2 + (miss @ u2) ** 2).sum() / (miss ** 2).sum()
 
     fig, (ax, ax2) = _figure(2, figsize=(12.0, 4.2))
-    for b, color in zip(sizes, _colors(len(sizes))):
+    cosines = [grads[b] @ full / (np.linalg.norm(grads[b], axis=1) * np.linalg.norm(full)) for b in sizes]
+    for i, (b, color) in enumerate(zip(sizes, _colors(len(sizes)))):
         g = grads[b]
-        ax.scatter(g @ u1, g @ u2, s=12, color=color, alpha=0.6, label=f"b = {b}", zorder=3)
+        spread = 2.0 ** np.linspace(-0.15, 0.15, len(cosines[i]))  # spread the draws sideways, on the log axis
+        ax.scatter(b * spread, cosines[i], s=12, color=color, alpha=0.6, label=f"b = {b}", zorder=3)
         dist = np.linalg.norm(g - full, axis=1)
         ax2.scatter(np.full(dist.shape, b), dist, s=10, color=color, alpha=0.5)
         ax2.plot(b, np.sqrt(np.mean(dist ** 2)), "o", color=color, markersize=8, markeredgecolor="black")
-    # on top but hollow: the largest batches' draws sit on g and stay visible through it
-    ax.plot(full @ u1, 0.0, "*", markersize=14 if thin_star else 18, markerfacecolor="none",
-            markeredgecolor="crimson", markeredgewidth=0.8 if thin_star else 2, zorder=4, label="full gradient g")
-    ax.set_xlabel("component along g")
-    ax.set_ylabel("component across g (widest scatter)")
-    ax.set_aspect("equal", adjustable="datalim")
-    ax.set_title("Minibatch gradients around the full gradient\n"
-                 f"(these 2 directions hold {shown:.0%} of the squared miss at b = {sizes[0]})")
+    ax.plot(sizes, [c.mean() for c in cosines], "-", color="grey", zorder=4, marker="o", markersize=8,
+            markerfacecolor="white", markeredgecolor="black", label="mean of the draws\n(large circles)")
+    ax.axhline(1.0, color="crimson", linestyle=":", linewidth=1, label="g itself")
+    ax.axhline(0.0, color="black", linewidth=0.5)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sizes, [str(b) for b in sizes])
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_ylim(min(-0.1, min(c.min() for c in cosines) - 0.05), 1.05)
+    ax.set_xlabel("batch size b")
+    ax.set_ylabel(r"$\cos(g_b, g)$")
+    ax.set_title("How well a minibatch gradient points along g")
     for handle in ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small").legend_handles:
         handle.set_alpha(1.0)
 

@@ -41,14 +41,18 @@ def test_plot_gradient_noise_with_replacement_predicts_trace_over_b_without_the_
         plot_gradient_noise(full, grads, with_replacement=True)
 
 
-def test_plot_gradient_noise_left_panel_is_equal_aspect_and_names_the_share_it_shows():
-    full, grads = _draws(dim=2)  # in 2 dimensions the two directions hold the whole miss
+def test_plot_gradient_noise_left_panel_shows_each_draws_cosine_with_g_and_their_mean():
+    full = np.array([1.0, 0.0])
+    grads = {8: np.array([[1.0, 1.0], [0.0, 2.0]]),  # cosines 1/sqrt(2) = 0.7071 and 0: mean 0.3536
+             32: np.array([[2.0, 0.0], [3.0, -3.0]])}  # cosines 1 and 0.7071: mean 0.8536
     left, _ = plot_gradient_noise(full, grads).axes
-    assert left.get_aspect() == 1.0
-    assert "hold 100% of the squared miss at b = 8" in left.get_title()
-    full, grads = _draws(dim=400)  # 10 isotropic draws in 400 dimensions: 2 directions hold
-    share = int(plot_gradient_noise(full, grads).axes[0].get_title().split("hold ")[1].split("%")[0])
-    assert 5 < share < 40  # about the widest of 10 draws' share, 1/10 and a little more
+    dots = [c.get_offsets() for c in left.collections]
+    assert np.allclose(sorted(dots[0][:, 1]), [0.0, 0.7071], atol=1e-4)
+    assert np.allclose(sorted(dots[1][:, 1]), [0.7071, 1.0], atol=1e-4)
+    assert all(np.all(np.abs(d[:, 0] / b - 1) < 0.12) for d, b in zip(dots, (8, 32)))  # beside their own b
+    mean, = [line for line in left.lines if line.get_label().startswith("mean of the draws")]
+    assert np.allclose(mean.get_xdata(), [8, 32]) and np.allclose(mean.get_ydata(), [0.3536, 0.8536], atol=1e-4)
+    assert left.get_xscale() == "log" and left.get_ylim()[1] == 1.05
 
 
 def test_plot_gradient_noise_puts_both_legends_outside_their_axes():
@@ -155,14 +159,3 @@ def test_plot_step_ratios_draws_one_labelled_bar_per_optimizer_and_the_line_at_n
     assert list(ax.lines[0].get_ydata()) == [4.0, 4.0]  # the dashed line at N
     with pytest.raises(ValueError, match="ratios"):
         plot_step_ratios({}, accum_steps=4)
-
-
-def test_plot_gradient_noise_draws_a_thin_hollow_star_over_the_points_when_asked():
-    full, grads = _draws()
-    for thin, size, width in ((False, 18, 2.0), (True, 14, 0.8)):
-        left, _ = plot_gradient_noise(full, grads, thin_star=thin).axes
-        star, = [line for line in left.lines if line.get_label() == "full gradient g"]
-        assert star.get_markerfacecolor() == "none"
-        assert (star.get_markersize(), star.get_markeredgewidth()) == (size, width)
-        assert all(points.get_zorder() < star.get_zorder() for points in left.collections)  # g stays visible
-        assert np.allclose(star.get_xydata(), [[np.linalg.norm(full), 0.0]])  # g along g: |g|, across it: 0
