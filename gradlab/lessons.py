@@ -97,6 +97,7 @@ _NAMES = {
     "plot_paired_gaps": ("gradlab.studies.figures.selection", "plot_paired_gaps"),
     "plot_round_trip": ("gradlab.studies.figures.host_cost", "plot_round_trip"),
     "plot_host_timeline": ("gradlab.studies.figures.host_cost", "plot_host_timeline"),
+    "host_schedule": ("gradlab.studies.figures.host_cost", "host_schedule"),
     "plot_weighting_factors": ("gradlab.studies.figures.weighting", "plot_weighting_factors"),
     "plot_tower_step": ("gradlab.studies.figures.timeline", "plot_tower_step"),
     "plot_alpha_beta": ("gradlab.studies.figures.alpha_beta", "plot_alpha_beta"),

@@ -7,7 +7,7 @@ graph calls, the copies out and the host's mean, the apply), the parts add up,
 
 so `plot_round_trip` draws them end to end, one bar per case. `plot_host_timeline` draws one
 host-averaged update on a device, a bus and a host, per micro-batch, one stage after another
-against overlapped (`host_schedule`).
+against overlapped, with or without a limit on the gradients waiting between stages (`host_schedule`).
 
 Lesson: notebooks/06-host-cost.ipynb
 """
@@ -73,7 +73,17 @@ def plot_round_trip(rows, title="one update, part by part", unit="ms"):
     return fig
 
 
-def host_schedule(device_ms, copy_ms, sum_ms, micro_batches, overlap=True):
+def _peak_held(spans):
+    """The most of `spans` ((start, end) pairs) open at once; one ending as another starts is not both."""
+    events = sorted([(end, -1) for _, end in spans] + [(start, 1) for start, _ in spans])
+    held = peak = 0
+    for _, step in events:
+        held += step
+        peak = max(peak, held)
+    return peak
+
+
+def host_schedule(device_ms, copy_ms, sum_ms, micro_batches, overlap=True, buffers=None):
     """Start and end of every stage of one host-averaged update on three resources.
 
     Each of the N = `micro_batches` micro-batches passes three stages, each on its own resource,
@@ -87,51 +97,72 @@ def host_schedule(device_ms, copy_ms, sum_ms, micro_batches, overlap=True):
                             ended and its resource is free (the same stage of i - 1 has ended):
                             start = max(end of the stage before, end of the same stage of i - 1)
                             the copy back starts once the last sum has ended and the bus is free
+        with k = `buffers`: also, micro-batch i computes once the copy out of i - k has ended, and
+                            is copied out once the sum of i - k has ended (k buffers a side)
 
     so overlapped, max(N d, N c, N s) + c <= total <= N (d + c + s) + c: the slowest stream sets the
     pace, and the first micro-batch's earlier stages and the copy back are never hidden.
+
+    A gradient is held on the device from the start of its compute to the end of its copy out, on
+    the host (beside the running sum) from the start of its copy out to the end of its sum.
 
     Args:
         device_ms, copy_ms, sum_ms: d, c, s, ms per micro-batch (finite, >= 0).
         micro_batches: N, an integer >= 1.
         overlap: overlapped (True) or one after another (False).
+        buffers: k, an integer >= 1, the most gradients held on each side; None: no limit.
     Returns:
         dict `device`, `bus`, `host` (each a list of (stage, start, end), stage one of "compute",
-        "copy out", "sum", "copy back") and `total` (ms: the end of the copy back).
+        "copy out", "sum", "copy back"), `total` (ms: the end of the copy back) and `held` (dict
+        `device`, `host`: the most gradients held there at once).
     """
     _check_times({"one micro-batch": {"device_ms": device_ms, "copy_ms": copy_ms, "sum_ms": sum_ms}})
     d, c, s = float(device_ms), float(copy_ms), float(sum_ms)
-    if isinstance(micro_batches, bool) or not isinstance(micro_batches, numbers.Integral) or micro_batches < 1:
-        raise ValueError(f"micro_batches must be an integer >= 1, got {micro_batches!r}")
+    for name, value in (("micro_batches", micro_batches), ("buffers", buffers)):
+        if name == "buffers" and value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     rows = {"device": [], "bus": [], "host": []}
-    free = {"device": 0.0, "bus": 0.0, "host": 0.0}  # when each resource is next free
+    frees = {"device": "bus", "bus": "host", "host": None}  # whose stage frees this stage's buffer
     t = 0.0  # one after another: the end of the last stage
-    for _ in range(micro_batches):
+    for i in range(micro_batches):
         ready = 0.0  # overlapped: the end of this micro-batch's stage before
         for stage, row, ms in (("compute", "device", d), ("copy out", "bus", c), ("sum", "host", s)):
-            start = max(ready, free[row]) if overlap else t
+            start = t
+            if overlap:
+                start = max(ready, rows[row][-1][2] if i else 0.0)
+                if buffers is not None and frees[row] and i >= buffers:
+                    start = max(start, rows[frees[row]][i - buffers][2])
             rows[row].append((stage, start, start + ms))
-            ready = free[row] = t = start + ms
-    start = max(free["host"], free["bus"]) if overlap else t
+            ready = start + ms
+            t = max(t, ready)
+    start = max(rows["host"][-1][2], rows["bus"][-1][2]) if overlap else t
     rows["bus"].append(("copy back", start, start + c))
-    return {**rows, "total": start + c}
+    held = {"device": _peak_held([(a[1], b[2]) for a, b in zip(rows["device"], rows["bus"])]),
+            "host": _peak_held([(a[1], b[2]) for a, b in zip(rows["bus"], rows["host"])])}
+    return {**rows, "total": start + c, "held": held}
 
 
-def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum",)):
-    """Draw `host_schedule` both ways on one ms axis: one after another above, overlapped below.
+def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum",), buffers=(None,)):
+    """Draw `host_schedule` on one ms axis: one after another on top, then overlapped, once per entry
+    of `buffers` (None: no limit on what waits between stages; k: k buffers a side).
 
     Each panel has three rows (device, bus, host); every stage of every micro-batch is one bar,
     coloured by stage and hatched when its time was measured on this machine (`measured`); each
-    title says how long the device is busy, as its bars can be too thin to see.
+    title says how long the device is busy, as its bars can be too thin to see, and the most
+    gradients held at once on the device and on the host (beside the running sum).
 
     Args:
         device_ms, copy_ms, sum_ms, micro_batches: as `host_schedule`.
         measured: the stages ("compute", "copy out", "sum", "copy back") timed here, not predicted.
+        buffers: one overlapped panel per entry, None or an integer >= 1 (as `host_schedule`).
     Returns:
-        (figure, (total one after another, total overlapped)): a Figure of 2 Axes, already closed in
-        pyplot (a notebook cell ending with it shows it once), and the two totals in ms.
+        (figure, totals): a Figure of 1 + len(buffers) Axes, already closed in pyplot (a notebook
+        cell ending with it shows it once), and each panel's total in ms, top to bottom.
     """
-    schedules = [host_schedule(device_ms, copy_ms, sum_ms, micro_batches, overlap) for overlap in (False, True)]
+    panels = [(False, None), *((True, b) for b in buffers)]
+    schedules = [host_schedule(device_ms, copy_ms, sum_ms, micro_batches, overlap, b) for overlap, b in panels]
     stages = {"compute": ("tab:blue", f"device's work, {micro_batches} x {device_ms:.2f} ms"),
               "copy out": ("tab:orange", f"copy out, {micro_batches} x {copy_ms:.2f} ms"),
               "sum": ("tab:green", f"host's sum, {micro_batches} x {sum_ms:.1f} ms"),
@@ -139,11 +170,11 @@ def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum
     if set(measured) - set(stages):
         raise ValueError(f"measured must name stages of {list(stages)}, got {list(measured)}")
     import matplotlib.pyplot as plt  # pyplot: a notebook's inline backend then shows the figure
-    fig, axes = plt.subplots(2, 1, sharex=True, figsize=(8.0, 3.8), layout="constrained")
+    fig, axes = plt.subplots(len(panels), 1, sharex=True, figsize=(8.0, 0.6 + 1.6 * len(panels)),
+                             layout="constrained", squeeze=False)
+    axes = axes[:, 0]
     plt.close(fig)
-    totals = []
-    for ax, overlap, s in zip(axes, (False, True), schedules):
-        totals.append(s["total"])
+    for ax, (overlap, b), s in zip(axes, panels, schedules):
         for y, row in enumerate(("host", "bus", "device")):
             for stage, start, end in s[row]:
                 colour = stages[stage][0]
@@ -153,13 +184,17 @@ def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum
         ax.set_yticks([0.5, 1.5, 2.5], ["host", "bus", "device"])
         ax.set_ylim(0, 3)
         ax.axvline(s["total"], color="black", lw=1, ls="--")
-        ax.set_title(f"{'overlapped' if overlap else 'one after another'}: {s['total']:,.1f} ms, "
-                     f"the device busy {busy:,.1f} of them", fontsize="medium")
-    axes[1].set_xlim(0, max(totals) * 1.03)
-    axes[1].set_xlabel("ms")
+        name = "one after another" if not overlap else ("overlapped" if b is None else
+                                                        f"overlapped, {b} buffer{'s' if b > 1 else ''} a side")
+        ax.set_title(f"{name}: {s['total']:,.1f} ms, the device busy {busy:,.1f}; held at most "
+                     f"{s['held']['device']} on the device, {s['held']['host']} on the host",
+                     fontsize="medium")
+    totals = tuple(s["total"] for s in schedules)
+    axes[-1].set_xlim(0, max(totals) * 1.03)
+    axes[-1].set_xlabel("ms")
     from matplotlib.patches import Patch
     fig.legend([Patch(facecolor=colour, edgecolor="white", hatch="//" if stage in measured else None)
                 for stage, (colour, _) in stages.items()],
                [label + (" (measured here)" if stage in measured else "") for stage, (_, label) in stages.items()],
                loc="outside lower center", ncols=2, fontsize=8)
-    return fig, tuple(totals)
+    return fig, totals

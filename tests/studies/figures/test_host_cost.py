@@ -51,6 +51,32 @@ def test_host_schedule_one_after_another_and_overlapped_by_hand():
     assert host_schedule(1.0, 4.0, 1.0, 2, overlap=False)["total"] == 2 * 6 + 4
 
 
+def test_host_schedule_buffers_bound_what_waits_by_hand():
+    from gradlab.studies.figures.host_cost import host_schedule
+
+    # N = 3, d = 1, c = 2, s = 3 (ms). No limit: the device runs ahead, all three wait at once
+    free = host_schedule(1.0, 2.0, 3.0, 3)
+    assert free["device"] == [("compute", 0.0, 1.0), ("compute", 1.0, 2.0), ("compute", 2.0, 3.0)]
+    assert free["host"] == [("sum", 3.0, 6.0), ("sum", 6.0, 9.0), ("sum", 9.0, 12.0)]
+    # held: device [0, 3], [1, 5], [2, 7] (compute start to copy end): 3 at t = 2; host [1, 6], [3, 9], [5, 12]: 3
+    assert free["total"] == 14.0 and free["held"] == {"device": 3, "host": 3}
+    # two buffers a side: micro-batch 2 computes once copy 0 has ended (3), is copied once sum 0 has ended (6)
+    two = host_schedule(1.0, 2.0, 3.0, 3, buffers=2)
+    assert two["device"] == [("compute", 0.0, 1.0), ("compute", 1.0, 2.0), ("compute", 3.0, 4.0)]
+    assert two["bus"] == [("copy out", 1.0, 3.0), ("copy out", 3.0, 5.0), ("copy out", 6.0, 8.0),
+                          ("copy back", 12.0, 14.0)]
+    assert two["total"] == 14.0 and two["held"] == {"device": 2, "host": 2}  # the same time, fewer held
+    # one buffer: copy and sum alternate; device [0, 3], [3, 8], [8, 13]; host [1, 6], [6, 11], [11, 16]
+    one = host_schedule(1.0, 2.0, 3.0, 3, buffers=1)
+    assert one["bus"] == [("copy out", 1.0, 3.0), ("copy out", 6.0, 8.0), ("copy out", 11.0, 13.0),
+                          ("copy back", 16.0, 18.0)]
+    assert one["total"] == 18.0 and one["held"] == {"device": 1, "host": 1}
+    # one after another holds one a side
+    assert host_schedule(1.0, 2.0, 3.0, 3, overlap=False)["held"] == {"device": 1, "host": 1}
+    with pytest.raises(ValueError, match="buffers"):
+        host_schedule(1.0, 2.0, 3.0, 3, buffers=0)
+
+
 def test_host_timeline_draws_both_schedules_and_refuses_bad_input():
     from gradlab.studies.figures.host_cost import host_schedule, plot_host_timeline
 
@@ -58,7 +84,8 @@ def test_host_timeline_draws_both_schedules_and_refuses_bad_input():
     assert totals == (14.0, 11.0)
     top, bottom = fig.axes
     assert [top.get_title(), bottom.get_title()] == [
-        "one after another: 14.0 ms, the device busy 2.0 of them", "overlapped: 11.0 ms, the device busy 2.0 of them"]
+        "one after another: 14.0 ms, the device busy 2.0; held at most 1 on the device, 1 on the host",
+        "overlapped: 11.0 ms, the device busy 2.0; held at most 2 on the device, 2 on the host"]
     # rows bottom-up: host (2 sums), bus (2 copies out, 1 back), device (2 computes)
     spans = [tuple(c.get_paths()[0].get_extents().intervalx) for c in bottom.collections]  # (start, end)
     assert spans == [(3.0, 6.0), (6.0, 9.0), (1.0, 3.0), (3.0, 5.0), (9.0, 11.0), (0.0, 1.0), (1.0, 2.0)]
@@ -66,6 +93,9 @@ def test_host_timeline_draws_both_schedules_and_refuses_bad_input():
     assert [t.get_text() for t in fig.legends[0].get_texts()] == [
         "device's work, 2 x 1.00 ms", "copy out, 2 x 2.00 ms", "host's sum, 2 x 3.0 ms (measured here)",
         "copy back, 2.00 ms"]
+    fig3, totals3 = plot_host_timeline(1.0, 2.0, 3.0, 3, buffers=(None, 1))
+    assert totals3 == (20.0, 14.0, 18.0) and len(fig3.axes) == 3
+    assert fig3.axes[2].get_title() == "overlapped, 1 buffer a side: 18.0 ms, the device busy 3.0; held at most 1 on the device, 1 on the host"
     with pytest.raises(ValueError, match="integer"):
         host_schedule(1.0, 2.0, 3.0, 0)
     with pytest.raises(ValueError, match="finite"):
