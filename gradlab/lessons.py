@@ -100,6 +100,8 @@ _NAMES = {
     "host_schedule": ("gradlab.studies.figures.host_cost", "host_schedule"),
     "plot_weighting_factors": ("gradlab.studies.figures.weighting", "plot_weighting_factors"),
     "plot_tower_step": ("gradlab.studies.figures.timeline", "plot_tower_step"),
+    "plot_tower_layouts": ("gradlab.studies.figures.timeline", "plot_tower_layouts"),
+    "tower_layouts": ("gradlab.studies.figures.timeline", "tower_layouts"),
     "plot_alpha_beta": ("gradlab.studies.figures.alpha_beta", "plot_alpha_beta"),
     "plot_bucket_sweep": ("gradlab.studies.figures.timeline", "plot_bucket_sweep"),
     # the lab (the [lab] extra)

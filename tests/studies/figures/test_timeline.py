@@ -139,3 +139,42 @@ def test_the_bucket_sweep_marks_the_least_total_and_labels_both_ends():
     assert plot_bucket_sweep([1, 2, 3], [2.0, 1.0, 1.0], tensors=3)[1] == (2, 1.0)  # a tie: the first
     with pytest.raises(ValueError):
         plot_bucket_sweep([2, 1], [1.0, 2.0], tensors=2)  # not increasing
+
+
+def test_tower_layouts_match_the_four_closed_forms_worked_by_hand():
+    from gradlab.studies.figures.timeline import TOWER_LAYOUTS, tower_layouts
+    # C = 100 ms, m = 6.25 ms, R = 8: compute 12.5; GPU 0's 7 + 7 copies 87.5; the ring 2 x 7/8 x 6.25 = 10.9375
+    s = tower_layouts(100.0, 6.25, 8)
+    assert list(s) == list(TOWER_LAYOUTS)
+    assert [s[k]["total"] for k in TOWER_LAYOUTS] == [12.5 + 87.5, 43.75 + 43.75, 12.5 + 10.9375, 12.5]
+    after = s["GPU 0, copies after"]["link"]
+    assert after[0] == ("gradient in", 12.5, 18.75) and after[6] == ("gradient in", 50.0, 56.25)
+    assert after[7] == ("weights out", 56.25, 62.5) and after[-1] == ("weights out", 93.75, 100.0)
+    # overlapped: the 7 gradients (43.75 ms, longer than the compute) start with it, the weights follow
+    over = s["GPU 0, overlapped"]["link"]
+    assert over[0] == ("gradient in", 0.0, 6.25) and over[7] == ("weights out", 43.75, 50.0)
+    assert s["ring, copies after"]["link"] == [("all-reduce", 12.5, 23.4375)]
+    assert s["ring, overlapped"]["link"] == [("all-reduce", 12.5 - 10.9375, 12.5)]  # ends as the compute ends
+    assert all(v["compute"] == [("compute", 0.0, 12.5)] for v in s.values())
+    # two towers: compute 50 ms is the longer, so overlapped GPU 0 takes 50 + 6.25 and the ring 50
+    two = tower_layouts(100.0, 6.25, 2)
+    assert [two[k]["total"] for k in TOWER_LAYOUTS] == [62.5, 56.25, 56.25, 50.0]
+    assert two["GPU 0, overlapped"]["link"] == [("gradient in", 43.75, 50.0), ("weights out", 50.0, 56.25)]
+    with pytest.raises(ValueError, match="towers must be an integer >= 2, got 1"):
+        tower_layouts(100.0, 6.25, 1)
+
+
+def test_the_tower_layouts_figure_has_a_column_per_link_and_the_totals():
+    from gradlab.studies.figures.timeline import plot_tower_layouts
+    fig, totals = plot_tower_layouts(100.0, {"slow": 6.25, "fast": 1.0}, towers=8)
+    assert totals["slow"] == {"GPU 0, copies after": 100.0, "GPU 0, overlapped": 87.5,
+                              "ring, copies after": 23.4375, "ring, overlapped": 12.5}
+    assert totals["fast"]["GPU 0, copies after"] == 12.5 + 14.0 and totals["fast"]["ring, overlapped"] == 12.5
+    assert len(fig.axes) == 8
+    assert fig.axes[0].get_title() == "slow\nGPU 0, copies after: 100 ms"
+    assert fig.axes[1].get_title() == "fast\nGPU 0, copies after: 26.5 ms"
+    assert fig.axes[7].get_title() == "ring, overlapped: 12.5 ms"
+    assert fig.axes[0].get_xlim() == (0.0, 103.0)
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["compute", "gradient in", "weights out", "all-reduce"]
+    with pytest.raises(ValueError, match="links must name at least one link"):
+        plot_tower_layouts(100.0, {})
