@@ -356,7 +356,8 @@ def plot_bench(sweep, memory="peak_mb"):
 
 
 def plot_step_ratios(ratios, accum_steps):
-    """One bar per optimizer: the step taken with the summed gradient over the step with the mean.
+    """One bar per optimizer: the step taken with the summed gradient over the step with the mean,
+    and beside it how far each ratio is from 1, on a log axis (Adam's 1.006 is invisible at 4's scale).
 
         ratio = |Δw(N g_B)| / |Δw(g_B)|     (plain SGD: exactly N, the dashed line; 1: no change)
 
@@ -364,24 +365,106 @@ def plot_step_ratios(ratios, accum_steps):
         ratios: `{optimizer name: ratio}`, in the order to draw.
         accum_steps: N, the number of micro-batch gradients the sum adds.
     Returns:
-        a matplotlib Figure with 1 Axes, already closed in pyplot.
+        a matplotlib Figure with 2 Axes (the ratios; |ratio - 1| on a log axis), already closed in pyplot.
 
     Lesson: notebooks/08-accumulating-in-variables.ipynb
     """
     names, values = list(ratios), [float(v) for v in ratios.values()]
     if not names or accum_steps < 1:
         raise ValueError(f"ratios needs at least one optimizer and accum_steps >= 1, got {ratios!r}, {accum_steps!r}")
-    fig, ax = _figure(figsize=(7.0, 3.6))
-    pos = np.arange(len(names))
-    ax.bar(pos, values, width=0.6, color=_colors(len(names)), edgecolor="black", linewidth=0.6)
+    if any(v == 1 for v in values):
+        raise ValueError(f"a ratio of exactly 1 has no place on the log axis of |ratio - 1|, got {ratios!r}")
+    fig, (ax, off) = _figure(ncols=2, figsize=(10.0, 3.8))
+    pos, colors = np.arange(len(names)), _colors(len(names))
+    labels = [name.replace(", ", ",\n") for name in names]
+    ax.bar(pos, values, width=0.6, color=colors, edgecolor="black", linewidth=0.6)
     for x, value in zip(pos, values):
         ax.annotate(f"{value:.3f}", (x, value), xytext=(0, 3), textcoords="offset points",
                     ha="center", va="bottom", fontsize=10, fontweight="bold")
     ax.axhline(float(accum_steps), color="crimson", linestyle="--", label=f"N = {accum_steps}")
     ax.axhline(1.0, color="gray", linewidth=0.8, label="1: the sum changes nothing")
-    ax.set_xticks(pos, names, fontsize="small")
+    ax.set_xticks(pos, labels, fontsize="small")
     ax.set_ylim(0, max(float(accum_steps), *values) * 1.3)  # room for the legend above the line at N
     ax.set_ylabel("step with the sum / step with the mean")
-    ax.set_title(f"The summed recipe's step, N = {accum_steps}, one optimizer per bar")
+    ax.set_title(f"The summed recipe's step, N = {accum_steps}")
     ax.legend(loc="upper right", fontsize="small")
+    gaps = [abs(v - 1) for v in values]
+    off.bar(pos, gaps, width=0.6, color=colors, edgecolor="black", linewidth=0.6)
+    for x, gap in zip(pos, gaps):
+        off.annotate(f"{gap:.1e}", (x, gap), xytext=(0, 3), textcoords="offset points",
+                     ha="center", va="bottom", fontsize=10, fontweight="bold")
+    off.axhline(float(accum_steps - 1), color="crimson", linestyle="--", label=f"N - 1 = {accum_steps - 1}")
+    off.set_yscale("log")
+    off.set_ylim(min(gaps) / 5, max(float(accum_steps - 1), *gaps) * 8)
+    off.set_xticks(pos, labels, fontsize="small")
+    off.set_ylabel("|ratio - 1| (log scale)")
+    off.set_title("How far each ratio is from 1")
+    off.legend(loc="upper right", fontsize="small")
+    return fig
+
+
+def plot_accumulation_budget(models, crossing, Ns=(1, 2, 4, 8, 16, 32)):
+    """The float32 SGD budget of accumulation, `memory_budget.budget(P, "sgd", B, N, activation_bytes_per_row=a)`:
+
+        budget(N) = 4P (2 + [N > 1]) + ceil(B / N) a     bytes
+
+    Left: each model's budget against N at its fixed B (log axis), with its one-large-batch
+    level (N = 1, dashed) and its floor with accumulators, 4P * 3 (dotted), which no N goes under.
+    Right: one model's budget against B for N = 1 and N = n; the first B where N = n holds less,
+    4P < a (B - ceil(B / n)), is marked.
+
+    Args:
+        models: `{label: (P, a, B)}`: trainable weights, activation bytes a row, the effective batch.
+        crossing: `(label, n, B_max)`: the model of the right panel, its N, and the B axis's end.
+        Ns: the N axis of the left panel (starting at 1).
+    Returns:
+        a matplotlib Figure with 2 Axes, already closed in pyplot; `fig.break_even` is the marked B.
+
+    Lesson: notebooks/08-accumulating-in-variables.ipynb
+    """
+    from ..memory_budget import budget
+
+    label, n, B_max = crossing
+    if label not in models or n < 2 or list(Ns)[0] != 1:
+        raise ValueError(f"crossing names one of the models with n >= 2 and Ns starts at 1; got {crossing!r}, Ns={Ns!r}")
+
+    def mib(P, a, B, N):
+        return budget(P, "sgd", B, N, activation_bytes_per_row=a)["total"] / 2**20
+
+    fig, (left, right) = _figure(ncols=2, figsize=(10.5, 4.0))
+    colors = plt.get_cmap("tab10")(np.arange(len(models)))  # distinct hues, not a ramp: the models are not ordered
+    for (name, (P, a, B)), color in zip(models.items(), colors):
+        left.plot(Ns, [mib(P, a, B, N) for N in Ns], "o-", color=color,
+                  label=f"{name}, B = {B} (accumulators {4 * P / 2**20:.2f} MiB)")
+        left.axhline(mib(P, a, B, 1), color=color, linestyle="--", linewidth=1)
+        left.axhline(3 * 4 * P / 2**20, color=color, linestyle=":", linewidth=1.2)
+    left.plot([], [], "k--", linewidth=1, label="N = 1: one large batch")
+    left.plot([], [], "k:", linewidth=1.2, label="floor: weights, gradients, accumulators")
+    left.set_xscale("log", base=2)
+    left.set_xticks(Ns, [str(N) for N in Ns])
+    left.xaxis.set_minor_locator(NullLocator())
+    left.set_yscale("log")
+    low, high = left.get_ylim()
+    left.set_ylim(low, high * 40)  # room for the legend above the curves
+    left.set_xlabel("micro-batches N (B fixed)")
+    left.set_ylabel("budget, MiB (log scale)")
+    left.set_title("Budget against N: activations shrink, accumulators stay")
+    left.legend(fontsize="small", loc="upper right")
+
+    P, a, _ = models[label]
+    Bs = np.arange(1, B_max + 1)
+    one = np.array([mib(P, a, int(B), 1) for B in Bs])
+    acc = np.array([mib(P, a, int(B), n) for B in Bs])
+    even = int(next(B for B in Bs if budget(P, "sgd", int(B), n, activation_bytes_per_row=a)["total"]
+                    < budget(P, "sgd", int(B), 1, activation_bytes_per_row=a)["total"]))
+    right.plot(Bs, one, color="black", label="N = 1")
+    right.plot(Bs, acc, color="crimson", label=f"N = {n}")
+    right.axvline(even, color="gray", linestyle="--", linewidth=1)
+    right.annotate(f"N = {n} holds less\nfrom B = {even}", (even, float(one[even - 1])), xytext=(8, -30),
+                   textcoords="offset points", fontsize="small")
+    right.set_xlabel("effective batch B (rows)")
+    right.set_ylabel("budget, MiB")
+    right.set_title(f"{label}: where N = {n} starts to pay")
+    right.legend(fontsize="small", loc="upper left")
+    fig.break_even = even
     return fig

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from gradlab.studies.figures.plots import (plot_accumulation, plot_accuracy, plot_gradient_noise,
-                                   plot_learning_rates)
+from gradlab.studies.figures.plots import (plot_accumulation, plot_accumulation_budget, plot_accuracy,
+                                   plot_gradient_noise, plot_learning_rates)
 
 
 def _draws(seed=0, dim=20, sizes=(8, 32, 128)):
@@ -152,10 +152,39 @@ def test_plot_step_ratios_draws_one_labelled_bar_per_optimizer_and_the_line_at_n
     from gradlab.studies.figures.plots import plot_step_ratios
     fig = plot_step_ratios({"SGD": 4.0, "Adam": 1.006}, accum_steps=4)
     assert not plt.fignum_exists(fig.number)
-    (ax,) = fig.axes
+    ax, off = fig.axes
     assert [p.get_height() for p in ax.patches] == [4.0, 1.006]
     assert [t.get_text() for t in ax.texts] == ["4.000", "1.006"]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["SGD", "Adam"]
     assert list(ax.lines[0].get_ydata()) == [4.0, 4.0]  # the dashed line at N
+    # the right panel: |ratio - 1| on a log axis, 3 and 0.006, the dashed line at N - 1
+    assert off.get_yscale() == "log"
+    assert np.allclose([p.get_height() for p in off.patches], [3.0, 0.006])
+    assert [t.get_text() for t in off.texts] == ["3.0e+00", "6.0e-03"]
+    assert list(off.lines[0].get_ydata()) == [3.0, 3.0]
     with pytest.raises(ValueError, match="ratios"):
         plot_step_ratios({}, accum_steps=4)
+    with pytest.raises(ValueError, match="exactly 1"):
+        plot_step_ratios({"SGD": 1.0}, accum_steps=4)
+
+
+def test_plot_accumulation_budget_draws_the_budget_against_n_and_marks_the_break_even():
+    # P = 1,000 weights, a = 100 bytes a row. Against N at B = 8: 8 P + 8 a = 8,800 bytes at N = 1;
+    # 12 P + ceil(8 / N) a = 12,400, 12,200, 12,100 at N = 2, 4, 8. The N = 1 level 8,800 (dashed),
+    # the floor 12 P = 12,000 (dotted). Against B with N = 4: 4 P < a (B - ceil(B / 4)) first at B = 55
+    # (55 - 14 = 41 > 40; at 54, 54 - 14 = 40).
+    fig = plot_accumulation_budget({"toy": (1000, 100, 8)}, ("toy", 4, 80), Ns=(1, 2, 4, 8))
+    assert not plt.fignum_exists(fig.number)
+    left, right = fig.axes
+    curve = left.lines[0]
+    assert np.allclose(np.asarray(curve.get_ydata()) * 2**20, [8800, 12400, 12200, 12100])
+    assert np.allclose(left.lines[1].get_ydata()[0] * 2**20, 8800) and left.lines[1].get_linestyle() == "--"
+    assert np.allclose(left.lines[2].get_ydata()[0] * 2**20, 12000) and left.lines[2].get_linestyle() == ":"
+    assert left.get_yscale() == "log"
+    one, acc = right.lines[:2]
+    assert np.allclose(one.get_ydata()[[0, 54]] * 2**20, [8000 + 100, 8000 + 5500])  # B = 1 and 55
+    assert np.allclose(acc.get_ydata()[54] * 2**20, 12000 + 14 * 100)  # B = 55: ceil(55 / 4) = 14 rows
+    assert fig.break_even == 55 and list(right.lines[2].get_xdata()) == [55, 55]
+    assert "from B = 55" in right.texts[0].get_text()
+    with pytest.raises(ValueError, match="crossing"):
+        plot_accumulation_budget({"toy": (1000, 100, 8)}, ("other", 4, 80))
