@@ -1,5 +1,5 @@
-"""Figures for the pitfall lessons: BatchNorm's gradient error against the micro-batch size,
-dropout's gap against the number of draws averaged, the weights an EMA of the weights
+"""Figures for the pitfall lessons: loss per token and per sequence over training, BatchNorm's
+gradient error against the micro-batch size, dropout's gap against the number of draws averaged, the weights an EMA of the weights
 puts on each update, the learning rate each update applies, which update applies each
 micro-batch, and the loss scale after each apply call.
 
@@ -11,12 +11,57 @@ import numpy as np
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
-from .plots import _colors, _figure
+from ..stats import moving_average
+from .plots import DASHES, _colors, _figure
 
 
 def _check_series(name, series):
     if not series:
         raise ValueError(f"{name} needs at least one entry, got {series!r}")
+
+
+def plot_token_and_sequence_loss(curves, window=21, title="Loss of the update's batch"):
+    """Loss per token (left) and per sequence (right) of each update's batch, raw and smoothed.
+
+        per token:    sum_j sum_t l_jt / sum_j T_j    (every token counts once)
+        per sequence: mean_j (sum_t l_jt / T_j)       (every sequence counts once)
+        smoothed_t = mean(loss_{t-h} ... loss_{t+h}),  h = window // 2, drawn where the window fits
+
+    Each panel draws every curve faint per update and as a centred moving average, dashed in
+    turn so that coinciding runs stay visible; log y, ticked plainly at 1, 2, 3, 5, 7 x 10^k.
+
+    Args:
+        curves: dict `{label: array of shape (updates, 2)}`: column 0 per token, column 1 per sequence.
+        window: moving-average width in updates (odd; an even one takes one more).
+        title: the figure's title, above both panels.
+    Returns:
+        a matplotlib Figure with 2 Axes.
+    """
+    _check_series("curves", curves)
+    curves = {label: np.asarray(c, dtype=np.float64) for label, c in curves.items()}
+    for label, c in curves.items():
+        if c.ndim != 2 or c.shape[1] != 2:
+            raise ValueError(f"{label!r}: needs shape (updates, 2), got {c.shape}")
+    fig, axes = _figure(ncols=2, figsize=(10.0, 3.8))
+    h = window // 2
+    for column, (ax, counted) in enumerate(zip(axes, ("token", "sequence"))):
+        for k, ((label, c), color) in enumerate(zip(curves.items(), _colors(len(curves)))):
+            losses, t = c[:, column], np.arange(1, len(c) + 1)
+            ax.plot(t, losses, color=color, alpha=0.2, linewidth=0.7)
+            inner = slice(h, len(losses) - h) if len(losses) > 2 * h else slice(None)
+            ax.plot(t[inner], moving_average(losses, window)[inner], color=color, linewidth=1.8,
+                    linestyle=DASHES[k % len(DASHES)], label=label)
+        ax.set_yscale("log")
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1, 2, 3, 5, 7)))  # plain 0.3, 0.5, 1, 2
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_locator(NullLocator())
+        ax.set_xlabel("update")
+        ax.set_ylabel(f"mean loss per {counted}")
+        ax.set_title(f"every {counted} counts once")
+        ax.legend(title=f"faint: per update; line: mean of {2 * h + 1}", fontsize="small",
+                  title_fontsize="small")
+    fig.suptitle(title)
+    return fig
 
 
 def plot_batchnorm_error(errors, batch):

@@ -6,7 +6,34 @@ import numpy as np
 import pytest
 
 from gradlab.studies.figures.pitfall_plots import (plot_applied_rates, plot_batchnorm_error, plot_dropout_gap,
-                                                   plot_ema_coefficients, plot_loss_scale, plot_update_timeline)
+                                                   plot_ema_coefficients, plot_loss_scale,
+                                                   plot_token_and_sequence_loss, plot_update_timeline)
+
+
+def test_plot_token_and_sequence_loss_draws_each_column_in_its_panel_smoothed_where_the_window_fits():
+    # 5 updates, window 3 (h = 1): the smoothed line covers updates 2-4, each the mean of 3 worked by hand
+    naive = np.array([[4.0, 1.0], [2.0, 1.0], [3.0, 4.0], [1.0, 1.0], [2.0, 7.0]])
+    fig = plot_token_and_sequence_loss({"naive": naive, "fix": naive / 2}, window=3, title="t")
+    token, sequence = fig.axes
+    assert not plt.fignum_exists(fig.number)
+    smooth = {ax: {line.get_label(): line for line in ax.lines if not line.get_label().startswith("_")}
+              for ax in (token, sequence)}
+    assert np.allclose(smooth[token]["naive"].get_xdata(), [2, 3, 4])
+    assert np.allclose(smooth[token]["naive"].get_ydata(), [3.0, 2.0, 2.0])  # (4+2+3)/3, (2+3+1)/3, (3+1+2)/3
+    assert np.allclose(smooth[sequence]["naive"].get_ydata(), [2.0, 2.0, 4.0])  # (1+1+4)/3, (1+4+1)/3, (4+1+7)/3
+    assert np.allclose(smooth[sequence]["fix"].get_ydata(), [1.0, 1.0, 2.0])
+    assert smooth[token]["naive"].get_linestyle() != smooth[token]["fix"].get_linestyle()  # coinciding runs stay visible
+    raw = [line for line in token.lines if line.get_label().startswith("_")]
+    assert len(raw) == 2 and np.allclose(raw[0].get_ydata(), naive[:, 0])  # every update, faint
+    assert token.get_yscale() == sequence.get_yscale() == "log"
+    assert "token" in token.get_ylabel() and "sequence" in sequence.get_ylabel()
+    fig.canvas.draw()
+    lo, hi = token.get_ylim()
+    assert [t.get_text() for t in token.get_yticklabels() if lo <= t.get_position()[1] <= hi][:4] == ["0.5", "0.7", "1", "2"]
+    with pytest.raises(ValueError, match=r"shape \(updates, 2\)"):
+        plot_token_and_sequence_loss({"one column": np.ones(5)})
+    with pytest.raises(ValueError, match="at least one"):
+        plot_token_and_sequence_loss({})
 
 
 def test_plot_batchnorm_error_draws_the_mean_per_size_on_log_axes():
