@@ -17,7 +17,8 @@ epoch a faint dot. Both against N on a log2 axis. Plain fit at the whole batch B
 (`bench_memory`) a grey dotted one with crosses.
 
 Lesson 09 draws the update alone (`peak="update"`), memory only (`time=False`), with the 1/N
-line (`ideal=True`).
+line (`ideal=True`), as its table reads (`table=True`): plain fit on B/N rows a series at N, in
+place of the reference and of plain fit's horizontal line.
 
 Lesson: notebooks/09-fused-accumulation.ipynb
 """
@@ -34,7 +35,7 @@ SERIES = {("accumulating", 1): ("AccumulatingModel", "tab:blue", "o"),
 SERIES[("accumulating", 10)] = ("AccumulatingModel, overlap=10 (the default)", "tab:red", "D")
 
 
-def plot_memory(result, time=True, peak="epoch", ideal=False, time_stat="median"):
+def plot_memory(result, time=True, peak="epoch", ideal=False, time_stat="median", table=False):
     """Peak memory (MiB) and time per update (ms) against accum_steps, one result of
     `bench_memory.run_bench_memory`.
 
@@ -48,6 +49,9 @@ def plot_memory(result, time=True, peak="epoch", ideal=False, time_stat="median"
         time_stat: which epoch the time panel joins by a line, and where plain fit's black line
             stands: "median" (`ms_update`) or "fastest" (the least of `ms_epochs`); then plain
             fit's legend entry gives its fastest epoch in ms too.
+        table: with `peak="update"`, draw the series a table of update peaks names: plain fit on
+            b = B/N rows as a series at N = B/b (its update peak, `step_mb`) instead of the
+            reference and plain fit's horizontal line.
     Returns:
         a matplotlib Figure with 2 Axes (1 without time) and the legend below, outside the data.
     """
@@ -65,6 +69,10 @@ def plot_memory(result, time=True, peak="epoch", ideal=False, time_stat="median"
         raise TypeError(f"ideal must be True or False, got {ideal!r}")
     if time_stat not in ("median", "fastest"):
         raise ValueError(f"time_stat must be 'median' or 'fastest', got {time_stat!r}")
+    if not isinstance(table, bool):
+        raise TypeError(f"table must be True or False, got {table!r}")
+    if table and peak != "update":
+        raise ValueError("table=True draws update peaks: pass peak='update'")
     timed = (lambda r: min(_epochs(r))) if time_stat == "fastest" else (lambda r: r["ms_update"])
     value, reference = ("train_mb", "floor_mb") if peak == "epoch" else ("step_mb", "step_floor_mb")
     fig, axes = plt.subplots(1, 1 + time, figsize=(9.0 if time else 5.5, 3.8), layout="constrained", squeeze=False)
@@ -83,13 +91,17 @@ def plot_memory(result, time=True, peak="epoch", ideal=False, time_stat="median"
             ax_ms.plot([n] * len(times), times, marker, color=color, alpha=0.35, ms=4)
         if peak == "epoch" and key != ("accumulating", 2) and None not in step:
             ax_mb.plot(ns, step, "--", marker=marker, mfc="none", color=color, label=f"{label}, update (train_on_batch)")
-        if key == ("accumulating", 1) and None not in floor:
+        if key == ("accumulating", 1) and None not in floor and not table:
             # drawn over the series: at the reference they would hide it
             ax_mb.plot(ns, floor, ":", marker="x", color="grey", zorder=3,
                        label=f"reference ({peak}): plain fit at b = B/N + one gradient sum")
+    if table:  # plain fit on b rows stands at N = B / b, as the table reads it
+        small = sorted((c["batch"] // r["batch"], r["step_mb"]) for r in rows if r["contender"] == "plain")
+        if small:
+            ax_mb.plot(*zip(*small), marker="v", color="grey", label="plain fit on B/N rows, update")
     if plain is not None:
         fastest = f"; fastest epoch {timed(plain):.0f} ms" if time and time_stat == "fastest" else ""
-        ax_mb.axhline(plain[value], color="black", lw=1,
+        (_Nowhere() if table else ax_mb).axhline(plain[value], color="black", lw=1,
                       label=f"plain fit at B = {c['batch']}, {peak}: {plain[value]:.0f} MiB{fastest}")
         ax_ms.axhline(timed(plain), color="black", lw=1)
         times = _epochs(plain)

@@ -213,6 +213,22 @@ def test_ideal_draws_plain_fits_peak_over_n_dashed_and_only_when_asked():
         plot_memory(result, ideal="yes")
 
 
+def test_table_draws_plain_fit_on_b_over_n_rows_at_n_and_leaves_out_the_reference():
+    rows = bench_memory.add_floors([_row("plain", 8, 1, 40.0), _row("plain", 4, 1, 30.0), _row("plain", 2, 1, 20.0),
+                                    _row("accumulating", 8, 2, 31.0), _row("accumulating", 8, 4, 21.0),
+                                    _row("keras", 4, 2, 30.5)])
+    fig = plot_memory({"config": {"model": "conv", "batch": 8}, "rows": rows}, time=False, peak="update",
+                      ideal=True, table=True)
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == ["AccumulatingModel, update", "Keras gradient_accumulation_steps, update",
+                      "plain fit on B/N rows, update", "plain fit's 38 MiB / N"]
+    plain = {line.get_label(): line for line in fig.axes[0].lines}["plain fit on B/N rows, update"]
+    # plain fit on 8, 4, 2 rows stands at N = 8/8, 8/4, 8/2; its update peaks: 40 - 2, 30 - 2, 20 - 2
+    assert list(plain.get_xdata()) == [1, 2, 4] and list(plain.get_ydata()) == [38.0, 28.0, 18.0]
+    with pytest.raises(ValueError, match="peak='update'"):
+        plot_memory({"config": {"model": "conv", "batch": 8}, "rows": rows}, table=True)
+
+
 @pytest.mark.slow
 def test_a_small_real_run_prints_one_json_object(capsys):
     assert bench_cli.cli(["memory", "--model", "conv", "--batch", "4", "--accum", "1,2",
