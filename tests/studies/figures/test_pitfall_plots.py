@@ -146,3 +146,19 @@ def test_plot_loss_scale_steps_each_call_at_call_over_n():
         plot_loss_scale({str(k): (1, [1.0, 2.0]) for k in range(5)})
     with pytest.raises(ValueError, match="at least one"):
         plot_loss_scale({})
+
+
+def test_plot_loss_scale_zoom_draws_the_first_updates_with_a_dot_per_call():
+    # the same hand-worked runs; zoom=1: the first update only, where N = 2 halves twice (8 -> 4 -> 2)
+    runs = {"once per update": (1, [8, 4, 4, 8]), "N = 2": (2, [8, 4, 2, 2, 4, 2, 4])}
+    fig = plot_loss_scale(runs, zoom=1)
+    whole, near = fig.axes
+    assert len(whole.lines) == 2 and whole.get_legend() is not None and near.get_legend() is None
+    once, once_dots, twice, twice_dots = near.lines
+    assert np.allclose(once.get_xdata(), [0, 1, 1]) and np.allclose(once.get_ydata(), [8, 4, 4])
+    assert np.allclose(twice.get_xdata(), [0, 0.5, 1, 1]) and np.allclose(twice.get_ydata(), [8, 4, 2, 2])
+    assert np.allclose(twice_dots.get_xdata(), [0, 0.5, 1]) and np.allclose(twice_dots.get_ydata(), [8, 4, 2])
+    assert twice_dots.get_linestyle() == "None" and np.allclose(near.get_xlim(), [-0.03, 1])
+    assert near.get_yscale() == "log" and "first 1 updates" in near.get_title()
+    with pytest.raises(ValueError, match="positive"):
+        plot_loss_scale(runs, zoom=0)
