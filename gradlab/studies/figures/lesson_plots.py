@@ -1,7 +1,8 @@
-"""Lesson figures: the replicas schematic, and the weight each example gets in the combined
-gradient.
+"""Lesson figures: the replicas schematic, the time of an update against accum_steps, and the
+weight each example gets in the combined gradient.
 
     replicas:   replica r:  acc_r = sum_i (n_ri / B) g_ri   ->   one all-reduce: g_B = sum_r acc_r
+    update ms:  median and middle half of each schedule's timed updates, per accum_steps
     weights:    example j of micro-batch i gets 1 / (k n_i) from a mean of means, 1 / B from n_i / B
 
 Like `gradlab.studies.figures.plots`, every function returns a Figure already closed in pyplot, so a
@@ -83,6 +84,42 @@ def draw_replicas(shards, accum_steps):
     ax.set_axis_off()
     ax.set_title(f"{R} replicas × {k} micro-batches: {R * k} gradients, 1 all-reduce per update",
                  fontsize=10)
+    return fig
+
+
+def plot_update_ms(ms, accum_steps, title="Milliseconds per update"):
+    """Milliseconds per update against accum_steps, one line per schedule.
+
+        point = median of the schedule's timed updates at that accum_steps
+        bar   = their middle half (25th to 75th percentile)
+
+    Args:
+        ms: `{label: [timings at accum_steps[0], timings at accum_steps[1], ...]}`, each entry
+            an array of milliseconds (for example from `gradlab.studies.bench.interleaved_ms`).
+        accum_steps: the micro-batches per replica and update of each entry, increasing.
+        title: the figure's title.
+    Returns:
+        a matplotlib Figure with 1 Axes.
+
+    Lesson: notebooks/13-across-replicas.ipynb
+    """
+    ns = [int(n) for n in accum_steps]
+    if not ns or min(ns) < 1 or ns != sorted(set(ns)):
+        raise ValueError(f"accum_steps must be increasing integers >= 1, got {accum_steps!r}")
+    if not ms or any(len(rows) != len(ns) or min(map(len, rows)) == 0 for rows in ms.values()):
+        raise ValueError(f"ms needs, per label, one non-empty array of timings per accum_steps ({len(ns)})")
+    fig, ax = _figure((6.4, 3.6))
+    for (label, rows), marker in zip(ms.items(), "osD^v"):
+        q25, med, q75 = np.array([np.percentile(np.asarray(r, dtype=float), [25, 50, 75]) for r in rows]).T
+        ax.errorbar(ns, med, yerr=[med - q25, q75 - med], marker=marker, capsize=3, label=label)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ns, [str(n) for n in ns])
+    ax.minorticks_off()
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("accum_steps (micro-batches per replica per update)")
+    ax.set_ylabel("ms per update (median; bars: middle half)")
+    ax.set_title(title, fontsize="medium")
+    ax.legend(fontsize="small", loc="upper left")
     return fig
 
 

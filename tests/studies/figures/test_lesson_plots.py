@@ -4,7 +4,7 @@ import matplotlib.pyplot as plt
 import pytest
 from matplotlib.patches import FancyBboxPatch
 
-from gradlab.studies.figures.lesson_plots import draw_replicas, plot_example_weights
+from gradlab.studies.figures.lesson_plots import draw_replicas, plot_example_weights, plot_update_ms
 
 
 def test_draw_replicas_draws_every_micro_batch_of_every_replica_and_one_all_reduce():
@@ -38,3 +38,23 @@ def test_plot_example_weights_gives_each_example_1_over_k_n_i_against_1_over_B()
         plot_example_weights([])
     with pytest.raises(ValueError):
         plot_example_weights([3, 0])
+
+
+def test_plot_update_ms_draws_each_schedules_median_and_middle_half():
+    fig = plot_update_ms({"once": [[1, 2, 3, 4, 5], [2, 2, 2, 2, 2]], "naive": [[1, 1, 1, 1, 9], [4, 5, 6, 7, 8]]},
+                         [1, 2], title="two schedules")
+    assert isinstance(fig, matplotlib.figure.Figure) and not plt.fignum_exists(fig.number)
+    ax, = fig.axes
+    once, naive = ax.containers  # one errorbar per schedule, in the order given
+    assert list(once.lines[0].get_xdata()) == [1, 2] and list(once.lines[0].get_ydata()) == [3, 2]  # medians
+    assert list(naive.lines[0].get_ydata()) == [1, 6]
+    # middle half by hand: [1..5] -> 2 to 4; [2]*5 -> 2 to 2; [1,1,1,1,9] -> 1 to 1; [4..8] -> 5 to 7
+    (once_bars,), (naive_bars,) = once.lines[2], naive.lines[2]
+    assert [tuple(seg[:, 1]) for seg in once_bars.get_segments()] == [(2, 4), (2, 2)]
+    assert [tuple(seg[:, 1]) for seg in naive_bars.get_segments()] == [(1, 1), (5, 7)]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["once", "naive"]
+    assert ax.get_ylim()[0] == 0 and ax.get_title() == "two schedules"
+    with pytest.raises(ValueError, match="accum_steps"):
+        plot_update_ms({"once": [[1.0]]}, [0])
+    with pytest.raises(ValueError, match="one non-empty array"):
+        plot_update_ms({"once": [[1.0]]}, [1, 2])
