@@ -95,7 +95,8 @@ def plot_fit_schedule(rows=611, batch_size=60, accum_steps=4, epochs=2, rate=0.1
                            (epochs * rows, lane + 0.62), ha="right", va="center", fontsize="small", color=colors[name],
                            arrowprops=dict(arrowstyle="-", color=colors[name], lw=0.8))
         lr.plot(ends, [rate * decay ** k for _, _, k in spans], "o-" if lane != 1 else "x--",
-                color=colors[name], label=f"{name}: {len(spans)} updates")
+                color=colors[name], label=f"{name}: {len(spans)} updates"
+                + (" (under AccumulatingModel's line)" if lane == 0 else ""))
         if name in measured:  # the run's rates, hollow, over the rule's line
             lr.plot(ends, [float(r) for r in measured[name]], "o", ms=9, mfc="none", color=colors[name],
                     label=f"{name}, measured")
@@ -104,8 +105,9 @@ def plot_fit_schedule(rows=611, batch_size=60, accum_steps=4, epochs=2, rate=0.1
             ax.axvline(e * rows, color="grey", lw=1, ls=":")
     lanes.set_yticks(range(len(CONTENDERS)), CONTENDERS)
     lanes.set_ylim(len(CONTENDERS) - 0.2, -0.5)  # inverted, with room under the last lane for its waiting rows
-    lanes.set_title(f"Each bar: the rows one update averages, drawn by the documented rule\n"
-                    f"({epochs} epochs of {rows}, B = {batch_size}, Keras: {accum_steps} x {batch_size // accum_steps})",
+    lanes.set_title(f"Each bar: the rows one update draws from, by the documented rule (Keras: the mean of its\n"
+                    f"{accum_steps} micro-batch means, 1/{accum_steps} each; {epochs} epochs of {rows}, B = {batch_size}, "
+                    f"Keras: {accum_steps} x {batch_size // accum_steps})",
                     fontsize="medium")
     lr.set_yscale("log")
     lr.set_ylabel("learning rate used")
