@@ -133,7 +133,7 @@ class Budget:
 
 
 def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None, peak_label="measured peak",
-                zoom=None, names=None):
+                zoom=None, names=None, title="what training holds"):
     """Stacked bars, one per `budget(...)` result, of its terms in MiB (`TERMS` bottom up), and
     beside them each term on its own, on a log axis: the terms too small to see in a stack
     (weights, slots, inputs beside the activations) keep a readable bar and their MiB.
@@ -153,6 +153,10 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
             activations (lesson 01: 488 MiB under 36,641) read at their size. Needs terms=False.
         names: None, or {term: name} for the legend and the term rows, such as
             {"activations": "layer outputs"} (lesson 01's word); unnamed terms keep their own.
+        title: the stacks' title.
+
+    With a limit or measured ticks, a term no bar holds (SGD's optimizer slots) is left out of
+    the legend: an entry with no bar behind it reads as a bar the reader cannot find.
 
     A total of 1,000 MiB or more is labelled to the MiB ("36,641 MiB"), a smaller one to 0.1 MiB.
 
@@ -188,7 +192,7 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
         for term in mb.TERMS:
             heights = [r[term] / 2**20 for r in results]
             bars = a.bar(range(len(results)), heights, 0.6, bottom=bottoms, color=COLORS[term],
-                         label=name(term) if limit is None or any(heights) else None)  # with a limit: no empty terms listed
+                         label=name(term) if (limit is None and peaks is None) or any(heights) else None)
             for bar in bars:  # an empty term atop a stack would pin the axis to its total, leaving no room above
                 if bar.get_height() == 0:
                     bar.sticky_edges.y.clear()
@@ -214,7 +218,7 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
     ax.set_ylabel("MiB")
     if max(r["total"] for r in results) >= 1000 * 2**20:  # "40,000", as the totals
         ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
-    ax.set_title("what training holds")
+    ax.set_title(title)
     ax.margins(y=0.12)
     # The legend gets its own strip right of the bars, so no bar or total hides under it.
     ax.set_xlim(-0.5, len(results) + (0.9 if peaks is None else 1.4))

@@ -198,3 +198,13 @@ def test_names_relabel_terms_in_the_legend_and_the_rows():
     assert [t.get_text() for t in rows.get_yticklabels()][4] == "layer outputs"
     with pytest.raises(ValueError, match="names takes terms"):
         plot_budget(results, ["N=1"], names={"outputs": "x"})
+
+
+def test_measured_ticks_leave_empty_terms_out_of_the_legend_and_the_title_is_the_callers():
+    # lesson 17: SGD holds no optimizer slots, so beside measured ticks no "optimizer" entry
+    # names a bar that is not there; sgd, B = 4: weights, gradients, activations
+    results = [budget(2**18, "sgd", B=4, N=1, activation_bytes_per_row=2**20)]
+    ax = plot_budget(results, ["N=1"], peaks=[5.5], terms=False, title="What one update holds").axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["measured peak", "weights", "gradients",
+                                                                  "activations"]
+    assert ax.get_title() == "What one update holds"

@@ -120,7 +120,7 @@ def measure_in_child(spec, env=None):
 
 
 def fit_under_limit(contender, limit_mb=None, model="conv", batch=None, accum_steps=16,
-                    updates=1, epochs=1, seed=0):
+                    updates=1, epochs=1, seed=0, weights=False):
     """Fit one contender in a fresh process whose allocator may hold `limit_mb` MB at most:
     did it run, or run out of memory?
 
@@ -131,6 +131,8 @@ def fit_under_limit(contender, limit_mb=None, model="conv", batch=None, accum_st
             (a reference peak).
         model, batch (B, default `BATCH[model]`), accum_steps, updates, epochs, seed: as in
             `plan` (one untimed epoch, then `epochs` measured ones).
+        weights: True: the result holds the trained weights too (`weights`, as lists), to
+            compare two runs weight by weight.
     Returns:
         dict `outcome` ("ran", "out of memory" or "failed"), `limit_mb`, `error` (the OOM
         line, or why it failed; None when it ran) and, when it ran, the child's measurement
@@ -152,7 +154,7 @@ def fit_under_limit(contender, limit_mb=None, model="conv", batch=None, accum_st
     env = {"TF_ENABLE_ONEDNN_OPTS": "0"}
     if limit_mb is not None and not tf.config.list_physical_devices("GPU"):
         env["TF_CPU_BFC_MEM_LIMIT_IN_MB"] = str(limit_mb)
-    got = measure_in_child(dict(spec, limit_mb=limit_mb), env)
+    got = measure_in_child(dict(spec, limit_mb=limit_mb, weights=bool(weights)), env)
     outcome = ("out of memory" if "out_of_memory" in got else "failed" if "error" in got else "ran")
     return dict(spec, **got) | dict(outcome=outcome, limit_mb=limit_mb,
                                     error=got.get("out_of_memory", got.get("error")))

@@ -104,7 +104,8 @@ def measure_fit(spec):
             fit's input alone takes), `batch`, `accum_steps`, `overlap`, `examples` per epoch,
             `updates` (effective batches per epoch: time is per effective batch, also for
             plain fit at a micro-batch), `epochs`, `seed`; optional `limit_mb` (a GPU's
-            memory, as a logical device; a CPU's is set by the parent's environment).
+            memory, as a logical device; a CPU's is set by the parent's environment);
+            optional `weights`: True returns the trained weights too.
     Returns:
         dict `peak_mb`, `base_mb` (held when the measured epochs start), `train_mb` (the
         peak above the base), `step_mb` (the update alone), `batch_input_mb` (one batch's
@@ -112,7 +113,8 @@ def measure_fit(spec):
         `compile_rss_mb` (resident memory the first epoch added: tracing), `ms_update`,
         `weights_mb`, `trainable_mb`, `optimizer_mb` (its variables, Keras's accumulators
         included), `data_mb`, `device`, `losses` (each epoch's mean loss) and `finite`
-        (every trained weight finite).
+        (every trained weight finite); with `spec["weights"]`, `weights`: each trainable
+        weight as fit left it (nested lists, before the update-alone measurement trains on).
     """
     gpus = tf.config.list_physical_devices("GPU")
     for gpu in gpus:
@@ -136,6 +138,7 @@ def measure_fit(spec):
                       verbose=0, callbacks=[clock])
     peak = tf.config.experimental.get_memory_info(device)["peak"]
     losses = [float(v) for v in history.history["loss"]]
+    trained = [w.numpy().tolist() for w in net.trainable_weights] if spec.get("weights") else None
     calls = n if contender == "keras" else 2  # Keras's accumulation applies every n-th call
     step = _step_peak(net, x[:batch], y[:batch], device, calls)
     mb = lambda variables: sum(np.prod(v.shape) * np.dtype(v.dtype).itemsize for v in variables) / 2**20
@@ -153,7 +156,8 @@ def measure_fit(spec):
                 weights_mb=mb(net.weights), trainable_mb=trainable,
                 optimizer_mb=mb(optimizer.variables), data_mb=(x.nbytes + y.nbytes) / 2**20,
                 device=device, losses=losses,
-                finite=all(bool(np.isfinite(w.numpy()).all()) for w in net.weights))
+                finite=all(bool(np.isfinite(w.numpy()).all()) for w in net.weights),
+                **({} if trained is None else {"weights": trained}))
 
 
 def _step_peak(net, x, y, device, calls):

@@ -342,3 +342,18 @@ def test_the_input_control_is_a_whole_fit_peak_and_is_left_out_of_the_update_fig
     assert "fit's input alone (a linear model at B = 8)" in epoch
     update = [line.get_label() for line in plot_memory(result, time=False, peak="update").axes[0].lines]
     assert not any("input alone" in label for label in update)  # one measure: the update's peak throughout
+
+
+@pytest.mark.slow
+def test_asked_for_the_child_returns_the_weights_fit_left_and_accumulation_matches_plain_fit():
+    # lesson 17 compares its run under a limit with plain fit weight by weight: the child returns
+    # each trainable weight as fit left it, only when asked; at B = 4 two micro-batches of 2 give
+    # plain fit's weights to float32 rounding, 1e-5 (the conv net's first kernel: 3 x 3 x 1 x 64)
+    spec = dict(model="conv", batch=4, accum_steps=1, overlap=1, examples=4, updates=1, epochs=1, seed=0)
+    assert "weights" not in memory_child.measure_fit(dict(spec, contender="plain"))
+    plain = memory_child.measure_fit(dict(spec, contender="plain", weights=True))["weights"]
+    ours = memory_child.measure_fit(dict(spec, contender="accumulating", accum_steps=2, weights=True))["weights"]
+    assert np.shape(plain[0]) == (3, 3, 1, 64) and len(plain) == len(ours)
+    start = [w.numpy() for w in memory_child.memory_model("conv", 0).trainable_weights]
+    assert max(np.abs(np.subtract(p, s)).max() for p, s in zip(plain, start)) > 1e-4  # fit moved them
+    assert max(np.abs(np.subtract(p, q)).max() for p, q in zip(plain, ours)) < 1e-5
