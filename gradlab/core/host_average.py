@@ -29,8 +29,7 @@ class HostSum:
     def add(self, grads, n=1.0):
         grads = [None if g is None else np.asarray(g) for g in grads]
         if self.sums is None:
-            self._dtypes = [None if g is None else g.dtype for g in grads]
-            self.sums = [None] * len(grads)
+            self.sums, self._dtypes = [None] * len(grads), [None] * len(grads)
         elif len(grads) != len(self.sums):
             raise ValueError(f"micro-batches have different numbers of gradients: "
                              f"{sorted({len(self.sums), len(grads)})}")
@@ -38,13 +37,16 @@ class HostSum:
             if g is None:
                 continue
             dtype = np.result_type(g.dtype, np.float32)
-            term = g.astype(dtype, copy=n != 1.0)  # a copy only when it is scaled in place
-            if n != 1.0:
-                term *= dtype.type(n)
-            if self.sums[v] is None:
+            if self.sums[v] is None:  # a copy: the sum is changed in place, the caller's array never
                 self._dtypes[v] = g.dtype
-                self.sums[v] = term if term is not g else term.copy()
+                self.sums[v] = g.astype(dtype)
+                if n != 1.0:
+                    self.sums[v] *= dtype.type(n)
+            elif n == 1.0:
+                self.sums[v] += g
             else:
+                term = g.astype(dtype)  # scaled in place: one temporary, not two
+                term *= dtype.type(n)
                 self.sums[v] += term
 
     def mean(self, total):
@@ -78,9 +80,6 @@ def host_average(grads_list, counts=None):
     """
     if not grads_list:
         raise ValueError(f"host_average needs at least one micro-batch, got {grads_list!r}")
-    lengths = {len(g) for g in grads_list}
-    if len(lengths) != 1:
-        raise ValueError(f"micro-batches have different numbers of gradients: {sorted(lengths)}")
     if counts is not None and len(counts) != len(grads_list):
         raise ValueError(f"counts must have one entry per micro-batch ({len(grads_list)}), got {counts!r}")
     total = len(grads_list) if counts is None else float(np.sum(counts))

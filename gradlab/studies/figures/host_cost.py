@@ -118,9 +118,7 @@ def host_schedule(device_ms, copy_ms, sum_ms, micro_batches, overlap=True, buffe
     """
     _check_times({"one micro-batch": {"device_ms": device_ms, "copy_ms": copy_ms, "sum_ms": sum_ms}})
     d, c, s = float(device_ms), float(copy_ms), float(sum_ms)
-    for name, value in (("micro_batches", micro_batches), ("buffers", buffers)):
-        if name == "buffers" and value is None:
-            continue
+    for name, value in {"micro_batches": micro_batches, **({} if buffers is None else {"buffers": buffers})}.items():
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
             raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     rows = {"device": [], "bus": [], "host": []}

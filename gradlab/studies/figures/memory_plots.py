@@ -101,8 +101,9 @@ def plot_memory(result, time=True, peak="epoch", ideal=False, time_stat="median"
             ax_mb.plot(*zip(*small), marker="v", color="grey", label="plain fit on B/N rows, update")
     if plain is not None:
         fastest = f"; fastest epoch {timed(plain):.0f} ms" if time and time_stat == "fastest" else ""
-        (_Nowhere() if table else ax_mb).axhline(plain[value], color="black", lw=1,
-                      label=f"plain fit at B = {c['batch']}, {peak}: {plain[value]:.0f} MiB{fastest}")
+        if not table:  # the table has plain fit at B/N rows instead
+            ax_mb.axhline(plain[value], color="black", lw=1,
+                          label=f"plain fit at B = {c['batch']}, {peak}: {plain[value]:.0f} MiB{fastest}")
         ax_ms.axhline(timed(plain), color="black", lw=1)
         times = _epochs(plain)
         if max(times) > min(times):

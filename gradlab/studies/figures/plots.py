@@ -455,8 +455,10 @@ def plot_accumulation_budget(models, crossing, Ns=(1, 2, 4, 8, 16, 32)):
     Bs = np.arange(1, B_max + 1)
     one = np.array([mib(P, a, int(B), 1) for B in Bs])
     acc = np.array([mib(P, a, int(B), n) for B in Bs])
-    even = int(next(B for B in Bs if budget(P, "sgd", int(B), n, activation_bytes_per_row=a)["total"]
-                    < budget(P, "sgd", int(B), 1, activation_bytes_per_row=a)["total"]))
+    pays = np.flatnonzero(acc < one)  # MiB of the same byte totals: the comparison is exact
+    if not pays.size:
+        raise ValueError(f"N = {n} never holds less than N = 1 up to B = {B_max} for {label!r}: no crossing")
+    even = int(Bs[pays[0]])
     right.plot(Bs, one, color="black", label="N = 1")
     right.plot(Bs, acc, color="crimson", label=f"N = {n}")
     right.axvline(even, color="gray", linestyle="--", linewidth=1)

@@ -155,6 +155,11 @@ def plot_tower_copies(layer_compute_us, layer_copy_us):
     return fig, totals
 
 
+def _check_towers(towers):
+    if isinstance(towers, bool) or not isinstance(towers, numbers.Integral) or towers < 2:
+        raise ValueError(f"towers must be an integer >= 2, got {towers!r}")
+
+
 def plot_tower_step(batch_compute_ms, copy_ms, towers=2):
     """One update of the classic tower recipe against one device, on a compute row and a link row.
 
@@ -177,8 +182,7 @@ def plot_tower_step(batch_compute_ms, copy_ms, towers=2):
     Lesson: notebooks/04-tower-averaging.ipynb
     """
     c, m = _times("batch_compute_ms", [batch_compute_ms])[0], _times("copy_ms", [copy_ms])[0]
-    if isinstance(towers, bool) or not isinstance(towers, numbers.Integral) or towers < 2:
-        raise ValueError(f"towers must be an integer >= 2, got {towers!r}")
+    _check_towers(towers)
     import matplotlib.pyplot as plt  # pyplot: a notebook's inline backend then shows the figure
     fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(7.0, 3.4), layout="constrained")
     plt.close(fig)
@@ -235,8 +239,7 @@ def tower_layouts(batch_compute_ms, copy_ms, towers):
     Lesson: notebooks/04-tower-averaging.ipynb
     """
     c, m = _times("batch_compute_ms", [batch_compute_ms])[0], _times("copy_ms", [copy_ms])[0]
-    if isinstance(towers, bool) or not isinstance(towers, numbers.Integral) or towers < 2:
-        raise ValueError(f"towers must be an integer >= 2, got {towers!r}")
+    _check_towers(towers)
     c, n, ring = c / towers, towers - 1, 2 * (towers - 1) / towers * m
     layouts = {}
     for layout, start in zip(TOWER_LAYOUTS[:2], (c, max(c, n * m) - n * m)):
