@@ -64,3 +64,18 @@ def test_nbval_markers_are_written_as_nbval_reads_them(path):
         for line in _text(cell).splitlines():
             if "NBVAL_" in line and line.lstrip().startswith("#"):
                 assert re.fullmatch(r"#\s*NBVAL_[A-Z_]+\s*", line.strip()), (path.name, line)
+
+
+CHECKS = sorted(ROOT.glob("notebooks/checks/[0-9][0-9].py"))
+
+
+@pytest.mark.parametrize("path", CHECKS, ids=lambda p: p.stem)
+def test_a_lessons_checks_file_is_run_by_its_lesson_last(path):
+    # The authors' asserts (every number the prose states, re-checked on each run) live in
+    # notebooks/checks/NN.py, out of the learner's way; the lesson's last code cell runs them in its
+    # own namespace, so nbval and `make notebooks` still fail when a run disagrees with the text.
+    lesson = [p for p in LESSONS if p.name[:2] == path.stem]
+    assert lesson, f"{path.name}: no lesson {path.stem}"
+    code = [_text(c) for c in _cells(lesson[0]) if c["cell_type"] == "code"]
+    assert f"%run -i checks/{path.name}" in code[-1], (lesson[0].name, code[-1][:200])
+    assert re.search(r"\bassert\b", path.read_text()), f"{path.name} checks nothing"
