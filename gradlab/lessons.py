@@ -94,6 +94,7 @@ _NAMES = {
     "plot_critical_batch": ("gradlab.studies.figures.noise_scale", "plot_critical_batch"),
     "plot_critical_batch_by_target": ("gradlab.studies.figures.noise_scale", "plot_critical_batch_by_target"),
     "plot_progress": ("gradlab.studies.figures.noise_scale", "plot_progress"),
+    "plot_noise_scale_tracking": ("gradlab.studies.figures.noise_scale", "plot_noise_scale_tracking"),
     "plot_paired_gaps": ("gradlab.studies.figures.selection", "plot_paired_gaps"),
     "plot_round_trip": ("gradlab.studies.figures.host_cost", "plot_round_trip"),
     "plot_host_timeline": ("gradlab.studies.figures.host_cost", "plot_host_timeline"),

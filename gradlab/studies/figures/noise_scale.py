@@ -11,7 +11,7 @@ examples; above it, it barely cuts updates and costs examples in proportion.
 Like `gradlab.studies.figures.plots`, `plot_critical_batch` returns a Figure already closed in
 pyplot, so a notebook cell ending with the call shows it exactly once.
 
-Lessons: notebooks/02-batch-size-and-noise.ipynb (`plot_progress`),
+Lessons: notebooks/02-batch-size-and-noise.ipynb (`plot_progress`, `plot_noise_scale_tracking`),
 notebooks/03-critical-batch.ipynb
 """
 from __future__ import annotations
@@ -284,4 +284,69 @@ def plot_progress(noise_scale, marks=(32, 256), line_label=None):
     ax.set_ylabel("progress, as a share of its best")
     ax.set_title("A larger batch: more progress per update, less per example", fontsize="medium")
     fig.legend(loc="outside lower center", fontsize="small", ncols=2)
+    return fig
+
+
+def plot_noise_scale_tracking(exact, averages):
+    """The exact |g|^2 and B_simple at checkpoints of a training, against moving-average estimates.
+
+        exact, at update t:   |g_t|^2 and B_simple = tr(Sigma_t) / |g_t|^2 over the whole training set
+        each average, every update:  |g|^2 and B_simple from moving averages of |G_b|^2 and |G_B|^2
+                                     (`two_batch_noise_scale`); |g|^2 <= 0 gives B_simple = inf
+
+    Left: |g|^2; right: B_simple; both on log-10 axes against the update. The exact values are black
+    dots joined by a line; each average is one coloured line. An average whose |g|^2 came out <= 0
+    cannot sit on a log axis: it is drawn as a cross on the bottom edge of the left panel (at half the
+    smallest positive |g|^2 drawn) and on the top edge of the right one (at twice the largest finite
+    B_simple drawn), labelled with its count. One legend, below both panels.
+
+    Args:
+        exact: dict `{update: (grad_sq_norm, noise_scale)}`, both finite and > 0, updates >= 0 (0: the
+            initial weights).
+        averages: dict `{label: (grad_sq_norms, noise_scales)}`, two sequences over updates 1, 2, ...;
+            noise_scale inf exactly where grad_sq_norm <= 0, else finite and > 0.
+    Returns:
+        a matplotlib Figure with 2 Axes, already closed in pyplot.
+
+    Lesson: notebooks/02-batch-size-and-noise.ipynb
+    """
+    if not exact or not all(t >= 0 and all(np.isfinite(v) and v > 0 for v in pair) for t, pair in exact.items()):
+        raise ValueError(f"exact needs updates >= 0 with finite |g|^2 > 0 and B_simple > 0, got {exact!r}")
+    curves = {}
+    for label, (sq, scale) in averages.items():
+        sq, scale = np.asarray(sq, dtype=float), np.asarray(scale, dtype=float)
+        if sq.shape != scale.shape or sq.ndim != 1 or not np.all(np.isfinite(sq)):
+            raise ValueError(f"{label}: |g|^2 and B_simple must be two finite series of one length")
+        if not np.array_equal(sq <= 0, np.isinf(scale)) or np.any(scale[sq > 0] <= 0):
+            raise ValueError(f"{label}: B_simple must be inf exactly where |g|^2 <= 0, else > 0")
+        curves[label] = (sq, scale)
+    steps = sorted(exact)
+    positive = [exact[t][0] for t in steps] + [v for sq, _ in curves.values() for v in sq[sq > 0]]
+    finite = [exact[t][1] for t in steps] + [v for _, s in curves.values() for v in s[np.isfinite(s)]]
+    bottom, top = min(positive) / 2, max(finite) * 2
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
+    plt.close(fig)
+    colors = plt.get_cmap("viridis")(np.linspace(0.25, 0.75, max(len(curves), 1)))
+    for (label, (sq, scale)), color in zip(curves.items(), colors):
+        t = np.arange(1, len(sq) + 1)
+        ok = sq > 0
+        left.plot(t[ok], sq[ok], "-", color=color, linewidth=1, label=label)
+        right.plot(t[ok], scale[ok], "-", color=color, linewidth=1, label=label)
+        if not ok.all():
+            bad = t[~ok]
+            note = f"{label}: |g|^2 <= 0 ({len(bad)} updates)"
+            left.plot(bad, [bottom] * len(bad), "x", color=color, linestyle="none", label=note)
+            right.plot(bad, [top] * len(bad), "x", color=color, linestyle="none", label=note)
+    for ax, k in ((left, 0), (right, 1)):
+        ax.plot(steps, [exact[t][k] for t in steps], "o-", color="black", markersize=4, linewidth=1.2,
+                label="exact, all training examples")
+        ax.set_yscale("log")
+        ax.set_xlabel("update")
+    fig.legend(handles=right.lines, loc="outside lower center", fontsize="small", ncols=2)
+    left.set_ylim(bottom / 1.3, max(positive) * 1.5)
+    right.set_ylim(min(finite) / 1.5, top * 1.3)
+    left.set_ylabel("|g|^2 (signal)")
+    right.set_ylabel("B_simple = tr(Sigma) / |g|^2")
+    left.set_title("The signal |g|^2", fontsize="medium")
+    right.set_title("The simple noise scale", fontsize="medium")
     return fig

@@ -179,3 +179,37 @@ def test_plot_critical_batch_by_target_gives_each_seed_its_own_marker_shape():
     shapes = {seed: {line.get_marker() for line in left.lines if len(line.get_xdata())
                      and line.get_linestyle() == "None" and line.get_ydata()[1] == 20 + seed} for seed in (2, 3, 4)}
     assert shapes == {2: {"o"}, 3: {"s"}, 4: {"^"}}
+
+
+def test_plot_noise_scale_tracking_draws_the_exact_points_each_average_and_its_infinite_updates():
+    from gradlab.studies.figures.noise_scale import plot_noise_scale_tracking
+
+    exact = {2: (0.5, 40.0), 4: (0.25, 100.0)}
+    averages = {"slow": ([1.0, 0.8, 0.4, 0.2], [20.0, 30.0, 50.0, 120.0]),
+                "fast": ([0.9, -0.1, 0.3, 0.0], [25.0, np.inf, 60.0, np.inf])}
+    fig = plot_noise_scale_tracking(exact, averages)
+    assert not plt.fignum_exists(fig.number)
+    left, right = fig.axes
+    lines = {(ax, l.get_label()): l for ax in (left, right) for l in ax.lines}
+    for ax, k in ((left, 0), (right, 1)):
+        black = lines[(ax, "exact, all training examples")]
+        assert list(black.get_xdata()) == [2, 4] and list(black.get_ydata()) == [exact[2][k], exact[4][k]]
+        assert list(lines[(ax, "slow")].get_ydata()) == averages["slow"][k]
+        # the fast average's |g|^2 > 0 at updates 1 and 3 only
+        assert list(lines[(ax, "fast")].get_xdata()) == [1, 3]
+    # by hand: crosses at half the smallest positive |g|^2 (0.2 / 2) and twice the largest B_simple (120 x 2)
+    note = "fast: |g|^2 <= 0 (2 updates)"
+    assert list(lines[(left, note)].get_xdata()) == [2, 4] and list(lines[(left, note)].get_ydata()) == [0.1, 0.1]
+    assert list(lines[(right, note)].get_ydata()) == [240.0, 240.0]
+    assert left.get_yscale() == right.get_yscale() == "log"
+
+
+def test_plot_noise_scale_tracking_refuses_a_b_simple_that_is_not_inf_where_g_is_not_positive():
+    from gradlab.studies.figures.noise_scale import plot_noise_scale_tracking
+
+    with pytest.raises(ValueError, match="inf exactly"):
+        plot_noise_scale_tracking({1: (1.0, 10.0)}, {"a": ([1.0, -0.5], [10.0, 30.0])})
+    with pytest.raises(ValueError, match="exact"):
+        plot_noise_scale_tracking({1: (0.0, 10.0)}, {})
+    with pytest.raises(ValueError, match="one length"):
+        plot_noise_scale_tracking({1: (1.0, 10.0)}, {"a": ([1.0], [10.0, 30.0])})
