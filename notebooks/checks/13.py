@@ -1,0 +1,85 @@
+"""The authors' checks of lesson 13 (not part of the lesson): every number the prose states, re-checked
+against the names the notebook's run left behind (`%run -i` from its last cell). They fail loudly if a
+run disagrees with the text."""
+import numpy as np
+import tensorflow as tf
+from tensorflow.python.data.experimental.ops import distribute as tf_data_distribute
+
+import gradlab as gl
+from gradlab.lessons import check_batch, distribute, offsets
+
+# Part 1: shards, contributions, the packed all-reduce, the counts
+assert [int(t.shape[0]) for t in tf_split] == shards == check_batch(B, R) and starts == offsets(shards)
+# "only because R = 2": TensorFlow's rule on a batch without drop_remainder (its _LegacyRebatchDataset)
+tf_rule = tf_data_distribute._LegacyRebatchDataset(tf.data.Dataset.range(4).batch(4), 3)
+assert [int(t.shape[0]) for t in tf_rule] == [2, 2, 0] and check_batch(4, 3) == [2, 1, 1]
+assert f"{hand_gap:.1e}" == "2.2e-08" and f"{g_max:.3f}" == "0.119"
+assert my_count == 2 == distribute.count_all_reduces(graph)
+assert all(counts[n] == (1, 1, n) for n in counts) and once_gap < 1e-6 and f"{once_gap:.1e}" == "2.2e-08"
+assert f"{4 * n_params / 1e6:.2f}" == "0.81"
+
+# The worked problem's numbers, from the inputs its text states (not from the editable cell)
+ring_8, compute_256 = 2 * 7 / 8 * 4 * 25_583_592, 256 / 2375 * 1e3  # bytes per device; ms for 256 images
+assert f"{compute_256:.1f}" == "107.8" and counts[8][2:0:-1] == (8, 1)  # naive 8 all-reduces, once 1
+assert (f"{8 * ring_8 / 1e6:,.1f}", f"{ring_8 / 1e6:.1f}", f"{4 * 25_583_592 / 1e6:.1f}") == ("1,432.7", "179.1", "102.3")
+for bw, prices, stated in ((50e9, ("28.65", "3.58"), ("26.6%", "3.3%")), (300e9, ("4.78", "0.60"), ("4.4%", "0.6%"))):
+    naive_ms, once_ms = 8 * ring_8 / bw * 1e3, ring_8 / bw * 1e3
+    assert (f"{naive_ms:.2f}", f"{once_ms:.2f}") == prices
+    assert (f"{naive_ms / compute_256:.1%}", f"{once_ms / compute_256:.1%}") == stated
+nvidia_8 = 256 / (17_400 / 8) * 1e3  # ms per 256-image step on each of 8 A100s
+assert (f"{nvidia_8:.1f}", f"{nvidia_8 - compute_256:.1f}", f"{nvidia_8 / compute_256 - 1:.1%}") == ("117.7", "9.9", "9.2%")
+
+# Part 2: Keras's rules
+assert [f"{a / b:.2f}" for a, b in loss_values.values()] == ["2.00", "1.99", "1.00"]
+outside, inside = loss_values["loss object"]  # Keras: the loss object's mean divided by R = 2 exactly
+assert abs(outside - 2 * inside) < 1e-6
+assert v.numpy().tolist() == [-2.0, -2.0]
+assert rule_gaps[30][0] < 1e-6 and f"{rule_gaps[30][0]:.1e}" == "2.2e-08" and f"{rule_gaps[31][0]:.1e}" == "3.0e-03"
+assert f"{rule_gaps[31][0] / rule_gaps[31][1]:.1%}" == "2.5%" and f"{rule_gaps[31][1]:.3f}" == "0.119"
+assert w_keras.numpy().tolist() == [-1.0, -1.0] and f"{np.linalg.norm(w_keras.numpy()):.2f}" == "1.41"
+assert np.allclose(w_mine.numpy(), [-0.6, -0.8], atol=1e-6)  # the sum clipped once
+my_clip_graph = tf.function(lambda: dist.run(my_replica)).get_concrete_function().graph
+assert distribute.count_all_reduces(my_clip_graph) / R == 1
+
+# Dividing by the global batch
+assert abs(float(dist.reduce(tf.distribute.ReduceOp.SUM, with_global, axis=None)) - large_mean) < 1e-6
+miss = float(dist.reduce(tf.distribute.ReduceOp.SUM, without, axis=None)) - large_mean
+assert f"{miss:.1e}" == "4.0e-04" and abs((my_means[1] - my_means[0]) / 62 - miss) < 1e-6
+
+# The public route, the short batch
+assert [int(b.shape[0]) for b in tf.data.Dataset.range(79).batch(B, drop_remainder=True)] == [B, B]
+assert public_collectives == 1 and f"{np.round(large3_losses, 4)}" == "[2.3257 2.2085 2.2168]"
+assert public_loss_gap < 1e-6 and f"{public_loss_gap:.1e}" == "1.2e-07"
+assert public_w_gap < 1e-6 and f"{public_w_gap:.1e}" == "1.5e-08" and f"{moved:.1e}" == "1.7e-02"
+assert short_shards == [9, 8] and f"{step_ratio:.3f}" == "0.548" and abs(step_ratio - 17 / B) < 1e-4
+assert f"{short_public_gap:.1e}" == "8.3e-03" and f"{largest_step:.1e}" == "1.8e-02"
+
+# Sum and count; gradlab's mirrored
+own_loss_gap = max(abs(a - b) for a, b in zip(own_losses, large_losses))
+mirrored_loss_gap = max(abs(a - b) for a, b in zip(mirrored_losses, large_losses))
+assert max(own_loss_gap, mirrored_loss_gap, own_gap, own_large_gap, mirrored_gap) < 1e-6
+assert all(f"{gap:.1e}" == "1.5e-08" for gap in (own_gap, own_large_gap, mirrored_gap))
+assert own_collectives == 1 and mirrored.all_reduces_per_update() == 1
+assert clip_gap < 1e-6 and f"{clip_gap:.1e}" == "1.5e-08" and clipped.all_reduces_per_update() == 1
+assert f"{clip_moved:.1e}" == "9.5e-03"
+assert penalty_gap < 1e-6 and f"{penalty_gap:.1e}" == "1.5e-08"
+
+# Problem 1 (pencil): R = 4, B = 30, accum_steps = 2
+assert check_batch(30, 4) == [8, 8, 7, 7] and gl.split_sizes(8, 2) == [4, 4] and gl.split_sizes(7, 2) == [4, 3]
+tf_rule = tf_data_distribute._LegacyRebatchDataset(tf.data.Dataset.range(30).batch(30), 4)
+assert [int(t.shape[0]) for t in tf_rule] == [8, 8, 8, 6]
+assert abs(sum(1 / 4 - n / 30 for n in (8, 8)) + 2 / 60) < 1e-12  # the miss: (m2 + m3 - m0 - m1) / 60
+
+# Problem 2's answer
+assert penalty_gaps[accum_steps] < 1e-6 and f"{penalty_gaps[accum_steps]:.1e}" == "1.5e-08"
+assert penalty_gaps[1] > 100 * penalty_gaps[accum_steps] and f"{penalty_gaps[1]:.1e}" == "6.3e-04"
+pen_hand = (accum_steps - 1) * max(float(np.abs(g).max()) for g in g_pen)  # 2 penalty gradients too many
+assert abs(penalty_gaps[1] - pen_hand) < 0.01 * pen_hand and f"{times:+.3f}" == "+2.000"
+assert f"{pen_rel:.1e}" == "5.4e-03"
+
+try:  # gradlab's guard: a batch too small to give every replica an example
+    check_batch(1, R)
+    raise AssertionError("check_batch(1, R) accepted a batch of 1")
+except ValueError as e:
+    assert "too small for 2 replicas" in str(e)
+print("lesson 13: every number the prose states checks out")
