@@ -3,16 +3,20 @@ against the names the notebook's run left behind (`%run -i` from its last cell).
 run disagrees with the text."""
 import numpy as np
 import tensorflow as tf
-from tensorflow.python.data.experimental.ops import distribute as tf_data_distribute
 
 import gradlab as gl
 from gradlab.lessons import check_batch, distribute, offsets
 
 # Part 1: shards, contributions, the packed all-reduce, the counts
 assert [int(t.shape[0]) for t in tf_split] == shards == check_batch(B, R) and starts == offsets(shards)
-# "only because R = 2": TensorFlow's rule on a batch without drop_remainder (its _LegacyRebatchDataset)
-tf_rule = tf_data_distribute._LegacyRebatchDataset(tf.data.Dataset.range(4).batch(4), 3)
-assert [int(t.shape[0]) for t in tf_rule] == [2, 2, 0] and check_batch(4, 3) == [2, 1, 1]
+# "only because R = 2": TensorFlow's input route fills each replica in turn with ceil(B / R) rows
+# (lesson 04 prints it from MirroredStrategy on three replicas: 64 rows as 22 + 22 + 20)
+def ceil_fill(B, R):
+    full = -(-B // R)
+    return [max(0, min(full, B - r * full)) for r in range(R)]
+
+
+assert ceil_fill(4, 3) == [2, 2, 0] and check_batch(4, 3) == [2, 1, 1] and ceil_fill(64, 3) == [22, 22, 20]
 assert f"{hand_gap:.1e}" == "2.2e-08" and f"{g_max:.3f}" == "0.119"
 assert my_count == 2 == distribute.count_all_reduces(graph)
 assert all(counts[n] == (1, 1, n) for n in counts) and once_gap < 1e-6 and f"{once_gap:.1e}" == "2.2e-08"
@@ -66,8 +70,7 @@ assert penalty_gap < 1e-6 and f"{penalty_gap:.1e}" == "1.5e-08"
 
 # Problem 1 (pencil): R = 4, B = 30, accum_steps = 2
 assert check_batch(30, 4) == [8, 8, 7, 7] and gl.split_sizes(8, 2) == [4, 4] and gl.split_sizes(7, 2) == [4, 3]
-tf_rule = tf_data_distribute._LegacyRebatchDataset(tf.data.Dataset.range(30).batch(30), 4)
-assert [int(t.shape[0]) for t in tf_rule] == [8, 8, 8, 6]
+assert ceil_fill(30, 4) == [8, 8, 8, 6]
 assert abs(sum(1 / 4 - n / 30 for n in (8, 8)) + 2 / 60) < 1e-12  # the miss: (m2 + m3 - m0 - m1) / 60
 
 # Problem 2's answer
