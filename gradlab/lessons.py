@@ -80,6 +80,7 @@ _NAMES = {
     "plot_checkpoint_curve": ("gradlab.studies.figures.selection", "plot_checkpoint_curve"),
     "plot_memory": ("gradlab.studies.figures.memory_plots", "plot_memory"),
     "plot_memory_trace": ("gradlab.studies.figures.memory_timeline", "plot_memory_trace"),
+    "plot_step_peaks": ("gradlab.studies.figures.step_peaks", "plot_step_peaks"),
     "fit_schedule": ("gradlab.studies.figures.fit_schedule", "fit_schedule"),
     "plot_fit_schedule": ("gradlab.studies.figures.fit_schedule", "plot_fit_schedule"),
     "plot_recorded_updates": ("gradlab.studies.figures.fit_schedule", "plot_recorded_updates"),

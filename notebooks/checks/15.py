@@ -1,0 +1,59 @@
+"""The authors' checks of lesson 15 (not part of the lesson): they re-check every number the prose states.
+
+The lesson's last cell runs this file in its own namespace (`%run -i checks/15.py`), so a re-run whose numbers
+disagree with the text fails there. nbval also pins every printed number that is not marked as run-dependent;
+the memory peaks and timings are, so the claims about them are checked here as the robust facts the prose
+draws from them (the timings are not asserted: they move from run to run).
+"""
+# Your step, the miscount, the while loop, the masked tokens: exact where the prose says exact
+assert max_abs_diff(mine.inner.get_weights(), large.get_weights()) < 1e-6 and quarter_miss > 1e-4
+assert max_abs_diff(looped.inner.get_weights(), large.get_weights()) < 1e-6 and token_miss < 1e-6
+assert abs(history["loss"][0] - mine_history["loss"][0]) < 1e-6
+assert abs(history["accuracy"][0] - mine_history["accuracy"][0]) < 1e-6  # your step logs compile's accuracy
+assert 0.12 < quarter_share < 0.14  # "13% of the last update"
+
+# The graphs: 5 MatMuls a micro-batch, unrolled k times or once in the while body; the loop's size is flat
+for k in KS:
+    assert matmuls["unrolled", k] == (5 * k, 0) and matmuls["while loop", k] == (0, 5), matmuls
+assert nodes["while loop", 4] == nodes["while loop", 16] == 180 and nodes["unrolled", 16] == 1389, nodes
+assert all(nodes["unrolled", a] < nodes["unrolled", b] for a, b in zip(KS, KS[1:])), nodes
+
+# The MLP's peaks in gradients: the loop stays at 1 to 3 whatever k (the allocator's reading moves by about one
+# gradient between runs), the unrolled step holds about k
+held = {key: value / grad for key, value in peak.items()}
+assert all(1 < held["while loop", k] < 3.5 for k in KS), held
+assert all(abs(held["unrolled", k] - k) <= 1.5 for k in KS[1:]), held
+assert held["unrolled", 16] > 4 * held["while loop", 16], held
+
+# The tagger's budget by hand (the numbers the prose works out), and the readings: never under the hand count
+# (the allocator hands out whole chunks, so it may read more, by how much depends on what it held before)
+assert round(G, 2) == 1.07 and a + t == 184_720 and wide_tagger().count_params() == 281_093
+assert [round(v, 2) for v in predicted["plain fit, B = 60"]] == [10.57, 11.64]
+assert [round(v, 2) for v in predicted["plain fit, B = 15"]] == [2.64, 3.71]
+assert [round(v, 2) for v in predicted["your while loop, 4 x 15"]] == [3.71, 4.79]
+assert all(budget[name] >= 0.95 * lo for name, (lo, hi) in predicted.items()), (budget, predicted)
+assert budget["plain fit, B = 60"] > 1.5 * budget["your while loop, 4 x 15"], budget
+assert budget["your while loop, 4 x 15"] < budget["your unrolled step, 4 x 15"] < budget["plain fit, B = 60"], budget
+loop, small, big = (budget[name] for name in ("your while loop, 4 x 15", "plain fit, B = 15", "plain fit, B = 60"))
+assert abs(loop - small) < abs(big - loop), budget  # "nearer plain fit at 15"
+
+# The two library ways
+assert abs(mine_history["loss"][0] - acc_history["loss"][0]) < 1e-6
+assert history["accuracy"][0] == acc_history["accuracy"][0]  # AccumulatingModel logs the large batch's accuracy
+assert max_abs_diff(acc.get_weights(), large.get_weights()) < 1e-6
+assert int(keras_acc.optimizer.iterations) == 10 and applies == 41 and waiting == 1
+assert max_abs_diff(keras_acc.get_weights(), large600.get_weights()) < 1e-6
+assert max_abs_diff(keras_acc.get_weights(), large.get_weights()) > 1e-2
+
+# Masked tokens
+assert seq_miss["Keras accumulation"] > 1e-4 and seq_miss["AccumulatingModel"] < 1e-6
+assert seq_miss["your train_step"] > 1e-4 and yours_vs_keras < 1e-6
+
+# The problems' solutions
+assert max_abs_diff(mine16.inner.get_weights(), large.get_weights()) < 1e-6 and sizes.count(0) == 5
+assert all(d < 1e-6 for d in weighted_diff.values()) and class_moved > 1e-4
+assert abs(weighted_logs["sample_weight=w"][1] - 2.197235) < 1e-6
+assert by_sum["D_i = rows"] > 1e-4 and by_sum["D_i = summed weights"] < 1e-6, by_sum
+assert l2_diff < 1e-6 and abs(l2_logs["your train_step"] - l2_logs["large batch"]) < 1e-6
+assert counter.batches == 22 and int(loaded.optimizer.iterations) == 33
+assert max_abs_diff(loaded.get_weights(), saved.get_weights()) == 0

@@ -1,0 +1,25 @@
+"""The step-peak figure draws each peak in gradients, against k, beside the lines k and 2."""
+import pytest
+
+from gradlab.studies.figures.step_peaks import plot_step_peaks
+
+
+def test_peaks_are_drawn_in_gradients_beside_k_and_2():
+    # a gradient of 0.1 MiB: 0.5 MiB is 5 gradients, 1.7 MiB is 17
+    fig = plot_step_peaks({"unrolled": {4: 0.5, 16: 1.7, 1: 0.2}, "while loop": {1: 0.2, 4: 0.2, 16: 0.2}}, 0.1)
+    (ax,) = fig.axes
+    lines = {line.get_label(): (list(line.get_xdata()), [round(v, 9) for v in line.get_ydata()])
+             for line in ax.get_lines()}
+    assert lines["unrolled"] == ([1, 4, 16], [2.0, 5.0, 17.0])
+    assert lines["while loop"] == ([1, 4, 16], [2.0, 2.0, 2.0])
+    assert lines["k: every micro-batch's gradient at once"] == ([1, 4, 16], [1, 4, 16])
+    assert lines["2: one gradient and the sum"] == ([1, 4, 16], [2, 2, 2])
+    assert ax.get_xscale() == "log" and ax.get_ylim()[0] == 0
+    assert "0.100 MiB" in ax.get_ylabel()
+
+
+@pytest.mark.parametrize("peaks, gradient", [({}, 0.1), ({"a": {}}, 0.1), ({"a": {0: 1.0}}, 0.1),
+                                             ({"a": {1: 1.0}}, 0.0), ({"a": {1: 1.0}}, float("nan"))])
+def test_bad_arguments_are_refused(peaks, gradient):
+    with pytest.raises(ValueError):
+        plot_step_peaks(peaks, gradient)
