@@ -1,0 +1,124 @@
+"""The authors' checks of lesson 12 (not part of the lesson): each re-checks a number or claim the
+prose states, over the notebook's names, and fails loudly if a run ever disagrees with the text.
+
+Run by the lesson's last code cell as `%run -i checks/12.py`; it reuses the notebook's names
+(`x`, `y`, `make`, `mlp`, `pf`, ...) and recomputes a few small things the lesson no longer shows.
+"""
+import numpy as np
+import keras
+import tensorflow as tf
+
+# Section 1: the target, your clip_each and clip_once, gradlab and Keras
+oracle = mlp()  # the target checked: one tape over the 32 digits, clipped once
+with tf.GradientTape() as tape:
+    large_loss = loss_fn(y, oracle(x, training=True))
+g_tape = [g.numpy() for g in tf.clip_by_global_norm(
+    tape.gradient(large_loss, oracle.trainable_variables), 0.5)[0]]
+assert pf.relative_error(g_clipped, g_tape) < 1e-6
+helper = pf.per_micro_batch_clipped_grads(mlp(), x, y, 4, 0.5)  # your clip_each is gradlab's helper
+assert pf.relative_error(g_each, helper) < 1e-5
+assert pf.relative_error(g_each, g_clipped) > 0.1 and pf.relative_error(g_once, g_clipped) < 1e-5
+assert min(norm([t.numpy() for t in g]) for _, g in parts) > 0.5
+assert f"{pair_cos:.2f}" == "0.08" and abs(each_by_hand - norm(g_each)) < 1e-4
+assert f"{cosine:.4f} {norm(g_each):.3f} {norm(g_once):.3f}" == "0.9959 0.278 0.500"
+assert f"{pf.relative_error(g_each, g_clipped):.2f}" == "0.45" and 0.99 < cosine < 1.0
+keras_clip = {k: v for k, v in clip_errs.items() if k.startswith("Keras")}
+assert len(keras_clip) == 2 and len(clip_errs) == 7
+assert max([*clip_errs.values(), pf.relative_error(g_once, g_clipped)]) < 1e-6
+decay = lambda n=None: keras.optimizers.SGD(1.0, weight_decay=0.1, gradient_accumulation_steps=n)
+decay_err = pf.relative_error(pf.update_of(make("keras", 4, optimizer=lambda: decay(4)), x, y),
+                              pf.update_of(make("large_batch", optimizer=decay), x, y))
+assert decay_err < 1e-5  # Keras applies weight decay once per update too
+
+# Section 1 over training: clip each trains slower, about as clip once with the learning rate cut
+late = {label: float(np.mean(losses[200:])) for label, losses in curves.items()}
+once_l, each_l, cut_l = late.values()
+assert each_l > once_l and abs(each_l - cut_l) < abs(each_l - once_l)
+assert f"{lr_cut:.3f} {each_l:.3f} {once_l:.3f} {cut_l:.3f}" == "0.555 0.294 0.260 0.289"
+assert [f"{np.mean(losses[:100]):.3f}" for losses in curves.values()] == ["0.762", "0.792", "0.811"]
+
+# Section 2: skip the whole update
+assert sum_if_finite(micro_grads(mlp(), bad, y, 2, scale=2.0 ** 15)) is None
+assert abs(not_finite - 19_000) < 500 and entries == 50_890
+assert held_1["fused"] == 0.0 < held_1["keras"] and f"{held_1['keras']:.3f}" == "0.173"
+assert held_iters == {"fused": 0, "keras": 1}  # the micro-step counter advanced
+assert held["fused"] == 0.0 < held["keras"] and f"{held['keras']:.2f}" == "0.17"
+assert max(w_gap(w_after["fused"], clean), w_gap(w_after["keras"], mixed)) < 1e-6
+assert f"{w_gap(w_after['keras'], clean):.3f}" == "0.012"
+assert f"{one_update:.3f} {w_gap(w_after['keras'], clean) / one_update:.2f}" == "0.009 1.38"
+assert state[1][:3] == (16384.0, 0, 1) and f"{state[1][3]:.3f}" == "0.173"
+assert row == [1, None, 1, 2, 2, "held"]
+assert ref["x[:16] + x2[:16], then x2[16:] + x3[:16]"] < 1e-6
+assert f"{ref['x2, then x3']:.3f} {ref['x2, then x3'] / one_update:.2f}" == "0.009 1.03"
+
+# Section 3: your scaler is Keras's; my_step is fused; halving and growth per apply
+assert scale_seq["yours"] == scale_seq["Keras"] == [32768, 32768, 16384, 16384, 16384, 32768, 32768,
+                                                    16384, 8192, 8192, 8192]
+assert abs(w_mine - float(w_keras.numpy())) < 1e-6 * abs(w_mine) and f"{w_mine:.4e}" == "-5.1880e-04"
+assert max(my_gaps) < 1e-6 and max(my_end) < 1e-6 and my_scales == [(16384.0, 16384.0)] * 3
+two_bad = x.copy()
+two_bad[:8] *= 1e38
+two_bad[24:] *= 1e38  # micro-batches 1 and 4 of 4 overflow
+halved = {}  # s after one step of 4 micro-batches of 8, from 2^15
+for case, bad_x in (("1 and 4", two_bad), ("all 4", x * 1e38)):
+    for name, accum in (("fused", None), ("keras", 4)):
+        run = make(name, 4, optimizer=lambda: keras.optimizers.LossScaleOptimizer(
+            keras.optimizers.SGD(0.1, gradient_accumulation_steps=accum)))
+        with warnings.catch_warnings(action="ignore"):  # gradlab's float16 note; this run is float32
+            run.step(bad_x, y)
+        halved[case, name] = float(run.optimizer.dynamic_scale)
+    scaler = DynamicScaler()
+    my_step(mlp(), scaler, bad_x, y, 4)
+    halved[case, "yours"] = scaler.scale
+assert halved == {("1 and 4", "fused"): 16384, ("1 and 4", "yours"): 16384, ("1 and 4", "keras"): 8192,
+                  ("all 4", "fused"): 16384, ("all 4", "yours"): 16384, ("all 4", "keras"): 2048}
+assert doubled == {"one apply per update (a plain LSO)": [2000],
+                   "Keras's accumulation, N = 4": [500, 1000, 1500, 2000],
+                   "Keras, N = 4, dynamic_growth_steps=2000 * 4": [2000]}
+once_s, keras_s, fixed_s = (scales for _n, scales in runs.values())  # the loss scale per call
+assert once_s[1] == halved["all 4", "fused"] == 16384 and keras_s[1:5] == [16384, 8192, 4096, 2048]
+assert keras_s[4] == halved["all 4", "keras"] == fixed_s[4] == 2048 and once_s[-1] == keras_s[-1] == 32768
+assert max(once_s[2:-1]) == 16384 and fixed_s[-1] == 4096 and max(fixed_s[5:-1]) == 2048  # 8x lower
+assert isinstance(m16.optimizer, keras.optimizers.LossScaleOptimizer)
+assert after_call[3] == (2048, 0) and after_call[-1] == (2048, 2)  # 4 halvings in update 1
+assert f"{f16.max:.2e} {f16.smallest_subnormal:.0e}" == "6.55e+04 6e-08"
+assert f"{floor[16384]:.1e} {floor[2048]:.1e}" == "1.8e-12 1.5e-11"
+g16 = np.concatenate([g.numpy().ravel() for g in micro_grads(m16, x2[:8], y2[:8], 1)[0][1]])
+assert int(np.sum(g16[g32 != 0] == 0)) == 0  # float16 flushes none of this mlp's gradient, even at s = 1
+assert f"{np.abs(g32[g32 != 0]).min():.1e}" == "8.5e-07"
+
+# Section 4: the weight average
+once, c1 = pf.expected_ema(trajectory, 0.9), ema_coefficients(4, 0.9, 1)  # the last run: beta 0.9
+assert max(float(np.abs(a - sum(c * w[v] for c, w in zip(c1, trajectory))).max())
+           for v, a in enumerate(once)) < 1e-6
+for beta in (0.5, 0.9):
+    assert max(ema_miss[beta, "fused", 1], ema_miss[beta, "keras", 4 if beta == 0.9 else 2]) < 1e-6
+    assert min(ema_miss[beta, "fused", 4 if beta == 0.9 else 2], ema_miss[beta, "keras", 1]) > 1e-3
+assert f"{ema_miss[0.9, 'fused', 4]:.3f} {ema_miss[0.5, 'fused', 2]:.4f}" == "0.024 0.0056"
+assert f"{last_move[0.5]:.3f} {last_move[0.9]:.3f}" == "0.054 0.071"
+assert f"{ema_miss[0.5, 'keras', 1] / last_move[0.5]:.2f} " \
+       f"{ema_miss[0.9, 'keras', 1] / last_move[0.9]:.2f}" == "0.10 0.33"
+fit_model = mlp()  # Keras's own fit, the same 4 updates of 4 micro-batches of 8: it returns the average
+fit_model.compile(optimizer=keras.optimizers.SGD(0.5, use_ema=True, ema_momentum=0.9,
+                                                 gradient_accumulation_steps=4), loss=loss_fn)
+fit_model.fit(np.tile(x, (4, 1, 1)), np.tile(y, 4), batch_size=8, shuffle=False, verbose=0)
+fit_gaps = [w_gap(fit_model.get_weights(), w) for w in (average, trajectory[-1])]
+assert fit_gaps[0] < 1e-6 and fit_gaps[1] > last_move[0.9]  # the average, not the last weights
+
+# The fix in your own train_step
+assert fix_gap < 1e-6 and float(lso_5.dynamic_scale) == float(fused_5.optimizer.dynamic_scale) == 16384
+assert f"{fix_gap:.1e}" == "3.0e-08" and f"{fit_gap_5:.1e}" == "3.0e-08"
+assert fit_gap_5 < 1e-6 and float(fit_5.optimizer.dynamic_scale) == 16384
+
+# The answers to the problems
+assert max(kept_gaps["x[16:] + x2[:16]"], 0.0) < 1e-6 and f"{kept_gaps['clean batch']:.3f}" == "0.009"
+assert f"{kept_gaps['clean batch'] / one_update:.2f}" == "1.05"
+for beta, (lag_once, lag_keras, lag_fixed) in lags.items():  # the closed forms the prose states
+    assert max(abs(lag_once - beta / (1 - beta)), abs(lag_keras - beta / (1 - beta ** 4)),
+               abs(lag_fixed - beta ** 0.25 / (1 - beta))) < 1e-6 and 0 < lag_fixed - lag_once < 0.75
+assert [f"{lags[b][1]:.2f}" for b in lags] == ["2.62", "25.12", "250.12"]
+assert f"{lags[0.9][2]:.2f}" == "9.74"
+assert f"{large_norm:.3f} {clip_gaps[3.0]:.3f}" == "1.651 0.067"
+assert large_norm < 3.0 < n_4 and abs(clip_gaps[3.0] - by_hand) < 1e-3 * by_hand
+assert ends_at == 2501 and doubled["Keras's accumulation, N = 4"][0] == 500
+print("every check behind the text holds")
