@@ -1,0 +1,71 @@
+"""The authors' checks of lesson 17 (17-memory.ipynb), not part of the lesson.
+
+Run by the lesson's last cell with `%run -i`, over the notebook's names: it re-checks every number
+the prose states, exactly where the number is fixed and as a conclusion that outlasts the run-to-run
+spread where it is a memory or time reading (nbval cannot pin those)."""
+import numpy as np
+
+# the budget (cell 3) and the levers' budgets against the measured medians
+assert round(1024 * t / MiB, 2) == 4.50, t
+assert 0 < my_budget(1024, 1, True) - my_budget(1024, 4, False) < 1024 * 1024 * 4  # 0.87 MiB: under one output
+assert [round(my_budget(**lever) / MiB, 2) for lever in levers.values()] == [34.91, 22.91, 22.04]
+assert [round(budget_update[n], 2) for n in ("plain", "tf.recompute_grad", "N=4")] == [27.44, 15.44, 14.57]
+assert block_apart == 0.0 and apart == [0.0, 0.0], (block_apart, apart)  # your Block, keras.remat: exact
+assert 0.6 < mine[1].max() / theirs.peak < 1.4 and theirs.ms[0] < 0 < mine[1].max(), (mine[1].max(), theirs)
+
+# what one update adds, measured (medians of nine)
+assert all(0 <= net.held_mib - 4 * P / MiB < 1 for net in nets.values())  # held: the weights and a little state
+assert abs(batch_mib - (xb.shape[0] * 4 * 784 + yb.shape[0] * 8) / MiB) < 0.01, batch_mib  # the batch
+rc = ("yours, wait_for_dy", "tf.recompute_grad")
+assert all(median[n] < 0.6 * median["plain"] for n in rc + ("N=4",)), median  # each about half of plain's
+assert all(abs(median[n] - median["N=4"]) < 2 for n in rc), median  # the levers tie
+assert all(abs(whole[n] - whole["N=4"]) < 2 for n in rc), whole  # in all: the same held, about the same added
+assert all(abs(off_budget[n]) < 5 for n in ("plain", "N=4") + rc), off_budget  # the budget: within a few MiB
+assert median["yours"] > 0.8 * median["plain"], median  # yours without wait_for_dy saves nothing
+assert median["keras.RematScope"] > 1.2 * median["plain"], median  # the per-layer scope holds more than plain
+assert round(scope_extra, 2) == 16.00 and 12 < median["keras.RematScope"] - median["plain"] < 20, median
+
+# the traces: yours reaches its loss later than plain (it rebuilt in the forward pass)
+assert all(tr.peak >= tr.mib.max() - 1e-9 for tr in traces.values()) and len(marks["N=4"]) == 4 == 4 * len(marks["plain"])
+assert all(0 < m[0] < tr.ms[-1] for m, tr in zip(marks.values(), traces.values())), marks
+assert marks["yours"][0] > marks["plain"][0], marks
+
+# the costs: multiply-adds, products, time
+assert round((fwd + bwd + rebuilt) / (fwd + bwd), 2) == 1.16 and 4 * (3 * len(macs) - 1) == 116 and 3 * len(macs) - 1 == 29
+assert share["tf.recompute_grad"] > 1 and share["N=4"] > 1 and 4 * share["plain, 256 rows"] > 1, share
+chen_m = {k: np.median(m) for k, m in chen_adds.items()}
+assert chen_m[1] < 0.7 * chen_m[0] and chen_m[1] < chen_m[2] < chen_m[4], chen_m  # longer segments hold more
+assert abs(chen_m[4] - chen_m[0]) < 3, chen_m  # one segment of all 4 blocks: about plain's
+
+# the conv net: four readings of one plain update at B = 512, and the budget's band
+calc, step = conv_res[1]
+assert round(alive, 1) == 241.0 and abs(warm / alive - 1) < 0.02, (alive, warm)  # pre-warmed: what is alive
+assert round(calc, 1) == 314.8 and round(step, 1) == 328.1 and 0.95 < calc / step < 0.97
+assert 1.28 < calc / warm < 1.34, (calc, warm)  # the budget over what is alive: about 30 %
+assert 0.97 < band["MLP, pre-warmed"] < 1.2, band  # at or a little over the MLP's update
+assert round(conv_res[16][0], 1) == round(conv_res[16][1], 1) == 20.0, conv_res
+assert round(512 * ac / MiB, 1) == 158.2 and conv_b[1] == 512
+assert (round(conv_whole[1], 1), round(conv_whole[8], 1), round(conv_res[8][1], 1)) == (316.5, 41.3, 39.6), conv_whole
+assert all(abs(calc - step) < 0.1 for n, (calc, step) in conv_res.items() if n >= 8), conv_res
+assert all(0.03 < (step - calc) / step < 0.05 for n, (calc, step) in conv_res.items() if n <= 4), conv_res
+
+# training under the cap
+assert under_p["out_of_memory"].startswith("OOM") and not {"error", "out_of_memory"} & (set(under_a) | set(free))
+assert under_a["peak_mb"] < free["peak_mb"] / 5 and free["peak_mb"] > limit
+assert free["peak_mb"] > conv_res[1][1] and under_a["peak_mb"] > conv_res[16][1]  # process > update
+assert under_a["finite"] and len(under_a["losses"]) == len(free["losses"]) == 3
+assert dw < 1e-5 and moved > 100 * dw, (dw, moved)  # the same weights, to float32 rounding
+
+# problem 5 (on paper): a 7B GPT layer, s = 2048, beside ZeRO-3's share of the floor on 80 GB
+assert round(floor) == 104 and round(floor / 8) == 13 and round(80e9 / GiB, 1) == 74.5 and round(room, 1) == 61.5
+assert [round(k / GiB, 2) for k in keeps.values()] == [28.50, 8.50, 1.39], keeps
+assert round(2 * sbh * layers / GiB, 2) == 0.50 and round(sbh * (34 + 5 * heads * s / h) / GiB, 2) == 0.89
+assert [int(room * GiB // k) for k in keeps.values()] == [2, 7, 44]
+assert [round(100 * extra_flops[n] / flops, 1) for n in ("selective", "full")] == [2.6, 33.3]
+assert 5 * heads * s / h == 80 and 34 + 5 * heads * s / h == 114
+
+# the optional section: graph counts, Grappler off, eager, the scope's other modes
+assert count == {"plain": (29, 10, 29), "yours": (37, 18, 33), "yours, wait_for_dy": (37, 10, 33),
+                 "tf.recompute_grad": (37, 10, 33), "gradlab's copy": (37, 18, 33), "gradlab's copy, wait": (37, 10, 33)}, count
+assert all(np.median(m) > 0.8 * median["plain"] for m in extra.values()), (median, extra)  # neither saves
+assert scope_error and "keyword" in scope_error and "eager" in scope_error, scope_error
