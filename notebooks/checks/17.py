@@ -18,8 +18,10 @@ assert all(0 <= net.held_mib - 4 * P / MiB < 1 for net in nets.values())  # held
 assert abs(batch_mib - (xb.shape[0] * 4 * 784 + yb.shape[0] * 8) / MiB) < 0.01, batch_mib  # the batch
 rc = ("yours, wait_for_dy", "tf.recompute_grad")
 assert all(median[n] < 0.6 * median["plain"] for n in rc + ("N=4",)), median  # each about half of plain's
-assert all(abs(median[n] - median["N=4"]) < 2 for n in rc), median  # the levers tie
-assert all(abs(whole[n] - whole["N=4"]) < 2 for n in rc), whole  # in all: the same held, about the same added
+spread = {n: float(np.ptp(adds[n])) for n in rc + ("N=4",)}  # one setting's nine readings, highest - lowest
+# the levers tie: their medians differ by less than either setting's own spread (the prose's "a tie")
+assert all(abs(median[n] - median["N=4"]) < max(spread[n], spread["N=4"]) for n in rc), (median, spread)
+assert all(abs(whole[n] - whole["N=4"]) < max(spread[n], spread["N=4"]) for n in rc), whole  # in all, too
 assert all(abs(off_budget[n]) < 5 for n in ("plain", "N=4") + rc), off_budget  # the budget: within a few MiB
 assert median["yours"] > 0.8 * median["plain"], median  # yours without wait_for_dy saves nothing
 assert median["keras.RematScope"] > 1.2 * median["plain"], median  # the per-layer scope holds more than plain
