@@ -172,7 +172,7 @@ def plot_critical_batch_by_target(by_target):
     return fig
 
 
-def plot_learning_rate_sweep(sweep, target=None, cap=None):
+def plot_learning_rate_sweep(sweep, target=None, cap=None, offset=False):
     """Updates to the target loss against the learning rate, one line per batch size B.
 
         S(B, lr) = updates SGD at batch B and rate lr took to reach the target;  inf: not within the cap
@@ -189,6 +189,9 @@ def plot_learning_rate_sweep(sweep, target=None, cap=None):
             cap, labelled "not within {cap} updates (cap)", with no tick in the band; every rate tied
             at a B's fewest updates gets a circle. None: the crosses sit on the top edge, one ring per B,
             as before.
+        offset: if True, every point of a B (line, circles, crosses) is shifted sideways by
+            2^(0.1 (i - (n-1)/2)), so that two B's with the same S at the same rate both show; the
+            ticks stay at the rates swept. False: only the crosses shift, by 2^(0.06 (i - (n-1)/2)).
     Returns:
         a matplotlib Figure with 1 Axes, already closed in pyplot.
     """
@@ -205,16 +208,18 @@ def plot_learning_rate_sweep(sweep, target=None, cap=None):
     n = len(sweep)
     for i, ((b, rates), color) in enumerate(zip(sweep.items(), colors)):
         lrs = sorted(rates)
+        shift = 2 ** ((0.1 if offset else 0.06) * (i - (n - 1) / 2))  # side by side, so each B shows
+        moved = shift if offset else 1.0  # the points reached and their circles
         reached = [lr for lr in lrs if np.isfinite(rates[lr])]
-        ax.plot(reached, [rates[lr] for lr in reached], "o-", color=color, label=f"B = {b:g}")
+        ax.plot([lr * moved for lr in reached], [rates[lr] for lr in reached], "o-", color=color,
+                label=f"B = {b:g}")
         missed = [lr for lr in lrs if not np.isfinite(rates[lr])]
-        shift = 2 ** (0.06 * (i - (n - 1) / 2))  # side by side, so each B's cross shows
         ax.plot([lr * shift for lr in missed], [top] * len(missed), "x", color=color, markersize=9,
                 linestyle="none")
         best = min(lrs, key=lambda lr: (rates[lr], lr))
         ties = [best] if cap is None else [lr for lr in lrs if rates[lr] == rates[best]]
-        ax.plot(ties, [rates[best]] * len(ties), "o", color=color, markerfacecolor="none", markersize=15,
-                linestyle="none")
+        ax.plot([lr * moved for lr in ties], [rates[best]] * len(ties), "o", color=color,
+                markerfacecolor="none", markersize=15, linestyle="none")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
     ax.set_xticks(sorted({lr for rates in sweep.values() for lr in rates}))

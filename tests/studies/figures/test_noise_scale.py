@@ -94,6 +94,22 @@ def test_plot_learning_rate_sweep_with_a_cap_bands_the_misses_and_circles_every_
         plot_learning_rate_sweep({32: {0.4: 120}}, cap=100)
 
 
+def test_plot_learning_rate_sweep_can_offset_each_batch_size_so_tied_points_both_show():
+    from gradlab.studies.figures.noise_scale import plot_learning_rate_sweep
+
+    # B = 128 and 512 both take 23 updates at lr 0.4: with offset, 2^(0.1 (i - 1/2)) for i = 0, 1
+    sweep = {128: {0.4: 23, 0.8: 24, 1.6: np.inf}, 512: {0.4: 23, 0.8: 22, 1.6: np.inf}}
+    fig = plot_learning_rate_sweep(sweep, target=0.5, cap=100, offset=True)
+    (ax,) = fig.axes
+    lines = ax.lines  # per B: the reached rates, the missed ones, the circles
+    assert np.allclose(lines[0].get_xdata(), [0.4 * 2 ** -0.05, 0.8 * 2 ** -0.05])
+    assert np.allclose(lines[3].get_xdata(), [0.4 * 2 ** 0.05, 0.8 * 2 ** 0.05])
+    assert list(lines[0].get_ydata()) == [23, 24] and list(lines[3].get_ydata()) == [23, 22]
+    assert np.allclose(lines[1].get_xdata(), [1.6 * 2 ** -0.05]) and np.allclose(lines[4].get_xdata(), [1.6 * 2 ** 0.05])
+    assert np.allclose(lines[2].get_xdata(), [0.4 * 2 ** -0.05]) and np.allclose(lines[5].get_xdata(), [0.8 * 2 ** 0.05])
+    assert list(ax.get_xticks()) == [0.4, 0.8, 1.6]  # the ticks stay at the rates swept
+
+
 def test_plot_critical_batch_can_move_the_label_at_the_knee_clear_of_its_circle():
     from gradlab.studies.figures.noise_scale import plot_critical_batch
 
