@@ -1,4 +1,5 @@
-"""Figures for the pitfall lessons: loss per token and per sequence over training, BatchNorm's
+"""Figures for the pitfall lessons: each token's weight under a way of accumulating against its
+share, loss per token and per sequence over training, BatchNorm's
 gradient error against the micro-batch size, dropout's gap against the number of draws averaged, the weights an EMA of the weights
 puts on each update, the learning rate each update applies, which update applies each
 micro-batch, and the loss scale after each apply call.
@@ -18,6 +19,48 @@ from .plots import DASHES, _colors, _figure
 def _check_series(name, series):
     if not series:
         raise ValueError(f"{name} needs at least one entry, got {series!r}")
+
+
+def plot_token_weights(tokens, ratios, title="A token's weight in the update, against its share 1/W"):
+    """Each sequence's per-token weight over its share 1/W, against the sequence's tokens, log-log.
+
+        ratio_j = (weight of one of sequence j's tokens) / (1 / W),   W = sum_j w_j
+        naive rule, sequence j in micro-batch i:  ratio_j = W / (N W_i);  the large batch: 1
+
+    One marker style per label, one point per sequence; a dashed line at 1 is the large batch's
+    weight (and the fix's): a point above it is over-weighted, below it under-weighted.
+
+    Args:
+        tokens: w_j, the tokens of each sequence (positive).
+        ratios: dict `{label: [ratio_j, one per sequence]}`, each as long as `tokens`.
+        title: the figure's title.
+    Returns:
+        a matplotlib Figure with 1 Axes.
+    """
+    _check_series("ratios", ratios)
+    tokens = np.asarray(tokens, dtype=np.float64)
+    for label, r in ratios.items():
+        if np.shape(r) != tokens.shape:
+            raise ValueError(f"{label!r}: needs one ratio per sequence ({tokens.shape}), got {np.shape(r)}")
+    if np.any(tokens <= 0):
+        raise ValueError(f"tokens must be positive, got {tokens.tolist()}")
+    fig, ax = _figure(figsize=(5.6, 3.8))
+    markers = "os^d"
+    for k, ((label, r), color) in enumerate(zip(ratios.items(), _colors(len(ratios)))):
+        ax.plot(tokens, np.asarray(r, dtype=np.float64), markers[k % len(markers)], color=color,
+                alpha=0.8, markersize=6 - k, linestyle="None", label=label)
+    ax.axhline(1.0, linestyle="--", color="black", linewidth=1, label="large batch, and the fix: 1")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    for axis in (ax.xaxis, ax.yaxis):  # plain 0.5, 1, 2, 5, 10, not powers of ten
+        axis.set_major_locator(LogLocator(base=10, subs=(1, 2, 5)))
+        axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        axis.set_minor_locator(NullLocator())
+    ax.set_xlabel("tokens in the sequence $w_j$")
+    ax.set_ylabel("a token's weight / its share $1/W$")
+    ax.set_title(title)
+    ax.legend(fontsize="small")
+    return fig
 
 
 def plot_token_and_sequence_loss(curves, window=21, title="Loss of the update's batch"):

@@ -1,4 +1,4 @@
-"""Lessons 11 and 12's figures: BatchNorm error vs micro-batch size, dropout gap vs draws,
+"""Lessons 11 and 12's figures: token weights, BatchNorm error vs micro-batch size, dropout gap vs draws,
 EMA coefficients, the learning rate each update applies, which update applies each micro-batch,
 the loss scale after each apply call."""
 import matplotlib.pyplot as plt
@@ -7,7 +7,35 @@ import pytest
 
 from gradlab.studies.figures.pitfall_plots import (plot_applied_rates, plot_batchnorm_error, plot_dropout_gap,
                                                    plot_ema_coefficients, plot_loss_scale,
-                                                   plot_token_and_sequence_loss, plot_update_timeline)
+                                                   plot_token_and_sequence_loss, plot_token_weights,
+                                                   plot_update_timeline)
+
+
+def test_plot_token_weights_draws_each_sequence_at_its_tokens_beside_the_share_at_1():
+    # worked by hand: tokens 1, 3, 4, so W = 8 and a token's share is 1/8; N = 2, naive weight 1/(N W_i)
+    # split 1, 3 | 4: W_i = 4 and 4, each token weighs 1/8 -> ratio 1 everywhere
+    # split 1 | 3, 4: W_i = 1 -> 1/2, ratio 4; W_i = 7 -> 1/14, ratio 8/14
+    tokens = [1, 3, 4]
+    ratios = {"1, 3 | 4": [1.0, 1.0, 1.0], "1 | 3, 4": [4.0, 8 / 14, 8 / 14]}
+    fig = plot_token_weights(tokens, ratios)
+    ax, = fig.axes
+    assert not plt.fignum_exists(fig.number)
+    drawn = {line.get_label(): line for line in ax.lines}
+    assert np.allclose(drawn["1 | 3, 4"].get_xdata(), [1, 3, 4])
+    assert np.allclose(drawn["1 | 3, 4"].get_ydata(), [4.0, 0.5714286, 0.5714286])
+    assert drawn["1, 3 | 4"].get_linestyle() == "None" and drawn["1, 3 | 4"].get_marker() != drawn["1 | 3, 4"].get_marker()
+    share, = [line for line in ax.lines if line.get_linestyle() == "--"]
+    assert np.allclose(share.get_ydata(), [1, 1]) and "1" in share.get_label()
+    assert ax.get_xscale() == ax.get_yscale() == "log" and "1/W" in ax.get_ylabel()
+    fig.canvas.draw()
+    lo, hi = ax.get_ylim()
+    assert "1" in [t.get_text() for t in ax.get_yticklabels() if lo <= t.get_position()[1] <= hi]
+    with pytest.raises(ValueError, match="one ratio per sequence"):
+        plot_token_weights(tokens, {"short": [1.0, 2.0]})
+    with pytest.raises(ValueError, match="positive"):
+        plot_token_weights([0, 1], {"a": [1.0, 1.0]})
+    with pytest.raises(ValueError, match="at least one"):
+        plot_token_weights(tokens, {})
 
 
 def test_plot_token_and_sequence_loss_draws_each_column_in_its_panel_smoothed_where_the_window_fits():

@@ -1,0 +1,80 @@
+"""The authors' checks of lesson 11 (not part of the lesson): each re-checks a number or claim the
+prose states, over the notebook's names, and fails loudly if a run ever disagrees with the text.
+
+Run by the lesson's last code cell as `%run -i checks/11.py`; it reuses the notebook's names
+(`x`, `y`, `tokens`, `target`, `naive`, `pf`, ...) and recomputes a few small things the lesson no
+longer shows (Keras's two reductions on one batch).
+"""
+import numpy as np
+
+# Weight micro-batches by what they count: tokens
+assert pf.relative_error(naive, target) > 0.5 and pf.relative_error(fixed, target) < 1e-5
+assert abs(coef * spread - pf.relative_error(naive, target)) < 1e-3  # N = 2: the formula is exact
+assert W / (2 * W_i[0]) > 1 > W / (2 * W_i[1])
+assert pf.relative_error(naive, gradlab_naive) < 1e-5  # your naive rule is gradlab's helper
+assert pf.relative_error(gradlab_fix, target) < 1e-5  # gradlab's sample_weight under accumulate
+assert pf.relative_error(fixed, gradlab_fix) < 1e-5
+
+# shuffled splits: smaller than the sorted one, far above rounding, and biased
+assert 1e-3 < one_split < pf.relative_error(naive, target)
+assert abs(float(W / (N * W_i[0])) - naive_ratios(np.arange(32))[0]) < 1e-6  # the figure's 8.42
+assert miss(naive_ratios(np.arange(32))) - pf.relative_error(naive, target) < 1e-4  # linear in ratios
+biased = miss(mean_ratio)
+assert biased > 5 * one_split / np.sqrt(len(shuffled))  # ten times the noise in the stored run
+assert all(miss(shuffled[:S].mean(axis=0)) > 3 * one_split / np.sqrt(S) for S in (1_000, 10_000))
+assert mean_ratio[:16].min() > 1 > mean_ratio[tokens.argmax()]  # short over-, the longest under-weighted
+# the short sequences' tokens gain what the long ones lose: the mean weights still sum to 1
+assert abs(float((mean_ratio * tokens / W).sum()) - 1) < 1e-6
+
+# padding masks
+assert pf.relative_error(seq_naive, seq_target) > 1 and pf.relative_error(seq_fixed, seq_target) < 1e-5
+assert abs(seq_coef * seq_spread - seq_errors[0]) < 1e-3 and V_i == [int(v) for v in V_counts]
+assert norm(g_1) > 2 * norm(g_2) and cos_12 < 0.5  # grad L_1 longer, and pointing elsewhere
+assert seq_gradlab_error < 1e-5
+
+# In Keras: the two reductions' divisors (the table), then every row under Keras's accumulation
+logits = mlp_model(x)
+wl = tokens * pf.per_example_loss(y, logits).numpy()  # w_j l_j
+default = float(loss_fn(y, logits, sample_weight=tokens))
+assert abs(default - wl.sum() / len(x)) < 1e-4 * default  # divides by the rows
+assert abs(float(mean_w(y, logits, sample_weight=tokens)) - wl.sum() / tokens.sum()) < 1e-4  # by W
+assert abs(keras_errors["mean_with_sample_weight"] - pf.relative_error(naive, target)) < 1e-3
+assert len(keras_errors) == 4
+assert max(e for r, e in keras_errors.items() if r != "mean_with_sample_weight") < 1e-5
+# Keras's accumulation fed the masked loss as it is: the naive rule, as yours
+seq_window = [(ids[o:o + 8], labels[o:o + 8], v) for o, v in zip((0, 8), V_i)]
+as_it_is = keras_update(seq_model, seq_window, lambda t, out, v: loss_fn(t, out))
+assert abs(pf.relative_error(as_it_is, seq_target) - seq_errors[0]) < 1e-3
+assert V_window == sum(V_i) and pf.relative_error(counted, seq_target) < 1e-5
+assert pf.relative_error(keras_w, target) < 1e-5
+
+# What the miss does to training: tagging, then the digits (folded)
+t_nai, t_fix, t_big = tag_end.values()
+assert tag_gap < 1e-5 and t_nai[0] > t_fix[0] + 0.2 and t_nai[1] < t_fix[1] - 0.2  # each wins its own
+assert abs(t_nai[2] - 0.5) < 0.05 and abs(t_fix[2] - short_tokens) < 0.02  # each bets what its loss counts
+fix, nai = trained["fix (sum, / W)"], trained["naive: 1/N"]
+assert curve_gap < 1e-5 and nai["token_test"] > fix["token_test"] + 0.03 and nai["short"] > fix["short"] + 0.3
+assert nai["token_end"] > fix["token_end"] and nai["seq_end"] < fix["seq_end"]  # each wins its own
+assert nai["seq_test"] < fix["seq_test"] and short_share < 0.1 and fix["long"] > nai["long"]
+
+# Problems
+assert errors[3] > 1e-2 and errors[2] < 1e-5
+assert naive_share / share.min() > 10 > 1 > naive_share / share.max() and 0 < moved < 1
+
+# Appendix: BatchNorm
+assert all(e < 1e-5 for e in norm_fixes.values()) and len(norm_fixes) == 3
+assert min(bn_errors[16]) > 1e-2 and bn_errors[4].mean() > bn_errors[8].mean() > bn_errors[16].mean()
+assert bn_cos[4].mean() < bn_cos[8].mean() < bn_cos[16].mean()
+assert merge_error < 1e-5 and mean_of_vars > 0.05
+assert np.abs(moving["window"] - large_var).max() < 1e-6
+assert abs(np.abs(moving["micro"] - large_var).max() - 0.065) < 0.002
+by_hand = micro_batch_grads(bn_model(1)(), x, y, 8)  # both modes take your micro-batch gradients
+assert all(pf.relative_error(pf.update_of(make("accumulate", 8, model=bn_model(1), batchnorm=m), x, y),
+                             by_hand) < 1e-5 for m in ("micro", "window"))
+eight_moves = 0.99 ** 8 + sum(0.01 * 0.99 ** (7 - k) * p.var(axis=0)
+                              for k, p in enumerate(np.split(h, 8)))  # 'micro': from 1, 8 moves of 0.01
+assert np.abs(moving["micro"] - eight_moves).max() < 1e-5
+
+# Appendix: dropout
+assert mask_exact < 1e-5 and gaps[64] < gaps[1] / 4 and 0.5 < gaps[64] / yardstick[64] < 2
+print("every check behind the text holds")
