@@ -1,0 +1,55 @@
+"""The authors' checks of lesson 08 (not part of the lesson): each re-checks a number or claim the
+prose states, over the notebook's names, and fails loudly if a run ever disagrees with the text.
+
+Run by the lesson's last code cell as `%run -i checks/08.py`; it reuses the notebook's names
+(`proofs`, `ratios`, `curves`, `memory`, `peak`, ...).
+"""
+import numpy as np
+from gradlab.lessons import memory_budget
+
+# Accumulate by hand, the recipe's sum, Adam's epsilon / N, the 1/N miss
+assert abs(ratios["SGD(0.1)"] - 4) < 1e-3 and 1 < ratios["Adam(1e-3)"] < 1.05, ratios
+assert 1 < ratios["Adam(1e-3, epsilon=1e-8)"] < ratios["Adam(1e-3)"], ratios
+assert len(recipe) == 4 + 2  # N + 2 sess.run calls
+assert distance(fixed_after, large_after) < 1e-6
+assert 1e-5 < max_abs_diff(split_after["w_i = 1 / N"], keras63) < 1e-3
+assert 0.01 < spread / 84 < 0.03 and f"{spread:.2f} {spread / 84:.1e}" == "1.73 2.1e-02", spread
+
+# Training: the mean retraces N = 1; the sum trains faster at N = 4 and stops learning at N = 16
+late = {label: float(np.mean(losses[30:])) for label, losses in curves.items()}
+assert max(abs(u - v) for u, v in zip(curves["mean, N = 16"], curves["N = 1"])) < 1e-4
+assert late["sum, N = 4"] < late["N = 1"] < late["sum, N = 16"], late
+assert abs(late["sum, N = 16"] - np.log(10)) < 0.2 and max(curves["sum, N = 16"]) > 4 * np.log(10)
+assert [f"{late[k]:.2f}" for k in ("N = 1", "sum, N = 4", "sum, N = 16", "mean, N = 16")] == \
+    ["0.68", "0.46", "2.24", "0.68"], late
+assert f"{max(curves['sum, N = 16']):.1f}" == "21.0"
+
+# Every route equals Keras's large batch to float32 rounding
+assert all(d < 1e-6 for d in proofs.values()) and max_abs_diff(split_after["w_i = n_i / B"], keras63) < 1e-6
+assert len(runs) == 5 and all(proofs[name] < 1e-6 for name in runs)
+assert spacing >= max(proofs.values()) and 0 < differ / W < 0.05
+assert int(optimizer.iterations) == 3 and W == 203_530, (optimizer.iterations, W)
+
+# The budget: your budget is gradlab's, the break-even, the figure's crossing
+assert memory["MLP"][:2] == (W, 4 * 1306) and memory["convnet"][:2] == (38_218, 4 * 80_986) and pays == 208
+assert budget_figure.break_even == pays
+assert f"{48 * memory['MLP'][1] / 2**20:.2f}" == "0.24"
+for name, (m, B, N) in cases.items():
+    assert memory[name][3] == memory_budget.budget(memory[name][0], "sgd", B, N,
+                                                   activation_bytes_per_row=memory[name][1])["total"]
+for P_, a_, B, N, s_ in ((P_r, a_r, 256, 3, 1), (*memory["MLP"][:2], 64, 4, 0)):
+    assert budget(P_, a_, B, N, s_) == memory_budget.budget(P_, ("sgd", "momentum")[s_], B, N,
+                                                            activation_bytes_per_row=a_)["total"]
+assert memory["MLP"][2] < memory["MLP"][3] and memory["convnet"][3] < memory["convnet"][2] / 5
+
+# Measured: your loop's peak scales as 1/N, about 1.5 b a; the time barely moves on the convnet
+b_a = {N: -(-512 // N) * memory["convnet"][1] / 2**20 for N in peak}
+assert all(1.4 < peak[N] / b_a[N] < 1.9 for N in peak), (peak, b_a)  # "1.5 to 1.6" in the stored run
+assert 6 < peak[1] / peak[8] < 9 and 50 < peak[1] / peak[64] < 75, peak  # "about as 1/N"
+assert max(np.median(t) for t in ms.values()) < 2 * np.median(ms[1]), ms  # "well under twice"
+
+# Answer 4: ResNet-50 (01's P and a), N = 3 fits with or without t
+assert (P_r, a_r) == (25_583_592, memory_budget.activation_bytes_per_row(resnet))
+assert budget(P_r, a_r, 256, 1, s=1) > budget(P_r, a_r, 256, 2, s=1) > 16 * 2**30 > budget(P_r, a_r, 256, 3, s=1)
+assert fits == 3 and budget(P_r, a_r, 256, 3, s=1) + 86 * t_r < 16 * 2**30
+assert f"{t_r / a_r:.1%} {(budget(P_r, a_r, 256, 3, s=1) + 86 * t_r) / 2**30:.2f}" == "4.4% 12.80"
