@@ -1,0 +1,48 @@
+"""The authors' checks of lesson 16 (not part of the lesson): they re-check every number the prose states.
+
+The lesson's last cell runs this file in its own namespace (`%run -i checks/16.py`), so a re-run whose numbers
+disagree with the text fails there. nbval also pins every printed number.
+"""
+# Keras's plain mirrored fit: the uneven last batch, the mean of means, the formula for the miss
+assert last == [6, 5] and misses["Keras plain fit"] > 1e-4 and mirrored600 < 1e-6
+assert f"{misses['Keras plain fit']:.1e}" == "8.8e-04" and f"{mirrored600:.1e}" == "3.0e-08"
+assert formula_gap < 1e-6 and 0.06 < norm(actual) / last_norm < 0.09
+
+# TensorFlow's split: ceil(B / R) rows a replica until they run out; drop_remainder keeps the split
+assert shards(11, strategies[4]) == [3, 3, 3, 2] and shards(11, strategies[6]) == [2, 2, 2, 2, 2, 1]
+assert shards(11, strategies[3]) == [4, 4, 3] and shards(1) == [1, 0]
+assert shards(4, strategies[3]) == [2, 2, 0] and shards(4, strategies[3], drop_remainder=True) == [2, 2, 0]
+assert drop_miss < 1e-6 and int(dropped.optimizer.iterations.numpy()) == 10
+
+# Full batches that R does not divide: fit does not start; Keras's step misses at every update
+assert shards(64, strategies[3]) == [22, 22, 20] and fit_updates == 0 and "AddN" in fit_error
+assert len(per_update) == 9 and all(m > 1e-4 for m in per_update), per_update  # every update misses
+assert (f"{min(per_update):.1e}", f"{max(per_update):.1e}") == ("2.3e-04", "6.5e-04"), per_update
+assert (f"{min(updates):.1e}", f"{max(updates):.1e}") == ("6.4e-03", "1.2e-02"), updates
+
+# Keras's accumulation fails under a strategy, before any update
+assert "merge_call" in keras_error and int(failed.optimizer.iterations) == 0
+assert max_abs_diff(failed.get_weights(), w_init) == 0
+
+# Your step: the mean of means as written, the large batch divided by the global B; penalties, mixed precision
+assert same_as_keras < 1e-6 and as_written[0] > 1e-4 and summed[0] < 1e-6
+assert abs(summed[1] - large.history.history["loss"][0]) < 1e-6
+assert abs(2 * as_written[1] - summed[1]) < 1e-5  # it logs half the loss
+assert l2_miss["float32"] < 1e-6 and l2_miss["mixed_float16"] < 1e-6 and scale == 2**15
+
+# One all-reduce per update: the counts, the one-pack step, gradlab's
+assert reduces == {"Keras plain fit": 1, "your step": 3, "your one-pack step": 1, "AccumulatingModel": 1}
+assert gl_counts == [1, 3] and grad_bytes == 101_800
+assert misses["AccumulatingModel"] < 1e-6 and one[0] < 1e-6 and one_vs_acc < 1e-6 and "merge_call" in apply_error
+assert abs(one[1] - large.history.history["loss"][0]) < 1e-6
+
+# The empty shard: mirrored fit misses by half the last update, your step is exact
+assert abs(empty["Keras plain fit"] - half) < 1e-6 and empty["your step"] < 1e-6
+
+# The coupled loss: per-shard centring misses, all replicas' mean is exact; gradlab refuses it
+assert coupled_miss > 1e-4 and coupled_fix < 1e-6
+assert int(coupled.optimizer.iterations.numpy()) == 0 and max_abs_diff(coupled.get_weights(), before) == 0
+
+# The problems
+assert miss605 > misses["Keras plain fit"] and 2.3 < gap_ratio < 2.7
+assert by60[0] > 1e-4 and miss3 > 1e-4 and abs(run3 - miss3) < 1e-4 and gap3 < 1e-6
