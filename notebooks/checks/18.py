@@ -1,0 +1,116 @@
+"""The authors' checks of lesson 18 (18-the-lab.ipynb), not part of the lesson.
+
+Run by the lesson's last cell with `%run -i`, over the notebook's names: it re-checks every number the
+prose states against the run the notebook just made, and fails loudly where a run disagrees with the
+text. Timings are checked only as the conclusions the prose draws from them."""
+import numpy as np
+
+# Hold the effective batch (cell 5): yours and gradlab's agree; float32 rounding; no accuracy change
+assert mine == worst < 1e-5 and np.isclose(paired(accumulated, large).mean(), 100 * accuracy_change)
+assert np.all(paired(accumulated, large) == 0) and f"{accs.mean():.1f} ± {accs.std(ddof=1):.1f}" == "93.4 ± 0.8"
+assert f"{mine:.1e}" == "7.2e-07" and f"{np.spacing(np.float32(2.3)):.1e}" == "2.4e-07"
+
+# your noise and level against gradlab's loss_noise, every run of the series
+assert np.allclose(yours, gradlabs, rtol=1e-6, atol=0)
+for group in series:
+    for r in group.results:
+        assert np.allclose(my_noise(r.losses), (r.loss_noise["std"], r.loss_noise["std"] / r.loss_noise["relative"]),
+                           rtol=1e-6, atol=0)
+
+# Hold the micro-batch (cells 10-12)
+assert np.all(np.diff(noise, axis=0) < 0) and np.all(slopes < -0.5) and np.all(np.diff(level, axis=0) < 0)
+assert [round(slopes.max(), 2), round(slopes.min(), 2)] == [-0.71, -0.80], slopes  # faster than 1/sqrt(B)
+assert [round(level_slopes.max(), 2), round(level_slopes.min(), 2)] == [-0.40, -0.48], level_slopes
+assert np.all(level_slopes > -0.5)  # relative to the level: slightly slower than 1/sqrt(B), every seed
+assert np.round(level[:, 0], 3).tolist()[::3] == [0.454, 0.235]  # seed 0's levels, first and last
+assert np.round(level[2:, 0], 3).tolist() == [0.262, 0.235] and np.all(level[2:, 0] < 0.3)  # "below 0.3"
+assert np.all(per_example[0] < per_example[1])  # per example, B = 25 ahead in every seed
+assert np.round(per_example, 2).tolist() == [[0.44, 0.41, 0.42], [0.8, 0.71, 0.79]], per_example
+spread = accuracy.std(1, ddof=1)
+assert np.round(accuracy.mean(1), 1).tolist() == [89.4, 90.9, 93.4, 93.6]
+assert np.round(spread, 1).tolist() == [2.5, 1.7, 0.8, 0.4], spread
+assert round(rise.mean(), 1) == 4.2 and rise.mean() > max(spread[0], spread[-1])  # B = 200 over B = 25
+mean_gain = accuracy.mean(1)[3] - accuracy.mean(1)[2]  # past B = 100: +0.2, below either B's std
+assert round(mean_gain, 1) == 0.2 and 0 < mean_gain < min(spread[2], spread[3]), mean_gain
+assert np.round(past, 1).tolist() == [0.5, -1.1, 1.1], past
+assert np.all(rise > 0) and rise.round(1).tolist() == [7.1, 2.7, 2.7]
+assert [150 * B for B in batches] == [3_750, 7_500, 15_000, 30_000]  # examples seen in 150 updates: 8 times
+# the bump in B = 100's curve: the rate's, not accumulation's (both ways; gone at half the rate)
+assert np.round(bump, 2).tolist() == [[0.8, 0.89, 1.07, 1.96]] * 2 + [[1.1, 1.14, 1.11, 1.18]], bump
+assert bump[2][3] - bump[2][0] < 0.1 < bump[0][3] - bump[0][0]
+
+# seconds to loss 0.5 (cell 14): the same updates for fused and the large batch; B = 200 no sooner than B = 25
+assert to_half["fused N=4 b=25"][0] == to_half["large_batch N=1 b=100"][0]
+assert [to_half[f"fused N={n} b=25"][0] for n in (1, 2, 8)] == [53, 54, 26], to_half
+assert to_half["fused N=8 b=25"][1] > to_half["fused N=1 b=25"][1]
+
+# the four settings (cells 16-23)
+sigma = accs.std(ddof=1)  # the seeds' spread at B = 100: 0.78
+
+
+def change(group):  # final accuracy against the large batch, seed by seed, in points
+    return np.array([100 * (r.accuracy - group.reference[r.config.seed].accuracy) for r in group.results])
+
+
+ways = {s: measured[s][1:] for s in measured}  # (gradlab's, the other way) of each setting
+exact_gaps = {s: [float(np.abs(r.losses - ways[s][0].reference[r.config.seed].losses).max())
+                  for r in ways[s][0].results] for s in exact}
+assert np.allclose([e for v in exact_gaps.values() for e in v], [e for v in loss_gaps.values() for e in v])
+within = sorted(e for v in exact_gaps.values() for e in v)
+assert f"{within[-2]:.1e}" == "8.3e-07" and f"{within[-1]:.1e}" == f"{exact_gaps['clip each micro-batch'][1]:.1e}" == "4.3e-03"
+assert np.all(np.abs(change(ways["cosine lr schedule"][0])) < 0.05)
+keras_cosine = ways["cosine lr schedule"][1]
+assert round(keras_cosine.difference()[1], 2) == 0.62 and np.all(change(keras_cosine) < -4 * sigma), change(keras_cosine)
+assert [round(c, 1) for c in (change(keras_cosine).max(), change(keras_cosine).min())] == [-4.2, -5.3]
+assert f"{change(keras_cosine).mean():.1f} ± {change(keras_cosine).std(ddof=1):.1f}" == "-4.8 ± 0.6"
+assert [round(r, 3) for r in (applied[0], applied[29], applied[37])] == [0.5, 0.051, 0.0]
+# the yardstick: runs that compute the same updates differ by one test digit (0.1 points) at most
+assert np.round(same[:3], 1).tolist() == [0.0] * 3 and max(np.abs(same)) < 0.1 + 1e-9 and len(same) == 12
+uneven, (bn_window, bn_micro), clip_each = (change(ways["uneven micro-batches"][1]), [change(g) for g in ways[
+    "BatchNorm, statistics per micro-batch"]], change(ways["clip each micro-batch"][1]))
+assert abs(uneven.mean()) < 0.1 and np.all(np.abs(uneven) < 0.1 + 1e-9)  # inside the yardstick
+assert round(ways["uneven micro-batches"][1].difference()[1], 2) == 0.05
+# uneven, real gradients: your n_i/B weights at float32 rounding, Keras's 1/N off by 1.5e-02 and 4.6e-01
+assert all(v[0] < 1e-6 for v in misses.values()), misses
+assert [f"{v[1]:.1e}" for v in misses.values()] == ["1.5e-02", "4.6e-01"], misses
+assert f"{0.25 / (24 / 98):.3f}" == "1.021" and f"{0.25 / (8 / 98):.3f}" == "3.063"
+assert np.all(np.abs(clip_each) > 0.5) and clip_each.min() < 0 < clip_each.max()  # every seed moves, either sign
+assert [round(c, 1) for c in sorted(np.abs(clip_each))][::2] == [0.6, 0.7], clip_each
+assert np.all(bn_micro > 0.1) and np.all(bn_micro > bn_window)  # per micro-batch: above in every seed
+assert f"{bn_micro.mean():.1f} ± {bn_micro.std(ddof=1):.1f}" == "0.7 ± 0.3"
+assert f"{bn[0]:.7f}" == f"{bn[1]:.7f}" == "0.1581529"
+assert round(ways["clip each micro-batch"][1].difference()[1], 2) == 0.25
+# BatchNorm, why: the runs kept are the lab's seed 0; per micro-batch's statistics nearer the true ones
+for way, g in zip(bn_runs, ways["BatchNorm, statistics per micro-batch"]):
+    assert bn_runs[way][2] == 100 * g.results[0].accuracy, (way, bn_runs[way])
+assert bn_runs["per micro-batch"][0] < bn_runs["window"][0] and bn_runs["per micro-batch"][1] < bn_runs["window"][1]
+assert [f"{bn_runs[w][0]:.0%}" for w in ("window", "per micro-batch")] == ["32%", "14%"], bn_runs
+assert [f"{bn_runs[w][k]:.1f}" for w, k in (("window", 2), ("per micro-batch", 2), ("window", 3))] == ["93.8", "94.2", "94.2"]
+assert bn_runs["window"][3] > bn_runs["window"][2] and f"{0.99 ** 150:.2f}" == "0.22" and f"{0.99 ** 600:.4f}" == "0.0024"
+# your pooled moments: the large batch's moving statistics, as gradlab's window; per micro-batch moved 3.94 times
+for way in ("yours", "gradlab's window"):
+    assert all(np.abs(a - b).max() < 1e-6 for a, b in zip(moving[way], ref)), way
+assert np.abs(moving["per micro-batch"][0] - ref[0]).max() > 1e-3
+assert round(np.linalg.norm(moving["per micro-batch"][0]) / np.linalg.norm(ref[0]), 2) == round((1 - 0.99 ** 4) / 0.01, 2) == 3.94
+for s in measured:  # your paired differences are gradlab's, seed by seed and on average
+    for g in measured[s][1:]:
+        assert np.allclose(paired(g, measured[s][0]), change(g)) and np.isclose(change(g).mean(), 100 * g.difference()[2])
+
+# the budget (cell 26) and the answers to "Your turn"
+assert f"{by_hand / 2**20:.2f}" == f"{budget.result['total'] / 2**20:.2f}" == "22.04"
+assert [f"{parts[n]['total'] / 2**20:.2f}" for n in (1, 4, 64)] == ["34.91", "22.04", "16.64"]
+assert f"{(parts[1]['activations'] + parts[1]['backward']) / 2**20:.2f}" == "23.04"
+assert f"{(parts[1]['total'] - parts[1]['activations'] - parts[1]['backward']) / 2**20:.2f}" == "11.87"
+assert {f"{(c['total'] - c['activations'] - c['backward']) / 2**20:.2f}" for n, c in parts.items() if n > 1} == {"16.28"}
+assert gap64.max() < 1e-12 < 1e-5 < gap.max(), (gap64.max(), gap.max())
+assert totals == {"none": 34.91, "bfloat16": 18.99, "recomputation": 22.91} and round(mixed, 2) == 23.39, totals
+assert (smallest, fit[smallest]["b"], even) == (20, 26, 32) and fit[1]["total"] - fit[1]["activations"] == 16e9
+assert f"{flops:.1e}" == "6.3e+15" and round(flops / (0.4 * 989e12), 1) == 15.9
+
+# the exercise
+assert np.all(np.diff(np.array(list(scaled.values())), axis=0) > 0), scaled  # rises with N, seed by seed
+assert np.all(acc[8] < 50) and acc[4].max() < acc[1].min() and acc[1].max() > acc[2].min(), acc
+assert round(acc[2].mean() - acc[1].mean(), 1) == 2.0, acc
+assert np.round(acc[2] - acc[1], 1).tolist() == [2.8, 1.6, 1.6], acc  # N = 2 over N = 1, seed by seed
+assert f"{acc[4].mean():.1f} ± {acc[4].std(ddof=1):.1f}" == "66.8 ± 20.6" and round(acc[1].min(), 1) == 86.1
+print("lesson 18: every number the prose states checks out")
