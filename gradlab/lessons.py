@@ -35,6 +35,7 @@ _NAMES = {
     "two_batch_noise_scale": ("gradlab.studies.runs.two_batch", "two_batch_noise_scale"),
     "pitfalls": ("gradlab.studies.runs.pitfalls", None),
     "moving_average": ("gradlab.studies.stats", "moving_average"),
+    "yours_or_solution": ("gradlab.studies.exercise", "yours_or_solution"),
     # the update's pieces, as the lessons derive them
     "split_sizes": ("gradlab.core.microbatch", "split_sizes"),
     "offsets": ("gradlab.core.microbatch", "offsets"),
