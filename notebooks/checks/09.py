@@ -26,14 +26,12 @@ assert all(abs(update["accumulating", N, 1] - update[k, N, 1]) < 1.8 for k in ("
 assert [round(update["accumulating", N, 1] / large, 2) for N in (2, 4, 8, 16)] == [0.5, 0.25, 0.12, 0.06] == [round(1 / N, 2) for N in (2, 4, 8, 16)]
 assert round(update["accumulating", 4, 2] / large, 2) == 0.51 and round(large, 1) == 328.1
 assert all(abs(update[k, N, 1] / large - 1 / N) < 0.01 for k in ("plain", "keras") for N in (2, 4, 8, 16) if (k, N, 1) in update)
-yours_mlp, large_mlp = ({B: np.median(mlp_peaks[B, k]) for B in (256, 128)} for k in ("your loop, 32 a micro-batch", "one large batch"))
-# the allocator hands out whole blocks: every reading sits at or above its alive count, by an amount that moves
-# from process to process (0.5 MiB over for the loop in a clean clone); the answer, no at both, does not move.
-# A fresh process reads the loop at its count, under the 3W that a + g would hold without reusing the gradient
-assert all(yours_mlp[B] > large_mlp[B] and mlp_peaks[B, "your loop, 32 a micro-batch"].min() > alive_mlp(32, 2) - 0.02
-           and mlp_peaks[B, "one large batch"].min() > alive_mlp(B, 1) - 0.02 for B in (256, 128)), mlp_peaks
-# a reading never falls below what is alive: one under the 3W count rules out a + g holding three W
-assert all(min(f) > alive_mlp(32, 2) - 0.02 for f in fresh_mlp) and min(map(min, fresh_mlp)) < alive_mlp(32, 3) - 0.1, fresh_mlp
+yours_mlp, large_mlp = ({B: np.median(mlp_peaks[B, k]) for B in (256, 2048)} for k in ("your loop, 32 a micro-batch", "one large batch"))
+# answer 1: the sum pays only once B - n > W / 256; at 256 the loop reads no less than the large batch, at 2,048 far less
+assert yours_mlp[256] > large_mlp[256] - 0.01 and yours_mlp[2048] < 0.75 * large_mlp[2048], mlp_peaks
+assert alive_mlp(32, 2) > alive_mlp(256, 1) and alive_mlp(32, 2) < alive_mlp(2048, 1)
+# answer 2, two alive: at least two micro-batches' worth
+assert two.min() > 1.9 * micro, two
 assert round(mlp.count_params() / 256) == 795
 # the sweep: time per update grows with N at a fixed B
 assert per_update[32] > 1.5 * per_update[1] and per_update["accumulate, N = 8"] > per_update[8], per_update
@@ -41,10 +39,8 @@ assert per_update[32] > 1.5 * per_update[1] and per_update["accumulate, N = 8"] 
 # the proofs: about two of float32's unit roundoffs of the gradient's norm
 unit = np.finfo(np.float32).eps / 2
 assert all(1 < r / unit < 3 for r in rel_fused.values()), rel_fused
-# Keras's own step holds what your large batch holds; the benchmark's 328.1 is a fresh process's
-# reading without the 1 GiB block, where your large batch reads the same
+# Keras's own step holds what your large batch holds; the benchmark's 328.1 is a fresh process's reading
 assert abs(np.median(keras_step) / large_mib - 1) < 0.01, (keras_step, large_mib)
-assert abs(np.median(no_fill) / large - 1) < 0.01 and np.median(no_fill) > 1.3 * large_mib, (no_fill, large)
 assert round(large / mib(512, alive) - 1, 2) == 0.36
 # overlap on the MLP's small ops: never slower than one iteration at a time
 assert all(q[1] < 1.05 for q in overlap_q.values()), overlap_q  # medians; 1.05 leaves room for a noisy run
