@@ -37,17 +37,23 @@ assert weighted_error < 1e-6  # 1.4e-07: rounding
 assert (Fraction(1, 4) - Fraction(16, 63), Fraction(1, 4) - Fraction(15, 63)) == (Fraction(-1, 252),
                                                                                   Fraction(1, 84))
 
-# what the device holds: +0.00 after each micro-batch, a peak of about one gradient (0.78 MiB),
-# and numpy gaining one gradient per micro-batch; the budget (4P + 16a) above the peak
+# your running sum: sum_i n_i g_i / 63, as weighted_mean and host_average give it (exactly, for
+# the solution; a learner's passing version is held to the checker's bound)
+assert max(sum_gaps) <= 1e-6 * top_g, sum_gaps
+if add_to_sum is solution_add_to_sum:
+    assert sum_gaps == (0.0, 0.0), sum_gaps
+
+# what the device and the host hold: +0.00 after each micro-batch, a peak of about one gradient
+# (0.78 MiB); numpy gaining one gradient per micro-batch when it keeps all, two with the running sum
 assert f"{G / MiB:.2f}" == "0.78"
-assert all(abs(d) < 0.01 and G / MiB <= p < 1.2 * G / MiB and abs(h * MiB / G - i) < 0.05
-           for i, (p, d, h) in enumerate(readings, 1)), readings
-assert all(p < (4 * P_mlp + 16 * a_mlp) / MiB for p, d, h in readings)  # "more than ... measured"
+kept_all, summed_run = readings["all kept"], readings["running sum"]
+assert all(abs(d) < 0.01 and G / MiB <= p < 1.2 * G / MiB and abs(h - i) < 0.05
+           for i, (p, d, h) in enumerate(kept_all, 1)), kept_all
+assert all(abs(h - 2) < 0.05 for p, d, h in summed_run), summed_run
 
 # the budgets, as the table and the prose round them, and gradlab's to the byte
 assert gap == 0 and a_mlp == 5_224 == memory_budget.activation_bytes_per_row(model)
-assert (f"{4 * P_mlp / MiB:.2f}", f"{48 * a_mlp / MiB:.2f}",
-        f"{(4 * P_mlp + 16 * a_mlp) / MiB:.2f}") == ("0.78", "0.24", "0.86")
+assert (f"{4 * P_mlp / MiB:.2f}", f"{48 * a_mlp / MiB:.2f}") == ("0.78", "0.24")
 shown = {name: tuple(mib(m[k]) for k in ("large batch", "in-graph", "host")) for name, m in budgets.items()}
 assert shown == {"MLP, SGD, 64 = 4 x 16": ("1.87", "2.41", "1.63"),
                  "ResNet-50, Adam, 256 = 8 x 32": ("36,641", "5,019", "4,922"),
@@ -59,12 +65,14 @@ assert saves["ResNet-50, Adam, 256 = 8 x 32"][0] == "2%"
 assert saves["ResNet-50, Adam, 256 = 256 x 1"][0] == "16%"
 assert max(budgets["MLP, SGD, 64 = 4 x 16"], key=budgets["MLP, SGD, 64 = 4 x 16"].get) == "in-graph"
 
-# the GPU prediction (datasheet rates): bytes and milliseconds per update, what fits
-resnet = lambda name: cases[f"ResNet-50, Adam, 256 = {name}"]
-moved = {name: (resnet(name)[3] + 1) * 4 * resnet(name)[0] for name in ("8 x 32", "256 x 1")}
-assert f"{moved['256 x 1'] / 1e9:.2f}" == "26.30"
-assert (f"{1000 * moved['256 x 1'] / pcie:.0f}", f"{1000 * moved['8 x 32'] / pcie:.0f}") == ("411", "14")
-assert f"{1000 * 256 * image_flop / fp32:.0f}" == "114"
+# the GPU prediction (datasheet rates, NVIDIA's batch-1 latency), per update at 256 x 1, and what fits
+assert (B, N) == (256, 256) and f"{moved / 1e9:.2f}" == "26.30" and f"{1000 * moved / pcie:.0f}" == "411"
+assert f"{B * step_1:.2f}" == "4.04" and f"{1000 * B * image_flop / fp32:.0f}" == "114"
+assert f"{B * 4 * P / 1e9:.1f}" == "26.2" and f"{8 * P / 1e9:.2f}" == "0.20"
+# "no to both": the copies take less than the batch-1 steps (constants) and than the host's
+# additions (measured: 411 ms would need 256 additions of 102 MB in 1.6 ms each, ~190 GB/s)
+assert moved / pcie < B * step_1 / 5
+assert moved / pcie < B * add_s, add_s
 assert all(f"{(budgets[n]['in-graph'] - budgets[n]['host']) / MiB:.0f}" == "98"
            for n in ("ResNet-50, Adam, 256 = 8 x 32", "ResNet-50, Adam, 256 = 256 x 1"))
 b832 = budgets["ResNet-50, Adam, 256 = 8 x 32"]
@@ -79,7 +87,7 @@ ratios = [f"{size(adam_change(summed, lr)) / size(mean_change):.3f}" for lr in (
 assert ratios == ["0.252", "1.006"], ratios
 assert f"{eps_prime:.1e}" == "3.2e-06" and f"{1e-3 / eps_prime:.0f}" == "316"
 adam_gap = adam_gaps[v_][k_]
-assert adam_gap > 3 * sgd_gap and sgd_gap <= spacing(w_top)  # problem 3: 7.5e-08 against 1.5e-08
+assert adam_gap > 3 * sgd_gap and sgd_gap <= spacing(w_top)  # problem 2: 7.5e-08 against 1.5e-08
 assert g_at < eps_prime and abs(slope * dg_at - adam_gap) < 0.1 * adam_gap  # the slope explains it
 assert (f"{adam_gap:.1e}", f"{g_at:.1e}", f"{dg_at:.1e}", f"{slope:.0f}",
         f"{slope * dg_at:.1e}") == ("7.5e-08", "7.1e-07", "3.5e-10", "210", "7.3e-08")
