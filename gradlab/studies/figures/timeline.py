@@ -212,65 +212,90 @@ def plot_tower_step(batch_compute_ms, copy_ms, towers=2):
 TOWER_LAYOUTS = ("GPU 0, copies after", "GPU 0, overlapped", "ring, copies after", "ring, overlapped")
 
 
-def tower_layouts(batch_compute_ms, copy_ms, towers):
+def tower_layouts(batch_compute_ms, copy_ms, towers, buckets=4):
     """One update of R towers in four layouts: the bars of a compute row and a link row (an estimate).
 
     One device runs the whole batch in C = `batch_compute_ms`; the R = `towers` towers run their 1/R
-    of it at once, in C / R. One gradient (or one copy of the weights) takes m = `copy_ms` on a link.
+    of it at once, in c = C / R: a forward pass of c / 3, then a backward pass of b = 2c / 3 (the
+    backward costs about twice the forward: 4 of the 6 FLOPs per parameter and example). One gradient
+    (or one copy of the weights) takes m = `copy_ms` on a link.
 
         GPU 0 holds the variables (the classic recipe): its link takes the R - 1 other towers'
-        gradients in, then sends R - 1 copies of the new weights out, one at a time.
-        ring all-reduce: every GPU sends and receives 2 (R - 1) / R gradients, all links at once.
+        gradients in, V = (R - 1) m, then sends R - 1 copies of the new weights out, one at a time.
+        ring all-reduce: every GPU sends and receives V = 2 (R - 1) / R m, all links at once.
         copies after: the link starts when the compute ends.
-        overlapped, at best: the incoming transfer ends as the compute ends (or, if it is longer,
-        starts with it), as if every gradient were ready in time; the weights go out after it.
+        overlapped: only the backward pass makes gradients. It makes them in K = `buckets` equal
+        buckets; bucket j (0-based) is ready at c / 3 + (j + 1) b / K and goes out, V / K long, once
+        ready and once the bucket before it has left. For equal buckets the last one ends at
+        max(c / 3 + b / K + V, c + V / K): the link's total after the first bucket, or the compute
+        and the last bucket. GPU 0's weights go out after its last gradient has come in.
 
-        GPU 0, copies after:  C / R + 2 (R - 1) m
-        GPU 0, overlapped:    max(C / R, (R - 1) m) + (R - 1) m
-        ring, copies after:   C / R + 2 (R - 1) / R m
-        ring, overlapped:     max(C / R, 2 (R - 1) / R m)
+        GPU 0, copies after:  c + 2 (R - 1) m
+        GPU 0, overlapped:    max(c / 3 + b / K + V, c + V / K) + (R - 1) m,   V = (R - 1) m
+        ring, copies after:   c + 2 (R - 1) / R m
+        ring, overlapped:     max(c / 3 + b / K + V, c + V / K),             V = 2 (R - 1) / R m
 
     Args:
         batch_compute_ms: C (ms).  copy_ms: m (ms).  towers: R, 2 or more.
+        buckets: K, the buckets the backward pass sends its gradients in when overlapped, 1 or more.
     Returns:
         dict layout (one of TOWER_LAYOUTS) -> dict `compute` and `link` (lists of (what, start, end);
-        what is "compute", "gradient in", "weights out" or "all-reduce") and `total` (ms).
+        what is "forward", "backward", "gradient in", "weights out" or "all-reduce") and `total` (ms).
 
     Lesson: notebooks/04-tower-averaging.ipynb
     """
     c, m = _times("batch_compute_ms", [batch_compute_ms])[0], _times("copy_ms", [copy_ms])[0]
     _check_towers(towers)
+    if isinstance(buckets, bool) or not isinstance(buckets, numbers.Integral) or buckets < 1:
+        raise ValueError(f"buckets must be an integer >= 1, got {buckets!r}")
     c, n, ring = c / towers, towers - 1, 2 * (towers - 1) / towers * m
+    forward = c / 3
+    compute = [("forward", 0.0, forward), ("backward", forward, c)]
+
+    def sent_in_buckets(what, volume):  # bucket j leaves once ready and once the link is free
+        bars, free = [], 0.0
+        for j in range(buckets):
+            start = max(forward + (j + 1) * (c - forward) / buckets, free)
+            free = start + volume / buckets
+            bars.append((what, start, free))
+        return bars
+
+    def after(what, volume, start):
+        return [(what, start, start + volume)]
+
     layouts = {}
-    for layout, start in zip(TOWER_LAYOUTS[:2], (c, max(c, n * m) - n * m)):
-        link = [("gradient in", start + j * m, start + (j + 1) * m) for j in range(n)]
-        link += [("weights out", start + (n + j) * m, start + (n + j + 1) * m) for j in range(n)]
-        layouts[layout] = dict(compute=[("compute", 0.0, c)], link=link, total=max(c, link[-1][2]))
-    for layout, start in zip(TOWER_LAYOUTS[2:], (c, max(c, ring) - ring)):
-        layouts[layout] = dict(compute=[("compute", 0.0, c)], link=[("all-reduce", start, start + ring)],
-                               total=max(c, start + ring))
+    for layout, gradients in ((TOWER_LAYOUTS[0], [("gradient in", c + j * m, c + (j + 1) * m) for j in range(n)]),
+                              (TOWER_LAYOUTS[1], sent_in_buckets("gradient in", n * m))):
+        end = gradients[-1][2]
+        link = gradients + [("weights out", end + j * m, end + (j + 1) * m) for j in range(n)]
+        layouts[layout] = dict(compute=list(compute), link=link, total=max(c, link[-1][2]))
+    for layout, link in ((TOWER_LAYOUTS[2], after("all-reduce", ring, c)),
+                         (TOWER_LAYOUTS[3], sent_in_buckets("all-reduce", ring))):
+        layouts[layout] = dict(compute=list(compute), link=link, total=max(c, link[-1][2]))
     return layouts
 
 
-def plot_tower_layouts(batch_compute_ms, links, towers=8):
-    """Draw `tower_layouts` for every link: a column per link, a panel per layout, one shared ms axis.
+def plot_tower_layouts(batch_compute_ms, links, towers=8, buckets=4):
+    """Draw `tower_layouts` for every link: a column per link (each with its own ms axis), a panel
+    per layout.
 
     Args:
         batch_compute_ms: C, as `tower_layouts`.
         links: dict link name -> m, the copy time of one gradient on that link (ms).
         towers: R, as `tower_layouts`.
+        buckets: K, as `tower_layouts`.
     Returns:
         (figure, totals): a Figure (already closed in pyplot) and dict link -> dict layout -> total (ms).
     """
     if not links:
         raise ValueError("links must name at least one link and its copy time (ms)")
-    drawn = {name: tower_layouts(batch_compute_ms, m, towers) for name, m in links.items()}
-    colours = {"compute": "tab:blue", "gradient in": "tab:orange", "weights out": "tab:red",
-               "all-reduce": "tab:green"}
+    drawn = {name: tower_layouts(batch_compute_ms, m, towers, buckets) for name, m in links.items()}
+    colours = {"forward": "tab:cyan", "backward": "tab:blue", "gradient in": "tab:orange",
+               "weights out": "tab:red", "all-reduce": "tab:green"}
     import matplotlib.pyplot as plt  # pyplot: a notebook's inline backend then shows the figure
     from matplotlib.patches import Patch
-    fig, axes = plt.subplots(len(TOWER_LAYOUTS), len(links), sharex=True, squeeze=False,
-                             figsize=(4.2 * len(links) + 1.0, 5.2), layout="constrained")
+    fig, axes = plt.subplots(len(TOWER_LAYOUTS), len(links), sharex="col", squeeze=False,
+                             figsize=(4.2 * len(links) + 1.0, 5.6), layout="constrained")
     plt.close(fig)
     for col, (name, layouts) in enumerate(drawn.items()):
         for row, layout in enumerate(TOWER_LAYOUTS):
@@ -280,16 +305,15 @@ def plot_tower_layouts(batch_compute_ms, links, towers=8):
                     ax.broken_barh([(start, end - start)], (y, 0.8), facecolor=colours[what],
                                    edgecolor="white", lw=0.5)
             ax.axvline(s["total"], color="black", lw=1, ls="--")
-            ax.set_yticks([0.5, 1.5], ["link", "compute"])
+            ax.set_yticks([0.5, 1.5], ["GPU 0's link", "compute"])
             ax.set_ylim(0, 2)
             ax.set_title(("" if row else f"{name}\n") + f"{layout}: {s['total']:.3g} ms", fontsize="medium")
         axes[-1][col].set_xlabel("ms")
-    right = max(s["total"] for layouts in drawn.values() for s in layouts.values())
-    axes[-1][0].set_xlim(0, right * 1.03)
+        axes[-1][col].set_xlim(0, max(s["total"] for s in layouts.values()) * 1.03)
     fig.legend(handles=[Patch(facecolor=c, label=w) for w, c in colours.items()], loc="outside lower center",
                ncols=len(colours), fontsize="small")
-    fig.suptitle(f"one update on {towers} towers, {batch_compute_ms:.3g} ms of compute on one GPU (an estimate)",
-                 fontsize="medium")
+    fig.suptitle(f"one update on {towers} towers, {batch_compute_ms:.3g} ms of compute on one GPU, "
+                 f"{buckets} buckets when overlapped (a prediction)", fontsize="medium")
     return fig, {name: {layout: s["total"] for layout, s in layouts.items()} for name, layouts in drawn.items()}
 
 

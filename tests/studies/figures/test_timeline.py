@@ -143,38 +143,60 @@ def test_the_bucket_sweep_marks_the_least_total_and_labels_both_ends():
 
 def test_tower_layouts_match_the_four_closed_forms_worked_by_hand():
     from gradlab.studies.figures.timeline import TOWER_LAYOUTS, tower_layouts
-    # C = 100 ms, m = 6.25 ms, R = 8: compute 12.5; GPU 0's 7 + 7 copies 87.5; the ring 2 x 7/8 x 6.25 = 10.9375
+    # C = 100 ms, m = 6.25 ms, R = 8: compute 12.5 (forward 12.5 / 3, backward 25 / 3); GPU 0's 7 + 7
+    # copies 87.5; the ring 2 x 7/8 x 6.25 = 10.9375
     s = tower_layouts(100.0, 6.25, 8)
     assert list(s) == list(TOWER_LAYOUTS)
-    assert [s[k]["total"] for k in TOWER_LAYOUTS] == [12.5 + 87.5, 43.75 + 43.75, 12.5 + 10.9375, 12.5]
+    assert [s[k]["total"] for k in TOWER_LAYOUTS] == pytest.approx([12.5 + 87.5, 50.0 + 43.75, 12.5 + 10.9375, 17.1875])
     after = s["GPU 0, copies after"]["link"]
     assert after[0] == ("gradient in", 12.5, 18.75) and after[6] == ("gradient in", 50.0, 56.25)
     assert after[7] == ("weights out", 56.25, 62.5) and after[-1] == ("weights out", 93.75, 100.0)
-    # overlapped: the 7 gradients (43.75 ms, longer than the compute) start with it, the weights follow
+    # overlapped, 4 buckets: bucket j is ready at 12.5 / 3 + (j + 1) x 25 / 12 = 6.25, 8.33, 10.42, 12.5.
+    # GPU 0's 43.75 ms of gradients in (10.9375 a bucket) outlast the backward: 6.25 + 43.75 = 50, then
+    # the weights 50 -> 93.75
     over = s["GPU 0, overlapped"]["link"]
-    assert over[0] == ("gradient in", 0.0, 6.25) and over[7] == ("weights out", 43.75, 50.0)
+    assert [(w, pytest.approx(a), pytest.approx(b)) for w, a, b in over[:4]] == [
+        ("gradient in", 6.25, 17.1875), ("gradient in", 17.1875, 28.125), ("gradient in", 28.125, 39.0625),
+        ("gradient in", 39.0625, 50.0)]
+    assert over[4][0] == "weights out" and over[4][1:] == pytest.approx((50.0, 56.25)) and len(over) == 11
     assert s["ring, copies after"]["link"] == [("all-reduce", 12.5, 23.4375)]
-    assert s["ring, overlapped"]["link"] == [("all-reduce", 12.5 - 10.9375, 12.5)]  # ends as the compute ends
-    assert all(v["compute"] == [("compute", 0.0, 12.5)] for v in s.values())
-    # two towers: compute 50 ms is the longer, so overlapped GPU 0 takes 50 + 6.25 and the ring 50
+    # the ring's 2.734375 ms buckets: the link, not the backward, sets the pace after the first
+    ring = s["ring, overlapped"]["link"]
+    assert [b for _, _, b in ring] == pytest.approx([8.984375, 11.71875, 14.453125, 17.1875])
+    assert [a for _, a, _ in ring][:2] == pytest.approx([6.25, 8.984375])
+    assert all(v["compute"] == [("forward", 0.0, 12.5 / 3), ("backward", 12.5 / 3, 12.5)] for v in s.values())
+    # a fast link: each ring bucket leaves as it is ready, the total is the compute plus the last bucket
+    fast = tower_layouts(100.0, 1.0, 8)["ring, overlapped"]
+    assert fast["total"] == pytest.approx(12.5 + 1.75 / 4) and fast["link"][0][1] == pytest.approx(6.25)
+    # two towers: compute 50 (forward 50 / 3); the last bucket is ready at 50, so overlapped GPU 0 takes
+    # 50 + 6.25 / 4 + 6.25 and the ring 50 + 6.25 / 4
     two = tower_layouts(100.0, 6.25, 2)
-    assert [two[k]["total"] for k in TOWER_LAYOUTS] == [62.5, 56.25, 56.25, 50.0]
-    assert two["GPU 0, overlapped"]["link"] == [("gradient in", 43.75, 50.0), ("weights out", 50.0, 56.25)]
+    assert [two[k]["total"] for k in TOWER_LAYOUTS] == pytest.approx([62.5, 57.8125, 56.25, 51.5625])
+    # one bucket: nothing overlaps; the link starts when the compute ends, as "copies after"
+    one = tower_layouts(100.0, 6.25, 8, buckets=1)
+    assert one["ring, overlapped"]["total"] == pytest.approx(one["ring, copies after"]["total"])
+    assert one["GPU 0, overlapped"]["total"] == pytest.approx(one["GPU 0, copies after"]["total"])
     with pytest.raises(ValueError, match="towers must be an integer >= 2, got 1"):
         tower_layouts(100.0, 6.25, 1)
+    with pytest.raises(ValueError, match="buckets must be an integer >= 1, got 0"):
+        tower_layouts(100.0, 6.25, 8, buckets=0)
 
 
 def test_the_tower_layouts_figure_has_a_column_per_link_and_the_totals():
     from gradlab.studies.figures.timeline import plot_tower_layouts
     fig, totals = plot_tower_layouts(100.0, {"slow": 6.25, "fast": 1.0}, towers=8)
-    assert totals["slow"] == {"GPU 0, copies after": 100.0, "GPU 0, overlapped": 87.5,
-                              "ring, copies after": 23.4375, "ring, overlapped": 12.5}
-    assert totals["fast"]["GPU 0, copies after"] == 12.5 + 14.0 and totals["fast"]["ring, overlapped"] == 12.5
+    assert totals["slow"] == pytest.approx({"GPU 0, copies after": 100.0, "GPU 0, overlapped": 93.75,
+                                            "ring, copies after": 23.4375, "ring, overlapped": 17.1875})
+    assert totals["fast"]["GPU 0, copies after"] == 12.5 + 14.0
+    assert totals["fast"]["ring, overlapped"] == pytest.approx(12.5 + 1.75 / 4)  # the compute, then the last bucket
     assert len(fig.axes) == 8
     assert fig.axes[0].get_title() == "slow\nGPU 0, copies after: 100 ms"
     assert fig.axes[1].get_title() == "fast\nGPU 0, copies after: 26.5 ms"
-    assert fig.axes[7].get_title() == "ring, overlapped: 12.5 ms"
-    assert fig.axes[0].get_xlim() == (0.0, 103.0)
-    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["compute", "gradient in", "weights out", "all-reduce"]
+    assert fig.axes[7].get_title() == "ring, overlapped: 12.9 ms"
+    assert fig.axes[0].get_xlim() == pytest.approx((0.0, 103.0))  # each column its own axis
+    assert fig.axes[1].get_xlim() == pytest.approx((0.0, 26.5 * 1.03))
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["GPU 0's link", "compute"]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["forward", "backward", "gradient in",
+                                                                  "weights out", "all-reduce"]
     with pytest.raises(ValueError, match="links must name at least one link"):
         plot_tower_layouts(100.0, {})

@@ -1,0 +1,83 @@
+"""The authors' checks of lesson 04 (not part of the lesson): every number the prose states, re-checked
+against the names the notebook's run left behind (`%run -i` from its last cell). They fail loudly if a
+run disagrees with the text. No number in this lesson is a timing: all are pinned as printed."""
+import numpy as np
+import tensorflow as tf
+
+import gradlab as gl
+
+
+def fmt(x, spec):
+    return format(float(x), spec)
+
+
+def rows_of(dist, shards):
+    return [int(y_r.shape[0]) for y_r in dist.experimental_local_results(shards[1])]
+
+
+# Average two towers by hand: both equal gradlab's exactly
+for yours, lib, expected in ((average_gradients(tower_grads), gl.average_gradients(tower_grads), ([2, 4], 1.0)),
+                             (weighted_average_gradients(tower_grads, [3, 1]),
+                              gl.average_gradients(tower_grads, counts=[3, 1]), ([1.5, 3], 0.75))):
+    assert all(float(tf.reduce_max(tf.abs(g - g_lib))) == 0.0 for (g, _), (g_lib, _) in zip(yours, lib))
+    assert yours[0][0].numpy().tolist() == expected[0] and float(yours[1][0]) == expected[1]
+
+# The classic graph: one copy of the weights, and the towers against the large batch
+assert numbers == 203_530 and fmt(4 * numbers / 2**20, ".2f") == "0.78"
+spacing_g, spacing_w = np.spacing(np.float32(g_max)), np.spacing(np.float32(w_max))
+assert (fmt(tower_gap, ".1e"), fmt(g_max, ".3f"), fmt(spacing_g, ".1e")) == ("1.5e-08", "0.094", "7.5e-09")
+assert tower_gap == 2 * spacing_g  # two spacings at the largest entry
+assert (fmt(max(w_gaps), ".1e"), fmt(w_max, ".3f")) == ("1.5e-08", "0.163") and max(w_gaps) == spacing_w
+
+# The TF2 step
+assert (fmt(min(large_losses), ".2f"), fmt(max(large_losses), ".2f")) == ("2.17", "2.32")
+loss_gap = np.abs(np.subtract(my_losses, large_losses)).max()
+assert fmt(loss_gap, ".1e") == "2.4e-07" == fmt(np.spacing(np.float32(max(large_losses))), ".1e")
+assert fmt(max_abs_diff(my_weights, large_weights), ".1e") == "1.5e-08"
+
+# MirroredStrategy: the cut, the divisors, the collective ops
+assert rows_of(dist, shards) == [32, 31] == shard_sizes(63, 2)
+table = [[f"{float(v):g}" for v in dist.experimental_local_results(values)] for values in divisors_2(*shards)]
+assert table == [["64", "62"], ["64", "62"], ["63", "63"], ["63", "63"]], table
+assert [op.type for op in ops if "Collective" in op.type] == ["CollectiveReduceV2"] * 2
+assert (fmt(spread, ".2f"), fmt(spread / 126, ".1e"), fmt(keras_error, ".1e")) == ("1.21", "9.6e-03", "9.6e-03")
+assert fmt(keras_error / (spread / 126), ".3f") == "1.000"
+assert fmt(fixed_error, ".1e") == "9.0e-08" and fixed_error < np.finfo(np.float32).eps
+assert fmt(np.finfo(np.float32).eps, ".1e") == "1.2e-07"
+
+# Three updates: only the uneven one opens a gap
+assert [fmt(g, ".1e") for g in gaps] == ["0.0e+00", "0.0e+00", "1.2e-04"]
+assert fmt(max_abs_diff(mine.get_weights(), large_weights), ".1e") == "1.5e-08"
+assert fmt(max_abs_diff(mirrored.model.get_weights(), large_weights), ".1e") == "1.5e-08"
+assert fmt(max_abs_diff(keras_mean.get_weights(), large_weights), ".1e") == "1.2e-04"
+assert fmt(max_abs_diff(large_weights, ref.get_weights()), ".1e") == "1.8e-02"
+
+# Problem 1
+assert sizes4 == [17, 17, 16, 16] and fmt(mine_gap, ".1e") == "1.5e-08"
+assert fmt(max_abs_diff(weights4, [v.numpy() for v in large1.model.trainable_variables]), ".1e") == "1.5e-08"
+
+# Problem 2: the cut with and without drop_remainder, the divisors, the error; auto-sharding off
+assert rows_of(dist3, shards3) == [22, 22, 20] == shard_sizes(64, 3)
+dropped = tf.data.Dataset.from_tensor_slices((x64, y64)).batch(64, drop_remainder=True)
+assert rows_of(dist3, next(iter(dist3.experimental_distribute_dataset(dropped)))) == [22, 22, 20]
+table3 = [[f"{float(v):g}" for v in dist3.experimental_local_results(values)] for values in divisors_3(*shards3)]
+assert table3 == [["66", "66", "60"]] * 2 + [["64", "64", "64"]] * 2, table3
+assert (fmt(measured, ".1e"), fmt(closed, ".1e"), fmt(measured / closed, ".3f")) == ("3.6e-02", "3.6e-02", "1.000")
+assert rows_off == [22, 21, 21]
+table_off = [[f"{float(v):g}" for v in dist3.experimental_local_results(values)]
+             for values in divisors_3(*shards_off)]
+assert table_off == [["66", "63", "63"]] * 2 + [["64", "64", "64"]] * 2, table_off
+assert fmt(off_error, ".1e") == "1.5e-02"
+
+# Problem 3: a prediction from datasheets, recomputed from the inputs the text states
+pcie, nvlink = links.values()
+assert fmt(pcie, ".2f") == "6.25" and worst["ms"] < 1e-9
+stated = {"GPU 0, copies after": ("100.0", None), "GPU 0, overlapped": ("93.8", None),
+          "ring, copies after": ("23.4", None), "ring, overlapped": ("17.2", "12.9")}
+for k, (on_pcie, on_nvlink) in stated.items():
+    assert fmt(totals["PCIe 5.0 x16, 64 GB/s"][k], ".1f") == on_pcie
+    assert on_nvlink is None or fmt(totals["NVLink 4, 450 GB/s"][k], ".1f") == on_nvlink
+assert fmt(backward, ".2f") == "8.33" and fmt(hide["PCIe 5.0 x16"] * backward, ".2f") == "10.94"
+assert (fmt(hide["PCIe 5.0 x16"], ".2f"), fmt(hide["NVLink 4"], ".2f")) == ("1.31", "0.19")
+assert (fmt(w, ".1f"), fmt(R * state, ".1f"), fmt(state + (R - 1) * w, ".1f")) == ("0.4", "9.6", "4.0")
+print("lesson 04: every number the prose states checks out")
