@@ -1,0 +1,57 @@
+"""Lesson 03's authors' checks: every number the prose states, re-checked on each run.
+
+Run by the lesson's last cell (`%run -i checks/03.py`) in the notebook's namespace, so nbval and
+`make notebooks` fail when a run disagrees with the text. The trainings are seeded: their counts and
+the fits on them are pinned to the digits the prose quotes, so a one-update drift is caught. The
+timings move between runs: only the conclusions the prose draws from them are checked, with room for a
+busy machine. Not part of the lesson.
+"""
+import numpy as np
+
+# setup; the sweep (seed 2): the best rates, one update deciding 512's, Predict (b)
+assert (N, trainer.count_params(), f"{stats.noise_scale:.0f}") == (4000, 203530, "71")
+assert best_rate == {16: 0.2, 32: 0.4, 128: 0.4, 512: 0.8}, best_rate
+assert (sweep[512][0.8], sweep[512][0.4], best[32], best[128]) == (22, 23, 37, 23)
+assert f"{best[32] / best[128]:.2f}" == "1.61" and f"{128 * best[128] / (32 * best[32]):.2f}" == "2.49"
+# three orders: more examples at 128 in every one (2.49 to 2.82); the rates won
+assert [f"{128 * runs[s][128] / (32 * runs[s][32]):.2f}" for s in runs] == ["2.49", "2.82", "2.59"]
+assert edge == 0 and len(targets) * len(won[0.5]) * len(tried) == 36
+assert all(won[0.3][s][32] == 0.4 and won[0.3][s][512] == 0.8 for s in won[0.3]), won[0.3]
+# the fit at loss 0.5: 32, less than half of 71; 28 to 37 by seed; B = 16 saves a fifth of the examples
+assert (f"{S_min:.1f}", f"{B_crit:.1f}") == ("18.5", "32.4") and 2 * B_crit < stats.noise_scale
+assert [f"{fit_critical_batch({s: runs[s]})[1]:.0f}" for s in runs] == ["32", "28", "37"]
+assert (runs[2][16], runs[2][32]) == (58, 37) and 0.18 < 1 - 16 * 58 / (32 * 37) < 0.25
+# the model: 4.95 / 1.99 = 2.49 times the examples at 128; the best rate grows 1.9 times from 32 to 512
+assert [f"{updates_examples_lr(B, B_crit)[1]:.2f}" for B in (32, 128)] == ["1.99", "4.95"]
+assert f"{4.95 / 1.99:.2f}" == "2.49" and f"{growth:.1f}" == "1.9"
+# timing (varies between runs): the conclusions, with room
+assert us[8] > 2 * us[32] > 2 * us[512], us  # the time per example keeps falling to 512: not full at 32
+assert o / f > 2 * B_crit, (o, f)  # a call costs more than B_crit examples (Answer 2: B* above B_crit)
+acc_ratio, predicted = per_update["4 x 32"] / per_update[128], 5 * o + 128 * f
+assert acc_ratio > 1.5 and 0.5 < predicted / per_update["4 x 32"] < 1.5, (acc_ratio, predicted)
+assert 5 * o > 0.5 * per_update["4 x 32"], (o, per_update)  # most of it is the five calls' fixed cost
+near = [to_target[b] for b in (32, 64, 128)]
+assert max(near) < 1.5 * min(near), to_target  # 64 and 128 arrive close to 32
+assert to_target[512] > 1.5 * max(near) and to_target["4 x 32"] > 1.5 * to_target[128], to_target
+assert B_fast > B_crit and max(time_at(32), time_at(128)) < 1.3 * time_at(B_fast)  # above; flat
+# a lower target: 32 -> 55, the seeds' ranges apart
+fits = {t: fit_critical_batch(by_target[t]) for t in targets}
+alone = {t: [fit_critical_batch({s: by_target[t][s]})[1] for s in by_target[t]] for t in targets}
+assert [f"{fits[t][1]:.0f}" for t in (0.5, 0.3)] == ["32", "55"] and fits[0.3][1] < 2 * fits[0.5][1]
+assert [f"{min(alone[t]):.0f} to {max(alone[t]):.0f}" for t in (0.5, 0.3)] == ["28 to 37", "48 to 64"]
+# growing the batch: between fixed 32 and 64; on the fitted curve at 0.3, above it in two seeds, below in one
+assert [grown[s] for s in (2, 3, 4)] == [(76, 3680), (79, 3968), (67, 3104)], grown
+assert all(fixed64[s][0] < grown[s][0] < fixed32[s][0] and fixed32[s][1] < grown[s][1] < fixed64[s][1]
+           for s in grown), (fixed32, fixed64, grown)
+on_curve = {s: B * grown[s][0] for s, B in same_S.items()}
+assert [f"{E:,.0f}" for E in on_curve.values()] == ["3,416", "3,314", "3,836"], on_curve
+assert [grown[s][1] > on_curve[s] for s in (2, 3, 4)] == [True, True, False]
+# noise scales: 71 to 126; 90 to 163; the signal fell 4.2-fold, the noise 2.4-fold; 19 to 60; 2.4 to 2.8
+assert f"{B_simple_at_target:.0f}" == "126" and [f"{min(at_crossings):.0f}", f"{max(at_crossings):.0f}"] == ["90", "163"]
+assert (f"{stats.grad_sq_norm / g2:.1f}", f"{stats.trace_cov / tr:.1f}") == ("4.2", "2.4")
+assert (min(S_all_05), max(S_all_05)) == (19, 60) and (f"{min(passes):.1f}", f"{max(passes):.1f}") == ("2.4", "2.8")
+# Answer 1
+assert [round(time_to_target(k, 150)) for k in (1, 2, 4)] == [243, 322, 482]
+assert [round(time_to_target(k, 1.25)) for k in (1, 2, 4)] == [608, 566, 664]
+assert [round(time_to_target(k, 1.25, 53)) for k in (1, 2)] == [449, 460]
+assert f"{1.5 * 102.3 / 150:.1f}" == "1.0" and f"{1.5 * 102.3 / 1.25:.1f}" == "122.8"
