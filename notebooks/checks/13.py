@@ -21,6 +21,8 @@ assert f"{hand_gap:.1e}" == "2.2e-08" and f"{g_max:.3f}" == "0.119"
 assert my_count == 2 == distribute.count_all_reduces(graph)
 assert all(counts[n] == (1, 1, n) for n in counts) and once_gap < 1e-6 and f"{once_gap:.1e}" == "2.2e-08"
 assert f"{4 * n_params / 1e6:.2f}" == "0.81"
+# The timing varies between runs: only the conclusion the prose draws, with room for the spread
+assert ratio_8 > 1.2 and extra_ms > 0  # naive's 7 extra all-reduces at accum_steps = 8 slow the update
 
 # The worked problem's numbers, from the inputs its text states (not from the editable cell)
 ring_8, compute_256 = 2 * 7 / 8 * 4 * 25_583_592, 256 / 2375 * 1e3  # bytes per device; ms for 256 images
