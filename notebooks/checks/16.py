@@ -9,6 +9,8 @@ assert f"{misses['Keras plain fit']:.1e}" == "8.8e-04" and f"{mirrored600:.1e}" 
 assert formula_gap < 1e-6 and 0.06 < norm(actual) / last_norm < 0.09
 
 # TensorFlow's split: ceil(B / R) rows a replica until they run out; drop_remainder keeps the split
+check_split(split)  # the learner's rule (or the solution) against TensorFlow's measured shards
+check_split(solution_split)
 assert shards(11, strategies[4]) == [3, 3, 3, 2] and shards(11, strategies[6]) == [2, 2, 2, 2, 2, 1]
 assert shards(11, strategies[3]) == [4, 4, 3] and shards(1) == [1, 0]
 assert shards(4, strategies[3]) == [2, 2, 0] and shards(4, strategies[3], drop_remainder=True) == [2, 2, 0]
@@ -28,7 +30,10 @@ assert max_abs_diff(failed.get_weights(), w_init) == 0
 assert same_as_keras < 1e-6 and as_written[0] > 1e-4 and summed[0] < 1e-6
 assert abs(summed[1] - large.history.history["loss"][0]) < 1e-6
 assert abs(2 * as_written[1] - summed[1]) < 1e-5  # it logs half the loss
-assert l2_miss["float32"] < 1e-6 and l2_miss["mixed_float16"] < 1e-6 and scale == 2**15
+assert l2_miss[("float32", 4)] < 1e-6 and l2_miss[("mixed_float16", 1)] < 1e-6 and scale == 2**15
+assert f"{l2_miss[('mixed_float16', 1)]:.1e}" == "0.0e+00"  # one micro-batch a shard: Keras's own arithmetic
+assert f"{l2_miss[('mixed_float16', 4)]:.1e}" == "3.4e-04"  # 4 float16 gradients added: float16 rounding
+assert f"{clip_miss:.1e}" == "1.2e-02"  # apply clips each replica's part before the all-reduce
 
 # One all-reduce per update: the counts, the one-pack step, gradlab's
 assert reduces == {"Keras plain fit": 1, "your step": 3, "your one-pack step": 1, "AccumulatingModel": 1}
@@ -38,11 +43,14 @@ assert abs(one[1] - large.history.history["loss"][0]) < 1e-6
 
 # The empty shard: mirrored fit misses by half the last update, your step is exact
 assert abs(empty["Keras plain fit"] - half) < 1e-6 and empty["your step"] < 1e-6
+assert float(keras.ops.divide_no_nan(0.0, 0.0)) == 0.0 and np.isnan(float(tf.reduce_mean(tf.zeros([0]))))
 
 # The coupled loss: per-shard centring misses, all replicas' mean is exact; gradlab refuses it
 assert coupled_miss > 1e-4 and coupled_fix < 1e-6
 assert int(coupled.optimizer.iterations.numpy()) == 0 and max_abs_diff(coupled.get_weights(), before) == 0
 
-# The problems
+# The problems (3's table of weights on 2, 3, 4, 6 replicas; 4: drop_remainder; 5: the one-pack step)
 assert miss605 > misses["Keras plain fit"] and 2.3 < gap_ratio < 2.7
+assert [f"{max(11 / (R * n) for n in shards(11, strategies[R])):.3f}" for R in (2, 3, 4, 6)] == [
+    "1.100", "1.222", "1.375", "1.833"]
 assert by60[0] > 1e-4 and miss3 > 1e-4 and abs(run3 - miss3) < 1e-4 and gap3 < 1e-6
