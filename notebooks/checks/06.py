@@ -9,17 +9,22 @@ assert round(share, 3) == 0.986  # the largest variable's share of G
 assert (round(peaks["host_step"], 1), round(peaks["host_step_running"], 1),
         round(peaks["gradlab's host_average"], 1)) == (12.0, 2.0, 2.0)
 assert round(peaks["host_step"] / peaks["host_step_running"]) == 6  # "six times less"
-assert (len(fetched), sum(len(f) for f in fetched)) == (10, 40)  # graph calls, arrays copied out
+assert (len(calls), len(fetched), sum(len(f) for f in fetched)) == (10, 10, 40)  # calls counted, arrays out
 assert (round(copied / 2**20, 2), round(N * G / 2**20, 2)) == (7.79, 7.76)
 
 # the round trip's time on this CPU: the conclusions the spread supports
 assert ratio_quartiles(ms, "host_step_compiled", "in-graph step")[1] > 1, ms  # slower, as a median ratio
-assert extra_calls > max(copies, mean_ms), (extra_calls, copies, mean_ms)  # graph calls: the largest part
+moved = host["copies out"] + host["copy back"]  # the bytes themselves, out and back
+assert extra_calls > max(handing, mean_ms, moved), (extra_calls, handing, mean_ms, moved)  # calls: the largest
+assert extra_calls + handing > mean_ms + moved, host  # "mostly in calls"
+assert moved < extra_calls, host  # "calls, not copies, cost the most"
 
-# device memory: fetch holds about one gradient; your loop at least an accumulator more
+# device memory: fetch holds its gradient and less than your loop, in both phases. The readings move
+# between runs of the notebook (fetch 1.06 to 1.61 G, the saving 0.96 to 1.89 G while the micro-batches
+# run, 0.42 to 0.97 at the apply), so only the conclusion is pinned
 fetch_peak = peak["host_step, its micro-batches (fetch)"]
-assert 0.95 < fetch_peak < 1.3, fetch_peak  # about one gradient (BFC may round a chunk up)
-assert saved[0] > 0.9, saved  # about the accumulator, or more, while the micro-batches run (a CI run read 0.95)
+assert 0.95 < fetch_peak < peak["your in-graph step, its loop"], peak  # the gradient, and less than yours
+assert saved[0] > 0.5 and saved[1] > 0, saved  # host averaging holds less in both phases
 assert (round(x100.nbytes / G, 2), round(x100[:10].nbytes / G, 2)) == (0.39, 0.04)  # the images
 
 # the prediction's numbers as the prose rounds them
@@ -28,25 +33,48 @@ assert (round(mlp100m["compute"], 1), round(mlp100m["device memory"], 1),
 assert round(mlp100m["PCIe copies"] / device_ms(mlp100m)) == 11
 assert round(mlp100m_tf32["PCIe copies"] / device_ms(mlp100m_tf32)) == 11
 assert mlp100m["numpy sum"] > device_ms(mlp100m) + mlp100m["PCIe copies"]  # the sum sets the pace
-assert ours["compute"] < ours["PCIe copies"] < 11 * med["empty call"]  # this lesson's MLP: calls
+assert ours["compute"] < ours["PCIe copies"] < extra_calls  # this lesson's MLP: calls decide
 assert round(mlp100m_tf32["compute"], 2) == 0.16 and round(mlp100m["PCIe copies"] / 2) == 34
 
 # the schedules: yours against gradlab's, its figure, and what buffering buys
 for name, (o, b) in cases.items():
-    assert abs(my_schedule_ms(d, c, s, 10, o, b) - schedules[name]["total"]) < 1e-9, name
-shown = ("one after another", "overlapped, no limit", "overlapped, 2 buffers")  # the figure's panels
+    assert abs(schedule_ms(d, c, s, 10, o, b) - schedules[name]["total"]) < 1e-9, name
+shown = ("one after another", "overlapped, no limit", "overlapped, 1 buffer", "overlapped, 2 buffers")
 assert totals == tuple(schedules[name]["total"] for name in shown)
 serial, two = schedules["one after another"]["total"], schedules["overlapped, 2 buffers"]["total"]
 assert abs(two - schedules["overlapped, no limit"]["total"]) < 1e-9  # two buffers lose nothing
 assert serial - schedules["overlapped, 1 buffer"]["total"] < 0.2 * (serial - two)  # one hides little
-assert abs(hidden - (serial - two)) < 1e-9
+assert abs(hides[2] - (serial - two)) < 1e-9 and hides[1] < 0.03 * serial  # "1%": little
+# while the sum is the slowest stream, what hides does not depend on its rate: (N - 1)(d + c) with two
+# buffers, (N - 1) d with one
+assert s > c + d and (round(hides[2], 2), round(hides[1], 2)) == (61.65, 5.4)
+assert abs(hides[2] - 9 * (d + c)) < 1e-9 and abs(hides[1] - 9 * d) < 1e-9
+assert (round(d, 2), round(c, 2)) == (0.6, 6.25)
 assert schedules["overlapped, 2 buffers"]["held"] == {"device": 2, "host": 2}
 assert schedules["overlapped, 1 buffer"]["held"] == {"device": 1, "host": 1}
 assert schedules["one after another"]["held"] == {"device": 1, "host": 1}
-assert schedules["overlapped, no limit"]["held"] == {"device": 10, "host": 9}
+assert schedules["overlapped, no limit"]["held"]["device"] == 10  # the device runs ahead
 
-# the problems' answers
+# the memory budget: the 100M MLP (784-125,786-10) on an 80 GB card
+assert abs(795 * width + 10 - 100e6) < 1000 and round(784 * width / P, 3) == 0.986  # shaped as this MLP
+assert round(budget["accumulator"] / card, 3) == 0.005  # "0.5% of the card"
+assert serial / dev > 30  # "90 times the device's work" in the stored run; many times on any run
+assert round(card / 20 / 1e9) == 4 and round(4 / 20, 2) == 0.2  # "4 billion", "a fifth"
+
+# the problems' answers, at P = 100 million parameters, N = 10, B = 100
+G_P = 4 * P  # one float32 gradient, bytes
+assert (round(N * G_P / 1e9, 1), round(N * G_P / 2**20), round(G_P / 1e9, 1), round(G_P / 2**20)) == (
+    4.0, 3815, 0.4, 381)  # problem 1
+assert round((10 + 2 * share) / (1 + share)) == 6  # "6 times less" (11 when no variable dominates)
+one_sum = 1000 * 5 * G_P / (5 * 64e9)  # ms: one sum (5 passes) at 320 GB/s
+d2, c2 = device_ms(mlp100m) / N, mlp100m["PCIe copies"] / (N + 1)  # ms per micro-batch: device, bus
+serial2, overlapped2, buffered2 = (schedule_ms(d2, c2, one_sum, N, o, b) for o, b in
+                                   ((False, None), (True, None), (True, 2)))
+assert (round(one_sum, 2), round(d2, 2), round(N * c2, 1)) == (6.25, 0.6, 62.5)
+assert round(1 - buffered2 / serial2, 2) == 0.45
 assert abs(one_sum - c2) < 1e-9  # problem 2: at 320 GB/s one sum takes one copy's time
 assert abs(buffered2 - (d2 + N * c2 + one_sum + c2)) < 1e-9  # ... and the bus never waits
 assert abs(overlapped2 - buffered2) < 1e-9  # two buffers a side lose nothing
-assert (round(serial2, 1), round(buffered2, 1), round(no_host2, 2)) == (137.2, 75.6, 69.35)
+assert (round(serial2, 1), round(buffered2, 1)) == (137.2, 75.6)
+for flops, B_even in ((peak_flops["FP32"], 5844), (peak_flops["TF32"], 43312)):  # problem 3
+    assert round((N + 1) * 4 * flops / (64e9 * 6)) == B_even and round(B_even / N) in (584, 4331)

@@ -2,7 +2,7 @@
 
     ms, parts = round_trip_ms(fetch, mean, apply, in_graph_step, grads_fn, x, y, accum_steps)
 
-Nine calls run in interleaved rounds (`interleaved_ms`), so a slow moment of a shared machine
+Ten calls run in interleaved rounds (`interleaved_ms`), so a slow moment of a shared machine
 falls on all of them alike:
 
     host_step_compiled   apply(mean(*fetch(x, y, N)))       the whole host-averaged update
@@ -11,13 +11,17 @@ falls on all of them alike:
     N graph calls        grads_fn on each micro-batch, each loss fetched
     fetch                fetch(x, y, N)                     the graph calls and the copies out
     fetch + mean         mean(*fetch(x, y, N))              no apply
-    apply fed numpy      apply(a numpy mean)                the copy back and the apply
+    apply fed numpy      apply(a numpy mean)                numpy into the call, and the apply
     apply fed tensors    apply(the same mean as tensors)    the apply alone
+    tf.constant          [tf.constant(g) for g in mean]     the copy back (on a CPU, a memcpy)
     empty call           a compiled call that does nothing
 
 `round_trip_parts` reads each part of an update as one call's median, or as the median over
 rounds of one call's time less another's (`fetch` less the graph calls: the copies out), floored
-at 0. Medians of differences need not add up to the median of a total.
+at 0. Medians of differences need not add up to the median of a total. A call fed numpy pays more
+than the copy back: `tf.function` converts each array and matches its signature, so that excess
+("numpy into the call": fed numpy less fed tensors, less the `tf.constant` copies) is call overhead,
+not bytes moved.
 
 Lesson: notebooks/06-host-cost.ipynb
 """
@@ -30,7 +34,7 @@ from .interleaved import interleaved_ms
 
 
 def round_trip_ms(fetch, mean, apply, in_graph_step, grads_fn, x, y, accum_steps, rounds=20):
-    """Time the nine calls above in `rounds` interleaved rounds.
+    """Time the ten calls above in `rounds` interleaved rounds.
 
     Args: fetch(x, y, N) -> (fetched, counts); mean(fetched, counts) -> list of numpy arrays;
         apply(list of arrays or tensors), one compiled call; in_graph_step(x, y, N, apply=True);
@@ -50,7 +54,8 @@ def round_trip_ms(fetch, mean, apply, in_graph_step, grads_fn, x, y, accum_steps
             "fetch + mean": lambda: mean(*fetch(x, y, accum_steps)),
             "apply fed numpy": lambda: apply(mean_np),
             "apply fed tensors": lambda: apply(mean_tf),
-            "empty call": empty_call}
+            "empty call": empty_call,
+            "tf.constant": lambda: [tf.constant(g) for g in mean_np]}
     ms = interleaved_ms(runs, rounds)
     return ms, round_trip_parts(ms, accum_steps)
 
@@ -70,6 +75,8 @@ def round_trip_parts(ms, accum_steps):
             "host_step_compiled": {calls: med(calls),
                                    "copies out": over("fetch", calls),
                                    "numpy's mean": over("fetch + mean", "fetch"),
-                                   "copy back": over("apply fed numpy", "apply fed tensors"),
+                                   "copy back": med("tf.constant"),
+                                   "numpy into the call": max(0.0, over("apply fed numpy", "apply fed tensors")
+                                                              - med("tf.constant")),
                                    "second call": med("empty call"),  # the apply's own call
                                    "apply": over("apply fed tensors", "empty call")}}

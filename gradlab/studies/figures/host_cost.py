@@ -142,19 +142,23 @@ def host_schedule(device_ms, copy_ms, sum_ms, micro_batches, overlap=True, buffe
     return {**rows, "total": start + c, "held": held}
 
 
-def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum",), buffers=(None,)):
+def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum",), buffers=(None,),
+                       min_width=0.005):
     """Draw `host_schedule` on one ms axis: one after another on top, then overlapped, once per entry
     of `buffers` (None: no limit on what waits between stages; k: k buffers a side).
 
     Each panel has three rows (device, bus, host); every stage of every micro-batch is one bar,
-    coloured by stage and hatched when its time was measured on this machine (`measured`); each
-    title says how long the device is busy, as its bars can be too thin to see, and the most
-    gradients held at once on the device and on the host (beside the running sum).
+    coloured by stage and hatched when its time was measured on this machine (`measured`). A bar
+    shorter than `min_width` of the axis is drawn `min_width` wide from its start, so a stage far
+    shorter than the update (the device's, on a large model) stays visible; each title says how long
+    the device is busy and the most gradients held at once on the device and on the host (beside the
+    running sum).
 
     Args:
         device_ms, copy_ms, sum_ms, micro_batches: as `host_schedule`.
         measured: the stages ("compute", "copy out", "sum", "copy back") timed here, not predicted.
         buffers: one overlapped panel per entry, None or an integer >= 1 (as `host_schedule`).
+        min_width: the narrowest bar drawn, a fraction of the longest total (0: true widths).
     Returns:
         (figure, totals): a Figure of 1 + len(buffers) Axes, already closed in pyplot (a notebook
         cell ending with it shows it once), and each panel's total in ms, top to bottom.
@@ -172,17 +176,19 @@ def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum
                              layout="constrained", squeeze=False)
     axes = axes[:, 0]
     plt.close(fig)
+    narrowest = min_width * max(s["total"] for s in schedules)  # ms
     for ax, (overlap, b), s in zip(axes, panels, schedules):
         for y, row in enumerate(("host", "bus", "device")):
             for stage, start, end in s[row]:
                 colour = stages[stage][0]
-                ax.broken_barh([(start, end - start)], (y + 0.1, 0.8), facecolor=colour, edgecolor="white",
+                ax.broken_barh([(start, max(end - start, narrowest))], (y + 0.1, 0.8), facecolor=colour,
+                               edgecolor="white",
                                hatch="//" if stage in measured else None, lw=0 if stage == "compute" else 0.5)
         busy = sum(end - start for _, start, end in s["device"])
         ax.set_yticks([0.5, 1.5, 2.5], ["host", "bus", "device"])
         ax.set_ylim(0, 3)
         ax.axvline(s["total"], color="black", lw=1, ls="--")
-        name = "one after another" if not overlap else ("overlapped" if b is None else
+        name = "one after another" if not overlap else ("overlapped, no limit" if b is None else
                                                         f"overlapped, {b} buffer{'s' if b > 1 else ''} a side")
         ax.set_title(f"{name}: {s['total']:,.1f} ms, the device busy {busy:,.1f}; held at most "
                      f"{s['held']['device']} on the device, {s['held']['host']} on the host",
