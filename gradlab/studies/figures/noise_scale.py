@@ -292,7 +292,7 @@ def plot_progress(noise_scale, marks=(32, 256), line_label=None):
     return fig
 
 
-def plot_noise_scale_tracking(exact, averages):
+def plot_noise_scale_tracking(exact, averages, first=1):
     """The exact |g|^2 and B_simple at checkpoints of a training, against moving-average estimates.
 
         exact, at update t:   |g_t|^2 and B_simple = tr(Sigma_t) / |g_t|^2 over the whole training set
@@ -300,7 +300,8 @@ def plot_noise_scale_tracking(exact, averages):
                                      (`two_batch_noise_scale`); |g|^2 <= 0 gives B_simple = inf
 
     Left: |g|^2; right: B_simple; both on log-10 axes against the update. The exact values are black
-    dots joined by a line; each average is one coloured line. An average whose |g|^2 came out <= 0
+    dots, not joined (nothing was measured between them); each average is one coloured line, the
+    first solid, the others thinner and lighter. An average whose |g|^2 came out <= 0
     cannot sit on a log axis: it is drawn as a cross on the bottom edge of the left panel (at half the
     smallest positive |g|^2 drawn) and on the top edge of the right one (at twice the largest finite
     B_simple drawn), labelled with its count. One legend, below both panels.
@@ -308,8 +309,10 @@ def plot_noise_scale_tracking(exact, averages):
     Args:
         exact: dict `{update: (grad_sq_norm, noise_scale)}`, both finite and > 0, updates >= 0 (0: the
             initial weights).
-        averages: dict `{label: (grad_sq_norms, noise_scales)}`, two sequences over updates 1, 2, ...;
-            noise_scale inf exactly where grad_sq_norm <= 0, else finite and > 0.
+        averages: dict `{label: (grad_sq_norms, noise_scales)}`, two sequences over updates first,
+            first + 1, ...; noise_scale inf exactly where grad_sq_norm <= 0, else finite and > 0.
+        first: the update of each average's first value (1, or 0 when the averages are read at the
+            same weights as the exact values, before each update).
     Returns:
         a matplotlib Figure with 2 Axes, already closed in pyplot.
 
@@ -332,26 +335,27 @@ def plot_noise_scale_tracking(exact, averages):
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
     plt.close(fig)
     colors = plt.get_cmap("viridis")(np.linspace(0.25, 0.75, max(len(curves), 1)))
-    for (label, (sq, scale)), color in zip(curves.items(), colors):
-        t = np.arange(1, len(sq) + 1)
+    for n, ((label, (sq, scale)), color) in enumerate(zip(curves.items(), colors)):
+        t = np.arange(first, first + len(sq))
         ok = sq > 0
-        left.plot(t[ok], sq[ok], "-", color=color, linewidth=1, label=label)
-        right.plot(t[ok], scale[ok], "-", color=color, linewidth=1, label=label)
+        style = dict(color=color, linewidth=1.2 if n == 0 else 0.7, alpha=1.0 if n == 0 else 0.6)
+        left.plot(t[ok], sq[ok], "-", label=label, **style)
+        right.plot(t[ok], scale[ok], "-", label=label, **style)
         if not ok.all():
             bad = t[~ok]
             note = f"{label}: |g|^2 <= 0 ({len(bad)} updates)"
             left.plot(bad, [bottom] * len(bad), "x", color=color, linestyle="none", label=note)
             right.plot(bad, [top] * len(bad), "x", color=color, linestyle="none", label=note)
     for ax, k in ((left, 0), (right, 1)):
-        ax.plot(steps, [exact[t][k] for t in steps], "o-", color="black", markersize=4, linewidth=1.2,
-                label="exact, all training examples")
+        ax.plot(steps, [exact[t][k] for t in steps], "o", color="black", markersize=4, linestyle="none",
+                label="exact, all training examples", zorder=3)
         ax.set_yscale("log")
         ax.set_xlabel("update")
     fig.legend(handles=right.lines, loc="outside lower center", fontsize="small", ncols=2)
     left.set_ylim(bottom / 1.3, max(positive) * 1.5)
     right.set_ylim(min(finite) / 1.5, top * 1.3)
-    left.set_ylabel("|g|^2 (signal)")
-    right.set_ylabel("B_simple = tr(Sigma) / |g|^2")
-    left.set_title("The signal |g|^2", fontsize="medium")
+    left.set_ylabel(r"$\Vert g\Vert^2$ (signal)")
+    right.set_ylabel(r"$B_\mathrm{simple} = \mathrm{tr}\,\Sigma\ /\ \Vert g\Vert^2$")
+    left.set_title(r"The signal $\Vert g\Vert^2$", fontsize="medium")
     right.set_title("The simple noise scale", fontsize="medium")
     return fig

@@ -1,3 +1,5 @@
+import io
+
 import matplotlib.figure
 import matplotlib.pyplot as plt
 import numpy as np
@@ -218,6 +220,20 @@ def test_plot_noise_scale_tracking_draws_the_exact_points_each_average_and_its_i
     assert list(lines[(left, note)].get_xdata()) == [2, 4] and list(lines[(left, note)].get_ydata()) == [0.1, 0.1]
     assert list(lines[(right, note)].get_ydata()) == [240.0, 240.0]
     assert left.get_yscale() == right.get_yscale() == "log"
+
+def test_plot_noise_scale_tracking_starts_the_averages_at_first_and_draws_the_exact_points_unjoined():
+    from gradlab.studies.figures.noise_scale import plot_noise_scale_tracking
+
+    # averages read at the same weights as the exact values: the first at update 0
+    fig = plot_noise_scale_tracking({0: (1.0, 10.0), 2: (0.5, 40.0)},
+                                    {"a": ([1.0, 0.8, 0.4], [10.0, 30.0, 50.0])}, first=0)
+    left, right = fig.axes
+    lines = {(ax, l.get_label()): l for ax in (left, right) for l in ax.lines}
+    assert list(lines[(left, "a")].get_xdata()) == [0, 1, 2]
+    assert list(lines[(right, "a")].get_ydata()) == [10.0, 30.0, 50.0]
+    black = lines[(left, "exact, all training examples")]
+    assert black.get_linestyle() == "None" and black.get_marker() == "o"
+    fig.savefig(io.BytesIO(), format="png")  # the mathtext labels parse
 
 
 def test_plot_noise_scale_tracking_refuses_a_b_simple_that_is_not_inf_where_g_is_not_positive():
