@@ -3,7 +3,7 @@ prose states, over the notebook's names, and fails loudly if a run ever disagree
 
 Run by the lesson's last code cell as `%run -i checks/11.py`; it reuses the notebook's names
 (`x`, `y`, `tokens`, `target`, `naive`, `pf`, ...) and recomputes a few small things the lesson no
-longer shows (Keras's two reductions on one batch).
+longer shows (Keras's reductions on the whole batch; the masked loss counted first by hand).
 """
 import numpy as np
 
@@ -22,17 +22,23 @@ assert miss(naive_ratios(np.arange(32))) - pf.relative_error(naive, target) < 1e
 biased = miss(mean_ratio)
 assert biased > 5 * one_split / np.sqrt(len(shuffled))  # ten times the noise in the stored run
 assert all(miss(shuffled[:S].mean(axis=0)) > 3 * one_split / np.sqrt(S) for S in (1_000, 10_000))
+# the exact noise (rms spread of one split around the splits' mean, over sqrt S) is far below the bias
+assert split_sd > 0 and miss(shuffled[:1_000].mean(axis=0)) > 1.5 * split_sd / np.sqrt(1_000)
+assert miss(mean_ratio) > 4 * split_sd / np.sqrt(len(shuffled))  # 0.014 against 0.002 in the text
 assert mean_ratio[:16].min() > 1 > mean_ratio[tokens.argmax()]  # short over-, the longest under-weighted
 # the short sequences' tokens gain what the long ones lose: the mean weights still sum to 1
 assert abs(float((mean_ratio * tokens / W).sum()) - 1) < 1e-6
 
 # padding masks
 assert pf.relative_error(seq_naive, seq_target) > 1 and pf.relative_error(seq_fixed, seq_target) < 1e-5
-assert abs(seq_coef * seq_spread - seq_errors[0]) < 1e-3 and V_i == [int(v) for v in V_counts]
+assert abs(seq_coef * seq_spread - seq_errors[0]) < 1e-3
 assert norm(g_1) > 2 * norm(g_2) and cos_12 < 0.5  # grad L_1 longer, and pointing elsewhere
 assert seq_gradlab_error < 1e-5
 
-# In Keras: the two reductions' divisors (the table), then every row under Keras's accumulation
+# In Keras: the three divisors printed on micro-batch 1, the two reductions on the whole batch (the table),
+# then every row under Keras's accumulation
+assert abs(default_1 - wl_1 / 16) < 1e-4 * default_1 and abs(mean_w_1 - wl_1 / W_i[0]) < 1e-4 * mean_w_1
+assert abs(masked_1 - l_1 / V_i[0]) < 1e-4 * masked_1 and abs(masked_1 - l_1 / 240) > 0.1 * masked_1
 logits = mlp_model(x)
 wl = tokens * pf.per_example_loss(y, logits).numpy()  # w_j l_j
 default = float(loss_fn(y, logits, sample_weight=tokens))
@@ -45,7 +51,11 @@ assert max(e for r, e in keras_errors.items() if r != "mean_with_sample_weight")
 seq_window = [(ids[o:o + 8], labels[o:o + 8], v) for o, v in zip((0, 8), V_i)]
 as_it_is = keras_update(seq_model, seq_window, lambda t, out, v: loss_fn(t, out))
 assert abs(pf.relative_error(as_it_is, seq_target) - seq_errors[0]) < 1e-3
-assert V_window == sum(V_i) and pf.relative_error(counted, seq_target) < 1e-5
+seq_counted = keras_update(seq_model, seq_window, lambda t, out, v: N * v / sum(V_i) * loss_fn(t, out))
+assert pf.relative_error(seq_counted, seq_target) < 1e-5  # the table's third row, by hand
+# your count-first pipeline (or the solution) under fit: exact; the stream as it is: the naive rule
+assert fit_errors["counted first"] < 1e-5 and abs(fit_errors["as it is"] - seq_errors[0]) < 1e-3
+assert all(abs(s - N * v / sum(V_i)) < 1e-6 for s, v in zip(s_i, V_i)) and len(s_i) == N
 assert pf.relative_error(keras_w, target) < 1e-5
 
 # What the miss does to training: tagging, then the digits (folded)
@@ -68,6 +78,7 @@ assert bn_cos[4].mean() < bn_cos[8].mean() < bn_cos[16].mean()
 assert merge_error < 1e-5 and mean_of_vars > 0.05
 assert np.abs(moving["window"] - large_var).max() < 1e-6
 assert abs(np.abs(moving["micro"] - large_var).max() - 0.065) < 0.002
+assert abs(np.abs(moving["micro"] - large_var).max() - (0.99 - 0.99 ** 8)) < 0.005  # 'mostly' the 0.067
 by_hand = micro_batch_grads(bn_model(1)(), x, y, 8)  # both modes take your micro-batch gradients
 assert all(pf.relative_error(pf.update_of(make("accumulate", 8, model=bn_model(1), batchnorm=m), x, y),
                              by_hand) < 1e-5 for m in ("micro", "window"))
