@@ -1,0 +1,97 @@
+"""Lesson 07's authors' checks: re-check every number the prose states, as the prose rounds it,
+against the names the notebook has just computed (the stored runs, the live runs and the answers).
+
+Run by the lesson's last code cell (`%run -i checks/07.py`), so nbval fails when a run disagrees
+with the text. Not part of the lesson. Nothing here is a timing: every number is the same on each run.
+"""
+import numpy as np
+
+
+def rnd(x, digits):
+    return round(float(x), digits)
+
+
+# the setup: passes over the training digits
+assert round(1000 * 100 / len(mnist.x_train)) == 25 and rnd(1000 * 100 / 55_000, 1) == 1.8
+
+# without dropout (gradlab's MLP, paired): one run whatever N; only the metric differs
+for n, runs in paired.items():
+    assert [rnd(100 * run.accuracy, 1) for run in runs] == [94.9, 95.5, 95.2], n
+most = max(np.abs(shared(a) - shared(b)).max() for n in paired for a, b in zip(paired[n], paired[1]))
+assert rnd(most, 1) == 0.2  # "differ by at most 0.2 points"
+mlp_lift = {n: np.mean([100 * (run.eval_accuracy.max() - run.accuracy) for run in runs])
+            for n, runs in paired.items()}
+assert (rnd(mlp_lift[20], 2), rnd(mlp_lift[1], 2)) == (0.27, 0.13)
+
+# your convnet against build_model, dropout off and on; a misplaced dropout
+assert (convnet().count_params(), len(convnet().layers)) == (44_426, 14)  # `net` is reused later
+assert convnet_diff == {False: 0.0, True: 0.0}
+assert misplaced_diff[False] == 0.0 and rnd(misplaced_diff[True], 1) == 1.3
+
+# your step against the stored run and reproduction's step: exact, weights and all
+assert len(mine) == 10 and rnd(curve_diff, 1) == 0.0 and weight_diff == 0.0
+assert rnd(100 * max(mine), 1) == rnd(100 * mine[-1], 1) == 72.9
+assert rnd(moved, 2) == 0.13
+
+# the 40 stored runs: best of checkpoints against final
+best_mean = {n: 100 * row["best_mean"] for n, row in rows_by_n.items()}
+final_mean = {n: 100 * row["final_mean"] for n, row in rows_by_n.items()}
+assert (rnd(best_mean[20], 2), rnd(best_mean[1], 2)) == (94.98, 94.62)
+assert (rnd(final_mean[20], 2), rnd(final_mean[1], 2)) == (94.56, 94.53)
+assert rnd(best_mean[20] - best_mean[1], 2) == 0.36 and rnd(final_mean[20] - final_mean[1], 2) == 0.03
+
+# one run: the spike
+spike = int(np.argmax(curve20))  # the notebook's `k` is reused later
+assert (rnd(100 * curve20[spike], 1), at20[spike]) == (95.0, 955)
+assert (rnd(100 * of_11, 1), rnd(100 * curve20[-1], 1)) == (94.8, 94.8)
+assert at20[spike] % 100 != 0  # between two of the 11
+
+# the rows learn alike
+at_first = [acc.mean(axis=0)[0] for acc in at_100s.values()]
+at_last = [acc.mean(axis=0)[-1] for acc in at_100s.values()]
+assert (rnd(min(at_first), 1), rnd(max(at_first), 1)) == (32.0, 37.4)
+assert (rnd(min(at_last), 1), rnd(max(at_last), 1)) == (94.5, 94.8)
+assert all(acc.mean(axis=0)[-1] > acc.mean(axis=0)[-2] for acc in at_100s.values())  # still rising
+assert rnd(late, 2) == 0.45 and len(outside) == 2 and rnd(0.05 * 30, 1) == 1.5
+
+# the schedule
+assert [len(checkpoints(n, repro["updates"])) for n in (1, 5, 10, 20)] == [11, 51, 101, 201]
+
+# the simulation: less than twice; about threefold less on ten times the digits
+assert (rnd(sim[1_000][0], 2), rnd(sim[1_000][-1], 2)) == (1.06, 1.78)
+assert (rnd(sim[10_000][0], 2), rnd(sim[10_000][-1], 2)) == (0.35, 0.59)
+assert sim[1_000][-1] < 2 * sim[1_000][0]
+assert all(2.5 < a / b < 3.5 for a, b in zip(sim[1_000], sim[10_000]))
+
+# the stored runs' lifts, runs ending at their best, the same 11
+row_lift = [rnd(best_mean[n] - final_mean[n], 2) for n in (1, 5, 10, 20)]
+assert row_lift == [0.09, 0.20, 0.22, 0.42]
+assert all(a < rnd(sim[1_000][0], 2) for a in row_lift)  # below the simulation's
+assert at_best == {1: 6, 5: 5, 10: 3, 20: 1}
+assert (rnd(same[20], 2), rnd(same[1], 2), rnd(same[5] - same[1], 2)) == (94.63, 94.62, 0.25)
+
+# the paired intervals
+rounded = {(n, key): tuple(rnd(x, 2) for x in gap[n][key]) for n in gap for key in ("best", "final")}
+assert rounded[20, "best"] == (0.36, 0.23) and rounded[20, "final"] == (0.03, 0.34)
+assert rounded[5, "final"] == (0.28, 0.28) and rounded[10, "final"] == (0.05, 0.23)
+assert gap[20]["best"][0] > gap[20]["best"][1]  # excludes 0
+assert abs(gap[20]["final"][0]) < gap[20]["final"][1]  # does not
+assert [rnd(unpaired[n], 2) for n in (5, 10, 20)] == [0.35, 0.30, 0.34]
+assert [rnd(corr[n], 2) for n in (5, 10, 20)] == [0.46, 0.51, 0.13]
+assert unpaired[5] > gap[5]["final"][1] and unpaired[10] > gap[10]["final"][1]  # pairing narrows these
+assert rnd(unpaired[20], 2) == rnd(gap[20]["final"][1], 2)  # ... not N = 20's
+
+# the headline: the extra lift and his lead
+assert (rnd(extra, 2), rnd(extra_half, 2)) == (0.33, 0.25)
+assert (rnd(extra / np.sqrt(10), 2), rnd(extra_half / np.sqrt(10), 2)) == (0.10, 0.08)
+assert (rnd(lead, 1), rnd(lead - 0.1, 1), rnd(lead + 0.1, 1)) == (0.2, 0.1, 0.3)
+assert (rnd(his_se, 2), rnd(T95_18 * his_se, 2)) == (0.12, 0.24)
+assert m20 - m1 < T95_18 * his_se  # within his 95% half-width
+
+# Answer 1
+assert f"{off:.1e}" == "4.0e-07" and f"{once[1]:.1e}" == "2.8e-07"
+assert [rnd(on[k][0], 2) for k in (1, 2, 4, 8)] == [1.13, 0.93, 0.69, 0.51]
+assert [rnd(on[k][1], 2) for k in (1, 2, 4, 8)] == [1.10, 0.94, 0.75, 0.56]
+
+# Adam's epsilon, as the fold states it
+assert (keras.optimizers.Adam().epsilon, his_adam.parameters["epsilon"].default) == (1e-7, 1e-8)
