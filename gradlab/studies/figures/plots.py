@@ -202,7 +202,7 @@ def finite(value):
     return float(value) if value is not None and np.isfinite(value) else None
 
 
-def plot_training_loss(curves, window=51, title="Training loss per update"):
+def plot_training_loss(curves, window=51, title="Training loss per update", shade=None):
     """Training loss per update, raw (faint) and as a centred moving average, per curve.
 
         smooth_t = mean(loss_{t-h} ... loss_{t+h}),   h = window // 2
@@ -214,6 +214,7 @@ def plot_training_loss(curves, window=51, title="Training loss per update"):
         curves: dict `{label: losses}`, e.g. `{"N = 5": result.losses}`, in legend order.
         window: moving-average width in updates.
         title: the Axes title.
+        shade: `(first, last)` updates to shade grey (e.g. the ones a lesson averages), or None.
     Returns:
         a matplotlib Figure with 1 Axes (log-scaled loss).
 
@@ -231,6 +232,9 @@ def plot_training_loss(curves, window=51, title="Training loss per update"):
         inner = slice(h, len(losses) - h) if len(losses) > 2 * h else slice(None)
         ax.plot(t[inner], moving_average(losses, window)[inner], color=color, linewidth=1.8,
                 linestyle=DASHES[i % 4], label=label)
+    if shade is not None:
+        first, last = shade
+        ax.axvspan(first, last, color="0.5", alpha=0.12, linewidth=0, label=f"updates {first}-{last}")
     ax.set_yscale("log")
     ax.set_xlabel("update")
     ax.set_ylabel("mean loss of the update's batch")

@@ -6,7 +6,7 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from gradlab.studies.figures.plots import (plot_accumulation, plot_accumulation_budget, plot_accuracy,
-                                   plot_gradient_noise, plot_learning_rates)
+                                   plot_gradient_noise, plot_learning_rates, plot_training_loss)
 
 
 def _draws(seed=0, dim=20, sizes=(8, 32, 128)):
@@ -188,3 +188,16 @@ def test_plot_accumulation_budget_draws_the_budget_against_n_and_marks_the_break
     assert "from B = 55" in right.texts[0].get_text()
     with pytest.raises(ValueError, match="crossing"):
         plot_accumulation_budget({"toy": (1000, 100, 8)}, ("other", 4, 80))
+
+
+def test_plot_training_loss_shades_the_named_updates_and_draws_each_mean_where_its_window_fits():
+    losses = np.arange(1.0, 61.0)
+    fig = plot_training_loss({"a": losses}, window=9, shade=(31, 60))
+    (ax,) = fig.axes
+    span = [p for p in ax.patches if p.get_label() == "updates 31-60"]
+    assert len(span) == 1
+    x0, x1 = span[0].get_x(), span[0].get_x() + span[0].get_width()  # a Rectangle in data x
+    assert (x0, x1) == (31, 60)
+    smooth = [line for line in ax.lines if line.get_label() == "a"][0]
+    assert np.allclose(smooth.get_xdata(), np.arange(5, 57)) and np.allclose(smooth.get_ydata(), np.arange(5.0, 57.0))
+    assert not [p for p in plot_training_loss({"a": losses}, window=9).axes[0].patches]
