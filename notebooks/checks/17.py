@@ -68,5 +68,7 @@ assert 5 * heads * s / h == 80 and 34 + 5 * heads * s / h == 114
 # the optional section: graph counts, Grappler off, eager, the scope's other modes
 assert count == {"plain": (29, 10, 29), "yours": (37, 18, 33), "yours, wait_for_dy": (37, 10, 33),
                  "tf.recompute_grad": (37, 10, 33), "gradlab's copy": (37, 18, 33), "gradlab's copy, wait": (37, 10, 33)}, count
-assert all(np.median(m) > 0.8 * median["plain"] for m in extra.values()), (median, extra)  # neither saves
+ratio = {n: np.median(m) / np.median(extra["plain" + n[n.index(","):]]) for n, m in extra.items()}  # vs plain, alike
+assert 0.9 < ratio["yours, Grappler off"] < 1.1, ratio  # Grappler is not why yours saves nothing
+assert ratio["yours, eager"] > 0.7 and ratio["tf.recompute_grad, eager"] < 0.9, ratio  # eagerly: noisy; see the prose
 assert scope_error and "keyword" in scope_error and "eager" in scope_error, scope_error
