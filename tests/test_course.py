@@ -80,3 +80,13 @@ def test_a_lessons_checks_file_is_run_by_its_lesson_last(path):
     # alone on its line: IPython hands anything after a line magic to it as arguments
     assert re.search(rf"^%run -i checks/{path.name}$", code[-1], re.M), (lesson[0].name, code[-1][:200])
     assert re.search(r"\bassert\b", path.read_text()), f"{path.name} checks nothing"
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name[:2])
+def test_nbval_markers_are_cell_tags_not_code_a_learner_reads(path):
+    # A cell whose output moves between runs carries the "nbval-ignore-output" tag (kept by
+    # tools/run_notebooks.py), not a "# NBVAL_IGNORE_OUTPUT" line in the code the learner reads.
+    for cell in _cells(path):
+        if cell["cell_type"] == "code":
+            assert "NBVAL_" not in _text(cell), (path.name, _text(cell)[:120])
+            assert set(cell.get("metadata", {}).get("tags", [])) <= {"nbval-ignore-output", "nbval-skip"}

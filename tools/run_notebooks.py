@@ -64,10 +64,14 @@ def clean(path):
                                        "state": {k: state[k] for k in sorted(keep)}}}
     nb.metadata = nbformat.NotebookNode(metadata)
     for cell in nb.cells:
-        # Only whether a cell is folded (JupyterLab's `jupyter.source_hidden`): the lessons
-        # fold their solutions' code.
-        cell.metadata = nbformat.NotebookNode(
-            {k: v for k, v in cell.metadata.items() if k == "jupyter"})
+        # Only whether a cell is folded (JupyterLab's `jupyter.source_hidden`: the lessons fold
+        # their solutions' code) and its nbval tags ("nbval-ignore-output" for a cell whose output
+        # moves between runs), which keep nbval's markers out of the code a learner reads.
+        kept = {k: v for k, v in cell.metadata.items() if k == "jupyter"}
+        tags = [t for t in cell.metadata.get("tags", []) if t.startswith("nbval-")]
+        if tags:
+            kept["tags"] = tags
+        cell.metadata = nbformat.NotebookNode(kept)
         if cell.cell_type != "code":
             continue
         merged = []
