@@ -90,3 +90,16 @@ def test_nbval_markers_are_cell_tags_not_code_a_learner_reads(path):
         if cell["cell_type"] == "code":
             assert "NBVAL_" not in _text(cell), (path.name, _text(cell)[:120])
             assert set(cell.get("metadata", {}).get("tags", [])) <= {"nbval-ignore-output", "nbval-skip"}
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name[:2])
+def test_every_relative_link_target_exists(path):
+    # Any "](target)" that is not a web address or an anchor: a file that exists. Catches a link
+    # whose target text was cut or spliced (a footer once read "](02-batch-size-and-noise.i- ...").
+    for cell in _cells(path):
+        if cell["cell_type"] != "markdown":
+            continue
+        for target in re.findall(r"\]\(([^)\s]*)", _text(cell)):
+            if re.match(r"(https?:|mailto:|#)", target):
+                continue
+            assert (path.parent / target.split("#")[0]).resolve().exists(), (path.name, target)
