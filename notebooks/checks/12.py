@@ -37,6 +37,8 @@ once_l, each_l, cut_l = late.values()
 assert each_l > once_l and abs(each_l - cut_l) < abs(each_l - once_l)
 assert f"{lr_cut:.3f} {each_l:.3f} {once_l:.3f} {cut_l:.3f}" == "0.555 0.294 0.260 0.289"
 assert [f"{np.mean(losses[:100]):.3f}" for losses in curves.values()] == ["0.762", "0.792", "0.811"]
+assert f"{cut[0]:.3f}" == f"{lr_cut:.3f}" == "0.555"  # update 1: the start, measured above
+assert f"{np.mean(cut[:100]):.3f} {np.mean(cut[200:]):.3f}" == "0.570 0.500"  # the cut drifts
 
 # Section 2: skip the whole update
 assert sum_if_finite(micro_grads(mlp(), bad, y, 2, scale=2.0 ** 15)) is None
@@ -71,7 +73,7 @@ for bx, by in ((bad, y), (x2, y2), (x3, y3)):
     my_scales.append((scaler.scale, float(fused.optimizer.dynamic_scale)))
 two_clean = sgd_updates((x2, y2), (x3, y3))
 my_end = [w_gap([v.numpy() for v in m.weights], two_clean) for m in (mine, fused.model)]
-assert scale_seq["yours"] == scale_seq["Keras"] == [32768, 32768, 16384, 16384, 16384, 32768, 32768,
+assert scale_seq["DynamicScaler"] == scale_seq["Keras"] == [32768, 32768, 16384, 16384, 16384, 32768, 32768,
                                                     16384, 8192, 8192, 8192]
 assert abs(w_mine - float(w_keras.numpy())) < 1e-6 * abs(w_mine) and f"{w_mine:.4e}" == "-5.1880e-04"
 assert max(my_gaps) < 1e-6 and max(my_end) < 1e-6 and my_scales == [(16384.0, 16384.0)] * 3
@@ -152,20 +154,64 @@ assert {k: (f"{a:.3f}", f"{last:.3f}") for k, (a, last) in tested.items()} == {
 assert all(a < last for a, last in tested.values())  # both averages beat the last weights
 assert tested[0.99, "keras"][0] < tested[0.99, "fused"][0]  # at 0.99 Keras's shorter memory wins
 assert abs(tested[0.9, "keras"][0] - tested[0.9, "fused"][0]) < 0.01  # at 0.9 about equal
-assert f"{lags[0.99][1]:.0f}" == "25"  # Keras's average trails by about 25 updates at 0.99, N = 4
 
 # The fix in your own train_step
-assert fix_gap < 1e-6 and float(lso_5.dynamic_scale) == float(fused_5.optimizer.dynamic_scale) == 16384
-assert f"{fix_gap:.1e}" == "3.0e-08" and f"{fit_gap_5:.1e}" == "3.0e-08"
-assert fit_gap_5 < 1e-6 and float(fit_5.optimizer.dynamic_scale) == 16384
+assert check_accumulate(accumulate_step) is None  # the step the lesson uses matches fused, run again
+assert f"{fit_gap_5:.1e}" == "3.0e-08" and fit_gap_5 < 1e-6
+assert float(fit_5.optimizer.dynamic_scale) == float(fused_5.optimizer.dynamic_scale) == 16384
+# fit logs the last window's loss, not an epoch mean: the first window's loss is not finite
+assert not np.isfinite(float(loss_fn(y[16:], mlp()(bad[16:]))))
+assert f"{history.history['loss'][-1]:.3f}" == "2.266"
 
-# The answers to the problems
+# The answers to the four problems, recomputed (the lesson's Problems cell states them)
+
+# Answer 1: the overflow in micro-batch 1
+bad1 = x.copy()
+bad1[:16] *= 1e38
+kept = sgd_updates((np.r_[x[16:], x2[:16]], np.r_[y[16:], y2[:16]]))
+run_1 = make("keras", 2, optimizer=keras_lso)
+run_1.step(bad1, y)
+run_1.step(x2, y2)
+after = [v.numpy() for v in run_1.model.weights]
+kept_gaps = {label: w_gap(after, ref) for label, ref in (("clean batch", clean), ("x[16:] + x2[:16]", kept))}
+for label, gap in kept_gaps.items():
+    print(f"keras vs {label}: max |diff| = {gap:.1e} ({gap / one_update:.2f} of one update's largest move)")
+
+# Answer 2: the lag
+def lag(beta, moves, updates=30_000):  # theta_k = k: how many updates the average trails
+    average = 1.0  # after update 1: theta_1
+    for k in range(2, updates + 1):
+        for move in range(moves):
+            average = beta * average + (1 - beta) * (k if move == moves - 1 else k - 1)
+    return updates - average
+
+
+lags = {beta: (lag(beta, 1), lag(beta, 4), lag(beta ** (1 / 4), 4))
+        for beta in (0.9, 0.99, 0.999)}
+for beta, (lag_once, lag_keras, lag_fixed) in lags.items():
+    print(f"beta {beta}: once per update {lag_once:.2f}, Keras (N = 4) {lag_keras:.2f}, "
+          f"Keras with ema_momentum = beta^(1/4) {lag_fixed:.2f} updates behind")
+
+# Answer 3
+clip_gaps = {c: pf.relative_error(clip_each(parts, c), clip_once(parts, c)) for c in (0.5, 3.0)}
+large_norm, n_4 = norm([t.numpy() for t in weighted_sum(parts)]), norm([t.numpy() for t in parts[3][1]])
+by_hand = parts[3][0] * (n_4 - 3.0) / large_norm  # micro-batch 4's share, shortened by n_4 - c
+print(f"large batch's norm {large_norm:.3f}; clip_each vs clip_once: relative error "
+      f"{clip_gaps[0.5]:.2f} at c = 0.5, {clip_gaps[3.0]:.3f} at c = 3.0 ({by_hand:.3f} by hand)")
+# Answer 4: two counters of apply calls
+cosine_10k = keras.optimizers.schedules.CosineDecay(0.1, decay_steps=10_000)
+# update t reads the schedule at micro-step 4t - 1 (before _iterations counts its own apply)
+ends_at = next(t for t in range(1, 10_001) if float(cosine_10k(4 * t - 1)) < 1e-9)
+first_doubling = doubled["Keras's accumulation, N = 4"][0]
+print(f"N = 4: the cosine ends after update {ends_at - 1}; "
+      f"the loss scale first doubles after update {first_doubling}")
 assert max(kept_gaps["x[16:] + x2[:16]"], 0.0) < 1e-6 and f"{kept_gaps['clean batch']:.3f}" == "0.009"
 assert f"{kept_gaps['clean batch'] / one_update:.2f}" == "1.05"
 for beta, (lag_once, lag_keras, lag_fixed) in lags.items():  # the closed forms the prose states
     assert max(abs(lag_once - beta / (1 - beta)), abs(lag_keras - beta / (1 - beta ** 4)),
                abs(lag_fixed - beta ** 0.25 / (1 - beta))) < 1e-6 and 0 < lag_fixed - lag_once < 0.75
 assert [f"{lags[b][1]:.2f}" for b in lags] == ["2.62", "25.12", "250.12"]
+assert f"{lags[0.99][1]:.0f}" == "25"  # Keras's average trails by about 25 updates at 0.99, N = 4
 assert f"{lags[0.9][2]:.2f}" == "9.74"
 assert f"{large_norm:.3f} {clip_gaps[3.0]:.3f}" == "1.651 0.067"
 assert large_norm < 3.0 < n_4 and abs(clip_gaps[3.0] - by_hand) < 1e-3 * by_hand
