@@ -11,20 +11,23 @@ import numpy as np
 assert pf.relative_error(naive, target) > 0.5 and pf.relative_error(fixed, target) < 1e-5
 assert abs(coef * spread - pf.relative_error(naive, target)) < 1e-3  # N = 2: the formula is exact
 assert W / (2 * W_i[0]) > 1 > W / (2 * W_i[1])
-assert pf.relative_error(naive, gradlab_naive) < 1e-5  # your naive rule is gradlab's helper
+assert pf.relative_error(naive, gradlab_naive) < 1e-5  # your naive rule (or the solution's) is gradlab's
 assert pf.relative_error(gradlab_fix, target) < 1e-5  # gradlab's sample_weight under accumulate
 assert pf.relative_error(fixed, gradlab_fix) < 1e-5
 
 # shuffled splits: smaller than the sorted one, far above rounding, and biased
 assert 1e-3 < one_split < pf.relative_error(naive, target)
+assert abs(sorted_miss - pf.relative_error(naive, target)) < 1e-4  # the sorted split is cell 4's
+assert misses.max() > sorted_miss + 0.1 and len(misses) == 10_000  # some shuffles miss by more
 assert abs(float(W / (N * W_i[0])) - naive_ratios(np.arange(32))[0]) < 1e-6  # the figure's 8.42
 assert miss(naive_ratios(np.arange(32))) - pf.relative_error(naive, target) < 1e-4  # linear in ratios
 biased = miss(mean_ratio)
 assert biased > 5 * one_split / np.sqrt(len(shuffled))  # ten times the noise in the stored run
 assert all(miss(shuffled[:S].mean(axis=0)) > 3 * one_split / np.sqrt(S) for S in (1_000, 10_000))
 # the exact noise (rms spread of one split around the splits' mean, over sqrt S) is far below the bias
-assert split_sd > 0 and miss(shuffled[:1_000].mean(axis=0)) > 1.5 * split_sd / np.sqrt(1_000)
-assert miss(mean_ratio) > 4 * split_sd / np.sqrt(len(shuffled))  # 0.014 against 0.002 in the text
+noise = split_sd / norm(target)  # one split's rms spread, relative to the target
+assert noise > 0 and miss(shuffled[:1_000].mean(axis=0)) > 1.5 * noise / np.sqrt(1_000)
+assert miss(mean_ratio) > 4 * noise / np.sqrt(len(shuffled))  # 0.014 against 0.002 in the text
 assert mean_ratio[:16].min() > 1 > mean_ratio[tokens.argmax()]  # short over-, the longest under-weighted
 # the short sequences' tokens gain what the long ones lose: the mean weights still sum to 1
 assert abs(float((mean_ratio * tokens / W).sum()) - 1) < 1e-6
@@ -58,14 +61,10 @@ assert fit_errors["counted first"] < 1e-5 and abs(fit_errors["as it is"] - seq_e
 assert all(abs(s - N * v / sum(V_i)) < 1e-6 for s, v in zip(s_i, V_i)) and len(s_i) == N
 assert pf.relative_error(keras_w, target) < 1e-5
 
-# What the miss does to training: tagging, then the digits (folded)
+# What the miss does to training: tagging
 t_nai, t_fix, t_big = tag_end.values()
 assert tag_gap < 1e-5 and t_nai[0] > t_fix[0] + 0.2 and t_nai[1] < t_fix[1] - 0.2  # each wins its own
 assert abs(t_nai[2] - 0.5) < 0.05 and abs(t_fix[2] - short_tokens) < 0.02  # each bets what its loss counts
-fix, nai = trained["fix (sum, / W)"], trained["naive: 1/N"]
-assert curve_gap < 1e-5 and nai["token_test"] > fix["token_test"] + 0.03 and nai["short"] > fix["short"] + 0.3
-assert nai["token_end"] > fix["token_end"] and nai["seq_end"] < fix["seq_end"]  # each wins its own
-assert nai["seq_test"] < fix["seq_test"] and short_share < 0.1 and fix["long"] > nai["long"]
 
 # Problems
 assert errors[3] > 1e-2 and errors[2] < 1e-5
