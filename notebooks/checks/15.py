@@ -7,6 +7,7 @@ the memory peaks are, so the claims about them are checked here as the robust fa
 # Your step, the miscount, the while loop, the masked tokens: exact where the prose says exact
 assert max_abs_diff(mine.inner.get_weights(), large.get_weights()) < 1e-6 and quarter_miss > 1e-4
 assert max_abs_diff(looped.inner.get_weights(), large.get_weights()) < 1e-6 and token_miss < 1e-6
+assert accumulate is solution_accumulate or accumulate is my_accumulate  # the checker chose it
 assert abs(history["loss"][0] - mine_history["loss"][0]) < 1e-6
 assert abs(history["accuracy"][0] - mine_history["accuracy"][0]) < 1e-6  # your step logs compile's accuracy
 assert 0.12 < quarter_share < 0.14  # "13% of the last update"
@@ -15,7 +16,8 @@ assert even_miss < 1e-6  # "after the ten even batches the weights still match"
 # The graphs: 5 MatMuls a micro-batch, unrolled k times or once in the while body; the loop's size is flat
 for k in KS:
     assert matmuls["unrolled", k] == (5 * k, 0) and matmuls["while loop", k] == (0, 5), matmuls
-assert nodes["while loop", 4] == nodes["while loop", 16] == 180 and nodes["unrolled", 16] == 1389, nodes
+# the while loop's node count depends on how its body is written (yours or the solution): flat in k
+assert len({nodes["while loop", k] for k in KS}) == 1 and nodes["unrolled", 16] == 1389, nodes
 assert all(nodes["unrolled", a] < nodes["unrolled", b] for a, b in zip(KS, KS[1:])), nodes
 
 # The MLP's peaks in gradients: the loop stays at 1 to 3 whatever k (the allocator's reading moves by about one
@@ -24,6 +26,7 @@ held = {key: value / grad for key, value in peak.items()}
 assert all(1 < held["while loop", k] < 3.5 for k in KS), held
 assert all(abs(held["unrolled", k] - k) <= 1.5 for k in KS[1:]), held
 assert held["unrolled", 16] > 4 * held["while loop", 16], held
+assert round(outputs / grad, 1) == 0.1  # "the layers' outputs are 0.1 gradients"
 
 # The tagger's budget by hand (the numbers the prose works out), and the readings: never under the hand count
 # (the allocator hands out whole chunks, so it may read more, by how much depends on what it held before)
@@ -31,6 +34,7 @@ assert round(G, 2) == 1.07 and a + t == 184_720 and wide_tagger().count_params()
 assert [round(v, 2) for v in predicted["plain fit, B = 60"]] == [10.57, 11.64]
 assert [round(v, 2) for v in predicted["plain fit, B = 15"]] == [2.64, 3.71]
 assert [round(v, 2) for v in predicted["your while loop, 4 x 15"]] == [3.71, 4.79]
+assert (round(lo4 - hi15, 2), round(hi4 - lo15, 2)) == (0.0, 2.14)  # "the hand range 0.00 to 2.14"
 assert all(budget[name] >= 0.95 * lo for name, (lo, hi) in predicted.items()), (budget, predicted)
 assert budget["plain fit, B = 60"] > 1.5 * budget["your while loop, 4 x 15"], budget
 assert budget["your while loop, 4 x 15"] < budget["your unrolled step, 4 x 15"] < budget["plain fit, B = 60"], budget

@@ -40,7 +40,7 @@ def plot_step_peaks(peaks, gradient_mib):
     fig, ax = plt.subplots(figsize=(6.0, 3.8), layout="constrained")
     plt.close(fig)  # owned by the caller: a cell ending with the call shows it once
     ax.plot(ks, list(ks), "--", color="grey", lw=1, label="k: every micro-batch's gradient at once")
-    ax.plot(ks, [2] * len(ks), ":", color="black", lw=1, label="2: one gradient and the sum")
+    ax.plot(ks, [2] * len(ks), ":", color="black", lw=2, zorder=3, label="2: one gradient and the sum")
     for (name, p), marker in zip(peaks.items(), MARKERS):
         k = sorted(p)
         ax.plot(k, [p[i] / gradient_mib for i in k], marker=marker, label=name)
@@ -48,8 +48,8 @@ def plot_step_peaks(peaks, gradient_mib):
     ax.set_xticks(ks, [str(k) for k in ks])
     ax.xaxis.set_minor_locator(NullLocator())
     ax.set_ylim(bottom=0)
-    ax.set_xlabel("micro-batches k (batch fixed)")
+    ax.set_xlabel("micro-batches k (batch fixed; log scale, base 2)")
     ax.set_ylabel(f"update peak, in gradients ({gradient_mib:.3f} MiB)")
-    ax.set_title("Where an accumulating step's memory goes")
+    ax.set_title("An accumulating step's peak memory")
     ax.legend(fontsize="small", loc="upper left")
     return fig
