@@ -36,7 +36,7 @@ assert [round(v, 2) for v in predicted["plain fit, B = 15"]] == [2.64, 3.71]
 assert [round(v, 2) for v in predicted["your while loop, 4 x 15"]] == [3.71, 4.79]
 assert (round(lo4 - hi15, 2), round(hi4 - lo15, 2)) == (0.0, 2.14)  # "the hand range 0.00 to 2.14"
 assert all(budget[name] >= 0.95 * lo for name, (lo, hi) in predicted.items()), (budget, predicted)
-assert budget["plain fit, B = 60"] > 1.5 * budget["your while loop, 4 x 15"], budget
+assert budget["plain fit, B = 60"] > 1.3 * budget["your while loop, 4 x 15"], budget  # read 1.8 to 2.9 across runs
 assert budget["your while loop, 4 x 15"] < budget["your unrolled step, 4 x 15"] < budget["plain fit, B = 60"], budget
 loop, small, big = (budget[name] for name in ("your while loop, 4 x 15", "plain fit, B = 15", "plain fit, B = 60"))
 assert abs(loop - small) < abs(big - loop), budget  # "nearer plain fit at 15"
