@@ -56,8 +56,8 @@ assert round(parts[3]["accumulator"] / MiB) == 98 and parts[0]["accumulator"] ==
 # left out: the other 192 images, the backward gradients (6.2 MiB per image); with both, 4 need 10,060
 assert f"{192 * inputs / MiB:.0f}" == "110" and f"{backward / MiB:.1f}" == "6.2"
 assert f"{full4 / MiB:,.0f}" == "10,060" and full4 < 16 * 2**30
-# the estimate's error in 17 (4% under to 30% over): two micro-batches might fit, four do either way
-assert parts[1]["total"] / 1.30 < 16 * 2**30 < parts[1]["total"] and parts[2]["total"] / 0.96 < 16 * 2**30
+# the estimate's error in 17 (4% under to 31% over): two micro-batches might fit, four do either way
+assert parts[1]["total"] / 1.31 < 16 * 2**30 < parts[1]["total"] and parts[2]["total"] / 0.96 < 16 * 2**30
 # Answers 1-3
 assert {n: round(100 / (3 * n), 2) for n in a1_sizes} == {50: 0.67, 30: 1.11, 20: 1.67}
 assert max_abs_diff(a1_weighted, a1_large) < 1e-6 and f"{max_abs_diff(a1_plain, a1_large):.4f}" == "0.0261"
