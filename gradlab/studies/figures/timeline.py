@@ -155,9 +155,9 @@ def plot_tower_copies(layer_compute_us, layer_copy_us):
     return fig, totals
 
 
-def _check_towers(towers):
-    if isinstance(towers, bool) or not isinstance(towers, numbers.Integral) or towers < 2:
-        raise ValueError(f"towers must be an integer >= 2, got {towers!r}")
+def _check_int(name, value, least):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
+        raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
 
 
 def plot_tower_step(batch_compute_ms, copy_ms, towers=2):
@@ -182,7 +182,7 @@ def plot_tower_step(batch_compute_ms, copy_ms, towers=2):
     Lesson: notebooks/04-tower-averaging.ipynb
     """
     c, m = _times("batch_compute_ms", [batch_compute_ms])[0], _times("copy_ms", [copy_ms])[0]
-    _check_towers(towers)
+    _check_int("towers", towers, 2)
     import matplotlib.pyplot as plt  # pyplot: a notebook's inline backend then shows the figure
     fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(7.0, 3.4), layout="constrained")
     plt.close(fig)
@@ -245,9 +245,8 @@ def tower_layouts(batch_compute_ms, copy_ms, towers, buckets=4):
     Lesson: notebooks/04-tower-averaging.ipynb
     """
     c, m = _times("batch_compute_ms", [batch_compute_ms])[0], _times("copy_ms", [copy_ms])[0]
-    _check_towers(towers)
-    if isinstance(buckets, bool) or not isinstance(buckets, numbers.Integral) or buckets < 1:
-        raise ValueError(f"buckets must be an integer >= 1, got {buckets!r}")
+    _check_int("towers", towers, 2)
+    _check_int("buckets", buckets, 1)
     c, n, ring = c / towers, towers - 1, 2 * (towers - 1) / towers * m
     forward = c / 3
     compute = [("forward", 0.0, forward), ("backward", forward, c)]
