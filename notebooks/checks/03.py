@@ -17,13 +17,17 @@ assert f"{best[32] / best[128]:.2f}" == "1.61" and f"{128 * best[128] / (32 * be
 assert [f"{128 * runs[s][128] / (32 * runs[s][32]):.2f}" for s in runs] == ["2.49", "2.82", "2.59"]
 assert edge == 0 and len(targets) * len(won[0.5]) * len(tried) == 36
 assert all(won[0.3][s][32] == 0.4 and won[0.3][s][512] == 0.8 for s in won[0.3]), won[0.3]
+assert [won[0.5][s][512] for s in (2, 3, 4)] == [0.8, 0.8, 0.4] and {won[0.5][s][32] for s in won[0.5]} == {0.4}
+assert all(sweep[B][1.6] == np.inf for B in sweep), sweep  # rate 1.6 failed at every B
 # the fit at loss 0.5: 32, less than half of 71; 28 to 37 by seed; B = 16 saves a fifth of the examples
 assert (f"{S_min:.1f}", f"{B_crit:.1f}") == ("18.5", "32.4") and 2 * B_crit < stats.noise_scale
 assert [f"{fit_critical_batch({s: runs[s]})[1]:.0f}" for s in runs] == ["32", "28", "37"]
 assert (runs[2][16], runs[2][32]) == (58, 37) and 0.18 < 1 - 16 * 58 / (32 * 37) < 0.25
 # the model: 4.95 / 1.99 = 2.49 times the examples at 128; the best rate grows 1.9 times from 32 to 512
 assert [f"{updates_examples_lr(B, B_crit)[1]:.2f}" for B in (32, 128)] == ["1.99", "4.95"]
-assert f"{4.95 / 1.99:.2f}" == "2.49" and f"{growth:.1f}" == "1.9"
+assert f"{4.95 / 1.99:.2f}" == "2.49" and f"{growth:.1f}" == "1.9" and f"{growth_71:.1f}" == "2.8"
+# the learner's fit (or the solution) agrees with gradlab's; the roofline prediction (datasheet arithmetic)
+assert np.allclose(fit(runs), fit_critical_batch(runs)) and b_full == 51
 # timing (varies between runs): the conclusions, with room
 assert us[8] > 2 * us[32] > 2 * us[512], us  # the time per example keeps falling to 512: not full at 32
 assert o / f > 2 * B_crit, (o, f)  # a call costs more than B_crit examples (Answer 2: B* above B_crit)
