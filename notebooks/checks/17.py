@@ -10,19 +10,22 @@ assert round(1024 * t / MiB, 2) == 4.50, t
 assert 0 < my_budget(1024, 1, True) - my_budget(1024, 4, False) < 1024 * 1024 * 4  # 0.87 MiB: under one output
 assert [round(my_budget(**lever) / MiB, 2) for lever in levers.values()] == [34.91, 22.91, 22.04]
 assert [round(budget_update[n], 2) for n in ("plain", "tf.recompute_grad", "N=4")] == [27.44, 15.44, 14.57]
-assert block_apart == 0.0 and apart == [0.0, 0.0], (block_apart, apart)  # your Block, keras.remat: exact
+assert block_apart == 0.0, block_apart  # four Blocks, keras.remat: exact
 
 # what one update adds, measured (medians of nine)
 assert all(0 <= net.held_mib - 4 * P / MiB < 1 for net in nets.values())  # held: the weights and a little state
 assert abs(batch_mib - (xb.shape[0] * 4 * 784 + yb.shape[0] * 8) / MiB) < 0.01, batch_mib  # the batch
-rc = ("yours, wait_for_dy", "tf.recompute_grad")
+rc = ("tf.recompute_grad",)
 assert all(median[n] < 0.6 * median["plain"] for n in rc + ("N=4",)), median  # each about half of plain's
 spread = {n: float(np.ptp(adds[n])) for n in rc + ("N=4",)}  # one setting's nine readings, highest - lowest
 # the levers tie: their medians differ by less than either setting's own spread (the prose's "a tie")
 assert all(abs(median[n] - median["N=4"]) < max(spread[n], spread["N=4"]) for n in rc), (median, spread)
 assert all(abs(whole[n] - whole["N=4"]) < max(spread[n], spread["N=4"]) for n in rc), whole  # in all, too
 assert all(abs(off_budget[n]) < 5 for n in ("plain", "N=4") + rc), off_budget  # the budget: within a few MiB
-assert median["yours"] > 0.8 * median["plain"], median  # yours without wait_for_dy saves nothing
+assert median["yours"] > 0.8 * median["plain"], median  # yours without a wait saves nothing
+# the figure: the levers' ticks at or under their bars, yours' far above
+assert all(whole[n] < my_budget(**levers[n]) / MiB + 1 for n in rc + ("N=4",)), whole
+assert whole["yours"] > my_budget(**levers["tf.recompute_grad"]) / MiB + 8, whole
 assert median["keras.RematScope"] > 1.2 * median["plain"], median  # the per-layer scope holds more than plain
 assert round(scope_extra, 2) == 16.00 and 12 < median["keras.RematScope"] - median["plain"] < 20, median
 
@@ -67,10 +70,8 @@ assert [-(-64 // n) for n in fits] == [32, 10, 2] and [-(-8 // n) for n in fits]
 assert [round(100 * extra_flops[n] / flops, 1) for n in ("selective", "full")] == [2.6, 33.3]
 assert 5 * heads * s / h == 80 and 34 + 5 * heads * s / h == 114
 
-# the optional section: graph counts, Grappler off, eager, the scope's other modes
-assert count == {"plain": (29, 10, 29), "yours": (37, 18, 33), "yours, wait_for_dy": (37, 10, 33),
-                 "tf.recompute_grad": (37, 10, 33), "gradlab's copy": (37, 18, 33), "gradlab's copy, wait": (37, 10, 33)}, count
-ratio = {n: np.median(m) / np.median(extra["plain" + n[n.index(","):]]) for n, m in extra.items()}  # vs plain, alike
-assert 0.9 < ratio["yours, Grappler off"] < 1.1, ratio  # Grappler is not why yours saves nothing
-assert ratio["yours, eager"] > 0.7 and ratio["tf.recompute_grad, eager"] < 0.9, ratio  # eagerly: noisy; see the prose
-assert scope_error and "keyword" in scope_error and "eager" in scope_error, scope_error
+# yours with a wait: the graph's products, and what one update adds
+assert count == {"plain": (29, 10, 29), "yours": (37, 18, 33), "yours, waiting": (37, 10, 33),
+                 "tf.recompute_grad": (37, 10, 33)}, count
+again_m = {n: np.median(m) for n, m in waited_adds.items()}
+assert again_m["yours, waiting"] < 0.6 * again_m["plain"] and again_m["tf.recompute_grad"] < 0.6 * again_m["plain"], again_m
