@@ -7,11 +7,12 @@
         pass runs the block's forward again to rebuild its hidden layer, one block at a time
     accumulation (N micro-batches): everything a row keeps, for b = B / N rows at a time
 
-    recomputation written by hand (`custom_gradient_recompute`, lesson 17's): the right gradients,
-        but inside `fit`'s graph TensorFlow runs an op as soon as its inputs exist; a rebuild that
-        reads only the block's input and weights runs in the forward pass and its activations wait
-        for the backward pass: no saving. `wait_for_dy` gives the rebuild an input from dy (h + 0 *
-        dy[0, 0]), so it runs when the gradient arrives, as `tf.recompute_grad` does.
+    recomputation written by hand (`custom_gradient_recompute`, what lesson 17's learner writes):
+        the right gradients, but inside `fit`'s graph TensorFlow runs an op as soon as its inputs
+        exist; a rebuild that reads only the block's input and weights runs in the forward pass and
+        its activations wait for the backward pass: no saving. `wait_for_dy` gives the rebuild an
+        input from dy (h + 0 * dy[0, 0]), so it runs when the gradient arrives, as
+        `tf.recompute_grad` does.
 
 Both levers leave the update unchanged (recomputation reruns the same ops; accumulation adds
 the micro-batches' sums: lesson 15), and both pay in time: recomputation part of a forward
