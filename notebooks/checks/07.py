@@ -67,8 +67,6 @@ assert [len(set(checkpoints(n, repro["updates"]))) for n in (1, 5, 10, 20)] == [
 # the simulation: less than twice; about threefold less on ten times the digits
 assert (rnd(sim[1_000][0], 2), rnd(sim[1_000][-1], 2)) == (1.02, 1.78)
 assert (rnd(sim[10_000][0], 2), rnd(sim[10_000][-1], 2)) == (0.33, 0.59)
-assert (rnd(closed[1_000][0], 2), rnd(closed[1_000][-1], 2)) == (1.06, 1.89)  # "a little above"
-assert all(0 < c - s < 0.15 for n in sim for c, s in zip(closed[n], sim[n]))
 assert sim[1_000][-1] < 2 * sim[1_000][0]
 assert all(2.5 < a / b < 3.5 for a, b in zip(sim[1_000], sim[10_000]))
 
@@ -77,7 +75,14 @@ row_lift = [rnd(best_mean[n] - final_mean[n], 2) for n in (1, 5, 10, 20)]
 assert row_lift == [0.09, 0.20, 0.22, 0.42]
 assert all(a < rnd(sim[1_000][0], 2) for a in row_lift)  # below the simulation's
 assert at_best == {1: 6, 5: 5, 10: 3, 20: 1}
-assert (rnd(same[20], 2), rnd(same[1], 2), rnd(same[5] - same[1], 2)) == (94.63, 94.62, 0.25)
+same_mean = {n: same[n].mean() for n in same}
+assert (rnd(same_mean[20], 2), rnd(same_mean[1], 2)) == (94.63, 94.62)
+same_gap = {n: tuple(rnd(x, 2) for x in interval(same[n] - same[1])) for n in (5, 10, 20)}
+assert same_gap == {5: (0.25, 0.24), 10: (0.07, 0.27), 20: (0.01, 0.33)}, same_gap
+assert interval(same[5] - same[1])[0] > interval(same[5] - same[1])[1]  # N = 5's excludes 0
+assert all(abs(m) < h for m, h in (interval(same[n] - same[1]) for n in (10, 20)))  # the others do not
+# successive evaluations of N = 20 (updates 500 to 1,000) against two independent models
+assert rnd(100 * np.mean(steps), 2) == 0.22 and rnd(100 * np.sqrt(4 * 0.95 * 0.05 / 1000 / np.pi), 2) == 0.78
 
 # the paired intervals
 rounded = {(n, key): tuple(rnd(x, 2) for x in gap[n][key]) for n in gap for key in ("best", "final")}
@@ -85,21 +90,19 @@ assert rounded[20, "best"] == (0.36, 0.23) and rounded[20, "final"] == (0.03, 0.
 assert rounded[5, "final"] == (0.28, 0.28) and rounded[10, "final"] == (0.05, 0.23)
 assert gap[20]["best"][0] > gap[20]["best"][1]  # excludes 0
 assert abs(gap[20]["final"][0]) < gap[20]["final"][1]  # does not
-assert [rnd(unpaired[n], 2) for n in (5, 10, 20)] == [0.35, 0.30, 0.34]
-assert [rnd(corr[n], 2) for n in (5, 10, 20)] == [0.46, 0.51, 0.13]
-assert unpaired[5] > gap[5]["final"][1] and unpaired[10] > gap[10]["final"][1]  # pairing narrows these
-assert rnd(unpaired[20], 2) == rnd(gap[20]["final"][1], 2)  # ... not N = 20's
 
 # the headline: on the same checkpoints N = 20 ties N = 1; the final leads by 0.03 (above)
-assert abs(rnd(same[20], 2) - rnd(same[1], 2)) <= 0.01
+assert abs(rnd(same_mean[20], 2) - rnd(same_mean[1], 2)) <= 0.01
 # the fold: the extra lift and his lead
 assert (rnd(extra, 2), rnd(extra_half, 2)) == (0.33, 0.25)
-assert (rnd(extra / np.sqrt(10), 2), rnd(extra_half / np.sqrt(10), 2)) == (0.10, 0.08)
+assert rnd(extra / np.sqrt(10), 2) == 0.10
+# the fold: on 10,000 digits picking gains "about a third as much"
+assert all(0.28 < b / a < 0.36 for a, b in zip(sim[1_000], sim[10_000]))
 assert (rnd(lead, 1), rnd(lead - 0.1, 1), rnd(lead + 0.1, 1)) == (0.2, 0.1, 0.3)
 assert (rnd(his_se, 2), rnd(T95_18 * his_se, 2)) == (0.12, 0.24)
 assert m20 - m1 < T95_18 * his_se  # within his 95% half-width
 
-# Answer 1
+# dropout: one distribution (after the setup), and Answer 1
 assert f"{off:.1e}" == "4.0e-07" and f"{once[1]:.1e}" == "2.8e-07"
 assert [rnd(on[k][0], 2) for k in (1, 2, 4, 8)] == [1.13, 0.93, 0.69, 0.51]
 assert [rnd(on[k][1], 2) for k in (1, 2, 4, 8)] == [1.10, 0.94, 0.75, 0.56]
@@ -111,11 +114,8 @@ assert (keras.optimizers.Adam().epsilon, his_adam.parameters["epsilon"].default)
 assert rnd(best_mean[5], 2) == 95.01 and max(best_mean, key=best_mean.get) == 5
 assert len(checkpoints(5, repro["updates"])) == 51
 assert rounded[5, "best"] == (0.39, 0.25) and gap[5]["best"][0] > gap[5]["best"][1]
-assert same[5] - same[1] > gap[5]["best"][0] / 2  # "most of N = 5's stays" on the same 11
+assert same_mean[5] - same_mean[1] > gap[5]["best"][0] / 2  # N = 5's lead stays on the same 11
 assert all(abs(gap[n]["final"][0]) < gap[n]["final"][1] for n in gap)  # no final gap excludes 0
 
 # the headline on his scale: 0.10 to 0.33 on 10,000 digits, his 0.2 inside
 assert rnd(extra / np.sqrt(10), 2) <= rnd(lead, 1) <= rnd(extra, 2)
-
-# seconds per stored run, printed (no longer stated in the prose; from the stored record, so stable)
-assert (rnd(per_run[1], 1), rnd(per_run[20], 1)) == (12.4, 46.8)
