@@ -31,7 +31,7 @@ yours_mlp, large_mlp = ({B: np.median(mlp_peaks[B, k]) for B in (256, 2048)} for
 assert yours_mlp[256] > large_mlp[256] - 0.01 and yours_mlp[2048] < 0.75 * large_mlp[2048], mlp_peaks
 assert alive_mlp(32, 2) > alive_mlp(256, 1) and alive_mlp(32, 2) < alive_mlp(2048, 1)
 # answer 2, two alive: at least two micro-batches' worth
-assert two.min() > 1.9 * micro, two
+assert 1.8 * micro < two.min() and two.max() < 3 * micro, two  # a second alive roughly doubles it
 assert round(mlp.count_params() / 512) == 398
 # at 2,048 rows the large batch reads at least the two tensors of 256 floats a row, and about the count at most
 assert 0.9 * 2 * 2048 * 256 * 4 / 2**20 < large_mlp[2048] < alive_mlp(2048, 1) + 0.3, (large_mlp, alive_mlp(2048, 1))
@@ -44,6 +44,10 @@ assert all(1 < r / unit < 3 for r in rel_fused.values()), rel_fused
 # Keras's own step holds what your large batch holds; the benchmark's 328.1 is a fresh process's reading
 assert abs(np.median(keras_step) / large_mib - 1) < 0.01, (keras_step, large_mib)
 assert round(large / mib(512, alive) - 1, 2) == 0.36
+# the fold "Why 1 GiB first": a fresh BFC process reads the large batch as the benchmark does without the
+# 1 GiB, and as the count (and this kernel) with it
+assert abs(fresh["0"] / large - 1) < 0.03 and abs(fresh["1"] / mib(512, alive) - 1) < 0.02, (fresh, large)
+assert fresh["0"] > 1.2 * fresh["1"] and abs(fresh["1"] / large_mib - 1) < 0.02, (fresh, large_mib)
 # (overlap's time on the convnet is quoted from the stored run only: no check on it)
 # XLA: your loop's slices get a bounded dynamic shape and run slower; stacked, it runs faster, as fused_grads
 assert xla_shapes == ["f32[<=256,784]"], xla_shapes
