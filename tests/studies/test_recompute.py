@@ -71,11 +71,21 @@ def test_bad_configs_are_refused_naming_them(config, error, words):
     assert words in str(e.value)
 
 
+def lowest_of_two(configs):
+    """Each config's reading with the lower update peak of two fresh processes.
+
+    A peak moves between runs with the executor's order (more on a loaded machine), so every
+    config is read by the same estimator: the lower of two runs.
+    """
+    runs = recompute.peaks(configs * 2)
+    assert all("error" not in r for r in runs), runs
+    return [min(pair, key=lambda r: r["update_mib"]) for pair in zip(runs[:len(configs)], runs[len(configs):])]
+
+
 @pytest.mark.slow
 def test_recomputation_and_accumulation_each_lower_the_peak_of_an_update():
     configs = [dict(B=512, N=n, recompute=rc) for n, rc in ((1, False), (1, True), (4, False))]
-    plain, recomputed, accumulated = recompute.peaks(configs)
-    assert "error" not in plain, plain
+    plain, recomputed, accumulated = lowest_of_two(configs)
     # the hidden layers of 1024 are 4 * 1024 of the 4,746 floats a row keeps: most of the activations
     assert recomputed["update_mib"] < 0.7 * plain["update_mib"], (plain, recomputed)
     # the plain update's own peak moves between runs with the executor's order (13.4 to 16.2 MiB
@@ -87,15 +97,13 @@ def test_recomputation_and_accumulation_each_lower_the_peak_of_an_update():
 @pytest.mark.slow
 def test_the_hand_written_recomputation_saves_memory_only_when_it_waits_for_dy():
     configs = [dict(B=512, N=1, recompute=r) for r in (False, "custom_gradient", "custom_gradient, waits for dy")]
-    plain, eager_rebuild, waiting = recompute.peaks(configs)
-    assert "error" not in plain, plain
+    plain, eager_rebuild, waiting = (r["update_mib"] for r in lowest_of_two(configs))
     # a rebuild that reads only h and the weights runs in the forward pass: no saving; reading dy, it
-    # saves what tf.recompute_grad does. Each peak moves between runs with the executor's order (on a
-    # 2-core CPU, TF 2.21, B = 512: plain 14.8 to 16.3 MiB, the early rebuild 13.3 to 15.9, the waiting
-    # one 7.5 to 8.5), so the early rebuild is asked only to sit nearer plain than the waiting one
-    middle = (plain["update_mib"] + waiting["update_mib"]) / 2
-    assert eager_rebuild["update_mib"] > middle, (plain, eager_rebuild, waiting)
-    assert waiting["update_mib"] < 0.7 * plain["update_mib"], (plain, waiting)
+    # saves what tf.recompute_grad does. On a 2-core CPU, TF 2.21, B = 512, one process reads plain 14.4
+    # to 16.3 MiB, the early rebuild 13.3 to 15.9, the waiting one 7.5 to 10.3 (the top on a loaded
+    # machine), so the early rebuild is asked only to sit nearer plain than the waiting one
+    assert eager_rebuild > (plain + waiting) / 2, (plain, eager_rebuild, waiting)
+    assert waiting < 0.7 * plain, (plain, waiting)
 
 
 @pytest.mark.slow
