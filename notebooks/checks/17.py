@@ -75,3 +75,7 @@ assert count == {"plain": (29, 10, 29), "yours": (37, 18, 33), "yours, waiting":
                  "tf.recompute_grad": (37, 10, 33)}, count
 again_m = {n: np.median(m) for n, m in waited_adds.items()}
 assert again_m["yours, waiting"] < 0.6 * again_m["plain"] and again_m["tf.recompute_grad"] < 0.6 * again_m["plain"], again_m
+
+# the conv net's budget over what is alive at the peak, and the fresh process's reading (both fixed numbers)
+assert round(conv_res[1][0] / alive, 2) == 1.31 and round(conv_res[1][1] / alive, 2) == 1.36, (conv_res, alive)
+assert all(abs(c / s - 1) < 0.05 for c, s in conv_res.values()), conv_res  # "within 5 %" at every N
