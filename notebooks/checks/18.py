@@ -11,11 +11,10 @@ assert np.all(paired(accumulated, large) == 0) and f"{accs.mean():.1f} ± {accs.
 assert f"{mine:.1e}" == "7.2e-07" and f"{np.spacing(np.float32(2.3)):.1e}" == "2.4e-07"
 assert f"{np.spacing(np.float32(1)):.1e}" == "1.2e-07" and f"{np.spacing(np.float32(large.losses[0])):.1e}" == "2.4e-07"
 
-# your noise and level against gradlab's loss_noise, every run of the series
-assert np.allclose(yours, gradlabs, rtol=1e-6, atol=0)
-for group in series:
+# the noise and level the fold describes (noise_of) are gradlab's loss_noise, every run of the series and B = 100
+for group in series + [large]:
     for r in group.results:
-        assert np.allclose(my_noise(r.losses), (r.loss_noise["std"], r.loss_noise["std"] / r.loss_noise["relative"]),
+        assert np.allclose(noise_of(r.losses), (r.loss_noise["std"], r.loss_noise["std"] / r.loss_noise["relative"]),
                            rtol=1e-6, atol=0)
 
 # Hold the micro-batch (cells 10-12)
@@ -36,9 +35,6 @@ assert round(mean_gain, 1) == 0.2 and 0 < mean_gain < min(spread[2], spread[3]),
 assert np.round(past, 1).tolist() == [0.5, -1.1, 1.1], past
 assert np.all(rise > 0) and rise.round(1).tolist() == [7.1, 2.7, 2.7]
 assert [150 * B for B in batches] == [3_750, 7_500, 15_000, 30_000]  # examples seen in 150 updates: 8 times
-# the bump in B = 100's curve: the rate's, not accumulation's (both ways; gone at half the rate)
-assert np.round(bump, 2).tolist() == [[0.8, 0.89, 1.07, 1.96]] * 2 + [[1.1, 1.14, 1.11, 1.18]], bump
-assert bump[2][3] - bump[2][0] < 0.1 < bump[0][3] - bump[0][0]
 
 # seconds to loss 0.5 (cell 14): the same updates for fused and the large batch; B = 200 no sooner than B = 25
 assert to_half["fused N=4 b=25"][0] == to_half["large_batch N=1 b=100"][0]
@@ -80,6 +76,8 @@ assert f"{0.25 / (24 / 98):.3f}" == "1.021" and f"{0.25 / (8 / 98):.3f}" == "3.0
 assert np.all(np.abs(clip_each) > 0.5) and clip_each.min() < 0 < clip_each.max()  # every seed moves, either sign
 assert [round(c, 1) for c in sorted(np.abs(clip_each))][::2] == [0.6, 0.7], clip_each
 assert np.all(bn_micro > 0.1) and np.all(bn_micro > bn_window)  # per micro-batch: above in every seed
+assert np.sum(bn_window > 0.1 + 1e-9) == 2 and np.all(np.abs(clip_each) > 0.1 + 1e-9)  # beyond the yardstick
+assert np.all(np.abs(keras_cosine_change := change(keras_cosine)) > 0.1 + 1e-9) and np.all(np.abs(uneven) <= 0.1 + 1e-9)
 assert f"{bn_micro.mean():.1f} ± {bn_micro.std(ddof=1):.1f}" == "0.7 ± 0.3"
 assert f"{bn[0]:.7f}" == f"{bn[1]:.7f}" == "0.1581529"
 assert round(ways["clip each micro-batch"][1].difference()[1], 2) == 0.25
@@ -113,6 +111,11 @@ assert (smallest, fit[smallest]["b"], even, fit[even]["b"]) == (24, 22, 32, 16) 
 assert [f"{fit[n]['total'] / 1e9:.2f}" for n in (smallest, even)] == ["70.20", "56.51"] and fit[smallest - 1]["total"] > 72e9
 assert fit[24]["total"] - fit[24]["activations"] == 20e9 and f"{a_seq / 1e9:.2f}" == "2.28"  # 72 - 20 = 52 GB for b a
 assert f"{flops:.1e}" == "6.3e+15" and round(flops / (0.4 * 989e12), 1) == 15.9
+# the all-reduce of task 3: 7 GB sent per GPU; 15.6 and 140.0 ms at the datasheet peaks; under 1 % of the update
+assert f"{moved / 1e9:.0f}" == "7" and [f"{1000 * moved / b:.1f}" for b in links.values()] == ["15.6", "140.0"]
+assert all(moved / b < 0.01 * flops / (0.4 * 989e12) for b in links.values()) and smallest == 24
+# the timing row the prose quotes (stored run): the lab's fused N = 4 and large-batch clocks exist
+assert {"fused N=4 b=25", "large_batch N=1 b=100"} <= set(to_half)
 
 # the exercise
 assert np.all(np.diff(np.array(list(scaled.values())), axis=0) > 0), scaled  # rises with N, seed by seed
