@@ -19,14 +19,15 @@ def ceil_fill(B, R):
 assert ceil_fill(4, 3) == [2, 2, 0] and check_batch(4, 3) == [2, 1, 1] and ceil_fill(64, 3) == [22, 22, 20]
 assert f"{hand_gap:.1e}" == "2.2e-08" and f"{g_max:.3f}" == "0.119"
 assert my_count == 2 == distribute.count_all_reduces(graph)
-assert all(counts[n] == (1, 1, n) for n in counts) and once_gap < 1e-6 and f"{once_gap:.1e}" == "2.2e-08"
+assert all(counts[n] == (1, 1, n) for n in counts)
+# your step (or the solution) and the naive loop both give g_B, on entries up to 0.119
+assert once_gaps[accum_steps] < 1e-6 and naive_gap < 1e-6 and f"{g_max:.3f}" == "0.119"
+assert f"{once_gaps[accum_steps]:.1e}" == "2.2e-08" and f"{naive_gap:.1e}" == "3.0e-08"
 assert f"{4 * n_params / 1e6:.2f}" == "0.81"
 # The timing varies between runs: only the conclusion the prose draws, with room for the spread
 assert ratio_8 > 1.2 and extra_ms[8] > 0  # naive's 7 extra all-reduces at accum_steps = 8 slow the update
 # "both curves rise": at a fixed batch of 31, once at accum_steps = 8 is slower than at 1 (2.5x in the stored run)
 assert np.median(ms["once 8"]) > 1.5 * np.median(ms["once 1"])
-# lesson 14's fitted line (its stored run: 0.12 ms + MiB / 9.22 MiB per ms) prices a lone all-reduce of this gradient
-assert f"{mib:.2f}" == "0.78" and f"{lone_ms:.2f}" == "0.20"
 
 # The worked problem's numbers, from the inputs its text states (not from the editable cell)
 ring_8, compute_256 = 2 * 7 / 8 * 4 * 25_583_592, 256 / 2375 * 1e3  # bytes per device; ms for 256 images
@@ -39,13 +40,7 @@ for bw, prices, stated in ((50e9, ("28.65", "3.58"), ("26.6%", "3.3%")), (300e9,
 nvidia_8 = 256 / (17_400 / 8) * 1e3  # ms per 256-image step on each of 8 A100s
 assert (f"{nvidia_8:.1f}", f"{nvidia_8 - compute_256:.1f}", f"{nvidia_8 / compute_256 - 1:.1%}") == ("117.7", "9.9", "9.2%")
 
-# Part 2: Keras's rules
-assert [f"{a / b:.2f}" for a, b in loss_values.values()] == ["2.00", "1.99", "1.00"]
-outside, inside = loss_values["loss object"]  # Keras: the loss object's mean divided by R = 2 exactly
-assert abs(outside - 2 * inside) < 1e-6
-assert v.numpy().tolist() == [-2.0, -2.0]
-assert rule_gaps[30][0] < 1e-6 and f"{rule_gaps[30][0]:.1e}" == "2.2e-08" and f"{rule_gaps[31][0]:.1e}" == "3.0e-03"
-assert f"{rule_gaps[31][0] / rule_gaps[31][1]:.1e}" == "2.5e-02" and f"{rule_gaps[31][1]:.3f}" == "0.119"
+# Part 2: Keras clips each replica's part; yours clips the sum once
 assert w_keras.numpy().tolist() == [-1.0, -1.0] and f"{np.linalg.norm(w_keras.numpy()):.2f}" == "1.41"
 assert np.allclose(w_mine.numpy(), [-0.6, -0.8], atol=1e-6)  # the sum clipped once
 my_clip_graph = tf.function(lambda: dist.run(my_replica)).get_concrete_function().graph
@@ -73,7 +68,6 @@ assert own_collectives == 1 and mirrored.all_reduces_per_update() == 1
 assert max(sum_count_gaps) < 1e-6  # printed by cell 22: the learner's (or the solution's) gaps to g_B and the mean
 assert clip_gap < 1e-6 and f"{clip_gap:.1e}" == "1.5e-08" and clipped.all_reduces_per_update() == 1
 assert f"{clip_moved:.1e}" == "9.5e-03"
-assert penalty_gap < 1e-6 and f"{penalty_gap:.1e}" == "1.5e-08"
 
 # Problem 1 (pencil): R = 4, B = 30, accum_steps = 2
 assert check_batch(30, 4) == [8, 8, 7, 7] and gl.split_sizes(8, 2) == [4, 4] and gl.split_sizes(7, 2) == [4, 3]
@@ -82,12 +76,10 @@ assert abs(sum(1 / 4 - n / 30 for n in (8, 8)) + 2 / 60) < 1e-12  # the miss: (m
 # on TensorFlow's 8, 8, 8, 6 the weights' errors 1/4 - n_r/30 are -1/60, -1/60, -1/60, +3/60
 assert np.allclose([1 / 4 - n / 30 for n in ceil_fill(30, 4)], [-1 / 60, -1 / 60, -1 / 60, 3 / 60])
 
-# Problem 2's answer
-assert penalty_gaps[accum_steps] < 1e-6 and f"{penalty_gaps[accum_steps]:.1e}" == "1.5e-08"
-assert penalty_gaps[1] > 100 * penalty_gaps[accum_steps] and f"{penalty_gaps[1]:.1e}" == "6.3e-04"
-pen_hand = (accum_steps - 1) * max(float(np.abs(g).max()) for g in g_pen)  # 2 penalty gradients too many
-assert abs(penalty_gaps[1] - pen_hand) < 0.01 * pen_hand and f"{times:+.3f}" == "+2.000"
-assert f"{pen_rel:.1e}" == "5.4e-03"
+# Problem 2's answer: the one InfiniBand all-reduce under 5 % of compute from accum_steps = 6 on
+ib_share = {k: ring_8 / 50e9 / (k * 32 / 2375) for k in range(4, 9)}
+assert (f"{ib_share[5]:.1%}", f"{ib_share[6]:.1%}") == ("5.3%", "4.4%") and ib_share[5] > 0.05 > ib_share[6]
+assert min(k for k in ib_share if ib_share[k] < 0.05) == 6
 
 try:  # gradlab's guard: a batch too small to give every replica an example
     check_batch(1, R)
