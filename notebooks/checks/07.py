@@ -52,13 +52,13 @@ at_last = [acc.mean(axis=0)[-1] for acc in at_100s.values()]
 assert (rnd(min(at_first), 1), rnd(max(at_first), 1)) == (32.0, 37.4)
 assert (rnd(min(at_last), 1), rnd(max(at_last), 1)) == (94.5, 94.8)
 assert all(acc.mean(axis=0)[-1] > acc.mean(axis=0)[-2] for acc in at_100s.values())  # still rising
-assert rnd(late, 2) == 0.45 and len(outside) == 2 and rnd(0.05 * 30, 1) == 1.5
+assert rnd(late, 2) == 0.45 and len(outside) == 2
 assert outside == ["N = 20 at update 500", "N = 20 at update 600"]
 assert means[20][4] < 0 and means[20][5] < 0  # both with N = 20 below N = 1
 assert (rnd(at_100s[20].mean(axis=0)[0], 1), rnd(at_100s[1].mean(axis=0)[0], 1)) == (37.4, 32.0)
 widest = max(abs(at_100s[a].mean(axis=0) - at_100s[b].mean(axis=0)).max() for a in at_100s for b in at_100s)
 assert widest == abs(at_100s[20].mean(axis=0)[0] - at_100s[1].mean(axis=0)[0])  # the widest spread
-assert abs(means[20][0]) < halves[20][0]  # ... and its interval includes 0
+assert all(abs(means[n][0]) < halves[n][0] for n in means)  # every update-100 interval holds 0
 
 # the schedule
 assert [len(checkpoints(n, repro["updates"])) for n in (1, 5, 10, 20)] == [11, 51, 101, 201]
@@ -81,8 +81,6 @@ same_gap = {n: tuple(rnd(x, 2) for x in interval(same[n] - same[1])) for n in (5
 assert same_gap == {5: (0.25, 0.24), 10: (0.07, 0.27), 20: (0.01, 0.33)}, same_gap
 assert interval(same[5] - same[1])[0] > interval(same[5] - same[1])[1]  # N = 5's excludes 0
 assert all(abs(m) < h for m, h in (interval(same[n] - same[1]) for n in (10, 20)))  # the others do not
-# successive evaluations of N = 20 (updates 500 to 1,000) against two independent models
-assert rnd(100 * np.mean(steps), 2) == 0.22 and rnd(100 * np.sqrt(4 * 0.95 * 0.05 / 1000 / np.pi), 2) == 0.78
 
 # the paired intervals
 rounded = {(n, key): tuple(rnd(x, 2) for x in gap[n][key]) for n in gap for key in ("best", "final")}
@@ -96,11 +94,10 @@ assert abs(rnd(same_mean[20], 2) - rnd(same_mean[1], 2)) <= 0.01
 # the fold: the extra lift and his lead
 assert (rnd(extra, 2), rnd(extra_half, 2)) == (0.33, 0.25)
 assert rnd(extra / np.sqrt(10), 2) == 0.10
-# the fold: on 10,000 digits picking gains "about a third as much"
-assert all(0.28 < b / a < 0.36 for a, b in zip(sim[1_000], sim[10_000]))
 assert (rnd(lead, 1), rnd(lead - 0.1, 1), rnd(lead + 0.1, 1)) == (0.2, 0.1, 0.3)
 assert (rnd(his_se, 2), rnd(T95_18 * his_se, 2)) == (0.12, 0.24)
-assert m20 - m1 < T95_18 * his_se  # within his 95% half-width
+assert m20 - m1 < T95_18 * his_se  # the rounded lead is within his 95% half-width
+assert rnd(lead + 0.1, 1) > rnd(T95_18 * his_se, 2)  # unrounded, it may be just outside
 
 # dropout: one distribution (after the setup), and Answer 1
 assert f"{off:.1e}" == "4.0e-07" and f"{once[1]:.1e}" == "2.8e-07"
@@ -110,7 +107,7 @@ assert [rnd(on[k][1], 2) for k in (1, 2, 4, 8)] == [1.10, 0.94, 0.75, 0.56]
 # Adam's epsilon, as the fold states it
 assert (keras.optimizers.Adam().epsilon, his_adam.parameters["epsilon"].default) == (1e-7, 1e-8)
 
-# N = 5: our best row by his metric, with only 51 evaluations; chance, not selection
+# N = 5: our best row by his metric, with only 51 evaluations; its lead stays on the same 11
 assert rnd(best_mean[5], 2) == 95.01 and max(best_mean, key=best_mean.get) == 5
 assert len(checkpoints(5, repro["updates"])) == 51
 assert rounded[5, "best"] == (0.39, 0.25) and gap[5]["best"][0] > gap[5]["best"][1]
