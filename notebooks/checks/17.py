@@ -23,6 +23,9 @@ assert all(abs(median[n] - median["N=4"]) < max(spread[n], spread["N=4"]) for n 
 assert all(abs(whole[n] - whole["N=4"]) < max(spread[n], spread["N=4"]) for n in rc), whole  # in all, too
 assert all(abs(off_budget[n]) < 5 for n in ("plain", "N=4") + rc), off_budget  # the budget: within a few MiB
 assert median["yours"] > 0.8 * median["plain"], median  # yours without a wait saves nothing
+# Keras's own block rebuild (list_of_layers on four named Blocks): about half of plain's, its tick under its bar
+assert median["scope on Blocks"] < 0.6 * median["plain"], median
+assert whole["scope on Blocks"] < my_budget(**levers["tf.recompute_grad"]) / MiB + 1, whole
 # the figure: the levers' ticks at or under their bars, yours' far above
 assert all(whole[n] < my_budget(**levers[n]) / MiB + 1 for n in rc + ("N=4",)), whole
 assert whole["yours"] > my_budget(**levers["tf.recompute_grad"]) / MiB + 8, whole
