@@ -2,7 +2,7 @@
 prose states, over the notebook's names, and fails loudly if a run ever disagrees with the text.
 
 Run by the lesson's last code cell as `%run -i checks/08.py`; it reuses the notebook's names
-(`proofs`, `ratios`, `curves`, `memory`, `peak`, ...), and pins what the Answers cell prints.
+(`proofs`, `ratios`, `curves`, `memory`, `peak`, `mlp_ms`, ...), and pins what the Answers cell prints.
 """
 import numpy as np
 from gradlab.lessons import memory_budget
@@ -54,14 +54,12 @@ for P_, a_, B, N, s_ in ((P_r, a_r, 256, 3, 1), (*memory["MLP"][:2], 64, 4, 0)):
                                                             activation_bytes_per_row=a_)["total"]
 assert memory["MLP"][2] < memory["MLP"][3] and memory["convnet"][3] < memory["convnet"][2] / 5
 
-# Measured: your loop's peak scales as 1/N, about 1.5 b a; the time barely moves on the convnet
+# Measured: your loop's peak scales as 1/N, about 1.5 b a (the convnet's times are not used)
 b_a = {N: -(-512 // N) * memory["convnet"][1] / 2**20 for N in peak}
-assert all(1.3 < peak[N] / b_a[N] < 2.1 for N in peak), (peak, b_a)  # "1.5 to 1.8" in the stored run (1.52-1.81 seen)
+assert all(1.3 < peak[N] / b_a[N] < 2.1 for N in peak), (peak, b_a)  # "1.5 to 1.6" in the stored run (1.52-1.81 seen across runs)
 assert 6 < peak[1] / peak[8] < 9 and 50 < peak[1] / peak[64] < 75, peak  # "nearly as 1/N"
-assert max(np.median(t) for t in ms.values()) < 2 * np.median(ms[1]), ms  # "about one batch's time"
 # The MLP's calls: time grows with N (64 calls of one row against one call of 64), a positive cost a call
 assert mlp_ms[64] > 3 * mlp_ms[1] and per_call > 0 and mlp_ms[1] < mlp_ms[16] < mlp_ms[64], mlp_ms
-assert 64 * per_call < 0.5 * np.median(ms[1]), (per_call, ms)  # "small beside the convolutions"
 
 # Answer 4: ResNet-50 (01's P and a), N = 3 fits with or without t
 assert (P_r, a_r) == (25_583_592, memory_budget.activation_bytes_per_row(resnet))
