@@ -1,7 +1,7 @@
 """The authors' checks of lesson 04 (not part of the lesson): every number the prose states, re-checked
 against the names the notebook's run left behind (`%run -i` from its last cell). They fail loudly if a
 run disagrees with the text. No number in this lesson is a timing: all are pinned as printed. The learner's exercises
-(weighted_average_gradients, global_mean_loss) are checked as picked by yours_or_solution."""
+(towers_gradients, global_mean_loss) are checked as picked by yours_or_solution."""
 import numpy as np
 import tensorflow as tf
 
@@ -72,6 +72,15 @@ table_off = [[f"{float(v):g}" for v in dist3.experimental_local_results(values)]
 assert table_off == [["66", "63", "63"]] * 2 + [["64", "64", "64"]] * 2, table_off
 assert fmt(off_error, ".1e") == "1.5e-02"
 
-# Problem 3: a lower bound from the PCIe 5.0 specification's peak, recomputed from the inputs the text states
-assert fmt(m, ".3f") == "0.013" and fmt(4 * m, ".2f") == "0.05" and m == 4 * 203_530 / 64e9 * 1e3
+# Problem 3: a prediction from datasheets (PCIe 5.0 x16 at 63 GB/s, H100 PCIe float32 at 51 TFLOP/s)
+assert (link, fp32) == (63e9, 51e12) and m == 4 * 203_530 / 63e9 * 1e3
+assert fmt(m, ".3f") == "0.013" and fmt(4 * m, ".2f") == "0.05"
+assert flops_per_row == 6 * 203_530 and fmt(64 * flops_per_row / 1e6, ".0f") == "78"
+assert fmt(64 * flops_per_row / fp32 * 1e6, ".1f") == "1.5"
+assert break_even == 4 * m / 1e3 * fp32 / flops_per_row  # rows whose FLOPs take 4m at peak
+assert format(break_even, ",.0f") == "2,159" and format(break_even / 10, ",.0f") == "216"
+assert format(64 / break_even, ".0%") == "3%"
+
+# The outside-replica trap: a Keras mean loss under dist.scope() returns 1/R of the mean
+assert fmt(scoped_loss / plain_loss, ".3f") == "0.500"
 print("lesson 04: every number the prose states checks out")
