@@ -62,9 +62,12 @@ assert all(abs(s - N * v / sum(V_i)) < 1e-6 for s, v in zip(s_i, V_i)) and len(s
 assert pf.relative_error(keras_w, target) < 1e-5
 
 # What the miss does to training: tagging
-t_nai, t_fix, t_big = tag_end.values()
+t_nai, t_fix, t_big, t_shuf = tag_end.values()
 assert tag_gap < 1e-5 and t_nai[0] > t_fix[0] + 0.2 and t_nai[1] < t_fix[1] - 0.2  # each wins its own
 assert abs(t_nai[2] - 0.5) < 0.05 and abs(t_fix[2] - short_tokens) < 0.02  # each bets what its loss counts
+
+# shuffled, the naive rule lands near the fix; sorted (as bucketing makes it), far from it
+assert abs(t_shuf[0] - t_fix[0]) < 0.5 * abs(t_nai[0] - t_fix[0]) and abs(t_shuf[2] - t_fix[2]) < 0.1
 
 # Problems
 assert errors[3] > 1e-2 and errors[2] < 1e-5
@@ -85,6 +88,10 @@ eight_moves = 0.99 ** 8 + sum(0.01 * 0.99 ** (7 - k) * p.var(axis=0)
                               for k, p in enumerate(np.split(h, 8)))  # 'micro': from 1, 8 moves of 0.01
 assert np.abs(moving["micro"] - eight_moves).max() < 1e-5
 
-# Appendix: dropout
-assert mask_exact < 1e-5 and gaps[64] < gaps[1] / 4 and 0.5 < gaps[64] / yardstick[64] < 2
+# Appendix: a frozen BatchNorm is nearly the identity here: moving statistics 0 and 1, gamma 1, beta 0
+frozen_bn, = [l for l in frozen_bn_mlp().layers if isinstance(l, keras.layers.BatchNormalization)]
+assert all(np.all(v.numpy() == k) for v, k in zip((frozen_bn.moving_mean, frozen_bn.moving_variance,
+                                                   frozen_bn.gamma, frozen_bn.beta), (0, 1, 1, 0)))
+assert not frozen_bn.trainable and not frozen_bn.trainable_variables
+
 print("every check behind the text holds")

@@ -28,7 +28,9 @@ def plot_token_weights(tokens, ratios, title="A token's weight in the update, ag
         naive rule, sequence j in micro-batch i:  ratio_j = W / (N W_i);  the large batch: 1
 
     One marker style per label, one point per sequence; a dashed line at 1 is the large batch's
-    weight (and the fix's): a point above it is over-weighted, below it under-weighted.
+    weight (and the fix's): a point above it is over-weighted, below it under-weighted. The y range
+    runs from the lowest ratio / 1.5 to the highest x 1.5, and the highest point is labelled with its
+    value (2 decimals).
 
     Args:
         tokens: w_j, the tokens of each sequence (positive).
@@ -52,6 +54,12 @@ def plot_token_weights(tokens, ratios, title="A token's weight in the update, ag
     ax.axhline(1.0, linestyle="--", color="black", linewidth=1, label="large batch, and the fix: 1")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    values = np.concatenate([np.asarray(r, dtype=np.float64) for r in ratios.values()] + [[1.0]])
+    ax.set_ylim(values.min() / 1.5, values.max() * 1.5)  # room above the highest point: nothing clipped
+    top = values.argmax()  # the highest weight, labelled with its value: it is off the 1-2-5 ticks
+    x_top = np.tile(tokens, len(ratios))[top] if top < values.size - 1 else 1.0
+    ax.annotate(f"{values[top]:.2f}", (x_top, values[top]), xytext=(6, 4), textcoords="offset points",
+                fontsize="small")
     for axis in (ax.xaxis, ax.yaxis):  # plain 0.5, 1, 2, 5, 10, not powers of ten
         axis.set_major_locator(LogLocator(base=10, subs=(1, 2, 5)))
         axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))

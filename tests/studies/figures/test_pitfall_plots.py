@@ -30,6 +30,9 @@ def test_plot_token_weights_draws_each_sequence_at_its_tokens_beside_the_share_a
     fig.canvas.draw()
     lo, hi = ax.get_ylim()
     assert "1" in [t.get_text() for t in ax.get_yticklabels() if lo <= t.get_position()[1] <= hi]
+    assert np.isclose(lo, (8 / 14) / 1.5) and np.isclose(hi, 4.0 * 1.5)  # nothing clipped
+    label, = [t for t in ax.texts]
+    assert label.get_text() == "4.00" and np.allclose(label.xy, (1, 4.0))  # the highest, at 1 token
     with pytest.raises(ValueError, match="one ratio per sequence"):
         plot_token_weights(tokens, {"short": [1.0, 2.0]})
     with pytest.raises(ValueError, match="positive"):
