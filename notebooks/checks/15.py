@@ -7,7 +7,8 @@ the memory peaks are, so the claims about them are checked here as the robust fa
 # Your step, the miscount, the while loop, the masked tokens: exact where the prose says exact
 assert max_abs_diff(mine.inner.get_weights(), large.get_weights()) < 1e-6 and quarter_miss > 1e-4
 assert max_abs_diff(looped.inner.get_weights(), large.get_weights()) < 1e-6 and token_miss < 1e-6
-assert accumulate is solution_accumulate or accumulate is my_accumulate  # the checker chose it
+assert python_loop is solution_python_loop or python_loop is my_python_loop  # the checker chose it
+assert accumulate is solution_accumulate or accumulate is my_accumulate
 assert abs(history["loss"][0] - mine_history["loss"][0]) < 1e-6
 assert abs(history["accuracy"][0] - mine_history["accuracy"][0]) < 1e-6  # your step logs compile's accuracy
 assert 0.12 < quarter_share < 0.14  # "13% of the last update"
@@ -17,7 +18,7 @@ assert even_miss < 1e-6  # "after the ten even batches the weights still match"
 for k in KS:
     assert matmuls["unrolled", k] == (5 * k, 0) and matmuls["while loop", k] == (0, 5), matmuls
 # the while loop's node count depends on how its body is written (yours or the solution): flat in k
-assert len({nodes["while loop", k] for k in KS}) == 1 and nodes["unrolled", 16] == 1389, nodes
+assert len({nodes["while loop", k] for k in KS}) == 1 and nodes["unrolled", 16] == 1394, nodes
 assert all(nodes["unrolled", a] < nodes["unrolled", b] for a, b in zip(KS, KS[1:])), nodes
 
 # The MLP's peaks in gradients: the loop stays at 1 to 3 whatever k (the allocator's reading moves by about one
