@@ -23,7 +23,12 @@ assert weighted_diff < 1e-6 and relative_error(weighted, g_large) < 1e-6
 assert [round(c, 2) for c in coef] == [-0.07, -0.07, -0.07, 0.21] and identity < 1e-6, (coef, identity)
 assert f"{norm(stray) / norm(g_large):.2f}" == "3.24"
 assert f"{coef[3] * norm(stray) / norm(g_large):.1%}" == "68.1%"
-assert ", ".join(f"{m:.1%}" for m in misses) == "66.9%, 72.6%, 74.9%, 56.4%", misses
+assert f"{misses[0]:.1%}" == "68.1%" and len(misses) == 5, misses  # this batch, then the next four
+assert ", ".join(f"{m:.1%}" for m in misses[1:]) == "66.9%, 72.6%, 74.9%, 56.4%", misses
+# the yardstick: the plain mean's effective batch, and how far each is off the 4,000 digits' gradient
+assert f"{1 / np.sum(w_j ** 2):.1f}" == "46.5" and abs(w_j.sum() - 1) < 1e-12
+assert [f"{np.mean(v):.0%}" for v in noise.values()] == ["79%", "116%", "124%"], noise
+assert all(len(v) == 5 for v in noise.values())
 assert (1 / 16) / (1 / 100) == 6.25 and abs((1 / 128) / (1 / 100) - 0.781) < 1e-3
 # one update: rounding against gradlab and train_on_batch; Keras's plain mean is one SGD(0.1) step off
 assert all(d < 1e-6 for d in update_diffs.values()) and len(update_diffs) == 3, update_diffs
