@@ -36,7 +36,7 @@ assert keras_accum["25 + 25 + 25 + 25"] < 1e-6  # equal parts: the plain mean is
 assert abs(keras_accum["32 + 32 + 32 + 4"] - 0.1 * plain_diff) < 1e-6
 assert f"{keras_accum['32 + 32 + 32 + 4']:.1e}" == "6.0e-03"
 assert f"{keras_miss['32 + 32 + 32 + 4']:.1%}" == "68.1%"  # of the update's length: SGD is linear
-# time, eagerly: 8 micro-batches slower than 1, yet well under 8 times (the stored run: 4.8)
+# time, eagerly: 8 micro-batches slower than 1, yet well under 8 times (stored runs: 4.6 to 4.8)
 eager, graph = times["eager"], times["tf.function"]
 low, mid, high = ratio_quartiles(eager, 8, 1)
 assert low > 1.5 and high < 8, (low, mid, high)
@@ -44,7 +44,7 @@ assert low > 1.5 and high < 8, (low, mid, high)
 c, d = fits["eager"]
 medians = [float(np.median(t)) for t in eager.values()]
 assert c > 0 and d > 0 and max(abs(m - (c + d * k)) for k, m in zip(eager, medians)) < 0.35 * medians[-1]  # room for a loaded run
-# in one tf.function graph: 8 micro-batches cost far less extra (the stored run: 1.0)
+# in one tf.function graph: 8 micro-batches cost far less extra (stored runs: 1.0 to 1.2)
 g_low, g_mid, g_high = ratio_quartiles(graph, 8, 1)
 assert g_mid < 2 and g_mid < mid, ((g_low, g_mid, g_high), (low, mid, high))  # medians: robust to load
 # memory: yours (or the solution) is gradlab's to the byte; what fits 16 GiB
