@@ -48,7 +48,6 @@ assert round(large / mib(512, alive) - 1, 2) == 0.36
 # 1 GiB, and as the count (and this kernel) with it
 assert abs(fresh["0"] / large - 1) < 0.03 and abs(fresh["1"] / mib(512, alive) - 1) < 0.02, (fresh, large)
 assert fresh["0"] > 1.2 * fresh["1"] and abs(fresh["1"] / large_mib - 1) < 0.02, (fresh, large_mib)
-# (overlap's time on the convnet is quoted from the stored run only: no check on it)
 # XLA: your loop's slices get a bounded dynamic shape and run slower; stacked, it runs faster, as fused_grads
 assert xla_shapes == ["f32[<=256,784]"], xla_shapes
 assert xla_q["your loop, XLA"][1] > 1.5 and xla_q["your stacked loop, XLA"][1] < 1.3 and xla_q["fused_grads, XLA"][1] < 1.3, xla_q
