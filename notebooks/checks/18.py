@@ -17,6 +17,10 @@ for group in series + [large]:
         assert np.allclose(noise_of(r.losses), (r.loss_noise["std"], r.loss_noise["std"] / r.loss_noise["relative"]),
                            rtol=1e-6, atol=0)
 
+# a pass's fixed cost inside one fused call (cell 7, XLA off): below lesson 03's 110 examples a call (the
+# stored run's 20 is stated as that run's; a fresh run under load moves it, so only the bound is checked)
+assert pass_rows[False] < 110, (pass_ms, pass_rows)
+
 # Hold the micro-batch (cells 10-12)
 assert np.all(np.diff(noise, axis=0) < 0) and np.all(slopes < -0.5) and np.all(np.diff(level, axis=0) < 0)
 assert [round(slopes.max(), 2), round(slopes.min(), 2)] == [-0.71, -0.80], slopes  # faster than 1/sqrt(B)
@@ -66,7 +70,7 @@ assert f"{change(keras_cosine).mean():.1f} ± {change(keras_cosine).std(ddof=1):
 assert [round(r, 3) for r in (applied[0], applied[29], applied[37])] == [0.5, 0.051, 0.0]
 # decay_steps = 4 * 150: 3/4 of an update ahead of PerUpdate (micro-step 4u - 1 against update u - 1)
 assert [f"{float(stretched(151)):.3f}", f"{float(per_update(151)):.3f}"] == ["0.426", "0.429"]
-assert float(per_update(151)) == float(cosine(37)) and 0 < ahead_gap < 0.01, ahead_gap
+assert float(per_update(151)) == float(cosine(37)) and 0 < ahead_gap < 0.01 and f"{ahead_gap:.3f}" == "0.004", ahead_gap
 # the yardstick: runs that compute the same updates differ by one test digit (0.1 points) at most
 assert np.round(same[:3], 1).tolist() == [0.0] * 3 and max(np.abs(same)) < 0.1 + 1e-9 and len(same) == 12
 uneven, (bn_window, bn_micro), clip_each = (change(ways["uneven micro-batches"][1]), [change(g) for g in ways[
@@ -104,8 +108,8 @@ for s in measured:  # your paired differences are gradlab's, seed by seed and on
         assert np.allclose(paired(g, measured[s][0]), change(g)) and np.isclose(change(g).mean(), 100 * g.difference()[2])
 
 # Keras's accumulation clips the mean: its step is "clip the mean" in both toys; the second tells it from the sum
-assert {k: [f"{x:.2f}" for x in v] for k, v in toy.items()} == {3.0: ["1.00", "1.00", "0.71", "0.50"],
-                                                              1.5: ["0.79", "0.79", "0.56", "0.50"]}, toy
+assert {k: [f"{x:.2f}" for x in v] for k, v in toy.items()} == {3.0: ["1.00", "1.00", "0.71", "0.50", "1.00"],
+                                                              1.5: ["0.79", "0.79", "0.56", "0.50", "1.00"]}, toy
 assert all(abs(v[0] - v[1]) < 1e-6 for v in toy.values())
 
 # the budget (cell 26) and the answers to "Your turn"
@@ -135,4 +139,7 @@ assert np.all(acc[8] < 50) and acc[4].max() < acc[1].min() and acc[1].max() > ac
 assert round(acc[2].mean() - acc[1].mean(), 1) == 2.0, acc
 assert np.round(acc[2] - acc[1], 1).tolist() == [2.8, 1.6, 1.6], acc  # N = 2 over N = 1, seed by seed
 assert f"{acc[4].mean():.1f} ± {acc[4].std(ddof=1):.1f}" == "66.8 ± 20.6" and round(acc[1].min(), 1) == 86.1
+# N = 8 at lr 2.0 ends above a uniform guess's loss, ln 10 = 2.30, in every seed (3.1 to 5.6)
+assert scaled[8].min() > np.log(10) and f"{np.log(10):.2f}" == "2.30"
+assert [f"{scaled[8].min():.1f}", f"{scaled[8].max():.1f}"] == ["3.1", "5.6"], scaled[8]
 print("lesson 18: every number the prose states checks out")
