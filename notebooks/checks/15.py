@@ -25,18 +25,24 @@ assert all(nodes["unrolled", a] < nodes["unrolled", b] for a, b in zip(KS, KS[1:
 # gradient between runs), the unrolled step holds about k
 held = {key: value / grad for key, value in peak.items()}
 assert all(1 < held["while loop", k] < 3.5 for k in KS), held
+# "accumulation costs memory" on the MLP: the loop, from k = 2, holds more than one pass (1.1 in the stored run)
+assert np.mean([held["while loop", k] for k in KS[1:]]) > held["unrolled", 1] + 0.3, held
 assert all(abs(held["unrolled", k] - k) <= 1.5 for k in KS[1:]), held
 assert held["unrolled", 16] > 4 * held["while loop", 16], held
 assert round(outputs / grad, 1) == 0.1  # "the layers' outputs are 0.1 gradients"
 
-# The tagger's budget by hand (the numbers the prose works out), and the readings: never under the hand count
-# (the allocator hands out whole chunks, so it may read more, by how much depends on what it held before)
+# The tagger's budget by hand (the numbers the prose works out), and the lowest of three readings of each step:
+# never under the hand count, and at most a gradient over its top (a reading counts whole chunks, which may be up to
+# twice a request, so how much it reads over depends on what the allocator held before)
 assert round(G, 2) == 1.07 and a + t == 184_720 and wide_tagger().count_params() == 281_093
 assert [round(v, 2) for v in predicted["plain fit, B = 60"]] == [10.57, 11.64]
 assert [round(v, 2) for v in predicted["plain fit, B = 15"]] == [2.64, 3.71]
 assert [round(v, 2) for v in predicted["your while loop, 4 x 15"]] == [3.71, 4.79]
-assert (round(lo4 - hi15, 2), round(hi4 - lo15, 2)) == (0.0, 2.14)  # "the hand range 0.00 to 2.14"
+assert READS == 3 and all(len(r) == READS for r in readings.values()), readings  # "three readings"
 assert all(budget[name] >= 0.95 * lo for name, (lo, hi) in predicted.items()), (budget, predicted)
+assert all(budget[name] <= hi + G for name, (lo, hi) in predicted.items()
+           if name != "plain fit, B = 60"), (budget, predicted)  # 60 rows: more chunks, 2 gradients of room
+assert budget["plain fit, B = 60"] <= predicted["plain fit, B = 60"][1] + 2 * G, budget
 assert budget["plain fit, B = 60"] > 1.3 * budget["your while loop, 4 x 15"], budget  # read 1.8 to 2.9 across runs
 assert budget["your while loop, 4 x 15"] < budget["your unrolled step, 4 x 15"] < budget["plain fit, B = 60"], budget
 loop, small, big = (budget[name] for name in ("your while loop, 4 x 15", "plain fit, B = 15", "plain fit, B = 60"))
