@@ -25,9 +25,11 @@ biased = miss(mean_ratio)
 assert biased > 5 * one_split / np.sqrt(len(shuffled))  # ten times the noise in the stored run
 assert all(miss(shuffled[:S].mean(axis=0)) > 3 * one_split / np.sqrt(S) for S in (1_000, 10_000))
 # the exact noise (rms spread of one split around the splits' mean, over sqrt S) is far below the bias
+dev = (shuffled - mean_ratio) * tokens / W  # each split's token weights minus their mean
+split_sd = np.sqrt(np.einsum('kj,jl,kl->', dev, per_example @ per_example.T, dev) / len(dev))
 noise = split_sd / norm(target)  # one split's rms spread, relative to the target
 assert noise > 0 and miss(shuffled[:1_000].mean(axis=0)) > 1.5 * noise / np.sqrt(1_000)
-assert miss(mean_ratio) > 4 * noise / np.sqrt(len(shuffled))  # 0.014 against 0.002 in the text
+assert miss(mean_ratio) > 4 * noise / np.sqrt(len(shuffled))  # 0.014 against a noise of about 0.002
 assert mean_ratio[:16].min() > 1 > mean_ratio[tokens.argmax()]  # short over-, the longest under-weighted
 # the short sequences' tokens gain what the long ones lose: the mean weights still sum to 1
 assert abs(float((mean_ratio * tokens / W).sum()) - 1) < 1e-6
@@ -68,30 +70,16 @@ assert abs(t_nai[2] - 0.5) < 0.05 and abs(t_fix[2] - short_tokens) < 0.02  # eac
 
 # shuffled, the naive rule lands near the fix; sorted (as bucketing makes it), far from it
 assert abs(t_shuf[0] - t_fix[0]) < 0.5 * abs(t_nai[0] - t_fix[0]) and abs(t_shuf[2] - t_fix[2]) < 0.1
+assert t_shuf[2] > t_fix[2]  # 'in this run still leans short' (a seeded run: the same on every run)
 
-# Problems
-assert errors[3] > 1e-2 and errors[2] < 1e-5
+# The problem
 assert naive_share / share.min() > 10 > 1 > naive_share / share.max() and 0 < moved < 1
 
 # Appendix: BatchNorm
-assert all(e < 1e-5 for e in norm_fixes.values()) and len(norm_fixes) == 3
+assert all(e < 1e-5 for e in norm_fixes.values()) and len(norm_fixes) == 2
 assert min(bn_errors[16]) > 1e-2 and bn_errors[4].mean() > bn_errors[8].mean() > bn_errors[16].mean()
 assert bn_cos[4].mean() < bn_cos[8].mean() < bn_cos[16].mean()
-assert merge_error < 1e-5 and mean_of_vars > 0.05
-assert np.abs(moving["window"] - large_var).max() < 1e-6
-assert abs(np.abs(moving["micro"] - large_var).max() - 0.065) < 0.002
-assert abs(np.abs(moving["micro"] - large_var).max() - (0.99 - 0.99 ** 8)) < 0.005  # 'mostly' the 0.067
-by_hand = micro_batch_grads(bn_model(1)(), x, y, 8)  # both modes take your micro-batch gradients
-assert all(pf.relative_error(pf.update_of(make("accumulate", 8, model=bn_model(1), batchnorm=m), x, y),
-                             by_hand) < 1e-5 for m in ("micro", "window"))
-eight_moves = 0.99 ** 8 + sum(0.01 * 0.99 ** (7 - k) * p.var(axis=0)
-                              for k, p in enumerate(np.split(h, 8)))  # 'micro': from 1, 8 moves of 0.01
-assert np.abs(moving["micro"] - eight_moves).max() < 1e-5
-
-# Appendix: a frozen BatchNorm is nearly the identity here: moving statistics 0 and 1, gamma 1, beta 0
-frozen_bn, = [l for l in frozen_bn_mlp().layers if isinstance(l, keras.layers.BatchNormalization)]
-assert all(np.all(v.numpy() == k) for v, k in zip((frozen_bn.moving_mean, frozen_bn.moving_variance,
-                                                   frozen_bn.gamma, frozen_bn.beta), (0, 1, 1, 0)))
-assert not frozen_bn.trainable and not frozen_bn.trainable_variables
+# 'mostly in direction': the lengths stay within 15 % of the large batch's while the cosines fall
+assert all(abs(bn_len[n].mean() - 1) < 0.15 for n in bn_len) and bn_cos[4].mean() < 0.7
 
 print("every check behind the text holds")
