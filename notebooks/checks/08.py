@@ -2,7 +2,7 @@
 prose states, over the notebook's names, and fails loudly if a run ever disagrees with the text.
 
 Run by the lesson's last code cell as `%run -i checks/08.py`; it reuses the notebook's names
-(`proofs`, `ratios`, `curves`, `memory`, `peak`, `mlp_ms`, ...), and pins what the Answers cell prints.
+(`proofs`, `ratios`, `curves`, `memory`, ...), and pins what the Answers cell prints.
 """
 import numpy as np
 from gradlab.lessons import memory_budget
@@ -10,10 +10,9 @@ from gradlab.lessons import memory_budget
 # Accumulate by hand, the recipe's sum, Adam's epsilon / N, the 1/N miss
 assert abs(ratios["SGD(0.1)"] - 4) < 1e-3 and 1 < ratios["Adam(1e-3)"] < 1.05, ratios
 assert 1 < ratios["Adam(1e-3, epsilon=1e-8)"] < ratios["Adam(1e-3)"], ratios
-# "over 60 updates too": Adam fed the sum 16 g ends close to Adam fed g, relative to its travel
-assert 0.01 < adam_gap < 0.15 and f"{adam_gap:.1e}" == "6.9e-02", adam_gap  # close, not equal
 assert len(recipe) == 4 + 2  # N + 2 sess.run calls
-assert distance(fixed_after, large_after) < 1e-6
+assert distance(fixed_after, large_after) < 1e-6 and max_abs_diff(fixed_after, large_after) < 1e-6
+assert f"{d_fix:.1e} {d_fix / eps32:.1f} {eps32:.1e}" == "5.6e-07 4.7 1.2e-07", d_fix
 assert 1e-5 < max_abs_diff(split_after["w_i = 1 / N"], keras63) < 1e-3
 assert 0.01 < spread / 84 < 0.03 and f"{spread:.2f} {spread / 84:.1e}" == "1.73 2.1e-02", spread
 
@@ -37,8 +36,7 @@ steps_all = [distance(after, oracle) for after, oracle in runs.values()]
 assert spacing >= max(proofs.values()) and 0 < differ / W < 0.05, (spacing, proofs, differ)
 assert f"{max(proofs.values()):.1e}" == "1.5e-08"
 # The yardsticks: one float32 spacing at the largest weight; the relative misses a few float32 epsilon
-assert w_top == w_max and np.spacing(np.float32(w_top)) == spacing and eps32 == 2.0 ** -23
-assert f"{spacing:.1e} {d_fix / eps32:.1f} {w_top:.2f}" == "1.5e-08 4.7 0.16", (spacing, d_fix, w_top)
+assert eps32 == 2.0 ** -23 and f"{spacing:.1e} {w_max:.2f}" == "1.5e-08 0.16", (spacing, w_max)
 assert all(1 < d / eps32 < 10 for d in [d_fix] + steps_all), steps_all
 assert int(optimizer.iterations) == 3 and W == 203_530, (optimizer.iterations, W)
 
@@ -54,22 +52,21 @@ for P_, a_, B, N, s_ in ((P_r, a_r, 256, 3, 1), (*memory["MLP"][:2], 64, 4, 0)):
                                                             activation_bytes_per_row=a_)["total"]
 assert memory["MLP"][2] < memory["MLP"][3] and memory["convnet"][3] < memory["convnet"][2] / 5
 
-# Measured: your loop's peak scales as 1/N, about 1.5 b a (the convnet's times are not used)
-b_a = {N: -(-512 // N) * memory["convnet"][1] / 2**20 for N in peak}
-assert all(1.3 < peak[N] / b_a[N] < 2.1 for N in peak), (peak, b_a)  # "1.5 to 1.6" in the stored run (1.52-1.81 seen across runs)
-assert 6 < peak[1] / peak[8] < 9 and 50 < peak[1] / peak[64] < 75, peak  # "nearly as 1/N"
-# The MLP's calls: time grows with N (64 calls of one row against one call of 64), a positive cost a call
-assert mlp_ms[64] > 3 * mlp_ms[1] and per_call > 0 and mlp_ms[1] < mlp_ms[16] < mlp_ms[64], mlp_ms
-
-# Answer 4: ResNet-50 (01's P and a), N = 3 fits with or without t
+# Answer 3: ResNet-50 (01's P and a), N = 3 fits with or without t
 assert (P_r, a_r) == (25_583_592, memory_budget.activation_bytes_per_row(resnet))
 assert budget(P_r, a_r, 256, 1, s=1) > budget(P_r, a_r, 256, 2, s=1) > 16 * 2**30 > budget(P_r, a_r, 256, 3, s=1)
 assert fits == 3 and budget(P_r, a_r, 256, 3, s=1) + 86 * t_r < 16 * 2**30
 assert f"{t_r / a_r:.1%} {(budget(P_r, a_r, 256, 3, s=1) + 86 * t_r) / 2**30:.2f}" == "4.4% 12.80"
 
-# Answer 3: without zero_ops, the second update applies g(1) + g(2), each its batch's mean gradient
-assert max_abs_diff(acc_2, [u + v for u, v in zip(acc_1, g_2)]) < 1e-6
-assert max_abs_diff(acc_2, g_2) > 1e-3  # the first update's sum is still there
+# Answer 2: without zero_ops, the second update applies g(1) + g(2), each its batch's mean gradient
+assert max_abs_diff(acc_2, [u + v for u, v in zip(acc_1, g_next)]) < 1e-6
+assert max_abs_diff(acc_2, g_next) > 1e-3  # the first update's sum is still there
 steps = [distance(after, oracle) for after, oracle in runs.values()]  # "4.9e-07 to 7.3e-07 of the step"
 assert f"{min(steps):.1e} {max(steps):.1e}" == "4.9e-07 7.3e-07", steps
 assert f"{min(steps) / eps32:.1f} {max(steps) / eps32:.1f}" == "4.1 6.1", steps
+
+# The toy accumulator ends at the large batch's mean 5.5, applied once at rate 0.1; two traces (16 and 15 rows)
+assert abs(sum(contributions) - 5.5) < 1e-6 and abs(float(theta.numpy()) + 0.55) < 1e-6, contributions
+assert compiled.experimental_get_tracing_count() == 2
+leftover = np.linalg.norm(flat(acc_2) - flat(g_next)) / np.linalg.norm(flat(g_next))  # "1.06 times as long"
+assert 0.5 < leftover < 2 and f"{leftover:.2f}" == "1.06", leftover
