@@ -31,17 +31,6 @@ assert decay_err < 1e-5  # Keras applies weight decay once per update too
 # your clip_each and clip_once (or the solution) are the lesson's functions, checked in their cell
 assert check_clip(clip_each, False) is None and check_clip(clip_once, True) is None
 
-# Section 1 over training: clip each trains slower, about as clip once with the learning rate cut
-late = {label: float(np.mean(losses[200:])) for label, losses in curves.items()}
-once_l, each_l, cut_l = late.values()
-assert each_l > once_l and abs(each_l - cut_l) < abs(each_l - once_l)
-assert f"{lr_cut:.3f} {each_l:.3f} {once_l:.3f} {cut_l:.3f}" == "0.555 0.294 0.260 0.289"
-assert [f"{np.mean(losses[:100]):.3f}" for losses in curves.values()] == ["0.762", "0.792", "0.811"]
-assert f"{cut[0]:.3f}" == f"{lr_cut:.3f}" == "0.555"  # update 1: the start, measured above
-assert f"{np.mean(cut[:100]):.3f} {np.mean(cut[200:]):.3f}" == "0.570 0.500"  # the cut drifts
-# along the run clip each's update is mostly a shorter one, at times turned
-assert f"{np.mean(cos_along):.3f} {min(cos_along):.3f}" == "0.934 0.662" and np.mean(cos_along) > 0.9
-
 # Section 2: skip the whole update
 assert sum_if_finite(micro_grads(mlp(), bad, y, 2, scale=2.0 ** 15)) is None
 assert abs(not_finite - 19_000) < 500 and entries == 50_890
@@ -102,15 +91,7 @@ once_s, keras_s, fixed_s = (scales for _n, scales in runs.values())  # the loss 
 assert once_s[1] == halved["all 4", "fused"] == 16384 and keras_s[1:5] == [16384, 8192, 4096, 2048]
 assert keras_s[4] == halved["all 4", "keras"] == fixed_s[4] == 2048 and once_s[-1] == keras_s[-1] == 32768
 assert max(once_s[2:-1]) == 16384 and fixed_s[-1] == 4096 and max(fixed_s[5:-1]) == 2048  # 8x lower
-assert isinstance(m16.optimizer, keras.optimizers.LossScaleOptimizer)
-assert after_call[3] == (2048, 0) and after_call[-1] == (2048, 2)  # 4 halvings in update 1
-assert f"{f16.max:.2e} {f16.smallest_subnormal:.0e}" == "6.55e+04 6e-08"
-assert f"{floor[16384]:.1e} {floor[2048]:.1e}" == "1.8e-12 1.5e-11"
-g16 = np.concatenate([g.numpy().ravel() for g in micro_grads(m16, x2[:8], y2[:8], 1)[0][1]])
-assert int(np.sum(g16[g32 != 0] == 0)) == 0  # float16 flushes none of this mlp's gradient, even at s = 1
-assert f"{np.abs(g32[g32 != 0]).min():.1e}" == "8.5e-07"
-assert (lost[2048], lost[16384], int(np.sum(g32 != 0))) == (1711, 289, 16865)
-assert lost[2048] > 4 * lost[16384] > 0  # the lower scale zeroes several times as many entries
+
 
 # Section 4: the weight average. First the exact case: 3 or 4 updates on one batch, each average
 # is its own coefficients to 1e-6 and misses the other's by more than 1e-3
@@ -150,16 +131,11 @@ for beta in (0.9, 0.99):
     assert min(ema_miss[beta, "fused", 4], ema_miss[beta, "keras", 1]) > 1e-3
 assert f"{max(ema_miss[b, n, m] for b in (0.9, 0.99) for n, m in (('fused', 1), ('keras', 4))):.1e}" == "1.2e-06"
 assert f"{max(ema_miss[0.99, 'fused', 4], ema_miss[0.99, 'keras', 1]):.2f}" == "0.12"
-LAG_RUN = (0.99 ** 4, "fused")  # once per update at beta = 0.99^4: Keras's memory at 0.99
-assert {k: (f"{a:.3f}", f"{last:.3f}") for k, (a, last) in tested.items() if k != LAG_RUN} == {
+assert {k: (f"{a:.3f}", f"{last:.3f}") for k, (a, last) in tested.items()} == {
     (0.9, "fused"): ("0.209", "0.274"), (0.9, "keras"): ("0.214", "0.274"),
     (0.99, "fused"): ("0.223", "0.274"), (0.99, "keras"): ("0.204", "0.274")}
 assert all(a < last for a, last in tested.values())  # both averages beat the last weights
 assert tested[0.99, "keras"][0] < tested[0.99, "fused"][0]  # at 0.99 Keras's shorter memory wins
-# once per update at 0.99^4 (lag about 24 updates, as Keras's 25 at 0.99) scores as Keras's does
-assert f"{LAG_RUN[0]:.4f} {LAG_RUN[0] / (1 - LAG_RUN[0]):.0f}" == "0.9606 24"
-assert f"{tested[LAG_RUN][0]:.3f}" == f"{tested[0.99, 'keras'][0]:.3f}" == "0.204"
-assert max(ema_miss[LAG_RUN[0], "fused", 1], 0.0) < 1.2e-6 < ema_miss[LAG_RUN[0], "fused", 4]
 assert abs(tested[0.9, "keras"][0] - tested[0.9, "fused"][0]) < 0.01  # at 0.9 about equal
 
 # The fix in your own train_step
@@ -170,21 +146,9 @@ assert float(fit_5.optimizer.dynamic_scale) == float(fused_5.optimizer.dynamic_s
 assert not np.isfinite(float(loss_fn(y[16:], mlp()(bad[16:]))))
 assert f"{history.history['loss'][-1]:.3f}" == "2.266"
 
-# The answers to the four problems, recomputed (the lesson's Problems cell states them)
+# The answers to the three problems, recomputed (the lesson's Problems cell states them)
 
-# Answer 1: the overflow in micro-batch 1
-bad1 = x.copy()
-bad1[:16] *= 1e38
-kept = sgd_updates((np.r_[x[16:], x2[:16]], np.r_[y[16:], y2[:16]]))
-run_1 = make("keras", 2, optimizer=keras_lso)
-run_1.step(bad1, y)
-run_1.step(x2, y2)
-after = [v.numpy() for v in run_1.model.weights]
-kept_gaps = {label: w_gap(after, ref) for label, ref in (("clean batch", clean), ("x[16:] + x2[:16]", kept))}
-for label, gap in kept_gaps.items():
-    print(f"keras vs {label}: max |diff| = {gap:.1e} ({gap / one_update:.2f} of one update's largest move)")
-
-# Answer 2: the lag
+# Problem 1: the lag
 def lag(beta, moves, updates=30_000):  # theta_k = k: how many updates the average trails
     average = 1.0  # after update 1: theta_1
     for k in range(2, updates + 1):
@@ -199,21 +163,19 @@ for beta, (lag_once, lag_keras, lag_fixed) in lags.items():
     print(f"beta {beta}: once per update {lag_once:.2f}, Keras (N = 4) {lag_keras:.2f}, "
           f"Keras with ema_momentum = beta^(1/4) {lag_fixed:.2f} updates behind")
 
-# Answer 3
+# Problem 2: clipping at c = 3.0
 clip_gaps = {c: pf.relative_error(clip_each(parts, c), clip_once(parts, c)) for c in (0.5, 3.0)}
 large_norm, n_4 = norm([t.numpy() for t in weighted_sum(parts)]), norm([t.numpy() for t in parts[3][1]])
 by_hand = parts[3][0] * (n_4 - 3.0) / large_norm  # micro-batch 4's share, shortened by n_4 - c
 print(f"large batch's norm {large_norm:.3f}; clip_each vs clip_once: relative error "
       f"{clip_gaps[0.5]:.2f} at c = 0.5, {clip_gaps[3.0]:.3f} at c = 3.0 ({by_hand:.3f} by hand)")
-# Answer 4: two counters of apply calls
+# Problem 3: two counters of apply calls
 cosine_10k = keras.optimizers.schedules.CosineDecay(0.1, decay_steps=10_000)
 # update t reads the schedule at micro-step 4t - 1 (before _iterations counts its own apply)
 ends_at = next(t for t in range(1, 10_001) if float(cosine_10k(4 * t - 1)) < 1e-9)
 first_doubling = doubled["Keras's accumulation, N = 4"][0]
 print(f"N = 4: the cosine ends after update {ends_at - 1}; "
       f"the loss scale first doubles after update {first_doubling}")
-assert max(kept_gaps["x[16:] + x2[:16]"], 0.0) < 1e-6 and f"{kept_gaps['clean batch']:.3f}" == "0.009"
-assert f"{kept_gaps['clean batch'] / one_update:.2f}" == "1.05"
 for beta, (lag_once, lag_keras, lag_fixed) in lags.items():  # the closed forms the prose states
     assert max(abs(lag_once - beta / (1 - beta)), abs(lag_keras - beta / (1 - beta ** 4)),
                abs(lag_fixed - beta ** 0.25 / (1 - beta))) < 1e-6 and 0 < lag_fixed - lag_once < 0.75
