@@ -44,23 +44,12 @@ assert ratio > 2.5 and _fmt(ratio, ".1f") == "3.2", ratio
 assert (_fmt(best[32][0], ".2f"), _fmt(best[256][0], ".2f"), _fmt(rate_up, ".0f")) == ("0.20", "0.80", "4")
 assert (_fmt(best[32][1].mean(), ".3f"), _fmt(best[256][1].mean(), ".3f")) == ("0.151", "0.479")
 assert _fmt(loss_0, ".2f") == "2.34" and _fmt(best[256][1].mean() / loss_0, ".0%") == "20%"
-# with H: B_noise = 93 from tr(H Sigma) = 143; the model's 2.9, its drops 0.149 and 0.427
-assert (_fmt(B_noise_H, ".0f"), _fmt(tr_HS, ".0f")) == ("93", "143")
-assert _fmt(progress(256, B_noise_H) / progress(32, B_noise_H), ".1f") == "2.9"
-model_drop = {b: stats.grad_sq_norm ** 2 / (gHg + tr_HS / b) / 2 for b in (32, 256)}
-assert (_fmt(model_drop[32], ".3f"), _fmt(model_drop[256], ".3f")) == ("0.149", "0.427"), model_drop
-assert best[256][1].mean() > model_drop[256] and abs(best[32][1].mean() - model_drop[32]) < 0.005
-# the fold: standard errors 0.2, 6 and 0.017; implied B_noise 115 (100 to 132); 90 to 97; 2.8 to 5.7
-assert (_fmt(se, ".1f"), _fmt(se_HS, ".0f"), _fmt(big.std(ddof=1) / np.sqrt(20), ".3f")) == ("0.2", "6", "0.017")
-assert [_fmt(implied_noise_scale(r), ".0f") for r in (ratio, ratio - se, ratio + se)] == ["115", "100", "132"]
-assert (_fmt((tr_HS - se_HS) / gHg, ".0f"), _fmt((tr_HS + se_HS) / gHg, ".0f")) == ("90", "97")
-assert (_fmt(rate_up / np.sqrt(2), ".1f"), _fmt(rate_up * np.sqrt(2), ".1f")) == ("2.8", "5.7")
-
-# two batch sizes (drawn with replacement): yours is gradlab's, 68.2034 to six digits; the exact 70.6;
+# two batch sizes (drawn with replacement): the two equations give gradlab's 68.2; the exact 70.6;
 # seeds 65.2 to 72.5 (-8% to +3%)
+gap = abs(my_trace / my_g_sq / est.noise_scale - 1)
 assert gap < 1e-9, gap
-assert (_fmt(est.noise_scale, ".6g"), _fmt(my_trace / my_g_sq, ".6g"), _fmt(stats.noise_scale, ".1f")) \
-    == ("68.2034", "68.2034", "70.6")
+assert (_fmt(est.noise_scale, ".1f"), _fmt(my_trace / my_g_sq, ".1f"), _fmt(stats.noise_scale, ".1f")) \
+    == ("68.2", "68.2", "70.6")
 assert [_fmt(v, ".1f") for v in repeats] == ["68.2", "72.5", "65.2", "67.8", "67.8"], repeats
 assert (_fmt(min(repeats) / stats.noise_scale - 1, "+.0%"), _fmt(max(repeats) / stats.noise_scale - 1, "+.0%")) \
     == ("-8%", "+3%")
@@ -84,15 +73,10 @@ nonpositive = {i: sum(a[i].grad_sq_norm <= 0 for a in averaged) for i in (0, 1)}
 assert (_fmt(np.median(ratio_at[0]), ".2f"), nonpositive[0]) == ("1.10", 0)
 # beta 0.5: |g|^2 <= 0 at 2 of 201
 assert nonpositive[1] == 2
-# the bump: between updates 20 and 30 the loss rose 0.52 -> 0.60 and |g|^2 tripled 0.395 -> 1.173; 0.41 at 40
-assert spike == 30 and [_fmt(exact[t].grad_sq_norm, ".3f") for t in (20, 30, 40)] == ["0.395", "1.173", "0.463"]
-assert [_fmt(losses[t], ".2f") for t in (20, 30, 40)] == ["0.52", "0.60", "0.41"]
-assert 2.5 < exact[30].grad_sq_norm / exact[20].grad_sq_norm < 3.5  # "tripled"
-# the dip: |g|^2 1.34 -> 2.12 and tr(Sigma) 94.3 -> 63.9 in 10 updates, B_simple 71 -> 30
-assert (_fmt(exact[10].grad_sq_norm, ".2f"), _fmt(exact[10].trace_cov, ".1f"), _fmt(exact[10].noise_scale, ".0f")) \
-    == ("2.12", "63.9", "30")
-# without replacement, the two equations would read B_simple 6% high at update 200
-assert _fmt(bias, "+.0%") == "+6%"
+# the exact value: lowest 30 at update 10, highest 1,314 at update 190, then 5.9-fold down to 224 at 200
+assert (dip, _fmt(values[dip], ".0f"), _fmt(exact[10].noise_scale, ".0f")) == (10, "30", "30")
+assert (peak, _fmt(values[peak], ",.0f")) == (190, "1,314")
+assert (jump, _fmt(change[jump], ".1f"), _fmt(values[200], ".0f")) == (200, "5.9", "224")
 
 # how far to accumulate: accum_steps on hand-worked cases (estimate: k micro-batches of 32)
 for s_, k_ in {71: 3, 64: 2, 10: 1, 849: 27, 1e6: 64, np.inf: 64}.items():
@@ -102,17 +86,12 @@ assert accum_steps(100, b=8, cap=20) == 13 and accum_steps(1e4, b=8, cap=20) == 
 k_run = [accum_steps(a[0].noise_scale) for a in averaged]
 assert past_8[0] == 78 and len(past_8) == 114 and min(t for t, k in enumerate(k_run) if k > 8) == 78
 assert (k_run[200], accum_steps(exact[200].noise_scale)) == (16, 8)
-# "rises overall, not steadily": 71, 30 at update 10, 646 at 140, 224 at 200
-assert [_fmt(exact[t].noise_scale, ".0f") for t in (0, 10, 140, 200)] == ["71", "30", "646", "224"]
-
-# Answers 1-4
+# Answers 1-3
 assert (_fmt(a1_rms[2048], ".3f"), _fmt(np.sqrt(stats.trace_cov / 2048 * (N - 2048) / (N - 1)), ".2f")) \
     == ("0.144", "0.15")
 assert a1_rms[4000] < 1e-6  # b = N: float32 rounding only
 assert (_fmt(cos_71.mean(), ".2f"), _fmt(cos_71.min(), ".2f"), _fmt(cos_71.max(), ".2f")) == ("0.71", "0.56", "0.80")
 assert _fmt(1 / np.sqrt(1 + stats.noise_scale / 8), ".2f") == "0.32"
-assert (_fmt(noise_sq, ".2f"), _fmt(np.sqrt(noise_sq), ".2f"), _fmt(np.sqrt(g_B_sq), ".2f")) == ("1.08", "1.04", "1.51")
-assert _fmt(np.sqrt(noise_sq / g_B_sq), ".0%") == "69%" and _fmt(1 / np.sum(1 / (16 * sizes)), ".0f") == "47"
 assert [accum_steps(B, b=256, cap=10**6) for B in
         (20_000, 2_000_000, exact[0].noise_scale, exact[200].noise_scale)] == [79, 7813, 1, 1]
 
