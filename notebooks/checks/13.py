@@ -10,7 +10,7 @@ from gradlab.lessons import check_batch, distribute, offsets
 # Part 1: shards, contributions, the packed all-reduce, the counts
 assert [int(t.shape[0]) for t in tf_split] == shards == check_batch(B, R) and starts == offsets(shards)
 # "only because R = 2": TensorFlow's input route fills each replica in turn with ceil(B / R) rows
-# (lesson 04 prints it from MirroredStrategy on three replicas: 64 rows as 22 + 22 + 20)
+# (lesson 04 prints it from MirroredStrategy on three replicas: 64 rows as 22 + 22 + 20; lesson 16 an empty shard)
 def ceil_fill(B, R):
     full = -(-B // R)
     return [max(0, min(full, B - r * full)) for r in range(R)]
@@ -20,31 +20,28 @@ assert ceil_fill(4, 3) == [2, 2, 0] and check_batch(4, 3) == [2, 1, 1] and ceil_
 assert f"{hand_gap:.1e}" == "2.2e-08" and f"{g_max:.3f}" == "0.119"
 assert my_count == 2 == distribute.count_all_reduces(graph)
 assert all(counts[n] == (1, 1, n) for n in counts)
-# your step (or the solution) and the naive loop both give g_B, on entries up to 0.119
+# your step (or the solution) and the naive loop both give g_B, on entries up to 0.119 (both printed at 8)
 assert once_gaps[accum_steps] < 1e-6 and naive_gap < 1e-6 and f"{g_max:.3f}" == "0.119"
-assert f"{once_gaps[accum_steps]:.1e}" == "2.2e-08" and f"{naive_gap:.1e}" == "3.0e-08"
+assert f"{once_gaps[accum_steps]:.1e}" == "2.2e-08" and once_gap_8 < 1e-6
+assert (f"{once_gap_8:.1e}", f"{naive_gap:.1e}") == ("3.0e-08", "3.0e-08")
 assert f"{4 * n_params / 1e6:.2f}" == "0.81"
 # The timing varies between runs: only the conclusion the prose draws, with room for the spread
 assert ratio_8 > 1.2 and extra_ms[8] > 0  # naive's 7 extra all-reduces at accum_steps = 8 slow the update
-# "both curves rise": at a fixed batch of 31, once at accum_steps = 8 is slower than at 1 (2.5x in the stored run)
-assert np.median(ms["once 8"]) > 1.5 * np.median(ms["once 1"])
+# "both curves rise": at a fixed batch of 31, once at accum_steps = 8 is slower than at 1
+# (1.7x in the stored run, 2.0x and 2.5x in earlier runs: the margin leaves room for the spread)
+assert np.median(ms["once 8"]) > 1.2 * np.median(ms["once 1"])
 
 # The worked problem's numbers, from the inputs its text states (not from the editable cell)
 ring_8, compute_256 = 2 * 7 / 8 * 4 * 25_583_592, 256 / 2375 * 1e3  # bytes per device; ms for 256 images
 assert f"{compute_256:.1f}" == "107.8" and counts[8][2:0:-1] == (8, 1)  # naive 8 all-reduces, once 1
 assert (f"{8 * ring_8 / 1e6:,.1f}", f"{ring_8 / 1e6:.1f}", f"{4 * 25_583_592 / 1e6:.1f}") == ("1,432.7", "179.1", "102.3")
+assert f"{4 * 25_583_592 / 2**20:.1f}" == "97.6"  # the same gradient in MiB, as lesson 01 prints it
 for bw, prices, stated in ((50e9, ("28.65", "3.58"), ("26.6%", "3.3%")), (300e9, ("4.78", "0.60"), ("4.4%", "0.6%"))):
     naive_ms, once_ms = 8 * ring_8 / bw * 1e3, ring_8 / bw * 1e3
     assert (f"{naive_ms:.2f}", f"{once_ms:.2f}") == prices
     assert (f"{naive_ms / compute_256:.1%}", f"{once_ms / compute_256:.1%}") == stated
 nvidia_8 = 256 / (17_400 / 8) * 1e3  # ms per 256-image step on each of 8 A100s
 assert (f"{nvidia_8:.1f}", f"{nvidia_8 - compute_256:.1f}", f"{nvidia_8 / compute_256 - 1:.1%}") == ("117.7", "9.9", "9.2%")
-
-# Part 2: Keras clips each replica's part; yours clips the sum once
-assert w_keras.numpy().tolist() == [-1.0, -1.0] and f"{np.linalg.norm(w_keras.numpy()):.2f}" == "1.41"
-assert np.allclose(w_mine.numpy(), [-0.6, -0.8], atol=1e-6)  # the sum clipped once
-my_clip_graph = tf.function(lambda: dist.run(my_replica)).get_concrete_function().graph
-assert distribute.count_all_reduces(my_clip_graph) / R == 1
 
 # Dividing by the global batch
 assert abs(float(dist.reduce(tf.distribute.ReduceOp.SUM, with_global, axis=None)) - large_mean) < 1e-6
@@ -65,9 +62,7 @@ mirrored_loss_gap = max(abs(a - b) for a, b in zip(mirrored_losses, large_losses
 assert max(own_loss_gap, mirrored_loss_gap, own_gap, own_large_gap, mirrored_gap) < 1e-6
 assert all(f"{gap:.1e}" == "1.5e-08" for gap in (own_gap, own_large_gap, mirrored_gap))
 assert own_collectives == 1 and mirrored.all_reduces_per_update() == 1
-assert max(sum_count_gaps) < 1e-6  # printed by cell 22: the learner's (or the solution's) gaps to g_B and the mean
-assert clip_gap < 1e-6 and f"{clip_gap:.1e}" == "1.5e-08" and clipped.all_reduces_per_update() == 1
-assert f"{clip_moved:.1e}" == "9.5e-03"
+assert max(sum_count_gaps) < 1e-6  # printed by the cell after the checker: the learner's (or the solution's) gaps to g_B and the mean
 
 # Problem 1 (pencil): R = 4, B = 30, accum_steps = 2
 assert check_batch(30, 4) == [8, 8, 7, 7] and gl.split_sizes(8, 2) == [4, 4] and gl.split_sizes(7, 2) == [4, 3]
