@@ -23,23 +23,21 @@ assert len(per_update) == 9 and all(m > 1e-4 for m in per_update), per_update  #
 assert (f"{min(per_update):.1e}", f"{max(per_update):.1e}") == ("2.3e-04", "6.5e-04"), per_update
 assert (f"{min(updates):.1e}", f"{max(updates):.1e}") == ("6.4e-03", "1.2e-02"), updates
 
-# Keras's accumulation fails under a strategy, before any update
-assert "merge_call" in keras_error and int(failed.optimizer.iterations) == 0
-assert max_abs_diff(failed.get_weights(), w_init) == 0
 
 # Your step: the mean of means as written; divided by the global B, the large batch; it clips the sum
 assert same_as_keras < 1e-6 and as_written.miss > 1e-4 and summed.miss < 1e-6
 assert abs(summed.loss - large.history.history["loss"][0]) < 1e-6
 assert abs(2 * as_written.loss - summed.loss) < 1e-5  # it logs half the loss
 assert clipped.miss < 1e-6 and clip_acc < 1e-6  # apply clips the all-reduced sum
-assert f"{first.miss:.1e}" == "1.2e-02"  # the first attempt: apply clips each replica's part, then adds
+assert f"{first.miss:.1e}" == "1.2e-02"  # the public route: apply clips each replica's part, then adds
+assert f"{clip_effect:.1e}" == "4.0e-02"  # clipping is active in the reference: the clipping test is not vacuous
 assert factor == 2  # Keras's 1/R
 check_step(global_step)  # the learner's step (or the solution): every goal the stub states
 if global_step is not solution_train_step:
     check_step(solution_train_step)
 
 # One all-reduce per update: the counts, gradlab's
-assert reduces == {"mirrored fit": 1, "your step": 1, "first attempt": 3, "AccumulatingModel": 1}, reduces
+assert reduces == {"mirrored fit": 1, "your step": 1, "first attempt": 2, "AccumulatingModel": 1}, reduces
 assert gl_counts == [1, 1] and grad_bytes == 101_800
 assert misses["AccumulatingModel"] < 1e-6
 
@@ -47,13 +45,11 @@ assert misses["AccumulatingModel"] < 1e-6
 assert abs(empty["mirrored fit"] - half) < 1e-6 and empty["your step"] < 1e-6
 assert float(keras.ops.divide_no_nan(0.0, 0.0)) == 0.0 and np.isnan(float(tf.reduce_mean(tf.zeros([0]))))
 
-# The coupled loss: per-shard centring misses, all replicas' mean is exact; gradlab refuses it
-assert coupled_miss > 1e-4 and coupled_fix < 1e-6
-assert int(coupled.optimizer.iterations.numpy()) == 0 and max_abs_diff(coupled.get_weights(), before) == 0
-
-# The problems (3's table of weights on 2, 3, 4, 6 replicas; 4: drop_remainder; 5: the first attempt)
+# The problems (3's table of weights on 2, 3, 4, 6 replicas; 4: drop_remainder; 5: the public route; 6: ImageNet)
 assert miss605 > misses["mirrored fit"] and 2.3 < gap_ratio < 2.7
 assert [f"{max(11 / (R * n) for n in shards(11, strategies[R])):.3f}" for R in (2, 3, 4, 6)] == [
     "1.100", "1.222", "1.375", "1.833"]
 assert by60_600 < 1e-6 and abs(by60.miss - (1 - 11 / 60) * last_update) < 1e-6  # only the last update misses
 assert by60.miss > 1e-4 and miss3 > 1e-4 and abs(run3 - miss3) < 1e-4 and gap3 < 1e-6
+assert imagenet_last == 143 and imagenet_shards == [18] * 7 + [17]  # problem 6
+assert f"{imagenet_last / (8 * min(imagenet_shards)):.3f}" == "1.051" and -(-1_281_167 // 256) == 5005
