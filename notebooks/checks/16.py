@@ -53,3 +53,7 @@ assert by60_600 < 1e-6 and abs(by60.miss - (1 - 11 / 60) * last_update) < 1e-6  
 assert by60.miss > 1e-4 and miss3 > 1e-4 and abs(run3 - miss3) < 1e-4 and gap3 < 1e-6
 assert imagenet_last == 143 and imagenet_shards == [18] * 7 + [17]  # problem 6
 assert f"{imagenet_last / (8 * min(imagenet_shards)):.3f}" == "1.051" and -(-1_281_167 // 256) == 5005
+
+# Keras's accumulation fails under a strategy, before any update (the Summary's last point)
+assert "merge_call" in keras_error and int(failed.optimizer.iterations) == 0
+assert max_abs_diff(failed.get_weights(), w_init) == 0
