@@ -83,3 +83,6 @@ assert bn_cos[4].mean() < bn_cos[8].mean() < bn_cos[16].mean()
 assert all(abs(bn_len[n].mean() - 1) < 0.15 for n in bn_len) and bn_cos[4].mean() < 0.7
 
 print("every check behind the text holds")
+
+# the prose's noise bound on a mean of 10,000 splits: one split's rms miss over sqrt(10,000)
+assert miss(mean_ratio) > 5 * rms_miss / 100 and f"{rms_miss:.2f}" == "0.16", rms_miss
