@@ -43,26 +43,16 @@ chen_m = {k: np.median(m) for k, m in chen_adds.items()}
 assert chen_m[1] < 0.7 * chen_m[0] and chen_m[1] < chen_m[2] < chen_m[4], chen_m  # longer segments hold more
 assert abs(chen_m[4] - chen_m[0]) < 3, chen_m  # one segment of all 4 blocks: about plain's
 
-# the conv net: four readings of one plain update at B = 512, and the budget's band
-calc, step = conv_res[1]
-assert round(alive, 1) == 241.0 and abs(warm / alive - 1) < 0.02, (alive, warm)  # pre-warmed: what is alive
-assert round(calc, 1) == 314.8 and round(step, 1) == 328.1 and 0.95 < calc / step < 0.97
-assert 1.28 < calc / warm < 1.34, (calc, warm)  # the budget over what is alive: about 30 %
+# the MLP's budget near its measured update
 assert 0.8 < budget_update["plain"] / median["plain"] < 1.25, median  # near the MLP's update (runs read 0.89 to 1.09)
-assert round(conv_res[16][0], 1) == round(conv_res[16][1], 1) == 20.0, conv_res
-assert round(512 * ac / MiB, 1) == 158.2 and conv_b[1] == 512
-assert (round(conv_whole[1], 1), round(conv_whole[8], 1), round(conv_res[8][1], 1)) == (316.5, 41.3, 39.6), conv_whole
-assert all(abs(calc - step) < 0.1 for n, (calc, step) in conv_res.items() if n >= 8), conv_res
-assert all(0.03 < (step - calc) / step < 0.05 for n, (calc, step) in conv_res.items() if n <= 4), conv_res
 
 # training under the cap
 assert under_p["out_of_memory"].startswith("OOM") and not {"error", "out_of_memory"} & (set(under_a) | set(free))
 assert under_a["peak_mb"] < free["peak_mb"] / 5 and free["peak_mb"] > limit
-assert free["peak_mb"] > conv_res[1][1] and under_a["peak_mb"] > conv_res[16][1]  # process > update
 assert under_a["finite"] and len(under_a["losses"]) == len(free["losses"]) == 3
 assert dw < 1e-5 and moved > 100 * dw, (dw, moved)  # the same weights, to float32 rounding
 
-# problem 5 (on paper): a 7B GPT layer, s = 2048, beside ZeRO-3's share of the floor on an H100 (80 GiB)
+# problem 4 (on paper): a 7B GPT layer, s = 2048, beside ZeRO-3's share of the floor on an H100 (80 GiB)
 assert round(floor) == 104 and round(floor / 8) == 13 and round(cap, 1) == 79.6 and round(room, 1) == 66.6
 assert 79 < cap < 80 and floor > cap  # the floor does not fit one H100
 assert [round(k / GiB, 2) for k in keeps.values()] == [28.50, 8.50, 1.39], keeps
@@ -79,10 +69,6 @@ assert count == {"plain": (29, 10, 29), "yours": (37, 18, 33), "yours, waiting":
 again_m = {n: np.median(m) for n, m in waited_adds.items()}
 # the waiting rebuilds save (runs: 0.45-0.50 of plain for yours, 0.46-0.59 for tf.recompute_grad; an early rebuild reads > 0.8)
 assert again_m["yours, waiting"] < 0.7 * again_m["plain"] and again_m["tf.recompute_grad"] < 0.7 * again_m["plain"], again_m
-
-# the conv net's budget over what is alive at the peak, and the fresh process's reading (both fixed numbers)
-assert round(conv_res[1][0] / alive, 2) == 1.31 and round(conv_res[1][1] / alive, 2) == 1.36, (conv_res, alive)
-assert all(abs(c / s - 1) < 0.05 for c, s in conv_res.values()), conv_res  # "within 5 %" at every N
 
 # the traces the prose reads: recomputation's peak well under plain's, yours' about plain's
 assert traces["tf.recompute_grad"].peak < 0.75 * traces["plain"].peak, {n: tr.peak for n, tr in traces.items()}
