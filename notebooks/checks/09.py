@@ -15,9 +15,8 @@ large_own, one, *tens, grad_64 = own.values()  # five peaks each
 assert len(tens) == 3 and 1.8 * micro < four < 2.2 * micro and four < 64 and large_mib / 4 < 64 < large_mib / 2 and 2 * large_mib / 8 < 64 < 2 * large_mib / 4, four
 assert 0.11 < one.max() / large_own.min() < 0.15 and one.max() / one.min() < 1.05 and abs(np.median(one) / micro - 1) < 0.1, own
 assert all(1.1 * micro < ten.min() and ten.max() < large_own.min() for ten in tens), own
-for t in (traces, {k: (None, m[1], m[2]) for k, m in sampled.items()}):  # gradlab's sampler and yours
-    assert t["parallel_iterations=1"][2] < 1.5 * micro < t["parallel_iterations=10"][2], t
-    assert all(v[1].max() <= v[2] + 0.01 for v in t.values())  # a sample never exceeds the allocator's peak
+assert traces["parallel_iterations=1"].peak < 1.5 * micro < traces["parallel_iterations=10"].peak, traces
+assert all(t.mib.max() <= t.peak + 0.01 for t in traces.values())  # a sample never exceeds the allocator's peak
 # the fit benchmark (memory-benchmark.json)
 assert [round(update["accumulating", N, 1], 1) for N in (1, 2, 4)] == [328.2, 165.1, 82.8] and round(update["accumulating", 8, 2], 1) == 68.3
 assert all(1.7 <= update["accumulating", N, 2] / update["accumulating", N, 1] <= 2.05 for N in (4, 8, 16))
@@ -25,6 +24,7 @@ assert [round(doubling[N], 2) for N in (4, 8, 16)] == [2.03, 1.73, 1.71]
 assert all(abs(update["accumulating", N, 1] - update[k, N, 1]) < 1.8 for k in ("plain", "keras") for N in (2, 4, 8, 16))
 assert [round(update["accumulating", N, 1] / large, 2) for N in (2, 4, 8, 16)] == [0.5, 0.25, 0.12, 0.06] == [round(1 / N, 2) for N in (2, 4, 8, 16)]
 assert round(update["accumulating", 4, 2] / large, 2) == 0.51 and round(large, 1) == 328.1
+assert round(update["accumulating", 16, 2] / large, 2) == 0.10  # answer 2: two alive at N = 16
 assert all(abs(update[k, N, 1] / large - 1 / N) < 0.01 for k in ("plain", "keras") for N in (2, 4, 8, 16) if (k, N, 1) in update)
 yours_mlp, large_mlp = ({B: np.median(mlp_peaks[B, k]) for B in (256, 2048)} for k in ("your loop, 32 a micro-batch", "one large batch"))
 # answer 1: the sum pays only once B - n > W / 512; at 256 the loop reads no less than the large batch, at 2,048 far less
@@ -44,10 +44,8 @@ assert all(1 < r / unit < 3 for r in rel_fused.values()), rel_fused
 # Keras's own step holds what your large batch holds; the benchmark's 328.1 is a fresh process's reading
 assert abs(np.median(keras_step) / large_mib - 1) < 0.01, (keras_step, large_mib)
 assert round(large / mib(512, alive) - 1, 2) == 0.36
-# the fold "Why 1 GiB first": a fresh BFC process reads the large batch as the benchmark does without the
-# 1 GiB, and as the count (and this kernel) with it
-assert abs(fresh["0"] / large - 1) < 0.03 and abs(fresh["1"] / mib(512, alive) - 1) < 0.02, (fresh, large)
-assert fresh["0"] > 1.2 * fresh["1"] and abs(fresh["1"] / large_mib - 1) < 0.02, (fresh, large_mib)
 # XLA: your loop's slices get a bounded dynamic shape and run slower; stacked, it runs faster, as fused_grads
 assert xla_shapes == ["f32[<=256,784]"], xla_shapes
 assert xla_q["your loop, XLA"][1] > 1.5 and xla_q["your stacked loop, XLA"][1] < 1.3 and xla_q["fused_grads, XLA"][1] < 1.3, xla_q
+# under XLA your loop costs about N = 8 whole batches: each iteration as if all 256 rows of its bound
+assert 5 < padded < 11, padded
