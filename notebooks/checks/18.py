@@ -17,11 +17,7 @@ for group in series + [large]:
         assert np.allclose(noise_of(r.losses), (r.loss_noise["std"], r.loss_noise["std"] / r.loss_noise["relative"]),
                            rtol=1e-6, atol=0)
 
-# a pass's fixed cost inside one fused call (cell 7, XLA off): below lesson 03's 110 examples a call (the
-# stored run's 20 is stated as that run's; a fresh run under load moves it, so only the bound is checked)
-assert pass_rows[False] < 115, (pass_ms, pass_rows)
-
-# Hold the micro-batch (cells 10-12)
+# Hold the micro-batch (cells 6-10)
 assert np.all(np.diff(noise, axis=0) < 0) and np.all(slopes < -0.5) and np.all(np.diff(level, axis=0) < 0)
 assert [round(slopes.max(), 2), round(slopes.min(), 2)] == [-0.71, -0.80], slopes  # faster than 1/sqrt(B)
 assert [round(level_slopes.max(), 2), round(level_slopes.min(), 2)] == [-0.40, -0.48], level_slopes
@@ -44,12 +40,12 @@ assert [f"{noise[k, 0]:.3f}" for k in (0, 3)] == ["0.226", "0.044"], noise[:, 0]
 assert [f"{reading[B]:.3f}" for B in (25, 200)] == ["0.168", "0.030"], reading
 assert all(0.5 * noise[k, 0] < reading[B] < noise[k, 0] for k, B in ((0, 25), (3, 200))), reading
 
-# seconds to loss 0.5 (cell 14): the same updates for fused and the large batch; B = 200 no sooner than B = 25
+# seconds to loss 0.5 (cell 10): the same updates for fused and the large batch; B = 200 no sooner than B = 25
 assert to_half["fused N=4 b=25"][0] == to_half["large_batch N=1 b=100"][0]
 assert [to_half[f"fused N={n} b=25"][0] for n in (1, 2, 8)] == [53, 54, 26], to_half
 assert to_half["fused N=8 b=25"][1] > to_half["fused N=1 b=25"][1]
 
-# the four settings (cells 16-23)
+# the four settings (cells 11-20)
 sigma = accs.std(ddof=1)  # the seeds' spread at B = 100: 0.78
 
 
@@ -112,13 +108,16 @@ assert {k: [f"{x:.2f}" for x in v] for k, v in toy.items()} == {3.0: ["1.00", "1
                                                               1.5: ["0.79", "0.79", "0.56", "0.50", "1.00"]}, toy
 assert all(abs(v[0] - v[1]) < 1e-6 for v in toy.values())
 
-# the budget (cell 26) and the answers to "Your turn"
+# the budget (cell 22) and the answers to "Your turn" (cell 25)
 assert f"{by_hand / 2**20:.2f}" == f"{budget.result['total'] / 2**20:.2f}" == "22.04"
 assert [f"{parts[n]['total'] / 2**20:.2f}" for n in (1, 4, 64)] == ["34.91", "22.04", "16.64"]
 assert f"{(parts[1]['activations'] + parts[1]['backward']) / 2**20:.2f}" == "23.04"
 assert f"{(parts[1]['total'] - parts[1]['activations'] - parts[1]['backward']) / 2**20:.2f}" == "11.87"
 assert {f"{(c['total'] - c['activations'] - c['backward']) / 2**20:.2f}" for n, c in parts.items() if n > 1} == {"16.28"}
 assert gap64.max() < 1e-12 < 1e-5 < gap.max(), (gap64.max(), gap.max())
+# Your turn 1: within 3.6e-07 for 20 updates, then 3.0e-03 (float64 3.3e-16); final accuracies 93.6 % and 93.7 %
+assert [f"{gap[:20].max():.1e}", f"{gap.max():.1e}", f"{gap64.max():.1e}"] == ["3.6e-07", "3.0e-03", "3.3e-16"], gap
+assert [f"{100 * r.accuracy:.1f}" for r in pairs["float32"]] == ["93.6", "93.7"]
 assert totals == {"none": 34.91, "bfloat16": 18.99, "recomputation": 22.91} and round(mixed, 2) == 23.39, totals
 assert (smallest, fit[smallest]["b"], even, fit[even]["b"]) == (3, 22, 4, 16) and fit[1]["total"] - fit[1]["activations"] == 16e9
 assert [f"{fit[n]['total'] / 1e9:.2f}" for n in (smallest, even)] == ["70.20", "56.51"] and fit[smallest - 1]["total"] > 72e9
@@ -129,17 +128,9 @@ assert seconds[64] == flops / (0.4 * 989e12)
 # GPU's update at 64 sequences, 3 times that after each micro-batch; under 1 % at 512 sequences a GPU
 assert f"{moved / 1e9:.0f}" == "7" and [f"{1000 * moved / b:.1f}" for b in links.values()] == ["15.6", "140.0"]
 assert [f"{v[64]:.1f}" for v in share.values()] == ["0.8", "7.0"] and all(v[512] < 1 for v in share.values())
+assert [len(p) for p in np.array_split(np.arange(64), smallest)] == [22, 21, 21] and 64 % even == 0  # uneven at N = 3
 assert smallest == 3 and f"{smallest * share['InfiniBand NDR, 50 GB/s'][64]:.1f}" == "21.1"
 # the timing row the prose quotes (stored run): the lab's fused N = 4 and large-batch clocks exist
 assert {"fused N=4 b=25", "large_batch N=1 b=100"} <= set(to_half)
 
-# the exercise
-assert np.all(np.diff(np.array(list(scaled.values())), axis=0) > 0), scaled  # rises with N, seed by seed
-assert np.all(acc[8] < 50) and acc[4].max() < acc[1].min() and acc[1].max() > acc[2].min(), acc
-assert round(acc[2].mean() - acc[1].mean(), 1) == 2.0, acc
-assert np.round(acc[2] - acc[1], 1).tolist() == [2.8, 1.6, 1.6], acc  # N = 2 over N = 1, seed by seed
-assert f"{acc[4].mean():.1f} ± {acc[4].std(ddof=1):.1f}" == "66.8 ± 20.6" and round(acc[1].min(), 1) == 86.1
-# N = 8 at lr 2.0 ends above a uniform guess's loss, ln 10 = 2.30, in every seed (3.1 to 5.6)
-assert scaled[8].min() > np.log(10) and f"{np.log(10):.2f}" == "2.30"
-assert [f"{scaled[8].min():.1f}", f"{scaled[8].max():.1f}"] == ["3.1", "5.6"], scaled[8]
 print("lesson 18: every number the prose states checks out")
