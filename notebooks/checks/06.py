@@ -14,19 +14,20 @@ assert (round(copied / 2**20, 2), round(N * G / 2**20, 2)) == (7.79, 7.76)
 
 # the round trip's time on this CPU: the conclusions the spread supports
 assert ratio_quartiles(ms, "host_step_compiled", "in-graph step")[1] > 1, ms  # slower, as a median ratio
-moved = host["copies out"] + host["copy back"]  # the bytes themselves, out and back
+moved = host["copies out"] + host["copy back"]  # the bytes themselves: out (timed alone) and back
+assert host["copies out"] > 0, host
 assert extra_calls > max(handing, mean_ms, moved), (extra_calls, handing, mean_ms, moved)  # calls: the largest
 assert extra_calls + handing > mean_ms + moved, host  # calls, with handing numpy, outweigh the rest
 assert abs(extra_calls - (loop_gap + host["second call"])) < 1e-12 and extra > 0, (extra, loop_gap)
-assert loop_gap < 10 * host["second call"], host  # "not 10 x 0.15": a loop iteration costs too
 assert moved < extra_calls, host  # "calls, not copies, cost the most"
 
-# device memory: fetch holds its gradient and less than your loop, in both phases. The readings move
-# between runs of the notebook (fetch 1.05 to 2.03 G, the saving 0.96 to 1.89 G while the micro-batches
+# device memory: fetch holds its gradient and less than the loop while the micro-batches run. The readings move
+# between runs of the notebook (fetch 1.05 to 2.03 G, the saving 0.95 to 1.89 G while the micro-batches
 # run, 0.42 to 0.97 at the apply), so only the conclusion is pinned
 fetch_peak = peak["host_step, its micro-batches (fetch)"]
 assert 0.95 < fetch_peak < peak["the in-graph step, its loop"], peak  # the gradient, and less than yours
-assert saved[0] > 0.5 and saved[1] > 0, saved  # host averaging holds less in both phases
+assert saved[0] > 0.5, saved  # host averaging holds less while the micro-batches run (the apply
+# brings the mean back to the device: over the whole update the gap has read 0.04 to 1.36 G, unpinned)
 assert (round(x100.nbytes / G, 2), round(x100[:10].nbytes / G, 2)) == (0.39, 0.04)  # the images
 assert round(images, 2) == 0.35  # of the saving: the images the loop takes in beyond fetch's 10
 
@@ -51,29 +52,34 @@ assert [s for _, s, _ in example["device"]] == [0.0, 3.0, 8.0] and example["tota
 assert gl.lessons.host_schedule(1.0, 2.0, 3.0, 3)["total"] == 14.0
 assert gl.lessons.host_schedule(1.0, 2.0, 3.0, 3, overlap=False)["total"] == 20.0
 
-# the schedules: yours against gradlab's, its figure, and what buffering buys
-for name, (o, b) in cases.items():
-    assert abs(schedule_ms(d, c, h, 10, o, b) - schedules[name]["total"]) < 1e-9, name
-shown = ("one after another", "overlapped, no limit", "overlapped, 1 buffer", "overlapped, 2 buffers")
-assert totals == tuple(schedules[name]["total"] for name in shown)
-serial, two = schedules["one after another"]["total"], schedules["overlapped, 2 buffers"]["total"]
-assert abs(two - schedules["overlapped, no limit"]["total"]) < 1e-9  # two buffers lose nothing
-assert serial - schedules["overlapped, 1 buffer"]["total"] < 0.2 * (serial - two)  # one hides little
-assert abs(hides[2] - (serial - two)) < 1e-9 and hides[1] < 0.03 * serial  # "only 3.62 ms": little
-# while the sum is the slowest stream, what hides does not depend on its rate: (N - 1)(d + c) with two
-# buffers, (N - 1) d with one
-assert h > c + d and (round(hides[2], 2), round(hides[1], 2)) == (59.87, 3.62)
-assert abs(hides[2] - 9 * (d + c)) < 1e-9 and abs(hides[1] - 9 * d) < 1e-9
+# the schedules: yours against gradlab's, at numpy's measured rate and at a host that keeps pace
+slow, fast = schedules["numpy's sum"], schedules["a sum at 320 GB/s"]
+for h_ms, s in ((h, slow), (c, fast)):
+    for name, (o, b) in cases.items():
+        assert abs(schedule_ms(d, c, h_ms, 10, o, b) - s[name]["total"]) < 1e-9, name
+serial, two = slow["one after another"]["total"], slow["overlapped, 2 buffers"]["total"]
+assert abs(two - slow["overlapped, no limit"]["total"]) < 1e-9  # two buffers lose nothing
+# numpy's sum is the slowest stage (on any run: it would need 5 x 64 GB/s to keep pace), so what
+# hides with two buffers is the device's and the bus's work on nine micro-batches, (N - 1)(d + c)
+assert h > c + d and abs(hides["numpy's sum"]["overlapped, 2 buffers"] - 9 * (d + c)) < 1e-9
 assert (round(d, 2), round(c, 2)) == (0.4, 6.25)
-assert schedules["overlapped, 2 buffers"]["held"] == {"device": 2, "host": 2}
-assert schedules["overlapped, 1 buffer"]["held"] == {"device": 1, "host": 1}
-assert schedules["one after another"]["held"] == {"device": 1, "host": 1}
-assert schedules["overlapped, no limit"]["held"]["device"] == 10  # the device runs ahead
+# a host at 320 GB/s (one sum = one copy's time): the figure, and what buffering buys
+assert totals == tuple(fast[name]["total"] for name in cases)
+f_serial = fast["one after another"]["total"]
+assert (round(f_serial, 1), round(fast["overlapped, 2 buffers"]["total"], 1)) == (135.3, 75.4)
+assert abs(fast["overlapped, no limit"]["total"] - fast["overlapped, 2 buffers"]["total"]) < 1e-9
+assert abs(fast["overlapped, 2 buffers"]["total"] - (d + 10 * c + c + c)) < 1e-9  # the bus never waits
+assert round(hides["a sum at 320 GB/s"]["overlapped, 2 buffers"] / f_serial, 3) == 0.443  # "44.3%"
+assert round(hides["a sum at 320 GB/s"]["overlapped, 1 buffer"] / f_serial, 3) == 0.027  # "only 2.7%"
+assert round(5 * 4 * P / (1e-3 * c) / 1e9) == 320  # one sum's 5 passes in one copy's time: 320 GB/s
+assert fast["overlapped, no limit"]["held"]["device"] == 10  # the device runs ahead
+assert fast["overlapped, 2 buffers"]["held"] == {"device": 2, "host": 2}
+assert fast["overlapped, 1 buffer"]["held"] == {"device": 1, "host": 1}
 
 # the memory budget: the 100M MLP (784-125,786-10) on an 80 GB card
 assert abs(795 * width + 10 - 100e6) < 1000 and round(784 * width / P, 3) == 0.986  # shaped as this MLP
 assert round(budget["accumulator"] / card, 3) == 0.005  # "0.5% of the card"
-# "108 times the in-graph step's device work" in the stored run (it moves with numpy's rate); many
+# "40 times the in-graph step's device work" in the stored run (it moves with numpy's rate); many
 # times on any run. The in-graph step's device work: dev plus 3 passes of its accumulator a micro-batch
 assert round(acc_ms, 1) == 6.0 and abs(in_graph_ms - (dev + acc_ms)) < 1e-9
 assert serial / in_graph_ms > 10, (serial, in_graph_ms)
@@ -84,19 +90,9 @@ G_P = 4 * P  # one float32 gradient, bytes
 assert (round(N * G_P / 1e9, 1), round(N * G_P / 2**20), round(G_P / 1e9, 1), round(G_P / 2**20)) == (
     4.0, 3815, 0.4, 381)  # problem 1
 assert (round((N + 2 * share) * G_P / 1e9, 2), round((1 + share) * G_P / 1e9, 2)) == (4.79, 0.79)
-assert round((10 + 2 * share) / (1 + share)) == 6  # "6 times less" (11 when no variable dominates)
-one_sum = 1000 * 5 * G_P / (5 * 64e9)  # ms: one sum (5 passes) at 320 GB/s
-d2, c2 = device_ms(mlp100m) / N, mlp100m["PCIe copies"] / (N + 1)  # ms per micro-batch: device, bus
-serial2, overlapped2, buffered2 = (schedule_ms(d2, c2, one_sum, N, o, b) for o, b in
-                                   ((False, None), (True, None), (True, 2)))
-assert (round(one_sum, 2), round(d2, 2), round(N * c2, 1)) == (6.25, 0.4, 62.5)
-assert round(1 - buffered2 / serial2, 2) == 0.44
-assert abs(one_sum - c2) < 1e-9  # problem 2: at 320 GB/s one sum takes one copy's time
-assert abs(buffered2 - (d2 + N * c2 + one_sum + c2)) < 1e-9  # ... and the bus never waits
-assert abs(overlapped2 - buffered2) < 1e-9  # two buffers a side lose nothing
-assert (round(serial2, 1), round(buffered2, 1)) == (135.3, 75.4)
+assert round((10 + 2 * share) / (1 + share)) == 6  # "6 times less"
 work = 4 + 2 * (1 - share)  # FLOP per parameter and example, as counted
 assert round(work, 2) == 4.03
 for flops, B_even, per_micro in ((peak_flops["FP32"], 8700, 870), (peak_flops["TF32"], 64500, 6450)):
-    B_min = (N + 1) * 4 * flops / (64e9 * work)  # problem 3: "about"
+    B_min = (N + 1) * 4 * flops / (64e9 * work)  # problem 2: "about"
     assert round(B_min, -2) == B_even and round(B_min / N, -1) == per_micro, B_min
