@@ -8,6 +8,9 @@ busy machine. Not part of the lesson.
 """
 import numpy as np
 
+# the learner's counting loop (a passing version of yours, or the solution) and fit
+assert updates_to in (my_updates_to, solution_updates_to)
+assert fit in (my_fit_critical_batch, solution_fit_critical_batch)
 # setup; the sweep (seed 2): the best rates, one update deciding 512's, Predict (b)
 assert (N, trainer.count_params(), f"{stats.noise_scale:.0f}") == (4000, 203530, "71")
 assert best_rate == {16: 0.2, 32: 0.4, 128: 0.4, 512: 0.8}, best_rate
@@ -26,12 +29,14 @@ assert (runs[2][16], runs[2][32]) == (58, 37) and 0.18 < 1 - 16 * 58 / (32 * 37)
 # the model: 4.95 / 1.99 = 2.49 times the examples at 128; the best rate grows 1.9 times from 32 to 512
 assert [f"{updates_examples_lr(B, B_crit)[1]:.2f}" for B in (32, 128)] == ["1.99", "4.95"]
 assert f"{4.95 / 1.99:.2f}" == "2.49" and f"{growth:.1f}" == "1.9" and f"{growth_71:.1f}" == "2.8"
-# the learner's fit (or the solution, by the normal equations) agrees with gradlab's polyfit;
-# a GPU's arithmetic (datasheet peak): 9 us
+# the learner's fit (or the solution, by the normal equations) agrees with gradlab's polyfit
 assert np.allclose(fit(runs), fit_critical_batch(runs)) and gap < 1e-9 * B_crit, gap
-assert f"{gpu_us:.0f}" == "9" and f"{6 * 203530 * 512 / 67e12 * 1e6:.0f}" == "9"
+# why the knee sits below the noise scale: runs of 19 to 60 updates; B = 512 sees each digit more than twice
+S_all_05 = [S for seed in runs for S in runs[seed].values()]
+assert (min(S_all_05), max(S_all_05)) == (19, 60) and min(512 * runs[s][512] for s in runs) > 2 * N
 # timing (varies between runs): the conclusions, with room
 assert us[8] > 2 * us[32] > 2 * us[512], us  # the time per example keeps falling to 512: not full at 32
+assert per_update[2048] / per_update[1024] > 1.4, per_update  # close to full only at the largest calls
 assert o / f > 2 * B_crit, (o, f)  # a call costs more than B_crit examples (Answer 2: B* above B_crit)
 acc_ratio, predicted = per_update["4 x 32"] / per_update[128], 5 * o + 128 * f
 assert acc_ratio > 1.5 and 0.5 < predicted / per_update["4 x 32"] < 1.5, (acc_ratio, predicted)
@@ -47,10 +52,6 @@ fits = {t: fit_critical_batch(by_target[t]) for t in targets}
 alone = {t: [fit_critical_batch({s: by_target[t][s]})[1] for s in by_target[t]] for t in targets}
 assert [f"{fits[t][1]:.0f}" for t in (0.5, 0.3)] == ["32", "55"] and fits[0.3][1] < 2 * fits[0.5][1]
 assert [f"{min(alone[t]):.0f} to {max(alone[t]):.0f}" for t in (0.5, 0.3)] == ["28 to 37", "48 to 64"]
-# noise scales: 71 to 126; 90 to 163; the signal fell 4.2-fold, the noise 2.4-fold; 19 to 60; 2.4 to 2.8
-assert f"{B_simple_at_target:.0f}" == "126" and [f"{min(at_crossings):.0f}", f"{max(at_crossings):.0f}"] == ["90", "163"]
-assert (f"{stats.grad_sq_norm / g2:.1f}", f"{stats.trace_cov / tr:.1f}") == ("4.2", "2.4")
-assert (min(S_all_05), max(S_all_05)) == (19, 60) and (f"{min(passes):.1f}", f"{max(passes):.1f}") == ("2.4", "2.8")
 # Answer 1
 assert [round(time_to_target(k, 150)) for k in (1, 2, 4)] == [243, 322, 482]
 assert [round(time_to_target(k, 1.25)) for k in (1, 2, 4)] == [608, 566, 664]
