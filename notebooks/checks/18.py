@@ -18,10 +18,7 @@ for group in series + [large]:
                            rtol=1e-6, atol=0)
 
 # Hold the micro-batch (cells 6-10)
-assert np.all(np.diff(noise, axis=0) < 0) and np.all(slopes < -0.5) and np.all(np.diff(level, axis=0) < 0)
-assert [round(slopes.max(), 2), round(slopes.min(), 2)] == [-0.71, -0.80], slopes  # faster than 1/sqrt(B)
-assert [round(level_slopes.max(), 2), round(level_slopes.min(), 2)] == [-0.40, -0.48], level_slopes
-assert np.all(level_slopes > -0.5)  # relative to the level: slightly slower than 1/sqrt(B), every seed
+assert np.all(np.diff(noise, axis=0) < 0) and np.all(np.diff(level, axis=0) < 0)  # less noise, in every seed
 assert np.round(level[:, 0], 3).tolist()[::3] == [0.454, 0.235]  # seed 0's levels, first and last
 assert np.round(level[2:, 0], 3).tolist() == [0.262, 0.235] and np.all(level[2:, 0] < 0.3)  # "below 0.3"
 assert np.all(per_example[0] < per_example[1])  # per example, B = 25 ahead in every seed
@@ -35,15 +32,21 @@ assert round(mean_gain, 1) == 0.2 and 0 < mean_gain < min(spread[2], spread[3]),
 assert np.round(past, 1).tolist() == [0.5, -1.1, 1.1], past
 assert np.all(rise > 0) and rise.round(1).tolist() == [7.1, 2.7, 2.7]
 assert [150 * B for B in batches] == [3_750, 7_500, 15_000, 30_000]  # examples seen in 150 updates: 8 times
+assert [f"{150 * B / len(mnist.x_train):.2f}" for B in batches[::3]] == ["0.94", "7.50"] and len(mnist.x_test) == 1000
 # the frozen model's reading of B random rows (sigma / sqrt(B)): below training's noise, but most of it
 assert [f"{noise[k, 0]:.3f}" for k in (0, 3)] == ["0.226", "0.044"], noise[:, 0]
 assert [f"{reading[B]:.3f}" for B in (25, 200)] == ["0.168", "0.030"], reading
 assert all(0.5 * noise[k, 0] < reading[B] < noise[k, 0] for k, B in ((0, 25), (3, 200))), reading
+# "about half" of the variance: the reading's share, (sigma / sqrt(B))^2 over the noise's square
+shares = [(reading[B] / noise[k, 0]) ** 2 for k, B in ((0, 25), (3, 200))]
+assert all(0.4 < v < 0.6 for v in shares), shares
 
 # seconds to loss 0.5 (cell 10): the same updates for fused and the large batch; B = 200 no sooner than B = 25
 assert to_half["fused N=4 b=25"][0] == to_half["large_batch N=1 b=100"][0]
 assert [to_half[f"fused N={n} b=25"][0] for n in (1, 2, 8)] == [53, 54, 26], to_half
 assert to_half["fused N=8 b=25"][1] > to_half["fused N=1 b=25"][1]
+assert to_half["fused N=8 b=25"][0] <= to_half["fused N=1 b=25"][0] / 2  # half the updates
+assert fixed > per_micro > 0  # a fixed part of an update, larger than a micro-batch's part
 
 # the four settings (cells 11-20)
 sigma = accs.std(ddof=1)  # the seeds' spread at B = 100: 0.78
@@ -88,11 +91,14 @@ assert round(ways["clip each micro-batch"][1].difference()[1], 2) == 0.25
 # clipping once: gradlab's 4.3e-03 drift is float32 rounding that training amplifies (float64: 3.3e-16)
 assert f"{clip_gap['float32']:.1e}" == "4.3e-03" and clip_gap["float64"] < 1e-12 and f"{clip_gap['float64']:.1e}" == "3.3e-16"
 # BatchNorm, why: the runs kept are the lab's seed 0; per micro-batch's statistics nearer the true ones
-for way, g in zip(bn_runs, ways["BatchNorm, statistics per micro-batch"]):
+for way, g in zip(bn_runs, measured["BatchNorm, statistics per micro-batch"]):  # large batch, window, per micro
     assert bn_runs[way][2] == 100 * g.results[0].accuracy, (way, bn_runs[way])
 assert bn_runs["per micro-batch"][0] < bn_runs["window"][0] and bn_runs["per micro-batch"][1] < bn_runs["window"][1]
 assert [f"{bn_runs[w][0]:.0%}" for w in ("window", "per micro-batch")] == ["32%", "14%"], bn_runs
 assert [f"{bn_runs[w][k]:.1f}" for w, k in (("window", 2), ("per micro-batch", 2), ("window", 3))] == ["93.8", "94.2", "94.2"]
+# the control: given the true statistics, seed 0 scores 94.1 % by the large batch, 94.2 % both other ways
+assert [f"{bn_runs[w][3]:.1f}" for w in ("large batch", "window", "per micro-batch")] == ["94.1", "94.2", "94.2"]
+assert bn_runs["large batch"][3] - bn_runs["large batch"][2] > 0.5 * (bn_runs["per micro-batch"][2] - bn_runs["large batch"][2])
 assert bn_runs["window"][3] > bn_runs["window"][2] and f"{0.99 ** 150:.2f}" == "0.22" and f"{0.99 ** 600:.4f}" == "0.0024"
 # your pooled moments: the large batch's moving statistics, as gradlab's window; per micro-batch moved 3.94 times
 for way in ("yours", "gradlab's window"):
@@ -122,12 +128,12 @@ assert totals == {"none": 34.91, "bfloat16": 18.99, "recomputation": 22.91} and 
 assert (smallest, fit[smallest]["b"], even, fit[even]["b"]) == (3, 22, 4, 16) and fit[1]["total"] - fit[1]["activations"] == 16e9
 assert [f"{fit[n]['total'] / 1e9:.2f}" for n in (smallest, even)] == ["70.20", "56.51"] and fit[smallest - 1]["total"] > 72e9
 assert fit[smallest]["total"] - fit[smallest]["activations"] == 20e9 and f"{a_seq / 1e9:.2f}" == "2.28"  # 72 - 20 = 52 GB for b a
-assert f"{flops:.1e}" == "7.9e+14" and [f"{seconds[n]:.1f}" for n in (64, 512)] == ["2.0", "15.9"]
+assert f"{flops:.1e}" == "7.9e+14" and f"{seconds[64]:.1f}" == "2.0"
 assert seconds[64] == flops / (0.4 * 989e12)
 # the all-reduce of task 3: 7 GB sent per GPU; 15.6 and 140.0 ms at the datasheet peaks; 0.8 % and 7.0 % of a
-# GPU's update at 64 sequences, 3 times that after each micro-batch; under 1 % at 512 sequences a GPU
+# GPU's update at 64 sequences, 3 times that after each micro-batch
 assert f"{moved / 1e9:.0f}" == "7" and [f"{1000 * moved / b:.1f}" for b in links.values()] == ["15.6", "140.0"]
-assert [f"{v[64]:.1f}" for v in share.values()] == ["0.8", "7.0"] and all(v[512] < 1 for v in share.values())
+assert [f"{v[64]:.1f}" for v in share.values()] == ["0.8", "7.0"]
 assert [len(p) for p in np.array_split(np.arange(64), smallest)] == [22, 21, 21] and 64 % even == 0  # uneven at N = 3
 assert smallest == 3 and f"{smallest * share['InfiniBand NDR, 50 GB/s'][64]:.1f}" == "21.1"
 # the timing row the prose quotes (stored run): the lab's fused N = 4 and large-batch clocks exist
