@@ -39,11 +39,12 @@ def plot_step_peaks(peaks, gradient_mib):
         raise ValueError(f"every k must be at least 1, got {ks}")
     fig, ax = plt.subplots(figsize=(6.0, 3.8), layout="constrained")
     plt.close(fig)  # owned by the caller: a cell ending with the call shows it once
-    ax.plot(ks, list(ks), "--", color="grey", lw=1, label="k: every micro-batch's gradient at once")
-    ax.plot(ks, [2] * len(ks), ":", color="black", lw=2, zorder=3, label="2: one gradient and the sum")
     for (name, p), marker in zip(peaks.items(), MARKERS):
         k = sorted(p)
-        ax.plot(k, [p[i] / gradient_mib for i in k], marker=marker, label=name)
+        ax.plot(k, [p[i] / gradient_mib for i in k], marker=marker, lw=4, alpha=0.45, label=name)
+    # the reference lines, thin and dark on top of the wide pale steps: visible where a step follows them
+    ax.plot(ks, list(ks), "--", color="black", lw=1.2, zorder=4, label="k: every micro-batch's gradient at once")
+    ax.plot(ks, [2] * len(ks), ":", color="black", lw=1.8, zorder=4, label="2: one gradient and the sum")
     ax.set_xscale("log", base=2)
     ax.set_xticks(ks, [str(k) for k in ks])
     ax.xaxis.set_minor_locator(NullLocator())
