@@ -26,7 +26,6 @@ rms = {b: np.sqrt(np.mean(np.sum((g - stats.grad) ** 2, axis=1))) for b, g in mi
 pred = {b: np.sqrt(stats.trace_cov / b) for b in rms}
 assert [_fmt(rms[b], ".2f") for b in (8, 512)] == ["3.64", "0.43"], rms
 assert [_fmt(pred[b], ".2f") for b in (8, 512)] == ["3.43", "0.43"], pred
-assert _fmt(rms[8] / pred[8] - 1, ".0%") == "6%"  # "6% high"
 assert [_fmt(rms[b] / pred[b], ".2f") for b in (32, 128, 512)] == ["1.02", "1.01", "1.00"]  # "within 2%"
 halves = [rms[a] / rms[c] for a, c in ((8, 32), (32, 128), (128, 512))]
 assert all(1.9 < h < 2.2 for h in halves), halves  # "about halves the miss"
@@ -67,16 +66,14 @@ assert (_fmt(exact[0].grad_sq_norm / exact[200].grad_sq_norm, ".0f"),
 points = [t for t in exact if t > 0]
 assert len(points) == 20 and len(averaged) == 201
 ratio_at = {i: np.array([averaged[t][i].noise_scale / exact[t].noise_scale for t in points]) for i in (0, 1)}
-above = {i: sum(averaged[t][i].grad_sq_norm > exact[t].grad_sq_norm for t in points) for i in (0, 1)}
 nonpositive = {i: sum(a[i].grad_sq_norm <= 0 for a in averaged) for i in (0, 1)}
 # beta 0.9: median 1.10 of the exact value; never <= 0
 assert (_fmt(np.median(ratio_at[0]), ".2f"), nonpositive[0]) == ("1.10", 0)
 # beta 0.5: |g|^2 <= 0 at 2 of 201
 assert nonpositive[1] == 2
-# the exact value: lowest 30 at update 10, highest 1,314 at update 190, then 5.9-fold down to 224 at 200
+# the exact value: lowest 30 at update 10, highest 1,314 at update 190
 assert (dip, _fmt(values[dip], ".0f"), _fmt(exact[10].noise_scale, ".0f")) == (10, "30", "30")
 assert (peak, _fmt(values[peak], ",.0f")) == (190, "1,314")
-assert (jump, _fmt(change[jump], ".1f"), _fmt(values[200], ".0f")) == (200, "5.9", "224")
 
 # how far to accumulate: accum_steps on hand-worked cases (estimate: k micro-batches of 32)
 for s_, k_ in {71: 3, 64: 2, 10: 1, 849: 27, 1e6: 64, np.inf: 64}.items():
@@ -101,6 +98,18 @@ se8 = rms[8] / pred[8] * sq8.std(ddof=1) / sq8.mean() / np.sqrt(40) / 2
 assert (_fmt(rms[8] / pred[8], ".2f"), _fmt(se8, ".2f")) == ("1.06", "0.03") and 1.5 < (rms[8] / pred[8] - 1) / se8 < 2.5
 # the beta = 0.9 average against the exact value: 0.28 to 3.02 (median 1.10)
 assert (_fmt(ratio_at[0].min(), ".2f"), _fmt(ratio_at[0].max(), ".2f")) == ("0.28", "3.02")
-# its k errs both ways: above the exact one's at 6 of the 11 rows of the table, below at 3
-k_rows = [(k_run[t], accum_steps(exact[t].noise_scale)) for t in range(0, 201, 20)]
-assert (sum(r > e for r, e in k_rows), sum(r < e for r, e in k_rows), len(k_rows)) == (6, 3, 11)
+# the B_noise the model needs to give the measured ratios: 115 from the drop, 192 from the rate, both above 71
+_implied = [(r - 1) / (1 / 32 - r / 256) for r in (ratio, rate_up)]
+assert [_fmt(v, ".0f") for v in _implied] == ["115", "192"] and min(_implied) > stats.noise_scale, _implied
+# the trend: median 81 over updates 0-50, 445 over 150-200; |g|^2 = 0.016 at the peak (update 190)
+assert (_fmt(np.median([values[t] for t in range(0, 51, 10)]), ".0f"),
+        _fmt(np.median([values[t] for t in range(150, 201, 10)]), ".0f")) == ("81", "445")
+assert _fmt(exact[190].grad_sq_norm, ".3f") == "0.016"
+# more than 2-fold from one update to the next: 38 of 200 for beta = 0.5, 0 for beta = 0.9
+def _jumps(i):
+    s_ = np.array([a[i].noise_scale for a in averaged])
+    ok_ = np.isfinite(s_) & (s_ > 0)
+    with np.errstate(all="ignore"):
+        step_ = np.maximum(s_[1:] / s_[:-1], s_[:-1] / s_[1:])
+    return int(np.sum(~(ok_[1:] & ok_[:-1]) | (step_ > 2)))
+assert (_jumps(1), _jumps(0)) == (38, 0)
