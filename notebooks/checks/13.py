@@ -29,7 +29,7 @@ assert f"{4 * n_params / 1e6:.2f}" == "0.81"
 # The timing varies between runs: only the conclusion the prose draws, with room for the spread
 assert ratio_8 > 1.2 and extra_ms[8] > 0  # naive's 7 extra all-reduces at accum_steps = 8 slow the update
 # "both curves rise": at a fixed batch of 31, once at accum_steps = 8 is slower than at 1
-# (1.7x in the stored run, 2.0x and 2.5x in earlier runs: the margin leaves room for the spread)
+# (1.6x in the stored run, 1.7x to 2.5x in earlier runs: the margin leaves room for the spread)
 assert np.median(ms["once 8"]) > 1.2 * np.median(ms["once 1"])
 
 # The worked problem's numbers, from the inputs its text states (not from the editable cell)
