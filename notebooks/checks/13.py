@@ -9,7 +9,7 @@ from gradlab.lessons import check_batch, distribute, offsets
 
 # Part 1: shards, contributions, the packed all-reduce, the counts
 assert [int(t.shape[0]) for t in tf_split] == shards == check_batch(B, R) and starts == offsets(shards)
-# "only because R = 2": TensorFlow's input route fills each replica in turn with ceil(B / R) rows
+# TensorFlow's input route fills each replica in turn with ceil(B / R) rows
 # (lesson 04 prints it from MirroredStrategy on three replicas: 64 rows as 22 + 22 + 20; lesson 16 an empty shard)
 def ceil_fill(B, R):
     full = -(-B // R)
@@ -18,35 +18,33 @@ def ceil_fill(B, R):
 
 assert ceil_fill(4, 3) == [2, 2, 0] and check_batch(4, 3) == [2, 1, 1] and ceil_fill(64, 3) == [22, 22, 20]
 assert f"{hand_gap:.1e}" == "2.2e-08" and f"{g_max:.3f}" == "0.119"
-assert my_count == 2 == distribute.count_all_reduces(graph)
+assert my_count == 2 == distribute.count_all_reduces(graph) and set(MY_ALL_REDUCE_TYPES) == set(distribute.ALL_REDUCE_OPS)
+assert ceil_fill(31, 3) == [11, 11, 9] and check_batch(31, 3) == [11, 10, 10]  # where the two rules part
 assert all(counts[n] == (1, 1, n) for n in counts)
 # your step (or the solution) and the naive loop both give g_B, on entries up to 0.119 (both printed at 8)
-assert once_gaps[accum_steps] < 1e-6 and naive_gap < 1e-6 and f"{g_max:.3f}" == "0.119"
-assert f"{once_gaps[accum_steps]:.1e}" == "2.2e-08" and once_gap_8 < 1e-6
-assert (f"{once_gap_8:.1e}", f"{naive_gap:.1e}") == ("3.0e-08", "3.0e-08")
+assert once_gaps[accum_steps] < 1e-6 and gap_naive_8 < 1e-6 and f"{g_max:.3f}" == "0.119"
+assert f"{once_gaps[accum_steps]:.1e}" == "2.2e-08" and gap_once_8 < 1e-6
+assert (f"{gap_once_8:.1e}", f"{gap_naive_8:.1e}") == ("3.0e-08", "3.0e-08")
 assert f"{4 * n_params / 1e6:.2f}" == "0.81"
 # The timing varies between runs: only the conclusion the prose draws, with room for the spread
 assert ratio_8 > 1.2 and extra_ms[8] > 0  # naive's 7 extra all-reduces at accum_steps = 8 slow the update
 # "both curves rise": at a fixed batch of 31, once at accum_steps = 8 is slower than at 1
-# (1.7x in the stored run, 2.0x and 2.5x in earlier runs: the margin leaves room for the spread)
+# (1.6x in the stored run, 1.7x to 2.5x in earlier runs: the margin leaves room for the spread)
 assert np.median(ms["once 8"]) > 1.2 * np.median(ms["once 1"])
 
 # The worked problem's numbers, from the inputs its text states (not from the editable cell)
 ring_8, compute_256 = 2 * 7 / 8 * 4 * 25_583_592, 256 / 2375 * 1e3  # bytes per device; ms for 256 images
-assert f"{compute_256:.1f}" == "107.8" and counts[8][2:0:-1] == (8, 1)  # naive 8 all-reduces, once 1
+assert f"{compute_256:.1f}" == "107.8" and f"{compute_256 / 8:.1f}" == "13.5" and counts[8][2:0:-1] == (8, 1)  # naive 8 all-reduces, once 1
 assert (f"{8 * ring_8 / 1e6:,.1f}", f"{ring_8 / 1e6:.1f}", f"{4 * 25_583_592 / 1e6:.1f}") == ("1,432.7", "179.1", "102.3")
 assert f"{4 * 25_583_592 / 2**20:.1f}" == "97.6"  # the same gradient in MiB, as lesson 01 prints it
 for bw, prices, stated in ((50e9, ("28.65", "3.58"), ("26.6%", "3.3%")), (300e9, ("4.78", "0.60"), ("4.4%", "0.6%"))):
     naive_ms, once_ms = 8 * ring_8 / bw * 1e3, ring_8 / bw * 1e3
     assert (f"{naive_ms:.2f}", f"{once_ms:.2f}") == prices
     assert (f"{naive_ms / compute_256:.1%}", f"{once_ms / compute_256:.1%}") == stated
+# overlap fold: a micro-batch (13.5 ms) is nearly four times one InfiniBand all-reduce (3.58 ms)
+assert 3.5 < (compute_256 / 8) / (ring_8 / 50e9 * 1e3) < 4
 nvidia_8 = 256 / (17_400 / 8) * 1e3  # ms per 256-image step on each of 8 A100s
 assert (f"{nvidia_8:.1f}", f"{nvidia_8 - compute_256:.1f}", f"{nvidia_8 / compute_256 - 1:.1%}") == ("117.7", "9.9", "9.2%")
-
-# Dividing by the global batch
-assert abs(float(dist.reduce(tf.distribute.ReduceOp.SUM, with_global, axis=None)) - large_mean) < 1e-6
-miss = float(dist.reduce(tf.distribute.ReduceOp.SUM, without, axis=None)) - large_mean
-assert f"{miss:.1e}" == "4.0e-04" and abs((my_means[1] - my_means[0]) / 62 - miss) < 1e-6
 
 # The public route, the short batch
 assert [int(b.shape[0]) for b in tf.data.Dataset.range(79).batch(B, drop_remainder=True)] == [B, B]
