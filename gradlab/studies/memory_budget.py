@@ -114,9 +114,14 @@ def activation_bytes_per_row(model, input_shape=None, dtype=None):
 
 
 def backward_bytes_per_row(model, input_shape=None, dtype=None):
-    """t = max over layers of (elements of the layer's input + of its output, for one row) * dtype
-    bytes: the gradients with respect to a layer's output and input, alive together while its
-    gradient is taken (a Sequential chain: each layer's input is the previous one's output).
+    """t = max over layers of the gradients alive together while a layer's gradient is taken, for
+    one row, times dtype bytes (a Sequential chain: each layer's input is the previous one's output):
+
+        t = max_l ([a weight before l] in_l + [a weight at or before l] out_l)
+
+    TensorFlow's tape builds no gradient for the input data, nor for a layer with nothing
+    trainable at or before it (math_grad.py skips unneeded inputs), so those are not counted.
+    A layer not built yet counts as holding weights.
 
     Args, Returns: as `activation_bytes_per_row` (bytes per row, an int).
     """
@@ -125,10 +130,12 @@ def backward_bytes_per_row(model, input_shape=None, dtype=None):
         previous = _row_bytes(input_shape, model.layers[0].compute_dtype, dtype)
     else:
         previous = _row_bytes(model.inputs[0].shape[1:], model.inputs[0].dtype, dtype)
-    largest = 0
-    for shape, out_dtype in _output_specs(model, input_shape):
+    largest, upstream = 0, False  # upstream: a trainable weight sits before this layer
+    for layer, (shape, out_dtype) in zip(model.layers, _output_specs(model, input_shape)):
         out = _row_bytes(shape[1:], out_dtype, dtype)
-        largest, previous = max(largest, previous + out), out
+        weights = bool(layer.trainable_weights) if layer.built else True
+        pair = (previous if upstream else 0) + (out if upstream or weights else 0)
+        largest, previous, upstream = max(largest, pair), out, upstream or weights
     return largest
 
 

@@ -26,11 +26,12 @@ def test_a_tiny_model_by_hand():
     got = budget(26, "adam", B=10, N=3, activation_bytes_per_row=24, input_bytes_per_row=12)
     assert got == dict(weights=104, gradients=104, optimizer=208, accumulator=104, activations=4 * 24,
                        backward=0, inputs=120, total=104 * 3 + 208 + 96 + 120, b=4)
-    # the backward pass's temporaries: Dense(4)'s input and output gradients, 3 + 4 floats a row
-    assert backward_bytes_per_row(model) == (3 + 4) * 4 == 28
+    # the backward pass's temporaries: Dense(2)'s input and output gradients, 4 + 2 floats a row;
+    # Dense(4) needs only its output's (4): no gradient is built for the input data
+    assert backward_bytes_per_row(model) == (4 + 2) * 4 == 24
     with_t = budget(26, "adam", B=10, N=3, activation_bytes_per_row=24, input_bytes_per_row=12,
-                    backward_bytes_per_row=28)
-    assert (with_t["backward"], with_t["total"] - got["total"]) == (4 * 28, 4 * 28)  # b t
+                    backward_bytes_per_row=24)
+    assert (with_t["backward"], with_t["total"] - got["total"]) == (4 * 24, 4 * 24)  # b t
 
 
 def test_each_lever_by_hand():
@@ -59,7 +60,24 @@ def test_outputs_counted_through_input_shape_and_conv_shapes():
                              keras.layers.Flatten(), keras.layers.Dense(7)])     # 180, 7
     assert activation_bytes_per_row(conv) == (180 + 180 + 7) * 4
     assert backward_bytes_per_row(conv) == (180 + 180) * 4  # Flatten: its input and output gradients
-    assert backward_bytes_per_row(unbuilt, input_shape=(3,), dtype="float16") == (3 + 4) * 2
+    # through input_shape: Dense(2)'s pair, 4 + 2, at 2 bytes (the input data gets no gradient)
+    assert backward_bytes_per_row(unbuilt, input_shape=(3,), dtype="float16") == (4 + 2) * 2
+
+
+def test_no_gradient_is_counted_before_the_first_trainable_weight():
+    # 5 inputs -> Flatten (5) -> Dense(8) -> Dense(3): Flatten has nothing trainable before it, Dense(8)
+    # needs only its output's gradient (8), Dense(3) both (8 + 3)
+    mlp = keras.Sequential([keras.Input((5,)), keras.layers.Flatten(), keras.layers.Dense(8), keras.layers.Dense(3)])
+    assert backward_bytes_per_row(mlp) == (8 + 3) * 4
+    # Dense(8) frozen: nothing trainable before Dense(3), which needs only its output's gradient
+    mlp.layers[1].trainable = False
+    assert backward_bytes_per_row(mlp) == 3 * 4
+    wide = keras.Sequential([keras.Input((5,)), keras.layers.Dense(30), keras.layers.Dense(3)])
+    assert backward_bytes_per_row(wide) == (30 + 3) * 4  # Dense(30)'s 5 + 30 would count the input's
+    wide.layers[0].trainable = False
+    assert backward_bytes_per_row(wide) == 3 * 4  # only Dense(3)'s output: nothing trainable before it
+    wide.layers[0].trainable, wide.layers[1].trainable = True, False
+    assert backward_bytes_per_row(wide) == (30 + 3) * 4  # a frozen last layer still passes its input's gradient
     with pytest.raises(ValueError, match="has no output shape yet"):
         activation_bytes_per_row(keras.Sequential([keras.layers.Dense(4)]))
 
