@@ -57,3 +57,5 @@ assert [round(time_to_target(k, 150)) for k in (1, 2, 4)] == [243, 322, 482]
 assert [round(time_to_target(k, 1.25)) for k in (1, 2, 4)] == [608, 566, 664]
 assert [round(time_to_target(k, 1.25, 53)) for k in (1, 2)] == [449, 460]
 assert f"{1.5 * 102.3 / 150:.1f}" == "1.0" and f"{1.5 * 102.3 / 1.25:.1f}" == "122.8"
+# Answer 1 with an ImageNet-scale B_crit of 20,000 over 10 GbE: k = 4 wins
+assert [f"{time_to_target(k, 1.25, B_crit=20_000):,.0f}" for k in (1, 2, 4)] == ["31,884", "22,373", "17,738"]
