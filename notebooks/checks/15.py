@@ -11,6 +11,7 @@ assert python_loop is solution_python_loop or python_loop is my_python_loop  # t
 assert micro_sum is solution_micro_sum or micro_sum is my_micro_sum
 assert abs(float(probe.compute_loss(x11, y11, probe(x11))) - float(tf.reduce_sum(per_row)) / 11) < 1e-6  # L_i = S_i / D_i
 assert accumulate is solution_accumulate or accumulate is my_accumulate
+assert loop_options(traced(MyWhileLoopModel(fresh(), 4))) == [1]  # "parallel_iterations 1": one at a time
 assert abs(history["loss"][0] - mine_history["loss"][0]) < 1e-6
 assert abs(history["accuracy"][0] - mine_history["accuracy"][0]) < 1e-6  # your step logs compile's accuracy
 assert 0.12 < quarter_share < 0.14  # "13% of the last update"
