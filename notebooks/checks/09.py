@@ -38,3 +38,9 @@ assert all(1 < r / unit < 3 for r in rel_fused.values()), rel_fused
 # Keras's own step holds what your large batch holds; the benchmark's 328.1 is a fresh process's reading
 assert abs(np.median(keras_step) / large_mib - 1) < 0.01, (keras_step, large_mib)
 assert round(large / mib(512, alive) - 1, 2) == 0.36
+# 08's full budget overshoots the peak alive (printed beside the count)
+assert (round(full_08, 2), round(full_08 / mib(512, alive), 2)) == (314.97, 1.31), full_08
+assert round(large / large_mib, 2) == 1.36, (large, large_mib)  # the benchmark's large batch / yours
+# overlap's time beside its memory: 1 holds one micro-batch, 2 and 10 more; overlap buys no time on this CPU
+assert abs(np.median(overlap_mib[1]) / micro - 1) < 0.1 and all(np.median(overlap_mib[k]) > 1.5 * micro for k in (2, 10)), overlap_mib
+assert q_overlap[1] < 1.1, q_overlap  # time with 1 / time with 10: 10 is not faster (0.94 in the stored run)
