@@ -21,6 +21,8 @@ for group in series + [large]:
 assert np.all(np.diff(noise, axis=0) < 0) and np.all(np.diff(level, axis=0) < 0)  # less noise, in every seed
 assert np.round(level[:, 0], 3).tolist()[::3] == [0.454, 0.235]  # seed 0's levels, first and last
 assert np.round(level[2:, 0], 3).tolist() == [0.262, 0.235] and np.all(level[2:, 0] < 0.3)  # "below 0.3"
+# seed 0's noise falls 5.1 times from B = 25 to 200, more than sqrt(8) = 2.83: the level falls too (confounded)
+assert f"{noise[0, 0] / noise[3, 0]:.1f}" == "5.1" and f"{np.sqrt(8):.2f}" == "2.83" and noise[0, 0] / noise[3, 0] > np.sqrt(8)
 assert np.all(per_example[0] < per_example[1])  # per example, B = 25 ahead in every seed
 assert np.round(per_example, 2).tolist() == [[0.44, 0.41, 0.42], [0.8, 0.71, 0.79]], per_example
 spread = accuracy.std(1, ddof=1)
