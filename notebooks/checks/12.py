@@ -91,6 +91,10 @@ once_s, keras_s, fixed_s = (scales for _n, scales in runs.values())  # the loss 
 assert once_s[1] == halved["all 4", "fused"] == 16384 and keras_s[1:5] == [16384, 8192, 4096, 2048]
 assert keras_s[4] == halved["all 4", "keras"] == fixed_s[4] == 2048 and once_s[-1] == keras_s[-1] == 32768
 assert max(once_s[2:-1]) == 16384 and fixed_s[-1] == 4096 and max(fixed_s[5:-1]) == 2048  # 8x lower
+# Keras is back at 2^15 by update 2,000 but spends about the first 500 clean updates 8 times lower:
+# s after clean update u is at index 4 * (u + 1) (index 4 ends the bad update)
+assert [keras_s[4 * (u + 1)] for u in (499, 999, 1499, 1999, 2000)] == [2048, 4096, 8192, 16384, 32768]
+assert once_s[500] == 16384 and keras_s[4 * 500] == 16384 / 8
 
 
 # Section 4: the weight average. First the exact case: 3 or 4 updates on one batch, each average
@@ -145,6 +149,11 @@ assert float(fit_5.optimizer.dynamic_scale) == float(fused_5.optimizer.dynamic_s
 # fit logs the last window's loss, not an epoch mean: the first window's loss is not finite
 assert not np.isfinite(float(loss_fn(y[16:], mlp()(bad[16:]))))
 assert f"{history.history['loss'][-1]:.3f}" == "2.266"
+last_model, last_lso = mlp(), fix_opt()  # 2.266 is the last batch's loss alone: x, before update 4
+last_lso.build(last_model.trainable_variables)
+with warnings.catch_warnings(action="ignore"):  # gradlab's float16 note; this run is float32
+    last_losses = [float(accumulate_step(last_model, last_lso, bx, by, 2)) for bx, by in batches]
+assert f"{last_losses[-1]:.3f}" == "2.266" and f"{np.mean(last_losses[1:]):.3f}" != "2.266"
 
 # The answers to the three problems, recomputed (the lesson's Problems cell states them)
 
