@@ -7,7 +7,6 @@ disagree with the text fails there. nbval also pins every printed number.
 assert last == [6, 5] and misses["mirrored fit"] > 1e-4 and mirrored600 < 1e-6
 assert f"{misses['mirrored fit']:.1e}" == "8.8e-04" and f"{mirrored600:.1e}" == "3.0e-08"
 assert formula_gap < 1e-6 and 0.06 < norm(actual) / last_norm < 0.09
-assert tf_divisors == [12, 10]  # tf.nn.compute_average_loss's default: own rows x R, the mean of means
 
 # TensorFlow's split: ceil(B / R) rows a replica until they run out; drop_remainder keeps the split
 check_split(split)  # the learner's rule (or the solution) against TensorFlow's measured shards
@@ -30,6 +29,9 @@ assert abs(summed.loss - large.history.history["loss"][0]) < 1e-6
 assert abs(2 * as_written.loss - summed.loss) < 1e-5  # it logs half the loss
 assert clipped.miss < 1e-6 and clip_acc < 1e-6  # apply clips the all-reduced sum
 assert f"{first.miss:.1e}" == "1.2e-02"  # the public route: apply clips each replica's part, then adds
+assert first_unclipped < 1e-6  # without clipping the public route is the large batch
+assert keras_clip > 1e-3 and f"{keras_clip:.1e}" == "1.1e-02"  # mirrored fit clips each replica's part, even batches
+assert f'{keras_plain.history.history["loss"][0]:.6f}' == "2.082094"  # Keras undoes its 1/R in the log
 assert f"{clip_effect:.1e}" == "4.0e-02"  # clipping is active in the reference: the clipping test is not vacuous
 assert factor == 2  # Keras's 1/R
 check_step(global_step)  # the learner's step (or the solution): every goal the stub states
