@@ -13,6 +13,7 @@ assert (len(calls), len(fetched), sum(len(f) for f in fetched)) == (10, 10, 40) 
 assert (round(copied / 2**20, 2), round(N * G / 2**20, 2)) == (7.79, 7.76)
 
 # the round trip's time on this CPU: the conclusions the spread supports
+assert np.median(rounds[:, 0] / rounds[:, 1]) > 1, rounds  # your timing: host_step the slower, as a median
 assert ratio_quartiles(ms, "host_step_compiled", "in-graph step")[1] > 1, ms  # slower, as a median ratio
 moved = host["copies out"] + host["copy back"]  # the bytes themselves: out (timed alone) and back
 assert host["copies out"] > 0, host
@@ -64,7 +65,8 @@ assert abs(two - slow["overlapped, no limit"]["total"]) < 1e-9  # two buffers lo
 assert h > c + d and abs(hides["numpy's sum"]["overlapped, 2 buffers"] - 9 * (d + c)) < 1e-9
 assert (round(d, 2), round(c, 2)) == (0.4, 6.25)
 # a host at 320 GB/s (one sum = one copy's time): the figure, and what buffering buys
-assert totals == tuple(fast[name]["total"] for name in cases)
+panels = ("one after another", "overlapped, 1 buffer", "overlapped, 1 device, 2 host", "overlapped, 2 buffers")
+assert totals == tuple(fast[name]["total"] for name in panels)  # the figure's panels, top to bottom
 f_serial = fast["one after another"]["total"]
 assert (round(f_serial, 1), round(fast["overlapped, 2 buffers"]["total"], 1)) == (135.3, 75.4)
 assert abs(fast["overlapped, no limit"]["total"] - fast["overlapped, 2 buffers"]["total"]) < 1e-9
@@ -75,6 +77,11 @@ assert round(5 * 4 * P / (1e-3 * c) / 1e9) == 320  # one sum's 5 passes in one c
 assert fast["overlapped, no limit"]["held"]["device"] == 10  # the device runs ahead
 assert fast["overlapped, 2 buffers"]["held"] == {"device": 2, "host": 2}
 assert fast["overlapped, 1 buffer"]["held"] == {"device": 1, "host": 1}
+# one buffer on the device, two on the host: "79.0 ms", "hides 41.6%", the device holds 1, the host 2
+mixed = fast["overlapped, 1 device, 2 host"]
+assert round(mixed["total"], 1) == 79.0 and mixed["held"] == {"device": 1, "host": 2}
+assert round(hides["a sum at 320 GB/s"]["overlapped, 1 device, 2 host"] / f_serial, 3) == 0.416
+assert (round(d, 2), round(c, 2)) == (0.40, 6.25) and 7 * 64 == 448  # "0.40 ms against 6.25"; "448 GB/s"
 
 # the memory budget: the 100M MLP (784-125,786-10) on an 80 GB card
 assert abs(795 * width + 10 - 100e6) < 1000 and round(784 * width / P, 3) == 0.986  # shaped as this MLP

@@ -99,6 +99,8 @@ def host_schedule(device_ms, copy_ms, sum_ms, micro_batches, overlap=True, buffe
                             the copy back starts once the last sum has ended and the bus is free
         with k = `buffers`: also, micro-batch i computes once the copy out of i - k has ended, and
                             is copied out once the sum of i - k has ended (k buffers a side)
+        with (k_d, k_h):    as k, but k_d buffers on the device (compute waits for copy out of
+                            i - k_d) and k_h on the host (copy out waits for the sum of i - k_h)
 
     so overlapped, max(N d, N c, N s) + c <= total <= N (d + c + s) + c: the slowest stream sets the
     pace, and the first micro-batch's earlier stages and the copy back are never hidden.
@@ -110,7 +112,8 @@ def host_schedule(device_ms, copy_ms, sum_ms, micro_batches, overlap=True, buffe
         device_ms, copy_ms, sum_ms: d, c, s, ms per micro-batch (finite, >= 0).
         micro_batches: N, an integer >= 1.
         overlap: overlapped (True) or one after another (False).
-        buffers: k, an integer >= 1, the most gradients held on each side; None: no limit.
+        buffers: k, an integer >= 1, the most gradients held on each side; a pair (k_d, k_h) of
+            such integers, the device's and the host's; None: no limit.
     Returns:
         dict `device`, `bus`, `host` (each a list of (stage, start, end), stage one of "compute",
         "copy out", "sum", "copy back"), `total` (ms: the end of the copy back) and `held` (dict
@@ -118,11 +121,16 @@ def host_schedule(device_ms, copy_ms, sum_ms, micro_batches, overlap=True, buffe
     """
     _check_times({"one micro-batch": {"device_ms": device_ms, "copy_ms": copy_ms, "sum_ms": sum_ms}})
     d, c, s = float(device_ms), float(copy_ms), float(sum_ms)
-    for name, value in {"micro_batches": micro_batches, **({} if buffers is None else {"buffers": buffers})}.items():
+    pair = buffers if isinstance(buffers, tuple) else (buffers, buffers)  # (device's k, host's k)
+    if len(pair) != 2:
+        raise ValueError(f"buffers must be None, an integer >= 1 or a pair of them, got {buffers!r}")
+    checked = [("micro_batches", micro_batches)] + ([] if buffers is None else [("buffers", k) for k in pair])
+    for name, value in checked:
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+            raise ValueError(f"{name} must be an integer >= 1 (or, for buffers, a pair of them), got {value!r}")
     rows = {"device": [], "bus": [], "host": []}
     frees = {"device": "bus", "bus": "host", "host": None}  # whose stage frees this stage's buffer
+    limit = {"device": pair[0], "bus": pair[1]}  # the device's buffers bound compute, the host's the copy out
     t = 0.0  # one after another: the end of the last stage
     for i in range(micro_batches):
         ready = 0.0  # overlapped: the end of this micro-batch's stage before
@@ -130,8 +138,8 @@ def host_schedule(device_ms, copy_ms, sum_ms, micro_batches, overlap=True, buffe
             start = t
             if overlap:
                 start = max(ready, rows[row][-1][2] if i else 0.0)
-                if buffers is not None and frees[row] and i >= buffers:
-                    start = max(start, rows[frees[row]][i - buffers][2])
+                if buffers is not None and frees[row] and i >= limit[row]:
+                    start = max(start, rows[frees[row]][i - limit[row]][2])
             rows[row].append((stage, start, start + ms))
             ready = start + ms
             t = max(t, ready)
@@ -157,7 +165,7 @@ def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum
     Args:
         device_ms, copy_ms, sum_ms, micro_batches: as `host_schedule`.
         measured: the stages ("compute", "copy out", "sum", "copy back") timed here, not predicted.
-        buffers: one overlapped panel per entry, None or an integer >= 1 (as `host_schedule`).
+        buffers: one overlapped panel per entry, None, an integer >= 1 or a pair (as `host_schedule`).
         min_width: the narrowest bar drawn, a fraction of the longest total (0: true widths).
     Returns:
         (figure, totals): a Figure of 1 + len(buffers) Axes, already closed in pyplot (a notebook
@@ -167,7 +175,7 @@ def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum
     schedules = [host_schedule(device_ms, copy_ms, sum_ms, micro_batches, overlap, b) for overlap, b in panels]
     stages = {"compute": ("tab:blue", f"device's work, {micro_batches} x {device_ms:.2f} ms"),
               "copy out": ("tab:orange", f"copy out, {micro_batches} x {copy_ms:.2f} ms"),
-              "sum": ("tab:green", f"host's sum, {micro_batches} x {sum_ms:.1f} ms"),
+              "sum": ("tab:green", f"host's sum, {micro_batches} x {sum_ms:.2f} ms"),
               "copy back": ("tab:red", f"copy back, {copy_ms:.2f} ms")}
     if set(measured) - set(stages):
         raise ValueError(f"measured must name stages of {list(stages)}, got {list(measured)}")
@@ -188,8 +196,10 @@ def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum
         ax.set_yticks([0.5, 1.5, 2.5], ["host", "bus", "device"])
         ax.set_ylim(0, 3)
         ax.axvline(s["total"], color="black", lw=1, ls="--")
-        name = "one after another" if not overlap else ("overlapped, no limit" if b is None else
-                                                        f"overlapped, {b} buffer{'s' if b > 1 else ''} a side")
+        name = "one after another" if not overlap else (
+            "overlapped, no limit" if b is None else
+            f"overlapped, {b[0]} buffer{'s' if b[0] > 1 else ''} on the device, {b[1]} on the host"
+            if isinstance(b, tuple) else f"overlapped, {b} buffer{'s' if b > 1 else ''} a side")
         ax.set_title(f"{name}: {s['total']:,.1f} ms, the device busy {busy:,.1f}; held at most "
                      f"{s['held']['device']} on the device, {s['held']['host']} on the host",
                      fontsize="medium")

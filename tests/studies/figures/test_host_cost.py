@@ -73,8 +73,20 @@ def test_host_schedule_buffers_bound_what_waits_by_hand():
     assert one["total"] == 18.0 and one["held"] == {"device": 1, "host": 1}
     # one after another holds one a side
     assert host_schedule(1.0, 2.0, 3.0, 3, overlap=False)["held"] == {"device": 1, "host": 1}
-    with pytest.raises(ValueError, match="buffers"):
-        host_schedule(1.0, 2.0, 3.0, 3, buffers=0)
+    # one buffer on the device, two on the host: compute waits for the copy out of i - 1, the copy out
+    # for the sum of i - 2. Device [0, 1], [3, 4], [6, 7]; bus [1, 3], [4, 6], [7, 9] (copy 2 waits for
+    # compute 2, not sum 0, which ended at 6); host [3, 6], [6, 9], [9, 12]; back [12, 14]
+    mixed = host_schedule(1.0, 2.0, 3.0, 3, buffers=(1, 2))
+    assert mixed["device"] == [("compute", 0.0, 1.0), ("compute", 3.0, 4.0), ("compute", 6.0, 7.0)]
+    assert mixed["bus"] == [("copy out", 1.0, 3.0), ("copy out", 4.0, 6.0), ("copy out", 7.0, 9.0),
+                            ("copy back", 12.0, 14.0)]
+    assert mixed["host"] == [("sum", 3.0, 6.0), ("sum", 6.0, 9.0), ("sum", 9.0, 12.0)]
+    # held: device [0, 3], [3, 6], [6, 9]: 1 (one ends as the next starts); host [1, 6], [4, 9], [7, 12]: 2
+    assert mixed["total"] == 14.0 and mixed["held"] == {"device": 1, "host": 2}
+    assert host_schedule(1.0, 2.0, 3.0, 3, buffers=(2, 2)) == two  # a pair of equal k is k a side
+    for bad in (0, (1, 0), (1, 2, 3), (1, True)):
+        with pytest.raises(ValueError, match="buffers"):
+            host_schedule(1.0, 2.0, 3.0, 3, buffers=bad)
 
 
 def test_host_timeline_draws_both_schedules_and_refuses_bad_input():
@@ -91,11 +103,15 @@ def test_host_timeline_draws_both_schedules_and_refuses_bad_input():
     assert spans == [(3.0, 6.0), (6.0, 9.0), (1.0, 3.0), (3.0, 5.0), (9.0, 11.0), (0.0, 1.0), (1.0, 2.0)]
     assert [c.get_hatch() for c in bottom.collections][:2] == ["//", "//"]  # the sums: measured here
     assert [t.get_text() for t in fig.legends[0].get_texts()] == [
-        "device's work, 2 x 1.00 ms", "copy out, 2 x 2.00 ms", "host's sum, 2 x 3.0 ms (measured here)",
+        "device's work, 2 x 1.00 ms", "copy out, 2 x 2.00 ms", "host's sum, 2 x 3.00 ms (measured here)",
         "copy back, 2.00 ms"]
     fig3, totals3 = plot_host_timeline(1.0, 2.0, 3.0, 3, buffers=(None, 1))
     assert totals3 == (20.0, 14.0, 18.0) and len(fig3.axes) == 3
     assert fig3.axes[2].get_title() == "overlapped, 1 buffer a side: 18.0 ms, the device busy 3.0; held at most 1 on the device, 1 on the host"
+    fig4, totals4 = plot_host_timeline(1.0, 2.0, 3.0, 3, buffers=((1, 2),))
+    assert totals4 == (20.0, 14.0)
+    assert fig4.axes[1].get_title() == ("overlapped, 1 buffer on the device, 2 on the host: 14.0 ms, "
+                                        "the device busy 3.0; held at most 1 on the device, 2 on the host")
     # a stage far shorter than the update is drawn min_width of the longest total wide (0.01 x 17.003
     # ms), from its true start: the device's 0.001 ms computes at 0, 5.001, 10.002 (one after another)
     fig_thin, totals_thin = plot_host_timeline(0.001, 2.0, 3.0, 3, min_width=0.01)
