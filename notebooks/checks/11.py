@@ -37,7 +37,7 @@ assert abs(float((mean_ratio * tokens / W).sum()) - 1) < 1e-6
 # padding masks
 assert pf.relative_error(seq_naive, seq_target) > 1 and pf.relative_error(seq_fixed, seq_target) < 1e-5
 assert abs(seq_coef * seq_spread - seq_errors[0]) < 1e-3
-assert norm(g_1) > 2 * norm(g_2) and cos_12 < 0.5  # grad L_1 longer, and pointing elsewhere
+assert norm(seq_g1) > 2 * norm(seq_g2) and cos_12 < 0.5  # grad L_1 longer, and pointing elsewhere
 assert seq_gradlab_error < 1e-5
 
 # In Keras: the three divisors printed on micro-batch 1, the two reductions on the whole batch (the table),

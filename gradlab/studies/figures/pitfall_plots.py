@@ -21,7 +21,8 @@ def _check_series(name, series):
         raise ValueError(f"{name} needs at least one entry, got {series!r}")
 
 
-def plot_token_weights(tokens, ratios, title="A token's weight in the update, against its share 1/W"):
+def plot_token_weights(tokens, ratios, title="A token's weight in the update, against its share 1/W",
+                       zoom=None):
     """Each sequence's per-token weight over its share 1/W, against the sequence's tokens, log-log.
 
         ratio_j = (weight of one of sequence j's tokens) / (1 / W),   W = sum_j w_j
@@ -36,8 +37,11 @@ def plot_token_weights(tokens, ratios, title="A token's weight in the update, ag
         tokens: w_j, the tokens of each sequence (positive).
         ratios: dict `{label: [ratio_j, one per sequence]}`, each as long as `tokens`.
         title: the figure's title.
+        zoom: a label of `ratios` to draw again in a second panel on a linear y axis that spans
+            only that series and 1 (padded by a tenth of its span each side), so a ratio a few
+            percent off 1 is visible; None: one panel.
     Returns:
-        a matplotlib Figure with 1 Axes.
+        a matplotlib Figure with 1 Axes (2 with `zoom`: the log-log panel, then the zoomed one).
     """
     _check_series("ratios", ratios)
     tokens = np.asarray(tokens, dtype=np.float64)
@@ -46,7 +50,12 @@ def plot_token_weights(tokens, ratios, title="A token's weight in the update, ag
             raise ValueError(f"{label!r}: needs one ratio per sequence ({tokens.shape}), got {np.shape(r)}")
     if np.any(tokens <= 0):
         raise ValueError(f"tokens must be positive, got {tokens.tolist()}")
-    fig, ax = _figure(figsize=(5.6, 3.8))
+    if zoom is not None and zoom not in ratios:
+        raise ValueError(f"zoom={zoom!r} is not a label of ratios ({list(ratios)})")
+    if zoom is None:
+        fig, ax = _figure(figsize=(5.6, 3.8))
+    else:
+        fig, (ax, zax) = _figure(ncols=2, figsize=(10.0, 3.8))
     markers = "os^d"
     for k, ((label, r), color) in enumerate(zip(ratios.items(), _colors(len(ratios)))):
         ax.plot(tokens, np.asarray(r, dtype=np.float64), markers[k % len(markers)], color=color,
@@ -68,6 +77,23 @@ def plot_token_weights(tokens, ratios, title="A token's weight in the update, ag
     ax.set_ylabel("a token's weight / its share $1/W$")
     ax.set_title(title)
     ax.legend(fontsize="small")
+    if zoom is not None:
+        k = list(ratios).index(zoom)
+        r = np.asarray(ratios[zoom], dtype=np.float64)
+        zax.plot(tokens, r, markers[k % len(markers)], color=_colors(len(ratios))[k], alpha=0.8,
+                 markersize=6 - k, linestyle="None", label=zoom)
+        zax.axhline(1.0, linestyle="--", color="black", linewidth=1, label="large batch, and the fix: 1")
+        zax.set_xscale("log")
+        zax.xaxis.set_major_locator(LogLocator(base=10, subs=(1, 2, 5)))
+        zax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        zax.xaxis.set_minor_locator(NullLocator())
+        lo, hi = min(r.min(), 1.0), max(r.max(), 1.0)
+        pad = 0.1 * (hi - lo) if hi > lo else 0.05
+        zax.set_ylim(lo - pad, hi + pad)
+        zax.set_xlabel("tokens in the sequence $w_j$")
+        zax.set_ylabel("the same, linear scale")
+        zax.set_title(f"Zoomed: {zoom}")
+        zax.legend(fontsize="small")
     return fig
 
 

@@ -41,6 +41,25 @@ def test_plot_token_weights_draws_each_sequence_at_its_tokens_beside_the_share_a
         plot_token_weights(tokens, {})
 
 
+def test_plot_token_weights_zoom_redraws_one_series_on_a_linear_axis_spanning_it_and_1():
+    # worked by hand: ratios 1.2, 0.9, 0.95 and the line at 1 -> span 0.9 .. 1.2 = 0.3, padded by 0.03
+    tokens = [1, 3, 4]
+    ratios = {"sorted": [4.0, 8 / 14, 8 / 14], "mean": [1.2, 0.9, 0.95]}
+    fig = plot_token_weights(tokens, ratios, zoom="mean")
+    ax, zax = fig.axes
+    assert not plt.fignum_exists(fig.number)
+    drawn = {line.get_label(): line for line in zax.lines}
+    assert set(drawn) == {"mean", "large batch, and the fix: 1"}
+    assert np.allclose(drawn["mean"].get_xdata(), [1, 3, 4]) and np.allclose(drawn["mean"].get_ydata(), [1.2, 0.9, 0.95])
+    assert np.allclose(drawn["large batch, and the fix: 1"].get_ydata(), [1, 1])
+    assert zax.get_yscale() == "linear" and zax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert np.allclose(zax.get_ylim(), (0.87, 1.23))
+    assert {line.get_label() for line in ax.lines} >= {"sorted", "mean"}  # the first panel is unchanged
+    assert len(plot_token_weights(tokens, ratios).axes) == 1
+    with pytest.raises(ValueError, match="not a label"):
+        plot_token_weights(tokens, ratios, zoom="other")
+
+
 def test_plot_token_and_sequence_loss_draws_each_column_in_its_panel_smoothed_where_the_window_fits():
     # 5 updates, window 3 (h = 1): the smoothed line covers updates 2-4, each the mean of 3 worked by hand
     naive = np.array([[4.0, 1.0], [2.0, 1.0], [3.0, 4.0], [1.0, 1.0], [2.0, 7.0]])
