@@ -50,6 +50,7 @@ assert (Fraction(1, 4) - Fraction(16, 63), Fraction(1, 4) - Fraction(15, 63)) ==
 
 # the share form: your shares (or the solution's), added, are weighted_mean on the 63 to rounding
 assert share_grads in (my_share_grads, solution_share_grads)
+assert f"{relative_error(added, weighted):.1e}" == "1.2e-07"  # the prose: 1.2e-07 relative
 assert relative_error(added, weighted) < 1e-6
 
 # the problems' answers
