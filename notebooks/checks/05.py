@@ -48,6 +48,11 @@ assert weighted_error < 1e-6  # 1.4e-07: rounding
 assert (Fraction(1, 4) - Fraction(16, 63), Fraction(1, 4) - Fraction(15, 63)) == (Fraction(-1, 252),
                                                                                   Fraction(1, 84))
 
+# the share form: your shares (or the solution's), added, are weighted_mean on the 63 to rounding
+assert share_grads in (my_share_grads, solution_share_grads)
+assert f"{relative_error(added, weighted):.1e}" == "1.2e-07"  # the prose: 1.2e-07 relative
+assert relative_error(added, weighted) < 1e-6
+
 # the problems' answers
 assert max_abs_diff(one_update(0.1 / 4, [sum(g) for g in zip(*fetched)]), one_update(0.1, mean)) == 0
 gap3 = max_abs_diff(one_update(0.1 / 3, [sum(g) for g in zip(*fetched[:3])]),
