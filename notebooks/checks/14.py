@@ -37,3 +37,10 @@ hier_ms = 2 * rs_ms + across_ms
 assert (f"{2 * 63 / 64 * 14:.2f}", round(ms(14e9, 64, ib)), f"{rs_ms:.1f}", f"{across_ms:.2f}", f"{hier_ms:.1f}") == (
     "27.56", 551, "27.2", "61.25", "115.7")
 assert f"{ms(14e9, 64, ib) / hier_ms:.1f}" == "4.8" and round(100 * across_ms / hier_ms) == 53
+# the α-β fit of timed all-reduces: the lesson's inversion of the line is gradlab's, and the prose's
+# conclusions hold with room for run-to-run spread (no check on a single timing's value)
+a_us, b_gib = comm_cost.alpha_beta_of_line(intercept, slope, 2)
+assert abs(a_us - alpha_us) <= 1e-9 * abs(a_us) and abs(b_gib * 2 ** 30 - beta) <= 1e-9 * beta
+assert slope > 0 and intercept > 0 and medians[-1] > medians[0]  # a line that rises from a positive start
+assert alpha_us > 3 * 7 and beta < 50e9  # "many times the 7 µs assumed", "under InfiniBand's 50 GB/s"
+assert mlp_bytes == 4 * sum(int(np.prod(w.shape)) for w in model.trainable_variables) == 6_512_680
