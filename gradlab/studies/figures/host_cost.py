@@ -150,6 +150,18 @@ def host_schedule(device_ms, copy_ms, sum_ms, micro_batches, overlap=True, buffe
     return {**rows, "total": start + c, "held": held}
 
 
+def _panel_name(overlap, buffers):
+    """A timeline panel's name: its schedule and buffers (as `host_schedule`'s arguments)."""
+    plural = lambda k: f"{k} buffer{'s' if k > 1 else ''}"  # noqa: E731
+    if not overlap:
+        return "one after another"
+    if buffers is None:
+        return "overlapped, no limit"
+    if isinstance(buffers, tuple):
+        return f"overlapped, {plural(buffers[0])} on the device, {buffers[1]} on the host"
+    return f"overlapped, {plural(buffers)} a side"
+
+
 def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum",), buffers=(None,),
                        min_width=0.005):
     """Draw `host_schedule` on one ms axis: one after another on top, then overlapped, once per entry
@@ -196,10 +208,7 @@ def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum
         ax.set_yticks([0.5, 1.5, 2.5], ["host", "bus", "device"])
         ax.set_ylim(0, 3)
         ax.axvline(s["total"], color="black", lw=1, ls="--")
-        name = "one after another" if not overlap else (
-            "overlapped, no limit" if b is None else
-            f"overlapped, {b[0]} buffer{'s' if b[0] > 1 else ''} on the device, {b[1]} on the host"
-            if isinstance(b, tuple) else f"overlapped, {b} buffer{'s' if b > 1 else ''} a side")
+        name = _panel_name(overlap, b)
         ax.set_title(f"{name}: {s['total']:,.1f} ms, the device busy {busy:,.1f}; held at most "
                      f"{s['held']['device']} on the device, {s['held']['host']} on the host",
                      fontsize="medium")

@@ -54,14 +54,24 @@ def plot_token_weights(tokens, ratios, title="A token's weight in the update, ag
         raise ValueError(f"zoom={zoom!r} is not a label of ratios ({list(ratios)})")
     if zoom is None:
         fig, ax = _figure(figsize=(5.6, 3.8))
+        panels = (ax,)
     else:
-        fig, (ax, zax) = _figure(ncols=2, figsize=(10.0, 3.8))
-    markers = "os^d"
-    for k, ((label, r), color) in enumerate(zip(ratios.items(), _colors(len(ratios)))):
-        ax.plot(tokens, np.asarray(r, dtype=np.float64), markers[k % len(markers)], color=color,
-                alpha=0.8, markersize=6 - k, linestyle="None", label=label)
-    ax.axhline(1.0, linestyle="--", color="black", linewidth=1, label="large batch, and the fix: 1")
-    ax.set_xscale("log")
+        fig, panels = _figure(ncols=2, figsize=(10.0, 3.8))
+        ax, zax = panels
+    colors, markers = _colors(len(ratios)), "os^d"
+
+    def dots(axes, k, label):  # series k of `ratios`, the same marker and colour in either panel
+        axes.plot(tokens, np.asarray(ratios[label], dtype=np.float64), markers[k % len(markers)],
+                  color=colors[k], alpha=0.8, markersize=6 - k, linestyle="None", label=label)
+
+    for k, label in enumerate(ratios):
+        dots(ax, k, label)
+    if zoom is not None:
+        dots(zax, list(ratios).index(zoom), zoom)
+    for axes in panels:
+        axes.axhline(1.0, linestyle="--", color="black", linewidth=1, label="large batch, and the fix: 1")
+        axes.set_xscale("log")
+        axes.set_xlabel("tokens in the sequence $w_j$")
     ax.set_yscale("log")
     values = np.concatenate([np.asarray(r, dtype=np.float64) for r in ratios.values()] + [[1.0]])
     ax.set_ylim(values.min() / 1.5, values.max() * 1.5)  # room above the highest point: nothing clipped
@@ -69,28 +79,18 @@ def plot_token_weights(tokens, ratios, title="A token's weight in the update, ag
     x_top = np.tile(tokens, len(ratios))[top] if top < values.size - 1 else 1.0
     ax.annotate(f"{values[top]:.2f}", (x_top, values[top]), xytext=(6, 4), textcoords="offset points",
                 fontsize="small")
-    for axis in (ax.xaxis, ax.yaxis):  # plain 0.5, 1, 2, 5, 10, not powers of ten
+    for axis in (ax.yaxis, *(p.xaxis for p in panels)):  # plain 0.5, 1, 2, 5, 10, not powers of ten
         axis.set_major_locator(LogLocator(base=10, subs=(1, 2, 5)))
         axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         axis.set_minor_locator(NullLocator())
-    ax.set_xlabel("tokens in the sequence $w_j$")
     ax.set_ylabel("a token's weight / its share $1/W$")
     ax.set_title(title)
     ax.legend(fontsize="small")
     if zoom is not None:
-        k = list(ratios).index(zoom)
         r = np.asarray(ratios[zoom], dtype=np.float64)
-        zax.plot(tokens, r, markers[k % len(markers)], color=_colors(len(ratios))[k], alpha=0.8,
-                 markersize=6 - k, linestyle="None", label=zoom)
-        zax.axhline(1.0, linestyle="--", color="black", linewidth=1, label="large batch, and the fix: 1")
-        zax.set_xscale("log")
-        zax.xaxis.set_major_locator(LogLocator(base=10, subs=(1, 2, 5)))
-        zax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        zax.xaxis.set_minor_locator(NullLocator())
         lo, hi = min(r.min(), 1.0), max(r.max(), 1.0)
         pad = 0.1 * (hi - lo) if hi > lo else 0.05
         zax.set_ylim(lo - pad, hi + pad)
-        zax.set_xlabel("tokens in the sequence $w_j$")
         zax.set_ylabel("the same, linear scale")
         zax.set_title(f"Zoomed: {zoom}")
         zax.legend(fontsize="small")
