@@ -16,10 +16,8 @@ assert [int(x) for x in sent] == [6_000_000] * R and sent.tolist() == theirs.sen
 assert max(np.abs(a - b).max() for a, b in zip(mine, theirs.results)) == 0
 assert distribute.count_all_reduces(keras_graph) == 2 == len(collectives) and keras_pack == [[10], [2048, 10], [2048], [784, 2048]]
 assert counts == [1, 8]
-assert (nccl.num_replicas_in_sync, len(nccl_ops)) == (2, 4)  # fit's collectives under NcclAllReduce(num_packs=2)
 assert pack_counts == {0: 1, 64 * 2 ** 10: 2, 1: 4}  # bytes_per_pack in your own step's all_reduce
-assert all(op.inputs[0].op.type == "SplitV" and op.inputs[0].op.inputs[0].op.type == "ConcatV2"
-           and len(op.inputs[0].op.inputs[0].op.inputs) == 5 for op in nccl_ops)  # slices of one concat of 4
+assert pack.type == "ConcatV2"  # fit's one pack
 assert large_diff < 1e-6  # both schedules: the large batch's gradient, to float32 rounding
 assert abs(comm_ms - 70) < 0.05 and abs(without - with_overlap - 49.7) < 0.05  # the 70 and 49.7 in the prose
 assert f"{mine_ms:.1f}" == "86.6" and abs(mine_ms - theirs_ms) < 1e-9 and bucket_diff < 1e-9 and formula_diff < 1e-9  # ⌈200/k⌉λ: exact
@@ -29,18 +27,13 @@ compute40 = 1000 * 6 * 1e9 * 16_384 / (0.4 * 989e12)
 assert round(compute40) == 248 and round(100 * reduce_ms / (reduce_ms + compute40)) == 22  # its comment, at 0.4
 assert (best_k, f"{best_total:.2f}") == (8, "75.15") and [f"{totals[sweep.index(k)]:.2f}" for k in (7, 10)] == [
     "75.22", "75.31"] and [f"{totals[i]:.1f}" for i in (0, -1)] == ["90.3", "136.4"]
+assert f"{8 * comm_ms:.0f}" == "560"  # the naive schedule at N = 8
 assert schedule_diff < 1e-9 and f"{shown_ms:.1f}" == "20.3" and f"{step_ms + comm_ms:.1f}" == "169.4"  # the N table
 assert [f"{100 * shares[n][k]:.1f}" for n in (1, 8) for k in (0, 1)] == ["41.3", "17.0", "8.1", "2.5"]
-rs_ms = 1000 * 7 / 8 * 14e9 / nvlink  # problem 3: reduce-scatter (and all-gather) of 14 GB in a node, NVLink
-across_ms = ms(14e9 / 8, 8, ib)  # each GPU's eighth, a ring of 8 across the nodes
-hier_ms = 2 * rs_ms + across_ms
-assert (f"{2 * 63 / 64 * 14:.2f}", round(ms(14e9, 64, ib)), f"{rs_ms:.1f}", f"{across_ms:.2f}", f"{hier_ms:.1f}") == (
-    "27.56", 551, "27.2", "61.25", "115.7")
-assert f"{ms(14e9, 64, ib) / hier_ms:.1f}" == "4.8" and round(100 * across_ms / hier_ms) == 53
 # the α-β fit of timed all-reduces: the lesson's inversion of the line is gradlab's, and the prose's
 # conclusions hold with room for run-to-run spread (no check on a single timing's value)
 a_us, b_gib = comm_cost.alpha_beta_of_line(intercept, slope, 2)
 assert abs(a_us - alpha_us) <= 1e-9 * abs(a_us) and abs(b_gib * 2 ** 30 - beta) <= 1e-9 * beta
 assert slope > 0 and intercept > 0 and medians[-1] > medians[0]  # a line that rises from a positive start
-assert alpha_us > 3 * 7 and beta < 50e9  # "many times the 7 µs assumed", "under InfiniBand's 50 GB/s"
-assert mlp_bytes == 4 * sum(int(np.prod(w.shape)) for w in model.trainable_variables) == 6_512_680
+assert a25 <= a75 and b25 <= b75  # the per-round spread the prose quotes
+assert 4 * sum(int(np.prod(w.shape)) for w in model.trainable_variables) == 6_512_680  # 6.21 MiB, the packs' comment
