@@ -14,20 +14,18 @@ def rnd(x, digits):
 # the setup: passes over the training digits
 assert round(1000 * 100 / len(mnist.x_train)) == 25 and rnd(1000 * 100 / 55_000, 1) == 1.8
 
-# your convnet against build_model, dropout off and on; a misplaced dropout
+# your convnet against build_model, dropout off and on
 assert (convnet().count_params(), len(convnet().layers)) == (44_426, 14)
 assert convnet_diff == {False: 0.0, True: 0.0}
-assert misplaced_diff[False] == 0.0 and rnd(misplaced_diff[True], 1) == 1.3
 
 # your step against the stored run and reproduction's step: exact, weights and all
 assert len(mine) == 10 and rnd(curve_diff, 1) == 0.0 and weight_diff == 0.0
 assert rnd(100 * max(mine), 1) == rnd(100 * mine[-1], 1) == 72.9
 assert rnd(moved, 2) == 0.13
 
-# without dropout, your step as N = 1 and N = 20: the same run up to rounding
-assert (len(curve1), len(curve20_off)) == (2, 40)
-assert [rnd(100 * a, 1) for a in (*curve20_off[19::20], *curve1)] == [65.4, 66.9, 65.4, 66.6]
-assert rnd(off_curve, 1) == 0.3 and f"{off_weights:.1e}" == "5.7e-03"  # nearly one run, not bit for bit
+# a correct step that adds in another order: the same curve, weights close but not bit for bit,
+# well inside the checker's 1e-3 (the prose gives the stored run's reading, 1.1e-07)
+assert rnd(reorder_curve, 1) == 0.0 and 0 < reorder_weights < 1e-5
 
 # the 40 stored runs: best of checkpoints against final
 best_mean = {n: 100 * row["best_mean"] for n, row in rows_by_n.items()}
@@ -49,8 +47,9 @@ assert (rnd(min(at_first), 1), rnd(max(at_first), 1)) == (32.0, 37.4)
 assert (rnd(min(at_last), 1), rnd(max(at_last), 1)) == (94.5, 94.8)
 assert all(acc.mean(axis=0)[-1] > acc.mean(axis=0)[-2] for acc in at_100s.values())  # still rising
 assert rnd(late, 2) == 0.45 and len(outside) == 2
-assert outside == ["N = 20 at update 500", "N = 20 at update 600"]
+assert [s.split(" (")[0] for s in outside] == ["N = 20 at update 500", "N = 20 at update 600"]
 assert means[20][4] < 0 and means[20][5] < 0  # both with N = 20 below N = 1
+assert [f"{means[20][k] + halves[20][k]:+.3f}" for k in (4, 5)] == ["-0.003", "-0.045"]  # only just
 assert (rnd(at_100s[20].mean(axis=0)[0], 1), rnd(at_100s[1].mean(axis=0)[0], 1)) == (37.4, 32.0)
 widest = max(abs(at_100s[a].mean(axis=0) - at_100s[b].mean(axis=0)).max() for a in at_100s for b in at_100s)
 assert widest == abs(at_100s[20].mean(axis=0)[0] - at_100s[1].mean(axis=0)[0])  # the widest spread
@@ -70,6 +69,7 @@ assert all(2.5 < a / b < 3.5 for a, b in zip(sim[1_000], sim[10_000]))
 row_lift = [rnd(best_mean[n] - final_mean[n], 2) for n in (1, 5, 10, 20)]
 assert row_lift == [0.09, 0.20, 0.22, 0.42]
 assert all(a < rnd(sim[1_000][0], 2) for a in row_lift)  # below the simulation's
+assert all(2.5 < a / b < 3.5 for a, b in zip(sim[1_000], sim[10_000]))  # about three times smaller
 assert at_best == {1: 6, 5: 5, 10: 3, 20: 1}
 same_mean = {n: same[n].mean() for n in same}
 assert (rnd(same_mean[20], 2), rnd(same_mean[1], 2)) == (94.63, 94.62)
@@ -87,13 +87,8 @@ assert abs(gap[20]["final"][0]) < gap[20]["final"][1]  # does not
 
 # the headline: on the same checkpoints N = 20 ties N = 1; the final leads by 0.03 (above)
 assert abs(rnd(same_mean[20], 2) - rnd(same_mean[1], 2)) <= 0.01
-# the fold: the extra lift and his lead
-assert (rnd(extra, 2), rnd(extra_half, 2)) == (0.33, 0.25)
-assert rnd(extra / np.sqrt(10), 2) == 0.10
-assert (rnd(lead, 1), rnd(lead - 0.1, 1), rnd(lead + 0.1, 1)) == (0.2, 0.1, 0.3)
-assert (rnd(his_se, 2), rnd(T95_18 * his_se, 2)) == (0.12, 0.24)
-assert m20 - m1 < T95_18 * his_se  # the rounded lead is within his 95% half-width
-assert rnd(lead + 0.1, 1) > rnd(T95_18 * his_se, 2)  # unrounded, it may be just outside
+# his lead, as the text quotes it
+assert rnd(reproduction.SEED_TABLE[20][0] - reproduction.SEED_TABLE[1][0], 1) == 0.2
 
 # dropout: one distribution (after the setup)
 assert f"{off:.1e}" == "4.0e-07"
@@ -109,6 +104,3 @@ assert len(checkpoints(5, repro["updates"])) == 51
 assert rounded[5, "best"] == (0.39, 0.25) and gap[5]["best"][0] > gap[5]["best"][1]
 assert same_mean[5] - same_mean[1] > gap[5]["best"][0] / 2  # N = 5's lead stays on the same 11
 assert all(abs(gap[n]["final"][0]) < gap[n]["final"][1] for n in (5, 10, 20))  # none excludes 0
-
-# the headline on his scale: 0.10 to 0.33 on 10,000 digits, his 0.2 inside
-assert rnd(extra / np.sqrt(10), 2) <= rnd(lead, 1) <= rnd(extra, 2)
