@@ -50,7 +50,10 @@ default = float(loss_fn(y, logits, sample_weight=tokens))
 assert abs(default - wl.sum() / len(x)) < 1e-4 * default  # divides by the rows
 assert abs(float(mean_w(y, logits, sample_weight=tokens)) - wl.sum() / tokens.sum()) < 1e-4  # by W
 assert abs(keras_errors["mean_with_sample_weight"] - pf.relative_error(naive, target)) < 1e-3
-assert len(keras_errors) == 4
+assert len(keras_errors) == 5  # the four rows on the digits and the "sum" row
+# ignore_class on the padding's label, without the input mask: the masked divisor V_1, the same loss
+assert abs(ignore_1 - l_1 / V_i[0]) < 1e-4 * ignore_1 and abs(ignore_1 - masked_1) < 1e-4 * masked_1
+assert f"{ignore_1:.4f}" == f"{masked_1:.4f}"  # the prose gives one number for both
 assert max(e for r, e in keras_errors.items() if r != "mean_with_sample_weight") < 1e-5
 # Keras's accumulation fed the masked loss as it is: the naive rule, as yours
 seq_window = [(ids[o:o + 8], labels[o:o + 8], v) for o, v in zip((0, 8), V_i)]
@@ -58,6 +61,12 @@ as_it_is = keras_update(seq_model, seq_window, lambda t, out, v: loss_fn(t, out)
 assert abs(pf.relative_error(as_it_is, seq_target) - seq_errors[0]) < 1e-3
 seq_counted = keras_update(seq_model, seq_window, lambda t, out, v: N * v / sum(V_i) * loss_fn(t, out))
 assert pf.relative_error(seq_counted, seq_target) < 1e-5  # the table's third row, by hand
+ig_window = [(ids[o:o + 8], labels_ig[o:o + 8], v) for o, v in zip((0, 8), V_i)]
+ig_as_it_is = keras_update(seq_model, ig_window, lambda t, out, v: ignore_fn(t, tf.identity(out)))
+assert abs(pf.relative_error(ig_as_it_is, seq_target) - seq_errors[0]) < 1e-3  # ignore_class: naive too
+ig_counted = keras_update(seq_model, ig_window,
+                          lambda t, out, v: N * v / sum(V_i) * ignore_fn(t, tf.identity(out)))
+assert pf.relative_error(ig_counted, seq_target) < 1e-5  # the ignore_class row, fed N V_i / V: exact
 # your count-first pipeline (or the solution) under fit: exact; the stream as it is: the naive rule
 assert fit_errors["counted first"] < 1e-5 and abs(fit_errors["as it is"] - seq_errors[0]) < 1e-3
 assert all(abs(s - N * v / sum(V_i)) < 1e-6 for s, v in zip(s_i, V_i)) and len(s_i) == N
@@ -72,17 +81,13 @@ assert abs(t_nai[2] - 0.5) < 0.05 and abs(t_fix[2] - short_tokens) < 0.02  # eac
 assert abs(t_shuf[0] - t_fix[0]) < 0.5 * abs(t_nai[0] - t_fix[0]) and abs(t_shuf[2] - t_fix[2]) < 0.1
 assert t_shuf[2] > t_fix[2]  # 'in this run still leans short' (a seeded run: the same on every run)
 
-# The problem
+# The problems
 assert naive_share / share.min() > 10 > 1 > naive_share / share.max() and 0 < moved < 1
+assert [f"{r:.2f}" for r in replica_ratio] == ["1.67", "0.71"]  # problem 3's answer
 
-# Appendix: BatchNorm
-assert all(e < 1e-5 for e in norm_fixes.values()) and len(norm_fixes) == 2
-assert min(bn_errors[16]) > 1e-2 and bn_errors[4].mean() > bn_errors[8].mean() > bn_errors[16].mean()
-assert bn_cos[4].mean() < bn_cos[8].mean() < bn_cos[16].mean()
-# 'mostly in direction': the lengths stay within 15 % of the large batch's while the cosines fall
-assert all(abs(bn_len[n].mean() - 1) < 0.15 for n in bn_len) and bn_cos[4].mean() < 0.7
-
-print("every check behind the text holds")
 
 # the prose's noise bound on a mean of 10,000 splits: one split's rms miss over sqrt(10,000)
 assert miss(mean_ratio) > 5 * rms_miss / 100 and f"{rms_miss:.2f}" == "0.16", rms_miss
+assert abs(bias - miss(mean_ratio)) < 1e-12 and bias / bound > 5  # the prose's 'times the most chance leaves'
+
+print("every check behind the text holds")
