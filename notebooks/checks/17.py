@@ -7,7 +7,7 @@ import numpy as np
 
 # the budget (cell 3) and the levers' budgets against the measured medians
 assert round(1024 * t / MiB, 2) == 4.50, t
-assert 0 < solution_budget(1024, 1, True) - solution_budget(1024, 4, False) < 1024 * 1024 * 4  # 0.87 MiB: under one output
+assert 0 < solution_budget(1024, 1, True) - solution_budget(1024, 4, False) < 1024 * 1024 * 4  # nearly tie: under one output
 assert [round(solution_budget(**lever) / MiB, 2) for lever in levers.values()] == [34.91, 22.91, 22.04]
 assert [round(budget_update[n], 2) for n in ("plain", "tf.recompute_grad", "N=4")] == [27.44, 15.44, 14.57]
 assert block_apart == 0.0, block_apart  # four Blocks, keras.remat: exact
@@ -30,39 +30,18 @@ assert whole["scope on Blocks"] < solution_budget(**levers["tf.recompute_grad"])
 # the figure: the levers' ticks at or under their bars, yours' far above
 assert all(whole[n] < solution_budget(**levers[n]) / MiB + 1 for n in rc + ("N=4",)), whole
 assert whole["yours"] > solution_budget(**levers["tf.recompute_grad"]) / MiB + 4, whole  # far above (runs: +8.6 to +10.3)
-assert median["keras.RematScope"] > 1.2 * median["plain"], median  # the per-layer scope holds more than plain
-assert round(scope_extra, 2) == 16.00 and 12 < median["keras.RematScope"] - median["plain"] < 20, median
 
 # the traces (when each reached its loss moves between runs: the prose quotes the stored run)
 assert all(tr.peak >= tr.mib.max() - 1e-9 for tr in traces.values()) and len(marks["N=4"]) == 4 == 4 * len(marks["plain"])
 assert all(0 < m[0] < tr.ms[-1] for m, tr in zip(marks.values(), traces.values())), marks
+assert list(traces) == ["plain", "yours", "tf.recompute_grad", "N=4"], list(traces)
 
 # the costs: multiply-adds, products, time
 assert round((fwd + bwd + rebuilt) / (fwd + bwd), 2) == 1.16 and 4 * (3 * len(macs) - 1) == 116 and 3 * len(macs) - 1 == 29
 assert share["tf.recompute_grad"] > 1 and share["N=4"] > 1 and 4 * share["plain, 256 rows"] > 1, share
-chen_m = {k: np.median(m) for k, m in chen_adds.items()}
-assert chen_m[1] < 0.7 * chen_m[0] and chen_m[1] < chen_m[2] < chen_m[4], chen_m  # longer segments hold more
-assert abs(chen_m[4] - chen_m[0]) < 3, chen_m  # one segment of all 4 blocks: about plain's
 
 # the MLP's budget near its measured update
 assert 0.8 < budget_update["plain"] / median["plain"] < 1.25, median  # near the MLP's update (runs read 0.89 to 1.09)
-
-# training under the cap
-assert under_p["out_of_memory"].startswith("OOM") and not {"error", "out_of_memory"} & (set(under_a) | set(free))
-assert under_a["peak_mb"] < free["peak_mb"] / 5 and free["peak_mb"] > limit
-assert under_a["finite"] and len(under_a["losses"]) == len(free["losses"]) == 3
-assert dw < 1e-5 and moved > 100 * dw, (dw, moved)  # the same weights, to float32 rounding
-
-# problem 4 (on paper): a 7B GPT layer, s = 2048, beside ZeRO-3's share of the floor on an H100 (80 GiB)
-assert round(floor) == 104 and round(floor / 8) == 13 and round(cap, 1) == 79.6 and round(room, 1) == 66.6
-assert 79 < cap < 80 and floor > cap  # the floor does not fit one H100
-assert [round(k / GiB, 2) for k in keeps.values()] == [28.50, 8.50, 1.39], keeps
-assert round(2 * sbh * layers / GiB, 2) == 0.50 and round(sbh * (34 + 5 * heads * s / h) / GiB, 2) == 0.89
-fits = [int(room * GiB // k) for k in keeps.values()]
-assert fits == [2, 7, 47], fits
-assert [-(-64 // n) for n in fits] == [32, 10, 2] and [-(-8 // n) for n in fits] == [4, 2, 1], fits  # 64 a GPU; 8 a GPU
-assert [round(100 * extra_flops[n] / flops, 1) for n in ("selective", "full")] == [2.6, 33.3]
-assert 5 * heads * s / h == 80 and 34 + 5 * heads * s / h == 114
 
 # yours with a wait: the graph's products, and what one update adds
 assert count == {"plain": (29, 10, 29), "yours": (37, 18, 33), "yours, waiting": (37, 10, 33),
@@ -79,4 +58,13 @@ yw, rw = waited_adds["yours, waiting"], waited_adds["tf.recompute_grad"]
 assert min(yw) < max(rw) and min(rw) < max(yw), waited_adds
 
 # the budget's two forms: inside an update it leaves out the weights and batch held before it
-assert round((4 * P + 1024 * i) / MiB, 2) == 7.47 and round(solution_budget(**levers["plain"]) / MiB - 7.47, 2) == 27.44
+assert round(held_before, 2) == 7.47 and round((4 * P + 1024 * i) / MiB, 2) == 7.47 and round(solution_budget(**levers["plain"]) / MiB - 7.47, 2) == 27.44
+
+# a quarter of the rows takes more than a quarter of plain's time (the reason N = 4 costs time)
+assert share["plain, 256 rows"] > 0.25, share
+# the rebuilt products: two a block, of which each block's Dense(128) feeds no gradient
+assert count["yours"][0] - count["plain"][0] == 8 and count["yours"][2] - count["plain"][2] == 4, count
+
+# problem 3 (on paper): a 7B model, float32, Adam, on one H100 80GB (81,559 MiB in all)
+assert round(floor) == 104 and round(floor / 8) == 13 and round(cap, 1) == 79.6 and floor > cap
+assert round(big["total"] / 2**30) == 130 and round(7e9 * (2 + 2 + 12) / 2**30) == 104
