@@ -58,41 +58,30 @@ assert (_fmt(9 * 2 * P / 1e6, ".1f"), _fmt(flops / 1e6, ",.0f"), _fmt(9 * 2 * P 
     == ("3.7", "210", "1.7%")
 assert P_1 == 784 * 256 + 256  # the first layer: no gradient with respect to the pixels
 
-# training: 71 -> 224 by update 200 (loss 0.14); |g|^2 fell 13-fold, tr(Sigma) 4.0-fold
+# training: 71 -> 224 by update 200 (loss 0.14; 224 is not stated, it pins the run); |g|^2 fell 13-fold, tr(Sigma) 4.0-fold
 assert (_fmt(exact[0].noise_scale, ".0f"), _fmt(exact[200].noise_scale, ".0f"), _fmt(loss_200, ".2f")) \
     == ("71", "224", "0.14")
 assert (_fmt(exact[0].grad_sq_norm / exact[200].grad_sq_norm, ".0f"),
         _fmt(exact[0].trace_cov / exact[200].trace_cov, ".1f")) == ("13", "4.0")
 points = [t for t in exact if t > 0]
 assert len(points) == 20 and len(averaged) == 201
-ratio_at = {i: np.array([averaged[t][i].noise_scale / exact[t].noise_scale for t in points]) for i in (0, 1)}
-nonpositive = {i: sum(a[i].grad_sq_norm <= 0 for a in averaged) for i in (0, 1)}
+ratio_at = {0: np.array([averaged[t].noise_scale / exact[t].noise_scale for t in points])}
+nonpositive = {0: sum(a.grad_sq_norm <= 0 for a in averaged)}
 # beta 0.9: median 1.10 of the exact value; never <= 0
 assert (_fmt(np.median(ratio_at[0]), ".2f"), nonpositive[0]) == ("1.10", 0)
-# beta 0.5: |g|^2 <= 0 at 2 of 201
-assert nonpositive[1] == 2
 # the exact value: lowest 30 at update 10, highest 1,314 at update 190
 assert (dip, _fmt(values[dip], ".0f"), _fmt(exact[10].noise_scale, ".0f")) == (10, "30", "30")
 assert (peak, _fmt(values[peak], ",.0f")) == (190, "1,314")
 
-# how far to accumulate: accum_steps on hand-worked cases (estimate: k micro-batches of 32)
-for s_, k_ in {71: 3, 64: 2, 10: 1, 849: 27, 1e6: 64, np.inf: 64}.items():
-    assert accum_steps(s_) == k_, (s_, accum_steps(s_), k_)
-assert accum_steps(100, b=8, cap=20) == 13 and accum_steps(1e4, b=8, cap=20) == 20
-# 8 x 32 enough until update 78; more at 114 of 201; 16 against 8 at 200
-k_run = [accum_steps(a[0].noise_scale) for a in averaged]
-assert past_8[0] == 78 and len(past_8) == 114 and min(t for t, k in enumerate(k_run) if k > 8) == 78
-assert (k_run[200], accum_steps(exact[200].noise_scale)) == (16, 8)
 # Answers 1-3
 assert (_fmt(a1_rms[2048], ".3f"), _fmt(np.sqrt(stats.trace_cov / 2048 * (N - 2048) / (N - 1)), ".2f")) \
     == ("0.144", "0.15")
 assert a1_rms[4000] < 1e-6  # b = N: float32 rounding only
 assert (_fmt(cos_71.mean(), ".2f"), _fmt(cos_71.min(), ".2f"), _fmt(cos_71.max(), ".2f")) == ("0.71", "0.56", "0.80")
 assert _fmt(1 / np.sqrt(1 + stats.noise_scale / 8), ".2f") == "0.32"
-assert [accum_steps(B, b=256, cap=10**6) for B in
-        (20_000, 2_000_000, exact[0].noise_scale, exact[200].noise_scale)] == [79, 7813, 1, 1]
+assert steps_256 == [79, 7813] and steps_256 == [-(-20_000 // 256), -(-2_000_000 // 256)]
 
-# added in reading BK: the b = 8 miss is 1.06 of the formula, about two standard errors (0.03) above 1
+# the b = 8 miss is 1.06 of the formula, about two standard errors (0.03) above 1: the luck of 40 draws
 sq8 = np.sum((minibatch_grads[8] - stats.grad) ** 2, axis=1)
 se8 = rms[8] / pred[8] * sq8.std(ddof=1) / sq8.mean() / np.sqrt(40) / 2
 assert (_fmt(rms[8] / pred[8], ".2f"), _fmt(se8, ".2f")) == ("1.06", "0.03") and 1.5 < (rms[8] / pred[8] - 1) / se8 < 2.5
@@ -105,11 +94,6 @@ assert [_fmt(v, ".0f") for v in _implied] == ["115", "192"] and min(_implied) > 
 assert (_fmt(np.median([values[t] for t in range(0, 51, 10)]), ".0f"),
         _fmt(np.median([values[t] for t in range(150, 201, 10)]), ".0f")) == ("81", "445")
 assert _fmt(exact[190].grad_sq_norm, ".3f") == "0.016"
-# more than 2-fold from one update to the next: 38 of 200 for beta = 0.5, 0 for beta = 0.9
-def _jumps(i):
-    s_ = np.array([a[i].noise_scale for a in averaged])
-    ok_ = np.isfinite(s_) & (s_ > 0)
-    with np.errstate(all="ignore"):
-        step_ = np.maximum(s_[1:] / s_[:-1], s_[:-1] / s_[1:])
-    return int(np.sum(~(ok_[1:] & ok_[:-1]) | (step_ > 2)))
-assert (_jumps(1), _jumps(0)) == (38, 0)
+# the exact value swings up to 5.9-fold between neighbouring checkpoints (10 updates apart)
+assert _fmt(swing, ".1f") == "5.9" and swing == max(
+    max(values[t + 10] / values[t], values[t] / values[t + 10]) for t in range(0, 200, 10))
