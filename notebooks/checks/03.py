@@ -18,7 +18,9 @@ assert (sweep[512][0.8], sweep[512][0.4], best[32], best[128]) == (22, 23, 37, 2
 assert f"{best[32] / best[128]:.2f}" == "1.61" and f"{128 * best[128] / (32 * best[32]):.2f}" == "2.49"
 # three orders: more examples at 128 in every one (2.49 to 2.82); the rates won
 assert [f"{128 * runs[s][128] / (32 * runs[s][32]):.2f}" for s in runs] == ["2.49", "2.82", "2.59"]
-assert edge == 0 and len(targets) * len(won[0.5]) * len(tried) == 36
+# no best rate sat at either end of the four tried (0 of 36 runs)
+edge = sum(won[t][s][B] in (tried[B][0], tried[B][-1]) for t in targets for s in won[t] for B in tried)
+assert edge == 0 and len(targets) * len(won[0.5]) * len(tried) == 36, edge
 assert all(won[0.3][s][32] == 0.4 and won[0.3][s][512] == 0.8 for s in won[0.3]), won[0.3]
 assert [won[0.5][s][512] for s in (2, 3, 4)] == [0.8, 0.8, 0.4] and {won[0.5][s][32] for s in won[0.5]} == {0.4}
 assert all(sweep[B][1.6] == np.inf for B in sweep), sweep  # rate 1.6 failed at every B
@@ -28,6 +30,7 @@ assert [f"{fit_critical_batch({s: runs[s]})[1]:.0f}" for s in runs] == ["32", "2
 assert (runs[2][16], runs[2][32]) == (58, 37) and 0.18 < 1 - 16 * 58 / (32 * 37) < 0.25
 # the model: 4.95 / 1.99 = 2.49 times the examples at 128; the best rate grows 1.9 times from 32 to 512
 assert [f"{updates_examples_lr(B, B_crit)[1]:.2f}" for B in (32, 128)] == ["1.99", "4.95"]
+assert updates_examples_lr(32, 32) == (2.0, 2.0, 0.5)  # at the knee, each cost twice its minimum
 assert f"{4.95 / 1.99:.2f}" == "2.49" and f"{growth:.1f}" == "1.9" and f"{growth_71:.1f}" == "2.8"
 # the learner's fit (or the solution, by the normal equations) agrees with gradlab's polyfit
 assert np.allclose(fit(runs), fit_critical_batch(runs)) and gap < 1e-9 * B_crit, gap
@@ -51,7 +54,7 @@ assert (S_64, best[32]) == (26, 37), S_64  # B = 64 by the sweep's four rates (s
 fits = {t: fit_critical_batch(by_target[t]) for t in targets}
 alone = {t: [fit_critical_batch({s: by_target[t][s]})[1] for s in by_target[t]] for t in targets}
 assert [f"{fits[t][1]:.0f}" for t in (0.5, 0.3)] == ["32", "55"] and fits[0.3][1] < 2 * fits[0.5][1]
-assert [f"{min(alone[t]):.0f} to {max(alone[t]):.0f}" for t in (0.5, 0.3)] == ["28 to 37", "48 to 64"]
+assert [f"{min(alone[t]):.0f} to {max(alone[t]):.0f}" for t in targets] == ["28 to 37", "30 to 53", "48 to 64"]
 # Answer 1
 assert [round(time_to_target(k, 150)) for k in (1, 2, 4)] == [243, 322, 482]
 assert [round(time_to_target(k, 1.25)) for k in (1, 2, 4)] == [608, 566, 664]
