@@ -9,11 +9,13 @@ assert round(share, 3) == 0.986  # the largest variable's share of G
 assert (round(peaks["host_step"], 1), round(peaks["host_step_running"], 1),
         round(peaks["gradlab's host_average"], 1)) == (12.0, 2.0, 2.0)
 assert round(peaks["host_step"] / peaks["host_step_running"]) == 6  # "six times less"
-assert (len(calls), len(fetched), sum(len(f) for f in fetched)) == (10, 10, 40)  # calls counted, arrays out
+assert (len(calls), len(fetched), sum(len(f) for f in fetched)) == (11, 10, 40)  # calls counted, arrays out
+assert calls == ["micro_grads"] * 10 + ["compiled_apply"]  # N + 1: ten micro-batches, then the apply
 assert (round(copied / 2**20, 2), round(N * G / 2**20, 2)) == (7.79, 7.76)
 
 # the round trip's time on this CPU: the conclusions the spread supports
-assert np.median(rounds[:, 0] / rounds[:, 1]) > 1, rounds  # your timing: host_step the slower, as a median
+assert np.median(rounds[:, 0] / rounds[:, 1]) > 1, rounds  # in turns: host_step the slower, as a median
+assert abs(q13[1] - np.median(rounds[:, 0] / rounds[:, 1])) < 1e-12 and q13[0] <= q13[1] <= q13[2]
 assert ratio_quartiles(ms, "host_step_compiled", "in-graph step")[1] > 1, ms  # slower, as a median ratio
 moved = host["copies out"] + host["copy back"]  # the bytes themselves: out (timed alone) and back
 assert host["copies out"] > 0, host
@@ -24,11 +26,12 @@ assert moved < extra_calls, host  # "calls, not copies, cost the most"
 
 # device memory: fetch holds its gradient and less than the loop while the micro-batches run. The readings move
 # between runs of the notebook (fetch 1.05 to 2.03 G, the saving 0.95 to 1.89 G while the micro-batches
-# run, 0.42 to 0.97 at the apply), so only the conclusion is pinned
-fetch_peak = peak["host_step, its micro-batches (fetch)"]
-assert 0.95 < fetch_peak < peak["the in-graph step, its loop"], peak  # the gradient, and less than yours
-assert saved[0] > 0.5, saved  # host averaging holds less while the micro-batches run (the apply
-# brings the mean back to the device: over the whole update the gap has read 0.04 to 1.36 G, unpinned)
+# run), so only the conclusion is pinned: "the sign holds on every run"
+fetch_peak = peak[fetch_name]
+assert 0.95 < fetch_peak < peak[loop_name], peak  # the gradient, and less than the loop
+assert abs(saved - (peak[loop_name] - fetch_peak)) < 1e-12 and saved > 0.5, saved
+# one RAM on a CPU: host_step's numpy peak alone (12.0 G, exact) exceeds the loop's device peak (about 2.7)
+assert peaks["host_step"] > peak[loop_name] + 5, (peaks, peak)
 assert (round(x100.nbytes / G, 2), round(x100[:10].nbytes / G, 2)) == (0.39, 0.04)  # the images
 assert round(images, 2) == 0.35  # of the saving: the images the loop takes in beyond fetch's 10
 
@@ -44,7 +47,6 @@ assert round(mlp100m["compute"] * peak_flops["FP32"] / (mlp100m["device memory"]
 assert round(mlp100m["PCIe copies"] / device_ms(mlp100m)) == 17
 assert round(mlp100m_tf32["PCIe copies"] / device_ms(mlp100m_tf32)) == 17
 assert mlp100m["numpy sum"] > device_ms(mlp100m) + mlp100m["PCIe copies"]  # the sum sets the pace
-assert ours["compute"] < ours["PCIe copies"] < extra_calls  # this lesson's MLP: calls decide
 assert round(mlp100m_tf32["compute"], 2) == 0.11 and round(mlp100m["PCIe copies"] / 2) == 34
 
 # the worked example before the stub (d, c, h = 1, 2, 3 ms; 3 micro-batches): micro-batch 1 computes
@@ -85,12 +87,11 @@ assert (round(d, 2), round(c, 2)) == (0.40, 6.25) and 7 * 64 == 448  # "0.40 ms 
 
 # the memory budget: the 100M MLP (784-125,786-10) on an 80 GB card
 assert abs(795 * width + 10 - 100e6) < 1000 and round(784 * width / P, 3) == 0.986  # shaped as this MLP
-assert round(budget["accumulator"] / card, 3) == 0.005  # "0.5% of the card"
+assert round(4 * P / card, 3) == 0.005  # "0.5% of the card"
 # "40 times the in-graph step's device work" in the stored run (it moves with numpy's rate); many
 # times on any run. The in-graph step's device work: dev plus 3 passes of its accumulator a micro-batch
 assert round(acc_ms, 1) == 6.0 and abs(in_graph_ms - (dev + acc_ms)) < 1e-9
 assert serial / in_graph_ms > 10, (serial, in_graph_ms)
-assert round(card / 20 / 1e9) == 4 and round(4 / 20, 2) == 0.2  # "4 billion", "a fifth"
 
 # the problem's answer, at P = 100 million parameters, N = 10, B = 100
 work = 4 + 2 * (1 - share)  # FLOP per parameter and example, as counted
