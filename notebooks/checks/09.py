@@ -8,7 +8,7 @@ import numpy as np
 assert all(d < 3.1e-8 for d in proofs.values()) and all(1e-8 < r < 1.5e-7 for r in rel_fused.values()), (proofs, rel_fused)
 assert [loop_count[k] for k in ((64, 4), (63, 4), (21, 6), (64, 2))] == [1, 1, 2, 0] and default == [10]
 assert calls == {"accumulate": 9, "fused": 1} and (alive, sum(floats), conv.count_params()) == (123392, 80986, 38218)
-assert (round(mib(512, alive), 1), round(mib(64, alive), 1), round(budget_08, 2)) == (241.0, 30.1, 158.47)
+assert (round(mib(512, alive), 1), round(mib(64, alive), 1), round(mib(1, conv.count_params()), 2)) == (241.0, 30.1, 0.15)
 # the loop written by hand carries the counter, the loss and one sum per weight, and gives your sums exactly
 assert explicit_vs_yours == 0.0 and carried == 6, explicit_vs_yours
 assert abs(large_mib / mib(512, alive) - 1) < 0.02 and abs(micro / mib(64, alive) - 1) < 0.02, (large_mib, micro)  # alive predicts
@@ -35,12 +35,7 @@ assert per_update[32] > 1.5 * per_update[1] and per_update["accumulate, N = 8"] 
 # the proofs: about two of float32's unit roundoffs of the gradient's norm
 unit = np.finfo(np.float32).eps / 2
 assert all(1 < r / unit < 3 for r in rel_fused.values()), rel_fused
-# Keras's own step holds what your large batch holds; the benchmark's 328.1 is a fresh process's reading
-assert abs(np.median(keras_step) / large_mib - 1) < 0.01, (keras_step, large_mib)
-assert round(large / mib(512, alive) - 1, 2) == 0.36
-# 08's full budget overshoots the peak alive (printed beside the count)
-assert (round(full_08, 2), round(full_08 / mib(512, alive), 2)) == (314.97, 1.31), full_08
-assert round(large / large_mib, 2) == 1.36, (large, large_mib)  # the benchmark's large batch / yours
 # overlap's time beside its memory: 1 holds one micro-batch, 2 and 10 more; overlap buys no time on this CPU
 assert abs(np.median(overlap_mib[1]) / micro - 1) < 0.1 and all(np.median(overlap_mib[k]) > 1.5 * micro for k in (2, 10)), overlap_mib
-assert q_overlap[1] < 1.1, q_overlap  # time with 1 / time with 10: 10 is not faster (0.94 in the stored run)
+assert q_overlap[1] < 1.1, q_overlap  # time with 1 / time with 10: 10 is not faster (1.02 in the stored run)
+assert np.median(overlap_mib[1]) < np.median(overlap_mib[10]), overlap_mib  # overlap costs memory
