@@ -2,7 +2,7 @@
 
 The lesson's last cell runs this file in its own namespace (`%run -i checks/15.py`), so a re-run whose numbers
 disagree with the text fails there. nbval also pins every printed number that is not marked as run-dependent;
-the memory peaks are, so the claims about them are checked here as the robust facts the prose draws from them.
+the MLP's memory peaks are, so the claims about them are checked here as the robust facts the prose draws from them.
 """
 # Your step, the miscount, the while loop, the masked tokens: exact where the prose says exact
 assert max_abs_diff(mine.inner.get_weights(), large.get_weights()) < 1e-6 and quarter_miss > 1e-4
@@ -34,22 +34,9 @@ assert all(abs(held["unrolled", k] - k) <= 1.5 for k in KS[1:]), held
 assert held["unrolled", 16] > 4 * held["while loop", 16], held
 assert round(outputs / grad, 1) == 0.1  # "the layers' outputs are 0.1 gradients"
 
-# The tagger's budget by hand (the numbers the prose works out), and the lowest of three readings of each step:
-# never under the hand count, and at most a gradient over its top (a reading counts whole chunks, which may be up to
-# twice a request, so how much it reads over depends on what the allocator held before)
-assert round(G, 2) == 1.07 and a + t == 184_720 and wide_tagger().count_params() == 281_093
-assert [round(v, 2) for v in predicted["plain fit, B = 60"]] == [10.57, 11.64]
-assert [round(v, 2) for v in predicted["plain fit, B = 15"]] == [2.64, 3.71]
-assert [round(v, 2) for v in predicted["your while loop, 4 x 15"]] == [3.71, 4.79]
-assert READS == 3 and all(len(r) == READS for r in readings.values()), readings  # "three readings"
-assert all(budget[name] >= 0.95 * lo for name, (lo, hi) in predicted.items()), (budget, predicted)
-assert all(budget[name] <= hi + G for name, (lo, hi) in predicted.items()
-           if name != "plain fit, B = 60"), (budget, predicted)  # 60 rows: more chunks, 2 gradients of room
-assert budget["plain fit, B = 60"] <= predicted["plain fit, B = 60"][1] + 2 * G, budget
-assert budget["plain fit, B = 60"] > 1.3 * budget["your while loop, 4 x 15"], budget  # read 1.8 to 2.9 across runs
-assert budget["your while loop, 4 x 15"] < budget["your unrolled step, 4 x 15"] < budget["plain fit, B = 60"], budget
-loop, small, big = (budget[name] for name in ("your while loop, 4 x 15", "plain fit, B = 15", "plain fit, B = 60"))
-assert abs(loop - small) < abs(big - loop), budget  # "nearer plain fit at 15"
+# Dropout: plain fit repeats itself exactly; your step draws other masks, so it lands a different update away
+assert drop_again_miss == 0, drop_again_miss
+assert drop_miss > 1e-2 and 0.55 < drop_share < 0.63, (drop_miss, drop_share)  # "3.3e-02, 59%": seeded masks
 
 # The two library ways
 assert abs(mine_history["loss"][0] - acc_history["loss"][0]) < 1e-6
@@ -71,5 +58,3 @@ assert all(d < 1e-6 for d in weighted_diff.values()) and class_moved > 1e-4
 assert abs(weighted_logs["sample_weight=w"][1] - 2.197235) < 1e-6
 assert by_sum["D_i = rows"] > 1e-4 and by_sum["D_i = summed weights"] < 1e-6, by_sum
 assert l2_diff < 1e-6 and abs(l2_logs["your train_step"] - l2_logs["large batch"]) < 1e-6
-assert counter.batches == 22 and int(loaded.optimizer.iterations) == 33
-assert max_abs_diff(loaded.get_weights(), saved.get_weights()) == 0
