@@ -407,7 +407,7 @@ def plot_step_ratios(ratios, accum_steps):
     return fig
 
 
-def plot_accumulation_budget(models, crossing, Ns=(1, 2, 4, 8, 16, 32)):
+def plot_accumulation_budget(models, crossing, Ns=(1, 2, 4, 8, 16, 32), relative=False):
     """The float32 SGD budget of accumulation, `memory_budget.budget(P, "sgd", B, N, activation_bytes_per_row=a)`:
 
         budget(N) = 4P (2 + [N > 1]) + ceil(B / N) a     bytes
@@ -421,6 +421,8 @@ def plot_accumulation_budget(models, crossing, Ns=(1, 2, 4, 8, 16, 32)):
         models: `{label: (P, a, B)}`: trainable weights, activation bytes a row, the effective batch.
         crossing: `(label, n, B_max)`: the model of the right panel, its N, and the B axis's end.
         Ns: the N axis of the left panel (starting at 1).
+        relative: if True, the left panel shows each budget over its model's N = 1 budget on a linear
+            axis (the N = 1 level is then 1 for every model), so models of any size share one readable scale.
     Returns:
         a matplotlib Figure with 2 Axes, already closed in pyplot; `fig.break_even` is the marked B.
 
@@ -438,20 +440,25 @@ def plot_accumulation_budget(models, crossing, Ns=(1, 2, 4, 8, 16, 32)):
     fig, (left, right) = _figure(ncols=2, figsize=(10.5, 4.0))
     colors = plt.get_cmap("tab10")(np.arange(len(models)))  # distinct hues, not a ramp: the models are not ordered
     for (name, (P, a, B)), color in zip(models.items(), colors):
-        left.plot(Ns, [mib(P, a, B, N) for N in Ns], "o-", color=color,
+        unit = mib(P, a, B, 1) if relative else 1.0  # relative: over this model's N = 1 budget
+        left.plot(Ns, [mib(P, a, B, N) / unit for N in Ns], "o-", color=color,
                   label=f"{name}, B = {B} (accumulators {4 * P / 2**20:.2f} MiB)")
-        left.axhline(mib(P, a, B, 1), color=color, linestyle="--", linewidth=1)
-        left.axhline(3 * 4 * P / 2**20, color=color, linestyle=":", linewidth=1.2)
+        left.axhline(mib(P, a, B, 1) / unit, color=color, linestyle="--", linewidth=1)
+        left.axhline(3 * 4 * P / 2**20 / unit, color=color, linestyle=":", linewidth=1.2)
     left.plot([], [], "k--", linewidth=1, label="N = 1: one large batch")
     left.plot([], [], "k:", linewidth=1.2, label="floor: weights, gradients, accumulators")
     left.set_xscale("log", base=2)
     left.set_xticks(Ns, [str(N) for N in Ns])
     left.xaxis.set_minor_locator(NullLocator())
-    left.set_yscale("log")
     low, high = left.get_ylim()
-    left.set_ylim(low, high * 40)  # room for the legend above the curves
+    if relative:
+        left.set_ylim(0, high * 1.35)  # room for the legend above the curves
+    else:
+        left.set_yscale("log")
+        low, high = left.get_ylim()
+        left.set_ylim(low, high * 40)  # room for the legend above the curves
     left.set_xlabel("micro-batches N (B fixed)")
-    left.set_ylabel("budget, MiB (log scale)")
+    left.set_ylabel("budget / budget at N = 1" if relative else "budget, MiB (log scale)")
     left.set_title("Budget against N: activations shrink, accumulators stay")
     left.legend(fontsize="small", loc="upper right")
 

@@ -190,6 +190,16 @@ def test_plot_accumulation_budget_draws_the_budget_against_n_and_marks_the_break
         plot_accumulation_budget({"toy": (1000, 100, 8)}, ("other", 4, 80))
 
 
+def test_plot_accumulation_budget_relative_divides_each_model_by_its_large_batch_on_a_linear_axis():
+    # The toy above: 8,800 bytes at N = 1; 12,400, 12,200, 12,100 at N = 2, 4, 8, over 8,800:
+    # 1.4091, 1.3864, 1.375; the N = 1 level 1; the floor 12,000 / 8,800 = 1.3636. Break-even unchanged.
+    fig = plot_accumulation_budget({"toy": (1000, 100, 8)}, ("toy", 4, 80), Ns=(1, 2, 4, 8), relative=True)
+    left, _ = fig.axes
+    assert np.allclose(left.lines[0].get_ydata(), [1, 12400 / 8800, 12200 / 8800, 12100 / 8800])
+    assert np.isclose(left.lines[1].get_ydata()[0], 1.0) and np.isclose(left.lines[2].get_ydata()[0], 12000 / 8800)
+    assert left.get_yscale() == "linear" and left.get_ylim()[0] == 0 and fig.break_even == 55
+
+
 def test_plot_training_loss_shades_the_named_updates_and_draws_each_mean_where_its_window_fits():
     losses = np.arange(1.0, 61.0)
     fig = plot_training_loss({"a": losses}, window=9, shade=(31, 60))
