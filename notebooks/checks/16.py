@@ -33,7 +33,9 @@ assert first_unclipped < 1e-6  # without clipping the public route is the large 
 assert keras_clip > 1e-3 and f"{keras_clip:.1e}" == "1.1e-02"  # mirrored fit clips each replica's part, even batches
 assert f'{keras_plain.history.history["loss"][0]:.6f}' == "2.082094"  # Keras undoes its 1/R in the log
 assert f"{clip_effect:.1e}" == "4.0e-02"  # clipping is active in the reference: the clipping test is not vacuous
-assert factor == 2  # Keras's 1/R
+assert abs(factor - 2) < 1e-6  # Keras's 1/R, measured by hand in a replica and outside
+check_passthrough(passthrough)  # the learner's pass-through (or the solution): pairs pass, nothing stays
+check_passthrough(solution_passthrough)
 check_step(global_step)  # the learner's step (or the solution): every goal the stub states
 if global_step is not solution_train_step:
     check_step(solution_train_step)
