@@ -13,13 +13,16 @@ assert float(np.dot(weights([3, 2]), means)) == 6.0 and list(weights([3, 2])) ==
 assert all(d < 1e-6 for d in proofs.values()) and sorted(proofs) == [4, 5], proofs
 assert round(max(float(np.max(np.abs(g))) for g in g_B), 3) == 0.077
 # float32's precision at the largest entry, and the tolerance in those units
-assert f"{np.finfo(np.float32).eps * 0.077:.1e}" == "9.2e-09" and round(1e-6 / eps_top) == 109
+assert f"{top:.3f}" == "0.077" and f"{eps_top:.1e}" == "9.2e-09" and 100 < 1e-6 / eps_top < 120
 assert all(1 <= d / eps_top < 10 for d in proofs.values()), proofs  # a few epsilons: rounding
 # divide once: equal to the n_i/B weighting
 assert all(d < 1e-6 for d in once.values()) and sorted(once) == [4, 5], once
 # the plain mean: 68.1% off, 0.0598 largest; the weighted sum rounding only
 assert f"{relative_error(plain, g_large):.1%}" == "68.1%" and f"{plain_diff:.4f}" == "0.0598"
 assert weighted_diff < 1e-6 and relative_error(weighted, g_large) < 1e-6
+# the plain mean's per-example weights: 1/128 and 1/16, summing to 1, so 1/100 each on average
+assert per_example[0] == 1 / 128 and per_example[-1] == 1 / 16 and len(per_example) == 100
+assert f"{per_example.sum():.3f}" == "1.000" and abs(per_example.mean() - 1 / 100) < 1e-12
 # the figure's factors
 assert (1 / 16) / (1 / 100) == 6.25 and abs((1 / 128) / (1 / 100) - 0.781) < 1e-3
 # one update: rounding against gradlab and train_on_batch; Keras's plain mean is one SGD(0.1) step off
@@ -28,6 +31,11 @@ assert keras_accum["25 + 25 + 25 + 25"] < 1e-6  # equal parts: the plain mean is
 assert abs(keras_accum["32 + 32 + 32 + 4"] - 0.1 * plain_diff) < 1e-6
 assert f"{keras_accum['32 + 32 + 32 + 4']:.1e}" == "6.0e-03"
 assert f"{keras_miss['32 + 32 + 32 + 4']:.1%}" == "68.1%"  # of the update's length: SGD is linear
+# the plain sum of 4 equal parts: SGD's update 3 times its length off, Adam's only a few percent
+assert abs(sum_miss["SGD(0.1)"] - 3.0) < 1e-4, sum_miss
+assert 0.005 < sum_miss["Adam(0.001)"] < 0.1 and f"{sum_miss['Adam(0.001)']:.1%}" == "3.2%", sum_miss
+# time: 4 micro-batches take longer than one batch (the middle half of the per-round ratios above 1)
+assert time_ratio[0] > 1, time_ratio
 # memory: yours (or the solution) is gradlab's to the byte; what fits 16 GiB
 assert per_image == memory_budget.activation_bytes_per_row(resnet)  # gradlab's estimate counts the same outputs
 assert [budget(params, per_image, 256, k) for k in (1, 2, 4, 8)] == [p["total"] for p in parts]
