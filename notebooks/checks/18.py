@@ -2,7 +2,7 @@
 
 Run by the lesson's last cell with `%run -i`, over the notebook's names: it re-checks every number the
 prose states against the run the notebook just made, and fails loudly where a run disagrees with the
-text. Timings are checked only as the conclusions the prose draws from them."""
+text."""
 import numpy as np
 
 # Hold the effective batch (cell 5): yours and gradlab's agree; float32 rounding; no accuracy change
@@ -11,46 +11,7 @@ assert np.all(paired(accumulated, large) == 0) and f"{accs.mean():.1f} ± {accs.
 assert f"{mine:.1e}" == "7.2e-07" and f"{np.spacing(np.float32(2.3)):.1e}" == "2.4e-07"
 assert f"{np.spacing(np.float32(1)):.1e}" == "1.2e-07" and f"{np.spacing(np.float32(large.losses[0])):.1e}" == "2.4e-07"
 
-# the noise and level the fold describes (noise_of) are gradlab's loss_noise, every run of the series and B = 100
-for group in series + [large]:
-    for r in group.results:
-        assert np.allclose(noise_of(r.losses), (r.loss_noise["std"], r.loss_noise["std"] / r.loss_noise["relative"]),
-                           rtol=1e-6, atol=0)
-
-# Hold the micro-batch (cells 6-10)
-assert np.all(np.diff(noise, axis=0) < 0) and np.all(np.diff(level, axis=0) < 0)  # less noise, in every seed
-assert np.round(level[:, 0], 3).tolist()[::3] == [0.454, 0.235]  # seed 0's levels, first and last
-assert np.round(level[2:, 0], 3).tolist() == [0.262, 0.235] and np.all(level[2:, 0] < 0.3)  # "below 0.3"
-# seed 0's noise falls 5.1 times from B = 25 to 200, more than sqrt(8) = 2.83: the level falls too (confounded)
-assert f"{noise[0, 0] / noise[3, 0]:.1f}" == "5.1" and f"{np.sqrt(8):.2f}" == "2.83" and noise[0, 0] / noise[3, 0] > np.sqrt(8)
-assert np.all(per_example[0] < per_example[1])  # per example, B = 25 ahead in every seed
-assert np.round(per_example, 2).tolist() == [[0.44, 0.41, 0.42], [0.8, 0.71, 0.79]], per_example
-spread = accuracy.std(1, ddof=1)
-assert np.round(accuracy.mean(1), 1).tolist() == [89.4, 90.9, 93.4, 93.6]
-assert np.round(spread, 1).tolist() == [2.5, 1.7, 0.8, 0.4], spread
-assert round(rise.mean(), 1) == 4.2 and rise.mean() > max(spread[0], spread[-1])  # B = 200 over B = 25
-mean_gain = accuracy.mean(1)[3] - accuracy.mean(1)[2]  # past B = 100: +0.2, below either B's std
-assert round(mean_gain, 1) == 0.2 and 0 < mean_gain < min(spread[2], spread[3]), mean_gain
-assert np.round(past, 1).tolist() == [0.5, -1.1, 1.1], past
-assert np.all(rise > 0) and rise.round(1).tolist() == [7.1, 2.7, 2.7]
-assert [150 * B for B in batches] == [3_750, 7_500, 15_000, 30_000]  # examples seen in 150 updates: 8 times
-assert [f"{150 * B / len(mnist.x_train):.2f}" for B in batches[::3]] == ["0.94", "7.50"] and len(mnist.x_test) == 1000
-# the frozen model's reading of B random rows (sigma / sqrt(B)): below training's noise, but most of it
-assert [f"{noise[k, 0]:.3f}" for k in (0, 3)] == ["0.226", "0.044"], noise[:, 0]
-assert [f"{reading[B]:.3f}" for B in (25, 200)] == ["0.168", "0.030"], reading
-assert all(0.5 * noise[k, 0] < reading[B] < noise[k, 0] for k, B in ((0, 25), (3, 200))), reading
-# "about half" of the variance: the reading's share, (sigma / sqrt(B))^2 over the noise's square
-shares = [(reading[B] / noise[k, 0]) ** 2 for k, B in ((0, 25), (3, 200))]
-assert all(0.4 < v < 0.6 for v in shares), shares
-
-# seconds to loss 0.5 (cell 10): the same updates for fused and the large batch; B = 200 no sooner than B = 25
-assert to_half["fused N=4 b=25"][0] == to_half["large_batch N=1 b=100"][0]
-assert [to_half[f"fused N={n} b=25"][0] for n in (1, 2, 8)] == [53, 54, 26], to_half
-assert to_half["fused N=8 b=25"][1] > to_half["fused N=1 b=25"][1]
-assert to_half["fused N=8 b=25"][0] <= to_half["fused N=1 b=25"][0] / 2  # half the updates
-assert fixed > per_micro > 0  # a fixed part of an update, larger than a micro-batch's part
-
-# the four settings (cells 11-20)
+# the four settings
 sigma = accs.std(ddof=1)  # the seeds' spread at B = 100: 0.78
 
 
@@ -81,7 +42,7 @@ assert round(ways["uneven micro-batches"][1].difference()[1], 2) == 0.05
 # uneven, real gradients: your n_i/B weights at float32 rounding, Keras's 1/N off by 1.5e-02 and 4.6e-01
 assert all(v[0] < 1e-6 for v in misses.values()), misses
 assert [f"{v[1]:.1e}" for v in misses.values()] == ["1.5e-02", "4.6e-01"], misses
-assert f"{0.25 / (24 / 98):.3f}" == "1.021" and f"{0.25 / (8 / 98):.3f}" == "3.063"
+assert f"{0.25 / (24 / 98):.3f}" == "1.021" and f"{0.25 / (8 / 98):.2f}" == "3.06"
 assert np.all(np.abs(clip_each) > 0.5) and clip_each.min() < 0 < clip_each.max()  # every seed moves, either sign
 assert [round(c, 1) for c in sorted(np.abs(clip_each))][::2] == [0.6, 0.7], clip_each
 assert np.all(bn_micro > 0.1) and np.all(bn_micro > bn_window)  # per micro-batch: above in every seed
@@ -127,18 +88,19 @@ assert gap64.max() < 1e-12 < 1e-5 < gap.max(), (gap64.max(), gap.max())
 assert [f"{gap[:20].max():.1e}", f"{gap.max():.1e}", f"{gap64.max():.1e}"] == ["3.6e-07", "3.0e-03", "3.3e-16"], gap
 assert [f"{100 * r.accuracy:.1f}" for r in pairs["float32"]] == ["93.6", "93.7"]
 assert totals == {"none": 34.91, "bfloat16": 18.99, "recomputation": 22.91} and round(mixed, 2) == 23.39, totals
-assert (smallest, fit[smallest]["b"], even, fit[even]["b"]) == (3, 22, 4, 16) and fit[1]["total"] - fit[1]["activations"] == 16e9
-assert [f"{fit[n]['total'] / 1e9:.2f}" for n in (smallest, even)] == ["70.20", "56.51"] and fit[smallest - 1]["total"] > 72e9
-assert fit[smallest]["total"] - fit[smallest]["activations"] == 20e9 and f"{a_seq / 1e9:.2f}" == "2.28"  # 72 - 20 = 52 GB for b a
+assert (smallest, fit[smallest]["b"], even, fit[even]["b"]) == (4, 16, 4, 16) and fit[1]["total"] - fit[1]["activations"] == 16e9
+assert [f"{fit[n]['total'] / 1e9:.2f}" for n in (smallest, smallest - 1)] == ["63.22", "79.42"] and fit[smallest - 1]["total"] > 72e9
+assert fit[smallest]["total"] - fit[smallest]["activations"] == 20e9 and f"{a_seq / 1e9:.2f}" == "2.70"  # 72 - 20 = 52 GB for b a
+assert f"{logits / 1e9:.2f}" == "0.42" and b_max == 19 and b_max * a_seq <= 52e9 < (b_max + 1) * a_seq
+assert f"{without / 1e9:.2f}" == "70.20" and without <= 72e9  # without the logits term, N = 3 would seem to fit
+assert f"{last_backward:.2f}" == "0.33" and last_backward > 0.14  # the last backward pass outlasts NDR's all-reduce
 assert f"{flops:.1e}" == "7.9e+14" and f"{seconds[64]:.1f}" == "2.0"
 assert seconds[64] == flops / (0.4 * 989e12)
 # the all-reduce of task 3: 7 GB sent per GPU; 15.6 and 140.0 ms at the datasheet peaks; 0.8 % and 7.0 % of a
-# GPU's update at 64 sequences, 3 times that after each micro-batch
+# GPU's update at 64 sequences, 4 times that after each micro-batch
 assert f"{moved / 1e9:.0f}" == "7" and [f"{1000 * moved / b:.1f}" for b in links.values()] == ["15.6", "140.0"]
 assert [f"{v[64]:.1f}" for v in share.values()] == ["0.8", "7.0"]
-assert [len(p) for p in np.array_split(np.arange(64), smallest)] == [22, 21, 21] and 64 % even == 0  # uneven at N = 3
-assert smallest == 3 and f"{smallest * share['InfiniBand NDR, 50 GB/s'][64]:.1f}" == "21.1"
-# the timing row the prose quotes (stored run): the lab's fused N = 4 and large-batch clocks exist
-assert {"fused N=4 b=25", "large_batch N=1 b=100"} <= set(to_half)
+assert 64 % smallest == 0  # even at N = 4: Keras's 1/N is exact too
+assert smallest == 4 and f"{smallest * share['InfiniBand NDR, 50 GB/s'][64]:.1f}" == "28.2"
 
 print("lesson 18: every number the prose states checks out")
