@@ -15,7 +15,7 @@ assert fit in (my_fit_critical_batch, solution_fit_critical_batch)
 assert (N, trainer.count_params(), f"{stats.noise_scale:.0f}") == (4000, 203530, "71")
 assert best_rate == {16: 0.2, 32: 0.4, 128: 0.4, 512: 0.8}, best_rate
 assert (sweep[512][0.8], sweep[512][0.4], best[32], best[128]) == (22, 23, 37, 23)
-assert f"{best[32] / best[128]:.2f}" == "1.61" and f"{128 * best[128] / (32 * best[32]):.2f}" == "2.49"
+assert f"{best[128] / best[32]:.2f}" == "0.62" and f"{128 * best[128] / (32 * best[32]):.2f}" == "2.49"
 # three orders: more examples at 128 in every one (2.49 to 2.82); the rates won
 assert [f"{128 * runs[s][128] / (32 * runs[s][32]):.2f}" for s in runs] == ["2.49", "2.82", "2.59"]
 # no best rate sat at either end of the four tried (0 of 36 runs)
@@ -40,10 +40,11 @@ assert (min(S_all_05), max(S_all_05)) == (19, 60) and min(512 * runs[s][512] for
 # timing (varies between runs): the conclusions, with room
 assert us[8] > 2 * us[32] > 2 * us[512], us  # the time per example keeps falling to 512: not full at 32
 assert per_update[2048] / per_update[1024] > 1.4, per_update  # close to full only at the largest calls
-assert o / f > 2 * B_crit, (o, f)  # a call costs more than B_crit examples (Answer 2: B* above B_crit)
-acc_ratio, predicted = per_update["4 x 32"] / per_update[128], 5 * o + 128 * f
-assert acc_ratio > 1.5 and 0.5 < predicted / per_update["4 x 32"] < 1.5, (acc_ratio, predicted)
-assert 5 * o > 0.5 * per_update["4 x 32"], (o, per_update)  # most of it is the five calls' fixed cost
+assert o / f > B_crit, (o, f)  # a call costs more than B_crit examples (Answer 2: B* above B_crit)
+assert per_update["4 x 32"] / per_update[128] > 1.5, per_update  # accumulating 4 x 32 costs far more
+# each extra call of 4 x 32 costs about a whole small call (b = 8), the bound on the fixed cost
+assert 0.5 * per_update[8] < extra / 4 < 1.5 * per_update[8], (extra, per_update)
+assert o + 512 * f > 1.2 * per_update[512], (o, f, per_update)  # the line overshoots larger calls
 near = [to_target[b] for b in (32, 64, 128)]
 assert max(near) < 1.5 * min(near), to_target  # 64 and 128 arrive close to 32
 assert to_target[512] > 1.5 * max(near) and to_target["4 x 32"] > 1.5 * to_target[128], to_target
@@ -58,7 +59,4 @@ assert [f"{min(alone[t]):.0f} to {max(alone[t]):.0f}" for t in targets] == ["28 
 # Answer 1
 assert [round(time_to_target(k, 150)) for k in (1, 2, 4)] == [243, 322, 482]
 assert [round(time_to_target(k, 1.25)) for k in (1, 2, 4)] == [608, 566, 664]
-assert [round(time_to_target(k, 1.25, 53)) for k in (1, 2)] == [449, 460]
 assert f"{1.5 * 102.3 / 150:.1f}" == "1.0" and f"{1.5 * 102.3 / 1.25:.1f}" == "122.8"
-# Answer 1 with an ImageNet-scale B_crit of 20,000 over 10 GbE: k = 4 wins
-assert [f"{time_to_target(k, 1.25, B_crit=20_000):,.0f}" for k in (1, 2, 4)] == ["31,884", "22,373", "17,738"]
