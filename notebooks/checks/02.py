@@ -97,3 +97,23 @@ assert _fmt(exact[190].grad_sq_norm, ".3f") == "0.016"
 # the exact value swings up to 5.9-fold between neighbouring checkpoints (10 updates apart)
 assert _fmt(swing, ".1f") == "5.9" and swing == max(
     max(values[t + 10] / values[t], values[t] / values[t + 10]) for t in range(0, 200, 10))
+# each ratio's standard error is printed: 0.03 at b = 8 (above)
+# the sweep draws without replacement: the model's 2.51 becomes 2.53 with Cochran's factor
+assert (_fmt(per_update, ".2f"), _fmt(model_wo, ".2f")) == ("2.51", "2.53")
+assert model_wo == progress(256 * (N - 1) / (N - 256), B_noise) / progress(32 * (N - 1) / (N - 32), B_noise)
+# 90% of the resampled ratios lie in 2.9 to 3.5, above the model's 2.53
+assert (_fmt(low, ".1f"), _fmt(high, ".1f")) == ("2.9", "3.5") and low > model_wo, (low, high)
+# per-example gradients of 50 examples of a 7-billion-weight model in float32: 1.4 TB
+assert _fmt(50 * 7e9 * 4 / 1e12, ".1f") == "1.4"
+# the rule k = ceil(B_simple / 32) at the first checkpoints below losses 0.5, 0.4, 0.3 (updates 40, 50, 70)
+_first = [min(t for t in losses if losses[t] < target) for target in (0.5, 0.4, 0.3)]
+assert _first == [40, 50, 70], _first
+assert [_fmt(exact[t].noise_scale, ".0f") for t in _first] == ["91", "101", "474"]
+assert [_fmt(averaged[t].noise_scale, ".0f") for t in _first] == ["67", "83", "134"]
+assert [int(np.ceil(averaged[t].noise_scale / 32)) for t in _first] == [3, 3, 5]
+assert int(np.ceil(exact[70].noise_scale / 32)) == 15
+# the average is 2.0 to 2.4 times 03's B_crit (32, 42, 55 in 03's stored fits); both rise as the loss falls
+_over = [averaged[t].noise_scale / c for t, c in zip(_first, (32, 42, 55))]
+assert (_fmt(min(_over), ".1f"), _fmt(max(_over), ".1f")) == ("2.0", "2.4"), _over
+# 03's table at B = 64, twice its B_crit 32.4: 1.51 times the fewest updates, 2.98 times the fewest examples
+assert (_fmt(1 + 32.4 / 64, ".2f"), _fmt(1 + 64 / 32.4, ".2f")) == ("1.51", "2.98")
