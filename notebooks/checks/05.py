@@ -36,6 +36,8 @@ for weights, reference in ((hand_weights, hand_large), (my_weights, large_weight
     assert max_abs_diff(weights, reference) <= spacing(w_top), max_abs_diff(weights, reference)
     assert gap_to_update(weights, reference) < 1e-5, gap_to_update(weights, reference)
 assert f"{max_abs_diff(hand_weights, hand_large):.1e}" == "1.5e-08"
+assert f"{top:.3f}" == "0.159" and f"{np.spacing(np.float32(top)):.1e}" == "1.5e-08"  # the printed step
+assert max_abs_diff(hand_weights, hand_large) <= spacing(top)  # "one float32 step"
 assert [f"{gap_to_update(w, r):.1e}" for w, r in ((hand_weights, hand_large), (host_weights, large_weights),
                                                  (v1_weights, large_weights))] == ["4.7e-07", "4.9e-07", "5.1e-07"]
 assert f"{gap_to_update(my_weights, large_weights):.1e}" == "5.1e-07"  # your TF2 step, the prose's number
@@ -63,18 +65,14 @@ assert f"{gap3:.1e}" == "1.5e-08"
 ratios = [f"{size(adam_change(summed, lr)) / size(mean_change):.3f}" for lr in (1e-3, 1e-3 / 4)]
 assert ratios == ["1.006", "0.252"], ratios  # Adam nearly ignores N; the sum at lr / N moves about 1/N
 
-# what host averaging buys and costs: host_budget at B = 64, N = 4, in MiB, as the prose rounds them
-assert P == 203_530 and (B, N) == (64, 4) and (a, t) == (5_224, 2_048)  # 08's a and t for the MLP
-costs = {k: f"{v / MiB:.2f}" for k, v in host_budget(P, B, N, row).items()}
-assert costs == {"device, one large batch": "2.00", "device, in-graph accumulator (08)": "2.44",
-                 "device, host averaging": "1.66", "host, host_step's N gradients": "3.11",
-                 "host, a running sum (06)": "1.55", "copied to the host": "3.11",
-                 "copied back": "0.78"}, costs
-assert f"{4 * P / MiB:.2f}" == "0.78" and 4 * P > (B - B // N) * row  # the accumulator outweighs 48 rows
-assert pays == 150  # as 08 finds
-# host averaging lowers the device's memory at every B > N (it saves rows and adds nothing there)
-assert all(host_budget(P, b, N, row)["device, host averaging"]
-           < host_budget(P, b, 1, row)["device, one large batch"] for b in range(N + 1, 2000))
-# problem 2: 100 million parameters, N = 10, in GB
-assert [f"{big[k] / 1e9:.1f}" for k in host_side] == ["4.0", "0.8", "4.0", "0.4"]
+# what host averaging moves: this MLP at N = 4, in MiB, as the prose rounds them
+assert P == 203_530 and N == 4 and G == 4 * P and MiB == 2 ** 20
+assert s == 784 * 256 / P and f"{s:.1%}" == "98.6%"  # the first kernel
+assert [f"{G / MiB:.2f}", f"{N * G / MiB:.2f}"] == ["0.78", "3.11"]  # a gradient back; N out
+assert f"{N + 2 * s:.2f}" == "5.97" and f"{(N + 2 * s) * G / MiB:.2f}" == "4.64"  # host_step's peak
+assert f"{10 + 2 * s:.1f}" == "12.0"  # the rule at N = 10, as lesson 06 measures it
+# problem 2: 100 million parameters, N = 10, in GB; the copies at PCIe 5 x16's 64 GB/s
+assert [f"{x / 1e9:.1f}" for x in (N_big * G_big, G_big, (N_big + 2) * G_big, 2 * G_big)] == [
+    "4.0", "0.4", "4.8", "0.8"]
+assert f"{1000 * (N_big + 1) * G_big / 64e9:.0f}" == "69"
 print("the authors' checks pass")
