@@ -54,6 +54,9 @@ assert (rnd(at_100s[20].mean(axis=0)[0], 1), rnd(at_100s[1].mean(axis=0)[0], 1))
 widest = max(abs(at_100s[a].mean(axis=0) - at_100s[b].mean(axis=0)).max() for a in at_100s for b in at_100s)
 assert widest == abs(at_100s[20].mean(axis=0)[0] - at_100s[1].mean(axis=0)[0])  # the widest spread
 assert all(abs(means[n][0]) < halves[n][0] for n in means)  # every update-100 interval holds 0
+assert (f"{means[20][0]:+.1f}", f"{halves[20][0]:.2f}") == ("+5.4", "5.65")  # the tallest bar
+assert (f"{late_h.min():.2f}", f"{late_h.max():.2f}") == ("0.23", "0.70")  # what the runs can see
+assert rnd(late_h.min(), 2) > 0.2  # Chlebus's 0.2-point lead is below every late half-width
 
 # the schedule
 assert [len(checkpoints(n, repro["updates"])) for n in (1, 5, 10, 20)] == [11, 51, 101, 201]
@@ -91,9 +94,13 @@ assert abs(rnd(same_mean[20], 2) - rnd(same_mean[1], 2)) <= 0.01
 assert rnd(reproduction.SEED_TABLE[20][0] - reproduction.SEED_TABLE[1][0], 1) == 0.2
 
 # dropout: one distribution (after the setup)
-assert f"{off:.1e}" == "4.0e-07"
-assert [rnd(on[k][0], 2) for k in (1, 2, 4, 8)] == [1.13, 0.93, 0.69, 0.51]
-assert [rnd(on[k][1], 2) for k in (1, 2, 4, 8)] == [1.10, 0.94, 0.75, 0.56]
+assert f"{off:.1e}" == "4.1e-07"
+assert rnd(noise, 2) == 1.25 and noise > 1  # dropout's noise is larger than the gradient
+assert (rnd(far[1][0][0], 2), rnd(far[8][0][0], 2), rnd(far[8][1][0], 2)) == (1.79, 0.63, 0.65)
+assert rnd(far[1][0][0] / np.sqrt(8), 2) == 0.63  # the prose's 1.79 / sqrt(8)
+for k, ((n20, n20_sd), (other, other_sd)) in far.items():  # both rows fall as 1 / sqrt(K) ...
+    assert all(abs(np.sqrt(k) * d / far[1][1][0] - 1) < 0.1 for d in (n20, other)), (k, n20, other)
+    assert abs(n20 - other) < n20_sd + other_sd, (k, n20, other)  # ... each within the other's spread
 
 # Adam's epsilon, as the fold states it
 assert (keras.optimizers.Adam().epsilon, his_adam.parameters["epsilon"].default) == (1e-7, 1e-8)
