@@ -3,6 +3,14 @@
 Run by the lesson's last cell (`%run -i checks/10.py`) in the notebook's namespace; each assert
 fails loudly (nbval, `make notebooks`) if a run ever disagrees with the text. Not part of the lesson.
 """
+# Problems 1 to 3 and the stored benchmark: the numbers the folded answers and the memory cell rest on
+rates = gl.lessons.keras_accumulation.applied_rates(keras.optimizers.schedules.CosineDecay(1.0, decay_steps=1000),
+                                                    accum_steps=8, updates=127)
+first_zero = int(np.argmax(rates == 0))  # answer 1: the first update that applies rate 0
+per_epoch = -(-50_000 // 64)  # answer 2: micro-batches per epoch, the last one short
+mib = {k: k * 10**9 * 4 / 2**20 for k in (1, 4, 5)}  # answer 3: k W of float32, W = 1e9
+rise = peaks["keras", 8, 1] - cost["09's convnet"] - peaks["plain", 8, 1]  # Keras's peak less its accumulators
+
 MISSES = ("keras, 30", "fit, Keras 4 x 16, kept")  # the comparisons the prose says miss
 assert probed == [0.0, 0.0, 0.0, -2.5] and theirs == probed and clipped == -2.0
 assert rule == [-2.5, -2.0] and rule[0] == probed[-1] and rule[1] == clipped
@@ -31,3 +39,9 @@ assert first_zero == 125 and (rates[first_zero:] == 0).all()
 assert (per_epoch, 50_000 - 64 * (per_epoch - 1), per_epoch % 8, 50_000 % 125, 50_000 // 125 % 8) == (782, 16, 6, 0, 0)
 assert (50_000 // 64, 50_000 // 64 % 8) == (781, 5)
 assert [round(mib[k]) for k in (1, 4, 5)] == [3815, 15259, 19073]
+assert abs(-float(adam_w.numpy()[0]) - adam_move[1]) < 1e-3 and round(adam_move[4], 3) == 0.581, adam_move
+assert abs(final_loss["Keras 4 x 16, PerUpdate"] - final_loss["plain fit at 64"]) < 1e-4, final_loss
+assert final_loss["Keras 4 x 16"] > final_loss["plain fit at 64"] + 0.3, final_loss
+assert time_ratio[1] > 1, time_ratio  # a conclusion, not the stored ratio
+assert 0.02 < causes["weighting"] < 0.08 and 0.06 < causes["windows"] < 0.15, causes  # the fit miss's two causes
+assert causes["windows"] > causes["weighting"], causes  # "the larger part"
