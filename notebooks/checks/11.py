@@ -14,6 +14,9 @@ assert W / (2 * W_i[0]) > 1 > W / (2 * W_i[1])
 assert pf.relative_error(naive, gradlab_naive) < 1e-5  # your naive rule (or the solution's) is gradlab's
 assert pf.relative_error(gradlab_fix, target) < 1e-5  # gradlab's sample_weight under accumulate
 assert pf.relative_error(fixed, gradlab_fix) < 1e-5
+# no multiple of the naive gradient reaches the target (what Adam's scale-blindness cannot undo)
+assert 0.3 < best_miss <= pf.relative_error(naive, target) + 1e-6
+assert f"{best_miss:.2f}" == "0.57" and f"{c_best:.2f}" == "1.03"
 
 # shuffled splits: smaller than the sorted one, far above rounding, and biased
 assert 1e-3 < one_split < pf.relative_error(naive, target)
@@ -33,6 +36,12 @@ assert miss(mean_ratio) > 4 * noise / np.sqrt(len(shuffled))  # 0.014 against a 
 assert mean_ratio[:16].min() > 1 > mean_ratio[tokens.argmax()]  # short over-, the longest under-weighted
 # the short sequences' tokens gain what the long ones lose: the mean weights still sum to 1
 assert abs(float((mean_ratio * tokens / W).sum()) - 1) < 1e-6
+# the prose's trend by length: over 1 up to 35 tokens, about 1 at 41 and 42, under 1 from 45 on
+assert all(r > 1.005 for t, r in zip(tokens, mean_ratio) if t <= 35)
+assert all(abs(r - 1) < 0.005 for t, r in zip(tokens, mean_ratio) if 41 <= t <= 42)
+assert all(r < 1 for t, r in zip(tokens, mean_ratio) if t >= 45) and 41 in tokens and 42 in tokens
+assert f"{mean_ratio[tokens == 35][0]:.3f}" == "1.013" and f"{mean_ratio[:16].mean():.3f}" == "1.064"
+assert f"{mean_ratio[tokens.argmax()]:.3f}" == "0.977" and f"{miss(mean_ratio):.3f}" == "0.014"
 
 # padding masks
 assert pf.relative_error(seq_naive, seq_target) > 1 and pf.relative_error(seq_fixed, seq_target) < 1e-5
@@ -71,6 +80,12 @@ assert pf.relative_error(ig_counted, seq_target) < 1e-5  # the ignore_class row,
 assert fit_errors["counted first"] < 1e-5 and abs(fit_errors["as it is"] - seq_errors[0]) < 1e-3
 assert all(abs(s - N * v / sum(V_i)) < 1e-6 for s, v in zip(s_i, V_i)) and len(s_i) == N
 assert pf.relative_error(keras_w, target) < 1e-5
+# fit's logged loss: the rows' mean of the micro-batches' losses; the token mean once counted first
+assert abs(fit_logged["as it is"] - np.mean(micro_means)) < 1e-5
+assert abs(fit_logged["counted first"] - token_mean) < 1e-5
+assert f"{fit_logged['as it is']:.4f}" != f"{token_mean:.4f}"
+# a causal LM's next-token labels: n - 1 per sequence of n tokens
+assert V_next == [v - 8 for v in V_i] and f"{V_next[0] / sum(V_next):.3f}" == "0.074"
 
 # What the miss does to training: tagging
 t_nai, t_fix, t_big, t_shuf = tag_end.values()
@@ -83,11 +98,9 @@ assert t_shuf[2] > t_fix[2]  # 'in this run still leans short' (a seeded run: th
 
 # The problems
 assert naive_share / share.min() > 10 > 1 > naive_share / share.max() and 0 < moved < 1
+assert [f"{r:.2f}" for r in packed] == ["1.06", "0.95"]  # problem 2's answer
+assert f"{moved:.0%}" == "38%" and abs(moved - 0.5 * np.abs(1 / 8 - chat / chat.sum()).sum()) < 1e-12
 assert [f"{r:.2f}" for r in replica_ratio] == ["1.67", "0.71"]  # problem 3's answer
 
-
-# the prose's noise bound on a mean of 10,000 splits: one split's rms miss over sqrt(10,000)
-assert miss(mean_ratio) > 5 * rms_miss / 100 and f"{rms_miss:.2f}" == "0.16", rms_miss
-assert abs(bias - miss(mean_ratio)) < 1e-12 and bias / bound > 5  # the prose's 'times the most chance leaves'
 
 print("every check behind the text holds")
