@@ -19,8 +19,10 @@ def ceil_fill(B, R):
 assert ceil_fill(4, 3) == [2, 2, 0] and check_batch(4, 3) == [2, 1, 1] and ceil_fill(64, 3) == [22, 22, 20]
 assert f"{hand_gap:.1e}" == "2.2e-08" and f"{g_max:.3f}" == "0.119"
 assert f"{factor:g}" == "2" == f"{R:g}"  # a mean-reduced Keras loss divides by R inside a replica
+assert abs(float(dist.experimental_local_results(inside)[0]) - outside / R) < 1e-6 * outside
 assert my_count == 2 == distribute.count_all_reduces(graph) and set(MY_ALL_REDUCE_TYPES) == set(distribute.ALL_REDUCE_OPS)
 assert ceil_fill(31, 3) == [11, 11, 9] and check_batch(31, 3) == [11, 10, 10]  # where the two rules part
+assert all(tf_rule(b, r) == ceil_fill(b, r) for b in range(1, 70) for r in range(1, 6))  # the lesson's one-liner
 assert all(counts[n] == (1, 1, n) for n in counts)
 # your step (or the solution) and the naive loop both give g_B, on entries up to 0.119 (both printed at 8)
 assert once_gaps[accum_steps] < 1e-6 and gap_naive_8 < 1e-6 and f"{g_max:.3f}" == "0.119"
@@ -66,6 +68,7 @@ assert max(sum_count_gaps) < 1e-6  # printed by the cell after the checker: the 
 # Problem 1 (pencil): R = 4, B = 30, accum_steps = 2
 assert check_batch(30, 4) == [8, 8, 7, 7] and gl.split_sizes(8, 2) == [4, 4] and gl.split_sizes(7, 2) == [4, 3]
 assert ceil_fill(30, 4) == [8, 8, 8, 6]
+assert sum(1 / 4 for shard in range(4) for micro in range(2)) == 2  # per micro-batch: the weights sum to 2
 assert abs(sum(1 / 4 - n / 30 for n in (8, 8)) + 2 / 60) < 1e-12  # the miss: (m2 + m3 - m0 - m1) / 60
 # on TensorFlow's 8, 8, 8, 6 the weights' errors 1/4 - n_r/30 are -1/60, -1/60, -1/60, +3/60
 assert np.allclose([1 / 4 - n / 30 for n in ceil_fill(30, 4)], [-1 / 60, -1 / 60, -1 / 60, 3 / 60])
