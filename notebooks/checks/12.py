@@ -34,6 +34,9 @@ assert check_clip(clip_each, False) is None and check_clip(clip_once, True) is N
 # Section 2: skip the whole update
 assert sum_if_finite(micro_grads(mlp(), bad, y, 2, scale=2.0 ** 15)) is None
 assert abs(not_finite - 19_000) < 500 and entries == 50_890
+assert f"{micro_loss[0]:.3f}" == "2.206" and micro_loss[1] == np.inf  # micro-batch 2: inf
+assert fused_row == [None, None, 1, 1, 2, 2]  # fused skips the whole window, then applies whole windows
+assert f"{norm(wrong):.1e} {norm(g_clipped):.3f}" == "1.5e-05 0.500"  # clipped before unscaling
 assert held_1["fused"] == 0.0 < held_1["keras"] and f"{held_1['keras']:.3f}" == "0.173"
 assert held["fused"] == 0.0 < held["keras"] and f"{held['keras']:.2f}" == "0.17"
 assert max(w_gap(w_after["fused"], clean), w_gap(w_after["keras"], mixed)) < 1e-6
@@ -177,30 +180,17 @@ def lag(beta, moves, updates=30_000):  # theta_k = k: how many updates the avera
 
 lags = {beta: (lag(beta, 1), lag(beta, 4), lag(beta ** (1 / 4), 4))
         for beta in (0.9, 0.99, 0.999)}
-for beta, (lag_once, lag_keras, lag_fixed) in lags.items():
-    print(f"beta {beta}: once per update {lag_once:.2f}, Keras (N = 4) {lag_keras:.2f}, "
-          f"Keras with ema_momentum = beta^(1/4) {lag_fixed:.2f} updates behind")
 
-# Problem 2: clipping at c = 3.0
-clip_gaps = {c: pf.relative_error(clip_each(parts, c), clip_once(parts, c)) for c in (0.5, 3.0)}
-large_norm, n_4 = norm([t.numpy() for t in weighted_sum(parts)]), norm([t.numpy() for t in parts[3][1]])
-by_hand = parts[3][0] * (n_4 - 3.0) / large_norm  # micro-batch 4's share, shortened by n_4 - c
-print(f"large batch's norm {large_norm:.3f}; clip_each vs clip_once: relative error "
-      f"{clip_gaps[0.5]:.2f} at c = 0.5, {clip_gaps[3.0]:.3f} at c = 3.0 ({by_hand:.3f} by hand)")
-# Problem 3: two counters of apply calls
+# Problem 2: two counters of apply calls
 cosine_10k = keras.optimizers.schedules.CosineDecay(0.1, decay_steps=10_000)
 # update t reads the schedule at micro-step 4t - 1 (before _iterations counts its own apply)
 ends_at = next(t for t in range(1, 10_001) if float(cosine_10k(4 * t - 1)) < 1e-9)
 first_doubling = doubled["Keras's accumulation, N = 4"][0]
-print(f"N = 4: the cosine ends after update {ends_at - 1}; "
-      f"the loss scale first doubles after update {first_doubling}")
 for beta, (lag_once, lag_keras, lag_fixed) in lags.items():  # the closed forms the prose states
     assert max(abs(lag_once - beta / (1 - beta)), abs(lag_keras - beta / (1 - beta ** 4)),
                abs(lag_fixed - beta ** 0.25 / (1 - beta))) < 1e-6 and 0 < lag_fixed - lag_once < 0.75
 assert [f"{lags[b][1]:.2f}" for b in lags] == ["2.62", "25.12", "250.12"]
 assert f"{lags[0.99][1]:.0f}" == "25"  # Keras's average trails by about 25 updates at 0.99, N = 4
 assert f"{lags[0.9][2]:.2f}" == "9.74"
-assert f"{large_norm:.3f} {clip_gaps[3.0]:.3f}" == "1.651 0.067"
-assert large_norm < 3.0 < n_4 and abs(clip_gaps[3.0] - by_hand) < 1e-3 * by_hand
-assert ends_at == 2501 and doubled["Keras's accumulation, N = 4"][0] == 500
+assert ends_at == 2501 and first_doubling == 500
 print("every check behind the text holds")
