@@ -12,6 +12,8 @@ assert micro_sum is solution_micro_sum or micro_sum is my_micro_sum
 assert abs(float(probe.compute_loss(x11, y11, probe(x11))) - float(tf.reduce_sum(per_row)) / 11) < 1e-6  # L_i = S_i / D_i
 assert accumulate is solution_accumulate or accumulate is my_accumulate
 assert loop_options(traced(MyWhileLoopModel(fresh(), 4))) == [1]  # "parallel_iterations 1": one at a time
+assert autograph_on == (20, 0)  # range(k) over a Python int unrolls with AutoGraph on too
+assert quarter_miss > 1e-3  # "every miss here is above 1e-3" (the others are checked below)
 assert abs(history["loss"][0] - mine_history["loss"][0]) < 1e-6
 assert abs(history["accuracy"][0] - mine_history["accuracy"][0]) < 1e-6  # your step logs compile's accuracy
 assert 0.12 < quarter_share < 0.14  # "13% of the last update"
@@ -33,10 +35,18 @@ assert np.mean([held["while loop", k] for k in KS[1:]]) > held["unrolled", 1] + 
 assert all(abs(held["unrolled", k] - k) <= 1.5 for k in KS[1:]), held
 assert held["unrolled", 16] > 4 * held["while loop", 16], held
 assert round(outputs / grad, 1) == 0.1  # "the layers' outputs are 0.1 gradients"
+# 4,000 rows: the activations outweigh a gradient, and the loop at k = 4 holds well under one pass (0.35x to 0.47x in four runs)
+assert big["unrolled", 1] > 4 and big["while loop", 4] < 0.7 * big["unrolled", 1], big
 
-# Dropout: plain fit repeats itself exactly; your step draws other masks, so it lands a different update away
-assert drop_again_miss == 0, drop_again_miss
-assert drop_miss > 1e-2 and 0.55 < drop_share < 0.63, (drop_miss, drop_share)  # "3.3e-02, 59%": seeded masks
+# Dropout: plain fit repeats itself exactly; your step and AccumulatingModel draw other masks, and land about as far
+# from plain fit as plain fit with other masks does ("far, about as far as other masks"; all seeded, so fixed)
+drop_miss = {name: max_abs_diff(w, drop_large.get_weights()) for name, w in drop_w.items()}
+drop_share = {name: share_of(w, drop_large.get_weights(), dropped().get_weights()) for name, w in drop_w.items()}
+assert drop_miss["plain fit again"] == 0, drop_miss
+assert 0.55 < drop_share["your while loop"] < 0.63 and 0.57 < drop_share["AccumulatingModel"] < 0.65, drop_share
+assert 0.59 < drop_share["plain fit, other masks"] < 0.67, drop_share  # "4.2e-02, 63%"
+for name in ("your while loop", "AccumulatingModel"):  # no farther than another draw of the masks
+    assert 1e-2 < drop_miss[name] <= drop_miss["plain fit, other masks"], drop_miss
 
 # The two library ways
 assert abs(mine_history["loss"][0] - acc_history["loss"][0]) < 1e-6
@@ -47,14 +57,14 @@ assert max_abs_diff(keras_acc.get_weights(), large600.get_weights()) < 1e-6
 assert max_abs_diff(keras_acc.get_weights(), large.get_weights()) > 1e-2
 
 # Masked tokens
-assert seq_miss["Keras accumulation"] > 1e-4 and seq_miss["AccumulatingModel"] < 1e-6
-assert seq_miss["your train_step"] > 1e-4 and yours_vs_keras < 1e-6
+assert seq_miss["Keras accumulation"] > 1e-3 and seq_miss["AccumulatingModel"] < 1e-6
+assert seq_miss["your train_step"] > 1e-3 and yours_vs_keras < 1e-6
 assert token_count is solution_token_count or token_count is my_token_count
 assert abs(token_history["loss"][0] - seq_logs["large batch"]) < 1e-6  # "logging the large batch's 1.609289"
 
 # The problems' solutions
 assert max_abs_diff(mine16.inner.get_weights(), large.get_weights()) < 1e-6 and sizes.count(0) == 5
-assert all(d < 1e-6 for d in weighted_diff.values()) and class_moved > 1e-4
+assert all(d < 1e-6 for d in weighted_diff.values()) and class_moved > 1e-3
 assert abs(weighted_logs["sample_weight=w"][1] - 2.197235) < 1e-6
-assert by_sum["D_i = rows"] > 1e-4 and by_sum["D_i = summed weights"] < 1e-6, by_sum
+assert by_sum["D_i = rows"] > 1e-3 and by_sum["D_i = summed weights"] < 1e-6, by_sum
 assert l2_diff < 1e-6 and abs(l2_logs["your train_step"] - l2_logs["large batch"]) < 1e-6
