@@ -14,7 +14,6 @@ check_split(solution_split)
 assert shards(11, strategies[4]) == [3, 3, 3, 2] and shards(11, strategies[6]) == [2, 2, 2, 2, 2, 1]
 assert shards(11, strategies[3]) == [4, 4, 3] and shards(1) == [1, 0]
 assert shards(4, strategies[3]) == [2, 2, 0] and shards(4, strategies[3], drop_remainder=True) == [2, 2, 0]
-assert drop_miss < 1e-6 and int(dropped.optimizer.iterations.numpy()) == 10
 
 # Full batches that R does not divide: fit does not start; Keras's step misses at every update
 assert shards(64, strategies[3]) == [22, 22, 20] and fit_updates == 0 and "AddN" in fit_error
@@ -28,8 +27,10 @@ assert same_as_keras < 1e-6 and as_written.miss > 1e-4 and summed.miss < 1e-6
 assert abs(summed.loss - large.history.history["loss"][0]) < 1e-6
 assert abs(2 * as_written.loss - summed.loss) < 1e-5  # it logs half the loss
 assert clipped.miss < 1e-6 and clip_acc < 1e-6  # apply clips the all-reduced sum
-assert f"{first.miss:.1e}" == "1.2e-02"  # the public route: apply clips each replica's part, then adds
-assert first_unclipped < 1e-6  # without clipping the public route is the large batch
+check_first(first_step)  # stage 1 (the learner's or the solution): the large batch, an empty shard included
+if first_step is not solution_first_step:
+    check_first(solution_first_step)
+assert f"{first.miss:.1e}" == "1.2e-02"  # stage 1 clipped: apply clips each replica's part, then adds
 assert keras_clip > 1e-3 and f"{keras_clip:.1e}" == "1.1e-02"  # mirrored fit clips each replica's part, even batches
 assert f'{keras_plain.history.history["loss"][0]:.6f}' == "2.082094"  # Keras undoes its 1/R in the log
 assert f"{clip_effect:.1e}" == "4.0e-02"  # clipping is active in the reference: the clipping test is not vacuous
@@ -41,23 +42,27 @@ if global_step is not solution_train_step:
     check_step(solution_train_step)
 
 # One all-reduce per update: the counts, gradlab's
-assert reduces == {"mirrored fit": 1, "your step": 1, "first attempt": 2, "AccumulatingModel": 1}, reduces
-assert gl_counts == [1, 1] and grad_bytes == 101_800
+assert reduces == {"mirrored fit": 1, "your step": 1, "stage 1": 2, "AccumulatingModel": 1}, reduces
+assert gl_counts == [1, 1]
 assert misses["AccumulatingModel"] < 1e-6
 
 # The empty shard: mirrored fit misses by half the last update, your step is exact
 assert abs(empty["mirrored fit"] - half) < 1e-6 and empty["your step"] < 1e-6
 assert float(keras.ops.divide_no_nan(0.0, 0.0)) == 0.0 and np.isnan(float(tf.reduce_mean(tf.zeros([0]))))
 
-# The problems (3's table of weights on 2, 3, 4, 6 replicas; 4: drop_remainder; 5: the public route; 6: ImageNet)
+# The problems (3's table of weights on 2, 3, 4, 6 replicas; 4: stage 1 clipped; 5: ImageNet)
 assert miss605 > misses["mirrored fit"] and 2.3 < gap_ratio < 2.7
 assert [f"{max(11 / (R * n) for n in shards(11, strategies[R])):.3f}" for R in (2, 3, 4, 6)] == [
     "1.100", "1.222", "1.375", "1.833"]
 assert by60_600 < 1e-6 and abs(by60.miss - (1 - 11 / 60) * last_update) < 1e-6  # only the last update misses
 assert by60.miss > 1e-4 and miss3 > 1e-4 and abs(run3 - miss3) < 1e-4 and gap3 < 1e-6
-assert imagenet_last == 143 and imagenet_shards == [18] * 7 + [17]  # problem 6
+assert imagenet_last == 143 and imagenet_shards == [18] * 7 + [17]  # problem 5
 assert f"{imagenet_last / (8 * min(imagenet_shards)):.3f}" == "1.051" and -(-1_281_167 // 256) == 5005
 
 # Keras's accumulation fails under a strategy, before any update (the Summary's last point)
 assert "merge_call" in keras_error and int(failed.optimizer.iterations) == 0
 assert max_abs_diff(failed.get_weights(), w_init) == 0
+
+# A loss that is a mean per token: mirrored fit misses on even batches; dividing by all replicas' tokens does not
+assert token_miss["mirrored fit"] > 1e-4 and token_miss["your divisor"] < 1e-6, token_miss
+assert [f"{m:.1e}" for m in token_miss.values()] == ["3.0e-03", "3.0e-08"], token_miss
