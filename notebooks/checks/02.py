@@ -112,8 +112,8 @@ assert [_fmt(exact[t].noise_scale, ".0f") for t in _first] == ["91", "101", "474
 assert [_fmt(averaged[t].noise_scale, ".0f") for t in _first] == ["67", "83", "134"]
 assert [int(np.ceil(averaged[t].noise_scale / 32)) for t in _first] == [3, 3, 5]
 assert int(np.ceil(exact[70].noise_scale / 32)) == 15
-# the average is 2.0 to 2.4 times 03's B_crit (32, 42, 55 in 03's stored fits); both rise as the loss falls
-_over = [averaged[t].noise_scale / c for t, c in zip(_first, (32, 42, 55))]
-assert (_fmt(min(_over), ".1f"), _fmt(max(_over), ".1f")) == ("2.0", "2.4"), _over
-# 03's table at B = 64, twice its B_crit 32.4: 1.51 times the fewest updates, 2.98 times the fewest examples
-assert (_fmt(1 + 32.4 / 64, ".2f"), _fmt(1 + 64 / 32.4, ".2f")) == ("1.51", "2.98")
+# the rule's batches 32 k from the average: 96, 96, 160 (k = 3, 3, 5)
+assert [32 * int(np.ceil(averaged[t].noise_scale / 32)) for t in _first] == [96, 96, 160]
+# the rule's k over the run (from the average, every 20 updates): 3 at update 0, 24 at 140, 8 at 180, 16 at 200
+assert (rule_k[0], rule_k[140], rule_k[180], rule_k[200]) == (3, 24, 8, 16), rule_k
+assert rule_k == {t: int(np.ceil(averaged[t].noise_scale / 32)) for t in range(0, 201, 20)}
