@@ -1,9 +1,10 @@
 """Host averaging: gradients fetched to numpy, averaged there, fed back to `apply_gradients`.
 
-    g = np.stack([g_1, ..., g_N]).mean(0)            equal micro-batches
+    g = (g_1 + ... + g_N) / N                        equal micro-batches
     g = sum_i (n_i / B) g_i                          unequal ones, weighted by example count
 
-The original (Grzegorz Chlebus, 2018) fed the numpy mean through placeholders every N steps.
+both as a running sum (`host_average`). The original (Grzegorz Chlebus, 2018) took
+`np.stack([g_1, ..., g_N]).mean(0)` and fed the numpy mean through placeholders every N steps.
 
 Lesson: notebooks/05-host-averaging.ipynb
 """
@@ -33,8 +34,9 @@ class HostAverageGraph(ClassicGraph):
     def run_update(self, sess, x, y, accum_steps=1):
         """One update from `(x, y)` in `accum_steps` micro-batches averaged in numpy; the mean loss.
 
-        Equal micro-batches take the classic `np.stack(grads).mean(axis=0)`; unequal ones are
-        weighted by example count (`host_average(..., counts)`).
+        The fetched gradients are averaged by `host_average`, a running sum divided once (not the
+        classic `np.stack(grads).mean(axis=0)`): equal micro-batches with equal weights, unequal
+        ones weighted by example count (`host_average(..., counts)`).
         """
         batches = micro_batches(x, y, accum_steps)
         sizes = [len(y_i) for _, y_i, _ in batches]

@@ -16,8 +16,9 @@ assert [m.tolist() for m in weighted_mean(grads_list, [3, 1])] == [[1.5, 3.0], 0
 assert max_abs_diff(weighted_mean(grads_list, [3, 1]), host_average(grads_list, counts=[3, 1])) == 0
 assert max_abs_diff(plain_mean(grads_list), host_average(grads_list)) == 0
 
-# your weighted_mean and your loop are the lesson's (a passing version of yours, or the solution)
+# your weighted_mean, graph half and loop are the lesson's (a passing version of yours, or the solution)
 assert weighted_mean in (my_weighted_mean, solution_weighted_mean)
+assert averaged_and_apply in (my_averaged_and_apply, solution_averaged_and_apply)
 assert train_host_averaged in (my_train_host_averaged, solution_train_host_averaged)
 
 # your classic graph: the mean is the large batch's gradient to a few float32 spacings
@@ -36,7 +37,8 @@ for weights, reference in ((hand_weights, hand_large), (my_weights, large_weight
     assert max_abs_diff(weights, reference) <= spacing(w_top), max_abs_diff(weights, reference)
     assert gap_to_update(weights, reference) < 1e-5, gap_to_update(weights, reference)
 assert f"{max_abs_diff(hand_weights, hand_large):.1e}" == "1.5e-08"
-assert f"{top:.3f}" == "0.159" and f"{np.spacing(np.float32(top)):.1e}" == "1.5e-08"  # the printed step
+top = max(float(np.abs(w).max()) for w in hand_large)  # the largest weight: one float32 step there
+assert f"{top:.3f}" == "0.159" and f"{np.spacing(np.float32(top)):.1e}" == "1.5e-08"
 assert max_abs_diff(hand_weights, hand_large) <= spacing(top)  # "one float32 step"
 assert [f"{gap_to_update(w, r):.1e}" for w, r in ((hand_weights, hand_large), (host_weights, large_weights),
                                                  (v1_weights, large_weights))] == ["4.7e-07", "4.9e-07", "5.1e-07"]
@@ -62,6 +64,10 @@ gap3 = max_abs_diff(one_update(0.1 / 3, [sum(g) for g in zip(*fetched[:3])]),
                     one_update(0.1, plain_mean(fetched[:3])))
 assert 0 < gap3 <= spacing(w_top)  # problem 1: 1.5e-08, one float32 step
 assert f"{gap3:.1e}" == "1.5e-08"
+assert gap_to_update(one_update(0.1 / 4, summed), one_update(0.1, mean)) == 0  # the prose's 0.0e+00
+gap3_move = gap_to_update(one_update(0.1 / 3, [sum(g) for g in zip(*fetched[:3])]),
+                          one_update(0.1, plain_mean(fetched[:3])))
+assert gap3_move < 1e-6 and f"{gap3_move:.1e}" == "4.9e-07"  # the prose: rounding, 4.9e-07 of the move
 ratios = [f"{size(adam_change(summed, lr)) / size(mean_change):.3f}" for lr in (1e-3, 1e-3 / 4)]
 assert ratios == ["1.006", "0.252"], ratios  # Adam nearly ignores N; the sum at lr / N moves about 1/N
 
@@ -71,6 +77,9 @@ assert s == 784 * 256 / P and f"{s:.1%}" == "98.6%"  # the first kernel
 assert [f"{G / MiB:.2f}", f"{N * G / MiB:.2f}"] == ["0.78", "3.11"]  # a gradient back; N out
 assert f"{N + 2 * s:.2f}" == "5.97" and f"{(N + 2 * s) * G / MiB:.2f}" == "4.64"  # host_step's peak
 assert f"{10 + 2 * s:.1f}" == "12.0"  # the rule at N = 10, as lesson 06 measures it
+# activations backpropagation reads per example (input, hidden after ReLU, softmax), in gradients G
+assert act == 784 + 256 + 10 and [f"{r * act / P:.2f}" for r in (64, 16, 48)] == ["0.33", "0.08", "0.25"]
+assert 48 * act / P < 1 < N + 2 * s  # the split saves less than the accumulator; the host holds more
 # problem 2: 100 million parameters, N = 10, in GB; the copies at PCIe 5 x16's 64 GB/s
 assert [f"{x / 1e9:.1f}" for x in (N_big * G_big, G_big, (N_big + 2) * G_big, 2 * G_big)] == [
     "4.0", "0.4", "4.8", "0.8"]
