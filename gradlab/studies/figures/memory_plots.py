@@ -18,7 +18,8 @@ epoch a faint dot. Both against N on a log2 axis. Plain fit at the whole batch B
 
 Lesson 09 draws the update alone (`peak="update"`), memory only (`time=False`), with the 1/N
 line (`ideal=True`), as its table reads (`table=True`): plain fit on B/N rows a series at N, in
-place of the reference and of plain fit's horizontal line.
+place of the reference and of plain fit's horizontal line; each peak over the large batch's
+(`relative=True`), the ratios its table prints.
 
 Lesson: notebooks/09-fused-accumulation.ipynb
 """
@@ -35,7 +36,8 @@ SERIES = {("accumulating", 1): ("AccumulatingModel", "tab:blue", "o"),
 SERIES[("accumulating", 10)] = ("AccumulatingModel, overlap=10 (the default)", "tab:red", "D")
 
 
-def plot_memory(result, time=True, peak="epoch", ideal=False, time_stat="median", table=False):
+def plot_memory(result, time=True, peak="epoch", ideal=False, time_stat="median", table=False,
+                relative=False):
     """Peak memory (MiB) and time per update (ms) against accum_steps, one result of
     `bench_memory.run_bench_memory`.
 
@@ -52,6 +54,8 @@ def plot_memory(result, time=True, peak="epoch", ideal=False, time_stat="median"
         table: with `peak="update"`, draw the series a table of update peaks names: plain fit on
             b = B/N rows as a series at N = B/b (its update peak, `step_mb`) instead of the
             reference and plain fit's horizontal line.
+        relative: with `table=True`, draw each peak divided by plain fit's at the whole batch B
+            (the large batch), so the ideal line is 1/N; legend entries drop ", update".
     Returns:
         a matplotlib Figure with 2 Axes (1 without time) and the legend below, outside the data.
     """
@@ -73,11 +77,18 @@ def plot_memory(result, time=True, peak="epoch", ideal=False, time_stat="median"
         raise TypeError(f"table must be True or False, got {table!r}")
     if table and peak != "update":
         raise ValueError("table=True draws update peaks: pass peak='update'")
+    if not isinstance(relative, bool):
+        raise TypeError(f"relative must be True or False, got {relative!r}")
+    if relative and (not table or plain is None):
+        raise ValueError("relative=True divides by the large batch's update peak: pass table=True, "
+                         "with plain fit at B among the rows")
     timed = (lambda r: min(_epochs(r))) if time_stat == "fastest" else (lambda r: r["ms_update"])
     value, reference = ("train_mb", "floor_mb") if peak == "epoch" else ("step_mb", "step_floor_mb")
     fig, axes = plt.subplots(1, 1 + time, figsize=(9.0 if time else 5.5, 3.8), layout="constrained", squeeze=False)
     ax_mb, ax_ms = axes[0][0], (axes[0][1] if time else _Nowhere())
     plt.close(fig)  # owned by the caller: a cell ending with the call shows it once
+    scale = plain[value] if relative else 1.0  # relative: every peak over the large batch's
+    tag = "" if relative else f", {peak}"
     for key, (label, color, marker) in SERIES.items():
         series = sorted((r["accum_steps"], r.get(value), timed(r), r.get(reference),
                          r.get("step_mb"), _epochs(r)) for r in rows if (r["contender"], r["overlap"]) == key)
@@ -85,7 +96,7 @@ def plot_memory(result, time=True, peak="epoch", ideal=False, time_stat="median"
             continue
         ns, mb, ms, floor, step, epochs = zip(*series)
         hollow = {"mfc": "none"} if key == ("accumulating", 10) else {}  # overlap=2's point shows through
-        ax_mb.plot(ns, mb, marker=marker, color=color, label=f"{label}, {peak}", **hollow)
+        ax_mb.plot(ns, [m / scale for m in mb], marker=marker, color=color, label=f"{label}{tag}", **hollow)
         ax_ms.plot(ns, ms, marker=marker, color=color)
         for n, times in zip(ns, epochs):  # every epoch: on a shared machine they may come at two speeds
             ax_ms.plot([n] * len(times), times, marker, color=color, alpha=0.35, ms=4)
@@ -98,7 +109,9 @@ def plot_memory(result, time=True, peak="epoch", ideal=False, time_stat="median"
     if table:  # plain fit on b rows stands at N = B / b, as the table reads it
         small = sorted((c["batch"] // r["batch"], r["step_mb"]) for r in rows if r["contender"] == "plain")
         if small:
-            ax_mb.plot(*zip(*small), marker="v", color="grey", label="plain fit on B/N rows, update")
+            n_small, mb_small = zip(*small)  # large hollow rings, drawn first: seen around the others
+            ax_mb.plot(n_small, [m / scale for m in mb_small], marker="o", ms=11, mfc="none", mew=1.5,
+                       color="grey", zorder=1, label=f"plain fit on B/N rows{tag}")
     if plain is not None:
         fastest = f"; fastest epoch {timed(plain):.0f} ms" if time and time_stat == "fastest" else ""
         if not table:  # the table has plain fit at B/N rows instead
@@ -110,14 +123,15 @@ def plot_memory(result, time=True, peak="epoch", ideal=False, time_stat="median"
             ax_ms.axhspan(min(times), max(times), color="black", alpha=0.1, label="plain fit's epochs (range)")
     if ideal and plain is not None:
         ideal_ns = sorted({r["accum_steps"] for r in rows})
-        ax_mb.plot(ideal_ns, [plain[value] / n for n in ideal_ns], "--", color="black", lw=1,
-                   label=f"plain fit's {plain[value]:.0f} MiB / N")
+        ax_mb.plot(ideal_ns, [plain[value] / scale / n for n in ideal_ns], "--", color="black", lw=1,
+                   label="1/N" if relative else f"plain fit's {plain[value]:.0f} MiB / N")
     control = next((r for r in rows if r["contender"] == "input"), None)
     if control is not None and peak == "epoch":  # a whole-fit peak: not drawn among update peaks
         ax_mb.axhline(control["train_mb"], color="grey", lw=1, ls="-.",
                       label=f"fit's input alone (a linear model at B = {c['batch']})")
     ns = sorted({r["accum_steps"] for r in rows}) or [1]
-    for ax, ylabel in ((ax_mb, "allocator peak above its start (MiB)"), (ax_ms, "ms per update"))[:1 + time]:
+    mb_label = "update peak / the large batch's" if relative else "allocator peak above its start (MiB)"
+    for ax, ylabel in ((ax_mb, mb_label), (ax_ms, "ms per update"))[:1 + time]:
         ax.set_xscale("log", base=2)
         ax.set_xticks(ns, [str(n) for n in ns])
         ax.xaxis.set_minor_locator(NullLocator())

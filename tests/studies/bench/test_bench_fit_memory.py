@@ -229,6 +229,25 @@ def test_table_draws_plain_fit_on_b_over_n_rows_at_n_and_leaves_out_the_referenc
         plot_memory({"config": {"model": "conv", "batch": 8}, "rows": rows}, table=True)
 
 
+def test_relative_draws_each_update_peak_over_the_large_batchs_with_a_1_over_n_line():
+    rows = bench_memory.add_floors([_row("plain", 8, 1, 40.0), _row("plain", 4, 1, 30.0), _row("plain", 2, 1, 20.0),
+                                    _row("accumulating", 8, 2, 31.0), _row("accumulating", 8, 4, 21.0)])
+    result = {"config": {"model": "conv", "batch": 8}, "rows": rows}
+    fig = plot_memory(result, time=False, peak="update", ideal=True, table=True, relative=True)
+    lines = {line.get_label(): line for line in fig.axes[0].lines}
+    assert list(lines) == ["AccumulatingModel", "plain fit on B/N rows", "1/N"]  # no ", update", no MiB
+    # the large batch's update peak is 40 - 2 = 38 MiB; by hand: 38/38, 29/38, 19/38 and 28/38, 18/38
+    assert np.allclose(lines["AccumulatingModel"].get_ydata(), [29 / 38, 19 / 38])
+    assert np.allclose(lines["plain fit on B/N rows"].get_ydata(), [1.0, 28 / 38, 18 / 38])
+    assert list(lines["1/N"].get_xdata()) == [1, 2, 4] and list(lines["1/N"].get_ydata()) == [1.0, 0.5, 0.25]
+    assert lines["plain fit on B/N rows"].get_markerfacecolor() == "none"  # a ring, seen around the others
+    assert fig.axes[0].get_ylabel() == "update peak / the large batch's"
+    with pytest.raises(ValueError, match="table=True"):
+        plot_memory(result, peak="update", relative=True)
+    with pytest.raises(TypeError, match="relative"):
+        plot_memory(result, peak="update", table=True, relative="yes")
+
+
 @pytest.mark.slow
 def test_a_small_real_run_prints_one_json_object(capsys):
     assert bench_cli.cli(["memory", "--model", "conv", "--batch", "4", "--accum", "1,2",
