@@ -43,3 +43,7 @@ assert slope > 0 and intercept > 0 and medians[-1] > medians[0]  # a line that r
 # the line's prediction of the 7 extra all-reduces against their timing: same size (no tight margin)
 assert mlp_bytes == 6_512_680 and extra_ms > 0 and 0.25 < extra_ms / predicted_ms < 4
 assert 4 * sum(int(np.prod(w.shape)) for w in model.trainable_variables) == 6_512_680  # 6.21 MiB, the packs' comment
+# deferring against an all-reduce per micro-batch that must end first: 7 x the 20.3 ms left showing
+assert f"{8 * each_waits - overlapped:.1f}" == "142.1" and f"{each_waits - step_ms:.1f}" == "20.3"
+assert f"{c_ms[-1]:.1f}" == "16.6" and abs(c_ms[-1] + comm_ms - mine_ms) < 1e-9  # block 3, then the link busy
+assert len(line_off) == 4 and max(map(abs, line_off)) > 0  # the line against each of the four medians, printed

@@ -62,6 +62,7 @@ def plot_alpha_beta(sizes_bytes, times_ms, intercept_ms, slope_ms_per_byte, repl
     Returns:
         (figure, (alpha_us, beta_gib_per_s)): a Figure of one Axes, already closed in pyplot (a
         notebook cell ending with it shows it once), and the line's alpha and beta, as its title states.
+        The legend gives the line's slope in the title's unit, GiB/s (at R = 2 it is beta itself).
     """
     import matplotlib.pyplot as plt  # pyplot: a notebook's inline backend then shows the figure
     from matplotlib import ticker
@@ -76,7 +77,7 @@ def plot_alpha_beta(sizes_bytes, times_ms, intercept_ms, slope_ms_per_byte, repl
     ax.plot(sizes / 2 ** 20, times, "o", color="tab:blue", label="measured (median)")
     line = np.geomspace(sizes.min(), sizes.max(), 50) if log else np.array([0.0, sizes.max()])
     ax.plot(line / 2 ** 20, intercept_ms + slope_ms_per_byte * line, "-", color="tab:orange",
-            label=f"fitted line: {intercept_ms:.2f} ms + M / ({1 / slope_ms_per_byte / 2 ** 20:.2f} MiB per ms)")
+            label=f"fitted line: {intercept_ms:.2f} ms + M / ({1000 / slope_ms_per_byte / 2 ** 30:.2f} GiB/s)")
     if log:
         ax.axhline(intercept_ms, ls="--", lw=0.8, color="gray")
         ax.annotate(f"intercept {intercept_ms:.2f} ms = 2 (R - 1) alpha", (line[-1] / 2 ** 20, intercept_ms),

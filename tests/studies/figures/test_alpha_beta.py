@@ -67,3 +67,12 @@ def test_log_axes_draw_the_line_over_the_sizes_and_the_intercept_as_a_level():
 def test_log_axes_refuse_an_intercept_they_cannot_show():
     with pytest.raises(ValueError):
         plot_alpha_beta([2 ** 14, 2 ** 20], [0.1, 1.0], -0.01, 1 / 2 ** 20, 2, log=True)
+
+
+def test_the_legend_gives_the_slope_in_the_titles_unit():
+    # b = 1 ms per 2.5 GiB -> M / (2500 GiB/s); at R = 2 that is beta, as the title says (not 2560 MiB per ms)
+    fig, (_, beta) = plot_alpha_beta([2 ** 16, 2 ** 23], [1.0, 1.0031], 1.0, 1 / (2.5 * GIB), 2, log=True)
+    ax = fig.axes[0]
+    assert beta == pytest.approx(2500.0)
+    assert "beta = 2500.00 GiB/s" in ax.get_title()
+    assert ax.get_legend().get_texts()[1].get_text() == "fitted line: 1.00 ms + M / (2500.00 GiB/s)"
