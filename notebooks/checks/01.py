@@ -64,3 +64,14 @@ assert all(0.5 < shuffled[t] * np.sqrt(t) / shuffled[1] < 1.5 for t in (10, 100)
 assert f"{sum_miss['Adam, eps=1e-12']:.1%}" == "0.0%", sum_miss
 # memory: the 224 images waiting at k = 8, left out of the estimate
 assert round(waiting / MiB) == 129 and f"{waiting / parts[-1]['total']:.1%}" == "2.6%"
+# lesson 17's MLP (its stored run measures one update adding 23.50 MiB): this estimate's gradient and
+# layer outputs at B = 1,024 come to 22.94 MiB; 17's backward term b t adds 4.50 for its budget's 27.44
+from gradlab.lessons import recompute  # noqa: E402
+
+_mlp17 = recompute.block_mlp()
+_P17 = sum(int(np.prod(v.shape)) for v in _mlp17.trainable_variables)
+_a17 = 4 * sum(int(np.prod(layer.output.shape[1:])) for layer in _mlp17.layers)  # as cell 22 counts a
+assert _a17 == memory_budget.activation_bytes_per_row(_mlp17)
+_t17 = memory_budget.backward_bytes_per_row(_mlp17)
+assert f"{(4 * _P17 + 1024 * _a17) / MiB:.2f}" == "22.94" and f"{1024 * _t17 / MiB:.2f}" == "4.50"
+assert f"{(4 * _P17 + 1024 * (_a17 + _t17)) / MiB:.2f}" == "27.44"
