@@ -9,6 +9,7 @@ import numpy as np
 assert mine == worst < 1e-5 and np.isclose(paired(accumulated, large).mean(), 100 * accuracy_change)
 assert np.all(paired(accumulated, large) == 0) and f"{accs.mean():.1f} ± {accs.std(ddof=1):.1f}" == "93.4 ± 0.8"
 assert f"{mine:.1e}" == "7.2e-07" and f"{np.spacing(np.float32(2.3)):.1e}" == "2.4e-07"
+assert round(mine / np.spacing(np.float32(1))) == 6  # "about six float32 spacings at a loss of 1"
 assert f"{np.spacing(np.float32(1)):.1e}" == "1.2e-07" and f"{np.spacing(np.float32(large.losses[0])):.1e}" == "2.4e-07"
 
 # the four settings
