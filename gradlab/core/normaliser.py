@@ -134,7 +134,8 @@ def split_warning(model, parts):
     return (f"{', '.join(repr(l.name) for l in layers)}: each of the {parts} micro-batches runs "
             "its own forward pass (Dropout and noise layers draw their own masks or noise, "
             "BatchNormalization normalises with its own statistics), so this update is close to the large batch's, not equal "
-            "(lesson 11, notebooks/11-pitfalls-what-to-count.ipynb, measures by how much)")
+            "(lessons 07 and 18, notebooks/07-reproducing-the-table.ipynb and 18-the-lab.ipynb, "
+            "measure by how much)")
 
 
 def _losses(loss):

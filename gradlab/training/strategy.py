@@ -20,7 +20,8 @@
   refused with the layer named when the optimizer was not built for the new ones.
 - `jit_compile` follows `xla`'s one policy, decided when the update is first traced.
 
-Lessons: notebooks/11-pitfalls-what-to-count.ipynb (the contract, BatchNorm, dropout),
+Lessons: notebooks/11-pitfalls-what-to-count.ipynb (what each micro-batch counts),
+notebooks/07-reproducing-the-table.ipynb (dropout), notebooks/18-the-lab.ipynb (BatchNorm),
 notebooks/12-pitfalls-applying-once.ipynb (a non-finite update skipped whole)
 """
 from __future__ import annotations

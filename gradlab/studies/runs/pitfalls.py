@@ -19,7 +19,8 @@ moving statistics once per update, as the large batch does (to compare with a la
 `'micro'`, the default, moves them towards the statistics the network normalised with in
 training, the micro-batches'.
 
-Lessons: notebooks/11-pitfalls-what-to-count.ipynb (the first four rows),
+Lessons: notebooks/11-pitfalls-what-to-count.ipynb (what to count), notebooks/18-the-lab.ipynb
+(BatchNorm, schedules, uneven weights),
 notebooks/12-pitfalls-applying-once.ipynb (clipping, loss scaling, EMA; the sparse-gradient row,
 `adam_on_duplicate_rows`, is tested in tests/studies/runs/test_pitfalls.py, taught in no lesson),
 notebooks/13-across-replicas.ipynb (losses under replicas)
