@@ -39,6 +39,6 @@ unit = np.finfo(np.float32).eps / 2
 assert all(1 < r / unit < 3 for r in rel_fused.values()), rel_fused
 # overlap's time beside its memory: 1 holds one micro-batch, 2 and 10 more; overlap barely moves the time on this CPU
 assert abs(np.median(overlap_mib[1]) / micro - 1) < 0.1 and all(np.median(overlap_mib[k]) > 1.5 * micro for k in (2, 10)), overlap_mib
-# time with 1 / time with 10 moves between runs (1.07 stored; 0.91 and 1.15 in earlier runs): only "barely moved" is checked
+# time with 1 / time with 10 moves between runs (0.93 stored; 0.91, 1.07 and 1.15 in earlier runs): only "barely moved" is checked
 assert 0.7 < q_overlap[1] < 1.4 and np.median(overlap_mib[10]) > 1.8 * np.median(overlap_mib[1]), (q_overlap, overlap_mib)
 assert np.median(overlap_mib[1]) < np.median(overlap_mib[10]), overlap_mib  # overlap costs memory
