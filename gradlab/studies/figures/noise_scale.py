@@ -361,8 +361,8 @@ def plot_noise_scale_tracking(exact, averages, first=1):
     return fig
 
 
-def plot_time_to_target(times, s_min, b_crit, o, f, accumulated=None, target=None):
-    """Measured time to a target loss against B, on the model's curve, with its fastest B marked.
+def plot_time_to_target(times, s_min, b_crit, o, f, accumulated=None, target=None, mark_best=True):
+    """Time to a target loss against B (counted updates x measured time per update), on the model's curve.
 
         time(B) = S(B) (o + f B) = S_min (1 + B_crit / B)(o + f B)      (one call per update)
         least at  B* = sqrt(B_crit o / f),  where  d/dB  is zero:  o B_crit / B^2 = f
@@ -371,14 +371,17 @@ def plot_time_to_target(times, s_min, b_crit, o, f, accumulated=None, target=Non
     B* is the geometric mean of B_crit and a call's cost in examples, o / f.
 
     Args:
-        times: dict `{B: ms}`, the measured time to the target at batch B in one call per update.
+        times: dict `{B: ms}`, the time to the target at batch B in one call per update: the updates
+            counted to the target times the measured time per update (not a timed training).
         s_min, b_crit: the fitted `fit_critical_batch` model; o, f: ms per call and per example; all > 0.
         accumulated: optional dict `{label: (B, ms)}`, runs that took several calls per update, drawn
             apart (the model's one call per update does not apply to them).
         target: the target loss, for the title (None: no value in the title).
+        mark_best: draw B* on the model (False: leave it out, e.g. while an exercise asks for it).
     Returns:
-        a matplotlib Figure with 1 Axes (log-2 x): lines[0] the model, lines[1] the measured points,
-        lines[2] B* on the model, then one line per accumulated run; already closed in pyplot.
+        a matplotlib Figure with 1 Axes (log-2 x): lines[0] the model, lines[1] the points of `times`,
+        lines[2] B* on the model (only with mark_best), then one line per accumulated run; already
+        closed in pyplot.
     """
     if not all(np.isfinite(v) and v > 0 for v in (s_min, b_crit, o, f)):
         raise ValueError(f"s_min, b_crit, o, f must be finite and > 0, got {(s_min, b_crit, o, f)!r}")
@@ -397,11 +400,13 @@ def plot_time_to_target(times, s_min, b_crit, o, f, accumulated=None, target=Non
     ax.plot(grid, model(grid), color="tab:blue",
             label=f"model: {s_min:.1f} (1 + {b_crit:.1f} / B)({o:.2f} + {f:.4f} B) ms")
     ax.plot(sorted(times), [times[b] for b in sorted(times)], "o", color="black",
-            label="measured, one call per update")
-    ax.plot([b_best], [model(b_best)], "*", color="tab:green", markersize=14,
-            label=f"fastest by the model: B* = {b_best:.0f}, {model(b_best):.1f} ms")
+            label="updates counted × measured time per update, one call per update")
+    if mark_best:
+        ax.plot([b_best], [model(b_best)], "*", color="tab:green", markersize=14,
+                label=f"fastest by the model: B* = {b_best:.0f}, {model(b_best):.1f} ms")
     for (label, (b, t)), marker in zip(accumulated.items(), "sD^v"):
-        ax.plot([b], [t], marker, color="tab:red", label=f"{label}, accumulated (B = {b:g})")
+        ax.plot([b], [t], marker, color="tab:red",
+                label=f"{label}, accumulated (B = {b:g}), counted × measured")
     ax.axvline(b_crit, color="grey", linestyle="--", label=f"B_crit = {b_crit:.1f}")
     ax.set_xscale("log", base=2)
     ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))

@@ -265,6 +265,20 @@ def test_plot_time_to_target_draws_the_model_its_fastest_batch_and_the_accumulat
     assert model.get_ydata().min() >= 22.5 - 1e-9  # B* is the model's least
     assert (acc.get_xdata()[0], acc.get_ydata()[0]) == (100, 60.0)
     assert "0.5" in ax.get_title() and "B* = 50" in best.get_label()
+    # the points are counted updates times a measured time per update, not timed trainings
+    assert measured.get_label().startswith("updates counted × measured time per update")
+    assert "counted × measured" in acc.get_label()
+
+
+def test_plot_time_to_target_leaves_out_the_fastest_batch_when_asked():
+    from gradlab.studies.figures.noise_scale import plot_time_to_target
+
+    # same numbers as above, B* = 50 not drawn: the model, the points, the accumulated run, B_crit's line
+    fig = plot_time_to_target({25: 26.0, 100: 24.0}, 10.0, 25.0, 1.0, 0.01,
+                              accumulated={"4 x 25": (100, 60.0)}, mark_best=False)
+    (ax,) = fig.axes
+    assert len(ax.lines) == 4 and not any("B*" in line.get_label() for line in ax.lines)
+    assert (ax.lines[2].get_xdata()[0], ax.lines[2].get_ydata()[0]) == (100, 60.0)
 
 
 def test_plot_time_to_target_refuses_a_nonpositive_cost():
