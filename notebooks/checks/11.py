@@ -17,6 +17,9 @@ assert pf.relative_error(fixed, gradlab_fix) < 1e-5
 # no multiple of the naive gradient reaches the target (what Adam's scale-blindness cannot undo)
 assert 0.3 < best_miss <= pf.relative_error(naive, target) + 1e-6
 assert f"{best_miss:.2f}" == "0.57" and f"{c_best:.2f}" == "1.03"
+# Adam's first update: blind to the scale c, not to the direction (0.70 in the prose)
+assert pf.relative_error(adam_first([c_best * g for g in naive]), adam_first(naive)) < 1e-2
+assert adam_miss > 0.3 and f"{adam_miss:.2f}" == "0.70"
 
 # shuffled splits: smaller than the sorted one, far above rounding, and biased
 assert 1e-3 < one_split < pf.relative_error(naive, target)
@@ -33,6 +36,9 @@ split_sd = np.sqrt(np.einsum('kj,jl,kl->', dev, per_example @ per_example.T, dev
 noise = split_sd / norm(target)  # one split's rms spread, relative to the target
 assert noise > 0 and miss(shuffled[:1_000].mean(axis=0)) > 1.5 * noise / np.sqrt(1_000)
 assert miss(mean_ratio) > 4 * noise / np.sqrt(len(shuffled))  # 0.014 against a noise of about 0.002
+# the notebook's printed noise of the 10,000-split mean is this one ('far above' it: 0.014 vs 0.0015)
+assert abs(mc_noise - noise / np.sqrt(len(shuffled))) < 1e-6 * mc_noise and f"{mc_noise:.4f}" == "0.0015"
+assert miss(mean_ratio) > 5 * mc_noise
 assert mean_ratio[:16].min() > 1 > mean_ratio[tokens.argmax()]  # short over-, the longest under-weighted
 # the short sequences' tokens gain what the long ones lose: the mean weights still sum to 1
 assert abs(float((mean_ratio * tokens / W).sum()) - 1) < 1e-6
