@@ -39,7 +39,7 @@ S_all_05 = [S for seed in runs for S in runs[seed].values()]
 assert (min(S_all_05), max(S_all_05)) == (19, 60) and min(512 * runs[s][512] for s in runs) > 2 * N
 # timing (varies between runs): the conclusions, with room
 assert us[8] > 2 * us[32] > 2 * us[512], us  # the time per example keeps falling to 512: not full at 32
-assert per_update[2048] / per_update[1024] > 1.4 and per_update[1024] / per_update[512] > 1.4, per_update  # near full from 512
+assert per_update[2048] / per_update[1024] > 1.4 and per_update[1024] / per_update[512] > 1.3, per_update  # near full from 512
 assert o / f > B_crit, (o, f)  # a call costs more than B_crit examples (Answer 2: B* above B_crit)
 assert per_update["4 x 32"] / per_update[128] > 1.5, per_update  # accumulating 4 x 32 costs far more
 # an empty compiled call is a part of a whole small update (b = 8); the line's fixed cost holds more
