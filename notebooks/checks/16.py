@@ -37,6 +37,9 @@ assert f"{clip_effect:.1e}" == "4.0e-02"  # clipping is active in the reference:
 assert abs(factor - 2) < 1e-6  # Keras's 1/R, measured by hand in a replica and outside
 check_passthrough(passthrough)  # the learner's pass-through (or the solution): pairs pass, nothing stays
 check_passthrough(solution_passthrough)
+for stage2 in (summed, clipped):  # after a stage-2 fit (traced, replicas' entries overlap) nothing stays on it
+    assert "_all_reduce_sum_gradients" not in vars(stage2.model.optimizer), "pass-through left on the optimizer"
+assert not open_entries, open_entries  # the solution's count of open entries is back to empty
 check_step(global_step)  # the learner's step (or the solution): every goal the stub states
 if global_step is not solution_train_step:
     check_step(solution_train_step)
