@@ -45,7 +45,7 @@ assert round(ways["uneven micro-batches"][1].difference()[1], 2) == 0.05
 # uneven, real gradients: your n_i/B weights at float32 rounding, Keras's 1/N off by 1.5e-02 and 4.6e-01
 assert all(v[0] < 1e-6 for v in misses.values()), misses
 assert [f"{v[1]:.1e}" for v in misses.values()] == ["1.5e-02", "4.6e-01"], misses
-assert f"{0.25 / (24 / 98):.3f}" == "1.021" and f"{0.25 / (8 / 98):.2f}" == "3.06"
+assert f"{0.25 / (24 / 98):.3f}" == "1.021" and f"{0.25 / (8 / 98):.2f}" == "3.06" and f"{0.25 / (40 / 98):.2f}" == "0.61"
 assert np.all(np.abs(clip_each) > 0.5) and clip_each.min() < 0 < clip_each.max()  # every seed moves, either sign
 assert [round(c, 1) for c in sorted(np.abs(clip_each))][::2] == [0.6, 0.7], clip_each
 assert np.all(bn_micro > 0.1) and np.all(bn_micro > bn_window)  # per micro-batch: above in every seed
@@ -103,6 +103,7 @@ assert totals == {"none": 34.91, "bfloat16": 18.99, "recomputation": 22.91} and 
 assert (smallest, fit[smallest]["b"], even, fit[even]["b"]) == (4, 16, 4, 16) and fit[1]["total"] - fit[1]["activations"] == 16e9
 assert [f"{fit[n]['total'] / 1e9:.2f}" for n in (smallest, smallest - 1)] == ["63.22", "79.42"] and fit[smallest - 1]["total"] > 72e9
 assert fit[smallest]["total"] - fit[smallest]["activations"] == 20e9 and f"{a_seq / 1e9:.2f}" == "2.70"  # 72 - 20 = 52 GB for b a
+assert f"{states / 1e9:.1f}" == "20.0" and states == 20e9 and f"{room / 1e9:.0f}" == "52"  # printed by cell 25
 assert f"{logits / 1e9:.2f}" == "0.42" and b_max == 19 and b_max * a_seq <= 52e9 < (b_max + 1) * a_seq
 assert f"{without / 1e9:.2f}" == "70.20" and without <= 72e9  # without the logits term, N = 3 would seem to fit
 assert f"{last_backward:.2f}" == "0.33" and last_backward > 0.14  # the last backward pass outlasts NDR's all-reduce
@@ -110,7 +111,7 @@ assert f"{flops:.1e}" == "7.9e+14" and f"{seconds[64]:.1f}" == "2.0"
 assert seconds[64] == flops / (0.4 * 989e12)
 # the all-reduce of task 3: 7 GB sent per GPU; 15.6 and 140.0 ms at the datasheet peaks; 0.8 % and 7.0 % of a
 # GPU's update at 64 sequences, 4 times that after each micro-batch
-assert f"{moved / 1e9:.0f}" == "7" and [f"{1000 * moved / b:.1f}" for b in links.values()] == ["15.6", "140.0"]
+assert (R, grads, 2 * (R - 1) / R) == (8, 4e9, 1.75) and f"{moved / 1e9:.0f}" == "7" and [f"{1000 * moved / b:.1f}" for b in links.values()] == ["15.6", "140.0"]
 assert [f"{v[64]:.1f}" for v in share.values()] == ["0.8", "7.0"]
 assert 64 % smallest == 0  # even at N = 4: Keras's 1/N is exact too
 assert smallest == 4 and f"{smallest * share['InfiniBand NDR, 50 GB/s'][64]:.1f}" == "28.2"
