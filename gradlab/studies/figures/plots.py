@@ -450,9 +450,8 @@ def plot_accumulation_budget(models, crossing, Ns=(1, 2, 4, 8, 16, 32), relative
     left.set_xscale("log", base=2)
     left.set_xticks(Ns, [str(N) for N in Ns])
     left.xaxis.set_minor_locator(NullLocator())
-    low, high = left.get_ylim()
     if relative:
-        left.set_ylim(0, high * 1.35)  # room for the legend above the curves
+        left.set_ylim(0, left.get_ylim()[1] * 1.35)  # room for the legend above the curves
     else:
         left.set_yscale("log")
         low, high = left.get_ylim()
