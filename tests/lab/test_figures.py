@@ -140,3 +140,22 @@ def test_one_seed_can_smooth_each_curve_over_about_the_same_number_of_examples()
     plain = figures.plot_one_seed(groups, labels, upto=8_000).axes[0]  # the default: 15 updates each
     assert plain.get_title() == "Training loss (mean of 15 updates), one seed"
     assert [figures.window_updates(b, 600) for b in (25, 50, 100, 200, 1000)] == [23, 11, 5, 3, 1]
+
+
+def test_the_pictures_difference_axis_keeps_its_label_clear_of_its_tick_labels():
+    # a difference within one decade (0.015 to 0.15, as lesson 18's BatchNorm runs) once put
+    # minor labels under the y label
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    ref = group(result(strategy="large_batch"))
+    off = group(result(accum_steps=4, micro_batch=25), reference={0: ref.results[0]})
+    fig = figures.plot_picture([ref, off], labels=["large batch", "N=4"])
+    diff = fig.axes[1]
+    diff.lines[0].set_ydata(np.geomspace(0.015, 0.15, len(diff.lines[0].get_xdata())))
+    diff.relim()
+    diff.autoscale_view()
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    label = diff.yaxis.label.get_window_extent(renderer)
+    ticks = [t.get_window_extent(renderer) for t in diff.get_yticklabels(which="both") if t.get_text()]
+    assert len(ticks) >= 2  # 2e-02, 5e-02 and 1e-01 at least
+    assert not any(label.overlaps(t) for t in ticks)
