@@ -119,11 +119,15 @@ def plot_picture(groups, x="updates", current=None, window=15, labels=None):
     # Shorter titles than the live lab's: three panels share a notebook's width.
     ax_loss.set_title("Training loss (moving mean)")
     ax_diff.set_title("|Δ| from one large batch")
-    # At this width a log axis within one decade labels its minor ticks (6e-02, 4e-02, ...), as
-    # wide as the gap to the y label: label 1, 2 and 5 of each decade instead.
-    ax_diff.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-    ax_diff.yaxis.set_major_formatter(LogFormatterSciNotation(labelOnlyBase=False))
-    ax_diff.yaxis.set_minor_formatter(NullFormatter())
+    low, high = ax_diff.get_ylim()
+    if 0 < low and high < 30 * low:
+        # Within about a decade a log axis labels its minor ticks (6e-02, 4e-02, ...), as wide as
+        # the gap to the y label: label 1, 2 and 5 of each decade instead. (Over many decades
+        # the default labels each decade; a 1-2-5 locator there would label none.)
+        ax_diff.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax_diff.yaxis.set_major_formatter(LogFormatterSciNotation(labelOnlyBase=False))
+        ax_diff.yaxis.set_minor_formatter(NullFormatter())
+    ax_diff.yaxis.labelpad = 8
     if labels is None:
         ax_acc.set_title("Final test accuracy against B")
     handles = [*ax_loss.get_lines(), *ax_acc.get_legend_handles_labels()[0]]
