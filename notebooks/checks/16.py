@@ -22,7 +22,7 @@ assert (f"{min(per_update):.1e}", f"{max(per_update):.1e}") == ("2.3e-04", "6.5e
 assert (f"{min(updates):.1e}", f"{max(updates):.1e}") == ("6.4e-03", "1.2e-02"), updates
 
 
-# Your step: the mean of means as written; divided by the global B, the large batch; it clips the sum
+# Your step: the mean of means as written; divided by the global B, the large batch; it clips sum / B, the mean
 assert same_as_keras < 1e-6 and as_written.miss > 1e-4 and summed.miss < 1e-6
 assert abs(summed.loss - large.history.history["loss"][0]) < 1e-6
 assert abs(2 * as_written.loss - summed.loss) < 1e-5  # it logs half the loss
