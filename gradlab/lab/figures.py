@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import numpy as np
 from matplotlib import colormaps
 from matplotlib.figure import Figure
-from matplotlib.ticker import LogFormatterSciNotation, LogLocator, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from ..studies.figures.plots import finite
 from . import curves, families
@@ -121,13 +121,12 @@ def plot_picture(groups, x="updates", current=None, window=15, labels=None):
     ax_diff.set_title("|Δ| from one large batch")
     low, high = ax_diff.get_ylim()
     if 0 < low and high < 30 * low:
-        # Within about a decade a log axis labels its minor ticks (6e-02, 4e-02, ...), as wide as
-        # the gap to the y label: label 1, 2 and 5 of each decade instead. (Over many decades
-        # the default labels each decade; a 1-2-5 locator there would label none.)
+        # Within about a decade a log axis labels its minor ticks in wide 6 × 10⁻² style, and
+        # they run into the y label: label 1, 2 and 5 of each decade, written short (0.02).
+        # (Over many decades the default labels each decade; a 1-2-5 locator there labels none.)
         ax_diff.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-        ax_diff.yaxis.set_major_formatter(LogFormatterSciNotation(labelOnlyBase=False))
+        ax_diff.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
         ax_diff.yaxis.set_minor_formatter(NullFormatter())
-    ax_diff.yaxis.labelpad = 8
     if labels is None:
         ax_acc.set_title("Final test accuracy against B")
     handles = [*ax_loss.get_lines(), *ax_acc.get_legend_handles_labels()[0]]

@@ -159,3 +159,4 @@ def test_the_pictures_difference_axis_labels_its_ticks_clear_of_its_y_label(low,
     ticks = [t.get_window_extent(renderer) for t in diff.get_yticklabels(which="both") if t.get_text()]
     assert len(ticks) >= 2
     assert not any(label.overlaps(t) for t in ticks)
+    assert label.x0 > fig.axes[0].get_window_extent(renderer).x1  # and clear of the loss panel
