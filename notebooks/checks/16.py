@@ -80,3 +80,6 @@ assert accumulation["run_eagerly=True"][2] == "none"
 # Problem 6: a loss that is a mean per token: mirrored fit misses on even batches; dividing by all replicas' tokens does not
 assert token_miss["mirrored fit"] > 1e-4 and token_miss["your divisor"] < 1e-6, token_miss
 assert [f"{m:.1e}" for m in token_miss.values()] == ["3.0e-03", "3.0e-08"], token_miss
+# Keras 3.15's Dropout under MirroredStrategy: both replicas start from an equal seed, so the two
+# shards' masks agree entry for entry ("100.0 %"); a Keras that seeds replicas apart fails here, loudly
+assert (first == second).all() and 0.4 < first.mean() < 0.6, (first.mean(), (first == second).mean())
