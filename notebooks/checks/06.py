@@ -154,3 +154,7 @@ assert (f"{kept:.1f}", f"{layer:.1f}", f"{logits:.1f}", f"{acts:.1f}") == ("8.6"
 room = card / 1e9 - acts
 assert (f"{room / 8:.1f}", f"{room / 4:.1f}", f"{room / 6:.1f}") == ("7.8", "15.7", "10.4")
 assert 8 * P7 / 1e9 < room and 6 * P10 / 1e9 < room  # 7B accumulates on the card; 10B with two buffers fits
+# the attention scores a fused kernel does not store: Korthikanti's 5 a s^2 b bytes for LLaMA 7B's 32 heads,
+# a 2,048-token context and 16 sequences (32,768 tokens) add 10.7 GB, and 7B's accumulator would not fit
+scores = 5 * 32 * 2048**2 * (32_768 // 2048) / 1e9
+assert round(scores, 1) == 10.7 and 8 * P7 / 1e9 + (card / 1e9 - room) + scores > card / 1e9
