@@ -118,7 +118,7 @@ def plot_picture(groups, x="updates", current=None, window=15, labels=None):
         _accuracy_rows(ax_acc, groups, labels)
     # Shorter titles than the live lab's: three panels share a notebook's width.
     ax_loss.set_title("Training loss (moving mean)")
-    ax_diff.set_title("|Δ| from one large batch")
+    ax_diff.set_title("|Δ| from one large batch, max over seeds", fontsize="medium")
     low, high = ax_diff.get_ylim()
     if 0 < low and high < 30 * low:
         # Within about a decade a log axis labels its minor ticks in wide 6 × 10⁻² style, and

@@ -131,8 +131,8 @@ assert [f"{v[64]:.1f}" for v in share.values()] == ["0.8", "7.0"]
 assert 64 % smallest == 0  # even at N = 4: Keras's 1/N is exact too
 assert smallest == 4 and f"{smallest * share['InfiniBand NDR, 50 GB/s'][64]:.1f}" == "28.2"
 
-print("lesson 18: every number the prose states checks out")
 # LayerNorm: one update split in 4 is the large batch's, to float32 rounding ("6.0e-08")
 assert layernorm_gap < 1e-6, layernorm_gap
 # the two BatchNorm ways train with identical losses: only testing reads the moving statistics ("0.0e+00")
 assert between == 0.0, between
+print("lesson 18: every number the prose states checks out")
