@@ -158,5 +158,7 @@ assert 8 * P7 / 1e9 < room and 6 * P10 / 1e9 < room  # 7B accumulates on the car
 # a 2,048-token context and 16 sequences (32,768 tokens) add 10.7 GB, and 7B's accumulator would not fit
 scores = 5 * 32 * 2048**2 * (32_768 // 2048) / 1e9
 assert round(scores, 1) == 10.7 and 8 * P7 / 1e9 + (card / 1e9 - room) + scores > card / 1e9
-# the host at 10 billion with two buffers a side: Adam's 12 bytes, the fp32 sum's 4 and two fp16 gradient buffers
-assert cases["overlapped, 2 buffers"] == (True, 2) and (12 + 4 + 2 * 2) * P10 / 1e9 == 200
+# the host at 10 billion with one buffer a side: Adam's 12 bytes, the fp32 sum's 4 and one fp16 gradient; on the
+# card, the fp16 weights and one gradient beside the 7B shape's activations fit (two gradients would not, scaled)
+assert cases["overlapped, 1 buffer"] == (True, 1) and (12 + 4 + 2) * P10 / 1e9 == 180
+assert 4 * P10 / 1e9 < room

@@ -59,11 +59,13 @@ class Stopped(Exception):
         self.config, self.updates = config, updates
 
 
-def train(config, bar=None, callback=None, every=10, stop=None):
+def train(config, bar=None, callback=None, every=10, stop=None, jit_compile="auto"):
     """Run `config` from scratch (no cache): returns `(RunResult, trained model)`.
 
     Args:
         config: a `RunConfig`.
+        jit_compile: the strategy's XLA option (`make_strategy`); not part of the config, as
+            it changes only rounding, so a run with another value is never cached.
         bar: anything with `update(n)`, called once per update.
         callback: called every `every` updates (and after the last) with a `RunResult` of
             the updates so far: the lab's live curves.
@@ -74,7 +76,7 @@ def train(config, bar=None, callback=None, every=10, stop=None):
     start = time.perf_counter()
     data = load_mnist()
     peak = HighWater()
-    strategy = run_strategy(config)
+    strategy = run_strategy(config, jit_compile)
     model = strategy.model
     order = sample_order(config, len(data.x_train))
     losses = np.empty(config.updates)
@@ -102,8 +104,9 @@ def train(config, bar=None, callback=None, every=10, stop=None):
     return result(config.updates), model
 
 
-def run_strategy(config):
-    """The strategy of `config`, from `build.parts`: its schedule, BatchNorm and clipping."""
+def run_strategy(config, jit_compile="auto"):
+    """The strategy of `config`, from `build.parts`: its schedule, BatchNorm and clipping
+    (`jit_compile`: `make_strategy`'s XLA option; clipping each micro-batch has none)."""
     lr = (keras.optimizers.schedules.CosineDecay(config.lr, decay_steps=config.updates)
           if config.schedule == "cosine" else config.lr)
     model, loss_fn, optimizer = parts(config.model, config.optimizer, lr, model_seed(config),
@@ -112,4 +115,4 @@ def run_strategy(config):
         return ClipEachMicroBatch(model(), loss_fn, optimizer(), config.accum_steps, config.clip_norm)
     options = {} if config.batchnorm is None else {"batchnorm": config.batchnorm}
     return make_strategy(config.strategy, model, loss_fn, optimizer, accum_steps=config.accum_steps,
-                         clip_norm=config.clip_norm, **options)
+                         clip_norm=config.clip_norm, jit_compile=jit_compile, **options)
