@@ -99,7 +99,7 @@ assert {k: [f"{x:.2f}" for x in v] for k, v in toy.items()} == {3.0: ["1.00", "1
                                                               1.5: ["0.79", "0.79", "0.56", "0.50", "1.00"]}, toy
 assert all(abs(v[0] - v[1]) < 1e-6 for v in toy.values())
 
-# the budget (cell 23) and the answers to "Your turn" (cell 26)
+# the budget (cell 28) and the answers to "Your turn" (cell 31)
 assert f"{by_hand / 2**20:.2f}" == f"{budget.result['total'] / 2**20:.2f}" == "22.04"
 assert [f"{parts[n]['total'] / 2**20:.2f}" for n in (1, 4, 64)] == ["34.91", "22.04", "16.64"]
 assert f"{(parts[1]['activations'] + parts[1]['backward']) / 2**20:.2f}" == "23.04"
@@ -118,7 +118,7 @@ assert totals == {"none": 34.91, "bfloat16": 18.99, "recomputation": 22.91} and 
 assert (smallest, fit[smallest]["b"], even, fit[even]["b"]) == (4, 16, 4, 16) and fit[1]["total"] - fit[1]["activations"] == 16e9
 assert [f"{fit[n]['total'] / 1e9:.2f}" for n in (smallest, smallest - 1)] == ["63.22", "79.42"] and fit[smallest - 1]["total"] > 72e9
 assert fit[smallest]["total"] - fit[smallest]["activations"] == 20e9 and f"{a_seq / 1e9:.2f}" == "2.70"  # 72 - 20 = 52 GB for b a
-assert f"{states / 1e9:.1f}" == "20.0" and states == 20e9 and f"{room / 1e9:.0f}" == "52"  # printed by cell 26
+assert f"{states / 1e9:.1f}" == "20.0" and states == 20e9 and f"{room / 1e9:.0f}" == "52"  # printed by cell 31
 assert f"{logits / 1e9:.2f}" == "0.42" and b_max == 19 and b_max * a_seq <= 52e9 < (b_max + 1) * a_seq
 assert f"{without / 1e9:.2f}" == "70.20" and without <= 72e9  # without the logits term, N = 3 would seem to fit
 assert f"{last_backward:.2f}" == "0.33" and last_backward > 0.14  # the last backward pass outlasts NDR's all-reduce
