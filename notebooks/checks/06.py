@@ -37,7 +37,7 @@ assert abs(saved - (peak[loop_name] - fetch_peak)) < 1e-12 and saved > 0.5, save
 # one RAM on a CPU: host_step's numpy peak alone (12.0 G, exact) exceeds the loop's device peak (2.01 in the stored run)
 assert peaks["host_step"] > peak[loop_name] + 5, (peaks, peak)
 assert (round(x100.nbytes / G, 2), round(x100[:10].nbytes / G, 2)) == (0.39, 0.04)  # the images
-assert round(images, 2) == 0.35  # the images the loop takes in beyond fetch's 10 (the reading cannot split them from the running total)
+assert round(images, 2) == 0.35  # the images the loop takes in beyond fetch's 10 (TensorFlow wraps the numpy array: the allocator never counts them)
 
 # the FLOP count of one micro-batch's graph: five matmuls (no input gradient for the first layer)
 assert len(matmuls) == 5 and flop == 4 * 784 * 256 * 10 + 6 * 256 * 10 * 10, (len(matmuls), flop)
