@@ -26,10 +26,11 @@ for k in KS:
 assert len({nodes["while loop", k] for k in KS}) == 1 and nodes["unrolled", 16] == 1394, nodes
 assert all(nodes["unrolled", a] < nodes["unrolled", b] for a, b in zip(KS, KS[1:])), nodes
 
-# The MLP's peaks in gradients: the loop stays at 1 to 3 whatever k (the allocator's reading moves by about one
-# gradient between runs), the unrolled step holds about k
+# The MLP's peaks in gradients: the loop holds about 2 whatever k, the unrolled step about k. The BFC allocator may
+# count a chunk up to twice its tensor (lesson 06), so a reading of the loop's two gradients moves up to 4 between
+# runs (a clean-clone CI run read 3.99 at k = 8; the stored run 2.1 at k = 16)
 held = {key: value / grad for key, value in peak.items()}
-assert all(1 < held["while loop", k] < 3.5 for k in KS), held
+assert all(1 < held["while loop", k] < 4.2 for k in KS), held
 # "accumulation costs memory" on the MLP: the loop, from k = 2, holds more than one pass (1.1 in the stored run)
 assert np.mean([held["while loop", k] for k in KS[1:]]) > held["unrolled", 1] + 0.3, held
 assert all(abs(held["unrolled", k] - k) <= 1.5 for k in KS[1:]), held
