@@ -126,14 +126,14 @@ def plot_update_ms(ms, accum_steps, title="Milliseconds per update"):
 def plot_example_weights(sizes):
     """The weight each example gets in the combined gradient, per micro-batch: plain mean vs n_i/B.
 
-        plain mean of the means:  (1/k) (1/n_i) = 1 / (k n_i)     weighted by n_i/B:  (n_i/B) (1/n_i) = 1/B
+        plain mean of the means:  (1/N) (1/n_i) = 1 / (N n_i)     weighted by n_i/B:  (n_i/B) (1/n_i) = 1/B
 
     The large batch gives every example 1/B; the plain mean gives the examples of a small
     micro-batch more and those of a large one less. Each pair of bars is labelled with the
-    plain mean's factor, (1 / (k n_i)) / (1/B) = B / (k n_i).
+    plain mean's factor, (1 / (N n_i)) / (1/B) = B / (N n_i).
 
     Args:
-        sizes: the micro-batch sizes n_1, ..., n_k (positive integers).
+        sizes: the micro-batch sizes n_1, ..., n_N (positive integers).
     Returns:
         a matplotlib Figure with 1 Axes.
 
@@ -142,12 +142,12 @@ def plot_example_weights(sizes):
     sizes = [int(n) for n in sizes]
     if not sizes or min(sizes) <= 0:
         raise ValueError(f"sizes needs at least one positive micro-batch size, got {sizes}")
-    k, B = len(sizes), sum(sizes)
-    plain = [1 / (k * n) for n in sizes]
-    at = np.arange(k)
+    N, B = len(sizes), sum(sizes)
+    plain = [1 / (N * n) for n in sizes]
+    at = np.arange(N)
     fig, ax = _figure((6.4, 3.4))
-    ax.bar(at - 0.2, plain, width=0.4, color="tab:orange", label="plain mean of the means: 1/(k n_i)")
-    ax.bar(at + 0.2, [1 / B] * k, width=0.4, color="tab:blue", label=f"weighted by n_i/B: 1/B = 1/{B}")
+    ax.bar(at - 0.2, plain, width=0.4, color="tab:orange", label="plain mean of the means: 1/(N n_i)")
+    ax.bar(at + 0.2, [1 / B] * N, width=0.4, color="tab:blue", label=f"weighted by n_i/B: 1/B = 1/{B}")
     for i, p in enumerate(plain):
         ax.annotate(f"x{p * B:.3g}", (i - 0.2, p), xytext=(0, 3), textcoords="offset points",
                     ha="center", va="bottom", fontsize=9)

@@ -31,7 +31,7 @@ def test_plot_example_weights_gives_each_example_1_over_k_n_i_against_1_over_B()
     assert isinstance(fig, matplotlib.figure.Figure) and not plt.fignum_exists(fig.number)
     ax, = fig.axes
     heights = [p.get_height() for p in ax.patches]
-    assert heights[:4] == pytest.approx([1 / 128, 1 / 128, 1 / 128, 1 / 16])  # plain: 1/(k n_i)
+    assert heights[:4] == pytest.approx([1 / 128, 1 / 128, 1 / 128, 1 / 16])  # plain: 1/(N n_i)
     assert heights[4:] == pytest.approx([1 / 100] * 4)  # weighted: 1/B, the large batch's
     assert [t.get_text() for t in ax.texts] == ["x0.781", "x0.781", "x0.781", "x6.25"]
     with pytest.raises(ValueError):
