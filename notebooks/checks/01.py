@@ -20,6 +20,9 @@ assert all(d < 1e-6 for d in once.values()) and sorted(once) == [4, 5], once
 # the plain mean: 68.1% off, 0.0598 largest; the weighted sum rounding only
 assert f"{relative_error(plain, g_large):.1%}" == "68.1%" and f"{plain_diff:.4f}" == "0.0598"
 assert weighted_diff < 1e-6 and relative_error(weighted, g_large) < 1e-6
+# the mean-of-means miss (the displayed formula): plain - g_B = sum_i (1/N - n_i/B) g_i on 32 + 32 + 32 + 4
+_miss = [tf.add_n([(1 / len(sizes) - w) * g for w, g in zip(weights(sizes), gs)]) for gs in zip(*micro)]
+assert sizes == [32, 32, 32, 4] and max_abs_diff([u - v for u, v in zip(plain, g_large)], _miss) < 1e-6
 # the plain mean's per-example weights: 1/128 and 1/16, summing to 1, so 1/100 each on average
 assert per_example[0] == 1 / 128 and per_example[-1] == 1 / 16 and len(per_example) == 100
 assert f"{per_example.sum():.3f}" == "1.000" and abs(per_example.mean() - 1 / 100) < 1e-12
@@ -38,11 +41,11 @@ assert 0.005 < sum_miss["Adam(0.001)"] < 0.1 and f"{sum_miss['Adam(0.001)']:.1%}
 assert time_ratio[0] > 1, time_ratio
 # memory: yours (or the solution) is gradlab's to the byte; what fits 16 GiB
 assert per_image == memory_budget.activation_bytes_per_row(resnet)  # gradlab's estimate counts the same outputs
-assert [budget(params, per_image, 256, k) for k in (1, 2, 4, 8)] == [p["total"] for p in parts]
+assert [budget(params, per_image, 256, N) for N in (1, 2, 4, 8)] == [p["total"] for p in parts]
 check_budget(budget)
 check_budget(solution_budget)  # the slots: SGD 0, momentum 1, Adam 2, as gradlab's SLOTS
-for P_, a_, B_, k_ in [(params, per_image, 256, k) for k in (1, 2, 4, 8)]:  # the checker's cases, on ResNet-50
-    assert budget(P_, a_, B_, k_) == memory_budget.budget(P_, "adam", B=B_, N=k_, activation_bytes_per_row=a_)["total"]
+for P_, a_, B_, N_ in [(params, per_image, 256, N) for N in (1, 2, 4, 8)]:  # the checker's cases, on ResNet-50
+    assert budget(P_, a_, B_, N_) == memory_budget.budget(P_, "adam", B=B_, N=N_, activation_bytes_per_row=a_)["total"]
 assert [p["total"] < 16 * 2**30 for p in parts] == [False, False, True, True]
 assert f"{per_image / MiB:.1f}" == "141.6" and f"{4 * params / MiB:.1f}" == "97.6"
 assert [round(p["activations"] / MiB) for p in parts] == [36250, 18125, 9063, 4531]
@@ -50,11 +53,11 @@ assert [round(p["total"] / MiB) for p in parts] == [36641, 18613, 9551, 5019]
 assert round((parts[3]["weights"] + parts[3]["gradients"] + parts[3]["optimizer"]) / MiB) == 390
 assert round(parts[3]["accumulator"] / MiB) == 98 and parts[0]["accumulator"] == 0
 # Answers 1-3
-assert a2_gaps[1] == 0.0 and [f"{a2_gaps[k]:.3f}" for k in (2, 4)] == ["0.021", "0.028"], a2_gaps
+assert a2_gaps[1] == 0.0 and [f"{a2_gaps[N]:.3f}" for N in (2, 4)] == ["0.021", "0.028"], a2_gaps
 assert f"{max(float(np.max(np.abs(g))) for g in a2_g):.2f}" == "0.17"
-assert (round(a3_fixed), a3_micro, a3_k, gl.split_sizes(256, a3_k)) == (488, 112, 3, [86, 85, 85])
+assert (round(a3_fixed), a3_micro, a3_N, gl.split_sizes(256, a3_N)) == (488, 112, 3, [86, 85, 85])
 assert -(-256 // 2) == 128 > a3_micro
-assert (round(a3_sgd_fixed), a3_sgd, -(-256 // a3_sgd)) == (293, 113, 3)  # SGD: still k = 3
+assert (round(a3_sgd_fixed), a3_sgd, -(-256 // a3_sgd)) == (293, 113, 3)  # SGD: still N = 3
 # Answer 3: the plain mean against the token mean
 assert (4.0 + 2.0) / 2 == 3.0 and abs((10 * 4.0 + 90 * 2.0) / 100 - 2.2) < 1e-12
 # noise, not bias: the average of T shuffles' plain means closes in on g_B, about as 1 / sqrt(T)
@@ -62,7 +65,7 @@ assert [f"{shuffled[t]:.1%}" for t in (1, 10, 100)] == ["64.3%", "17.9%", "6.0%"
 assert all(0.5 < shuffled[t] * np.sqrt(t) / shuffled[1] < 1.5 for t in (10, 100)), shuffled
 # Adam's miss on the plain sum is its epsilon's: with epsilon = 1e-12 it rounds to 0.0%
 assert f"{sum_miss['Adam, eps=1e-12']:.1%}" == "0.0%", sum_miss
-# memory: the 224 images waiting at k = 8, left out of the estimate
+# memory: the 224 images waiting at N = 8, left out of the estimate
 assert round(waiting / MiB) == 129 and f"{waiting / parts[-1]['total']:.1%}" == "2.6%"
 # lesson 17's MLP (its stored run measures one update adding 23.50 MiB): this estimate's gradient and
 # layer outputs at B = 1,024 come to 22.94 MiB; 17's backward term b t adds 4.50 for its budget's 27.44
