@@ -74,9 +74,9 @@ assert (dip, _fmt(values[dip], ".0f"), _fmt(exact[10].noise_scale, ".0f")) == (1
 assert (peak, _fmt(values[peak], ",.0f")) == (190, "1,314")
 
 # Answers 1-3
-assert (_fmt(a1_rms[2048], ".3f"), _fmt(np.sqrt(stats.trace_cov / 2048 * (N - 2048) / (N - 1)), ".2f")) \
+assert (_fmt(a1_rms[2048], ".3f"), _fmt(np.sqrt(stats.trace_cov / 2048 * (M - 2048) / (M - 1)), ".2f")) \
     == ("0.144", "0.15")
-assert a1_rms[4000] < 1e-6  # b = N: float32 rounding only
+assert a1_rms[4000] < 1e-6  # b = M: float32 rounding only
 assert (_fmt(cos_71.mean(), ".2f"), _fmt(cos_71.min(), ".2f"), _fmt(cos_71.max(), ".2f")) == ("0.71", "0.56", "0.80")
 assert _fmt(1 / np.sqrt(1 + stats.noise_scale / 8), ".2f") == "0.32"
 assert steps_256 == [79, 7813] and steps_256 == [-(-20_000 // 256), -(-2_000_000 // 256)]
@@ -103,20 +103,20 @@ assert _fmt(swing, ".1f") == "5.9" and swing == max(
 # each ratio's standard error is printed: 0.03 at b = 8 (above)
 # the sweep draws without replacement: the model's 2.51 becomes 2.53 with Cochran's factor
 assert (_fmt(per_update, ".2f"), _fmt(model_wo, ".2f")) == ("2.51", "2.53")
-assert model_wo == progress(256 * (N - 1) / (N - 256), B_noise) / progress(32 * (N - 1) / (N - 32), B_noise)
+assert model_wo == progress(256 * (M - 1) / (M - 256), B_noise) / progress(32 * (M - 1) / (M - 32), B_noise)
 # 90% of the resampled ratios lie in 2.9 to 3.5, above the model's 2.53
 assert (_fmt(low, ".1f"), _fmt(high, ".1f")) == ("2.9", "3.5") and low > model_wo, (low, high)
 # per-example gradients of 50 examples of a 7-billion-weight model in float32: 1.4 TB
 assert _fmt(50 * 7e9 * 4 / 1e12, ".1f") == "1.4"
-# the rule k = ceil(B_simple / 32) at the first checkpoints below losses 0.5, 0.4, 0.3 (updates 40, 50, 70)
+# the rule N = ceil(B_simple / 32) at the first checkpoints below losses 0.5, 0.4, 0.3 (updates 40, 50, 70)
 _first = [min(t for t in losses if losses[t] < target) for target in (0.5, 0.4, 0.3)]
 assert _first == [40, 50, 70], _first
 assert [_fmt(exact[t].noise_scale, ".0f") for t in _first] == ["91", "101", "474"]
 assert [_fmt(averaged[t].noise_scale, ".0f") for t in _first] == ["67", "83", "134"]
 assert [int(np.ceil(averaged[t].noise_scale / 32)) for t in _first] == [3, 3, 5]
 assert int(np.ceil(exact[70].noise_scale / 32)) == 15
-# the rule's batches 32 k from the average: 96, 96, 160 (k = 3, 3, 5)
+# the rule's batches 32 N from the average: 96, 96, 160 (N = 3, 3, 5)
 assert [32 * int(np.ceil(averaged[t].noise_scale / 32)) for t in _first] == [96, 96, 160]
-# the rule's k over the run (from the average, every 20 updates): 3 at update 0, 24 at 140, 8 at 180, 16 at 200
-assert (rule_k[0], rule_k[140], rule_k[180], rule_k[200]) == (3, 24, 8, 16), rule_k
-assert rule_k == {t: int(np.ceil(averaged[t].noise_scale / 32)) for t in range(0, 201, 20)}
+# the rule's N over the run (from the average, every 20 updates): 3 at update 0, 24 at 140, 8 at 180, 16 at 200
+assert (rule_N[0], rule_N[140], rule_N[180], rule_N[200]) == (3, 24, 8, 16), rule_N
+assert rule_N == {t: int(np.ceil(averaged[t].noise_scale / 32)) for t in range(0, 201, 20)}

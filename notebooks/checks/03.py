@@ -12,7 +12,7 @@ import numpy as np
 assert updates_to in (my_updates_to, solution_updates_to)
 assert fit in (my_fit_critical_batch, solution_fit_critical_batch)
 # setup; the sweep (seed 2): the best rates, one update deciding 512's, Predict (b)
-assert (N, trainer.count_params(), f"{stats.noise_scale:.0f}") == (4000, 203530, "71")
+assert (M, trainer.count_params(), f"{stats.noise_scale:.0f}") == (4000, 203530, "71")
 assert best_rate == {16: 0.2, 32: 0.4, 128: 0.4, 512: 0.8}, best_rate
 assert (sweep[512][0.8], sweep[512][0.4], best[32], best[128]) == (22, 23, 37, 23)
 assert f"{best[128] / best[32]:.2f}" == "0.62" and f"{128 * best[128] / (32 * best[32]):.2f}" == "2.49"
@@ -36,17 +36,17 @@ assert f"{4.95 / 1.99:.2f}" == "2.49" and f"{growth:.1f}" == "1.9" and f"{growth
 assert np.allclose(fit(runs), fit_critical_batch(runs)) and gap < 1e-9 * B_crit, gap
 # why the knee sits below the noise scale: runs of 19 to 60 updates; B = 512 sees each digit more than twice
 S_all_05 = [S for seed in runs for S in runs[seed].values()]
-assert (min(S_all_05), max(S_all_05)) == (19, 60) and min(512 * runs[s][512] for s in runs) > 2 * N
+assert (min(S_all_05), max(S_all_05)) == (19, 60) and min(512 * runs[s][512] for s in runs) > 2 * M
 # timing (varies between runs): the conclusions, with room
 assert us[8] > 2 * us[32] > 2 * us[512], us  # the time per example keeps falling to 512: not full at 32
 assert per_update[2048] / per_update[1024] > 1.4 and per_update[1024] / per_update[512] > 1.3, per_update  # near full from 512
-assert o / f > B_crit, (o, f)  # a call costs more than B_crit examples (Answer 2: B* above B_crit)
+assert o / c > B_crit, (o, c)  # a call costs more than B_crit examples (Answer 2: B* above B_crit)
 assert per_update["4 x 32"] / per_update[128] > 1.5, per_update  # accumulating 4 x 32 costs far more
 # an empty compiled call is a part of a whole small update (b = 8); the line's fixed cost holds more
 assert empty < 0.8 * per_update[8] and o > empty, (empty, o, per_update[8])
 # the line's fixed cost predicts 4 x 32's extra time: four extra calls of o each
 assert 0.6 * 4 * o < extra < 1.6 * 4 * o, (extra, o)
-assert o + 512 * f > 1.05 * per_update[512], (o, f, per_update)  # the line overshoots larger calls
+assert o + 512 * c > 1.05 * per_update[512], (o, c, per_update)  # the line overshoots larger calls
 near = [to_target[b] for b in (32, 64, 128)]
 assert max(near) < 1.5 * min(near), to_target  # 64 and 128 arrive close to 32
 assert to_target[512] > 1.5 * max(near) and to_target["4 x 32"] > 1.5 * to_target[128], to_target
@@ -60,6 +60,6 @@ alone = {t: [fit_critical_batch({s: by_target[t][s]})[1] for s in by_target[t]] 
 assert [f"{fits[t][1]:.0f}" for t in (0.5, 0.3)] == ["32", "55"] and fits[0.3][1] < 2 * fits[0.5][1]
 assert [f"{min(alone[t]):.0f} to {max(alone[t]):.0f}" for t in targets] == ["28 to 37", "30 to 53", "48 to 64"]
 # Answer 1
-assert [round(time_to_target(k, 150)) for k in (1, 2, 4)] == [243, 322, 482]
-assert [round(time_to_target(k, 1.25)) for k in (1, 2, 4)] == [608, 566, 664]
+assert [round(time_to_target(N, 150)) for N in (1, 2, 4)] == [243, 322, 482]
+assert [round(time_to_target(N, 1.25)) for N in (1, 2, 4)] == [608, 566, 664]
 assert f"{1.5 * 102.3 / 150:.1f}" == "1.0" and f"{1.5 * 102.3 / 1.25:.1f}" == "122.8"
