@@ -8,7 +8,7 @@ rates = gl.lessons.keras_accumulation.applied_rates(keras.optimizers.schedules.C
                                                     accum_steps=8, updates=127)
 first_zero = int(np.argmax(rates == 0))  # answer 1: the first update that applies rate 0
 per_epoch = -(-50_000 // 64)  # answer 2: micro-batches per epoch, the last one short
-mib = {k: k * 10**9 * 4 / 2**20 for k in (1, 4, 5)}  # answer 3: k W of float32, W = 1e9
+mib = {k: k * 10**9 * 4 / 2**20 for k in (1, 4, 5)}  # answer 3: k P of float32, P = 1e9
 rise = peaks["keras", 8, 1] - cost["09's convnet"] - peaks["plain", 8, 1]  # Keras's peak less its accumulators
 
 MISSES = ("keras, 30", "fit, Keras 4 x 16, kept")  # the comparisons the prose says miss

@@ -10,7 +10,7 @@ import numpy as np
 # Weight micro-batches by what they count: tokens
 assert pf.relative_error(naive, target) > 0.5 and pf.relative_error(fixed, target) < 1e-5
 assert abs(coef * spread - pf.relative_error(naive, target)) < 1e-3  # N = 2: the formula is exact
-assert W / (2 * W_i[0]) > 1 > W / (2 * W_i[1])
+assert D / (2 * D_i[0]) > 1 > D / (2 * D_i[1])
 assert pf.relative_error(naive, gradlab_naive) < 1e-5  # your naive rule (or the solution's) is gradlab's
 assert pf.relative_error(gradlab_fix, target) < 1e-5  # gradlab's sample_weight under accumulate
 assert pf.relative_error(fixed, gradlab_fix) < 1e-5
@@ -25,13 +25,13 @@ assert adam_miss > 0.3 and f"{adam_miss:.2f}" == "0.70"
 assert 1e-3 < one_split < pf.relative_error(naive, target)
 assert abs(sorted_miss - pf.relative_error(naive, target)) < 1e-4  # the sorted split is cell 4's
 assert misses.max() > sorted_miss + 0.1 and len(misses) == 10_000  # some shuffles miss by more
-assert abs(float(W / (N * W_i[0])) - naive_ratios(np.arange(32))[0]) < 1e-6  # the figure's 8.42
+assert abs(float(D / (N * D_i[0])) - naive_ratios(np.arange(32))[0]) < 1e-6  # the figure's 8.42
 assert miss(naive_ratios(np.arange(32))) - pf.relative_error(naive, target) < 1e-4  # linear in ratios
 biased = miss(mean_ratio)
 assert biased > 5 * one_split / np.sqrt(len(shuffled))  # ten times the noise in the stored run
-assert all(miss(shuffled[:S].mean(axis=0)) > 3 * one_split / np.sqrt(S) for S in (1_000, 10_000))
+assert all(miss(shuffled[:n_splits].mean(axis=0)) > 3 * one_split / np.sqrt(n_splits) for n_splits in (1_000, 10_000))
 # the exact noise (rms spread of one split around the splits' mean, over sqrt S) is far below the bias
-dev = (shuffled - mean_ratio) * tokens / W  # each split's token weights minus their mean
+dev = (shuffled - mean_ratio) * tokens / D  # each split's token weights minus their mean
 split_sd = np.sqrt(np.einsum('kj,jl,kl->', dev, per_example @ per_example.T, dev) / len(dev))
 noise = split_sd / norm(target)  # one split's rms spread, relative to the target
 assert noise > 0 and miss(shuffled[:1_000].mean(axis=0)) > 1.5 * noise / np.sqrt(1_000)
@@ -41,7 +41,7 @@ assert abs(mc_noise - noise / np.sqrt(len(shuffled))) < 1e-6 * mc_noise and f"{m
 assert miss(mean_ratio) > 5 * mc_noise
 assert mean_ratio[:16].min() > 1 > mean_ratio[tokens.argmax()]  # short over-, the longest under-weighted
 # the short sequences' tokens gain what the long ones lose: the mean weights still sum to 1
-assert abs(float((mean_ratio * tokens / W).sum()) - 1) < 1e-6
+assert abs(float((mean_ratio * tokens / D).sum()) - 1) < 1e-6
 # the prose's trend by length: over 1 up to 35 tokens, about 1 at 41 and 42, under 1 from 45 on
 assert all(r > 1.005 for t, r in zip(tokens, mean_ratio) if t <= 35)
 assert all(abs(r - 1) < 0.005 for t, r in zip(tokens, mean_ratio) if 41 <= t <= 42)
@@ -57,34 +57,34 @@ assert seq_gradlab_error < 1e-5
 
 # In Keras: the three divisors printed on micro-batch 1, the two reductions on the whole batch (the table),
 # then every row under Keras's accumulation
-assert abs(default_1 - wl_1 / 16) < 1e-4 * default_1 and abs(mean_w_1 - wl_1 / W_i[0]) < 1e-4 * mean_w_1
-assert abs(masked_1 - l_1 / V_i[0]) < 1e-4 * masked_1 and abs(masked_1 - l_1 / 240) > 0.1 * masked_1
+assert abs(default_1 - wl_1 / 16) < 1e-4 * default_1 and abs(mean_w_1 - wl_1 / D_i[0]) < 1e-4 * mean_w_1
+assert abs(masked_1 - l_1 / valid_i[0]) < 1e-4 * masked_1 and abs(masked_1 - l_1 / 240) > 0.1 * masked_1
 logits = mlp_model(x)
 wl = tokens * pf.per_example_loss(y, logits).numpy()  # w_j l_j
 default = float(loss_fn(y, logits, sample_weight=tokens))
 assert abs(default - wl.sum() / len(x)) < 1e-4 * default  # divides by the rows
-assert abs(float(mean_w(y, logits, sample_weight=tokens)) - wl.sum() / tokens.sum()) < 1e-4  # by W
+assert abs(float(mean_w(y, logits, sample_weight=tokens)) - wl.sum() / tokens.sum()) < 1e-4  # by D
 assert abs(keras_errors["mean_with_sample_weight"] - pf.relative_error(naive, target)) < 1e-3
 assert len(keras_errors) == 5  # the four rows on the digits and the "sum" row
 # ignore_class on the padding's label, without the input mask: the masked divisor V_1, the same loss
-assert abs(ignore_1 - l_1 / V_i[0]) < 1e-4 * ignore_1 and abs(ignore_1 - masked_1) < 1e-4 * masked_1
+assert abs(ignore_1 - l_1 / valid_i[0]) < 1e-4 * ignore_1 and abs(ignore_1 - masked_1) < 1e-4 * masked_1
 assert f"{ignore_1:.4f}" == f"{masked_1:.4f}"  # the prose gives one number for both
 assert max(e for r, e in keras_errors.items() if r != "mean_with_sample_weight") < 1e-5
 # Keras's accumulation fed the masked loss as it is: the naive rule, as yours
-seq_window = [(ids[o:o + 8], labels[o:o + 8], v) for o, v in zip((0, 8), V_i)]
+seq_window = [(ids[o:o + 8], labels[o:o + 8], v) for o, v in zip((0, 8), valid_i)]
 as_it_is = keras_update(seq_model, seq_window, lambda t, out, v: loss_fn(t, out))
 assert abs(pf.relative_error(as_it_is, seq_target) - seq_errors[0]) < 1e-3
-seq_counted = keras_update(seq_model, seq_window, lambda t, out, v: N * v / sum(V_i) * loss_fn(t, out))
+seq_counted = keras_update(seq_model, seq_window, lambda t, out, v: N * v / sum(valid_i) * loss_fn(t, out))
 assert pf.relative_error(seq_counted, seq_target) < 1e-5  # the table's third row, by hand
-ig_window = [(ids[o:o + 8], labels_ig[o:o + 8], v) for o, v in zip((0, 8), V_i)]
+ig_window = [(ids[o:o + 8], labels_ig[o:o + 8], v) for o, v in zip((0, 8), valid_i)]
 ig_as_it_is = keras_update(seq_model, ig_window, lambda t, out, v: ignore_fn(t, tf.identity(out)))
 assert abs(pf.relative_error(ig_as_it_is, seq_target) - seq_errors[0]) < 1e-3  # ignore_class: naive too
 ig_counted = keras_update(seq_model, ig_window,
-                          lambda t, out, v: N * v / sum(V_i) * ignore_fn(t, tf.identity(out)))
-assert pf.relative_error(ig_counted, seq_target) < 1e-5  # the ignore_class row, fed N V_i / V: exact
+                          lambda t, out, v: N * v / sum(valid_i) * ignore_fn(t, tf.identity(out)))
+assert pf.relative_error(ig_counted, seq_target) < 1e-5  # the ignore_class row, fed N D_i / D: exact
 # your count-first pipeline (or the solution) under fit: exact; the stream as it is: the naive rule
 assert fit_errors["counted first"] < 1e-5 and abs(fit_errors["as it is"] - seq_errors[0]) < 1e-3
-assert all(abs(s - N * v / sum(V_i)) < 1e-6 for s, v in zip(s_i, V_i)) and len(s_i) == N
+assert all(abs(s - N * v / sum(valid_i)) < 1e-6 for s, v in zip(weight_i, valid_i)) and len(weight_i) == N
 assert pf.relative_error(keras_w, target) < 1e-5
 # gradlab's keras on the masked sequences, no count: Keras's accumulation, the naive rule
 assert abs(keras_seq_error - seq_errors[0]) < 1e-3 and f"{keras_seq_error:.2f}" == "1.29"

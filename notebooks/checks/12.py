@@ -50,8 +50,8 @@ assert ref["x[:16] + x2[:16], then x2[16:] + x3[:16]"] < 1e-6
 assert f"{ref['x2, then x3']:.3f} {ref['x2, then x3'] / one_update:.2f}" == "0.009 1.03"
 
 # Section 3: your scaler is Keras's; my_step (section 2's fix from your pieces) is fused
-def my_step(model, scaler, x, y, k, lr=0.1):  # an update, or a skip
-    grads = scaler.update(sum_if_finite(micro_grads(model, x, y, k, scale=scaler.scale)))
+def my_step(model, scaler, x, y, N, lr=0.1):  # an update, or a skip
+    grads = scaler.update(sum_if_finite(micro_grads(model, x, y, N, scale=scaler.scale)))
     if grads is not None:
         for v, g in zip(model.trainable_variables, grads):
             v.assign_sub(lr * g)
@@ -73,7 +73,7 @@ assert max(my_gaps) < 1e-6 and max(my_end) < 1e-6 and my_scales == [(16384.0, 16
 two_bad = x.copy()
 two_bad[:8] *= 1e38
 two_bad[24:] *= 1e38  # micro-batches 1 and 4 of 4 overflow
-halved = {}  # s after one step of 4 micro-batches of 8, from 2^15
+halved = {}  # S after one step of 4 micro-batches of 8, from 2^15
 for case, bad_x in (("1 and 4", two_bad), ("all 4", x * 1e38)):
     for name, accum in (("fused", None), ("keras", 4)):
         run = make(name, 4, optimizer=lambda: keras.optimizers.LossScaleOptimizer(
@@ -94,10 +94,10 @@ assert once_s[1] == halved["all 4", "fused"] == 16384 and keras_s[1:5] == [16384
 assert keras_s[4] == halved["all 4", "keras"] == fixed_s[4] == 2048 and once_s[-1] == keras_s[-1] == 32768
 assert max(once_s[2:-1]) == 16384 and fixed_s[-1] == 4096 and max(fixed_s[5:-1]) == 2048  # 8x lower
 # Keras is back at 2^15 by update 2,000 but spends about the first 500 clean updates 8 times lower:
-# s after clean update u is at index 4 * (u + 1) (index 4 ends the bad update)
+# S after clean update u is at index 4 * (u + 1) (index 4 ends the bad update)
 assert [keras_s[4 * (u + 1)] for u in (499, 999, 1499, 1999, 2000)] == [2048, 4096, 8192, 16384, 32768]
 assert once_s[500] == 16384 and keras_s[4 * 500] == 16384 / 8
-# What a lower s costs this MLP in float16: nothing flushed even at s = 1; the error is rounding
+# What a lower S costs this MLP in float16: nothing flushed even at S = 1; the error is rounding
 assert f"{np.abs(g_32[g_32 != 0]).min():.1e} {2.0 ** -24:.1e}" == "3.9e-07 6.0e-08"
 assert [n for n, _err in flushed_16.values()] == [0, 0, 0] and list(flushed_16) == [1.0, 2048.0, 16384.0]
 assert {f"{err:.1e}" for _n, err in flushed_16.values()} == {"4.0e-04"}
