@@ -73,13 +73,13 @@ assert ratios == ["1.006", "0.252"], ratios  # Adam nearly ignores N; the sum at
 
 # what host averaging moves: this MLP at N = 4, in MiB, as the prose rounds them
 assert P == 203_530 and N == 4 and G == 4 * P and MiB == 2 ** 20
-assert s == 784 * 256 / P and f"{s:.1%}" == "98.6%"  # the first kernel
+assert f == 784 * 256 / P and f"{f:.1%}" == "98.6%"  # the first kernel
 assert [f"{G / MiB:.2f}", f"{N * G / MiB:.2f}"] == ["0.78", "3.11"]  # a gradient back; N out
-assert f"{N + 2 * s:.2f}" == "5.97" and f"{(N + 2 * s) * G / MiB:.2f}" == "4.64"  # host_step's peak
-assert f"{10 + 2 * s:.1f}" == "12.0"  # the rule at N = 10, as lesson 06 measures it
+assert f"{N + 2 * f:.2f}" == "5.97" and f"{(N + 2 * f) * G / MiB:.2f}" == "4.64"  # host_step's peak
+assert f"{10 + 2 * f:.1f}" == "12.0"  # the rule at N = 10, as lesson 06 measures it
 # activations backpropagation reads per example (input, hidden after ReLU, softmax), in gradients G
 assert act == 784 + 256 + 10 and [f"{r * act / P:.2f}" for r in (64, 16, 48)] == ["0.33", "0.08", "0.25"]
-assert 48 * act / P < 1 < N + 2 * s  # the split saves less than the accumulator; the host holds more
+assert 48 * act / P < 1 < N + 2 * f  # the split saves less than the accumulator; the host holds more
 # problem 2: 100 million parameters, N = 10, in GB; the copies at PCIe 5 x16's 64 GB/s
 assert [f"{x / 1e9:.1f}" for x in (N_big * G_big, G_big, (N_big + 2) * G_big, 2 * G_big)] == [
     "4.0", "0.4", "4.8", "0.8"]

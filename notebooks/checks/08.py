@@ -54,14 +54,14 @@ assert memory["MLP"][:3] == (W, 4 * 1306, 4 * 512) and pays == 150  # t: the ReL
 assert memory["convnet"][:3] == (38_218, 4 * 80_986, 4 * 80_128)
 assert budget_figure.break_even == pays
 assert f"{48 * (memory['MLP'][1] + memory['MLP'][2]) / 2**20:.2f}" == "0.33"
-for name, (m, B, N) in cases.items():
+for name, (net, B, N) in cases.items():
     P_m, a_m, t_m = memory[name][:3]
     for n, total in ((1, memory[name][3]), (N, memory[name][4])):
         assert total == memory_budget.budget(P_m, "sgd", B, n, activation_bytes_per_row=a_m,
                                              backward_bytes_per_row=t_m)["total"]
-for P_, a_, t_, B, N, s_ in ((*memory["convnet"][:3], 512, 8, 1), (*memory["MLP"][:3], 64, 4, 0)):
-    assert budget(P_, a_, B, N, s_, t_) == memory_budget.budget(
-        P_, ("sgd", "momentum")[s_], B, N, activation_bytes_per_row=a_, backward_bytes_per_row=t_)["total"]
+for P_, a_, t_, B, N, m_ in ((*memory["convnet"][:3], 512, 8, 1), (*memory["MLP"][:3], 64, 4, 0)):
+    assert budget(P_, a_, B, N, m_, t_) == memory_budget.budget(
+        P_, ("sgd", "momentum")[m_], B, N, activation_bytes_per_row=a_, backward_bytes_per_row=t_)["total"]
 assert memory["MLP"][3] < memory["MLP"][4] and memory["convnet"][4] < memory["convnet"][3] / 5
 mib = [memory[k][i] / 2**20 for k, i in (("MLP", 3), ("MLP", 4), ("convnet", 3), ("convnet", 4))]
 assert [f"{v:.2f}" for v in mib] == ["2.00", "2.44", "314.97", "39.77"], mib
