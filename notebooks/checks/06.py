@@ -34,7 +34,7 @@ assert moved < extra_calls, host  # "calls, not copies, cost the most"
 fetch_peak = peak[fetch_name]
 assert 0.95 < fetch_peak < peak[loop_name], peak  # the gradient, and less than the loop
 assert abs(saved - (peak[loop_name] - fetch_peak)) < 1e-12 and saved > 0.5, saved
-# one RAM on a CPU: host_step's numpy peak alone (12.0 G, exact) exceeds the loop's device peak (2.01 in the stored run)
+# one RAM on a CPU: host_step's numpy peak alone (12.0 G, exact) exceeds the loop's device peak (2.02 in the stored run)
 assert peaks["host_step"] > peak[loop_name] + 5, (peaks, peak)
 assert (round(x100.nbytes / G, 2), round(x100[:10].nbytes / G, 2)) == (0.39, 0.04)  # the images
 assert round(images, 2) == 0.35  # the images the loop takes in beyond fetch's 10 (TensorFlow wraps the numpy array: the allocator never counts them)
@@ -56,44 +56,32 @@ assert round(mlp100m_tf32["PCIe copies"] / device_ms(mlp100m_tf32)) == 17
 assert mlp100m["numpy sum"] > device_ms(mlp100m) + mlp100m["PCIe copies"]  # the sum sets the pace
 assert round(mlp100m_tf32["compute"], 2) == 0.11 and round(mlp100m["PCIe copies"] / 2) == 34
 
-# the worked example before the stub (d, c, h = 1, 2, 3 ms; 3 micro-batches): micro-batch 1 computes
-# at 3, once 0's copy ends
-assert [s for _, s, _ in example["device"]] == [0.0, 3.0, 8.0] and example["total"] == 18.0
-assert gl.lessons.host_schedule(1.0, 2.0, 3.0, 3)["total"] == 14.0
-assert gl.lessons.host_schedule(1.0, 2.0, 3.0, 3, overlap=False)["total"] == 20.0
-
-# the schedules: yours against gradlab's, at numpy's measured rate and at a host that keeps pace
+# the overlap, from gradlab's host_schedule at 100M (per micro-batch d, c, h ms; 10 micro-batches)
 slow, fast = schedules["numpy's sum"], schedules["a sum at 320 GB/s"]
-for h_ms, s in ((h, slow), (c, fast)):
-    for name, (o, b) in cases.items():
-        assert abs(schedule_ms(d, c, h_ms, 10, o, b) - s[name]["total"]) < 1e-9, name
-serial, two = slow["one after another"]["total"], slow["overlapped, 2 buffers"]["total"]
-# numpy's sum is the slowest stage (on any run: it would need 5 x 64 GB/s to keep pace), so what
-# hides with two buffers is the device's and the bus's work on nine micro-batches, (N - 1)(d + c)
-assert h > c + d and abs(hides["numpy's sum"]["overlapped, 2 buffers"] - 9 * (d + c)) < 1e-9
-assert (round(d, 2), round(c, 2)) == (0.4, 6.25)
-# a host at 320 GB/s (one sum = one copy's time): the figure, and what buffering buys
-panels = ("one after another", "overlapped, 1 buffer", "overlapped, 1 device, 2 host", "overlapped, 2 buffers")
-assert totals == tuple(fast[name]["total"] for name in panels)  # the figure's panels, top to bottom
+assert tuple(cases) == ("one after another", "overlapped, 1 buffer", "overlapped, 2 buffers")
+assert tuple(slow) == tuple(fast) == tuple(cases)
+assert (round(d, 2), round(c, 2)) == (0.40, 6.25) and abs(h - host_sum / 10) < 1e-12
+# numpy's sum is the slowest stage (on any run: it would need 5 x 64 GB/s to keep pace), so what two buffers
+# hide is the device's and the bus's work on nine micro-batches, (N - 1)(d + c): "76 times overlapped" against 82
+assert h > c + d
+assert abs((serial - best) - 9 * (d + c)) < 1e-9, (serial, best)
+assert serial == slow["one after another"]["total"] and best == slow["overlapped, 2 buffers"]["total"]
+# a host at 320 GB/s (one sum = one copy's time): two buffers a side hide "44.3%", with 2 gradients on the device
 f_serial = fast["one after another"]["total"]
 assert (round(f_serial, 1), round(fast["overlapped, 2 buffers"]["total"], 1)) == (135.3, 75.4)
 assert abs(fast["overlapped, 2 buffers"]["total"] - (d + 10 * c + c + c)) < 1e-9  # the bus never waits
-assert round(hides["a sum at 320 GB/s"]["overlapped, 2 buffers"] / f_serial, 3) == 0.443  # "44.3%"
-assert round(hides["a sum at 320 GB/s"]["overlapped, 1 buffer"] / f_serial, 3) == 0.027  # "only 2.7%"
+assert abs(fast_hidden - (1 - fast["overlapped, 2 buffers"]["total"] / f_serial)) < 1e-12
+assert round(fast_hidden, 3) == 0.443  # "44.3%"
 assert round(5 * 4 * P / (1e-3 * c) / 1e9) == 320  # one sum's 5 passes in one copy's time: 320 GB/s
+assert 7 * 64 == 448  # "448" with .numpy()'s extra copy
 assert fast["overlapped, 2 buffers"]["held"] == {"device": 2, "host": 2}
 assert fast["overlapped, 1 buffer"]["held"] == {"device": 1, "host": 1}
-# one buffer on the device, two on the host: "79.0 ms", "hides 41.6%", the device holds 1, the host 2
-mixed = fast["overlapped, 1 device, 2 host"]
-assert round(mixed["total"], 1) == 79.0 and mixed["held"] == {"device": 1, "host": 2}
-assert round(hides["a sum at 320 GB/s"]["overlapped, 1 device, 2 host"] / f_serial, 3) == 0.416
-assert (round(d, 2), round(c, 2)) == (0.40, 6.25) and 7 * 64 == 448  # "0.40 ms against 6.25"; "448 GB/s"
 
 # the memory budget: the 100M MLP (784-125,786-10) on an 80 GB card
 width = 125_786  # the 100M MLP: 784-125,786-10, this MLP widened
 assert abs(795 * width + 10 - 100e6) < 1000 and round(784 * width / P, 3) == 0.986  # shaped as this MLP
 assert round(4 * P / card, 3) == 0.005  # "0.5% of the card"
-# "60 times the in-graph step's device work" (54 overlapped) in the stored run (it moves with numpy's rate); many
+# "82 times the in-graph step's device work" (76 overlapped) in the stored run (it moves with numpy's rate); many
 # times on any run. The in-graph step's device work: dev plus 3 passes of its accumulator a micro-batch
 assert round(acc_ms, 1) == 6.0 and abs(in_graph_ms - (dev + acc_ms)) < 1e-9
 assert serial / in_graph_ms > 10, (serial, in_graph_ms)
@@ -101,7 +89,6 @@ assert serial / in_graph_ms > 10, (serial, in_graph_ms)
 # the problem: 7B parameters, Adam in 16-bit (16 bytes a parameter, 12 of them on the host), an 80 GB
 # card, N = 10 micro-batches of 32,768 tokens; compute at PaLM's 46.2% (MFU on TPU v4), assumed for the
 # H100's 16-bit dense peak
-assert tuple(cases) == panels  # the schedule prints the figure's four cases
 assert on_card == {"accumulate on the card": 8, "copy every micro-batch": 4, "copy, two device buffers": 6}
 assert (card / 8, card / 4) == (10e9, 20e9)  # the card alone: 10 and 20 billion, as the cell prints
 P7, P10 = 7e9, 10e9
@@ -112,35 +99,38 @@ assert round(6 * P7 * N * 32_768 / achieved, 1) == 39.4 and round(compute_s, 1) 
 assert f"{6 * P7 * 32_768 / achieved:.2f}" == "3.94"  # the device's compute, a micro-batch
 # accumulating on the card: compute, one fp32 copy and the sum on the card (no timing in it)
 assert round(problem[P7][0], 1) == 40.3 and round(2 * P7 / 1e9) == 14  # "40.3 s"; "14 GB" a gradient
-# the host design, from host_schedule: the numbers move with numpy's rate ("79.0", "45.5", "43.6",
-# "62.2 s" and numpy's "3.72 s" in the stored run); pinned: what the prose concludes, with room
+# the host design, from host_schedule: the numbers move with numpy's rate ("94.0", "58.5", "56.6" and
+# "83.6 s" in the stored run; "5.22 s" numpy's sum a micro-batch); pinned: what the prose concludes
 for P_x in (P7, P10):
     once_x, sched = problem[P_x]
     two_x = sched["overlapped, 2 buffers"]["total"]
     one_x = sched["overlapped, 1 buffer"]["total"]
     serial_x = sched["one after another"]["total"]
     h_x = 5 * 4 * P_x / sum_rate  # numpy's sum, a micro-batch
-    assert once_x < two_x <= one_x < serial_x, (once_x, two_x, one_x, serial_x)  # the card a little faster
-    assert two_x < 1.15 * once_x and serial_x > 1.3 * once_x, (once_x, two_x, serial_x)  # overlap hides most
+    assert once_x < two_x <= one_x < serial_x, (once_x, two_x, one_x, serial_x)  # the card the faster
+    assert serial_x > 1.3 * once_x, (once_x, serial_x)  # one after another, far slower
     assert sched["overlapped, 2 buffers"]["held"]["device"] == 2  # one more fp16 gradient on the card
     assert sched["overlapped, 1 buffer"]["held"]["device"] == 1
-    # "in the stored run the device is the slowest stage" (3.94 s against numpy's 3.72 s at 7B): numpy's
-    # rate moves between runs, so the schedule's arithmetic is pinned where that holds. Then one buffer
-    # a side hides the sums, the N copies stay in line with the compute; a second device buffer hides them
+    # where the device is the slowest stage (3.94 s at 7B against numpy's 3.72 s on an AMD EPYC; not the
+    # stored run's 5.22 s on an Intel Xeon), one buffer a side hides the sums, the N copies stay in line with
+    # the compute, and a second device buffer hides them
     d_x, c_x = 6 * P_x * 32_768 / achieved, 2 * P_x / 64e9
     if h_x <= d_x:
         assert abs(one_x - (N * (d_x + c_x) + h_x + c_x)) < 1e-9, (one_x, d_x, c_x, h_x)
         assert abs(two_x - (N * d_x + c_x + h_x + c_x)) < 1e-9, (two_x, d_x, c_x, h_x)
-# at 10 billion, overlapped, the host design costs little beyond the compute
-assert problem[P10][1]["overlapped, 2 buffers"]["total"] < 1.15 * compute_s
+    else:  # numpy's sum the slowest stage (this run's CPU): two buffers a side hide all but the N sums
+        assert abs(two_x - (d_x + c_x + N * h_x + c_x)) < 1e-9, (two_x, d_x, c_x, h_x)
+# at 10 billion the host design, the one that fits, costs more than the compute alone; how much moves with
+# numpy's rate ("83.6 s" in the stored run on an Intel Xeon, 65.0 on an AMD EPYC, against "56.3 s")
+assert compute_s < problem[P10][1]["overlapped, 1 buffer"]["total"] < problem[P10][1]["one after another"]["total"]
 
 # round 83: the 7B activations in 16-bit (Korthikanti et al., 2022), LLaMA 7B's shape, 32,768 tokens: exact
 assert (h_7b, L_7b, tokens) == (4096, 32, 32_768)
 assert (round(34 * tokens * h_7b * L_7b / 1e9), round(2 * tokens * h_7b * L_7b / 1e9, 1)) == (146, 8.6)
 assert 2 * tokens * h_7b * L_7b < card - 8 * P7  # the checkpoints fit beside the accumulator at 7B
-# overlapped, the host design still costs many times the in-graph step's device work ("54 times" in
+# overlapped, the host design still costs many times the in-graph step's device work ("76 times" in
 # the stored run; it moves with numpy's rate)
-assert best == schedules["numpy's sum"]["overlapped, 2 buffers"]["total"] and best < serial
+assert best < serial
 assert best / in_graph_ms > 10, (best, in_graph_ms)
 # the device-memory readings within this run: each step's range holds its median
 for name, p in device_peaks.items():
