@@ -7,7 +7,7 @@ import numpy as np
 
 # the budget (cell 3) and the levers' budgets against the measured medians
 assert round(1024 * t / MiB, 2) == 4.50, t
-assert (a, t) == (18_984, 4_608) and round(r, 3) == 0.137 and g == 4_096, (a, t, r, g)  # a and t: the widths' sums
+assert (a_out, t) == (18_984, 4_608) and round(f, 3) == 0.137 and a_seg == 4_096, (a_out, t, f, a_seg)  # a_out and t: the widths' sums
 check_budget(budget)  # the lesson's budget: gradlab's memory_budget to the byte, over six settings
 assert 0 < budget(1024, 1, True) - budget(1024, 4, False) < 1024 * 1024 * 4  # nearly tie: under one output
 assert [round(budget(**lever) / MiB, 2) for lever in levers.values()] == [34.91, 22.91, 22.04]
@@ -68,7 +68,7 @@ yw, rw = waited_adds["yours, waiting"], waited_adds["tf.recompute_grad"]
 assert min(yw) < max(rw) and min(rw) < max(yw), waited_adds
 
 # the budget's two forms: inside an update it leaves out the weights and batch held before it
-assert round(held_before, 2) == 7.47 and round((4 * P + 1024 * i) / MiB, 2) == 7.47 and round(budget(**levers["plain"]) / MiB - 7.47, 2) == 27.44
+assert round(held_before, 2) == 7.47 and round((4 * P + 1024 * a_in) / MiB, 2) == 7.47 and round(budget(**levers["plain"]) / MiB - 7.47, 2) == 27.44
 
 # a quarter of the rows takes more than a quarter of plain's time (the reason N = 4 costs time)
 assert share["plain, 256 rows"] > 0.25, share
