@@ -67,7 +67,7 @@ assert all(0.5 < shuffled[t] * np.sqrt(t) / shuffled[1] < 1.5 for t in (10, 100)
 assert f"{sum_miss['Adam, eps=1e-12']:.1%}" == "0.0%", sum_miss
 # memory: the 224 images waiting at N = 8, left out of the estimate
 assert round(waiting / MiB) == 129 and f"{waiting / parts[-1]['total']:.1%}" == "2.6%"
-# lesson 17's MLP (its stored run measures one update adding 23.50 MiB): this estimate's gradient and
+# lesson 17's MLP (its stored run measures one update adding 25.00 MiB): this estimate's gradient and
 # layer outputs at B = 1,024 come to 22.94 MiB; 17's backward term b t adds 4.50 for its budget's 27.44
 from gradlab.lessons import recompute  # noqa: E402
 
