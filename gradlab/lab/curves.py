@@ -108,9 +108,9 @@ def reference_difference(group):
 
 
 def difference_text(found):
-    """`"max |Δ| 4e-06, accuracy +0.0 pts"`: a `reference_difference` in a legend entry."""
+    """`"max |Δ| 4.2e-06, accuracy +0.0 pts"`: a `reference_difference` in a legend entry (2 significant digits)."""
     _, worst, acc = found
-    return f"max |Δ| {worst:.1g}" + ("" if acc is None else f", accuracy {100 * acc:+.1f} pts")
+    return f"max |Δ| {worst:.2g}" + ("" if acc is None else f", accuracy {100 * acc:+.1f} pts")
 
 
 def difference_line(ax, group, x, color, bold, found):

@@ -8,9 +8,9 @@ import numpy as np
 # Hold the effective batch (cell 5): yours and gradlab's agree; float32 rounding; no accuracy change
 assert mine == worst < 1e-5 and np.isclose(paired(accumulated, large).mean(), 100 * accuracy_change)
 assert np.all(paired(accumulated, large) == 0) and f"{accs.mean():.1f} ± {accs.std(ddof=1):.1f}" == "93.4 ± 0.8"
-assert f"{mine:.1e}" == "7.2e-07" and f"{np.spacing(np.float32(2.3)):.1e}" == "2.4e-07"
+assert f"{mine:.1e}" == "7.2e-07"
 assert round(mine / np.spacing(np.float32(1))) == 6  # "about six float32 spacings at a loss of 1"
-assert f"{np.spacing(np.float32(1)):.1e}" == "1.2e-07" and f"{np.spacing(np.float32(large.losses[0])):.1e}" == "2.4e-07"
+assert f"{np.spacing(np.float32(1)):.1e}" == "1.2e-07"
 
 # the four settings
 sigma = accs.std(ddof=1)  # the seeds' spread at B = 100: 0.78
@@ -70,6 +70,8 @@ assert [f"{e:.1f}" for e in (min(e for _, e in noise.values()), max(e for _, e i
 cosine_ratio, micro_ratio = ratio["Keras's cosine"], ratio["BN per micro-batch"]
 assert [f"{cosine_ratio:+.1f}", f"{micro_ratio:+.1f}"] == ["-14.7", "+4.0"] and np.all(bn_micro > 0), ratio
 assert [f"{ratio[n]:+.1f}" for n in ("clip each", "BN window")] == ["+0.6", "+1.6"], ratio
+# two-sided p, Student's t with 2 degrees of freedom: cosine 0.005, per micro-batch 0.06
+assert [f"{p_value[n]:.1g}" for n in ("Keras's cosine", "BN per micro-batch")] == ["0.005", "0.06"], p_value
 assert abs(ratio["clip each"]) < 2 and abs(ratio["BN window"]) < 2 and ratio["Keras's cosine"] < -10, ratio
 # BatchNorm, why: the runs kept are the lab's, every seed; per micro-batch's statistics nearer the true ones
 for way, g in zip(bn_runs, measured["BatchNorm, statistics per micro-batch"]):  # large batch, window, per micro
@@ -88,7 +90,7 @@ assert np.allclose(gain[:, 2], bn_micro)  # the kept runs score as the lab's
 assert np.all(bn_runs["window"][:, 3] > bn_runs["window"][:, 2]) and np.all(bn_runs["large batch"][:, 3] > bn_runs["large batch"][:, 2])
 assert f"{0.99 ** 150:.2f}" == "0.22" and f"{0.99 ** 600:.4f}" == "0.0024"
 # your pooled moments: the large batch's moving statistics, as gradlab's window; per micro-batch moved 3.94 times
-for way in ("yours", "gradlab's window"):
+for way in (pooled_by, "gradlab's window"):
     assert all(np.abs(a - b).max() < 1e-6 for a, b in zip(moving[way], ref)), way
 assert np.abs(moving["per micro-batch"][0] - ref[0]).max() > 1e-3
 assert round(np.linalg.norm(moving["per micro-batch"][0]) / np.linalg.norm(ref[0]), 2) == round((1 - 0.99 ** 4) / 0.01, 2) == 3.94
@@ -117,12 +119,13 @@ assert [f"{100 * r.accuracy:.1f}" for r in pairs["float32"]] == ["93.6", "93.7"]
 assert [f"{x:.1e}" for x in apart] == ["1.2e-03", "2.0e-03"] and min(apart) > 1e-4, apart
 assert f"{100 * redo / (3 * P):.0f}" == "15" and float(tf.cast(tf.constant(1 + 2**-9), tf.bfloat16)) == 1.0
 assert totals == {"none": 34.91, "bfloat16": 18.99, "recomputation": 22.91} and round(mixed, 2) == 23.39, totals
-assert (smallest, fit[smallest]["b"], even, fit[even]["b"]) == (4, 16, 4, 16) and fit[1]["total"] - fit[1]["activations"] == 16e9
+assert (smallest, fit[smallest]["b"]) == (4, 16) and fit[1]["total"] - fit[1]["activations"] == 16e9
 assert [f"{fit[n]['total'] / 1e9:.2f}" for n in (smallest, smallest - 1)] == ["63.22", "79.42"] and fit[smallest - 1]["total"] > 72e9
 assert fit[smallest]["total"] - fit[smallest]["activations"] == 20e9 and f"{a_seq / 1e9:.2f}" == "2.70"  # 72 - 20 = 52 GB for b a
 assert f"{states / 1e9:.1f}" == "20.0" and states == 20e9 and f"{room / 1e9:.0f}" == "52"  # printed by cell 30
 assert f"{logits / 1e9:.2f}" == "0.42" and b_max == 19 and b_max * a_seq <= 52e9 < (b_max + 1) * a_seq
-assert f"{without / 1e9:.2f}" == "70.20" and without <= 72e9  # without the logits term, N = 3 would seem to fit
+assert f"{without / 1e9:.2f}" == "70.20" and without <= 72e9
+assert f"{with_t / 1e9:.2f}" == "69.93" and fit[smallest]["total"] < with_t <= 72e9  # t counted: N = 4 still fits  # without the logits term, N = 3 would seem to fit
 assert f"{last_backward:.2f}" == "0.33" and last_backward > 0.14  # the last backward pass outlasts NDR's all-reduce
 # task 3's timeline: in turn 471 ms, overlapped 340 ms, all of NDR's 140.0 ms hidden but the last layer's 8.75
 assert [f"{in_turn:.0f}", f"{overlapped:.0f}", f"{ndr_ms:.1f}", f"{ndr_ms / 16:.2f}"] == ["471", "340", "140.0", "8.75"]
