@@ -5,7 +5,7 @@
 Ten calls run in interleaved rounds (`interleaved_ms`), so a slow moment of a shared machine
 falls on all of them alike:
 
-    host_step_compiled   apply(mean(*fetch(x, y, N)))       the whole host-averaged update
+    host_step            apply(mean(*fetch(x, y, N)))       the whole host-averaged update
     in-graph step        in_graph_step(x, y, N)             the whole in-graph update
     in-graph loop        in_graph_step(x, y, N, apply=False)
     N graph calls        grads_fn on each micro-batch, each loss fetched
@@ -13,13 +13,13 @@ falls on all of them alike:
     fetch + mean         mean(*fetch(x, y, N))              no apply
     apply fed numpy      apply(a numpy mean)                numpy into the call, and the apply
     apply fed tensors    apply(the same mean as tensors)    the apply alone
-    tf.constant          [tf.constant(g) for g in mean]     the copy back (on a CPU, a memcpy)
+    tf.constant          [tf.constant(g) for g in mean]     the mean to tensors (a copy; small: per-call cost)
     empty call           a compiled call that does nothing
 
 `round_trip_parts` reads each part of an update as one call's median, or as the median over
 rounds of one call's time less another's (`fetch` less the graph calls: the copies out), floored
 at 0. Medians of differences need not add up to the median of a total. A call fed numpy pays more
-than the copy back: `tf.function` converts each array and matches its signature, so that excess
+than converting the mean to tensors: `tf.function` converts each array and matches its signature, so that excess
 ("numpy into the call": fed numpy less fed tensors, less the `tf.constant` copies) is call overhead,
 not bytes moved.
 
@@ -46,7 +46,7 @@ def round_trip_ms(fetch, mean, apply, in_graph_step, grads_fn, x, y, accum_steps
     mean_np = mean(*fetch(x, y, accum_steps))  # one mean, to time the applies alone
     mean_tf = [tf.constant(g) for g in mean_np]  # the same mean, already copied back
     empty_call = tf.function(lambda: tf.constant(0.0))
-    runs = {"host_step_compiled": lambda: apply(mean(*fetch(x, y, accum_steps))),
+    runs = {"host_step": lambda: apply(mean(*fetch(x, y, accum_steps))),
             "in-graph step": lambda: in_graph_step(x, y, accum_steps),
             "in-graph loop": lambda: in_graph_step(x, y, accum_steps, apply=False),
             f"{accum_steps} graph calls": lambda: [grads_fn(a, b)[0].numpy() for a, b in micro],
@@ -61,7 +61,7 @@ def round_trip_ms(fetch, mean, apply, in_graph_step, grads_fn, x, y, accum_steps
 
 
 def round_trip_parts(ms, accum_steps):
-    """Each step's parts in ms: {"in-graph step": {...}, "host_step_compiled": {...}}."""
+    """Each step's parts in ms: {"in-graph step": {...}, "host_step": {...}}."""
     calls = f"{accum_steps} graph calls"
 
     def med(a):
@@ -72,10 +72,10 @@ def round_trip_parts(ms, accum_steps):
 
     return {"in-graph step": {"your one call: the loop": med("in-graph loop"),
                               "apply": over("in-graph step", "in-graph loop")},
-            "host_step_compiled": {calls: med(calls),
+            "host_step": {calls: med(calls),
                                    "copies out": over("fetch", calls),
                                    "numpy's mean": over("fetch + mean", "fetch"),
-                                   "copy back": med("tf.constant"),
+                                   "mean to tensors": med("tf.constant"),
                                    "numpy into the call": max(0.0, over("apply fed numpy", "apply fed tensors")
                                                               - med("tf.constant")),
                                    "second call": med("empty call"),  # the apply's own call

@@ -26,7 +26,7 @@ def _check_times(rows):
             raise ValueError(f"{case!r}: every part must be a finite time >= 0, got {costs}")
 
 
-def plot_round_trip(rows, title="one update, part by part", unit="ms"):
+def plot_round_trip(rows, title="one update, part by part", unit="ms", measured=None):
     """Draw each case as ONE horizontal bar, its parts end to end on a linear axis: where its time goes.
 
         part k of a case spans [sum of its parts before k, sum of its parts up to k]
@@ -40,18 +40,27 @@ def plot_round_trip(rows, title="one update, part by part", unit="ms"):
             every time finite and >= 0.
         title: the figure's title.
         unit: the times' unit, for the labels and the x axis.
+        measured: optional `{case: total}`, each case's measured total (e.g. the median of whole
+            updates, which the parts' medians need not add up to). A total above the parts' sum adds
+            a grey hatched "unattributed" part up to it; one below draws a black tick at it. Either
+            way the bar's label reads the measured total.
     Returns:
         the matplotlib Figure of 1 Axes, already closed in pyplot. Each part wide enough (>= 6% of the
         largest total) carries its time in its middle; each bar carries its total at its end.
     """
     _check_times(rows)
+    measured = dict(measured or {})
+    if set(measured) - set(rows):
+        raise ValueError(f"measured names cases not in rows: {sorted(set(measured) - set(rows))}")
+    if measured:
+        _check_times({case: {"measured total": t} for case, t in measured.items()})
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(8.0, 1.5 + 0.6 * len(rows)), layout="constrained")
     plt.close(fig)
     parts = list(dict.fromkeys(part for costs in rows.values() for part in costs))  # first-seen order
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     cases = list(rows)[::-1]  # the first case on top
-    longest = max(sum(costs.values()) for costs in rows.values())
+    longest = max(max(sum(costs.values()), measured.get(case, 0.0)) for case, costs in rows.items())
     labelled = set()
     for y, case in enumerate(cases):
         left = 0.0
@@ -63,7 +72,14 @@ def plot_round_trip(rows, title="one update, part by part", unit="ms"):
             if width >= 0.06 * longest:
                 ax.text(left + width / 2, y, f"{width:.1f}", ha="center", va="center", fontsize=8, color="white")
             left += width
-        ax.text(left, y, f" {left:.1f} {unit}", va="center", fontsize=9)
+        if case in measured and measured[case] > left:  # what the parts leave out
+            ax.barh(y, measured[case] - left, left=left, height=0.6, color="0.85", hatch="//",
+                    edgecolor="white", label=None if "unattributed" in labelled else "unattributed")
+            labelled.add("unattributed")
+        elif case in measured:
+            ax.plot([measured[case]] * 2, [y - 0.35, y + 0.35], color="black", linewidth=1.5)
+        end = measured.get(case, left)
+        ax.text(max(end, left), y, f" {end:.1f} {unit}", va="center", fontsize=9)
     ax.set_xlim(0, longest * 1.18)  # room for the totals
     ax.set_ylim(-0.6, len(cases) - 0.4)
     ax.set_yticks(range(len(cases)), cases)

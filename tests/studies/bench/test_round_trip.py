@@ -12,12 +12,12 @@ def test_parts_are_medians_and_median_differences_by_hand():
           "tf.constant": [0.05, 0.1, 0.2]}
     parts = round_trip_parts(ms, 2)
     assert parts == {"in-graph step": {"your one call: the loop": 3.5, "apply": 1.0},
-                     "host_step_compiled": {"2 graph calls": 3.0, "copies out": 0.5, "numpy's mean": 0.5,
-                                            "copy back": 0.1, "numpy into the call": 0.0,
+                     "host_step": {"2 graph calls": 3.0, "copies out": 0.5, "numpy's mean": 0.5,
+                                            "mean to tensors": 0.1, "numpy into the call": 0.0,
                                             "second call": 0.2, "apply": 1.0}}
-    # fed numpy 1.0 over fed tensors 0.6 in every round: 0.4, of which the copy back (0.1) is bytes
+    # fed numpy 1.0 over fed tensors 0.6 in every round: 0.4, of which the mean to tensors (0.1) is bytes
     ms.update({"apply fed numpy": [1.0, 1.0, 1.0], "apply fed tensors": [0.6, 0.6, 0.6]})
-    numpy_part = round_trip_parts(ms, 2)["host_step_compiled"]["numpy into the call"]
+    numpy_part = round_trip_parts(ms, 2)["host_step"]["numpy into the call"]
     assert abs(numpy_part - 0.3) < 1e-12
 
 
@@ -44,7 +44,7 @@ def test_each_call_runs_once_a_round_on_the_lessons_pieces():
 
     x, y = np.zeros((6, 3), np.float32), np.zeros(6, np.int32)
     ms, parts = round_trip_ms(fetch, mean, apply, in_graph_step, grads_fn, x, y, accum_steps=3, rounds=4)
-    assert set(ms) == {"host_step_compiled", "in-graph step", "in-graph loop", "3 graph calls", "fetch",
+    assert set(ms) == {"host_step", "in-graph step", "in-graph loop", "3 graph calls", "fetch",
                        "fetch + mean", "apply fed numpy", "apply fed tensors", "empty call", "tf.constant"}
     assert all(len(t) == 4 and (t >= 0).all() for t in ms.values())
     n = 5  # a warm-up round and 4 rounds

@@ -20,6 +20,26 @@ def test_round_trip_stacks_each_cases_parts_end_to_end():
     assert ax.get_xlim() == pytest.approx((0.0, 7.0 * 1.18))
 
 
+def test_round_trip_draws_a_measured_total_beyond_or_inside_the_parts():
+    from gradlab.studies.figures.host_cost import plot_round_trip
+
+    rows = {"one call": {"calls": 7.0}, "host": {"calls": 3.0, "copies": 2.0}}
+    fig = plot_round_trip(rows, measured={"one call": 6.5, "host": 8.0})
+    (ax,) = fig.axes
+    # "host" (bottom): its parts, then the unattributed 3.0 up to its measured 8.0; "one call": 7.0 alone
+    assert [(b.get_x(), b.get_width()) for b in ax.patches] == [(0.0, 3.0), (3.0, 2.0), (5.0, 3.0), (0.0, 7.0)]
+    assert ax.patches[2].get_hatch() == "//"
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["calls", "copies", "unattributed"]
+    assert [t.get_text() for t in ax.texts][-3:] == [" 8.0 ms", "7.0", " 6.5 ms"]  # the measured totals
+    (tick,) = ax.lines  # "one call" measured below its parts: a tick at 6.5
+    assert list(tick.get_xdata()) == [6.5, 6.5]
+    assert ax.get_xlim() == pytest.approx((0.0, 8.0 * 1.18))
+    with pytest.raises(ValueError, match="not in rows"):
+        plot_round_trip(rows, measured={"other": 1.0})
+    with pytest.raises(ValueError, match="finite"):
+        plot_round_trip(rows, measured={"host": float("nan")})
+
+
 def test_round_trip_refuses_no_case_empty_cases_and_negative_times():
     from gradlab.studies.figures.host_cost import plot_round_trip
     with pytest.raises(ValueError, match="at least one"):
