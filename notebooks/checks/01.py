@@ -60,9 +60,9 @@ assert -(-256 // 2) == 128 > a3_micro
 assert (round(a3_sgd_fixed), a3_sgd, -(-256 // a3_sgd)) == (293, 113, 3)  # SGD: still N = 3
 # Answer 3: the plain mean against the token mean
 assert (4.0 + 2.0) / 2 == 3.0 and abs((10 * 4.0 + 90 * 2.0) / 100 - 2.2) < 1e-12
-# noise, not bias: the average of T shuffles' plain means closes in on g_B, about as 1 / sqrt(T)
-assert [f"{shuffled[t]:.1%}" for t in (1, 10, 100)] == ["64.3%", "17.9%", "6.0%"], shuffled
-assert all(0.5 < shuffled[t] * np.sqrt(t) / shuffled[1] < 1.5 for t in (10, 100)), shuffled
+# noise, not bias: the average of K shuffles' plain means closes in on g_B, about as 1 / sqrt(K)
+assert [f"{shuffled[K]:.1%}" for K in (1, 10, 100)] == ["64.3%", "17.9%", "6.0%"], shuffled
+assert all(0.5 < shuffled[K] * np.sqrt(K) / shuffled[1] < 1.5 for K in (10, 100)), shuffled
 # Adam's miss on the plain sum is its epsilon's: with epsilon = 1e-12 it rounds to 0.0%
 assert f"{sum_miss['Adam, eps=1e-12']:.1%}" == "0.0%", sum_miss
 # memory: the 224 images waiting at N = 8, left out of the estimate

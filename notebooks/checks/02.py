@@ -67,7 +67,7 @@ points = [t for t in exact if t > 0]
 assert len(points) == 20 and len(averaged) == 201
 ratio_at = {0: np.array([averaged[t].noise_scale / exact[t].noise_scale for t in points])}
 nonpositive = {0: sum(a.grad_sq_norm <= 0 for a in averaged)}
-# beta 0.9: median 1.10 of the exact value; never <= 0
+# rho 0.9: median 1.10 of the exact value; never <= 0
 assert (_fmt(np.median(ratio_at[0]), ".2f"), nonpositive[0]) == ("1.10", 0)
 # the exact value: lowest 30 at update 10, highest 1,314 at update 190
 assert (dip, _fmt(values[dip], ".0f"), _fmt(exact[10].noise_scale, ".0f")) == (10, "30", "30")
@@ -85,7 +85,7 @@ assert steps_256 == [79, 7813] and steps_256 == [-(-20_000 // 256), -(-2_000_000
 sq8 = np.sum((minibatch_grads[8] - stats.grad) ** 2, axis=1)
 se8 = rms[8] / pred[8] * sq8.std(ddof=1) / sq8.mean() / np.sqrt(40) / 2
 assert (_fmt(rms[8] / pred[8], ".2f"), _fmt(se8, ".2f")) == ("1.06", "0.03") and 1.5 < (rms[8] / pred[8] - 1) / se8 < 2.5
-# the beta = 0.9 average against the exact value: 0.28 to 3.02 (median 1.10)
+# the rho = 0.9 average against the exact value: 0.28 to 3.02 (median 1.10)
 assert (_fmt(ratio_at[0].min(), ".2f"), _fmt(ratio_at[0].max(), ".2f")) == ("0.28", "3.02")
 # the B_noise the model allows: 93 to 146 from the drop's 90% range, 91 to 509 from the rate grid
 # (each best rate within a factor 2**(1/4) on a grid sqrt(2) apart); all above B_simple's 71
