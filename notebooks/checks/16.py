@@ -9,8 +9,11 @@ assert f"{misses['mirrored fit']:.1e}" == "8.8e-04" and f"{mirrored600:.1e}" == 
 assert formula_gap < 1e-6 and 0.06 < norm(actual) / last_norm < 0.09
 
 # TensorFlow's split: ceil(B / R) rows a replica until they run out; drop_remainder keeps the split
-check_split(split)  # the learner's rule (or the solution) against TensorFlow's measured shards
-check_split(solution_split)
+def _tf_rule(rows, R):  # lesson 13's tf_rule, which the prose cites: ceil(rows / R) to each replica in turn
+    per = -(-rows // R)
+    return [max(0, min(per, rows - r * per)) for r in range(R)]
+for _rows, _R in ((11, 2), (11, 3), (11, 4), (11, 6), (4, 3), (1, 2), (64, 3), (60, 2)):  # against the measured shards
+    assert _tf_rule(_rows, _R) == shards(_rows, strategies[_R]), (_rows, _R, shards(_rows, strategies[_R]))
 assert shards(11, strategies[4]) == [3, 3, 3, 2] and shards(11, strategies[6]) == [2, 2, 2, 2, 2, 1]
 assert shards(11, strategies[3]) == [4, 4, 3] and shards(1) == [1, 0]
 assert shards(4, strategies[3]) == [2, 2, 0] and shards(4, strategies[3], drop_remainder=True) == [2, 2, 0]
@@ -34,7 +37,7 @@ if first_step is not solution_first_step:
 assert keras_clip > 1e-3 and f"{keras_clip:.1e}" == "1.1e-02"  # mirrored fit clips each replica's part, even batches
 assert f'{keras_plain.history.history["loss"][0]:.6f}' == "2.082094"  # Keras undoes its 1/R in the log
 assert f"{clip_effect:.1e}" == "4.0e-02"  # clipping is active in the reference: the clipping test is not vacuous
-assert list(divided_by.values()) == [2, 1, 1, 1, 2, 2], divided_by  # the table of what Keras divides by R
+assert list(divided_by.values()) == [1, 1, 1, 2, 2], divided_by  # the table of what Keras divides by R (13 measured the mean)
 check_passthrough(passthrough)  # the learner's pass-through (or the solution): pairs pass, nothing stays
 check_passthrough(solution_passthrough)
 for stage2 in (summed, clipped):  # after a stage-2 fit (traced, replicas' entries overlap) nothing stays on it
