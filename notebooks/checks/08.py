@@ -2,16 +2,14 @@
 prose states, over the notebook's names, and fails loudly if a run ever disagrees with the text.
 
 Run by the lesson's last code cell as `%run -i checks/08.py`; it reuses the notebook's names
-(`proofs`, `ratios`, `curves`, `memory`, ...), and pins what the Answers cell prints.
+(`proofs`, `adam_gap`, `curves`, `memory`, ...), and pins what the answer cell prints.
 """
 import numpy as np
 from gradlab.lessons import memory_budget
 
 eps32 = float(np.finfo(np.float32).eps)  # u = 2^-23, float32's spacing at 1
 
-# Accumulate by hand, the recipe's sum, Adam's epsilon / N, the 1/N miss
-assert abs(ratios["SGD(0.1)"] - 4) < 1e-3 and 1 < ratios["Adam(1e-3)"] < 1.05, ratios
-assert 1 < ratios["Adam(1e-3, epsilon=1e-8)"] < ratios["Adam(1e-3)"], ratios
+# Accumulate by hand, the recipe's sum, Adam's epsilon / N, the 1/N miss (2.1e-02; lesson 05 sizes it)
 assert len(recipe) == 4 + 2  # N + 2 sess.run calls
 assert mean_step in (my_mean_step, solution_mean_step)
 assert distance(fixed_after, large_after) < 1e-6 and max_abs_diff(fixed_after, large_after) < 1e-6
@@ -23,7 +21,7 @@ assert f"{fix_diff:.1e} {w_top:.2f} {fix_spacing:.1e}" == "1.5e-08 0.15 1.5e-08"
 # Adam(epsilon) fed the sum 4 g_B is Adam(epsilon / 4) fed the mean g_B
 assert adam_gap <= fix_spacing and f"{adam_gap:.1e}" == "0.0e+00", adam_gap
 assert 1e-5 < max_abs_diff(split_after["w_i = 1 / N"], keras63) < 1e-3
-assert 0.01 < spread / 84 < 0.03 and f"{spread:.2f} {spread / 84:.1e}" == "1.73 2.1e-02", spread
+assert f"{distance(split_after['w_i = 1 / N'], keras63):.1e}" == "2.1e-02"  # the 1/N miss on 63, of the step
 
 # Training: the mean retraces N = 1; the sum trains faster at N = 4 and barely learns at N = 16
 late = {label: float(np.mean(losses[30:])) for label, losses in curves.items()}
@@ -70,7 +68,7 @@ assert f"{mib[2] / mib[3]:.1f}" == "7.9" and mib[2] / mib[3] < 8
 assert (memory["convnet"][1] // 4, memory["MLP"][1] // 4, memory["MLP"][2] // 4) == (80_986, 1306, 512)
 assert all(budget(*memory["MLP"][:2], 64, n, t=memory["MLP"][2]) > memory["MLP"][3] for n in (2, 4, 8, 16, 32))
 
-# Answer 2: without zero_ops, the second update applies g(1) + g(2), each its batch's mean gradient
+# The answer: without zero_ops, the second update applies g(1) + g(2), each its batch's mean gradient
 assert max_abs_diff(acc_2, [u + v for u, v in zip(acc_1, g_next)]) < 1e-6
 assert max_abs_diff(acc_2, g_next) > 1e-3  # the first update's sum is still there
 steps = [distance(after, oracle) for after, oracle in runs.values()]  # "4.9e-07 to 7.3e-07 of the step"
