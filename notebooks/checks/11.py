@@ -60,7 +60,7 @@ assert seq_gradlab_error < 1e-5
 assert abs(default_1 - wl_1 / 16) < 1e-4 * default_1 and abs(mean_w_1 - wl_1 / D_i[0]) < 1e-4 * mean_w_1
 assert abs(masked_1 - l_1 / valid_i[0]) < 1e-4 * masked_1 and abs(masked_1 - l_1 / 240) > 0.1 * masked_1
 logits = mlp_model(x)
-wl = tokens * pf.per_example_loss(y, logits).numpy()  # w_j l_j
+wl = tokens * pf.per_example_loss(y, logits).numpy()  # ω_j l_j
 default = float(loss_fn(y, logits, sample_weight=tokens))
 assert abs(default - wl.sum() / len(x)) < 1e-4 * default  # divides by the rows
 assert abs(float(mean_w(y, logits, sample_weight=tokens)) - wl.sum() / tokens.sum()) < 1e-4  # by D

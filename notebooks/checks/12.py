@@ -105,9 +105,9 @@ assert {f"{err:.1e}" for _n, err in flushed_16.values()} == {"4.0e-04"}
 
 # Section 4: the weight average. First the exact case: 3 or 4 updates on one batch, each average
 # is its own coefficients to 1e-6 and misses the other's by more than 1e-3
-def short_run(name, beta, n, updates):
+def short_run(name, rho, n, updates):
     run = make(name, n, optimizer=lambda: keras.optimizers.SGD(
-        0.5, use_ema=True, ema_momentum=beta,
+        0.5, use_ema=True, ema_momentum=rho,
         gradient_accumulation_steps=n if name == "keras" else None))
     path = []
     for _ in range(updates):
@@ -117,15 +117,15 @@ def short_run(name, beta, n, updates):
 
 
 short_miss = {}
-for beta, n, updates in ((0.5, 2, 3), (0.9, 4, 4)):
+for rho, n, updates in ((0.5, 2, 3), (0.9, 4, 4)):
     for name in ("fused", "keras"):
-        path, avg = short_run(name, beta, n, updates)
+        path, avg = short_run(name, rho, n, updates)
         for moves in (1, n):
-            c = ema_coefficients(updates, beta, moves)
-            short_miss[beta, name, moves] = w_gap(
+            c = ema_coefficients(updates, rho, moves)
+            short_miss[rho, name, moves] = w_gap(
                 [sum(cj * w[v] for cj, w in zip(c, path)) for v in range(len(avg))], avg)
-    assert max(short_miss[beta, "fused", 1], short_miss[beta, "keras", n]) < 1e-6
-    assert min(short_miss[beta, "fused", n], short_miss[beta, "keras", 1]) > 1e-3
+    assert max(short_miss[rho, "fused", 1], short_miss[rho, "keras", n]) < 1e-6
+    assert min(short_miss[rho, "fused", n], short_miss[rho, "keras", 1]) > 1e-3
 once_4 = pf.expected_ema(path, 0.9)  # gradlab's helper is your coefficients, once per update
 assert max(float(np.abs(a - sum(c * w[v] for c, w in zip(ema_coefficients(4, 0.9, 1), path))).max())
            for v, a in enumerate(once_4)) < 1e-6
@@ -136,9 +136,9 @@ fit_model.fit(np.tile(x, (4, 1, 1)), np.tile(y, 4), batch_size=8, shuffle=False,
 fit_gaps = [w_gap(fit_model.get_weights(), w) for w in (avg, path[-1])]
 assert fit_gaps[0] < 1e-6 and fit_gaps[1] > w_gap(path[-1], path[-2])  # the average, not the last
 # Over 300 updates: each average is its own coefficients, to float32 rounding, not the other's
-for beta in (0.9, 0.99):
-    assert max(ema_miss[beta, "fused", 1], ema_miss[beta, "keras", 4]) < 1e-5
-    assert min(ema_miss[beta, "fused", 4], ema_miss[beta, "keras", 1]) > 1e-3
+for rho in (0.9, 0.99):
+    assert max(ema_miss[rho, "fused", 1], ema_miss[rho, "keras", 4]) < 1e-5
+    assert min(ema_miss[rho, "fused", 4], ema_miss[rho, "keras", 1]) > 1e-3
 assert f"{max(ema_miss[b, n, m] for b in (0.9, 0.99) for n, m in (('fused', 1), ('keras', 4))):.1e}" == "1.2e-06"
 assert f"{max(ema_miss[0.99, 'fused', 4], ema_miss[0.99, 'keras', 1]):.2f}" == "0.12"
 assert [f"{ema_miss[b, n, m]:.1e}" for b in (0.9, 0.99) for n, m in (("fused", 4), ("keras", 1))] == [
@@ -170,25 +170,25 @@ assert f"{last_losses[-1]:.3f}" == "2.266" and f"{np.mean(last_losses[1:]):.3f}"
 # The answers to the three problems, recomputed (the lesson's Problems cell states them)
 
 # Problem 1: the lag
-def lag(beta, moves, updates=30_000):  # theta_k = k: how many updates the average trails
+def lag(rho, moves, updates=30_000):  # theta_k = k: how many updates the average trails
     average = 1.0  # after update 1: theta_1
     for k in range(2, updates + 1):
         for move in range(moves):
-            average = beta * average + (1 - beta) * (k if move == moves - 1 else k - 1)
+            average = rho * average + (1 - rho) * (k if move == moves - 1 else k - 1)
     return updates - average
 
 
-lags = {beta: (lag(beta, 1), lag(beta, 4), lag(beta ** (1 / 4), 4))
-        for beta in (0.9, 0.99, 0.999)}
+lags = {rho: (lag(rho, 1), lag(rho, 4), lag(rho ** (1 / 4), 4))
+        for rho in (0.9, 0.99, 0.999)}
 
 # Problem 2: two counters of apply calls
 cosine_10k = keras.optimizers.schedules.CosineDecay(0.1, decay_steps=10_000)
 # update t reads the schedule at micro-step 4t - 1 (before _iterations counts its own apply)
 ends_at = next(t for t in range(1, 10_001) if float(cosine_10k(4 * t - 1)) < 1e-9)
 first_doubling = doubled["Keras's accumulation, N = 4"][0]
-for beta, (lag_once, lag_keras, lag_fixed) in lags.items():  # the closed forms the prose states
-    assert max(abs(lag_once - beta / (1 - beta)), abs(lag_keras - beta / (1 - beta ** 4)),
-               abs(lag_fixed - beta ** 0.25 / (1 - beta))) < 1e-6 and 0 < lag_fixed - lag_once < 0.75
+for rho, (lag_once, lag_keras, lag_fixed) in lags.items():  # the closed forms the prose states
+    assert max(abs(lag_once - rho / (1 - rho)), abs(lag_keras - rho / (1 - rho ** 4)),
+               abs(lag_fixed - rho ** 0.25 / (1 - rho))) < 1e-6 and 0 < lag_fixed - lag_once < 0.75
 assert [f"{lags[b][1]:.2f}" for b in lags] == ["2.62", "25.12", "250.12"]
 assert f"{lags[0.99][1]:.0f}" == "25"  # Keras's average trails by about 25 updates at 0.99, N = 4
 assert f"{lags[0.9][2]:.2f}" == "9.74"
