@@ -237,7 +237,7 @@ def _plot_gap_ratio(ax, s, ratios):
 def plot_ema_coefficients(coefficients):
     """The weight an average of the weights puts on theta_1 ... theta_K, grouped bars.
 
-        once per update:  c_j = (1 - beta) beta^(K - j)  (c_1 = beta^(K-1))
+        once per update:  c_j = (1 - rho) rho^(K - j)  (c_1 = rho^(K-1)), rho the decay
 
     Args:
         coefficients: dict `{label: [c_1, ..., c_K]}`, every list of the same length K.
