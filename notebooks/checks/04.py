@@ -74,15 +74,15 @@ assert table_off == ["66", "63", "63"], table_off
 assert fmt(off_error, ".1e") == "1.5e-02"
 
 # Problem 2: a prediction from datasheets (PCIe 5.0 x16 at 63 GB/s, H100 PCIe float32 at 51 TFLOP/s)
-assert (link, fp32) == (63e9, 51e12) and tau == 4 * 203_530 / 63e9 * 1e3
-assert fmt(tau, ".3f") == "0.013" and fmt(2 * tau, ".3f") == "0.026"
+assert (link, fp32) == (63e9, 51e12) and tau_c == 4 * 203_530 / 63e9 * 1e3
+assert fmt(tau_c, ".3f") == "0.013" and fmt(2 * tau_c, ".3f") == "0.026"
 assert flops_per_row == 4 * 203_530 + 2 * 256 * 10  # the first layer computes no input gradient
 assert fmt(w1_share, ".0%") == "99%" and fmt(flops_per_row / numbers, ".2f") == "4.03"  # "about 4"
 assert fmt(32 * flops_per_row / 1e6, ".0f") == "26"
 assert extra_us == 32 * flops_per_row / fp32 * 1e6 and fmt(extra_us, ".1f") == "0.5"
-assert format(extra_us / (2 * tau * 1e3), ".0%") == "2%"  # the share of peak at which 32 rows take 2 tau
-assert break_even == 4 * tau / 1e3 * fp32 / flops_per_row  # rows whose half takes 2 tau at peak
+assert format(extra_us / (2 * tau_c * 1e3), ".0%") == "2%"  # the share of peak at which 32 rows take 2 tau_c
+assert break_even == 4 * tau_c / 1e3 * fp32 / flops_per_row  # rows whose half takes 2 tau_c at peak
 assert format(break_even, ",.0f") == "3,218"
-assert abs((break_even / 2) * flops_per_row / fp32 - 2 * tau / 1e3) < 1e-15  # half the rows: 2 tau, in seconds
+assert abs((break_even / 2) * flops_per_row / fp32 - 2 * tau_c / 1e3) < 1e-15  # half the rows: 2 tau_c, in seconds
 
 print("lesson 04: every number the prose states checks out")
