@@ -179,7 +179,7 @@ def _panel_name(overlap, buffers):
 
 
 def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum",), buffers=(None,),
-                       min_width=0.005):
+                       min_width=0.005, serial=True):
     """Draw `host_schedule` on one ms axis: one after another on top, then overlapped, once per entry
     of `buffers` (None: no limit on what waits between stages; k: k buffers a side).
 
@@ -190,30 +190,42 @@ def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum
     the device is busy and the most gradients held at once on the device and on the host (beside the
     running sum).
 
+    To compare hosts, `sum_ms` may be a dict {name: ms}: the figure then draws the schedules above
+    once per host, top to bottom, each title led by the host's name, each panel on its own ms axis.
+
     Args:
-        device_ms, copy_ms, sum_ms, micro_batches: as `host_schedule`.
+        device_ms, copy_ms, micro_batches: as `host_schedule`.
+        sum_ms: s, as `host_schedule`, or a dict {a host's name: its s}.
         measured: the stages ("compute", "copy out", "sum", "copy back") timed here, not predicted.
         buffers: one overlapped panel per entry, None, an integer >= 1 or a pair (as `host_schedule`).
-        min_width: the narrowest bar drawn, a fraction of the longest total (0: true widths).
+        min_width: the narrowest bar drawn, a fraction of the longest total on its axis (0: true widths).
+        serial: draw the one-after-another panel (False: only the overlapped ones).
     Returns:
-        (figure, totals): a Figure of 1 + len(buffers) Axes, already closed in pyplot (a notebook
-        cell ending with it shows it once), and each panel's total in ms, top to bottom.
+        (figure, totals): a Figure of (serial + len(buffers)) Axes per host, already closed in pyplot
+        (a notebook cell ending with it shows it once), and each panel's total in ms, top to bottom.
     """
-    panels = [(False, None), *((True, b) for b in buffers)]
-    schedules = [host_schedule(device_ms, copy_ms, sum_ms, micro_batches, overlap, b) for overlap, b in panels]
+    hosts = dict(sum_ms) if isinstance(sum_ms, dict) else {None: sum_ms}
+    panels = [(host, s_ms, overlap, b) for host, s_ms in hosts.items()
+              for overlap, b in [(False, None)] * bool(serial) + [(True, b) for b in buffers]]
+    if not panels:
+        raise ValueError("nothing to draw: serial is False and buffers is empty")
+    schedules = [host_schedule(device_ms, copy_ms, s_ms, micro_batches, overlap, b)
+                 for _, s_ms, overlap, b in panels]
+    sums = " or ".join(f"{s_ms:.2f}" for s_ms in hosts.values())
     stages = {"compute": ("tab:blue", f"device's work, {micro_batches} x {device_ms:.2f} ms"),
               "copy out": ("tab:orange", f"copy out, {micro_batches} x {copy_ms:.2f} ms"),
-              "sum": ("tab:green", f"host's sum, {micro_batches} x {sum_ms:.2f} ms"),
+              "sum": ("tab:green", f"host's sum, {micro_batches} x {sums} ms"),
               "copy back": ("tab:red", f"copy back, {copy_ms:.2f} ms")}
     if set(measured) - set(stages):
         raise ValueError(f"measured must name stages of {list(stages)}, got {list(measured)}")
     import matplotlib.pyplot as plt  # pyplot: a notebook's inline backend then shows the figure
-    fig, axes = plt.subplots(len(panels), 1, sharex=True, figsize=(8.0, 0.6 + 1.6 * len(panels)),
+    shared = len(hosts) == 1  # one host: one ms axis; several: one axis a panel
+    fig, axes = plt.subplots(len(panels), 1, sharex=shared, figsize=(8.0, 0.6 + 1.6 * len(panels)),
                              layout="constrained", squeeze=False)
     axes = axes[:, 0]
     plt.close(fig)
-    narrowest = min_width * max(s["total"] for s in schedules)  # ms
-    for ax, (overlap, b), s in zip(axes, panels, schedules):
+    for ax, (host, _, overlap, b), s in zip(axes, panels, schedules):
+        narrowest = min_width * (max(t["total"] for t in schedules) if shared else s["total"])  # ms
         for y, row in enumerate(("host", "bus", "device")):
             for stage, start, end in s[row]:
                 colour = stages[stage][0]
@@ -224,12 +236,13 @@ def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum
         ax.set_yticks([0.5, 1.5, 2.5], ["host", "bus", "device"])
         ax.set_ylim(0, 3)
         ax.axvline(s["total"], color="black", lw=1, ls="--")
-        name = _panel_name(overlap, b)
+        name = _panel_name(overlap, b) if host is None else f"{host}, {_panel_name(overlap, b)}"
         ax.set_title(f"{name}: {s['total']:,.1f} ms, the device busy {busy:,.1f}; held at most "
                      f"{s['held']['device']} on the device, {s['held']['host']} on the host",
                      fontsize="medium")
     totals = tuple(s["total"] for s in schedules)
-    axes[-1].set_xlim(0, max(totals) * 1.03)
+    for ax, total in zip(axes, totals) if not shared else [(axes[-1], max(totals))]:
+        ax.set_xlim(0, total * 1.03)
     axes[-1].set_xlabel("ms")
     from matplotlib.patches import Patch
     fig.legend([Patch(facecolor=colour, edgecolor="white", hatch="//" if stage in measured else None)

@@ -147,3 +147,19 @@ def test_host_timeline_draws_both_schedules_and_refuses_bad_input():
         host_schedule(1.0, -2.0, 3.0, 2)
     with pytest.raises(ValueError, match="measured"):
         plot_host_timeline(1.0, 2.0, 3.0, 2, measured=["bus"])
+
+
+def test_host_timeline_compares_hosts_one_panel_each():
+    from gradlab.studies.figures.host_cost import host_schedule, plot_host_timeline
+
+    # two hosts, two buffers a side, no one-after-another panel: one panel a host, each on its own axis
+    fig, totals = plot_host_timeline(1.0, 2.0, {"slow": 3.0, "fast": 2.0}, 3, measured=(), buffers=(2,),
+                                     serial=False)
+    assert totals == tuple(host_schedule(1.0, 2.0, s, 3, True, 2)["total"] for s in (3.0, 2.0))
+    assert [ax.get_title().split(":")[0] for ax in fig.axes] == [
+        "slow, overlapped, 2 buffers a side", "fast, overlapped, 2 buffers a side"]
+    assert [ax.get_xlim()[1] for ax in fig.axes] == [t * 1.03 for t in totals]  # its own ms axis
+    assert "host's sum, 3 x 3.00 or 2.00 ms" in [t.get_text() for t in fig.legends[0].get_texts()]
+    assert len(plot_host_timeline(1.0, 2.0, {"a": 3.0, "b": 2.0}, 3, buffers=(1,))[1]) == 4  # 2 a host
+    with pytest.raises(ValueError, match="nothing to draw"):
+        plot_host_timeline(1.0, 2.0, 3.0, 2, buffers=(), serial=False)
