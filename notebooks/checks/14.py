@@ -20,7 +20,7 @@ assert pack_counts == {0: 1, 64 * 2 ** 10: 2, 1: 4}  # bytes_per_pack in your ow
 assert pack.type == "ConcatV2"  # fit's one pack
 assert large_diff < 1e-6  # both schedules: the large batch's gradient, to float32 rounding
 assert abs(comm_ms - 70) < 0.05 and abs(without - with_overlap - 49.7) < 0.05  # the 70 and 49.7 in the prose
-assert f"{mine_ms:.1f}" == "86.6" and abs(mine_ms - theirs_ms) < 1e-9 and bucket_diff < 1e-9 and formula_diff < 1e-9  # ⌈200/k⌉λ: exact
+assert f"{mine_ms:.1f}" == "86.6" and abs(mine_ms - theirs_ms) < 1e-9 and bucket_diff < 1e-9 and formula_diff < 1e-9  # ⌈200/n_b⌉ τ_0: exact
 # the playground's printed defaults, recomputed from its default constants (never from its names,
 # which the learner is invited to change): 1B parameters, 16,384 tokens, R = 8, 50 GB/s, bf16, peak
 compute99 = 1000 * 6 * 1e9 * 16_384 / 989e12
@@ -32,7 +32,7 @@ assert round(100 * reduce70 / (reduce70 + compute99)) == 41
 assert round(ms(4 * 7e9, 8, ib)) == 980 and round(ms(4 * 1e9, 8, ib)) == 140  # float32 gradients: problem 1, the playground's comment
 compute40 = 1000 * 6 * 1e9 * 16_384 / (0.4 * 989e12)
 assert round(compute40) == 248 and round(100 * reduce70 / (reduce70 + compute40)) == 22  # its comment, at 0.4
-assert (best_k, f"{best_total:.2f}") == (8, "75.15") and [f"{totals[sweep.index(k)]:.2f}" for k in (7, 10)] == [
+assert (best_per_bucket, f"{best_total:.2f}") == (8, "75.15") and [f"{totals[sweep.index(k)]:.2f}" for k in (7, 10)] == [
     "75.22", "75.31"] and [f"{totals[i]:.1f}" for i in (0, -1)] == ["90.3", "136.4"]
 assert f"{8 * comm_ms:.1f}" == "560.0"  # the naive schedule's link time at N = 8
 # its update time on the overlap model: each waits (957.6), or runs under the next micro-batch (= deferred)
