@@ -16,22 +16,22 @@ assert autograph_on == (20, 0)  # range(N) over a Python int unrolls with AutoGr
 assert quarter_miss > 1e-3  # "every miss here is above 1e-3" (the others are checked below)
 assert abs(history["loss"][0] - mine_history["loss"][0]) < 1e-6
 assert abs(history["accuracy"][0] - mine_history["accuracy"][0]) < 1e-6  # your step logs compile's accuracy
-assert 0.12 < quarter_share < 0.14  # "13% of the last update"
+assert 0.15 < quarter_share < 0.17  # "16% of the last update"
 assert even_miss < 1e-6  # "after the ten even batches the weights still match"
 
 # The graphs: 5 MatMuls a micro-batch, unrolled N times or once in the while body; the loop's size is flat
 for N in NS:
     assert matmuls["unrolled", N] == (5 * N, 0) and matmuls["while loop", N] == (0, 5), matmuls
 # the while loop's node count depends on how its body is written (yours or the solution): flat in N
-assert len({nodes["while loop", N] for N in NS}) == 1 and nodes["unrolled", 16] == 1394, nodes
+assert len({nodes["while loop", N] for N in NS}) == 1 and (python_loop is not solution_python_loop or nodes["unrolled", 16] == 1430), nodes
 assert all(nodes["unrolled", a] < nodes["unrolled", b] for a, b in zip(NS, NS[1:])), nodes
 
 # The MLP's peaks in gradients: the loop holds about 2 whatever N, the unrolled step about N. The BFC allocator may
-# count a chunk up to twice its tensor (lesson 06), so a reading of the loop's two gradients moves up to 4 between
-# runs (a clean-clone CI run read 3.99 at N = 8; the stored run 2.2 at N = 16)
+# count a chunk up to twice its tensor (lesson 09), so a reading of the loop's two gradients moves up to 4 between
+# runs (a clean-clone CI run read 3.99 at N = 8; the stored run 2.0 at N = 16)
 held = {key: value / grad for key, value in peak.items()}
 assert all(1 < held["while loop", N] < 4.2 for N in NS), held
-# "accumulation costs memory" on the MLP: the loop, from N = 2, holds more than one pass (1.1 in the stored run)
+# "accumulation costs memory" on the MLP: the loop, from N = 2, holds more than one pass (1.2 in the stored run)
 assert np.mean([held["while loop", N] for N in NS[1:]]) > held["unrolled", 1] + 0.3, held
 assert all(abs(held["unrolled", N] - N) <= 1.5 for N in NS[1:]), held
 assert held["unrolled", 16] > 4 * held["while loop", 16], held
