@@ -117,4 +117,5 @@ def difference_line(ax, group, x, color, bold, found):
     """Δ(t) on a log axis (`found`: the group's `reference_difference`), floored at FLOOR."""
     delta = found[0]
     t = x_of(group, np.arange(1, len(delta) + 1), x)
-    ax.plot(t, np.maximum(delta, FLOOR), color=color, linewidth=2.2 if bold else 1.2)
+    ax.plot(t, np.maximum(delta, FLOOR), color=color, linewidth=2.2 if bold else 1.2,
+            linestyle=getattr(group, "linestyle", None) or "-")  # dashed as its loss line

@@ -61,3 +61,7 @@ def test_a_group_may_carry_its_own_line_style():
     dashed.linestyle = "--"
     assert curves.loss_band(ax, dashed, "updates", "black", False, window=5).get_linestyle() == "--"
     assert curves.loss_band(ax, group(result(seed=0)), "updates", "C0", False, window=5).get_linestyle() == "-"
+    twin = group(result(seed=1), label="twin")  # its |Δ| line is dashed too
+    dashed.reference = {0: twin.results[0]}
+    curves.difference_line(ax, dashed, "updates", "black", False, curves.reference_difference(dashed))
+    assert ax.get_lines()[-1].get_linestyle() == "--"
