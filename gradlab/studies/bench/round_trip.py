@@ -73,10 +73,10 @@ def round_trip_parts(ms, accum_steps):
     return {"in-graph step": {"your one call: the loop": med("in-graph loop"),
                               "apply": over("in-graph step", "in-graph loop")},
             "host_step": {calls: med(calls),
-                                   "copies out": over("fetch", calls),
-                                   "numpy's mean": over("fetch + mean", "fetch"),
-                                   "mean to tensors": med("tf.constant"),
-                                   "numpy into the call": max(0.0, over("apply fed numpy", "apply fed tensors")
-                                                              - med("tf.constant")),
-                                   "second call": med("empty call"),  # the apply's own call
-                                   "apply": over("apply fed tensors", "empty call")}}
+                          "copies out": over("fetch", calls),
+                          "numpy's mean": over("fetch + mean", "fetch"),
+                          "mean to tensors": med("tf.constant"),
+                          "numpy into the call": max(0.0, over("apply fed numpy", "apply fed tensors")
+                                                     - med("tf.constant")),
+                          "second call": med("empty call"),  # the apply's own call
+                          "apply": over("apply fed tensors", "empty call")}}

@@ -224,8 +224,11 @@ def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum
                              layout="constrained", squeeze=False)
     axes = axes[:, 0]
     plt.close(fig)
-    for ax, (host, _, overlap, b), s in zip(axes, panels, schedules):
-        narrowest = min_width * (max(t["total"] for t in schedules) if shared else s["total"])  # ms
+    totals = tuple(s["total"] for s in schedules)
+    # one shared axis: every panel spans the longest total; one axis a panel: each its own
+    spans = [max(totals)] * len(totals) if shared else list(totals)
+    for ax, (host, _, overlap, b), s, span in zip(axes, panels, schedules, spans):
+        narrowest = min_width * span  # ms
         for y, row in enumerate(("host", "bus", "device")):
             for stage, start, end in s[row]:
                 colour = stages[stage][0]
@@ -240,9 +243,8 @@ def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum
         ax.set_title(f"{name}: {s['total']:,.1f} ms, the device busy {busy:,.1f}; held at most "
                      f"{s['held']['device']} on the device, {s['held']['host']} on the host",
                      fontsize="medium")
-    totals = tuple(s["total"] for s in schedules)
-    for ax, total in zip(axes, totals) if not shared else [(axes[-1], max(totals))]:
-        ax.set_xlim(0, total * 1.03)
+    for ax, span in zip(axes, spans):  # with a shared axis, each sets the same limits
+        ax.set_xlim(0, span * 1.03)
     axes[-1].set_xlabel("ms")
     from matplotlib.patches import Patch
     fig.legend([Patch(facecolor=colour, edgecolor="white", hatch="//" if stage in measured else None)
