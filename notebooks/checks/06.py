@@ -29,9 +29,9 @@ assert host["copies out"] > 0, host
 assert extra_calls > max(handing, mean_ms, moved), (extra_calls, handing, mean_ms, moved)  # calls: the largest
 assert extra_calls + handing > mean_ms + moved, host  # calls, with handing numpy, outweigh the rest
 assert abs(extra_calls - (loop_gap + second_call)) < 1e-12 and extra > 0, (extra, loop_gap)
-assert moved < extra_calls, host  # "calls, not copies, cost the most"
-# even counting the copies at all fetch runs beyond ten bare calls ("up to 3.00 ms inside fetch" in the stored run), calls cost the most
-assert extra_calls > over("fetch", "10 graph calls") + back, (extra_calls, host)
+assert moved < extra_calls, host  # timed alone, calls cost more than the copies
+# "of the parts timed alone": counted at all fetch runs beyond ten bare calls ("up to 3.00 ms inside fetch"), the
+# copies can reach the calls (a clean CI run read 2.21 ms of calls), so the lesson ranks only parts timed alone
 # "mostly per-call overhead": the mean's G at the copies' rate (copies out / N) is under half the conversion's time
 assert host["copies out"] / N < back / 2, (host, back)
 # the parts the prose names, and what they leave unattributed (the figure's grey): fetch's own work beyond its
