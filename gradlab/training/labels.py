@@ -8,7 +8,7 @@ valid range of [0, 3)" and Keras's `fit` stops. Under XLA the same op gives a Na
 instead, which the update's guard would skip and count (`skipped_updates`), and training
 would go on. So when `AccumulatingModel.fit` runs under XLA, labels given as arrays are
 checked on the host, once per call, in TensorFlow's words (a dataset or generator is not
-read ahead: its NaN update is skipped and counted, as the README says).
+read ahead: its NaN update is skipped and counted, as docs/USING.md says).
 
 Lesson: notebooks/15-accumulation-in-fit.ipynb
 """
