@@ -103,3 +103,40 @@ def test_every_relative_link_target_exists(path):
             if re.match(r"(https?:|mailto:|#)", target):
                 continue
             assert (path.parent / target.split("#")[0]).resolve().exists(), (path.name, target)
+
+
+_DECIMAL = re.compile(r"(?<![\w.])(\d[\d,]*\.\d+)")  # 1.06, 12.74, 1,366.3: a quoted measurement
+_LESSON_LINK = re.compile(r"\]\((\d\d)-[\w-]+\.ipynb")
+
+
+def _stored(path):
+    """A lesson's markdown, code, stored outputs and authors' checks, as one text."""
+    parts = []
+    for cell in _cells(path):
+        parts.append(_text(cell))
+        for output in cell.get("outputs", []):
+            parts.append("".join(output.get("text", "")) + "".join(output.get("data", {}).get("text/plain", "")))
+    checks = ROOT / "notebooks" / "checks" / f"{path.name[:2]}.py"
+    return "\n".join(parts) + (checks.read_text() if checks.is_file() else "")
+
+
+def test_a_number_quoted_beside_a_link_is_in_the_lesson_it_links():
+    # Re-executing a lesson moves its timings and memory peaks; a sentence elsewhere that links it and quotes one
+    # (05: "which 06 reads as 1.06") must move with it. A decimal in such a sentence has to appear in a linked
+    # lesson or be the quoting lesson's own (its outputs, code or checks); references are exempt
+    stored = {p.name[:2]: _stored(p) for p in LESSONS}
+    stale = []
+    for path in LESSONS:
+        number = path.name[:2]
+        for cell in _cells(path):
+            text = _text(cell)
+            if cell["cell_type"] != "markdown" or text.lstrip().startswith("## References"):
+                continue
+            for sentence in re.split(r"(?<=[.;:!?])\s+(?=[A-Z*(\[$])|\n\n", text):
+                linked = set(_LESSON_LINK.findall(sentence)) - {number}
+                texts = [stored[number].replace(sentence, "")] + [stored.get(lesson, "") for lesson in linked]
+                for value in _DECIMAL.findall(sentence) if linked else ():
+                    found = re.compile(r"(?<![\d.])" + re.escape(value) + r"(?!\d)")
+                    if not any(found.search(text) for text in texts):
+                        stale.append((path.name, sorted(linked), value, sentence[:120]))
+    assert not stale, stale
