@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .loopback_cluster import say_failed
+
 MODEL, OPTIMIZER, LR, SEED = "mlp", "momentum", 0.1, 0  # SGD(0.1, momentum=0.9) on the MLP
 
 
@@ -119,6 +121,7 @@ def main(argv):
         code = train(argv)
     except BaseException:  # SystemExit from argparse included
         import traceback
+        say_failed(sys.stderr)  # before a peer, blocked with this worker, fails in turn
         traceback.print_exc()
         code = 1
     sys.stdout.flush()

@@ -63,11 +63,30 @@ def start(cmd, env, log):
                             stderr=subprocess.STDOUT, start_new_session=True)
 
 
+FAILED_AT = "worker failed at"  # a failing worker's log line, before its traceback: time.time()
+
+
+def say_failed(stream):
+    """Write FAILED_AT and the wall-clock time to `stream`: call first thing when a worker fails."""
+    print(f"{FAILED_AT} {time.time():.6f}", file=stream, flush=True)
+
+
+def failed_at(log):
+    """The time the worker writing `log` said it failed (`say_failed`), or None."""
+    log.flush()
+    for line in Path(log.name).read_text(errors="replace").splitlines():
+        if line.startswith(FAILED_AT):
+            return float(line.split()[-1])
+    return None
+
+
 def wait(procs, logs, deadline, timeout):
     """Until every worker exits 0; a WorkerError as soon as one fails or time runs out.
 
-    When one worker dies, its peers fail too, blocked in an all-reduce with it: a watcher
-    thread per worker records exit times, so the report names the worker that failed first.
+    When one worker dies, its peers fail too, blocked in an all-reduce with it, and may exit
+    before it does (its sockets close before the parent sees it exit). The report names the
+    worker that failed first: by the times the workers logged (`say_failed`) where every failed
+    worker logged one, else by exit times, which a watcher thread per worker records.
     """
     exits = {}  # worker index -> (time of exit, exit code)
 
@@ -80,12 +99,21 @@ def wait(procs, logs, deadline, timeout):
     while True:
         if any(code != 0 for _, code in list(exits.values())):
             time.sleep(0.2)  # peers failing in consequence: recorded, not reported as first
-            failed = sorted((t, k, code) for k, (t, code) in list(exits.items()) if code != 0)
-            _, k, code = failed[0]
-            then = [j for _, j, _ in failed[1:]]
+            said = {k: failed_at(log) for k, log in enumerate(logs)}
+            failed = {k for k, (_, code) in list(exits.items()) if code != 0}
+            failed |= {k for k, t in said.items() if t is not None}
+            if all(said[k] is not None for k in failed):
+                order = sorted(failed, key=lambda k: (said[k], k))
+            else:
+                order = sorted(failed, key=lambda k: (exits.get(k, (float("inf"),))[0], k))
+            k, then = order[0], order[1:]
+            try:
+                procs[k].wait(10)  # it said it failed: its exit follows at once
+            except subprocess.TimeoutExpired:
+                pass  # reported with exit code None; `stop` kills it
             also = f" (then worker(s) {then} too)" if then else ""
-            raise WorkerError(f"worker {k} of {len(procs)} failed with exit code {code}{also}",
-                              k, tail(logs[k]))
+            raise WorkerError(f"worker {k} of {len(procs)} failed with exit code {procs[k].returncode}"
+                              f"{also}", k, tail(logs[k]))
         if len(exits) == len(procs):
             return
         if time.monotonic() > deadline:

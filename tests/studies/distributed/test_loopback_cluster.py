@@ -64,6 +64,27 @@ def test_the_first_worker_to_fail_is_named_and_the_rest_are_stopped(tmp_path, mo
     assert procs[0].poll() is not None and processes_started_here() == []
 
 
+def test_the_worker_that_said_it_failed_first_is_named_though_a_peer_exits_before_it(tmp_path):
+    # Worker 0 fails first but exits late (as a TensorFlow worker whose sockets close before it is
+    # reaped); worker 1 fails 0.1 s later, in consequence, and exits at once: the logged times decide
+    say = "import sys, time; from gradlab.studies.distributed.loopback_cluster import say_failed; "
+    codes = [say + "say_failed(sys.stderr); time.sleep(0.6); sys.exit(1)",
+             say + "time.sleep(0.1); say_failed(sys.stderr); sys.exit(2)"]
+    logs = [open(Path(tmp_path) / f"worker{k}.log", "wb") for k in range(2)]
+    env = {**os.environ, "PYTHONPATH": str(Path(cluster.__file__).parents[3])}
+    procs = [cluster.start(python(code), env, log) for code, log in zip(codes, logs)]
+    try:
+        with pytest.raises(cluster.WorkerError) as failure:
+            cluster.wait(procs, logs, time.monotonic() + 30, 30)
+    finally:
+        cluster.stop(procs)
+        for log in logs:
+            log.close()
+    assert procs[1].returncode == 2 and procs[0].returncode == 1  # 1 exited first, with 2
+    assert str(failure.value) == "worker 0 of 2 failed with exit code 1 (then worker(s) [1] too)"
+    assert failure.value.worker == 0 and failure.value.stderr_tail.startswith("  | worker failed at ")
+
+
 def test_a_worker_past_the_deadline_times_out(tmp_path):
     log = open(Path(tmp_path) / "worker0.log", "wb")
     procs = [cluster.start(python("import time; time.sleep(60)"), dict(os.environ), log)]
