@@ -17,6 +17,8 @@ for _rows, _R in ((11, 2), (11, 3), (11, 4), (11, 6), (4, 3), (1, 2), (64, 3), (
 assert shards(11, strategies[4]) == [3, 3, 3, 2] and shards(11, strategies[6]) == [2, 2, 2, 2, 2, 1]
 assert shards(11, strategies[3]) == [4, 4, 3] and shards(1) == [1, 0]
 assert shards(4, strategies[3]) == [2, 2, 0] and shards(4, strategies[3], drop_remainder=True) == [2, 2, 0]
+# The practical fix: .batch(60, drop_remainder=True) on 611 digits is the large batch on the first 600
+assert int(dropped.optimizer.iterations.numpy()) == 10 and f"{drop_miss:.1e}" == "3.0e-08", drop_miss
 
 # Full batches that R does not divide: fit does not start; Keras's step misses at every update
 assert shards(64, strategies[3]) == [22, 22, 20] and fit_updates == 0 and "AddN" in fit_error
@@ -80,9 +82,13 @@ for how in ("defaults", "jit_compile=True"):  # no update, the weights untouched
 assert accumulation["run_eagerly=True"][0] == 2 and accumulation["run_eagerly=True"][1] > 0  # 128 / (16 x 4)
 assert accumulation["run_eagerly=True"][2] == "none"
 
-# Problem 6: a loss that is a mean per token: mirrored fit misses on even batches; dividing by all replicas' tokens does not
-assert token_miss["mirrored fit"] > 1e-4 and token_miss["your divisor"] < 1e-6, token_miss
+# A mean per token (the body): mirrored fit misses on equal shards; dividing by all replicas' tokens does not
+assert token_miss["mirrored fit"] > 1e-4 and token_miss["divided by all replicas' tokens"] < 1e-6, token_miss
 assert [f"{m:.1e}" for m in token_miss.values()] == ["3.0e-03", "3.0e-08"], token_miss
-# Keras 3.15's Dropout under MirroredStrategy: both replicas start from an equal seed, so the two
-# shards' masks agree entry for entry ("100.0 %"); a Keras that seeds replicas apart fails here, loudly
+assert shards(60) == [30, 30] and (shard_tokens[:, 0] != shard_tokens[:, 1]).all()  # all 10 batches' shards differ
+# Problem 6: the first batch's shards, a token's weight 1 / (R D_r) against 1 / D
+assert shard_tokens[0].tolist() == [145, 130] and [f"{D_r.sum() / (2 * d):.3f}" for d in D_r] == ["0.948", "1.058"]
+# Keras 3.15's Dropout under MirroredStrategy: both replicas start from an equal seed and advance alike, so the
+# two shards' masks agree entry for entry at both steps ("100.0%"); a Keras that seeds replicas apart fails here
 assert (first == second).all() and 0.4 < first.mean() < 0.6, (first.mean(), (first == second).mean())
+assert (first2 == second2).all() and 0.4 < (first == first2).mean() < 0.6  # step 2: a new mask, equal on both
