@@ -33,6 +33,20 @@ def python(code):
     return [sys.executable, "-c", code]
 
 
+def run_failing(codes, tmp_path, env):
+    """Start one worker per code, `wait` for them (a WorkerError expected), stop them all."""
+    logs = [open(Path(tmp_path) / f"worker{k}.log", "wb") for k in range(len(codes))]
+    procs = [cluster.start(python(code), env, log) for code, log in zip(codes, logs)]
+    try:
+        with pytest.raises(cluster.WorkerError) as failure:
+            cluster.wait(procs, logs, time.monotonic() + 30, 30)
+    finally:
+        cluster.stop(procs)
+        for log in logs:
+            log.close()
+    return procs, failure
+
+
 def test_ports_are_distinct_and_every_worker_gets_its_own_task():
     ports = cluster.free_ports(3)
     assert len(set(ports)) == 3 and all(0 < p < 65536 for p in ports)
@@ -47,16 +61,8 @@ def test_the_first_worker_to_fail_is_named_and_the_rest_are_stopped(tmp_path, mo
     monkeypatch.setenv("GRADLAB_TEST_MARK", MARK.split(b"=")[1].decode())
     codes = ["import time; time.sleep(60)",                           # blocked, as in an all-reduce
              "import sys; print('boom from worker 1'); sys.exit(3)"]  # fails at once
-    logs = [open(Path(tmp_path) / f"worker{k}.log", "wb") for k in range(2)]
-    procs = [cluster.start(python(code), dict(os.environ), log) for code, log in zip(codes, logs)]
     start = time.monotonic()
-    try:
-        with pytest.raises(cluster.WorkerError) as failure:
-            cluster.wait(procs, logs, time.monotonic() + 30, 30)
-    finally:
-        cluster.stop(procs)
-        for log in logs:
-            log.close()
+    procs, failure = run_failing(codes, tmp_path, dict(os.environ))
     assert failure.value.worker == 1
     assert str(failure.value) == "worker 1 of 2 failed with exit code 3"
     assert failure.value.stderr_tail == "  | boom from worker 1"
@@ -70,16 +76,8 @@ def test_the_worker_that_said_it_failed_first_is_named_though_a_peer_exits_befor
     say = "import sys, time; from gradlab.studies.distributed.loopback_cluster import say_failed; "
     codes = [say + "say_failed(sys.stderr); time.sleep(0.6); sys.exit(1)",
              say + "time.sleep(0.1); say_failed(sys.stderr); sys.exit(2)"]
-    logs = [open(Path(tmp_path) / f"worker{k}.log", "wb") for k in range(2)]
     env = {**os.environ, "PYTHONPATH": str(Path(cluster.__file__).parents[3])}
-    procs = [cluster.start(python(code), env, log) for code, log in zip(codes, logs)]
-    try:
-        with pytest.raises(cluster.WorkerError) as failure:
-            cluster.wait(procs, logs, time.monotonic() + 30, 30)
-    finally:
-        cluster.stop(procs)
-        for log in logs:
-            log.close()
+    procs, failure = run_failing(codes, tmp_path, env)
     assert procs[1].returncode == 2 and procs[0].returncode == 1  # 1 exited first, with 2
     assert str(failure.value) == "worker 0 of 2 failed with exit code 1 (then worker(s) [1] too)"
     assert failure.value.worker == 0 and failure.value.stderr_tail.startswith("  | worker failed at ")
