@@ -80,13 +80,17 @@ for way, g in zip(bn_runs, measured["BatchNorm, statistics per micro-batch"]):  
     assert np.array_equal(bn_runs[way][:, 2], [100 * r.accuracy for r in g.results]), (way, bn_runs[way])
 assert np.all(bn_runs["per micro-batch"][:, :2] < bn_runs["window"][:, :2])
 assert np.all(bn_runs["per micro-batch"][:, :2] < bn_runs["large batch"][:, :2])
-# the large batch's moving variance "still 82 to 86 % off"
+# the large batch's moving variance 82 to 86 % off (cell 19's print): per micro-batch's statistics "settle sooner"
 assert [f"{x:.0%}" for x in (bn_runs["large batch"][:, 1].min(), bn_runs["large batch"][:, 1].max())] == ["82%", "86%"]
 # per micro-batch - large batch: 0.6, 0.5, 1.1 points as trained (+0.7); 0.1, 0.1, 0.4 with the true statistics (+0.2)
 assert np.array_equal(gain, bn_runs["per micro-batch"] - bn_runs["large batch"])
 assert [f"{x:.1f}" for x in gain[:, 2]] == ["0.6", "0.5", "1.1"] and f"{gain[:, 2].mean():+.1f}" == "+0.7", gain
 assert [f"{x:.1f}" for x in gain[:, 3]] == ["0.1", "0.1", "0.4"] and f"{gain[:, 3].mean():+.1f}" == "+0.2", gain
 assert np.all(gain[:, 3] < 0.5 * gain[:, 2])  # in every seed fresher statistics made most of the gain
+# re-scored with the true statistics, the window and per-micro-batch runs score the same, 94.2, 95.0 and 93.9 %: both
+# train alike (0.0e+00 apart), so the +0.2 points left over the large batch are ghost-batch normalisation itself
+assert [f"{x:.1f}" for x in bn_runs["window"][:, 3]] == [f"{x:.1f}" for x in bn_runs["per micro-batch"][:, 3]] == ["94.2", "95.0", "93.9"]
+assert np.allclose(bn_runs["window"][:, 3] - bn_runs["large batch"][:, 3], gain[:, 3]) and gain[:, 3].mean() > 0
 assert np.allclose(gain[:, 2], bn_micro)  # the kept runs score as the lab's
 assert np.all(bn_runs["window"][:, 3] > bn_runs["window"][:, 2]) and np.all(bn_runs["large batch"][:, 3] > bn_runs["large batch"][:, 2])
 assert f"{0.99 ** 150:.2f}" == "0.22" and f"{0.99 ** 600:.4f}" == "0.0024"
@@ -118,7 +122,7 @@ assert first == 35 and f"{gap[first]:.1e}" == "1.0e-05" and gap.argmax() + 1 == 
 assert [f"{100 * r.accuracy:.1f}" for r in pairs["float32"]] == ["93.6", "93.7"]
 # task 1's control: accumulate parts from fused and from the large batch; task 2's prices
 assert [f"{x:.1e}" for x in apart] == ["1.2e-03", "2.0e-03"] and min(apart) > 1e-4, apart
-assert f"{100 * redo / (3 * P):.0f}" == "15" and float(tf.cast(tf.constant(1 + 2**-9), tf.bfloat16)) == 1.0
+assert f"{100 * redo / (3 * P):.0f}" == "15" and f"{1 + redo / (3 * P):.2f}" == "1.15" and float(tf.cast(tf.constant(1 + 2**-9), tf.bfloat16)) == 1.0
 assert totals == {"none": 34.91, "bfloat16": 18.99, "recomputation": 22.91} and round(mixed, 2) == 23.39, totals
 assert (smallest, fit[smallest]["b"]) == (4, 16) and fit[1]["total"] - fit[1]["activations"] == 16e9
 assert [f"{fit[n]['total'] / 1e9:.2f}" for n in (smallest, smallest - 1)] == ["63.22", "79.42"] and fit[smallest - 1]["total"] > 72e9
@@ -141,6 +145,10 @@ assert (R, grads, 2 * (R - 1) / R) == (8, 4e9, 1.75) and f"{moved / 1e9:.0f}" ==
 assert [f"{v[64]:.1f}" for v in share.values()] == ["0.8", "7.0"]
 assert 64 % smallest == 0  # even at N = 4: Keras's 1/N is exact too
 assert smallest == 4 and f"{smallest * share['InfiniBand NDR, 50 GB/s'][64]:.1f}" == "28.2"
+# every micro-batch has b = 16, so each backward pass takes the last one's 0.33 s and outlasts NDR's 140 ms all-reduce
+assert smallest * fit[smallest]["b"] == 64 and 1000 * last_backward > ndr_ms
+# task 1's SGD: eta = 0.5, so a curvature above 2 / eta = 4 grows a gap
+assert all(r.config.lr == 0.5 for r in pair) and 2 / pair[0].config.lr == 4
 
 # LayerNorm: one update split in 4 is the large batch's, to float32 rounding ("4.5e-08")
 assert layernorm_gap < 1e-6 and f"{layernorm_gap:.1e}" == "4.5e-08", layernorm_gap
