@@ -154,6 +154,41 @@ assert all(a < last for a, last in tested.values())  # both averages beat the la
 assert tested[0.99, "keras"][0] < tested[0.99, "fused"][0]  # at 0.99 Keras's shorter memory wins
 assert abs(tested[0.9, "keras"][0] - tested[0.9, "fused"][0]) < 0.01  # at 0.9 about equal
 
+# Section 5: BatchNorm's moving statistics. One update of N calls keeps rho^N of the old moving mean and gives
+# micro-batch i's mean (i = 1..N) the weight (1 - rho) rho^(N - i); the variance moves the same way
+for N_bn, (kept_bn, coef_bn) in bn_moves.items():
+    assert abs(kept_bn - 0.99 ** N_bn) < 1e-6
+    assert np.abs(coef_bn - [0.01 * 0.99 ** (N_bn - i) for i in range(1, N_bn + 1)]).max() < 1e-6
+assert f"{bn_moves[1][0]:.4f} {bn_moves[4][0]:.4f} {0.99 ** 4:.4f}" == "0.9900 0.9606 0.9606"
+assert [f"{c:.4f}" for c in bn_moves[4][1]] == ["0.0097", "0.0098", "0.0099", "0.0100"]
+assert f"{bn_moves[4][1].sum():.4f} {far:.2f} {(1 - 0.99 ** 4) / 0.01:.2f}" == "0.0394 3.94 3.94"
+mu_bn = np.stack([h_i.mean(0) for h_i in np.split(h, 4)])
+var_bn = np.stack([h_i.var(0) for h_i in np.split(h, 4)])
+weights_bn = np.array([0.01 * 0.99 ** (4 - i) for i in range(1, 5)])
+assert np.abs(moving_after(4)[1] - (0.99 ** 4 + weights_bn @ var_bn)).max() < 1e-6
+# Keras's accumulation in fit moves both exactly as the four calls do
+keras_bn = bn_model()
+keras_bn.compile(optimizer=keras.optimizers.SGD(0.1, gradient_accumulation_steps=4), loss=loss_fn)
+keras_bn.fit(h, y, batch_size=8, shuffle=False, verbose=0)
+assert max(float(np.abs(v.numpy() - t).max()) for v, t in zip(
+    (keras_bn.layers[0].moving_mean, keras_bn.layers[0].moving_variance), moving_after(4))) < 1e-6
+# gradlab: "micro" is the four calls; "window" is the large batch's one move, from all B rows' moments
+micro_bn = bn_model()
+with warnings.catch_warnings(action="ignore"):
+    gl.make_strategy("fused", micro_bn, loss_fn, keras.optimizers.SGD(0.1), accum_steps=4,
+                     batchnorm="micro").step(h, y)
+assert max(float(np.abs(v.numpy() - t).max()) for v, t in zip(
+    (micro_bn.layers[0].moving_mean, micro_bn.layers[0].moving_variance), moving_after(4))) < 1e-6
+assert [f"{g:.1e}" for g in bn_gaps["micro"]] == ["2.3e-02", "2.8e-02"]
+assert max(bn_gaps["window"]) < 1e-6 and f"{max(bn_gaps['window']):.1e}" == "7.9e-09"
+assert np.abs(0.25 * (var_bn + (mu_bn - h.mean(0)) ** 2).sum(0) - h.var(0)).max() < 1e-6  # the window's variance
+large_bn = moving_after(1)  # the large batch's one move: rho of the old, 1 - rho of all B rows' moments
+assert max(np.abs(large_bn[0] - 0.01 * h.mean(0)).max(), np.abs(large_bn[1] - (0.99 + 0.01 * h.var(0))).max()) < 1e-6
+# lesson 01's Problem 1, which the prose cites: BatchNorm's gradient in 4 micro-batches is up to 0.028 off
+bn_01 = make_model("mlp", seed=0, batchnorm=True)
+g_01 = {N_bn: weighted_sum(micro_grads(bn_01, mnist.x_train[:96], mnist.y_train[:96], N_bn)) for N_bn in (1, 4)}
+assert f"{w_gap([g.numpy() for g in g_01[1]], [g.numpy() for g in g_01[4]]):.3f}" == "0.028"
+
 # The fix in your own train_step
 assert check_accumulate(accumulate_step) is None  # the step the lesson uses matches fused, run again
 assert f"{fit_gap_5:.1e}" == "3.0e-08" and fit_gap_5 < 1e-6
@@ -167,7 +202,7 @@ with warnings.catch_warnings(action="ignore"):  # gradlab's float16 note; this r
     last_losses = [float(accumulate_step(last_model, last_lso, bx, by, 2)) for bx, by in batches]
 assert f"{last_losses[-1]:.3f}" == "2.266" and f"{np.mean(last_losses[1:]):.3f}" != "2.266"
 
-# The answers to the three problems, recomputed (the lesson's Problems cell states them)
+# The answers to the two problems, recomputed (the lesson's Problems cell states them)
 
 # Problem 1: the lag
 def lag(rho, moves, updates=30_000):  # theta_k = k: how many updates the average trails
