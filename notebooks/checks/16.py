@@ -7,6 +7,20 @@ disagree with the text fails there. nbval also pins every printed number.
 assert last == [6, 5] and misses["mirrored fit"] > 1e-4 and mirrored600 < 1e-6
 assert f"{misses['mirrored fit']:.1e}" == "8.8e-04" and f"{mirrored600:.1e}" == "3.0e-08"
 assert formula_gap < 1e-6 and 0.06 < norm(actual) / last_norm < 0.09
+# The setup's tolerance: the exact runs' 3.0e-08 is one float32 step, 2^-25, at an output-layer weight in [0.25, 0.5)
+def _largest(a, b):  # (variable index, |reference weight| there, the difference) at the largest |diff|
+    j = max(range(len(a)), key=lambda v: float(np.max(np.abs(a[v] - b[v]))))
+    d = np.abs(a[j] - b[j])
+    at = np.unravel_index(np.argmax(d), d.shape)
+    return j, float(abs(b[j][at])), float(d[at])
+assert [w.shape for w in large.get_weights()][2] == (32, 10)  # variable 2: the output layer's kernel
+for _a, _b in ((mirrored_fit(600).get_weights(), large600.get_weights()),
+               (summed.model.inner.get_weights(), large.get_weights()),
+               (stage1.model.inner.get_weights(), large.get_weights()),
+               (dropped.get_weights(), large600.get_weights())):
+    _j, _w, _d = _largest(_a, _b)
+    assert _j == 2 and 0.25 <= _w < 0.5 and _d == 2.0 ** -25, (_j, _w, _d)
+assert f"{2.0 ** -25:.1e}" == "3.0e-08" and f"{1e-6 / 2.0 ** -25:.1f}" == "33.6"
 
 # TensorFlow's split: ceil(B / R) rows a replica until they run out; drop_remainder keeps the split
 def _tf_rule(rows, R):  # lesson 13's tf_rule, which the prose cites: ceil(rows / R) to each replica in turn

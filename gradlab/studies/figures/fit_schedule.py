@@ -212,7 +212,7 @@ def _count(name, value):
 def plot_shard_weights(shards=(6, 5)):
     """The weight each row of one batch gets in its update: the large batch gives every row 1 / B
     (B = sum(shards)); an average of the replicas' shard means gives a row of shard r
-    1 / (R * n_r), R = len(shards).
+    1 / (R * n_r), R = len(shards); the legend numbers the replicas r = 0, 1, ... as the course does.
 
     Args:
         shards: the rows each replica holds, e.g. (6, 5) for a batch of 11 on 2 replicas.
@@ -229,7 +229,7 @@ def plot_shard_weights(shards=(6, 5)):
     start = 0
     for r, n in enumerate(sizes):
         ax.bar(range(start, start + n), [1 / (replicas * n)] * n, width=0.8, color=f"C{r}",
-               label=f"replica {r + 1}: {n} rows, each 1/{replicas * n}")
+               label=f"replica {r}: {n} rows, each 1/{replicas * n}")  # r = 0, 1, ... as in the course
         start += n
     ax.axhline(1 / total, color="black", ls="--", lw=1, label=f"the large batch: each 1/{total}")
     ax.set_xticks(range(total), [str(i + 1) for i in range(total)])

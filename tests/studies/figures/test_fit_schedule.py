@@ -70,6 +70,9 @@ def test_shard_weights_are_the_mean_of_means_gradient():
     heights = [p.get_height() for p in ax.patches]
     assert np.allclose(heights, oracle) and np.allclose(oracle, [1 / 12] * 6 + [1 / 10] * 5)
     assert np.allclose(ax.lines[0].get_ydata(), 1 / 11)  # the large batch's 1 / B
+    labels = ax.get_legend_handles_labels()[1]  # replicas indexed from 0, as the lessons' g_0, g_1
+    assert sorted(labels) == ["replica 0: 6 rows, each 1/12", "replica 1: 5 rows, each 1/10",
+                              "the large batch: each 1/11"], labels
     with pytest.raises(ValueError, match="a shard's rows must be a positive integer, got 0"):
         plot_shard_weights((6, 0))
 
