@@ -27,12 +27,22 @@ assert (fmt(tower_gap, ".1e"), fmt(g_max, ".3f"), fmt(spacing_g, ".1e")) == ("1.
 assert tower_gap == 2 * spacing_g  # two spacings at the largest entry
 assert (fmt(max(w_gaps), ".1e"), fmt(w_max, ".3f")) == ("1.5e-08", "0.163") and max(w_gaps) == spacing_w
 
+# An uneven split, 40 + 24: the tutorial's plain mean misses g_B, the weighted mean is float32 rounding
+plain_gap, weighted_gap = uneven_gaps["the tutorial's plain"], uneven_gaps["your weighted"]
+assert counts == [40, 24] and fmt(g_max_u, ".3f") == "0.094" and spacing_u == spacing_g  # the same start and digits
+assert (fmt(plain_gap, ".1e"), fmt(plain_gap / spacing_u, ".2g")) == ("1.9e-02", "2.6e+06")
+assert fmt(plain_gap / g_max_u, ".1f") == "0.2"  # "a fifth of that entry"
+assert (fmt(weighted_gap, ".1e"), fmt(weighted_gap / spacing_u, ".2g")) == ("1.9e-08", "2.5")
+
 # The TF2 step
 assert (fmt(min(large_losses), ".2f"), fmt(max(large_losses), ".2f")) == ("2.17", "2.32")
 loss_gap = np.abs(np.subtract(my_losses, large_losses)).max()
 assert fmt(loss_gap, ".1e") == "2.4e-07" == fmt(np.spacing(np.float32(max(large_losses))), ".1e")
 assert loss_gap <= np.spacing(np.float32(max(large_losses)))  # "one float32 spacing at 2.32"
 assert fmt(max_abs_diff(my_weights, large_weights), ".1e") == "1.5e-08"
+# gradlab's towers strategy against the learner's step: the same losses bit for bit, weights to one spacing
+assert gl_gaps[0] == 0.0 and fmt(gl_gaps[1], ".1e") == "1.5e-08"
+assert gl_gaps[1] == np.spacing(np.float32(max(float(np.abs(w).max()) for w in my_weights)))  # "one float32 spacing"
 
 # Problem 1: a prediction from datasheets (PCIe 5.0 x16 at 63 GB/s, H100 PCIe float32 at 51 TFLOP/s)
 assert (link, fp32) == (63e9, 51e12) and tau_c == 4 * 203_530 / 63e9 * 1e3
@@ -45,5 +55,9 @@ assert format(extra_us / (2 * tau_c * 1e3), ".0%") == "2%"  # the share of peak 
 assert break_even == 4 * tau_c / 1e3 * fp32 / flops_per_row  # rows whose half takes 2 tau_c at peak
 assert format(break_even, ",.0f") == "3,218"
 assert abs((break_even / 2) * flops_per_row / fp32 - 2 * tau_c / 1e3) < 1e-15  # half the rows: 2 tau_c, in seconds
+
+# Problem 2: GPU 0 the hub of R towers: 2(R - 1) copies of the gradient through its link, at R = 8
+assert R == 8 and hub_mib == 2 * (8 - 1) * 4 * 203_530 / 2**20 and fmt(hub_mib, ".2f") == "10.87"
+assert fmt(2 * (8 - 1) * tau_c, ".3f") == "0.181"
 
 print("lesson 04: every number the prose states checks out")
