@@ -26,16 +26,18 @@ for yours, lib, expected in ((average_gradients(tower_grads), gl.average_gradien
 # The classic graph: one copy of the weights, and the towers against the large batch
 assert numbers == 203_530 and fmt(4 * numbers / 2**20, ".2f") == "0.78"
 assert [len(v) for f in feeds for v in f.values()] == [64] * 6 and fmt(4 * 32 * 784 / 2**10, ".0f") == "98"  # tower 1's half-batch
-spacing_g, spacing_w = np.spacing(np.float32(g_max)), np.spacing(np.float32(w_max))
-assert (fmt(tower_gap, ".1e"), fmt(g_max, ".3f"), fmt(spacing_g, ".1e")) == ("1.5e-08", "0.094", "7.5e-09")
-assert tower_gap == 2 * spacing_g  # two spacings at the largest entry
-assert (fmt(max(w_gaps), ".1e"), fmt(w_max, ".3f")) == ("1.5e-08", "0.163") and max(w_gaps) == spacing_w
+# lesson 01's yardstick: one float32 spacing at a value is eps times it
+spacing_g, spacing_w = np.finfo(np.float32).eps * g_max, np.finfo(np.float32).eps * w_max
+assert (fmt(tower_gap, ".1e"), fmt(g_max, ".3f"), fmt(spacing_g, ".1e")) == ("1.5e-08", "0.094", "1.1e-08")
+assert fmt(tower_gap / spacing_g, ".1f") == "1.3"  # 1.3 spacings at the largest entry
+assert (fmt(max(w_gaps), ".1e"), fmt(w_max, ".3f")) == ("1.5e-08", "0.163") and max(w_gaps) < spacing_w  # under one
+assert fmt(spacing_w, ".1e") == "1.9e-08"
 
 # The TF2 step
 assert (fmt(min(large_losses), ".2f"), fmt(max(large_losses), ".2f")) == ("2.17", "2.32")
 loss_gap = np.abs(np.subtract(my_losses, large_losses)).max()
-assert fmt(loss_gap, ".1e") == "2.4e-07" == fmt(np.spacing(np.float32(max(large_losses))), ".1e")
-assert loss_gap <= np.spacing(np.float32(max(large_losses)))  # "one float32 spacing at 2.32"
+assert fmt(loss_gap, ".1e") == "2.4e-07" and fmt(np.finfo(np.float32).eps * max(large_losses), ".1e") == "2.8e-07"
+assert loss_gap < np.finfo(np.float32).eps * max(large_losses)  # "under one float32 spacing at 2.32"
 assert fmt(max_abs_diff(my_weights, large_weights), ".1e") == "1.5e-08"
 
 # MirroredStrategy: the cut, the divisors

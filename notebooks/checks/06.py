@@ -4,6 +4,15 @@ from a timing or a memory peak, against the names the notebook has just computed
 Run by the lesson's last code cell (`%run -i checks/06.py`), so nbval fails when a run disagrees
 with the text. Not part of the lesson.
 """
+# the host step against one large batch: under one float32 spacing at the largest weight (lesson 01's eps x 0.159),
+# re-run here from the start weights (the model has trained since)
+eps_top = float(np.finfo(np.float32).eps) * top
+assert f"{top:.3f}" == "0.159" and f"{eps_top:.1e}" == "1.9e-08"
+restart()
+for xb, yb in batches:
+    host_step(xb, yb, accum_steps=4)
+assert max_abs_diff([v.numpy() for v in model.trainable_variables], large_weights) < eps_top
+
 # host memory (tracemalloc: the same on every run)
 assert round(share, 3) == 0.986  # the largest variable's share of G
 assert (round(peaks["host_step"], 1), round(peaks["host_step_running"], 1),

@@ -86,3 +86,14 @@ assert [f"{m:.1e}" for m in token_miss.values()] == ["3.0e-03", "3.0e-08"], toke
 # Keras 3.15's Dropout under MirroredStrategy: both replicas start from an equal seed, so the two
 # shards' masks agree entry for entry ("100.0 %"); a Keras that seeds replicas apart fails here, loudly
 assert (first == second).all() and 0.4 < first.mean() < 0.6, (first.mean(), (first == second).mean())
+
+# lesson 01's yardstick: right steps land 1.5e-08 to 3.0e-08 from plain fit, under one float32 spacing (eps x the
+# largest weight, 0.42: 5.1e-08); the formula within two; the checks' 1e-6 is about 20 spacings
+_W = max(float(np.abs(w).max()) for w in large.get_weights())
+_spacing = float(np.finfo(np.float32).eps) * _W
+assert f"{_W:.2f}" == "0.42" and f"{_spacing:.1e}" == "5.1e-08" and round(1e-6 / _spacing) == 20, _W
+_right = [mirrored600, same_as_keras, summed.miss, clipped.miss, public.miss, misses["AccumulatingModel"],
+          empty["your step"], by60_600]
+assert max(_right) < _spacing and [f"{min(_right):.1e}", f"{max(_right):.1e}"] == ["1.5e-08", "3.0e-08"], _right
+assert _spacing < formula_gap < 2 * _spacing, formula_gap  # "under two spacings"
+assert mirrored600 < float(np.finfo(np.float32).eps) * max(float(np.abs(w).max()) for w in large600.get_weights())
