@@ -14,7 +14,11 @@ assert all(d < 1e-6 for d in proofs.values()) and sorted(proofs) == [4, 5], proo
 assert round(max(float(np.max(np.abs(g))) for g in g_B), 3) == 0.077
 # float32's precision at the largest entry, and the tolerance in those units
 assert f"{top:.3f}" == "0.077" and f"{eps_top:.1e}" == "9.2e-09" and 100 < 1e-6 / eps_top < 120
-assert all(1 <= d / eps_top < 10 for d in proofs.values()), proofs  # a few epsilons: rounding
+assert all(1 <= d / eps_top < 10 for d in proofs.values()), proofs  # a few spacings, under ten: rounding
+# the course's yardstick: one spacing is eps (1.2e-07) times the value; np.spacing, the exact gap, is half to all of it
+assert f"{np.finfo(np.float32).eps:.1e}" == "1.2e-07" and np.finfo(np.float32).eps == 2.0 ** -23
+assert [f"{d / eps_top:.1f}" for d in proofs.values()] == ["2.2", "2.4"], proofs
+assert eps_top / 2 < np.spacing(np.float32(top)) <= eps_top and f"{1e-6 / eps_top:.0f}" == "109"
 # divide once: equal to the n_i/B weighting
 assert all(d < 1e-6 for d in once.values()) and sorted(once) == [4, 5], once
 # the plain mean: 68.1% off, 0.0598 largest; the weighted sum rounding only

@@ -14,6 +14,8 @@ def _fmt(x, spec):
 
 # per-example gradients: yours against 8 tapes, and against gradlab's (rounding only)
 assert diff / largest < 1e-6, diff / largest
+eps = np.finfo(np.float32).eps  # lesson 01's yardstick: one float32 spacing at a value is eps times it
+assert diff < 3 * eps * largest and _fmt(largest, ".2f") == "1.50" and _fmt(eps * largest, ".1e") == "1.8e-07"
 assert g_diff < 1e-6 and tr_diff < 1e-6, (g_diff, tr_diff)
 # |g|^2 = 1.34, |g| = 1.16, tr(Sigma) = 94.3, B_simple = 71; 38.8 MiB per chunk of 50
 assert (_fmt(stats.grad_sq_norm, ".2f"), _fmt(np.sqrt(stats.grad_sq_norm), ".2f")) == ("1.34", "1.16")
@@ -77,6 +79,7 @@ assert (peak, _fmt(values[peak], ",.0f")) == (190, "1,314")
 assert (_fmt(a1_rms[2048], ".3f"), _fmt(np.sqrt(stats.trace_cov / 2048 * (M - 2048) / (M - 1)), ".2f")) \
     == ("0.144", "0.15")
 assert a1_rms[4000] < 1e-6  # b = M: float32 rounding only
+assert 0.5 < a1_rms[4000] / (eps * np.sqrt(stats.grad_sq_norm)) < 1.5  # about one spacing at |g| = 1.16
 assert (_fmt(cos_71.mean(), ".2f"), _fmt(cos_71.min(), ".2f"), _fmt(cos_71.max(), ".2f")) == ("0.71", "0.56", "0.80")
 assert _fmt(1 / np.sqrt(1 + stats.noise_scale / 8), ".2f") == "0.32"
 assert steps_256 == [79, 7813] and steps_256 == [-(-20_000 // 256), -(-2_000_000 // 256)]

@@ -45,6 +45,10 @@ assert [f"{gap_to_update(w, r):.1e}" for w, r in ((hand_weights, hand_large), (h
                                                  (v1_weights, large_weights))] == ["4.7e-07", "4.9e-07", "5.1e-07"]
 assert f"{gap_to_update(my_weights, large_weights):.1e}" == "5.1e-07"  # your TF2 step, the prose's number
 assert gap_to_update(hand_weights, hand_large) < 1e-6 < plain_error  # under a millionth; the plain miss far above
+# lesson 01's yardstick, relative: one spacing is eps; every gap the lesson calls rounding is under five (6.0e-07)
+eps = float(np.finfo(np.float32).eps)
+assert f"{eps:.1e}" == "1.2e-07" and f"{5 * eps:.1e}" == "6.0e-07"
+assert 3.5 < gap_to_update(hand_weights, hand_large) / eps < 4.5  # "about four spacings"
 
 # 63 = 16 + 16 + 16 + 15: the plain mean's miss is the weight mismatch 1/84 times the spread
 assert f"{plain_error:.1e}" == "2.4e-02" and f"{spread:.2f}" == "2.05"
@@ -71,6 +75,9 @@ gap3_move = gap_to_update(one_update(0.1 / 3, [sum(g) for g in zip(*fetched[:3])
 assert gap3_move < 1e-6 and f"{gap3_move:.1e}" == "4.9e-07"  # the prose: rounding, 4.9e-07 of the move
 ratio = f"{size(adam_change(summed, 1e-3 / 4)) / size(mean_change):.3f}"
 assert ratio == "0.252", ratio  # Adam nearly ignores N (lesson 01: 3.2%); the sum at lr / N moves about 1/N
+assert all(r < 5 * eps for r in [relative_error(mean, large), weighted_error, relative_error(added, weighted), gap3_move]
+           + [gap_to_update(w, r) for w, r in ((hand_weights, hand_large), (my_weights, large_weights),
+                                               (host_weights, large_weights), (v1_weights, large_weights))])
 
 # what host averaging moves: this MLP at N = 4, in MiB, as the prose rounds them
 assert P == 203_530 and N == 4 and G == 4 * P and MiB == 2 ** 20

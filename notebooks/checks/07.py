@@ -94,7 +94,7 @@ assert abs(rnd(same_mean[20], 2) - rnd(same_mean[1], 2)) <= 0.01
 assert rnd(reproduction.SEED_TABLE[20][0] - reproduction.SEED_TABLE[1][0], 1) == 0.2
 
 # dropout: one distribution (after the setup)
-assert f"{off:.1e}" == "4.1e-07"
+assert f"{off:.1e}" == "4.1e-07" and off < 4 * np.finfo(np.float32).eps  # under four spacings (lesson 01)
 assert rnd(noise, 2) == 1.25 and noise > 1  # dropout's noise is larger than the gradient
 assert (rnd(far[1][0][0], 2), rnd(far[8][0][0], 2), rnd(far[8][1][0], 2)) == (1.79, 0.63, 0.65)
 assert rnd(far[1][0][0] / np.sqrt(8), 2) == 0.63  # the prose's 1.79 / sqrt(8)

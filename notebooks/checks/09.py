@@ -37,6 +37,8 @@ assert model.count_params() == 203530  # P: the gradient each micro-batch writes
 # the proofs: about two of float32's unit roundoffs of the gradient's norm
 unit = np.finfo(np.float32).eps / 2
 assert all(1 < r / unit < 3 for r in rel_fused.values()), rel_fused
+eps = np.finfo(np.float32).eps  # lesson 01's yardstick: for a relative gap one spacing is eps, twice the unit roundoff
+assert all(0.5 < r / eps < 1.5 for r in rel_fused.values()) and f"{eps:.1e} {unit:.1e}" == "1.2e-07 6.0e-08", rel_fused
 # overlap's time beside its memory: 1 holds one micro-batch, 2 and 10 more; overlap barely moves the time on this CPU
 assert abs(np.median(overlap_mib[1]) / micro - 1) < 0.1 and all(np.median(overlap_mib[k]) > 1.5 * micro for k in (2, 10)), overlap_mib
 # time with 1 / time with 10 moves between runs (1.04 stored; 0.93, 0.91, 1.07 and 1.15 in earlier runs): only "barely moved" is checked

@@ -21,6 +21,9 @@ assert all(r < 1e-6 for k, r in relative.items()
            if k not in (("keras", 30), ("fit", "Keras 4 x 16, kept"))), relative
 assert 0.02 < relative["keras", 30] < 0.1, relative
 assert relative["keras", 64] < 1e-6 and relative["accumulate", 30] < 1e-6, relative
+# lesson 01's yardstick, relative: one float32 spacing is eps; the prose's rounding misses are under five
+assert all(relative[k] < 5 * np.finfo(np.float32).eps for k in (("your loop", 64), ("accumulate", 64),
+                                                              ("accumulate", 30), ("keras", 64), ("fed", 30))), relative
 assert [1 / 4 - n / 30 for n in sizes] == [1 / 4 - 8 / 30] * 2 + [1 / 4 - 7 / 30] * 2 and abs(1 / 4 - 8 / 30 + 1 / 60) < 1e-12
 assert [len(runs[n][1]) for n in runs] == [8, 34, 32] and [len(windows[n][0]) for n in windows] == [8] * 3, windows
 assert windows["Keras 4 x 16, kept"][0][4] == (256, 310, (6, 48)) and windows["Keras 4 x 16, kept"][1] == (502, 524, (22,))

@@ -92,6 +92,17 @@ assert abs(keras_seq_error - seq_errors[0]) < 1e-3 and f"{keras_seq_error:.2f}" 
 # What the miss does to training: tagging
 t_nai, t_fix, t_big, t_shuf = tag_end.values()
 assert tag_gap < 1e-5 and t_nai[0] > t_fix[0] + 0.2 and t_nai[1] < t_fix[1] - 0.2  # each wins its own
+# lesson 01's yardstick, relative: one float32 spacing is eps. Every rule that counts right misses by under ten
+# spacings; the checkers' 1e-5 is 84 of them, and the smallest miss measured (0.014) over a thousand times 1e-5
+_eps = float(np.finfo(np.float32).eps)
+_right = [pf.relative_error(fixed, target), pf.relative_error(gradlab_fix, target), pf.relative_error(fixed, gradlab_fix),
+          pf.relative_error(seq_fixed, seq_target), seq_gradlab_error, pf.relative_error(seq_counted, seq_target),
+          pf.relative_error(ig_counted, seq_target), fit_errors["counted first"], pf.relative_error(keras_w, target),
+          *(e for r, e in keras_errors.items() if r != "mean_with_sample_weight")]
+assert max(_right) < 10 * _eps, _right
+assert f"{1e-5 / _eps:.0f}" == "84" and f"{miss(mean_ratio):.3f}" == "0.014" and miss(mean_ratio) > 1000 * 1e-5
+assert miss(mean_ratio) < min(one_split, pf.relative_error(naive, target), pf.relative_error(seq_naive, seq_target),
+                              fit_errors["as it is"], adam_miss)  # the smallest miss the lesson measures
 assert abs(t_nai[2] - 0.5) < 0.05 and abs(t_fix[2] - short_tokens) < 0.02  # each bets what its loss counts
 
 # shuffled, the naive rule lands near the fix; sorted (as bucketing makes it), far from it

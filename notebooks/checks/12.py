@@ -28,6 +28,10 @@ assert len(keras_clip) == 2 and len(clip_errs) == 7
 assert max([*clip_errs.values(), pf.relative_error(g_once, g_clipped)]) < 1e-6
 clip_errs["Keras weight_decay=0.1"] = decay_err
 assert decay_err < 1e-5  # Keras applies weight decay once per update too
+# lesson 01's yardstick, relative: one float32 spacing is eps; clipping once about four, the strategies under three
+_eps = float(np.finfo(np.float32).eps)
+assert 3.5 < pf.relative_error(g_once, g_clipped) / _eps < 4.5 and f"{pf.relative_error(g_once, g_clipped):.1e}" == "4.7e-07"
+assert max(clip_errs.values()) < 3 * _eps, clip_errs  # "under three spacings", weight decay included
 # your clip_each and clip_once (or the solution) are the lesson's functions, checked in their cell
 assert check_clip(clip_each, False) is None and check_clip(clip_once, True) is None
 
@@ -135,7 +139,7 @@ fit_model.compile(optimizer=keras.optimizers.SGD(0.5, use_ema=True, ema_momentum
 fit_model.fit(np.tile(x, (4, 1, 1)), np.tile(y, 4), batch_size=8, shuffle=False, verbose=0)
 fit_gaps = [w_gap(fit_model.get_weights(), w) for w in (avg, path[-1])]
 assert fit_gaps[0] < 1e-6 and fit_gaps[1] > w_gap(path[-1], path[-2])  # the average, not the last
-# Over 300 updates: each average is its own coefficients, to float32 rounding, not the other's
+# Over 300 updates: each average is its own coefficients (to 1.2e-06, the prose's number), not the other's
 for rho in (0.9, 0.99):
     assert max(ema_miss[rho, "fused", 1], ema_miss[rho, "keras", 4]) < 1e-5
     assert min(ema_miss[rho, "fused", 4], ema_miss[rho, "keras", 1]) > 1e-3

@@ -26,6 +26,8 @@ def ceil_fill(B, R):
 
 assert ceil_fill(4, 3) == [2, 2, 0] and check_batch(4, 3) == [2, 1, 1] and ceil_fill(64, 3) == [22, 22, 20]
 assert f"{hand_gap:.1e}" == "2.2e-08" and f"{g_max:.3f}" == "0.119"
+_spacing = float(np.finfo(np.float32).eps) * g_max  # lesson 01's yardstick: one float32 spacing at the largest entry
+assert hand_gap < 2 * _spacing and f"{_spacing:.1e}" == "1.4e-08"  # "under two spacings"
 assert f"{factor:g}" == "2" == f"{R:g}"  # a mean-reduced Keras loss divides by R inside a replica
 assert abs(float(dist.experimental_local_results(inside)[0]) - outside / R) < 1e-6 * outside
 # the cross-replica context is the strategy's scope, not all code outside run; a mean loss there is / R too

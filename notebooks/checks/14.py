@@ -40,6 +40,10 @@ assert f"{8 * each_waits:.1f}" == "957.6" and abs(chained - (8 * step_ms + shown
 assert f"{8 * step_ms + shown_ms:.1f}" == "815.5"
 # the ring's error is one float32 step at its largest sums, which lie between 8 and 16
 assert (ring_err == 2.0 ** -20 or ring is not solution_ring_all_reduce) and 8 <= np.abs(exact).max() < 16
+# lesson 01's yardstick: under one float32 spacing (eps x 9.7) at the largest sum
+_spacing = float(np.finfo(np.float32).eps) * float(np.abs(exact).max())
+assert (ring_err < _spacing or ring is not solution_ring_all_reduce) and f"{np.abs(exact).max():.1f}" == "9.7"
+assert f"{_spacing:.1e}" == "1.2e-06"
 assert schedule_diff < 1e-9 and f"{shown_ms:.1f}" == "20.3" and f"{step_ms + comm_ms:.1f}" == "169.4"  # the N table
 assert [f"{100 * shares[n][k]:.1f}" for n in (1, 8) for k in (0, 1)] == ["41.3", "17.0", "8.1", "2.5"]
 # the α-β fit of timed all-reduces: the lesson's inversion of the line is gradlab's, and the prose's

@@ -69,3 +69,14 @@ assert all(d < 1e-6 for d in weighted_diff.values()) and class_moved > 1e-3
 assert abs(weighted_logs["sample_weight=w"][1] - 2.197235) < 1e-6
 assert by_sum["D_i = rows"] > 1e-3 and by_sum["D_i = summed weights"] < 1e-6, by_sum
 assert l2_diff < 1e-6 and abs(l2_logs["your train_step"] - l2_logs["large batch"]) < 1e-6
+
+# lesson 01's yardstick on the digits: right steps land 3.0e-08 to 6.0e-08 from plain fit, under two float32 spacings
+# (eps x the largest weight, 0.42: 5.1e-08); the checks' 1e-6 is about 20 spacings
+_W = max(float(np.abs(w).max()) for w in large.get_weights())
+_spacing = float(np.finfo(np.float32).eps) * _W
+assert f"{_W:.2f}" == "0.42" and f"{_spacing:.1e}" == "5.1e-08" and round(1e-6 / _spacing) == 20, _W
+_right = [max_abs_diff(m.get_weights(), large.get_weights()) for m in (mine.inner, looped.inner, acc, mine16.inner)]
+_right += [even_miss, max_abs_diff(keras_acc.get_weights(), large600.get_weights()), *weighted_diff.values(),
+           by_sum["D_i = summed weights"], l2_diff]
+assert max(_right) < 2 * _spacing and [f"{min(_right):.1e}", f"{max(_right):.1e}"] == ["3.0e-08", "6.0e-08"], _right
+assert max_abs_diff(mine.inner.get_weights(), large.get_weights()) < _spacing  # "under one spacing"

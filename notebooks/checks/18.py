@@ -11,6 +11,10 @@ assert np.all(paired(accumulated, large) == 0) and f"{accs.mean():.1f} ± {accs.
 assert f"{mine:.1e}" == "7.2e-07"
 assert round(mine / np.spacing(np.float32(1))) == 6  # "about six float32 spacings at a loss of 1"
 assert f"{np.spacing(np.float32(1)):.1e}" == "1.2e-07"
+# lesson 01's yardstick, eps x the largest value compared: under three spacings at the largest loss
+assert mine < 3 * np.finfo(np.float32).eps * max(float(np.max(r.losses)) for g in (large, accumulated) for r in g.results)
+# LayerNorm: one update under one spacing at the largest weight
+assert layernorm_gap < np.finfo(np.float32).eps * max(float(np.abs(w).max()) for w in after["large_batch"] + after["fused"])
 
 # the four settings
 sigma = accs.std(ddof=1)  # the seeds' spread at B = 100: 0.78
