@@ -29,7 +29,8 @@ assert f"{hand_gap:.1e}" == "2.2e-08" and f"{g_max:.3f}" == "0.119"
 _spacing = float(np.finfo(np.float32).eps) * g_max  # lesson 01's yardstick: one float32 spacing at the largest entry
 assert hand_gap < 2 * _spacing and f"{_spacing:.1e}" == "1.4e-08"  # "under two spacings"
 assert f"{factor:g}" == "2" == f"{R:g}"  # a mean-reduced Keras loss divides by R inside a replica
-assert abs(float(dist.experimental_local_results(inside)[0]) - outside / R) < 1e-6 * outside
+assert abs(inside - outside / R) < 1e-6 * outside  # measured on replica 0, not outside / factor
+assert (f"{in_scope:.4f}", f"{inside:.4f}", f"{outside:.4f}") == ("1.0430", "1.0430", "2.0860")  # lesson 16 quotes them
 # the cross-replica context is the strategy's scope, not all code outside run; a mean loss there is / R too
 assert cross_in_scope is True and cross_outside is False and abs(in_scope - outside / R) < 1e-6 * outside
 assert my_count == 2 == distribute.count_all_reduces(graph) and set(MY_ALL_REDUCE_TYPES) == set(distribute.ALL_REDUCE_OPS)
@@ -44,7 +45,7 @@ assert f"{4 * n_params / 2**20:.2f}" == "0.78"
 # The timing varies between runs: only the conclusion the prose draws, with room for the spread
 assert ratio_8 > 1.2 and extra_ms[8] > 0  # naive's 7 extra all-reduces at accum_steps = 8 slow the update
 # "both curves rise": at a fixed batch of 31, once at accum_steps = 8 is slower than at 1
-# (about 1.5x in the stored run, 1.6x to 2.5x in earlier runs: the margin leaves room for the spread)
+# (about 1.4x in the stored run, 1.5x to 2.5x in earlier runs: the margin leaves room for the spread)
 assert np.median(ms["once 8"]) > 1.2 * np.median(ms["once 1"])
 
 # The worked problem's numbers, from the inputs its text states (not from the editable cell)
@@ -56,8 +57,8 @@ for bw, prices, stated in ((50e9, ("28.65", "3.58"), ("26.6%", "3.3%")), (300e9,
     naive_ms, once_ms = 8 * ring_8 / bw * 1e3, ring_8 / bw * 1e3
     assert (f"{naive_ms:.2f}", f"{once_ms:.2f}") == prices
     assert (f"{naive_ms / compute_256:.1%}", f"{once_ms / compute_256:.1%}") == stated
-# overlap fold: a micro-batch (13.5 ms) is nearly four times one InfiniBand all-reduce (3.58 ms)
-assert 3.5 < (compute_256 / 8) / (ring_8 / 50e9 * 1e3) < 4
+# overlap: the naive loop can hide each 3.58 ms InfiniBand all-reduce behind the next 13.5 ms micro-batch
+assert (f"{ring_8 / 50e9 * 1e3:.2f}", f"{compute_256 / 8:.1f}") == ("3.58", "13.5") and ring_8 / 50e9 < compute_256 / 8e3
 nvidia_8 = 256 / (17_400 / 8) * 1e3  # ms per 256-image step on each of 8 A100s
 assert (f"{nvidia_8:.1f}", f"{nvidia_8 - compute_256:.1f}", f"{nvidia_8 / compute_256 - 1:.1%}") == ("117.7", "9.9", "9.2%")
 
