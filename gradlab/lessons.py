@@ -102,6 +102,7 @@ _NAMES = {
     "plot_noise_scale_tracking": ("gradlab.studies.figures.noise_scale", "plot_noise_scale_tracking"),
     "plot_paired_gaps": ("gradlab.studies.figures.selection", "plot_paired_gaps"),
     "plot_round_trip": ("gradlab.studies.figures.host_cost", "plot_round_trip"),
+    "plot_update_parts": ("gradlab.studies.figures.host_cost", "plot_update_parts"),
     "plot_host_timeline": ("gradlab.studies.figures.host_cost", "plot_host_timeline"),
     "host_schedule": ("gradlab.studies.figures.host_cost", "host_schedule"),
     "plot_weighting_factors": ("gradlab.studies.figures.weighting", "plot_weighting_factors"),

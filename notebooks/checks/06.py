@@ -9,14 +9,15 @@ assert round(share, 3) == 0.986  # the largest variable's share of G
 assert (round(peaks["host_step"], 1), round(peaks["host_step_running"], 1),
         round(peaks["gradlab's host_average"], 1)) == (12.0, 2.0, 2.0)
 assert round(peaks["host_step"] / peaks["host_step_running"]) == 6  # "a sixth of the host memory"
-# the running sum's loop alone (no apply): (1 + f)G and Python's small objects, "2.01"; the apply's tensors are
-# TensorFlow's memory, which tracemalloc does not see
-assert f"{in_loop:.2f}" == "2.01" and 1 + share < in_loop < peaks["host_step_running"] + 0.01, (in_loop, peaks)
+# the running sum, the total and the newest gradient: two, within the check's 0.1 (the learner's may add a variable
+# at a time, (1 + f)G = 1.99; the apply's tensors, TensorFlow's memory, are not in tracemalloc's count)
+assert peaks["host_step_running"] <= 2.1 and round(1 + share, 2) == 1.99, (peaks, share)
 assert (len(calls), len(fetched), sum(len(f) for f in fetched)) == (11, 10, 40)  # calls counted, arrays out
 assert calls == ["micro_grads"] * 10 + ["compiled_apply"]  # N + 1: ten micro-batches, then the apply
 assert (round(copied / 2**20, 2), round(N * G / 2**20, 2)) == (7.79, 7.76)
 
 # the round trip's time on this CPU: the conclusions the spread supports
+host = trip["host_step"]  # gradlab's parts, ms
 assert ratio[1] > 1 and ratio[0] <= ratio[1] <= ratio[2], ratio  # host_step the slower, as a median ratio
 assert abs(ratio[1] - ratio_quartiles(ms, "host_step", "in-graph step")[1]) < 1e-12  # gradlab's
 assert abs(max(mean_ms, 0.0) - host["numpy's mean"]) < 1e-12, (mean_ms, host)  # by hand = gradlab's part
@@ -24,29 +25,31 @@ assert abs(extra - float(np.median(ms["host_step"] - ms["in-graph step"]))) < 1e
 # the three parts the lesson computes by hand are gradlab's parts
 assert abs(back - host["mean to tensors"]) < 1e-12 and abs(second_call - host["second call"]) < 1e-12, host
 assert abs(handing - host["numpy into the call"]) < 1e-12, (handing, host)
-moved = host["copies out"] + back  # the copies out (timed alone) and the mean made tensors
-assert host["copies out"] > 0, host
+moved = copies_out + back  # the copies out (timed alone) and the mean made tensors
+assert copies_out > 0, copies_out
 assert extra_calls > max(handing, mean_ms, moved), (extra_calls, handing, mean_ms, moved)  # calls: the largest
 assert extra_calls + handing > mean_ms + moved, host  # calls, with handing numpy, outweigh the rest
 assert abs(extra_calls - (loop_gap + second_call)) < 1e-12 and extra > 0, (extra, loop_gap)
 assert moved < extra_calls, host  # timed alone, calls cost more than the copies
-# "of the parts timed alone": counted at all fetch runs beyond ten bare calls ("up to 2.02 ms inside fetch"), the
+# "of the parts timed alone": counted at all fetch runs beyond ten bare calls ("up to 2.32 ms inside fetch"), the
 # copies can reach the calls (a clean CI run read 2.21 ms of calls), so the lesson ranks only parts timed alone
 # "mostly per-call overhead": the mean's G at the copies' rate (copies out / N) is under half the conversion's time
-assert host["copies out"] / N < back / 2, (host, back)
+assert copies_out / N < back / 2, (copies_out, back)
 # the parts the prose names, and what they leave unattributed (the figure's grey): fetch's own work beyond its
-# copies timed alone is part of it ("up to 2.02 ms inside fetch", "0.25 ms timed alone" in the stored run)
-assert abs(named - (extra_calls + handing + host["copies out"] + back + mean_ms)) < 1e-12
+# copies timed alone is part of it ("up to 2.32 ms inside fetch", "0.40 ms timed alone" in the stored run)
+assert abs(named - (extra_calls + handing + copies_out + back + mean_ms)) < 1e-12
 # medians timed apart need not add up: on a busy machine the named parts can reach the whole extra
 # (7.89 against 7.88 ms in a loaded run), so the check allows noise, not a reversal
 assert named < 1.2 * extra, (named, extra)
 # the figure draws one apply in both bars (the same ops; the host's own, apply fed tensors less an empty call,
 # read 0.70 against 0.85 ms in an earlier run), so its hatched grey is the rest the prose names, extra - named
-# (about 1.9 against 1.81 ms in the stored run), up to the noise of medians of differences
-assert bar["apply"] == trip["in-graph step"]["apply"] == apply_ms
-assert abs(hatched - (float(np.median(ms["host_step"])) - sum(bar.values()))) < 1e-12
+# (extra - named: 1.85 ms in the stored run), up to the noise of medians of differences
+bar = bars["host_step"]
+hatched = medians["host_step"] - sum(bar.values())  # the figure's grey
+assert bar["apply"] == bars["the in-graph step"]["apply"] == trip["in-graph step"]["apply"]
+assert bar["copies out"] == copies_out and medians["host_step"] == float(np.median(ms["host_step"]))
 assert abs(hatched - (extra - named)) < 0.1 * extra, (hatched, extra, named)
-assert over("fetch", "10 graph calls") > host["copies out"], (host, ms)
+assert over("fetch", "10 graph calls") > copies_out, (copies_out, ms)
 
 # device memory: fetch holds its gradient and less than the loop while the micro-batches run. The readings can
 # move between runs (the BFC allocator's chunks; the prose states no range across runs), so only the
@@ -64,7 +67,9 @@ probe = np.ones(4, np.float32)
 probe_t = tf.convert_to_tensor(probe)
 probe[0] = 5.0
 assert float(probe_t[0]) == 1.0  # a copy, not a view
-assert round(fetch_peak, 2) >= round(1 + x100[:10].nbytes / G, 2)  # fetch: a gradient and its 10 digits
+# fetch: one gradient at a time. Its 10 digits, converted inside, are not pinned: they counted in some runs (1.05,
+# 1.07) and not in others (1.01, 1.02), with the same code
+assert fetch_peak >= 1.0, peak
 
 # the FLOP count of one micro-batch's graph: five matmuls (no input gradient for the first layer)
 assert len(matmuls) == 5 and flop == 4 * 784 * 256 * 10 + 6 * 256 * 10 * 10, (len(matmuls), flop)
@@ -73,8 +78,8 @@ assert (round(flop / 1e6, 2), round((4 + 2 * (1 - share)) * n_params * 10 / 1e6,
 
 # where a micro-batch's FP32 compute equals its gradient's copy: 791 examples (P cancels)
 assert abs(b_even - 4 * 51e12 / (64e9 * (4 + 2 * (1 - share)))) < 1e-9 and f"{b_even:.0f}" == "791"
-# numpy's sum catches up with the compute only at b_even x (the bus over numpy's rate): "about 8,700" in the
-# stored run (791 x 11.0; it moves with numpy's rate)
+# numpy's sum catches up with the compute only at b_even x (the bus over numpy's rate): "about 9,300" in the
+# stored run (791 x 11.7; it moves with numpy's rate)
 sum_catch = 20 * 51e12 / (sum_rate * (4 + 2 * (1 - share)))  # compute (4 + 2(1 - f))Pb = 5 passes over 4P
 assert abs(sum_catch - b_even * 64e9 / (sum_rate / 5)) < 1e-6 and sum_catch > b_even
 
@@ -103,10 +108,10 @@ assert (round(f_serial, 1), round(fast["overlapped, 2 buffers"]["total"], 1)) ==
 assert abs(fast["overlapped, 2 buffers"]["total"] - (d + 10 * c + c + c)) < 1e-9  # the bus never waits
 assert abs(fast_hidden - (1 - fast["overlapped, 2 buffers"]["total"] / f_serial)) < 1e-12
 assert round(fast_hidden, 3) == 0.443  # "44.3%"
-# "75.4 ms with two buffers a side, 7.5 times the in-graph step: the bus's 10 + 1 copies alone take 69 ms, at
-# least 6.9 times" (no timing in them)
-assert lapped == fast["overlapped, 2 buffers"]["total"] and round(in_graph_ms, 1) == 10.0
-assert (f"{lapped / in_graph_ms:.1f}", f"{copy:.0f}", f"{copy / in_graph_ms:.1f}") == ("7.5", "69", "6.9")
+# "75.4 ms with two buffers a side, 7.1 times the in-graph step: the bus's 10 + 1 copies alone take 69 ms, at
+# least 6.5 times" (no timing in them)
+assert lapped == fast["overlapped, 2 buffers"]["total"] and round(in_graph_ms, 1) == 10.6
+assert (f"{lapped / in_graph_ms:.1f}", f"{copy:.0f}", f"{copy / in_graph_ms:.1f}") == ("7.1", "69", "6.5")
 assert lapped > copy and abs(copy - 11 * c) < 1e-9
 assert round(5 * 4 * P / (1e-3 * c) / 1e9) == 320  # one sum's 5 passes in one copy's time: 320 GB/s
 assert 7 * 64 == 448  # "448" with .numpy()'s extra copy
@@ -120,8 +125,10 @@ width = 125_786  # the 100M MLP: 784-125,786-10, this MLP widened
 assert abs(795 * width + 10 - 100e6) < 1000 and round(784 * width / P, 3) == 0.986  # shaped as this MLP
 assert round(4 * P / card, 3) == 0.005  # the cell's "0.5% of the card", the prose's "half a percent"
 # "76 times the in-graph step's device work" (70 overlapped) in the stored run (it moves with numpy's rate); many
-# times on any run. The in-graph step's device work: dev plus 3 passes of its accumulator a micro-batch
-assert round(acc_ms, 1) == 6.0 and abs(in_graph_ms - (dev + acc_ms)) < 1e-9
+# times on any run. The in-graph step's device work: dev plus its accumulator's 3 passes of 4P a micro-batch
+# (the gradient and the total read, the total written) and 3 an update (zeroed; divided once: read, written)
+assert round(acc_ms, 1) == 6.6 and abs(acc_ms - 1000 * 33 * 4 * P / 2.0e12) < 1e-9
+assert abs(in_graph_ms - (dev + acc_ms)) < 1e-9
 assert serial / in_graph_ms > 10, (serial, in_graph_ms)
 
 # the problem: 7B parameters, Adam in 16-bit (16 bytes a parameter, 12 of them on the host), an 80 GB
@@ -137,8 +144,8 @@ assert round(6 * P7 * N * 32_768 / achieved, 1) == 39.4 and round(compute_s, 1) 
 assert f"{6 * P7 * 32_768 / achieved:.2f}" == "3.94"  # the device's compute, a micro-batch
 # accumulating on the card: compute, one fp32 copy and the sum on the card (no timing in it)
 assert round(problem[P7][0], 1) == 40.3 and round(2 * P7 / 1e9) == 14  # "40.3 s"; "14 GB" a gradient
-# the host design, from host_schedule: the numbers move with numpy's rate ("90.0", "54.5", "52.5" and
-# "75.0 s" with two buffers at 10B in the stored run; "4.81 s" numpy's sum a micro-batch); pinned: what the prose concludes
+# the host design, from host_schedule: the numbers move with numpy's rate ("93.2", "57.7", "55.8" and
+# "79.7 s" with two buffers at 10B in the stored run; "5.14 s" numpy's sum a micro-batch); pinned: what the prose concludes
 for P_x in (P7, P10):
     once_x, sched = problem[P_x]
     two_x = sched["overlapped, 2 buffers"]["total"]
@@ -150,7 +157,7 @@ for P_x in (P7, P10):
     assert sched["overlapped, 2 buffers"]["held"]["device"] == 2  # one more fp16 gradient on the card
     assert sched["overlapped, 1 buffer"]["held"]["device"] == 1
     # where the device is the slowest stage (a host whose sum beats the device's 3.94 s at 7B; not the
-    # stored run's 4.81 s on an Intel Xeon), one buffer a side hides the sums, the N copies stay in line with
+    # stored run's 5.14 s on an Intel Xeon), one buffer a side hides the sums, the N copies stay in line with
     # the compute, and a second device buffer hides them
     d_x, c_x = 6 * P_x * 32_768 / achieved, 2 * P_x / 64e9
     if h_x <= d_x:
@@ -159,7 +166,7 @@ for P_x in (P7, P10):
     else:  # numpy's sum the slowest stage (this run's CPU): two buffers a side hide all but the N sums
         assert abs(two_x - (d_x + c_x + N * h_x + c_x)) < 1e-9, (two_x, d_x, c_x, h_x)
 # at 10 billion the host design, the one that fits, costs more than the compute alone; how much moves with
-# numpy's rate ("75.0 s" with two buffers in the stored run on an Intel Xeon, against "56.3 s")
+# numpy's rate ("79.7 s" with two buffers in the stored run on an Intel Xeon, against "56.3 s")
 assert compute_s < problem[P10][1]["overlapped, 2 buffers"]["total"] < problem[P10][1]["one after another"]["total"]
 
 # round 83: the 7B activations in 16-bit (Korthikanti et al., 2022), LLaMA 7B's shape, 32,768 tokens: exact
@@ -188,7 +195,7 @@ assert 8 * P10 / 1e9 > room  # at 10 billion, accumulating on the card: the cell
 assert abs(scores - 5 * 32 * 2048**2 * (32_768 // 2048) / 1e9) < 1e-12  # the cell's
 assert round(scores, 1) == 10.7 and 8 * P7 / 1e9 + acts + scores > card / 1e9
 # the host at 10 billion with two buffers a side (6 bytes a parameter on the card fit beside the activations):
-# Adam's 12 bytes, the fp32 sum's 4 and two fp16 gradients, 200 GB; "75.0 s" in the stored run (numpy's rate)
+# Adam's 12 bytes, the fp32 sum's 4 and two fp16 gradients, 200 GB; "79.7 s" in the stored run (numpy's rate)
 assert cases["overlapped, 2 buffers"] == (True, 2) and (12 + 4 + 2 * 2) * P10 / 1e9 == 200
 assert problem[P10][1]["overlapped, 2 buffers"]["held"] == {"device": 2, "host": 2}
 # the cell's unfused attention scores: the accumulating design no longer fits (56 + 17.3 + 10.7 = 84 GB > 80)

@@ -5,7 +5,8 @@ graph calls, the copies out and the host's mean, the apply), the parts add up,
 
     update = sum over the parts (ms)
 
-so `plot_round_trip` draws them end to end, one bar per case. `plot_host_timeline` draws one
+so `plot_round_trip` draws them end to end, one bar per case (`plot_update_parts`: lesson 06's two
+steps, from `round_trip_ms`'s timings). `plot_host_timeline` draws one
 host-averaged update on a device, a bus and a host, per micro-batch, one stage after another
 against overlapped, with or without a limit on the gradients waiting between stages (`host_schedule`).
 
@@ -87,6 +88,50 @@ def plot_round_trip(rows, title="one update, part by part", unit="ms", measured=
     ax.set_title(title, fontsize="medium")
     fig.legend(loc="outside lower center", ncols=min(len(parts), 4), fontsize=8)
     return fig
+
+
+def plot_update_parts(trip, ms, calls_beyond_loop, copies_out,
+                      title="one update, part by part (ms; each bar ends at its measured median)"):
+    """Lesson 06's figure: the in-graph step and `host_step`, each as one bar of its parts.
+
+    From `round_trip_ms`'s `(ms, trip)` and two parts timed by hand, the bars read (ms):
+
+        the in-graph step:  its loop's work (trip's "your one call: the loop"), then its apply
+        host_step:          the same loop's work, the N calls' overhead (`calls_beyond_loop`, the N
+                            graph calls less the loop, floored at 0), the copies out (`copies_out`, in
+                            place of trip's fetch less the calls), trip's other host parts in order
+                            (the mean, the mean to tensors, numpy into the call, the apply's own call),
+                            and the in-graph step's apply (both applies run the same ops: one width)
+
+    and each bar ends at its step's median over rounds in `ms`, so what the parts leave out of
+    `host_step` is drawn hatched grey (`plot_round_trip`'s "unattributed").
+
+    Args:
+        trip: `round_trip_ms`'s parts, {"in-graph step": {...}, "host_step": {...}}.
+        ms: `round_trip_ms`'s times, {name: array of ms a round}; "host_step" and "in-graph step" used.
+        calls_beyond_loop: ms, the N graph calls' time beyond the loop's own work.
+        copies_out: ms, the N gradients' copies out, timed alone.
+        title: the figure's title.
+    Returns:
+        (figure, rows, measured): `plot_round_trip`'s figure of these `rows` ({case: {part: ms}}, as
+        drawn) and `measured` ({case: its median, ms}).
+    """
+    import numpy as np
+
+    loop, apply = trip["in-graph step"]["your one call: the loop"], trip["in-graph step"]["apply"]
+    host = dict(trip["host_step"])
+    calls = [part for part in host if part.endswith(" graph calls")]
+    if len(calls) != 1 or "copies out" not in host:
+        raise ValueError(f"trip's host_step must hold one 'N graph calls' part and 'copies out', got {list(host)}")
+    n_calls = calls[0].split()[0]
+    del host[calls[0]], host["apply"]  # the calls, split below; one apply for both bars
+    host["copies out"] = copies_out
+    rows = {"the in-graph step": {"the micro-batches' work": loop, "apply": apply},
+            "host_step": {"the micro-batches' work": loop, f"{n_calls} calls' overhead": max(calls_beyond_loop, 0.0),
+                          **host, "apply": apply}}
+    measured = {case: float(np.median(ms[name])) for case, name in
+                (("the in-graph step", "in-graph step"), ("host_step", "host_step"))}
+    return plot_round_trip(rows, title=title, measured=measured), rows, measured
 
 
 def _peak_held(spans):

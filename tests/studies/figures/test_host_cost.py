@@ -50,6 +50,38 @@ def test_round_trip_refuses_no_case_empty_cases_and_negative_times():
         plot_round_trip({"a": {"copies": -1.0}})
 
 
+def test_update_parts_builds_both_bars_from_the_round_trip_by_hand():
+    import numpy as np
+    from gradlab.studies.figures.host_cost import plot_update_parts
+
+    trip = {"in-graph step": {"your one call: the loop": 5.0, "apply": 0.5},
+            "host_step": {"10 graph calls": 7.0, "copies out": 2.0, "numpy's mean": 1.0, "mean to tensors": 0.25,
+                          "numpy into the call": 0.25, "second call": 0.25, "apply": 0.75}}
+    ms = {"in-graph step": np.array([5.0, 6.0, 7.0]), "host_step": np.array([11.0, 12.0, 20.0])}
+    fig, rows, measured = plot_update_parts(trip, ms, calls_beyond_loop=2.0, copies_out=0.25, title="t")
+    # host_step: the loop's 5.0, the calls' 2.0 beyond it, the copies timed alone (not trip's 2.0), trip's
+    # other parts in order, and the in-graph step's apply (not the host's 0.75)
+    assert rows == {"the in-graph step": {"the micro-batches' work": 5.0, "apply": 0.5},
+                    "host_step": {"the micro-batches' work": 5.0, "10 calls' overhead": 2.0, "copies out": 0.25,
+                                  "numpy's mean": 1.0, "mean to tensors": 0.25, "numpy into the call": 0.25,
+                                  "second call": 0.25, "apply": 0.5}}
+    assert list(rows["host_step"])[-1] == "apply" and measured == {"the in-graph step": 6.0, "host_step": 12.0}
+    assert trip["host_step"]["copies out"] == 2.0 and "10 graph calls" in trip["host_step"]  # trip untouched
+    (ax,) = fig.axes
+    assert ax.get_title() == "t"
+    # bottom-up: host_step's 8 parts (9.5 ms) and its unattributed 2.5 up to 12.0; the in-graph step's two
+    # parts (5.5 ms) and its 0.5 up to 6.0
+    widths = [b.get_width() for b in ax.patches]
+    assert widths == [5.0, 2.0, 0.25, 1.0, 0.25, 0.25, 0.25, 0.5, 2.5, 5.0, 0.5, 0.5]
+    assert ax.patches[8].get_hatch() == ax.patches[11].get_hatch() == "//"
+    assert ax.patches[0].get_facecolor() == ax.patches[9].get_facecolor()  # the loop's work: one colour
+    assert [t.get_text() for t in ax.texts if t.get_text().endswith("ms")] == [" 12.0 ms", " 6.0 ms"]
+    # the calls beyond the loop, floored at 0 (medians of differences can go below it)
+    assert plot_update_parts(trip, ms, -0.5, 0.25)[1]["host_step"]["10 calls' overhead"] == 0.0
+    with pytest.raises(ValueError, match="graph calls"):
+        plot_update_parts({**trip, "host_step": {"copies out": 1.0, "apply": 1.0}}, ms, 1.0, 1.0)
+
+
 def test_host_schedule_one_after_another_and_overlapped_by_hand():
     from gradlab.studies.figures.host_cost import host_schedule
 
