@@ -140,3 +140,11 @@ def test_a_number_quoted_beside_a_link_is_in_the_lesson_it_links():
                     if not any(found.search(text) for text in texts):
                         stale.append((path.name, sorted(linked), value, sentence[:120]))
     assert not stale, stale
+
+
+def test_the_readme_states_the_courses_length_in_words():
+    # "their about 34,000 words of prose": within 5% of the lessons' markdown, counted as the caps count it
+    stated = re.search(r"their about ([\d,]+)\s+words of prose", (ROOT / "README.md").read_text())
+    assert stated, "README's lesson section no longer states the course's words"
+    words = sum(_words(c) for path in LESSONS for c in _cells(path) if c["cell_type"] == "markdown")
+    assert abs(int(stated.group(1).replace(",", "")) - words) <= 0.05 * words, (stated.group(1), words)
