@@ -55,7 +55,7 @@ CROSS_COLOR = "#d62728"             # an arrow between boxes on two devices, wit
 CROSS_LABEL = "crosses devices (a copy)"
 
 
-def draw_graph(parts_or_graph, ax=None, title=None, skip=("init",), cross_device=False):
+def draw_graph(parts_or_graph, ax=None, title=None, skip=("init",), cross_device=False, cross_label=None):
     """Draw a classic graph (a builder's parts, or a `tf.Graph`) as boxes and arrows.
 
     A box is a name scope (see `gradlab.classic.scopes.summarize_graph`) with its op count
@@ -71,6 +71,8 @@ def draw_graph(parts_or_graph, ax=None, title=None, skip=("init",), cross_device
         skip: groups left out (default: the initializer, which reads every variable).
         cross_device: draw red each arrow whose two boxes asked for different devices (a box
             with no device is never counted), and name the colour in the legend.
+        cross_label: the legend's name for the red arrows (default: CROSS_LABEL), for a
+            figure whose red arrows are not every crossing (an op with no device is not counted).
     Returns:
         the matplotlib Figure.
 
@@ -121,7 +123,7 @@ def draw_graph(parts_or_graph, ax=None, title=None, skip=("init",), cross_device
         handles.append(Patch(facecolor="white", edgecolor="#555555", linestyle="--",
                              label="Python, between sess.run calls"))
     if crossed:
-        handles.append(Line2D([], [], color=CROSS_COLOR, linewidth=1.5, label=CROSS_LABEL))
+        handles.append(Line2D([], [], color=CROSS_COLOR, linewidth=1.5, label=cross_label or CROSS_LABEL))
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), frameon=False,
               ncol=min(len(handles), 4), fontsize=8.5)
     # the ops and scopes drawn; a skipped scope is named, so the count adds up to the boxes

@@ -42,7 +42,9 @@ assert loss_gap <= np.spacing(np.float32(max(large_losses)))  # "one float32 spa
 assert fmt(max_abs_diff(my_weights, large_weights), ".1e") == "1.5e-08"
 # gradlab's towers strategy against the learner's step: the same losses bit for bit, weights to one spacing
 assert gl_gaps[0] == 0.0 and fmt(gl_gaps[1], ".1e") == "1.5e-08"
-assert gl_gaps[1] == np.spacing(np.float32(max(float(np.abs(w).max()) for w in my_weights)))  # "one float32 spacing"
+assert w_max_tf2 == max(float(np.abs(w).max()) for w in my_weights) and fmt(w_max_tf2, ".3f") == "0.159"
+assert gl_gaps[1] == np.spacing(np.float32(w_max_tf2))  # "one float32 spacing at the largest weight (0.159)"
+assert fmt(np.spacing(np.float32(w_max_tf2)), ".1e") == "1.5e-08"
 
 # Problem 1: a prediction from datasheets (PCIe 5.0 x16 at 63 GB/s, H100 PCIe float32 at 51 TFLOP/s)
 assert (link, fp32) == (63e9, 51e12) and tau_c == 4 * 203_530 / 63e9 * 1e3
