@@ -157,6 +157,9 @@ def test_cross_device_arrows_are_red_only_when_asked_and_only_between_two_device
     assert red
     legend = {t.get_text() for t in draw_graph(parts, cross_device=True).axes[0].get_legend().get_texts()}
     assert CROSS_LABEL in legend
+    named = draw_graph(parts, cross_device=True, cross_label="the copies of each update").axes[0]
+    assert "the copies of each update" in {t.get_text() for t in named.get_legend().get_texts()}
+    assert CROSS_LABEL not in {t.get_text() for t in named.get_legend().get_texts()}
     plain = draw_graph(parts)
     assert not [p for p in plain.axes[0].patches
                 if isinstance(p, FancyArrowPatch) and p.get_edgecolor()[:3] == to_rgb(CROSS_COLOR)]
