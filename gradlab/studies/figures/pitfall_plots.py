@@ -237,7 +237,7 @@ def _plot_gap_ratio(ax, s, ratios):
 def plot_ema_coefficients(coefficients):
     """The weight an average of the weights puts on theta_1 ... theta_K, grouped bars.
 
-        once per update:  c_j = (1 - rho) rho^(K - j)  (c_1 = rho^(K-1)), rho the decay
+        once per update:  c_k = (1 - rho) rho^(K - k)  (c_1 = rho^(K-1)), rho the decay, k the update
 
     Args:
         coefficients: dict `{label: [c_1, ..., c_K]}`, every list of the same length K.
@@ -248,15 +248,16 @@ def plot_ema_coefficients(coefficients):
     lengths = {len(c) for c in coefficients.values()}
     if len(lengths) != 1:
         raise ValueError(f"every coefficient list needs the same length, got lengths {sorted(lengths)}")
-    k = lengths.pop()
+    updates = lengths.pop()
     fig, ax = _figure(figsize=(6.4, 3.8))
     width = 0.8 / len(coefficients)
     for i, ((label, c), color) in enumerate(zip(coefficients.items(), _colors(len(coefficients)))):
-        ax.bar(np.arange(1, k + 1) + (i - (len(coefficients) - 1) / 2) * width, c, width, label=label, color=color)
-    ax.set_xticks(np.arange(1, k + 1), [rf"$\theta_{j}$" for j in range(1, k + 1)])
-    ax.set_xlabel("the weights after update j")
+        ax.bar(np.arange(1, updates + 1) + (i - (len(coefficients) - 1) / 2) * width, c, width, label=label,
+               color=color)
+    ax.set_xticks(np.arange(1, updates + 1), [rf"$\theta_{k}$" for k in range(1, updates + 1)])
+    ax.set_xlabel("the weights after update k")
     ax.set_ylabel("weight in the average (no unit)")
-    ax.set_title(f"The average of the weights after {k} updates")
+    ax.set_title(f"The average of the weights after {updates} updates")
     ax.legend(fontsize="small")
     return fig
 

@@ -131,6 +131,9 @@ def test_plot_ema_coefficients_draws_one_bar_per_update_and_label():
     ax, = plot_ema_coefficients(c).axes
     heights = sorted(round(p.get_height(), 3) for p in ax.patches)
     assert heights == sorted([0.25, 0.25, 0.5, 0.125, 0.375, 0.5])
+    # k indexes updates (theta_k), as in the course's notation; j is an example's index
+    assert ax.get_xlabel() == "the weights after update k"
+    assert [t.get_text() for t in ax.get_xticklabels()] == [r"$\theta_1$", r"$\theta_2$", r"$\theta_3$"]
     with pytest.raises(ValueError, match="same length"):
         plot_ema_coefficients({"a": [1.0], "b": [0.5, 0.5]})
     with pytest.raises(ValueError, match="at least one"):
