@@ -38,6 +38,12 @@ assert held["unrolled", 16] > 4 * held["while loop", 16], held
 assert round(outputs / grad, 1) == 0.1  # "the layers' outputs are 0.1 gradients"
 # 4,000 rows: the activations outweigh a gradient, and the loop at N = 4 holds well under one pass (0.35x to 0.56x in five runs)
 assert big["unrolled", 1] > 4 and big["while loop", 4] < 0.7 * big["unrolled", 1], big
+# "The rule predicts (11.9 - 1)/4 + 2 ~ 4.7" from the stored run's one pass, 11.9 (activations + one gradient): a quarter
+# of the 10.9 gradients of activations, the sum and one gradient, against the stored 5.0. In any run the loop reads near
+# the rule or above it (the allocator may count a chunk up to twice its tensor)
+assert round(11.9 - 1, 1) == 10.9 and round((11.9 - 1) / 4 + 2, 1) == 4.7
+_rule = (big["unrolled", 1] - 1) / 4 + 2
+assert 0.8 < big["while loop", 4] / _rule < 2, (big, _rule)
 
 # Dropout: plain fit repeats itself exactly; your step and AccumulatingModel draw other masks, and land about as far
 # from plain fit as plain fit with other masks does ("far, about as far as other masks"; all seeded, so fixed)
@@ -60,6 +66,7 @@ assert max_abs_diff(keras_acc.get_weights(), large.get_weights()) > 1e-2
 # Masked tokens
 assert seq_miss["Keras accumulation"] > 1e-3 and seq_miss["AccumulatingModel"] < 1e-6
 assert seq_miss["your train_step"] > 1e-3 and yours_vs_keras < 1e-6
+assert yours_vs_keras == 0  # "exactly 0 from each other": 8/32 and 1/4 are powers of two, the same bits
 assert token_count is solution_token_count or token_count is my_token_count
 assert abs(token_history["loss"][0] - seq_logs["large batch"]) < 1e-6  # "logging the large batch's 1.609289"
 
@@ -70,13 +77,17 @@ assert abs(weighted_logs["sample_weight=w"][1] - 2.197235) < 1e-6
 assert by_sum["D_i = rows"] > 1e-3 and by_sum["D_i = summed weights"] < 1e-6, by_sum
 assert l2_diff < 1e-6 and abs(l2_logs["your train_step"] - l2_logs["large batch"]) < 1e-6
 
-# lesson 01's yardstick on the digits: right steps land 3.0e-08 to 6.0e-08 from plain fit, under two float32 spacings
-# (eps x the largest weight, 0.42: 5.1e-08); the checks' 1e-6 is about 20 spacings
+# lesson 01's yardstick on the digits: right steps land 3.0e-08 to 6.0e-08 from plain fit, exactly one and two gaps
+# between neighbouring float32 numbers at the largest weight, 0.424 (np.spacing: 2^-25 = 3.0e-08), under two of 01's
+# spacings (eps x 0.424 = 5.1e-08, the gap's upper bound); the checks' 1e-6 is about 20 spacings
 _W = max(float(np.abs(w).max()) for w in large.get_weights())
 _spacing = float(np.finfo(np.float32).eps) * _W
-assert f"{_W:.2f}" == "0.42" and f"{_spacing:.1e}" == "5.1e-08" and round(1e-6 / _spacing) == 20, _W
+_gap = float(np.spacing(np.float32(_W)))
+assert f"{_W:.3f}" == "0.424" and f"{_spacing:.1e}" == "5.1e-08" and round(1e-6 / _spacing) == 20, _W
+assert _gap == 2.0**-25 and f"{_gap:.1e}" == "3.0e-08" and _gap <= _spacing, _gap
 _right = [max_abs_diff(m.get_weights(), large.get_weights()) for m in (mine.inner, looped.inner, acc, mine16.inner)]
 _right += [even_miss, max_abs_diff(keras_acc.get_weights(), large600.get_weights()), *weighted_diff.values(),
            by_sum["D_i = summed weights"], l2_diff]
 assert max(_right) < 2 * _spacing and [f"{min(_right):.1e}", f"{max(_right):.1e}"] == ["3.0e-08", "6.0e-08"], _right
-assert max_abs_diff(mine.inner.get_weights(), large.get_weights()) < _spacing  # "under one spacing"
+assert [round(v / _gap, 2) for v in (min(_right), max(_right))] == [1.0, 2.0], _right  # "one and two gaps"
+assert round(max_abs_diff(mine.inner.get_weights(), large.get_weights()) / _gap, 2) == 1.0  # "one float32 gap, 2^-25"
