@@ -40,6 +40,12 @@ for weights, reference in ((hand_weights, hand_large), (my_weights, large_weight
 assert f"{max_abs_diff(hand_weights, hand_large):.1e}" == "1.5e-08"
 top = max(float(np.abs(w).max()) for w in hand_large)  # the largest weight: one float32 step there
 assert f"{top:.3f}" == "0.159" and f"{np.spacing(np.float32(top)):.1e}" == "1.5e-08"
+# cell 11's plain fact: trained three updates two ways, the weights differ by at most one float32 step at the
+# largest weight (0.159): 1.5e-08
+assert f"{w_top:.3f}" == "0.159" and spacing(w_top) == spacing(top)
+largest_gap = max(max_abs_diff(w, r) for w, r in ((hand_weights, hand_large), (my_weights, large_weights),
+                                                  (host_weights, large_weights), (v1_weights, large_weights)))
+assert largest_gap <= spacing(top) and f"{largest_gap:.1e}" == "1.5e-08", largest_gap
 assert max_abs_diff(hand_weights, hand_large) <= spacing(top)  # "one float32 step"
 assert [f"{gap_to_update(w, r):.1e}" for w, r in ((hand_weights, hand_large), (host_weights, large_weights),
                                                  (v1_weights, large_weights))] == ["4.7e-07", "4.9e-07", "5.1e-07"]
@@ -75,6 +81,19 @@ gap3_move = gap_to_update(one_update(0.1 / 3, [sum(g) for g in zip(*fetched[:3])
 assert gap3_move < 1e-6 and f"{gap3_move:.1e}" == "4.9e-07"  # the prose: rounding, 4.9e-07 of the move
 ratio = f"{size(adam_change(summed, 1e-3 / 4)) / size(mean_change):.3f}"
 assert ratio == "0.252", ratio  # Adam nearly ignores N (lesson 01: 3.2%); the sum at lr / N moves about 1/N
+# why 0.252, not 0.250: Adam's first step, as Keras takes it, is lr sqrt(1 - b2) / (1 - b1) * m / (sqrt(v) + eps_hat)
+# with m = (1 - b1) g, v = (1 - b2) g^2; eps_hat = 1e-7 damps the mean's four-times-smaller entries more
+adam = keras.optimizers.Adam(1e-3)
+assert adam.epsilon == 1e-7 and (adam.beta_1, adam.beta_2) == (0.9, 0.999)
+def adam_first_step(feed, lr, eps_hat):  # entries where g = 0 do not move (0, not 0/0 at eps_hat = 0)
+    steps = []
+    for g in (np.asarray(g, np.float64) for g in feed):
+        num, den = lr * np.sqrt(1 - 0.999) / (1 - 0.9) * (1 - 0.9) * g, np.sqrt((1 - 0.999) * g ** 2) + eps_hat
+        steps.append(np.divide(num, den, out=np.zeros_like(g), where=den > 0))
+    return steps
+adam_ratio = lambda eps_hat: size(adam_first_step(summed, 1e-3 / 4, eps_hat)) / size(adam_first_step(mean, 1e-3, eps_hat))
+assert f"{adam_ratio(1e-7):.3f}" == "0.252" and f"{adam_ratio(0.0):.3f}" == "0.250", (adam_ratio(1e-7), adam_ratio(0.0))
+assert abs(adam_ratio(1e-7) - size(adam_change(summed, 1e-3 / 4)) / size(mean_change)) < 1e-4
 assert all(r < 5 * eps for r in [relative_error(mean, large), weighted_error, relative_error(added, weighted), gap3_move]
            + [gap_to_update(w, r) for w, r in ((hand_weights, hand_large), (my_weights, large_weights),
                                                (host_weights, large_weights), (v1_weights, large_weights))])
