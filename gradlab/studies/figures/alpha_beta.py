@@ -38,12 +38,14 @@ def _size_label(size_bytes):
     return f"{size_bytes / 2 ** 10:g} KiB" if size_bytes < 2 ** 20 else f"{size_bytes / 2 ** 20:g} MiB"
 
 
-def _one_two_five(value, _position):
-    """A log axis's tick label in plain digits, only at 1, 2 and 5 times a power of ten (else blank)."""
-    if value <= 0:
-        return ""
-    mantissa = value / 10 ** np.floor(np.log10(value))
-    return f"{value:g}" if any(np.isclose(mantissa, m) for m in (1, 2, 5)) else ""
+def _time_ticks(times_ms):
+    """The measured times and their labels ('1.15'), one tick per distinct label, for a log time axis."""
+    ticks, labels = [], []
+    for t in sorted(times_ms):
+        if f"{t:.2f}" not in labels:
+            ticks.append(t)
+            labels.append(f"{t:.2f}")
+    return ticks, labels
 
 
 def plot_alpha_beta(sizes_bytes, times_ms, intercept_ms, slope_ms_per_byte, replicas, *, log=False):
@@ -52,7 +54,8 @@ def plot_alpha_beta(sizes_bytes, times_ms, intercept_ms, slope_ms_per_byte, repl
 
     With `log=True` both axes are logarithmic, so sizes that differ by 500 times are all readable; M = 0 is
     then off the axes, so the line is drawn (curved: a constant plus a proportional term) over the sizes
-    measured, and its intercept as a dashed horizontal line; the x ticks name the sizes measured.
+    measured, and its intercept as a dashed horizontal line; the x ticks name the sizes measured and the
+    y ticks the times measured (two decimals), so each point reads off both axes.
 
     Args:
         sizes_bytes: the message sizes M, bytes.
@@ -80,21 +83,21 @@ def plot_alpha_beta(sizes_bytes, times_ms, intercept_ms, slope_ms_per_byte, repl
             label=f"fitted line: {intercept_ms:.2f} ms + M / ({1000 / slope_ms_per_byte / 2 ** 30:.2f} GiB/s)")
     if log:
         ax.axhline(intercept_ms, ls="--", lw=0.8, color="gray")
-        ax.annotate(f"intercept {intercept_ms:.2f} ms = 2 (R - 1) alpha", (line[-1] / 2 ** 20, intercept_ms),
+        ax.annotate(rf"intercept {intercept_ms:.2f} ms = $2(R-1)\alpha$", (line[-1] / 2 ** 20, intercept_ms),
                     textcoords="offset points", xytext=(0, 4), ha="right", fontsize="small")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xticks(sizes / 2 ** 20, [_size_label(m) for m in sizes])  # the sizes measured, named
         ax.xaxis.set_minor_locator(ticker.NullLocator())
-        for which in (ax.yaxis.set_major_formatter, ax.yaxis.set_minor_formatter):  # 0.1, 0.2, 0.5, 1, 2, ...
-            which(ticker.FuncFormatter(_one_two_five))
+        ax.set_yticks(*_time_ticks(times))  # the times measured, named: a short log axis has few decades
+        ax.yaxis.set_minor_locator(ticker.NullLocator())
     else:
-        ax.annotate(f"intercept {intercept_ms:.2f} ms = 2 (R - 1) alpha", (0, intercept_ms),
+        ax.annotate(rf"intercept {intercept_ms:.2f} ms = $2(R-1)\alpha$", (0, intercept_ms),
                     textcoords="offset points", xytext=(8, -14), fontsize="small")
         ax.set_xlim(0, None)
         ax.set_ylim(0, None)
     ax.set_xlabel("message size M (log scale)" if log else "message size M (MiB)")
     ax.set_ylabel(f"one all-reduce (ms{', log scale' if log else ''})")
-    ax.set_title(f"R = {replicas}: alpha = {alpha_us:.0f} µs, beta = {beta:.2f} GiB/s")
+    ax.set_title(rf"$R$ = {replicas}: $\alpha$ = {alpha_us:.0f} µs, $\beta$ = {beta:.2f} GiB/s")
     ax.legend(loc="upper left", fontsize="small")
     return fig, (alpha_us, beta)
