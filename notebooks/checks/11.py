@@ -66,7 +66,7 @@ assert abs(default - wl.sum() / len(x)) < 1e-4 * default  # divides by the rows
 assert abs(float(mean_w(y, logits, sample_weight=tokens)) - wl.sum() / tokens.sum()) < 1e-4  # by D
 assert abs(keras_errors["mean_with_sample_weight"] - pf.relative_error(naive, target)) < 1e-3
 assert len(keras_errors) == 5  # the four rows on the digits and the "sum" row
-# ignore_class on the padding's label, without the input mask: the masked divisor V_1, the same loss
+# ignore_class on the padding's label, without the input mask: the masked divisor D_1, the same loss
 assert abs(ignore_1 - l_1 / valid_i[0]) < 1e-4 * ignore_1 and abs(ignore_1 - masked_1) < 1e-4 * masked_1
 assert f"{ignore_1:.4f}" == f"{masked_1:.4f}"  # the prose gives one number for both
 assert max(e for r, e in keras_errors.items() if r != "mean_with_sample_weight") < 1e-5
@@ -104,6 +104,13 @@ assert f"{1e-5 / _eps:.0f}" == "84" and f"{miss(mean_ratio):.3f}" == "0.014" and
 assert miss(mean_ratio) < min(one_split, pf.relative_error(naive, target), pf.relative_error(seq_naive, seq_target),
                               fit_errors["as it is"], adam_miss)  # the smallest miss the lesson measures
 assert abs(t_nai[2] - 0.5) < 0.05 and abs(t_fix[2] - short_tokens) < 0.02  # each bets what its loss counts
+# the sorted naive run's per-token and per-sequence losses coincide (0.708 both): a bet near 0.5 makes every
+# token cost about ln 2 = 0.693, short or long; its final model's loss per token of each group, last 20 windows
+assert f"{t_nai[0]:.3f}" == f"{t_nai[1]:.3f}" == "0.708" and f"{np.log(2):.3f}" == "0.693"
+_nai_model = tag_runs["naive: 1/N"][0]
+_group_loss = [np.mean([tag_losses(_nai_model, w[g], t[g])[0] for w, t in tag_windows[-20:]])
+               for g in (slice(0, 8), slice(8, 16))]  # the short sequences', the long ones'
+assert all(abs(l - np.log(2)) < 0.05 for l in _group_loss), _group_loss
 
 # shuffled, the naive rule lands near the fix; sorted (as bucketing makes it), far from it
 assert abs(t_shuf[0] - t_fix[0]) < 0.5 * abs(t_nai[0] - t_fix[0]) and abs(t_shuf[2] - t_fix[2]) < 0.1

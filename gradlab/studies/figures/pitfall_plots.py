@@ -21,12 +21,13 @@ def _check_series(name, series):
         raise ValueError(f"{name} needs at least one entry, got {series!r}")
 
 
-def plot_token_weights(tokens, ratios, title="A token's weight in the update, against its share 1/W",
+def plot_token_weights(tokens, ratios, title="A token's weight in the update, against its share 1/D",
                        zoom=None):
-    """Each sequence's per-token weight over its share 1/W, against the sequence's tokens, log-log.
+    """Each sequence's per-token weight over its share 1/D, against the sequence's tokens ω_j, log-log.
 
-        ratio_j = (weight of one of sequence j's tokens) / (1 / W),   W = sum_j w_j
-        naive rule, sequence j in micro-batch i:  ratio_j = W / (N W_i);  the large batch: 1
+        ratio_j = (weight of one of sequence j's tokens) / (1 / D),   D = sum_j ω_j
+        naive rule, sequence j in micro-batch i:  ratio_j = D / (N D_i),  D_i = sum_{j in i} ω_j;
+        the large batch: 1
 
     One marker style per label, one point per sequence; a dashed line at 1 is the large batch's
     weight (and the fix's): a point above it is over-weighted, below it under-weighted. The y range
@@ -34,7 +35,7 @@ def plot_token_weights(tokens, ratios, title="A token's weight in the update, ag
     value (2 decimals).
 
     Args:
-        tokens: w_j, the tokens of each sequence (positive).
+        tokens: ω_j, the tokens of each sequence (positive): its own weight in the count D.
         ratios: dict `{label: [ratio_j, one per sequence]}`, each as long as `tokens`.
         title: the figure's title.
         zoom: a label of `ratios` to draw again in a second panel on a linear y axis that spans
@@ -71,7 +72,7 @@ def plot_token_weights(tokens, ratios, title="A token's weight in the update, ag
     for axes in panels:
         axes.axhline(1.0, linestyle="--", color="black", linewidth=1, label="large batch, and the fix: 1")
         axes.set_xscale("log")
-        axes.set_xlabel("tokens in the sequence $w_j$")
+        axes.set_xlabel(r"tokens in the sequence $\omega_j$")
     ax.set_yscale("log")
     values = np.concatenate([np.asarray(r, dtype=np.float64) for r in ratios.values()] + [[1.0]])
     ax.set_ylim(values.min() / 1.5, values.max() * 1.5)  # room above the highest point: nothing clipped
@@ -83,7 +84,7 @@ def plot_token_weights(tokens, ratios, title="A token's weight in the update, ag
         axis.set_major_locator(LogLocator(base=10, subs=(1, 2, 5)))
         axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         axis.set_minor_locator(NullLocator())
-    ax.set_ylabel("a token's weight / its share $1/W$")
+    ax.set_ylabel("a token's weight / its share $1/D$")
     ax.set_title(title)
     ax.legend(fontsize="small")
     if zoom is not None:

@@ -12,9 +12,9 @@ from gradlab.studies.figures.pitfall_plots import (plot_applied_rates, plot_batc
 
 
 def test_plot_token_weights_draws_each_sequence_at_its_tokens_beside_the_share_at_1():
-    # worked by hand: tokens 1, 3, 4, so W = 8 and a token's share is 1/8; N = 2, naive weight 1/(N W_i)
-    # split 1, 3 | 4: W_i = 4 and 4, each token weighs 1/8 -> ratio 1 everywhere
-    # split 1 | 3, 4: W_i = 1 -> 1/2, ratio 4; W_i = 7 -> 1/14, ratio 8/14
+    # worked by hand: tokens ω_j = 1, 3, 4, so D = 8 and a token's share is 1/8; N = 2, naive weight 1/(N D_i)
+    # split 1, 3 | 4: D_i = 4 and 4, each token weighs 1/8 -> ratio 1 everywhere
+    # split 1 | 3, 4: D_i = 1 -> 1/2, ratio 4; D_i = 7 -> 1/14, ratio 8/14
     tokens = [1, 3, 4]
     ratios = {"1, 3 | 4": [1.0, 1.0, 1.0], "1 | 3, 4": [4.0, 8 / 14, 8 / 14]}
     fig = plot_token_weights(tokens, ratios)
@@ -26,7 +26,9 @@ def test_plot_token_weights_draws_each_sequence_at_its_tokens_beside_the_share_a
     assert drawn["1, 3 | 4"].get_linestyle() == "None" and drawn["1, 3 | 4"].get_marker() != drawn["1 | 3, 4"].get_marker()
     share, = [line for line in ax.lines if line.get_linestyle() == "--"]
     assert np.allclose(share.get_ydata(), [1, 1]) and "1" in share.get_label()
-    assert ax.get_xscale() == ax.get_yscale() == "log" and "1/W" in ax.get_ylabel()
+    assert ax.get_xscale() == ax.get_yscale() == "log" and "$1/D$" in ax.get_ylabel()
+    assert "$\\omega_j$" in ax.get_xlabel() and "1/D" in ax.get_title()  # the lesson's D and ω_j, not W, w_j
+    assert "W" not in ax.get_ylabel() + ax.get_xlabel() + ax.get_title() and "w_j" not in ax.get_xlabel()
     fig.canvas.draw()
     lo, hi = ax.get_ylim()
     assert "1" in [t.get_text() for t in ax.get_yticklabels() if lo <= t.get_position()[1] <= hi]
