@@ -134,10 +134,13 @@ def test_a_number_quoted_beside_a_link_is_in_the_lesson_it_links():
                 continue
             for sentence in re.split(r"(?<=[.;:!?])\s+(?=[A-Z*(\[$])|\n\n", text):
                 linked = set(_LESSON_LINK.findall(sentence)) - {number}
-                texts = [stored[number].replace(sentence, "")] + [stored.get(lesson, "") for lesson in linked]
-                for value in _DECIMAL.findall(sentence) if linked else ():
+                if not linked:
+                    continue
+                # the quoting lesson's own text counts without the sentence itself
+                sources = [stored[number].replace(sentence, "")] + [stored.get(lesson, "") for lesson in linked]
+                for value in _DECIMAL.findall(sentence):
                     found = re.compile(r"(?<![\d.])" + re.escape(value) + r"(?!\d)")
-                    if not any(found.search(text) for text in texts):
+                    if not any(found.search(source) for source in sources):
                         stale.append((path.name, sorted(linked), value, sentence[:120]))
     assert not stale, stale
 
