@@ -1,6 +1,7 @@
 """The course's shape, as the lessons promise it (README "The lessons"): every link between
-lessons resolves, and each numbered lesson is one sitting -- at most about 35 cells and 2,000
-words of markdown (counted as whitespace-separated tokens, math and links included: 2,150 at most), no markdown cell over about 250 words, no visible code cell over 25 lines,
+lessons resolves, and each numbered lesson is one sitting -- about 35 cells (36 at most) and about
+2,000 words of markdown (whitespace-separated tokens, math and links included: 2,150 at most), no
+markdown cell over about 250 words (300 at most), no visible code cell over 25 lines,
 a stated run time, a prediction asked before an experiment, and folded answers."""
 import json
 import pathlib
