@@ -40,8 +40,7 @@ for weights, reference in ((hand_weights, hand_large), (my_weights, large_weight
 assert f"{max_abs_diff(hand_weights, hand_large):.1e}" == "1.5e-08"
 top = max(float(np.abs(w).max()) for w in hand_large)  # the largest weight: one float32 step there
 assert f"{top:.3f}" == "0.159" and f"{np.spacing(np.float32(top)):.1e}" == "1.5e-08"
-# cell 11's plain fact: trained three updates two ways, the weights differ by at most one float32 step at the
-# largest weight (0.159): 1.5e-08
+# trained three updates two ways, the weights differ by at most one np.spacing at the largest weight
 assert f"{w_top:.3f}" == "0.159" and spacing(w_top) == spacing(top)
 largest_gap = max(max_abs_diff(w, r) for w, r in ((hand_weights, hand_large), (my_weights, large_weights),
                                                   (host_weights, large_weights), (v1_weights, large_weights)))
