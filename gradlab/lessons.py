@@ -89,6 +89,7 @@ _NAMES = {
     "plot_recorded_updates": ("gradlab.studies.figures.fit_schedule", "plot_recorded_updates"),
     "recorded_updates": ("gradlab.studies.figures.fit_schedule", "recorded_updates"),
     "plot_shard_weights": ("gradlab.studies.figures.fit_schedule", "plot_shard_weights"),
+    "plot_replica_dataflow": ("gradlab.studies.figures.replica_dataflow", "plot_replica_dataflow"),
     "plot_timeline": ("gradlab.studies.figures.timeline", "plot_timeline"),
     "plot_overlap": ("gradlab.studies.figures.timeline", "plot_overlap"),
     "timeline": ("gradlab.studies.figures.timeline", None),
