@@ -33,6 +33,7 @@ assert 1.8 * micro < two.min() and two.max() < 3 * micro, two  # a second alive 
 assert two.max() < 100, two  # the Problem: two alive at N = 8 stay within its 100 MiB
 # the sweep: time per update grows with N at a fixed B
 assert per_update[32] > 1.5 * per_update[1] and per_update["accumulate, N = 8"] > per_update[8], per_update
+assert 0 < slope < per_call, (slope, per_call)  # a micro-batch adds less time than an extra call
 assert model.count_params() == 203530  # P: the gradient each micro-batch writes and adds into the sum
 
 # the proofs: about two of float32's unit roundoffs of the gradient's norm
@@ -42,9 +43,10 @@ eps = np.finfo(np.float32).eps  # lesson 01's yardstick: for a relative gap one 
 assert all(0.5 < r / eps < 1.5 for r in rel_fused.values()) and f"{eps:.1e} {unit:.1e}" == "1.2e-07 6.0e-08", rel_fused
 # overlap's time beside its memory: 1 holds one micro-batch, 2 and 10 more; overlap barely moves the time on this CPU
 assert abs(np.median(overlap_mib[1]) / micro - 1) < 0.1 and all(np.median(overlap_mib[k]) > 1.5 * micro for k in (2, 10)), overlap_mib
-# time with 1 / time with 10 moves between runs (1.04 stored; 0.93, 0.91, 1.07 and 1.15 in earlier runs, the prose's
-# "0.91 to 1.15"): overlap buys no reliable time, so only a band around 1 is checked, not a sign
-assert 0.7 < q_overlap[1] < 1.4 and np.median(overlap_mib[10]) > 1.8 * np.median(overlap_mib[1]), (q_overlap, overlap_mib)
+# "a second iteration alive cost 2.25 times the memory; overlap moved the time far less": time with 1 / time with 10
+# moves between runs and its sign is not pinned, only that it stays within a fifth of 1 while the memory more than doubles
+assert 2.1 < two_alive < 2.4 and 0.8 < q_overlap[1] < 1.25, (two_alive, q_overlap)
+assert np.median(overlap_mib[10]) > 1.8 * np.median(overlap_mib[1]), overlap_mib
 assert np.median(overlap_mib[1]) < np.median(overlap_mib[10]), overlap_mib  # overlap costs memory
 # Problem 2: P = 10^8 float32 parameters, the convnet's 123,392 floats a row at its peak, B = 8192
 P2, B2 = 10**8, 8192

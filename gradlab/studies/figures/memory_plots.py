@@ -53,7 +53,8 @@ def plot_memory(result, time=True, peak="epoch", ideal=False, time_stat="median"
             fit's legend entry gives its fastest epoch in ms too.
         table: with `peak="update"`, draw the series a table of update peaks names: plain fit on
             b = B/N rows as a series at N = B/b (its update peak, `step_mb`) instead of the
-            reference and plain fit's horizontal line.
+            reference and plain fit's horizontal line; `AccumulatingModel`'s series are named
+            by their overlap ("AccumulatingModel, overlap 1"), as lesson 09's table names them.
         relative: with `table=True`, draw each peak divided by plain fit's at the whole batch B
             (the large batch), so the ideal line is 1/N; legend entries drop ", update".
     Returns:
@@ -96,6 +97,8 @@ def plot_memory(result, time=True, peak="epoch", ideal=False, time_stat="median"
             continue
         ns, mb, ms, floor, step, epochs = zip(*series)
         hollow = {"mfc": "none"} if key == ("accumulating", 10) else {}  # overlap=2's point shows through
+        if table and key[0] == "accumulating":  # named as lesson 09's table names its columns
+            label = f"AccumulatingModel, overlap {key[1]}"
         ax_mb.plot(ns, [m / scale for m in mb], marker=marker, color=color, label=f"{label}{tag}", **hollow)
         ax_ms.plot(ns, ms, marker=marker, color=color)
         for n, times in zip(ns, epochs):  # every epoch: on a shared machine they may come at two speeds

@@ -220,7 +220,7 @@ def test_table_draws_plain_fit_on_b_over_n_rows_at_n_and_leaves_out_the_referenc
     fig = plot_memory({"config": {"model": "conv", "batch": 8}, "rows": rows}, time=False, peak="update",
                       ideal=True, table=True)
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert labels == ["AccumulatingModel, update", "Keras gradient_accumulation_steps, update",
+    assert labels == ["AccumulatingModel, overlap 1, update", "Keras gradient_accumulation_steps, update",
                       "plain fit on B/N rows, update", "plain fit's 38 MiB / N"]
     plain = {line.get_label(): line for line in fig.axes[0].lines}["plain fit on B/N rows, update"]
     # plain fit on 8, 4, 2 rows stands at N = 8/8, 8/4, 8/2; its update peaks: 40 - 2, 30 - 2, 20 - 2
@@ -235,9 +235,9 @@ def test_relative_draws_each_update_peak_over_the_large_batchs_with_a_1_over_n_l
     result = {"config": {"model": "conv", "batch": 8}, "rows": rows}
     fig = plot_memory(result, time=False, peak="update", ideal=True, table=True, relative=True)
     lines = {line.get_label(): line for line in fig.axes[0].lines}
-    assert list(lines) == ["AccumulatingModel", "plain fit on B/N rows", "1/N"]  # no ", update", no MiB
+    assert list(lines) == ["AccumulatingModel, overlap 1", "plain fit on B/N rows", "1/N"]  # no ", update", no MiB
     # the large batch's update peak is 40 - 2 = 38 MiB; by hand: 38/38, 29/38, 19/38 and 28/38, 18/38
-    assert np.allclose(lines["AccumulatingModel"].get_ydata(), [29 / 38, 19 / 38])
+    assert np.allclose(lines["AccumulatingModel, overlap 1"].get_ydata(), [29 / 38, 19 / 38])
     assert np.allclose(lines["plain fit on B/N rows"].get_ydata(), [1.0, 28 / 38, 18 / 38])
     assert list(lines["1/N"].get_xdata()) == [1, 2, 4] and list(lines["1/N"].get_ydata()) == [1.0, 0.5, 0.25]
     assert lines["plain fit on B/N rows"].get_markerfacecolor() == "none"  # a ring, seen around the others
