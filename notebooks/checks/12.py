@@ -24,7 +24,7 @@ assert f"{cosine:.4f} {norm(g_each):.3f} {norm(g_once):.3f}" == "0.9959 0.278 0.
 assert f"{pf.relative_error(g_each, g_clipped):.2f}" == "0.45" and 0.99 < cosine < 1.0
 decay_err = clip_errs.pop("Keras weight_decay=0.1")
 keras_clip = {k: v for k, v in clip_errs.items() if k.startswith("Keras")}
-assert len(keras_clip) == 2 and len(clip_errs) == 7
+assert len(keras_clip) == 2 and len(clip_errs) == 5
 assert max([*clip_errs.values(), pf.relative_error(g_once, g_clipped)]) < 1e-6
 clip_errs["Keras weight_decay=0.1"] = decay_err
 assert decay_err < 1e-5  # Keras applies weight decay once per update too
@@ -195,18 +195,9 @@ bn_01 = make_model("mlp", seed=0, batchnorm=True)
 g_01 = {N_bn: weighted_sum(micro_grads(bn_01, mnist.x_train[:96], mnist.y_train[:96], N_bn)) for N_bn in (1, 4)}
 assert f"{w_gap([g.numpy() for g in g_01[1]], [g.numpy() for g in g_01[4]]):.3f}" == "0.028"
 
-# The fix in your own train_step
+# The fix in your own step
 assert check_accumulate(accumulate_step) is None  # the step the lesson uses matches fused, run again
-assert f"{fit_gap_5:.1e}" == "3.0e-08" and fit_gap_5 < 1e-6
-assert float(fit_5.optimizer.dynamic_scale) == float(fused_5.optimizer.dynamic_scale) == 16384
-# fit logs the last window's loss, not an epoch mean: the first window's loss is not finite
-assert not np.isfinite(float(loss_fn(y[16:], mlp()(bad[16:]))))
-assert f"{history.history['loss'][-1]:.3f}" == "2.266"
-last_model, last_lso = mlp(), fix_opt()  # 2.266 is the last batch's loss alone: x, before update 4
-last_lso.build(last_model.trainable_variables)
-with warnings.catch_warnings(action="ignore"):  # gradlab's float16 note; this run is float32
-    last_losses = [float(accumulate_step(last_model, last_lso, bx, by, 2)) for bx, by in batches]
-assert f"{last_losses[-1]:.3f}" == "2.266" and f"{np.mean(last_losses[1:]):.3f}" != "2.266"
+assert f"{fix_gap:.1e}" == "3.0e-08" and fix_gap < 1e-6 and fix_scales == [16384, 16384]
 
 # The answers to the two problems, recomputed (the lesson's Problems cell states them)
 
