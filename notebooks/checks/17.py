@@ -8,9 +8,10 @@ import numpy as np
 # the budget (cell 3) and the levers' budgets against the measured medians
 assert round(1024 * t / MiB, 2) == 4.50, t
 assert (a_out, t) == (18_984, 4_608) and round(f, 3) == 0.137 and a_seg == 4_096, (a_out, t, f, a_seg)  # a_out and t: the widths' sums
+assert solution_row_bytes([784, 1024, 10]) == (4 * 1034, 4 * 1034)  # no gradient for the data: t is not 4 (784 + 1024)
 check_budget(budget)  # the lesson's budget: gradlab's memory_budget to the byte, over six settings
 assert 0 < budget(1024, 1, True) - budget(1024, 4, False) < 1024 * 1024 * 4  # nearly tie: under one output
-assert [round(budget(**lever) / MiB, 2) for lever in levers.values()] == [34.91, 22.91, 22.04]
+assert [round(budget(**lever) / MiB, 2) for lever in levers.values()] == [34.91, 22.91, 22.04, 19.04]
 assert [round(budget_update[n], 2) for n in ("plain", "tf.recompute_grad", "N=4")] == [27.44, 15.44, 14.57]
 assert block_apart == 0.0, block_apart  # four Blocks, keras.remat: exact
 
@@ -26,6 +27,10 @@ assert all(abs(median[n] - median["N=4"]) < 0.15 * median["plain"] for n in rc),
 assert all(abs(whole[n] - whole["N=4"]) < 0.15 * median["plain"] for n in rc), whole  # in all, too
 assert all(abs(off_budget[n]) < 5 for n in ("plain", "N=4") + rc), off_budget  # the budget: within a few MiB
 assert median["yours"] > 0.8 * median["plain"], median  # yours without a wait saves nothing
+# the levers together: under either alone (runs: 10.0-10.3 MiB against 12.0-13.0), their tick under their bar
+both = median["N=4 and recompute"]
+assert both < min(median[n] for n in rc + ("N=4",)) and both < 0.45 * median["plain"], median
+assert whole["N=4 and recompute"] < budget(**levers["N=4 and recompute"]) / MiB + 1, whole
 # Keras's own block rebuild (list_of_layers on four named Blocks): about half of plain's, its tick under its bar
 assert median["scope on Blocks"] < 0.7 * median["plain"], median  # runs read 0.47 to 0.60
 assert whole["scope on Blocks"] < budget(**levers["tf.recompute_grad"]) / MiB + 1, whole
@@ -47,11 +52,11 @@ assert seg[0][1] == rebuilt and abs(seg[0][0] - budget(**levers["tf.recompute_gr
 assert abs(seg[2][0] - budget(**levers["plain"]) / MiB) < 1e-9  # one segment of four: plain's memory again
 assert round(budget(**levers["N=4"]) / MiB, 2) == 22.04 and seg[3][0] < min(seg[0][0], budget(**levers["N=4"]) / MiB)
 assert round((fwd + bwd + rebuilt) / (fwd + bwd), 2) == 1.16 and 4 * (3 * len(macs) - 1) == 116 and 3 * len(macs) - 1 == 29
-# recomputation's time: 1.01x in the stored run, which the prose calls inside the run-to-run spread; readings
-# from other runs, recorded here only (the prose quotes none): 0.94 to 1.10, 0.998 in a clean-clone CI run,
-# 0.94 on a loaded machine. N = 4 the more
-assert 0.9 < share["tf.recompute_grad"] < 1.25 and share["N=4"] > 1.1 and share["N=4"] > share["tf.recompute_grad"], share
-assert 4 * share["plain, 256 rows"] > 1, share
+# recomputation's time: every block's fastest under its 1.16x multiply-adds (runs: blocks 0.94-1.05, loaded or
+# quiet); N = 4 the more, and recomputation added to N = 4 more still (runs: 1.07-1.40 for N = 4 as load varies)
+sh = {n: float(np.median(s)) for n, s in share.items()}  # the three blocks' median
+assert max(share["tf.recompute_grad"]) < 1.16, share
+assert sh["N=4 and recompute"] > sh["N=4"] > sh["tf.recompute_grad"] and 4 * sh["plain, 256 rows"] > 1, share
 
 # the MLP's budget near its measured update
 assert 0.8 < budget_update["plain"] / median["plain"] < 1.25, median  # near the MLP's update (runs read 0.89 to 1.09)
@@ -75,10 +80,10 @@ assert min(yw) < max(rw) and min(rw) < max(yw), waited_adds
 assert round(held_before, 2) == 7.47 and round((4 * P + 1024 * a_in) / MiB, 2) == 7.47 and round(budget(**levers["plain"]) / MiB - 7.47, 2) == 27.44
 
 # a quarter of the rows takes more than a quarter of plain's time (the reason N = 4 costs time)
-assert share["plain, 256 rows"] > 0.25, share
+assert sh["plain, 256 rows"] > 0.25, share
 # the rebuilt products: two a block, of which each block's Dense(128) feeds no gradient
 assert count["yours"][0] - count["plain"][0] == 8 and count["yours"][2] - count["plain"][2] == 4, count
 
 # problem 3 (on paper): a 7B model, float32, Adam, on one H100 80GB (81,559 MiB in all)
-assert round(floor) == 104 and round(floor / 8) == 13 and floor > 80  # GiB, over 80 GB
+assert round(floor) == 104 and round(floor / 8) == 13 and floor > 80e9 / 2**30 and round(80e9 / 2**30, 1) == 74.5  # GiB
 assert round(big["total"] / 2**30) == 130 and round(7e9 * (2 + 2 + 12) / 2**30) == 104
