@@ -170,13 +170,12 @@ assert between == 0.0, between
 assert plain_gap < 1e-6 < 1e-3 < by_seed[1], (plain_gap, by_seed)
 assert f"{apart[1]:.1e}" == "2.0e-03" and {c.strategy for c in (more.config, pair[0].config)} == {"accumulate", "large_batch"}
 # Answer 1: the float32 loss gap jumps about 20 times at update 36; a smooth amplification would have taken
-# float64's 3.3e-16 up as far, to about 2e-12; a ReLU input crossing 0 in one run only at update 35 parts the weights
+# float64's 3.3e-16 up as far, to about 2e-12; the weights jump in update 35 instead; float64's stay within 4.4e-16
 assert 19 < gap[first] / gap[:first].max() < 22 and f"{gap64.max() * gap.max() / gap[:first].max():.0e}" == "2e-12"
-assert (k + 1, f32[k], 200 * 256) == (35, 1, 51_200) and k + 1 == first and not f32[:k].any(), (k, f32)
-assert [f"{w32[:k + 1].max():.1e}", f"{w32[k + 1]:.1e}", f"{w64.max():.1e}"] == ["2.5e-07", "1.6e-04", "4.4e-16"]
-assert f64.sum() == 0 and len(f64) == 150  # float64: no crossing in 150 updates
-# seed 1, clipped: one ReLU input crosses 0 in update 25, and the weights part by 2.9e-04; the other seeds 4.8e-07
-assert (cross + 1, clip_flips[cross]) == (25, 1) and f"{clip_w[cross + 1]:.1e}" == "2.9e-04" and clip_w[:cross + 1].max() < 1e-6
+assert k == 35 == first and [f"{w32[:k].max():.1e}", f"{w32[k]:.1e}", f"{w64.max():.1e}"] == ["2.5e-07", "1.6e-04", "4.4e-16"]
+assert len(w64) == 150 and w32[k] > 100 * w32[:k].max()  # one update, not a steady growth
+# seed 1, clipped: 1.8e-07 apart before update 25, 2.9e-04 after it; the other two seeds within 4.8e-07
+assert cross == 25 and [f"{clip_w[:cross].max():.1e}", f"{clip_w[cross]:.1e}"] == ["1.8e-07", "2.9e-04"]
 assert f"{max(by_seed[0], by_seed[2]):.1e}" == "4.8e-07"
 # Answer 3 (b): attention's products, 12 d h T a token against 6P, 13 % more
 assert f"{100 * attention:.0f}" == "13"
