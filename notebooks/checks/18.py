@@ -164,8 +164,8 @@ assert smallest * fit[smallest]["b"] == 64 and 1000 * last_backward > ndr_ms
 assert layernorm_gap < 1e-6 and f"{layernorm_gap:.1e}" == "4.5e-08", layernorm_gap
 # the two BatchNorm ways train with identical losses: only testing reads the moving statistics ("0.0e+00")
 assert between == 0.0, between
-# seed 1's clipped drift: its path amplifies a rounding difference and XLA supplies the first one; fused without XLA
-# stays at rounding ("2.4e-07"), with XLA it parts ("4.3e-03"); amplifying needs no XLA: task 1's accumulate (no XLA,
+# seed 1's clipped drift: XLA supplies a rounding difference, one update makes it large; fused without XLA
+# stays at rounding ("2.4e-07"), with XLA it parts ("4.3e-03"); parting needs no XLA: task 1's accumulate (no XLA,
 # as large_batch) parts from the large batch by "2.0e-03"
 assert plain_gap < 1e-6 < 1e-3 < by_seed[1], (plain_gap, by_seed)
 assert f"{apart[1]:.1e}" == "2.0e-03" and {c.strategy for c in (more.config, pair[0].config)} == {"accumulate", "large_batch"}
