@@ -69,6 +69,7 @@ _NAMES = {
     "keras_accumulation": ("gradlab.studies.keras_accumulation", None),
     "all_reduces_per_update": ("gradlab.studies.distributed.fit_collectives", "all_reduces_per_update"),
     "PerUpdate": ("gradlab.studies.keras_accumulation", "PerUpdate"),
+    "lockstep": ("gradlab.studies.runs.lockstep", "lockstep"),
     "micro_steps": ("gradlab.studies.keras_accumulation", "micro_steps"),
     "interleaved_ms": ("gradlab.studies.bench.interleaved", "interleaved_ms"),
     "ratio_quartiles": ("gradlab.studies.bench.interleaved", "ratio_quartiles"),

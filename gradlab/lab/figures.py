@@ -117,7 +117,7 @@ def plot_picture(groups, x="updates", current=None, window=15, labels=None):
     else:
         _accuracy_rows(ax_acc, groups, labels)
     # Shorter titles than the live lab's: three panels share a notebook's width.
-    ax_loss.set_title("Training loss (moving mean)")
+    ax_loss.set_title(f"Training loss (mean of {2 * (window // 2) + 1} updates)")
     ax_diff.set_title("|Δ| from one large batch, max over seeds", fontsize="medium")
     low, high = ax_diff.get_ylim()
     if 0 < low and high < 30 * low:

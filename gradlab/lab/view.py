@@ -147,6 +147,16 @@ class Lab:
             g.visible = bool(visible)
         self._refresh()
 
+    def show_only(self, groups, status=None):
+        """Show these groups and hide every other (each row's checkbox); `status`, if given,
+        replaces the status line: what a stored notebook's widget then says it shows."""
+        keep = {id(g) for g in ([groups] if isinstance(groups, Group) else groups)}
+        for g in self.groups:
+            g.visible = id(g) in keep
+        if status is not None:
+            self._screen.status(status, None)
+        self._refresh()
+
     def remove(self, group):
         """Take a configuration off the plot and the list (the cache keeps it)."""
         self.runner.groups.remove(group)
@@ -157,7 +167,7 @@ class Lab:
         self.runner.groups.clear()
         self._refresh()
 
-    def picture(self, path=None, groups=None, labels=None):
+    def picture(self, path=None, groups=None, labels=None, dashed=None, colors=None):
         """The lab at a notebook's width (`figures.plot_picture`), as an
         `IPython.display.Image` (and a PNG file at `path`): a notebook that stores it shows
         the lab without running. It waits for the memory measurements under way, so that
@@ -165,12 +175,30 @@ class Lab:
 
         `groups` (a list of Groups, e.g. what `run` and `measure` returned) draws those,
         whatever is shown on the widget, so the picture does not depend on run order;
-        `labels` names each of them (`figures.plot_picture`)."""
+        `labels` names each of them (`figures.plot_picture`). With `groups`, `dashed` (an
+        index into them) draws that group dashed and last, on top of a curve it would hide,
+        and `colors` (one per group) colours them; the groups keep their widget styles."""
         from IPython.display import Image
         self.runner.wait(memory_only=True)
+        if groups is None and (dashed is not None or colors is not None):
+            raise ValueError("dashed and colors style given groups: pass groups too")
         shown, current = self._screen.shown() if groups is None else (list(groups), None)
-        data = _png(figures.plot_picture(shown, x=self.x_axis.value, current=current, labels=labels),
-                    figures.PICTURE_DPI)
+        if colors is not None and len(colors) != len(shown):
+            raise ValueError(f"one colour per group: {len(shown)} groups, {len(colors)} colours")
+        saved = [(g, g.linestyle, g.color) for g in shown]
+        order = list(range(len(shown)))
+        try:
+            for k, g in enumerate(shown):
+                g.linestyle = "--" if k == dashed else g.linestyle
+                g.color = g.color if colors is None else colors[k]
+            if dashed is not None:  # drawn last, on top
+                order = [k for k in order if k != dashed] + [dashed]
+            data = _png(figures.plot_picture([shown[k] for k in order], x=self.x_axis.value, current=current,
+                                             labels=None if labels is None else [labels[k] for k in order]),
+                        figures.PICTURE_DPI)
+        finally:
+            for g, style, color in saved:
+                g.linestyle, g.color = style, color
         if path is not None:
             with open(path, "wb") as f:
                 f.write(data)

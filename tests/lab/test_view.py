@@ -354,6 +354,41 @@ def test_picture_of_given_groups_ignores_what_the_widget_shows(tmp_path, stub, m
     assert drawn[0][0] == [first] and drawn[0][1]["labels"] == ["mine"] and drawn[0][1]["current"] is None
 
 
+def test_picture_draws_one_group_dashed_on_top_in_given_colours_and_restores_their_styles(
+        tmp_path, stub, monkeypatch):
+    lab = make_lab(tmp_path)
+    set_controls(lab)
+    first = lab.run()
+    set_controls(lab, accum_steps=1, micro_batch=16)
+    second = lab.run()
+    styles = [(g.linestyle, g.color) for g in (first, second)]
+    drawn = []
+    monkeypatch.setattr(figures, "plot_picture", lambda groups, **kw: drawn.append(
+        ([(g, g.linestyle, g.color) for g in groups], kw)) or Figure())
+    lab.picture(groups=[first, second], labels=["a", "b"], dashed=0, colors=["black", "tab:red"])
+    assert drawn[0][0] == [(second, "-", "tab:red"), (first, "--", "black")]  # the dashed one last
+    assert drawn[0][1]["labels"] == ["b", "a"]
+    assert [(g.linestyle, g.color) for g in (first, second)] == styles  # the widget's styles put back
+    with pytest.raises(ValueError, match="pass groups"):
+        lab.picture(dashed=0)
+    with pytest.raises(ValueError, match="one colour per group"):
+        lab.picture(groups=[first], colors=["black", "red"])
+
+
+def test_show_only_hides_every_other_group_and_says_so(tmp_path, stub, quick_plots):
+    lab = make_lab(tmp_path)
+    set_controls(lab)
+    first = lab.run()
+    set_controls(lab, accum_steps=1, micro_batch=16)
+    second = lab.run()
+    lab.show_only([first], "Showing the first run.")
+    assert (first.visible, second.visible) == (True, False)
+    assert lab.controls.status.value == "Showing the first run."
+    lab.show_only(second)
+    assert (first.visible, second.visible) == (False, True)
+    assert lab.controls.status.value == "Showing the first run."  # no status given: kept
+
+
 def test_memory_is_shown_in_the_summary_and_the_picture(tmp_path, stub, quick_plots, monkeypatch):
     drawn = []
     monkeypatch.setattr(runner.run_memory, "allocator_peak", lambda config, cache: {
