@@ -31,10 +31,16 @@ assert sizes == [32, 32, 32, 4] and max_abs_diff([u - v for u, v in zip(plain, g
 # the plain mean's per-example weights: 1/128 and 1/16, summing to 1, so 1/100 each on average
 assert per_example[0] == 1 / 128 and per_example[-1] == 1 / 16 and len(per_example) == 100
 assert f"{per_example.sum():.3f}" == "1.000" and abs(per_example.mean() - 1 / 100) < 1e-12
+# ... and make the 100 digits count like 1 / sum(w^2) = 1 / (96 / 128^2 + 4 / 16^2) = 46.5 equally weighted ones
+assert abs(np.sum(per_example ** 2) - (96 / 128**2 + 4 / 16**2)) < 1e-15
+assert f"{1 / np.sum(per_example ** 2):.1f}" == "46.5"
 # the figure's factors
 assert (1 / 16) / (1 / 100) == 6.25 and abs((1 / 128) / (1 / 100) - 0.781) < 1e-3
 # one update: rounding against gradlab and train_on_batch; Keras's plain mean is one SGD(0.1) step off
 assert all(d < 1e-6 for d in update_diffs.values()) and len(update_diffs) == 3, update_diffs
+# ... 1.5e-08, 0.8 float32 spacings (eps x the largest weight, 0.153)
+assert f"{w_top:.3f}" == "0.153" and all(f"{d:.1e}" == "1.5e-08" for d in update_diffs.values()), update_diffs
+assert all(f"{d / (np.finfo(np.float32).eps * w_top):.1f}" == "0.8" for d in update_diffs.values()), update_diffs
 assert keras_accum["25 + 25 + 25 + 25"] < 1e-6  # equal parts: the plain mean is n_i/B
 assert abs(keras_accum["32 + 32 + 32 + 4"] - 0.1 * plain_diff) < 1e-6
 assert f"{keras_accum['32 + 32 + 32 + 4']:.1e}" == "6.0e-03"
@@ -44,6 +50,7 @@ assert abs(sum_miss["SGD(0.1)"] - 3.0) < 1e-4, sum_miss
 assert 0.005 < sum_miss["Adam(0.001)"] < 0.1 and f"{sum_miss['Adam(0.001)']:.1%}" == "3.2%", sum_miss
 # time: 4 micro-batches take longer than one batch (the middle half of the per-round ratios above 1)
 assert time_ratio[0] > 1, time_ratio
+assert per_piece > 0 and abs(per_piece - (np.median(ms["N = 4"]) - np.median(ms["N = 1"])) / 3) < 1e-12
 # memory: yours (or the solution) is gradlab's to the byte; what fits 16 GiB
 assert per_image == memory_budget.activation_bytes_per_row(resnet)  # gradlab's estimate counts the same outputs
 assert [budget(params, per_image, 256, N) for N in (1, 2, 4, 8)] == [p["total"] for p in parts]
@@ -58,15 +65,15 @@ assert [round(p["total"] / MiB) for p in parts] == [36641, 18613, 9551, 5019]
 assert round((parts[3]["weights"] + parts[3]["gradients"] + parts[3]["optimizer"]) / MiB) == 390
 assert round(parts[3]["accumulator"] / MiB) == 98 and parts[0]["accumulator"] == 0
 # Answers 1-3
-assert a2_gaps[1] == 0.0 and [f"{a2_gaps[N]:.3f}" for N in (2, 4)] == ["0.021", "0.028"], a2_gaps
-assert f"{max(float(np.max(np.abs(g))) for g in a2_g):.2f}" == "0.17"
+assert a1_gaps[1] == 0.0 and [f"{a1_gaps[N]:.3f}" for N in (2, 4)] == ["0.021", "0.028"], a1_gaps
+assert f"{max(float(np.max(np.abs(g))) for g in a1_g):.2f}" == "0.17"
 # ... about 10^6 float32 spacings at that largest entry (0.021 / (eps x 0.17))
-_a2_spacing = np.finfo(np.float32).eps * max(float(np.max(np.abs(g))) for g in a2_g)
-assert f"{a2_gaps[2] / _a2_spacing:.0e}" == "1e+06", a2_gaps[2] / _a2_spacing
-assert all(round(np.log10(a2_gaps[N] / _a2_spacing)) == 6 for N in (2, 4)), a2_gaps
-assert (round(a3_fixed), a3_micro, a3_N, gl.split_sizes(256, a3_N)) == (488, 112, 3, [86, 85, 85])
-assert -(-256 // 2) == 128 > a3_micro
-assert (round(a3_sgd_fixed), a3_sgd, -(-256 // a3_sgd)) == (293, 113, 3)  # SGD: still N = 3
+_a1_spacing = np.finfo(np.float32).eps * max(float(np.max(np.abs(g))) for g in a1_g)
+assert f"{a1_gaps[2] / _a1_spacing:.0e}" == "1e+06", a1_gaps[2] / _a1_spacing
+assert all(round(np.log10(a1_gaps[N] / _a1_spacing)) == 6 for N in (2, 4)), a1_gaps
+assert (round(a2_fixed), a2_micro, a2_N, gl.split_sizes(256, a2_N)) == (488, 112, 3, [86, 85, 85])
+assert -(-256 // 2) == 128 > a2_micro
+assert (round(a2_sgd_fixed), a2_sgd, -(-256 // a2_sgd)) == (293, 113, 3)  # SGD: still N = 3
 # Answer 3: the plain mean against the token mean
 assert (4.0 + 2.0) / 2 == 3.0 and abs((10 * 4.0 + 90 * 2.0) / 100 - 2.2) < 1e-12
 # noise, not bias: the average of K shuffles' plain means closes in on g_B, about as 1 / sqrt(K)
@@ -76,8 +83,8 @@ assert all(0.5 < shuffled[K] * np.sqrt(K) / shuffled[1] < 1.5 for K in (10, 100)
 assert f"{sum_miss['Adam, eps=1e-12']:.1%}" == "0.0%", sum_miss
 # memory: the 224 images waiting at N = 8, left out of the estimate
 assert round(waiting / MiB) == 129 and f"{waiting / parts[-1]['total']:.1%}" == "2.6%"
-# lesson 17's MLP (its stored run reads one update as 25.00 MiB): 17's budget, this estimate's gradient and
-# layer outputs at B = 1,024 plus its backward term b t, is 27.44 MiB
+# lesson 17's MLP: 17's fuller budget for one update, this estimate's gradient and layer outputs at B = 1,024
+# plus its backward term b t (the gradients with respect to layer outputs), is 27.44 MiB (17 measures 26.10)
 from gradlab.lessons import recompute  # noqa: E402
 
 _mlp17 = recompute.block_mlp()
