@@ -9,7 +9,6 @@ rates = gl.lessons.keras_accumulation.applied_rates(keras.optimizers.schedules.C
 first_zero = int(np.argmax(rates == 0))  # answer 1: the first update that applies rate 0
 per_epoch = -(-50_000 // 64)  # answer 2: micro-batches per epoch, the last one short
 mib = {k: k * 10**9 * 4 / 2**20 for k in (1, 4, 5)}  # answer 3: k P of float32, P = 1e9
-rise = peaks["keras", 8, 1] - cost["09's convnet"] - peaks["plain", 8, 1]  # Keras's peak less its accumulators
 
 MISSES = ("keras, 30", "fit, Keras 4 x 16, kept")  # the comparisons the prose says miss
 assert probed == [0.0, 0.0, 0.0, -2.5] and theirs == probed and clipped == -2.0
@@ -32,6 +31,8 @@ assert windows["Keras 4 x 16, dropped"] == windows["plain fit at 64, dropped"] =
 assert relative["fit", "Keras 4 x 16, dropped"] < 1e-6 and 0.05 < relative["fit", "Keras 4 x 16, kept"] < 0.3, relative
 assert left["Keras 4 x 16, kept"][0] == 34 and 3.0 < left["Keras 4 x 16, kept"][1] < 4.5, left  # 22 rows left
 assert left["Keras 4 x 16, dropped"] == (32, 0.0), left
+assert left["next_call"] == left["Keras 4 x 16, kept"], left  # the next fit call starts with them
+assert next_trace.index(next_trace[0] + 1) == 1, next_trace  # its first update at its 2nd micro-batch: 2 old + 2 new
 assert waiting == {"Keras 4 x 16, kept": [16, 6], "Keras 4 x 16, dropped": []}, waiting
 assert read == [3, 7, 11] and counted == [0, 1, 2] and read_fixed == [0, 1, 2]
 assert [round(cost[k], 2) for k in cost] == [0.78, 0.15], cost
@@ -45,6 +46,7 @@ assert [round(mib[k]) for k in (1, 4, 5)] == [3815, 15259, 19073]
 assert abs(-float(adam_w.numpy()[0]) - adam_move[1]) < 1e-3 and round(adam_move[4], 3) == 0.581, adam_move
 assert abs(final_loss["Keras 4 x 16, PerUpdate"] - final_loss["plain fit at 64"]) < 1e-4, final_loss
 assert final_loss["Keras 4 x 16"] > final_loss["plain fit at 64"] + 0.3, final_loss
-assert time_ratio[1] > 1, time_ratio  # a conclusion, not the stored ratio
+assert time_ratios["plain fit at 64"][1] > 1, time_ratios  # conclusions, not the stored ratios:
+assert time_ratios["plain fit at 16"][1] < time_ratios["plain fit at 64"][1], time_ratios  # most of it is the calls
 assert 0.02 < causes["weighting"] < 0.08 and 0.06 < causes["windows"] < 0.15, causes  # the fit miss's two causes
 assert causes["windows"] > causes["weighting"], causes  # "the larger part"
