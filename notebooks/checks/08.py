@@ -15,12 +15,17 @@ assert mean_step in (my_mean_step, solution_mean_step)
 assert distance(fixed_after, large_after) < 1e-6 and max_abs_diff(fixed_after, large_after) < 1e-6
 assert f"{d_fix:.1e}" == "5.6e-07" and 1 < d_fix / eps32 < 10, d_fix
 assert f"{d_fix / eps32:.1f}" == "4.7", d_fix  # "4.7 float32 spacings of the step" (lesson 01's yardstick)
-# One yardstick (lesson 01's): the mean step's weights sit under one float32 spacing, eps x the largest weight
+# One yardstick (lesson 01's): the mean step's weights differ by one float32 spacing at the largest weight,
+# np.spacing there (1.5e-08), whose upper bound is eps x the largest weight (1.8e-08)
 fix_diff, fix_spacing = max_abs_diff(fixed_after, large_after), eps32 * w_top
-assert fix_diff < fix_spacing, (fix_diff, fix_spacing)
-assert f"{fix_diff:.1e} {w_top:.2f} {fix_spacing:.1e}" == "1.5e-08 0.15 1.8e-08", (fix_diff, w_top, fix_spacing)
-# Adam(epsilon) fed the sum 4 g_B is Adam(epsilon / 4) fed the mean g_B
-assert adam_gap <= fix_spacing and f"{adam_gap:.1e}" == "0.0e+00", adam_gap
+fix_gap = float(np.spacing(np.float32(w_top)))  # the exact float32 gap at the largest weight
+assert fix_gap / 2 < fix_diff <= fix_gap < fix_spacing, (fix_diff, fix_gap, fix_spacing)  # one spacing
+assert f"{fix_diff:.1e} {w_top:.2f} {fix_gap:.1e} {fix_spacing:.1e}" == "1.5e-08 0.15 1.5e-08 1.8e-08", \
+    (fix_diff, w_top, fix_gap, fix_spacing)
+# Adam(epsilon) fed the sum 4 g_B is Adam(epsilon / 4) fed the mean g_B, bit for bit (4 = 2^2);
+# Problem 2: at N = 3 not bit for bit, but within one spacing at the largest weight
+assert adam_gap == 0 and f"{adam_gap:.1e}" == "0.0e+00", adam_gap
+assert 0 < adam_gap_3 <= fix_gap and f"{adam_gap_3:.1e}" == "1.5e-08", adam_gap_3
 assert 1e-5 < max_abs_diff(split_after["w_i = 1 / N"], keras63) < 1e-3
 assert f"{distance(split_after['w_i = 1 / N'], keras63):.1e}" == "2.1e-02"  # the 1/N miss on 63, of the step
 
@@ -38,12 +43,14 @@ assert all(d < 1e-6 for d in proofs.values()) and max_abs_diff(split_after["w_i 
 assert len(runs) == 5 and all(proofs[name] < 1e-6 for name in runs)
 W = sum(int(np.prod(v.shape)) for v in gradlab_weights)  # weights
 w_max = max(float(np.abs(v).max()) for v in keras_B + keras_3 + keras63)  # the largest weight
-spacing = eps32 * w_max  # "float32 rounding": under one spacing (lesson 01's yardstick) at the largest weight
+spacing = eps32 * w_max  # eps x the largest weight: the upper bound of float32's spacing there (lesson 01)
+gap = float(np.spacing(np.float32(w_max)))  # the exact spacing: "one float32 spacing at the largest weight"
+assert max(proofs.values()) <= gap < spacing and f"{gap:.1e}" == "1.5e-08", (proofs, gap)
 differ = sum(int((g != h).sum()) for g, h in zip(gradlab_weights, hand_weights))
 steps_all = [distance(after, oracle) for after, oracle in runs.values()]
 assert spacing > max(proofs.values()) and 0 < differ / W < 0.05, (spacing, proofs, differ)
 assert f"{max(proofs.values()):.1e}" == "1.5e-08"
-# The yardstick: one float32 spacing at the largest weight; the relative misses 4 to 6 spacings of the step
+# The yardstick: eps x the largest weight bounds its spacing; the relative misses 4 to 6 spacings of the step
 assert eps32 == 2.0 ** -23 and f"{spacing:.1e} {w_max:.2f}" == "1.9e-08 0.16", (spacing, w_max)
 assert all(1 < d / eps32 < 10 for d in [d_fix] + steps_all), steps_all
 assert all(4 < d / eps32 < 6.5 for d in steps_all), steps_all  # "4 to 6 spacings"
