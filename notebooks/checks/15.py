@@ -25,35 +25,38 @@ for N in NS:
 # the while loop's node count depends on how its body is written (yours or the solution): flat in N
 assert len({nodes["while loop", N] for N in NS}) == 1 and (python_loop is not solution_python_loop or nodes["unrolled", 16] == 1430), nodes
 assert all(nodes["unrolled", a] < nodes["unrolled", b] for a, b in zip(NS, NS[1:])), nodes
+# "its graph 191 nodes, 21 more than one unrolled pass's 170" (the solutions' graphs; yours may differ)
+assert (python_loop, accumulate) != (solution_python_loop, solution_accumulate) or (
+    nodes["while loop", 1], nodes["unrolled", 1]) == (191, 170), nodes
 
 # The MLP's peaks in gradients: the loop holds about 2 whatever N, the unrolled step about N. The BFC allocator may
 # count a chunk up to twice its tensor (lesson 09), so a reading of the loop's two gradients moves up to 4 between
 # runs (a clean-clone CI run read 3.99 at N = 8; the stored run 2.0 at N = 16)
 held = {key: value / grad for key, value in peak.items()}
 assert all(1 < held["while loop", N] < 4.2 for N in NS), held
-# "accumulation costs memory" on the MLP: the loop, from N = 2, holds more than one pass (1.2 in the stored run)
+# "accumulation costs memory" on the MLP: the loop, from N = 2, holds more than one pass (1.1 in the stored run)
 assert np.mean([held["while loop", N] for N in NS[1:]]) > held["unrolled", 1] + 0.3, held
 assert all(abs(held["unrolled", N] - N) <= 1.5 for N in NS[1:]), held
 assert held["unrolled", 16] > 4 * held["while loop", 16], held
 assert round(outputs / grad, 1) == 0.1  # "the layers' outputs are 0.1 gradients"
+assert round(4000 / 60 * outputs / grad, 1) == 6.6  # "only 6.6 of those ... are the layers' outputs" at 4,000 rows
 # 4,000 rows: the activations outweigh a gradient, and the loop at N = 4 holds well under one pass (0.35x to 0.56x in five runs)
 assert big["unrolled", 1] > 4 and big["while loop", 4] < 0.7 * big["unrolled", 1], big
-# "The rule predicts (11.9 - 1)/4 + 2 ~ 4.7" from the stored run's one pass, 11.9 (activations + one gradient): a quarter
-# of the 10.9 gradients of activations, the sum and one gradient, against the stored 5.0. In any run the loop reads near
+# "The rule predicts (11.7 - 1)/4 + 2 ~ 4.7" from the stored run's one pass, 11.7 (activations + one gradient): a quarter
+# of the 10.7 gradients of activations, the sum and one gradient, against the stored 5.5. In any run the loop reads near
 # the rule or above it (the allocator may count a chunk up to twice its tensor)
-assert round(11.9 - 1, 1) == 10.9 and round((11.9 - 1) / 4 + 2, 1) == 4.7
+assert round(11.7 - 1, 1) == 10.7 and round((11.7 - 1) / 4 + 2, 1) == 4.7
 _rule = (big["unrolled", 1] - 1) / 4 + 2
 assert 0.8 < big["while loop", 4] / _rule < 2, (big, _rule)
 
-# Dropout: plain fit repeats itself exactly; your step and AccumulatingModel draw other masks, and land about as far
-# from plain fit as plain fit with other masks does ("far, about as far as other masks"; all seeded, so fixed)
-drop_miss = {name: max_abs_diff(w, drop_large.get_weights()) for name, w in drop_w.items()}
-drop_share = {name: share_of(w, drop_large.get_weights(), dropped().get_weights()) for name, w in drop_w.items()}
-assert drop_miss["plain fit again"] == 0, drop_miss
-assert 0.55 < drop_share["your while loop"] < 0.63 and 0.57 < drop_share["AccumulatingModel"] < 0.65, drop_share
-assert 0.59 < drop_share["plain fit, other masks"] < 0.67, drop_share  # "4.2e-02, 63%"
-for name in ("your while loop", "AccumulatingModel"):  # no farther than another draw of the masks
-    assert 1e-2 < drop_miss[name] <= drop_miss["plain fit, other masks"], drop_miss
+# Dropout: plain fit repeats itself exactly; over three mask seeds your step and AccumulatingModel land about as far
+# from plain fit as plain fit with other masks does ("59% to 64%", "58% to 66%"; all seeded, so fixed)
+assert drop_miss["plain fit again"] == [0], drop_miss
+_pct = lambda name: [f"{min(drop_share[name]):.0%}", f"{max(drop_share[name]):.0%}"]
+assert _pct("your while loop") == _pct("AccumulatingModel") == ["59%", "64%"], drop_share
+assert _pct("plain fit, other masks") == ["58%", "66%"], drop_share
+assert abs(np.mean(drop_share["your while loop"]) - np.mean(drop_share["plain fit, other masks"])) < 0.05, drop_share
+assert all(m > 1e-2 for name, ms in drop_miss.items() if name != "plain fit again" for m in ms), drop_miss
 
 # The two library ways
 assert abs(mine_history["loss"][0] - acc_history["loss"][0]) < 1e-6
@@ -77,17 +80,14 @@ assert abs(weighted_logs["sample_weight=w"][1] - 2.197235) < 1e-6
 assert by_sum["D_i = rows"] > 1e-3 and by_sum["D_i = summed weights"] < 1e-6, by_sum
 assert l2_diff < 1e-6 and abs(l2_logs["your train_step"] - l2_logs["large batch"]) < 1e-6
 
-# lesson 01's yardstick on the digits: right steps land 3.0e-08 to 6.0e-08 from plain fit, exactly one and two gaps
-# between neighbouring float32 numbers at the largest weight, 0.424 (np.spacing: 2^-25 = 3.0e-08), under two of 01's
-# spacings (eps x 0.424 = 5.1e-08, the gap's upper bound); the checks' 1e-6 is about 20 spacings
+# lesson 01's yardstick on the digits: right steps land 3.0e-08 to 6.0e-08 from plain fit, under two of 01's spacings
+# at the largest weight, 0.424 (printed in the setup; eps x 0.424 = 5.1e-08), and 3.0e-08 under one; the checks' 1e-6
+# is about 20 spacings
 _W = max(float(np.abs(w).max()) for w in large.get_weights())
 _spacing = float(np.finfo(np.float32).eps) * _W
-_gap = float(np.spacing(np.float32(_W)))
 assert f"{_W:.3f}" == "0.424" and f"{_spacing:.1e}" == "5.1e-08" and round(1e-6 / _spacing) == 20, _W
-assert _gap == 2.0**-25 and f"{_gap:.1e}" == "3.0e-08" and _gap <= _spacing, _gap
 _right = [max_abs_diff(m.get_weights(), large.get_weights()) for m in (mine.inner, looped.inner, acc, mine16.inner)]
 _right += [even_miss, max_abs_diff(keras_acc.get_weights(), large600.get_weights()), *weighted_diff.values(),
            by_sum["D_i = summed weights"], l2_diff]
 assert max(_right) < 2 * _spacing and [f"{min(_right):.1e}", f"{max(_right):.1e}"] == ["3.0e-08", "6.0e-08"], _right
-assert [round(v / _gap, 2) for v in (min(_right), max(_right))] == [1.0, 2.0], _right  # "one and two gaps"
-assert round(max_abs_diff(mine.inner.get_weights(), large.get_weights()) / _gap, 2) == 1.0  # "one float32 gap, 2^-25"
+assert max_abs_diff(mine.inner.get_weights(), large.get_weights()) < _spacing  # "3.0e-08 (under one spacing)"
