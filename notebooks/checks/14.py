@@ -66,10 +66,14 @@ assert 4 * sum(int(np.prod(w.shape)) for w in model.trainable_variables) == 6_51
 assert f"{8 * each_waits - overlapped:.1f}" == "142.1" and f"{each_waits - step_ms:.1f}" == "20.3"
 assert f"{c_ms[-1]:.1f}" == "16.6" and abs(c_ms[-1] + comm_ms - mine_ms) < 1e-9  # block 3, then the link busy
 assert len(line_off) == 4 and max(map(abs, line_off)) > 0  # the line against each of the four medians, printed
-# problem 3: the 8 x 8 hierarchical all-reduce of the 7B model against one flat ring of 64 (NVLink 450, IB 50 GB/s)
+# problem 3: the 8 x 8 hierarchical all-reduce of the 7B model against 8 flat rings of 64 (NVLink 450, IB 50 GB/s)
 assert abs(inside_ms - ms(14e9, 8, nvlink)) < 1e-9 and abs(across_ms - ms(14e9 / 8, 8, ib)) < 1e-9
-assert abs(flat_ms - ms(14e9, 64, ib)) < 1e-9
-assert [f"{x:.2f}" for x in (inside_ms, across_ms, inside_ms + across_ms, flat_ms)] == [
-    "54.44", "61.25", "115.69", "551.25"]
-assert f"{flat_ms / (inside_ms + across_ms):.1f}" == "4.8" and f"{2 * 63 / 64 * 14:.1f}" == "27.6"
-assert flat_ms > ms(14e9, 8, ib) and round(ms(14e9, 8, ib)) == 490  # longer than problem 1's 8 nodes of one GPU
+assert abs(flat_ms - ms(14e9 / 8, 64, ib)) < 1e-9 and abs(hier_ms - inside_ms - across_ms) < 1e-9
+assert [f"{x:.2f}" for x in (inside_ms, across_ms, hier_ms, flat_ms, flat_nvlink_ms)] == [
+    "54.44", "61.25", "115.69", "68.91", "61.25"]
+assert f"{2 * 63 / 64 * 1.75:.2f}" == "3.45" and f"{2 * 63 / 64 * 14:.1f}" == "27.6"  # GB: one IB hop; a GPU's all
+assert flat_nvlink_ms < flat_ms  # NVLink finishes under the InfiniBand hops: the flat rings take 68.91 ms
+assert [f"{x:.2f}" for x in per_gb] == ["4.92", "8.26"] and f"{per_gb[1] - per_gb[0]:.2f}" == "3.34"
+assert (steps_flat, steps_hier, steps_flat - steps_hier) == (126, 28, 98)
+assert [round(crossover_mb[a]) for a in (3.4, 14.0)] == [100, 411] and max(crossover_mb.values()) < 14e3
+assert 25 < min(crossover_mb.values())  # DDP's 25 MB buckets: hierarchical is faster at either alpha

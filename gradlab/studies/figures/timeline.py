@@ -338,14 +338,15 @@ def plot_bucket_sweep(tensors_per_bucket, totals_ms, tensors):
     ax.plot(k, totals, "o-", color="tab:blue")
     ax.plot([k[best]], [totals[best]], "*", ms=14, color="tab:red",
             label=f"least: {totals[best]:.1f} ms at {k[best]} per bucket")
-    for i, ha in ((0, "left"), (len(k) - 1, "right")):
+    # the first label below its point; the last left of and below its point, clear of the top frame
+    for i, ha, offset in ((0, "left", (0, -14)), (len(k) - 1, "right", (-8, -10))):
         buckets = -(-int(tensors) // k[i])
         ax.annotate(f"{buckets} bucket{'s' * (buckets > 1)}: {totals[i]:.1f} ms", (k[i], totals[i]),
-                    textcoords="offset points", xytext=(0, -14 if i == 0 else 0), ha=ha, fontsize="small")
+                    textcoords="offset points", xytext=offset, ha=ha, va="center", fontsize="small")
     ax.set_xscale("log")
     ax.set_xticks(k, [str(v) for v in k])
     ax.set_xlabel("tensors per bucket (log scale)")
     ax.set_ylabel("backward + all-reduces, overlapped (ms)")
     ax.set_title("bucket size: latency against overlap")
-    ax.legend(loc="upper center", fontsize="small")
+    ax.legend(loc="upper left", fontsize="small")  # clear of the one-bucket label, upper right
     return fig, (k[best], totals[best])

@@ -141,6 +141,24 @@ def test_the_bucket_sweep_marks_the_least_total_and_labels_both_ends():
         plot_bucket_sweep([2, 1], [1.0, 2.0], tensors=2)  # not increasing
 
 
+def test_the_bucket_sweeps_labels_stay_inside_the_frame_clear_of_the_legend_and_points():
+    # lesson 14's sweep: the one-bucket end is the highest total, at the top right corner
+    fig, _ = plot_bucket_sweep([1, 5, 7, 8, 10, 25, 50, 200],
+                               [90.33, 75.66, 75.22, 75.15, 75.31, 79.08, 86.97, 136.36], tensors=200)
+    ax = fig.axes[0]
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()  # lay the figure out (constrained layout), then measure in pixels
+    renderer = canvas.get_renderer()
+    frame, legend = ax.get_window_extent(renderer), ax.get_legend().get_window_extent(renderer)
+    points = ax.transData.transform(list(zip(ax.lines[0].get_xdata(), ax.lines[0].get_ydata())))
+    for text in ax.texts:
+        box = text.get_window_extent(renderer)
+        assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1, text
+        assert not box.overlaps(legend), text.get_text()
+        assert not any(box.contains(x, y) for x, y in points), text.get_text()
+
+
 def test_tower_layouts_match_the_four_closed_forms_worked_by_hand():
     from gradlab.studies.figures.timeline import TOWER_LAYOUTS, tower_layouts
     # C = 100 ms, m = 6.25 ms, R = 8: compute 12.5 (forward 12.5 / 3, backward 25 / 3); GPU 0's 7 + 7
