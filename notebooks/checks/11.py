@@ -53,6 +53,11 @@ assert f"{mean_ratio[tokens.argmax()]:.3f}" == "0.977" and f"{miss(mean_ratio):.
 assert pf.relative_error(seq_naive, seq_target) > 1 and pf.relative_error(seq_fixed, seq_target) < 1e-5
 assert abs(seq_coef * seq_spread - seq_errors[0]) < 1e-3
 assert norm(seq_g1) > 2 * norm(seq_g2) and cos_12 < 0.5  # grad L_1 longer, and pointing elsewhere
+# the prediction's basis: noise alone makes |grad L_1| / |grad L_2| about sqrt(D_2 / D_1) (3.3 against 2.92)
+assert abs(norm(seq_g1) / norm(seq_g2) / np.sqrt(valid_i[1] / valid_i[0]) - 1) < 0.2
+assert f"{norm(seq_g1) / norm(seq_g2):.1f}" == "3.3" and f"{np.sqrt(valid_i[1] / valid_i[0]):.2f}" == "2.92"
+# 'no update at all misses by 1': the naive 1.29 is farther from one batch's gradient than no update
+assert pf.relative_error([0 * g for g in seq_target], seq_target) == 1 < seq_errors[0]
 assert seq_gradlab_error < 1e-5
 
 # In Keras: the three divisors printed on micro-batch 1, the two reductions on the whole batch (the table),
@@ -64,24 +69,29 @@ wl = tokens * pf.per_example_loss(y, logits).numpy()  # ω_j l_j
 default = float(loss_fn(y, logits, sample_weight=tokens))
 assert abs(default - wl.sum() / len(x)) < 1e-4 * default  # divides by the rows
 assert abs(float(mean_w(y, logits, sample_weight=tokens)) - wl.sum() / tokens.sum()) < 1e-4  # by D
-assert abs(keras_errors["mean_with_sample_weight"] - pf.relative_error(naive, target)) < 1e-3
-assert len(keras_errors) == 5  # the four rows on the digits and the "sum" row
+assert abs(keras_errors["mean_w_as_it_is"] - pf.relative_error(naive, target)) < 1e-3
+assert len(keras_errors) == 7  # the five rows on the digits, ignore_class and the per-token default on sequences
+assert N * 16 == len(x) == 32  # the default row's ω_j N n_i / D is ω_j B / D here
 # ignore_class on the padding's label, without the input mask: the masked divisor D_1, the same loss
 assert abs(ignore_1 - l_1 / valid_i[0]) < 1e-4 * ignore_1 and abs(ignore_1 - masked_1) < 1e-4 * masked_1
 assert f"{ignore_1:.4f}" == f"{masked_1:.4f}"  # the prose gives one number for both
-assert max(e for r, e in keras_errors.items() if r != "mean_with_sample_weight") < 1e-5
+assert max(e for r, e in keras_errors.items() if r != "mean_w_as_it_is") < 1e-5
 # Keras's accumulation fed the masked loss as it is: the naive rule, as yours
 seq_window = [(ids[o:o + 8], labels[o:o + 8], v) for o, v in zip((0, 8), valid_i)]
-as_it_is = keras_update(seq_model, seq_window, lambda t, out, v: loss_fn(t, out))
+as_it_is = keras_update(seq_model, seq_window, lambda t, out, v, D: loss_fn(t, out))
 assert abs(pf.relative_error(as_it_is, seq_target) - seq_errors[0]) < 1e-3
-seq_counted = keras_update(seq_model, seq_window, lambda t, out, v: N * v / sum(valid_i) * loss_fn(t, out))
+seq_counted = keras_update(seq_model, seq_window, lambda t, out, v, D: N * v / D * loss_fn(t, out))
 assert pf.relative_error(seq_counted, seq_target) < 1e-5  # the table's third row, by hand
 ig_window = [(ids[o:o + 8], labels_ig[o:o + 8], v) for o, v in zip((0, 8), valid_i)]
-ig_as_it_is = keras_update(seq_model, ig_window, lambda t, out, v: ignore_fn(t, tf.identity(out)))
+ig_as_it_is = keras_update(seq_model, ig_window, lambda t, out, v, D: ignore_fn(t, tf.identity(out)))
 assert abs(pf.relative_error(ig_as_it_is, seq_target) - seq_errors[0]) < 1e-3  # ignore_class: naive too
-ig_counted = keras_update(seq_model, ig_window,
-                          lambda t, out, v: N * v / sum(valid_i) * ignore_fn(t, tf.identity(out)))
-assert pf.relative_error(ig_counted, seq_target) < 1e-5  # the ignore_class row, fed N D_i / D: exact
+assert keras_errors["ignore_class_fed, sequences"] < 1e-5  # the ignore_class row, fed N D_i / D: exact
+assert keras_errors["default_fed, sequences"] < 1e-5  # the per-token default, fed ω_j N T_i / D: exact
+assert valid.size == 2 * 8 * 30 and float(valid.sum()) == sum(valid_i) == 219  # T_i = 240 positions, D = 219
+# without the identity, the Embedding's mask reaches the default row: it divides by D_i, and misses
+_masked_default = keras_update(seq_model, [(ids[h], labels[h], valid[h]) for h in (slice(0, 8), slice(8, 16))],
+                               lambda t, out, w, D: loss_fn(t, out, sample_weight=w * N * w.size / D))
+assert pf.relative_error(_masked_default, seq_target) > 0.5
 # your count-first pipeline (or the solution) under fit: exact; the stream as it is: the naive rule
 assert fit_errors["counted first"] < 1e-5 and abs(fit_errors["as it is"] - seq_errors[0]) < 1e-3
 assert all(abs(s - N * v / sum(valid_i)) < 1e-6 for s, v in zip(weight_i, valid_i)) and len(weight_i) == N
@@ -97,13 +107,15 @@ assert tag_gap < 1e-5 and t_nai[0] > t_fix[0] + 0.2 and t_nai[1] < t_fix[1] - 0.
 _eps = float(np.finfo(np.float32).eps)
 _right = [pf.relative_error(fixed, target), pf.relative_error(gradlab_fix, target), pf.relative_error(fixed, gradlab_fix),
           pf.relative_error(seq_fixed, seq_target), seq_gradlab_error, pf.relative_error(seq_counted, seq_target),
-          pf.relative_error(ig_counted, seq_target), fit_errors["counted first"], pf.relative_error(keras_w, target),
-          *(e for r, e in keras_errors.items() if r != "mean_with_sample_weight")]
+          fit_errors["counted first"], pf.relative_error(keras_w, target),
+          *(e for r, e in keras_errors.items() if r != "mean_w_as_it_is")]
 assert max(_right) < 10 * _eps, _right
 assert f"{1e-5 / _eps:.0f}" == "84" and f"{miss(mean_ratio):.3f}" == "0.014" and miss(mean_ratio) > 1000 * 1e-5
 assert miss(mean_ratio) < min(one_split, pf.relative_error(naive, target), pf.relative_error(seq_naive, seq_target),
                               fit_errors["as it is"], adam_miss)  # the smallest miss the lesson measures
 assert abs(t_nai[2] - 0.5) < 0.05 and abs(t_fix[2] - short_tokens) < 0.02  # each bets what its loss counts
+assert f"{t_fix[2]:.3f}" == "0.085" and f"{short_tokens:.3f}" == "0.091" and len(tag_windows) == 200
+assert t_fix[2] < short_tokens  # the bet that minimises the loss per token, which 200 updates do not quite reach
 # the sorted naive run's per-token and per-sequence losses coincide (0.708 both): a bet near 0.5 makes every
 # token cost about ln 2 = 0.693, short or long; its final model's loss per token of each group, last 20 windows
 assert f"{t_nai[0]:.3f}" == f"{t_nai[1]:.3f}" == "0.708" and f"{np.log(2):.3f}" == "0.693"
