@@ -38,6 +38,15 @@ def cached_files(tmp_path):
     return sorted((tmp_path / "cache").rglob("*.json"))
 
 
+def lab_with_two_runs(tmp_path):
+    """A lab that has run N=2 b=8, then N=1 b=16: (lab, first group, second group)."""
+    lab = make_lab(tmp_path)
+    set_controls(lab)
+    first = lab.run()
+    set_controls(lab, accum_steps=1, micro_batch=16)
+    return lab, first, lab.run()
+
+
 def test_run_trains_shows_progress_and_redraws_while_training(tmp_path, stub, quick_plots):
     lab = make_lab(tmp_path, live_every=5)
     set_controls(lab, "accumulate", accum_steps=2, micro_batch=8, lr=0.1)
@@ -230,11 +239,7 @@ def test_measure_clipping_and_batchnorm(tmp_path):
 
 
 def test_x_axis_hide_and_remove(tmp_path, stub, quick_plots):
-    lab = make_lab(tmp_path)
-    set_controls(lab)
-    first = lab.run()
-    set_controls(lab, accum_steps=1, micro_batch=16)
-    second = lab.run()
+    lab, first, second = lab_with_two_runs(tmp_path)
     by_updates = bytes(lab.plot.value)
 
     lab.x_axis.value = "examples"
@@ -342,11 +347,7 @@ def test_picture_and_display(tmp_path, stub):
 
 
 def test_picture_of_given_groups_ignores_what_the_widget_shows(tmp_path, stub, monkeypatch):
-    lab = make_lab(tmp_path)
-    set_controls(lab)
-    first = lab.run()
-    set_controls(lab, accum_steps=1, micro_batch=16)
-    lab.run()
+    lab, first, _ = lab_with_two_runs(tmp_path)
     lab.show(first, False)  # hidden on the widget, yet asked for
     drawn = []
     monkeypatch.setattr(figures, "plot_picture", lambda groups, **kw: drawn.append((groups, kw)) or Figure())
@@ -356,11 +357,7 @@ def test_picture_of_given_groups_ignores_what_the_widget_shows(tmp_path, stub, m
 
 def test_picture_draws_one_group_dashed_on_top_in_given_colours_and_restores_their_styles(
         tmp_path, stub, monkeypatch):
-    lab = make_lab(tmp_path)
-    set_controls(lab)
-    first = lab.run()
-    set_controls(lab, accum_steps=1, micro_batch=16)
-    second = lab.run()
+    lab, first, second = lab_with_two_runs(tmp_path)
     styles = [(g.linestyle, g.color) for g in (first, second)]
     drawn = []
     monkeypatch.setattr(figures, "plot_picture", lambda groups, **kw: drawn.append(
@@ -376,11 +373,7 @@ def test_picture_draws_one_group_dashed_on_top_in_given_colours_and_restores_the
 
 
 def test_show_only_hides_every_other_group_and_says_so(tmp_path, stub, quick_plots):
-    lab = make_lab(tmp_path)
-    set_controls(lab)
-    first = lab.run()
-    set_controls(lab, accum_steps=1, micro_batch=16)
-    second = lab.run()
+    lab, first, second = lab_with_two_runs(tmp_path)
     lab.show_only([first], "Showing the first run.")
     assert (first.visible, second.visible) == (True, False)
     assert lab.controls.status.value == "Showing the first run."
