@@ -27,14 +27,18 @@ assert abs(back - host["mean to tensors"]) < 1e-12 and abs(second_call - host["s
 assert abs(handing - host["numpy into the call"]) < 1e-12, (handing, host)
 moved = copies_out + back  # the copies out (timed alone) and the mean made tensors
 assert copies_out > 0, copies_out
-assert extra_calls > max(handing, mean_ms, moved), (extra_calls, handing, mean_ms, moved)  # calls: the largest
-assert extra_calls + handing > mean_ms + moved, host  # calls, with handing numpy, outweigh the rest
 assert abs(extra_calls - (loop_gap + second_call)) < 1e-12 and extra > 0, (extra, loop_gap)
-assert moved < extra_calls, host  # timed alone, calls cost more than the copies
-# "of the parts timed alone": fetch's time beyond ten bare calls (2.67 ms in the stored run) can reach the calls (a
-# clean CI run read 2.21 ms of calls), so the lesson ranks only parts timed alone
-# "mostly per-call overhead": the mean's G at the copies' rate (copies out / N) is under half the conversion's time
-assert copies_out / N < back / 2, (copies_out, back)
+# "Graph calls cost 3.04 ms of it: 2.72 for ten calls beyond the loop's own work, 0.31 for the apply's" (the figure
+# draws the two as "10 calls' overhead" and "second call")
+assert bars["host_step"]["10 calls' overhead"] == max(loop_gap, 0.0) and bars["host_step"]["second call"] == second_call
+# "In the real loop, calls and copying cost time of the same order": the calls (3.04 ms in the stored run) against
+# fetch's time beyond ten bare calls (2.67); either can lead (a clean CI run read 2.21 ms of calls; on a loaded machine
+# the copying read about 1 ms), so the prose ranks neither, and the check asks only that neither is 4 times the other
+assert 1 / 4 < beyond / extra_calls < 4, (beyond, extra_calls)
+# "the copies alone are cheap": the same copies timed alone (0.25 ms in the stored run) cost less than the copying
+# inside fetch (asserted below) and under a third of the calls
+assert copies_out < extra_calls / 3, (copies_out, extra_calls)
+assert moved < extra_calls, host  # timed alone, calls cost more than the copies and the mean made tensors
 # the parts the prose names, and what they leave unattributed (the figure's grey): it lies inside fetch, whose
 # time beyond ten bare calls, in place of the copies timed alone, brings the parts to the whole extra
 # (5.22 - 0.25 + 2.67 = 7.63 against 7.59 ms in the stored run): the sums telescope, up to medians of differences
@@ -210,3 +214,17 @@ assert f"{56 + acts + scores:.0f}" == "84" and 8 * P7 / 1e9 == 56
 # the copying design ends with a 2P-byte copy to the card, "0.22 s"; the card's "40.2 s" leaves that fp16
 # weights' upload out (and both leave out the host's Adam step)
 assert f"{2 * P7 / 64e9:.2f}" == "0.22" and round(problem[P7][0], 1) == 40.2
+
+# round 96: "two buffers a side hold 2G on the device, as much as the in-graph gradient and its accumulator: in float32
+# overlap spends the saving, which only fp16 buffers against an fp32 accumulator (the problem) partly keep"
+assert fast["overlapped, 2 buffers"]["held"]["device"] == 2 and abs(peak[loop_name] - 2) < 0.25, (fast, peak)
+assert on_card["copy, two device buffers"] < on_card["accumulate on the card"]  # 6 < 8 bytes a parameter
+# "GPT's attention scores, 5 bytes each ... Three of those bytes are attention dropout, which LLaMA lacks: its 2 bytes
+# a score, 4.3 GB, fit barely (77.6 GB)" (Korthikanti et al.'s 5as^2b, a heads: the softmax's output, 2 bytes a
+# score; the dropout's mask, 1, and output, 2)
+no_dropout = 2 * 32 * 2048**2 * (32_768 // 2048) / 1e9
+assert abs(scores * 2 / 5 - no_dropout) < 1e-12 and f"{no_dropout:.1f}" == "4.3"
+assert f"{56 + acts + no_dropout:.1f}" == "77.6" and 56 + acts + no_dropout < card / 1e9
+# "f ... is the first kernel's": the largest variable is the 784 x 256 kernel
+assert max(v.numpy().size for v in model.trainable_variables) == 784 * 256
+assert abs(share * G - 784 * 256 * 4) < 1e-6
