@@ -22,7 +22,7 @@ for _a, _b in ((summed.model.inner.get_weights(), large.get_weights()),
     _j, _w, _d = _largest(_a, _b)
     assert _j == 2 and 0.25 <= _w < 0.5 and _d == 2.0 ** -25, (_j, _w, _d)
 assert f"{2.0 ** -25:.1e}" == "3.0e-08" and mirrored600 == 2.0 ** -25
-_exact = [mirrored600, summed.miss, stage1.miss, clipped.miss, public.miss, drop_miss, empty["your step"],
+_exact = [mirrored600, summed.miss, stage1.miss, clipped.miss, public.miss, drop_miss, empty["stage 2"],
           token_miss["divided by all replicas' tokens"], *acc_misses.values()]
 assert max(_exact) == 2.0 ** -25 and f"{min(_exact):.1e}" == "1.5e-08", _exact  # "at most 3.0e-08"
 
@@ -76,8 +76,8 @@ assert acc_reduces == 1 and stage1.miss < 1e-6
 assert all(m < 1e-6 for m in acc_misses.values()), acc_misses
 assert [f"{m:.1e}" for m in acc_misses.values()] == ["1.5e-08", "3.0e-08", "3.0e-08"], acc_misses
 
-# The empty shard: mirrored fit misses by half the last update, your step is exact
-assert abs(empty["mirrored fit"] - half) < 1e-6 and empty["your step"] < 1e-6
+# The empty shard: mirrored fit misses by half the last update, stage 2 is exact
+assert abs(empty["mirrored fit"] - half) < 1e-6 and empty["stage 2"] < 1e-6
 assert float(keras.ops.divide_no_nan(0.0, 0.0)) == 0.0 and np.isnan(float(tf.reduce_mean(tf.zeros([0]))))
 
 # The problems (3's table of weights on 2, 3, 4, 6 replicas; 4: ImageNet)
