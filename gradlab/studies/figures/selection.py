@@ -59,7 +59,7 @@ def plot_checkpoint_curve(updates, curve, every=100):
         ax.plot(updates[i], curve[i], "*", color=color, markersize=14, markeredgecolor="black",
                 label=f"{name}: {curve[i]:.1f}% at update {updates[i]}")
     ax.set_xlabel("update")
-    ax.set_ylabel(f"test accuracy (%), top {window} points" if low > curve.min() else "test accuracy (%)")
+    ax.set_ylabel("test accuracy (%)")
     ax.set_ylim(low, curve.max() + 0.5)
     pad = 0.02 * max(updates.max() - shown.min(), 1)
     ax.set_xlim(shown.min() - pad, updates.max() + pad)

@@ -28,7 +28,7 @@ def test_plot_checkpoint_curve_crops_the_updates_below_its_accuracy_axis():
     assert 200 < ax.get_xlim()[0] < 300 and ax.get_xlim()[1] > 400
     # the legend counts the distinct sparse checkpoints the cropped axis still shows: 300, 400 of 5
     assert ax.get_legend().get_texts()[1].get_text() == "the 5 at every 100 updates (2 distinct in view)"
-    assert ax.get_ylabel() == "test accuracy (%), top 4 points"
+    assert ax.get_ylabel() == "test accuracy (%)"
 
 
 @pytest.mark.parametrize("updates, curve, match", [([1, 2], [0.5], "shapes"), ([1, 2], [0.5, 0.6], "every=100")])
