@@ -15,7 +15,10 @@ def _fmt(x, spec):
 # per-example gradients: yours against 8 tapes, and against gradlab's (rounding only)
 assert diff / largest < 1e-6, diff / largest
 eps = np.finfo(np.float32).eps  # lesson 01's yardstick: one float32 spacing at a value is eps times it
-assert diff < 3 * eps * largest and _fmt(largest, ".2f") == "1.50" and _fmt(eps * largest, ".1e") == "1.8e-07"
+assert _fmt(largest, ".2f") == "1.50" and _fmt(eps * largest, ".1e") == "1.8e-07" and _fmt(diff, ".1e") == "4.8e-07"
+# 2.7 spacings of eps x 1.50, or 4.0 of np.spacing's exact gaps there (1.2e-07)
+_gap = np.spacing(np.float32(largest))
+assert (_fmt(diff / (eps * largest), ".1f"), _fmt(diff / _gap, ".1f"), _fmt(_gap, ".1e")) == ("2.7", "4.0", "1.2e-07")
 assert g_diff < 1e-6 and tr_diff < 1e-6, (g_diff, tr_diff)
 # |g|^2 = 1.34, |g| = 1.16, tr(Sigma) = 94.3, B_simple = 71; 38.8 MiB per chunk of 50
 assert (_fmt(stats.grad_sq_norm, ".2f"), _fmt(np.sqrt(stats.grad_sq_norm), ".2f")) == ("1.34", "1.16")
@@ -90,6 +93,14 @@ se8 = rms[8] / pred[8] * sq8.std(ddof=1) / sq8.mean() / np.sqrt(40) / 2
 assert (_fmt(rms[8] / pred[8], ".2f"), _fmt(se8, ".2f")) == ("1.06", "0.03") and 1.5 < (rms[8] / pred[8] - 1) / se8 < 2.5
 # the rho = 0.9 average against the exact value: 0.28 to 3.02 (median 1.10)
 assert (_fmt(ratio_at[0].min(), ".2f"), _fmt(ratio_at[0].max(), ".2f")) == ("0.28", "3.02")
+# Keras's fit draws without replacement: tr(Sigma)/B times (M - B)/(M - 1), 0.936 at B = 256
+assert _fmt((M - 256) / (M - 1), ".3f") == "0.936"
+# the model's ratio grows with B_noise; the rate grid allows ratios 2.8 to 5.7; with the factor
+# (M - b)/(M - 1) put in, the solved range would be slightly lower
+assert progress(256, 150) / progress(32, 150) > progress(256, 71) / progress(32, 71)
+assert (_fmt(r_lo, ".1f"), _fmt(r_hi, ".1f")) == ("2.8", "5.7")
+_implied_wo = lambda r: (r - 1) / ((M - 32) / (M - 1) / 32 - r * (M - 256) / (M - 1) / 256)
+assert implied(low) > _implied_wo(low) > 0.9 * implied(low) and implied(high) > _implied_wo(high) > 0.9 * implied(high)
 # the B_noise the model allows: 93 to 146 from the drop's 90% range, 91 to 509 from the rate grid
 # (each best rate within a factor 2**(1/4) on a grid sqrt(2) apart); all above B_simple's 71
 assert implied(3.0) == (3.0 - 1) / (1 / 32 - 3.0 / 256)
