@@ -156,7 +156,7 @@ assert seconds[64] == flops / (0.4 * 989e12)
 assert (R, grads, 2 * (R - 1) / R) == (8, 4e9, 1.75) and f"{moved / 1e9:.0f}" == "7" and [f"{1000 * moved / b:.1f}" for b in links.values()] == ["15.6", "140.0"]
 assert [f"{v[64]:.1f}" for v in share.values()] == ["0.8", "7.0"]
 assert 64 % smallest == 0  # even at N = 4: Keras's 1/N is exact too
-assert smallest == 4 and f"{smallest * share['InfiniBand NDR, 50 GB/s'][64]:.1f}" == "28.2"
+assert smallest == 4 and f"{smallest * share['InfiniBand NDR, one 50 GB/s link a node'][64]:.1f}" == "28.2"
 # every micro-batch has b = 16, so each backward pass takes the last one's 0.33 s and outlasts NDR's 140 ms all-reduce
 assert smallest * fit[smallest]["b"] == 64 and 1000 * last_backward > ndr_ms
 
@@ -179,4 +179,13 @@ assert cross == 25 and [f"{clip_w[:cross].max():.1e}", f"{clip_w[cross]:.1e}"] =
 assert f"{max(by_seed[0], by_seed[2]):.1e}" == "4.8e-07"
 # Answer 3 (b): attention's products, 12 d h T a token against 6P, 13 % more
 assert f"{100 * attention:.0f}" == "13"
+# BatchNorm's inversion (cell 17's print): both ways end at a higher training loss than the large batch, yet score higher
+assert late[1] == late[2] and late[1] > late[0] and bn_window.mean() > 0 and bn_micro.mean() > 0, late
+# the rest with the true statistics (cell 18's print): +0.2 ± 0.1 s.e., p = 0.2
+assert f"{rest_se:.1f}" == "0.1" and f"{rest_p:.1g}" == "0.2" and np.isclose(rest_p, p_true), (rest_se, rest_p)
+# Answer 3: the card's 81,559 MiB are 85.5 GB, 90 % of them 77 (printed with the answers)
+assert f"{card / 1e9:.1f}" == "85.5" and f"{0.9 * card / 1e9:.0f}" == "77" and fit[smallest - 1]["total"] > 0.9 * card
+# section 1's Explore: at lr = 2 the large batch diverges and the curves part within 10 updates
+part = int(np.argmax(wild_gap > 1e-5))
+assert 0 < part < 10 and wild_gap[:part].max() <= 1e-5 and wild[0].accuracy < 0.5, (part, wild[0].accuracy)
 print("lesson 18: every number the prose states checks out")
