@@ -15,7 +15,7 @@
         `tf.recompute_grad` does.
 
 Both levers leave the update unchanged (recomputation reruns the same ops; accumulation adds
-the micro-batches' sums: lesson 15), and both pay in time: recomputation part of a forward
+the micro-batches' sums: lesson 13), and both pay in time: recomputation part of a forward
 pass again (lesson 17 counts 1.16x the multiply-adds: a block's last product feeds no
 gradient, so TensorFlow does not rerun it), accumulation N smaller
 matrix products where there was one (the same multiply-adds, more calls).

@@ -1,105 +1,93 @@
-"""The authors' checks of lesson 13 (not part of the lesson): every number the prose states, re-checked
-against the names the notebook's run left behind (`%run -i` from its last cell). They fail loudly if a
-run disagrees with the text."""
-import numpy as np
-import tensorflow as tf
+"""The authors' checks of lesson 13 (not part of the lesson): they re-check every number the prose states.
 
-import gradlab as gl
-from gradlab.lessons import check_batch, distribute, offsets
+The lesson's last cell runs this file in its own namespace (`%run -i checks/13.py`), so a re-run whose numbers
+disagree with the text fails there. nbval also pins every printed number that is not marked as run-dependent;
+the MLP's memory peaks are, so the claims about them are checked here as the robust facts the prose draws from them.
+"""
+# Your step, the miscount, the while loop, the masked tokens: exact where the prose says exact
+assert max_abs_diff(mine.inner.get_weights(), large.get_weights()) < 1e-6 and quarter_miss > 1e-4
+assert max_abs_diff(looped.inner.get_weights(), large.get_weights()) < 1e-6 and token_miss < 1e-6
+assert python_loop is solution_python_loop or python_loop is my_python_loop  # the checker chose it
+assert micro_sum is solution_micro_sum or micro_sum is my_micro_sum
+assert abs(float(probe.compute_loss(x11, y11, probe(x11))) - float(tf.reduce_sum(per_row)) / 11) < 1e-6  # L_i = S_i / D_i
+assert accumulate is solution_accumulate or accumulate is my_accumulate
+assert loop_options(traced(MyWhileLoopModel(fresh(), 4))) == [1]  # "parallel_iterations 1": one at a time
+assert autograph_on == (20, 0)  # range(N) over a Python int unrolls with AutoGraph on too
+assert quarter_miss > 1e-3  # "every miss here is above 1e-3" (the others are checked below)
+assert abs(history["loss"][0] - mine_history["loss"][0]) < 1e-6
+assert abs(history["accuracy"][0] - mine_history["accuracy"][0]) < 1e-6  # your step logs compile's accuracy
+assert 0.15 < quarter_share < 0.17  # "16% of the last update"
+assert even_miss < 1e-6  # "after the ten even batches the weights still match"
 
-# From towers to replicas: the copies, the cut of 63 digits, Keras's divisors n_r R, its miss against the closed form
-assert len(m_d.trainable_variables) == 4 and len(copies) == 8 and rows_63 == [32, 31]
-assert divisors_63 == ["64", "62"], divisors_63  # Keras's mean loss: n_r R, not B = 63
-assert (f"{spread:.2f}", f"{spread / 126:.1e}", f"{keras_error:.1e}") == ("1.41", "1.1e-02", "1.1e-02")
-assert f"{keras_error / (spread / 126):.3f}" == "1.000"
-assert f"{fixed_error:.1e}" == "9.3e-08" and fixed_error < np.finfo(np.float32).eps
-assert f"{np.finfo(np.float32).eps:.1e}" == "1.2e-07"
+# The graphs: 5 MatMuls a micro-batch, unrolled N times or once in the while body; the loop's size is flat
+for N in NS:
+    assert matmuls["unrolled", N] == (5 * N, 0) and matmuls["while loop", N] == (0, 5), matmuls
+# the while loop's node count depends on how its body is written (yours or the solution): flat in N
+assert len({nodes["while loop", N] for N in NS}) == 1 and (python_loop is not solution_python_loop or nodes["unrolled", 16] == 1430), nodes
+assert all(nodes["unrolled", a] < nodes["unrolled", b] for a, b in zip(NS, NS[1:])), nodes
+# "its graph 191 nodes, 21 more than one unrolled pass's 170" (the solutions' graphs; yours may differ)
+assert (python_loop, accumulate) != (solution_python_loop, solution_accumulate) or (
+    nodes["while loop", 1], nodes["unrolled", 1]) == (191, 170), nodes
 
-# Part 1: shards, contributions, the packed all-reduce, the counts
-assert tf_shards == shards == check_batch(B, R) and starts == offsets(shards)
-# TensorFlow's input route fills each replica in turn with ceil(B / R) rows
-# (lesson 16 prints it on three replicas, 64 rows as 22 + 22 + 20, and an empty shard)
-def ceil_fill(B, R):
-    full = -(-B // R)
-    return [max(0, min(full, B - r * full)) for r in range(R)]
+# The MLP's peaks in gradients: the loop holds about 2 whatever N, the unrolled step about N. The BFC allocator may
+# count a chunk up to twice its tensor (lesson 09), so a reading of the loop's two gradients moves up to 4 between
+# runs (a clean-clone CI run read 3.99 at N = 8; the stored run 2.0 at N = 16)
+held = {key: value / grad for key, value in peak.items()}
+assert all(1 < held["while loop", N] < 4.2 for N in NS), held
+# "accumulation costs memory" on the MLP: the loop, from N = 2, holds more than one pass (1.1 in the stored run)
+assert np.mean([held["while loop", N] for N in NS[1:]]) > held["unrolled", 1] + 0.3, held
+assert all(abs(held["unrolled", N] - N) <= 1.5 for N in NS[1:]), held
+assert held["unrolled", 16] > 4 * held["while loop", 16], held
+assert round(outputs / grad, 1) == 0.1  # "the layers' outputs are 0.1 gradients"
+assert round(4000 / 60 * outputs / grad, 1) == 6.6  # "only 6.6 of those ... are the layers' outputs" at 4,000 rows
+# 4,000 rows: the activations outweigh a gradient, and the loop at N = 4 holds well under one pass (0.35x to 0.56x in five runs)
+assert big["unrolled", 1] > 4 and big["while loop", 4] < 0.7 * big["unrolled", 1], big
+# "The rule predicts (11.7 - 1)/4 + 2 ~ 4.7" from the stored run's one pass, 11.7 (activations + one gradient): a quarter
+# of the 10.7 gradients of activations, the sum and one gradient, against the stored 5.5. In any run the loop reads near
+# the rule or above it (the allocator may count a chunk up to twice its tensor)
+assert round(11.7 - 1, 1) == 10.7 and round((11.7 - 1) / 4 + 2, 1) == 4.7
+_rule = (big["unrolled", 1] - 1) / 4 + 2
+assert 0.8 < big["while loop", 4] / _rule < 2, (big, _rule)
 
+# Dropout: plain fit repeats itself exactly; over three mask seeds your step and AccumulatingModel land about as far
+# from plain fit as plain fit with other masks does ("59% to 64%", "58% to 66%"; all seeded, so fixed)
+assert drop_miss["plain fit again"] == [0], drop_miss
+_pct = lambda name: [f"{min(drop_share[name]):.0%}", f"{max(drop_share[name]):.0%}"]
+assert _pct("your while loop") == _pct("AccumulatingModel") == ["59%", "64%"], drop_share
+assert _pct("plain fit, other masks") == ["58%", "66%"], drop_share
+assert abs(np.mean(drop_share["your while loop"]) - np.mean(drop_share["plain fit, other masks"])) < 0.05, drop_share
+assert all(m > 1e-2 for name, ms in drop_miss.items() if name != "plain fit again" for m in ms), drop_miss
 
-assert ceil_fill(4, 3) == [2, 2, 0] and check_batch(4, 3) == [2, 1, 1] and ceil_fill(64, 3) == [22, 22, 20]
-assert f"{hand_gap:.1e}" == "2.2e-08" and f"{g_max:.3f}" == "0.119"
-_spacing = float(np.finfo(np.float32).eps) * g_max  # lesson 01's yardstick: one float32 spacing at the largest entry
-assert hand_gap < 2 * _spacing and f"{_spacing:.1e}" == "1.4e-08"  # "under two spacings"
-assert f"{factor:g}" == "2" == f"{R:g}"  # a mean-reduced Keras loss divides by R inside a replica
-assert abs(inside - outside / R) < 1e-6 * outside  # measured on replica 0, not outside / factor
-assert (f"{in_scope:.4f}", f"{inside:.4f}", f"{outside:.4f}") == ("1.0430", "1.0430", "2.0860")  # lesson 16 quotes them
-# the cross-replica context is the strategy's scope, not all code outside run; a mean loss there is / R too
-assert cross_in_scope is True and cross_outside is False and abs(in_scope - outside / R) < 1e-6 * outside
-assert my_count == 2 == distribute.count_all_reduces(graph) and set(MY_ALL_REDUCE_TYPES) == set(distribute.ALL_REDUCE_OPS)
-assert ceil_fill(31, 3) == [11, 11, 9] and check_batch(31, 3) == [11, 10, 10]  # where the two rules part
-assert all(tf_rule(b, r) == ceil_fill(b, r) for b in range(1, 70) for r in range(1, 6))  # the lesson's loop
-# printed on 3 replicas: TensorFlow cuts by tf_rule; with auto_shard_policy OFF it keeps the even split
-assert tf_shards_3 == tf_rule(B, 3) == [11, 11, 9] and off_shards_3 == check_batch(B, 3) == [11, 10, 10]
-assert tf_rule(64, 3) == [22, 22, 20]  # lesson 16's split of 64 rows
-assert all(counts[n] == (1, 1, n) for n in counts)
-# your step (or the solution) and the naive loop both give g_B, on entries up to 0.119 (both printed at 8)
-assert once_gaps[accum_steps] < 1e-6 and gap_naive_8 < 1e-6 and f"{g_max:.3f}" == "0.119"
-assert f"{once_gaps[accum_steps]:.1e}" == "2.2e-08" and gap_once_8 < 1e-6
-assert (f"{gap_once_8:.1e}", f"{gap_naive_8:.1e}") == ("3.0e-08", "3.0e-08")
-assert f"{4 * n_params / 2**20:.2f}" == "0.78"
-# The timing varies between runs: only the conclusion the prose draws, with room for the spread
-assert ratio_8 > 1.2 and extra_ms[8] > 0  # naive's 7 extra all-reduces at accum_steps = 8 slow the update
-# "both curves rise": at a fixed batch of 31, once at accum_steps = 8 is slower than at 1
-# (about 1.4x in the stored run, 1.5x to 2.5x in earlier runs: the margin leaves room for the spread)
-assert np.median(ms["once 8"]) > 1.2 * np.median(ms["once 1"])
+# The two library ways
+assert abs(mine_history["loss"][0] - acc_history["loss"][0]) < 1e-6
+assert history["accuracy"][0] == acc_history["accuracy"][0]  # AccumulatingModel logs the large batch's accuracy
+assert max_abs_diff(acc.get_weights(), large.get_weights()) < 1e-6
+assert int(keras_acc.optimizer.iterations) == 10 and applies == 41 and waiting == 1
+assert max_abs_diff(keras_acc.get_weights(), large600.get_weights()) < 1e-6
+assert max_abs_diff(keras_acc.get_weights(), large.get_weights()) > 1e-2
 
-# The worked problem's numbers, from the inputs its text states (not from the editable cell)
-ring_8, compute_256 = 2 * 7 / 8 * 4 * 25_583_592, 256 / 2375 * 1e3  # bytes per device; ms for 256 images
-assert f"{compute_256:.1f}" == "107.8" and f"{compute_256 / 8:.1f}" == "13.5" and counts[8][2:0:-1] == (8, 1)  # naive 8 all-reduces, once 1
-assert (f"{8 * ring_8 / 2**20:,.1f}", f"{ring_8 / 2**20:.1f}", f"{4 * 25_583_592 / 2**20:.1f}") == ("1,366.3", "170.8", "97.6")
-assert f"{4 * 25_583_592 / 2**20:.1f}" == "97.6"  # the same gradient in MiB, as lesson 01 prints it
-for bw, prices, stated in ((50e9, ("28.65", "3.58"), ("26.6%", "3.3%")), (300e9, ("4.78", "0.60"), ("4.4%", "0.6%")),
-                          (25e9, ("57.31", "7.16"), ("53.2%", "6.6%"))):  # NDR, NVLink 3, HDR
-    naive_ms, once_ms = 8 * ring_8 / bw * 1e3, ring_8 / bw * 1e3
-    assert (f"{naive_ms:.2f}", f"{once_ms:.2f}") == prices
-    assert (f"{naive_ms / compute_256:.1%}", f"{once_ms / compute_256:.1%}") == stated
-# "overlap can hide the naive loop's extra time": each 3.58 ms InfiniBand all-reduce fits behind the next 13.5 ms micro-batch
-assert (f"{ring_8 / 50e9 * 1e3:.2f}", f"{compute_256 / 8:.1f}") == ("3.58", "13.5") and ring_8 / 50e9 < compute_256 / 8e3
-nvidia_8 = 256 / (17_400 / 8) * 1e3  # ms per 256-image step on each of 8 A100s
-assert (f"{nvidia_8:.1f}", f"{nvidia_8 - compute_256:.1f}", f"{nvidia_8 / compute_256 - 1:.1%}") == ("117.7", "9.9", "9.2%")
-# the all-reduce at nccl-tests' measured bus bandwidth, about 200 GB/s (busbw = ring bytes per GPU / time)
-assert f"{ring_8 / 200e9 * 1e3:.2f}" == f"{nccl_ms:.2f}" == "0.90" and nvidia_8 - compute_256 > 10 * nccl_ms
+# Masked tokens
+assert seq_miss["Keras accumulation"] > 1e-3 and seq_miss["AccumulatingModel"] < 1e-6
+assert seq_miss["your train_step"] > 1e-3 and yours_vs_keras < 1e-6
+assert yours_vs_keras == 0  # "exactly 0 from each other": 8/32 and 1/4 are powers of two, the same bits
+assert token_count is solution_token_count or token_count is my_token_count
+assert abs(token_history["loss"][0] - seq_logs["large batch"]) < 1e-6  # "logging the large batch's 1.609289"
 
-# The public route, the short batch
-assert [int(b.shape[0]) for b in tf.data.Dataset.range(79).batch(B, drop_remainder=True)] == [B, B]
-assert public_collectives == 1 and f"{np.round(large3_losses, 4)}" == "[2.3257 2.2085 2.2168]"
-assert public_loss_gap < 1e-6 and f"{public_loss_gap:.1e}" == "1.2e-07"
-assert public_w_gap < 1e-6 and f"{public_w_gap:.1e}" == "1.5e-08" and f"{moved:.1e}" == "1.7e-02"
-assert short_shards == [9, 8] and f"{step_ratio:.3f}" == "0.548" and abs(step_ratio - 17 / B) < 1e-4
-assert f"{short_public_gap:.1e}" == "8.3e-03" and f"{largest_step:.1e}" == "1.8e-02"
+# The problems' solutions
+assert max_abs_diff(mine16.inner.get_weights(), large.get_weights()) < 1e-6 and sizes.count(0) == 5
+assert all(d < 1e-6 for d in weighted_diff.values()) and class_moved > 1e-3
+assert abs(weighted_logs["sample_weight=w"][1] - 2.197235) < 1e-6
+assert by_sum["D_i = rows"] > 1e-3 and by_sum["D_i = summed weights"] < 1e-6, by_sum
+assert l2_diff < 1e-6 and abs(l2_logs["your train_step"] - l2_logs["large batch"]) < 1e-6
 
-# Sum and count; gradlab's mirrored
-own_loss_gap = max(abs(a - b) for a, b in zip(own_losses, large_losses))
-mirrored_loss_gap = max(abs(a - b) for a, b in zip(mirrored_losses, large_losses))
-assert max(own_loss_gap, mirrored_loss_gap, own_gap, own_large_gap, mirrored_gap) < 1e-6
-assert all(f"{gap:.1e}" == "1.5e-08" for gap in (own_gap, own_large_gap, mirrored_gap))
-assert own_collectives == 1 and mirrored.all_reduces_per_update() == 1
-assert max(sum_count_gaps) < 1e-6  # printed by the cell after the checker: the learner's (or the solution's) gaps to g_B and the mean
-
-# Problem 1 (pencil): R = 4, B = 30, accum_steps = 2
-assert check_batch(30, 4) == [8, 8, 7, 7] and gl.split_sizes(8, 2) == [4, 4] and gl.split_sizes(7, 2) == [4, 3]
-assert ceil_fill(30, 4) == [8, 8, 8, 6]
-assert sum(1 / 4 for shard in range(4) for micro in range(2)) == 2  # per micro-batch: the weights sum to 2
-assert abs(sum(1 / 4 - n / 30 for n in (8, 8)) + 2 / 60) < 1e-12  # the miss: (m2 + m3 - m0 - m1) / 60
-# on TensorFlow's 8, 8, 8, 6 the weights' errors 1/4 - n_r/30 are -1/60, -1/60, -1/60, +3/60
-assert np.allclose([1 / 4 - n / 30 for n in ceil_fill(30, 4)], [-1 / 60, -1 / 60, -1 / 60, 3 / 60])
-
-# Problem 2's answer: the one InfiniBand all-reduce under 5 % of compute from accum_steps = 6 on
-ib_share = {k: ring_8 / 50e9 / (k * 32 / 2375) for k in range(4, 9)}
-assert (f"{ib_share[5]:.1%}", f"{ib_share[6]:.1%}") == ("5.3%", "4.4%") and ib_share[5] > 0.05 > ib_share[6]
-assert min(k for k in ib_share if ib_share[k] < 0.05) == 6
-
-try:  # gradlab's guard: a batch too small to give every replica an example
-    check_batch(1, R)
-    raise AssertionError("check_batch(1, R) accepted a batch of 1")
-except ValueError as e:
-    assert "too small for 2 replicas" in str(e)
-print("lesson 13: every number the prose states checks out")
+# lesson 01's yardstick on the digits: right steps land 3.0e-08 to 6.0e-08 from plain fit, under two of 01's spacings
+# at the largest weight, 0.424 (printed in the setup; eps x 0.424 = 5.1e-08), and 3.0e-08 under one; the checks' 1e-6
+# is about 20 spacings
+_W = max(float(np.abs(w).max()) for w in large.get_weights())
+_spacing = float(np.finfo(np.float32).eps) * _W
+assert f"{_W:.3f}" == "0.424" and f"{_spacing:.1e}" == "5.1e-08" and round(1e-6 / _spacing) == 20, _W
+_right = [max_abs_diff(m.get_weights(), large.get_weights()) for m in (mine.inner, looped.inner, acc, mine16.inner)]
+_right += [even_miss, max_abs_diff(keras_acc.get_weights(), large600.get_weights()), *weighted_diff.values(),
+           by_sum["D_i = summed weights"], l2_diff]
+assert max(_right) < 2 * _spacing and [f"{min(_right):.1e}", f"{max(_right):.1e}"] == ["3.0e-08", "6.0e-08"], _right
+assert max_abs_diff(mine.inner.get_weights(), large.get_weights()) < _spacing  # "3.0e-08 (under one spacing)"

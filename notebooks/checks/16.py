@@ -27,7 +27,7 @@ _exact = [mirrored600, summed.miss, stage1.miss, clipped.miss, public.miss, drop
 assert max(_exact) == 2.0 ** -25 and f"{min(_exact):.1e}" == "1.5e-08", _exact  # "at most 3.0e-08"
 
 # TensorFlow's split: ceil(B / R) rows a replica until they run out; drop_remainder keeps the split
-def _tf_rule(rows, R):  # lesson 13's tf_rule, which the prose cites: ceil(rows / R) to each replica in turn
+def _tf_rule(rows, R):  # lesson 14's tf_rule, which the prose cites: ceil(rows / R) to each replica in turn
     per = -(-rows // R)
     return [max(0, min(per, rows - r * per)) for r in range(R)]
 for _rows, _R in ((11, 2), (11, 3), (11, 4), (11, 6), (4, 3), (1, 2), (64, 3), (60, 2)):  # against the measured shards

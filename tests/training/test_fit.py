@@ -450,7 +450,7 @@ def test_mirrored_uneven_split_is_exact_where_keras_is_not():
 @pytest.mark.slow
 @pytest.mark.parametrize("clip", ["clipnorm", "global_clipnorm"])
 def test_mirrored_optimizer_clipping_clips_the_all_reduced_gradient(clip):
-    # Keras's own mirrored fit clips each replica's gradient before the all-reduce (lesson 13);
+    # Keras's own mirrored fit clips each replica's gradient before the all-reduce (lesson 14);
     # AccumulatingModel all-reduces first, so the optimizer clips the large batch's gradient once
     x, y = mnist()
     sgd = lambda: keras.optimizers.SGD(0.5, **{clip: 0.05})

@@ -14,7 +14,7 @@ the end of one epoch with the start of the next is one span.
 recorded_updates and plot_recorded_updates draw the same lanes from a recorded run instead of
 the rule: each micro-batch's rows and the optimizer's `iterations` after it (a callback reads it).
 
-Lesson: notebooks/15-accumulation-in-fit.ipynb; plot_shard_weights: notebooks/16-fit-across-replicas.ipynb;
+Lesson: notebooks/13-accumulation-in-fit.ipynb; plot_shard_weights: notebooks/16-fit-across-replicas.ipynb;
 plot_recorded_updates: notebooks/10-keras-accumulation.ipynb
 """
 from __future__ import annotations
