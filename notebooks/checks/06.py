@@ -31,11 +31,11 @@ assert abs(extra_calls - (loop_gap + second_call)) < 1e-12 and extra > 0, (extra
 # "Graph calls cost 3.04 ms of it: 2.72 for ten calls beyond the loop's own work, 0.31 for the apply's" (the figure
 # draws the two as "10 calls' overhead" and "second call")
 assert bars["host_step"]["10 calls' overhead"] == max(loop_gap, 0.0) and bars["host_step"]["second call"] == second_call
-# "In the real loop, calls and copying cost time of the same order": the calls (3.04 ms in the stored run) against
+# "the host step's extra time is graph calls and copying, of the same order": the calls (3.04 ms in the stored run) against
 # fetch's time beyond ten bare calls (2.67); either can lead (a clean CI run read 2.21 ms of calls; on a loaded machine
 # the copying read about 1 ms), so the prose ranks neither, and the check asks only that neither is 4 times the other
 assert 1 / 4 < beyond / extra_calls < 4, (beyond, extra_calls)
-# "the copies alone are cheap": the same copies timed alone (0.25 ms in the stored run) cost less than the copying
+# "but only 0.25 ms timed alone": the same copies timed alone (0.25 ms in the stored run) cost less than the copying
 # inside fetch (asserted below) and under a third of the calls
 assert copies_out < extra_calls / 3, (copies_out, extra_calls)
 assert moved < extra_calls, host  # timed alone, calls cost more than the copies and the mean made tensors
