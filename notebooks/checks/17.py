@@ -53,7 +53,7 @@ assert seg[0][1] == rebuilt and abs(seg[0][0] - budget(**levers["tf.recompute_gr
 assert abs(seg[2][0] - budget(**levers["plain"]) / MiB) < 1e-9  # one segment of four: plain's memory again
 assert round(budget(**levers["N=4"]) / MiB, 2) == 22.04 and seg[3][0] < min(seg[0][0], budget(**levers["N=4"]) / MiB)
 assert round((fwd + bwd + rebuilt) / (fwd + bwd), 2) == 1.16 and 4 * (3 * len(macs) - 1) == 116 and 3 * len(macs) - 1 == 29
-# recomputation's time: every block's fastest under its 1.16x multiply-adds (runs: blocks 0.94-1.05, loaded or
+# recomputation's time: every block's fastest under its 1.16x multiply-adds (runs: blocks 0.94-1.07, loaded or
 # quiet); N = 4 the more, and recomputation added to N = 4 more still (runs: 1.07-1.40 for N = 4 as load varies)
 sh = {n: float(np.median(s)) for n, s in share.items()}  # the three blocks' median
 assert max(share["tf.recompute_grad"]) < 1.16, share
