@@ -149,6 +149,7 @@ P7, P10 = 7e9, 10e9
 assert set(problem) == {P7, P10}
 assert f"{8 * P7 / card:.0%}" == "70%" and f"{4 * P7 / card:.0%}" == "35%"  # the cards, as printed
 assert abs(achieved - 0.462 * 756e12) < 1 and compute_s == 6 * P10 * N * 32_768 / achieved
+assert f"{achieved / 756e12:.1%}" == "46.2%"  # the prose's assumed utilisation, PaLM's
 assert round(6 * P7 * N * 32_768 / achieved, 1) == 39.4 and round(compute_s, 1) == 56.3
 assert f"{6 * P7 * 32_768 / achieved:.2f}" == "3.94"  # the device's compute, a micro-batch
 # accumulating on the card: compute, one fp32 copy and the sum on the card (no timing in it)
