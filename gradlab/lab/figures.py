@@ -89,7 +89,7 @@ def plot_picture(groups, x="updates", current=None, window=15, labels=None):
     """The lab at a notebook's width, in three panels: the training loss and Δ from one large
     batch against x, and the final test accuracy against B by family. One legend under them:
     each configuration with its largest Δ and change of final accuracy, then the families.
-    (Loss noise, time and memory stay in the live lab; lesson 17 measures memory.)
+    (Loss noise, time and memory stay in the live lab; lesson 14 measures memory.)
 
     With `labels`, one name per group: each group is one legend entry under its name, and the
     right panel shows each finished group's final accuracy on its own row (no families), so

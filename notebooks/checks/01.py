@@ -83,8 +83,8 @@ assert all(0.5 < shuffled[K] * np.sqrt(K) / shuffled[1] < 1.5 for K in (10, 100)
 assert f"{sum_miss['Adam, eps=1e-12']:.1%}" == "0.0%", sum_miss
 # memory: the 224 images waiting at N = 8, left out of the estimate
 assert round(waiting / MiB) == 129 and f"{waiting / parts[-1]['total']:.1%}" == "2.6%"
-# lesson 17's MLP: 17's fuller budget for one update, this estimate's gradient and layer outputs at B = 1,024
-# plus its backward term b t (the gradients with respect to layer outputs), is 27.44 MiB (17 measures 24.50)
+# lesson 14's MLP: 14's fuller budget for one update, this estimate's gradient and layer outputs at B = 1,024
+# plus its backward term b t (the gradients with respect to layer outputs), is 27.44 MiB (14 measures 24.50)
 from gradlab.lessons import recompute  # noqa: E402
 
 _mlp17 = recompute.block_mlp()

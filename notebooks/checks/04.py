@@ -45,7 +45,7 @@ assert gl_gaps[0] == 0.0 and fmt(gl_gaps[1], ".1e") == "1.5e-08"
 assert w_max_tf2 == max(float(np.abs(w).max()) for w in my_weights) and fmt(w_max_tf2, ".3f") == "0.159"
 assert gl_gaps[1] == np.spacing(np.float32(w_max_tf2))  # "one float32 spacing at the largest weight (0.159)"
 assert fmt(np.spacing(np.float32(w_max_tf2)), ".1e") == "1.5e-08"
-# The plain mean on the 63 digits, 32 + 31, at the initial weights: the 1/126 (g_1 - g_0) term lesson 14 derives
+# The plain mean on the 63 digits, 32 + 31, at the initial weights: the 1/126 (g_1 - g_0) term lesson 15 derives
 assert [int(x3.shape[0]), int(g0[0].shape[0])] == [63, 784] and fmt(plain_miss, ".1e") == "1.2e-03"
 assert fmt(term_gap, ".1e") == "3.0e-08" and term_gap < 1e-4 * plain_miss  # "all of it but 3.0e-08"
 assert all(v.value.device.endswith(devices[0].lstrip("/")) for v in my_model.trainable_variables)  # on device 0

@@ -1,105 +1,90 @@
-"""The authors' checks of lesson 14 (not part of the lesson): every number the prose states, re-checked
-against the names the notebook's run left behind (`%run -i` from its last cell). They fail loudly if a
-run disagrees with the text."""
+"""The authors' checks of lesson 14 (14-memory.ipynb), not part of the lesson.
+
+Run by the lesson's last cell with `%run -i`, over the notebook's names: it re-checks every number
+the prose states, exactly where the number is fixed and as a conclusion that outlasts the run-to-run
+spread where it is a memory or time reading (nbval cannot pin those)."""
 import numpy as np
-import tensorflow as tf
 
-import gradlab as gl
-from gradlab.lessons import check_batch, distribute, offsets
+# the budget (cell 3) and the levers' budgets against the measured medians
+assert round(1024 * t / MiB, 2) == 4.50, t
+assert (a_out, t) == (18_984, 4_608) and round(f, 3) == 0.137 and a_seg == 4_096, (a_out, t, f, a_seg)  # a_out and t: the widths' sums
+assert solution_row_bytes([784, 1024, 10]) == (4 * 1034, 4 * 1034)  # no gradient for the data: t is not 4 (784 + 1024)
+check_budget(budget)  # the lesson's budget: gradlab's memory_budget to the byte, over six settings
+assert 0 < budget(1024, 1, True) - budget(1024, 4, False) < 1024 * 1024 * 4  # nearly tie: under one output
+assert [round(budget(**lever) / MiB, 2) for lever in levers.values()] == [34.91, 22.91, 22.04, 19.04]
+assert [round(budget_update[n], 2) for n in ("plain", "tf.recompute_grad", "N=4")] == [27.44, 15.44, 14.57]
+assert block_apart == 0.0, block_apart  # four Blocks, keras.remat: exact
 
-# From towers to replicas: the copies, the cut of 63 digits, Keras's divisors n_r R, its miss against the closed form
-assert len(m_d.trainable_variables) == 4 and len(copies) == 8 and rows_63 == [32, 31]
-assert divisors_63 == ["64", "62"], divisors_63  # Keras's mean loss: n_r R, not B = 63
-assert (f"{spread:.2f}", f"{spread / 126:.1e}", f"{keras_error:.1e}") == ("1.41", "1.1e-02", "1.1e-02")
-assert f"{keras_error / (spread / 126):.3f}" == "1.000"
-assert f"{fixed_error:.1e}" == "9.3e-08" and fixed_error < np.finfo(np.float32).eps
-assert f"{np.finfo(np.float32).eps:.1e}" == "1.2e-07"
+# what one update adds, measured (medians of nine)
+assert all(0 <= net.held_mib - 4 * P / MiB < 1 for net in nets.values())  # held: the weights and a little state
+assert abs(batch_mib - (xb.shape[0] * 4 * 784 + yb.shape[0] * 8) / MiB) < 0.01, batch_mib  # the batch
+rc = ("tf.recompute_grad",)
+assert all(median[n] < 0.7 * median["plain"] for n in rc + ("N=4",)), median  # each about half of plain's
+# (a loaded nbval run read tf.recompute_grad at 0.60 of plain's: the same allocator spread as below)
+spread = {n: float(np.ptp(adds[n])) for n in rc + ("N=4",)}  # one setting's nine readings, highest - lowest
+# the levers about tie: their medians within a quarter of plain's update of each other (loaded runs read
+# 14.78 against 12.97 MiB, and 17.04 against 13.51; quiet runs tie within the spread)
+assert all(abs(median[n] - median["N=4"]) < 0.25 * median["plain"] for n in rc), (median, spread)
+assert all(abs(whole[n] - whole["N=4"]) < 0.25 * median["plain"] for n in rc), whole  # in all, too
+assert all(abs(off_budget[n]) < 5 for n in ("plain", "N=4") + rc), off_budget  # the budget: within a few MiB
+assert median["yours"] > 0.8 * median["plain"], median  # yours without a wait saves nothing
+# the levers together: under either alone (runs: 10.0-10.3 MiB against 12.0-13.0), their tick under their bar
+both = median["N=4 and recompute"]
+assert both < min(median[n] for n in rc + ("N=4",)) and both < 0.45 * median["plain"], median
+assert whole["N=4 and recompute"] < budget(**levers["N=4 and recompute"]) / MiB + 1, whole
+# Keras's own block rebuild (list_of_layers on four named Blocks): about half of plain's, its tick under its bar
+assert median["scope on Blocks"] < 0.7 * median["plain"], median  # runs read 0.47 to 0.60
+assert whole["scope on Blocks"] < budget(**levers["tf.recompute_grad"]) / MiB + 1, whole
+# the figure: the levers' ticks at or under their bars, yours' far above
+assert all(whole[n] < budget(**levers[n]) / MiB + 1 for n in rc + ("N=4",)), whole
+assert whole["yours"] > budget(**levers["tf.recompute_grad"]) / MiB + 4, whole  # far above (runs: +8.6 to +10.3)
 
-# Part 1: shards, contributions, the packed all-reduce, the counts
-assert tf_shards == shards == check_batch(B, R) and starts == offsets(shards)
-# TensorFlow's input route fills each replica in turn with ceil(B / R) rows
-# (lesson 16 prints it on three replicas, 64 rows as 22 + 22 + 20, and an empty shard)
-def ceil_fill(B, R):
-    full = -(-B // R)
-    return [max(0, min(full, B - r * full)) for r in range(R)]
+# the traces (when each reached its loss moves between runs: the prose quotes the stored run)
+assert all(tr.peak >= tr.mib.max() - 1e-9 for tr in traces.values()) and len(marks["N=4"]) == 4 == 4 * len(marks["plain"])
+assert all(0 < m[0] < tr.ms[-1] for m, tr in zip(marks.values(), traces.values())), marks
+assert list(traces) == ["plain", "yours", "tf.recompute_grad", "N=4"], list(traces)
 
+# the costs: multiply-adds, products, time
+# where to checkpoint: segments of 1, 2, 4 blocks, and N = 4 with one-block segments (budget, extra work)
+seg = [segments(k, N) for k, N in ((1, 1), (2, 1), (4, 1), (1, 4))]
+assert [round(mib, 2) for mib, _ in seg] == [22.91, 26.41, 34.91, 19.04], seg
+assert [round((fwd + bwd + x) / (fwd + bwd), 2) for _, x in seg] == [1.16, 1.23, 1.27, 1.16], seg
+assert seg[0][1] == rebuilt and abs(seg[0][0] - budget(**levers["tf.recompute_grad"]) / MiB) < 1e-9  # k = 1: the lesson's
+assert abs(seg[2][0] - budget(**levers["plain"]) / MiB) < 1e-9  # one segment of four: plain's memory again
+assert round(budget(**levers["N=4"]) / MiB, 2) == 22.04 and seg[3][0] < min(seg[0][0], budget(**levers["N=4"]) / MiB)
+assert round((fwd + bwd + rebuilt) / (fwd + bwd), 2) == 1.16 and 4 * (3 * len(macs) - 1) == 116 and 3 * len(macs) - 1 == 29
+# recomputation's time: every block's fastest under its 1.16x multiply-adds (runs: blocks 0.94-1.07, loaded or
+# quiet); N = 4 the more, and recomputation added to N = 4 more still (runs: 1.07-1.40 for N = 4 as load varies)
+sh = {n: float(np.median(s)) for n, s in share.items()}  # the three blocks' median
+assert max(share["tf.recompute_grad"]) < 1.16, share
+assert sh["N=4 and recompute"] > sh["N=4"] > sh["tf.recompute_grad"] and 4 * sh["plain, 256 rows"] > 1, share
 
-assert ceil_fill(4, 3) == [2, 2, 0] and check_batch(4, 3) == [2, 1, 1] and ceil_fill(64, 3) == [22, 22, 20]
-assert f"{hand_gap:.1e}" == "2.2e-08" and f"{g_max:.3f}" == "0.119"
-_spacing = float(np.finfo(np.float32).eps) * g_max  # lesson 01's yardstick: one float32 spacing at the largest entry
-assert hand_gap < 2 * _spacing and f"{_spacing:.1e}" == "1.4e-08"  # "under two spacings"
-assert f"{factor:g}" == "2" == f"{R:g}"  # a mean-reduced Keras loss divides by R inside a replica
-assert abs(inside - outside / R) < 1e-6 * outside  # measured on replica 0, not outside / factor
-assert (f"{in_scope:.4f}", f"{inside:.4f}", f"{outside:.4f}") == ("1.0430", "1.0430", "2.0860")  # lesson 16 quotes them
-# the cross-replica context is the strategy's scope, not all code outside run; a mean loss there is / R too
-assert cross_in_scope is True and cross_outside is False and abs(in_scope - outside / R) < 1e-6 * outside
-assert my_count == 2 == distribute.count_all_reduces(graph) and set(MY_ALL_REDUCE_TYPES) == set(distribute.ALL_REDUCE_OPS)
-assert ceil_fill(31, 3) == [11, 11, 9] and check_batch(31, 3) == [11, 10, 10]  # where the two rules part
-assert all(tf_rule(b, r) == ceil_fill(b, r) for b in range(1, 70) for r in range(1, 6))  # the lesson's loop
-# printed on 3 replicas: TensorFlow cuts by tf_rule; with auto_shard_policy OFF it keeps the even split
-assert tf_shards_3 == tf_rule(B, 3) == [11, 11, 9] and off_shards_3 == check_batch(B, 3) == [11, 10, 10]
-assert tf_rule(64, 3) == [22, 22, 20]  # lesson 16's split of 64 rows
-assert all(counts[n] == (1, 1, n) for n in counts)
-# your step (or the solution) and the naive loop both give g_B, on entries up to 0.119 (both printed at 8)
-assert once_gaps[accum_steps] < 1e-6 and gap_naive_8 < 1e-6 and f"{g_max:.3f}" == "0.119"
-assert f"{once_gaps[accum_steps]:.1e}" == "2.2e-08" and gap_once_8 < 1e-6
-assert (f"{gap_once_8:.1e}", f"{gap_naive_8:.1e}") == ("3.0e-08", "3.0e-08")
-assert f"{4 * n_params / 2**20:.2f}" == "0.78"
-# The timing varies between runs: only the conclusion the prose draws, with room for the spread
-assert ratio_8 > 1.2 and extra_ms[8] > 0  # naive's 7 extra all-reduces at accum_steps = 8 slow the update
-# "both curves rise": at a fixed batch of 31, once at accum_steps = 8 is slower than at 1
-# (about 1.4x in the stored run, 1.5x to 2.5x in earlier runs: the margin leaves room for the spread)
-assert np.median(ms["once 8"]) > 1.2 * np.median(ms["once 1"])
+# the MLP's budget near its measured update
+assert 0.8 < budget_update["plain"] / median["plain"] < 1.25, median  # near the MLP's update (runs read 0.89 to 1.09)
 
-# The worked problem's numbers, from the inputs its text states (not from the editable cell)
-ring_8, compute_256 = 2 * 7 / 8 * 4 * 25_583_592, 256 / 2375 * 1e3  # bytes per device; ms for 256 images
-assert f"{compute_256:.1f}" == "107.8" and f"{compute_256 / 8:.1f}" == "13.5" and counts[8][2:0:-1] == (8, 1)  # naive 8 all-reduces, once 1
-assert (f"{8 * ring_8 / 2**20:,.1f}", f"{ring_8 / 2**20:.1f}", f"{4 * 25_583_592 / 2**20:.1f}") == ("1,366.3", "170.8", "97.6")
-assert f"{4 * 25_583_592 / 2**20:.1f}" == "97.6"  # the same gradient in MiB, as lesson 01 prints it
-for bw, prices, stated in ((50e9, ("28.65", "3.58"), ("26.6%", "3.3%")), (300e9, ("4.78", "0.60"), ("4.4%", "0.6%")),
-                          (25e9, ("57.31", "7.16"), ("53.2%", "6.6%"))):  # NDR, NVLink 3, HDR
-    naive_ms, once_ms = 8 * ring_8 / bw * 1e3, ring_8 / bw * 1e3
-    assert (f"{naive_ms:.2f}", f"{once_ms:.2f}") == prices
-    assert (f"{naive_ms / compute_256:.1%}", f"{once_ms / compute_256:.1%}") == stated
-# "overlap can hide the naive loop's extra time": each 3.58 ms InfiniBand all-reduce fits behind the next 13.5 ms micro-batch
-assert (f"{ring_8 / 50e9 * 1e3:.2f}", f"{compute_256 / 8:.1f}") == ("3.58", "13.5") and ring_8 / 50e9 < compute_256 / 8e3
-nvidia_8 = 256 / (17_400 / 8) * 1e3  # ms per 256-image step on each of 8 A100s
-assert (f"{nvidia_8:.1f}", f"{nvidia_8 - compute_256:.1f}", f"{nvidia_8 / compute_256 - 1:.1%}") == ("117.7", "9.9", "9.2%")
-# the all-reduce at nccl-tests' measured bus bandwidth, about 200 GB/s (busbw = ring bytes per GPU / time)
-assert f"{ring_8 / 200e9 * 1e3:.2f}" == f"{nccl_ms:.2f}" == "0.90" and nvidia_8 - compute_256 > 10 * nccl_ms
+# yours with a wait: the graph's products, and what one update adds
+assert waited_apart < 1e-6, waited_apart  # waiting: the plain tape's gradients
+assert count == {"plain": (29, 10, 29), "yours": (37, 18, 33), "yours, waiting": (37, 10, 33),
+                 "tf.recompute_grad": (37, 10, 33)}, count
+again_m = {n: np.median(m) for n, m in waited_adds.items()}
+# the waiting rebuilds save (runs: 0.45-0.50 of plain for yours, 0.46-0.59 for tf.recompute_grad; an early rebuild reads > 0.8)
+assert again_m["yours, waiting"] < 0.7 * again_m["plain"] and again_m["tf.recompute_grad"] < 0.7 * again_m["plain"], again_m
 
-# The public route, the short batch
-assert [int(b.shape[0]) for b in tf.data.Dataset.range(79).batch(B, drop_remainder=True)] == [B, B]
-assert public_collectives == 1 and f"{np.round(large3_losses, 4)}" == "[2.3257 2.2085 2.2168]"
-assert public_loss_gap < 1e-6 and f"{public_loss_gap:.1e}" == "1.2e-07"
-assert public_w_gap < 1e-6 and f"{public_w_gap:.1e}" == "1.5e-08" and f"{moved:.1e}" == "1.7e-02"
-assert short_shards == [9, 8] and f"{step_ratio:.3f}" == "0.548" and abs(step_ratio - 17 / B) < 1e-4
-assert f"{short_public_gap:.1e}" == "8.3e-03" and f"{largest_step:.1e}" == "1.8e-02"
+# the traces the prose reads: recomputation's peak well under plain's, yours' about plain's
+assert traces["tf.recompute_grad"].peak < 0.75 * traces["plain"].peak, {n: tr.peak for n, tr in traces.items()}
+assert traces["yours"].peak > 0.8 * traces["plain"].peak, {n: tr.peak for n, tr in traces.items()}
+# waiting: yours and tf.recompute_grad tie (their nine readings' ranges overlap)
+yw, rw = waited_adds["yours, waiting"], waited_adds["tf.recompute_grad"]
+assert min(yw) < max(rw) and min(rw) < max(yw), waited_adds
 
-# Sum and count; gradlab's mirrored
-own_loss_gap = max(abs(a - b) for a, b in zip(own_losses, large_losses))
-mirrored_loss_gap = max(abs(a - b) for a, b in zip(mirrored_losses, large_losses))
-assert max(own_loss_gap, mirrored_loss_gap, own_gap, own_large_gap, mirrored_gap) < 1e-6
-assert all(f"{gap:.1e}" == "1.5e-08" for gap in (own_gap, own_large_gap, mirrored_gap))
-assert own_collectives == 1 and mirrored.all_reduces_per_update() == 1
-assert max(sum_count_gaps) < 1e-6  # printed by the cell after the checker: the learner's (or the solution's) gaps to g_B and the mean
+# the budget's two forms: inside an update it leaves out the weights and batch held before it
+assert round(held_before, 2) == 7.47 and round((4 * P + 1024 * a_in) / MiB, 2) == 7.47 and round(budget(**levers["plain"]) / MiB - 7.47, 2) == 27.44
 
-# Problem 1 (pencil): R = 4, B = 30, accum_steps = 2
-assert check_batch(30, 4) == [8, 8, 7, 7] and gl.split_sizes(8, 2) == [4, 4] and gl.split_sizes(7, 2) == [4, 3]
-assert ceil_fill(30, 4) == [8, 8, 8, 6]
-assert sum(1 / 4 for shard in range(4) for micro in range(2)) == 2  # per micro-batch: the weights sum to 2
-assert abs(sum(1 / 4 - n / 30 for n in (8, 8)) + 2 / 60) < 1e-12  # the miss: (m2 + m3 - m0 - m1) / 60
-# on TensorFlow's 8, 8, 8, 6 the weights' errors 1/4 - n_r/30 are -1/60, -1/60, -1/60, +3/60
-assert np.allclose([1 / 4 - n / 30 for n in ceil_fill(30, 4)], [-1 / 60, -1 / 60, -1 / 60, 3 / 60])
+# a quarter of the rows takes more than a quarter of plain's time (the reason N = 4 costs time)
+assert sh["plain, 256 rows"] > 0.25, share
+# the rebuilt products: two a block, of which each block's Dense(128) feeds no gradient
+assert count["yours"][0] - count["plain"][0] == 8 and count["yours"][2] - count["plain"][2] == 4, count
 
-# Problem 2's answer: the one InfiniBand all-reduce under 5 % of compute from accum_steps = 6 on
-ib_share = {k: ring_8 / 50e9 / (k * 32 / 2375) for k in range(4, 9)}
-assert (f"{ib_share[5]:.1%}", f"{ib_share[6]:.1%}") == ("5.3%", "4.4%") and ib_share[5] > 0.05 > ib_share[6]
-assert min(k for k in ib_share if ib_share[k] < 0.05) == 6
-
-try:  # gradlab's guard: a batch too small to give every replica an example
-    check_batch(1, R)
-    raise AssertionError("check_batch(1, R) accepted a batch of 1")
-except ValueError as e:
-    assert "too small for 2 replicas" in str(e)
-print("lesson 14: every number the prose states checks out")
+# problem 3 (on paper): a 7B model, float32, Adam, on one H100 80GB (81,559 MiB in all)
+assert round(floor) == 104 and round(floor / 8) == 13 and floor > 80e9 / 2**30 and round(81559 / 1024, 1) == 79.6  # GiB: nvidia-smi's 81,559 MiB
+assert round(big["total"] / 2**30) == 130 and round(7e9 * (2 + 2 + 12) / 2**30) == 104

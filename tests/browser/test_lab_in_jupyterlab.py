@@ -144,7 +144,7 @@ OTHER_NOTEBOOKS = sorted(p.name for p in NOTEBOOKS.glob("[0-9]*.ipynb") if p.nam
 def test_stored_plots_render(page, jupyter_lab, artifacts, name):
     expected = stored_images(jupyter_lab.root / name)  # the copy JupyterLab serves
     open_notebook(page, jupyter_lab, name)
-    # Image outputs only: a widget restored from the notebook's stored state (lesson 17's
+    # Image outputs only: a widget restored from the notebook's stored state (lesson 14's
     # budget) draws its own <img>, which is not a stored image output.
     images = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) "
                           ".jp-OutputArea-output[data-mime-type^='image/'] img")

@@ -6,7 +6,7 @@
     memory_peaks         each run's peak, keyed (contender, N, overlap)
     format_memory_peaks  lesson 09's table: epoch and update peaks at each N
 
-Lesson: notebooks/17-memory.ipynb, notebooks/09-fused-accumulation.ipynb
+Lesson: notebooks/14-memory.ipynb, notebooks/09-fused-accumulation.ipynb
 """
 from __future__ import annotations
 

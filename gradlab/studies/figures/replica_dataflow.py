@@ -1,5 +1,5 @@
 """Where one update divides, clips and all-reduces on R replicas: Keras's plain `fit` under a strategy
-against a step that divides once by the global rows B (lesson 16's stage 2; S_{r,i} is replica r's micro-batch i's
+against a step that divides once by the global rows B (lesson 17's stage 2; S_{r,i} is replica r's micro-batch i's
 summed loss, as in the lesson).
 
     mirrored fit:  each replica  mean loss / R -> gradient -> clip its part  | all-reduce: sum | apply
@@ -9,7 +9,7 @@ Steps left of the all-reduce run on each replica's own shard; those right of it 
 every replica. Keras 3's `optimizer.apply` clips before its all-reduce (`base_optimizer.apply` calls
 `_clip_gradients`, then `_backend_update_step` calls `_all_reduce_sum_gradients`).
 
-Lesson: notebooks/16-fit-across-replicas.ipynb
+Lesson: notebooks/17-fit-across-replicas.ipynb
 """
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ Lessons: notebooks/11-pitfalls-what-to-count.ipynb (what to count), notebooks/18
 (BatchNorm, schedules, uneven weights),
 notebooks/12-pitfalls-applying-once.ipynb (clipping, loss scaling, EMA; the sparse-gradient row,
 `adam_on_duplicate_rows`, is tested in tests/studies/runs/test_pitfalls.py, taught in no lesson),
-notebooks/14-across-replicas.ipynb (losses under replicas)
+notebooks/15-across-replicas.ipynb (losses under replicas)
 """
 from __future__ import annotations
 

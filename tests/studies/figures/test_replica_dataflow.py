@@ -1,4 +1,4 @@
-"""The dataflow figure of lesson 16: each route's steps in order, per replica before the all-reduce and once
+"""The dataflow figure of lesson 17: each route's steps in order, per replica before the all-reduce and once
 after it, and Keras's order (clip, then all-reduce) read off a real `optimizer.apply`."""
 import keras
 import numpy as np
