@@ -4,6 +4,9 @@ from a timing or a memory peak, against the names the notebook has just computed
 Run by the lesson's last code cell (`%run -i checks/06.py`), so nbval fails when a run disagrees
 with the text. Not part of the lesson.
 """
+# host_step, 05's code, against one large batch: "one float32 spacing away"
+assert gap <= np.spacing(np.float32(top)), (gap, top)
+
 # host memory (tracemalloc: the same on every run)
 assert round(share, 3) == 0.986  # the largest variable's share of G
 assert (round(peaks["host_step"], 1), round(peaks["host_step_running"], 1),
@@ -16,57 +19,44 @@ assert (len(calls), len(fetched), sum(len(f) for f in fetched)) == (11, 10, 40) 
 assert calls == ["micro_grads"] * 10 + ["compiled_apply"]  # N + 1: ten micro-batches, then the apply
 assert (round(copied / 2**20, 2), round(N * G / 2**20, 2)) == (7.79, 7.76)
 
-# the round trip's time on this CPU: the conclusions the spread supports
+# the round trip's time on this CPU. Timings move with the machine and its load (the stored run, a shared AMD EPYC,
+# read 2.16 times; earlier runs 1.64 on an AMD EPYC, 2.21 to 2.59 on Intel Xeons), so only what the prose concludes is pinned, with
+# room for a loaded CI machine: host_step "stays clearly the slower", as a median ratio of interleaved rounds
 host = trip["host_step"]  # gradlab's parts, ms
-assert ratio[1] > 1 and ratio[0] <= ratio[1] <= ratio[2], ratio  # host_step the slower, as a median ratio
+assert ratio[0] <= ratio[1] <= ratio[2] and ratio[1] > 1.25, ratio
 assert abs(ratio[1] - ratio_quartiles(ms, "host_step", "in-graph step")[1]) < 1e-12  # gradlab's
-assert abs(max(mean_ms, 0.0) - host["numpy's mean"]) < 1e-12, (mean_ms, host)  # by hand = gradlab's part
-assert abs(extra - float(np.median(ms["host_step"] - ms["in-graph step"]))) < 1e-12
-# the three parts the lesson computes by hand are gradlab's parts
+assert abs(extra - float(np.median(ms["host_step"] - ms["in-graph step"]))) < 1e-12 and extra > 0, extra
+# the parts the lesson computes by hand are gradlab's parts
+assert abs(max(mean_ms, 0.0) - host["numpy's mean"]) < 1e-12, (mean_ms, host)
 assert abs(back - host["mean to tensors"]) < 1e-12 and abs(second_call - host["second call"]) < 1e-12, host
 assert abs(handing - host["numpy into the call"]) < 1e-12, (handing, host)
-moved = copies_out + back  # the copies out (timed alone) and the mean made tensors
-assert copies_out > 0, copies_out
-assert abs(extra_calls - (loop_gap + second_call)) < 1e-12 and extra > 0, (extra, loop_gap)
-# "Graph calls cost 3.04 ms of it: 2.72 for ten calls beyond the loop's own work, 0.31 for the apply's" (the figure
-# draws the two as "10 calls' overhead" and "second call")
-assert bars["host_step"]["10 calls' overhead"] == max(loop_gap, 0.0) and bars["host_step"]["second call"] == second_call
-# "the host step's extra time is graph calls and copying, of the same order": the calls (3.04 ms in the stored run) against
-# fetch's time beyond ten bare calls (2.67); either can lead (a clean CI run read 2.21 ms of calls; on a loaded machine
-# the copying read about 1 ms), so the prose ranks neither, and the check asks only that neither is 4 times the other
-assert 1 / 4 < beyond / extra_calls < 4, (beyond, extra_calls)
-# "but only 0.25 ms timed alone": the same copies timed alone (0.25 ms in the stored run) cost less than the copying
-# inside fetch (asserted below) and under a third of the calls
-assert copies_out < extra_calls / 3, (copies_out, extra_calls)
-assert moved < extra_calls, host  # timed alone, calls cost more than the copies and the mean made tensors
-# the parts the prose names, and what they leave unattributed (the figure's grey): it lies inside fetch, whose
-# time beyond ten bare calls, in place of the copies timed alone, brings the parts to the whole extra
-# (5.22 - 0.25 + 2.67 = 7.63 against 7.59 ms in the stored run): the sums telescope, up to medians of differences
+assert abs(extra_calls - (loop_gap + second_call)) < 1e-12
 assert abs(named - (extra_calls + handing + copies_out + back + mean_ms)) < 1e-12
-assert beyond == over("fetch", "10 graph calls") and beyond > copies_out, (beyond, copies_out)
-assert abs(named - copies_out + beyond - extra) < 0.15 * extra, (named, copies_out, beyond, extra)
-# medians timed apart need not add up: on a busy machine the named parts can reach the whole extra
-# (7.89 against 7.88 ms in a loaded run), so the check allows noise, not a reversal
-assert named < 1.2 * extra, (named, extra)
-# the figure draws one apply in both bars (the same ops; the host's own, apply fed tensors less an empty call,
-# read 0.70 against 0.85 ms in an earlier run), so its hatched grey is the rest the prose names, extra - named
-# (extra - named: 2.37 ms in the stored run), up to the noise of medians of differences
+# "the parts we can name are mostly graph calls and numpy's mean" (2.12 of 2.48 ms in the stored run; 4.52 of 5.22 on an Intel Xeon)
+assert extra_calls + mean_ms > named / 2, (extra_calls, mean_ms, named)
+# "the 40 copies out, timed alone, are small beside the calls, as is the mean's way back" (0.14 and 0.10 + 0.12
+# against 1.63 ms in the stored run, 0.25 and 0.24 + 0.20 against 3.04 on an Intel Xeon: margins of 4 or more)
+assert 0 < copies_out < extra_calls / 2, (copies_out, extra_calls)
+assert back + handing < extra_calls, (back, handing, extra_calls)
+# the figure: the parts in one bar per step, each ending at its step's median; "the rest is drawn grey:
+# unattributed", the grey the cell prints (no size is stated: it moves most between runs, and is absent when the
+# parts' medians reach the whole)
 bar = bars["host_step"]
-hatched = medians["host_step"] - sum(bar.values())  # the figure's grey
 assert bar["apply"] == bars["the in-graph step"]["apply"] == trip["in-graph step"]["apply"]
+assert bar["10 calls' overhead"] == max(loop_gap, 0.0) and bar["second call"] == second_call
 assert bar["copies out"] == copies_out and medians["host_step"] == float(np.median(ms["host_step"]))
-assert abs(hatched - (extra - named)) < 0.1 * extra, (hatched, extra, named)
-assert over("fetch", "10 graph calls") > copies_out, (copies_out, ms)
+assert unattributed == medians["host_step"] - sum(bar.values())
+assert beyond == over("fetch", "10 graph calls")  # printed; the fold says it is no measure of the copying
 
 # device memory: fetch holds its gradient and less than the loop while the micro-batches run. The readings can
 # move between runs (the BFC allocator's chunks; the prose states no range across runs), so only the
 # conclusion is pinned
 fetch_peak = peak[fetch_name]
-assert 0.95 < fetch_peak < peak[loop_name], peak  # the gradient, and less than the loop
-assert abs(saved - (peak[loop_name] - fetch_peak)) < 1e-12 and saved > 0.5, saved
-# one RAM on a CPU: host_step's numpy peak alone (12.0 G, exact) exceeds the loop's device peak (2.01 in the stored run)
+assert 0.95 < fetch_peak < 1.25 and fetch_peak < peak[loop_name], peak  # "about one gradient"
+assert abs(saved - (peak[loop_name] - fetch_peak)) < 1e-12 and abs(saved - 1) < 0.25, saved  # "saves one gradient"
+# one RAM on a CPU: host_step's numpy peak alone (12.0 G, exact) exceeds the loop's device peak (2.00 in the stored run)
 assert peaks["host_step"] > peak[loop_name] + 5, (peaks, peak)
-assert (round(x100.nbytes / G, 2), round(x100[:10].nbytes / G, 2)) == (0.39, 0.04)  # the images
+assert round(x100.nbytes / G, 2) == 0.39  # the loop's digits as a tensor
 # the loop is fed tensors made before its measurement: converting a numpy argument copies it (TensorFlow 2.21:
 # a later write to the array is not seen), and that copy can count in the allocator's peak
 assert isinstance(xt, tf.Tensor) and xt.shape == x100.shape
@@ -85,8 +75,7 @@ assert (round(flop / 1e6, 2), round((4 + 2 * (1 - share)) * n_params * 10 / 1e6,
 
 # where a micro-batch's FP32 compute equals its gradient's copy: 791 examples (P cancels)
 assert abs(b_even - 4 * 51e12 / (64e9 * (4 + 2 * (1 - share)))) < 1e-9 and f"{b_even:.0f}" == "791"
-# numpy's sum catches up with the compute only at b_even x (the bus over numpy's rate): "about 9,200" in the
-# stored run (791 x 11.7; it moves with numpy's rate)
+# numpy's sum catches up with the compute only at b_even x (the bus over numpy's rate), as the cell prints
 sum_catch = 20 * 51e12 / (sum_rate * (4 + 2 * (1 - share)))  # compute (4 + 2(1 - f))Pb = 5 passes over 4P
 assert abs(sum_catch - b_even * 64e9 / (sum_rate / 5)) < 1e-6 and sum_catch > b_even
 
@@ -109,12 +98,12 @@ assert (round(d, 2), round(c, 2)) == (0.40, 6.25) and abs(h - host_sum / 10) < 1
 assert h > c + d
 assert abs((serial - best) - 9 * (d + c)) < 1e-9, (serial, best)
 assert serial == slow["one after another"]["total"] and best == slow["overlapped, 2 buffers"]["total"]
-# a host at 320 GB/s (one sum = one copy's time): two buffers a side hide "44.3%", with 2 gradients on the device
+# a host at 320 GB/s (one sum = one copy's time): two buffers a side hide 44.3% (printed), with 2 gradients on the device
 f_serial = fast["one after another"]["total"]
 assert (round(f_serial, 1), round(fast["overlapped, 2 buffers"]["total"], 1)) == (135.3, 75.4)
 assert abs(fast["overlapped, 2 buffers"]["total"] - (d + 10 * c + c + c)) < 1e-9  # the bus never waits
 assert abs(fast_hidden - (1 - fast["overlapped, 2 buffers"]["total"] / f_serial)) < 1e-12
-assert round(fast_hidden, 3) == 0.443  # "44.3%"
+assert round(fast_hidden, 3) == 0.443  # as printed
 # "75.4 ms with two buffers a side, 7.1 times the in-graph step: the bus's 10 + 1 copies alone take 69 ms, at
 # least 6.5 times" (no timing in them)
 assert lapped == fast["overlapped, 2 buffers"]["total"] and round(in_graph_ms, 1) == 10.6
@@ -133,7 +122,7 @@ assert abs(schedule(d, c, h, 10, 2) - best) <= 1e-9 * best and abs(schedule(d, c
 width = 125_786  # the 100M MLP: 784-125,786-10, this MLP widened
 assert abs(795 * width + 10 - 100e6) < 1000 and round(784 * width / P, 3) == 0.986  # shaped as this MLP
 assert round(4 * P / card, 3) == 0.005  # the cell's "0.5% of the card", the prose's "half a percent"
-# "75 times the in-graph step's device work" (70 overlapped) in the stored run (it moves with numpy's rate); many
+# "38 times the in-graph step's device work" (32 overlapped) in the stored run (it moves with numpy's rate); many
 # times on any run. The in-graph step's device work: dev plus its accumulator's 3 passes of 4P a micro-batch
 # (the gradient and the total read, the total written) and 3 an update (zeroed; divided once: read, written)
 assert round(acc_ms, 1) == 6.6 and abs(acc_ms - 1000 * 33 * 4 * P / 2.0e12) < 1e-9
@@ -156,8 +145,8 @@ assert f"{6 * P7 * 32_768 / achieved:.2f}" == "3.94"  # the device's compute, a 
 assert round(problem[P7][0], 1) == 40.2 and round(2 * P7 / 1e9) == 14  # "40.2 s"; "14 GB" a gradient
 # the card's sum, each micro-batch: the fp16 gradient read (2P), the fp32 total read and written (4P + 4P)
 assert abs(problem[P7][0] - (6 * P7 * N * 32_768 / achieved + 4 * P7 / 64e9 + N * 10 * P7 / 2.0e12)) < 1e-9
-# the host design, from host_schedule: the numbers move with numpy's rate ("92.8", "57.4", "55.4" and
-# "79.1 s" with two buffers at 10B in the stored run; "5.10 s" numpy's sum a micro-batch); pinned: what the prose concludes
+# the host design, from host_schedule: the numbers move with numpy's rate ("64.7", "42.1" and "60.2 s"
+# with two buffers at 10B in the stored run; "2.29 s" numpy's sum a micro-batch; an Intel Xeon read 5.10 s); pinned: what the prose concludes
 for P_x in (P7, P10):
     once_x, sched = problem[P_x]
     two_x = sched["overlapped, 2 buffers"]["total"]
@@ -168,8 +157,8 @@ for P_x in (P7, P10):
     assert serial_x > 1.3 * once_x, (once_x, serial_x)  # one after another, far slower
     assert sched["overlapped, 2 buffers"]["held"]["device"] == 2  # one more fp16 gradient on the card
     assert sched["overlapped, 1 buffer"]["held"]["device"] == 1
-    # where the device is the slowest stage (a host whose sum beats the device's 3.94 s at 7B; not the
-    # stored run's 5.10 s on an Intel Xeon), one buffer a side hides the sums, the N copies stay in line with
+    # where the device is the slowest stage (a host whose sum beats the device's 3.94 s at 7B: the stored
+    # run's 2.29 s on an AMD EPYC, not an Intel Xeon's 5.10 s), one buffer a side hides the sums, the N copies stay in line with
     # the compute, and a second device buffer hides them
     d_x, c_x = 6 * P_x * 32_768 / achieved, 2 * P_x / 64e9
     if h_x <= d_x:
@@ -178,14 +167,14 @@ for P_x in (P7, P10):
     else:  # numpy's sum the slowest stage (this run's CPU): two buffers a side hide all but the N sums
         assert abs(two_x - (d_x + c_x + N * h_x + c_x)) < 1e-9, (two_x, d_x, c_x, h_x)
 # at 10 billion the host design, the one that fits, costs more than the compute alone; how much moves with
-# numpy's rate ("79.1 s" with two buffers in the stored run on an Intel Xeon, against "56.3 s")
+# numpy's rate ("60.2 s" with two buffers in the stored run, 79.1 on an Intel Xeon, against "56.3 s")
 assert compute_s < problem[P10][1]["overlapped, 2 buffers"]["total"] < problem[P10][1]["one after another"]["total"]
 
 # round 83: the 7B activations in 16-bit (Korthikanti et al., 2022), LLaMA 7B's shape, 32,768 tokens: exact
 assert (h_7b, L_7b, tokens) == (4096, 32, 32_768)
 assert (round(34 * tokens * h_7b * L_7b / 1e9), round(2 * tokens * h_7b * L_7b / 1e9, 1)) == (146, 8.6)
 assert 2 * tokens * h_7b * L_7b < card - 8 * P7  # the checkpoints fit beside the accumulator at 7B
-# overlapped, the host design still costs many times the in-graph step's device work ("70 times" in
+# overlapped, the host design still costs many times the in-graph step's device work ("32 times" in
 # the stored run; it moves with numpy's rate)
 assert best < serial
 assert best / in_graph_ms > 10, (best, in_graph_ms)
@@ -207,9 +196,11 @@ assert 8 * P10 / 1e9 > room  # at 10 billion, accumulating on the card: the cell
 assert abs(scores - 5 * 32 * 2048**2 * (32_768 // 2048) / 1e9) < 1e-12  # the cell's
 assert round(scores, 1) == 10.7 and 8 * P7 / 1e9 + acts + scores > card / 1e9
 # the host at 10 billion with two buffers a side (6 bytes a parameter on the card fit beside the activations):
-# Adam's 12 bytes, the fp32 sum's 4 and two fp16 gradients, 200 GB; "79.1 s" in the stored run (numpy's rate)
+# Adam's 12 bytes, the fp32 sum's 4 and two fp16 buffers, 200 GB ("60.2 s" in the stored run: numpy's rate). The
+# schedule's peak on the host is 2 where numpy's sum is the slowest stage, 1 where the device is: at most the 2 buffers
 assert cases["overlapped, 2 buffers"] == (True, 2) and (12 + 4 + 2 * 2) * P10 / 1e9 == 200
-assert problem[P10][1]["overlapped, 2 buffers"]["held"] == {"device": 2, "host": 2}
+held_10b = problem[P10][1]["overlapped, 2 buffers"]["held"]
+assert held_10b["device"] == 2 and 1 <= held_10b["host"] <= 2, held_10b
 # the cell's unfused attention scores: the accumulating design no longer fits (56 + 17.3 + 10.7 = 84 GB > 80)
 assert f"{56 + acts + scores:.0f}" == "84" and 8 * P7 / 1e9 == 56
 # the copying design ends with a 2P-byte copy to the card, "0.22 s"; the card's "40.2 s" leaves that fp16
@@ -229,3 +220,4 @@ assert f"{56 + acts + no_dropout:.1f}" == "77.6" and 56 + acts + no_dropout < ca
 # "f ... is the first kernel's": the largest variable is the 784 x 256 kernel
 assert max(v.numpy().size for v in model.trainable_variables) == 784 * 256
 assert abs(share * G - 784 * 256 * 4) < 1e-6
+print("lesson 06: every number the prose states checks out")
