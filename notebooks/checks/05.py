@@ -50,11 +50,12 @@ assert [f"{gap_to_update(w, r):.1e}" for w, r in ((hand_weights, hand_large), (h
                                                  (v1_weights, large_weights))] == ["4.7e-07", "4.9e-07", "5.1e-07"]
 assert f"{gap_to_update(my_weights, large_weights):.1e}" == "5.1e-07"  # your TF2 step, as printed
 assert gap_to_update(hand_weights, hand_large) < 1e-6 < plain_error  # under a millionth; the plain miss far above
-# lesson 01's yardstick: a relative gap compares with eps (1.2e-07); the gradients' 1.1e-07 is one spacing.
+# lesson 01's yardstick: one spacing, np.spacing(np.float32(x)); a relative gap compares with 1, where one spacing is
+# eps (1.2e-07): the gradients' 1.1e-07 is about one spacing.
 # Weights compare by max |diff| with np.spacing at the largest weight (above); the move-relative gaps the prose
 # quotes (4.7e-07) are printed beside them, not measured in eps
 eps = float(np.finfo(np.float32).eps)
-assert f"{eps:.1e}" == "1.2e-07" and 0.5 < relative_error(mean, large) / eps <= 1
+assert f"{eps:.1e}" == "1.2e-07" and eps == np.spacing(np.float32(1)) and 0.5 < relative_error(mean, large) / eps <= 1
 assert f"{gap_to_update(hand_weights, hand_large):.1e}" == "4.7e-07"  # cell 15
 # measured against the move, a gap of one spacing at the largest weight comes to more than eps
 assert max_abs_diff(hand_weights, hand_large) <= spacing(top) and gap_to_update(hand_weights, hand_large) > eps
@@ -63,7 +64,8 @@ assert max_abs_diff(hand_weights, hand_large) <= spacing(top) and gap_to_update(
 assert f"{plain_error:.1e}" == "2.4e-02" and f"{spread:.2f}" == "2.05"
 assert f"{spread / 84:.1e}" == "2.4e-02"
 assert abs(spread / 84 - plain_error) < 1e-3 * plain_error
-assert weighted_error < 1e-6  # 1.4e-07: rounding
+assert weighted_error < 1e-6 and f"{weighted_error:.1e}" == "1.4e-07"  # about one spacing (eps, a relative gap)
+assert 0.5 < weighted_error / float(np.finfo(np.float32).eps) < 1.5
 assert (Fraction(1, 4) - Fraction(16, 63), Fraction(1, 4) - Fraction(15, 63)) == (Fraction(-1, 252),
                                                                                   Fraction(1, 84))
 
@@ -121,4 +123,4 @@ assert 48 * a / G < 1 < N + 2 * f  # the split saves less than the accumulator; 
 assert [f"{x / 1e9:.1f}" for x in (N_big * G_big, G_big, (N_big + 2) * G_big, 2 * G_big)] == [
     "4.0", "0.4", "4.8", "0.8"]
 assert f"{1000 * (N_big + 1) * G_big / 64e9:.0f}" == "69"
-print("the authors' checks pass")
+print("lesson 05: every number the prose states checks out")
