@@ -5,7 +5,9 @@ Run by the lesson's last cell (`%run -i checks/09.py`) in the notebook's namespa
 """
 import numpy as np
 
-assert all(d < 3.1e-8 for d in proofs.values()) and all(1e-8 < r < 1.5e-7 for r in rel_fused.values()), (proofs, rel_fused)
+assert all(d < 3.1e-8 for d in proofs.values()), proofs
+# "within 2.2e-08, 3 float32 spacings at the gradient's largest entry" (lesson 01's yardstick, np.spacing)
+assert [round(s) for s in spacings.values()] == [3, 3] and f"{proofs['your fused loop, B=64']:.1e}" == "2.2e-08", spacings
 assert [loop_count[k] for k in ((64, 4), (63, 4), (21, 6), (64, 2))] == [1, 1, 2, 0] and default == [10]
 assert calls == {"accumulate": 9, "fused": 1} and (alive, sum(floats), conv.count_params()) == (123392, 80986, 38218)
 assert (round(mib(512, alive), 1), round(mib(64, alive), 1), round(mib(1, conv.count_params()), 2)) == (241.0, 30.1, 0.15)
@@ -29,24 +31,19 @@ assert round(update["accumulating", 4, 2] / large, 2) == 0.51 and round(large, 1
 assert large > 1.3 * mib(512, alive)  # the benchmark's large batch, 328.1 MiB, against 241.0 here: it takes no 1 GiB first
 assert all(abs(update[k, N, 1] / large - 1 / N) < 0.01 for k in ("plain", "keras") for N in (2, 4, 8, 16) if (k, N, 1) in update)
 # the Problem's answer, two alive: at least two micro-batches' worth
-assert 1.8 * micro < two.min() and two.max() < 3 * micro, two  # a second alive roughly doubles it
+assert 1.5 * micro < two.min() and two.max() < 3 * micro, two  # a second alive roughly doubles it (1.9-2.3 stored)
 assert two.max() < 100, two  # the Problem: two alive at N = 8 stay within its 100 MiB
 # the sweep: time per update grows with N at a fixed B
 assert per_update[32] > 1.5 * per_update[1] and per_update["accumulate, N = 8"] > per_update[8], per_update
 assert 0 < slope < per_call, (slope, per_call)  # a micro-batch adds less time than an extra call
 assert model.count_params() == 203530  # P: the gradient each micro-batch writes and adds into the sum
 
-# the proofs: about two of float32's unit roundoffs of the gradient's norm
-unit = np.finfo(np.float32).eps / 2
-assert all(1 < r / unit < 3 for r in rel_fused.values()), rel_fused
-eps = np.finfo(np.float32).eps  # lesson 01's yardstick: for a relative gap one spacing is eps, twice the unit roundoff
-assert all(0.5 < r / eps < 1.5 for r in rel_fused.values()) and f"{eps:.1e} {unit:.1e}" == "1.2e-07 6.0e-08", rel_fused
 # overlap's time beside its memory: 1 holds one micro-batch, 2 and 10 more; overlap barely moves the time on this CPU
 assert abs(np.median(overlap_mib[1]) / micro - 1) < 0.1 and all(np.median(overlap_mib[k]) > 1.5 * micro for k in (2, 10)), overlap_mib
-# "a second iteration alive cost 2.25 times the memory; overlap moved the time far less": time with 1 / time with 10
-# moves between runs (a loaded nbval run read 1.25) and its sign is not pinned, only that it moves far less than the
-# memory, which more than doubles: within half of 1 either way
-assert 2.1 < two_alive < 2.4 and 1 / 1.5 < q_overlap[1] < 1.5 and q_overlap[1] < two_alive / 1.4, (two_alive, q_overlap)
+# "a second iteration alive about doubled the memory; the time moved far less": the memory ratio moves between runs
+# (2.25 stored, 2.05 in a reader's re-run); time with 1 / time with 10 moves too (a loaded nbval run read 1.25, a
+# re-run's middle half 0.97-1.20) and its sign is not pinned: "re-runs fall on either side of 1", within half of 1
+assert 1.7 < two_alive < 2.6 and 1 / 1.5 < q_overlap[1] < 1.5, (two_alive, q_overlap)
 assert np.median(overlap_mib[10]) > 1.8 * np.median(overlap_mib[1]), overlap_mib
 assert np.median(overlap_mib[1]) < np.median(overlap_mib[10]), overlap_mib  # overlap costs memory
 # Problem 2: P = 10^8 float32 parameters, the convnet's 123,392 floats a row at its peak, B = 8192
@@ -56,3 +53,4 @@ balance = 2 * P2 / alive  # rows whose peak equals 2P floats
 assert round(balance, 1) == 1620.9 and round(B2 / balance, 2) == 5.05
 assert min(N for N in (1, 2, 4, 8, 16) if B2 // N < balance) == 8  # the smallest power of two
 assert (round(mib(1024, alive), 1), round(mib(2048, alive), 1), round(3 * P2 * 4 / 2**20, 1)) == (482.0, 964.0, 1144.4)
+print("lesson 09: every number the prose states checks out")
