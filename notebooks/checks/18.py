@@ -38,20 +38,12 @@ keras_cosine = ways["cosine lr schedule"][1]
 assert round(keras_cosine.difference()[1], 2) == 0.62 and np.all(change(keras_cosine) < -4 * sigma), change(keras_cosine)
 assert [round(c, 1) for c in (change(keras_cosine).max(), change(keras_cosine).min())] == [-4.2, -5.3]
 assert f"{change(keras_cosine).mean():.1f} ± {change(keras_cosine).std(ddof=1):.1f}" == "-4.8 ± 0.6"
-assert [round(r, 3) for r in (applied[0], applied[29], applied[37])] == [0.5, 0.051, 0.0]
-# decay_steps = 4 * 150: 3/4 of an update ahead of PerUpdate (micro-step 4u - 1 against update u - 1)
-assert [f"{float(stretched(151)):.3f}", f"{float(per_update(151)):.3f}"] == ["0.426", "0.429"]
-assert float(per_update(151)) == float(cosine(37)) and 0 < ahead_gap < 0.01 and f"{ahead_gap:.3f}" == "0.004", ahead_gap
 # reproducibility: runs that compute the same updates differ by one test digit (0.1 points) at most
 assert np.round(same[:3], 1).tolist() == [0.0] * 3 and max(np.abs(same)) < 0.1 + 1e-9 and len(same) == 12
 uneven, (bn_window, bn_micro), clip_each = (change(ways["uneven micro-batches"][1]), [change(g) for g in ways[
     "BatchNorm, statistics per micro-batch"]], change(ways["clip each micro-batch"][1]))
 assert abs(uneven.mean()) < 0.1 and np.all(np.abs(uneven) < 0.1 + 1e-9)  # inside the yardstick
 assert round(ways["uneven micro-batches"][1].difference()[1], 2) == 0.05
-# uneven, real gradients: your n_i/B weights at float32 rounding, Keras's 1/N off by 1.5e-02 and 4.6e-01
-assert all(v[0] < 1e-6 for v in misses.values()), misses
-assert [f"{v[1]:.1e}" for v in misses.values()] == ["1.5e-02", "4.6e-01"], misses
-assert f"{0.25 / (24 / 98):.3f}" == "1.021" and f"{0.25 / (8 / 98):.2f}" == "3.06" and f"{0.25 / (40 / 98):.2f}" == "0.61"
 assert np.all(np.abs(clip_each) > 0.5) and clip_each.min() < 0 < clip_each.max()  # every seed moves, either sign
 assert [round(c, 1) for c in sorted(np.abs(clip_each))][::2] == [0.6, 0.7], clip_each
 assert np.all(bn_micro > 0.1) and np.all(bn_micro > bn_window)  # per micro-batch: above in every seed
@@ -106,22 +98,14 @@ assert np.allclose(bn_runs["window"][:, 3] - bn_runs["large batch"][:, 3], gain[
 assert np.allclose(gain[:, 2], bn_micro)  # the kept runs score as the lab's
 assert np.all(bn_runs["window"][:, 3] > bn_runs["window"][:, 2]) and np.all(bn_runs["large batch"][:, 3] > bn_runs["large batch"][:, 2])
 assert f"{0.99 ** 150:.2f}" == "0.22" and f"{0.99 ** 600:.4f}" == "0.0024"
-# your pooled moments: the large batch's moving statistics, as gradlab's window; per micro-batch moved 3.94 times
-for way in (pooled_by, "gradlab's window"):
-    assert all(np.abs(a - b).max() < 1e-6 for a, b in zip(moving[way], ref)), way
-assert np.abs(moving["per micro-batch"][0] - ref[0]).max() > 1e-3
-assert round(np.linalg.norm(moving["per micro-batch"][0]) / np.linalg.norm(ref[0]), 2) == round((1 - 0.99 ** 4) / 0.01, 2) == 3.94
 for s in measured:  # your paired differences are gradlab's, seed by seed and on average
     for g in measured[s][1:]:
         assert np.allclose(paired(g, measured[s][0]), change(g)) and np.isclose(change(g).mean(), 100 * g.difference()[2])
 
-# Keras's accumulation clips the mean: its step is "clip the mean" in both toys; the second tells it from the sum
-assert {k: [f"{x:.2f}" for x in v] for k, v in toy.items()} == {3.0: ["1.00", "1.00", "0.71", "0.50", "1.00"],
-                                                              1.5: ["0.79", "0.79", "0.56", "0.50", "1.00"]}, toy
-assert all(abs(v[0] - v[1]) < 1e-6 for v in toy.values())
 
-# the budget (cell 27) and the answers to "Your turn" (cells 30 and 31)
-assert f"{by_hand / 2**20:.2f}" == f"{budget.result['total'] / 2**20:.2f}" == "22.04"
+# the budget (cell 19) and the answers to "Your turn" (cells 30 and 31)
+assert f"{budget.result['total'] / 2**20:.2f}" == f"{parts[4]['total'] / 2**20:.2f}" == "22.04"
+assert (a_out, t) == (4 * (128 + 4 * (1024 + 128) + 10), 4 * (1024 + 128))  # lesson 14's float32 count, by hand
 assert [f"{parts[n]['total'] / 2**20:.2f}" for n in (1, 4, 64)] == ["34.91", "22.04", "16.64"]
 assert f"{(parts[1]['activations'] + parts[1]['backward']) / 2**20:.2f}" == "23.04"
 assert f"{(parts[1]['total'] - parts[1]['activations'] - parts[1]['backward']) / 2**20:.2f}" == "11.87"
@@ -134,7 +118,7 @@ assert first == 35 and f"{gap[first]:.1e}" == "1.0e-05" and gap.argmax() + 1 == 
 assert [f"{100 * r.accuracy:.1f}" for r in pairs["float32"]] == ["93.6", "93.7"]
 # task 1's control: accumulate parts from fused and from the large batch; task 2's prices
 assert [f"{x:.1e}" for x in apart] == ["1.2e-03", "2.0e-03"] and min(apart) > 1e-4, apart
-assert f"{100 * redo / (3 * P):.0f}" == "15" and f"{1 + redo / (3 * P):.2f}" == "1.15" and float(tf.cast(tf.constant(1 + 2**-9), tf.bfloat16)) == 1.0
+assert float(tf.cast(tf.constant(1 + 2**-9), tf.bfloat16)) == 1.0
 assert totals == {"none": 34.91, "bfloat16": 18.99, "recomputation": 22.91} and round(mixed, 2) == 23.39, totals
 assert (smallest, fit[smallest]["b"]) == (4, 16) and fit[1]["total"] - fit[1]["activations"] == 16e9
 assert [f"{fit[n]['total'] / 1e9:.2f}" for n in (smallest, smallest - 1)] == ["63.22", "79.42"] and fit[smallest - 1]["total"] > 72e9
@@ -160,8 +144,9 @@ assert smallest == 4 and f"{smallest * share['InfiniBand NDR, one 50 GB/s link a
 # every micro-batch has b = 16, so each backward pass takes the last one's 0.33 s and outlasts NDR's 140 ms all-reduce
 assert smallest * fit[smallest]["b"] == 64 and 1000 * last_backward > ndr_ms
 
-# LayerNorm: one update split in 4 is the large batch's, to float32 rounding ("4.5e-08")
-assert layernorm_gap < 1e-6 and f"{layernorm_gap:.1e}" == "4.5e-08", layernorm_gap
+# LayerNorm: one update split in 4 is the large batch's, to float32 rounding (the prose states no digits: the
+# gap reads 4.5e-08 or 6.0e-08 as earlier cells change; under one spacing at the largest weight, asserted above)
+assert layernorm_gap < 1e-6, layernorm_gap
 # the two BatchNorm ways train with identical losses: only testing reads the moving statistics ("0.0e+00")
 assert between == 0.0, between
 # seed 1's clipped drift: XLA supplies a rounding difference, one update makes it large; fused without XLA
@@ -188,4 +173,12 @@ assert f"{card / 1e9:.1f}" == "85.5" and f"{0.9 * card / 1e9:.0f}" == "77" and f
 # section 1's Explore: at lr = 2 the large batch diverges and the curves part within 10 updates
 part = int(np.argmax(wild_gap > 1e-5))
 assert 0 < part < 10 and wild_gap[:part].max() <= 1e-5 and wild[0].accuracy < 0.5, (part, wild[0].accuracy)
+assert [part + 1, f"{wild_gap.max():.1e}", f"{100 * wild[0].accuracy:.1f}"] == [8, "2.4e+00", "20.2"]  # cell 8's Explore
+assert wild[0].config.seed == 0
+# BatchNorm (cell 16): training loss 0.109 against 0.066; per micro-batch's moving variance 5 to 6 % off
+assert [f"{late[0]:.3f}", f"{late[1]:.3f}"] == ["0.066", "0.109"], late
+assert [f"{x:.0%}" for x in (bn_runs["per micro-batch"][:, 1].min(), bn_runs["per micro-batch"][:, 1].max())] == ["5%", "6%"]
+# Answer 3: at N = 3, 22 sequences' logits are 9.2 GB, more than the 7.42 GB of overshoot; without them 70.20
+assert fit[3]["b"] == 22 and f"{22 * logits / 1e9:.1f}" == "9.2" and f"{(fit[3]['total'] - 72e9) / 1e9:.2f}" == "7.42"
+assert 22 * logits > fit[3]["total"] - 72e9
 print("lesson 18: every number the prose states checks out")
