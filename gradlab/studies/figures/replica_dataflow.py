@@ -1,9 +1,13 @@
 """Where one update divides, clips and all-reduces on R replicas: Keras's plain `fit` under a strategy
-against a step that divides once by the global rows B (lesson 17's stage 2; S_{r,i} is replica r's micro-batch i's
-summed loss, as in the lesson).
+against the two steps that divide once by the global rows B (lesson 17's stages 1 and 2; S_{r,i} is replica r's
+micro-batch i's summed loss, as in the lesson).
 
     mirrored fit:  each replica  mean loss / R -> gradient -> clip its part  | all-reduce: sum | apply
+    stage 1:       each replica  sum_i S_{r,i} -> gradient -> / B            | all-reduce: sum | apply
     stage 2:       each replica  sum_i S_{r,i} -> gradient                    | all-reduce: sum | / B -> clip -> apply
+
+Stage 1 learns B from a 4-byte all-reduce of the rows before it divides (not drawn); stage 2 sums the rows with
+the gradients.
 
 Steps left of the all-reduce run on each replica's own shard; those right of it run on the sum, the same on
 every replica. Keras 3's `optimizer.apply` clips before its all-reduce (`base_optimizer.apply` calls
@@ -19,9 +23,10 @@ from matplotlib.patches import FancyArrowPatch
 # route -> (steps on each replica, the all-reduce, steps on the sum)
 DATAFLOWS = {
     "mirrored fit (Keras)": (("mean loss ÷ R", "gradient", "clip its part"), "all-reduce:\nsum", ("apply",)),
-    "stage 2": (("$\\Sigma_i\\, S_{r,i}$", "gradient"), "all-reduce:\nsum, rows", ("÷ B", "clip", "apply")),
+    "stage 1 (public calls)": (("$\\Sigma_i\\, S_{r,i}$", "gradient", "÷ B"), "all-reduce:\nsum", ("apply",)),
+    "stage 2 (optional: clips the mean)": (("$\\Sigma_i\\, S_{r,i}$", "gradient"), "all-reduce:\nsum, rows", ("÷ B", "clip", "apply")),
 }
-_MISSES, _EXACT, _REDUCE = "#f6c4c4", "#c4e8c4", "#fdd49e"  # red: mirrored fit's 1/R and clip; green: stage 2's
+_MISSES, _EXACT, _REDUCE = "#f6c4c4", "#c4e8c4", "#fdd49e"  # red: mirrored fit's 1/R and clip; green: the stages'
 _MARKED = {"mean loss ÷ R": _MISSES, "clip its part": _MISSES, "÷ B": _EXACT, "clip": _EXACT}
 
 

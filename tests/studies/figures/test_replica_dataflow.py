@@ -27,9 +27,13 @@ def test_each_route_is_drawn_in_order_per_replica_then_once_on_the_sum():
 
 
 def test_the_clip_is_before_the_all_reduce_in_keras_and_after_it_in_stage_2():
-    keras_route, stage2 = DATAFLOWS.values()
+    assert list(DATAFLOWS) == ["mirrored fit (Keras)", "stage 1 (public calls)", "stage 2 (optional: clips the mean)"]
+    keras_route, stage1, stage2 = DATAFLOWS.values()
     assert "clip its part" in keras_route[0] and "clip" in stage2[2]
     assert "mean loss ÷ R" in keras_route[0] and "÷ B" in stage2[2]
+    # stage 1: divided by B on each replica, before apply's all-reduce sums the parts; nothing clipped
+    assert stage1[0][-1] == "÷ B" and stage1[2] == ("apply",)
+    assert not any("clip" in step for step in (*stage1[0], *stage1[2]))
     with pytest.raises(ValueError, match="replicas must be at least 1"):
         plot_replica_dataflow(replicas=0)
 
