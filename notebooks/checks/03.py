@@ -70,3 +70,12 @@ assert [round(time_to_target(N, 1.25)) for N in (1, 2, 4)] == [608, 566, 664]
 assert f"{1.5 * 102.3 / 150:.1f}" == "1.0" and f"{1.5 * 102.3 / 1.25:.1f}" == "122.8"
 # the ResNet50 float32 gradient the problem all-reduces: 25,583,592 parameters (lesson 15 counts them)
 assert (f"{4 * 25_583_592 / 1e6:.1f}", f"{4 * 25_583_592 / 2**20:.1f}") == ("102.3", "97.6")
+# what E counts: before loss 0.5, B = 512 passes over the 4,000 digits 2.4 to 2.8 times, B = 32 under a third of once
+_passes = {B: [B * runs[s][B] / M for s in runs] for B in (32, 512)}
+assert (f"{min(_passes[512]):.1f}", f"{max(_passes[512]):.1f}") == ("2.4", "2.8") and max(_passes[32]) < 1 / 3, _passes
+# the rate grid tested: the halfway rates change one count (seed 4 at B = 128, 24 to 23); B_crit 32.4 -> 32.8
+assert changed == [(4, 128, 24, 23)], changed
+assert (f"{B_crit:.1f}", f"{B_crit_finer:.1f}") == ("32.4", "32.8"), B_crit_finer
+assert all(finer[k] <= runs[k[0]][k[1]] for k in finer)  # seven rates never do worse than their four
+
+print("lesson 03: every number the prose states checks out")
