@@ -3,7 +3,7 @@
 Run by the lesson's last cell (`%run -i checks/10.py`) in the notebook's namespace; each assert
 fails loudly (nbval, `make notebooks`) if a run ever disagrees with the text. Not part of the lesson.
 """
-# Problems 1 to 3 and the stored benchmark: the numbers the folded answers and the memory cell rest on
+# Problems 1 to 3: the numbers the folded answers rest on
 rates = gl.lessons.keras_accumulation.applied_rates(keras.optimizers.schedules.CosineDecay(1.0, decay_steps=1000),
                                                     accum_steps=8, updates=127)
 first_zero = int(np.argmax(rates == 0))  # answer 1: the first update that applies rate 0
@@ -11,7 +11,7 @@ per_epoch = -(-50_000 // 64)  # answer 2: micro-batches per epoch, the last one 
 mib = {k: k * 10**9 * 4 / 2**20 for k in (1, 4, 5)}  # answer 3: k P of float32, P = 1e9
 
 MISSES = ("keras, 30", "fit, Keras 4 x 16, kept")  # the comparisons the prose says miss
-assert probed == [0.0, 0.0, 0.0, -2.5] and theirs == probed and clipped == -2.0
+assert probed == [0.0, 0.0, 0.0, -2.5] and clipped == -2.0
 assert rule == [-2.5, -2.0] and rule[0] == probed[-1] and rule[1] == clipped
 assert proofs["your Keras loop"] < 1e-6 and all(d < 1e-6 for k, d in proofs.items() if k not in MISSES), proofs
 assert all(proofs[k] > 1e-4 for k in MISSES), proofs
@@ -35,10 +35,10 @@ assert left["next_call"] == left["Keras 4 x 16, kept"], left  # the next fit cal
 assert next_trace.index(next_trace[0] + 1) == 1, next_trace  # its first update at its 2nd micro-batch: 2 old + 2 new
 assert waiting == {"Keras 4 x 16, kept": [16, 6], "Keras 4 x 16, dropped": []}, waiting
 assert read == [3, 7, 11] and counted == [0, 1, 2] and read_fixed == [0, 1, 2]
-assert [round(cost[k], 2) for k in cost] == [0.78, 0.15], cost
-assert [round(peaks[k], 1) for k in (("keras", 8, 1), ("plain", 8, 1), ("plain", 1, 1))] == [41.3, 41.2, 328.1], peaks
-assert round(peaks["keras", 8, 1] - peaks["plain", 8, 1], 2) == 0.13 < round(cost["09's convnet"], 2), peaks  # stored JSON
-assert round(rise, 2) == -0.02 and round(peaks["plain", 8, 1] / peaks["plain", 1, 1], 3) == 0.126, (rise, peaks)
+assert held == models["Keras 4 x 16, kept"].count_params() == 203_530 and round(cost, 2) == 0.78, (held, cost)
+assert epoch_ends == {16: [16, 32], 20: [12, 24]} and (dropped_20, dropped_20 % 4) == (13, 1), (epoch_ends, dropped_20)
+leftover._backend_reset_gradient_accumulators()  # the private reset: zeroes the sums, leaves the count
+assert norm(leftover._accumulated_gradients) == 0 and int(leftover._iterations.numpy()) % 4 != 0
 assert first_zero == 125 and (rates[first_zero:] == 0).all()
 assert (per_epoch, 50_000 - 64 * (per_epoch - 1), per_epoch % 8, 50_000 % 125, 50_000 // 125 % 8) == (782, 16, 6, 0, 0)
 assert (50_000 // 64, 50_000 // 64 % 8) == (781, 5)
@@ -46,7 +46,9 @@ assert [round(mib[k]) for k in (1, 4, 5)] == [3815, 15259, 19073]
 assert abs(-float(adam_w.numpy()[0]) - adam_move[1]) < 1e-3 and round(adam_move[4], 3) == 0.581, adam_move
 assert abs(final_loss["Keras 4 x 16, PerUpdate"] - final_loss["plain fit at 64"]) < 1e-4, final_loss
 assert final_loss["Keras 4 x 16"] > final_loss["plain fit at 64"] + 0.3, final_loss
-assert time_ratios["plain fit at 64"][1] > 1, time_ratios  # conclusions, not the stored ratios:
+# timings: the conclusions with wide bands, not the stored ratios ("about 1.5 to 2.5 times"; "about 1")
+assert 1.2 < time_ratios["plain fit at 64"][1] < 3.5, time_ratios
+assert 0.6 < time_ratios["plain fit at 16"][1] < 1.6, time_ratios
 assert time_ratios["plain fit at 16"][1] < time_ratios["plain fit at 64"][1], time_ratios  # most of it is the calls
-assert 0.02 < causes["weighting"] < 0.08 and 0.06 < causes["windows"] < 0.15, causes  # the fit miss's two causes
-assert causes["windows"] > causes["weighting"], causes  # "the larger part"
+
+print("lesson 10: every number the prose states checks out")
