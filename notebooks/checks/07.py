@@ -2,8 +2,11 @@
 against the names the notebook has just computed (the stored runs, the live runs and the answers).
 
 Run by the lesson's last code cell (`%run -i checks/07.py`), so nbval fails when a run disagrees
-with the text. Not part of the lesson. Nothing here is a timing: every number is the same on each run.
+with the text. Not part of the lesson. Every number is the same on each run, except the one timing
+(an update's and an evaluation's cost), asserted only as the prose concludes it, with wide bands.
 """
+import math
+
 import numpy as np
 
 
@@ -23,7 +26,7 @@ assert len(mine) == 10 and rnd(curve_diff, 1) == 0.0 and weight_diff == 0.0
 assert rnd(100 * max(mine), 1) == rnd(100 * mine[-1], 1) == 72.9
 assert rnd(moved, 2) == 0.13
 
-# a correct step that adds in another order: the same curve, weights about 1e-07 apart (recomputed
+# a correct step that divides each gradient by N before adding: the same curve, weights about 1e-07 apart (recomputed
 # in this session, not bit for bit), well inside the checker's 1e-3
 assert rnd(reorder_curve, 1) == 0.0 and 5e-8 <= reorder_weights < 2e-7
 
@@ -92,6 +95,8 @@ assert f"{off:.1e}" == "4.1e-07" and off < 4 * np.finfo(np.float32).eps  # under
 assert rnd(noise, 2) == 1.25 and noise > 1  # dropout's noise is larger than the gradient
 assert (rnd(far[1][0][0], 2), rnd(far[8][0][0], 2), rnd(far[8][1][0], 2)) == (1.79, 0.63, 0.65)
 assert rnd(far[1][0][0] / np.sqrt(8), 2) == 0.63  # the prose's 1.79 / sqrt(8)
+assert rnd(np.sqrt(2) * 1.25, 2) == 1.77 and abs(far[1][0][0] - np.sqrt(2) * noise) < 0.05  # close to it
+assert sorted(far) == [1, 8]  # the two K the table prints
 for k, ((n20, n20_sd), (other, other_sd)) in far.items():  # both rows fall as 1 / sqrt(K) ...
     assert all(abs(np.sqrt(k) * d / far[1][1][0] - 1) < 0.1 for d in (n20, other)), (k, n20, other)
     assert abs(n20 - other) < n20_sd + other_sd, (k, n20, other)  # ... each within the other's spread
@@ -109,15 +114,21 @@ assert all(abs(gap[n]["final"][0]) < gap[n]["final"][1] for n in (5, 10, 20))  #
 # flat_grad traces once per input shape and mode: micro-batches of 5 and batches of 100, off and on
 assert flat_grad.experimental_get_tracing_count() == 4
 
-# the cost of N, from the stored runs' seconds: N = 20's 10 runs 7.8 minutes, N = 1's 2.1
+# the stored runs' seconds: N = 20's 10 runs 7.8 minutes, N = 1's 2.1, 17 in all (the regeneration time)
 assert (rnd(minutes[20], 1), rnd(minutes[1], 1)) == (7.8, 2.1) and round(sum(minutes.values())) == 17
+assert [len(set(checkpoints(n, repro["updates"]))) for n in (20, 1)] == [200, 10]  # distinct evaluations
 
-# every interval about learning: 3 of 33 exclude 0 (3 or more with probability 0.23 by chance,
-# were they independent); two put N = 20 below
-assert (excluding, len(learning), k33) == (3, 33, 33)
-assert f"{chance:.2f}" == "0.23" and abs(chance - (1 - 0.95**33 - 33 * 0.05 * 0.95**32
-                                                  - 528 * 0.05**2 * 0.95**31)) < 1e-12
+# every interval about learning: 3 of 33 exclude 0, where one in 20 by chance gives 1.65; two put N = 20 below
+assert (excluding, len(learning)) == (3, 33) and rnd(0.05 * 33, 2) == 1.65
 assert sum(m + h < 0 for m, h in learning) == 2 and sum(m - h > 0 for m, h in learning) == 1
+
+# one evaluation's sampling noise at 95%: 0.69 points on 1,000 digits, 0.22 on his 10,000
+assert (rnd(se[1_000], 2), rnd(se[10_000], 2)) == (0.69, 0.22) and lift[20] > lift[1]
+
+# the cost, timed live (varies between runs): an N = 20 update "a few times" an N = 1 update; evaluating
+# "a small share" of a run, so the stored minutes are mostly training; wide bands for a loaded machine
+assert 1.5 < ratio < 8, timed
+assert share[20] < 0.25 and share[1] < share[20], (share, timed)
 assert gap[5]["same"][0] - gap[5]["same"][1] > 0  # the one above: N = 5 on the same 11
 
 # problem 2: seeds for N = 5's gap on the same 11 (+0.25 +- 0.24 from 10 seeds)
@@ -128,3 +139,5 @@ assert rnd(half5 * np.sqrt(10 / 40), 2) == 0.12 and rnd(half5 * np.sqrt(10 / 40)
 grid = np.linspace(0.0, 2.023, 200_001)
 pdf = (1 + grid**2 / 39) ** -20 * math.gamma(20) / (math.sqrt(39 * math.pi) * math.gamma(19.5))
 assert abs(0.5 + np.trapezoid(pdf, grid) - 0.975) < 1e-4
+
+print("lesson 07: every number the prose states checks out")
