@@ -15,10 +15,8 @@ assert not off, off
 assert [int(x) for x in sent] == [6_000_000] * R and sent.tolist() == theirs.sent_per_device().tolist()
 assert max(np.abs(a - b).max() for a, b in zip(mine, theirs.results)) == 0
 assert distribute.count_all_reduces(keras_graph) == 2 == len(collectives) and keras_pack == [[10], [2048, 10], [2048], [784, 2048]]
-assert counts == [1, 8]
 assert pack_counts == {0: 1, 64 * 2 ** 10: 2, 1: 4}  # bytes_per_pack in your own step's all_reduce
 assert pack.type == "ConcatV2"  # fit's one pack
-assert large_diff < 1e-6  # both schedules: the large batch's gradient, to float32 rounding
 assert abs(comm_ms - 70) < 0.05 and abs(without - with_overlap - 49.7) < 0.05  # the 70 and 49.7 in the prose
 assert f"{mine_ms:.1f}" == "86.6" and abs(mine_ms - theirs_ms) < 1e-9 and bucket_diff < 1e-9 and formula_diff < 1e-9  # ⌈200/n_b⌉ τ_0: exact
 # the playground's printed defaults, recomputed from its default constants (never from its names,
@@ -55,14 +53,26 @@ assert [f"{100 * shares[n][k]:.1f}" for n in (1, 8) for k in (0, 1)] == ["41.3",
 # conclusions hold with room for run-to-run spread (no check on a single timing's value)
 a_us, b_gib = comm_cost.alpha_beta_of_line(intercept, slope, 2)
 assert abs(a_us - alpha_us) <= 1e-9 * abs(a_us) and abs(b_gib * 2 ** 30 - beta) <= 1e-9 * beta
-assert slope > 0 and intercept > 0 and medians[-1] > medians[0]  # a line that rises from a positive start
-# the line's prediction of the 7 extra all-reduces against their timing: same size (no tight margin)
-assert mlp_bytes == 6_512_680 and extra_ms > 0 and 0.25 < extra_ms / predicted_ms < 4
-assert 4 * sum(int(np.prod(w.shape)) for w in model.trainable_variables) == 6_512_680  # 6.21 MiB, the packs' comment
+assert slope > 0 and intercept > 0 and medians[2 ** 23] > medians[2 ** 16]  # a line that rises from a positive start
+# the prose's conclusions, which must hold on any 2-core machine, loaded or not (wide bands):
+# α "a few hundred microseconds" (stored runs: 200 to 450 µs on two machines), β "a few GiB/s", the 4-byte
+# all-reduce "under a millisecond" in the stored run (5 ms leaves room for a loaded machine), misses of
+# "tens of percent" (under 100 %), held-out sizes included
+assert 20 < alpha_us < 5000 and 0.1 < beta / 2 ** 30 < 50, (alpha_us, beta / 2 ** 30)
+assert medians[4] < 5 and max(map(abs, line_off.values())) < 100, (medians[4], line_off)
+assert sorted(held_out) == [4, 6_512_680] and set(held_out) <= set(medians) and len(medians) == 6
+assert mlp_bytes == 6_512_680 and f"{mlp_bytes / 2 ** 20:.2f}" == "6.21"  # the mlp's float32 gradient
+# 4 tensors against 1 of the same bytes, interleaved: "longer in most rounds" (the median of the ratios above 1)
+assert pack_ratio[1] > 1, pack_ratio
+# Keras 3 has no experimental_aggregate_gradients (CommunicationOptions' example is Keras 2's): a TypeError
+try:
+    keras.optimizers.SGD(0.1).apply_gradients([(tf.ones([1]), keras.Variable([1.0]))], experimental_aggregate_gradients=False)
+    raise AssertionError("apply_gradients accepted experimental_aggregate_gradients")
+except TypeError:
+    pass
 # deferring against an all-reduce per micro-batch that must end first: 7 x the 20.3 ms left showing
 assert f"{8 * each_waits - overlapped:.1f}" == "142.1" and f"{each_waits - step_ms:.1f}" == "20.3"
 assert f"{c_ms[-1]:.1f}" == "16.6" and abs(c_ms[-1] + comm_ms - mine_ms) < 1e-9  # block 3, then the link busy
-assert len(line_off) == 4 and max(map(abs, line_off)) > 0  # the line against each of the four medians, printed
 # problem 3: the 8 x 8 hierarchical all-reduce of the 7B model against 8 flat rings of 64 (NVLink 450, IB 50 GB/s)
 assert abs(inside_ms - ms(14e9, 8, nvlink)) < 1e-9 and abs(across_ms - ms(14e9 / 8, 8, ib)) < 1e-9
 assert abs(flat_ms - ms(14e9 / 8, 64, ib)) < 1e-9 and abs(hier_ms - inside_ms - across_ms) < 1e-9
@@ -82,3 +92,4 @@ assert (f"{_compute_8:.1f}", f"{_ring_resnet / 50e9 * 1e3:.2f}") == ("107.8", "3
 assert (f"{8 * _ring_resnet / 50e9 * 1e3 / _compute_8:.1%}", f"{_ring_resnet / 50e9 * 1e3 / _compute_8:.1%}") == ("26.6%", "3.3%")
 _share = {n: _ring_resnet / 50e9 * 1e3 / (n * 32 / 2375 * 1e3) for n in range(1, 9)}
 assert (f"{_share[5]:.1%}", f"{_share[6]:.1%}") == ("5.3%", "4.4%") and min(n for n in _share if _share[n] < 0.05) == 6
+print("lesson 16: every number the prose states checks out")
