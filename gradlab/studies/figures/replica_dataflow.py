@@ -2,16 +2,16 @@
 against the two steps that divide once by the global rows B (lesson 17's stages 1 and 2; S_{r,i} is replica r's
 micro-batch i's summed loss, as in the lesson).
 
-    mirrored fit:  each replica  mean loss / R -> gradient -> clip its part  | all-reduce: sum | apply
-    stage 1:       each replica  sum_i S_{r,i} -> gradient -> / B            | all-reduce: sum | apply
-    stage 2:       each replica  sum_i S_{r,i} -> gradient                    | all-reduce: sum | / B -> clip -> apply
+    mirrored fit:  each replica  mean loss / R -> gradient -> clip its part | all-reduce: gradient | apply
+    stage 1:       each replica  sum_i S_{r,i} -> gradient | all-reduce 1: rows (4 bytes) | each replica / B
+                   | all-reduce 2: gradient | apply
+    stage 2:       each replica  sum_i S_{r,i} -> gradient | all-reduce: gradient, rows | / B -> clip -> apply
 
-Stage 1 learns B from a 4-byte all-reduce of the rows before it divides (not drawn); stage 2 sums the rows with
-the gradients.
-
-Steps left of the all-reduce run on each replica's own shard; those right of it run on the sum, the same on
-every replica. Keras 3's `optimizer.apply` clips before its all-reduce (`base_optimizer.apply` calls
-`_clip_gradients`, then `_backend_update_step` calls `_all_reduce_sum_gradients`).
+Arrows give the order the update runs in. Steps before a route's last all-reduce run on each replica's own
+shard (stage 1's first all-reduce sums only the rows, and each replica divides its own gradient by their sum B);
+those after it run on the sum, the same on every replica. Mirrored fit's and stage 1's gradient all-reduce runs
+inside `optimizer.apply`, after its clip: Keras 3's `base_optimizer.apply` calls `_clip_gradients`, then
+`_backend_update_step` calls `_all_reduce_sum_gradients`.
 
 Lesson: notebooks/17-fit-across-replicas.ipynb
 """
@@ -20,14 +20,22 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 from matplotlib.patches import FancyArrowPatch
 
-# route -> (steps on each replica, the all-reduce, steps on the sum)
+# route -> (steps on each replica, all-reduce, [steps on each replica, all-reduce, ...] steps on the sum):
+# tuples of steps and all-reduce labels alternate, a tuple first and last
 DATAFLOWS = {
-    "mirrored fit (Keras)": (("mean loss ÷ R", "gradient", "clip its part"), "all-reduce:\nsum", ("apply",)),
-    "stage 1 (public calls)": (("$\\Sigma_i\\, S_{r,i}$", "gradient", "÷ B"), "all-reduce:\nsum", ("apply",)),
-    "stage 2 (optional: clips the mean)": (("$\\Sigma_i\\, S_{r,i}$", "gradient"), "all-reduce:\nsum, rows", ("÷ B", "clip", "apply")),
+    "mirrored fit (Keras)": (("mean loss ÷ R", "gradient", "clip its part"), "all-reduce:\ngradient", ("apply",)),
+    "stage 1 (public calls)": (("$\\Sigma_i\\, S_{r,i}$", "gradient"), "all-reduce 1:\nrows, 4 bytes", ("÷ B",),
+                               "all-reduce 2:\ngradient", ("apply",)),
+    "stage 2 (optional: clips the mean)": (("$\\Sigma_i\\, S_{r,i}$", "gradient"), "all-reduce:\ngradient, rows",
+                                           ("÷ B", "clip", "apply")),
 }
 _MISSES, _EXACT, _REDUCE = "#f6c4c4", "#c4e8c4", "#fdd49e"  # red: mirrored fit's 1/R and clip; green: the stages'
 _MARKED = {"mean loss ÷ R": _MISSES, "clip its part": _MISSES, "÷ B": _EXACT, "clip": _EXACT}
+
+
+def all_reduces(route):
+    """The all-reduce labels of a route (a value of `DATAFLOWS`), in order."""
+    return list(route[1::2])
 
 
 def _box(ax, x, y, text, color):
@@ -40,13 +48,19 @@ def _arrow(ax, start, end):
                                  shrinkA=28, shrinkB=28))
 
 
+def _check(route, name):
+    if len(route) % 2 == 0 or not all(isinstance(s, tuple) for s in route[::2]) or \
+            not all(isinstance(s, str) for s in route[1::2]):
+        raise ValueError(f"{name!r}: steps (tuples) and all-reduces (strings) must alternate, steps first and last")
+
+
 def plot_replica_dataflow(replicas=2, dataflows=None):
-    """One panel per route, left to right in the order the update runs; one row per replica for the steps
-    before the all-reduce, one box spanning the rows for the all-reduce, then the steps on the sum.
+    """One panel per route, left to right in the order the update runs: one row per replica for the steps
+    before an all-reduce, one box spanning the rows for each all-reduce, then the steps on the sum once.
 
     Args:
         replicas: rows of per-replica steps drawn (2 in the lesson).
-        dataflows: route -> (per-replica steps, all-reduce label, steps on the sum); `DATAFLOWS` if None.
+        dataflows: route -> (steps, all-reduce label, steps, ..., steps); `DATAFLOWS` if None.
 
     Returns:
         a matplotlib Figure, one Axes per route (its title the route's name); each box is a Text artist.
@@ -54,25 +68,32 @@ def plot_replica_dataflow(replicas=2, dataflows=None):
     dataflows = DATAFLOWS if dataflows is None else dataflows
     if replicas < 1:
         raise ValueError(f"replicas must be at least 1, got {replicas!r}")
-    columns = max(len(before) + 1 + len(after) for before, _, after in dataflows.values())
+    for name, route in dataflows.items():
+        _check(route, name)
+    columns = max(sum(len(s) if isinstance(s, tuple) else 1 for s in route) for route in dataflows.values())
     fig, axes = plt.subplots(len(dataflows), 1, figsize=(7.4, 1.35 * len(dataflows) * (1 + 0.35 * (replicas - 1))),
                              layout="constrained", squeeze=False)
     plt.close(fig)  # owned by the caller
     rows = [replicas - 1 - r for r in range(replicas)]  # replica 0 on top
     middle = (replicas - 1) / 2
-    for ax, (route, (before, reduce, after)) in zip(axes[:, 0], dataflows.items()):
+    for ax, (route, segments) in zip(axes[:, 0], dataflows.items()):
+        x, previous = 0, None  # previous: where the last box stood, (x, [y of each replica]) or (x, [middle])
+        for k, segment in enumerate(segments):
+            if isinstance(segment, str):  # an all-reduce: one box, fed by every replica
+                _box(ax, x, middle, segment, _REDUCE)
+                for y in previous[1]:
+                    _arrow(ax, (previous[0], y), (x, middle))
+                previous, x = (x, [middle]), x + 1
+                continue
+            ys = [middle] if k == len(segments) - 1 else rows  # after the last all-reduce: once, on the sum
+            for step in segment:
+                for r, y in enumerate(ys):
+                    _box(ax, x, y, step, _MARKED.get(step, "white"))
+                    if previous is not None:
+                        _arrow(ax, (previous[0], previous[1][r] if len(previous[1]) == len(ys) else middle), (x, y))
+                previous, x = (x, ys), x + 1
         for r, y in enumerate(rows):
             ax.text(-0.55, y, f"replica {r}", ha="right", va="center", fontsize="small", color="0.3")
-            for x, step in enumerate(before):
-                _box(ax, x, y, step, _MARKED.get(step, "white"))
-                if x:
-                    _arrow(ax, (x - 1, y), (x, y))
-            _arrow(ax, (len(before) - 1, y), (len(before), middle))
-        x_reduce = len(before)
-        _box(ax, x_reduce, middle, reduce, _REDUCE)
-        for x, step in enumerate(after, start=x_reduce + 1):
-            _box(ax, x, middle, step, _MARKED.get(step, "white"))
-            _arrow(ax, (x - 1, middle), (x, middle))
         ax.set_xlim(-1.5, columns - 0.4)
         ax.set_ylim(-0.6, replicas - 0.4)
         ax.set_axis_off()

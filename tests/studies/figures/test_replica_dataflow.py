@@ -1,11 +1,12 @@
-"""The dataflow figure of lesson 17: each route's steps in order, per replica before the all-reduce and once
-after it, and Keras's order (clip, then all-reduce) read off a real `optimizer.apply`."""
+"""The dataflow figure of lesson 17: each route's steps in order, per replica before its last all-reduce and
+once after it, stage 1's two all-reduces, and Keras's order (clip, then all-reduce) read off a real
+`optimizer.apply`."""
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from gradlab.studies.figures.replica_dataflow import DATAFLOWS, plot_replica_dataflow
+from gradlab.studies.figures.replica_dataflow import DATAFLOWS, all_reduces, plot_replica_dataflow
 
 
 def _boxes(ax):
@@ -14,28 +15,48 @@ def _boxes(ax):
     return sorted(found, key=lambda b: (b[1], -b[2]))
 
 
-def test_each_route_is_drawn_in_order_per_replica_then_once_on_the_sum():
+def test_each_route_is_drawn_in_order_per_replica_until_its_last_all_reduce_then_once_on_the_sum():
     fig = plot_replica_dataflow(replicas=2)
     assert [ax.get_title(loc="left") for ax in fig.axes] == list(DATAFLOWS)
-    for ax, (before, reduce, after) in zip(fig.axes, DATAFLOWS.values()):
+    for ax, route in zip(fig.axes, DATAFLOWS.values()):
         boxes = _boxes(ax)
-        assert [b[0] for b in boxes] == [s for s in before for _ in range(2)] + [reduce, *after]
-        ys = {b[0]: b[2] for b in boxes[2 * len(before):]}  # the all-reduce and after: between the replicas
-        assert set(ys.values()) == {0.5}
+        want = []
+        for k, segment in enumerate(route):  # per replica twice; an all-reduce and the steps on the sum once
+            once = isinstance(segment, str) or k == len(route) - 1
+            want += [segment] if isinstance(segment, str) else [s for s in segment for _ in range(1 if once else 2)]
+        assert [b[0] for b in boxes] == want
+        for label, _, y in boxes:  # the all-reduces and what follows the last one: between the replicas
+            if label in all_reduces(route) or label in route[-1]:
+                assert y == 0.5, (label, y)
         xs = [b[1] for b in boxes]
         assert xs == sorted(xs)  # left to right is the update's order
+
+
+def test_stage_1_makes_two_all_reduces_the_rows_first_then_the_gradient():
+    # the lesson's count: mirrored fit 1 all-reduce per update, stage 1 2 (4 bytes of rows, then the gradient
+    # inside apply), stage 2 1 (the gradient with the rows)
+    keras_route, stage1, stage2 = DATAFLOWS.values()
+    assert [len(all_reduces(r)) for r in DATAFLOWS.values()] == [1, 2, 1]
+    first, second = all_reduces(stage1)
+    assert "rows" in first and "4 bytes" in first and "gradient" not in first
+    assert "gradient" in second
+    assert stage1[2] == ("÷ B",) and stage1[-1] == ("apply",)  # each replica divides by B between the two
+    ax = plot_replica_dataflow(replicas=2).axes[1]
+    labels = [b[0] for b in _boxes(ax)]
+    assert labels.index(first) < labels.index("÷ B") < labels.index(second) < labels.index("apply")
+    assert labels.count("÷ B") == 2  # on each replica
 
 
 def test_the_clip_is_before_the_all_reduce_in_keras_and_after_it_in_stage_2():
     assert list(DATAFLOWS) == ["mirrored fit (Keras)", "stage 1 (public calls)", "stage 2 (optional: clips the mean)"]
     keras_route, stage1, stage2 = DATAFLOWS.values()
-    assert "clip its part" in keras_route[0] and "clip" in stage2[2]
-    assert "mean loss ÷ R" in keras_route[0] and "÷ B" in stage2[2]
-    # stage 1: divided by B on each replica, before apply's all-reduce sums the parts; nothing clipped
-    assert stage1[0][-1] == "÷ B" and stage1[2] == ("apply",)
-    assert not any("clip" in step for step in (*stage1[0], *stage1[2]))
+    assert "clip its part" in keras_route[0] and "clip" in stage2[-1]
+    assert "mean loss ÷ R" in keras_route[0] and "÷ B" in stage2[-1]
+    assert not any("clip" in step for segment in stage1[::2] for step in segment)  # stage 1 clips nothing
     with pytest.raises(ValueError, match="replicas must be at least 1"):
         plot_replica_dataflow(replicas=0)
+    with pytest.raises(ValueError, match="must alternate"):
+        plot_replica_dataflow(dataflows={"bad": (("a",), "all-reduce")})
 
 
 def test_keras_apply_clips_before_its_all_reduce():
