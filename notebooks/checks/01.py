@@ -21,8 +21,9 @@ assert f"{1e-6 / spacing_top:.0f}" == "134"  # the checkers' tolerance in spacin
 # eps = 2^-23 = 1.2e-07, the spacing at 1; eps x |x| lies between one and two spacings (here 9.2e-09, 1.2)
 assert f"{np.finfo(np.float32).eps:.1e}" == "1.2e-07" and np.finfo(np.float32).eps == 2.0 ** -23
 assert np.spacing(np.float32(1)) == np.finfo(np.float32).eps
-assert spacing_top <= eps_top < 2 * spacing_top and f"{eps_top:.1e}" == "9.2e-09"
-assert f"{eps_top / spacing_top:.1f}" == "1.2"
+_eps_top = np.finfo(np.float32).eps * top  # the fold's quick estimate eps x |x| at 0.077
+assert spacing_top <= _eps_top < 2 * spacing_top and f"{_eps_top:.1e}" == "9.2e-09"
+assert f"{_eps_top / spacing_top:.1f}" == "1.2"
 assert all(np.spacing(np.float32(v)) <= np.finfo(np.float32).eps * v < 2 * np.spacing(np.float32(v))
            for v in (0.077, 0.153, 0.17, 1.0, 1.5, 9.7))  # between one and two, at the values the course compares
 # divide once: equal to the n_i/B weighting
@@ -39,7 +40,7 @@ assert sizes == [32, 32, 32, 4] and max_abs_diff([u - v for u, v in zip(plain, g
 # the plain mean's per-example weights: 1/128 and 1/16, summing to 1, so 1/100 each on average
 assert per_example[0] == 1 / 128 and per_example[-1] == 1 / 16 and len(per_example) == 100
 assert f"{per_example.sum():.3f}" == "1.000" and abs(per_example.mean() - 1 / 100) < 1e-12
-# ... and make the 100 digits count like 1 / sum(w^2) = 1 / (96 / 128^2 + 4 / 16^2) = 46.5 equally weighted ones
+# ... and Kish's effective sample size 1 / sum(w^2) = 1 / (96 / 128^2 + 4 / 16^2) = 46.5 digits of 100
 assert abs(np.sum(per_example ** 2) - (96 / 128**2 + 4 / 16**2)) < 1e-15
 assert f"{1 / np.sum(per_example ** 2):.1f}" == "46.5"
 # the figure's factors
@@ -50,12 +51,14 @@ assert all(d < 1e-6 for d in update_diffs.values()) and len(update_diffs) == 3, 
 assert f"{w_top:.3f}" == "0.153" and all(f"{d:.1e}" == "1.5e-08" for d in update_diffs.values()), update_diffs
 assert w_spacing == float(np.spacing(np.float32(w_top)))
 assert all(f"{d / w_spacing:.1f}" == "1.0" for d in update_diffs.values()), update_diffs
+# the plain sum of 4 equal parts is exactly 4 g_B, to rounding
+assert max_abs_diff(g_sum, [4 * g for g in g_100]) < 1e-6
 # the plain sum of 4 equal parts: SGD's update 3 times its length off, Adam's only a few percent
 assert abs(sum_miss["SGD(0.1)"] - 3.0) < 1e-4, sum_miss
 assert 0.005 < sum_miss["Adam(0.001)"] < 0.1 and f"{sum_miss['Adam(0.001)']:.1%}" == "3.2%", sum_miss
-# time: 4 micro-batches take longer than one batch (the middle half of the per-round ratios above 1); the prose
-# states no digits, which move between runs
-assert time_ratio[0] > 1, time_ratio
+# time: 4 micro-batches take "about twice as long" as one batch: the median of the interleaved per-round
+# ratios, with room for a loaded machine (the middle half above 1); the prose states no digits
+assert time_ratio[0] > 1 and 1.4 < time_ratio[1] < 3.2, time_ratio
 assert per_piece > 0 and abs(per_piece - (np.median(ms["N = 4"]) - np.median(ms["N = 1"])) / 3) < 1e-12
 # memory: yours (or the solution) is gradlab's to the byte; what fits 16 GiB
 assert per_image == memory_budget.activation_bytes_per_row(resnet)  # gradlab's estimate counts the same outputs

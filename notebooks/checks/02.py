@@ -91,6 +91,16 @@ assert steps_256 == [79, 7813] and steps_256 == [-(-20_000 // 256), -(-2_000_000
 sq8 = np.sum((minibatch_grads[8] - stats.grad) ** 2, axis=1)
 se8 = rms[8] / pred[8] * sq8.std(ddof=1) / sq8.mean() / np.sqrt(40) / 2
 assert (_fmt(rms[8] / pred[8], ".2f"), _fmt(se8, ".2f")) == ("1.06", "0.03") and 1.5 < (rms[8] / pred[8] - 1) / se8 < 2.5
+# two standard errors or more, either way, about 5% of the time per row (normal): in one of four rows about 19%
+from math import erf as _erf, sqrt as _sqrt
+_two_se = 1 - _erf(2 / _sqrt(2))
+assert _fmt(_two_se, ".0%") == "5%" and _fmt(1 - 0.95 ** 4, ".0%") == "19%"
+# the model's best rate rises by the same factor as its progress, 2.5 from 32 to 256 (eta_opt and
+# Delta L_opt share the factor 1 / (1 + B_noise / b))
+_rate_model = (1 / (1 + B_noise / 256)) / (1 / (1 + B_noise / 32))
+assert abs(_rate_model - per_update) < 1e-12 and _fmt(_rate_model, ".1f") == "2.5"
+# the three numbers: B_simple 71 and the one-step B_noise 93 to 146 both lie above 03's knee, 32
+assert min(stats.noise_scale, implied(low)) > 32
 # the rho = 0.9 average against the exact value: 0.28 to 3.02 (median 1.10)
 assert (_fmt(ratio_at[0].min(), ".2f"), _fmt(ratio_at[0].max(), ".2f")) == ("0.28", "3.02")
 # Keras's fit draws without replacement: tr(Sigma)/B times (M - B)/(M - 1), 0.936 at B = 256
