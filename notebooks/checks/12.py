@@ -106,7 +106,7 @@ assert max(once_s[2:-1]) == 16384 and fixed_s[-1] == 4096 and max(fixed_s[5:-1])
 assert [keras_s[4 * (u + 1)] for u in (499, 999, 1499, 1999, 2000)] == [2048, 4096, 8192, 16384, 32768]
 assert once_s[500] == 16384 and keras_s[4 * 500] == 16384 / 8
 # What a lower S costs this MLP in float16: nothing flushed even at S = 1; the error is rounding
-assert f"{np.abs(g_32[g_32 != 0]).min():.1e} {2.0 ** -24:.1e}" == "3.9e-07 6.0e-08"
+assert np.abs(g_32[g_32 != 0]).min() > 2.0 ** -24  # above float16's smallest positive number
 assert [n for n, _err, _m in flushed_16.values()] == [0, 0, 0] and list(flushed_16) == [1.0, 2048.0, 16384.0]
 assert {f"{err:.1e}" for _n, err, _m in flushed_16.values()} == {"4.0e-04"}
 # only at S = 1 do the entries below float16's smallest normal lose bits; 2048 (Keras's depth) is 16384's
@@ -164,6 +164,8 @@ assert abs(tested[0.99 ** 4, "fused"][0] - tested[0.99, "keras"][0]) < 0.005
 assert f"{0.99 ** 4:.4f}" == "0.9606"
 assert all(a < last for a, last in tested.values())  # both averages beat the last weights
 assert tested[0.99, "keras"][0] < tested[0.99, "fused"][0]  # at 0.99 Keras's shorter memory wins
+seed_wins = [tested[0.99, "fused"][0] - tested[0.99, "keras"][0], *wins]  # models from seeds 1, 2, 3
+assert min(seed_wins) > 0.005 and f"{min(seed_wins):.3f} {max(seed_wins):.3f}" == "0.016 0.019"
 assert abs(tested[0.9, "keras"][0] - tested[0.9, "fused"][0]) < 0.01  # at 0.9 about equal
 
 # Section 5: BatchNorm's moving statistics. One update of N calls keeps rho^N of the old moving mean and gives
@@ -191,7 +193,8 @@ assert max(float(np.abs(v.numpy() - t).max()) for v, t in zip(
 assert [f"{g:.1e}" for g in bn_gaps["micro"]] == ["2.3e-02", "2.8e-02"]
 assert max(bn_gaps["window"]) < 1e-6 and f"{max(bn_gaps['window']):.1e}" == "7.9e-09"
 assert bn_four["micro"] < 1e-6 and f"{bn_four['micro']:.1e}" == "1.2e-07" and bn_four["window"] > 1e-2  # micro is four calls' moves, printed
-assert np.abs(0.25 * (var_bn + (mu_bn - h.mean(0)) ** 2).sum(0) - h.var(0)).max() < 1e-6  # the window's variance
+# your merge (or the solution) is the moments of all the rows, and one move from it is the large batch's
+assert check_merge(merge_moments) is None and merge_gap < 1e-6 and f"{merge_gap:.1e}" == "3.7e-08"
 large_bn = moving_after(1)  # the large batch's one move: rho of the old, 1 - rho of all B rows' moments
 assert max(np.abs(large_bn[0] - 0.01 * h.mean(0)).max(), np.abs(large_bn[1] - (0.99 + 0.01 * h.var(0))).max()) < 1e-6
 
