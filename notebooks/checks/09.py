@@ -15,10 +15,14 @@ assert round(largest) == 144  # KiB: every running sum is under the 256 KiB the 
 # the loop written by hand carries the counter, the loss and one sum per weight, and gives your sums exactly
 assert explicit_vs_yours == 0.0 and carried == 6, explicit_vs_yours
 assert abs(large_mib / mib(512, alive) - 1) < 0.02 and abs(micro / mib(64, alive) - 1) < 0.02, (large_mib, micro)  # alive predicts
-large_own, one, *tens, grad_64 = own.values()  # five peaks each
-assert len(tens) == 3 and 1.8 * micro < four < 2.2 * micro and four < 100 and large_mib / 4 < 100 < large_mib / 2 and 2 * large_mib / 8 < 100 < 2 * large_mib / 4, four
+large_own, one, ten = own["one large batch of 512"], loop_mib[1], loop_mib[10]  # 5, 9 and 9 readings
+assert 1.8 * micro < four < 2.2 * micro and four < 100 and large_mib / 4 < 100 < large_mib / 2 and 2 * large_mib / 8 < 100 < 2 * large_mib / 4, four
 assert 0.11 < one.max() / large_own.min() < 0.15 and one.max() / one.min() < 1.05 and abs(np.median(one) / micro - 1) < 0.1, own
-assert all(1.1 * micro < ten.min() and ten.max() < large_own.min() for ten in tens), own
+# "with 10 more than one micro-batch in every reading, but never all eight"; "re-runs read 10 anywhere from about two
+# micro-batches' worth to about five": runs read 2.0-2.3 (all nine), 3.8-4.9 (all nine) and mixtures of both
+assert 1.5 * micro < ten.min() and ten.max() < 6 * micro and ten.max() < 0.8 * large_own.min(), (ten, micro)
+# the fresh process, no 1 GiB taken first: "over a third more" (1.36 stored), "near" the benchmark's 328.1
+assert 1.3 * large_mib < fresh_mib < 1.45 * large_mib and abs(fresh_mib / large - 1) < 0.03, (fresh_mib, large_mib)
 assert traces["parallel_iterations=1"].peak < 1.5 * micro < traces["parallel_iterations=10"].peak, traces
 assert all(t.mib.max() <= t.peak + 0.01 for t in traces.values())  # a sample never exceeds the allocator's peak
 # the fit benchmark (memory-benchmark.json)
@@ -28,7 +32,7 @@ assert [round(doubling[N], 2) for N in (4, 8, 16)] == [2.03, 1.73, 1.71]
 assert all(abs(update["accumulating", N, 1] - update[k, N, 1]) < 1.8 for k in ("plain", "keras") for N in (2, 4, 8, 16))
 assert [round(update["accumulating", N, 1] / large, 2) for N in (2, 4, 8, 16)] == [0.5, 0.25, 0.12, 0.06] == [round(1 / N, 2) for N in (2, 4, 8, 16)]
 assert round(update["accumulating", 4, 2] / large, 2) == 0.51 and round(large, 1) == 328.1
-assert large > 1.3 * mib(512, alive)  # the benchmark's large batch, 328.1 MiB, against 241.0 here: it takes no 1 GiB first
+assert large > 1.3 * mib(512, alive)  # the benchmark's large batch, 328.1 MiB, a different measurement (train_on_batch, fresh processes)
 assert all(abs(update[k, N, 1] / large - 1 / N) < 0.01 for k in ("plain", "keras") for N in (2, 4, 8, 16) if (k, N, 1) in update)
 # the Problem's answer, two alive: at least two micro-batches' worth
 assert 1.5 * micro < two.min() and two.max() < 3 * micro, two  # a second alive roughly doubles it (1.9-2.3 stored)
@@ -39,18 +43,19 @@ assert 0 < slope < per_call, (slope, per_call)  # a micro-batch adds less time t
 assert model.count_params() == 203530  # P: the gradient each micro-batch writes and adds into the sum
 
 # overlap's time beside its memory: 1 holds one micro-batch, 2 and 10 more; overlap barely moves the time on this CPU
-assert abs(np.median(overlap_mib[1]) / micro - 1) < 0.1 and all(np.median(overlap_mib[k]) > 1.5 * micro for k in (2, 10)), overlap_mib
+assert abs(np.median(loop_mib[1]) / micro - 1) < 0.1 and all(np.median(loop_mib[k]) > 1.5 * micro for k in (2, 10)), loop_mib
 # "a second iteration alive about doubled the memory; the time moved far less": the memory ratio moves between runs
 # (2.25 stored, 2.05 in a reader's re-run); time with 1 / time with 10 moves too (a loaded nbval run read 1.25, a
 # re-run's middle half 0.97-1.20) and its sign is not pinned: "re-runs fall on either side of 1", within half of 1
 assert 1.7 < two_alive < 2.6 and 1 / 1.5 < q_overlap[1] < 1.5, (two_alive, q_overlap)
-assert np.median(overlap_mib[10]) > 1.8 * np.median(overlap_mib[1]), overlap_mib
-assert np.median(overlap_mib[1]) < np.median(overlap_mib[10]), overlap_mib  # overlap costs memory
-# Problem 2: P = 10^8 float32 parameters, the convnet's 123,392 floats a row at its peak, B = 8192
-P2, B2 = 10**8, 8192
-assert alive == 123392 and round(2 * P2 * 4 / 2**20, 1) == 762.9 and round(mib(1, alive), 2) == round(mib(512, alive) / 512, 2) == 0.47
-balance = 2 * P2 / alive  # rows whose peak equals 2P floats
-assert round(balance, 1) == 1620.9 and round(B2 / balance, 2) == 5.05
-assert min(N for N in (1, 2, 4, 8, 16) if B2 // N < balance) == 8  # the smallest power of two
-assert (round(mib(1024, alive), 1), round(mib(2048, alive), 1), round(3 * P2 * 4 / 2**20, 1)) == (482.0, 964.0, 1144.4)
+assert np.median(loop_mib[10]) > 1.8 * np.median(loop_mib[1]), loop_mib  # overlap costs memory
+# "0.31 ms a call is small beside the convnet's update, over a hundred times longer (the memory table)"
+assert np.median(overlap_ms[1]) > 100 * per_call, (overlap_ms, per_call)
+# Problem 2: an 80 GiB A100 (nvidia-smi: 81,920 MiB), P = 2e9 float32 parameters, 60 MiB a row, B = 2,048
+GiB, P2, B2, ROW = 2**30, 2 * 10**9, 2048, 60 * 2**20
+assert 81920 * 2**20 == 80 * GiB and round(3 * P2 * 4 / GiB, 1) == 22.4 and round(80 - 3 * P2 * 4 / GiB, 1) == 57.6
+room = 80 * GiB - 3 * P2 * 4  # bytes left for activations
+assert round(room / ROW, 1) == 983.9 and (B2 // 2 * ROW / GiB, B2 // 4 * ROW / GiB) == (60.0, 30.0)
+assert min(N for N in (1, 2, 4, 8, 16) if B2 // N * ROW <= room) == 4  # the smallest power of two that fits
+assert round(4 * P2 * 4 / GiB, 1) == 29.8 and f"{80 * GiB / 16:.1e}" == "5.4e+09"  # 4P while a + g forms
 print("lesson 09: every number the prose states checks out")

@@ -43,8 +43,9 @@ assert big["unrolled", 1] > 4 and big["while loop", 4] < 0.7 * big["unrolled", 1
 # quarter of one pass's activations plus the sum and one gradient, is an estimate: the loop reads near it or above"
 # (the allocator may count a chunk up to twice its tensor)
 assert 9 < big["unrolled", 1] < 15 and 0.7 < held["unrolled", 1] < 1.6, (big, held)
-_rule = (big["unrolled", 1] - 1) / 4 + 2
-assert 0.8 < big["while loop", 4] / _rule < 2, (big, _rule)
+assert abs(rule - ((big["unrolled", 1] - 1) / 4 + 2)) < 1e-9 and 0.8 < big["while loop", 4] / rule < 2, (big, rule)
+# "one gradient of the weights, the layers' outputs, 6.6, and ... the hidden layer's output gradient (4,000 x 32, 5.0 gradients)"
+assert round(hidden, 1) == 5.0 and 9 < 1 + 6.6 + hidden < 15
 
 # Dropout: plain fit repeats itself exactly; over three mask seeds your step and AccumulatingModel land about as far
 # from plain fit as plain fit with other masks does ("59% to 64%", "58% to 66%"; all seeded, so fixed)
@@ -59,9 +60,8 @@ assert all(m > 1e-2 for name, ms in drop_miss.items() if name != "plain fit agai
 assert abs(mine_history["loss"][0] - acc_history["loss"][0]) < 1e-6
 assert history["accuracy"][0] == acc_history["accuracy"][0]  # AccumulatingModel logs the large batch's accuracy
 assert max_abs_diff(acc.get_weights(), large.get_weights()) < 1e-6
-assert int(keras_acc.optimizer.iterations) == 10 and applies == 41 and waiting == 1
-assert max_abs_diff(keras_acc.get_weights(), large600.get_weights()) < 1e-6
-assert max_abs_diff(keras_acc.get_weights(), large.get_weights()) > 1e-2
+# the table's Keras column (measured in lesson 10): 611 digits at batch_size=15 are 41 fit steps, 41 // 4 = 10 updates
+assert -(-len(x) // 15) == 41 and 41 // 4 == 10 and 41 % 4 == 1 and len(x) - 600 == 11
 
 class QuarterCheck(MyAccumulatingModel):  # each micro-batch counted 1: the plain mean of means (not shown; 01 measures it)
     def count(self, x, y_pred):
@@ -70,18 +70,15 @@ _quarter = QuarterCheck(fresh(), 4)
 train(_quarter, keras.optimizers.SGD(0.1))
 quarter_miss = max_abs_diff(_quarter.inner.get_weights(), large.get_weights())
 # Masked tokens: counting rows misses ("3.4e-03, 9.6% of the epoch's update"), counting tokens lands ("3.4e-08")
-assert seq_miss["AccumulatingModel"] < 1e-6 and seq_miss["your step, D_i = tokens"] < 1e-6
-assert f"{seq_miss['your step, D_i = tokens']:.1e}" == "3.4e-08"
-_rows_share = share_of(seq_w["your step, D_i = rows"], seq_w["large batch"], tagger().get_weights())
-assert f"{seq_miss['your step, D_i = rows']:.1e} {_rows_share:.1%}" == "3.4e-03 9.6%", (seq_miss, _rows_share)
-assert [int((tokens[8 * i:][:8] > 0).sum()) for i in range(4)] == [122, 94, 76, 83]
-assert token_count is solution_token_count or token_count is my_token_count
-assert abs(seq_logs["your step, D_i = tokens"] - seq_logs["large batch"]) < 1e-6  # "the large batch's logged loss"
+assert seq_miss["AccumulatingModel"] < 1e-6 and seq_miss["tokens"] < 1e-6
+assert f"{seq_miss['tokens']:.1e}" == f"{seq_miss['AccumulatingModel']:.1e}" == "3.4e-08", seq_miss
+assert f"{seq_miss['rows']:.1e} {rows_share:.1%}" == "3.4e-03 9.6%", (seq_miss, rows_share)
+assert abs(seq_logs["tokens"] - seq_logs["large batch"]) < 1e-6  # counting tokens logs the large batch's loss
 # "as in Keras's accumulation": Keras's own accumulation weighs the four means 1/4, as the rows count does
 _keras_seq = tagger()
 train(_keras_seq, keras.optimizers.SGD(0.5, gradient_accumulation_steps=4), 8, data=(tokens, tags))
-assert max_abs_diff(_keras_seq.get_weights(), seq_w["your step, D_i = rows"]) < 1e-6
-assert min(seq_miss["your step, D_i = rows"], quarter_miss) > 1e-3  # "every miss here is above 1e-3"
+assert max_abs_diff(_keras_seq.get_weights(), seq_w["rows"]) < 1e-6
+assert min(seq_miss["rows"], quarter_miss) > 1e-3  # "every miss here is above 1e-3"
 
 # The problems' solutions
 assert max_abs_diff(mine16.inner.get_weights(), large.get_weights()) < 1e-6 and sizes.count(0) == 5
@@ -97,7 +94,7 @@ _W = max(float(np.abs(w).max()) for w in large.get_weights())
 _spacing = float(np.spacing(np.float32(_W)))
 assert f"{_W:.3f}" == "0.424" and f"{_spacing:.1e}" == "3.0e-08" and round(1e-6 / _spacing) == 34, _W
 _right = [max_abs_diff(m.get_weights(), large.get_weights()) for m in (mine.inner, looped.inner, acc, mine16.inner)]
-_right += [max_abs_diff(keras_acc.get_weights(), large600.get_weights()), *weighted_diff.values(),
+_right += [*weighted_diff.values(),
            by_sum["D_i = summed weights"], l2_diff]
 assert max(_right) <= 2 * _spacing and [f"{min(_right):.1e}", f"{max(_right):.1e}"] == ["3.0e-08", "6.0e-08"], _right
 assert max_abs_diff(mine.inner.get_weights(), large.get_weights()) <= _spacing  # "3.0e-08, one float32 spacing"
