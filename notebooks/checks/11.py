@@ -38,7 +38,7 @@ assert noise > 0 and miss(shuffled[:1_000].mean(axis=0)) > 1.5 * noise / np.sqrt
 assert miss(mean_ratio) > 4 * noise / np.sqrt(len(shuffled))  # 0.014 against a noise of about 0.002
 # the notebook's printed noise of the 10,000-split mean is this one ('far above' it: 0.014 vs 0.0015)
 assert abs(mc_noise - noise / np.sqrt(len(shuffled))) < 1e-6 * mc_noise and f"{mc_noise:.4f}" == "0.0015"
-assert miss(mean_ratio) > 5 * mc_noise
+assert miss(mean_ratio) > 5 * mc_noise and 5 < miss(mean_ratio) / mc_noise < 20  # "about a tenth of its miss"
 assert mean_ratio[:16].min() > 1 > mean_ratio[tokens.argmax()]  # short over-, the longest under-weighted
 # the short sequences' tokens gain what the long ones lose: the mean weights still sum to 1
 assert abs(float((mean_ratio * tokens / D).sum()) - 1) < 1e-6
@@ -78,6 +78,8 @@ assert N * 16 == len(x) == 32  # the default row's ω_j N n_i / D is ω_j B / D 
 # ignore_class on the padding's label, without the input mask: the masked divisor D_1, the same loss
 assert abs(ignore_1 - l_1 / valid_i[0]) < 1e-4 * ignore_1 and abs(ignore_1 - masked_1) < 1e-4 * masked_1
 assert f"{ignore_1:.4f}" == f"{masked_1:.4f}"  # the prose gives one number for both
+# a language model's shifted labels, -100 where none: ignore_class=-100 divides by the 15 labels left, 23 - 8
+assert int((lm_labels != -100).sum()) == 15 == valid_i[0] - 8 and abs(lm_1 - lm_sum / 15) < 1e-4 * lm_1, (lm_1, lm_sum)
 assert max(_counted_rows) < 1e-5
 # Keras's accumulation fed the masked loss as it is: the naive rule, as yours
 seq_window = [(ids[o:o + 8], labels[o:o + 8], v) for o, v in zip((0, 8), valid_i)]

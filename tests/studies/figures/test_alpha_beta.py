@@ -78,3 +78,25 @@ def test_the_legend_gives_the_slope_in_the_titles_unit():
     assert r"$\beta$ = 2500.00 GiB/s" in ax.get_title()
     assert [label.get_text() for label in ax.get_yticklabels()] == ["1.00"]  # 1.0 and 1.0031: one label, not two
     assert ax.get_legend().get_texts()[1].get_text() == "fitted line: 1.00 ms + M / (2500.00 GiB/s)"
+
+
+def test_held_out_points_are_drawn_hollow_and_the_line_spans_them():
+    # fitted 64 KiB to 8 MiB; held out 4 bytes and 6.21 MiB (6,512,680 bytes), as lesson 16 times them
+    sizes, times = [2 ** 16, 2 ** 19, 2 ** 21, 2 ** 23], [0.51, 0.55, 0.76, 2.26]
+    fig, _ = plot_alpha_beta(sizes, times, 0.42, 1 / (4.31 * GIB / 1000), 2, log=True,
+                             held_out=([4, 6_512_680], [0.62, 1.69]))
+    ax = fig.axes[0]
+    points, line, held = ax.lines[:3]
+    assert held.get_xdata().tolist() == [4 / 2 ** 20, 6_512_680 / 2 ** 20] and held.get_ydata().tolist() == [0.62, 1.69]
+    assert held.get_markerfacecolor() == "none" and "held out" in held.get_label()
+    assert line.get_xdata()[0] == pytest.approx(4 / 2 ** 20) and line.get_xdata()[-1] == pytest.approx(8)
+    fig.canvas.draw()
+    # 0.55 sits 3 % of the time axis above 0.51; 2 MiB 10 % of the size axis right of 512 KiB, 8 MiB 2 % right
+    # of 6.21 MiB: their ticks are left out
+    assert [label.get_text() for label in ax.get_yticklabels()] == ["0.51", "0.62", "0.76", "1.69", "2.26"]
+    assert [label.get_text() for label in ax.get_xticklabels()] == ["4 B", "64 KiB", "512 KiB", "6.21 MiB"]
+
+
+def test_held_out_needs_one_time_per_size():
+    with pytest.raises(ValueError):
+        plot_alpha_beta([2 ** 14, 2 ** 20], [0.1, 1.0], 0.1, 1 / 2 ** 20, 2, log=True, held_out=([4, 8], [0.1]))
