@@ -17,8 +17,7 @@ assert [m.tolist() for m in plain_mean(grads_list)] == [[4.0, 3.0], 2.0]
 assert max_abs_diff(weighted_mean(grads_list, [2, 1, 1]), host_average(grads_list, counts=[2, 1, 1])) == 0
 assert max_abs_diff(plain_mean(grads_list), host_average(grads_list)) == 0
 
-# your weighted_mean, graph half and loop are the lesson's (a passing version of yours, or the solution)
-assert weighted_mean in (my_weighted_mean, solution_weighted_mean)
+# your graph half and loop are the lesson's (a passing version of yours, or the solution)
 assert averaged_and_apply in (my_averaged_and_apply, solution_averaged_and_apply)
 assert train_host_averaged in (my_train_host_averaged, solution_train_host_averaged)
 
@@ -30,35 +29,20 @@ assert relative_error(mean, large) < 1e-6 and f"{relative_error(mean, large):.1e
 assert max_abs_diff(mean, host_average(fetched)) == 0  # "exactly (0.0)"
 assert diff == 0  # feeding the mean back: w - 0.1 * mean exactly
 
-# three updates: N = 4 against N = 1, your TF2 step, gradlab's two: one float32 step at the largest
-# weight (0.159: 1.5e-08) at most, and a gap relative to the weights' move that is rounding
-w_top = max(float(np.abs(w).max()) for w in large_weights)
-for weights, reference in ((hand_weights, hand_large), (my_weights, large_weights),
-                           (host_weights, large_weights), (v1_weights, large_weights)):
-    assert max_abs_diff(weights, reference) <= spacing(w_top), max_abs_diff(weights, reference)
-    assert gap_to_update(weights, reference) < 1e-5, gap_to_update(weights, reference)
-assert f"{max_abs_diff(hand_weights, hand_large):.1e}" == "1.5e-08"
+# three updates: N = 4 against N = 1, your TF2 step, gradlab's two: one float32 spacing at the largest
+# weight (0.159: 1.5e-08) at most
 top = max(float(np.abs(w).max()) for w in hand_large)  # the largest weight: one float32 step there
 assert f"{top:.3f}" == "0.159" and f"{np.spacing(np.float32(top)):.1e}" == "1.5e-08"
-# trained three updates two ways, the weights differ by at most one np.spacing at the largest weight
+w_top = max(float(np.abs(w).max()) for w in large_weights)
 assert f"{w_top:.3f}" == "0.159" and spacing(w_top) == spacing(top)
-largest_gap = max(max_abs_diff(w, r) for w, r in ((hand_weights, hand_large), (my_weights, large_weights),
-                                                  (host_weights, large_weights), (v1_weights, large_weights)))
-assert largest_gap <= spacing(top) and f"{largest_gap:.1e}" == "1.5e-08", largest_gap
-assert max_abs_diff(hand_weights, hand_large) <= spacing(top)  # "one float32 step"
-assert [f"{gap_to_update(w, r):.1e}" for w, r in ((hand_weights, hand_large), (host_weights, large_weights),
-                                                 (v1_weights, large_weights))] == ["4.7e-07", "4.9e-07", "5.1e-07"]
-assert f"{gap_to_update(my_weights, large_weights):.1e}" == "5.1e-07"  # your TF2 step, as printed
-assert gap_to_update(hand_weights, hand_large) < 1e-6 < plain_error  # under a millionth; the plain miss far above
-# lesson 01's yardstick: one spacing, np.spacing(np.float32(x)); a relative gap compares with 1, where one spacing is
-# eps (1.2e-07): the gradients' 1.1e-07 is about one spacing.
-# Weights compare by max |diff| with np.spacing at the largest weight (above); the move-relative gaps the prose
-# quotes (4.7e-07) are printed beside them, not measured in eps
+pairs = ((hand_weights, hand_large), (my_weights, large_weights), (host_weights, large_weights),
+         (v1_weights, large_weights))
+for weights, reference in pairs:
+    assert max_abs_diff(weights, reference) <= spacing(w_top), max_abs_diff(weights, reference)
+    assert f"{max_abs_diff(weights, reference):.1e}" == "1.5e-08"  # each printed line's, as the prose states
+# lesson 01's yardstick: a relative gap compares with 1, where one spacing is eps (1.2e-07): 1.1e-07 is about one
 eps = float(np.finfo(np.float32).eps)
 assert f"{eps:.1e}" == "1.2e-07" and eps == np.spacing(np.float32(1)) and 0.5 < relative_error(mean, large) / eps <= 1
-assert f"{gap_to_update(hand_weights, hand_large):.1e}" == "4.7e-07"  # cell 15
-# measured against the move, a gap of one spacing at the largest weight comes to more than eps
-assert max_abs_diff(hand_weights, hand_large) <= spacing(top) and gap_to_update(hand_weights, hand_large) > eps
 
 # 63 = 16 + 16 + 16 + 15: the plain mean's miss is the weight mismatch 1/84 times the spread
 assert f"{plain_error:.1e}" == "2.4e-02" and f"{spread:.2f}" == "2.05"
@@ -69,45 +53,14 @@ assert 0.5 < weighted_error / float(np.finfo(np.float32).eps) < 1.5
 assert (Fraction(1, 4) - Fraction(16, 63), Fraction(1, 4) - Fraction(15, 63)) == (Fraction(-1, 252),
                                                                                   Fraction(1, 84))
 
-# the share form: your shares (or the solution's), added, are weighted_mean on the 63 to rounding
-assert share_grads in (my_share_grads, solution_share_grads)
-assert f"{relative_error(added, weighted):.1e}" == "1.2e-07"  # the prose: 1.2e-07 relative
-assert relative_error(added, weighted) < 1e-6
-
 # the problems' answers
 assert max_abs_diff(one_update(0.1 / 4, [sum(g) for g in zip(*fetched)]), one_update(0.1, mean)) == 0
 gap3 = max_abs_diff(one_update(0.1 / 3, [sum(g) for g in zip(*fetched[:3])]),
                     one_update(0.1, plain_mean(fetched[:3])))
 assert 0 < gap3 <= spacing(w_top)  # problem 1: 1.5e-08, one float32 step
 assert f"{gap3:.1e}" == "1.5e-08"
-assert gap_to_update(one_update(0.1 / 4, summed), one_update(0.1, mean)) == 0  # the prose's 0.0e+00
-gap3_move = gap_to_update(one_update(0.1 / 3, [sum(g) for g in zip(*fetched[:3])]),
-                          one_update(0.1, plain_mean(fetched[:3])))
-assert gap3_move < 1e-6 and f"{gap3_move:.1e}" == "4.9e-07"  # printed beside it: 4.9e-07 of the move
-ratio = f"{size(adam_change(summed, 1e-3 / 4)) / size(mean_change):.3f}"
-assert ratio == "0.252", ratio  # Adam nearly ignores N (lesson 01: 3.2%); the sum at lr / N moves about 1/N
-# why 0.252, not 0.250: Adam's first step, as Keras takes it, is lr sqrt(1 - b2) / (1 - b1) * m / (sqrt(v) + eps_hat)
-# with m = (1 - b1) g, v = (1 - b2) g^2; eps_hat = 1e-7 damps the mean's four-times-smaller entries more
-adam = keras.optimizers.Adam(1e-3)
-assert adam.epsilon == 1e-7 and (adam.beta_1, adam.beta_2) == (0.9, 0.999)
-def adam_first_step(feed, lr, eps_hat):  # entries where g = 0 do not move (0, not 0/0 at eps_hat = 0)
-    steps = []
-    for g in (np.asarray(g, np.float64) for g in feed):
-        num, den = lr * np.sqrt(1 - 0.999) / (1 - 0.9) * (1 - 0.9) * g, np.sqrt((1 - 0.999) * g ** 2) + eps_hat
-        steps.append(np.divide(num, den, out=np.zeros_like(g), where=den > 0))
-    return steps
-adam_ratio = lambda eps_hat: size(adam_first_step(summed, 1e-3 / 4, eps_hat)) / size(adam_first_step(mean, 1e-3, eps_hat))
-assert f"{adam_ratio(1e-7):.3f}" == "0.252" and f"{adam_ratio(0.0):.3f}" == "0.250", (adam_ratio(1e-7), adam_ratio(0.0))
-assert abs(adam_ratio(1e-7) - size(adam_change(summed, 1e-3 / 4)) / size(mean_change)) < 1e-4
-# the prose: eps acts as 3.2e-06 beside |g| on a first step (beta_2 = 0.999); at eps = 1e-12 Keras's ratio is 0.250
-assert f"{1e-7 / np.sqrt(1 - adam.beta_2):.1e}" == "3.2e-06"
-ratio_12 = size(adam_change(summed, 1e-3 / 4, 1e-12)) / size(adam_change(mean, 1e-3, 1e-12))
-assert f"{ratio_12:.3f}" == "0.250", ratio_12
-# the prose's form of that first step: lr g / (|g| + eps_hat / sqrt(1 - b2)) in each entry
-prose_step = [1e-3 * g / (np.abs(g) + 1e-7 / np.sqrt(1 - 0.999)) for g in (np.asarray(g, np.float64) for g in mean)]
-assert max_abs_diff(prose_step, adam_first_step(mean, 1e-3, 1e-7)) < 1e-15
 # the relative gaps the lesson calls rounding (gradients) are a few eps at most
-assert all(r < 2 * eps for r in [relative_error(mean, large), weighted_error, relative_error(added, weighted)])
+assert all(r < 2 * eps for r in [relative_error(mean, large), weighted_error])
 
 # what host averaging moves: this MLP at N = 4, in MiB, as the prose rounds them
 assert P == 203_530 and N == 4 and G == 4 * P and MiB == 2 ** 20
