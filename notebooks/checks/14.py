@@ -36,8 +36,11 @@ assert all(0.3 < share_of_plain[n] < 0.75 for n in rc + ("N=4",)), share_of_plai
 assert share_of_plain["yours"] > 0.8, share_of_plain  # "yours saves nothing": about plain's
 # "together they add less than N = 4 alone" (N = 4's readings spread least: a gap of a few MiB)
 assert median["N=4 and recompute"] < median["N=4"] and share_of_plain["N=4 and recompute"] < 0.5, share_of_plain
-# "the budget lands within a fifth either way" of plain's median (runs: 24.5 to 28.1 MiB against 27.44)
-assert 0.8 < budget_update["plain"] / median["plain"] < 1.25, median
+# "for the levers it sits above every median; for plain it lands close": budget / measured
+# (runs: levers 1.06 to 1.34, plain 0.99 to 1.12: plain's lands close, on either side of 1)
+over = {n: budget_update[n] / median[n] for n in rc + ("N=4", "N=4 and recompute")}
+assert all(1.0 < r < 1.4 for r in over.values()), over
+assert 0.9 < budget_update["plain"] / median["plain"] < 1.3, median
 # the figure: the levers' ticks near or under their bars, yours' far above the bar of a rebuild
 for n in rc + ("N=4", "N=4 and recompute"):
     assert whole[n] < budget(**levers.get(n, levers["tf.recompute_grad"])) / MiB + 4, whole
@@ -62,9 +65,13 @@ assert all(again_m[n] < 0.75 * again_m["plain"] for n in ("yours, waiting", "tf.
 # the costs: multiply-adds (fixed) and one timing conclusion
 assert round((fwd + bwd + rebuilt) / (fwd + bwd), 2) == 1.16 and 4 * (3 * len(macs) - 1) == 116 and 3 * len(macs) - 1 == 29
 sh = {n: float(np.median(s)) for n, s in share.items()}  # the three blocks' median, against plain's
-# "a quarter of the rows takes more than a quarter of plain's time" (stored 0.36; fixed costs per pass)
+# "a quarter of the rows takes more than a quarter of plain's time" (stored 0.38; fixed costs per pass)
 assert sh["plain, 256 rows"] > 0.25, share
-# the prose ranks no lever's time: loaded runs have read recomputation anywhere from 0.94x to 1.53x plain's
+# the levers' times are stated as this run's readings; only wide bands are checked (runs have read
+# recomputation 0.94x to 1.53x plain's, N = 4 1.07x to 1.41x, both 1.50x to 1.56x)
+assert 0.8 < sh["tf.recompute_grad"] < 1.8 and 0.95 < sh["N=4"] < 2.0 and 0.95 < sh["N=4 and recompute"] < 2.2, sh
+# "N = 4 takes less than four lone 256-row updates" (stored 1.37x against 1.50x): one call, one apply
+assert sh["N=4"] < 1.1 * 4 * sh["plain, 256 rows"], sh
 
 # where to checkpoint: segments of 1, 2, 4 blocks, and N = 4 with one-block segments (budget, extra work)
 seg = [segments(k, N) for k, N in ((1, 1), (2, 1), (4, 1), (1, 4))]
