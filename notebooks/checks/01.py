@@ -18,12 +18,11 @@ assert f"{spacing_top:.1e}" == "7.5e-09"
 assert all(1 <= d / spacing_top < 10 for d in proofs.values()), proofs  # a few spacings, under ten: rounding
 assert [f"{d / spacing_top:.1f}" for d in proofs.values()] == ["2.8", "3.0"], proofs
 assert f"{1e-6 / spacing_top:.0f}" == "134"  # the checkers' tolerance in spacings
-# eps = 2^-23 = 1.2e-07, the spacing at 1; eps x |x| lies between one and two spacings (here 9.2e-09, 1.2)
+# eps = 2^-23 = 1.2e-07, the spacing at 1; eps x |x| lies between one and two spacings
 assert f"{np.finfo(np.float32).eps:.1e}" == "1.2e-07" and np.finfo(np.float32).eps == 2.0 ** -23
 assert np.spacing(np.float32(1)) == np.finfo(np.float32).eps
 _eps_top = np.finfo(np.float32).eps * top  # the fold's quick estimate eps x |x| at 0.077
-assert spacing_top <= _eps_top < 2 * spacing_top and f"{_eps_top:.1e}" == "9.2e-09"
-assert f"{_eps_top / spacing_top:.1f}" == "1.2"
+assert spacing_top <= _eps_top < 2 * spacing_top
 assert all(np.spacing(np.float32(v)) <= np.finfo(np.float32).eps * v < 2 * np.spacing(np.float32(v))
            for v in (0.077, 0.153, 0.17, 1.0, 1.5, 9.7))  # between one and two, at the values the course compares
 # divide once: equal to the n_i/B weighting
@@ -56,10 +55,6 @@ assert max_abs_diff(g_sum, [4 * g for g in g_100]) < 1e-6
 # the plain sum of 4 equal parts: SGD's update 3 times its length off, Adam's only a few percent
 assert abs(sum_miss["SGD(0.1)"] - 3.0) < 1e-4, sum_miss
 assert 0.005 < sum_miss["Adam(0.001)"] < 0.1 and f"{sum_miss['Adam(0.001)']:.1%}" == "3.2%", sum_miss
-# time: 4 micro-batches take "about twice as long" as one batch: the median of the interleaved per-round
-# ratios, with room for a loaded machine (the middle half above 1); the prose states no digits
-assert time_ratio[0] > 1 and 1.4 < time_ratio[1] < 3.2, time_ratio
-assert per_piece > 0 and abs(per_piece - (np.median(ms["N = 4"]) - np.median(ms["N = 1"])) / 3) < 1e-12
 # memory: yours (or the solution) is gradlab's to the byte; what fits 16 GiB
 assert per_image == memory_budget.activation_bytes_per_row(resnet)  # gradlab's estimate counts the same outputs
 assert [budget(params, per_image, 256, N) for N in (1, 2, 4, 8)] == [p["total"] for p in parts]
