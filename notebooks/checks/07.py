@@ -113,7 +113,7 @@ assert all(abs(gap[n]["final"][0]) < gap[n]["final"][1] for n in (5, 10, 20))  #
 # flat_grad traces once per input shape and mode: micro-batches of 5 and batches of 100, off and on
 assert flat_grad.experimental_get_tracing_count() == 4
 
-# the stored runs' seconds: N = 20's 10 runs 7.8 minutes, N = 1's 2.1, 17 in all (the regeneration time)
+# the stored runs' seconds: 17 minutes in all (the regeneration time the text states); the rows' minutes as printed
 assert (rnd(minutes[20], 1), rnd(minutes[1], 1)) == (7.8, 2.1) and round(sum(minutes.values())) == 17
 assert [len(set(checkpoints(n, repro["updates"]))) for n in (20, 1)] == [200, 10]  # distinct evaluations
 
@@ -124,10 +124,6 @@ assert sum(m + h < 0 for m, h in learning) == 2 and sum(m - h > 0 for m, h in le
 # one evaluation's sampling noise at 95%: 0.69 points on 1,000 digits, 0.22 on his 10,000
 assert (rnd(se[1_000], 2), rnd(se[10_000], 2)) == (0.69, 0.22) and lift[20] > lift[1]
 
-# the cost, timed live (varies between runs): an N = 20 update "a few times" an N = 1 update; evaluating
-# "a small share" of a run, so the stored minutes are mostly training; wide bands for a loaded machine
-assert 1.5 < ratio < 8, timed
-assert share[20] < 0.25 and share[1] < share[20], (share, timed)
 assert gap[5]["same"][0] - gap[5]["same"][1] > 0  # the one above: N = 5 on the same 11
 
 # problem 2: seeds for N = 5's gap on the same 11 (+0.25 +- 0.24 from 10 seeds)
@@ -138,5 +134,16 @@ assert rnd(half5 * np.sqrt(10 / 40), 2) == 0.12 and rnd(half5 * np.sqrt(10 / 40)
 grid = np.linspace(0.0, 2.023, 200_001)
 pdf = (1 + grid**2 / 39) ** -20 * math.gamma(20) / (math.sqrt(39 * math.pi) * math.gamma(19.5))
 assert abs(0.5 + np.trapezoid(pdf, grid) - 0.975) < 1e-4
+
+# his own table: N = 20 - N = 1 = +0.2 +- 0.24 points (unpaired, his population stds made sample stds)
+assert rnd(mean20 - mean1, 2) == 0.2 and rnd(his_half, 2) == 0.24 and his_half > mean20 - mean1  # holds 0
+grid18 = np.linspace(0.0, 2.101, 200_001)  # Student's t at 18 degrees of freedom: 2.101 is its 97.5% quantile
+pdf18 = (1 + grid18**2 / 18) ** -9.5 * math.gamma(9.5) / (math.sqrt(18 * math.pi) * math.gamma(9))
+assert abs(0.5 + np.trapezoid(pdf18, grid18) - 0.975) < 1e-4
+
+# problem 3: the best of n independent evaluations, 0.69 points each
+assert (rnd(expected_max[200], 2), rnd(expected_max[10], 2)) == (2.75, 1.54)
+assert rnd(expected_max[200] * se[1_000], 1) == 1.9 and rnd(expected_max[10] * se[1_000], 2) == 1.06
+assert rnd(expected_max[200] * se[1_000] / lift[20], 1) == 4.5 and (rnd(lift[20], 2), rnd(lift[1], 2)) == (0.42, 0.09)
 
 print("lesson 07: every number the prose states checks out")
