@@ -1,8 +1,8 @@
 """Memory over one call, drawn: the traces of `gradlab.studies.memory_trace.trace`, one panel each.
 
 Each panel draws one trace (MiB above the start against ms since the call began) as a step
-line, and the allocator's own peak as a dashed line of the same colour: the samples are
-snapshots and can miss a short spike, the peak cannot. The panels share both axes, so levels
+line, and the allocator's own peak as a dashed line of the same colour, each panel's legend in
+its colour: the samples are snapshots and can miss a short spike, the peak cannot. The panels share both axes, so levels
 and times compare down the column.
 
 Lesson: notebooks/14-memory.ipynb
@@ -57,19 +57,17 @@ def plot_memory_trace(traces, labels, peaks=None, title="What the allocator hold
                              figsize=(7.0, 0.95 * len(series) + 1.0), layout="constrained")
     plt.close(fig)  # owned by the caller: a cell ending with the call shows it once
     for ax, (label, ms, mib, peak), color in zip(axes[:, 0], series, COLORS * len(series)):
-        ax.step(ms, mib, where="post", color=color, lw=1.2, label="sampled")
+        ax.step(ms, mib, where="post", color=color, lw=1.2, label="sampled by a thread")
         text = label
         if peak is not None:
-            ax.axhline(peak, color=color, ls="--", lw=1, label="allocator's peak")
+            ax.axhline(peak, color=color, ls="--", lw=1, label="allocator's own peak")
             text += f": peak {peak:.1f} MiB"
         ax.text(0.01, 0.92, text, transform=ax.transAxes, va="top", fontsize="small", color=color)
+        ax.legend(loc="upper right", ncols=2, fontsize="x-small", frameon=False)  # in the panel's colour
         ax.grid(axis="y", alpha=0.3)
     top = max(max(float(mib.max()), peak or 0.0) for _, _, mib, peak in series)
     axes[0, 0].set_ylim(0, 1.35 * top if top > 0 else 1.0)  # shared: room above for each panel's label
     axes[-1, 0].set_xlabel("ms since the update began")
     fig.supylabel("MiB above the start", fontsize="medium")
     fig.suptitle(title, fontsize="medium")
-    handles = [plt.Line2D([], [], color="grey", lw=1.2), plt.Line2D([], [], color="grey", ls="--", lw=1)]
-    fig.legend(handles, ["sampled by a thread", "allocator's own peak (a sample can miss a spike)"],
-               loc="outside lower center", ncols=2, fontsize="small", frameon=False)
     return fig

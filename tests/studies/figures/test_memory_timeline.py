@@ -25,6 +25,11 @@ def test_each_trace_gets_a_panel_with_its_samples_and_its_peak():
     assert [t.get_text() for t in panels[0].texts] == ["plain: peak 7.0 MiB"]
     assert [t.get_text() for t in panels[1].texts] == ["recomputed: peak 3.0 MiB"]
     assert panels[0].get_ylim() == panels[1].get_ylim() and panels[0].get_ylim()[0] == 0  # shared, from 0
+    for ax in panels:  # each panel's legend names both lines, drawn in the panel's own colour
+        legend = ax.get_legend()
+        assert [t.get_text() for t in legend.get_texts()] == ["sampled by a thread", "allocator's own peak"]
+        assert {h.get_color() for h in legend.legend_handles} == {ax.lines[0].get_color()}
+    assert panels[0].lines[0].get_color() != panels[1].lines[0].get_color()
 
 
 def test_peaks_given_apart_override_and_two_field_traces_draw_none():
