@@ -145,5 +145,10 @@ assert batch_failure == "Cannot batch tensors with different shapes in component
 assert own_error < 1e-5 and f"{own_error:.1e}" == "1.1e-06"
 assert [f"{w:.3f}" for w in own_weights] == [f"{w:.3f}" for w in weight_i] == ["0.210", "1.790"]
 
+# the opening: 01's Problem 3, 10 and 90 tokens at mean losses 4.0 and 2.0
+assert (4.0 + 2.0) / 2 == 3.0 and abs((10 * 4.0 + 90 * 2.0) / 100 - 2.2) < 1e-12
+# the table's other rows in spacings at the largest entry: rounding on both (1.1 and 4.0 here)
+assert max(at_top.values()) < 10 and f"{at_top['digits']:.1f} {at_top['sequences']:.1f}" == "1.1 4.0", at_top
+
 
 print("lesson 11: every number the prose states checks out")

@@ -52,6 +52,7 @@ assert f"{one_update:.3f} {w_gap(w_after['keras'], clean) / one_update:.2f}" == 
 # the yardstick: two clean batches' updates differ by more than Keras's mixed update is off
 assert f"{spread:.3f}" == "0.014" and spread > w_gap(w_after["keras"], clean)
 assert state[1][:3] == (16384.0, 0, 1) and f"{state[1][3]:.3f}" == "0.173"
+assert counted == [1, 1, 2, 3, 4, 5] and int(replay_lso.iterations) == 2  # the replay in the open
 assert [s[2] for s in state] == [1, 1, 2, 3, 4, 5]  # the folded trace: the skipped apply 2 leaves _iterations at 1
 assert row == [1, None, 1, 2, 2, "held"]
 assert ref["x[:16] + x2[:16], then x2[16:] + x3[:16]"] < 1e-6
@@ -201,6 +202,7 @@ assert max(np.abs(large_bn[0] - 0.01 * h.mean(0)).max(), np.abs(large_bn[1] - (0
 # The fix in your own step
 assert check_accumulate(accumulate_step) is None  # the step the lesson uses matches fused, run again
 assert f"{fix_gap:.1e}" == "3.0e-08" and fix_gap < 1e-6 and fix_scales == [16384, 16384]
+assert oracle_gap < 1e-6 and oracle_scale == 16384, (oracle_gap, oracle_scale)  # the independent oracle
 
 # The answers to the two problems, recomputed (the lesson's Problems cell states them)
 
