@@ -24,12 +24,17 @@ assert 0 < budget(1024, 1, True) - budget(1024, 4, False) < 1024 * 1024 * 4  # n
 assert [round(budget(**lever) / MiB, 2) for lever in levers.values()] == [34.91, 22.91, 22.04, 19.04]
 assert [round(budget_update[n], 2) for n in ("plain", "tf.recompute_grad", "N=4")] == [27.44, 15.44, 14.57]
 assert round(held_before, 2) == 7.47 and round(budget(**levers["plain"]) / MiB - 7.47, 2) == 27.44
-assert block_apart == 0.0, block_apart  # four Blocks, keras.remat: exact
+assert block_apart == 0.0, block_apart  # four Blocks, tf.recompute_grad: exact
+# the budget to play with: the smallest N under a limit (fixed)
+assert fits == {(16, False): None, (16, True): None, (18, False): 14, (18, True): 7,
+                (20, False): 7, (20, True): 3, (25, False): 3, (25, True): 1}, fits
+assert [round(budget(1024, n, rc) / MiB, 2) for n, rc in ((7, False), (3, True))] == [19.59, 19.97]
+assert round(budget(1024, 1024, False) / MiB, 2) == 16.30 and round(untouched, 2) == 16.28
 
 # what one update adds, measured: medians of nine, read as conclusions with wide bands
 assert all(0 <= net.held_mib - 4 * P / MiB < 1 for net in nets.values())  # held: the weights and a little state
 assert abs(batch_mib - (xb.shape[0] * 4 * 784 + yb.shape[0] * 8) / MiB) < 0.01, batch_mib  # the batch
-rc = ("tf.recompute_grad", "scope on Blocks")
+rc = ("tf.recompute_grad", "scope on Blocks") if "scope on Blocks" in nets else ("tf.recompute_grad",)  # Keras 3.9+
 share_of_plain = {n: median[n] / median["plain"] for n in median}
 # "both levers about halve the update" (stored run 0.47 to 0.53; loaded runs have read up to 0.60)
 assert all(0.3 < share_of_plain[n] < 0.75 for n in rc + ("N=4",)), share_of_plain
@@ -51,6 +56,7 @@ assert all(tr.peak >= tr.mib.max() - 1e-9 for tr in traces.values()) and len(mar
 assert all(0 < m[0] < tr.ms[-1] for m, tr in zip(marks.values(), traces.values())), marks
 assert list(traces) == ["plain", "yours", "tf.recompute_grad", "N=4"], list(traces)
 peaks = {n: tr.peak for n, tr in traces.items()}
+assert traces["plain"].ms[-1] > np.median(fastest["plain"]), "read heights, not durations: the sampler slows an update"
 assert peaks["tf.recompute_grad"] < 0.8 * peaks["plain"] and peaks["yours"] > 0.8 * peaks["plain"], peaks
 
 # yours with a wait: the graph's products (fixed), and what one update adds (a wide band)

@@ -12,6 +12,7 @@ assert divisors_63 == ["64", "62"], divisors_63  # Keras's mean loss: n_r R, not
 # Keras's summed gradient is lesson 04's plain mean (04 prints its miss of g_B on these digits, 1.2e-03)
 assert f"{keras_miss:.1e}" == "1.2e-03" and keras_plain < 1e-6
 assert f"{keras_plain:.1e}" == "0.0e+00"  # "the plain mean exactly"
+assert f"{keras_rel:.1%}" == "1.0%"  # the miss over |g_B|, as lesson 04 measures it
 assert f"{sum_miss:.1e}" == "3.7e-08" and f"{sum_miss / spacing_63:.0f}" == "5"  # the loss sums over 63: rounding
 
 # Keras's 1/R in the scope, outside it and in a replica (the first 4 digits)
@@ -35,7 +36,7 @@ if sum_and_count is solution_sum_and_count:  # the digits the prose states, from
     assert f"{sum_count_gaps['gradient']:.1e}" == "3.0e-08" == f"{gap_once_8:.1e}" == f"{gap_naive_8:.1e}"
     assert sum_count_gaps["loss"] == 0 and f"{sum_count_gaps['gradient'] / spacing_31:.0f}" == "4"  # "4 spacings"
 # The timing varies between runs: only the conclusion the prose draws, with room for the spread
-# "at N = 8 naive takes about twice as long in this run, about 0.3 ms for each extra all-reduce": this run's readings,
+# "at N = 8 naive took about twice as long in this run, a few tenths of a ms for each extra all-reduce": this run's readings,
 # checked only as "longer, by a positive cost per all-reduce"
 assert ratio_8 > 1.2 and extra_ms[8] > 0  # naive's 7 extra all-reduces at accum_steps = 8 slow the update
 # "the once curve rises too": at a fixed batch of 31, once at accum_steps = 8 is slower than at 1
