@@ -9,14 +9,11 @@ import numpy as np
 assert mine == worst < 1e-5 and np.isclose(paired(accumulated, large).mean(), 100 * accuracy_change)
 assert np.all(paired(accumulated, large) == 0) and f"{accs.mean():.1f} ± {accs.std(ddof=1):.1f}" == "93.4 ± 0.8"
 assert f"{mine:.1e}" == "7.2e-07"
-assert round(mine / np.spacing(np.float32(1))) == 6  # "about six float32 spacings at a loss of 1"
-assert f"{np.spacing(np.float32(1)):.1e}" == "1.2e-07"
-# "about three at the largest loss (2.5)": np.spacing there is 2^-22, 3.0 of them (lesson 01's eps x value: 2.45)
-top = max(float(np.max(r.losses)) for g in (large, accumulated) for r in g.results)
-assert f"{top:.1f}" == "2.5" and round(mine / np.spacing(np.float32(top))) == 3, (top, mine / np.spacing(np.float32(top)))
-assert 2.4 < mine / (np.finfo(np.float32).eps * top) < 2.5
-# LayerNorm: one update under one spacing at the largest weight
-assert layernorm_gap < np.finfo(np.float32).eps * max(float(np.abs(w).max()) for w in after["large_batch"] + after["fused"])
+# the answer: the largest gap, 7.2e-07, is six float32 spacings (1.2e-07) at the loss where it occurs (1.96)
+assert where[0] == mine and f"{at_loss:.2f}" == "1.96" and round(mine / np.spacing(np.float32(at_loss))) == 6
+assert f"{np.spacing(np.float32(at_loss)):.1e}" == "1.2e-07"
+# LayerNorm: "6.0e-08 here, one spacing at the weight where it occurs"; tolerant: under two spacings there
+assert layernorm_gap <= 2 * np.spacing(np.float32(abs(layernorm_w))) and layernorm_gap < 1.2e-7, (layernorm_gap, layernorm_w)
 
 # the four settings
 sigma = accs.std(ddof=1)  # the seeds' spread at B = 100: 0.78
@@ -108,7 +105,7 @@ assert (a_out, t) == (4 * (128 + 4 * (1024 + 128) + 10), 4 * (1024 + 128))  # le
 assert [f"{totals[d]:.2f}" for d in ("float32", "bfloat16")] == ["34.91", "18.99"], totals
 assert float(tf.cast(tf.constant(1 + 2**-9), tf.bfloat16)) == 1.0
 assert gap64.max() < 1e-12 < 1e-5 < gap.max(), (gap64.max(), gap.max())
-# Your turn 1: within 4.8e-07 for 35 updates, 1.0e-05 at update 36, 3.0e-03 at update 92 (float64 3.3e-16);
+# Problem 1: within 4.8e-07 for 35 updates, 1.0e-05 at update 36, 3.0e-03 at update 92 (float64 3.3e-16);
 # final accuracies 93.6 % and 93.7 %; the gap grows about 300 times after the weights part
 assert [f"{gap[:first].max():.1e}", f"{gap.max():.1e}", f"{gap64.max():.1e}"] == ["4.8e-07", "3.0e-03", "3.3e-16"], gap
 assert first == 35 and f"{gap[first]:.1e}" == "1.0e-05" and gap.argmax() + 1 == 92
@@ -117,9 +114,9 @@ assert 250 < gap.max() / gap[first] < 350, gap.max() / gap[first]
 assert k == 35 == first and [f"{w32[:k].max():.1e}", f"{w32[k]:.1e}", f"{w64.max():.1e}"] == ["2.5e-07", "1.6e-04", "4.4e-16"]
 assert len(w64) == 150 and w32[k] > 100 * w32[:k].max()  # one update, then the loss gap grows
 assert [f"{100 * r.accuracy:.1f}" for r in pairs["float32"]] == ["93.6", "93.7"]
-# task 1's control: accumulate parts from fused and from the large batch
+# Problem 1's control: accumulate parts from fused and from the large batch
 assert [f"{x:.1e}" for x in apart] == ["1.2e-03", "2.0e-03"] and min(apart) > 1e-4, apart
-# Your turn 2 (the GPT): N = 4 fits (63.22 GB, with t 69.93), N = 3 does not (79.42)
+# Problem 2 (the GPT): N = 4 fits (63.22 GB, with t 69.93), N = 3 does not (79.42)
 assert (smallest, fit[smallest]["b"]) == (4, 16) and fit[1]["total"] - fit[1]["activations"] == 16e9
 assert [f"{fit[n]['total'] / 1e9:.2f}" for n in (smallest, smallest - 1)] == ["63.22", "79.42"] and fit[smallest - 1]["total"] > 72e9
 assert fit[smallest]["total"] - fit[smallest]["activations"] == 20e9 and f"{a_seq / 1e9:.2f}" == "2.70"  # 72 - 20 = 52 GB for b a
@@ -161,7 +158,7 @@ assert layernorm_gap < 1e-6, layernorm_gap
 # the two BatchNorm ways train with identical losses: only testing reads the moving statistics ("0.0e+00")
 assert between == 0.0, between
 # seed 1's clipped drift: XLA supplies a rounding difference, one update makes it large; fused without XLA
-# stays at rounding ("2.4e-07"), with XLA it parts ("4.3e-03"); parting needs no XLA: task 1's accumulate (no XLA,
+# stays at rounding ("2.4e-07"), with XLA it parts ("4.3e-03"); parting needs no XLA: Problem 1's accumulate (no XLA,
 # as large_batch) parts from the large batch by "2.0e-03"
 assert plain_gap < 1e-6 < 1e-3 < by_seed[1], (plain_gap, by_seed)
 assert f"{apart[1]:.1e}" == "2.0e-03" and {c.strategy for c in (more.config, pair[0].config)} == {"accumulate", "large_batch"}
@@ -177,6 +174,8 @@ part = int(np.argmax(wild_gap > 1e-5))
 assert 0 < part < 10 and wild_gap[:part].max() <= 1e-5 and wild[0].accuracy < 0.5, (part, wild[0].accuracy)
 assert [part + 1, f"{wild_gap.max():.1e}", f"{100 * wild[0].accuracy:.1f}"] == [8, "2.4e+00", "20.2"]  # cell 8's Explore
 assert wild[0].config.seed == 0
+# the large batch at lr = 2 barely learns: loss 2.36 -> 2.03 (cell 8's print)
+assert [f"{wild[0].losses[0]:.2f}", f"{wild[0].losses[-1]:.2f}"] == ["2.36", "2.03"]
 # BatchNorm (cell 16): training loss 0.109 against 0.066; per micro-batch's moving variance 5 to 6 % off
 assert [f"{late[0]:.3f}", f"{late[1]:.3f}"] == ["0.066", "0.109"], late
 assert [f"{x:.0%}" for x in (bn_runs["per micro-batch"][:, 1].min(), bn_runs["per micro-batch"][:, 1].max())] == ["5%", "6%"]
