@@ -198,6 +198,9 @@ def _arrow(ax, points, dashed=False, label=None, both=False, color="#505050"):
         if len(knots) == 2 and both and ya != yb:  # a slope between neighbouring columns: left of
             # it, under the upper box, clear of the level arrows that leave or reach either box
             x, y, ha, va = (xa + xb) / 2 - 0.1, max(ya, yb) - H / 2 - 0.05, "right", "top"
+        elif len(knots) == 2 and ya < yb:  # rising to a box above: at the start, clear of what
+            # reaches the upper box level from its left
+            x, y, ha, va = xa + 0.04, ya + 0.04, "left", "bottom"
         elif len(knots) == 2:
             x, y, ha, va = (xa + xb) / 2, max(ya, yb) + 0.06, "center", "bottom"
         else:

@@ -72,6 +72,12 @@ assert f"{10 + 2 * f:.1f}" == "12.0"  # the rule at N = 10, as lesson 06 measure
 assert a == 4 * (784 + 256 + 256 + 10) == 5_224 and f"{a:,}" == "5,224"
 assert [f"{r * a / G:.2f}" for r in (64, 16, 48)] == ["0.41", "0.10", "0.31"]
 assert 48 * a / G < 1 < N + 2 * f  # the split saves less than the accumulator; the host holds more
+# "0.31 G = 0.24 MiB, layer outputs a alone"; lesson 08 adds the backward term t (2,048 B a row): 0.33 MiB
+assert f"{48 * a / MiB:.2f}" == "0.24" and f"{48 * (a + 2048) / MiB:.2f}" == "0.33"
+# the shares, each micro-batch's summed loss over B = 63 on the device, added on the host: weighted_mean's mean
+assert len(added) == len(weighted) and max_abs_diff(added, weighted) < 1e-6
+shares_error = relative_error(added, weighted)  # "to rounding": a relative gap of a few eps at most
+assert shares_error < 2 * eps and f"{shares_error:.1e}" == "1.2e-07", shares_error
 # problem 2: 100 million parameters, N = 10, in GB; the copies at PCIe 5 x16's 64 GB/s
 assert [f"{x / 1e9:.1f}" for x in (N_big * G_big, G_big, (N_big + 2) * G_big, 2 * G_big)] == [
     "4.0", "0.4", "4.8", "0.8"]

@@ -28,9 +28,11 @@ assert host_vs_acc[0] <= host_vs_acc[1] <= host_vs_acc[2] and 0.7 < host_vs_acc[
 # "both about twice the fused call": clearly longer (the stored run's 2.3; a loaded machine moves it)
 assert acc_vs_fused[1] > 1.3 and ratio_quartiles(ms, "host_step", "one fused call")[1] > 1.3, acc_vs_fused
 assert abs(host_vs_acc[1] - np.median(ms["host_step"] / ms["accumulate"])) < 1e-12
-# "the extra over one fused call is mostly the N + 1 graph calls": accumulate's extra over the fused call, made
-# of calls, is more than half of host_step's extra over it
-assert over("accumulate", "one fused call") > 0.5 * over("host_step", "one fused call"), ms
+# "Of host_step's extra over the fused call, the bare graph calls make one share, the host's own work
+# the rest; neither is small, the split moves between runs (a third to a half)": 49% and 36% in two runs; pinned only
+# as both parts real, in wide bands for a loaded machine
+assert extra == over("host_step", "one fused call") and calls_part == over("10 bare calls", "one fused call")
+assert extra > 0 and 0.1 < calls_part / extra < 0.9, (calls_part, extra, ms)
 # the figure: the three steps' medians
 assert [round(float(v), 9) for v in q[:, 1]] == [round(float(np.median(ms[n])), 9) for n in names]
 
@@ -65,6 +67,9 @@ assert abs(b_even - 4 * 51e12 / (64e9 * (4 + 2 * (1 - share)))) < 1e-9 and f"{b_
 sum_catch = 20 * 51e12 / (sum_rate * (4 + 2 * (1 - share)))  # compute (4 + 2(1 - f))Pb = 5 passes over 4P
 assert abs(sum_catch - b_even * 64e9 / (sum_rate / 5)) < 1e-6 and sum_catch > b_even
 
+# "Numpy summed gradients several times slower than the bus: hundreds of ms an update (printed)" (the stored run: 5.3
+# times, 333 ms; on any machine numpy's 5 passes make it at least a few times)
+assert 64e9 / (sum_rate / 5) > 2 and host_sum > 100, (sum_rate, host_sum)
 # the prediction's numbers as the prose rounds them
 assert (round(mlp100m["compute"], 1), round(mlp100m["device memory"], 1),
         round(mlp100m["PCIe copies"])) == (0.8, 4.0, 69)

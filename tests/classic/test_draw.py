@@ -117,6 +117,11 @@ def test_the_update_arrow_has_two_heads_and_labels_stay_off_dashed_lines():
     fig = draw_graph(build_accumulation())
     then = [t for t in fig.axes[0].texts if t.get_text() == "then"]
     assert len(then) == 2 and all(t.get_va() == "bottom" for t in then)  # above their arrows
+    # zero -> accum rises to accum's row: its label sits at its start, beside zero, below accum -> apply's
+    # (and so off the weight -> accum arrow that reaches accum's row from the left)
+    rising, level = sorted(then, key=lambda t: t.get_position()[1])
+    assert rising.get_ha() == "left" and level.get_ha() == "center"
+    assert rising.get_position()[1] < level.get_position()[1] - 0.3, (rising.get_position(), level.get_position())
 
 
 def test_the_update_label_beside_a_slope_between_neighbouring_columns_stays_off_the_level_arrows():
