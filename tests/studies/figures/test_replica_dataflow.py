@@ -40,11 +40,13 @@ def test_stage_1_makes_two_all_reduces_the_rows_first_then_the_gradient():
     first, second = all_reduces(stage1)
     assert "rows" in first and "4 bytes" in first and "gradient" not in first
     assert "gradient" in second
-    assert stage1[2] == ("÷ B",) and stage1[-1] == ("apply",)  # each replica divides by B between the two
+    assert stage1[0] == ("rows $n_r$",)  # only the rows enter all-reduce 1: no gradient passes through it
+    assert stage1[2][-1] == "÷ B" and "gradient" in stage1[2] and stage1[-1] == ("apply",)  # each replica divides
     ax = plot_replica_dataflow(replicas=2).axes[1]
     labels = [b[0] for b in _boxes(ax)]
+    assert labels.index("rows $n_r$") < labels.index(first) < labels.index("gradient")
     assert labels.index(first) < labels.index("÷ B") < labels.index(second) < labels.index("apply")
-    assert labels.count("÷ B") == 2  # on each replica
+    assert labels.count("÷ B") == 2 and labels.count("gradient") == 2  # on each replica
 
 
 def test_the_clip_is_before_the_all_reduce_in_keras_and_after_it_in_stage_2():
