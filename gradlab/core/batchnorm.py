@@ -55,7 +55,7 @@ def check_window(model):
     """
     layers = batchnorm_layers(model)
     for layer in layers:
-        if layer.renorm:
+        if getattr(layer, "renorm", False):  # Keras 3.9 added renorm; 3.8's layer has no such attribute
             raise ValueError(f"batchnorm='window' does not support BatchNormalization "
                              f"with renorm=True (layer {layer.name!r})")
     return layers
