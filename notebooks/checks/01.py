@@ -88,7 +88,7 @@ assert f"{sum_miss['Adam, eps=1e-12']:.1%}" == "0.0%", sum_miss
 assert round(waiting / MiB) == 129 and f"{waiting / parts[-1]['total']:.1%}" == "2.6%"
 # lesson 14's MLP: 14's fuller budget for one update, this estimate's gradient and layer outputs at B = 1,024
 # plus its backward term b t (the gradients with respect to layer outputs), is 27.44 MiB; 14's checks pin its
-# plain update's reading close to it (0.9 < budget / median < 1.3), the prose states the stored ratio (1.02)
+# plain update's reading close to it (0.9 < budget / median < 1.3), the prose says "close" and links 14, which prints the ratio
 from gradlab.lessons import recompute  # noqa: E402
 
 _mlp17 = recompute.block_mlp()

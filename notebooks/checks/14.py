@@ -56,7 +56,6 @@ assert all(tr.peak >= tr.mib.max() - 1e-9 for tr in traces.values()) and len(mar
 assert all(0 < m[0] < tr.ms[-1] for m, tr in zip(marks.values(), traces.values())), marks
 assert list(traces) == ["plain", "yours", "tf.recompute_grad", "N=4"], list(traces)
 peaks = {n: tr.peak for n, tr in traces.items()}
-assert traces["plain"].ms[-1] > np.median(ms["plain"]), "read heights, not durations: the sampler slows an update"
 assert peaks["tf.recompute_grad"] < 0.8 * peaks["plain"] and peaks["yours"] > 0.8 * peaks["plain"], peaks
 
 # yours with a wait: the graph's products (fixed), and what one update adds (a wide band)
