@@ -240,8 +240,9 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
     terms_ax.set_xscale(scale)
     terms_ax.set_xlabel(f"MiB ({scale} scale)")
     terms_ax.margins(x=0.15)
-    terms_ax.set_title(f"each term, {scale} scale\n" + ";  ".join(" ".join(label.split()) + (": hatched" if k else ": solid")
-                                                          for k, label in enumerate(labels)), fontsize="medium")
+    # One line per result: two long labels side by side ran past the figure's edge.
+    terms_ax.set_title(f"each term, {scale} scale\n" + "\n".join(" ".join(label.split()) + (": hatched" if k else ": solid")
+                                                           for k, label in enumerate(labels)), fontsize="medium")
     return fig
 
 

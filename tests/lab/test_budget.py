@@ -208,3 +208,14 @@ def test_measured_ticks_leave_empty_terms_out_of_the_legend_and_the_title_is_the
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["measured peak", "weights", "gradients",
                                                                   "activations"]
     assert ax.get_title() == "What one update holds"
+
+
+def test_the_terms_panel_title_stays_inside_the_figure_with_long_labels():
+    # lesson 14's widget picture: two long labels once ran side by side past the right edge
+    results = [budget(2**18, "sgd", B=4, N=n, activation_bytes_per_row=2**20) for n in (1, 4)]
+    labels = ["N = 1, float32, no recomputation", "N = 4, bfloat16, recompute every block"]
+    fig = plot_budget(results, labels)
+    fig.canvas.draw()
+    title = fig.axes[1].title
+    box = title.get_window_extent()
+    assert title.get_text().count("\n") == 2 and 0 <= box.x0 and box.x1 <= fig.bbox.width, (box, fig.bbox.width)
