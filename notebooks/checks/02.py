@@ -72,7 +72,7 @@ points = [t for t in exact if t > 0]
 assert len(points) == 20 and len(averaged) == 201
 ratio_at = {0: np.array([averaged[t].noise_scale / exact[t].noise_scale for t in points])}
 nonpositive = {0: sum(a.grad_sq_norm <= 0 for a in averaged)}
-# rho 0.9: median 1.10 of the exact value; never <= 0
+# rho 0.9: median 1.10 of the exact value (printed; not stated); never <= 0
 assert (_fmt(np.median(ratio_at[0]), ".2f"), nonpositive[0]) == ("1.10", 0)
 # the exact value: lowest 30 at update 10, highest 1,314 at update 190
 assert (dip, _fmt(values[dip], ".0f"), _fmt(exact[10].noise_scale, ".0f")) == (10, "30", "30")
@@ -91,10 +91,6 @@ assert steps_256 == [79, 7813] and steps_256 == [-(-20_000 // 256), -(-2_000_000
 sq8 = np.sum((minibatch_grads[8] - stats.grad) ** 2, axis=1)
 se8 = rms[8] / pred[8] * sq8.std(ddof=1) / sq8.mean() / np.sqrt(40) / 2
 assert (_fmt(rms[8] / pred[8], ".2f"), _fmt(se8, ".2f")) == ("1.06", "0.03") and 1.5 < (rms[8] / pred[8] - 1) / se8 < 2.5
-# two standard errors or more, either way, about 5% of the time per row (normal): in one of four rows about 19%
-from math import erf as _erf, sqrt as _sqrt
-_two_se = 1 - _erf(2 / _sqrt(2))
-assert _fmt(_two_se, ".0%") == "5%" and _fmt(1 - 0.95 ** 4, ".0%") == "19%"
 # the model's best rate rises by the same factor as its progress, 2.5 from 32 to 256 (eta_opt and
 # Delta L_opt share the factor 1 / (1 + B_noise / b))
 _rate_model = (1 / (1 + B_noise / 256)) / (1 / (1 + B_noise / 32))
@@ -103,8 +99,8 @@ assert abs(_rate_model - per_update) < 1e-12 and _fmt(_rate_model, ".1f") == "2.
 assert min(stats.noise_scale, implied(low)) > 32
 # the rho = 0.9 average against the exact value: 0.28 to 3.02 (median 1.10)
 assert (_fmt(ratio_at[0].min(), ".2f"), _fmt(ratio_at[0].max(), ".2f")) == ("0.28", "3.02")
-# Keras's fit draws without replacement: tr(Sigma)/B times (M - B)/(M - 1), 0.936 at B = 256
-assert _fmt((M - 256) / (M - 1), ".3f") == "0.936"
+# Keras's fit draws without replacement: tr(Sigma)/B times (M - B)/(M - 1), slightly below 1 (Problem 1)
+assert 0.9 < (M - 256) / (M - 1) < 1
 # the model's ratio grows with B_noise; the rate grid allows ratios 2.8 to 5.7; with the factor
 # (M - b)/(M - 1) put in, the solved range would be slightly lower
 assert progress(256, 150) / progress(32, 150) > progress(256, 71) / progress(32, 71)
@@ -140,6 +136,10 @@ assert [_fmt(exact[t].noise_scale, ".0f") for t in _first] == ["91", "101", "474
 assert [_fmt(averaged[t].noise_scale, ".0f") for t in _first] == ["67", "83", "134"]
 assert [int(np.ceil(averaged[t].noise_scale / 32)) for t in _first] == [3, 3, 5]
 assert int(np.ceil(exact[70].noise_scale / 32)) == 15
+# the lag: at loss 0.3 the exact value would give 480 (N = 15), not the average's 160
+assert 32 * int(np.ceil(exact[70].noise_scale / 32)) == 480 and losses[70] < 0.3
+# 03's knee (pinned by 03's checks): 32 at loss 0.5, 55 at 0.3; about a third of the start's 96 and 160
+assert all(0.3 < knee / start < 0.37 for knee, start in ((32, 96), (55, 160)))
 # the rule's batches 32 N from the average: 96, 96, 160 (N = 3, 3, 5)
 assert [32 * int(np.ceil(averaged[t].noise_scale / 32)) for t in _first] == [96, 96, 160]
 # the rule's N over the run (from the average, every 20 updates): 3 at update 0, 24 at 140, 8 at 180, 16 at 200

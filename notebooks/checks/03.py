@@ -63,7 +63,7 @@ assert to_target[512] > 1.5 * max(near) and to_target["4 x 32"] > 1.5 * to_targe
 assert B_fast > B_crit and max(time_at(32), time_at(128)) < 1.3 * time_at(B_fast)  # above; flat
 fastest = min((32, 64, 128, 512), key=to_target.get)
 assert fastest in (32, 64, 128), to_target  # the least time sits on the flat part, not at 512
-assert (S_64, best[32]) == (26, 37), S_64  # B = 64 by the sweep's four rates (seeded)
+assert (S_64, best[32]) == (26, 37), S_64  # B = 64 by the sweep's four rates (seeded; printed, not stated)
 assert f"{S_min * (1 + B_crit / 64):.1f}" == "27.9" and sorted(runs[s][32] for s in runs) == [34, 37, 37]
 # a lower target: 32 -> 55, the seeds' ranges apart
 fits = {t: fit_critical_batch(by_target[t]) for t in targets}
