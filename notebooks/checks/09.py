@@ -22,25 +22,21 @@ assert 0.11 < one.max() / large_own.min() < 0.15 and one.max() / one.min() < 1.0
 # "with 10 more than one micro-batch in every reading, but never all eight" (this run's readings are printed, and
 # the prose states them as this run's: they move between runs)
 assert 1.5 * micro < ten.min() and ten.max() < 6 * micro and ten.max() < 0.8 * large_own.min(), (ten, micro)
-# the fresh process, no 1 GiB taken first (the fold): "over a third more" (1.36 stored), "near" the benchmark's 328.1
-assert 1.3 * large_mib < fresh_mib < 1.45 * large_mib and abs(fresh_mib / large - 1) < 0.03, (fresh_mib, large_mib)
+# the fresh process, no 1 GiB taken first (the fold): "about 328 MiB, over a third more than the 241.0" (328.0 stored)
+assert 1.3 * large_mib < fresh_mib < 1.45 * large_mib and abs(fresh_mib - 328) < 2, (fresh_mib, large_mib)
 assert traces["parallel_iterations=1"].peak < 1.5 * micro < traces["parallel_iterations=10"].peak, traces
 assert all(t.mib.max() <= t.peak + 0.01 for t in traces.values())  # a sample never exceeds the allocator's peak
-# the fit benchmark (memory-benchmark.json)
-assert [round(update["accumulating", N, 1], 1) for N in (1, 2, 4)] == [328.2, 165.1, 82.8] and round(update["accumulating", 8, 2], 1) == 68.3
-assert all(1.7 <= update["accumulating", N, 2] / update["accumulating", N, 1] <= 2.05 for N in (4, 8, 16))
-assert [round(doubling[N], 2) for N in (4, 8, 16)] == [2.03, 1.73, 1.71]
-assert all(abs(update["accumulating", N, 1] - update[k, N, 1]) < 1.8 for k in ("plain", "keras") for N in (2, 4, 8, 16))
-assert [round(update["accumulating", N, 1] / large, 2) for N in (2, 4, 8, 16)] == [0.5, 0.25, 0.12, 0.06] == [round(1 / N, 2) for N in (2, 4, 8, 16)]
-assert round(update["accumulating", 4, 2] / large, 2) == 0.51 and round(large, 1) == 328.1
-assert large > 1.3 * mib(512, alive)  # the benchmark's large batch, 328.1 MiB, a different measurement (train_on_batch, fresh processes)
-assert all(abs(update[k, N, 1] / large - 1 / N) < 0.01 for k in ("plain", "keras") for N in (2, 4, 8, 16) if (k, N, 1) in update)
 # the Problem's answer, two alive: at least two micro-batches' worth
-assert 1.5 * micro < two.min() and two.max() < 3 * micro, two  # a second alive roughly doubles it (1.9-2.3 stored)
-assert two.max() < 100, two  # the Problem: two alive at N = 8 stay within its 100 MiB
-# the sweep: time per update grows with N at a fixed B
+assert 1.9 * micro < two.min() and two.max() < 3 * micro, two  # "two to three micro-batches' worth" (2.1-2.2, 2.2-2.5)
+assert two.max() < 90, two  # the Problem: two alive at N = 8 stay "at least 10 MiB below" its 100 MiB
+# the sweep: time per update grows with N at a fixed B; accumulate "about one and a half to two times" fused's
+# (1.74 stored, 1.82-1.87 in four reruns), "a few tenths of a millisecond more per extra call" (0.27-0.32)
 assert per_update[32] > 1.5 * per_update[1] and per_update["accumulate, N = 8"] > per_update[8], per_update
-assert 0 < slope < per_call, (slope, per_call)  # a micro-batch adds less time than an extra call
+assert 1.3 < q[1] < 2.4 and 0.1 < per_call < 0.9, (q, per_call)
+# each micro-batch added: "up to about a call" from 1 to 2 or 2 to 4 (the larger of the two 0.6-1.1 calls in five
+# runs), "well under one" from 16 to 32 (0.3-0.5); wide bands: the conclusion, small N's steps cost more than 16 -> 32's
+first, last = max(step[2], step[4]), step[32]
+assert 0.3 < first / per_call < 1.8 and last < 0.8 * per_call and first > 1.2 * last, (step, per_call)
 assert model.count_params() == 203530  # P: the gradient each micro-batch writes and adds into the sum
 
 # overlap's time beside its memory: 1 holds one micro-batch, 2 and 10 more; overlap barely moves the time on this CPU
@@ -50,8 +46,8 @@ assert abs(np.median(loop_mib[1]) / micro - 1) < 0.1 and all(np.median(loop_mib[
 # nbval run 1.25) and its sign is not pinned: within half of 1
 assert 1.7 < two_alive < 2.6 and 1 / 1.5 < q_overlap[1] < 1.5, (two_alive, q_overlap)
 assert np.median(loop_mib[10]) > 1.8 * np.median(loop_mib[1]), loop_mib  # overlap costs memory
-# "0.30 ms is small beside the convnet's update, here 222 ms, 735 extra calls' worth" (printed; a band here)
-assert convnet_ms == np.median(overlap_ms[1]) and convnet_ms > 100 * per_call, (convnet_ms, per_call)
+# "the convnet's update is worth more than two hundred calls ... a few percent at most" (735 stored)
+assert convnet_ms == np.median(overlap_ms[1]) and convnet_ms > 200 * per_call, (convnet_ms, per_call)
 # Problem 2: an 80 GiB A100 (nvidia-smi: 81,920 MiB), P = 2e9 float32 parameters, 60 MiB a row, B = 2,048
 GiB, P2, B2, ROW = 2**30, 2 * 10**9, 2048, 60 * 2**20
 assert 81920 * 2**20 == 80 * GiB and round(3 * P2 * 4 / GiB, 1) == 22.4 and round(80 - 3 * P2 * 4 / GiB, 1) == 57.6
@@ -59,4 +55,11 @@ room = 80 * GiB - 3 * P2 * 4  # bytes left for activations
 assert round(room / ROW, 1) == 983.9 and (B2 // 2 * ROW / GiB, B2 // 4 * ROW / GiB) == (60.0, 30.0)
 assert min(N for N in (1, 2, 4, 8, 16) if B2 // N * ROW <= room) == 4  # the smallest power of two that fits
 assert round(4 * P2 * 4 / GiB, 1) == 29.8 and f"{80 * GiB / 16:.1e}" == "5.4e+09"  # 4P while a + g forms
+# Problem 3: a 30 us call against a micro-batch's 6P FLOPs a row on an H100 SXM (989 TFLOP/s bf16) at 40% MFU
+rate, call = 0.4 * 989e12, 30e-6  # FLOP/s, s
+mlp_flops, big_flops = 6 * 203530 * 32, 6 * 10**9 * 16 * 2048
+assert round(rate / 1e12, 1) == 395.6 and f"{mlp_flops:.1e}" == "3.9e+07" and round(mlp_flops / rate * 1e6, 3) == 0.099
+assert round(call / (mlp_flops / rate), -2) == 300 and f"{big_flops:.1e}" == "2.0e+14" and round(big_flops / rate, 2) == 0.50
+assert round(big_flops / rate / call, -3) == 17000 and round(100 * call * 1e3, 1) == 3.0
+assert f"{100 * call * rate:.1e}" == "1.2e+12" and f"{100 * call * rate / (6 * 203530):.1e}" == "9.7e+05"
 print("lesson 09: every number the prose states checks out")
