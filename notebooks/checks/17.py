@@ -6,7 +6,7 @@ disagree with the text fails there. nbval also pins every printed number.
 # Keras's plain mirrored fit: the uneven last batch, the mean of means, the formula for the miss
 assert last == [6, 5] and misses["mirrored fit"] > 1e-4 and mirrored600 < 1e-6
 assert f"{misses['mirrored fit']:.1e}" == "8.8e-04" and f"{mirrored600:.1e}" == "3.0e-08"
-assert formula_gap < 1e-6 and f"{misses['mirrored fit'] / last_update:.1%}" == "4.1%"  # of the last update
+assert formula_gap < 1e-6 and f"{last_miss:.1%}" == "7.3%"  # 01's miss, the last update's
 # The setup: the exact runs differ from the reference by at most 3.0e-08, one float32 step, 2^-25, at an
 # output-layer weight in [0.25, 0.5); the clipped ones by less (1.5e-08)
 def _largest(a, b):  # (variable index, |reference weight| there, the difference) at the largest |diff|
@@ -40,24 +40,22 @@ assert int(dropped.optimizer.iterations.numpy()) == 10 and f"{drop_miss:.1e}" ==
 
 # Full batches that R does not divide: fit does not start; Keras's step misses at every update
 assert shards(64, strategies[3]) == [22, 22, 20] and fit_updates == 0 and "AddN" in fit_error
-assert len(per_update) == 9 and all(m > 1e-4 for m in per_update), per_update  # every update misses
-assert (f"{min(per_update):.1e}", f"{max(per_update):.1e}") == ("2.3e-04", "6.5e-04"), per_update
-assert (f"{min(updates):.1e}", f"{max(updates):.1e}") == ("6.4e-03", "1.2e-02"), updates
-assert (f"{min(shares):.1%}", f"{max(shares):.1%}") == ("2.6%", "7.2%"), shares  # each miss over its update
+assert len(per_update) == 9 and all(m > 1e-3 for m in per_update), per_update  # every update misses
+assert (f"{min(per_update):.1%}", f"{max(per_update):.1%}") == ("2.7%", "5.2%"), per_update  # 01's miss, each
 
 
 # Your step: the mean of means as written; divided by the global B, the large batch; it clips sum / B, the mean
 assert same_as_keras < 1e-6 and as_written.miss > 1e-4 and summed.miss < 1e-6
 assert abs(summed.loss - large.history.history["loss"][0]) < 1e-6
-assert abs(2 * as_written.loss - summed.loss) < 1e-5  # it logs half the loss
+assert abs(2 * as_written.loss - summed.loss) < 1e-5 and f"{as_written.loss:.6f}" == "1.041047"  # half the loss
 assert clipped.miss < 1e-6  # stage 2: apply clips the all-reduced sum
 assert public.miss < 1e-6 and f"{public.miss:.1e}" == "1.5e-08" and reduces["clipped by hand"][0] == 2  # by hand
 check_first(first_step)  # stage 1 (the learner's or the solution): the large batch, an empty shard included
 if first_step is not solution_first_step:
     check_first(solution_first_step)
-assert keras_clip > 1e-3 and f"{keras_clip:.1e}" == "1.1e-02"  # mirrored fit clips each replica's part, even batches
+assert keras_clip > 1e-3  # mirrored fit clips each replica's part, even batches
 assert f'{keras_plain.history.history["loss"][0]:.6f}' == "2.082094"  # Keras undoes its 1/R in the log
-assert f"{clip_effect:.1e}" == "3.1e-02" and f"{keras_clip / clip_step:.1f}" == "3.3"  # on 600 digits
+assert f"{clip_effect:.0%}" == "998%" and f"{clip_drift:.0%}" == "405%"  # on 600 digits, in one update's length
 assert max_abs_diff(clip_ref.get_weights(), large.get_weights()) > 1e-2  # clipping acts on 611: the test is not vacuous
 assert list(divided_by.values()) == [1, 2, 2], divided_by  # what Keras divides by R beyond lesson 15's Loss objects
 check_passthrough(passthrough)  # the given pass-through: pairs pass, nothing stays
@@ -79,19 +77,19 @@ assert all(m < 1e-6 for m in acc_misses.values()), acc_misses
 assert [f"{m:.1e}" for m in acc_misses.values()] == ["1.5e-08", "3.0e-08", "3.0e-08"], acc_misses
 
 # The empty shard: mirrored fit misses by half the last update, stage 2 is exact
-assert abs(empty["mirrored fit"] - half) < 1e-6 and empty["stage 2"] < 1e-6
+assert abs(empty["mirrored fit"] - 0.5) < 1e-4 and empty["stage 2"] < 1e-6  # half the large batch's update
 assert float(keras.ops.divide_no_nan(0.0, 0.0)) == 0.0 and np.isnan(float(tf.reduce_mean(tf.zeros([0]))))
 
 # The problems (2's table of weights on 2, 3, 4, 6 replicas; 3: ImageNet)
-assert miss605 > misses["mirrored fit"] and 2.3 < gap_ratio < 2.7
+assert f"{miss605:.1f}" == "3.4" and f"{gap_ratio:.2f}" == "1.55" and f"{2.2 * gap_ratio:.1f}" == "3.4"
 assert [f"{max(11 / (R * n) for n in shards(11, strategies[R])):.3f}" for R in (2, 3, 4, 6)] == [
     "1.100", "1.222", "1.375", "1.833"]
-assert miss3 > 1e-4 and abs(run3 - miss3) < 1e-4 and gap3 < 1e-6
+assert f"{miss3:.1%}" == f"{run3:.1%}" == "13.3%" and gap3 < 1e-6
 assert imagenet_last == 143 and imagenet_shards == [18] * 7 + [17]  # problem 4
 assert f"{imagenet_last / (8 * min(imagenet_shards)):.3f}" == "1.051" and -(-1_281_167 // 256) == 5005
 # its cost (answer 3): mirrored fit minus the large batch is eta 7/1144 (g7 - the other seven's mean), against 1/22
 assert abs(prefactor - 7 / 1144) < 1e-15 and f"{prefactor:.2%}" == "0.61%" and f"{1 / 22:.1%}" == "4.5%"
-assert f"{misses['mirrored fit'] / last_update * prefactor * 22:.2%}" == "0.56%"
+assert f"{last_miss * prefactor * 22:.2%}" == "0.98%"
 assert f"{formula_gap:.1e}" == "5.7e-08"  # answer 1: the formula gives the miss to rounding
 
 # Problem 4: Keras's accumulation fails under a strategy, before any update (the Summary's last point)
@@ -104,7 +102,7 @@ assert accumulation["run_eagerly=True"][2] == "none"
 # A mean per token (the body): mirrored fit misses on equal shards; dividing by all replicas' tokens does not
 assert token_miss["mirrored fit"] > 1e-4 and token_miss["divided by all replicas' tokens"] < 1e-6, token_miss
 assert [f"{m:.1e}" for m in token_miss.values()] == ["3.0e-03", "3.0e-08"], token_miss
-assert f"{token_miss['mirrored fit'] / token_step:.0%}" == "23%"  # of one device's last update
+assert f"{token_drift:.0%}" == "26%"  # after 10 updates, in one update's length
 assert shards(60) == [30, 30] and (shard_tokens[:, 0] != shard_tokens[:, 1]).all()  # all 10 batches' shards differ
 # Keras 3.15's Dropout under MirroredStrategy: both replicas start from an equal seed and advance alike, so the
 # two shards' masks agree entry for entry at both steps ("100.0%"); a Keras that seeds replicas apart fails here
@@ -112,6 +110,6 @@ assert (first == second).all() and 0.4 < first.mean() < 0.6, (first.mean(), (fir
 assert (first2 == second2).all() and 0.4 < (first == first2).mean() < 0.6  # step 2: a new mask, equal on both
 
 # The empty shard in the Summary's table: half the last update
-assert f"{empty['mirrored fit'] / (2 * half):.0%}" == "50%"
+assert f"{empty['mirrored fit']:.0%}" == "50%"
 
 print("lesson 17: every number the prose states checks out")

@@ -3,14 +3,13 @@ against the two steps that divide once by the global rows B (lesson 17's stages 
 micro-batch i's summed loss, as in the lesson).
 
     mirrored fit:  each replica  mean loss / R -> gradient -> clip its part | all-reduce: gradient | apply
-    stage 1:       each replica  rows n_r | all-reduce 1: rows (4 bytes) | each replica sum_i S_{r,i} -> gradient
-                   -> / B | all-reduce 2: gradient | apply
-    stage 2:       each replica  sum_i S_{r,i} -> gradient | all-reduce: gradient, rows | / B -> clip -> apply
+    stage 1:       each replica  sum_i S_{r,i} -> gradient, rows n_r | all-reduce 1: rows (4 bytes) | each replica
+                   / B | all-reduce 2: gradient | apply
+    stage 2:       each replica  sum_i S_{r,i} -> gradient | all-reduce: gradient, S, rows | / B -> clip -> apply
 
 Arrows give the order the update runs in. Steps before a route's last all-reduce run on each replica's own
-shard (stage 1's first all-reduce sums only the rows n_r, so only they enter it, and each replica divides its own
-gradient by their sum B; the two do not depend on each other, and the rows are drawn first);
-those after it run on the sum, the same on every replica. Mirrored fit's and stage 1's gradient all-reduce runs
+shard (stage 1's first all-reduce sums only the rows n_r, and its arrow goes to "/ B", where each replica divides
+its own gradient by their sum B); those after it run on the sum, the same on every replica. Mirrored fit's and stage 1's gradient all-reduce runs
 inside `optimizer.apply`, after its clip: Keras 3's `base_optimizer.apply` calls `_clip_gradients`, then
 `_backend_update_step` calls `_all_reduce_sum_gradients`.
 
@@ -25,10 +24,10 @@ from matplotlib.patches import FancyArrowPatch
 # tuples of steps and all-reduce labels alternate, a tuple first and last
 DATAFLOWS = {
     "mirrored fit (Keras)": (("mean loss ÷ R", "gradient", "clip its part"), "all-reduce:\ngradient", ("apply",)),
-    "stage 1 (public calls)": (("rows $n_r$",), "all-reduce 1:\nrows, 4 bytes",
-                               ("$\\Sigma_i\\, S_{r,i}$", "gradient", "÷ B"), "all-reduce 2:\ngradient", ("apply",)),
-    "stage 2 (optional: clips the mean)": (("$\\Sigma_i\\, S_{r,i}$", "gradient"), "all-reduce:\ngradient, rows",
-                                           ("÷ B", "clip", "apply")),
+    "stage 1 (public calls)": (("$\\Sigma_i\\, S_{r,i}$", "gradient,\nrows $n_r$"), "all-reduce 1:\nrows, 4 bytes",
+                               ("÷ B",), "all-reduce 2:\ngradient", ("apply",)),
+    "stage 2 (how gradlab clips the mean)": (("$\\Sigma_i\\, S_{r,i}$", "gradient"), "all-reduce:\ngradient, S, rows",
+                                             ("÷ B", "clip", "apply")),
 }
 _MISSES, _EXACT, _REDUCE = "#f6c4c4", "#c4e8c4", "#fdd49e"  # red: mirrored fit's 1/R and clip; green: the stages'
 _MARKED = {"mean loss ÷ R": _MISSES, "clip its part": _MISSES, "÷ B": _EXACT, "clip": _EXACT}

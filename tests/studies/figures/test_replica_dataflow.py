@@ -40,17 +40,21 @@ def test_stage_1_makes_two_all_reduces_the_rows_first_then_the_gradient():
     first, second = all_reduces(stage1)
     assert "rows" in first and "4 bytes" in first and "gradient" not in first
     assert "gradient" in second
-    assert stage1[0] == ("rows $n_r$",)  # only the rows enter all-reduce 1: no gradient passes through it
-    assert stage1[2][-1] == "÷ B" and "gradient" in stage1[2] and stage1[-1] == ("apply",)  # each replica divides
+    assert stage1[0][-1] == "gradient,\nrows $n_r$"  # each replica has its gradient and rows; only rows enter 1
+    assert stage1[2] == ("÷ B",) and stage1[-1] == ("apply",)  # all-reduce 1's sum goes to each replica's ÷ B
     ax = plot_replica_dataflow(replicas=2).axes[1]
     labels = [b[0] for b in _boxes(ax)]
-    assert labels.index("rows $n_r$") < labels.index(first) < labels.index("gradient")
+    assert labels.index(stage1[0][-1]) < labels.index(first) < labels.index("÷ B")
     assert labels.index(first) < labels.index("÷ B") < labels.index(second) < labels.index("apply")
-    assert labels.count("÷ B") == 2 and labels.count("gradient") == 2  # on each replica
+    assert labels.count("÷ B") == 2 and labels.count(stage1[0][-1]) == 2  # on each replica
+    xs = {label: x for label, x, _ in _boxes(ax)}
+    into_divide = [a._posA_posB[0] for a in ax.patches if a._posA_posB[1][0] == xs["÷ B"]]  # arrows into ÷ B
+    assert into_divide == [(xs[first], 0.5)] * 2  # from all-reduce 1 (its sum B) to each replica's ÷ B
+    assert "S" in all_reduces(stage2)[0] and "rows" in all_reduces(stage2)[0]  # stage 2 sends gradient, S, rows
 
 
 def test_the_clip_is_before_the_all_reduce_in_keras_and_after_it_in_stage_2():
-    assert list(DATAFLOWS) == ["mirrored fit (Keras)", "stage 1 (public calls)", "stage 2 (optional: clips the mean)"]
+    assert list(DATAFLOWS) == ["mirrored fit (Keras)", "stage 1 (public calls)", "stage 2 (how gradlab clips the mean)"]
     keras_route, stage1, stage2 = DATAFLOWS.values()
     assert "clip its part" in keras_route[0] and "clip" in stage2[-1]
     assert "mean loss ÷ R" in keras_route[0] and "÷ B" in stage2[-1]
