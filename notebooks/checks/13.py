@@ -32,6 +32,7 @@ assert (python_loop, accumulate) != (solution_python_loop, solution_accumulate) 
 # shape, about N against about 2
 held = {key: value / grad for key, value in peak.items()}
 assert all(1 < held["while loop", N] < 4.2 for N in NS), held
+assert all(1.5 < held["while loop", N] < 4.2 for N in NS[1:]), held  # "at 2 to 4 gradients from N = 2 on"
 # "accumulation costs memory" on the MLP: the loop, from N = 2, holds more than one pass (1.1 in the stored run)
 assert np.mean([held["while loop", N] for N in NS[1:]]) > held["unrolled", 1] + 0.3, held
 assert all(abs(held["unrolled", N] - N) <= 1.5 for N in NS[1:]), held
@@ -40,15 +41,16 @@ assert round(outputs / grad, 1) == 0.1  # "the layers' outputs are 0.1 gradients
 assert round(4000 / 60 * outputs / grad, 1) == 6.6  # printed: the layers' outputs at 4,000 rows
 # 4,000 rows: the activations outweigh a gradient, and the loop at N = 4 holds well under one pass (0.35x to 0.56x in five runs)
 assert big["unrolled", 1] > 4 and big["while loop", 4] < 0.7 * big["unrolled", 1], big
-# "one pass holds about a dozen gradients" at 4,000 rows (11.7 to 12.6 in three runs), "about 1" at 60 rows (1.1); "the rule, a
-# quarter of one pass's activations plus the sum and one gradient, is an estimate: the loop reads near it or above"
-# (the allocator may count a chunk up to twice its tensor)
-assert 9 < big["unrolled", 1] < 15 and 0.7 < held["unrolled", 1] < 1.6, (big, held)
-assert abs(rule - ((big["unrolled", 1] - 1) / 4 + 2)) < 1e-9 and 0.8 < big["while loop", 4] / rule < 2, (big, rule)
-# "one gradient of the weights, the layers' outputs, 6.6, and ... the hidden layer's output gradient (4,000 x 32, 5.0 gradients)"
-assert round(hidden, 1) == 5.0 and 9 < 1 + 6.6 + hidden < 15
+# "one pass reads about 12 to 15 gradients between runs" at 4,000 rows (11.6 to 14.8 in six runs), "about 1" at 60 rows;
+# "near the printed estimate, a quarter of the pass's activations plus the sum and one gradient: from a fifth below it to
+# 30% above it in the runs we kept" (0.83, 1.19 and 1.28; the allocator may count a chunk up to twice its tensor): wide bands
+assert 9 < big["unrolled", 1] < 18 and 0.7 < held["unrolled", 1] < 1.6, (big, held)
+assert abs(rule - ((big["unrolled", 1] - 1) / 4 + 2)) < 1e-9 and 0.6 < big["while loop", 4] / rule < 1.8, (big, rule)
+# "the layers' outputs, 6.6 gradients; one gradient of the weights; ... 4,000 x 32 ..., 5.0. They add up to 12.6;
+# readings fall on either side of it"
+assert round(hidden, 1) == 5.0 and round(1 + round(4000 / 60 * outputs / grad, 1) + round(hidden, 1), 1) == 12.6
 
-# Dropout: plain fit repeats itself exactly; over three mask seeds your step and AccumulatingModel land about as far
+# Answer 6, Dropout: plain fit repeats itself exactly; over three mask seeds your step and AccumulatingModel land about as far
 # from plain fit as plain fit with other masks does ("59% to 64%", "58% to 66%"; all seeded, so fixed)
 assert drop_miss["plain fit again"] == [0], drop_miss
 _pct = lambda name: [f"{min(drop_share[name]):.0%}", f"{max(drop_share[name]):.0%}"]
@@ -61,29 +63,27 @@ assert all(m > 1e-2 for name, ms in drop_miss.items() if name != "plain fit agai
 assert abs(mine_history["loss"][0] - acc_history["loss"][0]) < 1e-6
 assert history["accuracy"][0] == acc_history["accuracy"][0]  # AccumulatingModel logs the large batch's accuracy
 assert max_abs_diff(acc.get_weights(), large.get_weights()) < 1e-6
-# the table's Keras column (measured in lesson 10): 611 digits at batch_size=15 are 41 fit steps, 41 // 4 = 10 updates
+# the table's Keras column (lesson 10 takes it apart): 611 digits at batch_size=15 are 41 fit steps, 41 // 4 = 10
+# updates (Solution 3 prints Keras's 10), the last 11 digits left in the accumulators
 assert -(-len(x) // 15) == 41 and 41 // 4 == 10 and 41 % 4 == 1 and len(x) - 600 == 11
 
-# "each micro-batch counted 1 ... misses by" (cell printed), Keras's accumulation measured in the lesson
-assert f"{quarter_miss:.1e} {quarter_share:.1%}" == "3.4e-03 4.3%", (quarter_miss, quarter_share)
-assert (steps_seen.steps, int(keras_acc.optimizer.iterations), steps_seen.updates) == (41, 10, 10), steps_seen.__dict__
-_first10 = max_abs_diff(keras_acc.get_weights(), keras_first10.get_weights())
-assert f"{keras_miss:.1e} {_first10:.1e}" == "2.1e-02 3.0e-08", (keras_miss, _first10)  # "lands 2.1e-02 ... but 3.0e-08"
-# Masked tokens: counting rows misses ("3.4e-03, 9.6% of the epoch's update"), counting tokens lands ("3.4e-08")
+# Answer 5, masked tokens: counting rows misses ("3.4e-03, 9.6% of the epoch's update"), counting tokens lands ("3.4e-08")
 assert seq_miss["AccumulatingModel"] < 1e-6 and seq_miss["tokens"] < 1e-6
 assert f"{seq_miss['tokens']:.1e}" == f"{seq_miss['AccumulatingModel']:.1e}" == "3.4e-08", seq_miss
 assert f"{seq_miss['rows']:.1e} {rows_share:.1%}" == "3.4e-03 9.6%", (seq_miss, rows_share)
 assert abs(seq_logs["tokens"] - seq_logs["large batch"]) < 1e-6  # counting tokens logs the large batch's loss
 # "as in Keras's accumulation": Keras's own accumulation weighs the four means 1/4, as the rows count does
 assert max_abs_diff(keras_seq.get_weights(), seq_w["rows"]) < 1e-6
-assert min(seq_miss["rows"], quarter_miss, keras_miss) > 1e-3  # "every miss here is above 1e-3"
+assert min(seq_miss["rows"], *drop_miss["your while loop"]) > 1e-3  # "every wrong step here ... lands above 1e-3"
 
 # The problems' solutions
 assert max_abs_diff(mine16.inner.get_weights(), large.get_weights()) < 1e-6 and sizes.count(0) == 5
 assert all(d < 1e-6 for d in weighted_diff.values()) and class_moved > 1e-3
 assert abs(weighted_logs["sample_weight=w"][1] - 2.197235) < 1e-6
-# Problem 3: the schedule at 11 updates vs at 41 apply calls: 0.1 * 0.5 ** (11 / 10) and 0.1 * 0.5 ** (41 / 10)
-assert [round(v, 4) for v in next_lr.values()] == [round(0.1 * 0.5 ** 1.1, 4), round(0.1 * 0.5 ** 4.1, 4)] == [0.0467, 0.0058], next_lr
+# Problem 3: the schedule at 11 updates vs at 41 apply calls: 0.1 * 0.5 ** (11 / 10) and 0.1 * 0.5 ** (41 / 10);
+# with decay_steps=40, 0.1 * 0.5 ** (41 / 40) after Keras's 10 updates and one waiting call
+_want = [round(0.1 * 0.5 ** e, 4) for e in (11 / 10, 41 / 10, 41 / 40)]
+assert [round(v, 4) for v in next_lr.values()] == _want == [0.0467, 0.0058, 0.0491], next_lr
 assert l2_diff < 1e-6 and abs(l2_logs["your train_step"] - l2_logs["large batch"]) < 1e-6
 
 # lesson 01's yardstick on the digits: right steps land 3.0e-08 to 6.0e-08 from plain fit, one or two of 01's spacings
