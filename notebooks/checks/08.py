@@ -9,7 +9,7 @@ from gradlab.lessons import memory_budget
 
 eps32 = float(np.finfo(np.float32).eps)  # u = 2^-23, float32's spacing at 1
 
-# Accumulate by hand, the recipe's sum, Adam's epsilon / N, the 1/N miss (2.1e-02; lesson 05 sizes it)
+# Accumulate by hand, the recipe's sum, Adam's epsilon / N
 assert len(recipe) == 4 + 2  # N + 2 sess.run calls
 assert mean_step in (my_mean_step, solution_mean_step)
 assert distance(fixed_after, large_after) < 1e-6 and max_abs_diff(fixed_after, large_after) < 1e-6
@@ -24,7 +24,7 @@ assert f"{fix_diff:.1e} {w_top:.2f} {fix_gap:.1e}" == "1.5e-08 0.15 1.5e-08", (f
 assert adam_gap == 0 and f"{adam_gap:.1e}" == "0.0e+00", adam_gap
 assert 0 < adam_gap_3 <= fix_gap and f"{adam_gap_3:.1e}" == "1.5e-08", adam_gap_3
 assert 1e-5 < max_abs_diff(split_after["w_i = 1 / N"], keras63) < 1e-3
-assert f"{distance(split_after['w_i = 1 / N'], keras63):.1e}" == "2.1e-02"  # the 1/N miss on 63, of the step
+assert f"{distance(split_after['w_i = 1 / N'], keras63):.1e}" == "2.1e-02"  # the 1/N miss on 63 (lesson 10 quotes it)
 # the weighted recipe on the 63: 1.5e-08 on the weights, one spacing (at the largest of keras63's weights)
 w63 = max(float(np.abs(v).max()) for v in keras63)
 assert f"{max_abs_diff(split_after['w_i = n_i / B'], keras63):.1e}" == "1.5e-08"
@@ -70,6 +70,7 @@ for P_, a_, t_, B, N, m_ in ((*memory["convnet"][:3], 512, 8, 1), (*memory["MLP"
 assert memory["MLP"][3] < memory["MLP"][4] and memory["convnet"][4] < memory["convnet"][3] / 5
 mib = [memory[k][i] / 2**20 for k, i in (("MLP", 3), ("MLP", 4), ("convnet", 3), ("convnet", 4))]
 assert [f"{v:.2f}" for v in mib] == ["2.00", "2.44", "314.97", "39.77"], mib
+assert f"{4 * memory['MLP'][0] / 2**20:.2f}" == "0.78"  # the MLP's accumulators, MiB
 # The convnet: 7.9 times less at N = 8, not 8 (the weights' terms do not shrink); the MLP rises at every N > 1
 assert f"{mib[2] / mib[3]:.1f}" == "7.9" and mib[2] / mib[3] < 8
 assert (memory["convnet"][1] // 4, memory["MLP"][1] // 4, memory["MLP"][2] // 4) == (80_986, 1306, 512)
@@ -88,7 +89,9 @@ assert compiled.experimental_get_tracing_count() == 2
 leftover = np.linalg.norm(flat(acc_2) - flat(g_next)) / np.linalg.norm(flat(g_next))  # "1.06 times as long"
 assert 0.5 < leftover < 2 and f"{leftover:.2f}" == "1.06", leftover
 assert (memory["MLP"][1], memory["MLP"][2], memory["convnet"][1]) == (4 * (784 + 256 + 256 + 10), 2048, 323_944)
-# the convnet's a and t by layer, as the prose adds them: 3,136 + 173,056 + 147,456 + 256 + 40; t the second conv's pair
-assert [b for _, b in outs] == [3_136, 173_056, 147_456, 256, 40], outs
-assert sum(b for _, b in outs) == memory["convnet"][1] and 173_056 + 147_456 == memory["convnet"][2] == 320_512
+assert memory["convnet"][2] == 320_512
+# gradlab's guard: the all-NaN digit's update raised FloatingPointError and changed nothing (3 updates before it)
+assert isinstance(caught, FloatingPointError) and "skipped" in str(caught), caught
+assert str(caught).startswith("the loss is finite") and "but the gradient of this update is not finite" in str(caught), caught
+assert unchanged and int(strategy.optimizer.iterations) == 3
 print("lesson 08: every number the prose states checks out")
