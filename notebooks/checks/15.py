@@ -6,20 +6,26 @@ import numpy as np
 import gradlab as gl
 from gradlab.lessons import check_batch, distribute, offsets
 
+# The digits below come from the lesson's solutions; a learner's own local_sums or my_sum_and_count may add in
+# another order, so with those only the tolerances are checked
+solutions = local_sums is solution_local_sums and sum_and_count is solution_sum_and_count
+
 # From towers to replicas: the copies, the cut of lesson 04's 63 digits, Keras's divisors n_r R
 assert len(m_d.trainable_variables) == 4 and len(copies) == 8 and rows_63 == [32, 31]
 assert divisors_63 == ["64", "62"], divisors_63  # Keras's mean loss: n_r R, not B = 63
 # Keras's summed gradient is lesson 04's plain mean (04 prints its miss of g_B on these digits, 1.2e-03)
-assert f"{keras_miss:.1e}" == "1.2e-03" and keras_plain < 1e-6
-assert f"{keras_plain:.1e}" == "0.0e+00"  # "the plain mean exactly"
-assert f"{keras_rel:.1%}" == "1.0%"  # the miss over |g_B|, as lesson 04 measures it
-assert f"{sum_miss:.1e}" == "3.7e-08" and f"{sum_miss / spacing_63:.0f}" == "5"  # the loss sums over 63: rounding
+assert keras_plain < 1e-6 and abs(keras_miss - 1.2e-03) < 5e-5 and sum_miss < 1e-6
+assert abs(keras_rel - 0.010) < 5e-4  # the miss over |g_B|, lesson 01's; lesson 17 quotes "1.0%"
+if solutions:
+    assert f"{keras_miss:.1e}" == "1.2e-03" and f"{keras_rel:.1%}" == "1.0%"
+    assert f"{keras_plain:.1e}" == "0.0e+00"  # "the plain mean exactly"
+    assert f"{sum_miss:.1e}" == "3.7e-08" and f"{sum_miss / spacing_63:.0f}" == "5"  # the loss sums over 63: rounding
 
 # Keras's 1/R in the scope, outside it and in a replica (the first 4 digits)
 assert f"{factor:g}" == "2" == f"{R:g}"  # a mean-reduced Keras loss divides by R inside a replica
 assert abs(inside - outside / R) < 1e-6 * outside  # measured on replica 0, not outside / factor
 assert (f"{in_scope:.4f}", f"{inside:.4f}", f"{outside:.4f}") == ("1.0430", "1.0430", "2.0860")
-assert cross_in_scope is True and cross_outside is False and abs(in_scope - outside / R) < 1e-6 * outside
+assert abs(in_scope - outside / R) < 1e-6 * outside  # in the scope, outside run: 1/R too
 
 # Accumulate, then all-reduce once: shards; TensorFlow's input route fills each replica in turn with
 # ceil(B / R) rows (lesson 17 checks the rule against TensorFlow's own shards on 2, 3, 4 and 6 replicas)
@@ -32,20 +38,19 @@ assert n_collectives == 2
 assert max(sum_count_gaps.values()) < 1e-6 and gap_once_8 < 1e-6 and gap_naive_8 < 1e-6
 assert all(counts[n] == (1, 1, n) for n in counts)
 assert f"{4 * n_params / 2**20:.2f}" == "0.78" and f"{g_max:.3f}" == "0.119"
-if sum_and_count is solution_sum_and_count:  # the digits the prose states, from the lesson's solution
+if solutions:  # the digits the prose states, from the lesson's solutions
     assert f"{sum_count_gaps['gradient']:.1e}" == "3.0e-08" == f"{gap_once_8:.1e}" == f"{gap_naive_8:.1e}"
     assert sum_count_gaps["loss"] == 0 and f"{sum_count_gaps['gradient'] / spacing_31:.0f}" == "4"  # "4 spacings"
-# The timing varies between runs: only the conclusion the prose draws, with room for the spread
-# "at N = 8 naive took about twice as long in this run, a few tenths of a ms for each extra all-reduce": this run's readings,
-# checked only as "longer, by a positive cost per all-reduce"
-assert ratio_8 > 1.2 and extra_ms[8] > 0  # naive's 7 extra all-reduces at accum_steps = 8 slow the update
-# "the once curve rises too": at a fixed batch of 31, once at accum_steps = 8 is slower than at 1
-assert np.median(ms["once 8"]) > 1.2 * np.median(ms["once 1"])
+# The timing varies between runs: only the conclusion the prose draws (no digits), as medians of ratios taken
+# within a round of interleaved calls, with room for a loaded machine
+assert ratios["naive 8", "once 8"] > 1.2  # "naive's extra all-reduces slow the update at N = 8" (2.0 and 2.3 seen)
+assert ratios["once 8", "once 1"] > 1.05  # "even yours takes longer at N = 8 than at 1" (1.3 and 1.5 seen)
 
 # A short batch: the global_batch_size route
 assert public_collectives == 1 and f"{np.round(large3_losses, 4)}" == "[2.3257 2.2085 2.2168]"
-assert public_loss_gap < 1e-6 and f"{public_loss_gap:.1e}" == "1.2e-07"
-assert public_w_gap < 1e-6 and f"{public_w_gap:.1e}" == "1.5e-08" and f"{moved:.1e}" == "1.7e-02"
+assert public_loss_gap < 1e-6 and public_w_gap < 1e-6 and f"{moved:.1e}" == "1.7e-02"
+if solutions:
+    assert f"{public_loss_gap:.1e}" == "1.2e-07" and f"{public_w_gap:.1e}" == "1.5e-08"
 assert short_shards == [9, 8] and f"{step_ratio:.3f}" == "0.548" and abs(step_ratio - 17 / B) < 1e-4
 assert check_batch(17, R) == [9, 8]  # the tutorial's n_r R: 18 and 16
 
@@ -53,7 +58,8 @@ assert check_batch(17, R) == [9, 8]  # the tutorial's n_r R: 18 and 16
 own_loss_gap = max(abs(a - b) for a, b in zip(own_losses, large_losses))
 mirrored_loss_gap = max(abs(a - b) for a, b in zip(mirrored_losses, large_losses))
 assert max(own_loss_gap, mirrored_loss_gap, own_gap, own_large_gap, mirrored_gap) < 1e-6
-assert all(f"{gap:.1e}" == "1.5e-08" for gap in (own_gap, own_large_gap, mirrored_gap))
+if solutions:
+    assert all(f"{gap:.1e}" == "1.5e-08" for gap in (own_gap, own_large_gap, mirrored_gap))
 assert own_collectives == 1 and mirrored.all_reduces_per_update() == 1
 
 # Problem 1 (pencil): R = 4, B = 30, accum_steps = 2
