@@ -4,6 +4,9 @@ The lesson's last cell runs this file in its own namespace (`%run -i checks/13.p
 disagree with the text fails there. nbval also pins every printed number that is not marked as run-dependent;
 the MLP's memory peaks are, so the claims about them are checked here as the robust facts the prose draws from them.
 """
+# Chollet's plain step is plain fit's: "0.0e+00 apart"
+assert max_abs_diff(plain.inner.get_weights(), large.get_weights()) == 0
+
 # Your step, the miscount, the while loop, the masked tokens: exact where the prose says exact
 assert max_abs_diff(mine.inner.get_weights(), large.get_weights()) < 1e-6
 assert max_abs_diff(looped.inner.get_weights(), large.get_weights()) < 1e-6
@@ -28,22 +31,23 @@ assert (python_loop, accumulate) != (solution_python_loop, solution_accumulate) 
 
 # The MLP's peaks in gradients: the loop holds about 2 whatever N, the unrolled step about N. The BFC allocator may
 # count a chunk up to twice its tensor (lesson 09), so a reading of the loop's two gradients moves up to 4 between
-# runs (a clean-clone CI run read 3.99 at N = 8): the prose states this run's printed readings ("here") and the
-# shape, about N against about 2
+# runs (a clean-clone CI run read 3.99 at N = 8): the prose states this run's printed readings ("2.0 to 2.7 here") and
+# the shape, about N against about 2; the bands stay wide
 held = {key: value / grad for key, value in peak.items()}
 assert all(1 < held["while loop", N] < 4.2 for N in NS), held
-assert all(1.5 < held["while loop", N] < 4.2 for N in NS[1:]), held  # "at 2 to 4 gradients from N = 2 on"
-# "accumulation costs memory" on the MLP: the loop, from N = 2, holds more than one pass (1.1 in the stored run)
+assert all(1.5 < held["while loop", N] < 4.2 for N in NS[1:]), held  # "near the dotted line 2 from N = 2 on: 2.0 to 2.7 here"
+# "accumulation costs memory" on the MLP: the loop, from N = 2, holds more than one pass (1.1 to 1.5 in stored runs)
 assert np.mean([held["while loop", N] for N in NS[1:]]) > held["unrolled", 1] + 0.3, held
 assert all(abs(held["unrolled", N] - N) <= 1.5 for N in NS[1:]), held
 assert held["unrolled", 16] > 4 * held["while loop", 16], held
 assert round(outputs / grad, 1) == 0.1  # "the layers' outputs are 0.1 gradients"
 assert round(4000 / 60 * outputs / grad, 1) == 6.6  # printed: the layers' outputs at 4,000 rows
-# 4,000 rows: the activations outweigh a gradient, and the loop at N = 4 holds well under one pass (0.35x to 0.56x in five runs)
+# 4,000 rows, "it saves: one pass holds 11.7 gradients here, your loop at N = 4 6.2" (this run's printed line; nbval
+# ignores it): the activations outweigh a gradient, and the loop at N = 4 holds well under one pass (0.35x to 0.57x in six runs)
 assert big["unrolled", 1] > 4 and big["while loop", 4] < 0.7 * big["unrolled", 1], big
-# "one pass reads about 12 to 15 gradients between runs" at 4,000 rows (11.6 to 14.8 in six runs), "about 1" at 60 rows;
-# "near the printed estimate, a quarter of the pass's activations plus the sum and one gradient: from a fifth below it to
-# 30% above it in the runs we kept" (0.83, 1.19 and 1.28; the allocator may count a chunk up to twice its tensor): wide bands
+# one pass at 4,000 rows read 11.6 to 14.8 in eight runs ("this run reads 11.7, and readings fall on either side" of
+# 12.6), about 1 at 60 rows; the loop against "the printed estimate ... it is not a bound" read 0.83x to 1.43x of it
+# (the allocator may count a chunk up to twice its tensor): wide bands
 assert 9 < big["unrolled", 1] < 18 and 0.7 < held["unrolled", 1] < 1.6, (big, held)
 assert abs(rule - ((big["unrolled", 1] - 1) / 4 + 2)) < 1e-9 and 0.6 < big["while loop", 4] / rule < 1.8, (big, rule)
 # "the layers' outputs, 6.6 gradients; one gradient of the weights; ... 4,000 x 32 ..., 5.0. They add up to 12.6;
@@ -63,8 +67,9 @@ assert all(m > 1e-2 for name, ms in drop_miss.items() if name != "plain fit agai
 assert abs(mine_history["loss"][0] - acc_history["loss"][0]) < 1e-6
 assert history["accuracy"][0] == acc_history["accuracy"][0]  # AccumulatingModel logs the large batch's accuracy
 assert max_abs_diff(acc.get_weights(), large.get_weights()) < 1e-6
-# the table's Keras column (lesson 10 takes it apart): 611 digits at batch_size=15 are 41 fit steps, 41 // 4 = 10
-# updates (Solution 3 prints Keras's 10), the last 11 digits left in the accumulators
+# the table's Keras column (lesson 10 takes it apart), printed: 611 digits at batch_size=15 are 41 fit steps, 41 // 4 = 10
+# updates, 41 apply calls in _iterations; the last 11 digits left in the accumulators
+assert (len(fit_steps), int(keras_acc.iterations), int(keras_acc._iterations)) == (41, 10, 41), fit_steps
 assert -(-len(x) // 15) == 41 and 41 // 4 == 10 and 41 % 4 == 1 and len(x) - 600 == 11
 
 # Answer 5, masked tokens: counting rows misses ("3.4e-03, 9.6% of the epoch's update"), counting tokens lands ("3.4e-08")
