@@ -37,7 +37,7 @@ assert [f"{at_target[B]:.0f}" for B in (16, 32, 128, 512)] == ["140", "122", "16
 assert (f"{min(at_target.values()):.0f}", f"{max(at_target.values()):.0f}") == ("90", "163")
 assert min(at_target.values()) > stats.noise_scale > 2 * B_crit  # the gap widens at loss 0.5
 # "every reading, 71 to 163, is over twice 32": B_simple at the start and where the runs reached loss 0.5
-# (02's one-step B_noise, 93 to 146, lies in that range; 02's checks pin it)
+# ("Why below?": 02's one-step B_noise, 93 to 146, is further above the knee still; 02's checks pin it)
 assert min([stats.noise_scale, *at_target.values()]) > 2 * B_crit and f"{max(at_target.values()):.0f}" == "163"
 # rate 1.6 failed at every B, even 512 (far above the knee): curvature, not noise, caps the rate
 # the learner's fit (or the solution, by the normal equations) agrees with gradlab's polyfit
@@ -45,22 +45,25 @@ assert np.allclose(fit(runs), fit_critical_batch(runs)) and gap < 1e-9 * B_crit,
 # the runs' lengths (19 to 60 updates); B = 512 sees each digit more than twice
 S_all_05 = [S for seed in runs for S in runs[seed].values()]
 assert (min(S_all_05), max(S_all_05)) == (19, 60) and min(512 * runs[s][512] for s in runs) > 2 * M
-# timing (varies between runs): the conclusions, with room
-assert us[8] > 2 * us[32] > 2 * us[512], us  # the time per example keeps falling to 512: not full at 32
-assert per_update[2048] / per_update[1024] > 1.4 and per_update[1024] / per_update[512] > 1.3, per_update  # near full from 512
+# timing (varies between runs): the conclusions, rounded in the prose, with wide bands
+assert us[8] > 10 * us[1024], us  # the time per example falls more than tenfold from B = 8 to 1024
+assert us[1024] < us[256] and per_update[2048] / per_update[1024] > 1.5, per_update  # most of twice from 1024 on
+assert 50 < o / c < 250, (o, c)  # "a call costs roughly as much as 100 examples" (105 and 138 in two runs here)
 assert o / c > B_crit, (o, c)  # a call costs more than B_crit examples (Answer 2: B* above B_crit)
 # the line through B = 8 to 128 holds for small batches only: at 512 it overshoots the measured time (by about
 # 40% to 60% in runs on this machine; asserted only above)
 assert o + 512 * c > per_update[512], (o, c, per_update[512])
-assert per_update["4 x 32"] / per_update[128] > 1.5, per_update  # accumulating 4 x 32 costs far more
-# an empty compiled call is less than half of a whole small update (B = 8); the line's fixed cost holds more
-assert empty < 0.5 * per_update[8] and o > empty, (empty, o, per_update[8])
+# an empty compiled call is part of the line's fixed cost
+assert 0 < empty < o, (empty, o)
 # the line's fixed cost predicts 4 x 32's extra time: four extra calls of o each
 assert 0.6 * 4 * o < extra < 1.6 * 4 * o, (extra, o)
 near = [to_target[B] for B in (32, 64, 128)]
 assert max(near) < 1.5 * min(near), to_target  # 64 and 128 arrive close to 32
-assert to_target[512] > 1.5 * max(near) and to_target["4 x 32"] > 1.5 * to_target[128], to_target
-assert B_fast > B_crit and max(time_at(32), time_at(128)) < 1.3 * time_at(B_fast)  # above; flat
+assert to_target[512] > 1.5 * max(near) and 1.4 < to_target[512] / to_target[32] < 3.5, to_target  # about twice
+assert 2 < to_target["4 x 32"] / to_target[128] < 4.5, to_target  # about three times 128's
+# Answer 2: B* about 60, above B_crit; the model's time from 32 to 128 within 30% of its least
+assert B_fast > B_crit and 40 < B_fast < 100, B_fast
+assert max(time_at(32), time_at(128)) < 1.3 * time_at(B_fast)
 fastest = min((32, 64, 128, 512), key=to_target.get)
 assert fastest in (32, 64, 128), to_target  # the least time sits on the flat part, not at 512
 assert (S_64, best[32]) == (26, 37), S_64  # B = 64 by the sweep's four rates (seeded; printed, not stated)
