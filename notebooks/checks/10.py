@@ -29,6 +29,7 @@ assert windows["Keras 4 x 16, kept"][0][4] == (256, 310, (6, 48)) and windows["K
 assert windows["plain fit at 64, dropped"][0][4] == (262, 326, (64,))  # update 5 ends 16 rows later
 assert windows["Keras 4 x 16, dropped"] == windows["plain fit at 64, dropped"] == (windows["plain fit at 64, dropped"][0], None)
 assert relative["fit", "Keras 4 x 16, dropped"] < 1e-6 and 0.05 < relative["fit", "Keras 4 x 16, kept"] < 0.3, relative
+assert f"{relative['fit', 'Keras 4 x 16, kept']:.0%}" == "12%", relative  # the prose's 12 % of the move
 assert left["Keras 4 x 16, kept"][0] == 34 and 3.0 < left["Keras 4 x 16, kept"][1] < 4.5, left  # 22 rows left
 assert left["Keras 4 x 16, dropped"] == (32, 0.0), left
 assert left["next_call"][:2] == left["Keras 4 x 16, kept"] and left["next_call"][2] == 2, left  # 2 old + 2 new
