@@ -36,16 +36,17 @@ assert all(0 <= net.held_mib - 4 * P / MiB < 1 for net in nets.values())  # held
 assert abs(batch_mib - (xb.shape[0] * 4 * 784 + yb.shape[0] * 8) / MiB) < 0.01, batch_mib  # the batch
 rc = ("tf.recompute_grad", "scope on Blocks") if "scope on Blocks" in nets else ("tf.recompute_grad",)  # Keras 3.9+
 share_of_plain = {n: median[n] / median["plain"] for n in median}
-# "both levers about halve the update" (stored run 0.47 to 0.53; loaded runs have read up to 0.60)
+# "both levers about halve the update" (stored run 0.44 to 0.47; runs have read 0.44 to 0.60)
 assert all(0.3 < share_of_plain[n] < 0.75 for n in rc + ("N=4",)), share_of_plain
 assert share_of_plain["yours"] > 0.8, share_of_plain  # "yours saves nothing": about plain's
 # "together they add less than N = 4 alone" (N = 4's readings spread least: a gap of a few MiB)
 assert median["N=4 and recompute"] < median["N=4"] and share_of_plain["N=4 and recompute"] < 0.5, share_of_plain
-# "for the levers it sits above every median; for plain it lands close": budget / measured
-# (runs: levers 1.06 to 1.34, plain 0.99 to 1.12: plain's lands close, on either side of 1)
+# "plain's lands close; the working levers' budgets land near theirs": budget / measured, either side of 1
+# (runs: levers 0.98 to 1.34, plain 0.98 to 1.12; a loaded machine spreads a lever's readings by MiB)
 over = {n: budget_update[n] / median[n] for n in rc + ("N=4", "N=4 and recompute")}
-assert all(1.0 < r < 1.4 for r in over.values()), over
+assert all(0.75 < r < 1.5 for r in over.values()), over
 assert 0.9 < budget_update["plain"] / median["plain"] < 1.3, median
+assert budget_update["yours"] / median["yours"] < 0.8, median  # "yours is the exception" (runs 0.54 to 0.57)
 # the figure: the levers' ticks near or under their bars, yours' far above the bar of a rebuild
 for n in rc + ("N=4", "N=4 and recompute"):
     assert whole[n] < budget(**levers.get(n, levers["tf.recompute_grad"])) / MiB + 4, whole
@@ -70,7 +71,7 @@ assert all(again_m[n] < 0.75 * again_m["plain"] for n in ("yours, waiting", "tf.
 # the costs: multiply-adds (fixed) and one timing conclusion
 assert round((fwd + bwd + rebuilt) / (fwd + bwd), 2) == 1.16 and 4 * (3 * len(macs) - 1) == 116 and 3 * len(macs) - 1 == 29
 sh = {n: q[1] for n, q in share.items()}  # the median over rounds of the time over plain's in that round
-# "a quarter of the rows takes more than a quarter of plain's time" (stored 0.38; fixed costs per pass)
+# "a quarter of the rows takes more than a quarter of plain's time" (stored 0.37; fixed costs per pass)
 assert sh["plain, 256 rows"] > 0.25, share
 # the levers' times are stated as this run's readings; only wide bands are checked (runs have read
 # recomputation 0.94x to 1.53x plain's, N = 4 1.07x to 1.41x, both 1.50x to 1.56x)
