@@ -25,8 +25,10 @@ _eps_top = np.finfo(np.float32).eps * top  # the fold's quick estimate eps x |x|
 assert spacing_top <= _eps_top < 2 * spacing_top
 assert all(np.spacing(np.float32(v)) <= np.finfo(np.float32).eps * v < 2 * np.spacing(np.float32(v))
            for v in (0.077, 0.153, 0.17, 1.0, 1.5, 9.7))  # between one and two, at the values the course compares
-# divide once: equal to the n_i/B weighting
+# divide once: equal to the n_i/B weighting, a few spacings (2.5 and 2.0)
 assert all(d < 1e-6 for d in once.values()) and sorted(once) == [4, 5], once
+assert all(d / spacing_top < 10 for d in once.values()), once
+assert [f"{d / spacing_top:.1f}" for d in once.values()] == ["2.5", "2.0"], once
 # the plain mean: 68.1% off, 0.0598 largest; the weighted sum rounding only, 1.4e-07 relative: about one spacing
 assert f"{relative_error(plain, g_large):.1%}" == "68.1%" and f"{plain_diff:.4f}" == "0.0598"
 assert f"{relative_error(weighted, g_large):.1e}" == "1.4e-07"
@@ -82,8 +84,12 @@ assert (4.0 + 2.0) / 2 == 3.0 and abs((10 * 4.0 + 90 * 2.0) / 100 - 2.2) < 1e-12
 # noise, not bias: the average of K shuffles' plain means closes in on g_B, about as 1 / sqrt(K)
 assert [f"{shuffled[K]:.1%}" for K in (1, 10, 100)] == ["64.3%", "17.9%", "6.0%"], shuffled
 assert all(0.5 < shuffled[K] * np.sqrt(K) / shuffled[1] < 1.5 for K in (10, 100)), shuffled
-# Adam's miss on the plain sum is its epsilon's: with epsilon = 1e-12 it rounds to 0.0%
-assert f"{sum_miss['Adam, eps=1e-12']:.1%}" == "0.0%", sum_miss
+# Answer 4: Adam's miss on the plain sum is its epsilon's: 3.2% with Keras's 1e-7, 0.0% with 1e-12;
+# Keras adds epsilon to sqrt(v) before bias correction, so it acts as epsilon / sqrt(1 - beta_2) on the first step
+assert keras.optimizers.Adam().epsilon == 1e-7 and keras.optimizers.Adam().beta_2 == 0.999
+assert [f"{m:.1%}" for m in a4_miss.values()] == ["3.2%", "0.0%"], a4_miss
+assert abs(a4_miss[1e-7] - sum_miss["Adam(0.001)"]) < 1e-6, (a4_miss, sum_miss)
+assert [f"{e / np.sqrt(1 - 0.999):.1e}" for e in (1e-7, 1e-12)] == ["3.2e-06", "3.2e-11"]
 # memory: the 224 images waiting at N = 8, left out of the estimate
 assert round(waiting / MiB) == 129 and f"{waiting / parts[-1]['total']:.1%}" == "2.6%"
 # lesson 14's MLP: 14's fuller budget for one update, this estimate's gradient and layer outputs at B = 1,024
