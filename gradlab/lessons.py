@@ -47,6 +47,7 @@ _NAMES = {
     "host_average": ("gradlab.core.host_average", "host_average"),
     "distribute": ("gradlab.core.distribute", None),
     "gradients_already_reduced": ("gradlab._compat", "gradients_already_reduced"),
+    "device_sends": ("gradlab._compat", "device_sends"),
     # the TF1 graphs of the founding texts
     "draw": ("gradlab.classic.draw", None),
     "scopes": ("gradlab.classic.scopes", None),

@@ -346,3 +346,22 @@ def test_activity_penalty_probe_says_which_keras_it_found():
     assert _compat.activity_penalty_is_a_mean() == (minor >= (3, 14))
     assert _compat.FOUND["_probe_activity_penalty"] == (
         _compat.ACTIVITY_MEAN if minor >= (3, 14) else _compat.ACTIVITY_SUM)
+
+
+def test_device_sends_lists_the_copies_tensorflow_inserts_between_two_devices():
+    # by hand: w and the input x live on CPU:0 and are read on CPU:1, whose sum comes back to
+    # CPU:0, so TensorFlow must insert three copies: w's value and x to CPU:1, the sum back
+    with tf.device("/cpu:0"):
+        w = tf.Variable([2.0, 3.0])
+
+    @tf.function
+    def product(x):
+        with tf.device("/cpu:1"):
+            y = tf.reduce_sum(w * x, name="on_one")
+        with tf.device("/cpu:0"):
+            return y + 1.0
+
+    partitions, sends = _compat.device_sends(product, tf.constant([1.0, 1.0]))
+    assert partitions == 2, partitions
+    assert sorted(sends) == [("CPU:0", "ReadVariableOp"), ("CPU:0", "x"), ("CPU:1", "on_one")], sends
+    assert float(product(tf.constant([1.0, 1.0]))) == 6.0  # the call itself still computes

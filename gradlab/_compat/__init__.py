@@ -18,7 +18,8 @@ from .behaviours import (  # noqa: F401
     activity_penalty_is_a_mean, metrics_summed_on_read)
 from .trainer import EPOCH_ITEMS  # noqa: F401
 from .data_adapters import fit_arrays  # noqa: F401
-from .distribute import mirrored_strategy, own_instance_keys, reducible_by_keras, tf_initialised  # noqa: F401
+from .distribute import (  # noqa: F401
+    device_sends, mirrored_strategy, own_instance_keys, reducible_by_keras, tf_initialised)
 from .layers import keras_mask, sublayers, batchnorm_moments, slice_rows, with_keras_mask  # noqa: F401
 from .losses import losses_not_divided_by_replicas  # noqa: F401
 from .optimizers import (  # noqa: F401

@@ -87,6 +87,44 @@ def tf_initialised():
     return context.context()._context_handle is not None
 
 
+def _probe_run_metadata():
+    from tensorflow.python.eager import context
+    ctx = context.context()
+    missing = [name for name in ("enable_run_metadata", "disable_run_metadata", "enable_graph_collection",
+                                 "disable_graph_collection", "export_run_metadata")
+               if not callable(getattr(ctx, name, None))]
+    if missing:
+        raise _broken(f"TensorFlow's eager context no longer collects functions' partition graphs ({missing})")
+
+
+@_probed(_probe_context_handle)
+@_probed(_probe_run_metadata)
+def device_sends(fn, *args):
+    """Call `fn(*args)` (a `tf.function` not yet traced for these arguments) once and return
+    `(partitions, sends)`: how many per-device graphs TensorFlow cut the functions that cross
+    devices into, and `[(source device, tensor), ...]`, one per `_Send` op, the copies it
+    inserted. TensorFlow has no public call for a function's partition graphs (TF1 has
+    `RunOptions(output_partition_graphs=True)`); lesson 04 prints them for a TF2 step.
+    """
+    from tensorflow.python.eager import context
+    ctx = context.context()
+    ctx.enable_run_metadata()
+    ctx.enable_graph_collection()  # before the first call: partitioning happens once, then
+    try:
+        fn(*args)
+        metadata = ctx.export_run_metadata()
+    finally:
+        ctx.disable_graph_collection()
+        ctx.disable_run_metadata()
+    graphs = [p for f in metadata.function_graphs for p in f.partition_graphs]
+    crossing = [g for g in graphs if any(n.op == "_Send" for n in g.node)]
+    sends = [(n.attr["send_device"].s.decode().split("/device:")[-1], n.input[0])
+             for g in crossing for n in g.node if n.op == "_Send"]
+    if not crossing and len({n.device for g in graphs for n in g.node}) > 1:
+        raise _broken("a function placed on several devices exported no _Send ops")
+    return len(crossing), sends
+
+
 # A user's MirroredStrategy, made any number of times: every tf.distribute.MirroredStrategy
 # made without gradlab numbers its collectives from the same group and instance keys, and the
 # runtime remembers each key's shape for the whole process: gradlab's all-reduces under a
@@ -132,6 +170,7 @@ PRIVATE_NAMES = {
     "_in_multi_worker_mode": _probe_multi_worker_mode,
     "tensorflow.python.eager.context.context": _probe_context_handle,
     "_context_handle": _probe_context_handle,
+    "_Send": _probe_run_metadata,
     "_initialized": _probe_context_handle,
     "_collective_keys": _probe_instance_keys,
     "_instance_key_table": _probe_instance_keys,
