@@ -71,6 +71,8 @@ _NAMES = {
     "all_reduces_per_update": ("gradlab.studies.distributed.fit_collectives", "all_reduces_per_update"),
     "PerUpdate": ("gradlab.studies.keras_accumulation", "PerUpdate"),
     "lockstep": ("gradlab.studies.runs.lockstep", "lockstep"),
+    "run_strategy": ("gradlab.studies.runs.run_loop", "run_strategy"),
+    "sample_order": ("gradlab.studies.runs.run_loop", "sample_order"),
     "micro_steps": ("gradlab.studies.keras_accumulation", "micro_steps"),
     "interleaved_ms": ("gradlab.studies.bench.interleaved", "interleaved_ms"),
     "ratio_quartiles": ("gradlab.studies.bench.interleaved", "ratio_quartiles"),
