@@ -22,7 +22,7 @@ assert min(norm([t.numpy() for t in g]) for _, g in parts) > 0.5
 assert f"{pair_cos:.2f}" == "0.08" and abs(each_by_hand - norm(g_each)) < 1e-4
 assert f"{cosine:.4f} {norm(g_each):.3f} {norm(g_once):.3f}" == "0.9959 0.278 0.500"
 assert f"{pf.relative_error(g_each, g_clipped):.2f}" == "0.45" and 0.99 < cosine < 1.0
-assert f"{pf.relative_error(g_each, g_clipped):.0%}" == "45%"  # the overview's "misses by 45%"
+assert f"{pf.relative_error(g_each, g_clipped):.0%}" == "45%"  # the prose's "a miss of 45%" (section 1 and the Summary)
 assert list(clip_errs) == ["host_average", "accumulate", "fused"]
 assert max([*clip_errs.values(), pf.relative_error(g_once, g_clipped)]) < 1e-6
 # "Keras clips the mean once (10 shows where): on equal micro-batches, the large batch's clip" (not printed here)
@@ -180,7 +180,7 @@ assert f"{merge_gap:.1e} {in_spacings(mine_bn, large_bn):.3f}" == "4.7e-10 0.008
 assert f"{max(bn_gaps['window']):.1e} {in_spacings(moved['window'], large_bn):.2f}" == "7.9e-09 0.13"
 assert max(in_spacings(mine_bn, large_bn), in_spacings(moved["window"], large_bn)) < 10
 assert f"{in_spacings(mine_bn[:1], large_bn[:1]):.0f} {in_spacings(moved['window'][:1], large_bn[:1]):.0f}" == "1 17"
-assert f"{np.float32(1) - np.float32(0.99):.10f}" == "0.0099999905"  # gradlab's 1 - rho, in float32
+assert f"{np.float32(1) - np.float32(0.99):.10f}" == "0.0099999905"  # the fold: gradlab's 1 - rho in float32 is not exactly 0.01
 large_bn = moving_after(1)  # the large batch's one move: rho of the old, 1 - rho of all B rows' moments
 assert max(np.abs(large_bn[0] - 0.01 * h.mean(0)).max(), np.abs(large_bn[1] - (0.99 + 0.01 * h.var(0))).max()) < 1e-6
 
