@@ -95,8 +95,6 @@ assert [rnd(d.mean(), 2) for d in to_large.values()] == [1.79, 1.79]
 assert [d.mean() for d in to_large.values()] == [far[1][0][0], far[1][1][0]]  # the fold's K = 1
 assert all(d.mean() > 1 for d in to_large.values())  # dropout's noise is larger than the gradient
 # a shift s of the expected gradient adds in quadrature: 0.22 lifts the K = 8 row 2 group stds above its measure
-assert shift == 0.3 and lifted == np.hypot(far[8][1][0], 0.3) and rnd(lifted, 2) == 0.71
-assert lifted > far[8][0][0] + 2 * far[8][0][1]  # 0.3 would have shown
 assert rnd(smallest, 2) == 0.22 and abs(np.hypot(far[8][1][0], smallest) - (far[8][0][0] + 2 * far[8][0][1])) < 1e-9
 assert rnd(far[8][0][1], 2) == 0.03  # the row's group std, "0.63 +- 0.03"
 assert (rnd(far[1][0][0], 2), rnd(far[8][0][0], 2), rnd(far[8][1][0], 2)) == (1.79, 0.63, 0.65)
