@@ -120,10 +120,13 @@ class WindowMoments:
         """`moving <- momentum * moving + (1 - momentum) * window`, once; then `reset()`.
         A layer that recorded nothing (not called in training mode) keeps its statistics."""
         for layer, (count, _, _), (mean, var) in zip(self.layers, self._state, self.window()):
+            # 1 - momentum is formed in Python, as Keras's own update forms it: float32's 1 - 0.99
+            # is 0.0099999905, which put the window 17 spacings off the large batch's statistics.
             rho = tf.where(count > 0, layer.momentum, 1.0)
+            one_minus_rho = tf.where(count > 0, 1.0 - layer.momentum, 0.0)
             for moving, value in ((layer.moving_mean, mean), (layer.moving_variance, var)):
                 value = tf.where(count > 0, tf.cast(value, tf.float32), 0.0)
-                moving.assign(moving * tf.cast(rho, moving.dtype) + tf.cast(value * (1.0 - rho), moving.dtype))
+                moving.assign(moving * tf.cast(rho, moving.dtype) + tf.cast(value * one_minus_rho, moving.dtype))
         self.reset()
 
     def reset(self):
