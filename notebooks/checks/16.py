@@ -64,8 +64,9 @@ a_us, b_gib = comm_cost.alpha_beta_of_line(intercept, slope, 2)
 assert abs(a_us - alpha_us) <= 1e-9 * abs(a_us) and abs(b_gib * 2 ** 30 - beta) <= 1e-9 * beta
 assert slope > 0 and intercept > 0 and medians[2 ** 23] > medians[2 ** 16]  # a line that rises from a positive start
 # the prose's conclusions, which must hold on any 2-core machine, loaded or not (wide bands):
-# α "a few hundred µs" (stored runs: 200 to 450 µs on two machines), β "a few GB/s", misses of the held-out
-# sizes "tens of percent" (under 100 %); the 4-byte all-reduce stays under 5 ms even on a loaded machine
+# α "a few hundred µs" (stored runs: 200 to 450 µs on two machines), β "a few GB/s", the line off at the
+# held-out sizes by "about half" and "under 10% here" (stored -55 % and +8 %;
+# checked: under 100 %); the 4-byte all-reduce stays under 5 ms even on a loaded machine
 assert 20 < alpha_us < 5000 and 0.1 < beta / 1e9 < 50, (alpha_us, beta / 1e9)  # β printed in GB/s
 # the fold's "here, about" values are this run's, printed beside it; they must stay of that order on any machine
 assert 50 < alpha_us < 2000 and 0.5 < beta / 1e9 < 30, (alpha_us, beta / 1e9)
