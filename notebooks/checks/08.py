@@ -94,7 +94,7 @@ assert memory["convnet"][2] == 320_512
 assert isinstance(caught, FloatingPointError) and "skipped" in str(caught), caught
 assert str(caught).startswith("the loss is finite") and "but the gradient of this update is not finite" in str(caught), caught
 assert unchanged and int(strategy.optimizer.iterations) == 3
-# why the loss stayed finite: compiled, the fused first layer's ReLU turns the NaN digit into 0 (eagerly NaN);
+# why the loss stayed finite: compiled, the first layer's ReLU turns the NaN digit into 0 (eagerly NaN; a fused kernel is suspected, not shown);
 # the first layer's kernel gradient is NaN in all 200,704 entries, the other three weights' finite
 assert np.isnan(relu_eager).all() and relu_compiled.tolist() == [0.0], (relu_eager, relu_compiled)
 assert bad == [200_704, 0, 0, 0] and np.isfinite(float(nan_loss)), bad
