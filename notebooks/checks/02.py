@@ -26,15 +26,15 @@ assert (_fmt(stats.trace_cov, ".1f"), _fmt(stats.noise_scale, ".0f")) == ("94.3"
 assert _fmt(trace_cov / (g_full @ g_full), ".0f") == "71"
 assert _fmt(50 * model.count_params() * 4 / 2**20, ".1f") == "38.8"
 
-# the miss (the lesson's `miss` dict, recomputed: Answer 1 does not touch it, but stay independent)
+# the deviation |g_b - g| (the lesson's `miss` dict, recomputed: Answer 1 does not touch it, but stay independent)
 rms = {b: np.sqrt(np.mean(np.sum((g - stats.grad) ** 2, axis=1))) for b, g in minibatch_grads.items()}
 pred = {b: np.sqrt(stats.trace_cov / b) for b in rms}
 assert [_fmt(rms[b], ".2f") for b in (8, 512)] == ["3.64", "0.43"], rms
 assert [_fmt(pred[b], ".2f") for b in (8, 512)] == ["3.43", "0.43"], pred
 assert [_fmt(rms[b] / pred[b], ".2f") for b in (32, 128, 512)] == ["1.02", "1.01", "1.00"]  # "within 2%"
 halves = [rms[a] / rms[c] for a, c in ((8, 32), (32, 128), (128, 512))]
-assert all(1.9 < h < 2.2 for h in halves), halves  # "about halves the miss"
-assert _fmt(rms[8] / np.sqrt(stats.grad_sq_norm), ".1f") == "3.2"  # "more than 3 times |g|"
+assert all(1.9 < h < 2.2 for h in halves), halves  # "about halves the deviation"
+assert _fmt(rms[8] / np.sqrt(stats.grad_sq_norm), ".1f") == "3.2"  # "over three times |g|"
 cos8 = minibatch_grads[8] @ stats.grad / (np.linalg.norm(minibatch_grads[8], axis=1)
                                           * np.linalg.norm(stats.grad))
 assert _fmt(cos8.mean(), ".2f") == "0.27"
@@ -84,12 +84,12 @@ assert (peak, _fmt(values[peak], ",.0f")) == (190, "1,314")
 assert (_fmt(a1_rms[2048], ".3f"), _fmt(np.sqrt(stats.trace_cov / 2048 * (M - 2048) / (M - 1)), ".2f")) \
     == ("0.144", "0.15")
 assert a1_rms[4000] < 1e-6  # b = M: float32 rounding only
-assert 0.5 < a1_rms[4000] / np.spacing(np.float32(np.sqrt(stats.grad_sq_norm))) < 1.5  # about one spacing at |g| = 1.16
+assert 0.5 < a1_rms[4000] / np.spacing(np.float32(np.sqrt(stats.grad_sq_norm))) < 1.5  # relative to |g| = 1.16: 1.3e-07, about eps
 assert (_fmt(cos_71.mean(), ".2f"), _fmt(cos_71.min(), ".2f"), _fmt(cos_71.max(), ".2f")) == ("0.71", "0.56", "0.80")
 assert _fmt(1 / np.sqrt(1 + stats.noise_scale / 8), ".2f") == "0.32"
 assert steps_256 == [79, 7813] and steps_256 == [-(-20_000 // 256), -(-2_000_000 // 256)]
 
-# the b = 8 miss is 1.06 of the formula, about two standard errors (0.03) above 1: the luck of 40 draws
+# the b = 8 deviation is 1.06 of the formula, about two standard errors (0.03) above 1: the luck of 40 draws
 sq8 = np.sum((minibatch_grads[8] - stats.grad) ** 2, axis=1)
 se8 = rms[8] / pred[8] * sq8.std(ddof=1) / sq8.mean() / np.sqrt(40) / 2
 assert (_fmt(rms[8] / pred[8], ".2f"), _fmt(se8, ".2f")) == ("1.06", "0.03") and 1.5 < (rms[8] / pred[8] - 1) / se8 < 2.5
