@@ -83,12 +83,7 @@ def plot_timeline(layer_compute_ms, layer_comm_ms, overlap=True, bucket_layers=1
         ax, right = fig.subplots(), 0.0
     else:  # an axis shared with a longer schedule's keeps its reach
         fig, right = ax.figure, ax.get_xlim()[1] if len(ax.get_shared_x_axes().get_siblings(ax)) > 1 else 0.0
-    for layer, start, end in s["compute"]:
-        ax.broken_barh([(start, end - start)], (1.1, 0.8), color="tab:blue", edgecolor="white")
-        _label(ax, f"{layer}", start, end, 1.5)
-    for layers, start, end in s["comm"]:
-        ax.broken_barh([(start, end - start)], (0.1, 0.8), color="tab:orange", edgecolor="white")
-        _label(ax, ",".join(map(str, layers)), start, end, 0.5)
+    _draw_schedule(ax, s)
     ax.axvline(s["total"], color="black", lw=1, ls="--")
     ax.set_yticks([0.5, 1.5], ["all-reduce", "backward"])
     ax.set_ylim(0, 2)
@@ -115,6 +110,35 @@ def plot_overlap(layer_compute_ms, layer_comm_ms, bucket_layers=1, latency_ms=0.
     _, with_overlap = plot_timeline(layer_compute_ms, layer_comm_ms, True, bucket_layers, bottom, latency_ms)
     top.set_xlabel("")
     return fig, (without, with_overlap)
+
+
+def plot_micro_batches(forward_ms, layer_compute_ms, layer_comm_ms, ax, sends=(True,)):
+    """Micro-batches one after another on `ax`: each a forward pass of `forward_ms`, then
+    `schedule(layer_compute_ms, layer_comm_ms)`'s overlapped backward blocks and, where its
+    entry of `sends` is True, their all-reduces (False: it defers them to a later micro-batch).
+    A micro-batch starts when the one before it ends, all-reduces included (each waits).
+
+    Returns:
+        the end of the last micro-batch, ms.
+    """
+    start = 0.0
+    for send in sends:
+        ax.broken_barh([(start, forward_ms)], (1.1, 0.8), color="tab:cyan", edgecolor="white")
+        s = schedule(layer_compute_ms, layer_comm_ms if send else [0.0] * len(layer_comm_ms), overlap=True)
+        _draw_schedule(ax, s if send else dict(s, comm=[]), start + forward_ms, labels=False)
+        start += forward_ms + s["total"]
+    return start
+
+
+def _draw_schedule(ax, s, offset=0.0, labels=True):
+    for layer, start, end in s["compute"]:
+        ax.broken_barh([(offset + start, end - start)], (1.1, 0.8), color="tab:blue", edgecolor="white")
+        if labels:
+            _label(ax, f"{layer}", offset + start, offset + end, 1.5)
+    for layers, start, end in s["comm"]:
+        ax.broken_barh([(offset + start, end - start)], (0.1, 0.8), color="tab:orange", edgecolor="white")
+        if labels:
+            _label(ax, ",".join(map(str, layers)), offset + start, offset + end, 0.5)
 
 
 def _label(ax, text, start, end, y):

@@ -1,7 +1,7 @@
 """The compute/communication timeline: its totals and bars worked out by hand."""
 import pytest
 
-from gradlab.studies.figures.timeline import plot_bucket_sweep, plot_overlap, plot_timeline, schedule
+from gradlab.studies.figures.timeline import plot_bucket_sweep, plot_micro_batches, plot_overlap, plot_timeline, schedule
 
 # Three layers, forward order 0, 1, 2: backward runs 2 (0-3 ms), 1 (3-5), 0 (5-6).
 C, M = [1.0, 2.0, 3.0], [2.0, 2.0, 2.0]
@@ -218,3 +218,15 @@ def test_the_tower_layouts_figure_has_a_column_per_link_and_the_totals():
                                                                   "weights out", "all-reduce"]
     with pytest.raises(ValueError, match="links must name at least one link"):
         plot_tower_layouts(100.0, {})
+
+
+def test_micro_batches_follow_one_another_and_a_deferred_one_sends_nothing():
+    # forward 1 ms, then C, M overlapped: backward 2 (0-3), 1 (3-5), 0 (5-6); all-reduces 3-5, 5-7, 7-9,
+    # so a micro-batch that sends takes 1 + 9 = 10 ms and one that defers 1 + 6 = 7
+    from matplotlib.figure import Figure
+    each_waits, deferred = Figure().subplots(), Figure().subplots()
+    assert plot_micro_batches(1.0, C, M, each_waits, sends=(True, True)) == 20.0
+    assert plot_micro_batches(1.0, C, M, deferred, sends=(False, True)) == 17.0
+    assert len(each_waits.collections) == 2 * (1 + 3 + 3) and len(deferred.collections) == (1 + 3) + (1 + 3 + 3)
+    second_forward = deferred.collections[4].get_paths()[0].vertices[:, 0]
+    assert (second_forward.min(), second_forward.max()) == (7.0, 8.0)  # starts when the deferring one ends
