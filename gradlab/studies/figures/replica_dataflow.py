@@ -9,7 +9,8 @@ micro-batch i's summed loss, as in the lesson).
 
 Arrows give the order the update runs in. Steps before a route's last all-reduce run on each replica's own
 shard (stage 1's first all-reduce sums only the rows n_r, and its arrow goes to "/ B", where each replica divides
-its own gradient by their sum B); those after it run on the sum, the same on every replica. Mirrored fit's and stage 1's gradient all-reduce runs
+its own gradient by their sum B: an all-reduce whose label names no gradient is passed by a dashed arrow that
+carries each replica's gradient around it); those after it run on the sum, the same on every replica. Mirrored fit's and stage 1's gradient all-reduce runs
 inside `optimizer.apply`, after its clip: Keras 3's `base_optimizer.apply` calls `_clip_gradients`, then
 `_backend_update_step` calls `_all_reduce_sum_gradients`.
 
@@ -43,9 +44,9 @@ def _box(ax, x, y, text, color):
                    bbox={"boxstyle": "round,pad=0.3", "facecolor": color, "edgecolor": "0.4"})
 
 
-def _arrow(ax, start, end):
+def _arrow(ax, start, end, linestyle="-"):
     ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=9, color="0.4",
-                                 shrinkA=28, shrinkB=28))
+                                 shrinkA=28, shrinkB=28, linestyle=linestyle))
 
 
 def _check(route, name):
@@ -78,11 +79,13 @@ def plot_replica_dataflow(replicas=2, dataflows=None):
     middle = (replicas - 1) / 2
     for ax, (route, segments) in zip(axes[:, 0], dataflows.items()):
         x, previous = 0, None  # previous: where the last box stood, (x, [y of each replica]) or (x, [middle])
+        bypass = None  # the replicas' boxes before an all-reduce that carries no gradient: it goes around
         for k, segment in enumerate(segments):
             if isinstance(segment, str):  # an all-reduce: one box, fed by every replica
                 _box(ax, x, middle, segment, _REDUCE)
                 for y in previous[1]:
                     _arrow(ax, (previous[0], y), (x, middle))
+                bypass = previous if "gradient" not in segment else None
                 previous, x = (x, [middle]), x + 1
                 continue
             ys = [middle] if k == len(segments) - 1 else rows  # after the last all-reduce: once, on the sum
@@ -91,7 +94,9 @@ def plot_replica_dataflow(replicas=2, dataflows=None):
                     _box(ax, x, y, step, _MARKED.get(step, "white"))
                     if previous is not None:
                         _arrow(ax, (previous[0], previous[1][r] if len(previous[1]) == len(ys) else middle), (x, y))
-                previous, x = (x, ys), x + 1
+                    if bypass is not None and len(bypass[1]) == len(ys):  # each replica's own gradient
+                        _arrow(ax, (bypass[0], bypass[1][r]), (x, y), linestyle="--")
+                previous, x, bypass = (x, ys), x + 1, None
         for r, y in enumerate(rows):
             ax.text(-0.55, y, f"replica {r}", ha="right", va="center", fontsize="small", color="0.3")
         ax.set_xlim(-1.5, columns - 0.4)

@@ -48,8 +48,13 @@ def test_stage_1_makes_two_all_reduces_the_rows_first_then_the_gradient():
     assert labels.index(first) < labels.index("÷ B") < labels.index(second) < labels.index("apply")
     assert labels.count("÷ B") == 2 and labels.count(stage1[0][-1]) == 2  # on each replica
     xs = {label: x for label, x, _ in _boxes(ax)}
-    into_divide = [a._posA_posB[0] for a in ax.patches if a._posA_posB[1][0] == xs["÷ B"]]  # arrows into ÷ B
-    assert into_divide == [(xs[first], 0.5)] * 2  # from all-reduce 1 (its sum B) to each replica's ÷ B
+    into_divide = sorted((a._posA_posB[0], a._posA_posB[1][1], a.get_linestyle())
+                         for a in ax.patches if a._posA_posB[1][0] == xs["÷ B"])  # arrows into ÷ B
+    # from all-reduce 1 (its sum B) to each replica's ÷ B, and, dashed around it, each replica's own gradient
+    assert into_divide == sorted([((xs[first], 0.5), 1.0, "-"), ((xs[first], 0.5), 0.0, "-"),
+                                  ((xs[stage1[0][-1]], 1.0), 1.0, "--"), ((xs[stage1[0][-1]], 0.0), 0.0, "--")])
+    stage2_divide = [a for a in plot_replica_dataflow(replicas=2).axes[2].patches if a.get_linestyle() == "--"]
+    assert stage2_divide == []  # stage 2's all-reduce carries the gradient: nothing goes around it
     assert "S" in all_reduces(stage2)[0] and "rows" in all_reduces(stage2)[0]  # stage 2 sends gradient, S, rows
 
 
