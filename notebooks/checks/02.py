@@ -141,10 +141,6 @@ assert int(np.ceil(exact[70].noise_scale / 32)) == 15
 # the lag: at loss 0.3 the exact 474 would give N = 15, a batch of 480, not the average's 160
 assert 32 * int(np.ceil(exact[70].noise_scale / 32)) == 480 and losses[70] < 0.3
 # 03's knee (pinned by 03's checks): 32 at loss 0.5, 55 at 0.3; about a third of the start's 96 and 160
-# the halving rule walks 03's seed-2 counts to loss 0.5 (pinned there): 23, 26, 37, 58 at B = 128, 64, 32, 16;
-# halving multiplies them by under 1.5 down to 32 and by more below it, as the model's (1 + 2k) / (1 + k),
-# k = B_crit / B, crosses 1.5 at k = 1
-assert 26 / 23 < 1.5 and 37 / 26 < 1.5 and 58 / 37 > 1.5 and (1 + 2) / (1 + 1) == 1.5
 assert all(0.3 < knee / start < 0.37 for knee, start in ((32, 96), (55, 160)))
 # the rule's batches 32 N from the average: 96, 96, 160 (N = 3, 3, 5)
 assert [32 * int(np.ceil(averaged[t].noise_scale / 32)) for t in _first] == [96, 96, 160]

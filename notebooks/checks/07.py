@@ -94,6 +94,8 @@ assert f"{off:.1e}" == "4.1e-07" and off < 4 * np.finfo(np.float32).eps  # under
 assert [rnd(d.mean(), 2) for d in to_large.values()] == [1.79, 1.79]
 assert [d.mean() for d in to_large.values()] == [far[1][0][0], far[1][1][0]]  # the fold's K = 1
 assert all(d.mean() > 1 for d in to_large.values())  # dropout's noise is larger than the gradient
+# one draw's noise: two independent draws lie about sqrt(2) times it apart, so about 1.3 times the norm
+assert [rnd(d.mean() / np.sqrt(2), 1) for d in to_large.values()] == [1.3, 1.3] and rnd(1.79 / np.sqrt(2), 1) == 1.3
 # a shift s of the expected gradient adds in quadrature: 0.22 lifts the K = 8 row 2 group stds above its measure
 assert rnd(smallest, 2) == 0.22 and abs(np.hypot(far[8][1][0], smallest) - (far[8][0][0] + 2 * far[8][0][1])) < 1e-9
 assert rnd(far[8][0][1], 2) == 0.03  # the row's group std, "0.63 +- 0.03"
@@ -129,6 +131,17 @@ assert sum(m + h < 0 for m, h in learning) == 2
 assert (rnd(se[1_000], 2), rnd(se[10_000], 2)) == (0.69, 0.22) and lift[20] > lift[1]
 
 assert gap[5]["same"][0] - gap[5]["same"][1] > 0  # the one above: N = 5 on the same 11
+assert f'{gap[5]["same"][0] - gap[5]["same"][1]:+.3f}' == "+0.009"  # "just excluding 0 (from +0.009)"
+# of the six intervals whose expected gap is 0 (same 11 and final, N = 5, 10, 20), one excludes 0: N = 5's same 11
+_null = {(n, key): gap[n][key] for n in (5, 10, 20) for key in ("same", "final")}
+assert [k for k, (m, h) in _null.items() if abs(m) > h] == [(5, "same")]
+
+# best of k evaluations within N = 20's own runs: rises with k, from the same 11's mean to the best of all 201
+assert list(looks) == [11, 21, 51, 101, 201]
+assert all(a < b for a, b in zip(list(looks.values()), list(looks.values())[1:]))  # rises with every look added
+assert abs(looks[11] - same_mean[20]) < 1e-9 and abs(looks[201] - best_mean[20]) < 1e-9
+assert (rnd(looks[11], 2), rnd(looks[201], 2), rnd(looks[201] - looks[11], 2)) == (94.63, 94.98, 0.35)
+assert looks[201] - looks[11] < best_mean[20] - best_mean[1]  # "nearly all of" the 0.36
 
 # problem 2: seeds for N = 5's gap on the same 11 (+0.25 +- 0.24 from 10 seeds)
 mean5, half5 = interval(same[5] - same[1])
