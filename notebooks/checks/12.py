@@ -171,16 +171,15 @@ assert max(bn_gaps["window"]) < 1e-6 and f"{max(bn_gaps['window']):.1e}" == "9.3
 assert bn_four["micro"] < 1e-6 and f"{bn_four['micro']:.1e}" == "1.2e-07" and bn_four["window"] > 1e-2  # micro is four calls' moves, printed
 # your merge (or the solution) is the moments of all the rows, and one move from it is the large batch's
 assert check_merge(merge_moments) is None and check_move_once(move_once) is None
-# 01's yardstick at the largest value compared, the moving variance (0.99): yours 0.008 spacings, window's 0.02,
-# both rounding; the moving mean alone, at its largest entry: yours 1, window's 2 (17 when gradlab formed 1 - rho in float32)
+# 01's yardstick at the largest value compared, an entry of the moving variance: yours 0.008 spacings, window's 0.02,
+# both rounding; the moving mean alone, at its largest entry: yours 1, window's 2
 merge_gap = w_gap(mine_bn, large_bn)
 assert spacing(large_bn) == float(np.spacing(np.float32(max(np.abs(large_bn[0]).max(), np.abs(large_bn[1]).max()))))
-assert f"{np.abs(large_bn[1]).max():.2f}" == "0.99" and np.abs(large_bn[1]).max() > np.abs(large_bn[0]).max()
+assert np.abs(large_bn[1]).max() > np.abs(large_bn[0]).max()  # the largest value compared is the variance's
 assert f"{merge_gap:.1e} {in_spacings(mine_bn, large_bn):.3f}" == "4.7e-10 0.008"
 assert f"{max(bn_gaps['window']):.1e} {in_spacings(moved['window'], large_bn):.2f}" == "9.3e-10 0.02"
 assert max(in_spacings(mine_bn, large_bn), in_spacings(moved["window"], large_bn)) < 10
 assert f"{in_spacings(mine_bn[:1], large_bn[:1]):.0f} {in_spacings(moved['window'][:1], large_bn[:1]):.0f}" == "1 2"
-assert f"{np.float32(1) - np.float32(0.99):.10f}" == "0.0099999905"  # the fold: 1 - rho formed in float32 is not exactly 0.01
 large_bn = moving_after(1)  # the large batch's one move: rho of the old, 1 - rho of all B rows' moments
 assert max(np.abs(large_bn[0] - 0.01 * h.mean(0)).max(), np.abs(large_bn[1] - (0.99 + 0.01 * h.var(0))).max()) < 1e-6
 
