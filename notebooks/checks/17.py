@@ -52,6 +52,7 @@ assert (f"{min(per_update):.1%}", f"{max(per_update):.1%}") == ("2.7%", "5.2%"),
 assert same_as_keras < 1e-6 and as_written.miss > 1e-4 and summed.miss < 1e-6
 assert abs(summed.loss - large.history.history["loss"][0]) < 1e-6
 assert abs(2 * as_written.loss - summed.loss) < 1e-5 and f"{as_written.loss:.6f}" == "1.041047"  # half the loss
+assert f"{summed.loss:.6f}" == f"{large.history.history['loss'][0]:.6f}" == "2.082094"  # stage 2 and the large batch
 assert clipped.miss < 1e-6  # stage 2: apply clips the all-reduced sum
 assert public.miss < 1e-6 and f"{public.miss:.1e}" == "1.5e-08" and reduces["clipped by hand"][0] == 2  # by hand
 check_clip(clipped_step)  # the hand clip (the learner's or the solution): clipped, a shard of 0 included
@@ -66,6 +67,26 @@ assert clip_acts == 10 and len(clip_misses) == 10 and all(m > 1e-3 for m in clip
 assert (f"{min(clip_misses):.1%}", f"{max(clip_misses):.1%}") == ("48.9%", "74.8%"), clip_misses  # 01's miss, each update
 assert max_abs_diff(clip_ref.get_weights(), large.get_weights()) > 1e-2  # clipping acts on 611: the test is not vacuous
 assert list(divided_by.values()) == [1, 2, 2], divided_by  # what Keras divides by R beyond lesson 15's Loss objects
+
+def check_passthrough(f):  # the pairs pass through; nested or overlapping entries and an error leave no trace
+    opt, pairs = keras.optimizers.SGD(0.1), [(tf.ones([2]), "v")]
+    with f(opt):
+        with f(opt):  # a second replica's entry
+            assert opt._all_reduce_sum_gradients(pairs)[0][0] is pairs[0][0]
+        assert opt._all_reduce_sum_gradients(pairs)[0][0] is pairs[0][0]
+    first, second = f(opt), f(opt)  # as MirroredStrategy's threads do: replica 0 enters, replica 1, 0 exits
+    first.__enter__(), second.__enter__(), first.__exit__(None, None, None)
+    assert opt._all_reduce_sum_gradients(pairs)[0][0] is pairs[0][0], "it ends while replica 1 is inside"
+    second.__exit__(None, None, None)
+    assert "_all_reduce_sum_gradients" not in vars(opt), "overlapping entries leave the pass-through on"
+    try:
+        with f(opt):
+            raise KeyError("inside")
+    except KeyError:
+        pass
+    assert "_all_reduce_sum_gradients" not in vars(opt), "the optimizer keeps the pass-through after exit"
+
+
 check_passthrough(passthrough)  # the given pass-through: pairs pass, nothing stays
 for _run in (summed, clipped):  # after a stage-2 fit (traced, replicas' entries overlap) nothing stays on it
     assert "_all_reduce_sum_gradients" not in vars(_run.model.optimizer), "pass-through left on the optimizer"
