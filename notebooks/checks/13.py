@@ -53,9 +53,9 @@ assert all(abs(held["unrolled", N] - N) <= 1.5 for N in NS[1:]), held
 assert held["unrolled", 16] > 4 * held["while loop", 16], held
 assert round(outputs / grad, 1) == 0.1  # "the layers' outputs are 0.1 gradients"
 assert round(4000 / 60 * outputs / grad, 1) == 6.6  # printed: the layers' outputs at 4,000 rows
-# 4,000 rows, "it saves: one pass holds more than ten gradients, your loop at N = 4 well under that" (the printed line; nbval
+# 4,000 rows, "it saves: one pass holds many gradients, your loop at N = 4 well under that" (the printed line; nbval
 # ignores it): the activations outweigh a gradient, and the loop at N = 4 holds well under one pass (0.35x to 0.57x in six runs)
-assert big["unrolled", 1] > 10 and big["while loop", 4] < 0.7 * big["unrolled", 1], big
+assert big["unrolled", 1] > 6 and big["while loop", 4] < 0.7 * big["unrolled", 1], big
 # one pass at 4,000 rows read 11.6 to 14.8 in eight runs (the prose: "near the printed reading", against the tensors'
 # 12.6), about 1 at 60 rows; the loop against "the printed estimate ... it is not a bound" read 0.83x to 1.43x of it
 # (the allocator may count a chunk up to twice its tensor): wide bands
