@@ -90,11 +90,12 @@ leftover = np.linalg.norm(flat(acc_2) - flat(g_next)) / np.linalg.norm(flat(g_ne
 assert 0.5 < leftover < 2 and f"{leftover:.2f}" == "1.06", leftover
 assert (memory["MLP"][1], memory["MLP"][2], memory["convnet"][1]) == (4 * (784 + 256 + 256 + 10), 2048, 323_944)
 assert memory["convnet"][2] == 320_512
+assert (a_hand, t_hand) == memory["MLP"][1:3] == (5_224, 2_048)  # the count by hand is gradlab's
 # gradlab's guard: the all-NaN digit's update raised FloatingPointError and changed nothing (3 updates before it)
 assert isinstance(caught, FloatingPointError) and "skipped" in str(caught), caught
 assert str(caught).startswith("the loss is finite") and "but the gradient of this update is not finite" in str(caught), caught
 assert unchanged and int(strategy.optimizer.iterations) == 3
-# why the loss stayed finite: compiled, the first layer's ReLU turns the NaN digit into 0 (eagerly NaN; a fused kernel is suspected, not shown);
+# why the loss stayed finite on this build (the fold): compiled, the first layer's ReLU gives the NaN digit 0 (eagerly NaN);
 # the first layer's kernel gradient is NaN in all 200,704 entries, the other three weights' finite
 assert np.isnan(relu_eager).all() and relu_compiled.tolist() == [0.0], (relu_eager, relu_compiled)
 assert bad == [200_704, 0, 0, 0] and np.isfinite(float(nan_loss)), bad

@@ -36,16 +36,16 @@ assert f"{8 * comm_ms:.1f}" == "560.0" and f"{comm_ms:.1f}" == "70.0"  # link ti
 # its update time on the overlap model: each waits (957.6), or runs under the next micro-batch (= deferred)
 assert f"{8 * each_waits:.1f}" == "957.6" and abs(chained - (8 * step_ms + shown_ms)) < 1e-9
 # the learner's overlapped_step gives them; gradlab's timeline.schedule agrees
-assert abs(each_waits - update_ms(mb_compute, mb_comm, gradlabs)) < 1e-9
-assert abs(chained - update_ms(mb_compute * 8, mb_comm * 8, gradlabs)) < 1e-9
-assert mb_compute == [forward_ms] + c_ms[::-1] and mb_comm == [0.0] + m_ms[::-1]  # the lists as written out
+assert abs(each_waits - gradlabs(mb_compute, mb_comm)) < 1e-9
+assert abs(chained - gradlabs(mb_compute * 8, mb_comm * 8)) < 1e-9
+assert mb_compute == c_ms + [forward_ms] and mb_comm == m_ms + [0.0]  # the lists as written out (forward order)
 assert f"{8 * step_ms + shown_ms:.1f}" == "815.5" and abs(chained - deferred) < 1e-9 and deferred == overlapped
 # deferring saves no time only because an all-reduce (70 ms) is shorter than a micro-batch's compute (99.4 ms):
 # at 1.4 x (98 ms) the two still tie, at 1.5 x (105 ms) the per-micro-batch all-reduces fall behind
 assert f"{step_ms:.1f}" == "99.4" and comm_ms < step_ms < 1.5 * comm_ms and 1.4 * comm_ms < step_ms
 for _scale, _tie in ((1.4, True), (1.5, False)):
     _slow = [_scale * m for m in mb_comm]
-    _gap = update_ms(mb_compute * 8, _slow * 8) - update_ms([7 * step_ms] + mb_compute, [0.0] + _slow)
+    _gap = overlapped_step(mb_compute * 8, _slow * 8) - overlapped_step(mb_compute + [7 * step_ms], _slow + [0.0])
     assert (abs(_gap) < 1e-9) if _tie else _gap > 1, (_scale, _gap)
 assert (round(1.4 * comm_ms), round(1.5 * comm_ms)) == (98, 105)
 # the ring's error (9.5e-07) equals one float32 spacing at the largest sum, 9.7: np.spacing = 2^-20 there
@@ -64,12 +64,12 @@ a_us, b_gib = comm_cost.alpha_beta_of_line(intercept, slope, 2)
 assert abs(a_us - alpha_us) <= 1e-9 * abs(a_us) and abs(b_gib * 2 ** 30 - beta) <= 1e-9 * beta
 assert slope > 0 and intercept > 0 and medians[2 ** 23] > medians[2 ** 16]  # a line that rises from a positive start
 # the prose's conclusions, which must hold on any 2-core machine, loaded or not (wide bands):
-# α "a few hundred µs" (stored runs: 200 to 450 µs on two machines), β "a few GB/s", the line off at the
-# held-out sizes by "about half" and "under 10% here" (stored -55 % and +8 %;
+# α "a few hundred µs" (stored runs: 200 to 450 µs on two machines), β "between about 1 and 5 GB/s" (runs here: 1.68 and 4.82), the line off at the
+# held-out sizes by "a third to a half" and "under 10%" (runs: -55 % and +8 %, -35 % and +3 %;
 # checked: under 100 %); the 4-byte all-reduce stays under 5 ms even on a loaded machine
 assert 20 < alpha_us < 5000 and 0.1 < beta / 1e9 < 50, (alpha_us, beta / 1e9)  # β printed in GB/s
 # the fold's "here, about" values are this run's, printed beside it; they must stay of that order on any machine
-assert 50 < alpha_us < 2000 and 0.5 < beta / 1e9 < 30, (alpha_us, beta / 1e9)
+assert 50 < alpha_us < 2000 and 0.5 < beta / 1e9 < 10, (alpha_us, beta / 1e9)  # "between about 1 and 5 GB/s", a tolerant band
 assert medians[4] < 5 and max(map(abs, line_off.values())) < 100, (medians[4], line_off)
 assert sorted(held_out) == [4, 6_512_680] and set(held_out) <= set(medians) and len(medians) == 6
 assert mlp_bytes == 6_512_680 and f"{mlp_bytes / 2 ** 20:.2f}" == "6.21"  # the mlp's float32 gradient
@@ -79,6 +79,10 @@ try:
     raise AssertionError("apply_gradients accepted experimental_aggregate_gradients")
 except TypeError:
     pass
+# "fit cannot take CommunicationOptions": no argument of fit, compile or MirroredStrategy names them
+import inspect
+for _f in (keras.Model.fit, keras.Model.compile, tf.distribute.MirroredStrategy.__init__):
+    assert not any("communication" in _p or "options" in _p for _p in inspect.signature(_f).parameters), _f
 # deferring against an all-reduce per micro-batch that must end first: 7 x the 20.3 ms left showing
 assert f"{8 * each_waits - overlapped:.1f}" == "142.1" and f"{each_waits - step_ms:.1f}" == "20.3"
 assert f"{c_ms[-1]:.1f}" == "16.6" and abs(c_ms[-1] + comm_ms - mine_ms) < 1e-9  # block 3, then the link busy
@@ -116,7 +120,7 @@ assert (f"{0.066 * 8 / 10:.1%}", f"{0.066 * 8 / 11:.1%}") == ("5.3%", "4.8%")  #
 assert nvlink_step_us == 3.4
 # the N = 2 timeline: each waits (2 x one micro-batch and its all-reduce) against one deferred all-reduce
 assert f"{waits_2:.1f}" == "239.4" and abs(waits_2 - 2 * each_waits) < 1e-9
-assert f"{deferred_2:.1f}" == "219.1" and abs(deferred_2 - update_ms([step_ms] + mb_compute, [0.0] + mb_comm)) < 1e-9
+assert f"{deferred_2:.1f}" == "219.1" and abs(deferred_2 - overlapped_step(mb_compute + [step_ms], mb_comm + [0.0])) < 1e-9
 # the bucket sweep's ends, as the prose rounds them
 assert [f"{totals[i]:.1f}" for i in (0, -1)] == ["90.3", "136.4"] and f"{c200[0]:.2f}" == "0.33" and f"{m200[0]:.2f}" == "0.35"
 assert f"{np.sqrt(200 * latency_ms / c200[0]):.1f}" == "7.8" and f"{without:.1f}" == "136.3"  # the optimum; the Summary's no-overlap total
