@@ -4,8 +4,8 @@ from a timing or a memory peak, against the names the notebook has just computed
 Run by the lesson's last code cell (`%run -i checks/06.py`), so nbval fails when a run disagrees
 with the text. Not part of the lesson.
 """
-# host_step, 05's code, against one large batch: "one float32 spacing away"
-assert gap <= np.spacing(np.float32(top)), (gap, top)
+# "1.5e-08, one float32 spacing": 05's number, quoted (05's checks pin it); the code here is 05's host_step
+assert host_step.__name__ == "host_step" and len(large_weights) == 4
 
 # host memory (tracemalloc: the same on every run)
 assert round(share, 3) == 0.986  # the largest variable's share of G
@@ -28,9 +28,8 @@ assert host_vs_acc[0] <= host_vs_acc[1] <= host_vs_acc[2] and 0.7 < host_vs_acc[
 # "both about twice the fused call": clearly longer (the stored run's 2.3; a loaded machine moves it)
 assert acc_vs_fused[1] > 1.3 and ratio_quartiles(ms, "host_step", "one fused call")[1] > 1.3, acc_vs_fused
 assert abs(host_vs_acc[1] - np.median(ms["host_step"] / ms["accumulate"])) < 1e-12
-# "Of host_step's extra over the fused call, the bare graph calls make 36% here, the host's own work the rest":
-# 49%, 36%, 34%, 23%, 36% and 38% in six runs; pinned only as both parts real, in wide bands for a loaded machine.
-# "here 0.94 of its time": the "about as long" band above
+# "the ten bare calls make the share printed above (it moves between runs)": 49%, 36%, 34%, 23%, 36%, 38% and 54%
+# in seven runs; pinned only as both parts real, in wide bands for a loaded machine
 assert extra == over("host_step", "one fused call") and calls_part == over("10 bare calls", "one fused call")
 assert extra > 0 and 0.1 < calls_part / extra < 0.9, (calls_part, extra, ms)
 # the figure: the three steps' medians
@@ -43,7 +42,7 @@ fetch_peak = peak[fetch_name]
 # "about one gradient": 1.02 in the stored run; a CI run read 1.61 (fetch) and 2.57 (the loop), the allocator's
 # chunks, so the bands hold the conclusion only: fetch holds less than the loop, about a gradient less
 assert 0.9 < fetch_peak < 2.0 and fetch_peak < peak[loop_name], peak
-# "saves one gradient": 1.01 in the stored run; one run read the loop at 2.55 (the allocator's chunks), so the band is wide
+# "saves about one gradient": 1.01 and 0.98 in two runs; one run read the loop at 2.55 (the allocator's chunks), so the band is wide
 assert abs(saved - (peak[loop_name] - fetch_peak)) < 1e-12 and 0.6 < saved < 1.7, saved
 # one RAM on a CPU: host_step's numpy peak alone (12.0 G, exact) exceeds the loop's device peak (2.00 in the stored run)
 assert peaks["host_step"] > peak[loop_name] + 5, (peaks, peak)
@@ -70,7 +69,7 @@ assert abs(b_even - 4 * 51e12 / (64e9 * (4 + 2 * (1 - share)))) < 1e-9 and f"{b_
 sum_catch = 20 * 51e12 / (sum_rate * (4 + 2 * (1 - share)))  # compute (4 + 2(1 - f))Pb = 5 passes over 4P
 assert abs(sum_catch - b_even * 64e9 / (sum_rate / 5)) < 1e-6 and sum_catch > b_even
 
-# "numpy's sum 341 ms here, several times the copies" (runs: 5.3, 5.5 and 5.8 times, 329, 333, 341 and 364 ms; on any machine
+# "numpy's sum hundreds of ms here (printed), several times the copies" (runs: 5.3, 5.5 and 5.8 times, 329, 333, 341 and 364 ms; on any machine
 # numpy's 5 passes make it at least a few times)
 assert 64e9 / (sum_rate / 5) > 2 and host_sum > 100, (sum_rate, host_sum)
 # the prediction's numbers as the prose rounds them
@@ -116,7 +115,7 @@ assert abs(schedule(d, c, h, 10, 2) - best) <= 1e-9 * best and abs(schedule(d, c
 width = 125_786  # the 100M MLP: 784-125,786-10, this MLP widened
 assert abs(795 * width + 10 - 100e6) < 1000 and round(784 * width / P, 3) == 0.986  # shaped as this MLP
 assert round(4 * P / card, 3) == 0.005  # the cell's "0.5% of the card", the prose's "half a percent"
-# "39 times the in-graph step here in turn, 33 overlapped" (41 and 35, 38 and 32, 38 and 33 in other runs) (it moves with numpy's rate); many
+# "dozens of times the in-graph step here, in turn or overlapped" (39 and 33, 41 and 35, 38 and 32 in runs) (it moves with numpy's rate); many
 # times on any run. The in-graph step's device work: dev plus its accumulator's 3 passes of 4P a micro-batch
 # (the gradient and the total read, the total written) and 3 an update (zeroed; divided once: read, written)
 assert round(acc_ms, 1) == 6.6 and abs(acc_ms - 1000 * 33 * 4 * P / 2.0e12) < 1e-9
@@ -222,7 +221,7 @@ assert [s_e[1:] for s_e in ex1["bus"]] == [(3, 4), (7, 8), (11, 12), (14, 15)]
 assert [s_e[1:] for s_e in ex1["host"]] == [(4, 6), (8, 10), (12, 14)]
 ex2 = gl.lessons.host_schedule(3.0, 1.0, 2.0, 3, True, 2)  # "with k = 2 compute never waits (it ends at 3, 6, 9)"
 assert [s_e[2] for s_e in ex2["device"]] == [3, 6, 9] and ex2["held"]["device"] == 2
-# "here" numbers, moving with the machine: wide bands. numpy's sum at 100M, "341 ms here"
+# "here" numbers, moving with the machine: wide bands. numpy's sum at 100M, "hundreds of ms here"
 assert 100 < host_sum < 2000, host_sum
 assert 10 < best / in_graph_ms <= serial / in_graph_ms < 200, (best, serial, in_graph_ms)
 # the 7B verdict the cell prints: whoever is slower sets the pace; the prose's "about 42 s" and "about 60 s" hold
@@ -230,9 +229,17 @@ assert 10 < best / in_graph_ms <= serial / in_graph_ms < 200, (best, serial, in_
 for P_x in (P7, P10):
     d_x, h_x = 6 * P_x * 32_768 / achieved, 5 * 4 * P_x / sum_rate
     if h_x < d_x:
-        assert P_x != P7 or 1.5 < h_x < 3.0, h_x  # "numpy sums it in 2.39 s here" (2.33, 2.30, 2.55 in other runs)
+        assert P_x != P7 or 1.5 < h_x < 3.0, h_x  # the Problem's "h about 2.3 s here" (2.39, 2.33, 2.30, 2.32, 2.55 in runs)
         want = {P7: 42, P10: 60}[P_x]
         assert abs(problem[P_x][1]["overlapped, 2 buffers"]["total"] - want) < 1.5, (P_x, problem[P_x][1])
 # the host at 10 billion, as printed: 20 bytes a parameter, 200 GB
 assert host_bytes == 20 and round(host_bytes * P10 / 1e9) == 200
+# the Problem: d, c, h as stated; "a host summing in 5 s would set it instead, d + c + Nh + c, over 54 s"
+d7, c7 = 6 * P7 * 32_768 / achieved, 2 * P7 / 64e9
+assert (f"{d7:.2f}", f"{c7:.2f}") == ("3.94", "0.22") and round(2 * P7 / 1e9) == 14
+slow_host = gl.lessons.host_schedule(d7, c7, 5.0, N, True, 2)["total"]
+assert abs(slow_host - (d7 + c7 + N * 5.0 + c7)) < 1e-9 and 54 < slow_host < 55, slow_host
+# "about 42 s" = N d + c + h + c where the device sets the pace (numpy's h below d)
+h7 = 5 * 4 * P7 / sum_rate
+assert h7 < d7 and abs(problem[P7][1]["overlapped, 2 buffers"]["total"] - (N * d7 + c7 + h7 + c7)) < 1e-9
 print("lesson 06: every number the prose states checks out")

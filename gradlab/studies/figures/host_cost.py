@@ -223,6 +223,10 @@ def _panel_name(overlap, buffers):
     return f"overlapped, {plural(buffers)} a side"
 
 
+def _gradients(k):
+    return f"{k} gradient" + ("" if k == 1 else "s")
+
+
 def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum",), buffers=(None,),
                        min_width=0.005, serial=True):
     """Draw `host_schedule` on one ms axis: one after another on top, then overlapped, once per entry
@@ -232,8 +236,8 @@ def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum
     coloured by stage and hatched when its time was measured on this machine (`measured`). A bar
     shorter than `min_width` of the axis is drawn `min_width` wide from its start, so a stage far
     shorter than the update (the device's, on a large model) stays visible; each title says how long
-    the device is busy and the most gradients held at once on the device and on the host (beside the
-    running sum).
+    the device is busy (ms) and the most gradient buffers held at once on the device and on the host,
+    where the running total is held besides.
 
     To compare hosts, `sum_ms` may be a dict {name: ms}: the figure then draws the schedules above
     once per host, top to bottom, each title led by the host's name, each panel on its own ms axis.
@@ -285,9 +289,9 @@ def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum
         ax.set_ylim(0, 3)
         ax.axvline(s["total"], color="black", lw=1, ls="--")
         name = _panel_name(overlap, b) if host is None else f"{host}, {_panel_name(overlap, b)}"
-        ax.set_title(f"{name}: {s['total']:,.1f} ms, the device busy {busy:,.1f}; held at most "
-                     f"{s['held']['device']} on the device, {s['held']['host']} on the host",
-                     fontsize="medium")
+        ax.set_title(f"{name}: {s['total']:,.1f} ms, the device busy {busy:,.1f} ms\nat most "
+                     f"{_gradients(s['held']['device'])} on the device, "
+                     f"{_gradients(s['held']['host'])} + the running total on the host", fontsize="medium")
     for ax, span in zip(axes, spans):  # with a shared axis, each sets the same limits
         ax.set_xlim(0, span * 1.03)
     axes[-1].set_xlabel("ms")

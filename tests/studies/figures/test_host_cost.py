@@ -148,8 +148,8 @@ def test_host_timeline_draws_both_schedules_and_refuses_bad_input():
     assert totals == (14.0, 11.0)
     top, bottom = fig.axes
     assert [top.get_title(), bottom.get_title()] == [
-        "one after another: 14.0 ms, the device busy 2.0; held at most 1 on the device, 1 on the host",
-        "overlapped, no limit: 11.0 ms, the device busy 2.0; held at most 2 on the device, 2 on the host"]
+        "one after another: 14.0 ms, the device busy 2.0 ms\nat most 1 gradient on the device, 1 gradient + the running total on the host",
+        "overlapped, no limit: 11.0 ms, the device busy 2.0 ms\nat most 2 gradients on the device, 2 gradients + the running total on the host"]
     # rows bottom-up: host (2 sums), bus (2 copies out, 1 back), device (2 computes)
     spans = [tuple(c.get_paths()[0].get_extents().intervalx) for c in bottom.collections]  # (start, end)
     assert spans == [(3.0, 6.0), (6.0, 9.0), (1.0, 3.0), (3.0, 5.0), (9.0, 11.0), (0.0, 1.0), (1.0, 2.0)]
@@ -159,11 +159,12 @@ def test_host_timeline_draws_both_schedules_and_refuses_bad_input():
         "copy back, 2.00 ms"]
     fig3, totals3 = plot_host_timeline(1.0, 2.0, 3.0, 3, buffers=(None, 1))
     assert totals3 == (20.0, 14.0, 18.0) and len(fig3.axes) == 3
-    assert fig3.axes[2].get_title() == "overlapped, 1 buffer a side: 18.0 ms, the device busy 3.0; held at most 1 on the device, 1 on the host"
+    assert fig3.axes[2].get_title() == ("overlapped, 1 buffer a side: 18.0 ms, the device busy 3.0 ms\nat most 1 gradient on the device, "
+                                        "1 gradient + the running total on the host")
     fig4, totals4 = plot_host_timeline(1.0, 2.0, 3.0, 3, buffers=((1, 2),))
     assert totals4 == (20.0, 14.0)
     assert fig4.axes[1].get_title() == ("overlapped, 1 buffer on the device, 2 on the host: 14.0 ms, "
-                                        "the device busy 3.0; held at most 1 on the device, 2 on the host")
+                                        "the device busy 3.0 ms\nat most 1 gradient on the device, 2 gradients + the running total on the host")
     # a stage far shorter than the update is drawn min_width of the longest total wide (0.01 x 17.003
     # ms), from its true start: the device's 0.001 ms computes at 0, 5.001, 10.002 (one after another)
     fig_thin, totals_thin = plot_host_timeline(0.001, 2.0, 3.0, 3, min_width=0.01)
