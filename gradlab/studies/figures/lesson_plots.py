@@ -1,7 +1,7 @@
 """Lesson figures: the replicas schematic, the time of an update against accum_steps, and the
 weight each example gets in the combined gradient.
 
-    replicas:   replica r:  acc_r = sum_i (n_ri / B) g_ri   ->   one all-reduce: g_B = sum_r acc_r
+    replicas:   replica r sums its micro-batches -> one all-reduce of [sums, rows] -> sums / B = g_B
     update ms:  median and middle half of each schedule's timed updates, per accum_steps
     weights:    example j of micro-batch i gets 1 / (k n_i) from a mean of means, 1 / B from n_i / B
 
@@ -35,11 +35,11 @@ def _arrow(ax, start, end, **style):
 
 
 def draw_replicas(shards, accum_steps):
-    """A schematic of one update: replicas accumulate micro-batches, then one all-reduce.
+    """A schematic of one update as sum-and-count does it: sums in each replica, one all-reduce, one division.
 
-        replica r:  acc_r = sum_i (n_ri / B) g_ri    (no communication)
-        all-reduce: g_B = sum_r acc_r                (once per update)
-        every replica: apply g_B                     (identical weights stay identical)
+        replica r:  [sum_i G_ri, sum_i L_ri, n_r]     (G, L: a micro-batch's summed gradient and loss; no communication)
+        all-reduce: [sum_r sums, B = sum_r n_r]       (once per update)
+        every replica: divide the sums by the rows B, apply g_B   (identical weights stay identical)
 
     Args:
         shards: the examples per replica `[n_1, ..., n_R]` (for example
@@ -57,33 +57,35 @@ def draw_replicas(shards, accum_steps):
         raise ValueError(f"accum_steps must be an integer >= 1, got {accum_steps!r}")
     from ...core.microbatch import split_sizes  # layer 1, no TensorFlow work
     B, R, k = sum(shards), len(shards), int(accum_steps)
-    fig, ax = _figure((8.0, 1.3 + 1.25 * R))
+    fig, ax = _figure((9.0, 1.3 + 1.25 * R))
     colors = plt.get_cmap("Pastel1")(np.arange(R) % 9)
     lane = 1.25
     top = R * lane
     _box(ax, 0.0, top / 2 - 0.4, 1.3, 0.8, f"batch\nB = {B}", "whitesmoke")
-    reduce_x = 2.4 + 1.05 * k + 0.3
-    _box(ax, reduce_x, 0.15, 1.35, top - 0.3, "all-reduce\n(SUM)\nonce per\nupdate", "mistyrose")
+    reduce_x = 2.7 + 1.05 * k
+    _box(ax, reduce_x, 0.15, 1.35, top - 0.3, "all-reduce\n(SUM)\n[sums, rows]\nonce per\nupdate", "mistyrose")
     for r, (n_r, color) in enumerate(zip(shards, colors)):
         y = top - (r + 1) * lane + 0.25
         _arrow(ax, (1.3, top / 2), (1.75, y + 0.35))
-        ax.text(1.8, y + 0.76, f"replica {r}: {n_r} examples", fontsize=8)
+        ax.text(1.8, y + 0.76, f"replica {r}: {n_r} rows", fontsize=8)
         for i, n in enumerate(split_sizes(n_r, k)):
             x = 1.8 + 1.05 * i
-            _box(ax, x, y, 0.9, 0.7, f"{n} ex.\n× {n}/{B}", color, fontsize=8)
+            _box(ax, x, y, 0.9, 0.7, f"{n} rows\nsum", color, fontsize=8)
             if i:
                 _arrow(ax, (x - 0.15, y + 0.35), (x, y + 0.35), color="dimgray")
         x_end = 1.8 + 1.05 * k - 0.15
-        ax.text((1.8 + x_end) / 2, y - 0.14, f"accumulate in replica {r}: no communication",
+        ax.text((1.8 + x_end) / 2, y - 0.14, f"add up in replica {r}: no communication",
                 ha="center", va="center", fontsize=7, color="dimgray")
         _arrow(ax, (x_end, y + 0.35), (reduce_x, y + 0.35))
-        _box(ax, reduce_x + 1.75, y, 1.3, 0.7, f"apply $g_B$\nreplica {r}", "honeydew", fontsize=8)
+        ax.text((x_end + reduce_x) / 2, y + 0.45, f"[sums, {n_r}]", ha="center", va="bottom", fontsize=7)
+        _box(ax, reduce_x + 1.75, y, 1.1, 0.7, f"÷ rows\n= {B}", "lightyellow", fontsize=8)
         _arrow(ax, (reduce_x + 1.35, y + 0.35), (reduce_x + 1.75, y + 0.35))
-    ax.set_xlim(-0.1, reduce_x + 3.2)
+        _box(ax, reduce_x + 3.25, y, 1.2, 0.7, f"apply $g_B$\nreplica {r}", "honeydew", fontsize=8)
+        _arrow(ax, (reduce_x + 2.85, y + 0.35), (reduce_x + 3.25, y + 0.35))
+    ax.set_xlim(-0.1, reduce_x + 4.55)
     ax.set_ylim(-0.1, top + 0.35)
     ax.set_axis_off()
-    ax.set_title(f"{R} replicas × {k} micro-batches: {R * k} gradients, 1 all-reduce per update",
-                 fontsize=10)
+    ax.set_title(f"{R} replicas × {k} micro-batches: local sums, 1 all-reduce per update, then ÷ {B}", fontsize=10)
     return fig
 
 

@@ -7,15 +7,18 @@ from matplotlib.patches import FancyBboxPatch
 from gradlab.studies.figures.lesson_plots import draw_replicas, plot_example_weights, plot_update_ms
 
 
-def test_draw_replicas_draws_every_micro_batch_of_every_replica_and_one_all_reduce():
+def test_draw_replicas_draws_sums_in_each_replica_one_all_reduce_of_sums_and_rows_then_the_division():
     fig = draw_replicas([16, 15], accum_steps=3)
     ax, = fig.axes
     texts = [b for b in ax.patches if isinstance(b, FancyBboxPatch)]
-    # batch + all-reduce + per replica (3 micro-batches + apply)
-    assert len(texts) == 2 + 2 * (3 + 1)
+    # batch + all-reduce + per replica (3 micro-batches + divide + apply)
+    assert len(texts) == 2 + 2 * (3 + 2)
     labels = [t.get_text() for t in ax.texts]
-    assert sum("all-reduce" in t for t in labels) == 1
-    assert "6 ex.\n× 6/31" in labels and "5 ex.\n× 5/31" in labels
+    assert sum("all-reduce" in t for t in labels) == 1 and "[sums, rows]" in labels[1]
+    assert labels.count("6 rows\nsum") == 1 and labels.count("5 rows\nsum") == 5  # 6+5+5 and 5+5+5
+    assert "[sums, 16]" in labels and "[sums, 15]" in labels  # what each replica sends: its sums and its rows
+    assert labels.count("÷ rows\n= 31") == 2  # every replica divides by the counted B after the all-reduce
+    assert not any("/31" in t for t in labels)  # no weights n_ri / B inside a replica
     assert "1 all-reduce per update" in ax.get_title()
 
 
