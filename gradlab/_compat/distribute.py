@@ -104,7 +104,7 @@ def device_sends(fn, *args):
     `(partitions, sends)`: how many per-device graphs TensorFlow cut the functions that cross
     devices into, and `[(source device, tensor), ...]`, one per `_Send` op, the copies it
     inserted. TensorFlow has no public call for a function's partition graphs (TF1 has
-    `RunOptions(output_partition_graphs=True)`); lesson 04 prints them for a TF2 step.
+    `RunOptions(output_partition_graphs=True)`); lesson 02 prints them for a TF2 step.
     """
     from tensorflow.python.eager import context
     ctx = context.context()

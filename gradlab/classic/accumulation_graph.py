@@ -6,7 +6,7 @@
 not. The recipe as it circulated (Stack Overflow question 46772685) summed, `w_i = 1`:
 N times the mean gradient.
 
-Lesson: notebooks/08-accumulating-in-variables.ipynb
+Lesson: notebooks/04-accumulating-in-variables.ipynb
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ v1 = tf.compat.v1
 class AccumulationGraph(ClassicGraph):
     """The parts of `build_accumulation`: a `ClassicGraph` with its accumulators.
 
-    Lesson: notebooks/08-accumulating-in-variables.ipynb
+    Lesson: notebooks/04-accumulating-in-variables.ipynb
     """
     weight: tf.Tensor         # placeholder for w_i = n_i / B
     accumulators: list
@@ -63,7 +63,7 @@ def build_accumulation(model="mlp", lr=0.1, optimizer="sgd", seed=0, input_shape
         `AccumulationGraph` with `.graph .x .y .loss .grads .variables .train_step .init` and
         `.weight` (the w_i placeholder), `.accumulators`, `.zero_ops`, `.accum_ops`.
 
-    Lesson: notebooks/08-accumulating-in-variables.ipynb
+    Lesson: notebooks/04-accumulating-in-variables.ipynb
     """
     model, input_shape = check_model_args(model, lr, optimizer, seed, input_shape, optimizer_args)
     graph = tf.Graph()

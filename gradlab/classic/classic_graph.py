@@ -8,8 +8,8 @@ Every builder (`tower_graph`, `host_graph`, `accumulation_graph`) returns a subc
 says how its update runs. Eager execution stays on for everything else, never switched off
 globally: TF1 and TF2 cells share a notebook.
 
-Lessons: notebooks/04-tower-averaging.ipynb, notebooks/05-host-averaging.ipynb,
-notebooks/08-accumulating-in-variables.ipynb
+Lessons: notebooks/02-tower-averaging.ipynb, notebooks/03-host-averaging.ipynb,
+notebooks/04-accumulating-in-variables.ipynb
 """
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ class ClassicGraph:
     """A classic graph and its ops and tensors by name (see the builders); `run_update` is
     the one way to run an update, each subclass says how.
 
-    Lessons: notebooks/04-tower-averaging.ipynb, notebooks/05-host-averaging.ipynb,
-    notebooks/08-accumulating-in-variables.ipynb
+    Lessons: notebooks/02-tower-averaging.ipynb, notebooks/03-host-averaging.ipynb,
+    notebooks/04-accumulating-in-variables.ipynb
     """
     kind: str
     graph: tf.Graph

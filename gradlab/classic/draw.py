@@ -10,8 +10,8 @@ and who reads and updates the state. Data flows left to right. Steps done in Pyt
 The edge variables -> apply has a head at both ends: `apply` reads the variables and writes them.
 With `cross_device=True`, an arrow between two boxes placed on different devices is red: a copy.
 
-Lessons: notebooks/04-tower-averaging.ipynb, notebooks/05-host-averaging.ipynb,
-notebooks/08-accumulating-in-variables.ipynb
+Lessons: notebooks/02-tower-averaging.ipynb, notebooks/03-host-averaging.ipynb,
+notebooks/04-accumulating-in-variables.ipynb
 """
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def draw_graph(parts_or_graph, ax=None, title=None, skip=("init",), cross_device
     Returns:
         the matplotlib Figure.
 
-    Lesson: notebooks/04-tower-averaging.ipynb
+    Lesson: notebooks/02-tower-averaging.ipynb
     """
     graph = scopes.graph_of(parts_or_graph)
     kind = getattr(parts_or_graph, "kind", None)

@@ -6,7 +6,7 @@
 both as a running sum (`host_average`). The original (Grzegorz Chlebus, 2018) took
 `np.stack([g_1, ..., g_N]).mean(0)` and fed the numpy mean through placeholders every N steps.
 
-Lesson: notebooks/05-host-averaging.ipynb
+Lesson: notebooks/03-host-averaging.ipynb
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ v1 = tf.compat.v1
 class HostAverageGraph(ClassicGraph):
     """The parts of `build_host_average`: a `ClassicGraph` fed its averaged gradients.
 
-    Lesson: notebooks/05-host-averaging.ipynb
+    Lesson: notebooks/03-host-averaging.ipynb
     """
     grad_placeholders: list   # one per variable, fed the numpy mean
 
@@ -64,7 +64,7 @@ def build_host_average(model="mlp", lr=0.1, optimizer="sgd", seed=0, input_shape
         `HostAverageGraph` with `.graph .x .y .loss .grads .variables .train_step .init` and
         `.grad_placeholders`, one per variable, which `train_step` applies.
 
-    Lesson: notebooks/05-host-averaging.ipynb
+    Lesson: notebooks/03-host-averaging.ipynb
     """
     model, input_shape = check_model_args(model, lr, optimizer, seed, input_shape, optimizer_args)
     graph = tf.Graph()

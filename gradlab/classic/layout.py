@@ -7,8 +7,8 @@
 Nodes are boxes `W` wide and `H` high, columns `DX` apart, rows `DY` apart; any hashable
 nodes (the drawing uses name-scope strings).
 
-Lessons: notebooks/04-tower-averaging.ipynb, notebooks/05-host-averaging.ipynb,
-notebooks/08-accumulating-in-variables.ipynb
+Lessons: notebooks/02-tower-averaging.ipynb, notebooks/03-host-averaging.ipynb,
+notebooks/04-accumulating-in-variables.ipynb
 """
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def layered_layout(nodes, edges, band=None):
     Returns:
         `Layout`; `width` spans the box edges, `height` the tallest column.
 
-    Lesson: notebooks/04-tower-averaging.ipynb
+    Lesson: notebooks/02-tower-averaging.ipynb
     """
     nodes, edges = list(nodes), sorted(edges)
     columns = layers(nodes, edges)
@@ -54,7 +54,7 @@ def layered_layout(nodes, edges, band=None):
 def transitive_reduction(edges, keep=lambda node: False):
     """`edges` without `a -> b` when a longer path leads from a to b, unless `keep(a)`.
 
-    Lesson: notebooks/04-tower-averaging.ipynb
+    Lesson: notebooks/02-tower-averaging.ipynb
     """
     succ = collections.defaultdict(set)
     for a, b in edges:
@@ -78,7 +78,7 @@ def layers(nodes, edges):
     towers that read them, `zero` just before `accum`), which keeps arrows short.
     The leftmost column is 0.
 
-    Lesson: notebooks/04-tower-averaging.ipynb
+    Lesson: notebooks/02-tower-averaging.ipynb
     """
     succ, pred = collections.defaultdict(set), collections.defaultdict(set)
     for a, b in _acyclic(nodes, edges):

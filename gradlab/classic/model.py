@@ -6,8 +6,8 @@
 
 Call these inside a builder's own `tf.Graph`: they make TF1 graph ops, never eager ones.
 
-Lessons: notebooks/04-tower-averaging.ipynb, notebooks/05-host-averaging.ipynb,
-notebooks/08-accumulating-in-variables.ipynb
+Lessons: notebooks/02-tower-averaging.ipynb, notebooks/03-host-averaging.ipynb,
+notebooks/04-accumulating-in-variables.ipynb
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def mlp(x, hidden=256, num_classes=10, seed=0):
     Glorot-uniform kernels and zero biases, like Keras `Dense`; call it inside a
     `variable_scope` so that towers share the variables (`get_variable` with reuse).
 
-    Lesson: notebooks/04-tower-averaging.ipynb
+    Lesson: notebooks/02-tower-averaging.ipynb
     """
     x = tf.reshape(x, [-1, int(np.prod(x.shape[1:]))])  # Flatten
     h = tf.nn.relu(_dense(x, hidden, "dense", seed))
@@ -47,7 +47,7 @@ def mean_loss(model, x, y, scale=None):
     """`loss = mean_i CE(model(x)_i, y_i)`: the forward pass in name scope `model`, the loss in
     `loss`; with a `scale`, returns `(loss, scale * loss)`.
 
-    Lesson: notebooks/04-tower-averaging.ipynb
+    Lesson: notebooks/02-tower-averaging.ipynb
     """
     with tf.name_scope("model"):
         logits = model(x)
@@ -63,7 +63,7 @@ def make_optimizer(optimizer, lr, **optimizer_args):
     Keras's 1e-7, TF1's own default was 1e-8), so a TF1 graph and `keras_optimizer(...)`
     make the same update.
 
-    Lesson: notebooks/04-tower-averaging.ipynb
+    Lesson: notebooks/02-tower-averaging.ipynb
     """
     if callable(optimizer):
         return optimizer()
@@ -82,7 +82,7 @@ def keras_optimizer(optimizer, lr, **optimizer_args):
     Momentum: TF1 keeps `a = m a + g; w -= lr a`, Keras `v = m v - lr g; w += v`
     (`v = -lr a`): the same update while `lr` is constant.
 
-    Lesson: notebooks/04-tower-averaging.ipynb
+    Lesson: notebooks/02-tower-averaging.ipynb
     """
     return make_keras_optimizer(optimizer, lr, **optimizer_args)
 
@@ -98,7 +98,7 @@ def single_device(model, input_shape, optimizer, lr, optimizer_args):
     """`x, y, loss, opt, variables, grads` of a one-device graph: `grads = dloss/dvariables`,
     dense, one per variable that has a gradient.
 
-    Lesson: notebooks/05-host-averaging.ipynb
+    Lesson: notebooks/03-host-averaging.ipynb
     """
     x, y = placeholders(input_shape)
     opt = make_optimizer(optimizer, lr, **optimizer_args)
@@ -122,7 +122,7 @@ def check_model_args(model, lr, optimizer, seed, input_shape, optimizer_args):
     Returns:
         `model_fn(x) -> logits` and `input_shape` as a tuple.
 
-    Lesson: notebooks/04-tower-averaging.ipynb
+    Lesson: notebooks/02-tower-averaging.ipynb
     """
     if model == "mlp":
         model_fn = None

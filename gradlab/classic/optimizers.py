@@ -8,7 +8,7 @@
 names and the same defaults from `settings`, so a classic graph and a Keras model make the
 same update.
 
-Lesson: notebooks/05-host-averaging.ipynb
+Lesson: notebooks/03-host-averaging.ipynb
 """
 from __future__ import annotations
 

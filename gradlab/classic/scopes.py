@@ -6,8 +6,8 @@
               | '<top-level scope>'                                 (everything else)
     a -> b    iff an op in b reads a tensor of (or waits for) an op in a
 
-Lessons: notebooks/04-tower-averaging.ipynb, notebooks/05-host-averaging.ipynb,
-notebooks/08-accumulating-in-variables.ipynb
+Lessons: notebooks/02-tower-averaging.ipynb, notebooks/03-host-averaging.ipynb,
+notebooks/04-accumulating-in-variables.ipynb
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def summarize_graph(parts_or_graph):
     Returns:
         one `(group, number of ops, device)` per group, every op counted once.
 
-    Lesson: notebooks/04-tower-averaging.ipynb
+    Lesson: notebooks/02-tower-averaging.ipynb
     """
     return [(name, len(ops), device(ops)) for name, ops in groups(graph_of(parts_or_graph)).items()]
 
@@ -46,7 +46,7 @@ def graph_of(parts_or_graph):
 def groups(graph):
     """`{group: [ops]}` in order of first appearance (see the module's `group(op)`).
 
-    Lesson: notebooks/04-tower-averaging.ipynb
+    Lesson: notebooks/02-tower-averaging.ipynb
     """
     ops = graph.get_operations()
     trainable = {v.op.name for v in graph.get_collection("trainable_variables")}
@@ -73,7 +73,7 @@ def _group(name, variables, trainable):
 def edges(grouped):
     """`{(a, b)}`: an op in group b reads a tensor of, or waits for, an op in group a != b.
 
-    Lesson: notebooks/04-tower-averaging.ipynb
+    Lesson: notebooks/02-tower-averaging.ipynb
     """
     where = {op.name: g for g, ops in grouped.items() for op in ops}
     found = set()

@@ -7,7 +7,7 @@ plain mean, computed as in the original: expand_dims, concat on a new tower axis
 The engine does not use it (it sums and divides once); the classic tower graph and the
 lessons do (`gl.average_gradients`).
 
-Lesson: notebooks/04-tower-averaging.ipynb
+Lesson: notebooks/02-tower-averaging.ipynb
 """
 from __future__ import annotations
 

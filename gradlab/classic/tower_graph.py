@@ -6,7 +6,7 @@ Equal towers have `c_t = 1` exactly, the original recipe (TensorFlow's CIFAR-10 
 tutorial, quoted by Dong Hao, 2017); unequal ones (B not divisible by k) are weighted by
 example count, so the plain mean over towers is still the gradient of the large batch.
 
-Lesson: notebooks/04-tower-averaging.ipynb
+Lesson: notebooks/02-tower-averaging.ipynb
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ v1 = tf.compat.v1
 class TowerGraph(ClassicGraph):
     """The parts of `build_towers`: a `ClassicGraph` with its towers.
 
-    Lesson: notebooks/04-tower-averaging.ipynb
+    Lesson: notebooks/02-tower-averaging.ipynb
     """
     devices: list
     tower_losses: list
@@ -69,7 +69,7 @@ def build_towers(num_towers=2, devices=None, model="mlp", lr=0.1, optimizer="sgd
         `TowerGraph` with `.graph .x .y .loss .grads .variables .train_step .init
         .devices .tower_losses .tower_grads .averaged`.
 
-    Lesson: notebooks/04-tower-averaging.ipynb
+    Lesson: notebooks/02-tower-averaging.ipynb
     """
     num_towers = check_count("num_towers", num_towers)
     model, input_shape = check_model_args(model, lr, optimizer, seed, input_shape, optimizer_args)

@@ -10,7 +10,7 @@ Two homes for `acc` (the third, numpy on the host, is `host_average`):
 - `Accumulators`: non-trainable `tf.Variable`s with zero / accumulate ops, one compiled call
   per micro-batch (the classic TF1 recipe: `zero_ops`, `accum_ops`, `train_step`, in TF2).
 
-Lesson: notebooks/08-accumulating-in-variables.ipynb (the fused loop: notebooks/09-fused-accumulation.ipynb)
+Lesson: notebooks/04-accumulating-in-variables.ipynb (the fused loop: notebooks/05-fused-accumulation.ipynb)
 """
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def loop_sum(micro, parts, variables, accum_steps, scale_loss=None, unit=1.0, ov
         overlap: micro-batches whose activations may be alive at once (the loop's
             `parallel_iterations`). 1 holds one micro-batch, the memory accumulation is for;
             2 lets one forward pass overlap the previous backward pass (twice the activations;
-            faster only where the cores have room; lesson 09 measures its memory).
+            faster only where the cores have room; lesson 05 measures its memory).
     Returns:
         `Sums`; gradients that are None in the first micro-batch are None.
     """

@@ -6,7 +6,7 @@
 `apply_once` on one device (inside `tf.function` or in one compiled call of its own),
 `apply_replicated` in a tf.distribute replica context after the sums' one all-reduce.
 
-Lesson: notebooks/09-fused-accumulation.ipynb
+Lesson: notebooks/05-fused-accumulation.ipynb
 """
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ negatives, a contrastive loss) fail it; the update is then skipped by the engine
 The halves need two rows: a micro-batch of one row is checked by the doubling alone, which
 finds sums and fixed normalisers, not coupling.
 
-Lesson: notebooks/11-pitfalls-what-to-count.ipynb
+Lesson: notebooks/07-pitfalls-what-to-count.ipynb
 """
 from __future__ import annotations
 

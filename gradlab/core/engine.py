@@ -15,7 +15,7 @@ they supply a `Task` (`micro(part) -> (S_i, D_i)` and what to update) and two sm
 where the sum lives (`homes`: loop-carried tensors, variables, numpy, Keras's optimizer) and
 where the batch runs (`places`: one device, towers, replicas).
 
-Lesson: notebooks/08-accumulating-in-variables.ipynb, notebooks/09-fused-accumulation.ipynb
+Lesson: notebooks/04-accumulating-in-variables.ipynb, notebooks/05-fused-accumulation.ipynb
 """
 from __future__ import annotations
 

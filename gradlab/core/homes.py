@@ -17,7 +17,7 @@ batch's sums (or a handle on them) and `apply(task, sums)` the update's `(loss, 
 Every home but `Loop` runs eagerly, making its own compiled calls (`in_graph` False), on one
 device; `functions` lists them (for trace counts).
 
-Lesson: notebooks/09-fused-accumulation.ipynb
+Lesson: notebooks/05-fused-accumulation.ipynb
 """
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ holds only when the loss is such a mean: both faces check it inside the update, 
 micro-batches' predictions (`contract`), and refuse a sum, a mean over a fixed
 `global_batch_size` or a loss that couples the rows of a batch in the same words.
 
-Lesson: notebooks/11-pitfalls-what-to-count.ipynb
+Lesson: notebooks/07-pitfalls-what-to-count.ipynb
 """
 from __future__ import annotations
 
@@ -134,7 +134,7 @@ def split_warning(model, parts):
     return (f"{', '.join(repr(l.name) for l in layers)}: each of the {parts} micro-batches runs "
             "its own forward pass (Dropout and noise layers draw their own masks or noise, "
             "BatchNormalization normalises with its own statistics), so this update is close to the large batch's, not equal "
-            "(lessons 07 and 18, notebooks/07-reproducing-the-table.ipynb and 18-the-lab.ipynb, "
+            "(lessons 18 and 14, notebooks/18-reproducing-the-table.ipynb and 14-the-lab.ipynb, "
             "measure by how much)")
 
 

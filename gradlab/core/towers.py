@@ -1,6 +1,6 @@
 """Devices to put towers on: logical CPUs or GPUs, made before TensorFlow starts.
 
-Lesson: notebooks/04-tower-averaging.ipynb
+Lesson: notebooks/02-tower-averaging.ipynb
 """
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def tower_devices(n, gpu_memory_mb=1024):
         return [f"/device:GPU:{i}" for i in range(n)]
     if _compat.tf_initialised():
         # Too late to split anything: take n logical GPUs, else n logical CPUs (a 1-GPU host
-        # whose notebook split the CPU first, as lesson 04 does), else ask for a restart.
+        # whose notebook split the CPU first, as lesson 02 does), else ask for a restart.
         for have in (tf.config.list_logical_devices("GPU"), tf.config.list_logical_devices("CPU")):
             if len(have) >= n:
                 return [d.name for d in have[:n]]

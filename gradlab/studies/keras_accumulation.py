@@ -5,7 +5,7 @@
     learning rate        = schedule(_iterations)        micro-steps, read at the update's N-th call
     PerUpdate(schedule, N)(step) = schedule(step // N)  the rate of update k, read at kN + N - 1
 
-Lesson: notebooks/10-keras-accumulation.ipynb
+Lesson: notebooks/06-keras-accumulation.ipynb
 """
 from __future__ import annotations
 

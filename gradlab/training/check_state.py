@@ -12,7 +12,7 @@ update; `fit` at each call (`train_on_batch`: only until an update was checked s
 `compile`). `warned` holds the warnings given already (`state_writes.warn_once`), so that
 each is given once per face, not once per trace.
 
-Lesson: notebooks/11-pitfalls-what-to-count.ipynb
+Lesson: notebooks/07-pitfalls-what-to-count.ipynb
 """
 from __future__ import annotations
 

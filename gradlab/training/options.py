@@ -9,7 +9,7 @@
 each face adds only what is its own (a strategy's devices and distribution; `compile`'s
 `jit_compile` overriding the model's).
 
-Lesson: notebooks/09-fused-accumulation.ipynb
+Lesson: notebooks/05-fused-accumulation.ipynb
 """
 from __future__ import annotations
 

@@ -20,9 +20,9 @@
   refused with the layer named when the optimizer was not built for the new ones.
 - `jit_compile` follows `xla`'s one policy, decided when the update is first traced.
 
-Lessons: notebooks/11-pitfalls-what-to-count.ipynb (what each micro-batch counts),
-notebooks/07-reproducing-the-table.ipynb (dropout), notebooks/18-the-lab.ipynb (BatchNorm),
-notebooks/12-pitfalls-applying-once.ipynb (a non-finite update skipped whole)
+Lessons: notebooks/07-pitfalls-what-to-count.ipynb (what each micro-batch counts),
+notebooks/18-reproducing-the-table.ipynb (dropout), notebooks/14-the-lab.ipynb (BatchNorm),
+notebooks/08-pitfalls-applying-once.ipynb (a non-finite update skipped whole)
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@
     otherwise:             engine.update(task, parts, home, ONE) eagerly; the home compiles
                            one call per micro-batch and one apply
 
-Lesson: notebooks/09-fused-accumulation.ipynb
+Lesson: notebooks/05-fused-accumulation.ipynb
 """
 from __future__ import annotations
 

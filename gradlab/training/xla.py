@@ -5,7 +5,7 @@
               holds a layer XLA cannot compile; then the traced update is lowered to XLA
               (nothing runs) and, if XLA refuses it, the face warns once and runs without.
 
-Lesson: notebooks/09-fused-accumulation.ipynb
+Lesson: notebooks/05-fused-accumulation.ipynb
 """
 from __future__ import annotations
 

@@ -1,162 +1,163 @@
-"""Lesson 07's authors' checks: re-check every number the prose states, as the prose rounds it,
-against the names the notebook has just computed (the stored runs, the live runs and the answers).
+"""The authors' checks of lesson 07 (not part of the lesson): each re-checks a number or claim the
+prose states, over the notebook's names, and fails loudly if a run ever disagrees with the text.
 
-Run by the lesson's last code cell (`%run -i checks/07.py`), so nbval fails when a run disagrees
-with the text. Not part of the lesson. Every number is the same on each run, except the one timing
-(an update's and an evaluation's cost), asserted only as the prose concludes it, with wide bands.
+Run by the lesson's last code cell as `%run -i checks/07.py`; it reuses the notebook's names
+(`x`, `y`, `tokens`, `target`, `naive`, `pf`, ...) and recomputes a few small things the lesson no
+longer shows (Keras's reductions on the whole batch; the masked loss counted first by hand).
 """
-import math
-
 import numpy as np
 
+# Weight micro-batches by what they count: tokens
+assert pf.relative_error(naive, target) > 0.5 and pf.relative_error(fixed, target) < 1e-5
+assert abs(coef * spread - pf.relative_error(naive, target)) < 1e-3  # N = 2: the formula is exact
+assert D / (2 * D_i[0]) > 1 > D / (2 * D_i[1])
+assert pf.relative_error(naive, gradlab_naive) < 1e-5  # your naive rule (or the solution's) is gradlab's
+assert pf.relative_error(gradlab_fix, target) < 1e-5  # gradlab's sample_weight under accumulate
+assert pf.relative_error(fixed, gradlab_fix) < 1e-5
+# no multiple of the naive gradient reaches the target (what Adam's scale-blindness cannot undo)
+assert 0.3 < best_miss <= pf.relative_error(naive, target) + 1e-6
+assert f"{best_miss:.2f}" == "0.57" and f"{c_best:.2f}" == "1.03"
+# Adam's first update: blind to the scale c, not to the direction (0.70 in the prose)
+assert pf.relative_error(adam_first([c_best * g for g in naive]), adam_first(naive)) < 1e-2
+assert adam_miss > 0.3 and f"{adam_miss:.2f}" == "0.70"
 
-def rnd(x, digits):
-    return round(float(x), digits)
+# shuffled splits: smaller than the sorted one, far above rounding, and biased
+assert 1e-3 < one_split < pf.relative_error(naive, target)
+# the prose's three misses of the naive rule: the sorted split, one shuffled split on average, the mean of 10,000
+assert [f"{v:.2f}" for v in (sorted_miss, one_split)] == ["0.57", "0.12"] and f"{miss(mean_ratio):.3f}" == "0.014"
+assert abs(sorted_miss - pf.relative_error(naive, target)) < 1e-4  # the sorted split is cell 4's
+assert misses.max() > sorted_miss + 0.1 and len(misses) == 10_000  # some shuffles miss by more
+assert abs(float(D / (N * D_i[0])) - naive_ratios(np.arange(32))[0]) < 1e-6  # the figure's 8.42
+assert miss(naive_ratios(np.arange(32))) - pf.relative_error(naive, target) < 1e-4  # linear in ratios
+biased = miss(mean_ratio)
+assert biased > 5 * one_split / np.sqrt(len(shuffled))  # ten times the noise in the stored run
+assert all(miss(shuffled[:n_splits].mean(axis=0)) > 3 * one_split / np.sqrt(n_splits) for n_splits in (1_000, 10_000))
+# the exact noise (rms spread of one split around the splits' mean, over sqrt S) is far below the bias
+dev = (shuffled - mean_ratio) * tokens / D  # each split's token weights minus their mean
+split_sd = np.sqrt(np.einsum('kj,jl,kl->', dev, per_example @ per_example.T, dev) / len(dev))
+noise = split_sd / norm(target)  # one split's rms spread, relative to the target
+assert noise > 0 and miss(shuffled[:1_000].mean(axis=0)) > 1.5 * noise / np.sqrt(1_000)
+assert miss(mean_ratio) > 4 * noise / np.sqrt(len(shuffled))  # 0.014 against a noise of about 0.002
+# the notebook's printed noise of the 10,000-split mean is this one ('far above' it: 0.014 vs 0.0015)
+mc_noise = noise / np.sqrt(len(shuffled))  # the 10,000-split mean's noise, which the fold states: 0.15%
+assert f"{mc_noise:.2%}" == "0.15%" and f"{miss(mean_ratio):.1%}" == "1.4%"
+assert miss(mean_ratio) > 5 * mc_noise and 5 < miss(mean_ratio) / mc_noise < 20  # "a tenth of its 1.4% miss"
+assert mean_ratio[:16].min() > 1 > mean_ratio[tokens.argmax()]  # short over-, the longest under-weighted
+# the short sequences' tokens gain what the long ones lose: the mean weights still sum to 1
+assert abs(float((mean_ratio * tokens / D).sum()) - 1) < 1e-6
+# the prose's trend by length: over 1 up to 35 tokens, about 1 at 41 and 42, under 1 from 45 on
+assert all(r > 1.005 for t, r in zip(tokens, mean_ratio) if t <= 35)
+assert all(abs(r - 1) < 0.005 for t, r in zip(tokens, mean_ratio) if 41 <= t <= 42)
+assert all(r < 1 for t, r in zip(tokens, mean_ratio) if t >= 45) and 41 in tokens and 42 in tokens
+assert f"{mean_ratio[:16].mean():.3f}" == "1.064"
+assert f"{mean_ratio[tokens.argmax()]:.3f}" == "0.977" and f"{miss(mean_ratio):.3f}" == "0.014"
 
+# padding masks
+assert pf.relative_error(seq_naive, seq_target) > 1 and pf.relative_error(seq_fixed, seq_target) < 1e-5
+assert abs(seq_coef * seq_spread - seq_errors[0]) < 1e-3
+assert norm(seq_g1) > 2 * norm(seq_g2) and cos_12 < 0.5  # grad L_1 longer, and pointing elsewhere
+# the prediction's basis: noise alone makes |grad L_1| / |grad L_2| about sqrt(D_2 / D_1) (3.3 against 2.92)
+assert abs(norm(seq_g1) / norm(seq_g2) / np.sqrt(valid_i[1] / valid_i[0]) - 1) < 0.2
+assert f"{norm(seq_g1) / norm(seq_g2):.1f}" == "3.3" and f"{np.sqrt(valid_i[1] / valid_i[0]):.2f}" == "2.92"
+# 'no update at all misses by 1': the naive 1.29 is farther from one batch's gradient than no update
+assert pf.relative_error([0 * g for g in seq_target], seq_target) == 1 < seq_errors[0]
+assert seq_gradlab_error < 1e-5
 
-# the setup: passes over the training digits
-assert round(1000 * 100 / len(mnist.x_train)) == 25 and rnd(1000 * 100 / 55_000, 1) == 1.8
+# In Keras: the three divisors printed on micro-batch 1, the two reductions on the whole batch (the table),
+# then every row under Keras's accumulation
+assert abs(default_1 - wl_1 / 16) < 1e-4 * default_1 and abs(mean_w_1 - wl_1 / D_i[0]) < 1e-4 * mean_w_1
+assert abs(masked_1 - l_1 / valid_i[0]) < 1e-4 * masked_1 and abs(masked_1 - l_1 / 240) > 0.1 * masked_1
+logits = mlp_model(x)
+wl = tokens * pf.per_example_loss(y, logits).numpy()  # ω_j l_j
+default = float(loss_fn(y, logits, sample_weight=tokens))
+assert abs(default - wl.sum() / len(x)) < 1e-4 * default  # divides by the rows
+assert abs(float(mean_w(y, logits, sample_weight=tokens)) - wl.sum() / tokens.sum()) < 1e-4  # by D
+_digit_rows, _seq_rows = keras_errors["digits"], keras_errors["sequences"]
+assert abs(_digit_rows["mean_with_sample_weight, as it is"] - pf.relative_error(naive, target)) < 1e-3
+# the digits: yours, four table rows and gradlab's keras; the sequences: ignore_class and the per-token default
+assert len(_digit_rows) == 6 and len(_seq_rows) == 2 and set(keras_errors) == {"digits", "sequences"}
+_counted_rows = [e for r, e in {**_digit_rows, **_seq_rows}.items() if r != "mean_with_sample_weight, as it is"]
+assert N * 16 == len(x) == 32  # the default row's ω_j N n_i / D is ω_j B / D here
+# ignore_class on the padding's label, without the input mask: the masked divisor D_1, the same loss
+assert abs(ignore_1 - l_1 / valid_i[0]) < 1e-4 * ignore_1 and abs(ignore_1 - masked_1) < 1e-4 * masked_1
+assert f"{ignore_1:.4f}" == f"{masked_1:.4f}"  # the prose gives one number for both
+# a language model's shifted labels, -100 where none: ignore_class=-100 divides by the 15 labels left, 23 - 8
+assert int((lm_labels != -100).sum()) == 15 == valid_i[0] - 8 and abs(lm_1 - lm_sum / 15) < 1e-4 * lm_1, (lm_1, lm_sum)
+assert max(_counted_rows) < 1e-5
+# Keras's accumulation fed the masked loss as it is: the naive rule, as yours
+seq_window = [(ids[o:o + 8], labels[o:o + 8], v) for o, v in zip((0, 8), valid_i)]
+as_it_is = keras_update(seq_model, seq_window, lambda t, out, v, D: loss_fn(t, out))
+assert abs(pf.relative_error(as_it_is, seq_target) - seq_errors[0]) < 1e-3
+seq_counted = keras_update(seq_model, seq_window, lambda t, out, v, D: N * v / D * loss_fn(t, out))
+assert pf.relative_error(seq_counted, seq_target) < 1e-5  # the table's third row, by hand
+ig_window = [(ids[o:o + 8], labels_ig[o:o + 8], v) for o, v in zip((0, 8), valid_i)]
+ig_as_it_is = keras_update(seq_model, ig_window, lambda t, out, v, D: ignore_fn(t, tf.identity(out)))
+assert abs(pf.relative_error(ig_as_it_is, seq_target) - seq_errors[0]) < 1e-3  # ignore_class: naive too
+assert _seq_rows["ignore_class, times N D_i / D"] < 1e-5  # the ignore_class row, fed N D_i / D: exact
+assert _seq_rows["default per token, no mask, ω_j N T_i / D"] < 1e-5  # the per-token default: exact
+assert valid.size == 2 * 8 * 30 and float(valid.sum()) == sum(valid_i) == 219  # T_i = 240 positions, D = 219
+# without the identity, the Embedding's mask reaches the default row: it divides by D_i, and misses
+_masked_default = keras_update(seq_model, [(ids[h], labels[h], valid[h]) for h in (slice(0, 8), slice(8, 16))],
+                               lambda t, out, w, D: loss_fn(t, out, sample_weight=w * N * w.size / D))
+assert pf.relative_error(_masked_default, seq_target) > 0.5
+# your count-first pipeline (or the solution) under fit: exact; the stream as it is: the naive rule
+assert fit_errors["counted first"] < 1e-5 and abs(fit_errors["as it is"] - seq_errors[0]) < 1e-3
+assert all(abs(s - N * v / sum(valid_i)) < 1e-6 for s, v in zip(weight_i, valid_i)) and len(weight_i) == N
+assert pf.relative_error(keras_w, target) < 1e-5 and _digit_rows["gradlab's keras, loss=mean_w"] < 1e-5
+# gradlab's keras on the masked sequences, no count: Keras's accumulation, the naive rule
+assert abs(keras_seq_error - seq_errors[0]) < 1e-3 and f"{keras_seq_error:.2f}" == "1.29"
 
-# his convnet against build_model, dropout off and on
-assert (convnet().count_params(), len(convnet().layers)) == (44_426, 14)
-assert convnet_diff == {False: 0.0, True: 0.0}
+# What the miss does to training: tagging
+t_nai, t_fix, t_big, t_shuf = tag_end.values()
+assert tag_gap < 1e-5 and t_nai[0] > t_fix[0] + 0.2 and t_nai[1] < t_fix[1] - 0.2  # each wins its own
+# relative errors, compared with 1 (one spacing there, 1.2e-07): every rule that counts right is under ten, every
+# wrong count over 100,000 (the smallest, 0.014, the mean of 10,000 shuffled splits; the prose states 0.57, 0.12, 0.014)
+_eps = float(np.spacing(np.float32(1)))
+assert f"{_eps:.1e}" == "1.2e-07"
+_right = [pf.relative_error(fixed, target), pf.relative_error(gradlab_fix, target), pf.relative_error(fixed, gradlab_fix),
+          pf.relative_error(seq_fixed, seq_target), seq_gradlab_error, pf.relative_error(seq_counted, seq_target),
+          fit_errors["counted first"], pf.relative_error(keras_w, target),
+          own_error, *_counted_rows]
+assert max(_right) < 10 * _eps, _right
+assert f"{miss(mean_ratio):.3f}" == "0.014" and miss(mean_ratio) > 100_000 * _eps
+assert miss(mean_ratio) < min(one_split, pf.relative_error(naive, target), pf.relative_error(seq_naive, seq_target),
+                              fit_errors["as it is"], adam_miss)  # the smallest miss the lesson measures
+assert abs(t_nai[2] - 0.5) < 0.05 and abs(t_fix[2] - short_tokens) < 0.02  # each bets what its loss counts
+assert f"{t_fix[2]:.3f}" == "0.085" and f"{short_tokens:.3f}" == "0.091" and len(tag_windows) == 200
+assert t_fix[2] < short_tokens  # the bet that minimises the loss per token, which 200 updates do not quite reach
+# the sorted naive run's per-token and per-sequence losses coincide (0.708 both): a bet near 0.5 makes every
+# token cost about ln 2 = 0.693, short or long; its final model's loss per token of each group, last 20 windows
+assert f"{t_nai[0]:.3f}" == f"{t_nai[1]:.3f}" == "0.708" and f"{np.log(2):.3f}" == "0.693"
+_nai_model = tag_runs["naive: 1/N"][0]
+_group_loss = [np.mean([tag_losses(_nai_model, w[g], t[g])[0] for w, t in tag_windows[-20:]])
+               for g in (slice(0, 8), slice(8, 16))]  # the short sequences', the long ones'
+assert all(abs(l - np.log(2)) < 0.05 for l in _group_loss), _group_loss
 
-# your step against the stored run and reproduction's step: exact, weights and all
-assert len(mine) == 10 and rnd(curve_diff, 1) == 0.0 and weight_diff == 0.0
-assert rnd(100 * max(mine), 1) == rnd(100 * mine[-1], 1) == 72.9
-assert rnd(moved, 2) == 0.13
+# shuffled, the naive rule lands near the fix; sorted (as bucketing makes it), far from it
+assert abs(t_shuf[0] - t_fix[0]) < 0.5 * abs(t_nai[0] - t_fix[0]) and abs(t_shuf[2] - t_fix[2]) < 0.1
+assert t_shuf[2] > t_fix[2]  # 'in this run still leans short' (a seeded run: the same on every run)
 
-# the 40 stored runs: best of checkpoints against final
-best_mean = {n: 100 * row["best_mean"] for n, row in rows_by_n.items()}
-final_mean = {n: 100 * row["final_mean"] for n, row in rows_by_n.items()}
-assert (rnd(best_mean[20], 2), rnd(best_mean[1], 2)) == (94.98, 94.62)
-assert (rnd(final_mean[20], 2), rnd(final_mean[1], 2)) == (94.56, 94.53)
-assert rnd(best_mean[20] - best_mean[1], 2) == 0.36 and rnd(final_mean[20] - final_mean[1], 2) == 0.03
+# The problems
+assert naive_share / share.min() > 10 > 1 > naive_share / share.max() and 0 < moved < 1
+assert f"{moved:.0%}" == "38%" and abs(moved - 0.5 * np.abs(1 / 8 - chat / chat.sum()).sum()) < 1e-12
+assert [f"{r:.2f}" for r in replica_ratio] == ["1.67", "0.71"]  # problem 2's answer
+# problem 3: micro-batches padded to their own longest sequence (8 x 4, 8 x 29); the stacking solution fails, the
+# counts-only pipeline gives one batch's update, with the same weights (padding adds no valid tokens)
+assert [tuple(part[0].shape) for part in own_length] == [(8, 4), (8, 29)]
+assert batch_failure == "Cannot batch tensors with different shapes in component 0"
+assert own_error < 1e-5 and f"{own_error:.1e}" == "1.1e-06"
+assert [f"{w:.3f}" for w in own_weights] == [f"{w:.3f}" for w in weight_i] == ["0.210", "1.790"]
 
-# one run: the spike
-spike = int(np.argmax(curve20))  # the notebook's `k` is reused later
-assert (rnd(100 * curve20[spike], 1), at20[spike]) == (95.0, 955)
-assert (rnd(100 * of_11, 1), rnd(100 * curve20[-1], 1)) == (94.8, 94.8)
-assert at20[spike] % 100 != 0  # between two of the 11
+# the opening: 01's Problem 3, 10 and 90 tokens at mean losses 4.0 and 2.0
+assert (4.0 + 2.0) / 2 == 3.0 and abs((10 * 4.0 + 90 * 2.0) / 100 - 2.2) < 1e-12
+# lesson 01's yardstick: every rule that counts right, max |diff| in spacings at its target's largest entry, under ten
+assert len(at_top) == 13 and max(at_top.values()) < 10, at_top
+assert set(at_top) >= {"fixed", "fit, counted first", "fit, counted first, own shapes"}, at_top
+assert [f"{at_top[k]:.1f}" for k in ("fixed", "by D_i / D, sequences", "gradlab accumulate, sequences")] == ["1.2", "3.2", "4.0"]
+# the rows fed as the table says (yours, gradlab's keras, the hidden cell's): one printed line, as the prose states it
+assert len(fed_errors) == 7 == len(fed_at_top) and max(fed_errors) < 1e-5 and max(fed_at_top.values()) < 10
+assert f"{max(fed_errors):.1e}" == "1.1e-06" and f"{max(fed_at_top.values()):.1f}" == "4.0", (max(fed_errors), fed_at_top)
+assert f"{max(at_top.values()):.1f}" == "4.0", at_top  # "no rule so far that counts right is more than 4.0 spacings off"
 
-# the rows learn alike
-at_first = [acc.mean(axis=0)[0] for acc in at_100s.values()]
-at_last = [acc.mean(axis=0)[-1] for acc in at_100s.values()]
-assert (rnd(min(at_first), 1), rnd(max(at_first), 1)) == (32.0, 37.4)
-assert (rnd(min(at_last), 1), rnd(max(at_last), 1)) == (94.5, 94.8)
-assert all(acc.mean(axis=0)[-1] > acc.mean(axis=0)[-2] for acc in at_100s.values())  # still rising
-assert rnd(late, 2) == 0.45 and len(outside) == 2
-assert [s.split(" (")[0] for s in outside] == ["N = 20 at update 500", "N = 20 at update 600"]
-assert means[20][4] < 0 and means[20][5] < 0  # both with N = 20 below N = 1
-assert [f"{means[20][k] + halves[20][k]:+.3f}" for k in (4, 5)] == ["-0.003", "-0.045"]  # only just
-assert (rnd(at_100s[20].mean(axis=0)[0], 1), rnd(at_100s[1].mean(axis=0)[0], 1)) == (37.4, 32.0)
-widest = max(abs(at_100s[a].mean(axis=0) - at_100s[b].mean(axis=0)).max() for a in at_100s for b in at_100s)
-assert widest == abs(at_100s[20].mean(axis=0)[0] - at_100s[1].mean(axis=0)[0])  # the widest spread
-assert all(abs(means[n][0]) < halves[n][0] for n in means)  # every update-100 interval holds 0
-assert (f"{means[20][0]:+.1f}", f"{halves[20][0]:.2f}") == ("+5.4", "5.65")  # the tallest bar
-assert (f"{late_h.min():.2f}", f"{late_h.max():.2f}") == ("0.23", "0.70")  # what the runs can see
-assert rnd(late_h.min(), 2) > 0.2  # Chlebus's 0.2-point lead is below every late half-width
-
-# the schedule
-assert [len(checkpoints(n, repro["updates"])) for n in (1, 5, 10, 20)] == [11, 51, 101, 201]
-assert [len(set(checkpoints(n, repro["updates"]))) for n in (1, 5, 10, 20)] == [10, 50, 100, 200]
-assert set(checkpoints(1, repro["updates"])) <= set(checkpoints(20, repro["updates"]))  # the 200 hold the 10
-
-# the stored runs: best minus final grows with the evaluations; runs ending at their best; the same 11
-row_lift = [rnd(best_mean[n] - final_mean[n], 2) for n in (1, 5, 10, 20)]
-assert row_lift == [0.09, 0.20, 0.22, 0.42] == [rnd(lift[n], 2) for n in (1, 5, 10, 20)]
-same = {n: acc[n, "same"] for n in rows_by_n}  # N -> best of the same 11, % per run
-assert all((acc[n, "best"] >= same[n]).all() for n in rows_by_n)  # never below the best of the same 11
-same_mean = {n: same[n].mean() for n in same}
-assert (rnd(same_mean[20], 2), rnd(same_mean[1], 2)) == (94.63, 94.62)
-same_gap = {n: tuple(rnd(x, 2) for x in interval(same[n] - same[1])) for n in (5, 10, 20)}
-assert same_gap == {5: (0.25, 0.24), 10: (0.07, 0.27), 20: (0.01, 0.33)}, same_gap
-assert interval(same[5] - same[1])[0] > interval(same[5] - same[1])[1]  # N = 5's excludes 0
-assert all(abs(m) < h for m, h in (interval(same[n] - same[1]) for n in (10, 20)))  # the others do not
-
-# the paired intervals
-rounded = {(n, key): tuple(rnd(x, 2) for x in gap[n][key]) for n in gap for key in ("best", "final")}
-assert rounded[20, "best"] == (0.36, 0.23) and rounded[20, "final"] == (0.03, 0.34)
-assert rounded[5, "final"] == (0.28, 0.28) and rounded[10, "final"] == (0.05, 0.23)
-# "only just holds 0": N = 5's final interval starts just below 0; its same-11 one just above
-assert -0.01 < gap[5]["final"][0] - gap[5]["final"][1] < 0 < gap[5]["same"][0] - gap[5]["same"][1] < 0.02
-assert gap[20]["best"][0] > gap[20]["best"][1]  # excludes 0
-assert abs(gap[20]["final"][0]) < gap[20]["final"][1]  # does not
-
-# the headline: on the same checkpoints N = 20 shows no detectable difference from N = 1; the final leads by 0.03 (above)
-assert abs(rnd(same_mean[20], 2) - rnd(same_mean[1], 2)) <= 0.01
-# his lead, as the text quotes it
-assert rnd(reproduction.SEED_TABLE[20][0] - reproduction.SEED_TABLE[1][0], 1) == 0.2
-
-# dropout: one distribution (after the setup)
-assert f"{off:.1e}" == "4.1e-07" and off < 4 * np.finfo(np.float32).eps  # under four spacings (lesson 01)
-# the K = 1 line: an N = 20 draw and another large-batch draw, each as far from a large-batch draw
-assert [rnd(d.mean(), 2) for d in to_large.values()] == [1.79, 1.79]
-assert [d.mean() for d in to_large.values()] == [far[1][0][0], far[1][1][0]]  # the fold's K = 1
-assert all(d.mean() > 1 for d in to_large.values())  # dropout's noise is larger than the gradient
-# one draw's noise: two independent draws lie about sqrt(2) times it apart, so about 1.3 times the norm
-assert [rnd(d.mean() / np.sqrt(2), 1) for d in to_large.values()] == [1.3, 1.3] and rnd(1.79 / np.sqrt(2), 1) == 1.3
-# a shift s of the expected gradient adds in quadrature: 0.22 lifts the K = 8 row 2 group stds above its measure
-assert rnd(smallest, 2) == 0.22 and abs(np.hypot(far[8][1][0], smallest) - (far[8][0][0] + 2 * far[8][0][1])) < 1e-9
-assert rnd(far[8][0][1], 2) == 0.03  # the row's group std, "0.63 +- 0.03"
-assert (rnd(far[1][0][0], 2), rnd(far[8][0][0], 2), rnd(far[8][1][0], 2)) == (1.79, 0.63, 0.65)
-assert rnd(far[1][0][0] / np.sqrt(8), 2) == 0.63  # the prose's 1.79 / sqrt(8)
-assert sorted(far) == [1, 8]  # the two K the table prints
-for k, ((n20, n20_sd), (other, other_sd)) in far.items():  # both rows fall as 1 / sqrt(K) ...
-    assert all(abs(np.sqrt(k) * d / far[1][1][0] - 1) < 0.1 for d in (n20, other)), (k, n20, other)
-    assert abs(n20 - other) < n20_sd + other_sd, (k, n20, other)  # ... each within the other's spread
-
-# Adam's epsilon, as the fold states it
-assert (keras.optimizers.Adam().epsilon, his_adam.parameters["epsilon"].default) == (1e-7, 1e-8)
-
-# N = 5: our best row by his metric, with only 51 evaluations; its lead stays on the same 11
-assert rnd(best_mean[5], 2) == 95.01 and max(best_mean, key=best_mean.get) == 5
-assert len(checkpoints(5, repro["updates"])) == 51
-assert rounded[5, "best"] == (0.39, 0.25) and gap[5]["best"][0] > gap[5]["best"][1]
-assert same_mean[5] - same_mean[1] > gap[5]["best"][0] / 2  # N = 5's lead stays on the same 11
-assert all(abs(gap[n]["final"][0]) < gap[n]["final"][1] for n in (5, 10, 20))  # none excludes 0
-
-# flat_grad traces once per input shape and mode: micro-batches of 5 and batches of 100, off and on
-assert flat_grad.experimental_get_tracing_count() == 4
-
-# the stored runs' seconds: 17 minutes in all (the regeneration time the text states); the rows' minutes as printed
-assert (rnd(minutes[20], 1), rnd(minutes[1], 1)) == (7.8, 2.1) and round(sum(minutes.values())) == 17
-assert [len(set(checkpoints(n, repro["updates"]))) for n in (20, 1)] == [200, 10]  # distinct evaluations
-
-# the 30 intervals along the way: 2 exclude 0, where one in 20 by chance gives 1.5; both put N = 20 below
-assert len(learning) == 30 and sum(abs(m) > h for m, h in learning) == 2 and rnd(0.05 * 30, 1) == 1.5
-assert sum(m + h < 0 for m, h in learning) == 2
-
-# one evaluation's sampling noise at 95%: 0.69 points on 1,000 digits, 0.22 on his 10,000
-assert (rnd(se[1_000], 2), rnd(se[10_000], 2)) == (0.69, 0.22) and lift[20] > lift[1]
-
-assert gap[5]["same"][0] - gap[5]["same"][1] > 0  # the one above: N = 5 on the same 11
-assert f'{gap[5]["same"][0] - gap[5]["same"][1]:+.3f}' == "+0.009"  # "just excluding 0 (from +0.009)"
-# of the six intervals whose expected gap is 0 (same 11 and final, N = 5, 10, 20), one excludes 0: N = 5's same 11
-_null = {(n, key): gap[n][key] for n in (5, 10, 20) for key in ("same", "final")}
-assert [k for k, (m, h) in _null.items() if abs(m) > h] == [(5, "same")]
-
-# best of k evaluations within N = 20's own runs: rises with k, from the same 11's mean to the best of all 201
-assert list(looks) == [11, 21, 51, 101, 201]
-assert all(a < b for a, b in zip(list(looks.values()), list(looks.values())[1:]))  # rises with every look added
-assert abs(looks[11] - same_mean[20]) < 1e-9 and abs(looks[201] - best_mean[20]) < 1e-9
-assert (rnd(looks[11], 2), rnd(looks[201], 2), rnd(looks[201] - looks[11], 2)) == (94.63, 94.98, 0.35)
-assert looks[201] - looks[11] < best_mean[20] - best_mean[1]  # "nearly all of" the 0.36
-
-# problem 2: seeds for N = 5's gap on the same 11 (+0.25 +- 0.24 from 10 seeds)
-mean5, half5 = interval(same[5] - same[1])
-assert (rnd(mean5, 2), rnd(half5, 2)) == (0.25, 0.24) and rnd(10 * (0.24 / 0.12) ** 2, 6) == 40
-half40 = half5 * np.sqrt(10 / 40) * 2.023 / T95_9  # a quarter of the variance, and a smaller t
-assert rnd(half5 * np.sqrt(10 / 40), 2) == 0.12 and rnd(half40, 2) == 0.11 and T95_9 == 2.262
-# Student's t at 39 degrees of freedom: 2.023 is its 97.5% quantile (its density, integrated)
-grid = np.linspace(0.0, 2.023, 200_001)
-pdf = (1 + grid**2 / 39) ** -20 * math.gamma(20) / (math.sqrt(39 * math.pi) * math.gamma(19.5))
-assert abs(0.5 + np.trapezoid(pdf, grid) - 0.975) < 1e-4
-
-# his own table: N = 20 - N = 1 = +0.2 +- 0.24 points (unpaired, his population stds made sample stds)
-assert rnd(mean20 - mean1, 2) == 0.2 and rnd(his_half, 2) == 0.24 and his_half > mean20 - mean1  # holds 0
-grid18 = np.linspace(0.0, 2.101, 200_001)  # Student's t at 18 degrees of freedom: 2.101 is its 97.5% quantile
-pdf18 = (1 + grid18**2 / 18) ** -9.5 * math.gamma(9.5) / (math.sqrt(18 * math.pi) * math.gamma(9))
-assert abs(0.5 + np.trapezoid(pdf18, grid18) - 0.975) < 1e-4
 
 print("lesson 07: every number the prose states checks out")

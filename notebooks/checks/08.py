@@ -2,104 +2,216 @@
 prose states, over the notebook's names, and fails loudly if a run ever disagrees with the text.
 
 Run by the lesson's last code cell as `%run -i checks/08.py`; it reuses the notebook's names
-(`proofs`, `adam_gap`, `curves`, `memory`, ...), and pins what the answer cell prints.
+(`x`, `y`, `make`, `mlp`, `pf`, ...) and recomputes a few small things the lesson no longer shows.
 """
 import numpy as np
-from gradlab.lessons import memory_budget
+import keras
+import tensorflow as tf
 
-eps32 = float(np.finfo(np.float32).eps)  # u = 2^-23, float32's spacing at 1
+# Section 1: the target, your clip_each and clip_once, gradlab and Keras
+oracle = mlp()  # the target checked: one tape over the 32 digits, clipped once
+with tf.GradientTape() as tape:
+    large_loss = loss_fn(y, oracle(x, training=True))
+g_tape = [g.numpy() for g in tf.clip_by_global_norm(
+    tape.gradient(large_loss, oracle.trainable_variables), 0.5)[0]]
+assert pf.relative_error(g_clipped, g_tape) < 1e-6
+helper = pf.per_micro_batch_clipped_grads(mlp(), x, y, 4, 0.5)  # your clip_each is gradlab's helper
+assert pf.relative_error(g_each, helper) < 1e-5
+assert pf.relative_error(g_each, g_clipped) > 0.1 and pf.relative_error(g_once, g_clipped) < 1e-5
+assert min(norm([t.numpy() for t in g]) for _, g in parts) > 0.5
+assert f"{pair_cos:.2f}" == "0.08" and abs(each_by_hand - norm(g_each)) < 1e-4
+assert f"{cosine:.4f} {norm(g_each):.3f} {norm(g_once):.3f}" == "0.9959 0.278 0.500"
+assert f"{pf.relative_error(g_each, g_clipped):.2f}" == "0.45" and 0.99 < cosine < 1.0
+assert f"{pf.relative_error(g_each, g_clipped):.0%}" == "45%"  # the prose's "a miss of 45%" (section 1 and the Summary)
+assert list(clip_errs) == ["host_average", "accumulate", "fused"]
+assert max([*clip_errs.values(), pf.relative_error(g_once, g_clipped)]) < 1e-6
+# "Keras clips the mean once (10 shows where): on equal micro-batches, the large batch's clip" (not printed here)
+keras_sgd = lambda n=None: keras.optimizers.SGD(1.0, global_clipnorm=0.5, gradient_accumulation_steps=n)
+keras_clip_err = pf.relative_error(pf.update_of(make("keras", 4, optimizer=lambda: keras_sgd(4)), x, y),
+                                   pf.update_of(make("large_batch", optimizer=keras_sgd), x, y))
+assert keras_clip_err < 1e-6, keras_clip_err
+# lesson 01's yardstick: spacings at the largest entry; clipping once 4.2, the strategies 8.0 (under ten: rounding)
+assert spacing(g_clipped) == float(np.spacing(np.float32(max(np.abs(t).max() for t in g_clipped))))
+assert f"{once_gap / spacing(g_clipped):.1f}" == "4.2" and f"{pf.relative_error(g_once, g_clipped):.1e}" == "4.7e-07"
+assert {f"{v:.1f}" for v in clip_spacings.values()} == {"8.0"} and max(clip_spacings.values()) < 10
+# your clip_each and clip_once (or the solution) are the lesson's functions, checked in their cell
+assert check_clip(clip_each, False) is None and check_clip(clip_once, True) is None
 
-# Accumulate by hand, the recipe's sum, Adam's epsilon / N
-assert len(recipe) == 4 + 2  # N + 2 sess.run calls
-assert mean_step in (my_mean_step, solution_mean_step)
-assert distance(fixed_after, large_after) < 1e-6 and max_abs_diff(fixed_after, large_after) < 1e-6
-assert f"{d_fix:.1e}" == "5.6e-07" and 1 < d_fix / eps32 < 10, d_fix
-# One yardstick (lesson 01's): the mean step's weights differ by one float32 spacing at the largest weight, 0.15
-fix_diff = max_abs_diff(fixed_after, large_after)
-fix_gap = float(np.spacing(np.float32(w_top)))  # the exact float32 gap at the largest weight
-assert fix_gap / 2 < fix_diff <= fix_gap, (fix_diff, fix_gap)  # one spacing
-assert f"{fix_diff:.1e} {w_top:.2f} {fix_gap:.1e}" == "1.5e-08 0.15 1.5e-08", (fix_diff, w_top, fix_gap)
-# Adam(epsilon) fed the sum 4 g_B is Adam(epsilon / 4) fed the mean g_B, bit for bit (4 = 2^2);
-# Problem 2: at N = 3 not bit for bit, but within one spacing at the largest weight
-assert adam_gap == 0 and f"{adam_gap:.1e}" == "0.0e+00", adam_gap
-assert 0 < adam_gap_3 <= fix_gap and f"{adam_gap_3:.1e}" == "1.5e-08", adam_gap_3
-assert 1e-5 < max_abs_diff(split_after["w_i = 1 / N"], keras63) < 1e-3
-assert f"{distance(split_after['w_i = 1 / N'], keras63):.1e}" == "2.1e-02"  # the 1/N miss on 63 (lesson 10 quotes it)
-# the weighted recipe on the 63: 1.5e-08 on the weights, one spacing (at the largest of keras63's weights)
-w63 = max(float(np.abs(v).max()) for v in keras63)
-assert f"{max_abs_diff(split_after['w_i = n_i / B'], keras63):.1e}" == "1.5e-08"
-assert max_abs_diff(split_after['w_i = n_i / B'], keras63) <= np.spacing(np.float32(w63))
+# Section 2: skip the whole update
+assert sum_if_finite(micro_grads(mlp(), bad, y, 2, scale=2.0 ** 15)) is None
+assert abs(not_finite - 19_000) < 500 and entries == 50_890
+assert f"{micro_loss[0]:.3f}" == "2.206" and micro_loss[1] == np.inf  # micro-batch 2: inf
+assert fused_row == [None, None, 1, 1, 2, 2]  # fused skips the whole window, then applies whole windows
+assert f"{norm(wrong):.1e} {norm(g_clipped):.3f}" == "1.5e-05 0.500"  # clipped before unscaling
+assert held_1["fused"] == 0.0 < held_1["keras"] and f"{held_1['keras']:.3f}" == "0.173"
+assert held["fused"] == 0.0 < held["keras"] and f"{held['keras']:.2f}" == "0.17"
+assert max(w_gap(w_after["fused"], clean), w_gap(w_after["keras"], mixed)) < 1e-6
+assert f"{w_gap(w_after['keras'], clean):.3f}" == "0.012"
+assert counted == [1, 1, 2, 3, 4, 5] and int(replay_lso.iterations) == 2  # the skipped apply 2 leaves it at 1
+assert row == [1, None, 1, 2, 2, "held"]
+assert shift_gap < 1e-6 and f"{shift_gap:.1e}" == "3.0e-08"  # each later window a micro-batch late
+assert w_gap([v.numpy() for v in replay.weights], sgd_updates((x2, y2), (x3, y3))) > 1e-3  # not x2, then x3
 
-# Training: the mean retraces N = 1; the sum trains faster at N = 4 and barely learns at N = 16
-late = {label: float(np.mean(losses[30:])) for label, losses in curves.items()}
-assert max(abs(u - v) for u, v in zip(curves["mean, N = 16"], curves["N = 1"])) < 1e-4
-assert late["sum, N = 4"] < late["N = 1"] < late["sum, N = 16"], late
-assert abs(late["sum, N = 16"] - np.log(10)) < 0.2 and max(curves["sum, N = 16"]) > 4 * np.log(10)
-assert [f"{late[k]:.2f}" for k in ("N = 1", "sum, N = 4", "sum, N = 16", "mean, N = 16")] == \
-    ["0.68", "0.46", "2.24", "0.68"], late
-assert f"{max(curves['sum, N = 16']):.1f}" == "21.0"
+# Section 3: the loss scale halves per overflowing micro-batch under Keras, once per update under fused
+two_bad = x.copy()
+two_bad[:8] *= 1e38
+two_bad[24:] *= 1e38  # micro-batches 1 and 4 of 4 overflow
+halved = {}  # S after one step of 4 micro-batches of 8, from 2^15
+for case, bad_x in (("1 and 4", two_bad), ("all 4", x * 1e38)):
+    for name, accum in (("fused", None), ("keras", 4)):
+        run = make(name, 4, optimizer=lambda: keras.optimizers.LossScaleOptimizer(
+            keras.optimizers.SGD(0.1, gradient_accumulation_steps=accum)))
+        with warnings.catch_warnings(action="ignore"):  # gradlab's float16 note; this run is float32
+            run.step(bad_x, y)
+        halved[case, name] = float(run.optimizer.dynamic_scale)
+assert halved == {("1 and 4", "fused"): 16384, ("1 and 4", "keras"): 8192,
+                  ("all 4", "fused"): 16384, ("all 4", "keras"): 2048}
+assert doubled == {"one apply per update (a plain LSO)": [2000],
+                   "Keras's accumulation, N = 4": [500, 1000, 1500, 2000],
+                   "Keras, N = 4, dynamic_growth_steps=2000 * 4": [2000]}
+once_s, keras_s, fixed_s = (scales for _n, scales in runs.values())  # the loss scale per call
+assert once_s[1] == halved["all 4", "fused"] == 16384 and keras_s[1:5] == [16384, 8192, 4096, 2048]
+assert keras_s[4] == halved["all 4", "keras"] == fixed_s[4] == 2048 and once_s[-1] == keras_s[-1] == 32768
+assert max(once_s[2:-1]) == 16384 and fixed_s[-1] == 4096 and max(fixed_s[5:-1]) == 2048  # 8x lower
+# Keras is back at 2^15 by update 2,000 but spends about the first 500 clean updates 8 times lower:
+# S after clean update u is at index 4 * (u + 1) (index 4 ends the bad update)
+assert [keras_s[4 * (u + 1)] for u in (499, 999, 1499, 1999, 2000)] == [2048, 4096, 8192, 16384, 32768]
+assert once_s[500] == 16384 and keras_s[4 * 500] == 16384 / 8
+# What a lower S costs this MLP in float16: nothing flushed even at S = 1; the error is rounding
+assert np.abs(g_32[g_32 != 0]).min() > 2.0 ** -24  # above float16's smallest positive number
+assert [n for n, _err, _m in flushed_16.values()] == [0, 0, 0] and list(flushed_16) == [1.0, 2048.0, 16384.0]
+assert {f"{err:.1e}" for _n, err, _m in flushed_16.values()} == {"4.0e-04"}
+# only at S = 1 do the entries below float16's smallest normal lose bits; 2048 (Keras's depth) is 16384's
+assert f"{float(np.finfo(np.float16).tiny):.1e}" == "6.1e-05" and int(small.sum()) == 234
+assert [f"{m:.2%}" for _n, _err, m in flushed_16.values()] == ["0.31%", "0.22%", "0.22%"]
+assert max(flushed_16[2048.0][2], flushed_16[16384.0][2]) < flushed_16[1.0][2]
 
-# Every route equals Keras's large batch to float32 rounding
-assert all(d < 1e-6 for d in proofs.values()) and max_abs_diff(split_after["w_i = n_i / B"], keras63) < 1e-6
-assert len(runs) == 5 and all(proofs[name] < 1e-6 for name in runs)
-W = sum(int(np.prod(v.shape)) for v in gradlab_weights)  # weights
-w_max = max(float(np.abs(v).max()) for v in keras_B + keras_3 + keras63)  # the largest weight
-gap = float(np.spacing(np.float32(w_max)))  # the exact spacing: "one spacing at 0.16"
-assert max(proofs.values()) <= gap and f"{gap:.1e}" == "1.5e-08" and f"{w_max:.2f}" == "0.16", (proofs, gap, w_max)
-differ = sum(int((g != h).sum()) for g, h in zip(gradlab_weights, hand_weights))
-steps_all = [distance(after, oracle) for after, oracle in runs.values()]
-assert 0 < differ / W < 0.05, (proofs, differ)
-assert f"{max(proofs.values()):.1e}" == "1.5e-08"
-# the relative misses are a few eps (float32 rounding of the step)
-assert all(1 < d / eps32 < 10 for d in [d_fix] + steps_all), steps_all
-assert int(optimizer.iterations) == 3 and W == 203_530, (optimizer.iterations, W)
 
-# The budget (with gradlab's backward term t): your budget is gradlab's, the break-even, the figure's crossing
-assert memory["MLP"][:3] == (W, 4 * 1306, 4 * 512) and pays == 150  # t: the ReLU's input and output gradients
-assert memory["convnet"][:3] == (38_218, 4 * 80_986, 4 * 80_128)
-assert budget_figure.break_even == pays
-assert f"{48 * (memory['MLP'][1] + memory['MLP'][2]) / 2**20:.2f}" == "0.33"
-for name, (net, B, N) in cases.items():
-    P_m, a_m, t_m = memory[name][:3]
-    for n, total in ((1, memory[name][3]), (N, memory[name][4])):
-        assert total == memory_budget.budget(P_m, "sgd", B, n, activation_bytes_per_row=a_m,
-                                             backward_bytes_per_row=t_m)["total"]
-for P_, a_, t_, B, N, m_ in ((*memory["convnet"][:3], 512, 8, 1), (*memory["MLP"][:3], 64, 4, 0)):
-    assert budget(P_, a_, B, N, m_, t_) == memory_budget.budget(
-        P_, ("sgd", "momentum")[m_], B, N, activation_bytes_per_row=a_, backward_bytes_per_row=t_)["total"]
-assert memory["MLP"][3] < memory["MLP"][4] and memory["convnet"][4] < memory["convnet"][3] / 5
-mib = [memory[k][i] / 2**20 for k, i in (("MLP", 3), ("MLP", 4), ("convnet", 3), ("convnet", 4))]
-assert [f"{v:.2f}" for v in mib] == ["2.00", "2.44", "314.97", "39.77"], mib
-assert f"{4 * memory['MLP'][0] / 2**20:.2f}" == "0.78"  # the MLP's accumulators, MiB
-# The convnet: 7.9 times less at N = 8, not 8 (the weights' terms do not shrink); the MLP rises at every N > 1
-assert f"{mib[2] / mib[3]:.1f}" == "7.9" and mib[2] / mib[3] < 8
-assert (memory["convnet"][1] // 4, memory["MLP"][1] // 4, memory["MLP"][2] // 4) == (80_986, 1306, 512)
-assert all(budget(*memory["MLP"][:2], 64, n, t=memory["MLP"][2]) > memory["MLP"][3] for n in (2, 4, 8, 16, 32))
+# Section 4: the weight average. First the exact case: 3 or 4 updates on one batch, each average
+# is its own coefficients to 1e-6 and misses the other's by more than 1e-3
+def short_run(name, rho, n, updates):
+    run = make(name, n, optimizer=lambda: keras.optimizers.SGD(
+        0.5, use_ema=True, ema_momentum=rho,
+        gradient_accumulation_steps=n if name == "keras" else None))
+    path = []
+    for _ in range(updates):
+        run.step(x, y)
+        path.append([v.numpy() for v in run.model.trainable_variables])
+    return path, pf.ema_weights(run)
 
-# The answer: without zero_ops, the second update applies g(1) + g(2), each its batch's mean gradient
-assert max_abs_diff(acc_2, [u + v for u, v in zip(acc_1, g_next)]) < 1e-6
-assert max_abs_diff(acc_2, g_next) > 1e-3  # the first update's sum is still there
-steps = [distance(after, oracle) for after, oracle in runs.values()]  # "all five within 7.3e-07 of the step" (4.9e-07 the least)
-assert f"{min(steps):.1e} {max(steps):.1e}" == "4.9e-07 7.3e-07", steps
-assert steps == misses and f"{max(misses):.1e}" == "7.3e-07"  # the cell's one line
 
-# The toy accumulator ends at the large batch's mean 5.5, applied once at rate 0.1; two traces (16 and 15 rows)
-assert abs(sum(contributions) - 5.5) < 1e-6 and abs(float(theta.numpy()) + 0.55) < 1e-6, contributions
-assert compiled.experimental_get_tracing_count() == 2
-leftover = np.linalg.norm(flat(acc_2) - flat(g_next)) / np.linalg.norm(flat(g_next))  # "1.06 times as long"
-assert 0.5 < leftover < 2 and f"{leftover:.2f}" == "1.06", leftover
-assert (memory["MLP"][1], memory["MLP"][2], memory["convnet"][1]) == (4 * (784 + 256 + 256 + 10), 2048, 323_944)
-assert memory["convnet"][2] == 320_512
-assert (a_hand, t_hand) == memory["MLP"][1:3] == (5_224, 2_048)  # the count by hand is gradlab's
-# gradlab's guard: the all-NaN digit's update raised FloatingPointError and changed nothing (3 updates before it)
-assert isinstance(caught, FloatingPointError) and "skipped" in str(caught), caught
-assert str(caught).startswith("the loss is finite") and "but the gradient of this update is not finite" in str(caught), caught
-assert unchanged and int(strategy.optimizer.iterations) == 3
-# why the loss stayed finite on this build (the fold): compiled, the first layer's ReLU gives the NaN digit 0 (eagerly NaN);
-# the first layer's kernel gradient is NaN in all 200,704 entries, the other three weights' finite
-assert np.isnan(relu_eager).all() and relu_compiled.tolist() == [0.0], (relu_eager, relu_compiled)
-assert bad == [200_704, 0, 0, 0] and np.isfinite(float(nan_loss)), bad
-assert abs(float(nan_loss) - float(str(caught).split("(")[1].split(")")[0])) < 1e-4, (nan_loss, caught)
-# the figure: the convnet's floor (3 x 4P) is 0.14% of its N = 1 budget, above the log axis's 5e-4
-assert f"{3 * 4 * memory['convnet'][0] / memory['convnet'][3]:.2%}" == "0.14%"
+short_miss = {}
+for rho, n, updates in ((0.5, 2, 3), (0.9, 4, 4)):
+    for name in ("fused", "keras"):
+        path, avg = short_run(name, rho, n, updates)
+        for moves in (1, n):
+            c = ema_coefficients(updates, rho, moves)
+            short_miss[rho, name, moves] = w_gap(
+                [sum(c_k * w[v] for c_k, w in zip(c, path)) for v in range(len(avg))], avg)
+    assert max(short_miss[rho, "fused", 1], short_miss[rho, "keras", n]) < 1e-6
+    assert min(short_miss[rho, "fused", n], short_miss[rho, "keras", 1]) > 1e-3
+once_4 = pf.expected_ema(path, 0.9)  # gradlab's helper is your coefficients, once per update
+assert max(float(np.abs(a - sum(c * w[v] for c, w in zip(ema_coefficients(4, 0.9, 1), path))).max())
+           for v, a in enumerate(once_4)) < 1e-6
+fit_model = mlp()  # Keras's own fit, the same 4 updates of 4 micro-batches of 8: it returns the average
+fit_model.compile(optimizer=keras.optimizers.SGD(0.5, use_ema=True, ema_momentum=0.9,
+                                                 gradient_accumulation_steps=4), loss=loss_fn)
+fit_model.fit(np.tile(x, (4, 1, 1)), np.tile(y, 4), batch_size=8, shuffle=False, verbose=0)
+fit_gaps = [w_gap(fit_model.get_weights(), w) for w in (avg, path[-1])]
+assert fit_gaps[0] < 1e-6 and fit_gaps[1] > w_gap(path[-1], path[-2])  # the average, not the last
+# Over 300 updates: each average is its own coefficients (to 1.2e-06, the prose's number), not the other's
+for rho in (0.9, 0.99):
+    assert max(ema_miss[rho, "fused", 1], ema_miss[rho, "keras", 4]) < 1e-5
+    assert min(ema_miss[rho, "fused", 4], ema_miss[rho, "keras", 1]) > 1e-3
+assert f"{max(ema_miss[b, n, m] for b in (0.9, 0.99) for n, m in (('fused', 1), ('keras', 4))):.1e}" == "1.2e-06"
+assert f"{max(ema_miss[0.99, 'fused', 4], ema_miss[0.99, 'keras', 1]):.2f}" == "0.12"
+assert [f"{ema_miss[b, n, m]:.1e}" for b in (0.9, 0.99) for n, m in (("fused", 4), ("keras", 1))] == [
+    "1.9e-02", "1.9e-02", "1.2e-01", "1.2e-01"]  # each misses the other rule's coefficients
+assert {k: (f"{a:.3f}", f"{last:.3f}") for k, (a, last) in tested.items()} == {
+    (0.9, "fused"): ("0.209", "0.274"), (0.9, "keras"): ("0.214", "0.274"),
+    (0.99, "fused"): ("0.223", "0.274"), (0.99, "keras"): ("0.204", "0.274"),
+    (0.99 ** 4, "fused"): ("0.204", "0.274")}
+# once per update at 0.99^4 (Keras's decay per update at 0.99) tests as Keras's does: the memory explains it
+assert abs(tested[0.99 ** 4, "fused"][0] - tested[0.99, "keras"][0]) < 0.005
+assert f"{0.99 ** 4:.4f}" == "0.9606"
+# the coefficients (cell 18): Keras at 0.99 is close to once per update at 0.99^4, far from it at 0.99
+assert [f"{coef_gap[r]:.3f}" for r in (0.99, 0.99 ** 4)] == ["0.935", "0.059"]
+# the trained averages (Going further): the same, in weights
+assert [f"{avg_gap[r]:.1e}" for r in (0.99 ** 4, 0.99)] == ["2.2e-03", "1.2e-01"]
+assert all(a < last for a, last in tested.values())  # both averages beat the last weights
+assert tested[0.99, "keras"][0] < tested[0.99, "fused"][0]  # at 0.99 Keras's shorter memory wins
+seed_wins = [tested[0.99, "fused"][0] - tested[0.99, "keras"][0], *wins]  # models from seeds 1, 2, 3
+assert min(seed_wins) > 0.005 and f"{min(seed_wins):.3f} {max(seed_wins):.3f}" == "0.016 0.019"
+assert abs(tested[0.9, "keras"][0] - tested[0.9, "fused"][0]) < 0.01  # at 0.9 about equal
+
+# Section 5: BatchNorm's moving statistics. One update of N calls keeps rho^N of the old moving mean and gives
+# micro-batch i's mean (i = 1..N) the weight (1 - rho) rho^(N - i); the variance moves the same way
+for N_bn, (kept_bn, coef_bn) in bn_moves.items():
+    assert abs(kept_bn - 0.99 ** N_bn) < 1e-6
+    assert np.abs(coef_bn - [0.01 * 0.99 ** (N_bn - i) for i in range(1, N_bn + 1)]).max() < 1e-6
+assert f"{bn_moves[1][0]:.4f} {bn_moves[4][0]:.4f} {0.99 ** 4:.4f}" == "0.9900 0.9606 0.9606"
+assert [f"{c:.4f}" for c in bn_moves[4][1]] == ["0.0097", "0.0098", "0.0099", "0.0100"]
+assert f"{bn_moves[4][1].sum():.4f} {far:.2f} {(1 - 0.99 ** 4) / 0.01:.2f}" == "0.0394 3.94 3.94"
+mu_bn = np.stack([h_i.mean(0) for h_i in np.split(h, 4)])
+var_bn = np.stack([h_i.var(0) for h_i in np.split(h, 4)])
+weights_bn = np.array([0.01 * 0.99 ** (4 - i) for i in range(1, 5)])
+assert np.abs(moving_after(4)[1] - (0.99 ** 4 + weights_bn @ var_bn)).max() < 1e-6
+assert var_gap < 1e-6 and np.abs(var_i - var_bn).max() == 0  # the printed line: the same weights, from 1
+# Keras's accumulation in fit moves both exactly as the four calls do (printed in the lesson)
+assert keras_bn_gap < 1e-6
+# gradlab: "micro" is the four calls; "window" is the large batch's one move, from all B rows' moments
+micro_bn = bn_model()
+with warnings.catch_warnings(action="ignore"):
+    gl.make_strategy("fused", micro_bn, loss_fn, keras.optimizers.SGD(0.1), accum_steps=4,
+                     batchnorm="micro").step(h, y)
+assert max(float(np.abs(v.numpy() - t).max()) for v, t in zip(
+    (micro_bn.layers[0].moving_mean, micro_bn.layers[0].moving_variance), moving_after(4))) < 1e-6
+assert [f"{g:.1e}" for g in bn_gaps["micro"]] == ["2.3e-02", "2.8e-02"]
+assert max(bn_gaps["window"]) < 1e-6 and f"{max(bn_gaps['window']):.1e}" == "9.3e-10"
+assert bn_four["micro"] < 1e-6 and f"{bn_four['micro']:.1e}" == "1.2e-07" and bn_four["window"] > 1e-2  # micro is four calls' moves, printed
+# your merge (or the solution) is the moments of all the rows, and one move from it is the large batch's
+assert check_merge(merge_moments) is None and check_move_once(move_once) is None
+# 01's yardstick at the largest value compared, an entry of the moving variance: yours 0.008 spacings, window's 0.02,
+# both rounding; the moving mean alone, at its largest entry: yours 1, window's 2
+merge_gap = w_gap(mine_bn, large_bn)
+assert spacing(large_bn) == float(np.spacing(np.float32(max(np.abs(large_bn[0]).max(), np.abs(large_bn[1]).max()))))
+assert np.abs(large_bn[1]).max() > np.abs(large_bn[0]).max()  # the largest value compared is the variance's
+assert f"{merge_gap:.1e} {in_spacings(mine_bn, large_bn):.3f}" == "4.7e-10 0.008"
+assert f"{max(bn_gaps['window']):.1e} {in_spacings(moved['window'], large_bn):.2f}" == "9.3e-10 0.02"
+assert max(in_spacings(mine_bn, large_bn), in_spacings(moved["window"], large_bn)) < 10
+assert f"{in_spacings(mine_bn[:1], large_bn[:1]):.0f} {in_spacings(moved['window'][:1], large_bn[:1]):.0f}" == "1 2"
+large_bn = moving_after(1)  # the large batch's one move: rho of the old, 1 - rho of all B rows' moments
+assert max(np.abs(large_bn[0] - 0.01 * h.mean(0)).max(), np.abs(large_bn[1] - (0.99 + 0.01 * h.var(0))).max()) < 1e-6
+
+# The fix in your own step
+assert check_accumulate(accumulate_step) is None  # the step the lesson uses matches fused, run again
+assert f"{fix_gap:.1e}" == "3.0e-08" and fix_gap < 1e-6 and fix_scales == [16384, 16384]
+assert oracle_gap < 1e-6 and oracle_scale == 16384, (oracle_gap, oracle_scale)  # the independent oracle
+
+# The answers to the two problems, recomputed (the lesson's Problems cell states them)
+
+# Problem 1: the lag
+def lag(rho, moves, updates=30_000):  # theta_k = k: how many updates the average trails
+    average = 1.0  # after update 1: theta_1
+    for k in range(2, updates + 1):
+        for move in range(moves):
+            average = rho * average + (1 - rho) * (k if move == moves - 1 else k - 1)
+    return updates - average
+
+
+lags = {rho: (lag(rho, 1), lag(rho, 4), lag(rho ** (1 / 4), 4))
+        for rho in (0.9, 0.99, 0.999)}
+
+# Problem 2: two counters of apply calls
+cosine_10k = keras.optimizers.schedules.CosineDecay(0.1, decay_steps=10_000)
+# update t reads the schedule at micro-step 4t - 1 (before _iterations counts its own apply)
+ends_at = next(t for t in range(1, 10_001) if float(cosine_10k(4 * t - 1)) < 1e-9)
+first_doubling = doubled["Keras's accumulation, N = 4"][0]
+for rho, (lag_once, lag_keras, lag_fixed) in lags.items():  # the closed forms the prose states
+    assert max(abs(lag_once - rho / (1 - rho)), abs(lag_keras - rho / (1 - rho ** 4)),
+               abs(lag_fixed - rho ** 0.25 / (1 - rho))) < 1e-6 and 0 < lag_fixed - lag_once < 0.75
+assert [f"{lags[b][1]:.2f}" for b in lags] == ["2.62", "25.12", "250.12"]
+assert f"{lags[0.99][1]:.0f}" == "25"  # Keras's average trails by about 25 updates at 0.99, N = 4
+assert f"{lags[0.9][2]:.2f}" == "9.74"
+assert ends_at == 2501 and first_doubling == 500
 print("lesson 08: every number the prose states checks out")

@@ -1,65 +1,103 @@
-"""Lesson 10's authors' checks: every number its prose states, re-checked on each run.
+"""The authors' checks of lesson 10 (10-memory.ipynb), not part of the lesson.
 
-Run by the lesson's last cell (`%run -i checks/10.py`) in the notebook's namespace; each assert
-fails loudly (nbval, `make notebooks`) if a run ever disagrees with the text. Not part of the lesson.
-"""
-# Problems 1 to 3: the numbers the folded answers rest on
-rates = gl.lessons.keras_accumulation.applied_rates(keras.optimizers.schedules.CosineDecay(1.0, decay_steps=1000),
-                                                    accum_steps=8, updates=127)
-first_zero = int(np.argmax(rates == 0))  # answer 1: the first update that applies rate 0
-per_epoch = -(-50_000 // 64)  # answer 2: micro-batches per epoch, the last one short
-mib = {k: k * 10**9 * 4 / 2**20 for k in (1, 4, 5)}  # answer 3: k P of float32, P = 1e9
+Run by the lesson's last cell with `%run -i`, over the notebook's names: it re-checks every number
+the prose states, exactly where the number is fixed, and as a conclusion with a wide band where it is a
+memory or time reading. nbval re-runs the lesson on a shared 2-core machine, possibly loaded: a reading
+may move by a few MiB or by tenths of a time ratio, so no check here ranks readings that lie close."""
+import numpy as np
 
-MISSES = ("fit, Keras 4 x 16, kept",)  # the comparisons the prose says miss
-assert probed == [0.0, 0.0, 0.0, -2.5] and clipped == -2.0
-assert rule == [-2.5, -2.0] and rule[0] == probed[-1] and rule[1] == clipped
-assert proofs["your Keras loop"] < 1e-6 and all(d < 1e-6 for k, d in proofs.items() if k not in MISSES), proofs
-assert all(proofs[k] > 1e-4 for k in MISSES), proofs
-assert relative["fed", 30] < 1e-6, relative  # rounding: bounds, not digits, so another machine passes
-assert all(r < 1e-6 for k, r in relative.items()
-           if k not in (("keras", 30), ("fit", "Keras 4 x 16, kept"))), relative
-assert 0.02 < relative["keras", 30] < 0.1, relative
-# lesson 01's yardstick: the max |diff| in spacings at the largest weight, under ten is rounding
-assert all(at_top[k] < 10 for k in ("your loop", ("fed", 30), ("fit", "Keras 4 x 16, dropped"))), at_top
-assert at_top["fit", "Keras 4 x 16, kept"] > 1e4, at_top  # far beyond rounding
-assert [f"{at_top[k]:.1f}" for k in ("your loop", ("fed", 30), ("fit", "Keras 4 x 16, dropped"))] == ["1.0", "1.0", "2.0"], at_top
-assert f"{relative['keras', 30]:.1e}" == "6.4e-02", relative  # lesson 18 quotes it
-assert [len(runs[n][1]) for n in runs] == [8, 34, 32] and [len(windows[n][0]) for n in windows] == [8] * 3, windows
-assert windows["Keras 4 x 16, kept"][0][4] == (256, 310, (6, 48)) and windows["Keras 4 x 16, kept"][1] == (502, 524, (22,))
-assert windows["plain fit at 64, dropped"][0][4] == (262, 326, (64,))  # update 5 ends 16 rows later
-assert windows["Keras 4 x 16, dropped"] == windows["plain fit at 64, dropped"] == (windows["plain fit at 64, dropped"][0], None)
-assert relative["fit", "Keras 4 x 16, dropped"] < 1e-6 and 0.05 < relative["fit", "Keras 4 x 16, kept"] < 0.3, relative
-assert f"{relative['fit', 'Keras 4 x 16, kept']:.0%}" == "12%", relative  # the prose's 12 % of the move
-assert left["Keras 4 x 16, kept"][0] == 34 and 3.0 < left["Keras 4 x 16, kept"][1] < 4.5, left  # 22 rows left
-assert left["Keras 4 x 16, dropped"] == (32, 0.0), left
-assert left["next_call"][:2] == left["Keras 4 x 16, kept"] and left["next_call"][2] == 2, left  # 2 old + 2 new
-assert sum(waiting["Keras 4 x 16, kept"]) == 22 and f"{left['Keras 4 x 16, kept'][1]:.2f}" == "3.68"  # 22 rows carried
-# cleared through optimizer.variables: 34 + 17 = 51 rounded down to 48, sums 0, the first update at micro-batch 4
-assert left["cleared"] == (48, 0.0, 4) and probed_to == 51, (left, probed_to)
-assert waiting == {"Keras 4 x 16, kept": [16, 6], "Keras 4 x 16, dropped": []}, waiting
-assert read == [3, 7, 11] and counted == [0, 1, 2] and read_fixed == [0, 1, 2]
-assert held == models["Keras 4 x 16, kept"].count_params() == 203_530 and round(cost, 2) == 0.78, (held, cost)
-assert epoch_ends == {16: [16, 32], 20: [12, 24]} and (dropped_20, dropped_20 % 4) == (13, 1), (epoch_ends, dropped_20)
-assert sum(1 for v in leftover.variables if "gradient_accumulator" in v.path) == 4
-assert sum(1 for v in leftover.variables if v.path.endswith("/iteration")) == 1
-# the fitted pipeline (shuffled, then take): 6 rows left out each epoch at 16, 22 at 20, others in each epoch
-assert all(len(left_out[b]) == 2 and left_out[b][0] != left_out[b][1] for b in (16, 20)), left_out
-assert [len(r) for r in left_out[16]] == [6, 6] and [len(r) for r in left_out[20]] == [22, 22], left_out
-assert first_zero == 125 and (rates[first_zero:] == 0).all()
-assert (per_epoch, 50_000 - 64 * (per_epoch - 1), per_epoch % 8, 50_000 % 125, 50_000 // 125 % 8) == (782, 16, 6, 0, 0)
-assert (50_000 // 64, 50_000 // 64 % 8) == (781, 5)
-# answer 2's alternatives: 125 x 8 = 1,000 rows an update; 125 x 4 = 500, 100 updates; 97 x 512 = 49,664, 336 left
-assert (125 * 8, 50_000 % 500, 50_000 // 500, 50_000 // 512, 97 * 512, 50_000 - 97 * 512) == (1000, 0, 100, 97, 49_664, 336)
-# the whole-epochs cost: at 20, 12 micro-batches keep 240 rows and leave out 22; at 16, 256 and 6
-assert (epoch_ends[20][0] * 20, 262 - epoch_ends[20][0] * 20, 262 - epoch_ends[16][0] * 16) == (240, 22, 6)
-assert [round(mib[k]) for k in (1, 4, 5)] == [3815, 15259, 19073]
-assert abs(-float(adam_w.numpy()[0]) - adam_move[1]) < 1e-3 and round(adam_move[4], 3) == 0.581, adam_move
-assert abs(final_loss["Keras 4 x 16, PerUpdate"] - final_loss["plain fit at 64"]) < 1e-4, final_loss
-assert final_loss["Keras 4 x 16"] > final_loss["plain fit at 64"] + 0.3, final_loss
-# timings: the conclusions with wide bands ("longer"; at 16 close to 1), not the stored run's printed ratios that the
-# prose reads ("about twice", 1.96; "about the same" as plain fit at 16, 0.92 with a middle half to 1.00)
-assert 1.2 < time_ratios["plain fit at 64"][1] < 3.5, time_ratios
-assert 0.6 < time_ratios["plain fit at 16"][1] < 1.6, time_ratios
-assert time_ratios["plain fit at 16"][1] < time_ratios["plain fit at 64"][1], time_ratios  # most of it is the calls
+
+def check_budget(yours):  # gradlab's memory_budget, to the byte, over batches, N, recomputation, optimizers
+    for B, N, rc, opt in [(1024, 1, False, "sgd"), (1024, 4, False, "adam"), (1000, 3, True, "sgd"),
+                          (64, 2, True, "adam"), (1024, 1, True, "momentum"), (100, 7, True, "adam")]:
+        want = memory_budget.budget(P, opt, B=B, N=N, recompute=rc, **by_row)["total"]
+        got = yours(B, N, rc, m=memory_budget.SLOTS[opt])
+        assert abs(got - want) < 1, f"B={B}, N={N}, recompute={rc}, {opt}: {got:,.0f}, gradlab's {want:,} bytes"
+
+
+# the budget (cell 4) and the levers' budgets: fixed numbers, exact
+assert round(1024 * t / MiB, 2) == 4.50, t
+assert (a_out, t) == (18_984, 4_608) and round(f, 3) == 0.137 and a_seg == 4_096, (a_out, t, f, a_seg)
+assert solution_row_bytes([784, 1024, 10]) == (4 * 1034, 4 * 1034)  # no gradient for the data
+check_budget(budget)  # the lesson's budget: gradlab's memory_budget to the byte, over six settings
+assert 0 < budget(1024, 1, True) - budget(1024, 4, False) < 1024 * 1024 * 4  # nearly tie: under one output
+assert [round(budget(**lever) / MiB, 2) for lever in levers.values()] == [34.91, 22.91, 22.04, 19.04]
+assert [round(budget_update[n], 2) for n in ("plain", "tf.recompute_grad", "N=4")] == [27.44, 15.44, 14.57]
+assert round(held_before, 2) == 7.47 and round(budget(**levers["plain"]) / MiB - 7.47, 2) == 27.44
+assert block_apart == 0.0, block_apart  # four Blocks, tf.recompute_grad: exact
+# the budget to play with: the smallest N under a limit (fixed)
+assert fits == {(16, False): None, (16, True): None, (18, False): 14, (18, True): 7,
+                (20, False): 7, (20, True): 3, (25, False): 3, (25, True): 1}, fits
+assert [round(budget(1024, n, rc) / MiB, 2) for n, rc in ((7, False), (3, True))] == [19.59, 19.97]
+assert round(budget(1024, 1024, False) / MiB, 2) == 16.30 and round(untouched, 2) == 16.28
+
+# what one update adds, measured: medians of nine, read as conclusions with wide bands
+assert all(0 <= net.held_mib - 4 * P / MiB < 1 for net in nets.values())  # held: the weights and a little state
+assert abs(batch_mib - (xb.shape[0] * 4 * 784 + yb.shape[0] * 8) / MiB) < 0.01, batch_mib  # the batch
+rc = ("tf.recompute_grad", "scope on Blocks") if "scope on Blocks" in nets else ("tf.recompute_grad",)  # Keras 3.9+
+share_of_plain = {n: median[n] / median["plain"] for n in median}
+# "both levers about halve the update" (stored run 0.46 to 0.48; runs have read 0.44 to 0.60)
+assert all(0.3 < share_of_plain[n] < 0.75 for n in rc + ("N=4",)), share_of_plain
+assert share_of_plain["yours"] > 0.8, share_of_plain  # "yours saves nothing": about plain's (stored 1.02)
+# "together they add less than N = 4 alone" (N = 4's readings spread least: a gap of a few MiB)
+assert median["N=4 and recompute"] < median["N=4"] and share_of_plain["N=4 and recompute"] < 0.5, share_of_plain
+# "the working levers' budgets lie 15% to 26% above their medians here", "the allocator within about a third"
+# (runs: levers 0.98 to 1.34; a loaded machine spreads a lever's readings by MiB)
+over = {n: budget_update[n] / median[n] for n in rc + ("N=4", "N=4 and recompute")}
+assert all(0.75 < r < 1.45 for r in over.values()), over
+# "the budget lands within about 15% of plain's": plain's median in both sets of nine (runs: 27.50 and 30.98,
+# 26.38 and 27.51, 26.50 and 29.62; budget 27.44)
+again_m = {n: np.median(m) for n, m in waited_adds.items()}
+assert all(0.83 < budget_update["plain"] / m < 1.2 for m in (median["plain"], again_m["plain"])), (median, again_m)
+assert budget_update["yours"] / median["yours"] < 0.8, median  # "yours is the exception" (runs 0.54 to 0.57)
+# the figure: the levers' ticks near or under their bars, yours' far above the bar of a rebuild
+for n in rc + ("N=4", "N=4 and recompute"):
+    assert whole[n] < budget(**levers.get(n, levers["tf.recompute_grad"])) / MiB + 4, whole
+assert whole["yours"] > budget(**levers["tf.recompute_grad"]) / MiB + 4, whole  # runs: +8 to +11
+
+# the traces: recomputation's peak well under plain's, yours' about plain's; N = 4 computes four losses
+assert all(tr.peak >= tr.mib.max() - 1e-9 for tr in traces.values()) and len(marks["N=4"]) == 4 == 4 * len(marks["plain"])
+assert all(0 < m[0] < tr.ms[-1] for m, tr in zip(marks.values(), traces.values())), marks
+assert list(traces) == ["plain", "yours", "tf.recompute_grad", "N=4"], list(traces)
+peaks = {n: tr.peak for n, tr in traces.items()}
+assert peaks["tf.recompute_grad"] < 0.8 * peaks["plain"] and peaks["yours"] > 0.8 * peaks["plain"], peaks
+
+# yours with a wait: the graph's products (fixed), and what one update adds (a wide band)
+assert waited_apart < 1e-6, waited_apart  # waiting: the plain tape's gradients
+assert count == {"plain": (29, 10, 29), "yours": (37, 18, 33), "yours, waiting": (37, 10, 33),
+                 "tf.recompute_grad": (37, 10, 33)}, count
+assert count["yours"][0] - count["plain"][0] == 8 and count["yours"][2] - count["plain"][2] == 4, count
+# "with the wait, yours saves as tf.recompute_grad does": both about half of plain's (runs 0.45 to 0.60)
+assert all(again_m[n] < 0.75 * again_m["plain"] for n in ("yours, waiting", "tf.recompute_grad")), again_m
+
+# the costs: multiply-adds (fixed) and one timing conclusion
+assert round((fwd + bwd + rebuilt) / (fwd + bwd), 2) == 1.16 and 4 * (3 * len(macs) - 1) == 116 and 3 * len(macs) - 1 == 29
+sh = {n: q[1] for n, q in share.items()}  # the median over rounds of the time over plain's in that round
+# "a quarter of the rows takes more than a quarter of plain's time" (stored 0.40; fixed costs per pass)
+assert sh["plain, 256 rows"] > 0.25, share
+# the levers' times are stated as this run's readings; only wide bands are checked (runs have read
+# recomputation 0.94x to 1.53x plain's, N = 4 1.07x to 1.41x, both 1.50x to 1.56x)
+assert 0.8 < sh["tf.recompute_grad"] < 1.8 and 0.95 < sh["N=4"] < 2.0 and 0.95 < sh["N=4 and recompute"] < 2.2, sh
+# "N = 4 takes less than four lone 256-row updates" (stored 1.42x against 1.59x): one call, one apply
+assert sh["N=4"] < 1.1 * 4 * sh["plain, 256 rows"], sh
+
+# where to checkpoint: segments of 1, 2, 4 blocks, and N = 4 with one-block segments (budget, extra work)
+seg = [segments(k, N) for k, N in ((1, 1), (2, 1), (4, 1), (1, 4))]
+assert [round(mib, 2) for mib, _ in seg] == [22.91, 26.41, 34.91, 19.04], seg
+assert [round((fwd + bwd + x) / (fwd + bwd), 2) for _, x in seg] == [1.16, 1.23, 1.27, 1.16], seg
+assert seg[0][1] == rebuilt and abs(seg[0][0] - budget(**levers["tf.recompute_grad"]) / MiB) < 1e-9  # k = 1: the lesson's
+assert abs(seg[2][0] - budget(**levers["plain"]) / MiB) < 1e-9  # one segment of four: plain's memory again
+assert round(budget(**levers["N=4"]) / MiB, 2) == 22.04 and seg[3][0] < min(seg[0][0], budget(**levers["N=4"]) / MiB)
+
+# the widget: your budget's N = 4 with recomputation, then bfloat16, then N = 64 with and without (fixed)
+assert round(start_mib, 2) == 19.04 and abs(start_mib - budget(**levers["N=4 and recompute"]) / MiB) < 1e-9, start_mib
+assert (round(bf16_mib, 2), round(bf16_mib / start_mib, 2), round(4 * 784 * 1024 / MiB, 2)) == (11.05, 0.58, 3.06), bf16_mib
+assert round(n64_plain_mib - n64_mib, 2) == 0.19 and budget_widget.result["total"] / MiB == start_mib  # set back
+
+# problems 1 to 3 (on paper): a 7B model, float32, Adam, on one H100 80GB (nvidia-smi: 81,559 MiB in all)
+assert round(floor) == 104 and round(floor / 8) == 13 and floor > 81559 / 1024 and round(81559 / 1024, 1) == 79.6
+assert (round(seq_gib, 1), int(left // seq_gib), round(left, 1), round(seq_full_gib, 2), int(left // seq_full_gib)) == (
+    17.0, 3, 66.6, 1.53, 43), (seq_gib, left, seq_full_gib)  # problem 3's Transformer activations
+assert round(big["total"] / 2**30) == 130 and round(7e9 * (2 + 2 + 12) / 2**30) == 104
 
 print("lesson 10: every number the prose states checks out")

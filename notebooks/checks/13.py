@@ -1,117 +1,143 @@
 """The authors' checks of lesson 13 (not part of the lesson): they re-check every number the prose states.
 
 The lesson's last cell runs this file in its own namespace (`%run -i checks/13.py`), so a re-run whose numbers
-disagree with the text fails there. nbval also pins every printed number that is not marked as run-dependent;
-the MLP's memory peaks are, so the claims about them are checked here as the robust facts the prose draws from them.
+disagree with the text fails there. nbval also pins every printed number.
 """
-# Chollet's plain step is plain fit's: "0.0e+00 apart"
-assert max_abs_diff(plain.inner.get_weights(), large.get_weights()) == 0
+# Keras's plain mirrored fit: the uneven last batch, the mean of means, the formula for the miss
+assert last == [6, 5] and misses["mirrored fit"] > 1e-4 and mirrored600 < 1e-6
+assert f"{misses['mirrored fit']:.1e}" == "8.8e-04" and f"{mirrored600:.1e}" == "3.0e-08"
+assert formula_gap < 1e-6 and f"{last_miss:.1%}" == "7.3%"  # 01's miss, the last update's
+# The setup: the exact runs differ from the reference by at most 3.0e-08, one float32 step, 2^-25, at an
+# output-layer weight in [0.25, 0.5); the clipped ones by less (1.5e-08)
+def _largest(a, b):  # (variable index, |reference weight| there, the difference) at the largest |diff|
+    j = max(range(len(a)), key=lambda v: float(np.max(np.abs(a[v] - b[v]))))
+    d = np.abs(a[j] - b[j])
+    at = np.unravel_index(np.argmax(d), d.shape)
+    return j, float(abs(b[j][at])), float(d[at])
+assert [w.shape for w in large.get_weights()][2] == (32, 10)  # variable 2: the output layer's kernel
+for _a, _b in ((summed.model.inner.get_weights(), large.get_weights()),
+               (stage1.model.inner.get_weights(), large.get_weights()),
+               (dropped.get_weights(), large600.get_weights()),
+               (keras600.get_weights(), large600.get_weights())):
+    _j, _w, _d = _largest(_a, _b)
+    assert _j == 2 and 0.25 <= _w < 0.5 and _d == 2.0 ** -25, (_j, _w, _d)
+assert f"{2.0 ** -25:.1e}" == "3.0e-08" and mirrored600 == 2.0 ** -25
+# the yardstick (cell 0): one spacing at the largest weight, 0.40, in [0.25, 0.5); at most ten
+assert 0.25 <= top < 0.5 and f"{top:.2f}" == "0.40" and mirrored600 / np.spacing(np.float32(top)) == 1.0, top
+for _w in (summed.model.inner.get_weights(), stage1.model.inner.get_weights(), public.model.inner.get_weights()):
+    assert 0.25 <= max(float(np.max(np.abs(v))) for v in _w) < 0.5  # the same spacing, 2^-25, for every exact run
+_exact = [mirrored600, summed.miss, stage1.miss, clipped.miss, public.miss, drop_miss, empty["stage 1"],
+          token_miss["divided by all replicas' tokens"], *acc_misses.values()]
+assert max(_exact) == 2.0 ** -25 and f"{min(_exact):.1e}" == "1.5e-08", _exact  # "at most 3.0e-08"
 
-# Your step, the miscount, the while loop, the masked tokens: exact where the prose says exact
-assert max_abs_diff(mine.inner.get_weights(), large.get_weights()) < 1e-6
-assert max_abs_diff(looped.inner.get_weights(), large.get_weights()) < 1e-6
-assert python_loop is solution_python_loop or python_loop is my_python_loop  # the checker chose it
-assert micro_sum is solution_micro_sum or micro_sum is my_micro_sum
-assert abs(float(probe.compute_loss(x11, y11, probe(x11))) - float(tf.reduce_sum(per_row)) / 11) < 1e-6  # L_i = S_i / D_i
-assert accumulate is solution_accumulate or accumulate is my_accumulate
-assert loop_options(traced(MyWhileLoopModel(fresh(), 4))) == [1]  # "parallel_iterations 1": one at a time
-assert autograph_on == (20, 0)  # range(N) over a Python int unrolls with AutoGraph on too
-# "fit traces your step with AutoGraph off": the tf.range loop fails traced without it, and in fit itself; a helper in its
-# own tf.function is converted again (the third printed line)
-assert whiles(tensor_loop, True) == ["StatelessWhile"] and "OperatorNotAllowedInGraphError" in whiles(tensor_loop, False)
-assert any("While" in op for op in whiles(lambda n: tf.function(tensor_loop)(n), False))
-try:
-    train(RangeStep(fresh()), keras.optimizers.SGD(0.1))
-    _refused = False
-except tf.errors.OperatorNotAllowedInGraphError:
-    _refused = True
-assert _refused, "fit ran a tf.range loop in train_step"
-assert gl.split_sizes(11, 4) == [3, 3, 3, 2] and len(x) % 60 == 11  # "only the last batch splits unevenly (3, 3, 3, 2)"
-assert abs(history["loss"][0] - mine_history["loss"][0]) < 1e-6
-assert abs(history["accuracy"][0] - mine_history["accuracy"][0]) < 1e-6  # your step logs compile's accuracy
+# TensorFlow's split: ceil(B / R) rows a replica until they run out; drop_remainder keeps the split
+def _tf_rule(rows, R):  # lesson 11's tf_rule, which the prose cites: ceil(rows / R) to each replica in turn
+    per = -(-rows // R)
+    return [max(0, min(per, rows - r * per)) for r in range(R)]
+for _rows, _R in ((11, 2), (11, 3), (11, 4), (11, 6), (4, 3), (1, 2), (64, 3), (60, 2)):  # against the measured shards
+    assert _tf_rule(_rows, _R) == shards(_rows, strategies[_R]), (_rows, _R, shards(_rows, strategies[_R]))
+assert shards(11, strategies[4]) == [3, 3, 3, 2] and shards(11, strategies[6]) == [2, 2, 2, 2, 2, 1]
+assert shards(11, strategies[3]) == [4, 4, 3] and shards(1) == [1, 0]
+assert shards(4, strategies[3]) == [2, 2, 0] and shards(4, strategies[3], drop_remainder=True) == [2, 2, 0]
+# The practical fix (the body's first run): .batch(60, drop_remainder=True) on 611 digits is the large batch on 600
+assert int(dropped.optimizer.iterations.numpy()) == 10 and f"{drop_miss:.1e}" == "3.0e-08", drop_miss
 
-# The graphs: 5 MatMuls a micro-batch, unrolled N times or once in the while body; the loop's size is flat
-for N in NS:
-    assert matmuls["unrolled", N] == (5 * N, 0) and matmuls["while loop", N] == (0, 5), matmuls
-# the while loop's node count depends on how its body is written (yours or the solution): flat in N
-assert len({nodes["while loop", N] for N in NS}) == 1 and (python_loop is not solution_python_loop or nodes["unrolled", 16] == 1430), nodes
-assert all(nodes["unrolled", a] < nodes["unrolled", b] for a, b in zip(NS, NS[1:])), nodes
-# "its graph 191 nodes, 21 more than one unrolled pass's 170" (the solutions' graphs; yours may differ)
-assert (python_loop, accumulate) != (solution_python_loop, solution_accumulate) or (
-    nodes["while loop", 1], nodes["unrolled", 1]) == (191, 170), nodes
+# Full batches that R does not divide: fit does not start; Keras's step misses at every update
+assert shards(64, strategies[3]) == [22, 22, 20] and fit_updates == 0 and "AddN" in fit_error
+assert len(per_update) == 9 and all(m > 1e-3 for m in per_update), per_update  # every update misses
+assert (f"{min(per_update):.1%}", f"{max(per_update):.1%}") == ("2.7%", "5.2%"), per_update  # 01's miss, each
 
-# The MLP's peaks in gradients: the loop holds about 2 whatever N, the unrolled step about N. The BFC allocator may
-# count a chunk up to twice its tensor (lesson 09), so a reading of the loop's two gradients moves up to 4 between
-# runs (a clean-clone CI run read 3.99 at N = 8): the prose states no reading, only
-# the shape, about N against about 2; the bands stay wide
-held = {key: value / grad for key, value in peak.items()}
-assert all(1 < held["while loop", N] < 4.2 for N in NS), held
-assert all(1.5 < held["while loop", N] < 4.2 for N in NS[1:]), held  # "near the dotted line 2 from N = 2 on"
-# "accumulation costs memory" on the MLP: the loop, from N = 2, holds more than one pass (1.1 to 1.5 in stored runs)
-assert np.mean([held["while loop", N] for N in NS[1:]]) > held["unrolled", 1] + 0.3, held
-assert all(abs(held["unrolled", N] - N) <= 1.5 for N in NS[1:]), held
-assert held["unrolled", 16] > 4 * held["while loop", 16], held
-assert round(outputs / grad, 1) == 0.1  # "the layers' outputs are 0.1 gradients"
-assert round(4000 / 60 * outputs / grad, 1) == 6.6  # printed: the layers' outputs at 4,000 rows
-# 4,000 rows, "it saves: one pass holds many gradients, your loop at N = 4 well under that" (the printed line; nbval
-# ignores it): the activations outweigh a gradient, and the loop at N = 4 holds well under one pass (0.35x to 0.57x in six runs)
-assert big["unrolled", 1] > 6 and big["while loop", 4] < 0.7 * big["unrolled", 1], big
-# one pass at 4,000 rows read 11.6 to 14.8 in eight runs (the prose: "near the printed reading", against the tensors'
-# 12.6), about 1 at 60 rows; the loop against "the printed estimate ... it is not a bound" read 0.83x to 1.43x of it
-# (the allocator may count a chunk up to twice its tensor): wide bands
-assert 9 < big["unrolled", 1] < 18 and 0.7 < held["unrolled", 1] < 1.6, (big, held)
-assert abs(rule - ((big["unrolled", 1] - 1) / 4 + 2)) < 1e-9 and 0.6 < big["while loop", 4] / rule < 1.8, (big, rule)
-# "the layers' outputs, 6.6 gradients; one gradient of the weights; ... 4,000 x 32 ..., 5.0. Those add up to 12.6"
-assert round(hidden, 1) == 5.0 and round(1 + round(4000 / 60 * outputs / grad, 1) + round(hidden, 1), 1) == 12.6
 
-# Answer 6, Dropout: plain fit repeats itself exactly; over three mask seeds your step and AccumulatingModel land about as far
-# from plain fit as plain fit with other masks does ("59% to 64%", "58% to 66%"; all seeded, so fixed)
-assert drop_miss["plain fit again"] == [0], drop_miss
-_pct = lambda name: [f"{min(drop_share[name]):.0%}", f"{max(drop_share[name]):.0%}"]
-assert _pct("your while loop") == _pct("AccumulatingModel") == ["59%", "64%"], drop_share
-assert _pct("plain fit, other masks") == ["58%", "66%"], drop_share
-assert abs(np.mean(drop_share["your while loop"]) - np.mean(drop_share["plain fit, other masks"])) < 0.05, drop_share
-assert all(m > 1e-2 for name, ms in drop_miss.items() if name != "plain fit again" for m in ms), drop_miss
+# Your step: the mean of means as written; divided by the global B, the large batch; it clips sum / B, the mean
+assert same_as_keras < 1e-6 and as_written.miss > 1e-4 and summed.miss < 1e-6
+assert abs(summed.loss - large.history.history["loss"][0]) < 1e-6
+assert abs(2 * as_written.loss - summed.loss) < 1e-5 and f"{as_written.loss:.6f}" == "1.041047"  # half the loss
+assert f"{summed.loss:.6f}" == f"{large.history.history['loss'][0]:.6f}" == "2.082094"  # stage 2 and the large batch
+assert clipped.miss < 1e-6  # stage 2: apply clips the all-reduced sum
+assert public.miss < 1e-6 and f"{public.miss:.1e}" == "1.5e-08" and reduces["clipped by hand"][0] == 2  # by hand
+check_clip(clipped_step)  # the hand clip (the learner's or the solution): clipped, a shard of 0 included
+if clipped_step is not solution_clipped_step:
+    check_clip(solution_clipped_step)
+check_first(first_step)  # stage 1 (the learner's or the solution): the large batch, an empty shard included
+if first_step is not solution_first_step:
+    check_first(solution_first_step)
+assert keras_clip > 1e-3  # mirrored fit clips each replica's part, even batches
+assert f'{keras_plain.history.history["loss"][0]:.6f}' == "2.082094"  # Keras undoes its 1/R in the log
+assert clip_acts == 10 and len(clip_misses) == 10 and all(m > 1e-3 for m in clip_misses), clip_misses  # every update
+assert (f"{min(clip_misses):.1%}", f"{max(clip_misses):.1%}") == ("48.9%", "74.8%"), clip_misses  # 01's miss, each update
+assert max_abs_diff(clip_ref.get_weights(), large.get_weights()) > 1e-2  # clipping acts on 611: the test is not vacuous
+assert list(divided_by.values()) == [1, 2, 2], divided_by  # what Keras divides by R beyond lesson 11's Loss objects
 
-# The two library ways
-assert abs(mine_history["loss"][0] - acc_history["loss"][0]) < 1e-6
-assert history["accuracy"][0] == acc_history["accuracy"][0]  # AccumulatingModel logs the large batch's accuracy
-assert max_abs_diff(acc.get_weights(), large.get_weights()) < 1e-6
-# the table's Keras column (lesson 10 takes it apart), printed: 611 digits at batch_size=15 are 41 fit steps, 41 // 4 = 10
-# updates, 41 apply calls in _iterations; the last 11 digits left in the accumulators
-assert (len(fit_steps), int(keras_acc.iterations), int(keras_acc._iterations)) == (41, 10, 41), fit_steps
-assert -(-len(x) // 15) == 41 and 41 // 4 == 10 and 41 % 4 == 1 and len(x) - 600 == 11
+def check_passthrough(f):  # the pairs pass through; nested or overlapping entries and an error leave no trace
+    opt, pairs = keras.optimizers.SGD(0.1), [(tf.ones([2]), "v")]
+    with f(opt):
+        with f(opt):  # a second replica's entry
+            assert opt._all_reduce_sum_gradients(pairs)[0][0] is pairs[0][0]
+        assert opt._all_reduce_sum_gradients(pairs)[0][0] is pairs[0][0]
+    first, second = f(opt), f(opt)  # as MirroredStrategy's threads do: replica 0 enters, replica 1, 0 exits
+    first.__enter__(), second.__enter__(), first.__exit__(None, None, None)
+    assert opt._all_reduce_sum_gradients(pairs)[0][0] is pairs[0][0], "it ends while replica 1 is inside"
+    second.__exit__(None, None, None)
+    assert "_all_reduce_sum_gradients" not in vars(opt), "overlapping entries leave the pass-through on"
+    try:
+        with f(opt):
+            raise KeyError("inside")
+    except KeyError:
+        pass
+    assert "_all_reduce_sum_gradients" not in vars(opt), "the optimizer keeps the pass-through after exit"
 
-# Answer 5, masked tokens: counting rows misses ("3.4e-03, 9.6% of the epoch's update"), counting tokens lands ("3.4e-08")
-assert seq_miss["AccumulatingModel"] < 1e-6 and seq_miss["tokens"] < 1e-6
-assert f"{seq_miss['tokens']:.1e}" == f"{seq_miss['AccumulatingModel']:.1e}" == "3.4e-08", seq_miss
-assert f"{seq_miss['rows']:.1e} {rows_share:.1%}" == "3.4e-03 9.6%", (seq_miss, rows_share)
-assert abs(seq_logs["tokens"] - seq_logs["large batch"]) < 1e-6  # counting tokens logs the large batch's loss
-# "as in Keras's accumulation": Keras's own accumulation weighs the four means 1/4, as the rows count does
-assert max_abs_diff(keras_seq.get_weights(), seq_w["rows"]) < 1e-6
-assert min(seq_miss["rows"], *drop_miss["your while loop"]) > 1e-3  # "every wrong step here ... lands above 1e-3"
 
-# The problems' solutions
-assert max_abs_diff(mine16.inner.get_weights(), large.get_weights()) < 1e-6 and sizes.count(0) == 5
-assert all(d < 1e-6 for d in weighted_diff.values()) and class_moved > 1e-3
-assert abs(weighted_logs["sample_weight=w"][1] - 2.197235) < 1e-6
-# Problem 3: the schedule at 11 updates vs at 41 apply calls: 0.1 * 0.5 ** (11 / 10) and 0.1 * 0.5 ** (41 / 10);
-# with decay_steps=40, 0.1 * 0.5 ** (41 / 40) after Keras's 10 updates and one waiting call
-_want = [round(0.1 * 0.5 ** e, 4) for e in (11 / 10, 41 / 10, 41 / 40)]
-assert [round(v, 4) for v in next_lr.values()] == _want == [0.0467, 0.0058, 0.0491], next_lr
-assert f"{0.5 ** (3 / 40):.2f}" == "0.95"  # Keras reads its count 3 calls later in each update: 0.5^(3/40) of your rate
-assert l2_diff < 1e-6 and abs(l2_logs["your train_step"] - l2_logs["large batch"]) < 1e-6
+check_passthrough(passthrough)  # the given pass-through: pairs pass, nothing stays
+for _run in (summed, clipped):  # after a stage-2 fit (traced, replicas' entries overlap) nothing stays on it
+    assert "_all_reduce_sum_gradients" not in vars(_run.model.optimizer), "pass-through left on the optimizer"
+assert not open_entries, open_entries  # the pass-through's count of open entries is back to empty
+assert all(r.miss < 1e-6 for r in stage2.values()), stage2  # stage 2 (gradlab's route): every goal
 
-# lesson 01's yardstick on the digits: right steps land 3.0e-08 to 6.0e-08 from plain fit, one or two of 01's spacings
-# at the largest weight, 0.424 (printed in the setup; np.spacing(np.float32(0.424)) = 3.0e-08); the solution checkers'
-# 1e-6 is about 34 spacings, looser than the course's ten; "the checks cell at the end holds the printed right steps
-# to two spacings"
-_W = max(float(np.abs(w).max()) for w in large.get_weights())
-_spacing = float(np.spacing(np.float32(_W)))
-assert f"{_W:.3f}" == "0.424" and f"{_spacing:.1e}" == "3.0e-08" and round(1e-6 / _spacing) == 34, _W
-_right = [max_abs_diff(m.get_weights(), large.get_weights()) for m in (mine.inner, looped.inner, acc, mine16.inner)]
-_right += [*weighted_diff.values(), l2_diff]
-assert max(_right) <= 2 * _spacing and [f"{min(_right):.1e}", f"{max(_right):.1e}"] == ["3.0e-08", "6.0e-08"], _right
-assert max_abs_diff(mine.inner.get_weights(), large.get_weights()) <= _spacing  # "3.0e-08, one float32 spacing"
+# One all-reduce per update: the counts, gradlab's
+assert reduces == {"mirrored fit": (1, 101_800), "stage 1": (2, 101_804), "stage 2": (1, 101_808),
+                   "clipped by hand": (2, 203_604)}, reduces  # the bytes: 4 x 25,450 weights, + 4 per scalar
+assert 4 * keras_plain.count_params() == 101_800
+assert gl_counts == {name: count for name, (count, _) in reduces.items()}, gl_counts  # gradlab's counter agrees
+assert acc_reduces == 1 and stage1.miss < 1e-6
+# gradlab's accumulation, mirrored: the large batch clipped, unclipped and with an empty shard (the body's three runs)
+assert all(m < 1e-6 for m in acc_misses.values()), acc_misses
+assert [f"{m:.1e}" for m in acc_misses.values()] == ["1.5e-08", "3.0e-08", "3.0e-08"], acc_misses
+
+# The empty shard: mirrored fit misses by half the last update, stage 1 is exact
+assert abs(empty["mirrored fit"] - 0.5) < 1e-4 and empty["stage 1"] < 1e-6  # half the large batch's update
+assert float(keras.ops.divide_no_nan(0.0, 0.0)) == 0.0 and np.isnan(float(tf.reduce_mean(tf.zeros([0]))))
+
+# The problems (2's table of weights on 2, 3, 4, 6 replicas; 3: ImageNet)
+assert f"{miss605:.1f}" == "3.4" and f"{gap_ratio:.2f}" == "1.55" and f"{2.2 * gap_ratio:.1f}" == "3.4"
+assert [f"{max(11 / (R * n) for n in shards(11, strategies[R])):.3f}" for R in (2, 3, 4, 6)] == [
+    "1.100", "1.222", "1.375", "1.833"]
+assert f"{miss3:.1%}" == f"{run3:.1%}" == "13.3%" and gap3 < 1e-6
+assert imagenet_last == 143 and imagenet_shards == [18] * 7 + [17]  # problem 4
+assert f"{imagenet_last / (8 * min(imagenet_shards)):.3f}" == "1.051" and -(-1_281_167 // 256) == 5005
+# its cost (answer 3): mirrored fit minus the large batch is eta 7/1144 (g7 - the other seven's mean), against 1/22
+assert abs(prefactor - 7 / 1144) < 1e-15 and f"{prefactor:.2%}" == "0.61%" and f"{1 / 22:.1%}" == "4.5%"
+assert f"{last_miss * prefactor * 22:.2%}" == "0.98%"
+assert f"{formula_gap:.1e}" == "5.7e-08"  # answer 1: the formula gives the miss to rounding
+
+# Problem 4: Keras's accumulation fails under a strategy, before any update (the Summary's last point)
+assert "merge_call" in keras_error
+for how in ("defaults", "jit_compile=True"):  # no update, the weights untouched, the merge_call error
+    assert accumulation[how][:2] == (0, 0.0) and "merge_call" in accumulation[how][2], accumulation[how]
+assert accumulation["run_eagerly=True"][0] == 2 and accumulation["run_eagerly=True"][1] > 0  # 128 / (16 x 4)
+assert accumulation["run_eagerly=True"][2] == "none"
+
+# A mean per token (the body): mirrored fit misses on equal shards; dividing by all replicas' tokens does not
+assert token_miss["mirrored fit"] > 1e-4 and token_miss["divided by all replicas' tokens"] < 1e-6, token_miss
+assert [f"{m:.1e}" for m in token_miss.values()] == ["3.0e-03", "3.0e-08"], token_miss
+assert len(token_misses) == 10 and all(m > 1e-3 for m in token_misses), token_misses  # every update misses
+assert (f"{min(token_misses):.1%}", f"{max(token_misses):.1%}") == ("0.2%", "9.2%"), token_misses  # 01's miss, each
+assert shards(60) == [30, 30] and (shard_tokens[:, 0] != shard_tokens[:, 1]).all()  # all 10 batches' shards differ
+# Keras 3.15's Dropout under MirroredStrategy: both replicas start from an equal seed and advance alike, so the
+# two shards' masks agree entry for entry at both steps ("100.0%"); a Keras that seeds replicas apart fails here
+assert (first == second).all() and 0.4 < first.mean() < 0.6, (first.mean(), (first == second).mean())
+assert (first2 == second2).all() and 0.4 < (first == first2).mean() < 0.6  # step 2: a new mask, equal on both
+
+# The empty shard in the Summary's table: half the last update
+assert f"{empty['mirrored fit']:.0%}" == "50%"
 
 print("lesson 13: every number the prose states checks out")

@@ -126,7 +126,7 @@ def test_the_update_arrow_has_two_heads_and_labels_stay_off_dashed_lines():
 
 def test_the_update_label_beside_a_slope_between_neighbouring_columns_stays_off_the_level_arrows():
     v1 = tf.compat.v1
-    graph = tf.Graph()  # lesson 05's own graph in small: apply one column right of the variables, lower
+    graph = tf.Graph()  # lesson 03's own graph in small: apply one column right of the variables, lower
     with graph.as_default():
         with tf.name_scope("placeholders"):
             x = v1.placeholder(tf.float32, [None, 3], name="x")

@@ -36,7 +36,7 @@ def test_running_sum_is_the_stack_mean_bit_for_bit():
 
 
 def test_weighted_float32_is_the_lessons_weighted_mean():
-    # (2*[1, 3] + 1*[4, 0]) / 3 = [2, 2], added in float32 as lesson 05 writes it
+    # (2*[1, 3] + 1*[4, 0]) / 3 = [2, 2], added in float32 as lesson 03 writes it
     g = [[np.float32([1.0, 3.0])], [np.float32([4.0, 0.0])]]
     out = host_average(g, counts=[2, 1])[0]
     np.testing.assert_array_equal(out, np.float32([2.0, 2.0]))
@@ -57,7 +57,7 @@ def test_all_counts_zero_give_zero_gradients():
 
 
 def test_host_memory_is_two_gradients_not_k():
-    # lesson 06's rule: a running sum holds the sum and one term; np.stack held k more
+    # lesson 17's rule: a running sum holds the sum and one term; np.stack held k more
     import tracemalloc
     k, shape = 10, (512, 256)
     grads = [[np.ones(shape, np.float32)] for _ in range(k)]

@@ -26,7 +26,7 @@ def test_tower_devices_splits_the_cpu_in_a_fresh_process():
 
 @pytest.mark.slow
 def test_tower_devices_takes_logical_cpus_a_notebook_made_itself():
-    # lesson 04's setup: split the CPU by hand, start the runtime, then ask for towers
+    # lesson 02's setup: split the CPU by hand, start the runtime, then ask for towers
     import subprocess, sys
     code = ("import tensorflow as tf, gradlab as gl\n"
             "cpu = tf.config.list_physical_devices('CPU')[0]\n"

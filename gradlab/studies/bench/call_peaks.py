@@ -9,7 +9,7 @@ grows before the measured calls and not inside one (later requests are cut from 
 each call then runs once unmeasured (tracing). Every round calls each callable once, in turn, so
 a slow moment of a shared machine falls on all of them alike.
 
-Lesson: notebooks/08-accumulating-in-variables.ipynb
+Lesson: notebooks/04-accumulating-in-variables.ipynb
 """
 from __future__ import annotations
 

@@ -4,9 +4,9 @@
     format_comparison    AccumulatingModel beside Keras's accumulation at each N, epoch and update
     format_limit         `fit_under_limit`'s outcomes
     memory_peaks         each run's peak, keyed (contender, N, overlap)
-    format_memory_peaks  lesson 09's table: epoch and update peaks at each N
+    format_memory_peaks  lesson 05's table: epoch and update peaks at each N
 
-Lesson: notebooks/14-memory.ipynb, notebooks/09-fused-accumulation.ipynb
+Lesson: notebooks/10-memory.ipynb, notebooks/05-fused-accumulation.ipynb
 """
 from __future__ import annotations
 
@@ -114,7 +114,7 @@ def memory_peaks(result, key="train_mb"):
     Returns:
         a dict `{(contender, N, overlap): MiB}`.
 
-    Lesson: notebooks/09-fused-accumulation.ipynb
+    Lesson: notebooks/05-fused-accumulation.ipynb
     """
     batch = result["config"]["batch"]
     return {(r["contender"], batch // r["batch"] if r["contender"] == "plain" else r["accum_steps"], r["overlap"]):
@@ -127,7 +127,7 @@ PEAK_COLUMNS = {("plain", 1): "plain fit on B/N", ("accumulating", 1): "fused, o
 
 
 def format_memory_peaks(result):
-    """Lesson 09's table of one `run_bench_memory` result: for each N, the epoch peak (fit's
+    """Lesson 05's table of one `run_bench_memory` result: for each N, the epoch peak (fit's
     epochs) and the update peak (`train_on_batch` alone) of plain fit on B/N rows, fused
     (`AccumulatingModel`) with overlap 1 and 2, and Keras's accumulation; "-" where none ran."""
     peaks = {label: memory_peaks(result, key) for label, key in (("epoch", "train_mb"), ("update", "step_mb"))}

@@ -51,7 +51,7 @@ def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=N
     Returns:
         a matplotlib Figure with 2 Axes.
 
-    Lesson: notebooks/02-batch-size-and-noise.ipynb
+    Lesson: notebooks/15-batch-size-and-noise.ipynb
     """
     full = np.asarray(full_grad, dtype=np.float64).ravel()
     sizes = sorted(minibatch_grads)
@@ -128,7 +128,7 @@ def plot_accumulation(contributions, target):
     Returns:
         a matplotlib Figure with 1 Axes.
 
-    Lesson: notebooks/08-accumulating-in-variables.ipynb
+    Lesson: notebooks/04-accumulating-in-variables.ipynb
     """
     parts = [float(c) for c in contributions]
     if not parts:
@@ -172,7 +172,7 @@ def plot_learning_rates(rates, accum_steps):
     Returns:
         a matplotlib Figure with 1 Axes.
 
-    Lesson: notebooks/11-pitfalls-what-to-count.ipynb
+    Lesson: notebooks/07-pitfalls-what-to-count.ipynb
     """
     if not rates:
         raise ValueError("rates needs at least one strategy, got an empty dict")
@@ -218,7 +218,7 @@ def plot_training_loss(curves, window=51, title="Training loss per update", shad
     Returns:
         a matplotlib Figure with 1 Axes (log-scaled loss).
 
-    Lesson: notebooks/07-reproducing-the-table.ipynb
+    Lesson: notebooks/18-reproducing-the-table.ipynb
     """
     if not curves:
         raise ValueError("curves needs at least one {label: losses} entry, got an empty dict")
@@ -264,7 +264,7 @@ def plot_accuracy(rows, reference=None, *, title="Accuracy against N", ylabel="t
         a matplotlib Figure with 1 Axes (accuracy in %, N on a log2 axis) and the legend
         below it, outside the data.
 
-    Lesson: notebooks/07-reproducing-the-table.ipynb
+    Lesson: notebooks/18-reproducing-the-table.ipynb
     """
     rows = list(rows)
     if not rows:
@@ -321,7 +321,7 @@ def plot_bench(sweep, memory="peak_mb"):
     Returns:
         a matplotlib Figure with 2 Axes (1 without memory).
 
-    Lesson: notebooks/18-the-lab.ipynb
+    Lesson: notebooks/14-the-lab.ipynb
     """
     if not isinstance(sweep, dict) or "accum_steps" not in sweep or "strategies" not in sweep:
         raise ValueError("plot_bench needs the dict of gradlab.studies.bench.step.run_sweep (with 'accum_steps' "
@@ -371,7 +371,7 @@ def plot_step_ratios(ratios, accum_steps):
     Returns:
         a matplotlib Figure with 2 Axes (the ratios; |ratio - 1| on a log axis), already closed in pyplot.
 
-    Lesson: notebooks/08-accumulating-in-variables.ipynb
+    Lesson: notebooks/04-accumulating-in-variables.ipynb
     """
     names, values = list(ratios), [float(v) for v in ratios.values()]
     if not names or accum_steps < 1:
@@ -426,7 +426,7 @@ def plot_accumulation_budget(models, crossing, Ns=(1, 2, 4, 8, 16, 32), relative
     Returns:
         a matplotlib Figure with 2 Axes, already closed in pyplot; `fig.break_even` is the marked B.
 
-    Lesson: notebooks/08-accumulating-in-variables.ipynb
+    Lesson: notebooks/04-accumulating-in-variables.ipynb
     """
     from ..memory_budget import budget
 

@@ -1,5 +1,5 @@
 """Where one update divides, clips and all-reduces on R replicas: Keras's plain `fit` under a strategy
-against the two steps that divide once by the global rows B (lesson 17's stages 1 and 2; S_{r,i} is replica r's
+against the two steps that divide once by the global rows B (lesson 13's stages 1 and 2; S_{r,i} is replica r's
 micro-batch i's summed loss, as in the lesson).
 
     mirrored fit:  each replica  mean loss / R -> gradient -> clip its part | all-reduce: gradient | apply
@@ -14,7 +14,7 @@ carries each replica's gradient around it); those after it run on the sum, the s
 inside `optimizer.apply`, after its clip: Keras 3's `base_optimizer.apply` calls `_clip_gradients`, then
 `_backend_update_step` calls `_all_reduce_sum_gradients`.
 
-Lesson: notebooks/17-fit-across-replicas.ipynb
+Lesson: notebooks/13-fit-across-replicas.ipynb
 """
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ overlap hides all communication but the last bucket's (it holds layer 0, compute
 long as the link keeps up with the compute; one bucket of every layer is no overlap at all.
 Bucketing trades the two: small buckets overlap more but pay alpha more often.
 
-Lesson: notebooks/16-communication.ipynb
+Lesson: notebooks/12-communication.ipynb
 """
 from __future__ import annotations
 
@@ -169,7 +169,7 @@ def plot_tower_copies(layer_compute_us, layer_copy_us):
     Returns:
         (figure, (total without overlap, total with overlap)): as `plot_overlap`, totals in µs.
 
-    Lesson: notebooks/04-tower-averaging.ipynb
+    Lesson: notebooks/02-tower-averaging.ipynb
     """
     fig, totals = plot_overlap(layer_compute_us, layer_copy_us)
     for ax in fig.axes:
@@ -203,7 +203,7 @@ def plot_tower_step(batch_compute_ms, copy_ms, towers=2):
         (figure, (one device's total, the towers' total)) in ms: a Figure of 2 Axes on one ms
         axis, already closed in pyplot (a notebook cell ending with it shows it once).
 
-    Lesson: notebooks/04-tower-averaging.ipynb
+    Lesson: notebooks/02-tower-averaging.ipynb
     """
     c, m = _times("batch_compute_ms", [batch_compute_ms])[0], _times("copy_ms", [copy_ms])[0]
     _check_int("towers", towers, 2)
@@ -266,7 +266,7 @@ def tower_layouts(batch_compute_ms, copy_ms, towers, buckets=4):
         dict layout (one of TOWER_LAYOUTS) -> dict `compute` and `link` (lists of (what, start, end);
         what is "forward", "backward", "gradient in", "weights out" or "all-reduce") and `total` (ms).
 
-    Lesson: notebooks/04-tower-averaging.ipynb
+    Lesson: notebooks/02-tower-averaging.ipynb
     """
     c, m = _times("batch_compute_ms", [batch_compute_ms])[0], _times("copy_ms", [copy_ms])[0]
     _check_int("towers", towers, 2)

@@ -8,7 +8,7 @@ large batch weights n_i/B:
 so with N - 1 micro-batches of one size and a last one of size r the error is
 |1/N - r/B| times the last one's distance from the others' mean: zero at equal sizes.
 
-Lesson: notebooks/05-host-averaging.ipynb
+Lesson: notebooks/03-host-averaging.ipynb
 """
 from __future__ import annotations
 

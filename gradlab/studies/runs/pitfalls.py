@@ -19,11 +19,11 @@ moving statistics once per update, as the large batch does (to compare with a la
 `'micro'`, the default, moves them towards the statistics the network normalised with in
 training, the micro-batches'.
 
-Lessons: notebooks/11-pitfalls-what-to-count.ipynb (what to count), notebooks/18-the-lab.ipynb
+Lessons: notebooks/07-pitfalls-what-to-count.ipynb (what to count), notebooks/14-the-lab.ipynb
 (BatchNorm, schedules, uneven weights),
-notebooks/12-pitfalls-applying-once.ipynb (clipping, loss scaling, EMA; the sparse-gradient row,
+notebooks/08-pitfalls-applying-once.ipynb (clipping, loss scaling, EMA; the sparse-gradient row,
 `adam_on_duplicate_rows`, is tested in tests/studies/runs/test_pitfalls.py, taught in no lesson),
-notebooks/15-across-replicas.ipynb (losses under replicas)
+notebooks/11-across-replicas.ipynb (losses under replicas)
 """
 from __future__ import annotations
 
@@ -106,7 +106,7 @@ class ClipEachMicroBatch:
     The loop of `accumulate` (one compiled call per micro-batch, weights n_i / B), with each
     micro-batch's gradient clipped before it is added. Only `step(x, y)`, `grads` and `model`.
 
-    Lesson: notebooks/12-pitfalls-applying-once.ipynb
+    Lesson: notebooks/08-pitfalls-applying-once.ipynb
     """
 
     def __init__(self, model, loss_fn, optimizer, accum_steps, clip_norm):

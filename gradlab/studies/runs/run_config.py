@@ -6,7 +6,7 @@
 Equal configs give equal results and share a cache entry (`run_result.run_key`); a bad
 field raises ValueError/TypeError naming it and its value, before any TensorFlow work.
 
-Lesson: notebooks/07-reproducing-the-table.ipynb
+Lesson: notebooks/18-reproducing-the-table.ipynb
 """
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ class RunConfig:
     equals the large batch up to float rounding. `independent` draws the order and the
     initial weights afresh for each (seed, accum_steps, micro_batch), as the reference did.
 
-    The settings where accumulation can differ from a large batch (lessons 11 and 12), measured by
+    The settings where accumulation can differ from a large batch (lessons 07 and 08), measured by
     the lab (at their defaults a config is what it was before they existed, cache key too):
     - `schedule`: "constant", or "cosine" (`CosineDecay(lr, decay_steps=updates)`: lr falls
       to 0 over the run, if the optimizer counts updates).
@@ -54,7 +54,7 @@ class RunConfig:
     - `short_by`: take this many examples (fewer than N) off each update, so that many
       micro-batches hold b - 1 examples (`microbatch.split_sizes`): uneven micro-batches.
 
-    Lesson: notebooks/07-reproducing-the-table.ipynb (the settings: notebooks/18-the-lab.ipynb)
+    Lesson: notebooks/18-reproducing-the-table.ipynb (the settings: notebooks/14-the-lab.ipynb)
     """
     strategy: str = "fused"
     accum_steps: int = 1

@@ -1,4 +1,4 @@
-"""Lessons 11 and 12's figures: token weights, BatchNorm error vs micro-batch size, dropout gap vs draws,
+"""Lessons 07 and 08's figures: token weights, BatchNorm error vs micro-batch size, dropout gap vs draws,
 EMA coefficients, the learning rate each update applies, which update applies each micro-batch,
 the loss scale after each apply call."""
 import matplotlib.pyplot as plt

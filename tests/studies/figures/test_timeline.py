@@ -142,7 +142,7 @@ def test_the_bucket_sweep_marks_the_least_total_and_labels_both_ends():
 
 
 def test_the_bucket_sweeps_labels_stay_inside_the_frame_clear_of_the_legend_and_points():
-    # lesson 16's sweep: the one-bucket end is the highest total, at the top right corner
+    # lesson 12's sweep: the one-bucket end is the highest total, at the top right corner
     fig, _ = plot_bucket_sweep([1, 5, 7, 8, 10, 25, 50, 200],
                                [90.33, 75.66, 75.22, 75.15, 75.31, 79.08, 86.97, 136.36], tensors=200)
     ax = fig.axes[0]
