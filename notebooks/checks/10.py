@@ -41,7 +41,7 @@ assert all(0.3 < share_of_plain[n] < 0.75 for n in rc + ("N=4",)), share_of_plai
 assert share_of_plain["yours"] > 0.8, share_of_plain  # "yours saves nothing": about plain's (stored 1.02)
 # "together they add less than N = 4 alone" (N = 4's readings spread least: a gap of a few MiB)
 assert median["N=4 and recompute"] < median["N=4"] and share_of_plain["N=4 and recompute"] < 0.5, share_of_plain
-# "the working levers' budgets lie 15% to 26% above their medians here", "the allocator within about a third"
+# "the working levers' budgets lie 15% to 26% above their medians here", "plain within about 15%, the levers within about a third"
 # (runs: levers 0.98 to 1.34; a loaded machine spreads a lever's readings by MiB)
 over = {n: budget_update[n] / median[n] for n in rc + ("N=4", "N=4 and recompute")}
 assert all(0.75 < r < 1.45 for r in over.values()), over
