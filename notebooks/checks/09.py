@@ -17,7 +17,7 @@ assert accumulate is solution_accumulate or accumulate is my_accumulate
 assert loop_options(traced(MyWhileLoopModel(fresh(), 4))) == [1]  # "parallel_iterations 1": one at a time
 assert autograph_on == (20, 0)  # range(N) over a Python int unrolls with AutoGraph on too
 # "fit traces your step with AutoGraph off": the tf.range loop fails traced without it, and in fit itself; a helper in its
-# own tf.function is converted again (the third printed line)
+# own tf.function is converted again (the folded cell after it)
 assert whiles(tensor_loop, True) == ["StatelessWhile"] and "OperatorNotAllowedInGraphError" in whiles(tensor_loop, False)
 assert any("While" in op for op in whiles(lambda n: tf.function(tensor_loop)(n), False))
 try:
@@ -57,10 +57,9 @@ assert round(4000 / 60 * outputs / grad, 1) == 6.6  # printed: the layers' outpu
 # ignores it): the activations outweigh a gradient, and the loop at N = 4 holds well under one pass (0.35x to 0.57x in six runs)
 assert big["unrolled", 1] > 6 and big["while loop", 4] < 0.7 * big["unrolled", 1], big
 # one pass at 4,000 rows read 11.6 to 14.8 in eight runs (the prose: "near the printed reading", against the tensors'
-# 12.6), about 1 at 60 rows; the loop against "the printed estimate ... it is not a bound" read 0.83x to 1.43x of it
-# (the allocator may count a chunk up to twice its tensor): wide bands
+# 12.6), about 1 at 60 rows (the allocator may count a chunk up to twice its tensor): wide bands. The prose quotes the
+# 4,000-row readings "as printed ... here", so they are not pinned
 assert 9 < big["unrolled", 1] < 18 and 0.7 < held["unrolled", 1] < 1.6, (big, held)
-assert abs(rule - ((big["unrolled", 1] - 1) / 4 + 2)) < 1e-9 and 0.6 < big["while loop", 4] / rule < 1.8, (big, rule)
 # "the layers' outputs, 6.6 gradients; one gradient of the weights; ... 4,000 x 32 ..., 5.0. Those add up to 12.6"
 assert round(hidden, 1) == 5.0 and round(1 + round(4000 / 60 * outputs / grad, 1) + round(hidden, 1), 1) == 12.6
 

@@ -46,6 +46,9 @@ assert int(dropped.optimizer.iterations.numpy()) == 10 and f"{drop_miss:.1e}" ==
 assert shards(64, strategies[3]) == [22, 22, 20] and fit_updates == 0 and "AddN" in fit_error
 assert len(per_update) == 9 and all(m > 1e-3 for m in per_update), per_update  # every update misses
 assert (f"{min(per_update):.1%}", f"{max(per_update):.1%}") == ("2.7%", "5.2%"), per_update  # 01's miss, each
+# "gl.AccumulatingModel builds from one replica's shard instead, so it starts, makes the 9 updates and is exact (3.0e-08)"
+_acc3_miss = max_abs_diff(acc3.get_weights(), path64[-1])
+assert int(acc3.optimizer.iterations.numpy()) == 9 and _acc3_miss < 1e-6 and f"{_acc3_miss:.1e}" == "3.0e-08", _acc3_miss
 
 
 # Your step: the mean of means as written; divided by the global B, the large batch; it clips sum / B, the mean

@@ -1,10 +1,12 @@
 """Where one update divides, clips and all-reduces on R replicas: Keras's plain `fit` under a strategy
-against the two steps that divide once by the global rows B (lesson 13's stages 1 and 2; S_{r,i} is replica r's
+against the three steps that divide once by the global rows B (lesson 13's stage 1, its hand clip and stage 2; S_{r,i} is replica r's
 micro-batch i's summed loss, as in the lesson).
 
     mirrored fit:  each replica  mean loss / R -> gradient -> clip its part | all-reduce: gradient | apply
     stage 1:       each replica  sum_i S_{r,i} -> gradient, rows n_r | all-reduce 1: rows (4 bytes) | each replica
                    / B | all-reduce 2: gradient | apply
+    clipped by hand: each replica  sum_i S_{r,i} -> gradient, rows n_r | all-reduce 1: rows, gradient | each
+                   replica / B -> clip -> / R | all-reduce 2: gradient | apply
     stage 2:       each replica  sum_i S_{r,i} -> gradient | all-reduce: gradient, S, rows | / B -> clip -> apply
 
 Arrows give the order the update runs in. Steps before a route's last all-reduce run on each replica's own
@@ -25,10 +27,13 @@ from matplotlib.patches import FancyArrowPatch
 # tuples of steps and all-reduce labels alternate, a tuple first and last
 DATAFLOWS = {
     "mirrored fit (Keras)": (("mean loss ÷ R", "gradient", "clip its part"), "all-reduce:\ngradient", ("apply",)),
-    "stage 1 (public calls)": (("$\\Sigma_i\\, S_{r,i}$", "gradient,\nrows $n_r$"), "all-reduce 1:\nrows, 4 bytes",
-                               ("÷ B",), "all-reduce 2:\ngradient", ("apply",)),
-    "stage 2 (how gradlab clips the mean)": (("$\\Sigma_i\\, S_{r,i}$", "gradient"), "all-reduce:\ngradient, S, rows",
-                                             ("÷ B", "clip", "apply")),
+    "stage 1: public calls, unclipped": (("$\\Sigma_i\\, S_{r,i}$", "gradient,\nrows $n_r$"),
+                                         "all-reduce 1:\nrows, 4 bytes", ("÷ B",), "all-reduce 2:\ngradient", ("apply",)),
+    "clipped by hand: public calls, clipped": (("$\\Sigma_i\\, S_{r,i}$", "gradient,\nrows $n_r$"),
+                                               "all-reduce 1:\nrows, gradient", ("÷ B", "clip", "÷ R"),
+                                               "all-reduce 2:\ngradient", ("apply",)),
+    "stage 2: gradlab's one all-reduce": (("$\\Sigma_i\\, S_{r,i}$", "gradient"), "all-reduce:\ngradient, S, rows",
+                                          ("÷ B", "clip", "apply")),
 }
 _MISSES, _EXACT, _REDUCE = "#f6c4c4", "#c4e8c4", "#fdd49e"  # red: mirrored fit's 1/R and clip; green: the stages'
 _MARKED = {"mean loss ÷ R": _MISSES, "clip its part": _MISSES, "÷ B": _EXACT, "clip": _EXACT}
@@ -72,7 +77,8 @@ def plot_replica_dataflow(replicas=2, dataflows=None):
     for name, route in dataflows.items():
         _check(route, name)
     columns = max(sum(len(s) if isinstance(s, tuple) else 1 for s in route) for route in dataflows.values())
-    fig, axes = plt.subplots(len(dataflows), 1, figsize=(7.4, 1.35 * len(dataflows) * (1 + 0.35 * (replicas - 1))),
+    width = 7.4 * (columns + 1.5) / 7.5  # 7.4 inches at 6 columns, wider with more
+    fig, axes = plt.subplots(len(dataflows), 1, figsize=(width, 1.35 * len(dataflows) * (1 + 0.35 * (replicas - 1))),
                              layout="constrained", squeeze=False)
     plt.close(fig)  # owned by the caller
     rows = [replicas - 1 - r for r in range(replicas)]  # replica 0 on top

@@ -1,5 +1,5 @@
 """The dataflow figure of lesson 13: each route's steps in order, per replica before its last all-reduce and
-once after it, stage 1's two all-reduces, and Keras's order (clip, then all-reduce) read off a real
+once after it, stage 1's and the hand clip's two all-reduces, and Keras's order (clip, then all-reduce) read off a real
 `optimizer.apply`."""
 import keras
 import numpy as np
@@ -35,8 +35,8 @@ def test_each_route_is_drawn_in_order_per_replica_until_its_last_all_reduce_then
 def test_stage_1_makes_two_all_reduces_the_rows_first_then_the_gradient():
     # the lesson's count: mirrored fit 1 all-reduce per update, stage 1 2 (4 bytes of rows, then the gradient
     # inside apply), stage 2 1 (the gradient with the rows)
-    keras_route, stage1, stage2 = DATAFLOWS.values()
-    assert [len(all_reduces(r)) for r in DATAFLOWS.values()] == [1, 2, 1]
+    keras_route, stage1, by_hand, stage2 = DATAFLOWS.values()
+    assert [len(all_reduces(r)) for r in DATAFLOWS.values()] == [1, 2, 2, 1]
     first, second = all_reduces(stage1)
     assert "rows" in first and "4 bytes" in first and "gradient" not in first
     assert "gradient" in second
@@ -53,14 +53,15 @@ def test_stage_1_makes_two_all_reduces_the_rows_first_then_the_gradient():
     # from all-reduce 1 (its sum B) to each replica's ÷ B, and, dashed around it, each replica's own gradient
     assert into_divide == sorted([((xs[first], 0.5), 1.0, "-"), ((xs[first], 0.5), 0.0, "-"),
                                   ((xs[stage1[0][-1]], 1.0), 1.0, "--"), ((xs[stage1[0][-1]], 0.0), 0.0, "--")])
-    stage2_divide = [a for a in plot_replica_dataflow(replicas=2).axes[2].patches if a.get_linestyle() == "--"]
+    stage2_divide = [a for a in plot_replica_dataflow(replicas=2).axes[3].patches if a.get_linestyle() == "--"]
     assert stage2_divide == []  # stage 2's all-reduce carries the gradient: nothing goes around it
     assert "S" in all_reduces(stage2)[0] and "rows" in all_reduces(stage2)[0]  # stage 2 sends gradient, S, rows
 
 
 def test_the_clip_is_before_the_all_reduce_in_keras_and_after_it_in_stage_2():
-    assert list(DATAFLOWS) == ["mirrored fit (Keras)", "stage 1 (public calls)", "stage 2 (how gradlab clips the mean)"]
-    keras_route, stage1, stage2 = DATAFLOWS.values()
+    assert list(DATAFLOWS) == ["mirrored fit (Keras)", "stage 1: public calls, unclipped",
+                               "clipped by hand: public calls, clipped", "stage 2: gradlab's one all-reduce"]
+    keras_route, stage1, by_hand, stage2 = DATAFLOWS.values()
     assert "clip its part" in keras_route[0] and "clip" in stage2[-1]
     assert "mean loss ÷ R" in keras_route[0] and "÷ B" in stage2[-1]
     assert not any("clip" in step for segment in stage1[::2] for step in segment)  # stage 1 clips nothing
@@ -81,3 +82,16 @@ def test_keras_apply_clips_before_its_all_reduce():
     opt.apply([tf.ones(3)], [v])
     assert order == ["clip", "all-reduce"]
     assert np.allclose(v.numpy(), -0.1 * 0.5 / np.sqrt(3))  # clipped to norm 0.5
+
+
+def test_the_hand_clip_all_reduces_the_gradient_clips_the_mean_then_lets_apply_all_reduce_again():
+    # the lesson's count: 2 all-reduces per update, both carrying the gradient (203,604 bytes, twice mirrored fit's)
+    by_hand = DATAFLOWS["clipped by hand: public calls, clipped"]
+    first, second = all_reduces(by_hand)
+    assert "rows" in first and "gradient" in first and "gradient" in second
+    assert by_hand[2] == ("÷ B", "clip", "÷ R") and by_hand[-1] == ("apply",)  # clip the mean, then / R for apply
+    ax = plot_replica_dataflow(replicas=2).axes[2]
+    labels = [b[0] for b in _boxes(ax)]
+    assert labels.index(first) < labels.index("÷ B") < labels.index("clip") < labels.index(second)
+    assert labels.count("clip") == 2 and labels.count("÷ R") == 2  # on each replica, between the all-reduces
+    assert [a for a in ax.patches if a.get_linestyle() == "--"] == []  # all-reduce 1 carries the gradient
