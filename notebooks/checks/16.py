@@ -49,7 +49,7 @@ assert us[8] > 10 * us[1024], us  # the time per example falls more than tenfold
 # only near the largest batches does twice the batch take nearly twice the time ("about 1.8 times here")
 assert us[1024] < us[256] and 1.5 < per_update[2048] / per_update[1024] < 2.5, per_update
 assert per_update[16] / per_update[8] < 1.5, per_update  # at small B, twice the batch is far from twice the time
-# "a call costs about as much as 80 examples here" (76 in the stored run; 105 and 138 in earlier runs): more
+# "a call costs about as much as 76 examples here (105 to 138 in earlier runs)": 76 stored; more
 # than a 32-digit micro-batch (the text on 4 x 32 and the summary)
 assert 50 < o / c < 250, (o, c)
 assert o / c > B_crit, (o, c)  # a call costs more than B_crit examples (Answer 2: B* above B_crit)

@@ -15,9 +15,7 @@ assert round(peaks["host_step"] / peaks["host_step_running"]) == 6  # "a sixth o
 # the running sum, the total and the newest gradient: two, within the check's 0.1 (the learner's may add a variable
 # at a time, (1 + f)G = 1.99; the apply's tensors, TensorFlow's memory, are not in tracemalloc's count)
 assert peaks["host_step_running"] <= 2.1 and round(1 + share, 2) == 1.99, (peaks, share)
-assert (len(calls), len(fetched), sum(len(f) for f in fetched)) == (11, 10, 40)  # calls counted, arrays out
-assert calls == ["micro_grads"] * 10 + ["compiled_apply"]  # N + 1: ten micro-batches, then the apply
-assert (round(copied / 2**20, 2), round(N * G / 2**20, 2)) == (7.79, 7.76)
+assert N == 10  # "N + 1 graph calls ... NG out", as lesson 03 counted
 
 # the three steps against one large batch: rounding
 assert max_abs_diff(large_equal, large_batch(equal_batches)) == 0
@@ -25,10 +23,10 @@ assert max_abs_diff(large_equal, large_batch(equal_batches)) == 0
 # pinned, with room for a loaded CI machine, as medians of ratios taken within interleaved rounds (the stored run:
 # host_step / accumulate about 1.0, accumulate / one fused call about 2.3). "host_step takes about as long as accumulate"
 assert host_vs_acc[0] <= host_vs_acc[1] <= host_vs_acc[2] and 0.7 < host_vs_acc[1] < 1.45, host_vs_acc
-# "both about twice the fused call": clearly longer (the stored run's 2.3; a loaded machine moves it)
+# "accumulate takes 2.15 times the fused call here": clearly longer (2.15 stored, 2.35 before; a loaded machine moves it)
 assert acc_vs_fused[1] > 1.3 and ratio_quartiles(ms, "host_step", "one fused call")[1] > 1.3, acc_vs_fused
 assert abs(host_vs_acc[1] - np.median(ms["host_step"] / ms["accumulate"])) < 1e-12
-# "the ten bare calls make the share printed above (it moves between runs)": 49%, 36%, 34%, 23%, 36%, 38% and 54%
+# "the ten bare calls make 46%" here (it moves between runs): 46%, 47%, 49%, 36%, 34%, 23%, 36%, 38% and 54%
 # in seven runs; pinned only as both parts real, in wide bands for a loaded machine
 assert extra == over("host_step", "one fused call") and calls_part == over("10 bare calls", "one fused call")
 assert extra > 0 and 0.1 < calls_part / extra < 0.9, (calls_part, extra, ms)
@@ -58,10 +56,12 @@ assert float(probe_t[0]) == 1.0  # a copy, not a view
 # 1.07) and not in others (1.01, 1.02), with the same code
 assert fetch_peak >= 1.0, peak
 
-# the FLOP count of one micro-batch's graph: five matmuls (no input gradient for the first layer)
+# the FLOP model (the appendix): five matmuls a micro-batch, (4 + 2(1 - f))Pb, fewer than 6Pb; counted from the graph
+graph = micro_grads.get_concrete_function(x100[:10], y100[:10]).graph  # one micro-batch of 10
+matmuls = [op for op in graph.get_operations() if op.type == "MatMul"]
+flop = sum(2 * op.inputs[0].shape.num_elements() * op.outputs[0].shape[-1] for op in matmuls)
 assert len(matmuls) == 5 and flop == 4 * 784 * 256 * 10 + 6 * 256 * 10 * 10, (len(matmuls), flop)
-assert (round(flop / 1e6, 2), round((4 + 2 * (1 - share)) * n_params * 10 / 1e6, 2),
-        round(6 * n_params * 10 / 1e6, 2)) == (8.18, 8.20, 12.21)
+assert abs(flop - (4 + 2 * (1 - share)) * n_params * 10) < 0.01 * flop and flop < 6 * n_params * 10
 
 # where a micro-batch's FP32 compute equals its gradient's copy: 791 examples (P cancels)
 assert abs(b_even - 4 * 51e12 / (64e9 * (4 + 2 * (1 - share)))) < 1e-9 and f"{b_even:.0f}" == "791"
@@ -223,6 +223,7 @@ ex2 = gl.lessons.host_schedule(3.0, 1.0, 2.0, 3, True, 2)  # "with k = 2 compute
 assert [s_e[2] for s_e in ex2["device"]] == [3, 6, 9] and ex2["held"]["device"] == 2
 # "here" numbers, moving with the machine: wide bands. numpy's sum at 100M, "hundreds of ms here"
 assert 100 < host_sum < 2000, host_sum
+assert host_sum / copy > 2, (host_sum, copy)  # "344 ms here, 5.0 times the copies" (the stored run)
 assert 10 < best / in_graph_ms <= serial / in_graph_ms < 200, (best, serial, in_graph_ms)
 # the 7B verdict the cell prints: whoever is slower sets the pace; the prose's "about 42 s" and "about 60 s" hold
 # where the device sets it (the stored run: numpy 2.33 s against 3.94 s of compute)
@@ -242,4 +243,6 @@ assert abs(slow_host - (d7 + c7 + N * 5.0 + c7)) < 1e-9 and 54 < slow_host < 55,
 # "about 42 s" = N d + c + h + c where the device sets the pace (numpy's h below d)
 h7 = 5 * 4 * P7 / sum_rate
 assert h7 < d7 and abs(problem[P7][1]["overlapped, 2 buffers"]["total"] - (N * d7 + c7 + h7 + c7)) < 1e-9
+# the Problem's cell prints the 5-s host: "54.4 s" (no timing in it)
+assert f"{slow_host:.1f}" == "54.4" and abs(slow_host - (d7 + c7 + N * 5.0 + c7)) < 1e-9
 print("lesson 17: every number the prose states checks out")
