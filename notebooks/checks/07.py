@@ -39,9 +39,10 @@ noise = split_sd / norm(target)  # one split's rms spread, relative to the targe
 assert noise > 0 and miss(shuffled[:1_000].mean(axis=0)) > 1.5 * noise / np.sqrt(1_000)
 assert miss(mean_ratio) > 4 * noise / np.sqrt(len(shuffled))  # 0.014 against a noise of about 0.002
 # the notebook's printed noise of the 10,000-split mean is this one ('far above' it: 0.014 vs 0.0015)
-mc_noise = noise / np.sqrt(len(shuffled))  # the 10,000-split mean's noise, which the fold states: 0.15%
+mc_noise = noise / np.sqrt(len(shuffled))  # the 10,000-split mean's noise, which the prose states: 0.0015
 assert f"{mc_noise:.2%}" == "0.15%" and f"{miss(mean_ratio):.1%}" == "1.4%"
-assert miss(mean_ratio) > 5 * mc_noise and 5 < miss(mean_ratio) / mc_noise < 20  # "a tenth of its 1.4% miss"
+assert miss(mean_ratio) > 5 * mc_noise and 5 < miss(mean_ratio) / mc_noise < 20  # "far above its noise"
+assert abs(mean_noise - mc_noise) < 1e-12 and f"{mean_noise:.4f}" == "0.0015"  # printed by the visible cell
 assert mean_ratio[:16].min() > 1 > mean_ratio[tokens.argmax()]  # short over-, the longest under-weighted
 # the short sequences' tokens gain what the long ones lose: the mean weights still sum to 1
 assert abs(float((mean_ratio * tokens / D).sum()) - 1) < 1e-6
@@ -104,6 +105,7 @@ assert pf.relative_error(_masked_default, seq_target) > 0.5
 assert fit_errors["counted first"] < 1e-5 and abs(fit_errors["as it is"] - seq_errors[0]) < 1e-3
 assert all(abs(s - N * v / sum(valid_i)) < 1e-6 for s, v in zip(weight_i, valid_i)) and len(weight_i) == N
 assert pf.relative_error(keras_w, target) < 1e-5 and _digit_rows["gradlab's keras, loss=mean_w"] < 1e-5
+assert keras_digits == _digit_rows["gradlab's keras, loss=mean_w"] and f"{keras_digits:.1e}" == "1.3e-07"  # the fold's
 # gradlab's keras on the masked sequences, no count: Keras's accumulation, the naive rule
 assert abs(keras_seq_error - seq_errors[0]) < 1e-3 and f"{keras_seq_error:.2f}" == "1.29"
 

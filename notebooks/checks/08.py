@@ -25,7 +25,7 @@ assert f"{pf.relative_error(g_each, g_clipped):.2f}" == "0.45" and 0.99 < cosine
 assert f"{pf.relative_error(g_each, g_clipped):.0%}" == "45%"  # the prose's "a miss of 45%" (section 1 and the Summary)
 assert list(clip_errs) == ["host_average", "accumulate", "fused"]
 assert max([*clip_errs.values(), pf.relative_error(g_once, g_clipped)]) < 1e-6
-# "Keras clips the mean once (10 shows where): on equal micro-batches, the large batch's clip" (not printed here)
+# "Keras clips the mean once (06 shows where): on equal micro-batches, the large batch's clip" (not printed here)
 keras_sgd = lambda n=None: keras.optimizers.SGD(1.0, global_clipnorm=0.5, gradient_accumulation_steps=n)
 keras_clip_err = pf.relative_error(pf.update_of(make("keras", 4, optimizer=lambda: keras_sgd(4)), x, y),
                                    pf.update_of(make("large_batch", optimizer=keras_sgd), x, y))
@@ -186,6 +186,7 @@ assert max(np.abs(large_bn[0] - 0.01 * h.mean(0)).max(), np.abs(large_bn[1] - (0
 # The fix in your own step
 assert check_accumulate(accumulate_step) is None  # the step the lesson uses matches fused, run again
 assert f"{fix_gap:.1e}" == "3.0e-08" and fix_gap < 1e-6 and fix_scales == [16384, 16384]
+assert f"{fix_spacings:.1f}" == "1.0" and oracle_spacings < 10  # the prose: 1.0 spacing at the largest weight
 assert oracle_gap < 1e-6 and oracle_scale == 16384, (oracle_gap, oracle_scale)  # the independent oracle
 
 # The answers to the two problems, recomputed (the lesson's Problems cell states them)
