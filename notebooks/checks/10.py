@@ -36,17 +36,18 @@ assert all(0 <= net.held_mib - 4 * P / MiB < 1 for net in nets.values())  # held
 assert abs(batch_mib - (xb.shape[0] * 4 * 784 + yb.shape[0] * 8) / MiB) < 0.01, batch_mib  # the batch
 rc = ("tf.recompute_grad", "scope on Blocks") if "scope on Blocks" in nets else ("tf.recompute_grad",)  # Keras 3.9+
 share_of_plain = {n: median[n] / median["plain"] for n in median}
-# "both levers about halve the update" (stored run 0.46 to 0.48; runs have read 0.44 to 0.60)
+# "both levers about halve the update" (stored run 0.48 to 0.55; runs have read 0.44 to 0.60)
 assert all(0.3 < share_of_plain[n] < 0.75 for n in rc + ("N=4",)), share_of_plain
 assert share_of_plain["yours"] > 0.8, share_of_plain  # "yours saves nothing": about plain's (stored 1.02)
 # "together they add less than N = 4 alone" (N = 4's readings spread least: a gap of a few MiB)
 assert median["N=4 and recompute"] < median["N=4"] and share_of_plain["N=4 and recompute"] < 0.5, share_of_plain
-# "the working levers' budgets lie 15% to 26% above their medians here", "plain within about 15%, the levers within about a third"
-# (runs: levers 0.98 to 1.34; a loaded machine spreads a lever's readings by MiB)
+# "plain within about 15%, the levers' budgets above their medians" (stored 1.05 to 1.18; runs have read single
+# levers 0.98 to 1.34; a loaded machine spreads a lever's readings by MiB): the levers' median ratio above 1,
+# each lever within a wide band
 over = {n: budget_update[n] / median[n] for n in rc + ("N=4", "N=4 and recompute")}
-assert all(0.75 < r < 1.45 for r in over.values()), over
+assert all(0.75 < r < 1.45 for r in over.values()) and np.median(list(over.values())) > 1.0, over
 # "the budget lands within about 15% of plain's": plain's median in both sets of nine (runs: 27.50 and 30.98,
-# 26.38 and 27.51, 26.50 and 29.62; budget 27.44)
+# 26.38 and 27.51, 26.50 and 29.62, 26.73 and 27.23; budget 27.44)
 again_m = {n: np.median(m) for n, m in waited_adds.items()}
 assert all(0.83 < budget_update["plain"] / m < 1.2 for m in (median["plain"], again_m["plain"])), (median, again_m)
 assert budget_update["yours"] / median["yours"] < 0.8, median  # "yours is the exception" (runs 0.54 to 0.57)
@@ -73,12 +74,12 @@ assert all(again_m[n] < 0.75 * again_m["plain"] for n in ("yours, waiting", "tf.
 # the costs: multiply-adds (fixed) and one timing conclusion
 assert round((fwd + bwd + rebuilt) / (fwd + bwd), 2) == 1.16 and 4 * (3 * len(macs) - 1) == 116 and 3 * len(macs) - 1 == 29
 sh = {n: q[1] for n, q in share.items()}  # the median over rounds of the time over plain's in that round
-# "a quarter of the rows takes more than a quarter of plain's time" (stored 0.40; fixed costs per pass)
+# "a quarter of the rows takes more than a quarter of plain's time" (stored 0.34; fixed costs per pass)
 assert sh["plain, 256 rows"] > 0.25, share
 # the levers' times are stated as this run's readings; only wide bands are checked (runs have read
 # recomputation 0.94x to 1.53x plain's, N = 4 1.07x to 1.41x, both 1.50x to 1.56x)
 assert 0.8 < sh["tf.recompute_grad"] < 1.8 and 0.95 < sh["N=4"] < 2.0 and 0.95 < sh["N=4 and recompute"] < 2.2, sh
-# "N = 4 takes less than four lone 256-row updates" (stored 1.42x against 1.59x): one call, one apply
+# "N = 4 takes less than four lone 256-row updates" (stored 1.28x against 1.35x): one call, one apply
 assert sh["N=4"] < 1.1 * 4 * sh["plain, 256 rows"], sh
 
 # where to checkpoint: segments of 1, 2, 4 blocks, and N = 4 with one-block segments (budget, extra work)
