@@ -18,6 +18,10 @@ assert f"{spacing_top:.1e}" == "7.5e-09"
 assert all(1 <= d / spacing_top < 10 for d in proofs.values()), proofs  # a few spacings, under ten: rounding
 assert [f"{d / spacing_top:.1f}" for d in proofs.values()] == ["2.8", "3.0"], proofs
 assert f"{1e-6 / spacing_top:.0f}" == "134"  # the checkers' tolerance in spacings
+# offsets and weights, given in the lesson, are gradlab's
+for _B, _N in CASES:
+    _s = gl.split_sizes(_B, _N)
+    assert offsets(_s) == gradlab.lessons.offsets(_s) and np.array_equal(weights(_s), gradlab.lessons.weights(_s))
 # eps = 2^-23 = 1.2e-07, the spacing at 1; eps x |x| lies between one and two spacings
 assert f"{np.finfo(np.float32).eps:.1e}" == "1.2e-07" and np.finfo(np.float32).eps == 2.0 ** -23
 assert np.spacing(np.float32(1)) == np.finfo(np.float32).eps
@@ -29,8 +33,10 @@ assert all(np.spacing(np.float32(v)) <= np.finfo(np.float32).eps * v < 2 * np.sp
 assert all(d < 1e-6 for d in once.values()) and sorted(once) == [4, 5], once
 assert all(d / spacing_top < 10 for d in once.values()), once
 assert [f"{d / spacing_top:.1f}" for d in once.values()] == ["2.5", "2.0"], once
-# the plain mean: 68.1% off, 0.0598 largest; the weighted sum rounding only, 1.4e-07 relative:
-# as close as the proof above (2.2e-08 printed here, 2.8 and 3.0 spacings of 7.5e-09 there)
+# the plain mean: 68.1% off, 0.0598 largest; the weighted sum rounding only: 2.2e-08, 3.0 spacings at the
+# largest entry of g_B on these 100 digits, 0.078, like the proof's 2.8 and 3.0
+assert f"{top_100:.3f}" == "0.078" and top_100 == max(float(np.max(np.abs(g))) for g in g_large)
+assert f"{weighted_diff / np.spacing(np.float32(top_100)):.1f}" == "3.0", weighted_diff
 assert f"{relative_error(plain, g_large):.1%}" == "68.1%" and f"{plain_diff:.4f}" == "0.0598"
 assert f"{relative_error(weighted, g_large):.1e}" == "1.4e-07"
 assert 0.5 < relative_error(weighted, g_large) / np.finfo(np.float32).eps < 1.5
@@ -76,6 +82,7 @@ assert f"{max(float(np.max(np.abs(g))) for g in a1_g):.2f}" == "0.17"
 # ... about 10^6 float32 spacings at that largest entry (0.021 / np.spacing(0.17))
 _a1_spacing = float(np.spacing(np.float32(max(float(np.max(np.abs(g))) for g in a1_g))))
 assert f"{a1_gaps[2] / _a1_spacing:.0e}" == "1e+06", a1_gaps[2] / _a1_spacing
+assert f"{a1_gaps[4] / _a1_spacing:.0e}" == "2e+06" and _a1_spacing == np.spacing(np.float32(a1_top)), a1_gaps
 assert all(round(np.log10(a1_gaps[N] / _a1_spacing)) == 6 for N in (2, 4)), a1_gaps
 assert (round(a2_fixed), a2_micro, a2_N, gl.split_sizes(256, a2_N)) == (488, 112, 3, [86, 85, 85])
 assert -(-256 // 2) == 128 > a2_micro

@@ -39,6 +39,15 @@ for g in (mine[3][0], lib_31[3][0]):  # 3/4 * [1/3, 2/3] on rows 0, 0, 1 and 1/4
     assert np.round(g.values.numpy().astype(float), 4).tolist() == [[0.25, 0.5]] * 4
 assert float(tf.reduce_max(tf.abs(dense(mine[3][0]) - dense(lib_31[3][0])))) == 0.0  # "exactly" (0.0e+00)
 
+# Without reuse, a second get_variable of the same name in the same scope is refused
+with tf.Graph().as_default(), tf.compat.v1.variable_scope("model"):  # a scratch graph: 2 towers, no reuse
+    mlp(tf.zeros([1, 28, 28]))
+    try:
+        mlp(tf.zeros([1, 28, 28]))
+        raise AssertionError("a second get_variable without reuse was expected to raise ValueError")
+    except ValueError as e:
+        assert str(e).startswith("Variable model/dense/kernel already exists, disallowed"), e
+
 # The classic graph: tower 1's ops carry its name_scope, the variable it reads does not
 assert (matmul_1.name, matmul_1.inputs[1].op.inputs[0].op.name) == ("tower_1/model/MatMul", "model/dense/kernel")
 # One copy of the weights, and the towers against the large batch
@@ -48,9 +57,10 @@ spacing_g, spacing_w = np.spacing(np.float32(g_max)), np.spacing(np.float32(w_ma
 assert (fmt(tower_gap, ".1e"), fmt(g_max, ".3f"), fmt(spacing_g, ".1e")) == ("1.5e-08", "0.094", "7.5e-09")
 assert tower_gap == 2 * spacing_g  # "2 spacings" at the largest entry
 assert (fmt(max(w_gaps), ".1e"), fmt(w_max, ".3f")) == ("1.5e-08", "0.163") and max(w_gaps) == spacing_w
+assert fmt(tower_gap / spacing_g, ".1f") == "2.0" and fmt(max(w_gaps) / spacing_w, ".1f") == "1.0"
 
 # the partitioned graph: one per device; _Send ops: 4 weights and x, y halves from CPU:0, 4 gradients from CPU:1
-assert len(run_metadata.partition_graphs) == 2
+assert len(tf1_meta.partition_graphs) == 2
 assert carried(sends) == "CPU:0 -> CPU:1: 4 weights, 2 halves (x, y) | CPU:1 -> CPU:0: 4 gradients"
 assert carried(tf2_sends) == "CPU:0 -> CPU:1: 4 weights, 2 halves (x, y) | CPU:1 -> CPU:0: 4 gradients, 1 summed loss"
 assert sorted(s for s, _ in sends) == ["CPU:0"] * 6 + ["CPU:1"] * 4
@@ -68,7 +78,8 @@ loss_gap = np.abs(np.subtract(my_losses, large_losses)).max()
 assert fmt(loss_gap, ".1e") == "2.4e-07" == fmt(np.spacing(np.float32(max(large_losses))), ".1e")
 assert loss_gap <= np.spacing(np.float32(max(large_losses)))  # "one float32 spacing at 2.32"
 assert loss_gaps.max() == loss_gap and loss_gaps[2] <= np.spacing(np.float32(large_losses[2]))  # the 63 digits'
-assert all(d <= np.spacing(np.float32(L)) for d, L in zip(loss_gaps, large_losses))  # the table: one spacing at most
+assert all(d <= np.spacing(np.float32(L)) for d, L in zip(loss_gaps, large_losses))  # one spacing at most
+assert max(loss_spacings) <= 1.0 and fmt(max(loss_spacings), ".1f") == "1.0"
 assert fmt(max_abs_diff(my_weights, large_weights), ".1e") == "1.5e-08"
 # gradlab's towers strategy against the learner's step: the same losses bit for bit, weights to one spacing
 assert gl_gaps[0] == 0.0 and fmt(gl_gaps[1], ".1e") == "1.5e-08"
@@ -79,7 +90,7 @@ assert max_abs_diff(my_weights, large_weights) <= np.spacing(np.float32(w_max_tf
 assert [int(xb.shape[0]) for xb, _ in batches] == [64, 64, 63]  # "32 + 31 included"
 assert all(v.value.device.endswith(devices[0].lstrip("/")) for v in my_model.trainable_variables)  # on device 0
 
-# Problem 1: a prediction from datasheets (PCIe 5.0 x16 at its raw 64 GB/s, H100 PCIe float32 at 51 TFLOP/s)
+# What two towers buy: a prediction from datasheets (PCIe 5.0 x16 at its raw 64 GB/s, H100 PCIe float32 at 51 TFLOP/s)
 assert (link, fp32) == (64e9, 51e12) and tau_c == 4 * 203_530 / 64e9 * 1e3
 assert fmt(tau_c, ".3f") == "0.013" and fmt(2 * tau_c, ".3f") == "0.025"
 assert flops_per_row == 4 * 203_530 + 2 * 256 * 10  # the first layer computes no input gradient
@@ -90,6 +101,12 @@ assert format(extra_us / (2 * tau_c * 1e3), ".0%") == "2%"  # the share of peak 
 assert break_even == 4 * tau_c / 1e3 * fp32 / flops_per_row  # rows whose half takes 2 tau_c at peak
 assert format(break_even, ",.0f") == "3,168"
 assert abs((break_even / 2) * flops_per_row / fp32 - 2 * tau_c / 1e3) < 1e-15  # half the rows: 2 tau_c, in seconds
+
+# Problem 1: PCIe 4.0 x16 at 32 GB/s raw: tau_c and the break-even batch double
+assert fmt(tau_c4, ".3f") == "0.025" and fmt(2 * tau_c4, ".3f") == "0.051"
+assert format(break_even4, ",.0f") == "6,335" and abs(break_even4 / break_even - 2) < 1e-12
+# the Summary: the copies cost 2 tau_c = 0.025 ms, 32 extra rows 0.5 us at peak
+assert fmt(2 * tau_c, ".3f") == "0.025" and fmt(extra_us, ".1f") == "0.5"
 
 # Problem 2: GPU 0 the hub of R towers: 2(R - 1) copies of the gradient through its link, at R = 8
 assert R == 8 and hub_mib == 2 * (8 - 1) * 4 * 203_530 / 2**20 and fmt(hub_mib, ".2f") == "10.87"
