@@ -145,4 +145,7 @@ assert all(0.3 < knee / start < 0.37 for knee, start in ((32, 96), (55, 160)))
 # the rule's batches 32 N from the average: 96, 96, 160 (N = 3, 3, 5)
 assert [32 * int(np.ceil(averaged[t].noise_scale / 32)) for t in _first] == [96, 96, 160]
 
+# the rule N = ceil(average / (3 b)): batches of 32, 32 and 64 at losses 0.5, 0.4, 0.3, against 16's knees 32 and 55
+assert [32 * int(np.ceil(averaged[t].noise_scale / 96)) for t in _first] == [32, 32, 64]
+
 print("lesson 15: every number the prose states checks out")
