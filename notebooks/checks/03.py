@@ -72,11 +72,16 @@ assert P == 203_530 and N == 4 and G == 4 * P and MiB == 2 ** 20
 assert f == 784 * 256 / P and f"{f:.1%}" == "98.6%"  # the first kernel
 assert [f"{G / MiB:.2f}", f"{N * G / MiB:.2f}"] == ["0.78", "3.11"]  # a gradient back; N out
 assert f"{N + 2 * f:.2f}" == "5.97"  # the list's peak, in gradients (lesson 17 measures 12.0 at N = 10)
+assert f"{N + (N + 1) * f:.2f}" == "8.93"  # the list averaged by Chlebus's np.stack(...).mean(axis=0)
+# numpy's measured peaks: weighted_mean's is N + 2f; np.stack's is N + (N + 1)f plus np.mean's small reduction buffer
+assert abs(list_peaks["weighted_mean"] - (N + 2 * f)) < 0.05, list_peaks
+assert 0 <= list_peaks["plain_mean"] - (N + (N + 1) * f) < 0.3, list_peaks
 # the shares added on the host make weighted_mean's mean
 assert len(added) == len(weighted) and max_abs_diff(added, weighted) < 1e-6
 # problem 2: 100 million parameters, N = 10, in GB; the copies at PCIe 5 x16's 64 GB/s
 assert [f"{x / 1e9:.1f}" for x in (N_big * G_big, G_big, (N_big + 2) * G_big, 2 * G_big)] == [
     "4.0", "0.4", "4.8", "0.8"]
+assert f"{(2 * N_big + 1) * G_big / 1e9:.1f}" == "8.4"  # np.stack: the ten, a copy of a variable's ten, their mean
 assert f"{1000 * (N_big + 1) * G_big / 64e9:.0f}" == "69"  # lesson 17 quotes it
 assert f"{1000 * (N_big + 1) * G_big / 63e9:.0f}" == "70"  # after encoding
 print("lesson 03: every number the prose states checks out")
