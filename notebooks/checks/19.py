@@ -1,3 +1,59 @@
-"""Re-checks of lesson 19 (placeholder)."""
-assert True
+"""Lesson 19's authors' checks: re-check every number the prose states, as the prose rounds it,
+against the names the notebook has just computed.
+
+Run by the lesson's last code cell (`%run -i checks/19.py`), so nbval fails when a run disagrees
+with the text. Not part of the lesson. Every number is the same on each run (seeded numpy, a fresh
+process's allocator) except the one timing, asserted only in a wide band.
+"""
+import numpy as np
+
+
+def spacings(a, b):
+    return (float(a) - float(b)) / one
+
+
+# Rounding: forwards, backwards, 8 micro-batches
+assert f"{exact:.0f}" == "516" and one == 2.0**-14 and f"{one:.1e}" == "6.1e-05"
+assert f"{spacings(backwards, forwards):+.1f}" == "+3.0" and f"{spacings(in_8, forwards):+.1f}" == "-4.0"
+assert f"{spacings(forwards, exact):.1f}" == "3.7" and abs(spacings(in_8, exact)) < 1  # none is the right one
+assert f"{eps:.3g}" == "1.19e-07" and eps == 2.0**-23 and f"{relative:.1e}" == "4.4e-07"
+assert f"{relative / eps:.1f}" == "3.7"
+assert [f"{1e-6 / spacing(v):.1f}" for v in (0.077, 1.0, 10.0)] == ["134.2", "8.4", "1.0"]
+
+# The miss and the share of the move
+assert f"{miss('weighted'):.1e}" == "6.0e-06" and f"{miss('plain mean'):.1f}" == "53.9"
+assert f"{share('plain mean'):.1f}" == "21.0" and share("weighted") < 1e-3
+
+# Memory: a fresh process's readings, with BFC and with the default allocator
+assert bfc == [(65_536, 65_536), (1_000_000, 1_000_192), (1_048_576, 2_096_896)], bfc
+assert default == [(65_536, 0), (1_000_000, 1_000_192), (1_048_576, 1_048_576)], default
+assert 3907 * 256 == 1_000_192 and 1_000_000 / 256 > 3906
+assert f"{2_096_896 / 1_048_576:.1f}" == "2.0" and 2_096_896 < 2 * 1_048_576  # just under twice: not split
+
+# Time: "a little over four times", near n log n's 4.50 (wide band: a busy machine)
+assert f"{4 * 18 / 16:.2f}" == "4.50"
+assert 3.0 < q[1] < 7.0, q
+assert not model.jit_compile and not tf.config.list_physical_devices("GPU")
+
+# Seeds
+assert (T975[2], T975[9]) == (4.303, 2.262)
+m10, h10 = paired(B - A)
+assert (f"{m10:+.2f}", f"{h10:.2f}") == ("+0.36", "0.07")
+assert (f"{B.mean() - A.mean():+.2f}", f"{unpaired:.2f}") == ("+0.36", "1.63") and unpaired > abs(B.mean() - A.mean())
+threes = [paired((B - A)[k:k + 3]) for k in (0, 3, 6)]
+assert [m - h > 0 for m, h in threes] == [True, True, False]
+assert (f"{min(h for _, h in threes):.2f}", f"{max(h for _, h in threes):.2f}") == ("0.11", "0.33")
+best = {k: looks[:, :k].max(axis=1).mean() for k in (1, 11, 201)}
+assert [f"{best[k]:.2f}" for k in (1, 11, 201)] == ["94.53", "95.60", "96.40"]
+assert round(best[201] - best[1]) == 2  # "two points from nothing"
+
+# Problems
+s03 = float(np.spacing(np.float32(0.3)))
+assert s03 == 2.0**-25 and f"{s03:.1e}" == "3.0e-08" and 2.0e-8 < s03 and round(5e-7 / s03) == 17
+g3 = np.array([0.4, 0.1, 0.7])
+assert f"{g3.mean():.1f}" == "0.4" and f"{g3.std(ddof=1):.1f}" == "0.3"
+assert f"{4.303 * 0.3 / np.sqrt(3):.2f}" == "0.75"
+assert f"{2.306 * 0.3 / 3:.2f}" == "0.23" and f"{2.201 * 0.3 / np.sqrt(12):.2f}" == "0.19"
+assert 2.228 * 0.3 / np.sqrt(11) > 0.2  # 11 seeds are not quite enough
+
 print("lesson 19: every number the prose states checks out")
