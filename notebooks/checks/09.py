@@ -56,7 +56,8 @@ assert round(4000 / 60 * outputs / grad, 1) == 6.6  # printed: the layers' outpu
 # 4,000 rows, "it saves: one pass holds many gradients, your loop at N = 4 well under that" (the printed line; nbval
 # ignores it): the activations outweigh a gradient, and the loop at N = 4 holds well under one pass (0.35x to 0.57x in six runs)
 assert big["unrolled", 1] > 6 and big["while loop", 4] < 0.7 * big["unrolled", 1], big
-# one pass at 4,000 rows read 11.6 to 14.8 in eight runs (the prose: "near the printed reading", against the tensors'
+# one pass at 4,000 rows read 11.6 to 14.8 in eight runs (the prose: "about one gradient above the reading printed
+# here", stored 11.6, against the tensors'
 # 12.6), about 1 at 60 rows (the allocator may count a chunk up to twice its tensor): wide bands. The prose quotes the
 # 4,000-row readings "as printed ... here", so they are not pinned
 assert 9 < big["unrolled", 1] < 18 and 0.7 < held["unrolled", 1] < 1.6, (big, held)
@@ -99,6 +100,14 @@ assert abs(weighted_logs["sample_weight=w"][1] - 2.197235) < 1e-6
 _want = [round(0.1 * 0.5 ** e, 4) for e in (11 / 10, 41 / 10, 41 / 40)]
 assert [round(v, 4) for v in next_lr.values()] == _want == [0.0467, 0.0058, 0.0491], next_lr
 assert f"{0.5 ** (3 / 40):.2f}" == "0.95"  # Keras reads its count 3 calls later in each update: 0.5^(3/40) of your rate
+# Answer 3 compares the same update, the 11th: Keras's update k reads its apply count 4k - 1 (keras base_optimizer:
+# the schedule at _iterations before the increment, the update when (_iterations + 1) % 4 == 0), yours its update count
+# k - 1: "0.5^(43/10) = 0.0508, times 0.1 is 0.0051"; "0.1 x 0.5^(10/10) = 0.05"; "0.5^(43/40) = 0.4747, ... 0.0475";
+# "0.0475 / 0.05 = 0.95"
+assert 4 * 11 - 1 == 43 and 41 % 4 == 1  # the 41st call's micro-batch waits; the 11th update reads 43
+assert (round(0.5 ** (43 / 10), 4), round(0.1 * 0.5 ** (43 / 10), 4)) == (0.0508, 0.0051)
+assert (round(0.1 * 0.5 ** (10 / 10), 4), round(0.5 ** (43 / 40), 4), round(0.1 * 0.5 ** (43 / 40), 4)) == (0.05, 0.4747, 0.0475)
+assert round(0.0475 / 0.05, 2) == 0.95 and round(0.5 ** (43 / 40) / 0.5 ** (10 / 10), 2) == 0.95
 assert l2_diff < 1e-6 and abs(l2_logs["your train_step"] - l2_logs["large batch"]) < 1e-6
 
 # lesson 01's yardstick on the digits: right steps land 3.0e-08 to 6.0e-08 from plain fit, one or two of 01's spacings
