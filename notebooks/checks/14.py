@@ -153,8 +153,8 @@ assert 64 % smallest == 0 and smallest * fit[smallest]["b"] == 64  # every micro
 assert f"{22 * logits / 1e9:.1f}" == "9.2" and f"{(fit[3]['total'] - 72e9) / 1e9:.2f}" == "7.42"
 assert 22 * logits > fit[3]["total"] - 72e9
 
-# one run written out: the two updates by hand are the lab's run's, bit for bit; 784-256-10 has 203,530 weights
-assert by_hand == [float(x) for x in lab_run.losses[:2]] and n_weights == 203_530
+# two updates by fused's step are the lab's run's, bit for bit; 784-256-10 has 203,530 weights
+assert two_steps == [float(x) for x in lab_run.losses[:2]] and n_weights == 203_530
 # pairing (BatchNorm per micro-batch): the paired differences spread 0.3, each way's accuracies 0.8 and 0.5;
 # +0.7 is 4.0 paired standard errors (0.19), 1.4 unpaired ones (0.51)
 assert f"{bn_diff.std(ddof=1):.1f}" == "0.3" and f"{bn_diff.mean() / se['paired']:.1f}" == "4.0" and np.allclose(bn_diff, bn_micro)

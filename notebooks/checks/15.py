@@ -148,4 +148,9 @@ assert [32 * int(np.ceil(averaged[t].noise_scale / 32)) for t in _first] == [96,
 # the rule N = ceil(average / (3 b)): batches of 32, 32 and 64 at losses 0.5, 0.4, 0.3, against 16's knees 32 and 55
 assert [32 * int(np.ceil(averaged[t].noise_scale / 96)) for t in _first] == [32, 32, 64]
 
+# the swing: update 70's exact 474 is one checkpoint's, well above both neighbours (updates 60 and 80);
+# over 16's knees (32 at loss 0.5, update 40; 55 at 0.3, update 70) the exact value stands 2.8 and 8.6 times
+assert max(exact[60].noise_scale, exact[80].noise_scale) < 0.7 * exact[70].noise_scale
+assert [_fmt(exact[t].noise_scale / k, ".1f") for t, k in knee.items()] == ["2.8", "8.6"] and knee == {40: 32, 70: 55}
+
 print("lesson 15: every number the prose states checks out")
