@@ -4,16 +4,21 @@ from a timing or a memory peak, against the names the notebook has just computed
 Run by the lesson's last code cell (`%run -i checks/17.py`), so nbval fails when a run disagrees
 with the text. Not part of the lesson.
 """
-# "1.5e-08, one float32 spacing": 05's number, quoted (05's checks pin it); the code here is 05's host_step
-assert host_step.__name__ == "host_step" and len(large_weights) == 4
+# "1.5e-08, one float32 spacing": 05's number, quoted (05's checks pin it); the code is 03's host_step
+assert host_step.__name__ == "host_step"
 
 # host memory (tracemalloc: the same on every run)
 assert round(share, 3) == 0.986  # the largest variable's share of G
+chlebus = "Chlebus's stack and mean"  # his np.stack(...).mean(axis=0): (N + (N + 1)f)G
 assert (round(peaks["host_step"], 1), round(peaks["host_step_running"], 1),
         round(peaks["gradlab's host_average"], 1)) == (12.0, 2.0, 2.0)
-assert round(peaks["host_step"] / peaks["host_step_running"]) == 6  # "a sixth of the host memory"
-# the running sum, the total and the newest gradient: two, within the check's 0.1 (the learner's may add a variable
-# at a time, (1 + f)G = 1.99; the apply's tensors, TensorFlow's memory, are not in tracemalloc's count)
+assert round(10 + 2 * share, 1) == 12.0  # host_step "as its rule predicts", (N + 2f)G
+# Chlebus's stack: 21.0 measured, "about its rule's 20.8", (N + (N + 1)f)G (numpy's reduction adds a little)
+assert (round(peaks[chlebus], 1), round(10 + 11 * share, 1)) == (21.0, 20.8), peaks[chlebus]
+assert round(peaks["host_step"] / peaks["host_step_running"]) == 6  # "a sixth of host_step's host memory"
+assert 9.5 < peaks[chlebus] / peaks["host_step_running"] < 11  # "about a tenth of Chlebus's"
+# the running sum, the total and the newest gradient: two (the apply's tensors, TensorFlow's memory, are not in
+# tracemalloc's count)
 assert peaks["host_step_running"] <= 2.1 and round(1 + share, 2) == 1.99, (peaks, share)
 assert N == 10  # "N + 1 graph calls ... NG out", as lesson 03 counted
 
@@ -23,10 +28,10 @@ assert max_abs_diff(large_equal, large_batch(equal_batches)) == 0
 # pinned, with room for a loaded CI machine, as medians of ratios taken within interleaved rounds (the stored run:
 # host_step / accumulate about 1.0, accumulate / one fused call about 2.3). "host_step takes about as long as accumulate"
 assert host_vs_acc[0] <= host_vs_acc[1] <= host_vs_acc[2] and 0.7 < host_vs_acc[1] < 1.45, host_vs_acc
-# "accumulate takes 2.15 times the fused call here": clearly longer (2.15 stored, 2.35 before; a loaded machine moves it)
+# "accumulate longer than the fused call (1.97 times)": clearly longer (1.97 stored, 2.15 and 2.35 before; a loaded machine moves it)
 assert acc_vs_fused[1] > 1.3 and ratio_quartiles(ms, "host_step", "one fused call")[1] > 1.3, acc_vs_fused
 assert abs(host_vs_acc[1] - np.median(ms["host_step"] / ms["accumulate"])) < 1e-12
-# "the ten bare calls make 46%" here (it moves between runs): 46%, 47%, 49%, 36%, 34%, 23%, 36%, 38% and 54%
+# "the ten bare calls make a share that moves between runs (22% in this one)": 46%, 47%, 49%, 36%, 34%, 23%, 36%, 38%, 54%, 50%, 38%, 22%
 # in seven runs; pinned only as both parts real, in wide bands for a loaded machine
 assert extra == over("host_step", "one fused call") and calls_part == over("10 bare calls", "one fused call")
 assert extra > 0 and 0.1 < calls_part / extra < 0.9, (calls_part, extra, ms)
@@ -75,11 +80,10 @@ assert 64e9 / (sum_rate / 5) > 2 and host_sum > 100, (sum_rate, host_sum)
 # the prediction's numbers as the prose rounds them
 assert (round(mlp100m["compute"], 1), round(mlp100m["device memory"], 1),
         round(mlp100m["PCIe copies"])) == (0.8, 4.0, 69)
-assert round(mlp100m["compute"] * peak_flops["FP32"] / (mlp100m["device memory"] * 2.0e12)) == 5
+assert round(mlp100m["compute"] * fp32_flops / (mlp100m["device memory"] * 2.0e12)) == 5
 assert round(mlp100m["PCIe copies"] / device_ms(mlp100m)) == 17
-assert round(mlp100m_tf32["PCIe copies"] / device_ms(mlp100m_tf32)) == 17
 assert mlp100m["numpy sum"] > device_ms(mlp100m) + mlp100m["PCIe copies"]  # the sum sets the pace
-assert round(mlp100m_tf32["compute"], 2) == 0.11 and round(mlp100m["PCIe copies"] / 2) == 34
+assert round(mlp100m["PCIe copies"] / 2) == 34
 
 # the overlap, from gradlab's host_schedule at 100M (per micro-batch d, c, h ms; 10 micro-batches)
 slow, fast = schedules["numpy's sum"], schedules["a sum at 320 GB/s"]
@@ -230,7 +234,7 @@ assert 10 < best / in_graph_ms <= serial / in_graph_ms < 200, (best, serial, in_
 for P_x in (P7, P10):
     d_x, h_x = 6 * P_x * 32_768 / achieved, 5 * 4 * P_x / sum_rate
     if h_x < d_x:
-        assert P_x != P7 or 1.5 < h_x < 3.0, h_x  # the Problem's "h about 2.3 s here" (2.39, 2.33, 2.30, 2.32, 2.55 in runs)
+        assert P_x != P7 or 1.5 < h_x < 3.0, h_x  # the Problem's "h about 2.4 s" (2.39, 2.33, 2.30, 2.32, 2.55, 2.22, 2.34, 2.37 in runs)
         want = {P7: 42, P10: 60}[P_x]
         assert abs(problem[P_x][1]["overlapped, 2 buffers"]["total"] - want) < 1.5, (P_x, problem[P_x][1])
 # the host at 10 billion, as printed: 20 bytes a parameter, 200 GB
