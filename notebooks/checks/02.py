@@ -17,11 +17,12 @@ assert [g is None for g, _ in tower_grads[0]] == [False, False, True, False]
 assert all(isinstance(pairs[3][0], tf.IndexedSlices) for pairs in tower_grads)
 assert [pairs[3][0].indices.numpy().tolist() for pairs in tower_grads] == [[0, 0, 1], [2]]
 
-# The tutorial's plain mean and your weighted mean on w and b: both equal gradlab's exactly
+# The plain mean (and the 2017 tutorial's) and your weighted mean on w and b: both equal gradlab's exactly
 dense_ref = [pairs[:2] for pairs in tower_grads]
 mine, lib_31 = weighted_average_gradients(tower_grads, [3, 1]), gl.average_gradients(tower_grads, counts=[3, 1])
 assert [g.numpy().tolist() for g, _ in dense_ref[0] + dense_ref[1]] == [[2, 2], 1.0, [3, 6], 1.0]  # exact
-for yours, lib, expected in ((average_gradients(dense_ref), gl.average_gradients(dense_ref), ([2.5, 4], 1.0)),
+for yours, lib, expected in ((plain_mean, gl.average_gradients(dense_ref), ([2.5, 4], 1.0)),
+                             (average_gradients(dense_ref), gl.average_gradients(dense_ref), ([2.5, 4], 1.0)),
                              (mine[:2], lib_31[:2], ([2.25, 3], 1.0))):
     assert all(float(tf.reduce_max(tf.abs(g - g_lib))) == 0.0 for (g, _), (g_lib, _) in zip(yours, lib))
     assert yours[0][0].numpy().tolist() == expected[0] and float(yours[1][0]) == expected[1]
@@ -58,6 +59,10 @@ assert (fmt(tower_gap, ".1e"), fmt(g_max, ".3f"), fmt(spacing_g, ".1e")) == ("1.
 assert tower_gap == 2 * spacing_g  # "2 spacings" at the largest entry
 assert (fmt(max(w_gaps), ".1e"), fmt(w_max, ".3f")) == ("1.5e-08", "0.163") and max(w_gaps) == spacing_w
 assert fmt(tower_gap / spacing_g, ".1f") == "2.0" and fmt(max(w_gaps) / spacing_w, ".1f") == "1.0"
+
+# How the 2017 texts did it: on uneven towers, 40 + 24, the tutorial's plain mean misses g_B; weighted, rounding
+assert fmt(plain_miss, ".1%") == "23.9%"
+assert fmt(weighted_miss, ".1e") == "1.3e-07" and weighted_miss < 2 * np.finfo(np.float32).eps  # rounding
 
 # the partitioned graph: one per device; _Send ops: 4 weights and x, y halves from CPU:0, 4 gradients from CPU:1
 assert len(tf1_meta.partition_graphs) == 2

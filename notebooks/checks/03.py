@@ -43,12 +43,11 @@ for weights, reference in pairs:
 eps = float(np.finfo(np.float32).eps)
 assert f"{eps:.1e}" == "1.2e-07" and eps == np.spacing(np.float32(1)) and 0.5 < relative_error(mean, large) / eps <= 1
 
-# 63 = 16 + 16 + 16 + 15 against the 63's own gradient: the weighted mean and the added shares are rounding,
+# 63 = 16 + 16 + 16 + 15 against the 63's own gradient: the weighted mean is rounding,
 # about one spacing at 1 (eps)
 assert [len(a) for a in xs63] == [16, 16, 16, 15]
 assert weighted_error < 1e-6 and f"{weighted_error:.1e}" == "1.4e-07"
 assert 0.5 < weighted_error / eps < 1.5
-assert shares_error < 2 * eps and f"{shares_error:.1e}" == "1.1e-07", shares_error
 # the running sum makes weighted_mean's float32 additions in the same order: bit for bit on the 63's parts
 running = None
 for n, g in zip([16, 16, 16, 15], parts):
@@ -65,7 +64,7 @@ gap3 = max_abs_diff(one_update(0.1 / 3, [sum(g) for g in zip(*fetched[:3])]),
 assert 0 < gap3 <= spacing(w_top)  # problem 1: 1.5e-08, one float32 step
 assert f"{gap3:.1e}" == "1.5e-08"
 # the relative gaps the lesson calls rounding (gradients) are a few eps at most
-assert all(r < 2 * eps for r in [relative_error(mean, large), weighted_error, shares_error])
+assert all(r < 2 * eps for r in [relative_error(mean, large), weighted_error])
 
 # what host averaging moves: this MLP at N = 4, in MiB, as the prose rounds them
 assert P == 203_530 and N == 4 and G == 4 * P and MiB == 2 ** 20
@@ -73,11 +72,14 @@ assert f == 784 * 256 / P and f"{f:.1%}" == "98.6%"  # the first kernel
 assert [f"{G / MiB:.2f}", f"{N * G / MiB:.2f}"] == ["0.78", "3.11"]  # a gradient back; N out
 assert f"{N + 2 * f:.2f}" == "5.97"  # the list's peak, in gradients (lesson 17 measures 12.0 at N = 10)
 assert f"{N + (N + 1) * f:.2f}" == "8.93"  # the list averaged by Chlebus's np.stack(...).mean(axis=0)
-# numpy's measured peaks: weighted_mean's is N + 2f; np.stack's is N + (N + 1)f plus np.mean's small reduction buffer
-assert abs(list_peaks["weighted_mean"] - (N + 2 * f)) < 0.05, list_peaks
-assert 0 <= list_peaks["plain_mean"] - (N + (N + 1) * f) < 0.3, list_peaks
-# the shares added on the host make weighted_mean's mean
-assert len(added) == len(weighted) and max_abs_diff(added, weighted) < 1e-6
+# the host's measured peaks (fetches, list and mean all traced), in G: each near its rule; the prose rounds them
+# to one decimal (2.0, 6.0, 9.1). Tolerant: tracemalloc counts Python's small objects too
+run_sum, wm, st = (peaks[k][0] for k in ("your running sum", "list, weighted_mean", "list, Chlebus's line"))
+assert abs(run_sum - 2) < 0.05 and f"{run_sum:.1f}" == "2.0", run_sum
+assert abs(wm - (N + 2 * f)) < 0.05 and abs(wm - 6.0) < 0.06, wm  # "6.0 G"
+assert 0 <= st - (N + (N + 1) * f) < 0.3 and abs(st - 9.1) < 0.1, st  # "9.1 G"  # np.mean's small reduction buffer
+# the running sum holds fewer gradients than either list
+assert run_sum < wm < st
 # problem 2: 100 million parameters, N = 10, in GB; the copies at PCIe 5 x16's 64 GB/s
 assert [f"{x / 1e9:.1f}" for x in (N_big * G_big, G_big, (N_big + 2) * G_big, 2 * G_big)] == [
     "4.0", "0.4", "4.8", "0.8"]
