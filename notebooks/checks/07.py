@@ -135,9 +135,15 @@ _group_loss = [np.mean([tag_losses(_nai_model, w[g], t[g])[0] for w, t in tag_wi
                for g in (slice(0, 8), slice(8, 16))]  # the short sequences', the long ones'
 assert all(abs(l - np.log(2)) < 0.05 for l in _group_loss), _group_loss
 
+# the table's masked row: a masked loss divides by its valid tokens V_i whatever sample_weight holds
+# (V_i = D_i only for 0/1 weights); with weights 2 on every valid token it still divides by 23, not 46
+w_two = 2.0 * np.ones((8, 30), "float32")
+masked_w = float(loss_fn(labels[:8], seq_model(ids[:8]), sample_weight=w_two))
+assert abs(masked_w - 2.0 * l_1 / valid_i[0]) < 1e-5 * masked_w and valid_i[0] == 23, (masked_w, l_1)
+
 # shuffled, the naive rule lands near the fix; sorted (as bucketing makes it), far from it
 assert abs(t_shuf[0] - t_fix[0]) < 0.5 * abs(t_nai[0] - t_fix[0]) and abs(t_shuf[2] - t_fix[2]) < 0.1
-assert t_shuf[2] > t_fix[2]  # 'in this run still leans short' (a seeded run: the same on every run)
+assert f"{t_shuf[2]:.3f} {t_shuf[0]:.3f}" == "0.101 0.308"  # 'it bets 0.101' per token 0.308 (a seeded run: one run, no spread claimed)
 
 # The problems
 assert naive_share / share.min() > 10 > 1 > naive_share / share.max() and 0 < moved < 1

@@ -4,6 +4,7 @@ prose states, over the notebook's names, and fails loudly if a run ever disagree
 Run by the lesson's last code cell as `%run -i checks/08.py`; it reuses the notebook's names
 (`x`, `y`, `make`, `mlp`, `pf`, ...) and recomputes a few small things the lesson no longer shows.
 """
+import ml_dtypes
 import numpy as np
 import keras
 import tensorflow as tf
@@ -30,6 +31,14 @@ keras_sgd = lambda n=None: keras.optimizers.SGD(1.0, global_clipnorm=0.5, gradie
 keras_clip_err = pf.relative_error(pf.update_of(make("keras", 4, optimizer=lambda: keras_sgd(4)), x, y),
                                    pf.update_of(make("large_batch", optimizer=keras_sgd), x, y))
 assert keras_clip_err < 1e-6, keras_clip_err
+# "... and so treats its nonlinear clipnorm and clipvalue": on the mean once, the large batch's clip
+for clip_kw in ({"clipnorm": 0.05}, {"clipvalue": 0.01}):
+    keras_kw = lambda n=None: keras.optimizers.SGD(1.0, gradient_accumulation_steps=n, **clip_kw)
+    kw_err = pf.relative_error(pf.update_of(make("keras", 4, optimizer=lambda: keras_kw(4)), x, y),
+                               pf.update_of(make("large_batch", optimizer=keras_kw), x, y))
+    unclipped = pf.update_of(make("large_batch", optimizer=lambda: keras.optimizers.SGD(1.0)), x, y)
+    assert kw_err < 1e-6 and pf.relative_error(unclipped, pf.update_of(
+        make("large_batch", optimizer=keras_kw), x, y)) > 0.1, (clip_kw, kw_err)  # and the clip bites
 # lesson 01's yardstick: spacings at the largest entry; clipping once 4.2, the strategies 8.0 (under ten: rounding)
 assert spacing(g_clipped) == float(np.spacing(np.float32(max(np.abs(t).max() for t in g_clipped))))
 assert f"{once_gap / spacing(g_clipped):.1f}" == "4.2" and f"{pf.relative_error(g_once, g_clipped):.1e}" == "4.7e-07"
@@ -189,7 +198,7 @@ assert f"{fix_gap:.1e}" == "3.0e-08" and fix_gap < 1e-6 and fix_scales == [16384
 assert f"{fix_spacings:.1f}" == "1.0" and oracle_spacings < 10  # the prose: 1.0 spacing at the largest weight
 assert oracle_gap < 1e-6 and oracle_scale == 16384, (oracle_gap, oracle_scale)  # the independent oracle
 
-# The answers to the two problems, recomputed (the lesson's Problems cell states them)
+# The answers to the problems, recomputed (the lesson's Problems cell states them)
 
 # Problem 1: the lag
 def lag(rho, moves, updates=30_000):  # theta_k = k: how many updates the average trails
@@ -215,4 +224,16 @@ assert [f"{lags[b][1]:.2f}" for b in lags] == ["2.62", "25.12", "250.12"]
 assert f"{lags[0.99][1]:.0f}" == "25"  # Keras's average trails by about 25 updates at 0.99, N = 4
 assert f"{lags[0.9][2]:.2f}" == "9.74"
 assert ends_at == 2501 and first_doubling == 500
+
+# Problem 3: equal addends summed in bfloat16 stall at 256 of them (a tie at 256 + 1 rounds to even); float32 at 2^24
+keras_acc = keras.optimizers.SGD(0.1, gradient_accumulation_steps=4)
+bf16_var = keras.Variable(np.zeros(3), dtype="bfloat16")
+keras_acc.build([bf16_var])
+assert keras_acc._accumulated_gradients[0].dtype == "bfloat16"  # the accumulators take the variables' dtype
+acc, one = tf.constant(0.0, tf.bfloat16), tf.constant(1.0, tf.bfloat16)
+for _ in range(300):
+    acc += one
+assert float(acc) == 256.0 and float(tf.constant(256.0, tf.bfloat16) + one) == 256.0
+assert np.float32(2.0 ** 24) + np.float32(1) == np.float32(2.0 ** 24) and np.finfo(np.float32).nmant + 1 == 24
+assert ml_dtypes.finfo(ml_dtypes.bfloat16).nmant + 1 == 8  # 8 significant bits
 print("lesson 08: every number the prose states checks out")
