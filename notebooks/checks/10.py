@@ -36,21 +36,21 @@ assert all(0 <= net.held_mib - 4 * P / MiB < 1 for net in nets.values())  # held
 assert abs(batch_mib - (xb.shape[0] * 4 * 784 + yb.shape[0] * 8) / MiB) < 0.01, batch_mib  # the batch
 rc = ("tf.recompute_grad", "scope on Blocks") if "scope on Blocks" in nets else ("tf.recompute_grad",)  # Keras 3.9+
 share_of_plain = {n: median[n] / median["plain"] for n in median}
-# "both levers about halve the update" (stored run 0.48 to 0.55; runs have read 0.44 to 0.60)
+# "both levers about halve the update" (runs have read 0.44 to 0.60)
 assert all(0.3 < share_of_plain[n] < 0.75 for n in rc + ("N=4",)), share_of_plain
-assert share_of_plain["yours"] > 0.8, share_of_plain  # "yours saves nothing": about plain's (stored 1.02)
+assert share_of_plain["yours"] > 0.8, share_of_plain  # "yours saves nothing": about plain's (runs 1.00 to 1.02)
 # "together they add less than N = 4 alone" (N = 4's readings spread least: a gap of a few MiB)
 assert median["N=4 and recompute"] < median["N=4"] and share_of_plain["N=4 and recompute"] < 0.5, share_of_plain
-# "plain's about 1.03 times its median here, the levers' budgets above theirs" (stored 1.05 to 1.18; runs have read single
-# levers 0.98 to 1.34; a loaded machine spreads a lever's readings by MiB): the levers' median ratio above 1,
-# each lever within a wide band
+# "the levers' budgets above their medians" (runs have read single levers 0.98 to 1.34; a loaded machine spreads a
+# lever's readings by MiB): the levers' median ratio above 1, each lever within a wide band
 over = {n: budget_update[n] / median[n] for n in rc + ("N=4", "N=4 and recompute")}
 assert all(0.75 < r < 1.45 for r in over.values()) and np.median(list(over.values())) > 1.0, over
-# plain's budget against its median ("about 1.03 here", a run-varying reading; lesson 01 quotes it): plain's median in both sets of nine (runs: 27.50 and 30.98,
-# 26.38 and 27.51, 26.50 and 29.62, 26.73 and 27.23; budget 27.44)
+# plain's budget against its median ("about X here": a run-varying reading, printed by the table): plain's median in
+# both sets of nine (runs: 27.50 and 30.98, 26.38 and 27.51, 26.50 and 29.62, 26.73 and 27.23, 27.00 and 27.58,
+# 27.11 and 23.88; budget 27.44): a wide band, as the second set has read 1.15
 again_m = {n: np.median(m) for n, m in waited_adds.items()}
-assert all(0.83 < budget_update["plain"] / m < 1.2 for m in (median["plain"], again_m["plain"])), (median, again_m)
-assert budget_update["yours"] / median["yours"] < 0.8, median  # "yours is the exception" (runs 0.54 to 0.57)
+assert all(0.8 < budget_update["plain"] / m < 1.3 for m in (median["plain"], again_m["plain"])), (median, again_m)
+assert budget_update["yours"] / median["yours"] < 0.8, median  # "yours rebuilds early" (runs 0.54 to 0.57)
 # the figure: the levers' ticks near or under their bars, yours' far above the bar of a rebuild
 for n in rc + ("N=4", "N=4 and recompute"):
     assert whole[n] < budget(**levers.get(n, levers["tf.recompute_grad"])) / MiB + 4, whole
@@ -68,27 +68,19 @@ assert waited_apart < 1e-6, waited_apart  # waiting: the plain tape's gradients
 assert count == {"plain": (29, 10, 29), "yours": (37, 18, 33), "yours, waiting": (37, 10, 33),
                  "tf.recompute_grad": (37, 10, 33)}, count
 assert count["yours"][0] - count["plain"][0] == 8 and count["yours"][2] - count["plain"][2] == 4, count
-# "with the wait, yours saves as tf.recompute_grad does": both about half of plain's (runs 0.45 to 0.60)
+# "with the wait, yours saves as tf.recompute_grad does": both about half of plain's (runs 0.44 to 0.60)
 assert all(again_m[n] < 0.75 * again_m["plain"] for n in ("yours, waiting", "tf.recompute_grad")), again_m
 
 # the costs: multiply-adds (fixed) and one timing conclusion
 assert round((fwd + bwd + rebuilt) / (fwd + bwd), 2) == 1.16 and 4 * (3 * len(macs) - 1) == 116 and 3 * len(macs) - 1 == 29
 sh = {n: q[1] for n, q in share.items()}  # the median over rounds of the time over plain's in that round
-# "a quarter of the rows takes more than a quarter of plain's time" (stored 0.34; fixed costs per pass)
+# "a quarter of the rows takes more than a quarter of plain's time" (runs 0.34 to 0.38; fixed costs per pass)
 assert sh["plain, 256 rows"] > 0.25, share
 # the levers' times are stated as this run's readings; only wide bands are checked (runs have read
 # recomputation 0.94x to 1.53x plain's, N = 4 1.07x to 1.41x, both 1.50x to 1.56x)
 assert 0.8 < sh["tf.recompute_grad"] < 1.8 and 0.95 < sh["N=4"] < 2.0 and 0.95 < sh["N=4 and recompute"] < 2.2, sh
-# "N = 4 takes less than four lone 256-row updates" (stored 1.28x against 1.35x): one call, one apply
+# "N = 4 takes less than four lone 256-row updates" (runs: 1.28x against 1.35x, 1.36x against 1.53x): one call, one apply
 assert sh["N=4"] < 1.1 * 4 * sh["plain, 256 rows"], sh
-
-# where to checkpoint: segments of 1, 2, 4 blocks, and N = 4 with one-block segments (budget, extra work)
-seg = [segments(k, N) for k, N in ((1, 1), (2, 1), (4, 1), (1, 4))]
-assert [round(mib, 2) for mib, _ in seg] == [22.91, 26.41, 34.91, 19.04], seg
-assert [round((fwd + bwd + x) / (fwd + bwd), 2) for _, x in seg] == [1.16, 1.23, 1.27, 1.16], seg
-assert seg[0][1] == rebuilt and abs(seg[0][0] - budget(**levers["tf.recompute_grad"]) / MiB) < 1e-9  # k = 1: the lesson's
-assert abs(seg[2][0] - budget(**levers["plain"]) / MiB) < 1e-9  # one segment of four: plain's memory again
-assert round(budget(**levers["N=4"]) / MiB, 2) == 22.04 and seg[3][0] < min(seg[0][0], budget(**levers["N=4"]) / MiB)
 
 # the widget: your budget's N = 4 with recomputation, then bfloat16, then N = 64 with and without (fixed)
 assert round(start_mib, 2) == 19.04 and abs(start_mib - budget(**levers["N=4 and recompute"]) / MiB) < 1e-9, start_mib
