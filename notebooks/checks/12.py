@@ -108,15 +108,15 @@ assert 25 < crossover_mb < 14e3  # DDP's 25 MB buckets go faster hierarchical, a
 assert (steps_flat - steps_across, steps_across) == (110, 16) and abs(startups_ms["flat, NCCL"] - (110 * 3.4 + 16 * 14) * 1e-3) < 1e-12
 assert f"{startups_ms['flat, NCCL']:.2f}" == "0.60" and f"{startups_ms['flat, NCCL'] - startups_ms['hierarchical']:.2f}" == "0.35"
 assert round(crossover_nccl_mb) == 106 and 25 < crossover_nccl_mb < 14e3, crossover_nccl_mb  # the conclusion holds either way
-# problem 4 (moved from lesson 11): ResNet-50's float32 gradients, 8 A100s, N = 8 micro-batches of 32, HDR at 25 GB/s
-_resnet = 4 * 25_583_592  # bytes: Keras's ResNet50, as lesson 01 counts it
-_ring_resnet, _compute_8 = 2 * 7 / 8 * _resnet, 8 * 32 / 2375 * 1e3  # bytes per GPU per all-reduce; ms of compute
-assert (f"{_resnet / 2**20:.1f}", f"{1.75 * 97.6:.1f}", f"{_ring_resnet / 2**20:.1f}") == ("97.6", "170.8", "170.8")
-assert (f"{_compute_8:.1f}", f"{_ring_resnet / 25e9 * 1e3:.2f}") == ("107.8", "7.16")
-assert (f"{8 * _ring_resnet / 25e9 * 1e3 / _compute_8:.1%}", f"{_ring_resnet / 25e9 * 1e3 / _compute_8:.1%}") == ("53.2%", "6.6%")
-_share = {n: _ring_resnet / 25e9 * 1e3 / (n * 32 / 2375 * 1e3) for n in range(1, 16)}
-assert (f"{_share[10]:.1%}", f"{_share[11]:.1%}") == ("5.3%", "4.8%") and min(n for n in _share if _share[n] < 0.05) == 11
-assert (f"{0.066 * 8 / 10:.1%}", f"{0.066 * 8 / 11:.1%}") == ("5.3%", "4.8%")  # the answer's rounded 6.6 % x 8 / N
+# alpha = 0 in the overlap example: NCCL's 14 µs a network ring step over the 2 (R - 1) = 14 steps at R = 8
+assert f"{2 * 7 * 14e-3:.1f}" == "0.2"  # ms
+# problem 4 (ZeRO-1): a 1B-parameter model, Adam, float32 throughout, R = 8
+_P, _R = 1e9, 8
+assert 4 * _P + 4 * _P + 8 * _P == 16e9 and 4 * _P + 4 * _P + 8 * _P / _R == 9e9  # held: weights, gradients, moments
+assert (_R - 1) / _R * 4 * _P == 3.5e9 and 2 * (_R - 1) / _R * 4 * _P == 7e9  # sent: reduce-scatter, all-gather = all-reduce
+# after the reduce-scatter, device r holds the full sum of chunk (r + 1) mod R (the three-device trace)
+_full = [111, 222, 333]
+assert all(int(small.history[2][r][(r + 1) % 3][0]) == _full[(r + 1) % 3] for r in range(3))
 # NCCL's model (tuning.cc) on one node's NVLink: a ring step costs 3.4 µs with Simple (large messages)
 assert nvlink_step_us == 3.4
 # the N = 2 timeline: each waits (2 x one micro-batch and its all-reduce) against one deferred all-reduce
