@@ -21,7 +21,7 @@ Lesson: notebooks/13-fit-across-replicas.ipynb
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-from matplotlib.patches import FancyArrowPatch
+from matplotlib.patches import FancyArrowPatch, Patch
 
 # route -> (steps on each replica, all-reduce, [steps on each replica, all-reduce, ...] steps on the sum):
 # tuples of steps and all-reduce labels alternate, a tuple first and last
@@ -37,6 +37,8 @@ DATAFLOWS = {
 }
 _MISSES, _EXACT, _REDUCE = "#f6c4c4", "#c4e8c4", "#fdd49e"  # red: mirrored fit's 1/R and clip; green: the stages'
 _MARKED = {"mean loss ÷ R": _MISSES, "clip its part": _MISSES, "÷ B": _EXACT, "clip": _EXACT}
+LEGEND = ((_MISSES, "where mirrored fit leaves the large batch"),  # the figure's colour key, below the panels
+          (_EXACT, "where a stage divides or clips as the large batch does"), (_REDUCE, "an all-reduce"))
 
 
 def all_reduces(route):
@@ -109,4 +111,6 @@ def plot_replica_dataflow(replicas=2, dataflows=None):
         ax.set_ylim(-0.6, replicas - 0.4)
         ax.set_axis_off()
         ax.set_title(route, fontsize="medium", loc="left")
+    fig.legend(handles=[Patch(facecolor=c, edgecolor="0.4", label=label) for c, label in LEGEND],
+               loc="outside lower center", ncols=len(LEGEND), fontsize="small", frameon=False)
     return fig

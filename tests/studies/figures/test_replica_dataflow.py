@@ -2,11 +2,12 @@
 once after it, stage 1's and the hand clip's two all-reduces, and Keras's order (clip, then all-reduce) read off a real
 `optimizer.apply`."""
 import keras
+import matplotlib.colors
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from gradlab.studies.figures.replica_dataflow import DATAFLOWS, all_reduces, plot_replica_dataflow
+from gradlab.studies.figures.replica_dataflow import DATAFLOWS, LEGEND, all_reduces, plot_replica_dataflow
 
 
 def _boxes(ax):
@@ -95,3 +96,12 @@ def test_the_hand_clip_all_reduces_the_gradient_clips_the_mean_then_lets_apply_a
     assert labels.index(first) < labels.index("÷ B") < labels.index("clip") < labels.index(second)
     assert labels.count("clip") == 2 and labels.count("÷ R") == 2  # on each replica, between the all-reduces
     assert [a for a in ax.patches if a.get_linestyle() == "--"] == []  # all-reduce 1 carries the gradient
+
+
+def test_the_figure_keys_its_three_colours_in_one_legend():
+    fig = plot_replica_dataflow(replicas=2)
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == [label for _, label in LEGEND]
+    boxes = {matplotlib.colors.to_hex(t.get_bbox_patch().get_facecolor()) for ax in fig.axes for t in ax.texts
+             if t.get_bbox_patch() is not None}
+    assert {matplotlib.colors.to_hex(c) for c, _ in LEGEND} <= boxes  # every keyed colour is drawn
