@@ -102,9 +102,9 @@ assert abs(a4_miss[1e-7] - sum_miss["Adam(0.001)"]) < 1e-6, (a4_miss, sum_miss)
 assert [f"{e / np.sqrt(1 - 0.999):.1e}" for e in (1e-7, 1e-12)] == ["3.2e-06", "3.2e-11"]
 # memory: the 224 images waiting at N = 8, left out of the estimate
 assert round(waiting / MiB) == 129 and f"{waiting / parts[-1]['total']:.1%}" == "2.6%"
-# lesson 10's MLP: 14's fuller budget for one update, this estimate's gradient and layer outputs at B = 1,024
+# lesson 10's MLP: 10's fuller budget for one update, this estimate's gradient and layer outputs at B = 1,024
 # plus its backward term b t (the gradients with respect to layer outputs), is 27.44 MiB; 10 prints it against
-# the allocator's median (budget / measured, about 1.03 in its run: run-varying, so the prose says "about")
+# the allocator's median (run-varying, on both sides of 1 across runs, so the prose states no ratio)
 from gradlab.lessons import recompute  # noqa: E402
 
 _mlp17 = recompute.block_mlp()
