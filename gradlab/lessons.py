@@ -85,6 +85,7 @@ _NAMES = {
     "plots": ("gradlab.studies.figures.plots", None),
     "lesson_plots": ("gradlab.studies.figures.lesson_plots", None),
     "plot_checkpoint_curve": ("gradlab.studies.figures.selection", "plot_checkpoint_curve"),
+    "seed_gaps": ("gradlab.studies.figures.seed_gaps", None),
     "plot_memory": ("gradlab.studies.figures.memory_plots", "plot_memory"),
     "plot_memory_trace": ("gradlab.studies.figures.memory_timeline", "plot_memory_trace"),
     "plot_step_peaks": ("gradlab.studies.figures.step_peaks", "plot_step_peaks"),

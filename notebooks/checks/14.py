@@ -7,7 +7,7 @@ import numpy as np
 
 # Hold the effective batch (cell 5): yours and gradlab's agree; float32 rounding; no accuracy change
 assert mine == worst < 1e-5 and np.isclose(paired(accumulated, large).mean(), 100 * accuracy_change)
-assert np.all(paired(accumulated, large) == 0) and f"{accs.mean():.1f} ± {accs.std(ddof=1):.1f}" == "93.4 ± 0.8"
+assert np.all(paired(accumulated, large) == 0) and len(accs) == 3
 assert f"{mine:.1e}" == "7.2e-07" and acc_by_seed == [0.0] * 3  # every seed's final accuracy the same
 assert [r.config.seed for r in large.results] == [0, 1, 2]
 # the answer: every update of every seed within nine float32 spacings at the larger loss; the largest gap 7.2e-07
@@ -23,20 +23,17 @@ def change(group):  # final accuracy against the large batch, seed by seed, in p
     return np.array([100 * (r.accuracy - group.reference[r.config.seed].accuracy) for r in group.results])
 
 
+exact = ("cosine lr schedule", "uneven micro-batches", "clip each micro-batch")
 ways = {s: measured[s][1:] for s in measured}  # (gradlab's, the other way) of each setting
 exact_gaps = {s: [float(np.abs(r.losses - ways[s][0].reference[r.config.seed].losses).max())
                   for r in ways[s][0].results] for s in exact}
-within = sorted(e for v in exact_gaps.values() for e in v)
 # the answer's loss gaps to the large batch: schedule 8.3e-07, uneven 2.7e-07, clipping 4.3e-03 (seed 1)
 assert [f"{max(exact_gaps[s]):.1e}" for s in exact] == ["8.3e-07", "2.7e-07", "4.3e-03"], exact_gaps
-assert f"{within[-2]:.1e}" == "8.3e-07" and f"{within[-1]:.1e}" == f"{exact_gaps['clip each micro-batch'][1]:.1e}" == "4.3e-03"
 assert np.all(np.abs(change(ways["cosine lr schedule"][0])) < 0.05)
 keras_cosine = ways["cosine lr schedule"][1]
 assert round(keras_cosine.difference()[1], 2) == 0.62 and np.all(change(keras_cosine) < -4 * sigma), change(keras_cosine)
 assert [round(c, 1) for c in (change(keras_cosine).max(), change(keras_cosine).min())] == [-4.2, -5.3]
 assert f"{change(keras_cosine).mean():.1f} ± {change(keras_cosine).std(ddof=1):.1f}" == "-4.8 ± 0.6"
-# reproducibility: runs that compute the same updates differ by one test digit (0.1 points) at most
-assert np.round(same[:3], 1).tolist() == [0.0] * 3 and max(np.abs(same)) < 0.1 + 1e-9 and len(same) == 12
 uneven, (bn_window, bn_micro), clip_each = (change(ways["uneven micro-batches"][1]), [change(g) for g in ways[
     "BatchNorm, statistics per micro-batch"]], change(ways["clip each micro-batch"][1]))
 assert abs(uneven.mean()) < 0.1 and np.all(np.abs(uneven) < 0.1 + 1e-9)  # inside the yardstick
@@ -52,25 +49,7 @@ assert [f"{c:+.1f}" for c in bn_window] == ["+0.2", "+0.0", "+0.5"]  # window by
 assert len(mnist.x_train) == 4000 and len(mnist.x_test) == 1000  # one test digit is 0.1 points
 assert f"{bn[0]:.7f}" == f"{bn[1]:.7f}" == "0.1581529"
 assert round(ways["clip each micro-batch"][1].difference()[1], 2) == 0.25
-# clipping once: gradlab's float32 gap passes 1e-5 at update 30 and reaches 4.3e-03; float64 stays at 3.3e-16
-assert f"{clip_gap['float32']:.1e}" == "4.3e-03" and clip_gap["float64"] < 1e-12 and f"{clip_gap['float64']:.1e}" == "3.3e-16"
-assert jump + 1 == 30 and clip_diffs["float32"][jump] > 1e-5 >= clip_diffs["float32"][:jump].max()
-assert 115 <= clip_diffs["float32"].argmax() + 1 <= 125  # "near update 120" (121)
-# why seed 1 drifts: accumulate (same clipped update, another summation order) stays at rounding; fused parts
-assert [f"{d:.1e}" for d in by_seed] == ["2.4e-07", "4.3e-03", "4.8e-07"]
-assert f"{twin_gap:.1e}" == "2.4e-07" and twin_gap < 1e-6 < 1e-3 < by_seed[1]
-unclipped = [mine, *exact_gaps["cosine lr schedule"], *exact_gaps["uneven micro-batches"], by_seed[0], by_seed[2]]
-assert f"{max(unclipped):.1e}" == "8.3e-07"  # the other two clipped seeds and every unclipped run at N = 4
-# seed noise: a 3-seed mean's standard error 0.07 to 0.42 points; cosine far outside; clip-each and window inside 2
-ratio = {n: m / e for n, (m, e) in noise.items()}
-assert [f"{e:.2f}" for e in (min(e for _, e in noise.values()), max(e for _, e in noise.values()))] == ["0.07", "0.42"]
-assert "{:+.2f} ± {:.2f}".format(*noise["Keras's cosine"]) == "-4.83 ± 0.33", noise  # cell 24's print
-cosine_ratio, micro_ratio = ratio["Keras's cosine"], ratio["BN per micro-batch"]
-assert [f"{cosine_ratio:+.1f}", f"{micro_ratio:+.1f}"] == ["-14.7", "+4.0"] and np.all(bn_micro > 0), ratio
-assert [f"{ratio[n]:+.1f}" for n in ("clip each", "BN window")] == ["+0.6", "+1.6"], ratio
-# two-sided p, Student's t with 2 degrees of freedom: cosine 0.005, per micro-batch 0.06
-assert [f"{p_value[n]:.1g}" for n in ("Keras's cosine", "BN per micro-batch", "BN window")] == ["0.005", "0.06", "0.2"], p_value
-assert abs(ratio["clip each"]) < 2 and abs(ratio["BN window"]) < 2 and ratio["Keras's cosine"] < -10, ratio
+
 # BatchNorm, why: the runs kept are the lab's, every seed; per micro-batch's statistics nearer the true ones
 for way, g in zip(bn_runs, measured["BatchNorm, statistics per micro-batch"]):  # large batch, window, per micro
     assert [r.config.seed for r in g.results] == [0, 1, 2] and bn_runs[way].shape == (3, 4), way
@@ -88,44 +67,37 @@ assert np.array_equal(gain, bn_runs["per micro-batch"] - bn_runs["large batch"])
 assert [f"{x:.1f}" for x in gain[:, 2]] == ["0.6", "0.5", "1.1"] and f"{gain[:, 2].mean():+.1f}" == "+0.7", gain
 assert [f"{x:.1f}" for x in gain[:, 3]] == ["0.1", "0.1", "0.4"] and f"{gain[:, 3].mean():+.1f}" == "+0.2", gain
 assert np.all(gain[:, 3] < 0.5 * gain[:, 2])  # in every seed fresher statistics made most of the gain
-# re-scored with the true statistics, the window and per-micro-batch runs score the same, 94.2, 95.0 and 93.9 %: both
-# train alike (0.0e+00 apart); the +0.2 points left over the large batch fit ghost-batch normalisation, but cell 24's
-# paired test (Student's t, 2 degrees of freedom) gives p = 0.2 on 0.1, 0.1, 0.4: 3 seeds cannot tell it from zero
-t_true = gain[:, 3].mean() / (gain[:, 3].std(ddof=1) / np.sqrt(3))
-p_true = 1 - abs(t_true) / np.sqrt(t_true ** 2 + 2)  # cell 24's closed form
-printed = np.array([0.1, 0.1, 0.4])  # the gaps as printed
-t_printed = printed.mean() / (printed.std(ddof=1) / np.sqrt(3))
-assert f"{p_true:.1g}" == f"{1 - abs(t_printed) / np.sqrt(t_printed ** 2 + 2):.1g}" == "0.2" and abs(t_true) < 4.30, (p_true, t_true)  # 4.30: 2 d.f., 5 %
 assert [f"{x:.1f}" for x in bn_runs["window"][:, 3]] == [f"{x:.1f}" for x in bn_runs["per micro-batch"][:, 3]] == ["94.2", "95.0", "93.9"]
-assert np.allclose(bn_runs["window"][:, 3] - bn_runs["large batch"][:, 3], gain[:, 3]) and gain[:, 3].mean() > 0
-assert np.allclose(gain[:, 2], bn_micro)  # the kept runs score as the lab's
-assert np.all(bn_runs["window"][:, 3] > bn_runs["window"][:, 2]) and np.all(bn_runs["large batch"][:, 3] > bn_runs["large batch"][:, 2])
 assert f"{0.99 ** 150:.2f}" == "0.22" and f"{0.99 ** 600:.4f}" == "0.0024" and f"{0.99 ** 4:.2f}" == "0.96"
 for s in measured:  # your paired differences are gradlab's, seed by seed and on average
     for g in measured[s][1:]:
         assert np.allclose(paired(g, measured[s][0]), change(g)) and np.isclose(change(g).mean(), 100 * g.difference()[2])
 
 
-# the budget: lesson 10's MLP; bfloat16 takes N = 1 from 34.91 MiB to 18.99, and rounds 1 + 2^-9 to 1.0
-assert (a_out, t) == (4 * (128 + 4 * (1024 + 128) + 10), 4 * (1024 + 128))  # lesson 10's float32 count, by hand
-assert [f"{totals[d]:.2f}" for d in ("float32", "bfloat16")] == ["34.91", "18.99"], totals
-assert float(tf.cast(tf.constant(1 + 2**-9), tf.bfloat16)) == 1.0
-assert gap64.max() < 1e-12 < 1e-5 < gap.max(), (gap64.max(), gap.max())
-# Going further: within 4.8e-07 for 35 updates, 1.0e-05 at update 36, 3.0e-03 at update 92 (float64 3.3e-16);
-# final accuracies 93.6 % and 93.7 %; the gap grows about 300 times after the weights part
-assert [f"{gap[:first].max():.1e}", f"{gap.max():.1e}", f"{gap64.max():.1e}"] == ["4.8e-07", "3.0e-03", "3.3e-16"], gap
-assert first == 35 and f"{gap[first]:.1e}" == "1.0e-05" and gap.argmax() + 1 == 92
-assert 250 < gap.max() / gap[first] < 350, gap.max() / gap[first]
-# the weights part in one update: 2.5e-07 apart before update 35, 1.6e-04 after; float64's within 4.4e-16
-assert k == 35 == first and [f"{w32[:k].max():.1e}", f"{w32[k]:.1e}", f"{w64.max():.1e}"] == ["2.5e-07", "1.6e-04", "4.4e-16"]
-assert len(w64) == 150 and w32[k] > 100 * w32[:k].max()  # one update, then the loss gap grows
-# what parts them at update 35: one unit's weights, along one image whose ReLU input lies within 2e-07 of zero
-assert f"{w_diff[:, unit].max():.1e}" == "1.6e-04" and others < 0.02 * w_diff[:, unit].max(), (unit, others)
-assert abs(relu_in[0][image, unit]) < 2e-7 and abs(relu_in[1][image, unit]) < 2e-7, relu_in[0][image, unit]
-assert np.sort(np.abs(relu_in[0][:, unit]))[1] > 1e3 * 2e-7 and along > 0.9999, along  # "over 0.9999"
-assert [f"{100 * r.accuracy:.1f}" for r in pairs["float32"]] == ["93.6", "93.7"]
-# Going further's control: accumulate parts from fused and from the large batch
-assert [f"{x:.1e}" for x in apart] == ["1.2e-03", "2.0e-03"] and min(apart) > 1e-4, apart
+# clipping once, seed 1 (the fold): it parts by 4.3e-03 in float32, stays within 3.3e-16 in float64; seeds 0 and 2
+# within 4.8e-07; the controls (accumulate, fused without XLA) stay at rounding
+assert [f"{d:.1e}" for d in by_seed] == ["2.4e-07", "4.3e-03", "4.8e-07"] and f"{max(by_seed[0], by_seed[2]):.1e}" == "4.8e-07"
+assert f"{clip_gap['float32']:.1e}" == "4.3e-03" and f"{clip_gap['float64']:.1e}" == "3.3e-16"
+assert max(controls) < 1e-6 < 1e-3 < by_seed[1], controls
+
+# What mattered: paired gaps by seed and their 95% intervals (the table)
+assert list(gaps) == ["Keras's schedule", "Keras's 1/N, uneven", "clip each micro-batch", "BatchNorm per micro-batch",
+                      "BatchNorm window"]
+assert np.allclose(gaps["BatchNorm per micro-batch"], bn_micro) and np.allclose(gaps["Keras's schedule"], keras_cosine_change)
+assert [f"{x:+.1f}" for x in gaps["BatchNorm per micro-batch"]] == ["+0.6", "+0.5", "+1.1"]
+_iv = {k: "{:+.1f} ± {:.1f}".format(*seed_gaps.interval(d)) for k, d in gaps.items()}
+assert [_iv[k] for k in list(gaps)[:4]] == ["-4.8 ± 1.4", "+0.0 ± 0.3", "+0.2 ± 1.8", "+0.7 ± 0.8"], _iv
+_holds0 = {k: abs(seed_gaps.interval(d)[0]) <= seed_gaps.interval(d)[1] for k, d in gaps.items()}
+assert _holds0 == {"Keras's schedule": False, "Keras's 1/N, uneven": True, "clip each micro-batch": True,
+                   "BatchNorm per micro-batch": True, "BatchNorm window": True}, _holds0  # only the schedule is told from 0
+
+# After the core: the checklist on the convnet; checks 1, 2 and 4 within a few eps (rounding), Dropout about 2 %
+assert grad_norm > 0.5, grad_norm  # the clip acts on the first update
+assert all(checks[k] / 100 / eps < 10 for k in ("1, 2: count and clip", "4: two replicas")), checks
+assert 1.0 < checks["5: Dropout"] < 3.0, checks  # "about 2 %"
+assert (int(opts[4].iterations), int(opts[1].iterations)) == (2, 2)
+assert np.isclose(float(opts[4].learning_rate), float(opts[1].learning_rate))
+
 # The problem (the GPT): N = 4 fits (63.22 GB, with t 69.93), N = 3 does not (79.42)
 assert (smallest, fit[smallest]["b"]) == (4, 16) and fit[1]["total"] - fit[1]["activations"] == 16e9
 assert [f"{fit[n]['total'] / 1e9:.2f}" for n in (smallest, smallest - 1)] == ["63.22", "79.42"] and fit[smallest - 1]["total"] > 72e9
@@ -155,30 +127,13 @@ assert 22 * logits > fit[3]["total"] - 72e9
 
 # two updates by fused's step are the lab's run's, bit for bit; 784-256-10 has 203,530 weights
 assert two_steps == [float(x) for x in lab_run.losses[:2]] and n_weights == 203_530
-# pairing (BatchNorm per micro-batch): the paired differences spread 0.3, each way's accuracies 0.8 and 0.5;
-# +0.7 is 4.0 paired standard errors (0.19), 1.4 unpaired ones (0.51)
-assert f"{bn_diff.std(ddof=1):.1f}" == "0.3" and f"{bn_diff.mean() / se['paired']:.1f}" == "4.0" and np.allclose(bn_diff, bn_micro)
-assert [f"{a.std(ddof=1):.1f}" for a in bn_acc] == ["0.8", "0.5"] and f"{bn_diff.mean():+.1f}" == "+0.7"
-assert [f"{se[k]:.2f}" for k in ("paired", "unpaired")] == ["0.19", "0.51"]
-assert f"{bn_diff.mean() / se['unpaired']:.1f}" == "1.4" and bn_diff.mean() / se["unpaired"] < 2
-
 # LayerNorm: one update split in 4 is the large batch's, to float32 rounding (the prose states no digits: the
 # gap reads 4.5e-08 or 6.0e-08 as earlier cells change; under one spacing at the largest weight, asserted above)
 assert layernorm_gap < 1e-6, layernorm_gap
 # the two BatchNorm ways train with identical losses: only testing reads the moving statistics ("0.0e+00")
 assert between == 0.0, between
-# seed 1's clipped drift: XLA supplies a rounding difference, one update makes it large; fused without XLA
-# stays at rounding ("2.4e-07"), with XLA it parts ("4.3e-03"); parting needs no XLA: Going further's accumulate (no XLA,
-# as large_batch) parts from the large batch by "2.0e-03"
-assert plain_gap < 1e-6 < 1e-3 < by_seed[1], (plain_gap, by_seed)
-assert f"{apart[1]:.1e}" == "2.0e-03" and {c.strategy for c in (more.config, pair[0].config)} == {"accumulate", "large_batch"}
-# seed 1, clipped: 1.8e-07 apart before update 25, 2.9e-04 after it; the other two seeds within 4.8e-07
-assert cross == 25 and [f"{clip_w[:cross].max():.1e}", f"{clip_w[cross]:.1e}"] == ["1.8e-07", "2.9e-04"]
-assert f"{max(by_seed[0], by_seed[2]):.1e}" == "4.8e-07"
 # BatchNorm's inversion (cell 17's print): both ways end at a higher training loss than the large batch, yet score higher
 assert late[1] == late[2] and late[1] > late[0] and bn_window.mean() > 0 and bn_micro.mean() > 0, late
-# the rest with the true statistics (cell 18's print): +0.2 ± 0.1 s.e., p = 0.2
-assert f"{rest_se:.1f}" == "0.1" and f"{rest_p:.1g}" == "0.2" and np.isclose(rest_p, p_true), (rest_se, rest_p)
 # section 1's Explore: at lr = 2 the large batch diverges and the curves part within 10 updates
 part = int(np.argmax(wild_gap > 1e-5))
 assert 0 < part < 10 and wild_gap[:part].max() <= 1e-5 and wild[0].accuracy < 0.5, (part, wild[0].accuracy)
@@ -200,8 +155,6 @@ assert [f"{x:.2f}" for x in micro_far] == ["3.94", "3.96"] and f"{1 - 0.99 ** 4:
 _sp = {s: max(spacings(r.losses, ways[s][0].reference[r.config.seed].losses).max() for r in ways[s][0].results)
        for s in ("cosine lr schedule", "uneven micro-batches")}
 assert [f"{v:.2g}" for v in _sp.values()] == ["8", "9"] and max(_sp.values()) < 10, _sp  # inside the course's ten
-# bfloat16 at N = 1: 0.54 of float32's budget
-assert f"{totals['bfloat16'] / totals['float32']:.2f}" == "0.54"
 # window's moving variance 74 to 78 % off the training digits' (150 moves, as the large batch)
 assert [f"{x:.0%}" for x in (bn_runs["window"][:, 1].min(), bn_runs["window"][:, 1].max())] == ["74%", "78%"]
 print("lesson 14: every number the prose states checks out")

@@ -1,0 +1,23 @@
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+
+def test_interval_is_the_mean_and_students_half_width():
+    from gradlab.studies.figures.seed_gaps import interval
+    mean, half = interval([0.4, 0.1, 0.7])  # lesson 19's Problem 3: 0.4 ± 4.303 · 0.3 / sqrt(3)
+    assert mean == pytest.approx(0.4) and half == pytest.approx(4.303 * 0.3 / np.sqrt(3))
+    with pytest.raises(ValueError):
+        interval([1.0])
+
+
+def test_plot_seed_gaps_draws_each_seed_and_the_interval_per_row():
+    from gradlab.studies.figures.seed_gaps import plot_seed_gaps
+    fig = plot_seed_gaps([("schedule", [-5.3, -4.2, -5.0]), ("uneven", [0.0, 0.0, 0.0])])
+    assert not plt.fignum_exists(fig.number)
+    (ax,) = fig.axes
+    assert [t.get_text() for t in ax.texts] == ["schedule: -4.8 ± 1.4", "uneven: +0.0 ± 0.0"]
+    ticks = [line for line in ax.lines if line.get_gid() == "seeds"]
+    np.testing.assert_allclose(ticks[0].get_xdata(), [-5.3, -4.2, -5.0])
+    means = [float(np.asarray(c.lines[0].get_xdata())[0]) for c in ax.containers]
+    assert means == pytest.approx([-4.8333333, 0.0])
