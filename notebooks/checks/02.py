@@ -60,9 +60,9 @@ assert tower_gap == 2 * spacing_g  # "2 spacings" at the largest entry
 assert (fmt(max(w_gaps), ".1e"), fmt(w_max, ".3f")) == ("1.5e-08", "0.163") and max(w_gaps) == spacing_w
 assert fmt(tower_gap / spacing_g, ".1f") == "2.0" and fmt(max(w_gaps) / spacing_w, ".1f") == "1.0"
 
-# How the 2017 texts did it: on uneven towers, 40 + 24, the tutorial's plain mean misses g_B; weighted, rounding
+# How the 2017 texts did it: on uneven towers, 40 + 24, the tutorial's plain mean misses g_B; weighted, about float32's epsilon
 assert fmt(plain_miss, ".1%") == "23.9%"
-assert fmt(weighted_miss, ".1e") == "1.3e-07" and weighted_miss < 2 * np.finfo(np.float32).eps  # rounding
+assert fmt(weighted_miss, ".1e") == "1.3e-07" and weighted_miss < 2 * np.finfo(np.float32).eps  # "about float32's epsilon (1.2e-07)"
 
 # the partitioned graph: one per device; _Send ops: 4 weights and x, y halves from CPU:0, 4 gradients from CPU:1
 assert len(tf1_meta.partition_graphs) == 2

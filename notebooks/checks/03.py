@@ -43,8 +43,8 @@ for weights, reference in pairs:
 eps = float(np.finfo(np.float32).eps)
 assert f"{eps:.1e}" == "1.2e-07" and eps == np.spacing(np.float32(1)) and 0.5 < relative_error(mean, large) / eps <= 1
 
-# 63 = 16 + 16 + 16 + 15 against the 63's own gradient: the weighted mean is rounding,
-# about one spacing at 1 (eps)
+# 63 = 16 + 16 + 16 + 15 against the 63's own gradient: the weighted mean misses by about float32's epsilon,
+# one spacing at 1
 assert [len(a) for a in xs63] == [16, 16, 16, 15]
 assert weighted_error < 1e-6 and f"{weighted_error:.1e}" == "1.4e-07"
 assert 0.5 < weighted_error / eps < 1.5
@@ -63,7 +63,7 @@ gap3 = max_abs_diff(one_update(0.1 / 3, [sum(g) for g in zip(*fetched[:3])]),
                     one_update(0.1, plain_mean(fetched[:3])))
 assert 0 < gap3 <= spacing(w_top)  # problem 1: 1.5e-08, one float32 step
 assert f"{gap3:.1e}" == "1.5e-08"
-# the relative gaps the lesson calls rounding (gradients) are a few eps at most
+# the relative gaps the lesson calls "about float32's epsilon" (gradients) are a few eps at most
 assert all(r < 2 * eps for r in [relative_error(mean, large), weighted_error])
 
 # what host averaging moves: this MLP at N = 4, in MiB, as the prose rounds them
@@ -77,7 +77,7 @@ assert f"{N + (N + 1) * f:.2f}" == "8.93"  # the list averaged by Chlebus's np.s
 run_sum, wm, st = (peaks[k][0] for k in ("your running sum", "list, weighted_mean", "list, Chlebus's line"))
 assert abs(run_sum - 2) < 0.05 and f"{run_sum:.1f}" == "2.0", run_sum
 assert abs(wm - (N + 2 * f)) < 0.05 and abs(wm - 6.0) < 0.06, wm  # "6.0 G"
-assert 0 <= st - (N + (N + 1) * f) < 0.3 and abs(st - 9.1) < 0.1, st  # "9.1 G"  # np.mean's small reduction buffer
+assert 0 <= st - (N + (N + 1) * f) < 0.3 and abs(st - 9.1) < 0.1, st  # "9.1 G"; "within 0.3 G of its rule"
 # the running sum holds fewer gradients than either list
 assert run_sum < wm < st
 # problem 2: 100 million parameters, N = 10, in GB; the copies at PCIe 5 x16's 64 GB/s
