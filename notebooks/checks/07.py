@@ -154,6 +154,9 @@ assert [f"{r:.2f}" for r in replica_ratio] == ["1.67", "0.71"]  # problem 2's an
 assert [tuple(part[0].shape) for part in own_length] == [(8, 4), (8, 29)]
 assert batch_failure == "Cannot batch tensors with different shapes in component 0"
 assert own_error < 1e-5 and f"{own_error:.1e}" == "1.1e-06"
+# cell 22: fit counted first, "relative error 1.1e-06, 4.0 spacings at the largest entry" (rounding: under ten)
+assert f"{fit_errors['counted first']:.1e}" == "1.1e-06" and f"{at_top['fit, counted first']:.1f}" == "4.0"
+assert at_top["fit, counted first"] < 10
 assert [f"{w:.3f}" for w in own_weights] == [f"{w:.3f}" for w in weight_i] == ["0.210", "1.790"]
 
 # the opening: 01's Problem 3, 10 and 90 tokens at mean losses 4.0 and 2.0

@@ -189,6 +189,14 @@ assert f"{merge_gap:.1e} {in_spacings(mine_bn, large_bn):.3f}" == "4.7e-10 0.008
 assert f"{max(bn_gaps['window']):.1e} {in_spacings(moved['window'], large_bn):.2f}" == "9.3e-10 0.02"
 assert max(in_spacings(mine_bn, large_bn), in_spacings(moved["window"], large_bn)) < 10
 assert f"{in_spacings(mine_bn[:1], large_bn[:1]):.0f} {in_spacings(moved['window'][:1], large_bn[:1]):.0f}" == "1 2"
+# the prose: "within two spacings", on both yardsticks (the largest value compared, and the moving mean's own)
+assert max(in_spacings(mine_bn, large_bn), in_spacings(moved["window"], large_bn),
+           in_spacings(mine_bn[:1], large_bn[:1]), in_spacings(moved["window"][:1], large_bn[:1])) <= 2
+# the EMA figure's theta_1: 0.729 once per update, 0.387 under Keras (rho 0.9, N = 4), as the prose states
+assert [f"{ema_coefficients(4, 0.9, m)[0]:.3f}" for m in (1, 4)] == ["0.729", "0.387"]
+# "for rho near 1 and N = 4, the average trails by about a quarter as many updates" (Problem 1's lags)
+assert all(abs((r / (1 - r ** 4)) / (r / (1 - r)) - 0.25) < 0.01 for r in (0.99, 0.999))
+assert f"{0.99 / (1 - 0.99 ** 4):.2f} {0.999 / (1 - 0.999 ** 4):.2f}" == "25.12 250.12"
 large_bn = moving_after(1)  # the large batch's one move: rho of the old, 1 - rho of all B rows' moments
 assert max(np.abs(large_bn[0] - 0.01 * h.mean(0)).max(), np.abs(large_bn[1] - (0.99 + 0.01 * h.var(0))).max()) < 1e-6
 
