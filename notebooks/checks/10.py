@@ -45,6 +45,8 @@ assert median["N=4 and recompute"] < median["N=4"] and share_of_plain["N=4 and r
 # lever's readings by MiB): the levers' median ratio above 1, each lever within a wide band
 over = {n: budget_update[n] / median[n] for n in rc + ("N=4", "N=4 and recompute")}
 assert all(0.75 < r < 1.45 for r in over.values()) and np.median(list(over.values())) > 1.0, over
+# "an upper estimate": no lever's median, nor plain's, well above its budget (a loaded machine raises readings)
+assert all(r > 0.9 for r in over.values()) and budget_update["plain"] / median["plain"] > 0.9, (over, median)
 # plain's budget against its median ("about X here": a run-varying reading, printed by the table): plain's median in
 # both sets of nine (runs: 27.50 and 30.98, 26.38 and 27.51, 26.50 and 29.62, 26.73 and 27.23, 27.00 and 27.58,
 # 27.11 and 23.88; budget 27.44): a wide band, as the second set has read 1.15
@@ -77,20 +79,17 @@ sh = {n: q[1] for n, q in share.items()}  # the median over rounds of the time o
 # "a quarter of the rows takes more than a quarter of plain's time" (runs 0.34 to 0.38; fixed costs per pass)
 assert sh["plain, 256 rows"] > 0.25, share
 # the levers' times are stated as this run's readings; only wide bands are checked (runs have read
-# recomputation 0.94x to 1.53x plain's, N = 4 1.07x to 1.41x, both 1.50x to 1.56x)
-assert 0.8 < sh["tf.recompute_grad"] < 1.8 and 0.95 < sh["N=4"] < 2.0 and 0.95 < sh["N=4 and recompute"] < 2.2, sh
+# recomputation 0.94x to 1.53x plain's, N = 4 1.07x to 1.41x)
+assert 0.8 < sh["tf.recompute_grad"] < 1.8 and 0.95 < sh["N=4"] < 2.0, sh
 # "N = 4 takes less than four lone 256-row updates" (runs: 1.28x against 1.35x, 1.36x against 1.53x): one call, one apply
 assert sh["N=4"] < 1.1 * 4 * sh["plain, 256 rows"], sh
 
-# the widget: your budget's N = 4 with recomputation, then bfloat16, then N = 64 with and without (fixed)
-assert round(start_mib, 2) == 19.04 and abs(start_mib - budget(**levers["N=4 and recompute"]) / MiB) < 1e-9, start_mib
-assert (round(bf16_mib, 2), round(bf16_mib / start_mib, 2), round(4 * 784 * 1024 / MiB, 2)) == (11.05, 0.58, 3.06), bf16_mib
-assert round(n64_plain_mib - n64_mib, 2) == 0.19 and budget_widget.result["total"] / MiB == start_mib  # set back
-
 # problems 1 to 3 (on paper): a 7B model, float32, Adam, on one H100 80GB (nvidia-smi: 81,559 MiB in all)
 assert round(floor) == 104 and round(floor / 8) == 13 and floor > 81559 / 1024 and round(81559 / 1024, 1) == 79.6
-assert (round(seq_gib, 1), int(left // seq_gib), round(left, 1), round(seq_full_gib, 2), int(left // seq_full_gib)) == (
-    17.0, 3, 66.6, 1.53, 43), (seq_gib, left, seq_full_gib)  # problem 3's Transformer activations
+# problem 3c's Transformer activations (Korthikanti et al.: Th (34 + 5 a T / h) bytes a layer, 34 Th with the scores
+# recomputed): all kept, scores recomputed, full recomputation (inputs kept, one whole layer rebuilt)
+assert (layer, round(left, 1), round(seq_all, 1), int(left // seq_all), round(seq_sel, 1), int(left // seq_sel),
+        round(seq_full, 2), int(left // seq_full)) == (194, 66.6, 97.0, 0, 17.0, 3, 4.03, 16), (seq_all, seq_sel, seq_full)
 assert round(big["total"] / 2**30) == 130 and round(7e9 * (2 + 2 + 12) / 2**30) == 104
 
 print("lesson 10: every number the prose states checks out")
