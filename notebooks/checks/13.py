@@ -29,6 +29,7 @@ for _w in (summed.model.inner.get_weights(), stage1.model.inner.get_weights(), p
 _exact = [mirrored600, summed.miss, stage1.miss, clipped.miss, public.miss, drop_miss, empty["stage 1"],
           token_miss["divided by all replicas' tokens"], *acc_misses.values()]
 assert max(_exact) == 2.0 ** -25 and f"{min(_exact):.1e}" == "1.5e-08", _exact  # "at most 3.0e-08"
+assert max(_exact) <= np.spacing(np.float32(top)) < 10 * np.spacing(np.float32(top))  # one spacing: within ten
 
 # TensorFlow's split: ceil(B / R) rows a replica until they run out; drop_remainder keeps the split
 def _tf_rule(rows, R):  # lesson 11's tf_rule, which the prose cites: ceil(rows / R) to each replica in turn
@@ -121,6 +122,7 @@ assert f"{imagenet_last / (8 * min(imagenet_shards)):.3f}" == "1.051" and -(-1_2
 assert abs(prefactor - 7 / 1144) < 1e-15 and f"{prefactor:.2%}" == "0.61%" and f"{1 / 22:.1%}" == "4.5%"
 assert f"{last_miss * prefactor * 22:.2%}" == "0.98%"
 assert f"{formula_gap:.1e}" == "5.7e-08"  # answer 1: the formula gives the miss to rounding
+assert formula_gap < 2 * np.spacing(np.float32(top))  # "under two spacings at the largest weight": within ten
 
 # Problem 4: Keras's accumulation fails under a strategy, before any update (the Summary's last point)
 assert "merge_call" in keras_error
