@@ -7,20 +7,12 @@ with the text. Not part of the lesson.
 # "matches one large batch to float32 rounding (03)": 03 measures it; the code is 03's host_step
 assert host_step.__name__ == "host_step"
 
-# host memory (tracemalloc: the same on every run)
-assert round(share, 3) == 0.986  # the largest variable's share of G
-chlebus = "Chlebus's stack and mean"  # his np.stack(...).mean(axis=0): (N + (N + 1)f)G
-assert (round(peaks["host_step"], 1), round(peaks["host_step_running"], 1),
-        round(peaks["gradlab's host_average"], 1)) == (12.0, 2.0, 2.0)
-assert round(10 + 2 * share, 1) == 12.0  # host_step "as its rule predicts", (N + 2f)G
-# Chlebus's stack: 21.0 measured, "about its rule's 20.8", (N + (N + 1)f)G (numpy's reduction adds a little)
-assert (round(peaks[chlebus], 1), round(10 + 11 * share, 1)) == (21.0, 20.8), peaks[chlebus]
-assert round(peaks["host_step"] / peaks["host_step_running"]) == 6  # "a sixth of host_step's host memory"
-assert 9.5 < peaks[chlebus] / peaks["host_step_running"] < 11  # "about a tenth of Chlebus's"
-# the running sum, the total and the newest gradient: two (the apply's tensors, TensorFlow's memory, are not in
-# tracemalloc's count)
-assert peaks["host_step_running"] <= 2.1 and round(1 + share, 2) == 1.99, (peaks, share)
-assert N == 10  # "N + 1 graph calls ... NG out", as lesson 03 counted
+# host memory: lesson 03's rules (03 measures them at N = 4: 2.0, 6.0 and 9.1 G), evaluated at this lesson's N = 10
+assert round(share, 3) == 0.986 and f"{share:.1%}" == "98.6%"  # f, the largest variable's share of G, as 03 prints it
+assert N == 10
+host_list = N + 2 * share  # a list averaged by weighted_mean: host_step's (N + 2f)G
+assert (f"{host_list:.1f}", f"{N + (N + 1) * share:.1f}") == ("12.0", "20.8")  # the table's rule at N = 10
+assert (f"{4 + 2 * share:.2f}", f"{4 + 5 * share:.2f}") == ("5.97", "8.93")  # the rules at N = 4, 03's
 
 # the three steps against one large batch: rounding
 assert max_abs_diff(large_equal, large_batch(equal_batches)) == 0
@@ -37,6 +29,8 @@ assert abs(host_vs_acc[1] - np.median(ms["host_step"] / ms["accumulate"])) < 1e-
 # as long as host_step (above)
 assert extra == over("host_step", "one fused call") and calls_part == over("10 bare calls", "one fused call")
 assert extra > 0 and 0.1 < calls_part / extra < 0.9, (calls_part, extra, ms)
+# "about 0.99 here (quartiles 0.94-1.02)", "about 1.2 of the 2.7 ms ... here": the stored run's; bands for a loaded machine
+assert 0.7 < host_vs_acc[1] < 1.45 and 0 < calls_part < extra, (host_vs_acc, calls_part, extra)
 # the figure: the three steps' medians
 assert [round(float(v), 9) for v in q[:, 1]] == [round(float(np.median(ms[n])), 9) for n in names]
 
@@ -49,9 +43,9 @@ fetch_peak = peak[fetch_name]
 assert 0.9 < fetch_peak < 2.0 and fetch_peak < peak[loop_name], peak
 # "saves about one gradient": 1.01 and 0.98 in two runs; one run read the loop at 2.55 (the allocator's chunks), so the band is wide
 assert abs(saved - (peak[loop_name] - fetch_peak)) < 1e-12 and 0.6 < saved < 1.7, saved
-# one RAM on a CPU: host_step's numpy peak alone (12.0 G, exact) exceeds the loop's device peak (2.00 in the stored run)
-assert peaks["host_step"] > peak[loop_name] + 5, (peaks, peak)
-assert round(x100.nbytes / G, 2) == 0.39  # the loop's digits as a tensor
+# one RAM on a CPU: "averaging on the host costs about 10 G more", host_step's list by 03's rule (12.0 G) against the
+# loop's "2" (2.04 in the stored run; its band below)
+assert 8.5 < host_list - peak[loop_name] < 10.5, (host_list, peak)
 # the loop is fed tensors made before its measurement: converting a numpy argument copies it (TensorFlow 2.21:
 # a later write to the array is not seen), and that copy can count in the allocator's peak
 assert isinstance(xt, tf.Tensor) and xt.shape == x100.shape
@@ -178,7 +172,7 @@ assert 2 * tokens * h_7b * L_7b < card - 8 * P7  # the checkpoints fit beside th
 # the stored run; it moves with numpy's rate)
 assert best < serial
 assert best / in_graph_ms > 10, (best, in_graph_ms)
-# the device-memory readings within this run: each step's range holds its median
+# the device-memory readings within this run: each step's range holds its least reading, the one used
 for name, p in device_peaks.items():
     assert min(p) <= peak[name] <= max(p), (name, p)
 # the limits the answer states with the checkpoints, one layer recomputed (34 s h) and float32 logits
