@@ -13,7 +13,8 @@ solutions = local_sums is solution_local_sums and sum_and_count is solution_sum_
 # From towers to replicas: the copies, the cut of lesson 02's 63 digits, Keras's divisors n_r R
 assert len(m_d.trainable_variables) == 4 and len(copies) == 8 and rows_63 == [32, 31]
 assert divisors_63 == ["64", "62"], divisors_63  # Keras's mean loss: n_r R, not B = 63
-# Keras's summed gradient is lesson 02's plain mean (04 prints its miss of g_B on these digits, 1.2e-03)
+# Keras's summed gradient is the plain mean of the 2017 tutorial's average_gradients (lesson 02), not 02's
+# own towers (which divide once by B); 04 prints its miss of g_B on these digits, 1.2e-03
 assert keras_plain < 1e-6 and abs(keras_miss - 1.2e-03) < 5e-5 and sum_miss < 1e-6
 assert abs(keras_rel - 0.010) < 5e-4  # the miss over |g_B|, lesson 01's; lesson 13 quotes "1.0%"
 if solutions:
@@ -53,6 +54,8 @@ if solutions:
     assert f"{public_loss_gap:.1e}" == "1.2e-07" and f"{public_w_gap:.1e}" == "1.5e-08"
 assert short_shards == [9, 8] and f"{step_ratio:.3f}" == "0.548" and abs(step_ratio - 17 / B) < 1e-4
 assert check_batch(17, R) == [9, 8]  # the tutorial's n_r R: 18 and 16
+assert default_divisors == ["18", "16"], default_divisors  # measured: compute_average_loss without global_batch_size
+assert (9 / 18, 8 / 16) == (0.5, 0.5)  # "the plain mean of the two shards again": each shard weighs 1/R
 
 # Sum and count over four updates; gradlab's mirrored
 own_loss_gap = max(abs(a - b) for a, b in zip(own_losses, large_losses))
