@@ -35,6 +35,8 @@ late = {label: float(np.mean(losses[30:])) for label, losses in curves.items()}
 assert max(abs(u - v) for u, v in zip(curves["mean, N = 16"], curves["N = 1"])) < 1e-4
 assert late["sum, N = 4"] < late["N = 1"] < late["sum, N = 16"], late
 assert abs(late["sum, N = 16"] - np.log(10)) < 0.2 and max(curves["sum, N = 16"]) > 4 * np.log(10)
+# "barely learns after it ... averages 2.24, within 0.06 of chance (ln 10 = 2.30)": below chance, by under 0.1
+assert 0 < np.log(10) - late["sum, N = 16"] < 0.1 and f"{np.log(10) - late['sum, N = 16']:.2f}" == "0.06", late
 assert [f"{late[k]:.2f}" for k in ("N = 1", "sum, N = 4", "sum, N = 16", "mean, N = 16")] == \
     ["0.68", "0.46", "2.24", "0.68"], late
 assert f"{max(curves['sum, N = 16']):.1f}" == "21.0"
@@ -74,6 +76,12 @@ assert max_abs_diff(acc_2, g_next) > 1e-3  # the first update's sum is still the
 steps = [distance(after, oracle) for after, oracle in runs.values()]  # "all five within 7.3e-07 of the step" (4.9e-07 the least)
 assert f"{min(steps):.1e} {max(steps):.1e}" == "4.9e-07 7.3e-07", steps
 assert steps == misses and f"{max(misses):.1e}" == "7.3e-07"  # the cell's one line
+# one sentence per metric: the three single updates' misses 5.6e-07 to 7.3e-07, a few eps; the two 3-update shares
+one_update = [m for name, m in zip(runs, misses) if "1 update" in name]
+three_updates = [m for name, m in zip(runs, misses) if "3 updates" in name]
+assert len(one_update) == 3 and f"{min(one_update):.1e} {max(one_update):.1e}" == "5.6e-07 7.3e-07", one_update
+assert [f"{m:.1e}" for m in three_updates] == ["4.9e-07", "5.5e-07"] and all(1 < m / eps32 < 10 for m in misses)
+assert f"{eps32:.1e}" == "1.2e-07"
 
 # The toy accumulator ends at the large batch's mean 5.5, applied once at rate 0.1; two traces (16 and 15 rows)
 assert abs(sum(contributions) - 5.5) < 1e-6 and abs(float(theta.numpy()) + 0.55) < 1e-6, contributions

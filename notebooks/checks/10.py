@@ -84,6 +84,14 @@ assert 0.8 < sh["tf.recompute_grad"] < 1.8 and 0.95 < sh["N=4"] < 2.0, sh
 # "N = 4 takes less than four lone 256-row updates" (runs: 1.28x against 1.35x, 1.36x against 1.53x): one call, one apply
 assert sh["N=4"] < 1.1 * 4 * sh["plain, 256 rows"], sh
 
+# the widget: your budget's N = 4 with recomputation, then bfloat16, then N = 64 with and without (fixed)
+assert round(start_mib, 2) == 19.04 and abs(start_mib - budget(**levers["N=4 and recompute"]) / MiB) < 1e-9, start_mib
+assert (round(bf16_mib, 2), round(bf16_mib / start_mib, 2), round(1024 * a_in / MiB, 2)) == (11.05, 0.58, 3.06), bf16_mib
+assert round(n64_plain_mib - n64_mib, 2) == 0.19 and budget_widget.result["total"] / MiB == start_mib  # set back
+assert round(start_mib - held_before, 2) == 11.57 == round(budget_update["N=4 and recompute"], 2), start_mib
+# "about 1.2 times the allocator's median here" (a run-varying reading; runs have read 1.16 and 1.19): a wide band
+assert 0.9 < (start_mib - held_before) / median["N=4 and recompute"] < 1.45, median
+
 # problems 1 to 3 (on paper): a 7B model, float32, Adam, on one H100 80GB (nvidia-smi: 81,559 MiB in all)
 assert round(floor) == 104 and round(floor / 8) == 13 and floor > 81559 / 1024 and round(81559 / 1024, 1) == 79.6
 # problem 3c's Transformer activations (Korthikanti et al.: Th (34 + 5 a T / h) bytes a layer, 34 Th with the scores
