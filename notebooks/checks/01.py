@@ -104,7 +104,8 @@ assert [f"{e / np.sqrt(1 - 0.999):.1e}" for e in (1e-7, 1e-12)] == ["3.2e-06", "
 assert round(waiting / MiB) == 129 and f"{waiting / parts[-1]['total']:.1%}" == "2.6%"
 # lesson 10's MLP: 10's fuller budget for one update, this estimate's gradient and layer outputs at B = 1,024
 # plus its backward term b t (the gradients with respect to layer outputs), is 27.44 MiB; 10 prints it against
-# the allocator's readings: 10 calls it an upper estimate (its ratio to the median moves between runs: 1.00 to 1.16 seen), so the prose states none
+# the allocator's readings: the right size, not a bound (its ratio to the median moves between runs: 1.00 to 1.16
+# seen, and the median has read above it), so the prose states no direction
 from gradlab.lessons import recompute  # noqa: E402
 
 _mlp17 = recompute.block_mlp()
