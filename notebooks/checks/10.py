@@ -41,19 +41,20 @@ assert all(0.3 < share_of_plain[n] < 0.75 for n in rc + ("N=4",)), share_of_plai
 assert share_of_plain["yours"] > 0.8, share_of_plain  # "yours saves nothing": about plain's (runs 1.00 to 1.02)
 # "together they add less than N = 4 alone" (N = 4's readings spread least: a gap of a few MiB)
 assert median["N=4 and recompute"] < median["N=4"] and share_of_plain["N=4 and recompute"] < 0.5, share_of_plain
-# "the levers' budgets above their medians" (runs have read single levers 0.98 to 1.34; a loaded machine spreads a
-# lever's readings by MiB): the levers' median ratio above 1, each lever within a wide band
+# "for the working levers the budget mostly runs above" their medians (runs have read single levers 0.98 to 1.34; a
+# loaded machine spreads a lever's readings by MiB): the median of the levers' ratios above 1, each within a wide band
 over = {n: budget_update[n] / median[n] for n in rc + ("N=4", "N=4 and recompute")}
 assert all(0.75 < r < 1.45 for r in over.values()) and np.median(list(over.values())) > 1.0, over
-# "an upper estimate": no lever's median, nor plain's, well above its budget (a loaded machine raises readings)
-assert all(r > 0.9 for r in over.values()) and budget_update["plain"] / median["plain"] > 0.9, (over, median)
-# plain's budget against its median ("about X here": a run-varying reading, printed by the table): plain's median in
-# both sets of nine (runs: 27.50 and 30.98, 26.38 and 27.51, 26.50 and 29.62, 26.73 and 27.23, 27.00 and 27.58,
-# 27.11 and 23.88; budget 27.44): a wide band, as the second set has read 1.15
+# "plain's budget can land a little above or a little below its median: within a fifth of it", in both sets of nine
+# (cell 16's and cell 21's "again lands within a fifth"); no direction: runs' plain medians read 27.50 and 30.98,
+# 26.38 and 27.51, 26.50 and 29.62, 26.73 and 27.23, 27.00 and 27.58, 27.11 and 23.88, 27.48 and 29.50, 24.00 and
+# 25.12, against the budget's 27.44: ratios 0.89 to 1.15
 again_m = {n: np.median(m) for n, m in waited_adds.items()}
-assert all(0.8 < budget_update["plain"] / m < 1.3 for m in (median["plain"], again_m["plain"])), (median, again_m)
+assert all(abs(budget_update["plain"] / m - 1) < 0.2 for m in (median["plain"], again_m["plain"])), (median, again_m)
 assert budget_update["yours"] / median["yours"] < 0.8, median  # "yours rebuilds early" (runs 0.54 to 0.57)
-# the figure: the levers' ticks near or under their bars, yours' far above the bar of a rebuild
+# the figure: ticks on the table's baseline (median + held_before), so each bar less its tick is the table's gap;
+# the levers' ticks near or under their bars, yours' far above the bar of a rebuild
+assert all(abs(whole[n] - median[n] - held_before) < 1e-9 for n in whole), whole
 for n in rc + ("N=4", "N=4 and recompute"):
     assert whole[n] < budget(**levers.get(n, levers["tf.recompute_grad"])) / MiB + 4, whole
 assert whole["yours"] > budget(**levers["tf.recompute_grad"]) / MiB + 4, whole  # runs: +8 to +11
