@@ -16,6 +16,10 @@ assert [int(x) for x in sent] == [6_000_000] * R and sent.tolist() == theirs.sen
 assert max(np.abs(a - b).max() for a, b in zip(mine, theirs.results)) == 0
 assert distribute.count_all_reduces(keras_graph) == 2 == len(collectives) and keras_pack == [[10], [2048, 10], [2048], [784, 2048]]
 assert pack_counts == {0: 1, 64 * 2 ** 10: 2, 1: 4}  # bytes_per_pack in your own step's all_reduce
+# the fold: TF reverses the list (last layer first), then group_by_size closes a pack once past 65,536 bytes:
+# [40, 81,920 | 8,192, 6,422,528] gives 2 packs; in variable order [6,422,528 | 8,192, 81,920 | 40] it would be 3
+assert pack_bytes == [40, 81_920, 8_192, 6_422_528] and 40 + 81_920 > 2 ** 16 >= 40 and 8_192 <= 2 ** 16
+assert 6_422_528 > 2 ** 16 and 8_192 <= 2 ** 16 < 8_192 + 81_920
 assert pack.type == "ConcatV2"  # fit's one pack
 assert abs(comm_ms - 70) < 0.05 and abs(without - with_overlap - 49.7) < 0.05  # the 70 and 49.7 in the prose
 assert f"{mine_ms:.1f}" == "86.6" and abs(mine_ms - theirs_ms) < 1e-9 and bucket_diff < 1e-9 and formula_diff < 1e-9  # ⌈200/n_b⌉ τ_0: exact
@@ -59,6 +63,8 @@ assert f"{2.0 ** -20:.1e}" == "9.5e-07"
 # TensorFlow's own all-reduce on these CPUs: CollectiveReduceV2 ops with communication_hint 'ring' (one per replica)
 assert hints == [("CollectiveReduceV2", "ring")] and len(sum_ops) == R
 assert f"{max(np.abs(t - m).max() for t, m in zip(tf_sums, mine)):.1e}" == "2.4e-07" or ring is not solution_ring_all_reduce
+# "under one spacing (9.5e-07) at the sums' 9.7": TensorFlow's ring and yours differ by rounding only
+assert max(np.abs(t - m).max() for t, m in zip(tf_sums, mine)) < float(np.spacing(np.float32(_largest)))
 assert schedule_diff < 1e-9 and f"{shown_ms:.1f}" == "20.3" and f"{step_ms + comm_ms:.1f}" == "169.4"  # the N table
 assert [f"{100 * shares[n][k]:.1f}" for n in (1, 8) for k in (0, 1)] == ["41.3", "17.0", "8.1", "2.5"]
 # the α-β fit of timed all-reduces: the lesson's inversion of the line is gradlab's, and the prose's

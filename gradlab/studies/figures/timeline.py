@@ -340,6 +340,21 @@ def plot_tower_layouts(batch_compute_ms, links, towers=8, buckets=4):
     return fig, {name: {layout: s["total"] for layout, s in layouts.items()} for name, layouts in drawn.items()}
 
 
+def _spaced_labels(k, min_decades=0.09):
+    """The k to label on a log axis: from the left, each at least `min_decades` (log10) past the last one
+    labelled, so neighbours such as 10, 11 and 12 do not print on top of each other. The last k is always
+    labelled; a labelled neighbour too close to it loses its label."""
+    kept = [k[0]]
+    for v in k[1:]:
+        if math.log10(v / kept[-1]) >= min_decades:
+            kept.append(v)
+    if kept[-1] != k[-1]:
+        if len(kept) > 1 and math.log10(k[-1] / kept[-1]) < min_decades:
+            kept.pop()
+        kept.append(k[-1])
+    return set(kept)
+
+
 def plot_bucket_sweep(tensors_per_bucket, totals_ms, tensors):
     """Draw an overlapped step's total (`schedule(...)["total"]`) against the tensors per bucket, log x,
     the least total marked and both ends labelled with their number of buckets, ceil(tensors / k).
@@ -368,7 +383,7 @@ def plot_bucket_sweep(tensors_per_bucket, totals_ms, tensors):
         ax.annotate(f"{buckets} bucket{'s' * (buckets > 1)}: {totals[i]:.1f} ms", (k[i], totals[i]),
                     textcoords="offset points", xytext=offset, ha=ha, va="center", fontsize="small")
     ax.set_xscale("log")
-    ax.set_xticks(k, [str(v) for v in k])
+    ax.set_xticks(k, [str(v) if v in _spaced_labels(k) else "" for v in k])  # a tick at every k, labelled when apart
     ax.set_xlabel("tensors per bucket (log scale)")
     ax.set_ylabel("backward + all-reduces, overlapped (ms)")
     ax.set_title("bucket size: latency against overlap")

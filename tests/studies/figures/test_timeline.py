@@ -230,3 +230,20 @@ def test_micro_batches_follow_one_another_and_a_deferred_one_sends_nothing():
     assert len(each_waits.collections) == 2 * (1 + 3 + 3) and len(deferred.collections) == (1 + 3) + (1 + 3 + 3)
     second_forward = deferred.collections[4].get_paths()[0].vertices[:, 0]
     assert (second_forward.min(), second_forward.max()) == (7.0, 8.0)  # starts when the deferring one ends
+
+
+def test_the_bucket_sweep_labels_ticks_far_enough_apart_not_to_overlap():
+    # lesson 12's sweep: 10, 11 and 12 sit 0.04 and 0.08 decades apart; only 10 of them is labelled
+    sweep = [1, 5, 8, 10, 11, 12, 25, 50, 200]
+    fig, _ = plot_bucket_sweep(sweep, [110.33, 79.66, 77.65, 77.31, 77.44, 77.38, 79.88, 87.37, 136.46], tensors=200)
+    ax = fig.axes[0]
+    assert ax.get_xticks().tolist() == sweep  # a tick at every size swept
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "5", "8", "10", "", "", "25", "50", "200"]
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in ax.get_xticklabels() if t.get_text()]
+    assert not any(a.overlaps(b) for a, b in zip(boxes, boxes[1:]))
+    from gradlab.studies.figures.timeline import _spaced_labels
+    assert _spaced_labels([1, 10, 11]) == {1, 11}  # the last is labelled, its close neighbour is not
