@@ -244,4 +244,9 @@ for _ in range(300):
 assert float(acc) == 256.0 and float(tf.constant(256.0, tf.bfloat16) + one) == 256.0
 assert np.float32(2.0 ** 24) + np.float32(1) == np.float32(2.0 ** 24) and np.finfo(np.float32).nmant + 1 == 24
 assert ml_dtypes.finfo(ml_dtypes.bfloat16).nmant + 1 == 8  # 8 significant bits
+# "Another g rounds earlier: g = 3 stalls after 278 adds, at 1024 instead of 834"
+acc, three, adds = tf.constant(0.0, tf.bfloat16), tf.constant(3.0, tf.bfloat16), 0
+while float(acc + three) != float(acc):
+    acc, adds = acc + three, adds + 1
+assert (adds, float(acc), 3 * adds) == (278, 1024.0, 834)
 print("lesson 08: every number the prose states checks out")
