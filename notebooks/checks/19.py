@@ -45,7 +45,7 @@ assert [m - h > 0 for m, h in threes] == [True, True, False]
 assert (f"{min(h for _, h in threes):.2f}", f"{max(h for _, h in threes):.2f}") == ("0.11", "0.33")
 best = {k: looks[:, :k].max(axis=1).mean() for k in (1, 11, 201)}
 assert [f"{best[k]:.2f}" for k in (1, 11, 201)] == ["94.53", "95.60", "96.40"]
-assert round(best[201] - best[1]) == 2  # "two points from nothing"
+assert 1.8 < best[201] - best[1] < 2.0  # "nearly two points, from nothing" (1.86)
 
 # Problems
 s03 = float(np.spacing(np.float32(0.3)))
