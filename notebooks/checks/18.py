@@ -190,4 +190,14 @@ grid18 = np.linspace(0.0, 2.101, 200_001)  # Student's t at 18 degrees of freedo
 pdf18 = (1 + grid18**2 / 18) ** -9.5 * math.gamma(9.5) / (math.sqrt(18 * math.pi) * math.gamma(9))
 assert abs(0.5 + np.trapezoid(pdf18, grid18) - 0.975) < 1e-4
 
+# Answer 2's cell: "about 60% of the time" at 40 seeds, "80% takes about 64 seeds", simulated and approximated
+assert 0.57 <= excludes_0(40) <= 0.63 and 0.57 <= excludes_0_approx(40) <= 0.63, (excludes_0(40), excludes_0_approx(40))
+assert seeds_80 == 64 and 0.78 <= excludes_0(seeds_80) <= 0.83, (seeds_80, excludes_0(seeds_80))
+assert abs(t95(39) - 2.023) < 1e-3 and abs(t95(9) - 2.258) < 1e-3
+# the table in cell 1: his published means and stds, shown before cell 15 makes them sample stds
+assert reproduction.SEED_TABLE == {1: (95.0, 0.172), 5: (94.9, 0.325), 10: (95.1, 0.36), 20: (95.2, 0.303)}
+# "the rows' order is not reproduced": ours by best of checkpoints N = 5, 20, 10, 1; his 20, 10, 1, 5
+assert sorted(best_mean, key=best_mean.get, reverse=True) == [5, 20, 10, 1], best_mean
+assert sorted(reproduction.SEED_TABLE, key=lambda n: -reproduction.SEED_TABLE[n][0]) == [20, 10, 1, 5]
+
 print("lesson 18: every number the prose states checks out")
