@@ -85,7 +85,8 @@ assert abs(gap[20]["final"][0]) < gap[20]["final"][1]  # does not
 
 # the headline: on the same checkpoints N = 20 shows no detectable difference from N = 1; the final leads by 0.03 (above)
 assert abs(rnd(same_mean[20], 2) - rnd(same_mean[1], 2)) <= 0.01
-# his lead, as the text quotes it
+# his lead, as the text quotes it; his means have 3 significant digits (95, 95.2), so the text also says
+# it could be 0.1 to 0.3, and that at 0.3 the unpaired interval (half-width 0.24) would just exclude 0
 assert rnd(reproduction.SEED_TABLE[20][0] - reproduction.SEED_TABLE[1][0], 1) == 0.2
 
 # dropout: one distribution (after the setup)
