@@ -73,7 +73,7 @@ assert all(budget(P_mlp, a_mlp, 64, n, t=t_mlp) > one for n in (2, 4, 8, 16, 32)
 # The answer: without zero_ops, the second update applies g(1) + g(2), each its batch's mean gradient
 assert max_abs_diff(acc_2, [u + v for u, v in zip(acc_1, g_next)]) < 1e-6
 assert max_abs_diff(acc_2, g_next) > 1e-3  # the first update's sum is still there
-steps = [distance(after, oracle) for after, oracle in runs.values()]  # "all five within 7.3e-07 of the step" (4.9e-07 the least)
+steps = [distance(after, oracle) for after, oracle in runs.values()]  # all five, misses and shares, between 4.9e-07 and 7.3e-07
 assert f"{min(steps):.1e} {max(steps):.1e}" == "4.9e-07 7.3e-07", steps
 assert steps == misses and f"{max(misses):.1e}" == "7.3e-07"  # the cell's one line
 # one sentence per metric: the three single updates' misses 5.6e-07 to 7.3e-07, a few eps; the two 3-update shares

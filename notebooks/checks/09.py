@@ -56,8 +56,8 @@ assert round(4000 / 60 * outputs / grad, 1) == 6.6  # printed: the layers' outpu
 # 4,000 rows, "it saves: one pass holds many gradients, your loop at N = 4 well under that" (the printed line; nbval
 # ignores it): the activations outweigh a gradient, and the loop at N = 4 holds well under one pass (0.35x to 0.57x in six runs)
 assert big["unrolled", 1] > 6 and big["while loop", 4] < 0.7 * big["unrolled", 1], big
-# one pass at 4,000 rows read 11.6 to 14.8 in eight runs (the prose: "Runs have read one pass at 11.6 to 14.8, around
-# the 12.6 that its tensors tally"; below the tally when not all are alive at the peak, above it with temporaries),
+# one pass at 4,000 rows read 11.6 to 14.8 in eight runs (not in the prose, which says "about 11.6 ... here (the reading
+# moves between runs; its tensors tally 12.6"; below the tally when not all are alive at the peak, above it with temporaries),
 # about 1 at 60 rows (the allocator may count a chunk up to twice its tensor): wide bands. The prose quotes the
 # 4,000-row readings "about ... here", so they are not pinned
 assert 9 < big["unrolled", 1] < 18 and 0.7 < held["unrolled", 1] < 2.1, (big, held)  # a clean-clone CI run read 1.62
