@@ -47,8 +47,10 @@ assert (python_loop, accumulate) != (solution_python_loop, solution_accumulate) 
 held = {key: value / grad for key, value in peak.items()}
 assert all(1 < held["while loop", N] < 4.2 for N in NS), held
 assert all(1.5 < held["while loop", N] < 4.2 for N in NS[1:]), held  # "near the dotted line 2 from N = 2 on"
-# "accumulation costs memory" on the MLP: the loop, from N = 2, holds more than one pass (1.1 to 1.5 in stored runs)
-assert np.mean([held["while loop", N] for N in NS[1:]]) > held["unrolled", 1] + 0.3, held
+# "accumulation costs memory" on the MLP: the loop, from N = 2, holds more than one pass's count, one gradient plus
+# 0.1 of activations. Against the count, not one pass's reading: the allocator may count that pass's chunk up to
+# twice (readings 1.1 to 1.94), and a run that read 1.94 beside a loop of 2.1 failed a reading-to-reading check
+assert np.mean([held["while loop", N] for N in NS[1:]]) > 1 + round(outputs / grad, 1) + 0.3, held
 assert all(abs(held["unrolled", N] - N) <= 1.5 for N in NS[1:]), held
 assert held["unrolled", 16] > 4 * held["while loop", 16], held
 assert round(outputs / grad, 1) == 0.1  # "the layers' outputs are 0.1 gradients"
