@@ -383,7 +383,8 @@ def plot_bucket_sweep(tensors_per_bucket, totals_ms, tensors):
         ax.annotate(f"{buckets} bucket{'s' * (buckets > 1)}: {totals[i]:.1f} ms", (k[i], totals[i]),
                     textcoords="offset points", xytext=offset, ha=ha, va="center", fontsize="small")
     ax.set_xscale("log")
-    ax.set_xticks(k, [str(v) if v in _spaced_labels(k) else "" for v in k])  # a tick at every k, labelled when apart
+    labelled = _spaced_labels(k)
+    ax.set_xticks(k, [str(v) if v in labelled else "" for v in k])  # a tick at every k, labelled when apart
     ax.set_xlabel("tensors per bucket (log scale)")
     ax.set_ylabel("backward + all-reduces, overlapped (ms)")
     ax.set_title("bucket size: latency against overlap")
