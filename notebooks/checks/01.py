@@ -17,7 +17,6 @@ assert f"{top:.3f}" == "0.077" and spacing_top == float(np.spacing(np.float32(to
 assert f"{spacing_top:.1e}" == "7.5e-09"
 assert all(1 <= d / spacing_top < 10 for d in proofs.values()), proofs  # a few spacings, under ten: rounding
 assert [f"{d / spacing_top:.1f}" for d in proofs.values()] == ["2.8", "3.0"], proofs
-assert f"{1e-6 / spacing_top:.0f}" == "134"  # the checkers' tolerance in spacings
 # offsets and weights, given in the lesson, are gradlab's
 for _B, _N in CASES:
     _s = gl.split_sizes(_B, _N)
@@ -91,27 +90,13 @@ assert -(-512 // a2_micro) == 5 and budget(params, per_image, 512, 5) < 16 * 2**
 assert (round(a2_sgd_fixed), a2_sgd, -(-256 // a2_sgd)) == (293, 113, 3)  # SGD: still N = 3
 # Answer 3: the plain mean against the token mean
 assert (4.0 + 2.0) / 2 == 3.0 and abs((10 * 4.0 + 90 * 2.0) / 100 - 2.2) < 1e-12
-# noise, not bias: the average of K shuffles' plain means closes in on g_B, about as 1 / sqrt(K)
+# noise, not bias: the average of 100 shuffles' plain means misses by 6.0% (the main line); Answer 4: it closes in
+# on g_B about as 1 / sqrt(K): 64.3%, 17.9%, 6.0% at K = 1, 10, 100, times sqrt(K) 0.64, 0.57, 0.60
 assert [f"{shuffled[K]:.1%}" for K in (1, 10, 100)] == ["64.3%", "17.9%", "6.0%"], shuffled
 assert all(0.5 < shuffled[K] * np.sqrt(K) / shuffled[1] < 1.5 for K in (10, 100)), shuffled
-# Answer 4: Adam's miss on the plain sum is its epsilon's: 3.2% with Keras's 1e-7, 0.0% with 1e-12;
-# Keras adds epsilon to sqrt(v) before bias correction, so it acts as epsilon / sqrt(1 - beta_2) on the first step
-assert keras.optimizers.Adam().epsilon == 1e-7 and keras.optimizers.Adam().beta_2 == 0.999
-assert [f"{m:.1%}" for m in a4_miss.values()] == ["3.2%", "0.0%"], a4_miss
-assert abs(a4_miss[1e-7] - sum_miss["Adam(0.001)"]) < 1e-6, (a4_miss, sum_miss)
-assert [f"{e / np.sqrt(1 - 0.999):.1e}" for e in (1e-7, 1e-12)] == ["3.2e-06", "3.2e-11"]
-# memory: the 224 images waiting at N = 8, left out of the estimate
-assert round(waiting / MiB) == 129 and f"{waiting / parts[-1]['total']:.1%}" == "2.6%"
-# lesson 10's MLP: 10's fuller budget for one update, this estimate's gradient and layer outputs at B = 1,024
-# plus its backward term b t (the gradients with respect to layer outputs), is 27.44 MiB; 10 prints it against
-# the allocator's readings: the right size, not a bound (its ratio to the median moves between runs: 1.00 to 1.16
-# seen, and the median has read above it), so the prose states no direction
-from gradlab.lessons import recompute  # noqa: E402
-
-_mlp17 = recompute.block_mlp()
-_P17 = sum(int(np.prod(v.shape)) for v in _mlp17.trainable_variables)
-_a17 = 4 * sum(int(np.prod(layer.output.shape[1:])) for layer in _mlp17.layers)  # as cell 22 counts a
-assert _a17 == memory_budget.activation_bytes_per_row(_mlp17)
-_t17 = memory_budget.backward_bytes_per_row(_mlp17)
-assert f"{(4 * _P17 + 1024 * (_a17 + _t17)) / MiB:.2f}" == "27.44"
+assert [f"{shuffled[K] * np.sqrt(K):.2f}" for K in (1, 10, 100)] == ["0.64", "0.57", "0.60"], shuffled
+# the plain mean's 4 small parts each over six times their share, 1/16 against 1/100
+assert (1 / 16) / (1 / 100) > 6
+# Adam's first update is about lr * sign(g) in each entry; Keras's epsilon is 1e-7
+assert keras.optimizers.Adam().epsilon == 1e-7
 print("lesson 01: every number the prose states checks out")

@@ -64,12 +64,8 @@ assert fmt(tower_gap / spacing_g, ".1f") == "2.0" and fmt(max(w_gaps) / spacing_
 assert fmt(plain_miss, ".1%") == "23.9%"
 assert fmt(weighted_miss, ".1e") == "1.3e-07" and weighted_miss < 2 * np.finfo(np.float32).eps  # "about float32's epsilon (1.2e-07)"
 
-# the partitioned graph: one per device; _Send ops: 4 weights and x, y halves from CPU:0, 4 gradients from CPU:1
-assert len(tf1_meta.partition_graphs) == 2
-assert carried(sends) == "CPU:0 -> CPU:1: 4 weights, 2 halves (x, y) | CPU:1 -> CPU:0: 4 gradients"
+# your TF2 step's _Send ops: 4 weights and x, y halves from CPU:0, 4 gradients and the summed loss from CPU:1
 assert carried(tf2_sends) == "CPU:0 -> CPU:1: 4 weights, 2 halves (x, y) | CPU:1 -> CPU:0: 4 gradients, 1 summed loss"
-assert sorted(s for s, _ in sends) == ["CPU:0"] * 6 + ["CPU:1"] * 4
-assert sum("ReadVariableOp" in name for s, name in sends if s == "CPU:0") == 4
 # your TF2 step, partitioned the same way: weights and input halves from CPU:0, tower 1's gradients from CPU:1
 assert partitions == 2
 assert sum("ReadVariableOp" in name for s, name in tf2_sends if s == "CPU:0") == 4
@@ -116,5 +112,6 @@ assert fmt(2 * tau_c, ".3f") == "0.025" and fmt(extra_us, ".1f") == "0.5"
 # Problem 2: GPU 0 the hub of R towers: 2(R - 1) copies of the gradient through its link, at R = 8
 assert R == 8 and hub_mib == 2 * (8 - 1) * 4 * 203_530 / 2**20 and fmt(hub_mib, ".2f") == "10.87"
 assert fmt(2 * (8 - 1) * tau_c, ".3f") == "0.178"
+assert fmt(R * tau_c, ".3f") == "0.102"  # both directions at once: at least R tau_c, printed beside the 0.178
 
 print("lesson 02: every number the prose states checks out")
