@@ -148,8 +148,7 @@ assert f"{t_shuf[2]:.3f} {t_shuf[0]:.3f}" == "0.101 0.308"  # 'it bets 0.101' pe
 # The problems
 assert naive_share / share.min() > 10 > 1 > naive_share / share.max() and 0 < moved < 1
 assert f"{moved:.0%}" == "38%" and abs(moved - 0.5 * np.abs(1 / 8 - chat / chat.sum()).sum()) < 1e-12
-assert [f"{r:.2f}" for r in replica_ratio] == ["1.67", "0.71"]  # problem 2's answer
-# problem 3: micro-batches padded to their own longest sequence (8 x 4, 8 x 29); the stacking solution fails, the
+# problem 2: micro-batches padded to their own longest sequence (8 x 4, 8 x 29); the stacking solution fails, the
 # counts-only pipeline gives one batch's update, with the same weights (padding adds no valid tokens)
 assert [tuple(part[0].shape) for part in own_length] == [(8, 4), (8, 29)]
 assert batch_failure == "Cannot batch tensors with different shapes in component 0"

@@ -41,14 +41,13 @@ assert all(0.3 < share_of_plain[n] < 0.75 for n in rc + ("N=4",)), share_of_plai
 assert share_of_plain["yours"] > 0.8, share_of_plain  # "yours saves nothing": about plain's (runs 1.00 to 1.02)
 # "together they add less than N = 4 alone" (N = 4's readings spread least: a gap of a few MiB)
 assert median["N=4 and recompute"] < median["N=4"] and share_of_plain["N=4 and recompute"] < 0.5, share_of_plain
-# "for the working levers the budget runs above too ... here" (this run's direction; runs have read single levers
-# 0.98 to 1.34, and a loaded machine spreads a lever's readings by MiB): the median of the levers' ratios above 1,
-# each within a wide band
+# the budget against the levers' medians (cell 16 states only this run's reading of the table's last column; runs
+# have read single levers 0.98 to 1.34, and a loaded machine spreads a lever's readings by MiB): the median of the
+# levers' ratios above 1, each within a wide band
 over = {n: budget_update[n] / median[n] for n in rc + ("N=4", "N=4 and recompute")}
 assert all(0.75 < r < 1.45 for r in over.values()) and np.median(list(over.values())) > 1.0, over
-# plain's budget against its median, in both sets of nine: the prose states only this run's direction (cell 16's
-# "above its median here, about 1.14 times ... that ratio moves between runs", cell 22's "again sits under its
-# 27.44 MiB budget"); checked with no direction, within a fifth: runs' plain medians read 27.50 and 30.98,
+# plain's budget against its median, in both sets of nine: the prose states only this run's reading (cell 16);
+# checked with no direction, within a fifth: runs' plain medians read 27.50 and 30.98,
 # 26.38 and 27.51, 26.50 and 29.62, 26.73 and 27.23, 27.00 and 27.58, 27.11 and 23.88, 27.48 and 29.50, 24.00 and
 # 25.12, against the budget's 27.44: ratios 0.89 to 1.15
 again_m = {n: np.median(m) for n, m in waited_adds.items()}
@@ -92,8 +91,6 @@ assert round(start_mib, 2) == 19.04 and abs(start_mib - budget(**levers["N=4 and
 assert (round(bf16_mib, 2), round(bf16_mib / start_mib, 2), round(1024 * a_in / MiB, 2)) == (11.05, 0.58, 3.06), bf16_mib
 assert round(n64_plain_mib - n64_mib, 2) == 0.19 and budget_widget.result["total"] / MiB == start_mib  # set back
 assert round(start_mib - held_before, 2) == 11.57 == round(budget_update["N=4 and recompute"], 2), start_mib
-# "about 1.2 times the allocator's median here" (a run-varying reading; runs have read 1.16 and 1.19): a wide band
-assert 0.9 < (start_mib - held_before) / median["N=4 and recompute"] < 1.45, median
 
 # problems 1 to 3 (on paper): a 7B model, float32, Adam, on one H100 80GB (nvidia-smi: 81,559 MiB in all)
 assert round(floor) == 104 and round(floor / 8) == 13 and floor > 81559 / 1024 and round(81559 / 1024, 1) == 79.6

@@ -12,8 +12,6 @@ assert f"{mine:.1e}" == "7.2e-07" and acc_by_seed == [0.0] * 3  # every seed's f
 assert [r.config.seed for r in large.results] == [0, 1, 2]
 # the answer: every update of every seed within nine float32 spacings at the larger loss; the largest gap 7.2e-07
 assert round(most) == 9 and most < 10 and all(len(spacings(a.losses, b.losses)) == 150 for a, b in seeds), most
-# LayerNorm: "6.0e-08 here, one spacing at the weight where it occurs"; tolerant: under two spacings there
-assert layernorm_gap <= 2 * np.spacing(np.float32(abs(layernorm_w))) and layernorm_gap < 1.2e-7, (layernorm_gap, layernorm_w)
 
 # the four settings
 sigma = accs.std(ddof=1)  # the seeds' spread at B = 100: 0.78
@@ -33,7 +31,10 @@ assert np.all(np.abs(change(ways["cosine lr schedule"][0])) < 0.05)
 keras_cosine = ways["cosine lr schedule"][1]
 assert round(keras_cosine.difference()[1], 2) == 0.62 and np.all(change(keras_cosine) < -4 * sigma), change(keras_cosine)
 assert [round(c, 1) for c in (change(keras_cosine).max(), change(keras_cosine).min())] == [-4.2, -5.3]
-assert keras_cosine.results[0].config.updates == 150 and round(150 / 4) == 38  # "after 150 / 4, about 38 updates"
+assert keras_cosine.results[0].config.updates == 150 and round(150 / 4) == 38  # "four times early"
+# Keras's schedule traced: update 37 still reads a rate (step 147 of 150), update 38 reads 0 ("0 from update 38")
+assert len(moves) == 152 and f"{moves[4 * 37 - 1]:.1e}" == "4.9e-04" and moves[4 * 38 - 1] == 0.0, moves[-8:]
+assert all(m == 0 for k, m in enumerate(moves) if k % 4 != 3)  # only the 4th micro-batch of an update moves it
 assert f"{change(keras_cosine).mean():.1f} ± {change(keras_cosine).std(ddof=1):.1f}" == "-4.8 ± 0.6"
 uneven, (bn_window, bn_micro), clip_each = (change(ways["uneven micro-batches"][1]), [change(g) for g in ways[
     "BatchNorm, statistics per micro-batch"]], change(ways["clip each micro-batch"][1]))
@@ -48,7 +49,6 @@ assert f"{bn_micro.mean():.1f} ± {bn_micro.std(ddof=1):.1f}" == "0.7 ± 0.3" an
 assert f"{bn_window.mean():+.1f} ± {bn_window.std(ddof=1):.1f}" == "+0.2 ± 0.3"
 assert [f"{c:+.1f}" for c in bn_window] == ["+0.2", "+0.0", "+0.5"]  # window by seed: within noise (p = 0.2)
 assert len(mnist.x_train) == 4000 and len(mnist.x_test) == 1000  # one test digit is 0.1 points
-assert f"{bn[0]:.7f}" == f"{bn[1]:.7f}" == "0.1581529"
 assert round(ways["clip each micro-batch"][1].difference()[1], 2) == 0.25
 
 # BatchNorm, why: the runs kept are the lab's, every seed; per micro-batch's statistics nearer the true ones
@@ -80,6 +80,7 @@ for s in measured:  # your paired differences are gradlab's, seed by seed and on
 assert [f"{d:.1e}" for d in by_seed] == ["2.4e-07", "4.3e-03", "4.8e-07"] and f"{max(by_seed[0], by_seed[2]):.1e}" == "4.8e-07"
 assert f"{clip_gap['float32']:.1e}" == "4.3e-03" and f"{clip_gap['float64']:.1e}" == "3.3e-16"
 assert max(controls) < 1e-6 < 1e-3 < by_seed[1], controls
+assert [f"{c:.1e}" for c in controls] == ["2.4e-07", "2.4e-07"], controls  # "2.4e-07 ... clipping without XLA"
 
 # What mattered: paired gaps by seed and their 95% intervals (the table)
 assert list(gaps) == ["Keras's schedule", "Keras's 1/N, uneven", "clip each micro-batch", "BatchNorm per micro-batch",
@@ -134,9 +135,6 @@ assert 22 * logits > fit[3]["total"] - 72e9
 
 # two updates by fused's step are the lab's run's, bit for bit; 784-256-10 has 203,530 weights
 assert two_steps == [float(x) for x in lab_run.losses[:2]] and n_weights == 203_530
-# LayerNorm: one update split in 4 is the large batch's, to float32 rounding (the prose states no digits: the
-# gap reads 4.5e-08 or 6.0e-08 as earlier cells change; under one spacing at the largest weight, asserted above)
-assert layernorm_gap < 1e-6, layernorm_gap
 # the two BatchNorm ways train with identical losses: only testing reads the moving statistics ("0.0e+00")
 assert between == 0.0, between
 # BatchNorm's inversion (cell 17's print): both ways end at a higher training loss than the large batch, yet score higher
@@ -154,13 +152,6 @@ assert [f"{wild[0].losses[0]:.2f}", f"{wild[0].losses[-1]:.2f}"] == ["2.36", "2.
 # BatchNorm (cell 16): training loss 0.109 against 0.066; per micro-batch's moving variance 5 to 6 % off
 assert [f"{late[0]:.3f}", f"{late[1]:.3f}"] == ["0.066", "0.109"], late
 assert [f"{x:.0%}" for x in (bn_runs["per micro-batch"][:, 1].min(), bn_runs["per micro-batch"][:, 1].max())] == ["5%", "6%"]
-# all 100 rows' moments; gradlab's window moves the statistics to them
-_rows = np.concatenate(seen)
-assert np.allclose(pooled_mean, _rows.mean(0), rtol=1e-9, atol=1e-12) and np.allclose(pooled_var, _rows.var(0), rtol=1e-9)
-assert max(window_off) < 10, window_off  # the course's yardstick: under ten spacings
-assert [f"{x:.1f}" for x in window_off] == ["2.5", "0.7"], window_off
-# per micro-batch moves the statistics about 1 - 0.99^4 = 0.0394 against 0.01 in one update: 3.94 and 3.96 times as far
-assert [f"{x:.2f}" for x in micro_far] == ["3.94", "3.96"] and f"{1 - 0.99 ** 4:.4f}" == "0.0394", micro_far
 # the schedule's and the uneven split's gradlab runs, in float32 spacings at the larger loss, at any update of any seed
 _sp = {s: max(spacings(r.losses, ways[s][0].reference[r.config.seed].losses).max() for r in ways[s][0].results)
        for s in ("cosine lr schedule", "uneven micro-batches")}

@@ -4,7 +4,7 @@ from a timing or a memory peak, against the names the notebook has just computed
 Run by the lesson's last code cell (`%run -i checks/17.py`), so nbval fails when a run disagrees
 with the text. Not part of the lesson.
 """
-# "matches one large batch to float32 rounding (03)": 03 measures it; the code is 03's host_step
+# 03 measures that the host step matches one large batch; the code is 03's loop with a list
 assert host_step.__name__ == "host_step"
 
 # host memory: lesson 03's rules (03 measures them at N = 4: 2.0, 6.0 and 9.1 G), evaluated at this lesson's N = 10
@@ -23,15 +23,10 @@ assert host_vs_acc[0] <= host_vs_acc[1] <= host_vs_acc[2] and 0.7 < host_vs_acc[
 # "accumulate longer than the fused call (1.97 times)": clearly longer (1.97 stored, 2.15 and 2.35 before; a loaded machine moves it)
 assert acc_vs_fused[1] > 1.3 and ratio_quartiles(ms, "host_step", "one fused call")[1] > 1.3, acc_vs_fused
 assert abs(host_vs_acc[1] - np.median(ms["host_step"] / ms["accumulate"])) < 1e-12
-# "the bare calls take only part of that extra time (the share moves between runs)": 46%, 47%, 49%, 36%, 34%, 23%,
-# 36%, 38%, 54%, 50%, 38%, 22% in past runs; pinned in wide bands for a loaded machine. The bare calls write no
-# variable and copy no gradient, so they do not isolate the host's share: accumulate, with no host work, takes about
-# as long as host_step (above)
-assert extra == over("host_step", "one fused call") and calls_part == over("10 bare calls", "one fused call")
-assert extra > 0 and 0.1 < calls_part / extra < 0.9, (calls_part, extra, ms)
-# "about 0.99 here (quartiles 0.94-1.02)", "take about 3.6 ms here, 1.2 ms more than the fused call ... of the 2.7 ms":
-# the stored run's; bands for a loaded machine
-assert 0.7 < host_vs_acc[1] < 1.45 and 0 < calls_part < extra, (host_vs_acc, calls_part, extra)
+# "a ratio of about 1.0 here" (1.03 in the stored run): a band for a loaded machine. "accumulate copies nothing": it
+# writes variables and returns nothing, host_step copies N gradients out
+assert 0.7 < host_vs_acc[1] < 1.45, host_vs_acc
+assert tuple(ms) == ("one fused call", "accumulate", "host_step")
 # the figure: the three steps' medians
 assert [round(float(v), 9) for v in q[:, 1]] == [round(float(np.median(ms[n])), 9) for n in names]
 
@@ -44,10 +39,9 @@ fetch_peak = peak[fetch_name]
 assert 0.9 < fetch_peak < 2.0 and fetch_peak < peak[loop_name], peak
 # "saves about one gradient": 1.01 and 0.98 in two runs; one run read the loop at 2.55 (the allocator's chunks), so the band is wide
 assert abs(saved - (peak[loop_name] - fetch_peak)) < 1e-12 and 0.6 < saved < 1.7, saved
-# one RAM on a CPU: host_step's list "about 12.0 G by 03's rule ... not measured here, about 10 G more than the loop's 2"
-# (numpy's arrays lie outside the allocator device_peak reads), the rule against the
-# loop's "2" (2.04 in the stored run; its band below)
-assert 8.5 < host_list - peak[loop_name] < 10.5, (host_list, peak)
+# one RAM on a CPU: host_step's list "about 12.0 G of the same RAM (the setup's last line)", by 03's rule, not
+# measured here (numpy's arrays lie outside the allocator device_peak reads): far more than the loop's two
+assert f"{host_list:.1f}" == "12.0" and host_list > 5 * peak[loop_name], (host_list, peak)
 # the loop is fed tensors made before its measurement: converting a numpy argument copies it (TensorFlow 2.21:
 # a later write to the array is not seen), and that copy can count in the allocator's peak
 assert isinstance(xt, tf.Tensor) and xt.shape == x100.shape
@@ -103,6 +97,7 @@ assert round(fast_hidden, 3) == 0.443  # as printed
 # least 6.5 times" (no timing in them)
 assert lapped == fast["overlapped, 2 buffers"]["total"] and round(in_graph_ms, 1) == 10.6
 assert (f"{lapped / in_graph_ms:.1f}", f"{copy:.0f}", f"{copy / in_graph_ms:.1f}") == ("7.1", "69", "6.5")
+assert lapped / in_graph_ms >= 7  # the verdict table: "at least 7 times the in-graph step's device work"
 assert lapped > copy and abs(copy - 11 * c) < 1e-9
 assert round(5 * 4 * P / (1e-3 * c) / 1e9) == 320  # one sum's 5 passes in one copy's time: 320 GB/s
 assert 7 * 64 == 448  # "448" with .numpy()'s extra copy

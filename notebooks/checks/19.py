@@ -20,6 +20,10 @@ assert f"{eps:.3g}" == "1.19e-07" and eps == 2.0**-23 and f"{relative:.1e}" == "
 assert f"{relative / eps:.1f}" == "3.7"
 assert [f"{1e-6 / spacing(v):.1f}" for v in (0.077, 1.0, 10.0)] == ["134.2", "8.4", "1.0"]
 
+# the sum's error against its terms: 2.1 spacings at 100, 23.1 at 10^5; under the worst case, past ten at 10^5
+assert (f"{grow[10**2][0]:.1f}", f"{grow[10**5][0]:.1f}") == ("2.1", "23.1"), grow
+assert all(e < w for e, w in grow.values()) and grow[10**5][0] > 10 > grow[10**2][0]
+
 # The miss and the share of the move
 assert f"{miss('weighted'):.1e}" == "6.0e-06" and f"{miss('plain mean'):.1f}" == "53.9"
 assert f"{share('plain mean'):.1f}" == "21.0" and share("weighted") < 1e-3
@@ -30,9 +34,10 @@ assert default == [(65_536, 0), (1_000_000, 1_000_192), (1_048_576, 1_048_576)],
 assert 3907 * 256 == 1_000_192 and 1_000_000 / 256 > 3906
 assert f"{2_096_896 / 1_048_576:.1f}" == "2.0" and 2_096_896 < 2 * 1_048_576  # just under twice: not split
 
-# Time: "a little over four times", near n log n's 4.50 (wide band: a busy machine)
+# Time: "a little over four times", "about 4.5x here", near n log n's 4.50 (wide band: a busy machine)
 assert f"{4 * 18 / 16:.2f}" == "4.50"
 assert 3.0 < q[1] < 7.0, q
+assert not model.jit_compile  # "No: auto turns XLA off without a GPU"
 assert not model.jit_compile and not tf.config.list_physical_devices("GPU")
 
 # Seeds

@@ -1,18 +1,19 @@
 """Where one update divides, clips and all-reduces on R replicas: Keras's plain `fit` under a strategy
-against the three steps that divide once by the global rows B (lesson 13's stage 1, its hand clip and stage 2; S_{r,i} is replica r's
+against the three routes that divide once by the global rows B (lesson 13's unclipped one division, clipped two
+all-reduces and gradlab's one all-reduce; S_{r,i} is replica r's
 micro-batch i's summed loss, as in the lesson).
 
     mirrored fit:  each replica  mean loss / R -> gradient -> clip its part | all-reduce: gradient | apply
-    stage 1:       each replica  sum_i S_{r,i} -> gradient, rows n_r | all-reduce 1: rows (4 bytes) | each replica
+    one division:  each replica  sum_i S_{r,i} -> gradient, rows n_r | all-reduce 1: rows (4 bytes) | each replica
                    / B | all-reduce 2: gradient | apply
-    clipped by hand: each replica  sum_i S_{r,i} -> gradient, rows n_r | all-reduce 1: rows, gradient | each
+    two all-reduces: each replica  sum_i S_{r,i} -> gradient, rows n_r | all-reduce 1: rows, gradient | each
                    replica / B -> clip -> / R | all-reduce 2: gradient | apply
-    stage 2:       each replica  sum_i S_{r,i} -> gradient | all-reduce: gradient, S, rows | / B -> clip -> apply
+    one all-reduce: each replica  sum_i S_{r,i} -> gradient | all-reduce: gradient, S, rows | / B -> clip -> apply
 
 Arrows give the order the update runs in. Steps before a route's last all-reduce run on each replica's own
-shard (stage 1's first all-reduce sums only the rows n_r, and its arrow goes to "/ B", where each replica divides
+shard (the one-division route's first all-reduce sums only the rows n_r, and its arrow goes to "/ B", where each replica divides
 its own gradient by their sum B: an all-reduce whose label names no gradient is passed by a dashed arrow that
-carries each replica's gradient around it); those after it run on the sum, the same on every replica. Mirrored fit's and stage 1's gradient all-reduce runs
+carries each replica's gradient around it); those after it run on the sum, the same on every replica. Mirrored fit's and the one-division route's gradient all-reduce runs
 inside `optimizer.apply`, after its clip: Keras 3's `base_optimizer.apply` calls `_clip_gradients`, then
 `_backend_update_step` calls `_all_reduce_sum_gradients`.
 
@@ -27,18 +28,18 @@ from matplotlib.patches import FancyArrowPatch, Patch
 # tuples of steps and all-reduce labels alternate, a tuple first and last
 DATAFLOWS = {
     "mirrored fit (Keras)": (("mean loss ÷ R", "gradient", "clip its part"), "all-reduce:\ngradient", ("apply",)),
-    "stage 1: public calls, unclipped": (("$\\Sigma_i\\, S_{r,i}$", "gradient,\nrows $n_r$"),
+    "unclipped, one division: public calls": (("$\\Sigma_i\\, S_{r,i}$", "gradient,\nrows $n_r$"),
                                          "all-reduce 1:\nrows, 4 bytes", ("÷ B",), "all-reduce 2:\ngradient", ("apply",)),
-    "clipped by hand: public calls, clipped": (("$\\Sigma_i\\, S_{r,i}$", "gradient,\nrows $n_r$"),
+    "clipped, two all-reduces: public calls": (("$\\Sigma_i\\, S_{r,i}$", "gradient,\nrows $n_r$"),
                                                "all-reduce 1:\nrows, gradient", ("÷ B", "clip", "÷ R"),
                                                "all-reduce 2:\ngradient", ("apply",)),
-    "stage 2: gradlab's one all-reduce": (("$\\Sigma_i\\, S_{r,i}$", "gradient"), "all-reduce:\ngradient, S, rows",
+    "gradlab: one all-reduce (a private Keras hook)": (("$\\Sigma_i\\, S_{r,i}$", "gradient"), "all-reduce:\ngradient, S, rows",
                                           ("÷ B", "clip", "apply")),
 }
-_MISSES, _EXACT, _REDUCE = "#f6c4c4", "#c4e8c4", "#fdd49e"  # red: mirrored fit's 1/R and clip; green: the stages'
+_MISSES, _EXACT, _REDUCE = "#f6c4c4", "#c4e8c4", "#fdd49e"  # red: mirrored fit's 1/R and clip; green: the routes'
 _MARKED = {"mean loss ÷ R": _MISSES, "clip its part": _MISSES, "÷ B": _EXACT, "clip": _EXACT}
 LEGEND = ((_MISSES, "where mirrored fit leaves the large batch"),  # the figure's colour key, below the panels
-          (_EXACT, "where a stage divides or clips as the large batch does"), (_REDUCE, "an all-reduce"))
+          (_EXACT, "where a route divides or clips as the large batch does"), (_REDUCE, "an all-reduce"))
 
 
 def all_reduces(route):

@@ -1,5 +1,5 @@
 """The dataflow figure of lesson 13: each route's steps in order, per replica before its last all-reduce and
-once after it, stage 1's and the hand clip's two all-reduces, and Keras's order (clip, then all-reduce) read off a real
+once after it, the one-division route's and the clipped route's two all-reduces, and Keras's order (clip, then all-reduce) read off a real
 `optimizer.apply`."""
 import keras
 import matplotlib.colors
@@ -34,8 +34,8 @@ def test_each_route_is_drawn_in_order_per_replica_until_its_last_all_reduce_then
 
 
 def test_stage_1_makes_two_all_reduces_the_rows_first_then_the_gradient():
-    # the lesson's count: mirrored fit 1 all-reduce per update, stage 1 2 (4 bytes of rows, then the gradient
-    # inside apply), stage 2 1 (the gradient with the rows)
+    # the lesson's count: mirrored fit 1 all-reduce per update, unclipped one division 2 (4 bytes of rows, then the gradient
+    # inside apply), gradlab's route 1 (the gradient with the rows)
     keras_route, stage1, by_hand, stage2 = DATAFLOWS.values()
     assert [len(all_reduces(r)) for r in DATAFLOWS.values()] == [1, 2, 2, 1]
     first, second = all_reduces(stage1)
@@ -60,8 +60,8 @@ def test_stage_1_makes_two_all_reduces_the_rows_first_then_the_gradient():
 
 
 def test_the_clip_is_before_the_all_reduce_in_keras_and_after_it_in_stage_2():
-    assert list(DATAFLOWS) == ["mirrored fit (Keras)", "stage 1: public calls, unclipped",
-                               "clipped by hand: public calls, clipped", "stage 2: gradlab's one all-reduce"]
+    assert list(DATAFLOWS) == ["mirrored fit (Keras)", "unclipped, one division: public calls",
+                               "clipped, two all-reduces: public calls", "gradlab: one all-reduce (a private Keras hook)"]
     keras_route, stage1, by_hand, stage2 = DATAFLOWS.values()
     assert "clip its part" in keras_route[0] and "clip" in stage2[-1]
     assert "mean loss ÷ R" in keras_route[0] and "÷ B" in stage2[-1]
@@ -87,7 +87,7 @@ def test_keras_apply_clips_before_its_all_reduce():
 
 def test_the_hand_clip_all_reduces_the_gradient_clips_the_mean_then_lets_apply_all_reduce_again():
     # the lesson's count: 2 all-reduces per update, both carrying the gradient (203,604 bytes, twice mirrored fit's)
-    by_hand = DATAFLOWS["clipped by hand: public calls, clipped"]
+    by_hand = DATAFLOWS["clipped, two all-reduces: public calls"]
     first, second = all_reduces(by_hand)
     assert "rows" in first and "gradient" in first and "gradient" in second
     assert by_hand[2] == ("÷ B", "clip", "÷ R") and by_hand[-1] == ("apply",)  # clip the mean, then / R for apply
