@@ -30,6 +30,20 @@ assert gl.split_sizes(11, 4) == [3, 3, 3, 2] and len(x) % 60 == 11  # "only the 
 assert abs(history["loss"][0] - mine_history["loss"][0]) < 1e-6
 assert abs(history["accuracy"][0] - mine_history["accuracy"][0]) < 1e-6  # your step logs compile's accuracy
 
+# "fit traces your train_step into a graph for every batch (the batch dimension is None, so the last batch of 11
+# runs it too)": every trace fit makes of the step (two, as Keras 3.15 traces) sees the batch dimension None
+_traced_batch = []
+
+
+class _Traced(MyWhileLoopModel):
+    def train_step(self, data):
+        _traced_batch.append(data[0].shape[0])
+        return super().train_step(data)
+
+
+train(_Traced(fresh(), 4), keras.optimizers.SGD(0.1))
+assert _traced_batch and set(_traced_batch) == {None}, _traced_batch
+
 # The graphs: 5 MatMuls a micro-batch, unrolled N times or once in the while body; the loop's size is flat
 for N in NS:
     assert matmuls["unrolled", N] == (5 * N, 0) and matmuls["while loop", N] == (0, 5), matmuls
@@ -58,6 +72,8 @@ assert round(4000 / 60 * outputs / grad, 1) == 6.6  # printed: the layers' outpu
 # 4,000 rows, "it saves: one pass holds many gradients, your loop at N = 4 well under that" (the printed line; nbval
 # ignores it): the activations outweigh a gradient, and the loop at N = 4 holds well under one pass (0.35x to 0.57x in six runs)
 assert big["unrolled", 1] > 6 and big["while loop", 4] < 0.7 * big["unrolled", 1], big
+# the figure's third line, the loop at 4,000 rows: from N = 4 on, well under one pass (a run read 0.30x to 0.40x)
+assert all(big["while loop", N] < 0.7 * big["unrolled", 1] for N in NS[2:]), big
 # one pass at 4,000 rows read 11.6 to 14.8 in eight runs (not in the prose, which says "about 11.6 ... here (the reading
 # moves between runs; its tensors tally 12.6"; below the tally when not all are alive at the peak, above it with temporaries),
 # about 1 at 60 rows (the allocator may count a chunk up to twice its tensor): wide bands. The prose quotes the
@@ -67,7 +83,7 @@ assert 9 < big["unrolled", 1] < 18 and 0.7 < held["unrolled", 1] < 2.1, (big, he
 # weights' gradient, 1: 12.6 in all"
 assert round(hidden, 1) == 5.0 and round(1 + round(4000 / 60 * outputs / grad, 1) + round(hidden, 1), 1) == 12.6
 
-# Answer 6, Dropout: plain fit repeats itself exactly; over three mask seeds your step and AccumulatingModel land about as far
+# Answer 4, Dropout: plain fit repeats itself exactly; over three mask seeds your step and AccumulatingModel land about as far
 # from plain fit as plain fit with other masks does ("59% to 64%", "58% to 66%"; all seeded, so fixed)
 assert drop_miss["plain fit again"] == [0], drop_miss
 _pct = lambda name: [f"{min(drop_share[name]):.0%}", f"{max(drop_share[name]):.0%}"]
