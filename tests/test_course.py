@@ -1,8 +1,8 @@
 """The course's shape, as the lessons promise it (README "The lessons"): every link between
 lessons resolves, and each numbered lesson is one sitting -- about 35 cells (36 at most) and about
-2,000 words of markdown (whitespace-separated tokens, math and links included: 2,150 at most), no
+1,500 words of markdown (whitespace-separated tokens, math and links included: 1,650 at most), no
 markdown cell over about 250 words (300 at most), no visible code cell over 25 lines,
-a stated run time, a prediction asked before an experiment, and folded answers."""
+a stated run time, a "What to remember" box, a prediction asked before an experiment, and folded answers."""
 import json
 import pathlib
 import re
@@ -47,13 +47,14 @@ def test_each_lesson_is_one_sitting(path):
     visible = [c for c in cells if c["cell_type"] == "code"
                and not c.get("metadata", {}).get("jupyter", {}).get("source_hidden")]
     assert len(cells) <= 36, (path.name, len(cells))
-    assert sum(map(_words, markdown)) <= 2150, (path.name, sum(map(_words, markdown)))
+    assert sum(map(_words, markdown)) <= 1650, (path.name, sum(map(_words, markdown)))
     assert max(map(_words, markdown)) <= 300, path.name
     assert max(len(_text(c).splitlines()) for c in visible) <= 25, path.name
     first = _text(markdown[0])
     # one format in every lesson, so a learner compares them at a glance
     assert re.search(r"\*Run time: about [^*]+ on a 2-core CPU[^*]*; longer on a busy machine\.\*", first), \
         f"{path.name}: no run time under the title, or not in the course's format"
+    assert "**What to remember**" in first, f"{path.name}: no 'What to remember' box under the title"
     assert any("Predict" in _text(c) for c in markdown), f"{path.name}: asks for no prediction"
     assert any("<details>" in _text(c) for c in markdown), f"{path.name}: nothing folded"
 
