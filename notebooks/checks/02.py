@@ -60,9 +60,8 @@ assert tower_gap == 2 * spacing_g  # "2 spacings" at the largest entry
 assert (fmt(max(w_gaps), ".1e"), fmt(w_max, ".3f")) == ("1.5e-08", "0.163") and max(w_gaps) == spacing_w
 assert fmt(tower_gap / spacing_g, ".1f") == "2.0" and fmt(max(w_gaps) / spacing_w, ".1f") == "1.0"
 
-# How the 2017 texts did it: on uneven towers, 40 + 24, the tutorial's plain mean misses g_B; weighted, about float32's epsilon
-assert fmt(plain_miss, ".1%") == "23.9%"
-assert fmt(weighted_miss, ".1e") == "1.3e-07" and weighted_miss < 2 * np.finfo(np.float32).eps  # "about float32's epsilon (1.2e-07)"
+# How the 2017 texts did it: on equal halves 1/R is n_r / B (the uneven case links lesson 01's 68.1%)
+assert [len(f[x]) for f in feeds] == [64] * 3 and 1 / 2 == 32 / 64
 
 # your TF2 step's _Send ops: 4 weights and x, y halves from CPU:0, 4 gradients and the summed loss from CPU:1
 assert carried(tf2_sends) == "CPU:0 -> CPU:1: 4 weights, 2 halves (x, y) | CPU:1 -> CPU:0: 4 gradients, 1 summed loss"
@@ -113,5 +112,11 @@ assert fmt(2 * tau_c, ".3f") == "0.025" and fmt(extra_us, ".1f") == "0.5"
 assert R == 8 and hub_mib == 2 * (8 - 1) * 4 * 203_530 / 2**20 and fmt(hub_mib, ".2f") == "10.87"
 assert fmt(2 * (8 - 1) * tau_c, ".3f") == "0.178"
 assert fmt(R * tau_c, ".3f") == "0.102"  # both directions at once: at least R tau_c, printed beside the 0.178
+
+# Problem 3: ResNet-50 (25,583,592 weights, 97.6 MiB as lesson 01 prints; He et al.'s 3.8e9 multiply-adds forward)
+assert r50 == 25_583_592 and fmt(4 * r50 / 2**20, ".1f") == "97.6" and fmt(r50_flops / 1e9, ".1f") == "22.8"
+assert fmt(tau_c_r50, ".3f") == "1.599" and fmt(tau_c_r50 / tau_c, ".0f") == "126"
+assert fmt(r50_flops / r50, ".0f") == "891" and fmt(4 * tau_c_r50 / 1e3 * fp32 / r50_flops, ".0f") == "14"
+assert 4 * tau_c_r50 / 1e3 * fp32 / r50_flops < break_even / 100  # "yet": the break-even batch falls, 3,168 -> 14
 
 print("lesson 02: every number the prose states checks out")
