@@ -34,14 +34,18 @@ assert f"{ours63:.1e}" == "7.6e-07" and 1 < ours63 / eps32 < 10, ours63
 assert adam_gap == 0 and f"{adam_gap:.1e}" == "0.0e+00", adam_gap
 assert 0 < adam_gap_3 and f"{adam_gap_3:.1e}" == "1.5e-08", adam_gap_3  # one spacing: checked below
 
-# Training: the mean retraces N = 1; the sum trains faster at N = 4 and stops learning at N = 16 (chance, ln 10)
+# Training: the mean retraces N = 1; the sum trains faster at N = 4. At N = 16 it overshoots (one update's loss
+# 21.0) and over updates 31-60 averages 2.30, over three times N = 1's 0.68, dipping as low as 1.46, yet still
+# learning: its mean over 46-60 is below its mean over 31-45 (not a plateau at chance)
 late = {label: float(np.mean(losses[30:])) for label, losses in curves.items()}
 assert max(abs(u - v) for u, v in zip(curves["mean, N = 16"], curves["N = 1"])) < 1e-4
-assert late["sum, N = 4"] < late["N = 1"] < late["sum, N = 16"], late
-assert abs(late["sum, N = 16"] - np.log(10)) < 0.02 and f"{np.log(10):.2f}" == "2.30", late  # "averages 2.30, chance"
+assert late["sum, N = 4"] < late["N = 1"] < late["sum, N = 16"] and late["sum, N = 16"] > 3 * late["N = 1"], late
 assert [f"{late[k]:.2f}" for k in ("N = 1", "sum, N = 4", "sum, N = 16", "mean, N = 16")] == \
     ["0.68", "0.46", "2.30", "0.68"], late
 assert f"{max(curves['sum, N = 16']):.1f}" == "21.0" and max(curves["sum, N = 16"]) > 4 * np.log(10)
+c16 = curves["sum, N = 16"][30:]  # the shaded updates at N = 16
+assert np.mean(c16[15:]) < np.mean(c16[:15]) and min(c16) < np.log(10), c16  # still falling; below a uniform guess
+assert [f"{np.mean(c16[:15]):.2f}", f"{np.mean(c16[15:]):.2f}", f"{min(c16):.2f}"] == ["2.64", "1.96", "1.46"], c16
 
 # Every route equals Keras's large batch to float32 rounding: within one spacing at the largest weight, 0.16
 assert len(runs) == 4 and all(d < 1e-6 for d in proofs.values())
@@ -52,9 +56,6 @@ assert f"{max(proofs.values()):.1e}" == "1.5e-08" and adam_gap_3 <= gap  # Probl
 W = sum(int(np.prod(v.shape)) for v in gradlab_weights)
 differ = sum(int((g != h).sum()) for g, h in zip(gradlab_weights, hand_weights))
 assert 0 < differ / W < 0.05, differ
-# the misses (1 update) and the shares (3 updates): each a few times float32's epsilon
-assert misses == [distance(a, o) for a, o in runs.values()] and all(1 < m / eps32 < 10 for m in misses), misses
-assert [f"{m:.1e}" for name, m in zip(runs, misses) if "1 update" in name] == ["5.6e-07", "7.6e-07"], misses
 assert W == 203_530
 
 # gradlab's guard: the all-NaN digit's update raised FloatingPointError and changed nothing (3 updates before it)

@@ -44,17 +44,21 @@ assert [len(r) for r in left_out[16]] == [6, 6] and [len(r) for r in left_out[20
 assert first_zero == 125 and (rates[first_zero:] == 0).all()
 assert (per_epoch, 50_000 - 64 * (per_epoch - 1), per_epoch % 8, 50_000 % 125, 50_000 // 125 % 8) == (782, 16, 6, 0, 0)
 assert (50_000 // 64, 50_000 // 64 % 8) == (781, 5)
-# answer 2's alternatives: 125 x 8 = 1,000 rows an update; 125 x 4 = 500, 100 updates; 97 x 512 = 49,664, 336 left
-assert (125 * 8, 50_000 % 500, 50_000 // 500, 50_000 // 512, 97 * 512, 50_000 - 97 * 512) == (1000, 0, 100, 97, 49_664, 336)
+# answer 2's ways out: batch_size 50 -> 1,000 micro-batches = 125 x 8, updates of 400 rows; batch_size 125 -> 400
+# micro-batches = 50 x 8, updates of 1,000; at 64, my_whole_epochs takes 776 = 97 x 8 micro-batches, 49,664 rows, 336 left
+assert (50_000 % 50, 50_000 // 50, 50_000 // 50 % 8, 50_000 // 50 // 8, 50 * 8) == (0, 1000, 0, 125, 400)
+assert (50_000 % 125, 50_000 // 125 % 8, 50_000 // 125 // 8, 125 * 8) == (0, 0, 50, 1000)
+assert (50_000 // 64 // 8 * 8, 50_000 // 64 // 8, 97 * 512, 50_000 - 97 * 512) == (776, 97, 49_664, 336)
 # the whole-epochs cost: at 20, 12 micro-batches keep 240 rows and leave out 22; at 16, 256 and 6
 assert (epoch_ends[20][0] * 20, 262 - epoch_ends[20][0] * 20, 262 - epoch_ends[16][0] * 16) == (240, 22, 6)
 assert [round(mib[k]) for k in (1, 4, 5)] == [3815, 15259, 19073]
 assert abs(-float(adam_w.numpy()[0]) - adam_move[1]) < 1e-3 and round(adam_move[4], 3) == 0.581, adam_move
 assert abs(final_loss["Keras 4 x 16, PerUpdate"] - final_loss["plain fit at 64"]) < 1e-4, final_loss
 assert final_loss["Keras 4 x 16"] > final_loss["plain fit at 64"] + 0.3, final_loss
-# timings (the fold under the timing cell): the conclusions with wide bands ("about twice" plain fit at 64; "about as
-# long" as plain fit at 16, close to 1), not the printed ratios, which move between runs
-assert 1.2 < time_ratios["plain fit at 64"][1] < 3.5, time_ratios
+# timings (the fold under the timing cell): the conclusions with wide bands, not the printed ratios, which move
+# between runs and machines. "Longer than plain fit at 64" (four calls per 64 rows against one: above 1, near 4 at most;
+# "about 1.8 times here" is this run's reading, printed beside it); "about as long" as plain fit at 16, close to 1
+assert 1.2 < time_ratios["plain fit at 64"][1] < 4.5, time_ratios
 assert 0.6 < time_ratios["plain fit at 16"][1] < 1.6, time_ratios
 assert time_ratios["plain fit at 16"][1] < time_ratios["plain fit at 64"][1], time_ratios  # most of it is the calls
 

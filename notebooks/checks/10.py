@@ -99,5 +99,10 @@ assert round(floor) == 104 and round(floor / 8) == 13 and floor > 81559 / 1024 a
 assert (layer, round(left, 1), round(seq_all, 1), int(left // seq_all), round(seq_sel, 1), int(left // seq_sel),
         round(seq_full, 2), int(left // seq_full)) == (194, 66.6, 97.0, 0, 17.0, 3, 4.03, 16), (seq_all, seq_sel, seq_full)
 assert round(big["total"] / 2**30) == 130 and round(7e9 * (2 + 2 + 12) / 2**30) == 104
+# answer 3a: Keras's mixed_bfloat16 keeps float32 variables (and so float32 gradients and slots): 4 + 4 + 8 bytes;
+# ZeRO's mixed-precision Adam 2 + 2 + 12; 16 either way
+_policy = keras.DTypePolicy("mixed_bfloat16")
+assert (_policy.compute_dtype, _policy.variable_dtype) == ("bfloat16", "float32"), _policy
+assert 4 + 4 + 8 == 2 + 2 + 12 == 16 and round(7e9 * (4 + 4 + 8) / 2**30) == 104
 
 print("lesson 10: every number the prose states checks out")

@@ -121,7 +121,7 @@ assert f"{imagenet_last / (8 * min(imagenet_shards)):.3f}" == "1.051" and -(-1_2
 assert abs(prefactor - 7 / 1144) < 1e-15 and f"{prefactor:.2%}" == "0.61%" and f"{1 / 22:.1%}" == "4.5%"
 assert f"{last_miss * prefactor * 22:.2%}" == "0.98%" and estimate == last_miss * prefactor * 22
 # scaled by the shards' noise, sqrt(1/17 + 1/126) against sqrt(1/6 + 1/5): 0.43; where noise dominates the update,
-# it shortens too, by sqrt(11 / 143): 0.42% to 1.5% ("about 1%", the Summary)
+# it shortens too, by sqrt(11 / 143): 0.42% to 1.5% (the Summary gives the range, an estimate)
 assert f"{gap_scale:.2f}" == "0.43" and f"{estimate * gap_scale:.2%}" == "0.42%"
 assert f"{estimate * gap_scale * np.sqrt(143 / 11):.1%}" == "1.5%"
 assert f"{formula_gap:.1e}" == "5.7e-08"  # answer 1: the formula gives the miss to rounding

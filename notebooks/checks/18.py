@@ -90,7 +90,7 @@ assert abs(rnd(same_mean[20], 2) - rnd(same_mean[1], 2)) <= 0.01
 assert rnd(reproduction.SEED_TABLE[20][0] - reproduction.SEED_TABLE[1][0], 1) == 0.2
 
 # dropout: one distribution (after the setup)
-assert f"{off:.1e}" == "4.1e-07" and off < 4 * np.finfo(np.float32).eps  # a relative error under four eps (lesson 01)
+assert f"{off:.1e}" == "4.1e-07" and off < 4 * np.finfo(np.float32).eps  # "rounding" (lesson 01): a relative error under four eps
 # the K = 1 line: an N = 20 draw and another large-batch draw, each as far from a large-batch draw
 assert [rnd(d.mean(), 2) for d in to_large.values()] == [1.79, 1.79]
 assert all(d.mean() > 1 for d in to_large.values())  # dropout's noise is larger than the gradient
