@@ -86,12 +86,12 @@ assert [keras_s[4 * (u + 1)] for u in (499, 999, 1499, 1999, 2000)] == [2048, 40
 assert once_s[500] == 16384 and keras_s[4 * 500] == 16384 / 8
 # What a lower S costs this MLP in float16: nothing flushed even at S = 1; the error is rounding
 assert np.abs(g_32[g_32 != 0]).min() > 2.0 ** -24  # above float16's smallest positive number
-assert [n for n, _err, _m in flushed_16.values()] == [0, 0, 0] and list(flushed_16) == [1.0, 2048.0, 16384.0]
-assert {f"{err:.1e}" for _n, err, _m in flushed_16.values()} == {"4.0e-04"}
-# only at S = 1 do the entries below float16's smallest normal lose bits; 2048 (Keras's depth) is 16384's
-assert f"{float(np.finfo(np.float16).tiny):.1e}" == "6.1e-05" and int(small.sum()) == 234
-assert [f"{m:.2%}" for _n, _err, m in flushed_16.values()] == ["0.31%", "0.22%", "0.22%"]
-assert max(flushed_16[2048.0][2], flushed_16[16384.0][2]) < flushed_16[1.0][2]
+assert [n for n, _err in flushed_16.values()] == [0, 0, 0] and list(flushed_16) == [1.0, 2048.0, 16384.0]
+assert {f"{err:.1e}" for _n, err in flushed_16.values()} == {"4.0e-04"}
+# the floor: float16 rounds |v| <= 2^-25 to 0 and keeps what is above; lost below 2^-25 / S, "1.5e-11 at S = 2048,
+# a floor 8 times as high as at S = 16384 (1.8e-12)"
+assert np.float16(floor) == 0 and np.float16(floor * 1.001) > 0 and floor == 2.0 ** -25
+assert f"{floor / 2048:.1e} {floor / 16384:.1e} {16384 // 2048}" == "1.5e-11 1.8e-12 8"
 
 
 # Section 4: the weight average. First the exact case: 3 or 4 updates on one batch, each average
@@ -126,30 +126,17 @@ fit_model.compile(optimizer=keras.optimizers.SGD(0.5, use_ema=True, ema_momentum
 fit_model.fit(np.tile(x, (4, 1, 1)), np.tile(y, 4), batch_size=8, shuffle=False, verbose=0)
 fit_gaps = [w_gap(fit_model.get_weights(), w) for w in (avg, path[-1])]
 assert fit_gaps[0] < 1e-6 and fit_gaps[1] > w_gap(path[-1], path[-2])  # the average, not the last
-# Over 300 updates: each average is its own coefficients (to 1.2e-06, the prose's number), not the other's
-for rho in (0.9, 0.99):
-    assert max(ema_miss[rho, "fused", 1], ema_miss[rho, "keras", 4]) < 1e-5
-    assert min(ema_miss[rho, "fused", 4], ema_miss[rho, "keras", 1]) > 1e-3
-assert f"{max(ema_miss[b, n, m] for b in (0.9, 0.99) for n, m in (('fused', 1), ('keras', 4))):.1e}" == "1.2e-06"
-assert f"{max(ema_miss[0.99, 'fused', 4], ema_miss[0.99, 'keras', 1]):.2f}" == "0.12"
-assert [f"{ema_miss[b, n, m]:.1e}" for b in (0.9, 0.99) for n, m in (("fused", 4), ("keras", 1))] == [
-    "1.9e-02", "1.9e-02", "1.2e-01", "1.2e-01"]  # each misses the other rule's coefficients
-assert {k: (f"{a:.3f}", f"{last:.3f}") for k, (a, last) in tested.items()} == {
-    (0.9, "fused"): ("0.209", "0.274"), (0.9, "keras"): ("0.214", "0.274"),
-    (0.99, "fused"): ("0.223", "0.274"), (0.99, "keras"): ("0.204", "0.274"),
-    (0.99 ** 4, "fused"): ("0.204", "0.274")}
+# The average in training (Going further): test losses of the average, seeded, so fixed
+assert {k: f"{v:.3f}" for k, v in tested.items()} == {
+    (0.99, "fused"): "0.223", (0.99, "keras"): "0.204", (0.99 ** 4, "fused"): "0.204"}
 # once per update at 0.99^4 (Keras's decay per update at 0.99) tests as Keras's does: the memory explains it
-assert abs(tested[0.99 ** 4, "fused"][0] - tested[0.99, "keras"][0]) < 0.005
+assert abs(tested[0.99 ** 4, "fused"] - tested[0.99, "keras"]) < 0.005
 assert f"{0.99 ** 4:.4f}" == "0.9606"
 # the coefficients (cell 18): Keras at 0.99 is close to once per update at 0.99^4, far from it at 0.99
 assert [f"{coef_gap[r]:.3f}" for r in (0.99, 0.99 ** 4)] == ["0.935", "0.059"]
-# the trained averages (Going further): the same, in weights
-assert [f"{avg_gap[r]:.1e}" for r in (0.99 ** 4, 0.99)] == ["2.2e-03", "1.2e-01"]
-assert all(a < last for a, last in tested.values())  # both averages beat the last weights
-assert tested[0.99, "keras"][0] < tested[0.99, "fused"][0]  # at 0.99 Keras's shorter memory wins
-seed_wins = [tested[0.99, "fused"][0] - tested[0.99, "keras"][0], *wins]  # models from seeds 1, 2, 3
+assert tested[0.99, "keras"] < tested[0.99, "fused"]  # at 0.99 Keras's shorter memory wins
+seed_wins = [tested[0.99, "fused"] - tested[0.99, "keras"], *wins]  # models from seeds 1, 2, 3
 assert min(seed_wins) > 0.005 and f"{min(seed_wins):.3f} {max(seed_wins):.3f}" == "0.016 0.019"
-assert abs(tested[0.9, "keras"][0] - tested[0.9, "fused"][0]) < 0.01  # at 0.9 about equal
 
 # Section 5: BatchNorm's moving statistics. One update of N calls keeps rho^N of the old moving mean and gives
 # micro-batch i's mean (i = 1..N) the weight (1 - rho) rho^(N - i); the variance moves the same way
@@ -176,20 +163,11 @@ assert max(float(np.abs(v.numpy() - t).max()) for v, t in zip(
 assert [f"{g:.1e}" for g in bn_gaps["micro"]] == ["2.3e-02", "2.8e-02"]
 assert max(bn_gaps["window"]) < 1e-6 and f"{max(bn_gaps['window']):.1e}" == "9.3e-10"
 assert bn_four["micro"] < 1e-6 and f"{bn_four['micro']:.1e}" == "1.2e-07" and bn_four["window"] > 1e-2  # micro is four calls' moves, printed
-# your merge (or the solution) is the moments of all the rows, and one move from it is the large batch's
+# the given merge is the moments of all the rows, and one move from it is the large batch's
 assert check_merge(merge_moments) is None and check_move_once(move_once) is None
-# 01's yardstick at the largest value compared, an entry of the moving variance: yours 0.008 spacings, window's 0.02,
-# both rounding; the moving mean alone, at its largest entry: yours 1, window's 2
+# the given move_once: "4.7e-10 apart" from the large batch's statistics, as window's (9.3e-10)
 merge_gap = w_gap(mine_bn, large_bn)
-assert spacing(large_bn) == float(np.spacing(np.float32(max(np.abs(large_bn[0]).max(), np.abs(large_bn[1]).max()))))
-assert np.abs(large_bn[1]).max() > np.abs(large_bn[0]).max()  # the largest value compared is the variance's
-assert f"{merge_gap:.1e} {in_spacings(mine_bn, large_bn):.3f}" == "4.7e-10 0.008"
-assert f"{max(bn_gaps['window']):.1e} {in_spacings(moved['window'], large_bn):.2f}" == "9.3e-10 0.02"
-assert max(in_spacings(mine_bn, large_bn), in_spacings(moved["window"], large_bn)) < 10
-assert f"{in_spacings(mine_bn[:1], large_bn[:1]):.0f} {in_spacings(moved['window'][:1], large_bn[:1]):.0f}" == "1 2"
-# the prose: "within two spacings", on both yardsticks (the largest value compared, and the moving mean's own)
-assert max(in_spacings(mine_bn, large_bn), in_spacings(moved["window"], large_bn),
-           in_spacings(mine_bn[:1], large_bn[:1]), in_spacings(moved["window"][:1], large_bn[:1])) <= 2
+assert f"{merge_gap:.1e}" == "4.7e-10" and merge_gap < 1e-6
 # the EMA figure's theta_1: 0.729 once per update, 0.387 under Keras (rho 0.9, N = 4), as the prose states
 assert [f"{ema_coefficients(4, 0.9, m)[0]:.3f}" for m in (1, 4)] == ["0.729", "0.387"]
 # "for rho near 1 and N = 4, the average trails by about a quarter as many updates" (Problem 1's lags)

@@ -114,19 +114,15 @@ assert min(seq_miss["rows"], *drop_miss["your while loop"]) > 1e-3  # "every wro
 assert max_abs_diff(mine16.inner.get_weights(), large.get_weights()) < 1e-6 and sizes.count(0) == 5
 assert all(d < 1e-6 for d in weighted_diff.values()) and class_moved > 1e-3
 assert abs(weighted_logs["sample_weight=w"][1] - 2.197235) < 1e-6
-# Problem 3: the schedule at 11 updates vs at 41 apply calls: 0.1 * 0.5 ** (11 / 10) and 0.1 * 0.5 ** (41 / 10);
-# with decay_steps=40, 0.1 * 0.5 ** (41 / 40) after Keras's 10 updates and one waiting call
-_want = [round(0.1 * 0.5 ** e, 4) for e in (11 / 10, 41 / 10, 41 / 40)]
-assert [round(v, 4) for v in next_lr.values()] == _want == [0.0467, 0.0058, 0.0491], next_lr
-assert f"{0.5 ** (3 / 40):.2f}" == "0.95"  # Keras reads its count 3 calls later in each update: 0.5^(3/40) of your rate
-# Answer 3 compares the same update, the 11th: Keras's update k reads its apply count 4k - 1 (keras base_optimizer:
-# the schedule at _iterations before the increment, the update when (_iterations + 1) % 4 == 0), yours its update count
-# k - 1: "0.5^(43/10) = 0.0508, times 0.1 is 0.0051"; "0.1 x 0.5^(10/10) = 0.05"; "0.5^(43/40) = 0.4747, ... 0.0475";
-# "0.0475 / 0.05 = 0.95"
-assert 4 * 11 - 1 == 43 and 41 % 4 == 1  # the 41st call's micro-batch waits; the 11th update reads 43
-assert (round(0.5 ** (43 / 10), 4), round(0.1 * 0.5 ** (43 / 10), 4)) == (0.0508, 0.0051)
-assert (round(0.1 * 0.5 ** (10 / 10), 4), round(0.5 ** (43 / 40), 4), round(0.1 * 0.5 ** (43 / 40), 4)) == (0.05, 0.4747, 0.0475)
-assert round(0.0475 / 0.05, 2) == 0.95 and round(0.5 ** (43 / 40) / 0.5 ** (10 / 10), 2) == 0.95
+# Problem 3, recorded: the rate each apply call reads (Keras's learning_rate is the schedule at _iterations); the 11th
+# update reads count 10 in your step and 4 * 11 - 1 = 43 in Keras's (the update when (_iterations + 1) % 4 == 0)
+assert [c for c, _r in rate_11.values()] == [10, 43, 43], rate_11
+_want = [round(0.1 * 0.5 ** e, 4) for e in (10 / 10, 43 / 10, 43 / 40)]
+assert [round(r, 4) for _c, r in rate_11.values()] == _want == [0.05, 0.0051, 0.0475], rate_11
+assert [f"{r:.4f}" for _c, r in rate_11.values()] == ["0.0500", "0.0051", "0.0475"]
+_ratio = rate_11["Keras's, decay_steps=40"][1] / rate_11["yours, batch_size=60"][1]
+assert f"{_ratio:.2f}" == f"{ratio_40:.2f}" == f"{0.5 ** (3 / 40):.2f}" == "0.95", _ratio  # "0.5^(3/40) = 0.95 of yours at every update"
+assert 4 * 11 - 1 == 43 and 41 % 4 == 1  # one epoch is 41 calls: Keras's 11th update comes in the second epoch
 assert l2_diff < 1e-6 and abs(l2_logs["your train_step"] - l2_logs["large batch"]) < 1e-6
 
 # lesson 01's yardstick on the digits: right steps land 3.0e-08 to 6.0e-08 from plain fit, one or two of 01's spacings

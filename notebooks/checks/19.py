@@ -19,10 +19,16 @@ assert f"{spacings(forwards, exact):.1f}" == "3.7" and abs(spacings(in_8, exact)
 assert f"{eps:.3g}" == "1.19e-07" and eps == 2.0**-23 and f"{relative:.1e}" == "4.4e-07"
 assert f"{relative / eps:.1f}" == "3.7"
 assert [f"{1e-6 / spacing(v):.1f}" for v in (0.077, 1.0, 10.0)] == ["134.2", "8.4", "1.0"]
+# "k eps is k to 2k spacings at the value": a relative error r at x, over one spacing there
+for _x in (0.3, 1.0, 516.0, 1.9):
+    _k = float(np.spacing(np.float32(_x))) / (_x * eps)  # spacings per eps of relative error, inverted
+    assert 1 <= 1 / _k <= 2, (_x, _k)
 
 # the sum's error against its terms: 2.1 spacings at 100, 23.1 at 10^5; under the worst case, past ten at 10^5
 assert (f"{grow[10**2][0]:.1f}", f"{grow[10**5][0]:.1f}") == ("2.1", "23.1"), grow
 assert all(e < w for e, w in grow.values()) and grow[10**5][0] > 10 > grow[10**2][0]
+# "ten spacings fits sums of up to about 10^3 terms; past that, expect tens"
+assert grow[10**3][0] < 10 < grow[10**4][0] < grow[10**5][0] < 100
 
 # The miss and the share of the move
 assert f"{miss('weighted'):.1e}" == "6.0e-06" and f"{miss('plain mean'):.1f}" == "53.9"
@@ -37,8 +43,14 @@ assert f"{2_096_896 / 1_048_576:.1f}" == "2.0" and 2_096_896 < 2 * 1_048_576  # 
 # Time: "a little over four times", "about 4.5x here", near n log n's 4.50 (wide band: a busy machine)
 assert f"{4 * 18 / 16:.2f}" == "4.50"
 assert 3.0 < q[1] < 7.0, q
-assert not model.jit_compile  # "No: auto turns XLA off without a GPU"
-assert not model.jit_compile and not tf.config.list_physical_devices("GPU")
+# XLA: "Plain Keras turns XLA on only with a GPU ... gradlab's auto turns it on, GPU or not, unless the model
+# convolves". What holds on any machine: without an accelerator Keras's auto is off for both models (its
+# _resolve_auto_jit_compile reads the devices; with one, both are on unless Keras rules XLA out for both);
+# gradlab's is on for the dense model and off for the convolving one, whatever the devices
+accelerator = any(d.device_type != "CPU" for d in tf.config.list_physical_devices())
+assert xla["Keras", "dense"] == xla["Keras", "convolving"], xla
+assert accelerator or not xla["Keras", "dense"], (xla, accelerator)
+assert xla["gradlab", "dense"] and not xla["gradlab", "convolving"], xla
 
 # Seeds
 assert (T975[2], T975[9]) == (4.303, 2.262)
