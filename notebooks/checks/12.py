@@ -140,4 +140,10 @@ assert totals[sweep.index(12)] < totals[sweep.index(11)] and -(-200 // 11) == 19
 _slow = [1.5 * m for m in mb_comm]
 assert [f"{x:.1f}" for x in (overlapped_step(mb_compute * 8, _slow * 8), overlapped_step(mb_compute + [7 * step_ms], _slow + [0.0]))] == ["889.7", "850.5"]
 assert f"{np.sqrt(200 * latency_ms / c200[0]):.1f}" == "11.0" and f"{without:.1f}" == "136.3"  # the optimum; the Summary's no-overlap total
+# "these shares are at the datasheet peak": at 40 % of it (the playground's 0.4) the backward pass takes 166 ms,
+# longer than the 70 ms all-reduce, and with overlap only the last block's all-reduce (17.5 ms) shows
+_c40 = [c / 0.4 for c in c_ms]
+assert round(sum(_c40)) == 166 and sum(_c40) > comm_ms, _c40
+_shown40 = timeline.schedule(_c40, m_ms, overlap=True)["total"] - sum(_c40)
+assert abs(_shown40 - m_ms[0]) < 1e-9 and abs(overlapped_step(_c40, m_ms) - sum(_c40) - _shown40) < 1e-9, _shown40
 print("lesson 12: every number the prose states checks out")

@@ -90,7 +90,7 @@ assert abs(rnd(same_mean[20], 2) - rnd(same_mean[1], 2)) <= 0.01
 assert rnd(reproduction.SEED_TABLE[20][0] - reproduction.SEED_TABLE[1][0], 1) == 0.2
 
 # dropout: one distribution (after the setup)
-assert f"{off:.1e}" == "4.1e-07" and off < 4 * np.finfo(np.float32).eps  # "rounding" (lesson 01): a relative error under four eps
+assert f"{off:.1e}" == "4.1e-07" and off < 4 * np.finfo(np.float32).eps  # "4.1e-07, under four float32 eps: rounding" (lesson 01; 19 quotes it)
 # the K = 1 line: an N = 20 draw and another large-batch draw, each as far from a large-batch draw
 assert [rnd(d.mean(), 2) for d in to_large.values()] == [1.79, 1.79]
 assert all(d.mean() > 1 for d in to_large.values())  # dropout's noise is larger than the gradient
@@ -132,8 +132,8 @@ assert all(a < b for a, b in zip(list(looks.values()), list(looks.values())[1:])
 assert abs(looks[11] - same_mean[20]) < 1e-9 and abs(looks[201] - best_mean[20]) < 1e-9
 assert (rnd(looks[11], 2), rnd(looks[201], 2), rnd(looks[201] - looks[11], 2)) == (94.63, 94.98, 0.35)
 assert looks[201] - looks[11] < best_mean[20] - best_mean[1]  # "nearly all of" the 0.36
-# the figure beside lesson 19's model: independent evaluations (19's generator and seed) gain 0.79 from 11 looks
-# to 201, more than N = 20's runs (0.35), whose evaluations share their noise
+# the figure beside lesson 19's model: fresh evaluations (19's generator and seed) gain 0.79 from 11 looks
+# to 201, more than N = 20's runs (0.35), whose evaluations reuse one test set: "the model overstates what picking adds"
 assert list(sim_gain) == [11, 21, 51, 101, 201] and f"{sim_gain[201]:.2f}" == "0.79" and sim_gain[201] > looks[201] - looks[11]
 assert all(a < b for a, b in zip(list(sim_gain.values()), list(sim_gain.values())[1:]))
 
