@@ -18,6 +18,8 @@ assert f"{spacings(backwards, forwards):+.1f}" == "+3.0" and f"{spacings(in_8, f
 assert f"{spacings(forwards, exact):.1f}" == "3.7" and abs(spacings(in_8, exact)) < 1  # none is the right one
 assert f"{eps:.3g}" == "1.19e-07" and eps == 2.0**-23 and f"{relative:.1e}" == "4.4e-07"
 assert f"{relative / eps:.1f}" == "3.7"
+# lesson 18's dropout-off relative error, 4.1e-07 as 18 prints it: 3.4 eps (under four)
+assert f"{4.1e-07 / eps:.1f}" == "3.4"
 assert [f"{1e-6 / spacing(v):.1f}" for v in (0.077, 1.0, 10.0)] == ["134.2", "8.4", "1.0"]
 # "k eps is k to 2k spacings at the value": a relative error r at x, over one spacing there
 for _x in (0.3, 1.0, 516.0, 1.9):
@@ -40,7 +42,7 @@ assert default == [(65_536, 0), (1_000_000, 1_000_192), (1_048_576, 1_048_576)],
 assert 3907 * 256 == 1_000_192 and 1_000_000 / 256 > 3906
 assert f"{2_096_896 / 1_048_576:.1f}" == "2.0" and 2_096_896 < 2 * 1_048_576  # just under twice: not split
 
-# Time: "a little over four times", "about 4.5x here", near n log n's 4.50 (wide band: a busy machine)
+# Time: "a little over four times here, close to n log n's 4.50x": no digits for the run-varying median (wide band)
 assert f"{4 * 18 / 16:.2f}" == "4.50"
 assert 3.0 < q[1] < 7.0, q
 # XLA: "Plain Keras turns XLA on only with a GPU ... gradlab's auto turns it on, GPU or not, unless the model
@@ -63,6 +65,8 @@ assert (f"{min(h for _, h in threes):.2f}", f"{max(h for _, h in threes):.2f}") 
 best = {k: looks[:, :k].max(axis=1).mean() for k in (1, 11, 201)}
 assert [f"{best[k]:.2f}" for k in (1, 11, 201)] == ["94.53", "95.60", "96.40"]
 assert 1.8 < best[201] - best[1] < 2.0  # "nearly two points, from nothing" (1.86)
+# "from 11 looks to 201 the model gains 0.79 points" (18 prints the same simulation's 0.79), above 18's 0.35
+assert f"{gain:.2f}" == "0.79" and abs(gain - (best[201] - best[11])) < 1e-12 and gain > 0.35
 
 # Problems
 s03 = float(np.spacing(np.float32(0.3)))
