@@ -89,7 +89,7 @@ assert np.abs(g_32[g_32 != 0]).min() > 2.0 ** -24  # above float16's smallest po
 assert [n for n, _err in flushed_16.values()] == [0, 0, 0] and list(flushed_16) == [1.0, 2048.0, 16384.0]
 assert {f"{err:.1e}" for _n, err in flushed_16.values()} == {"4.0e-04"}
 # the floor: float16 rounds |v| <= 2^-25 to 0 and keeps what is above; lost below 2^-25 / S, "1.5e-11 at S = 2048,
-# a floor 8 times as high as at S = 16384 (1.8e-12)"
+# 1.8e-12 at 16384" (the 8 times is printed, no longer stated)
 assert np.float16(floor) == 0 and np.float16(floor * 1.001) > 0 and floor == 2.0 ** -25
 assert f"{floor / 2048:.1e} {floor / 16384:.1e} {16384 // 2048}" == "1.5e-11 1.8e-12 8"
 
@@ -132,7 +132,8 @@ assert {k: f"{v:.3f}" for k, v in tested.items()} == {
 # once per update at 0.99^4 (Keras's decay per update at 0.99) tests as Keras's does: the memory explains it
 assert abs(tested[0.99 ** 4, "fused"] - tested[0.99, "keras"]) < 0.005
 assert f"{0.99 ** 4:.4f}" == "0.9606"
-# the coefficients (cell 18): Keras at 0.99 is close to once per update at 0.99^4, far from it at 0.99
+# the coefficients (cell 18, ema_coefficients: a hand-written model of Keras's EMA moves, which only the test losses
+# above check against Keras): Keras at 0.99 is close to once per update at 0.99^4, far from it at 0.99
 assert [f"{coef_gap[r]:.3f}" for r in (0.99, 0.99 ** 4)] == ["0.935", "0.059"]
 assert tested[0.99, "keras"] < tested[0.99, "fused"]  # at 0.99 Keras's shorter memory wins
 seed_wins = [tested[0.99, "fused"] - tested[0.99, "keras"], *wins]  # models from seeds 1, 2, 3

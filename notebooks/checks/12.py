@@ -142,6 +142,7 @@ assert [f"{x:.1f}" for x in (overlapped_step(mb_compute * 8, _slow * 8), overlap
 assert f"{np.sqrt(200 * latency_ms / c200[0]):.1f}" == "11.0" and f"{without:.1f}" == "136.3"  # the optimum; the Summary's no-overlap total
 # "these shares are at the datasheet peak": at 40 % of it (the playground's 0.4) the backward pass takes 166 ms,
 # longer than the 70 ms all-reduce, and with overlap only the last block's all-reduce (17.5 ms) shows
+# (the prose gives no digits here: 166 and 17.5 are computed from the schedule, not printed)
 _c40 = [c / 0.4 for c in c_ms]
 assert round(sum(_c40)) == 166 and sum(_c40) > comm_ms, _c40
 _shown40 = timeline.schedule(_c40, m_ms, overlap=True)["total"] - sum(_c40)

@@ -27,7 +27,7 @@ assert [won[0.5][s][512] / won[0.5][s][32] for s in (2, 3, 4)] == [2.0, 2.0, 1.0
 assert all(b / a == 2 for B in tried for a, b in zip(tried[B], tried[B][1:])), tried
 assert max(won[t][s][512] / won[t][s][32] for t in targets for s in seeds) == 2.0
 assert all(sweep[B][1.6] == np.inf for B in sweep), sweep  # in seed 2's sweep rate 1.6 failed at every B
-# the fit at loss 0.5: 32, less than half of 71; 28 to 37 by seed; B = 16 saves a fifth of the examples
+# the fit at loss 0.5: 32 (28 to 37 by seed), about half of 71 or less; B = 16 saves a fifth of the examples
 assert (f"{S_min:.1f}", f"{B_crit:.1f}") == ("18.5", "32.4") and 2 * B_crit < stats.noise_scale
 assert [f"{fit_critical_batch({s: runs[s]})[1]:.0f}" for s in runs] == ["32", "28", "37"]
 assert (runs[2][16], runs[2][32]) == (58, 37) and 0.18 < 1 - 16 * 58 / (32 * 37) < 0.25
@@ -51,7 +51,7 @@ assert (min(S_all_05), max(S_all_05)) == (19, 60) and min(512 * runs[s][512] for
 assert round(B_crit / 32) == 1, B_crit
 # (a): the best rate at 512 doubled 32's in 8 of the 9 (seed, target) pairs, stayed put in the other
 assert doubled == 8 and sum(won[t][s][512] == won[t][s][32] for t in targets for s in seeds) == 1
-# "at loss 0.5 itself ... B_simple read 90 to 163, three to five times the knee"
+# "at loss 0.5 itself ... B_simple read 90 to 163, 2.8 to 5.0 times the knee"
 _over = [v / B_crit for v in at_target.values()]
 assert (f"{min(_over):.1f}", f"{max(_over):.1f}") == ("2.8", "5.0") and (round(min(_over)), round(max(_over))) == (3, 5)
 # the fold: the best rate on the sqrt(2) grid, 512's over 32's

@@ -69,7 +69,7 @@ assert abs(sum_catch - b_even * 64e9 / (host_rate / 5)) < 1e-6 and sum_catch > b
 # the model's numpy rate is assumed, 50 GB/s read and written, so every modelled number below holds on any machine;
 # this machine's measured rate (cell "How numpy's rate was found") is printed beside it and asserts nothing
 assert host_rate == 50e9 and sum_rate > 0
-# "numpy's sum, at the assumed 50 GB/s, 400 ms" (5.8 times the copies, as the cell prints)
+# "numpy's sum at 50 GB/s, 400 ms" (5.8 times the copies, as the cell prints)
 assert round(host_sum) == 400 and f"{host_sum / copy:.1f}" == "5.8" and abs(host_sum - 1000 * 5 * 10 * 4e8 / 50e9) < 1e-9
 # "the in-graph step's device work is 10.6 ms": the gradients' 4.0 and the accumulator's 6.6, one meaning (03 quotes 10.6)
 assert f"{in_graph_ms:.1f}" == "10.6" and f"{dev:.1f}" == "4.0" and f"{acc_ms:.1f}" == "6.6"

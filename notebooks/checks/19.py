@@ -42,10 +42,10 @@ assert default == [(65_536, 0), (1_000_000, 1_000_192), (1_048_576, 1_048_576)],
 assert 3907 * 256 == 1_000_192 and 1_000_000 / 256 > 3906
 assert f"{2_096_896 / 1_048_576:.1f}" == "2.0" and 2_096_896 < 2 * 1_048_576  # just under twice: not split
 
-# Time: "a little over four times here, close to n log n's 4.50x": no digits for the run-varying median (wide band)
+# Time: "about n log n's 4.50x here": the run-varying median gets no digits of its own (wide band)
 assert f"{4 * 18 / 16:.2f}" == "4.50"
 assert 3.0 < q[1] < 7.0, q
-# XLA: "Plain Keras turns XLA on only with a GPU ... gradlab's auto turns it on, GPU or not, unless the model
+# XLA: "Plain Keras turns XLA on only with an accelerator and no strategy ... gradlab's auto turns it on, GPU or not, unless the model
 # convolves". What holds on any machine: without an accelerator Keras's auto is off for both models (its
 # _resolve_auto_jit_compile reads the devices; with one, both are on unless Keras rules XLA out for both);
 # gradlab's is on for the dense model and off for the convolving one, whatever the devices
