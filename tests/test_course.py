@@ -1,6 +1,6 @@
 """The course's shape, as the lessons promise it (README "The lessons"): every link between
 lessons resolves, and each numbered lesson is one sitting -- about 35 cells (36 at most) and about
-1,500 words of markdown (whitespace-separated tokens, math and links included: 1,650 at most), no
+1,600 words of markdown (whitespace-separated tokens, math and links included: 1,650 at most), no
 markdown cell over about 250 words (300 at most), no visible code cell over 25 lines,
 a stated run time, a "What to remember" box, a prediction asked before an experiment, and folded answers."""
 import json
