@@ -16,8 +16,9 @@ Lesson: notebooks/13-fit-across-replicas.ipynb
 from __future__ import annotations
 
 import keras
-import numpy as np
 import tensorflow as tf
+
+from ..runs.pitfalls import relative_error
 
 
 class StepBase(keras.Model):
@@ -74,10 +75,6 @@ def weights_path(model, x, y, **fit_args):
     return path
 
 
-def _norm(a, b):
-    return float(np.sqrt(sum(np.sum((np.asarray(u) - np.asarray(v)) ** 2) for u, v in zip(a, b))))
-
-
 def each_update_miss(model, strategy, path, arrays, batch_size=60):
     """Lesson 01's miss of each update of `model.train_step` under `strategy`, each one run from
     the reference's weights before it (`path[t]`, from `weights_path`) on batch t of `arrays`
@@ -87,5 +84,7 @@ def each_update_miss(model, strategy, path, arrays, batch_size=60):
     for t, batch in enumerate(strategy.experimental_distribute_dataset(batches)):
         model.set_weights(path[t])
         step(batch)
-        misses.append(_norm(model.get_weights(), path[t + 1]) / _norm(path[t + 1], path[t]))
+        before, after = path[t], path[t + 1]  # the miss is the update's relative error against the reference's
+        misses.append(relative_error([w - b for w, b in zip(model.get_weights(), before)],
+                                     [a - b for a, b in zip(after, before)]))
     return misses
