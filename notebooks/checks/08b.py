@@ -1,0 +1,140 @@
+"""The authors' checks of lesson 08b, moving averages and BatchNorm (not part of the lesson): each re-checks a
+number or claim the prose states, over the notebook's names, and fails loudly if a run ever disagrees with the text.
+
+Run by the lesson's last code cell as `%run -i checks/08b.py`; it reuses the notebook's names
+(`x`, `y`, `make`, `mlp`, `pf`, ...) and recomputes a few small things the lesson no longer shows.
+"""
+import numpy as np
+import keras
+import tensorflow as tf
+
+# Section 1, printed: Keras's average is the model with 4 moves per update "to rounding", fused's the model with one;
+# each misses the other model "by far more"
+assert max(model_gaps["keras", 4], model_gaps["fused", 1]) < 1e-6
+assert min(model_gaps["keras", 1], model_gaps["fused", 4]) > 1e-3
+assert [f"{c:.3f}" for c in (ema_coefficients(4, 0.9, 1)[0], ema_coefficients(4, 0.9, 4)[0])] == ["0.729", "0.387"]
+assert f"{0.9 ** 3:.3f}" == "0.729"  # the Predict's once-per-update share of theta_1
+# "the middle weights gain what it lost": theta_2 and theta_3 weigh more under Keras, theta_4 the same
+c1, c4 = ema_coefficients(4, 0.9, 1), ema_coefficients(4, 0.9, 4)
+assert (c4[1:3] > c1[1:3]).all() and abs(c4[3] - c1[3]) < 1e-12
+
+# Section 1: the weight average. First the exact case: 3 or 4 updates on one batch, each average
+# is its own coefficients to 1e-6 and misses the other's by more than 1e-3
+def short_run(name, rho, n, updates):
+    run = make(name, n, optimizer=lambda: keras.optimizers.SGD(
+        0.5, use_ema=True, ema_momentum=rho,
+        gradient_accumulation_steps=n if name == "keras" else None))
+    path = []
+    for _ in range(updates):
+        run.step(x, y)
+        path.append([v.numpy() for v in run.model.trainable_variables])
+    return path, pf.ema_weights(run)
+
+
+short_miss = {}
+for rho, n, updates in ((0.5, 2, 3), (0.9, 4, 4)):
+    for name in ("fused", "keras"):
+        path, avg = short_run(name, rho, n, updates)
+        for moves in (1, n):
+            c = ema_coefficients(updates, rho, moves)
+            short_miss[rho, name, moves] = w_gap(
+                [sum(c_k * w[v] for c_k, w in zip(c, path)) for v in range(len(avg))], avg)
+    assert max(short_miss[rho, "fused", 1], short_miss[rho, "keras", n]) < 1e-6
+    assert min(short_miss[rho, "fused", n], short_miss[rho, "keras", 1]) > 1e-3
+once_4 = pf.expected_ema(path, 0.9)  # gradlab's helper is your coefficients, once per update
+assert max(float(np.abs(a - sum(c * w[v] for c, w in zip(ema_coefficients(4, 0.9, 1), path))).max())
+           for v, a in enumerate(once_4)) < 1e-6
+fit_model = mlp()  # Keras's own fit, the same 4 updates of 4 micro-batches of 8: it returns the average
+fit_model.compile(optimizer=keras.optimizers.SGD(0.5, use_ema=True, ema_momentum=0.9,
+                                                 gradient_accumulation_steps=4), loss=loss_fn)
+fit_model.fit(np.tile(x, (4, 1, 1)), np.tile(y, 4), batch_size=8, shuffle=False, verbose=0)
+fit_gaps = [w_gap(fit_model.get_weights(), w) for w in (avg, path[-1])]
+assert fit_gaps[0] < 1e-6 and fit_gaps[1] > w_gap(path[-1], path[-2])  # the average, not the last
+# The average in training (Going further): test losses of the average, seeded, so fixed
+assert {k: f"{v:.3f}" for k, v in tested.items()} == {
+    (0.99, "fused"): "0.223", (0.99, "keras"): "0.204", (0.99 ** 4, "fused"): "0.204"}
+# once per update at 0.99^4 (Keras's decay per update at 0.99) tests as Keras's does: the memory explains it
+assert abs(tested[0.99 ** 4, "fused"] - tested[0.99, "keras"]) < 0.005
+assert f"{0.99 ** 4:.4f}" == "0.9606"
+# the coefficients (ema_coefficients: a hand-written model of Keras's moves, checked against Keras in section 1's
+# printed model_gaps and below): Keras at 0.99 is close to once per update at 0.99^4, far from it at 0.99
+assert [f"{coef_gap[r]:.3f}" for r in (0.99, 0.99 ** 4)] == ["0.935", "0.059"]
+assert tested[0.99, "keras"] < tested[0.99, "fused"]  # at 0.99 Keras's shorter memory wins
+seed_wins = [tested[0.99, "fused"] - tested[0.99, "keras"], *wins]  # models from seeds 1, 2, 3
+assert min(seed_wins) > 0.005 and f"{min(seed_wins):.3f} {max(seed_wins):.3f}" == "0.016 0.019"
+
+# Section 2: BatchNorm's moving statistics. One update of N calls keeps rho^N of the old moving mean and gives
+# micro-batch i's mean (i = 1..N) the weight (1 - rho) rho^(N - i); the variance moves the same way
+for N_bn, (kept_bn, coef_bn) in bn_moves.items():
+    assert abs(kept_bn - 0.99 ** N_bn) < 1e-6
+    assert np.abs(coef_bn - [0.01 * 0.99 ** (N_bn - i) for i in range(1, N_bn + 1)]).max() < 1e-6
+assert f"{bn_moves[1][0]:.4f} {bn_moves[4][0]:.4f} {0.99 ** 4:.4f}" == "0.9900 0.9606 0.9606"
+assert [f"{c:.4f}" for c in bn_moves[4][1]] == ["0.0097", "0.0098", "0.0099", "0.0100"]
+assert f"{bn_moves[4][1].sum():.4f} {far:.2f} {(1 - 0.99 ** 4) / 0.01:.2f}" == "0.0394 3.94 3.94"
+mu_bn = np.stack([h_i.mean(0) for h_i in np.split(h, 4)])
+var_bn = np.stack([h_i.var(0) for h_i in np.split(h, 4)])
+weights_bn = np.array([0.01 * 0.99 ** (4 - i) for i in range(1, 5)])
+assert np.abs(moving_after(4)[1] - (0.99 ** 4 + weights_bn @ var_bn)).max() < 1e-6
+assert var_gap < 1e-6 and np.abs(var_i - var_bn).max() == 0  # the printed line: the same weights, from 1
+# Keras's accumulation in fit moves both exactly as the four calls do (printed in the lesson)
+assert keras_bn_gap < 1e-6
+# gradlab: "micro" is the four calls; "window" is the large batch's one move, from all B rows' moments
+micro_bn = bn_model()
+with warnings.catch_warnings(action="ignore"):
+    gl.make_strategy("fused", micro_bn, loss_fn, keras.optimizers.SGD(0.1), accum_steps=4,
+                     batchnorm="micro").step(h, y)
+assert max(float(np.abs(v.numpy() - t).max()) for v, t in zip(
+    (micro_bn.layers[0].moving_mean, micro_bn.layers[0].moving_variance), moving_after(4))) < 1e-6
+assert [f"{g:.1e}" for g in bn_gaps["micro"]] == ["2.3e-02", "2.8e-02"]
+assert max(bn_gaps["window"]) < 1e-6  # "to rounding"
+assert bn_four["micro"] < 1e-6 and f"{bn_four['micro']:.1e}" == "1.2e-07" and bn_four["window"] > 1e-2  # micro is four calls' moves, printed
+# the given merge is the moments of all the rows, and one move from it is the large batch's
+assert check_merge(merge_moments) is None and check_move_once(move_once) is None
+# the given move_once, with your merge: "to rounding" from the large batch's statistics, as window's
+merge_gap = w_gap(mine_bn, large_bn)
+assert merge_gap < 1e-6
+# the EMA figure's theta_1: 0.729 once per update, 0.387 under Keras (rho 0.9, N = 4), as the prose states
+assert [f"{ema_coefficients(4, 0.9, m)[0]:.3f}" for m in (1, 4)] == ["0.729", "0.387"]
+# "for rho near 1 and N = 4, the average trails by about a quarter as many updates" (Problem 1's lags)
+assert all(abs((r / (1 - r ** 4)) / (r / (1 - r)) - 0.25) < 0.01 for r in (0.99, 0.999))
+assert f"{0.99 / (1 - 0.99 ** 4):.2f} {0.999 / (1 - 0.999 ** 4):.2f}" == "25.12 250.12"
+large_bn = moving_after(1)  # the large batch's one move: rho of the old, 1 - rho of all B rows' moments
+assert max(np.abs(large_bn[0] - 0.01 * h.mean(0)).max(), np.abs(large_bn[1] - (0.99 + 0.01 * h.var(0))).max()) < 1e-6
+
+
+# Section 3: your window_step and fused with batchnorm="window" agree "to rounding"
+assert step_gap < 1e-6, step_gap
+
+# The answers to the problems, recomputed (the lesson's Problems cell states them)
+# Problem 1: the lag
+def lag(rho, moves, updates=30_000):  # theta_k = k: how many updates the average trails
+    average = 1.0  # after update 1: theta_1
+    for k in range(2, updates + 1):
+        for move in range(moves):
+            average = rho * average + (1 - rho) * (k if move == moves - 1 else k - 1)
+    return updates - average
+
+
+lags = {rho: (lag(rho, 1), lag(rho, 4), lag(rho ** (1 / 4), 4))
+        for rho in (0.9, 0.99, 0.999)}
+
+lags = {rho: (lag(rho, 1), lag(rho, 4), lag(rho ** (1 / 4), 4)) for rho in (0.9, 0.99, 0.999)}
+for rho, (lag_once, lag_keras, lag_fixed) in lags.items():  # the closed forms the prose states
+    assert max(abs(lag_once - rho / (1 - rho)), abs(lag_keras - rho / (1 - rho ** 4)),
+               abs(lag_fixed - rho ** 0.25 / (1 - rho))) < 1e-6 and 0 < lag_fixed - lag_once < 1
+assert [f"{v:.2f}" for v in lags[0.99]] == ["99.00", "25.12", "99.75"]  # Problem 1 at 0.99
+assert abs(lags[0.99][1] / lags[0.99][0] - 0.25) < 0.01  # "about a quarter"
+# Problem 2: N = 8 keeps 0.99^8 of the moving mean and moves it (1 - 0.99^8) / (1 - 0.99) times as far
+assert f"{0.99 ** 8:.4f} {(1 - 0.99 ** 8) / (1 - 0.99):.2f}" == "0.9227 7.73"
+bn8 = keras.layers.BatchNormalization(momentum=0.99)  # and a real layer agrees: 8 calls on 8 parts of h
+bn8.build(h.shape)
+bn8.moving_mean.assign(np.ones(64, "float32"))
+for h_i in np.split(h, 8):
+    bn8(h_i, training=True)
+bn8_zero = keras.layers.BatchNormalization(momentum=0.99)
+bn8_zero.build(h.shape)
+for h_i in np.split(h, 8):
+    bn8_zero(h_i, training=True)
+assert abs(float(np.mean(bn8.moving_mean.numpy() - bn8_zero.moving_mean.numpy())) - 0.99 ** 8) < 1e-6
+
+print("lesson 08b: every number the prose states checks out")
