@@ -79,6 +79,8 @@ assert (a_hand, t_hand) == (a_mlp, t_mlp) == (4 * (784 + 256 + 256 + 10), 2_048)
 
 # How the 2017 texts did it: the TF1 recipe as written (SGD) steps 4.0000 times as far, as the TF2 sum of means
 assert f"{tf1_ratio:.4f}" == "4.0000" and max_abs_diff(recipe_after, one_update(4, 1)) < 1e-6, tf1_ratio
+# "six sess.run calls" an update, counted: one zero, four accumulates (one per micro-batch), one apply
+assert len(calls) == 6 == 1 + len(np.split(x, 4)) + 1, len(calls)
 
 # The answer: not zeroed, the second update applies g(1) + g(2), each its batch's mean gradient; 1.06 |g(2)| left over
 assert max_abs_diff(acc_2, [u + v for u, v in zip(acc_1, g_next)]) < 1e-6

@@ -51,19 +51,15 @@ assert model.count_params() == 203530  # P: the gradient each micro-batch writes
 # its N = 8 update / 8, 0.36 ms, in the stored run; a wide band, as both move with the machine
 assert 0.25 < per_call / (per_update[8] / 8) < 4, (per_call, per_update[8])
 
-# overlap's time beside its memory (the fold): 1 holds one micro-batch, 2 and 10 more; overlap barely moves the time
+# overlap's memory: 1 holds one micro-batch, 2 and 10 more
 assert abs(np.median(loop_mib[1]) / micro - 1) < 0.1 and all(np.median(loop_mib[k]) > 1.5 * micro for k in (2, 10)), loop_mib
-# a second alive about doubles the peak (the table); overlap's time moves less than the memory: the prose states the
-# run's printed ratio, time with 1 over time with 10, as "here", and claims no direction; it moves between runs
-# (0.93, 0.94, 0.95, 1.08, 1.14, 1.41, a loaded nbval run 1.25), so its sign is not pinned: within half of 1, and
-# never further from 1 than the memory's ratio
-assert 1.7 < two_alive < 2.6 and 1 / 1.5 < q_overlap[1] < 1.5, (two_alive, q_overlap)
-assert abs(np.log(q_overlap[1])) < np.log(ten.min() / micro), (q_overlap, ten, micro)
+# "with 2 allowed ... about 2.25 of them here" (the table's medians; 2.25 in the stored run): a second alive about doubles the peak
+assert 1.7 < two_alive < 2.6, two_alive
 assert np.median(loop_mib[10]) > 1.8 * np.median(loop_mib[1]), loop_mib  # overlap costs memory
-assert ten.min() > 1.8 * micro, (ten, micro)  # the fold: 10 alive held "2.2-4.1 micro-batches' memory" here (ten_all, above): over 1.8 in every reading
-# "the convnet's update costs about k extra calls' worth here, so fusing away accumulate's 8 saves about 1%"
+assert ten.min() > 1.8 * micro, (ten, micro)  # 10 alive: "more than one micro-batch, never all eight" (2.2-4.1 in the stored run): over 1.8 in every reading
+# "the convnet's update costs hundreds of calls' worth or more, so fusing away accumulate's extra calls saves about 1% there"
 # (530-1,069 in runs so far): a wide band, at least 200 calls, so 8 calls under 4%
-assert convnet_ms == np.median(overlap_ms[1]) and convnet_ms > 200 * per_call, (convnet_ms, per_call)
+assert convnet_ms > 200 * per_call, (convnet_ms, per_call)
 assert calls["accumulate"] - calls["fused"] == 8 and 8 * per_call < 0.04 * convnet_ms
 # Problem 2: an 80 GiB A100 (nvidia-smi: 81,920 MiB), P = 2e9 float32 parameters, 60 MiB a row, B = 2,048
 GiB, P2, B2, ROW = 2**30, 2 * 10**9, 2048, 60 * 2**20

@@ -87,18 +87,18 @@ assert int((lm_labels != -100).sum()) == 15 == valid_i[0] - 8 and abs(lm_1 - lm_
 assert max(_counted_rows) < 1e-5
 # Keras's accumulation fed the masked loss as it is: the naive rule, as yours
 seq_window = [(ids[o:o + 8], labels[o:o + 8], v) for o, v in zip((0, 8), valid_i)]
-as_it_is = keras_update(seq_model, seq_window, lambda t, out, v, D: loss_fn(t, out))
+as_it_is = pf.keras_window_update(seq_model, seq_window, lambda t, out, v, D: loss_fn(t, out))
 assert abs(pf.relative_error(as_it_is, seq_target) - seq_errors[0]) < 1e-3
-seq_counted = keras_update(seq_model, seq_window, lambda t, out, v, D: N * v / D * loss_fn(t, out))
+seq_counted = pf.keras_window_update(seq_model, seq_window, lambda t, out, v, D: N * v / D * loss_fn(t, out))
 assert pf.relative_error(seq_counted, seq_target) < 1e-5  # the table's third row, by hand
 ig_window = [(ids[o:o + 8], labels_ig[o:o + 8], v) for o, v in zip((0, 8), valid_i)]
-ig_as_it_is = keras_update(seq_model, ig_window, lambda t, out, v, D: ignore_fn(t, tf.identity(out)))
+ig_as_it_is = pf.keras_window_update(seq_model, ig_window, lambda t, out, v, D: ignore_fn(t, tf.identity(out)))
 assert abs(pf.relative_error(ig_as_it_is, seq_target) - seq_errors[0]) < 1e-3  # ignore_class: naive too
 assert _seq_rows["ignore_class, times N D_i / D"] < 1e-5  # the ignore_class row, fed N D_i / D: exact
 assert _seq_rows["default per token, no mask, ω_j N T_i / D"] < 1e-5  # the per-token default: exact
 assert valid.size == 2 * 8 * 30 and float(valid.sum()) == sum(valid_i) == 219  # T_i = 240 positions, D = 219
 # without the identity, the Embedding's mask reaches the default row: it divides by D_i, and misses
-_masked_default = keras_update(seq_model, [(ids[h], labels[h], valid[h]) for h in (slice(0, 8), slice(8, 16))],
+_masked_default = pf.keras_window_update(seq_model, [(ids[h], labels[h], valid[h]) for h in (slice(0, 8), slice(8, 16))],
                                lambda t, out, w, D: loss_fn(t, out, sample_weight=w * N * w.size / D))
 assert pf.relative_error(_masked_default, seq_target) > 0.5
 # your count-first pipeline (or the solution) under fit: exact; the stream as it is: the naive rule

@@ -32,6 +32,16 @@ keras_cosine = ways["cosine lr schedule"][1]
 assert round(keras_cosine.difference()[1], 2) == 0.62 and np.all(change(keras_cosine) < -4 * sigma), change(keras_cosine)
 assert [round(c, 1) for c in (change(keras_cosine).max(), change(keras_cosine).min())] == [-4.2, -5.3]
 assert keras_cosine.results[0].config.updates == 150 and round(150 / 4) == 38  # "four times early"
+# the clip setting written out (cell 8): gradlab's clipped sum is 1.00 long, the mean of the four clipped micro-batch
+# gradients 0.71 ("four gradients clipped to length 1": every micro-batch's norm exceeds the clip); each written-out
+# update is what the lab's step applied, to float32 rounding
+assert [f"{written[k][0]:.2f}" for k in ("update", "micro")] == ["1.00", "0.71"], written
+assert all(written[k][1] < 1e-6 for k in written), written
+_m, _r = run_strategy(clip_config).model, sample_order(clip_config)[0]
+for _x, _y in zip(np.split(mnist.x_train[_r], 4), np.split(mnist.y_train[_r], 4)):
+    with tf.GradientTape() as _tape:
+        _l = loss_fn(_y, _m(_x, training=True))
+    assert float(tf.linalg.global_norm(_tape.gradient(_l, _m.trainable_variables))) > 1.0
 # Keras's schedule traced: update 37 still reads a rate (step 147 of 150), update 38 reads 0 ("0 from update 38")
 assert len(moves) == 152 and f"{moves[4 * 37 - 1]:.1e}" == "4.9e-04" and moves[4 * 38 - 1] == 0.0, moves[-8:]
 assert all(m == 0 for k, m in enumerate(moves) if k % 4 != 3)  # only the 4th micro-batch of an update moves it

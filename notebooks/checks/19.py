@@ -45,6 +45,11 @@ assert f"{2_096_896 / 1_048_576:.1f}" == "2.0" and 2_096_896 < 2 * 1_048_576  # 
 # Time: "about n log n's 4.50x here": the run-varying median gets no digits of its own (wide band)
 assert f"{4 * 18 / 16:.2f}" == "4.50"
 assert 3.0 < q[1] < 7.0, q
+# your timer: the same rotating call order as gradlab's interleaved_ms (4 rounds of a, b, c, the warm-up first), and
+# on np.sort "by either timer" about n log n's 4.50x (the same wide band); the median printed is ratio_quartiles' middle
+assert calls["mine"] == calls["gradlab's"] == list("abc" "bca" "cab" "abc"), calls
+assert q == quartiles["gradlab's"] and all(3.0 < r[1] < 7.0 for r in quartiles.values()), quartiles
+assert abs(np.median(ms["2^18"] / ms["2^16"]) - q[1]) < 1e-12
 # XLA: "Plain Keras turns XLA on only with an accelerator and no strategy ... gradlab's auto turns it on, GPU or not, unless the model
 # convolves". What holds on any machine: without an accelerator Keras's auto is off for both models (its
 # _resolve_auto_jit_compile reads the devices; with one, both are on unless Keras rules XLA out for both);

@@ -72,6 +72,31 @@ def weighted_mean_grads(model, x, y, sample_weight):
     return [g.numpy() for g in densify(tape.gradient(loss, model.trainable_variables))]
 
 
+def keras_window_update(model, window, loss_of, learning_rate=1.0):
+    """One update under Keras's accumulation, `SGD(learning_rate, gradient_accumulation_steps=N)`,
+    over the `N` micro-batches of `window`, then `model`'s weights put back::
+
+        D = sum of every w in the window (count first)
+        for (inputs, targets, w) in window:  apply_gradients(grad loss_of(targets, model(inputs), w, D))
+
+    `w` is micro-batch i's weights (per row or per token); `loss_of` decides what Keras is fed.
+    Returns `before - after` for each trainable variable: the applied gradient times the rate.
+
+    Lesson: notebooks/07-pitfalls-what-to-count.ipynb (Keras's divisors, checked)
+    """
+    start = [v.numpy() for v in model.trainable_variables]
+    opt = keras.optimizers.SGD(learning_rate, gradient_accumulation_steps=len(window))
+    D = sum(float(np.sum(w)) for *_, w in window)
+    for inputs, targets, w in window:
+        with tf.GradientTape() as tape:
+            loss = loss_of(targets, model(inputs, training=True), w, D)
+        opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+    update = [a - v.numpy() for a, v in zip(start, model.trainable_variables)]
+    for v, a in zip(model.trainable_variables, start):
+        v.assign(a)
+    return update
+
+
 def per_micro_batch_normalized_grads(model, x, y, sample_weight, accum_steps):
     """The 2024 loss-normalisation bug: each micro-batch divides by its own weight sum,
     then the micro-batches are averaged with equal weights::

@@ -402,3 +402,20 @@ def test_held_gradient_is_what_keras_accumulation_keeps_for_the_next_update():
     w = keras.Variable([0.0])
     wrapped.apply([tf.constant([2.0 ** 15 * 0.25])], [w])  # scaled by the initial 2^15, unscaled inside
     assert pf.held_gradient(wrapped) == 0.25
+
+
+def test_keras_window_update_counted_first_is_the_weighted_large_batch_and_puts_the_weights_back(batch):
+    x, y = batch
+    tokens_ = tokens()
+    model = mlp()()
+    before = [v.numpy() for v in model.trainable_variables]
+    window = [(x[:16], y[:16], tokens_[:16]), (x[16:], y[16:], tokens_[16:])]
+    counted = pf.keras_window_update(  # (N / D) sum_j w_j l_j: Keras's mean over N undoes the N
+        model, window, lambda t, out, w, D: 2 / D * tf.reduce_sum(w * pf.per_example_loss(t, out)))
+    target = pf.weighted_mean_grads(model, x, y, tokens_)
+    assert pf.relative_error(counted, target) < 1e-5
+    naive = pf.keras_window_update(  # each micro-batch's own weighted mean: the naive rule
+        model, window, lambda t, out, w, D: weighted_mean_loss()(t, out, sample_weight=w))
+    assert pf.relative_error(naive, pf.per_micro_batch_normalized_grads(model, x, y, tokens_, 2)) < 1e-5
+    assert pf.relative_error(naive, target) > 0.05
+    assert all(np.array_equal(b, v.numpy()) for b, v in zip(before, model.trainable_variables))
