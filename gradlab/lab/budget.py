@@ -13,7 +13,7 @@ what accumulation and recomputation take away (activations) and what they cannot
 gradients, slots; accumulation adds one copy of P). The plot is a PNG in an `ipywidgets.Image`,
 so a stored notebook with its widget state shows the last picture.
 
-Lessons: notebooks/10-memory.ipynb, notebooks/14-the-lab.ipynb
+Lessons: notebooks/10-memory-budget.ipynb, notebooks/14-the-lab.ipynb
 """
 from __future__ import annotations
 
@@ -249,7 +249,7 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
 def picture_budget(results, labels, **options):
     """`plot_budget(results, labels, **options)` as an `IPython.display.Image` (PNG): a notebook
     shows it whether or not pyplot's inline backend has started (the Figure is not pyplot's).
-    Lesson 10 draws its three levers with their measured values as ticks this way."""
+    Lesson 10 draws its settings with their measured values as ticks this way."""
     from IPython.display import Image
     return Image(data=_png(plot_budget(results, labels, **options)), format="png")
 

@@ -32,7 +32,7 @@ layer as the backward pass frees activations, and it leaves out the framework's 
 allocator rounding. `tests/studies/test_memory_budget.py` holds it against one measured
 allocator peak; lesson 10 against the block MLP's and the conv net's.
 
-Lessons: notebooks/10-memory.ipynb (the calculator checked against a measured peak),
+Lessons: notebooks/10-memory-budget.ipynb and 10b-recomputation.ipynb (the calculator checked against a measured peak),
 notebooks/14-the-lab.ipynb (the widget)
 """
 from __future__ import annotations

@@ -130,3 +130,77 @@ def test_an_eager_config_is_measured_and_each_measure_reports_its_seconds_per_up
     assert graph["params"] == eager["params"] == 1_154_954
     # the mean of the measured updates' wall-clock time: positive, and under the child's whole time limit
     assert all(0 < m["seconds_per_update"] < recompute.CHILD_TIMEOUT for m in (graph, eager)), (graph, eager)
+
+
+def _loss(y, logits):
+    return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(tf.cast(y, tf.int32), logits))
+
+
+@pytest.mark.parametrize("wrap", [None, "tf.recompute_grad", lambda f: recompute.custom_gradient_recompute(f, True)])
+def test_a_block_trainer_has_block_mlps_weights_whatever_the_wrap_and_trains_the_same(wrap):
+    x, y = _batch(32)
+    plain, wrapped = recompute.block_trainer(), recompute.block_trainer(wrap)
+    assert [w.shape for w in wrapped.get_weights()] == [w.shape for w in plain.get_weights()]
+    for a, b in zip(plain.get_weights(), wrapped.get_weights()):
+        np.testing.assert_array_equal(a, b)  # seed 0 either way
+    if wrap is not None:
+        assert [layer.name for layer in wrapped.layers[1:5]] == ["block_1", "block_2", "block_3", "block_4"]
+    for net in (plain, wrapped):
+        net.train_on_batch(x, y)
+    for a, b in zip(plain.get_weights(), wrapped.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
+
+
+def test_a_block_trainer_accumulates_with_n_and_traces_on_the_batch_given():
+    x, y = _batch(32)
+    net = recompute.block_trainer(N=4, x=x, y=y)
+    assert net.optimizer.iterations.numpy() == 2  # two updates, each of four micro-batches
+    with pytest.raises(ValueError, match="wrap must be a callable or one of"):
+        recompute.block_trainer("nope")
+
+
+def test_a_loss_clock_gives_the_loss_and_records_each_forward_pass_end():
+    x, y = _batch(32)
+    clock = recompute.loss_clock(_loss)
+    net = recompute.block_trainer(loss=clock, x=x, y=y)
+    assert len(clock.ended) == 2  # two tracing updates, one loss each
+    value = net.train_on_batch(x, y)
+    assert len(clock.ended) == 3 and clock.ended == sorted(clock.ended)
+    np.testing.assert_allclose(value, float(_loss(y, net(x))), rtol=0.5)  # a loss, not a time
+
+
+def test_a_typical_trace_is_one_of_five_with_the_loss_inside_it():
+    x, y = _batch(64)
+    clock = recompute.loss_clock(_loss)
+    net = recompute.block_trainer(N=2, loss=clock, x=x, y=y)
+    before = len(clock.ended)  # the first call builds and traces: it may compute more losses
+    tr, marks = recompute.typical_trace(net, x, y, clock)
+    assert len(clock.ended) == before + 5 * 2 and len(marks) == 2  # N = 2: two losses an update
+    assert all(0 < m < tr.ms[-1] + 1 for m in marks) and tr.peak > 0
+
+
+def test_count_products_separates_the_rebuild_that_runs_early_from_the_one_that_waits():
+    x, y = _batch(16)
+    net = recompute.block_mlp(**SMALL)
+    L = net.layers
+
+    def grads(wrap):
+        def fn():
+            with tf.GradientTape() as tape:
+                h = L[0](x)
+                for j in range(1, 1 + 2 * SMALL["depth"], 2):
+                    h = wrap(lambda h, a=L[j], b=L[j + 1]: b(a(h)))(h)
+                loss = _loss(y, L[-1](h))
+            return tape.gradient(loss, net.trainable_variables)
+        return fn
+
+    layers = 2 + 2 * SMALL["depth"]  # products: forward one a layer; backward, weights and inputs (not the data's)
+    plain = recompute.count_products(grads(lambda f: f))
+    assert plain == (layers + 2 * layers - 1, layers, 3 * layers - 1)
+    early = recompute.count_products(grads(recompute.custom_gradient_recompute))
+    waits = recompute.count_products(grads(lambda f: recompute.custom_gradient_recompute(f, True)))
+    # each block's rebuild runs its two products again; without the wait they need nothing from the loss
+    assert early[0] == waits[0] == plain[0] + 2 * SMALL["depth"]
+    assert early[1] == plain[1] + 2 * SMALL["depth"] and waits[1] == plain[1]
+    with pytest.raises(ValueError, match="no softmax cross-entropy"):
+        recompute.count_products(lambda: tf.matmul(tf.ones((2, 2)), tf.ones((2, 2))))
