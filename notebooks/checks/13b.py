@@ -15,6 +15,8 @@ assert min(_parts) > clip_norm  # "both parts are longer than c, so each is cut 
 assert all(abs(length(p) - clip_norm) < 1e-5 for p in parts)
 assert length(mirrored_grad) > clip_norm and abs(length(large_grad) - clip_norm) < 1e-5  # "longer than c"; the mean cut to c
 assert length(mirrored_grad) <= 2 * clip_norm + 1e-5  # at most R c (answer 1)
+assert [f"{v:.2f}" for v in (*_parts, length(mirrored_grad), length([(u + v) / 2 for u, v in zip(g0, g1)]),
+                              length(large_grad))] == ["0.85", "0.76", "0.82", "1.32", "0.50"]  # the prose's lengths
 assert keras_clip > 1e-3  # mirrored fit's max |diff| from the clipped large batch, 600 digits
 assert max_abs_diff(clip_ref.get_weights(), large.get_weights()) > 1e-2  # clipping acts on 611: the test is not vacuous
 
@@ -65,5 +67,7 @@ assert [f"{m:.1e}" for m in acc_misses.values()] == ["1.5e-08", "3.0e-08", "3.0e
 # gradlab probes the private name at first use (the prose: "stops with an error if not")
 from gradlab._compat import optimizers as _opt
 assert "_all_reduce_sum_gradients" in _opt.PRIVATE_NAMES
+import pathlib as _pathlib  # "gradlab declares the Keras versions it was tested with (3.8 up to 3.15)"
+assert '"keras>=3.8,<3.16"' in (_pathlib.Path("..") / "pyproject.toml").read_text()
 
 print("lesson 13b: every number the prose states checks out")
