@@ -1,0 +1,73 @@
+"""The authors' checks of lesson 13b (not part of the lesson): they re-check every number the prose states.
+
+The lesson's last cell runs this file in its own namespace (`%run -i checks/13b.py`), so a re-run whose numbers
+disagree with the text fails there. nbval also pins every printed number.
+"""
+# The setup's yardstick: ten spacings at the largest weight, 0.42, in [0.25, 0.5)
+assert 0.25 <= top < 0.5 and f"{top:.2f}" == "0.42" and exact == 10 * 2.0 ** -25, top
+
+# Mirrored fit clips each replica's part: by hand at update 1, then every update of 10
+assert clip_acts == 10 and len(clip_misses) == 10 and all(m > 1e-3 for m in clip_misses), clip_misses  # every update
+assert (f"{min(clip_misses):.1%}", f"{max(clip_misses):.1%}") == ("48.9%", "74.8%"), clip_misses  # 01's miss, each update
+assert abs(first_miss - clip_misses[0]) < 1e-4 and f"{first_miss:.1%}" == f"{clip_misses[0]:.1%}", (first_miss, clip_misses[0])
+_parts = [length([u / 2 for u in g]) for g in (g0, g1)]
+assert min(_parts) > clip_norm  # "both parts are longer than c, so each is cut to c"
+assert all(abs(length(p) - clip_norm) < 1e-5 for p in parts)
+assert length(mirrored_grad) > clip_norm and abs(length(large_grad) - clip_norm) < 1e-5  # "longer than c"; the mean cut to c
+assert length(mirrored_grad) <= 2 * clip_norm + 1e-5  # at most R c (answer 1)
+assert [f"{v:.2f}" for v in (*_parts, length(mirrored_grad), length([(u + v) / 2 for u, v in zip(g0, g1)]),
+                              length(large_grad))] == ["0.85", "0.76", "0.82", "1.32", "0.50"]  # the prose's lengths
+assert keras_clip > 1e-3  # mirrored fit's max |diff| from the clipped large batch, 600 digits
+assert max_abs_diff(clip_ref.get_weights(), large.get_weights()) > 1e-2  # clipping acts on 611: the test is not vacuous
+
+# The clipped route (the learner's or the solution): exact, a shard of 0 included
+assert public_miss <= exact and f"{public_miss:.1e}" == "1.5e-08"
+check_clip(clipped_step)
+if clipped_step is not solution_clipped_step:
+    check_clip(solution_clipped_step)
+
+
+def check_passthrough(f):  # the pairs pass through; nested or overlapping entries and an error leave no trace
+    opt, pairs = keras.optimizers.SGD(0.1), [(tf.ones([2]), "v")]
+    with f(opt):
+        with f(opt):  # a second replica's entry
+            assert opt._all_reduce_sum_gradients(pairs)[0][0] is pairs[0][0]
+        assert opt._all_reduce_sum_gradients(pairs)[0][0] is pairs[0][0]
+    first, second = f(opt), f(opt)  # as MirroredStrategy's threads do: replica 0 enters, replica 1, 0 exits
+    first.__enter__(), second.__enter__(), first.__exit__(None, None, None)
+    assert opt._all_reduce_sum_gradients(pairs)[0][0] is pairs[0][0], "it ends while replica 1 is inside"
+    second.__exit__(None, None, None)
+    assert "_all_reduce_sum_gradients" not in vars(opt), "overlapping entries leave the pass-through on"
+    try:
+        with f(opt):
+            raise KeyError("inside")
+    except KeyError:
+        pass
+    assert "_all_reduce_sum_gradients" not in vars(opt), "the optimizer keeps the pass-through after exit"
+
+
+check_passthrough(passthrough)  # the given pass-through: pairs pass, nothing stays
+for _run in (summed, clipped):  # after a fit by gradlab's route (traced, replicas' entries overlap) nothing stays on it
+    assert "_all_reduce_sum_gradients" not in vars(_run.model.optimizer), "pass-through left on the optimizer"
+assert not open_entries, open_entries  # the pass-through's count of open entries is back to empty
+assert all(r.miss <= exact for r in one_reduce.values()), one_reduce  # gradlab's route: every goal
+assert clipped.miss <= exact and f"{clipped.miss:.1e}" == "1.5e-08"  # apply clips the all-reduced mean
+assert abs(summed.loss - large.history.history["loss"][0]) < 1e-6
+assert f"{summed.loss:.6f}" == f"{large.history.history['loss'][0]:.6f}" == "2.082094"  # the logged loss
+
+# All-reduces per update and their bytes (the Summary's table); gradlab's counter agrees
+assert reduces == {"mirrored fit": (1, 101_800), "lesson 13's unclipped route": (2, 101_804),
+                   "the clipped route": (2, 203_604), "one all-reduce": (1, 101_808)}, reduces  # 4 x 25,450 weights, + 4 a scalar
+assert 4 * large.count_params() == 101_800 and 203_604 == 2 * 101_800 + 4
+assert gl_counts == {name: count for name, (count, _) in reduces.items()}, gl_counts
+assert acc_reduces == 1
+# gl.AccumulatingModel, mirrored: the large batch clipped, unclipped and with an empty shard
+assert all(m <= exact for m in acc_misses.values()), acc_misses
+assert [f"{m:.1e}" for m in acc_misses.values()] == ["1.5e-08", "3.0e-08", "3.0e-08"], acc_misses
+# gradlab probes the private name at first use (the prose: "stops with an error if not")
+from gradlab._compat import optimizers as _opt
+assert "_all_reduce_sum_gradients" in _opt.PRIVATE_NAMES
+import pathlib as _pathlib  # "gradlab declares the Keras versions it was tested with (3.8 up to 3.15)"
+assert '"keras>=3.8,<3.16"' in (_pathlib.Path("..") / "pyproject.toml").read_text()
+
+print("lesson 13b: every number the prose states checks out")
