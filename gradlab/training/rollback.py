@@ -7,7 +7,7 @@ still runs the ops on other variables when the gradient fails: BatchNorm's movin
 statistics and seeds (the forward pass moves them), and the optimizer's counters when the
 update is not guarded (a LossScaleOptimizer keeps its own rule).
 
-Lesson: none teaches it (notebooks/08-pitfalls-applying-once.ipynb teaches the guard it completes);
+Lesson: none teaches it (notebooks/08-clipping-and-loss-scale.ipynb teaches the guard it completes);
 tests/training/test_strategies.py checks it.
 """
 from __future__ import annotations

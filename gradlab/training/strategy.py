@@ -22,7 +22,7 @@
 
 Lessons: notebooks/07-pitfalls-what-to-count.ipynb (what each micro-batch counts),
 notebooks/18-reproducing-the-table.ipynb (dropout), notebooks/14-the-lab.ipynb (BatchNorm),
-notebooks/08-pitfalls-applying-once.ipynb (a non-finite update skipped whole)
+notebooks/08-clipping-and-loss-scale.ipynb (a non-finite update skipped whole)
 """
 from __future__ import annotations
 

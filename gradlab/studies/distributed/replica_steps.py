@@ -11,7 +11,7 @@
 
 Nothing here is what lesson 13 teaches: its lessons are the steps written on top of these.
 
-Lesson: notebooks/13-fit-across-replicas.ipynb
+Lesson: notebooks/13-fit-across-replicas.ipynb, notebooks/13b-clipping-across-replicas.ipynb
 """
 from __future__ import annotations
 

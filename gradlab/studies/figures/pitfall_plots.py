@@ -4,7 +4,8 @@ gradient error against the micro-batch size, dropout's gap against the number of
 puts on each update, the learning rate each update applies, which update applies each
 micro-batch, and the loss scale after each apply call.
 
-Lesson: notebooks/07-pitfalls-what-to-count.ipynb, notebooks/08-pitfalls-applying-once.ipynb
+Lesson: notebooks/07-pitfalls-what-to-count.ipynb, notebooks/08-clipping-and-loss-scale.ipynb,
+notebooks/08b-moving-averages.ipynb
 """
 from __future__ import annotations
 

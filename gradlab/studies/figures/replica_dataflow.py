@@ -17,7 +17,7 @@ carries each replica's gradient around it); those after it run on the sum, the s
 inside `optimizer.apply`, after its clip: Keras 3's `base_optimizer.apply` calls `_clip_gradients`, then
 `_backend_update_step` calls `_all_reduce_sum_gradients`.
 
-Lesson: notebooks/13-fit-across-replicas.ipynb
+Lesson: notebooks/13b-clipping-across-replicas.ipynb
 """
 from __future__ import annotations
 

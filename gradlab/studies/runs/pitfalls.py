@@ -21,7 +21,7 @@ training, the micro-batches'.
 
 Lessons: notebooks/07-pitfalls-what-to-count.ipynb (what to count), notebooks/14-the-lab.ipynb
 (BatchNorm, schedules, uneven weights),
-notebooks/08-pitfalls-applying-once.ipynb (clipping, loss scaling, EMA; the sparse-gradient row,
+notebooks/08-clipping-and-loss-scale.ipynb (clipping, loss scaling), notebooks/08b-moving-averages.ipynb (EMA; the sparse-gradient row,
 `adam_on_duplicate_rows`, is tested in tests/studies/runs/test_pitfalls.py, taught in no lesson),
 notebooks/11-across-replicas.ipynb (losses under replicas)
 """
@@ -131,7 +131,7 @@ class ClipEachMicroBatch:
     The loop of `accumulate` (one compiled call per micro-batch, weights n_i / B), with each
     micro-batch's gradient clipped before it is added. Only `step(x, y)`, `grads` and `model`.
 
-    Lesson: notebooks/08-pitfalls-applying-once.ipynb
+    Lesson: notebooks/08-clipping-and-loss-scale.ipynb
     """
 
     def __init__(self, model, loss_fn, optimizer, accum_steps, clip_norm):
