@@ -14,7 +14,7 @@ falls `accum_steps`-fold (`all_reduces_per_update()` of a `mirrored` strategy co
 The same code runs on `MirroredStrategy` (towers inside one machine) and on
 `MultiWorkerMirroredStrategy` (workers across machines, described by `TF_CONFIG`).
 
-Lesson: notebooks/11-across-replicas.ipynb
+Lesson: notebooks/13-across-replicas.ipynb
 """
 from __future__ import annotations
 

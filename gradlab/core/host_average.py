@@ -11,7 +11,7 @@ Both rules are taken as a running sum, so averaging holds two gradients of host 
 (the sum and one weighted term), not the k that `np.stack(...).mean(axis=0)` copies; the
 sum of equal micro-batches is the same float32 result as that one-liner, added in order.
 
-Lesson: notebooks/03-host-averaging.ipynb (the running sum's memory: 17-host-cost.ipynb)
+Lesson: notebooks/03-host-averaging.ipynb (the running sum's memory: 20-host-cost.ipynb)
 """
 from __future__ import annotations
 

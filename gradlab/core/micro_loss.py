@@ -7,7 +7,7 @@
     S_i    = D_i * L_i
     holds  = contract.split_holds(...)       while `check_now` is set (`contract.checked`)
 
-Lesson: notebooks/09-accumulation-in-fit.ipynb
+Lesson: notebooks/10-accumulation-in-fit.ipynb
 """
 from __future__ import annotations
 

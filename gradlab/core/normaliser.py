@@ -134,7 +134,7 @@ def split_warning(model, parts):
     return (f"{', '.join(repr(l.name) for l in layers)}: each of the {parts} micro-batches runs "
             "its own forward pass (Dropout and noise layers draw their own masks or noise, "
             "BatchNormalization normalises with its own statistics), so this update is close to the large batch's, not equal "
-            "(lessons 14 and 18, notebooks/14-the-lab.ipynb and 18-reproducing-the-table.ipynb, "
+            "(lessons 17 and 21, notebooks/17-the-lab.ipynb and 21-reproducing-the-table.ipynb, "
             "measure by how much)")
 
 

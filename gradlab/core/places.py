@@ -8,7 +8,7 @@ A place is a small object `engine.update` is given; it decides the update's `uni
 sums are kept in, `accumulate.micro_sums`), how the batch's sums are gathered, and how they
 are applied. Only loop-carried sums (`homes.Loop`) run on towers or replicas.
 
-Lesson: notebooks/11-across-replicas.ipynb
+Lesson: notebooks/13-across-replicas.ipynb
 """
 from __future__ import annotations
 

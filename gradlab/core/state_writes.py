@@ -13,7 +13,7 @@ A reduction over the rows (a batch mean, as BatchNormalization and custom batch-
 layers take) makes each micro-batch's forward pass its own, so the update is close to the
 large batch's, not equal (`mixing_warning`).
 
-Lesson: notebooks/14-the-lab.ipynb (BatchNorm's statistics, measured)
+Lesson: notebooks/17-the-lab.ipynb (BatchNorm's statistics, measured)
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@
     run_memory the allocator peak of a run's settings, in a fresh process
     budget     the memory budget as a widget (`Budget`): sliders and a stacked bar
 
-Lesson: notebooks/14-the-lab.ipynb
+Lesson: notebooks/17-the-lab.ipynb
 """
 
 __all__ = ["Lab"]

@@ -13,7 +13,7 @@ what accumulation and recomputation take away (activations) and what they cannot
 gradients, slots; accumulation adds one copy of P). The plot is a PNG in an `ipywidgets.Image`,
 so a stored notebook with its widget state shows the last picture.
 
-Lessons: notebooks/10-memory-budget.ipynb, notebooks/14-the-lab.ipynb
+Lessons: notebooks/11-memory-budget.ipynb, notebooks/17-the-lab.ipynb
 """
 from __future__ import annotations
 
@@ -143,7 +143,7 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
         peaks: None, or one measured value (MiB) per bar, drawn as a black tick across it and
             labelled, so the plan and the measurement read side by side.
         peak_label: the ticks' name in the legend: "measured peak", or what the ticks are
-            (lesson 10's: a measured update's median plus what the budget says is held).
+            (lesson 11's: a measured update's median plus what the budget says is held).
         scale: the per-term panel's x axis, "log" or "linear".
         terms: False draws the stacks alone.
         limit: None, or (MiB, label): a dashed line across the stacks at that height, such as
@@ -249,7 +249,7 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
 def picture_budget(results, labels, **options):
     """`plot_budget(results, labels, **options)` as an `IPython.display.Image` (PNG): a notebook
     shows it whether or not pyplot's inline backend has started (the Figure is not pyplot's).
-    Lesson 10 draws its settings with their measured values as ticks this way."""
+    Lesson 11 draws its settings with their measured values as ticks this way."""
     from IPython.display import Image
     return Image(data=_png(plot_budget(results, labels, **options)), format="png")
 

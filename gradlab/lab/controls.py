@@ -3,7 +3,7 @@
 Each widget carries a CSS class `gradlab-<name>` (the browser tests find them by it); the
 whole lab is `gradlab-lab`.
 
-Lesson: notebooks/14-the-lab.ipynb
+Lesson: notebooks/17-the-lab.ipynb
 """
 from __future__ import annotations
 

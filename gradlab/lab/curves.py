@@ -7,7 +7,7 @@ large batch.
 
 A running seed is shorter than the others: each column counts only the seeds that got there.
 
-Lesson: notebooks/14-the-lab.ipynb
+Lesson: notebooks/17-the-lab.ipynb
 """
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ def reference_difference(group):
         Δ_t = max over seeds |loss_t - loss_t of the large batch|
     Δ final accuracy: mean over seeds of accuracy - twin's accuracy (finished runs only).
 
-    Lesson: notebooks/14-the-lab.ipynb
+    Lesson: notebooks/17-the-lab.ipynb
     """
     reference = getattr(group, "reference", None) or {}
     pairs = [(r, reference[r.config.seed]) for r in group.results

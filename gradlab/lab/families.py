@@ -7,7 +7,7 @@
 
 Families never mix settings: a schedule or clipping changes what is learned.
 
-Lesson: notebooks/14-the-lab.ipynb
+Lesson: notebooks/17-the-lab.ipynb
 """
 from __future__ import annotations
 

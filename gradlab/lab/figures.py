@@ -8,7 +8,7 @@
 Every legend sits under its row of panels, outside the data. Drawn from the lab's thread, so
 the figures never enter pyplot (`matplotlib.figure.Figure`); the lab shows them as PNGs.
 
-Lesson: notebooks/14-the-lab.ipynb
+Lesson: notebooks/17-the-lab.ipynb
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def plot_lab(groups, x="updates", current=None, window=15):
     Returns:
         a matplotlib Figure with 3 Axes.
 
-    Lesson: notebooks/14-the-lab.ipynb
+    Lesson: notebooks/17-the-lab.ipynb
     """
     if x not in X_AXES:
         raise ValueError(f"x must be one of {', '.join(X_AXES)}; got {x!r}")
@@ -74,7 +74,7 @@ def plot_lab_batches(groups):
     Returns:
         a matplotlib Figure with 3 Axes.
 
-    Lesson: notebooks/14-the-lab.ipynb
+    Lesson: notebooks/17-the-lab.ipynb
     """
     colors = _colors(groups)
     done = [g for g in groups if g.results and _finished(g)]
@@ -89,7 +89,7 @@ def plot_picture(groups, x="updates", current=None, window=15, labels=None):
     """The lab at a notebook's width, in three panels: the training loss and Δ from one large
     batch against x, and the final test accuracy against B by family. One legend under them:
     each configuration with its largest Δ and change of final accuracy, then the families.
-    (Loss noise, time and memory stay in the live lab; lesson 10 measures memory.)
+    (Loss noise, time and memory stay in the live lab; lesson 11 measures memory.)
 
     With `labels`, one name per group: each group is one legend entry under its name, and the
     right panel shows each finished group's final accuracy on its own row (no families), so
@@ -101,7 +101,7 @@ def plot_picture(groups, x="updates", current=None, window=15, labels=None):
     Returns:
         a matplotlib Figure with 3 Axes.
 
-    Lesson: notebooks/14-the-lab.ipynb
+    Lesson: notebooks/17-the-lab.ipynb
     """
     if x not in X_AXES:
         raise ValueError(f"x must be one of {', '.join(X_AXES)}; got {x!r}")
@@ -279,7 +279,7 @@ def plot_one_seed(groups, labels, upto, window=15, span=None, seeds=False, batch
     Returns:
         a matplotlib Figure with 2 Axes.
 
-    Lesson: notebooks/14-the-lab.ipynb
+    Lesson: notebooks/17-the-lab.ipynb
     """
     if len(labels) != len(groups):
         raise ValueError(f"one label per group: {len(groups)} groups, {len(labels)} labels")
@@ -332,7 +332,7 @@ def window_updates(batch, examples):
     """The largest odd number of updates w with w·batch <= examples, at least 1: a centred
     moving average over w updates of `batch` rows spans about `examples` examples.
 
-    Lesson: notebooks/14-the-lab.ipynb
+    Lesson: notebooks/17-the-lab.ipynb
     """
     w = max(1, int(examples) // int(batch))
     return w if w % 2 else w - 1

@@ -3,7 +3,7 @@
     one curve = mean over seeds of the results of one configuration, with a ± std band
     reference  = {seed: result of its large-batch twin}, from the lab's groups or the cache
 
-Lesson: notebooks/14-the-lab.ipynb
+Lesson: notebooks/17-the-lab.ipynb
 """
 from __future__ import annotations
 

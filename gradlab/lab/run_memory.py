@@ -21,7 +21,7 @@ what ran before it: TensorFlow's allocators and Python keep what earlier runs fr
 process measures the run's settings alone, so the lab can show one number per configuration
 whatever the order of its runs. With a GPU the GPU's allocator (`GPU:0`) is read.
 
-Lesson: notebooks/14-the-lab.ipynb
+Lesson: notebooks/17-the-lab.ipynb
 """
 from __future__ import annotations
 

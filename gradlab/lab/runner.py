@@ -7,7 +7,7 @@ runs it in a thread so the kernel stays free for `stop`, which ends it after its
 update (nothing of a stopped seed is cached). Whoever shows the lab hears of everything
 through a `Listener`; the runner itself keeps only `message`, the latest status.
 
-Lesson: notebooks/14-the-lab.ipynb
+Lesson: notebooks/17-the-lab.ipynb
 """
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ class Runner:
         memory: after each configuration's runs, measure the allocator peak of its settings
             in a fresh process (`run_memory`, cached), in a thread of its own.
 
-    Lesson: notebooks/14-the-lab.ipynb
+    Lesson: notebooks/17-the-lab.ipynb
     """
 
     def __init__(self, cache, listener=None, live_every=LIVE_EVERY, redraw_seconds=1.0,

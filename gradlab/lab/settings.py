@@ -7,7 +7,7 @@ A setting is one of the ways accumulation can differ from a large batch. Each ro
 `SETTINGS` says what it adds to a RunConfig and how Measure runs it: the large batch's
 setting, gradlab's setting, and the naive way's setting and strategy.
 
-Lesson: notebooks/14-the-lab.ipynb
+Lesson: notebooks/17-the-lab.ipynb
 """
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ cached. Every seed is cached on its own, so adding seeds trains only the new one
 status line says "from cache" when nothing had to train, and shows errors instead of
 raising them.
 
-Lesson: notebooks/14-the-lab.ipynb
+Lesson: notebooks/17-the-lab.ipynb
 """
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ class Lab:
         memory: after each configuration's runs, measure the allocator peak of its settings
             in a fresh process (`run_memory`, cached), shown in the summary and the picture.
 
-    Lesson: notebooks/14-the-lab.ipynb
+    Lesson: notebooks/17-the-lab.ipynb
     """
 
     def __init__(self, strategy="fused", accum_steps=4, micro_batch=25, lr=0.5, seeds=1,

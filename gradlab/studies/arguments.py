@@ -1,6 +1,6 @@
 """The argparse types of the command line: counts lists and positive numbers, refused naming the text.
 
-Lesson: notebooks/14-the-lab.ipynb
+Lesson: notebooks/17-the-lab.ipynb
 """
 import argparse
 

@@ -8,7 +8,7 @@
 Builders, not objects: `mirrored` must create the variables inside its own scope.
 `experiments`, `bench` and `multiworker` all build their strategies here.
 
-Lesson: notebooks/18-reproducing-the-table.ipynb
+Lesson: notebooks/21-reproducing-the-table.ipynb
 """
 from __future__ import annotations
 

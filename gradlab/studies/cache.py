@@ -13,7 +13,7 @@ written to a temporary file and `os.replace`d into place, so an interrupted run 
 half-written entry; an entry that cannot be read is reported with `warnings.warn`,
 deleted, and recomputed.
 
-Lesson: notebooks/18-reproducing-the-table.ipynb
+Lesson: notebooks/21-reproducing-the-table.ipynb
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ accumulators). TensorFlow's default CPU allocator need not keep statistics (2.21
 run the process with `TF_CPU_ALLOCATOR_USE_BFC=true` (set before TensorFlow starts), the BFC
 allocator, which keeps them, to have `tf_peak_mb` there.
 
-Lesson: notebooks/14-the-lab.ipynb
+Lesson: notebooks/17-the-lab.ipynb
 """
 from __future__ import annotations
 

@@ -30,10 +30,10 @@ weights, gradients and slots stay: (2 + k) P s, plus P s when N > 1, is the floo
 It is an estimate: every term is counted at its largest, though the gradients appear layer by
 layer as the backward pass frees activations, and it leaves out the framework's workspace and
 allocator rounding. `tests/studies/test_memory_budget.py` holds it against one measured
-allocator peak; lesson 10 against the block MLP's and the conv net's.
+allocator peak; lesson 11 against the block MLP's and the conv net's.
 
-Lessons: notebooks/10-memory-budget.ipynb and 10b-recomputation.ipynb (the calculator checked against a measured peak),
-notebooks/14-the-lab.ipynb (the widget)
+Lessons: notebooks/11-memory-budget.ipynb and 12-recomputation.ipynb (the calculator checked against a measured peak),
+notebooks/17-the-lab.ipynb (the widget)
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@
         pass runs the block's forward again to rebuild its hidden layer, one block at a time
     accumulation (N micro-batches): everything a row keeps, for b = B / N rows at a time
 
-    recomputation written by hand (`custom_gradient_recompute`, what lesson 10b's learner writes):
+    recomputation written by hand (`custom_gradient_recompute`, what lesson 12's learner writes):
         the right gradients, but inside `fit`'s graph TensorFlow runs an op as soon as its inputs
         exist; a rebuild that reads only the block's input and weights runs in the forward pass and
         its activations wait for the backward pass: no saving. `wait_for_dy` gives the rebuild an
@@ -15,14 +15,14 @@
         `tf.recompute_grad` does.
 
 Both levers leave the update unchanged (recomputation reruns the same ops; accumulation adds
-the micro-batches' sums: lesson 09), and both pay in time: recomputation part of a forward
-pass again (lesson 10b counts 1.16x the multiply-adds: a block's last product feeds no
+the micro-batches' sums: lesson 10), and both pay in time: recomputation part of a forward
+pass again (lesson 12 counts 1.16x the multiply-adds: a block's last product feeds no
 gradient, so TensorFlow does not rerun it), accumulation N smaller
 matrix products where there was one (the same multiply-adds, more calls).
 
     peaks(configs)         the allocator's peak of one update, each config in a fresh process
 
-    lesson 10b's plumbing, in the notebook's own process:
+    lesson 12's plumbing, in the notebook's own process:
     block_trainer(wrap, N, scope, loss)   block_mlp's layers, each block wrapped, compiled, traced
     loss_clock(loss)                      the loss, and when each is computed (where a forward pass ends)
     typical_trace(net, x, y, clock)       a typical one of five updates' memory traces, with its loss times
@@ -33,7 +33,7 @@ matrix products where there was one (the same multiply-adds, more calls).
         such as merging identical ops, in that process) and eager (default False; True compiles
         with run_eagerly=True: each op runs when Python reaches it, no graph)
 
-Lessons: notebooks/10b-recomputation.ipynb (notebooks/10-memory-budget.ipynb builds the budget)
+Lessons: notebooks/12-recomputation.ipynb (notebooks/11-memory-budget.ipynb builds the budget)
 """
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ CHILD_TIMEOUT = 300  # seconds: import TensorFlow, build, trace, a few updates
 
 
 def custom_gradient_recompute(f, wait_for_dy=False):
-    """Lesson 10's hand-written recomputation: `f(h)` forward; its gradient from `f` run again
+    """Lesson 12's hand-written recomputation: `f(h)` forward; its gradient from `f` run again
     under a tape in the backward pass. With `wait_for_dy` the rebuild reads dy (h + 0 * dy[0, 0]:
     the same values while dy[0, 0] is finite, NaN if it is inf; a data edge), so a graph cannot run
     it before the gradient arrives."""

@@ -9,7 +9,7 @@
 Plain numpy and math (the incomplete beta function by its continued fraction), so gradlab
 needs no scipy.
 
-Lesson: notebooks/18-reproducing-the-table.ipynb
+Lesson: notebooks/21-reproducing-the-table.ipynb
 """
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ raises, naming the model; `acc.save_weights` writes the file for it. Archives of
 saved before gradlab answered as the model (the model filed under `layers/`) do not load
 (Keras raises, naming the layers).
 
-Lesson: notebooks/09-accumulation-in-fit.ipynb
+Lesson: notebooks/10-accumulation-in-fit.ipynb
 """
 from __future__ import annotations
 

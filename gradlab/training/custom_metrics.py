@@ -10,7 +10,7 @@ of your own once, on the first labels of its data and stand-in predictions shape
 model's output (the model is not run: no layer's state or random generator moves), and warns
 when the two differ.
 
-Lesson: notebooks/09-accumulation-in-fit.ipynb
+Lesson: notebooks/10-accumulation-in-fit.ipynb
 """
 from __future__ import annotations
 

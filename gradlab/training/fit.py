@@ -34,7 +34,7 @@ fallback, tf.distribute), `fit_rows` (arrays by row index), `custom_metrics`, `l
     acc.compile(optimizer="adam", loss=..., metrics=["accuracy"])
     acc.fit(x, y, batch_size=256, epochs=3, validation_data=(xv, yv))
 
-Lesson: notebooks/09-accumulation-in-fit.ipynb
+Lesson: notebooks/10-accumulation-in-fit.ipynb
 """
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
     Non-finite updates (loss or gradient) are skipped, weights and optimizer untouched, and
     counted in the logs as `skipped_updates` (per epoch), under tf.distribute too.
 
-    Lesson: notebooks/09-accumulation-in-fit.ipynb
+    Lesson: notebooks/10-accumulation-in-fit.ipynb
     """
 
     def __init__(self, model, accum_steps, clip_norm=None, batchnorm="micro", jit_compile="auto",

@@ -7,7 +7,7 @@
         like the data; if XLA refuses, it warns once, naming the reason, and runs without XLA
         (`prologue.xla_refused`, the policy a strategy follows)
 
-Lesson: notebooks/09-accumulation-in-fit.ipynb
+Lesson: notebooks/10-accumulation-in-fit.ipynb
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ the micro-batch it runs. Validation and `evaluate` read their arrays the same wa
 Keras does not treat as arrays (a tf.data.Dataset, a generator, a PyDataset) keep Keras's
 pipeline: their batches are held as they hold them.
 
-Lesson: notebooks/09-accumulation-in-fit.ipynb
+Lesson: notebooks/10-accumulation-in-fit.ipynb
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ Each takes the model's public Keras API (`acc`: compiled loss and metrics, optim
 and, as arguments, the state the wrapper owns: its contract check (`check_state.CheckState`),
 BatchNorm window, skipped-update counter and the rows it is fed by index (`fit_rows`).
 
-Lesson: notebooks/09-accumulation-in-fit.ipynb
+Lesson: notebooks/10-accumulation-in-fit.ipynb
 """
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ would go on. So when `AccumulatingModel.fit` runs under XLA, labels given as arr
 checked on the host, once per call, in TensorFlow's words (a dataset or generator is not
 read ahead: its NaN update is skipped and counted, as docs/USING.md says).
 
-Lesson: notebooks/09-accumulation-in-fit.ipynb
+Lesson: notebooks/10-accumulation-in-fit.ipynb
 """
 from __future__ import annotations
 

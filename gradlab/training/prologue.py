@@ -18,7 +18,7 @@ checked inside the update (`contract`, armed by `check_state`). Each face keeps 
 `Strategy` runs this at its first batch and follows trainable changes by retracing;
 `AccumulatingModel` runs it once per `compile`, before `fit` or `train_on_batch`.
 
-Lessons: notebooks/07-pitfalls-what-to-count.ipynb, notebooks/09-accumulation-in-fit.ipynb
+Lessons: notebooks/07-pitfalls-what-to-count.ipynb, notebooks/10-accumulation-in-fit.ipynb
 """
 from __future__ import annotations
 

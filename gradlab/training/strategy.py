@@ -21,7 +21,7 @@
 - `jit_compile` follows `xla`'s one policy, decided when the update is first traced.
 
 Lessons: notebooks/07-pitfalls-what-to-count.ipynb (what each micro-batch counts),
-notebooks/18-reproducing-the-table.ipynb (dropout), notebooks/14-the-lab.ipynb (BatchNorm),
+notebooks/21-reproducing-the-table.ipynb (dropout), notebooks/17-the-lab.ipynb (BatchNorm),
 notebooks/08-clipping-and-loss-scale.ipynb (a non-finite update skipped whole)
 """
 from __future__ import annotations

@@ -41,7 +41,7 @@ for weights in (my_weights, host_weights, v1_weights, gradlab_v1_weights):
 assert P == 203_530 and N == 4 and G == 4 * P and MiB == 2 ** 20
 assert f == 784 * 256 / P and f"{f:.1%}" == "98.6%"  # the first kernel
 assert [f"{G / MiB:.2f}", f"{N * G / MiB:.2f}"] == ["0.78", "3.11"]
-assert f"{N + 2 * f:.2f}" == "5.97" and f"{N + (N + 1) * f:.2f}" == "8.93"  # lesson 17 quotes the rules
+assert f"{N + 2 * f:.2f}" == "5.97" and f"{N + (N + 1) * f:.2f}" == "8.93"  # lesson 20 quotes the rules
 # the measured peaks, in G (fetches, list and mean all traced), as the prose rounds them (2.0, 6.0, 9.1);
 # tolerant: tracemalloc counts Python's small objects too. "Each within 0.3 G of its rule"
 run_sum, wm, st = (peaks[k][0] for k in ("your running sum", "list, weighted_mean", "list, np.stack's mean"))
@@ -59,6 +59,6 @@ assert gap3 == spacing(top3), (gap3, top3)  # "one float32 spacing apart for N =
 assert [f"{x / 1e9:.1f}" for x in (N_big * G_big, G_big, (N_big + 2) * G_big, 2 * G_big)] == [
     "4.0", "0.4", "4.8", "0.8"]
 assert f"{(2 * N_big + 1) * G_big / 1e9:.1f}" == "8.4"  # np.stack: the ten, a copy of a variable's ten, their mean
-assert f"{1000 * (N_big + 1) * G_big / 64e9:.0f}" == "69"  # lesson 17 quotes it
+assert f"{1000 * (N_big + 1) * G_big / 64e9:.0f}" == "69"  # lesson 20 quotes it
 assert f"{1000 * (N_big + 1) * G_big / 63e9:.0f}" == "70"  # after encoding
 print("lesson 03: every number the prose states checks out")

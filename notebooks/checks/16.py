@@ -1,82 +1,73 @@
-"""Lesson 16's authors' checks: every number the prose states, re-checked on each run.
+"""The authors' checks of lesson 16 (not part of the lesson): they re-check every number the prose states.
 
-Run by the lesson's last cell (`%run -i checks/16.py`) in the notebook's namespace, so nbval and
-`make notebooks` fail when a run disagrees with the text. The trainings are seeded: their counts and
-the fits on them are pinned to the digits the prose quotes, so a one-update drift is caught. Not
-part of the lesson.
+The lesson's last cell runs this file in its own namespace (`%run -i checks/16.py`), so a re-run whose numbers
+disagree with the text fails there. nbval also pins every printed number.
 """
-import numpy as np
+# The setup's yardstick: ten spacings at the largest weight, 0.42, in [0.25, 0.5)
+assert 0.25 <= top < 0.5 and f"{top:.2f}" == "0.42" and exact == 10 * 2.0 ** -25, top
 
-# the learner's counting loop (a passing version of yours, or the solution) and fit
-assert updates_to in (my_updates_to, solution_updates_to)
-assert fit in (my_fit_critical_batch, solution_fit_critical_batch)
-# setup; the sweep (seed 2): the best rates, one update deciding 512's, Predict (b)
-assert (M, trainer.count_params(), f"{stats.noise_scale:.0f}", f"{loss_0:.2f}") == (4000, 203530, "71", "2.34")
-assert best_rate == {16: 0.2, 32: 0.4, 128: 0.4, 512: 0.8}, best_rate
-assert (sweep[512][0.8], sweep[512][0.4], best[32], best[128]) == (22, 23, 37, 23)
-assert f"{best[128] / best[32]:.2f}" == "0.62" and f"{128 * best[128] / (32 * best[32]):.2f}" == "2.49"
-# three orders: more examples at 128 in every one (2.49 to 2.82); the rates won
-assert [f"{128 * runs[s][128] / (32 * runs[s][32]):.2f}" for s in runs] == ["2.49", "2.82", "2.59"]
-# no best rate sat at either end of the four tried (0 of 36 runs)
-edge = sum(won[t][s][B] in (tried[B][0], tried[B][-1]) for t in targets for s in won[t] for B in tried)
-assert edge == 0 and len(targets) * len(won[0.5]) * len(tried) == 36, edge
-assert all(won[0.3][s][32] == 0.4 and won[0.3][s][512] == 0.8 for s in won[0.3]), won[0.3]
-assert [won[0.5][s][512] for s in (2, 3, 4)] == [0.8, 0.8, 0.4] and {won[0.5][s][32] for s in won[0.5]} == {0.4}
-# (a) at loss 0.5: seeds 2 and 3 double from B = 32 to 512, seed 4 does not; "at most one step more": the grid steps by 2
-assert [won[0.5][s][512] / won[0.5][s][32] for s in (2, 3, 4)] == [2.0, 2.0, 1.0]
-assert all(b / a == 2 for B in tried for a, b in zip(tried[B], tried[B][1:])), tried
-assert max(won[t][s][512] / won[t][s][32] for t in targets for s in seeds) == 2.0
-assert all(sweep[B][1.6] == np.inf for B in sweep), sweep  # in seed 2's sweep rate 1.6 failed at every B
-# the fit at loss 0.5: 32 (28 to 37 by seed), about half of 71 or less; B = 16 saves a fifth of the examples
-assert (f"{S_min:.1f}", f"{B_crit:.1f}") == ("18.5", "32.4") and 2 * B_crit < stats.noise_scale
-assert [f"{fit_critical_batch({s: runs[s]})[1]:.0f}" for s in runs] == ["32", "28", "37"]
-assert (runs[2][16], runs[2][32]) == (58, 37) and 0.18 < 1 - 16 * 58 / (32 * 37) < 0.25
-# the model: 4.95 / 1.99 = 2.49 times the examples at 128; the best rate grows 1.9 times from 32 to 512
-assert [f"{updates_examples_lr(B, B_crit)[1]:.2f}" for B in (32, 128)] == ["1.99", "4.95"]
-assert updates_examples_lr(32, 32) == (2.0, 2.0, 0.5)  # at the knee, each cost twice its minimum
-assert f"{4.95 / 1.99:.2f}" == "2.49" and f"{growth:.1f}" == "1.9" and f"{growth_71:.1f}" == "2.8"
-# the gap: B_simple where seed 2's best runs first reached loss 0.5 (90 to 163) is further above the knee
-assert [f"{at_target[B]:.0f}" for B in (16, 32, 128, 512)] == ["140", "122", "163", "90"], at_target
-assert (f"{min(at_target.values()):.0f}", f"{max(at_target.values()):.0f}") == ("90", "163")
-assert min(at_target.values()) > stats.noise_scale > 2 * B_crit  # the gap widens at loss 0.5
-# "every reading, 71 to 163, is over twice 32": B_simple at the start and where the runs reached loss 0.5
-# (the fold: 15's one-step B_noise, 93 to 146, is further above the knee still; 15's checks pin it)
-assert min([stats.noise_scale, *at_target.values()]) > 2 * B_crit and f"{max(at_target.values()):.0f}" == "163"
-# the learner's fit (or the solution, by the normal equations) agrees with gradlab's polyfit
-assert np.allclose(fit(runs), fit_critical_batch(runs)) and gap < 1e-9 * B_crit, gap
-# the runs' lengths (19 to 60 updates); B = 512 sees each digit more than twice
-S_all_05 = [S for seed in runs for S in runs[seed].values()]
-assert (min(S_all_05), max(S_all_05)) == (19, 60) and min(512 * runs[s][512] for s in runs) > 2 * M
-# "the knee is N = B_crit / b: with b = 32, one micro-batch at loss 0.5"
-assert round(B_crit / 32) == 1, B_crit
-# (a): the best rate at 512 doubled 32's in 8 of the 9 (seed, target) pairs, stayed put in the other
-assert doubled == 8 and sum(won[t][s][512] == won[t][s][32] for t in targets for s in seeds) == 1
-# "at loss 0.5 itself ... B_simple read 90 to 163, 2.8 to 5.0 times the knee"
-_over = [v / B_crit for v in at_target.values()]
-assert (f"{min(_over):.1f}", f"{max(_over):.1f}") == ("2.8", "5.0") and (round(min(_over)), round(max(_over))) == (3, 5)
-# the fold: the best rate on the sqrt(2) grid, 512's over 32's
-assert [f"{finer_rate[s, 512] / finer_rate[s, 32]:.1f}" for s in seeds] == ["2.8", "2.0", "1.4"], finer_rate
-# a lower target: 32 -> 55, the seeds' ranges apart
-fits = {t: fit_critical_batch(by_target[t]) for t in targets}
-alone = {t: [fit_critical_batch({s: by_target[t][s]})[1] for s in by_target[t]] for t in targets}
-assert [f"{fits[t][1]:.0f}" for t in (0.5, 0.3)] == ["32", "55"] and fits[0.3][1] < 2 * fits[0.5][1]
-assert [f"{min(alone[t]):.0f} to {max(alone[t]):.0f}" for t in targets] == ["28 to 37", "30 to 53", "48 to 64"]
-# Answer 1
-assert [round(time_to_target(N, 150)) for N in (1, 2, 4)] == [243, 322, 482]
-assert [round(time_to_target(N, 1.25)) for N in (1, 2, 4)] == [608, 566, 664]
-# one NVLink link a hop (25 GB/s, a V100's one way): N = 1 still wins, "258" against 332 and 489
-assert [round(time_to_target(N, 25)) for N in (1, 2, 4)] == [258, 332, 489]
-assert f"{1.5 * 102.3 / 150:.1f}" == "1.0" and f"{1.5 * 102.3 / 1.25:.1f}" == "122.8"
-# the ResNet50 float32 gradient the problem all-reduces: 25,583,592 parameters (lesson 11 counts them)
-assert (f"{4 * 25_583_592 / 1e6:.1f}", f"{4 * 25_583_592 / 2**20:.1f}") == ("102.3", "97.6")
-# what E counts: before loss 0.5, B = 512 passes over the 4,000 digits 2.4 to 2.8 times, B = 32 under a third of once
-_passes = {B: [B * runs[s][B] / M for s in runs] for B in (32, 512)}
-assert (f"{min(_passes[512]):.1f}", f"{max(_passes[512]):.1f}") == ("2.4", "2.8") and max(_passes[32]) < 1 / 3, _passes
-# the rate grid tested: the halfway rates change one count (seed 4 at B = 128, 24 to 23); B_crit 32.4 -> 32.8
-assert changed == [(4, 128, 24, 23)], changed
-assert (f"{B_crit:.1f}", f"{B_crit_finer:.1f}") == ("32.4", "32.8"), B_crit_finer
-assert all(finer[k] <= runs[k[0]][k[1]] for k in finer)  # seven rates never do worse than their four
+# Mirrored fit clips each replica's part: by hand at update 1, then every update of 10
+assert clip_acts == 10 and len(clip_misses) == 10 and all(m > 1e-3 for m in clip_misses), clip_misses  # every update
+assert (f"{min(clip_misses):.1%}", f"{max(clip_misses):.1%}") == ("48.9%", "74.8%"), clip_misses  # 01's miss, each update
+assert abs(first_miss - clip_misses[0]) < 1e-4 and f"{first_miss:.1%}" == f"{clip_misses[0]:.1%}", (first_miss, clip_misses[0])
+_parts = [length([u / 2 for u in g]) for g in (g0, g1)]
+assert min(_parts) > clip_norm  # "both parts are longer than c, so each is cut to c"
+assert all(abs(length(p) - clip_norm) < 1e-5 for p in parts)
+assert length(mirrored_grad) > clip_norm and abs(length(large_grad) - clip_norm) < 1e-5  # "longer than c"; the mean cut to c
+assert length(mirrored_grad) <= 2 * clip_norm + 1e-5  # at most R c (answer 1)
+assert [f"{v:.2f}" for v in (*_parts, length(mirrored_grad), length([(u + v) / 2 for u, v in zip(g0, g1)]),
+                              length(large_grad))] == ["0.85", "0.76", "0.82", "1.32", "0.50"]  # the prose's lengths
+assert keras_clip > 1e-3  # mirrored fit's max |diff| from the clipped large batch, 600 digits
+assert max_abs_diff(clip_ref.get_weights(), large.get_weights()) > 1e-2  # clipping acts on 611: the test is not vacuous
 
-# Answer 2: B* = sqrt(32.4 x 128), about 64, where the model's time is least
-assert f"{B_fast:.0f}" == "64" and time_in_calls(B_fast) <= min(time_in_calls(B) for B in (32, 128, 512))
+# The clipped route (the learner's or the solution): exact, a shard of 0 included
+assert public_miss <= exact and f"{public_miss:.1e}" == "1.5e-08"
+check_clip(clipped_step)
+if clipped_step is not solution_clipped_step:
+    check_clip(solution_clipped_step)
+
+
+def check_passthrough(f):  # the pairs pass through; nested or overlapping entries and an error leave no trace
+    opt, pairs = keras.optimizers.SGD(0.1), [(tf.ones([2]), "v")]
+    with f(opt):
+        with f(opt):  # a second replica's entry
+            assert opt._all_reduce_sum_gradients(pairs)[0][0] is pairs[0][0]
+        assert opt._all_reduce_sum_gradients(pairs)[0][0] is pairs[0][0]
+    first, second = f(opt), f(opt)  # as MirroredStrategy's threads do: replica 0 enters, replica 1, 0 exits
+    first.__enter__(), second.__enter__(), first.__exit__(None, None, None)
+    assert opt._all_reduce_sum_gradients(pairs)[0][0] is pairs[0][0], "it ends while replica 1 is inside"
+    second.__exit__(None, None, None)
+    assert "_all_reduce_sum_gradients" not in vars(opt), "overlapping entries leave the pass-through on"
+    try:
+        with f(opt):
+            raise KeyError("inside")
+    except KeyError:
+        pass
+    assert "_all_reduce_sum_gradients" not in vars(opt), "the optimizer keeps the pass-through after exit"
+
+
+check_passthrough(passthrough)  # the given pass-through: pairs pass, nothing stays
+for _run in (summed, clipped):  # after a fit by gradlab's route (traced, replicas' entries overlap) nothing stays on it
+    assert "_all_reduce_sum_gradients" not in vars(_run.model.optimizer), "pass-through left on the optimizer"
+assert not open_entries, open_entries  # the pass-through's count of open entries is back to empty
+assert all(r.miss <= exact for r in one_reduce.values()), one_reduce  # gradlab's route: every goal
+assert clipped.miss <= exact and f"{clipped.miss:.1e}" == "1.5e-08"  # apply clips the all-reduced mean
+assert abs(summed.loss - large.history.history["loss"][0]) < 1e-6
+assert f"{summed.loss:.6f}" == f"{large.history.history['loss'][0]:.6f}" == "2.082094"  # the logged loss
+
+# All-reduces per update and their bytes (the Summary's table); gradlab's counter agrees
+assert reduces == {"mirrored fit": (1, 101_800), "lesson 15's unclipped route": (2, 101_804),
+                   "the clipped route": (2, 203_604), "one all-reduce": (1, 101_808)}, reduces  # 4 x 25,450 weights, + 4 a scalar
+assert 4 * large.count_params() == 101_800 and 203_604 == 2 * 101_800 + 4
+assert gl_counts == {name: count for name, (count, _) in reduces.items()}, gl_counts
+assert acc_reduces == 1
+# gl.AccumulatingModel, mirrored: the large batch clipped, unclipped and with an empty shard
+assert all(m <= exact for m in acc_misses.values()), acc_misses
+assert [f"{m:.1e}" for m in acc_misses.values()] == ["1.5e-08", "3.0e-08", "3.0e-08"], acc_misses
+# gradlab probes the private name at first use (the prose: "stops with an error if not")
+from gradlab._compat import optimizers as _opt
+assert "_all_reduce_sum_gradients" in _opt.PRIVATE_NAMES
+import pathlib as _pathlib  # "gradlab declares the Keras versions it was tested with (3.8 up to 3.15)"
+assert '"keras>=3.8,<3.16"' in (_pathlib.Path("..") / "pyproject.toml").read_text()
+
 print("lesson 16: every number the prose states checks out")

@@ -14,7 +14,7 @@ import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
-LAB_NOTEBOOK = "14-the-lab.ipynb"
+LAB_NOTEBOOK = "17-the-lab.ipynb"
 RUN_ALL_LIMIT = 900_000   # ms for "Run All Cells" on the lab lesson (about 25 runs, fresh cache)
 RUN_LIMIT = 120_000       # ms for one press of Run
 LAB = ".gradlab-lab"
@@ -144,7 +144,7 @@ OTHER_NOTEBOOKS = sorted(p.name for p in NOTEBOOKS.glob("[0-9]*.ipynb") if p.nam
 def test_stored_plots_render(page, jupyter_lab, artifacts, name):
     expected = stored_images(jupyter_lab.root / name)  # the copy JupyterLab serves
     open_notebook(page, jupyter_lab, name)
-    # Image outputs only: a widget restored from the notebook's stored state (lesson 10's
+    # Image outputs only: a widget restored from the notebook's stored state (lesson 11's
     # budget) draws its own <img>, which is not a stored image output.
     images = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) "
                           ".jp-OutputArea-output[data-mime-type^='image/'] img")

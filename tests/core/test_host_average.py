@@ -57,7 +57,7 @@ def test_all_counts_zero_give_zero_gradients():
 
 
 def test_host_memory_is_two_gradients_not_k():
-    # lesson 17's rule: a running sum holds the sum and one term; np.stack held k more
+    # lesson 20's rule: a running sum holds the sum and one term; np.stack held k more
     import tracemalloc
     k, shape = 10, (512, 256)
     grads = [[np.ones(shape, np.float32)] for _ in range(k)]

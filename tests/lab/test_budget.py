@@ -96,7 +96,7 @@ def test_recomputation_holds_the_kept_share_and_one_rebuilt_segment_when_given()
 
 def test_the_legend_hides_no_bar_and_no_total():
     from matplotlib.backends.backend_agg import FigureCanvasAgg
-    # two totals close together, as lesson 10's 34.9 and 22.0 MiB, where a legend in the corner covered one
+    # two totals close together, as lesson 11's 34.9 and 22.0 MiB, where a legend in the corner covered one
     results = [budget(2**20, "sgd", B=1024, N=1, activation_bytes_per_row=19_000),
                budget(2**20, "sgd", B=1024, N=4, activation_bytes_per_row=19_000)]
     fig = plot_budget(results, ["N=1", "N=4"])
@@ -110,7 +110,7 @@ def test_the_legend_hides_no_bar_and_no_total():
 
 
 def test_measured_peaks_are_drawn_as_ticks_across_their_bars():
-    # lesson 10: the plan's stacks with each measured peak (MiB) as a black tick at that height
+    # lesson 11: the plan's stacks with each measured peak (MiB) as a black tick at that height
     results = [budget(2**18, "sgd", B=4, N=1, activation_bytes_per_row=2**20),
                budget(2**18, "sgd", B=4, N=4, activation_bytes_per_row=2**20)]
     fig = plot_budget(results, ["N=1", "N=4"], peaks=[7.5, 3.5], terms=False)
@@ -201,7 +201,7 @@ def test_names_relabel_terms_in_the_legend_and_the_rows():
 
 
 def test_measured_ticks_leave_empty_terms_out_of_the_legend_and_the_title_is_the_callers():
-    # lesson 10: SGD holds no optimizer slots, so beside measured ticks no "optimizer" entry
+    # lesson 11: SGD holds no optimizer slots, so beside measured ticks no "optimizer" entry
     # names a bar that is not there; sgd, B = 4: weights, gradients, activations
     results = [budget(2**18, "sgd", B=4, N=1, activation_bytes_per_row=2**20)]
     ax = plot_budget(results, ["N=1"], peaks=[5.5], terms=False, title="What one update holds").axes[0]
@@ -211,7 +211,7 @@ def test_measured_ticks_leave_empty_terms_out_of_the_legend_and_the_title_is_the
 
 
 def test_the_terms_panel_title_stays_inside_the_figure_with_long_labels():
-    # lesson 10's widget picture: two long labels once ran side by side past the right edge
+    # lesson 11's widget picture: two long labels once ran side by side past the right edge
     results = [budget(2**18, "sgd", B=4, N=n, activation_bytes_per_row=2**20) for n in (1, 4)]
     labels = ["N = 1, float32, no recomputation", "N = 4, bfloat16, recompute every block"]
     fig = plot_budget(results, labels)

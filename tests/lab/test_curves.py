@@ -55,7 +55,7 @@ def test_the_loss_band_is_the_moving_average_over_full_windows():
 
 
 def test_a_group_may_carry_its_own_line_style():
-    # lesson 14 dashes the large batch's cosine curve, which the exact fused curve hides otherwise
+    # lesson 17 dashes the large batch's cosine curve, which the exact fused curve hides otherwise
     ax = Figure().subplots()
     dashed = group(result(seed=0), label="dashed")
     dashed.linestyle = "--"

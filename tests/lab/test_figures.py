@@ -144,7 +144,7 @@ def test_one_seed_can_smooth_each_curve_over_about_the_same_number_of_examples()
 
 @pytest.mark.parametrize("low, high", [(0.015, 0.15), (1e-9, 0.6)])
 def test_the_pictures_difference_axis_labels_its_ticks_clear_of_its_y_label(low, high):
-    # within one decade (lesson 14's BatchNorm runs) minor labels once ran under the y label;
+    # within one decade (lesson 17's BatchNorm runs) minor labels once ran under the y label;
     # over many decades (its cosine runs) a 1-2-5 locator once left the axis with no labels
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     losses = np.linspace(1.0, 0.5, 40)

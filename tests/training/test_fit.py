@@ -450,7 +450,7 @@ def test_mirrored_uneven_split_is_exact_where_keras_is_not():
 @pytest.mark.slow
 @pytest.mark.parametrize("clip", ["clipnorm", "global_clipnorm"])
 def test_mirrored_optimizer_clipping_clips_the_all_reduced_gradient(clip):
-    # Keras's own mirrored fit clips each replica's gradient before the all-reduce (lesson 11);
+    # Keras's own mirrored fit clips each replica's gradient before the all-reduce (lesson 13);
     # AccumulatingModel all-reduces first, so the optimizer clips the large batch's gradient once
     x, y = mnist()
     sgd = lambda: keras.optimizers.SGD(0.5, **{clip: 0.05})
@@ -629,7 +629,7 @@ def test_non_finite_update_is_skipped_and_counted_under_mirrored():
 def test_a_loss_coupling_rows_is_refused_under_mirrored_as_on_one_device():
     # each row's loss depends on the batch's mean logits; the contract's check finds it on
     # every replica, and fit's unknown batch size takes the path that once dropped the
-    # verdict: trained 11 updates silently (lesson 13 found it). 130 rows: a last batch of
+    # verdict: trained 11 updates silently (lesson 15 found it). 130 rows: a last batch of
     # 10, so Keras traces the step with an unknown batch size
     x, y = mnist(130)
 

@@ -88,7 +88,7 @@ def test_window_leaves_a_frozen_batchnorm_alone_and_matches_the_large_batch(jit_
                                  keras.layers.BatchNormalization(name="live"), keras.layers.Dense(3)])
     x, y = _data(n=16)  # N = 4 equal micro-batches: the tf.while_loop path
     # One update: later updates differ, because each micro-batch normalises with its own
-    # statistics (a gradient difference the window cannot remove; lesson 14 measures it).
+    # statistics (a gradient difference the window cannot remove; lesson 17 measures it).
     window = _run("fused", model_fn, CE, x, y, updates=1, accum_steps=4, batchnorm="window",
                   jit_compile=jit_compile)
     large = _run("large_batch", model_fn, CE, x, y, updates=1)

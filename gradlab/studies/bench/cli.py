@@ -8,7 +8,7 @@
 lessons' outputs show, are `bench fit` and `bench memory`. Each sub-command's module is
 imported only when it is asked for, and parses its own options (`bench fit --help`).
 
-Lesson: notebooks/14-the-lab.ipynb
+Lesson: notebooks/17-the-lab.ipynb
 """
 import argparse
 import importlib

@@ -26,7 +26,7 @@ not during it (as `timeit` does), so that a collection falls on no contender. Ev
 is whole updates, so that every contender splits every batch alike. A benchmark, never a
 test.
 
-Lesson: notebooks/09-accumulation-in-fit.ipynb
+Lesson: notebooks/10-accumulation-in-fit.ipynb
 """
 from __future__ import annotations
 
@@ -248,7 +248,7 @@ def _iqr(values):
 def cli(argv=None):
     """`python -m gradlab bench fit` (or `bench --fit`): the contenders timed; `--json` for one JSON object.
 
-    Lesson: notebooks/09-accumulation-in-fit.ipynb
+    Lesson: notebooks/10-accumulation-in-fit.ipynb
     """
     parser = argparse.ArgumentParser(prog="python -m gradlab bench fit", parents=[
         shared_options(7, "timed epochs per contender")], description=(

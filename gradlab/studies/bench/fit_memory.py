@@ -32,7 +32,7 @@ With `--limit MB` it runs instead plain fit at B and AccumulatingModel at the la
 each in a fresh process whose allocator may hold MB at most (`fit_under_limit`): which of
 them runs, and which runs out of memory.
 
-Lesson: notebooks/10-memory.ipynb
+Lesson: notebooks/11-memory-budget.ipynb
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ slow moment of the machine falls on all of them alike; a ratio taken within a ro
 `side_of_one` reads a ratio's middle half: "above 1", "below 1" or "includes 1" (not told apart
 from noise).
 
-Lesson: notebooks/17-host-cost.ipynb
+Lesson: notebooks/20-host-cost.ipynb
 """
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ Running out of memory is then a result, not a crash: the child prints
 Two models whose activations dominate: `conv` (two Conv2D(64, 3) on 28x28 MNIST, a small
 head) and `transformer` (one encoder block on random token sequences).
 
-Lesson: notebooks/10-memory.ipynb
+Lesson: notebooks/11-memory-budget.ipynb
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@
     memory_peaks         each run's peak, keyed (contender, N, overlap)
     format_memory_peaks  lesson 05's table: epoch and update peaks at each N
 
-Lesson: notebooks/10-memory.ipynb, notebooks/05-fused-accumulation.ipynb
+Lesson: notebooks/11-memory-budget.ipynb, notebooks/05-fused-accumulation.ipynb
 """
 from __future__ import annotations
 

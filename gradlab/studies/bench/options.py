@@ -1,6 +1,6 @@
 """The options every `python -m gradlab bench` sub-command shares, as argparse parents.
 
-Lesson: notebooks/14-the-lab.ipynb
+Lesson: notebooks/17-the-lab.ipynb
 """
 import argparse
 
@@ -8,7 +8,7 @@ import argparse
 def output_options():
     """`--no-progress` and `--json`, which every `bench` mode takes, as an argparse parent.
 
-    Lesson: notebooks/14-the-lab.ipynb
+    Lesson: notebooks/17-the-lab.ipynb
     """
     return _add_output(argparse.ArgumentParser(add_help=False))
 
@@ -24,7 +24,7 @@ def shared_options(rounds, rounds_help):
     what `bench` and `bench --fit` both take, as an argparse parent (made afresh per call:
     argparse shares a parent's actions with its children).
 
-    Lesson: notebooks/14-the-lab.ipynb
+    Lesson: notebooks/17-the-lab.ipynb
     """
     p = argparse.ArgumentParser(add_help=False)
     p.add_argument("--accum", type=int, default=10, help="N, micro-batches per update (10)")

@@ -1,4 +1,4 @@
-"""Time a host-averaged update against an in-graph one, part by part (lesson 17's round trip).
+"""Time a host-averaged update against an in-graph one, part by part (lesson 20's round trip).
 
     ms, parts = round_trip_ms(fetch, mean, apply, in_graph_step, grads_fn, x, y, accum_steps)
 
@@ -23,7 +23,7 @@ than converting the mean to tensors: `tf.function` converts each array and match
 ("numpy into the call": fed numpy less fed tensors, less the `tf.constant` copies) is call overhead,
 not bytes moved.
 
-Lesson: notebooks/17-host-cost.ipynb
+Lesson: notebooks/20-host-cost.ipynb
 """
 from __future__ import annotations
 

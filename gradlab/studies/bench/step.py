@@ -32,7 +32,7 @@ rounds), `step_memory` (one fresh process per strategy), `bench_report` (the tab
 `bench --fit` (`bench_fit`) and `bench --fit --memory` (`bench_memory`) take their common
 options from `shared_options` and `output_options` here.
 
-Lesson: notebooks/14-the-lab.ipynb
+Lesson: notebooks/17-the-lab.ipynb
 """
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def run_bench(model="mlp", accum_steps=10, micro_batch=10, rounds=20, updates=5,
         `compile_mb`: the first update, apart) and their ratios to large_batch,
         `peak_vs_large_batch`, `tf_peak_vs_large_batch`, `compile_vs_large_batch`}.
 
-    Lesson: notebooks/14-the-lab.ipynb
+    Lesson: notebooks/17-the-lab.ipynb
     """
     config = make_config(model=model, accum_steps=accum_steps, micro_batch=micro_batch,
                          rounds=rounds, updates=updates, warmup=warmup, strategies=strategies,
@@ -97,7 +97,7 @@ def run_sweep(accum=(1, 2, 4, 8, 16), model="mlp", micro_batch=10, progress=True
         dict: `config`, `accum_steps` (the N values), `runs` (one `run_bench` dict each) and
         `strategies` = {name: {field: [value per N]}} for the fields of `run_bench`.
 
-    Lesson: notebooks/14-the-lab.ipynb
+    Lesson: notebooks/17-the-lab.ipynb
     """
     if isinstance(accum, (str, int, np.integer)) or not accum:
         raise ValueError(f"accum must be a non-empty list of accumulation counts, got {accum!r}")
@@ -168,7 +168,7 @@ def cli(argv=None):
     instead, as `table --json` does, so the output parses as it is: one `run_bench` (or
     `run_sweep`) result with `--model`, else `{"workloads": [one per model]}`.
 
-    Lesson: notebooks/14-the-lab.ipynb
+    Lesson: notebooks/17-the-lab.ipynb
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     p = parser()

@@ -9,7 +9,7 @@ statistics (`TF_CPU_ALLOCATOR_USE_BFC=true`, set by `in_fresh_process` before Te
 starts): TensorFlow's default CPU allocator need not keep any (2.21's does), its BFC
 allocator does.
 
-Lesson: notebooks/14-the-lab.ipynb
+Lesson: notebooks/17-the-lab.ipynb
 """
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def measure_memory(name, model="mlp", accum_steps=10, micro_batch=10, optimizer=
         `rss_reset`) and `memory_device`; on failure the same keys as None and
         `memory_error`.
 
-    Lesson: notebooks/14-the-lab.ipynb
+    Lesson: notebooks/17-the-lab.ipynb
     """
     spec = dict(name=name, model=model, accum_steps=accum_steps, micro_batch=micro_batch,
                 optimizer=optimizer, inputs=inputs, updates=updates, seed=seed, towers=towers)

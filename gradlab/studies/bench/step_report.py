@@ -7,7 +7,7 @@
 
 A missing value (a strategy absent, a memory process that failed) prints as `-`.
 
-Lesson: notebooks/14-the-lab.ipynb
+Lesson: notebooks/17-the-lab.ipynb
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from ...classic.optimizers import describe
 def format_bench(result, verdict=True):
     """The table of one `run_bench` result, with (if `verdict`) the `headline` for `fused`.
 
-    Lesson: notebooks/14-the-lab.ipynb
+    Lesson: notebooks/17-the-lab.ipynb
     """
     c, rows = result["config"], result["strategies"]
     where = ", ".join(c["gpus"]) if c["gpus"] else f"CPU ({c['cpu_count']} cores)"
@@ -48,7 +48,7 @@ def headline(results, strategy="fused"):
     """One line per workload: `strategy`'s time and training memory against `large_batch`,
     its compilation memory apart (paid once, not per update).
 
-    Lesson: notebooks/14-the-lab.ipynb
+    Lesson: notebooks/17-the-lab.ipynb
     """
     lines = []
     for result in results:
@@ -77,7 +77,7 @@ def headline(results, strategy="fused"):
 def format_sweep(sweep):
     """ms/update, x keras and memory against N, one row per strategy, for a `run_sweep` result.
 
-    Lesson: notebooks/14-the-lab.ipynb
+    Lesson: notebooks/17-the-lab.ipynb
     """
     c, ns, rows = sweep["config"], sweep["accum_steps"], sweep["strategies"]
     head = f"{'strategy':<16}" + "".join(f"{'N=' + str(n):>9}" for n in ns)

@@ -6,7 +6,7 @@ after `warmup` untimed updates (the first traces and compiles). In each round ev
 takes its turn, starting one further along each round, so that noise from the rest of the
 machine falls on all strategies alike. `bench.run_bench` adds memory and the ratios.
 
-Lesson: notebooks/14-the-lab.ipynb
+Lesson: notebooks/17-the-lab.ipynb
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ INPUTS = ("numpy", "tensor")
 def default_strategies():
     """Every strategy that can run here: `towers`/`mirrored` only with two or more devices.
 
-    Lesson: notebooks/14-the-lab.ipynb
+    Lesson: notebooks/17-the-lab.ipynb
     """
     many = len(local_devices()[1]) > 1
     return [n for n in DEFAULT_ORDER if many or n not in DEVICE_STRATEGIES]

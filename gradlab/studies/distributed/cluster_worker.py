@@ -9,7 +9,7 @@ bounds itself (an alarm of `--timeout` + 5 s, the same bound on every collective
 ends even if the parent is killed outright. `MODEL`, `OPTIMIZER`, `LR`, `SEED` and
 `global_batch` are what the parent's reference trains too.
 
-Lesson: notebooks/12-communication.ipynb
+Lesson: notebooks/14-communication.ipynb
 """
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def make_multi_worker(timeout_seconds=None):
     Returns:
         a `tf.distribute.MultiWorkerMirroredStrategy` (call once per process, first thing).
 
-    Lesson: notebooks/12-communication.ipynb
+    Lesson: notebooks/14-communication.ipynb
     """
     import tensorflow as tf
 

@@ -19,7 +19,7 @@ run identical code). `measure_all_reduce_ms` times all-reduces alone at several 
 TensorFlow's CPU collective (copies and adds in memory, thread hand-offs), so these measure this
 machine, not a network.
 
-Lesson: notebooks/12-communication.ipynb
+Lesson: notebooks/14-communication.ipynb
 """
 import time
 

@@ -7,7 +7,7 @@ Traced only, never run: the variables do not move. For an `AccumulatingModel` it
 step as its `fit` does (Keras losses not divided by the replicas, the optimizer's own
 all-reduce off), so the count is the one `fit` pays; for a plain Keras model, Keras's step.
 
-Lesson: notebooks/11-across-replicas.ipynb, notebooks/13b-clipping-across-replicas.ipynb
+Lesson: notebooks/13-across-replicas.ipynb, notebooks/16-clipping-across-replicas.ipynb
 """
 from __future__ import annotations
 

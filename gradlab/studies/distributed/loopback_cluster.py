@@ -9,7 +9,7 @@ first to fail: its peers then fail too, blocked in an all-reduce with it) or the
 passes; `stop` kills every process group still running, which `multiworker.run` does on any
 exit (success, failure, timeout, Ctrl-C).
 
-Lesson: notebooks/12-communication.ipynb
+Lesson: notebooks/14-communication.ipynb
 """
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ Ctrl-C) the parent kills every worker's process group before it returns.
 This module is the comparison and its report; `loopback_cluster` starts, waits for and
 stops the processes, and `cluster_worker` is what each of them runs.
 
-Lesson: notebooks/12-communication.ipynb
+Lesson: notebooks/14-communication.ipynb
 """
 from __future__ import annotations
 
@@ -170,7 +170,7 @@ def format_result(result, fit=False):
     """The report of one `run` result: the shards, all-reduces per update and the largest
     weight difference from the reference (`large_batch`, or plain fit with `fit`).
 
-    Lesson: notebooks/12-communication.ipynb
+    Lesson: notebooks/14-communication.ipynb
     """
     return (f"{'AccumulatingModel.fit, ' if fit else ''}"
             f"{result['workers']} workers x accum_steps={result['accum_steps']}: "

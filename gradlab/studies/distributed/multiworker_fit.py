@@ -9,7 +9,7 @@ after the epoch agree to float rounding, and so does the running `loss` Keras lo
 each batch. `multiworker.py` starts the processes (`--fit`); this module holds what each of
 them trains.
 
-Lesson: notebooks/09-accumulation-in-fit.ipynb
+Lesson: notebooks/10-accumulation-in-fit.ipynb
 """
 from __future__ import annotations
 

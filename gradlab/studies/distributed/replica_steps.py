@@ -1,17 +1,17 @@
-"""The Keras plumbing of lesson 13's hand-written `train_step`s under a `tf.distribute` strategy.
+"""The Keras plumbing of lesson 15's hand-written `train_step`s under a `tf.distribute` strategy.
 
     StepBase(inner, accum_steps, loss_fn)   a keras.Model around `inner`: N micro-batches, a loss
                                             function and the logged loss (a Mean metric)
     with_step(step)                         a StepBase class whose train_step is step(model, data)
-    UnrolledStep                            lesson 09's step, shortened: sum_i (n_i / n) L_i, one apply
+    UnrolledStep                            lesson 10's step, shortened: sum_i (n_i / n) L_i, one apply
     weights_path(model, x, y, **fit_args)   the weights before each update of `model.fit`, and after the last
     each_update_miss(model, strategy, path, arrays, batch_size)
                                             lesson 01's miss of each of model's updates, each one run
                                             from path[t]: |w - path[t+1]| / |path[t+1] - path[t]|
 
-Nothing here is what lesson 13 teaches: its lessons are the steps written on top of these.
+Nothing here is what lesson 15 teaches: its lessons are the steps written on top of these.
 
-Lesson: notebooks/13-fit-across-replicas.ipynb, notebooks/13b-clipping-across-replicas.ipynb
+Lesson: notebooks/15-fit-across-replicas.ipynb, notebooks/16-clipping-across-replicas.ipynb
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def with_step(step):
 
 
 class UnrolledStep(StepBase):
-    """Lesson 09's step, shortened: micro-batch i's Keras mean loss L_i weighted n_i / n (the same
+    """Lesson 10's step, shortened: micro-batch i's Keras mean loss L_i weighted n_i / n (the same
     result as summing and dividing once by n), the gradients added, one `apply` a batch."""
 
     def train_step(self, data):

@@ -23,7 +23,7 @@ send exactly 2 (R - 1) nbytes. R = 1 sends nothing.
 The sums are added in ring order (chunk c is summed starting at device c+1), so they can
 differ from another all-reduce's in the last bits of float rounding, never more.
 
-Lesson: notebooks/12-communication.ipynb
+Lesson: notebooks/14-communication.ipynb
 """
 from __future__ import annotations
 

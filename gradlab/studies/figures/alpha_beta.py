@@ -8,7 +8,7 @@ a straight line t = a + b M, so a line fitted to measured times gives
 
     alpha = a / (2 (R - 1)),        beta = 2 (R - 1) / (R b) .
 
-Lesson: notebooks/12-communication.ipynb
+Lesson: notebooks/14-communication.ipynb
 """
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ the end of one epoch with the start of the next is one span.
 recorded_updates and plot_recorded_updates draw the same lanes from a recorded run instead of
 the rule: each micro-batch's rows and the optimizer's `iterations` after it (a callback reads it).
 
-Lesson: notebooks/09-accumulation-in-fit.ipynb; plot_shard_weights: notebooks/13-fit-across-replicas.ipynb;
+Lesson: notebooks/10-accumulation-in-fit.ipynb; plot_shard_weights: notebooks/15-fit-across-replicas.ipynb;
 plot_recorded_updates: notebooks/06-keras-accumulation.ipynb
 """
 from __future__ import annotations
@@ -220,7 +220,7 @@ def plot_shard_weights(shards=(6, 5)):
     Returns:
         a matplotlib Figure with 1 Axes: one bar per row, coloured by shard, and the 1 / B line.
 
-    Lesson: notebooks/13-fit-across-replicas.ipynb
+    Lesson: notebooks/15-fit-across-replicas.ipynb
     """
     sizes = [_count("a shard's rows", n) for n in shards]
     total, replicas = sum(sizes), len(sizes)

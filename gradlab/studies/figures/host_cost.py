@@ -5,12 +5,12 @@ graph calls, the copies out and the host's mean, the apply), the parts add up,
 
     update = sum over the parts (ms)
 
-so `plot_round_trip` draws them end to end, one bar per case (`plot_update_parts`: lesson 17's two
+so `plot_round_trip` draws them end to end, one bar per case (`plot_update_parts`: lesson 20's two
 steps, from `round_trip_ms`'s timings). `plot_host_timeline` draws one
 host-averaged update on a device, a bus and a host, per micro-batch, one stage after another
 against overlapped, with or without a limit on the gradients waiting between stages (`host_schedule`).
 
-Lesson: notebooks/17-host-cost.ipynb
+Lesson: notebooks/20-host-cost.ipynb
 """
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def plot_round_trip(rows, title="one update, part by part", unit="ms", measured=
 
 def plot_update_parts(trip, ms, calls_beyond_loop, copies_out,
                       title="one update, part by part (ms; each bar ends at its measured median)"):
-    """Lesson 17's figure: the in-graph step and `host_step`, each as one bar of its parts.
+    """Lesson 20's figure: the in-graph step and `host_step`, each as one bar of its parts.
 
     From `round_trip_ms`'s `(ms, trip)` and two parts timed by hand, the bars read (ms):
 

@@ -8,7 +8,7 @@ weight each example gets in the combined gradient.
 Like `gradlab.studies.figures.plots`, every function returns a Figure already closed in pyplot, so a
 notebook cell ending with the call shows it exactly once.
 
-Lessons: notebooks/01-why-average.ipynb, notebooks/11-across-replicas.ipynb
+Lessons: notebooks/01-why-average.ipynb, notebooks/13-across-replicas.ipynb
 """
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def draw_replicas(shards, accum_steps):
     Returns:
         a matplotlib Figure with 1 Axes.
 
-    Lesson: notebooks/11-across-replicas.ipynb
+    Lesson: notebooks/13-across-replicas.ipynb
     """
     shards = [int(n) for n in shards]
     if not shards or min(shards) < 1:
@@ -103,7 +103,7 @@ def plot_update_ms(ms, accum_steps, title="Milliseconds per update"):
     Returns:
         a matplotlib Figure with 1 Axes.
 
-    Lesson: notebooks/11-across-replicas.ipynb
+    Lesson: notebooks/13-across-replicas.ipynb
     """
     ns = [int(n) for n in accum_steps]
     if not ns or min(ns) < 1 or ns != sorted(set(ns)):

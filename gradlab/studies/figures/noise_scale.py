@@ -11,8 +11,8 @@ examples; above it, it barely cuts updates and costs examples in proportion.
 Like `gradlab.studies.figures.plots`, `plot_critical_batch` returns a Figure already closed in
 pyplot, so a notebook cell ending with the call shows it exactly once.
 
-Lessons: notebooks/15-batch-size-and-noise.ipynb (`plot_progress`, `plot_noise_scale_tracking`),
-notebooks/16-critical-batch.ipynb (`plot_time_to_target` too)
+Lessons: notebooks/18-batch-size-and-noise.ipynb (`plot_progress`, `plot_noise_scale_tracking`),
+notebooks/19-critical-batch.ipynb (`plot_time_to_target` too)
 """
 from __future__ import annotations
 
@@ -316,7 +316,7 @@ def plot_noise_scale_tracking(exact, averages, first=1):
     Returns:
         a matplotlib Figure with 2 Axes, already closed in pyplot.
 
-    Lesson: notebooks/15-batch-size-and-noise.ipynb
+    Lesson: notebooks/18-batch-size-and-noise.ipynb
     """
     if not exact or not all(t >= 0 and all(np.isfinite(v) and v > 0 for v in pair) for t, pair in exact.items()):
         raise ValueError(f"exact needs updates >= 0 with finite |g|^2 > 0 and B_simple > 0, got {exact!r}")

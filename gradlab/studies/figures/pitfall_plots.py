@@ -5,7 +5,7 @@ puts on each update, the learning rate each update applies, which update applies
 micro-batch, and the loss scale after each apply call.
 
 Lesson: notebooks/07-pitfalls-what-to-count.ipynb, notebooks/08-clipping-and-loss-scale.ipynb,
-notebooks/08b-moving-averages.ipynb
+notebooks/09-moving-averages.ipynb
 """
 from __future__ import annotations
 

@@ -51,7 +51,7 @@ def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=N
     Returns:
         a matplotlib Figure with 2 Axes.
 
-    Lesson: notebooks/15-batch-size-and-noise.ipynb
+    Lesson: notebooks/18-batch-size-and-noise.ipynb
     """
     full = np.asarray(full_grad, dtype=np.float64).ravel()
     sizes = sorted(minibatch_grads)
@@ -218,7 +218,7 @@ def plot_training_loss(curves, window=51, title="Training loss per update", shad
     Returns:
         a matplotlib Figure with 1 Axes (log-scaled loss).
 
-    Lesson: notebooks/18-reproducing-the-table.ipynb
+    Lesson: notebooks/21-reproducing-the-table.ipynb
     """
     if not curves:
         raise ValueError("curves needs at least one {label: losses} entry, got an empty dict")
@@ -264,7 +264,7 @@ def plot_accuracy(rows, reference=None, *, title="Accuracy against N", ylabel="t
         a matplotlib Figure with 1 Axes (accuracy in %, N on a log2 axis) and the legend
         below it, outside the data.
 
-    Lesson: notebooks/18-reproducing-the-table.ipynb
+    Lesson: notebooks/21-reproducing-the-table.ipynb
     """
     rows = list(rows)
     if not rows:
@@ -321,7 +321,7 @@ def plot_bench(sweep, memory="peak_mb"):
     Returns:
         a matplotlib Figure with 2 Axes (1 without memory).
 
-    Lesson: notebooks/14-the-lab.ipynb
+    Lesson: notebooks/17-the-lab.ipynb
     """
     if not isinstance(sweep, dict) or "accum_steps" not in sweep or "strategies" not in sweep:
         raise ValueError("plot_bench needs the dict of gradlab.studies.bench.step.run_sweep (with 'accum_steps' "

@@ -1,5 +1,5 @@
 """Where one update divides, clips and all-reduces on R replicas: Keras's plain `fit` under a strategy
-against the three routes that divide once by the global rows B (lesson 13's unclipped one division, clipped two
+against the three routes that divide once by the global rows B (lesson 16's unclipped one division, clipped two
 all-reduces and gradlab's one all-reduce; S_{r,i} is replica r's
 micro-batch i's summed loss, as in the lesson).
 
@@ -17,7 +17,7 @@ carries each replica's gradient around it); those after it run on the sum, the s
 inside `optimizer.apply`, after its clip: Keras 3's `base_optimizer.apply` calls `_clip_gradients`, then
 `_backend_update_step` calls `_all_reduce_sum_gradients`.
 
-Lesson: notebooks/13b-clipping-across-replicas.ipynb
+Lesson: notebooks/16-clipping-across-replicas.ipynb
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ gap to N = 1, paired by seed, on the evaluations every row shares.
 Rows whose gaps hold 0 learned alike; a gap between their best accuracies that the curves do
 not show comes from picking among more evaluations.
 
-Lesson: notebooks/18-reproducing-the-table.ipynb
+Lesson: notebooks/21-reproducing-the-table.ipynb
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def plot_checkpoint_curve(updates, curve, every=100):
     Returns:
         a matplotlib Figure with 1 Axes, already closed in pyplot.
 
-    Lesson: notebooks/18-reproducing-the-table.ipynb
+    Lesson: notebooks/21-reproducing-the-table.ipynb
     """
     updates, curve = np.asarray(updates), 100 * np.asarray(curve, dtype=float)
     if updates.shape != curve.shape or updates.ndim != 1 or updates.size == 0:
@@ -93,7 +93,7 @@ def plot_paired_gaps(record, t, reference=1, every=100, accum_steps=None, zoom_f
     Returns:
         a matplotlib Figure with 1 Axes (2 with `zoom_from`), already closed in pyplot.
 
-    Lesson: notebooks/18-reproducing-the-table.ipynb
+    Lesson: notebooks/21-reproducing-the-table.ipynb
     """
     from ..runs.reproduction import checkpoints
 

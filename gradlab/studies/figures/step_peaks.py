@@ -9,7 +9,7 @@ run in any order, so all N gradients can be alive before the sum takes them (the
 a `tf.while_loop` with `parallel_iterations=1` runs micro-batch i + 1 after micro-batch i has
 been added, so one gradient and the sum are alive (the line at 2).
 
-Lesson: notebooks/09-accumulation-in-fit.ipynb
+Lesson: notebooks/10-accumulation-in-fit.ipynb
 """
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ overlap hides all communication but the last bucket's (it holds layer 0, compute
 long as the link keeps up with the compute; one bucket of every layer is no overlap at all.
 Bucketing trades the two: small buckets overlap more but pay alpha more often.
 
-Lesson: notebooks/12-communication.ipynb
+Lesson: notebooks/14-communication.ipynb
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ clipping, uneven micro-batches) are fields of the config too, so the lab can mea
 The studies built on runs: `gradlab.studies.runs.table` (accuracy against N, the published
 table) and `gradlab.studies.runs.noise_study` (the noise of one update).
 
-Lesson: notebooks/18-reproducing-the-table.ipynb
+Lesson: notebooks/21-reproducing-the-table.ipynb
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def run(config, cache=True, progress=True, bar=None, callback=None, every=10, st
     `bar` (anything with `update(n)`, such as the lab's progress widget) replaces the tqdm
     bar; `callback`, `every` and `stop` are `train`'s (a stopped run stores nothing).
 
-    Lesson: notebooks/18-reproducing-the-table.ipynb
+    Lesson: notebooks/21-reproducing-the-table.ipynb
     """
     return run_many([config], cache, progress, bar, callback, every, stop)[0]
 

@@ -7,7 +7,7 @@ every step they take is smooth in the weights; a kink (a ReLU input, a clipping 
 that rounding puts on different sides in the two runs parts them by an update-sized step at
 once, which the gap shows as a jump.
 
-Lesson: notebooks/14-the-lab.ipynb
+Lesson: notebooks/17-the-lab.ipynb
 """
 from __future__ import annotations
 

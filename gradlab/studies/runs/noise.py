@@ -11,7 +11,7 @@ so its variance falls as 1/(N*b) whatever N is: fixed effective batch, fixed noi
 micro-batch, noise falls as 1/N. The n training examples are the population sampled from,
 so tr(S) and |G|^2 computed over all of them are exact, not estimates.
 
-Lesson: notebooks/18-reproducing-the-table.ipynb (the 1/b law itself: notebooks/15-batch-size-and-noise.ipynb)
+Lesson: notebooks/21-reproducing-the-table.ipynb (the 1/b law itself: notebooks/18-batch-size-and-noise.ipynb)
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ exact per-example statistics (`gradlab.studies.runs.noise`); cached like runs.
 
     python -m gradlab noise --json
 
-Lesson: notebooks/18-reproducing-the-table.ipynb (the 1/b law itself: notebooks/15-batch-size-and-noise.ipynb)
+Lesson: notebooks/21-reproducing-the-table.ipynb (the 1/b law itself: notebooks/18-batch-size-and-noise.ipynb)
 """
 from __future__ import annotations
 

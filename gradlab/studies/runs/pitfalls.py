@@ -19,11 +19,11 @@ moving statistics once per update, as the large batch does (to compare with a la
 `'micro'`, the default, moves them towards the statistics the network normalised with in
 training, the micro-batches'.
 
-Lessons: notebooks/07-pitfalls-what-to-count.ipynb (what to count), notebooks/14-the-lab.ipynb
+Lessons: notebooks/07-pitfalls-what-to-count.ipynb (what to count), notebooks/17-the-lab.ipynb
 (BatchNorm, schedules, uneven weights),
-notebooks/08-clipping-and-loss-scale.ipynb (clipping, loss scaling), notebooks/08b-moving-averages.ipynb (EMA; the sparse-gradient row,
+notebooks/08-clipping-and-loss-scale.ipynb (clipping, loss scaling), notebooks/09-moving-averages.ipynb (EMA; the sparse-gradient row,
 `adam_on_duplicate_rows`, is tested in tests/studies/runs/test_pitfalls.py, taught in no lesson),
-notebooks/11-across-replicas.ipynb (losses under replicas)
+notebooks/13-across-replicas.ipynb (losses under replicas)
 """
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ update; only the split into micro-batches and the dropout masks differ between r
 
     python -m gradlab reproduce --runs 10 --updates 1000 [--json] [--out FILE]
 
-Lesson: notebooks/18-reproducing-the-table.ipynb
+Lesson: notebooks/21-reproducing-the-table.ipynb
 """
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def checkpoints(accum_steps, updates=1000):
     Returns:
         A list of update counts, one per logged evaluation (the last may repeat).
 
-    Lesson: notebooks/18-reproducing-the-table.ipynb
+    Lesson: notebooks/21-reproducing-the-table.ipynb
     """
     n, updates = _accum(accum_steps), check_count("updates", updates)
     step = EVAL_EVERY // n
@@ -83,7 +83,7 @@ def build_model(seed=0, relu_logits=True):
     Returns:
         A `keras.Sequential` taking (batch, 28, 28) and returning (batch, 10).
 
-    Lesson: notebooks/18-reproducing-the-table.ipynb
+    Lesson: notebooks/21-reproducing-the-table.ipynb
     """
     seed = check_count("seed", seed, minimum=0)
     import keras
@@ -102,7 +102,7 @@ def build_model(seed=0, relu_logits=True):
         dense(10, "relu" if relu_logits else None)], name="chlebus_convnet")
 
 
-# A hand-written loop, kept deliberately: the plain code lesson 18 shows (the reference's own
+# A hand-written loop, kept deliberately: the plain code lesson 21 shows (the reference's own
 # mean of N micro-batch means, in his convnet with dropout), not gradlab's engine.
 def accumulated_gradient(model, xs, ys, training=True):
     """The mean over N equal micro-batches of each one's mean-loss gradient, and the loss.
@@ -117,7 +117,7 @@ def accumulated_gradient(model, xs, ys, training=True):
     Returns:
         `(mean loss, [gradient per trainable variable])`, tensors.
 
-    Lesson: notebooks/18-reproducing-the-table.ipynb
+    Lesson: notebooks/21-reproducing-the-table.ipynb
     """
     import tensorflow as tf
 
@@ -146,7 +146,7 @@ def make_update(model, optimizer, training=True):
     Returns:
         A `tf.function` taking (N, b, 28, 28) images and (N, b) labels, returning the loss.
 
-    Lesson: notebooks/18-reproducing-the-table.ipynb
+    Lesson: notebooks/21-reproducing-the-table.ipynb
     """
     import tensorflow as tf
 
@@ -174,7 +174,7 @@ def run(accum_steps, seed=0, updates=1000):
         dict: `best` (max over the checkpoints, the reference's number), `final`,
         `curve` (test accuracy at each of `checkpoints(N, updates)`), `seconds`.
 
-    Lesson: notebooks/18-reproducing-the-table.ipynb
+    Lesson: notebooks/21-reproducing-the-table.ipynb
     """
     n, seed, updates = _accum(accum_steps), check_count("seed", seed, 0), check_count("updates", updates)
     import keras
@@ -214,7 +214,7 @@ def grid(accum=ACCUM, runs=10, updates=1000, cache=True, progress=True):
         A JSON-able record: `setup`, `updates`, `runs`, `seed_table`, and `rows`, one per N:
         its runs, and the mean and population std (ddof=0) of best and final accuracy.
 
-    Lesson: notebooks/18-reproducing-the-table.ipynb
+    Lesson: notebooks/21-reproducing-the-table.ipynb
     """
     if isinstance(accum, (str, bytes)) or not hasattr(accum, "__iter__"):
         raise TypeError(f"accum must be a sequence of divisors of 100, got {accum!r}")
@@ -261,7 +261,7 @@ def format_table(record):
     Returns:
         str: one line per N: best of checkpoints and final accuracy, mean ± population std.
 
-    Lesson: notebooks/18-reproducing-the-table.ipynb
+    Lesson: notebooks/21-reproducing-the-table.ipynb
     """
     lines = [f"{record['setup']}; {record['updates']:,} updates, {record['runs']} run(s) per row, "
              "mean ± population std", "",
@@ -284,7 +284,7 @@ def cli(argv=None):
     Returns:
         0; bad values exit through argparse (status 2), naming them, before any training.
 
-    Lesson: notebooks/18-reproducing-the-table.ipynb
+    Lesson: notebooks/21-reproducing-the-table.ipynb
     """
     parser = argparse.ArgumentParser(prog="python -m gradlab reproduce", description=(
         "Chlebus (2018) in kind: his convnet, Adam 1e-3 and best-of-checkpoints metric "

@@ -6,7 +6,7 @@
 Equal configs give equal results and share a cache entry (`run_result.run_key`); a bad
 field raises ValueError/TypeError naming it and its value, before any TensorFlow work.
 
-Lesson: notebooks/18-reproducing-the-table.ipynb
+Lesson: notebooks/21-reproducing-the-table.ipynb
 """
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ class RunConfig:
     - `short_by`: take this many examples (fewer than N) off each update, so that many
       micro-batches hold b - 1 examples (`microbatch.split_sizes`): uneven micro-batches.
 
-    Lesson: notebooks/18-reproducing-the-table.ipynb (the settings: notebooks/14-the-lab.ipynb)
+    Lesson: notebooks/21-reproducing-the-table.ipynb (the settings: notebooks/17-the-lab.ipynb)
     """
     strategy: str = "fused"
     accum_steps: int = 1

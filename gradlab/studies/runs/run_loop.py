@@ -6,7 +6,7 @@
 A run can report every few updates (`callback`, the lab's live curves) and be stopped
 (`stop`): a stopped run raises `Stopped`. No cache here: `experiments.run` adds it.
 
-Lesson: notebooks/18-reproducing-the-table.ipynb
+Lesson: notebooks/21-reproducing-the-table.ipynb
 """
 from __future__ import annotations
 

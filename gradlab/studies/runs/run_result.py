@@ -4,7 +4,7 @@
     eval_accuracy[k]   test accuracy after eval_updates[k] updates
     cache entry        run_key(config) -> RunResult.to_dict()   (`cache.ResultCache`)
 
-Lesson: notebooks/18-reproducing-the-table.ipynb
+Lesson: notebooks/21-reproducing-the-table.ipynb
 """
 from __future__ import annotations
 

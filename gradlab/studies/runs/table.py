@@ -13,7 +13,7 @@ accuracy; every run is cached (`experiments.run`).
 
     python -m gradlab table --runs 10 --updates 1000      # or: make table
 
-Lesson: notebooks/18-reproducing-the-table.ipynb
+Lesson: notebooks/21-reproducing-the-table.ipynb
 """
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def table(accum=(1, 5, 10, 20), effective_batch=REFERENCE_BATCH, micro_batch=Non
         the first row, `loss_noise_var`, and the run settings), and `{N: [RunResult per run]}`.
         `print(format_table(rows))` shows them.
 
-    Lesson: notebooks/18-reproducing-the-table.ipynb
+    Lesson: notebooks/21-reproducing-the-table.ipynb
     """
     return compare(table_configs(accum, effective_batch, micro_batch, runs, **common),
                    cache, progress)

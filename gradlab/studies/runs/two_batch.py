@@ -11,7 +11,7 @@ Appendix A.1. Each of the two estimates is unbiased; their ratio is not, so aver
 gradients at no extra cost: each micro-batch's gradient G_b (b = its size) and the
 accumulated one G_B (B = k * b).
 
-Lesson: notebooks/15-batch-size-and-noise.ipynb
+Lesson: notebooks/18-batch-size-and-noise.ipynb
 """
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def two_batch_noise_scale(small_sq_norms, big_sq_norms, small_batch, big_batch):
         TwoBatchEstimate(grad_sq_norm, trace_cov, noise_scale). With few draws |g|^2 can
         come out <= 0; then noise_scale is inf.
 
-    Lesson: notebooks/15-batch-size-and-noise.ipynb
+    Lesson: notebooks/18-batch-size-and-noise.ipynb
     """
     for name, b in (("small_batch", small_batch), ("big_batch", big_batch)):
         if isinstance(b, bool) or not isinstance(b, numbers.Integral) or b < 1:

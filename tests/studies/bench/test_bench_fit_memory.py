@@ -365,7 +365,7 @@ def test_the_input_control_is_a_whole_fit_peak_and_is_left_out_of_the_update_fig
 
 @pytest.mark.slow
 def test_asked_for_the_child_returns_the_weights_fit_left_and_accumulation_matches_plain_fit():
-    # lesson 10 compares its run under a limit with plain fit weight by weight: the child returns
+    # lesson 11 compares its run under a limit with plain fit weight by weight: the child returns
     # each trainable weight as fit left it, only when asked; at B = 4 two micro-batches of 2 give
     # plain fit's weights to float32 rounding, 1e-5 (the conv net's first kernel: 3 x 3 x 1 x 64)
     spec = dict(model="conv", batch=4, accum_steps=1, overlap=1, examples=4, updates=1, epochs=1, seed=0)

@@ -1,4 +1,4 @@
-"""Lesson 13's plumbing: StepBase and with_step, lesson 09's UnrolledStep, weights_path, each_update_miss."""
+"""Lesson 15's plumbing: StepBase and with_step, lesson 10's UnrolledStep, weights_path, each_update_miss."""
 import keras
 import numpy as np
 

@@ -81,7 +81,7 @@ def test_the_legend_gives_the_slope_in_the_titles_unit():
 
 
 def test_held_out_points_are_drawn_hollow_and_the_line_spans_them():
-    # fitted 64 KiB to 8 MiB; held out 4 bytes and 6.21 MiB (6,512,680 bytes), as lesson 12 times them
+    # fitted 64 KiB to 8 MiB; held out 4 bytes and 6.21 MiB (6,512,680 bytes), as lesson 14 times them
     sizes, times = [2 ** 16, 2 ** 19, 2 ** 21, 2 ** 23], [0.51, 0.55, 0.76, 2.26]
     fig, _ = plot_alpha_beta(sizes, times, 0.42, 1 / (4.31 * GIB / 1000), 2, log=True,
                              held_out=([4, 6_512_680], [0.62, 1.69]))

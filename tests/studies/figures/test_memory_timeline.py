@@ -1,4 +1,4 @@
-"""Lesson 10's memory-over-time figure: one panel per trace, the allocator's peak dashed."""
+"""Lesson 11's memory-over-time figure: one panel per trace, the allocator's peak dashed."""
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""The dataflow figure of lesson 13: each route's steps in order, per replica before its last all-reduce and
+"""The dataflow figure of lesson 16: each route's steps in order, per replica before its last all-reduce and
 once after it, the one-division route's and the clipped route's two all-reduces, and Keras's order (clip, then all-reduce) read off a real
 `optimizer.apply`."""
 import keras

@@ -142,7 +142,7 @@ def test_the_bucket_sweep_marks_the_least_total_and_labels_both_ends():
 
 
 def test_the_bucket_sweeps_labels_stay_inside_the_frame_clear_of_the_legend_and_points():
-    # lesson 12's sweep: the one-bucket end is the highest total, at the top right corner
+    # lesson 14's sweep: the one-bucket end is the highest total, at the top right corner
     fig, _ = plot_bucket_sweep([1, 5, 7, 8, 10, 25, 50, 200],
                                [90.33, 75.66, 75.22, 75.15, 75.31, 79.08, 86.97, 136.36], tensors=200)
     ax = fig.axes[0]
@@ -233,7 +233,7 @@ def test_micro_batches_follow_one_another_and_a_deferred_one_sends_nothing():
 
 
 def test_the_bucket_sweep_labels_ticks_far_enough_apart_not_to_overlap():
-    # lesson 12's sweep: 10, 11 and 12 sit 0.04 and 0.08 decades apart; only 10 of them is labelled
+    # lesson 14's sweep: 10, 11 and 12 sit 0.04 and 0.08 decades apart; only 10 of them is labelled
     sweep = [1, 5, 8, 10, 11, 12, 25, 50, 200]
     fig, _ = plot_bucket_sweep(sweep, [110.33, 79.66, 77.65, 77.31, 77.44, 77.38, 79.88, 87.37, 136.46], tensors=200)
     ax = fig.axes[0]

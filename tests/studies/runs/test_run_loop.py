@@ -69,7 +69,7 @@ def test_a_stopped_run_raises_after_the_update_it_was_stopped_at():
 
 
 def test_a_run_takes_the_strategys_xla_option_beside_its_config():
-    # fused compiles an MLP under XLA by default ("auto"); the lab's lesson 14 reruns it without
+    # fused compiles an MLP under XLA by default ("auto"); the lab's lesson 17 reruns it without
     config = RunConfig(accum_steps=2, micro_batch=10, clip_norm=1.0, **TINY)
     assert rl.run_strategy(config).options.jit_compile == "auto"
     assert rl.run_strategy(config, jit_compile=False).options.jit_compile is False

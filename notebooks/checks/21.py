@@ -1,0 +1,197 @@
+"""Lesson 21's authors' checks: re-check every number the prose states, as the prose rounds it,
+against the names the notebook has just computed (the stored runs, the live runs and the answers).
+
+Run by the lesson's last code cell (`%run -i checks/21.py`), so nbval fails when a run disagrees
+with the text. Not part of the lesson. Every number is the same on each run, except the one timing
+(an update's and an evaluation's cost), asserted only as the prose concludes it, with wide bands.
+"""
+import math
+
+import numpy as np
+
+
+def rnd(x, digits):
+    return round(float(x), digits)
+
+
+# the setup: passes over the training digits
+assert round(1000 * 100 / len(mnist.x_train)) == 25 and rnd(1000 * 100 / 55_000, 1) == 1.8
+
+# his convnet against build_model, dropout off and on
+assert (convnet().count_params(), len(convnet().layers)) == (44_426, 14)
+assert convnet_diff == {False: 0.0, True: 0.0}
+
+# your step against the stored run and reproduction's step: exact, weights and all
+assert len(mine) == 10 and rnd(curve_diff, 1) == 0.0 and weight_diff == 0.0
+assert rnd(100 * max(mine), 1) == rnd(100 * mine[-1], 1) == 72.9
+assert rnd(moved, 2) == 0.13
+
+# the 40 stored runs: best of checkpoints against final
+best_mean = {n: 100 * row["best_mean"] for n, row in rows_by_n.items()}
+final_mean = {n: 100 * row["final_mean"] for n, row in rows_by_n.items()}
+assert (rnd(best_mean[20], 2), rnd(best_mean[1], 2)) == (94.98, 94.62)
+assert (rnd(final_mean[20], 2), rnd(final_mean[1], 2)) == (94.56, 94.53)
+assert rnd(best_mean[20] - best_mean[1], 2) == 0.36 and rnd(final_mean[20] - final_mean[1], 2) == 0.03
+
+# one run: the spike
+spike = int(np.argmax(curve20))  # the notebook's `k` is reused later
+assert (rnd(100 * curve20[spike], 1), at20[spike]) == (95.0, 955)
+assert (rnd(100 * of_11, 1), rnd(100 * curve20[-1], 1)) == (94.8, 94.8)
+assert at20[spike] % 100 != 0  # between two of the 11
+
+# the rows learn alike
+at_first = [acc.mean(axis=0)[0] for acc in at_100s.values()]
+at_last = [acc.mean(axis=0)[-1] for acc in at_100s.values()]
+assert (rnd(min(at_first), 1), rnd(max(at_first), 1)) == (32.0, 37.4)
+assert (rnd(min(at_last), 1), rnd(max(at_last), 1)) == (94.5, 94.8)
+assert all(acc.mean(axis=0)[-1] > acc.mean(axis=0)[-2] for acc in at_100s.values())  # still rising
+assert rnd(late, 2) == 0.45 and len(outside) == 2
+assert [s.split(" (")[0] for s in outside] == ["N = 20 at update 500", "N = 20 at update 600"]
+assert means[20][4] < 0 and means[20][5] < 0  # both with N = 20 below N = 1
+assert [f"{means[20][k] + halves[20][k]:+.3f}" for k in (4, 5)] == ["-0.003", "-0.045"]  # only just
+assert (rnd(at_100s[20].mean(axis=0)[0], 1), rnd(at_100s[1].mean(axis=0)[0], 1)) == (37.4, 32.0)
+widest = max(abs(at_100s[a].mean(axis=0) - at_100s[b].mean(axis=0)).max() for a in at_100s for b in at_100s)
+assert widest == abs(at_100s[20].mean(axis=0)[0] - at_100s[1].mean(axis=0)[0])  # the widest spread
+assert all(abs(means[n][0]) < halves[n][0] for n in means)  # every update-100 interval holds 0
+assert (f"{means[20][0]:+.1f}", f"{halves[20][0]:.2f}") == ("+5.4", "5.65")  # the tallest bar
+assert (f"{late_h.min():.2f}", f"{late_h.max():.2f}") == ("0.23", "0.70")  # what the runs can see
+assert rnd(late_h.min(), 2) > 0.2  # Chlebus's 0.2-point lead is below every late half-width
+
+# the schedule
+assert [len(checkpoints(n, repro["updates"])) for n in (1, 5, 10, 20)] == [11, 51, 101, 201]
+assert [len(set(checkpoints(n, repro["updates"]))) for n in (1, 5, 10, 20)] == [10, 50, 100, 200]
+assert set(checkpoints(1, repro["updates"])) <= set(checkpoints(20, repro["updates"]))  # the 200 hold the 10
+
+# the stored runs: best minus final grows with the evaluations; runs ending at their best; the same 11
+row_lift = [rnd(best_mean[n] - final_mean[n], 2) for n in (1, 5, 10, 20)]
+assert row_lift == [0.09, 0.20, 0.22, 0.42] == [rnd(lift[n], 2) for n in (1, 5, 10, 20)]
+same = {n: acc[n, "same"] for n in rows_by_n}  # N -> best of the same 11, % per run
+assert all((acc[n, "best"] >= same[n]).all() for n in rows_by_n)  # never below the best of the same 11
+same_mean = {n: same[n].mean() for n in same}
+assert (rnd(same_mean[20], 2), rnd(same_mean[1], 2)) == (94.63, 94.62)
+same_gap = {n: tuple(rnd(x, 2) for x in interval(same[n] - same[1])) for n in (5, 10, 20)}
+assert same_gap == {5: (0.25, 0.24), 10: (0.07, 0.27), 20: (0.01, 0.33)}, same_gap
+assert interval(same[5] - same[1])[0] > interval(same[5] - same[1])[1]  # N = 5's excludes 0
+assert all(abs(m) < h for m, h in (interval(same[n] - same[1]) for n in (10, 20)))  # the others do not
+
+# the paired intervals
+rounded = {(n, key): tuple(rnd(x, 2) for x in gap[n][key]) for n in gap for key in ("best", "final")}
+assert rounded[20, "best"] == (0.36, 0.23) and rounded[20, "final"] == (0.03, 0.34)
+assert rounded[5, "final"] == (0.28, 0.28) and rounded[10, "final"] == (0.05, 0.23)
+# "only just holds 0": N = 5's final interval starts just below 0; its same-11 one just above
+assert -0.01 < gap[5]["final"][0] - gap[5]["final"][1] < 0 < gap[5]["same"][0] - gap[5]["same"][1] < 0.02
+assert gap[20]["best"][0] > gap[20]["best"][1]  # excludes 0
+assert abs(gap[20]["final"][0]) < gap[20]["final"][1]  # does not
+
+# the headline: on the same checkpoints N = 20 shows no detectable difference from N = 1; the final leads by 0.03 (above)
+assert abs(rnd(same_mean[20], 2) - rnd(same_mean[1], 2)) <= 0.01
+# his lead, as the text quotes it; his means have 3 significant digits (95, 95.2), so the text also says
+# it could be 0.1 to 0.3, and that at 0.3 the unpaired interval (half-width 0.24) would just exclude 0
+assert rnd(reproduction.SEED_TABLE[20][0] - reproduction.SEED_TABLE[1][0], 1) == 0.2
+
+# dropout: one distribution (after the setup)
+assert f"{off:.1e}" == "4.1e-07" and off < 4 * np.finfo(np.float32).eps  # "4.1e-07, under four float32 eps: rounding" (lesson 01; 19 quotes it)
+# the K = 1 line: an N = 20 draw and another large-batch draw, each as far from a large-batch draw
+assert [rnd(d.mean(), 2) for d in to_large.values()] == [1.79, 1.79]
+assert all(d.mean() > 1 for d in to_large.values())  # dropout's noise is larger than the gradient
+# one draw's noise: two independent draws lie about sqrt(2) times it apart, so about 1.3 times the norm
+assert [rnd(d.mean() / np.sqrt(2), 1) for d in to_large.values()] == [1.3, 1.3] and rnd(1.79 / np.sqrt(2), 1) == 1.3
+# Adam's epsilon, as the fold states it
+assert (keras.optimizers.Adam().epsilon, his_adam.parameters["epsilon"].default) == (1e-7, 1e-8)
+
+# N = 5: our best row by his metric, with only 51 evaluations; its lead stays on the same 11
+assert rnd(best_mean[5], 2) == 95.01 and max(best_mean, key=best_mean.get) == 5
+assert len(checkpoints(5, repro["updates"])) == 51
+assert rounded[5, "best"] == (0.39, 0.25) and gap[5]["best"][0] > gap[5]["best"][1]
+assert same_mean[5] - same_mean[1] > gap[5]["best"][0] / 2  # N = 5's lead stays on the same 11
+assert all(abs(gap[n]["final"][0]) < gap[n]["final"][1] for n in (5, 10, 20))  # none excludes 0
+
+# flat_grad traces once per input shape and mode: micro-batches of 5 and batches of 100, off and on
+assert flat_grad.experimental_get_tracing_count() == 4
+
+# the stored runs' seconds: 17 minutes in all (the regeneration time the text states); the rows' minutes as printed
+assert (rnd(minutes[20], 1), rnd(minutes[1], 1)) == (7.8, 2.1) and round(sum(minutes.values())) == 17
+assert [len(set(checkpoints(n, repro["updates"]))) for n in (20, 1)] == [200, 10]  # distinct evaluations
+
+# the 30 intervals along the way: 2 exclude 0, where one in 20 by chance gives 1.5; both put N = 20 below
+assert len(learning) == 30 and sum(abs(m) > h for m, h in learning) == 2 and rnd(0.05 * 30, 1) == 1.5
+assert sum(m + h < 0 for m, h in learning) == 2
+
+# one evaluation's sampling noise at 95%: 0.69 points on 1,000 digits, 0.22 on his 10,000
+assert (rnd(se[1_000], 2), rnd(se[10_000], 2)) == (0.69, 0.22) and lift[20] > lift[1]
+
+assert gap[5]["same"][0] - gap[5]["same"][1] > 0  # the one above: N = 5 on the same 11
+assert f'{gap[5]["same"][0] - gap[5]["same"][1]:+.3f}' == "+0.009"  # "just excluding 0 (from +0.009)"
+# of the six intervals whose expected gap is 0 (same 11 and final, N = 5, 10, 20), one excludes 0: N = 5's same 11
+_null = {(n, key): gap[n][key] for n in (5, 10, 20) for key in ("same", "final")}
+assert [k for k, (m, h) in _null.items() if abs(m) > h] == [(5, "same")]
+
+# best of k evaluations within N = 20's own runs: rises with k, from the same 11's mean to the best of all 201
+assert list(looks) == [11, 21, 51, 101, 201]
+assert all(a < b for a, b in zip(list(looks.values()), list(looks.values())[1:]))  # rises with every look added
+assert abs(looks[11] - same_mean[20]) < 1e-9 and abs(looks[201] - best_mean[20]) < 1e-9
+assert (rnd(looks[11], 2), rnd(looks[201], 2), rnd(looks[201] - looks[11], 2)) == (94.63, 94.98, 0.35)
+assert looks[201] - looks[11] < best_mean[20] - best_mean[1]  # "nearly all of" the 0.36
+# the figure beside lesson 22's model: fresh evaluations (22's generator and seed) gain 0.79 from 11 looks
+# to 201, more than N = 20's runs (0.35), whose evaluations reuse one test set: "the model overstates what picking adds"
+assert list(sim_gain) == [11, 21, 51, 101, 201] and f"{sim_gain[201]:.2f}" == "0.79" and sim_gain[201] > looks[201] - looks[11]
+assert all(a < b for a, b in zip(list(sim_gain.values()), list(sim_gain.values())[1:]))
+
+# problem 2: seeds for N = 5's gap on the same 11 (+0.25 +- 0.24 from 10 seeds)
+mean5, half5 = interval(same[5] - same[1])
+assert (rnd(mean5, 2), rnd(half5, 2)) == (0.25, 0.24) and rnd(10 * (0.24 / 0.12) ** 2, 6) == 40
+half40 = half5 * np.sqrt(10 / 40) * 2.023 / T95_9  # a quarter of the variance, and a smaller t
+assert rnd(half5 * np.sqrt(10 / 40), 2) == 0.12 and rnd(half40, 2) == 0.11 and T95_9 == 2.262
+# Student's t at 39 degrees of freedom: 2.023 is its 97.5% quantile (its density, integrated)
+grid = np.linspace(0.0, 2.023, 200_001)
+pdf = (1 + grid**2 / 39) ** -20 * math.gamma(20) / (math.sqrt(39 * math.pi) * math.gamma(19.5))
+assert abs(0.5 + np.trapezoid(pdf, grid) - 0.975) < 1e-4
+
+# problem 2, the power: with 40 seeds a true 0.12 gap excludes 0 only about 60% of the time (normal scatter of the
+# measured gap around 0.12, half-width 0.11); 80% needs about 64 seeds for N = 5, about 120 for N = 20 (0.33)
+def _t975(df):  # Student's t, 97.5% quantile, by bisection on its density integrated as above
+    lo, hi = 1.5, 3.5
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        g = np.linspace(0.0, mid, 20_001)
+        dens = (1 + g**2 / df) ** (-(df + 1) / 2) * math.gamma((df + 1) / 2) / (math.sqrt(df * math.pi) * math.gamma(df / 2))
+        lo, hi = (mid, hi) if 0.5 + np.trapezoid(dens, g) < 0.975 else (lo, mid)
+    return mid
+def _power(half10, n, true=0.12):  # P(measured gap > its half-width) with n seeds, from a 10-seed half-width
+    se = half10 / T95_9 * np.sqrt(10 / n)
+    return 0.5 * (1 - math.erf((_t975(n - 1) * se - true) / se / math.sqrt(2)))
+def _seeds_for(half10, power=0.8):
+    n = 10
+    while _power(half10, n) < power:
+        n += 1
+    return n
+half20 = interval(same[20] - same[1])[1]
+assert rnd(half20, 2) == 0.33 and abs(_t975(39) - 2.023) < 1e-3
+assert 0.55 < _power(half5, 40) < 0.65, _power(half5, 40)  # "only about 60% of the time"
+assert (rnd(half40 / 2.023, 3), rnd(0.12 / (2.0 + 0.84), 3), rnd(0.24 / 2.262, 3)) == (0.053, 0.042, 0.106)
+# N = 5's own lead by his metric: +0.39 +- 0.25 from 51 looks; +0.25 of it on the same 11; the rest, about 0.14, the looks
+assert tuple(rnd(x, 2) for x in gap[5]["best"]) == (0.39, 0.25) and rnd(0.39 - 0.25, 2) == 0.14
+assert rnd(gap[5]["best"][0] - gap[5]["same"][0], 2) in (0.13, 0.14, 0.15)
+# "N = 20, his top row": his table's highest mean
+assert max(reproduction.SEED_TABLE, key=lambda n: reproduction.SEED_TABLE[n][0]) == 20
+assert rnd((0.12 - half40) / (half40 / 2.023), 2) == 0.23, (0.12 - half40) / (half40 / 2.023)
+assert round(10 * (0.106 / 0.042) ** 2) == 64 and 60 <= _seeds_for(half5) <= 68, _seeds_for(half5)
+assert rnd((0.33 / 0.24) ** 2, 1) == 1.9 and 110 <= _seeds_for(half20) <= 130, _seeds_for(half20)  # "about 120"
+
+# his own table: N = 20 - N = 1 = +0.2 +- 0.24 points (unpaired, his population stds made sample stds)
+assert rnd(mean20 - mean1, 2) == 0.2 and rnd(his_half, 2) == 0.24 and his_half > mean20 - mean1  # holds 0
+grid18 = np.linspace(0.0, 2.101, 200_001)  # Student's t at 18 degrees of freedom: 2.101 is its 97.5% quantile
+pdf18 = (1 + grid18**2 / 18) ** -9.5 * math.gamma(9.5) / (math.sqrt(18 * math.pi) * math.gamma(9))
+assert abs(0.5 + np.trapezoid(pdf18, grid18) - 0.975) < 1e-4
+
+# Answer 2's cell: "about 60% of the time" at 40 seeds, "80% takes about 64 seeds", simulated and approximated
+assert 0.57 <= excludes_0(40) <= 0.63 and 0.57 <= excludes_0_approx(40) <= 0.63, (excludes_0(40), excludes_0_approx(40))
+assert seeds_80 == 64 and 0.78 <= excludes_0(seeds_80) <= 0.83, (seeds_80, excludes_0(seeds_80))
+assert abs(t95(39) - 2.023) < 1e-3 and abs(t95(9) - 2.258) < 1e-3
+# the table in cell 1: his published means and stds, shown before cell 15 makes them sample stds
+assert reproduction.SEED_TABLE == {1: (95.0, 0.172), 5: (94.9, 0.325), 10: (95.1, 0.36), 20: (95.2, 0.303)}
+# "the rows' order is not reproduced": ours by best of checkpoints N = 5, 20, 10, 1; his 20, 10, 1, 5
+assert sorted(best_mean, key=best_mean.get, reverse=True) == [5, 20, 10, 1], best_mean
+assert sorted(reproduction.SEED_TABLE, key=lambda n: -reproduction.SEED_TABLE[n][0]) == [20, 10, 1, 5]
+
+print("lesson 21: every number the prose states checks out")

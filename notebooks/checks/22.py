@@ -1,0 +1,85 @@
+"""Lesson 22's authors' checks: re-check every number the prose states, as the prose rounds it,
+against the names the notebook has just computed.
+
+Run by the lesson's last code cell (`%run -i checks/22.py`), so nbval fails when a run disagrees
+with the text. Not part of the lesson. Every number is the same on each run (seeded numpy, a fresh
+process's allocator) except the one timing, asserted only in a wide band.
+"""
+import numpy as np
+
+
+def spacings(a, b):
+    return (float(a) - float(b)) / one
+
+
+# Rounding: forwards, backwards, 8 micro-batches
+assert f"{exact:.0f}" == "516" and one == 2.0**-14 and f"{one:.1e}" == "6.1e-05"
+assert f"{spacings(backwards, forwards):+.1f}" == "+3.0" and f"{spacings(in_8, forwards):+.1f}" == "-4.0"
+assert f"{spacings(forwards, exact):.1f}" == "3.7" and abs(spacings(in_8, exact)) < 1  # none is the right one
+assert f"{eps:.3g}" == "1.19e-07" and eps == 2.0**-23 and f"{relative:.1e}" == "4.4e-07"
+assert f"{relative / eps:.1f}" == "3.7"
+# lesson 21's dropout-off relative error, 4.1e-07 as 18 prints it: 3.4 eps (under four)
+assert f"{4.1e-07 / eps:.1f}" == "3.4"
+assert [f"{1e-6 / spacing(v):.1f}" for v in (0.077, 1.0, 10.0)] == ["134.2", "8.4", "1.0"]
+# "k eps is k to 2k spacings at the value": a relative error r at x, over one spacing there
+for _x in (0.3, 1.0, 516.0, 1.9):
+    _k = float(np.spacing(np.float32(_x))) / (_x * eps)  # spacings per eps of relative error, inverted
+    assert 1 <= 1 / _k <= 2, (_x, _k)
+
+# the sum's error against its terms: 2.1 spacings at 100, 23.1 at 10^5; under the worst case, past ten at 10^5
+assert (f"{grow[10**2][0]:.1f}", f"{grow[10**5][0]:.1f}") == ("2.1", "23.1"), grow
+assert all(e < w for e, w in grow.values()) and grow[10**5][0] > 10 > grow[10**2][0]
+# "ten spacings fits sums of up to about 10^3 terms; past that, expect tens"
+assert grow[10**3][0] < 10 < grow[10**4][0] < grow[10**5][0] < 100
+
+# The miss and the share of the move
+assert f"{miss('weighted'):.1e}" == "6.0e-06" and f"{miss('plain mean'):.1f}" == "53.9"
+assert f"{share('plain mean'):.1f}" == "21.0" and share("weighted") < 1e-3
+
+# Memory: a fresh process's readings, with BFC and with the default allocator
+assert bfc == [(65_536, 65_536), (1_000_000, 1_000_192), (1_048_576, 2_096_896)], bfc
+assert default == [(65_536, 0), (1_000_000, 1_000_192), (1_048_576, 1_048_576)], default
+assert 3907 * 256 == 1_000_192 and 1_000_000 / 256 > 3906
+assert f"{2_096_896 / 1_048_576:.1f}" == "2.0" and 2_096_896 < 2 * 1_048_576  # just under twice: not split
+
+# Time: "about n log n's 4.50x here": the run-varying median gets no digits of its own (wide band)
+assert f"{4 * 18 / 16:.2f}" == "4.50"
+assert 3.0 < q[1] < 7.0, q
+# your timer: the same rotating call order as gradlab's interleaved_ms (4 rounds of a, b, c, the warm-up first), and
+# on np.sort "by either timer" about n log n's 4.50x (the same wide band); the median printed is ratio_quartiles' middle
+assert calls["mine"] == calls["gradlab's"] == list("abc" "bca" "cab" "abc"), calls
+assert q == quartiles["gradlab's"] and all(3.0 < r[1] < 7.0 for r in quartiles.values()), quartiles
+assert abs(np.median(ms["2^18"] / ms["2^16"]) - q[1]) < 1e-12
+# XLA: "Plain Keras turns XLA on only with an accelerator and no strategy ... gradlab's auto turns it on, GPU or not, unless the model
+# convolves". What holds on any machine: without an accelerator Keras's auto is off for both models (its
+# _resolve_auto_jit_compile reads the devices; with one, both are on unless Keras rules XLA out for both);
+# gradlab's is on for the dense model and off for the convolving one, whatever the devices
+accelerator = any(d.device_type != "CPU" for d in tf.config.list_physical_devices())
+assert xla["Keras", "dense"] == xla["Keras", "convolving"], xla
+assert accelerator or not xla["Keras", "dense"], (xla, accelerator)
+assert xla["gradlab", "dense"] and not xla["gradlab", "convolving"], xla
+
+# Seeds
+assert (T975[2], T975[9]) == (4.303, 2.262)
+m10, h10 = paired(B - A)
+assert (f"{m10:+.2f}", f"{h10:.2f}") == ("+0.36", "0.07")
+assert (f"{B.mean() - A.mean():+.2f}", f"{unpaired:.2f}") == ("+0.36", "1.63") and unpaired > abs(B.mean() - A.mean())
+threes = [paired((B - A)[k:k + 3]) for k in (0, 3, 6)]
+assert [m - h > 0 for m, h in threes] == [True, True, False]
+assert (f"{min(h for _, h in threes):.2f}", f"{max(h for _, h in threes):.2f}") == ("0.11", "0.33")
+best = {k: looks[:, :k].max(axis=1).mean() for k in (1, 11, 201)}
+assert [f"{best[k]:.2f}" for k in (1, 11, 201)] == ["94.53", "95.60", "96.40"]
+assert 1.8 < best[201] - best[1] < 2.0  # "nearly two points, from nothing" (1.86)
+# "from 11 looks to 201 the model gains 0.79 points" (18 prints the same simulation's 0.79), above 21's 0.35
+assert f"{gain:.2f}" == "0.79" and abs(gain - (best[201] - best[11])) < 1e-12 and gain > 0.35
+
+# Problems
+s03 = float(np.spacing(np.float32(0.3)))
+assert s03 == 2.0**-25 and f"{s03:.1e}" == "3.0e-08" and 2.0e-8 < s03 and round(5e-7 / s03) == 17
+g3 = np.array([0.4, 0.1, 0.7])
+assert f"{g3.mean():.1f}" == "0.4" and f"{g3.std(ddof=1):.1f}" == "0.3"
+assert f"{4.303 * 0.3 / np.sqrt(3):.2f}" == "0.75"
+assert f"{2.306 * 0.3 / 3:.2f}" == "0.23" and f"{2.201 * 0.3 / np.sqrt(12):.2f}" == "0.19"
+assert 2.228 * 0.3 / np.sqrt(11) > 0.2  # 11 seeds are not quite enough
+
+print("lesson 22: every number the prose states checks out")
