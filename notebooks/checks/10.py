@@ -16,8 +16,8 @@ assert abs(float(probe.compute_loss(x11, y11, probe(x11))) - float(tf.reduce_sum
 assert accumulate is solution_accumulate or accumulate is my_accumulate
 assert loop_options(traced(MyWhileLoopModel(fresh(), 4))) == [1]  # "parallel_iterations 1": one at a time
 assert autograph_on == (20, 0)  # range(N) over a Python int unrolls with AutoGraph on too
-# "fit traces your step with AutoGraph off": the tf.range loop fails traced without it, and in fit itself; a helper in its
-# own tf.function is converted again (the folded cell after it)
+# "fit traces your step with AutoGraph off": the tf.range loop fails in fit itself (the visible RangeStep cell) and
+# traced without AutoGraph; a helper in its own tf.function is converted again (the folded cell after it)
 assert whiles(tensor_loop, True) == ["StatelessWhile"] and "OperatorNotAllowedInGraphError" in whiles(tensor_loop, False)
 assert any("While" in op for op in whiles(lambda n: tf.function(tensor_loop)(n), False))
 try:
@@ -47,12 +47,6 @@ assert _traced_batch and set(_traced_batch) == {None}, _traced_batch
 # The graphs: 5 MatMuls a micro-batch, unrolled N times or once in the while body; the loop's size is flat
 for N in NS:
     assert matmuls["unrolled", N] == (5 * N, 0) and matmuls["while loop", N] == (0, 5), matmuls
-# the while loop's node count depends on how its body is written (yours or the solution): flat in N
-assert len({nodes["while loop", N] for N in NS}) == 1 and (python_loop is not solution_python_loop or nodes["unrolled", 16] == 1430), nodes
-assert all(nodes["unrolled", a] < nodes["unrolled", b] for a, b in zip(NS, NS[1:])), nodes
-# "its graph 191 nodes, 21 more than one unrolled pass's 170" (the solutions' graphs; yours may differ)
-assert (python_loop, accumulate) != (solution_python_loop, solution_accumulate) or (
-    nodes["while loop", 1], nodes["unrolled", 1]) == (191, 170), nodes
 
 # The MLP's peaks in gradients: the loop holds about 2 whatever N, the unrolled step about N. The BFC allocator may
 # count a chunk up to twice its tensor (lesson 05), so a reading of the loop's two gradients moves up to 4 between
