@@ -63,18 +63,18 @@ assert all(abs(held["unrolled", N] - N) <= 1.5 for N in NS[1:]), held
 assert held["unrolled", 16] > 4 * held["while loop", 16], held
 assert round(outputs / grad, 1) == 0.1  # "the layers' outputs are 0.1 gradients"
 assert round(4000 / 60 * outputs / grad, 1) == 6.6  # printed: the layers' outputs at 4,000 rows
-# 4,000 rows, "it saves: one pass holds about 11.7 gradients here ..., your loop at N = 4 about 4.4, some 40 % of it"
-# (the stored readings, quoted as "about ... here": nbval ignores the printed line, so these bands are asserted, not
-# the readings): the activations outweigh a gradient, and the loop at N = 4 holds under two thirds of one pass
-# (0.35x to 0.57x in seven runs; 0.38x stored)
+# 4,000 rows, "accumulation saves: one pass holds about ... gradients here ..., your loop at N = 4 about ..., some ...% of
+# it" (each reading the least of five, from one free block; quoted as "about ... here": nbval ignores the printed line,
+# so these bands are asserted, not the readings): the activations outweigh a gradient, and the loop at N = 4 holds
+# under two thirds of one pass (single readings: 0.35x to 0.57x in seven runs; least of five: 0.31x)
 assert big["unrolled", 1] > 10 and big["while loop", 4] < 2 / 3 * big["unrolled", 1], big
 # the figure's third line, the loop at 4,000 rows: from N = 4 on, well under one pass (a run read 0.30x to 0.40x)
 assert all(big["while loop", N] < 0.7 * big["unrolled", 1] for N in NS[2:]), big
-# one pass at 4,000 rows read 11.6 to 14.8 in eight runs (11.7 stored, quoted as "about 11.7 here"; the fold
+# one pass at 4,000 rows read 11.6 to 14.8 in eight single-reading runs and 15.7 as the least of five (quoted as "about ... here"; the fold
 # tallies its tensors at 12.6: below the tally when not all are alive at the peak, above it with temporaries),
 # about 1 at 60 rows (the allocator may count a chunk up to twice its tensor): wide bands. The prose quotes the
 # 4,000-row readings only as "about ... here", so none is pinned
-assert 10 < big["unrolled", 1] < 18 and 0.7 < held["unrolled", 1] < 2.1, (big, held)  # a clean-clone CI run read 1.62
+assert 10 < big["unrolled", 1] < 20 and 0.7 < held["unrolled", 1] < 2.1, (big, held)  # a clean-clone CI run read 1.62
 # the fold: "the layers' outputs, 6.6 gradients; the hidden layer's gradient, a 4,000 x 32 tensor, 5.0; and the
 # weights' gradient, 1: 12.6 in all"
 assert round(hidden, 1) == 5.0 and round(1 + round(4000 / 60 * outputs / grad, 1) + round(hidden, 1), 1) == 12.6
