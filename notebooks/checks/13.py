@@ -18,12 +18,13 @@ assert divisors_63 == ["64", "62"], divisors_63  # Keras's mean loss: n_r R, not
 keras_plain, keras_miss, keras_rel, sum_miss = miss[32]
 assert keras_plain < 1e-6 and abs(keras_miss - 1.2e-03) < 5e-5 and sum_miss < 1e-6
 assert abs(keras_rel - 0.010) < 5e-4  # the miss over |g_B|, lesson 01's; lesson 15 quotes "1.0%"
-# the lopsided cut 48 + 15: still the plain mean, a larger miss ("by XXREL48"); the loss sums / 63 still g_B
+# the lopsided cut 48 + 15: still the plain mean, a larger miss ("by 42.1%"); the loss sums / 63 still g_B
 assert miss[48][0] < 1e-6 and miss[48][2] > 2 * keras_rel and miss[48][3] < 1e-6
 assert all(miss[n][3] / spacing_63 < 20 for n in miss)  # "a few float32 spacings"
 if solutions:
     assert f"{keras_miss:.1e}" == "1.2e-03" and f"{keras_rel:.1%}" == "1.0%"
     assert all(f"{miss[n][0]:.1e}" == "0.0e+00" for n in miss)  # "exactly the plain mean ... on both cuts"
+    assert f"{miss[48][2]:.1%}" == "42.1%"  # "on 48 + 15, by 42.1%"
 
 # Keras's 1/R in the scope, outside it and in a replica (the first 4 digits)
 assert f"{factor:g}" == "2" == f"{R:g}"  # a mean-reduced Keras loss divides by R inside a replica
