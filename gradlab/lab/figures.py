@@ -55,7 +55,7 @@ def plot_lab(groups, x="updates", current=None, window=15):
     ax_loss, ax_acc, ax_diff = axes
     _curves(ax_loss, ax_diff, groups, x, current, window, ax_acc=ax_acc)
     ax_acc.set_ylabel("test accuracy (%)")
-    ax_acc.set_title("Test accuracy while training (± std over seeds)")
+    ax_acc.set_title("Test accuracy while training" + (" (± std over seeds)" if _seeded(groups) else ", one seed"))
     ax_acc.set_xlabel(curves.X_LABELS[x])
     _legend(fig, ax_loss.get_lines(), legend_y, ncol=2)
     return fig
@@ -85,19 +85,21 @@ def plot_lab_batches(groups):
     return fig
 
 
-def plot_picture(groups, x="updates", current=None, window=15, labels=None):
+def plot_picture(groups, x="updates", current=None, window=15, labels=None, title=None):
     """The lab at a notebook's width, in three panels: the training loss and Δ from one large
     batch against x, and the final test accuracy against B by family. One legend under them:
     each configuration with its largest Δ and change of final accuracy, then the families.
     (Loss noise, time and memory stay in the live lab; lesson 11 measures memory.)
 
     With `labels`, one name per group: each group is one legend entry under its name, and the
-    right panel shows each finished group's final accuracy on its own row (no families), so
-    that runs at one B are told apart.
+    right panel shows, on its own row, each later group's final accuracy minus the first
+    group's with the same seed (`_paired_rows`), so that runs at one B are told apart and
+    a gap is read seed by seed, as the lesson judges it.
 
     Args:
         groups, x, current, window: as in `plot_lab`.
-        labels: None, or one short name per group, in order.
+        labels: None, or one short name per group, in order; the first group is the reference.
+        title: None, or a line over the panels (the setting the picture shows).
     Returns:
         a matplotlib Figure with 3 Axes.
 
@@ -109,16 +111,21 @@ def plot_picture(groups, x="updates", current=None, window=15, labels=None):
         raise ValueError(f"one label per group: {len(groups)} groups, {len(labels)} labels")
     done = [g for g in groups if g.results and _finished(g)]
     lines = sum(1 for g in groups if g.results) + (0 if labels else len(families.families(done)))
-    fig, [(axes, legend_y)] = _rows(PICTURE_WIDTH, [(3, lines)], panel=2.8, gap=0.8)
+    fig, [(axes, legend_y)] = _rows(PICTURE_WIDTH, [(3, lines)], panel=2.8, gap=0.8,
+                                    top=0.6 if title is None else 0.95)
     ax_loss, ax_diff, ax_acc = axes
     _curves(ax_loss, ax_diff, groups, x, current, window, labels=labels)
     if labels is None:
         families.against_batch(ax_acc, None, done)
     else:
-        _accuracy_rows(ax_acc, groups, labels)
+        _paired_rows(ax_acc, groups, labels)
+    if title is not None:
+        fig.suptitle(title, y=1 - 0.2 / fig.get_size_inches()[1], va="top", fontsize="large")
     # Shorter titles than the live lab's: three panels share a notebook's width.
-    ax_loss.set_title(f"Training loss (mean of {2 * (window // 2) + 1} updates)")
-    ax_diff.set_title("|Δ| from one large batch, max over seeds", fontsize="medium")
+    seeded = _seeded(groups)
+    ax_loss.set_title(f"Training loss (mean of {2 * (window // 2) + 1} updates)" + ("" if seeded else ", one seed"))
+    ax_diff.set_title("|Δ| from one large batch" + (", max over seeds" if seeded else ", one seed"),
+                      fontsize="medium")
     low, high = ax_diff.get_ylim()
     if 0 < low and high < 30 * low:
         # Within about a decade a log axis labels its minor ticks in wide 6 × 10⁻² style, and
@@ -158,8 +165,12 @@ def _curves(ax_loss, ax_diff, groups, x, current, window, ax_acc=None, labels=No
     if not ax_diff.lines:
         ax_diff.text(0.5, 0.5, "run large_batch with the same B\n(or press Measure)",
                      transform=ax_diff.transAxes, ha="center", va="center", color="grey")
+    elif any(np.min(line.get_ydata()) <= curves.FLOOR for line in ax_diff.lines):  # a log axis has no 0
+        ax_diff.text(0.02, 0.02, f"an exact 0 is drawn at {curves.FLOOR:g}", transform=ax_diff.transAxes,
+                     ha="left", va="bottom", color="grey", fontsize="small")
     ax_loss.set_ylabel("training loss of the update's batch")
-    ax_loss.set_title(f"Training loss (mean of {2 * (window // 2) + 1} updates; ± std over seeds)")
+    ax_loss.set_title(f"Training loss (mean of {2 * (window // 2) + 1} updates"
+                      + ("; ± std over seeds)" if _seeded(groups) else "), one seed"))
     ax_diff.set_yscale("log")
     ax_diff.set_ylabel("|loss - loss of the large batch|")
     ax_diff.set_title("Difference from one large batch (same B, seed)")
@@ -167,22 +178,35 @@ def _curves(ax_loss, ax_diff, groups, x, current, window, ax_acc=None, labels=No
         ax.set_xlabel(curves.X_LABELS[x])
 
 
-def _accuracy_rows(ax, groups, labels):
-    """Each finished group's final test accuracy, mean ± std over seeds, on its own row
-    (top down, in the groups' order and colours), its label written inside the panel above it."""
+def _paired_rows(ax, groups, labels):
+    """Each later finished group's final test accuracy minus the first group's with the same
+    seed, in points, on its own row (top down, in the groups' order and colours): a small dot a
+    seed, a large one their mean. The first group's row is its zero line. Each label is written
+    inside the panel above its row. Seeds the first group lacks are left out."""
     colors = _colors(groups)
     rows = [(i, g) for i, g in enumerate(groups) if g.results and _finished(g)]
+    reference = {r.config.seed: r.accuracy for r in groups[0].results} if rows and rows[0][0] == 0 else {}
+    ax.axvline(0.0, color="grey", linewidth=0.8, linestyle=":")
     for row, (i, g) in enumerate(rows):
-        acc = [100 * r.accuracy for r in g.results]
-        ax.errorbar([np.mean(acc)], [-row], xerr=[np.std(acc, ddof=1) if len(acc) > 1 else 0.0],
-                    fmt="o", color=colors[id(g)], capsize=3, markersize=7)
-        ax.text(0.03, -row + 0.18, labels[i], transform=ax.get_yaxis_transform(), fontsize="small",
-                va="bottom", color=colors[id(g)])
+        gaps = [100 * (r.accuracy - reference[r.config.seed]) for r in g.results if r.config.seed in reference]
+        if i == 0:
+            gaps = [0.0]
+        elif gaps:
+            ax.plot(gaps, [-row] * len(gaps), "o", color=colors[id(g)], markersize=4, alpha=0.6)
+        if gaps:
+            ax.plot([np.mean(gaps)], [-row], "o", color=colors[id(g)], markersize=8)
+        ax.text(0.03, -row + 0.18, labels[i] + (" (the reference)" if i == 0 else ""),
+                transform=ax.get_yaxis_transform(), fontsize="small", va="bottom", color=colors[id(g)])
     ax.set_yticks([])
     ax.set_ylim(-len(rows) + 0.5, 0.7)
-    ax.margins(x=0.15)
-    ax.set_xlabel("final test accuracy (%)")
-    ax.set_title("Final test accuracy (± std)")
+    ax.margins(x=0.25)
+    ax.set_xlabel("accuracy gap, same seed (points)")
+    ax.set_title("Final accuracy - the reference's")
+
+
+def _seeded(groups):
+    """Whether any group has more than one seed: a "± std" or "max over seeds" needs two."""
+    return any(len(g.results) > 1 for g in groups)
 
 
 def _rows(width, rows, panel=3.2, left=0.85, right=0.3, gap=0.95, top=0.6, below=0.6, line=0.26):

@@ -167,7 +167,7 @@ class Lab:
         self.runner.groups.clear()
         self._refresh()
 
-    def picture(self, path=None, groups=None, labels=None, dashed=None, colors=None):
+    def picture(self, path=None, groups=None, labels=None, dashed=None, colors=None, title=None):
         """The lab at a notebook's width (`figures.plot_picture`), as an
         `IPython.display.Image` (and a PNG file at `path`): a notebook that stores it shows
         the lab without running. It waits for the memory measurements under way, so that
@@ -177,7 +177,8 @@ class Lab:
         whatever is shown on the widget, so the picture does not depend on run order;
         `labels` names each of them (`figures.plot_picture`). With `groups`, `dashed` (an
         index into them) draws that group dashed and last, on top of a curve it would hide,
-        and `colors` (one per group) colours them; the groups keep their widget styles."""
+        and `colors` (one per group) colours them; the groups keep their widget styles. `title`
+        names the setting over the panels."""
         from IPython.display import Image
         self.runner.wait(memory_only=True)
         if groups is None and (dashed is not None or colors is not None):
@@ -194,7 +195,8 @@ class Lab:
             if dashed is not None:  # drawn last, on top
                 order = [k for k in order if k != dashed] + [dashed]
             data = _png(figures.plot_picture([shown[k] for k in order], x=self.x_axis.value, current=current,
-                                             labels=None if labels is None else [labels[k] for k in order]),
+                                             labels=None if labels is None else [labels[k] for k in order],
+                                             title=title),
                         figures.PICTURE_DPI)
         finally:
             for g, style, color in saved:

@@ -22,7 +22,11 @@ assert min(norm([t.numpy() for t in g]) for _, g in parts) > 0.5
 assert f"{pair_cos:.2f}" == "0.08" and abs(each_by_hand - norm(g_each)) < 1e-4
 assert f"{cosine:.4f} {norm(g_each):.3f} {norm(g_once):.3f}" == "0.9959 0.278 0.500"
 assert f"{pf.relative_error(g_each, g_clipped):.2f}" == "0.45" and 0.99 < cosine < 1.0
-assert f"{pf.relative_error(g_each, g_clipped):.0%}" == "45%"  # the prose's "a miss of 45%" (section 1 and the Summary)
+# "44% too short, 0.278 against 0.500" (section 1 and the Summary): the norm ratio, printed as "44% shorter"
+assert f"{short:.0%}" == "44%" and abs(short - (1 - norm(g_each) / norm(g_clipped))) < 1e-12
+assert abs(norm(g_clipped) - 0.5) < 1e-6 and f"{1 - float(f'{norm(g_each):.3f}') / 0.5:.0%}" == "44%"
+# "the relative error, 0.45, is nearly all length": it exceeds the length's share by under a hundredth
+assert 0 < pf.relative_error(g_each, g_clipped) - short < 0.01
 assert list(clip_errs) == ["host_average", "accumulate", "fused"]
 assert max([*clip_errs.values(), pf.relative_error(g_once, g_clipped)]) < 1e-6
 # "Keras clips the mean once (06 shows where): on equal micro-batches, the large batch's clip" (not printed here)
@@ -54,9 +58,12 @@ assert held_1["fused"] == 0.0 < held_1["keras"] and f"{held_1['keras']:.3f}" == 
 assert held["fused"] == 0.0 < held["keras"] and f"{held['keras']:.2f}" == "0.17"
 assert max(w_gap(w_after["fused"], clean), w_gap(w_after["keras"], mixed)) < 1e-6
 assert f"{w_gap(w_after['keras'], clean):.3f}" == "0.012"
-assert counted == [1, 1, 2, 3, 4, 5] and int(replay_lso.iterations) == 2  # the skipped apply 2 leaves it at 1
-assert row == [1, None, 1, 2, 2, "held"]
-assert shift_gap < 1e-6 and f"{shift_gap:.1e}" == "3.0e-08"  # each later window a micro-batch late
+assert int(replay_lso.iterations) == 2  # six applies, one skipped: two updates and one micro-batch held
+assert row == [1, None, 1, 2, 2, "held"]  # "applies the held x[:16] together with x2[:16] in update 1"
+# each later window a micro-batch late, "to rounding": under ten spacings (01's yardstick)
+assert shift_gap < 1e-6 and shift_gap / spacing(shifted) < 10
+# section 2's statement of dynamic loss scaling: S starts at 2^15 and doubles after 2,000 finite calls
+assert float(replay_lso.initial_scale) == 2.0 ** 15 and replay_lso.dynamic_growth_steps == 2000
 assert w_gap([v.numpy() for v in replay.weights], sgd_updates((x2, y2), (x3, y3))) > 1e-3  # not x2, then x3
 
 # Section 2, continued: the loss scale halves per overflowing micro-batch under Keras, once per update under fused

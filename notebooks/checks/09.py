@@ -63,6 +63,14 @@ assert tested[0.99, "keras"] < tested[0.99, "fused"]  # at 0.99 Keras's shorter 
 seed_wins = [tested[0.99, "fused"] - tested[0.99, "keras"], *wins]  # models from seeds 1, 2, 3
 assert min(seed_wins) > 0.005 and f"{min(seed_wins):.3f} {max(seed_wins):.3f}" == "0.016 0.019"
 
+# Section 1: ema_momentum = rho^(1/N) run through Keras. One weight with theta_k = k: the average trails by
+# rho / (1 - rho) once per update, rho / (1 - rho^N) under Keras at rho, rho^(1/N) / (1 - rho) at rho^(1/N)
+lag_once, lag_keras, lag_fixed = keras_lags.values()
+assert abs(lag_once - 0.9 / 0.1) < 1e-9 and abs(lag_keras - 0.9 / (1 - 0.9 ** 4)) < 1e-9
+assert abs(lag_fixed - 0.9 ** 0.25 / 0.1) < 1e-9
+assert f"{lag_once:.2f} {lag_keras:.2f} {lag_fixed:.2f} {lag_fixed - lag_once:.2f}" == "9.00 2.62 9.74 0.74"
+assert 0 < lag_fixed - lag_once < 1  # "the memory is back, less than one update longer" (9.74 against 9.00)
+
 # Section 2: BatchNorm's moving statistics. One update of N calls keeps rho^N of the old moving mean and gives
 # micro-batch i's mean (i = 1..N) the weight (1 - rho) rho^(N - i); the variance moves the same way
 for N_bn, (kept_bn, coef_bn) in bn_moves.items():
@@ -88,6 +96,10 @@ assert max(float(np.abs(v.numpy() - t).max()) for v, t in zip(
 assert [f"{g:.1e}" for g in bn_gaps["micro"]] == ["2.3e-02", "2.8e-02"]
 assert max(bn_gaps["window"]) < 1e-6  # "to rounding"
 assert bn_four["micro"] < 1e-6 and f"{bn_four['micro']:.1e}" == "1.2e-07" and bn_four["window"] > 1e-2  # micro is four calls' moves, printed
+# "The merge's second term, the spread of the micro-batch means, is 9% of the large batch's variance": the
+# micro-batches' own variances average to the rest (equal micro-batches), so they leave it out
+assert f"{between.sum() / h.var(0).sum():.0%}" == "9%"
+assert np.abs(var_bn.mean(0) + between - h.var(0)).max() < 1e-5 and var_bn.mean(0).sum() < h.var(0).sum()
 # the given merge is the moments of all the rows, and one move from it is the large batch's
 assert check_merge(merge_moments) is None and check_move_once(move_once) is None
 # the given move_once, with your merge: "to rounding" from the large batch's statistics, as window's
@@ -114,9 +126,6 @@ def lag(rho, moves, updates=30_000):  # theta_k = k: how many updates the averag
             average = rho * average + (1 - rho) * (k if move == moves - 1 else k - 1)
     return updates - average
 
-
-lags = {rho: (lag(rho, 1), lag(rho, 4), lag(rho ** (1 / 4), 4))
-        for rho in (0.9, 0.99, 0.999)}
 
 lags = {rho: (lag(rho, 1), lag(rho, 4), lag(rho ** (1 / 4), 4)) for rho in (0.9, 0.99, 0.999)}
 for rho, (lag_once, lag_keras, lag_fixed) in lags.items():  # the closed forms the prose states

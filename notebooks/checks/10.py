@@ -16,8 +16,8 @@ assert abs(float(probe.compute_loss(x11, y11, probe(x11))) - float(tf.reduce_sum
 assert accumulate is solution_accumulate or accumulate is my_accumulate
 assert loop_options(traced(MyWhileLoopModel(fresh(), 4))) == [1]  # "parallel_iterations 1": one at a time
 assert autograph_on == (20, 0)  # range(N) over a Python int unrolls with AutoGraph on too
-# "fit traces your step with AutoGraph off": the tf.range loop fails traced without it, and in fit itself; a helper in its
-# own tf.function is converted again (the folded cell after it)
+# "fit traces your step with AutoGraph off": the tf.range loop fails in fit itself (the visible RangeStep cell) and
+# traced without AutoGraph; a helper in its own tf.function is converted again (the folded cell after it)
 assert whiles(tensor_loop, True) == ["StatelessWhile"] and "OperatorNotAllowedInGraphError" in whiles(tensor_loop, False)
 assert any("While" in op for op in whiles(lambda n: tf.function(tensor_loop)(n), False))
 try:
@@ -47,12 +47,6 @@ assert _traced_batch and set(_traced_batch) == {None}, _traced_batch
 # The graphs: 5 MatMuls a micro-batch, unrolled N times or once in the while body; the loop's size is flat
 for N in NS:
     assert matmuls["unrolled", N] == (5 * N, 0) and matmuls["while loop", N] == (0, 5), matmuls
-# the while loop's node count depends on how its body is written (yours or the solution): flat in N
-assert len({nodes["while loop", N] for N in NS}) == 1 and (python_loop is not solution_python_loop or nodes["unrolled", 16] == 1430), nodes
-assert all(nodes["unrolled", a] < nodes["unrolled", b] for a, b in zip(NS, NS[1:])), nodes
-# "its graph 191 nodes, 21 more than one unrolled pass's 170" (the solutions' graphs; yours may differ)
-assert (python_loop, accumulate) != (solution_python_loop, solution_accumulate) or (
-    nodes["while loop", 1], nodes["unrolled", 1]) == (191, 170), nodes
 
 # The MLP's peaks in gradients: the loop holds about 2 whatever N, the unrolled step about N. The BFC allocator may
 # count a chunk up to twice its tensor (lesson 05), so a reading of the loop's two gradients moves up to 4 between
@@ -69,18 +63,18 @@ assert all(abs(held["unrolled", N] - N) <= 1.5 for N in NS[1:]), held
 assert held["unrolled", 16] > 4 * held["while loop", 16], held
 assert round(outputs / grad, 1) == 0.1  # "the layers' outputs are 0.1 gradients"
 assert round(4000 / 60 * outputs / grad, 1) == 6.6  # printed: the layers' outputs at 4,000 rows
-# 4,000 rows, "it saves: one pass holds about 11.7 gradients here ..., your loop at N = 4 about 4.4, some 40 % of it"
-# (the stored readings, quoted as "about ... here": nbval ignores the printed line, so these bands are asserted, not
-# the readings): the activations outweigh a gradient, and the loop at N = 4 holds under two thirds of one pass
-# (0.35x to 0.57x in seven runs; 0.38x stored)
+# 4,000 rows, "accumulation saves: one pass holds about ... gradients here ..., your loop at N = 4 about ..., some ...% of
+# it" (each reading the least of five, from one free block; quoted as "about ... here": nbval ignores the printed line,
+# so these bands are asserted, not the readings): the activations outweigh a gradient, and the loop at N = 4 holds
+# under two thirds of one pass (single readings: 0.35x to 0.57x in seven runs; least of five: 0.31x)
 assert big["unrolled", 1] > 10 and big["while loop", 4] < 2 / 3 * big["unrolled", 1], big
 # the figure's third line, the loop at 4,000 rows: from N = 4 on, well under one pass (a run read 0.30x to 0.40x)
 assert all(big["while loop", N] < 0.7 * big["unrolled", 1] for N in NS[2:]), big
-# one pass at 4,000 rows read 11.6 to 14.8 in eight runs (11.7 stored, quoted as "about 11.7 here"; the fold
+# one pass at 4,000 rows read 11.6 to 14.8 in eight single-reading runs and 15.7 as the least of five (quoted as "about ... here"; the fold
 # tallies its tensors at 12.6: below the tally when not all are alive at the peak, above it with temporaries),
 # about 1 at 60 rows (the allocator may count a chunk up to twice its tensor): wide bands. The prose quotes the
 # 4,000-row readings only as "about ... here", so none is pinned
-assert 10 < big["unrolled", 1] < 18 and 0.7 < held["unrolled", 1] < 2.1, (big, held)  # a clean-clone CI run read 1.62
+assert 10 < big["unrolled", 1] < 20 and 0.7 < held["unrolled", 1] < 2.1, (big, held)  # a clean-clone CI run read 1.62
 # the fold: "the layers' outputs, 6.6 gradients; the hidden layer's gradient, a 4,000 x 32 tensor, 5.0; and the
 # weights' gradient, 1: 12.6 in all"
 assert round(hidden, 1) == 5.0 and round(1 + round(4000 / 60 * outputs / grad, 1) + round(hidden, 1), 1) == 12.6

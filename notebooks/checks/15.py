@@ -7,6 +7,9 @@ disagree with the text fails there. nbval also pins every printed number.
 assert last == [6, 5] and misses["mirrored fit"] > 1e-4 and mirrored600 < 1e-6
 assert f"{misses['mirrored fit']:.1e}" == "8.8e-04" and f"{mirrored600:.1e}" == "3.0e-08"
 assert f"{last_miss:.1%}" == "7.3%"  # 01's miss, the last update's
+# the figure: a row's weight times B, 1 / (R n_r) over 1 / B; the splits are the ones the lesson measures
+assert [splits[k] for k in splits] == [last, [1, 0], [22, 22, 20]], splits
+assert [[f"{w:.2f}" for w in v] for v in row_weights.values()] == [["0.92", "1.10"], ["0.50", "0.00"], ["0.97", "0.97", "1.07"]]
 # the formula eta (n0 - n1) / 2B (g0 - g1) gives the same miss, and the error entry by entry within the yardstick
 assert f"{formula_miss:.1%}" == "7.3%" and abs(formula_miss - last_miss) < 1e-3, (formula_miss, last_miss)
 assert formula_gap <= exact and f"{formula_gap:.1e}" == "5.7e-08"

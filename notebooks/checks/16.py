@@ -61,6 +61,10 @@ assert reduces == {"mirrored fit": (1, 101_800), "lesson 15's unclipped route": 
 assert 4 * large.count_params() == 101_800 and 203_604 == 2 * 101_800 + 4
 assert gl_counts == {name: count for name, (count, _) in reduces.items()}, gl_counts
 assert acc_reduces == 1
+# The second all-reduce's price (lesson 14's ring, alpha left out): 7 GB sent, 15.6 ms on NVLink 4, 140.0 ms on NDR
+assert (R_gpus, M) == (8, 4 * 10**9) and f"{sent / 1e9:.0f}" == "7" and sent == 1.75 * M
+assert [f"{1000 * s:.1f}" for s in second.values()] == ["15.6", "140.0"], second
+assert list(links.values()) == [450e9, 50e9]  # README's hardware table: NVLink 4 and one NDR adapter, each way
 # gl.AccumulatingModel, mirrored: the large batch clipped, unclipped and with an empty shard
 assert all(m <= exact for m in acc_misses.values()), acc_misses
 assert [f"{m:.1e}" for m in acc_misses.values()] == ["1.5e-08", "3.0e-08", "3.0e-08"], acc_misses

@@ -178,4 +178,14 @@ assert max(exact[60].noise_scale, exact[80].noise_scale) < 0.7 * exact[70].noise
 assert np.median([averaged[t].noise_scale for t in range(150, 201, 10)]) > 2 * np.median(
     [averaged[t].noise_scale for t in range(10, 51, 10)])
 
+# the tracker weighs micro-batches 1/N, "so it asserts that N divides the batch": a batch of 100 on N = 8 stops it
+# (XLA off, as compiled: XLA ignores tf.debugging asserts)
+_uneven = NoiseTracking(make_model("mlp", seed=0))
+_uneven.compile(optimizer=keras.optimizers.SGD(0.4), jit_compile=False)
+try:
+    _uneven.fit(mnist.x_train[:100], mnist.y_train[:100], batch_size=100, verbose=0)
+    raise AssertionError("an uneven batch went through NoiseTracking")
+except tf.errors.InvalidArgumentError:
+    pass
+assert 100 % _uneven.N != 0 and 256 % tracked.N == 0
 print("lesson 18: every number the prose states checks out")

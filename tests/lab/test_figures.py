@@ -60,22 +60,38 @@ def test_an_unknown_axis_is_refused():
             plot([], x="hours")
 
 
-def test_the_picture_with_labels_names_each_group_once_and_gives_each_its_accuracy_row():
-    # two configurations at one B (as fused N=4 and keras N=4 at B = 100) stay apart
+def test_the_picture_with_labels_names_each_group_once_and_gives_each_its_paired_gap_row():
+    # two configurations at one B (as fused N=4 and keras N=4 at B = 100) stay apart; the first is the reference
     ref = group(result(strategy="large_batch", accuracy=0.9), result(strategy="large_batch", seed=1, accuracy=0.92))
     off = group(result(accum_steps=4, micro_batch=25, accuracy=0.85),
+                result(accum_steps=4, micro_batch=25, seed=1, accuracy=0.93),
                 reference={0: ref.results[0]}, label="a long label that is not used")
-    fig = figures.plot_picture([ref, off], labels=["large batch ×2", "keras N=4"])
+    fig = figures.plot_picture([ref, off], labels=["large batch ×2", "keras N=4"], title="cosine lr schedule")
     assert legends_below_the_axes(fig) == 1
+    assert fig._suptitle.get_text() == "cosine lr schedule"
     assert [t.get_text() for t in fig.legends[0].get_texts()] == \
         ["large batch ×2", "keras N=4: max |Δ| 0, accuracy -5.0 pts"]
     accuracy = fig.axes[2]
-    assert [t.get_text() for t in accuracy.texts] == ["large batch ×2", "keras N=4"]
-    assert accuracy.get_title() == "Final test accuracy (± std)"
-    means = [float(np.asarray(c.lines[0].get_xdata(), float)[0]) for c in accuracy.containers]
-    np.testing.assert_allclose(means, [91.0, 85.0])  # mean over seeds, in percent, one row each
+    assert [t.get_text() for t in accuracy.texts] == ["large batch ×2 (the reference)", "keras N=4"]
+    assert accuracy.get_title() == "Final accuracy - the reference's"
+    assert fig.axes[0].get_title() == "Training loss (mean of 15 updates)"  # two seeds: no "one seed"
+    dots = [np.asarray(line.get_xdata(), float) for line in accuracy.lines[1:]]  # after the zero line
+    np.testing.assert_allclose(dots[0], [0.0])  # the reference's row
+    np.testing.assert_allclose(dots[1], [-5.0, 1.0])  # seed 0: 85 - 90; seed 1: 93 - 92, paired by seed
+    np.testing.assert_allclose(dots[2], [-2.0])  # their mean
     with pytest.raises(ValueError, match="one label per group: 2 groups, 1 labels"):
         figures.plot_picture([ref, off], labels=["one"])
+
+
+def test_one_seed_pictures_say_so_and_an_exact_zero_is_labelled_at_the_floor():
+    ref = result(strategy="large_batch", accuracy=0.9)
+    same = group(result(accum_steps=4, micro_batch=25, accuracy=0.9, losses=ref.losses), reference={0: ref})
+    live = figures.plot_lab([same])
+    assert live.axes[0].get_title() == "Training loss (mean of 15 updates), one seed"
+    assert live.axes[1].get_title() == "Test accuracy while training, one seed"
+    assert "an exact 0 is drawn at 1e-09" in [t.get_text() for t in live.axes[2].texts]
+    picture = figures.plot_picture([same])
+    assert picture.axes[1].get_title() == "|Δ| from one large batch, one seed"
 
 
 def test_one_seed_draws_each_groups_first_seed_against_examples_and_b():
