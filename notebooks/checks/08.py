@@ -100,7 +100,7 @@ assert {f"{err:.1e}" for _n, err in flushed_16.values()} == {"4.0e-04"}
 assert np.float16(floor) == 0 and np.float16(floor * 1.001) > 0 and floor == 2.0 ** -25
 assert f"{floor / 2048:.1e} {floor / 16384:.1e} {16384 // 2048}" == "1.5e-11 1.8e-12 8"
 
-# Section 3: the fix in your own step ("within a spacing or two" of fused and of Keras's train_on_batch; S halved once)
+# Section 3: the fix in your own step ("1.0 spacing" from fused and from Keras's train_on_batch, printed; S halved once)
 assert check_accumulate(accumulate_step) is None  # the step the lesson uses matches fused, run again
 assert fix_gap < 1e-6 and fix_scales == [16384, 16384] and max(fix_spacings, oracle_spacings) <= 2.0
 assert oracle_gap < 1e-6 and oracle_scale == 16384, (oracle_gap, oracle_scale)  # the independent oracle

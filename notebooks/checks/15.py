@@ -91,11 +91,11 @@ assert f"{miss605:.1f}" == "3.4" and f"{gap_ratio:.2f}" == "1.55" and f"{2.2 * g
 # 2: ImageNet-1k on 8 replicas of 32
 assert imagenet_last == 143 and imagenet_shards == [18] * 7 + [17]
 assert f"{imagenet_last / (8 * min(imagenet_shards)):.3f}" == "1.051" and -(-1_281_167 // 256) == 5005
-# mirrored fit minus the large batch is eta 7/1144 (g7 - the other seven's mean), against 1/22
+# mirrored fit minus the large batch is -eta 7/1144 (g7 - the other seven's mean), against 1/22
 assert abs(prefactor - 7 / 1144) < 1e-15 and f"{prefactor:.2%}" == "0.61%" and f"{1 / 22:.1%}" == "4.5%"
 assert f"{last_miss * prefactor * 22:.2%}" == "0.98%" and estimate == last_miss * prefactor * 22
 # scaled by the shards' noise, sqrt(1/17 + 1/126) against sqrt(1/6 + 1/5): 0.43; where noise dominates the update,
-# it shortens too, by sqrt(11 / 143): 0.42% to 1.5% (an estimate: "about 1%")
+# it shortens too, by sqrt(11 / 143): 0.42% to 1.5% (an estimate, the answer's range)
 assert f"{gap_scale:.2f}" == "0.43" and f"{estimate * gap_scale:.2%}" == "0.42%"
 assert f"{estimate * gap_scale * np.sqrt(143 / 11):.1%}" == "1.5%"
 # 3: Keras's accumulation fails under a strategy, before any update

@@ -42,10 +42,10 @@ assert default == [(65_536, 0), (1_000_000, 1_000_192), (1_048_576, 1_048_576)],
 assert 3907 * 256 == 1_000_192 and 1_000_000 / 256 > 3906
 assert f"{2_096_896 / 1_048_576:.1f}" == "2.0" and 2_096_896 < 2 * 1_048_576  # just under twice: not split
 
-# Time: "about n log n's 4.50x here": the run-varying median gets no digits of its own (wide band)
+# Time: "either timer measured about that on this run": the run-varying median gets no digits of its own (wide band)
 assert f"{4 * 18 / 16:.2f}" == "4.50"
 assert 3.0 < q[1] < 7.0, q
-# "More than four": n log n's prediction, 4.50x > 4 (the measured median gets the wide band above)
+# "n log n predicts more than four": the prediction, 4.50x > 4 (the measured median gets the wide band above)
 assert 4 * 18 / 16 > 4
 # your timer: the same rotating call order as gradlab's interleaved_ms (4 rounds of a, b, c, the warm-up first), and
 # on np.sort "by either timer" about n log n's 4.50x (the same wide band); the median printed is ratio_quartiles' middle
