@@ -59,7 +59,9 @@ assert all(1.5 < held["while loop", N] < 4.2 for N in NS[1:]), held  # "near the
 # 0.1 of activations. Against the count, not one pass's reading: the allocator may count that pass's chunk up to
 # twice (readings 1.1 to 1.94), and a run that read 1.94 beside a loop of 2.1 failed a reading-to-reading check
 assert np.mean([held["while loop", N] for N in NS[1:]]) > 1 + round(outputs / grad, 1) + 0.3, held
-assert all(abs(held["unrolled", N] - N) <= 1.5 for N in NS[1:]), held
+# "the unrolled step about N": the allocator's chunks move a reading by about a tenth of it (a clean-clone CI run
+# read 17.8 at N = 16), so the band grows with N
+assert all(abs(held["unrolled", N] - N) <= 1.5 + 0.15 * N for N in NS[1:]), held
 assert held["unrolled", 16] > 4 * held["while loop", 16], held
 assert round(outputs / grad, 1) == 0.1  # "the layers' outputs are 0.1 gradients"
 assert round(4000 / 60 * outputs / grad, 1) == 6.6  # printed: the layers' outputs at 4,000 rows
