@@ -25,7 +25,7 @@ assert adam_miss > 0.3 and f"{adam_miss:.2f}" == "0.70"
 assert 1e-3 < one_split < pf.relative_error(naive, target)
 # the prose's three misses of the naive rule: the sorted split, one shuffled split on average, the mean of 10,000
 assert [f"{v:.2f}" for v in (sorted_miss, one_split)] == ["0.57", "0.12"] and f"{miss(mean_ratio):.3f}" == "0.014"
-assert abs(sorted_miss - pf.relative_error(naive, target)) < 1e-4  # the sorted split is cell 4's
+assert abs(sorted_miss - pf.relative_error(naive, target)) < 1e-4  # the sorted split is the first section's naive rule
 assert misses.max() > sorted_miss + 0.1 and len(misses) == 10_000  # some shuffles miss by more
 assert abs(float(D / (N * D_i[0])) - naive_ratios(np.arange(32))[0]) < 1e-6  # the figure's 8.42
 assert miss(naive_ratios(np.arange(32))) - pf.relative_error(naive, target) < 1e-4  # linear in ratios
@@ -85,6 +85,8 @@ assert f"{ignore_1:.4f}" == f"{masked_1:.4f}"  # the prose gives one number for 
 # a language model's shifted labels, -100 where none: ignore_class=-100 divides by the 15 labels left, 23 - 8
 assert int((lm_labels != -100).sum()) == 15 == valid_i[0] - 8 and abs(lm_1 - lm_sum / 15) < 1e-4 * lm_1, (lm_1, lm_sum)
 assert max(_counted_rows) < 1e-5
+# the visible row: mean_with_sample_weight under Keras's accumulation, 57% as it is, one batch's update times N D_i / D
+assert f"{row_errors[0]:.2f}" == "0.57" and row_errors[1] < 1e-5, row_errors
 # Keras's accumulation fed the masked loss as it is: the naive rule, as yours
 seq_window = [(ids[o:o + 8], labels[o:o + 8], v) for o, v in zip((0, 8), valid_i)]
 as_it_is = pf.keras_window_update(seq_model, seq_window, lambda t, out, v, D: loss_fn(t, out))
@@ -153,7 +155,7 @@ assert f"{moved:.0%}" == "38%" and abs(moved - 0.5 * np.abs(1 / 8 - chat / chat.
 assert [tuple(part[0].shape) for part in own_length] == [(8, 4), (8, 29)]
 assert batch_failure == "Cannot batch tensors with different shapes in component 0"
 assert own_error < 1e-5 and f"{own_error:.1e}" == "1.1e-06"
-# cell 22: fit counted first, "relative error 1.1e-06, 4.0 spacings at the largest entry" (rounding: under ten)
+# In `fit`: counted first, "relative error 1.1e-06, 4.0 spacings at the largest entry" (rounding: under ten)
 assert f"{fit_errors['counted first']:.1e}" == "1.1e-06" and f"{at_top['fit, counted first']:.1f}" == "4.0"
 assert at_top["fit, counted first"] < 10
 assert [f"{w:.3f}" for w in own_weights] == [f"{w:.3f}" for w in weight_i] == ["0.210", "1.790"]

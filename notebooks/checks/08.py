@@ -66,6 +66,18 @@ assert shift_gap < 1e-6 and shift_gap / spacing(shifted) < 10
 assert float(replay_lso.initial_scale) == 2.0 ** 15 and replay_lso.dynamic_growth_steps == 2000
 assert w_gap([v.numpy() for v in replay.weights], sgd_updates((x2, y2), (x3, y3))) > 1e-3  # not x2, then x3
 
+# "under mixed_float16, compile wraps your optimizer in a LossScaleOptimizer itself ... mixed_bfloat16 gets no wrapper"
+for policy, wrapped in (("mixed_float16", True), ("mixed_bfloat16", False)):
+    keras.mixed_precision.set_global_policy(policy)
+    try:
+        policy_model = mlp()
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    policy_model.compile(keras.optimizers.SGD(0.1, gradient_accumulation_steps=4), loss_fn, jit_compile=False)
+    assert isinstance(policy_model.optimizer, keras.optimizers.LossScaleOptimizer) == wrapped, policy
+    inner = policy_model.optimizer.inner_optimizer if wrapped else policy_model.optimizer
+    assert inner.gradient_accumulation_steps == 4, policy  # the wrapped optimizer keeps accumulating per call
+
 # Section 2, continued: the loss scale halves per overflowing micro-batch under Keras, once per update under fused
 two_bad = x.copy()
 two_bad[:8] *= 1e38
