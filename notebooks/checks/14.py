@@ -147,4 +147,9 @@ assert f"{np.sqrt(200 * latency_ms / c200[0]):.1f}" == "11.0" and f"{without:.1f
 assert f"{sum(c_40):.0f}" == "166" and f"{comm_ms:.0f}" == "70" and sum(c_40) > comm_ms, c_40
 assert f"{shown_40:.1f}" == "17.5" and abs(shown_40 - m_ms[0]) < 1e-9, shown_40
 assert abs(timeline.schedule(c_40, m_ms, overlap=True)["total"] - sum(c_40) - shown_40) < 1e-9  # gradlab agrees
+# ZeRO stage 1 between the ring's halves: every device ends with the full update "to rounding" (within one float32
+# spacing of the largest weight), "having sent what the all-reduce sends", and "holds a quarter of the slots"
+assert zero_err <= float(np.spacing(np.float32(np.abs(full_w).max()))) or zero1_step is not solution_zero1_step, zero_err
+assert zero_err < 1e-5 and zero_sent.tolist() == sent.tolist() == [6_000_000] * R, (zero_err, zero_sent)
+assert [s.size for s in zero_slots] == [w_start.size // 4] * 4 and R == 4
 print("lesson 14: every number the prose states checks out")
