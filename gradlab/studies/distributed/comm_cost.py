@@ -52,6 +52,52 @@ def ring_time(nbytes, replicas, latency, bandwidth):
     return latency * 2 * (check_count("replicas", replicas) - 1) + ring_bytes(nbytes, replicas) / bandwidth
 
 
+def hierarchical_or_flat(nbytes, nodes, per_node, node_bytes_per_s, network_bytes_per_s, node_step_us=3.4,
+                         network_step_us=14.0):
+    """A hierarchical all-reduce against flat rings on `nodes` x `per_node` GPUs, and where start-ups tip it.
+
+    Rule (each phase a ring, `ring_time` without latency, phases one after another):
+        hierarchical = ring(M, per_node, node link) + ring(M / per_node, nodes, network)
+            (reduce-scatter and all-gather inside each node; each GPU's share all-reduced across nodes);
+        flat = ring(M / per_node, R = nodes * per_node, network)
+            (per_node rings of all R GPUs, each on M / per_node, paced by its network hop).
+    Start-ups: hierarchical takes 2 (per_node - 1) node steps and 2 (nodes - 1) network steps; a flat ring takes
+    2 (R - 1) steps, each paying the network's step cost if it waits for the slowest hop ("flat"), or, by NCCL's
+    count (tuning.cc, a ring all-reduce), 2 nodes steps that cross a node at the network's cost and the rest at
+    the node link's ("flat_nccl"). Both times grow linearly in M, so hierarchical wins below
+    M* = (flat start-ups - hierarchical start-ups) / (hierarchical ms per byte - flat ms per byte).
+
+    Args:
+        nbytes: M, the gradient's bytes.
+        nodes, per_node: the nodes, and GPUs in each (one network adapter a GPU).
+        node_bytes_per_s, network_bytes_per_s: one link's bandwidth inside a node (NVLink), and across (InfiniBand).
+        node_step_us, network_step_us: one ring step's start-up on each (NCCL's 3.4 and 14 µs by default).
+    Returns:
+        dict: inside_ms, across_ms, hierarchical_ms, flat_ms; flat_node_ms, the longest the node link is busy
+        meanwhile in the flat rings (all a GPU sends, at the node link's speed); steps, startups_ms (dicts
+        by "hierarchical", "flat" and, for startups_ms, "flat_nccl"); ms_per_gb (by "hierarchical" and "flat");
+        crossover_mb, M* in MB (by "flat" and "flat_nccl").
+
+    Lesson: notebooks/14-communication.ipynb (Problem 3)
+    """
+    nodes, per_node = check_count("nodes", nodes), check_count("per_node", per_node)
+    replicas = nodes * per_node
+    inside = 1000 * ring_time(nbytes, per_node, 0.0, node_bytes_per_s)
+    across = 1000 * ring_time(nbytes / per_node, nodes, 0.0, network_bytes_per_s)
+    flat = 1000 * ring_time(nbytes / per_node, replicas, 0.0, network_bytes_per_s)
+    steps = {"flat": 2 * (replicas - 1), "hierarchical": 2 * (per_node - 1) + 2 * (nodes - 1)}
+    crossing = 2 * nodes  # NCCL's count: the flat ring's steps that cross a node
+    startups = {"hierarchical": (2 * (per_node - 1) * node_step_us + 2 * (nodes - 1) * network_step_us) / 1000,
+                "flat": steps["flat"] * network_step_us / 1000,
+                "flat_nccl": ((steps["flat"] - crossing) * node_step_us + crossing * network_step_us) / 1000}
+    per_gb = {"hierarchical": (inside + across) / (nbytes / 1e9), "flat": flat / (nbytes / 1e9)}
+    crossover = {k: 1000 * (startups[k] - startups["hierarchical"]) / (per_gb["hierarchical"] - per_gb["flat"])
+                 for k in ("flat", "flat_nccl")}
+    return dict(inside_ms=inside, across_ms=across, hierarchical_ms=inside + across, flat_ms=flat,
+                flat_node_ms=1000 * ring_bytes(nbytes, replicas) / node_bytes_per_s, steps=steps,
+                startups_ms=startups, ms_per_gb=per_gb, crossover_mb=crossover)
+
+
 def alpha_beta_of_line(intercept_ms, slope_ms_per_byte, replicas):
     """`ring_time`'s alpha (µs) and beta (GiB/s) from a line `t = a + b M` fitted to timed all-reduces:
 

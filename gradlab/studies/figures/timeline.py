@@ -340,19 +340,25 @@ def plot_tower_layouts(batch_compute_ms, links, towers=8, buckets=4):
     return fig, {name: {layout: s["total"] for layout, s in layouts.items()} for name, layouts in drawn.items()}
 
 
-def _spaced_labels(k, min_decades=0.09):
-    """The k to label on a log axis: from the left, each at least `min_decades` (log10) past the last one
-    labelled, so neighbours such as 10, 11 and 12 do not print on top of each other. The last k is always
-    labelled; a labelled neighbour too close to it loses its label."""
-    kept = [k[0]]
-    for v in k[1:]:
-        if math.log10(v / kept[-1]) >= min_decades:
-            kept.append(v)
-    if kept[-1] != k[-1]:
-        if len(kept) > 1 and math.log10(k[-1] / kept[-1]) < min_decades:
-            kept.pop()
-        kept.append(k[-1])
-    return set(kept)
+def _spaced_labels(k, min_decades=0.15, keep=()):
+    """The k to label on a log axis, so that no two labels print on top of each other.
+
+    Rule: the first and last k and those in `keep` are labelled first; then, from the left, each other k is
+    labelled if it lies at least `min_decades` (log10) from every k already labelled. Neighbours such as 8,
+    10, 11 and 12 (0.04 to 0.1 decades apart) thus keep one label, the one in `keep` if any.
+
+    Args:
+        k: the values ticked, increasing, all > 0.
+        min_decades: the least distance, in decades, between two labelled values.
+        keep: values that are always labelled (e.g. the least total's k).
+    Returns:
+        the set of k to label.
+    """
+    kept = {k[0], k[-1], *(v for v in keep if v in k)}
+    for v in k:
+        if v not in kept and all(abs(math.log10(v / u)) >= min_decades for u in kept):
+            kept.add(v)
+    return kept
 
 
 def plot_bucket_sweep(tensors_per_bucket, totals_ms, tensors):
@@ -383,7 +389,7 @@ def plot_bucket_sweep(tensors_per_bucket, totals_ms, tensors):
         ax.annotate(f"{buckets} bucket{'s' * (buckets > 1)}: {totals[i]:.1f} ms", (k[i], totals[i]),
                     textcoords="offset points", xytext=offset, ha=ha, va="center", fontsize="small")
     ax.set_xscale("log")
-    labelled = _spaced_labels(k)
+    labelled = _spaced_labels(k, keep=(k[best],))  # the least total's k always labelled
     ax.set_xticks(k, [str(v) if v in labelled else "" for v in k])  # a tick at every k, labelled when apart
     ax.set_xlabel("tensors per bucket (log scale)")
     ax.set_ylabel("backward + all-reduces, overlapped (ms)")

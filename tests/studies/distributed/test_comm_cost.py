@@ -13,7 +13,7 @@ from gradlab.core import distribute  # noqa: E402
 from gradlab.studies.distributed.comm_cost import (_reduced_grads_fn, extra_all_reduce_ms,  # noqa: E402
                                                    fit_alpha_beta, measure_all_reduce_ms,
                                                    measure_reduction_schedules, plot_reduction_schedules,
-                                                   ring_bytes, ring_time)
+                                                   hierarchical_or_flat, ring_bytes, ring_time)
 
 PER_EXAMPLE = functools.partial(keras.losses.sparse_categorical_crossentropy, from_logits=True)
 
@@ -25,6 +25,30 @@ def test_ring_bytes_and_time_by_hand():
     assert ring_bytes(1000, 1) == 0.0
     # 6 messages of 1 us, then 1.5e9 bytes at 1e9 bytes/s
     assert ring_time(1e9, 4, latency=1e-6, bandwidth=1e9) == pytest.approx(6e-6 + 1.5)
+
+
+def test_hierarchical_or_flat_by_hand():
+    # 2 nodes of 2 GPUs, 4 GB, node link 2 GB/s, network 1 GB/s. Inside: 2 * 1/2 * 4 GB / 2 GB/s = 2,000 ms
+    # (2 (R-1)/R = 1 at R = 2); across: 2 GB at 1 GB/s = 2,000 ms; flat: 1.5 * 2 GB / 1 GB/s = 3,000 ms
+    h = hierarchical_or_flat(4e9, 2, 2, 2e9, 1e9)
+    assert (h["inside_ms"], h["across_ms"], h["hierarchical_ms"], h["flat_ms"]) == pytest.approx((2000, 2000, 4000, 3000))
+    assert h["flat_node_ms"] == pytest.approx(1.5 * 4e9 / 2e9 * 1000)  # all a GPU sends, 6 GB, at 2 GB/s
+    assert h["steps"] == {"flat": 6, "hierarchical": 4}
+    # start-ups, µs -> ms: 2 x 3.4 + 2 x 14 = 34.8; 6 x 14 = 84; NCCL: 4 steps cross a node, 2 stay: 2 x 3.4 + 4 x 14
+    assert [h["startups_ms"][k] for k in ("hierarchical", "flat", "flat_nccl")] == pytest.approx([0.0348, 0.084, 0.0628])
+    assert h["ms_per_gb"] == pytest.approx({"hierarchical": 1000.0, "flat": 750.0})
+    # hierarchical's 250 ms more per GB against its start-ups' head start: (0.084 - 0.0348) ms / 250 ms per GB
+    assert h["crossover_mb"]["flat"] == pytest.approx(1000 * 0.0492 / 250)
+    assert h["crossover_mb"]["flat_nccl"] == pytest.approx(1000 * 0.028 / 250)
+
+
+def test_hierarchical_or_flat_on_lesson_14s_problem_3():
+    # 8 x 8 H100s, 7B bf16 gradients (14 GB), NVLink 450 GB/s, InfiniBand 50 GB/s: the lesson's printed answer
+    h = hierarchical_or_flat(14e9, 8, 8, 450e9, 50e9)
+    got = [round(h[k], 2) for k in ("inside_ms", "across_ms", "hierarchical_ms", "flat_ms", "flat_node_ms")]
+    assert got == [54.44, 61.25, 115.69, 68.91, 61.25]  # 2*7/8*14e9/450e9, 2*7/8*1.75e9/50e9, ...
+    assert h["steps"] == {"flat": 126, "hierarchical": 28}
+    assert [round(h["crossover_mb"][k]) for k in ("flat", "flat_nccl")] == [455, 106]
 
 
 def test_ring_model_refuses_bad_input():

@@ -233,12 +233,12 @@ def test_micro_batches_follow_one_another_and_a_deferred_one_sends_nothing():
 
 
 def test_the_bucket_sweep_labels_ticks_far_enough_apart_not_to_overlap():
-    # lesson 14's sweep: 10, 11 and 12 sit 0.04 and 0.08 decades apart; only 10 of them is labelled
+    # lesson 14's sweep: 8, 10, 11 and 12 sit 0.04 to 0.18 decades apart; only 10, the least total's, is labelled
     sweep = [1, 5, 8, 10, 11, 12, 25, 50, 200]
     fig, _ = plot_bucket_sweep(sweep, [110.33, 79.66, 77.65, 77.31, 77.44, 77.38, 79.88, 87.37, 136.46], tensors=200)
     ax = fig.axes[0]
     assert ax.get_xticks().tolist() == sweep  # a tick at every size swept
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "5", "8", "10", "", "", "25", "50", "200"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "5", "", "10", "", "", "25", "50", "200"]
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     canvas = FigureCanvasAgg(fig)
     canvas.draw()
@@ -247,3 +247,8 @@ def test_the_bucket_sweep_labels_ticks_far_enough_apart_not_to_overlap():
     assert not any(a.overlaps(b) for a, b in zip(boxes, boxes[1:]))
     from gradlab.studies.figures.timeline import _spaced_labels
     assert _spaced_labels([1, 10, 11]) == {1, 11}  # the last is labelled, its close neighbour is not
+    assert _spaced_labels([1, 9, 10, 12, 100], keep=(12,)) == {1, 12, 100}  # kept first; 9 and 10 too close to 12
+    assert _spaced_labels([1, 2, 4, 8], min_decades=0.3) == {1, 2, 4, 8}  # log10(2) = 0.301 apart: all fit
+    x_pixels = ax.transData.transform([(v, 100.0) for v in sweep])[:, 0]  # labelled ticks at least 15 px apart
+    shown = [x for x, t in zip(x_pixels, ax.get_xticklabels()) if t.get_text()]
+    assert min(b - a for a, b in zip(shown, shown[1:])) > 15
