@@ -165,17 +165,28 @@ def _curves(ax_loss, ax_diff, groups, x, current, window, ax_acc=None, labels=No
     if not ax_diff.lines:
         ax_diff.text(0.5, 0.5, "run large_batch with the same B\n(or press Measure)",
                      transform=ax_diff.transAxes, ha="center", va="center", color="grey")
-    elif any(np.min(line.get_ydata()) <= curves.FLOOR for line in ax_diff.lines):  # a log axis has no 0
-        ax_diff.text(0.02, 0.02, f"an exact 0 is drawn at {curves.FLOOR:g}", transform=ax_diff.transAxes,
-                     ha="left", va="bottom", color="grey", fontsize="small")
     ax_loss.set_ylabel("training loss of the update's batch")
     ax_loss.set_title(f"Training loss (mean of {2 * (window // 2) + 1} updates"
                       + ("; ± std over seeds)" if _seeded(groups) else "), one seed"))
     ax_diff.set_yscale("log")
+    if ax_diff.lines and any(np.min(line.get_ydata()) <= curves.FLOOR for line in ax_diff.lines):
+        _floor_note(ax_diff)  # a log axis has no 0
     ax_diff.set_ylabel("|loss - loss of the large batch|")
     ax_diff.set_title("Difference from one large batch (same B, seed)")
     for ax in (ax_loss, ax_diff):
         ax.set_xlabel(curves.X_LABELS[x])
+
+
+def _floor_note(ax, share=0.12):
+    """Say where an exact 0 is drawn, under the curves: the log axis's bottom is lowered until
+    `curves.FLOOR` sits `share` of the axis's height above it, and the note is written in the
+    strip below the floor, where no line can reach."""
+    low, high = np.log10(ax.get_ylim())
+    floor = math.log10(curves.FLOOR)
+    ax.set_ylim(bottom=10 ** min(low, floor - share / (1 - share) * (high - floor)))
+    ax.axhline(curves.FLOOR, color="grey", linewidth=0.6, linestyle=":")
+    ax.text(0.02, 0.01, f"an exact 0 is drawn at {curves.FLOOR:g}", transform=ax.transAxes,
+            ha="left", va="bottom", color="grey", fontsize="small")
 
 
 def _paired_rows(ax, groups, labels):

@@ -5,11 +5,14 @@ prose states against the run the notebook just made, and fails loudly where a ru
 text."""
 import numpy as np
 
-# Hold the effective batch (cell 5): yours and gradlab's agree; float32 rounding; no accuracy change
+# Hold the effective batch: yours and gradlab's agree; float32 rounding; no accuracy change
 assert mine == worst < 1e-5 and np.isclose(paired(accumulated, large).mean(), 100 * accuracy_change)
 assert np.all(paired(accumulated, large) == 0) and len(accs) == 3
 assert f"{mine:.1e}" == "7.2e-07" and acc_by_seed == [0.0] * 3  # every seed's final accuracy the same
 assert [r.config.seed for r in large.results] == [0, 1, 2]
+# your three-seed loop (the solution here) trains the lab's runs, loss for loss and accuracy for accuracy
+assert yours_vs_lab == 0.0 and acc_vs_lab == 0.0, (yours_vs_lab, acc_vs_lab)
+assert loss_fused.shape == loss_large.shape == (3, 150)
 # the answer: every update of every seed within nine float32 spacings at the larger loss; the largest gap 7.2e-07
 assert round(most) == 9 and most < 10 and all(len(spacings(a.losses, b.losses)) == 150 for a, b in seeds), most
 
@@ -113,35 +116,19 @@ assert 1.0 < checks["5: Dropout"] < 3.0, checks  # "about 2 %"
 assert (int(opts[4].iterations), int(opts[1].iterations)) == (2, 2)
 assert np.isclose(float(opts[4].learning_rate), float(opts[1].learning_rate))
 
-# The problem (the GPT): N = 4 fits (63.22 GB, with t 69.93), N = 3 does not (79.42)
+# The problem (the GPT): N = 4 fits (69.93 GB with t), N = 3 does not (b = 22); (b) 2.0 s, attention 13 %
 assert (smallest, fit[smallest]["b"]) == (4, 16) and fit[1]["total"] - fit[1]["activations"] == 16e9
-assert [f"{fit[n]['total'] / 1e9:.2f}" for n in (smallest, smallest - 1)] == ["63.22", "79.42"] and fit[smallest - 1]["total"] > 72e9
+assert fit[smallest - 1]["total"] > 72e9 and fit_t[smallest - 1] > 72e9 and fit[3]["b"] == 22
 assert fit[smallest]["total"] - fit[smallest]["activations"] == 20e9 and f"{a_seq / 1e9:.2f}" == "2.70"  # 72 - 20 = 52 GB for b a
 assert f"{states / 1e9:.1f}" == "20.0" and states == 20e9 and f"{room / 1e9:.0f}" == "52"
-assert f"{logits / 1e9:.2f}" == "0.42" and int(room // a_seq) == 19 and 19 * a_seq <= 52e9 < 20 * a_seq
-assert f"{without / 1e9:.2f}" == "70.20" and without <= 72e9  # without the logits term, N = 3 would seem to fit
+assert int(room // a_seq) == 19 and 19 * a_seq <= 52e9 < 20 * a_seq  # "at most 19 sequences"
 # one capacity: 72 GB, 90 % of the H100's 80 GB (GB = 1e9 bytes)
 assert capacity == 72e9 == 0.9 * 80e9
-assert [fit[n]["b"] for n in (3, 4)] == [22, 16] and [fit_t[n] <= 72e9 for n in (1, 2, 3, 4)] == [False] * 3 + [True]
-assert f"{fit_t[3] / 1e9:.2f}" == "88.65" and f"{fit_t[smallest] / 1e9:.2f}" == "69.93" and fit[smallest]["total"] < fit_t[smallest] <= 72e9  # t counted: N = 4 fits
-assert f"{last_backward:.2f}" == "0.33" and 1000 * last_backward > 1000 * moved / links["InfiniBand NDR"]  # outlasts 140 ms
+assert [fit_t[n] <= 72e9 for n in (1, 2, 3, 4)] == [False] * 3 + [True]
+assert f"{fit_t[smallest] / 1e9:.2f}" == "69.93" and fit[smallest]["total"] < fit_t[smallest] <= 72e9  # t counted: N = 4 fits
 assert f"{flops:.1e}" == "7.9e+14" and f"{seconds:.1f}" == "2.0" and seconds == flops / (0.4 * 989e12)
 assert f"{100 * attention:.0f}" == "13"
-# the all-reduce: 7 GB sent per GPU; 15.6 and 140.0 ms at the datasheet peaks; 0.8 % and 6.6 % of an update (lesson
-# 14's share: all-reduce over compute plus all-reduce); 4 times that after each micro-batch, 22.0 %, if none overlaps
-assert (R, grads, 2 * (R - 1) / R) == (8, 4e9, 1.75) and f"{moved / 1e9:.0f}" == "7"
-assert [f"{1000 * moved / b:.1f}" for b in links.values()] == ["15.6", "140.0"]
-assert [f"{100 * (moved / b) / (seconds + moved / b):.1f}" for b in links.values()] == ["0.8", "6.6"]
-assert all(share(moved / b) == 100 * (moved / b) / (seconds + moved / b) for b in links.values())
-_ndr4 = smallest * moved / links["InfiniBand NDR"]  # after every micro-batch, nothing overlapping
-assert smallest == 4 and f"{100 * _ndr4 / (seconds + _ndr4):.1f}" == "22.0" == f"{share(_ndr4):.1f}"
 assert 64 % smallest == 0 and smallest * fit[smallest]["b"] == 64  # every micro-batch has b = 16
-# overlapped as in lesson 14, each per-micro-batch all-reduce (140 ms) hides under the next micro-batch's compute,
-# a quarter of the 2.0 s; deferring saves link time, 4 x 140 ms down to 140
-assert moved / links["InfiniBand NDR"] < seconds / smallest and f"{1000 * moved / links['InfiniBand NDR']:.0f}" == "140"
-# The answer: at N = 3, 22 sequences' logits are 9.2 GB, more than the 7.42 GB of overshoot
-assert f"{22 * logits / 1e9:.1f}" == "9.2" and f"{(fit[3]['total'] - 72e9) / 1e9:.2f}" == "7.42"
-assert 22 * logits > fit[3]["total"] - 72e9
 
 # two updates by fused's step are the lab's run's, bit for bit; 784-256-10 has 203,530 weights
 assert two_steps == [float(x) for x in lab_run.losses[:2]] and n_weights == 203_530

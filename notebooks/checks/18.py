@@ -125,7 +125,7 @@ assert (_fmt(rms[8] / pred[8], ".2f"), _fmt(se8, ".2f")) == ("1.06", "0.03") and
 # Delta L_opt share the factor 1 / (1 + B_noise / b))
 _rate_model = (1 / (1 + B_noise / 256)) / (1 / (1 + B_noise / 32))
 assert abs(_rate_model - per_update) < 1e-12 and _fmt(_rate_model, ".1f") == "2.5"
-# the three numbers: B_simple 71 and the one-step B_noise 93 to 146 both lie above 19's knee at loss 0.5, 32
+# "What to remember": 19's knee (it prints 32 at loss 0.5) lies below B_simple's 71 and the one-step B_noise's 93 to 146
 assert min(stats.noise_scale, implied(low)) > 32
 # the rho = 0.9 average against the exact value: 0.28 to 3.02 (median 1.10)
 assert (_fmt(ratio_at[0].min(), ".2f"), _fmt(ratio_at[0].max(), ".2f")) == ("0.28", "3.02")
@@ -161,19 +161,6 @@ assert (_fmt(low, ".1f"), _fmt(high, ".1f")) == ("2.9", "3.5") and low > model_w
 assert _fmt(implied(low), ".0f") == "93" and progress(256, 92) / progress(32, 92) < low
 # the exact value takes one backward pass per digit, 4,000, against 125 batches of 32 in an epoch
 assert (M, M // 32) == (4000, 125)
-# lesson 19's knees (it prints 32, 42, 55 at losses 0.5, 0.4, 0.3) against this loop's four readings (exact and
-# averaged, at the checkpoints either side of where its loss crossed each target): below every one, 0.12 to 0.73 of them
-assert knee == {0.5: 32, 0.4: 42, 0.3: 55}
-_first = [min(t for t in losses if losses[t] < target) for target in knee]
-assert _first == [40, 50, 70], _first
-assert all(losses[t - 10] >= target > losses[t] for t, target in zip(_first, knee))  # the crossing lies between
-_all = np.array([v for target in knee for v in shares[target]])
-assert len(_all) == 12 and _all.max() < 1, shares  # "each knee lies below every noise-scale reading near its loss"
-assert (_fmt(_all.min(), ".2f"), _fmt(_all.max(), ".2f")) == ("0.12", "0.73"), _all
-assert _all.max() / _all.min() > 2  # "which reading you divide by sets the ratio"
-# the spike: update 70's exact 474, well above both neighbours (updates 60 and 80)
-assert _fmt(exact[70].noise_scale, ".0f") == "474"
-assert max(exact[60].noise_scale, exact[80].noise_scale) < 0.7 * exact[70].noise_scale
 # "B_simple rose; their moving average followed the rise": later checkpoints' average above the early ones'
 assert np.median([averaged[t].noise_scale for t in range(150, 201, 10)]) > 2 * np.median(
     [averaged[t].noise_scale for t in range(10, 51, 10)])

@@ -90,6 +90,11 @@ def test_one_seed_pictures_say_so_and_an_exact_zero_is_labelled_at_the_floor():
     assert live.axes[0].get_title() == "Training loss (mean of 15 updates), one seed"
     assert live.axes[1].get_title() == "Test accuracy while training, one seed"
     assert "an exact 0 is drawn at 1e-09" in [t.get_text() for t in live.axes[2].texts]
+    # the note sits in a strip under the floor, where no curve reaches: the floor at least 12 % up the log axis
+    note = next(t for t in live.axes[2].texts if t.get_text().startswith("an exact 0"))
+    low, high = np.log10(live.axes[2].get_ylim())
+    assert (-9 - low) / (high - low) >= 0.12 - 1e-9 and note.get_position()[1] < 0.05
+    assert any(list(line.get_ydata()) == [1e-9, 1e-9] for line in live.axes[2].lines)  # the floor, dotted
     picture = figures.plot_picture([same])
     assert picture.axes[1].get_title() == "|Δ| from one large batch, one seed"
 
