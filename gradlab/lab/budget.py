@@ -133,7 +133,7 @@ class Budget:
 
 
 def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None, peak_label="measured peak",
-                zoom=None, names=None, title="what training holds"):
+                zoom=None, names=None, title="what training holds", legend_strip=True):
     """Stacked bars, one per `budget(...)` result, of its terms in MiB (`TERMS` bottom up), and
     beside them each term on its own, on a log axis: the terms too small to see in a stack
     (weights, slots, inputs beside the activations) keep a readable bar and their MiB.
@@ -154,6 +154,11 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
         names: None, or {term: name} for the legend and the term rows, such as
             {"activations": "layer outputs"} (lesson 01's word); unnamed terms keep their own.
         title: the stacks' title.
+        legend_strip: True gives the legend a strip of its own right of the stacks, so it hides
+            no bar or total. False sets it over the stacks' upper right, with no strip: for stacks
+            that fall to the right (lesson 01: 36,641 MiB down to 5,019), whose short bars leave
+            that corner empty, so the strip would leave a third of the figure blank. Needs no peaks
+            (their labels sit right of the bars).
 
     With a limit or measured ticks, a term no bar holds (SGD's optimizer slots) is left out of
     the legend: an entry with no bar behind it reads as a bar the reader cannot find.
@@ -171,6 +176,8 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
         raise ValueError(f"scale is 'log' or 'linear', got {scale!r}")
     if limit is not None and (len(limit) != 2 or not limit[0] > 0):
         raise ValueError(f"limit is None or (MiB > 0, label), got {limit!r}")
+    if peaks is not None and not legend_strip:
+        raise ValueError("measured peaks label their ticks right of the bars: they need legend_strip=True")
     if zoom is not None and (terms or not zoom > 0):
         raise ValueError(f"zoom is None or MiB > 0, with terms=False; got zoom={zoom!r}, terms={terms!r}")
     names = dict(names or {})
@@ -220,8 +227,9 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
         ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
     ax.set_title(title)
     ax.margins(y=0.12)
-    # The legend gets its own strip right of the bars, so no bar or total hides under it.
-    ax.set_xlim(-0.5, len(results) + (0.9 if peaks is None else 1.4))
+    # The legend gets its own strip right of the bars, so no bar or total hides under it; without the
+    # strip, over the stacks' upper right (stacks that fall to the right leave that corner empty).
+    ax.set_xlim(-0.5, len(results) + (0.9 if peaks is None else 1.4) if legend_strip else len(results) - 0.5)
     ax.legend(loc="upper right", fontsize="small")
     if not terms:
         return fig

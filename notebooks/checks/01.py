@@ -54,7 +54,7 @@ assert max_abs_diff(g_sum, [4 * g for g in g_100]) < 1e-6
 # the plain sum of 4 equal parts: SGD's update 3 times its length off, Adam's only a few percent
 assert abs(sum_miss["SGD(0.1)"] - 3.0) < 1e-4, sum_miss
 assert 0.005 < sum_miss["Adam(0.001)"] < 0.1 and f"{sum_miss['Adam(0.001)']:.1%}" == "3.2%", sum_miss
-# "Its small miss comes from epsilon": with epsilon 1e-12 the same sum misses by a thousandth as much, or less
+# "epsilon makes nearly all the miss": with epsilon 1e-12 the same sum misses by a thousandth as much, or less
 # (6.4e-06 on the machine that stored the lesson, so "about 6e-06 here": checked within a factor of 2)
 assert tiny_miss < sum_miss["Adam(0.001)"] / 1000 and 3e-6 < tiny_miss < 1.2e-5, tiny_miss
 # memory: yours (or the solution) is gradlab's to the byte; what fits 16 GiB
@@ -90,15 +90,15 @@ assert all(0.5 < shuffled[K] * np.sqrt(K) / shuffled[1] < 1.5 for K in (10, 100)
 assert shuffled[1] > shuffled[10] > shuffled[100]
 # the plain mean's 4 small parts each over six times their share, 1/16 against 1/100
 assert (1 / 16) / (1 / 100) > 6
-# Adam's first update is about lr * sign(g) in each entry; Keras's epsilon is 1e-7, added to sqrt(v) before the
-# bias correction, so on step 1 it acts as epsilon / sqrt(1 - beta_2) = 3.2e-06
+# "On step 1 Adam applies eta g / (|g| + epsilon / sqrt(1 - beta_2))": Keras's epsilon is 1e-7, added to sqrt(v)
+# before the bias correction, so on step 1 its share is epsilon / sqrt(1 - beta_2) = 3.2e-06 ("3.2e-06 here")
 assert keras.optimizers.Adam().epsilon == 1e-7 and adam.epsilon == 1e-7 and adam.beta_2 == 0.999
 assert f"{adam.epsilon / np.sqrt(1 - adam.beta_2):.1e}" == "3.2e-06"
 # ... Keras's first Adam step is lr g / (|g| + epsilon / sqrt(1 - beta_2)), not lr g / (|g| + epsilon)
 _v, _g = keras.Variable([0.0, 0.0, 0.0]), np.array([1e-6, 3e-6, 1.0], np.float32)
 keras.optimizers.Adam(0.001).apply_gradients([(tf.constant(_g), _v)])
 assert np.allclose(_v.numpy(), -0.001 * _g / (np.abs(_g) + 1e-7 / np.sqrt(1 - 0.999)), rtol=1e-3, atol=0), _v.numpy()
-# ... and fed 4 g, it is the step on g with epsilon / 4 (lesson 04's epsilon / N)
+# ... and fed 4 g, it is the step on g with epsilon / 4: "scaling g by N only divides epsilon's share by N"
 _v4 = keras.Variable([0.0, 0.0, 0.0])
 keras.optimizers.Adam(0.001).apply_gradients([(tf.constant(4 * _g), _v4)])
 assert np.allclose(_v4.numpy(), -0.001 * _g / (np.abs(_g) + 1e-7 / 4 / np.sqrt(1 - 0.999)), rtol=1e-3, atol=0)

@@ -219,3 +219,26 @@ def test_the_terms_panel_title_stays_inside_the_figure_with_long_labels():
     title = fig.axes[1].title
     box = title.get_window_extent()
     assert title.get_text().count("\n") == 2 and 0 <= box.x0 and box.x1 <= fig.bbox.width, (box, fig.bbox.width)
+
+
+def test_without_its_strip_the_legend_sits_over_falling_stacks_and_hides_nothing():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    # lesson 01's shape: totals that fall to the right (N = 1, 2, 4, 8 of 8 rows of 1 MiB, 1 MiB of SGD
+    # weights), cut at a zoom and against a limit; the axis ends half a bar past the last stack
+    results = [budget(2**18, "sgd", B=8, N=N, activation_bytes_per_row=2**20) for N in (1, 2, 4, 8)]
+    fig = plot_budget(results, ["N=1", "N=2", "N=4", "N=8"], terms=False, zoom=3, limit=(7, "small GPU"),
+                      legend_strip=False)
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    ax, zoom_ax = fig.axes
+    assert ax.get_xlim() == (-0.5, 3.5) and zoom_ax.get_xlim() == (-0.5, 3.5)  # shared: both trimmed
+    # by hand: 8 + 2 = 10 MiB at N = 1; then 4, 2, 1 MiB of rows, 2 MiB fixed and a 1 MiB accumulator
+    assert [t.get_text() for t in ax.texts] == ["10.0 MiB", "7.0 MiB", "5.0 MiB", "4.0 MiB"]
+    legend = ax.get_legend().get_window_extent(renderer)
+    drawn = [p.get_window_extent(renderer) for p in ax.patches if p.get_height() > 0] + \
+            [t.get_window_extent(renderer) for t in ax.texts]
+    assert not any(legend.overlaps(box) for box in drawn)
+    with_strip = plot_budget(results, ["N=1", "N=2", "N=4", "N=8"], terms=False, zoom=3)
+    assert with_strip.axes[0].get_xlim() == (-0.5, 4.9)  # the default keeps the strip
+    with pytest.raises(ValueError, match="need legend_strip=True"):
+        plot_budget(results[:1], ["N=1"], peaks=[9.0], terms=False, legend_strip=False)
