@@ -6,12 +6,16 @@ Run by the lesson's last cell (`%run -i checks/05.py`) in the notebook's namespa
 import numpy as np
 
 assert all(d < 3.1e-8 for d in proofs.values()), proofs
-# "within 2.2e-08, 3 float32 spacings at the gradient's largest entry" (lesson 01's yardstick, np.spacing)
+# "to rounding by 01's yardstick, within ten float32 spacings at its largest entry: 3 here" (np.spacing)
 assert [round(s) for s in spacings.values()] == [3, 3] and f"{proofs['your fused loop, B=64']:.1e}" == "2.2e-08", spacings
 assert default == [10]  # "without the option it gets 10"
 assert calls == {"accumulate": 9, "fused": 1} and (alive, sum(floats), conv.count_params()) == (123392, 80986, 38218)
 assert (round(mib(512, alive), 1), round(mib(64, alive), 1), round(mib(1, conv.count_params()), 2)) == (241.0, 30.1, 0.15)
-assert round(2 * mib(1, conv.count_params()), 2) == 0.29  # "the sums and the fresh gradient, 2P floats, 0.29 MiB"
+assert round(2 * mib(1, conv.count_params()), 2) == 0.29  # "the sums and the fresh gradient, 2P floats whatever N, small here" (0.29 MiB)
+_ref = gl.lessons.memory_model("conv")  # the lesson builds it visibly; same layers, same seeded weights
+assert [type(l).__name__ for l in conv.layers] == [type(l).__name__ for l in _ref.layers], conv.layers
+assert [l.activation.__name__ for l in conv.layers if hasattr(l, "activation")] == ["relu", "relu", "linear"]
+assert all(np.array_equal(a, b) for a, b in zip(conv.get_weights(), _ref.get_weights())), "not memory_model's weights"
 assert round(largest) == 144  # KiB: every running sum is under the 256 KiB the allocator counts
 # the loop written by hand carries the counter, the loss and one sum per weight, and gives your sums exactly
 assert explicit_vs_yours == 0.0 and carried == 6, explicit_vs_yours
@@ -19,8 +23,8 @@ assert abs(large_mib / mib(512, alive) - 1) < 0.02 and abs(micro / mib(64, alive
 large_own, one, ten = own["one large batch of 512"], loop_mib[1], loop_mib[10]  # 5, 9 and 9 readings
 assert 1.8 * micro < four < 2.2 * micro and four < 100 and large_mib / 4 < 100 < large_mib / 2 and 2 * large_mib / 8 < 100 < 2 * large_mib / 4, four
 assert 0.11 < one.max() / large_own.min() < 0.15 and one.max() / one.min() < 1.05 and abs(np.median(one) / micro - 1) < 0.1, own
-# "with 10, more than one but never all eight" (this run's readings are printed; they move between runs:
-# from 2.0-2.3 to 5.2 micro-batches' worth over the runs so far)
+# "10 allowed held two micro-batches or more in every reading, but never all eight" (this run's readings are printed;
+# they move between runs: from 2.0 to 5.2 micro-batches' worth over the runs so far)
 assert 1.5 * micro < ten.min() and ten.max() < 6 * micro and ten.max() < 0.8 * large_own.min(), (ten, micro)
 assert traces["parallel_iterations=1"].peak < 1.5 * micro < traces["parallel_iterations=10"].peak, traces
 # "With one iteration alive, counting predicts the peak ... held exactly that in every reading": the table's nine
@@ -28,47 +32,46 @@ assert traces["parallel_iterations=1"].peak < 1.5 * micro < traces["parallel_ite
 one_all = np.append(loop_mib[1], traces["parallel_iterations=1"].peak) / micro
 assert all(abs(r - 1) < 0.05 for r in one_all) and abs(micro / mib(64, alive) - 1) < 0.02, one_all
 # "With more allowed, the count no longer gives one number ... call by call": with 10 allowed, the ten calls (table
-# and trace) read more than one micro-batch, never all eight, and not all alike (2.0-4.1 and 2.1-3.8 in two
-# runs, 3.8-4.9 in the stored one), while one alive reads the same in every call; the prose states the run's printed range as "here"
+# and trace) read more than one micro-batch, never all eight, and not all alike, while one alive reads the same in
+# every call; the prose gives no range for them (it says "two micro-batches or more in every reading", checked below)
 assert ten_all.min() > 1.5 and ten_all.max() < 0.8 * large_own.min() / micro, ten_all
 assert np.allclose(ten_all, np.append(loop_mib[10], traces["parallel_iterations=10"].peak) / micro)
 assert ten_all.max() - ten_all.min() > one_all.max() - one_all.min(), (ten_all, one_all)
 assert all(t.mib.max() <= t.peak + 0.01 for t in traces.values())  # a sample never exceeds the allocator's peak
-# "With 2 allowed, the readings were the count's two micro-batches or a little more (up to 2.25 here)": the nine
+# "With 2 allowed, the readings were the count's two micro-batches or a little more": the nine
 # readings at least about two counts (60.2 MiB), the highest more (67.7 in all nine in one run, 60.2-69.2 in
 # another; 60.2-67.7, 2.00-2.25 micro-batches, in the stored run)
 two = loop_mib[2]  # two alive: 8 x 64, the memory table's nine readings
 assert f"{2 * mib(64, alive):.1f}" == "60.2" and 1.9 * micro < two.min() and two.max() < 3 * micro, two  # (2.0-2.3, 2.0-2.6, 2.1-2.2, 2.2-2.5 in runs so far)
 assert two.min() > 1.95 * mib(64, alive) and two.max() > 2.05 * mib(64, alive), two  # about the count or more
-# the sweep: time per update grows with N at a fixed B; accumulate's time over fused's and the ms per extra
-# call, stated as printed "here" (1.74-2.07 and 0.27-0.39 ms in runs so far): wide bands
-assert per_update[32] > 1.5 * per_update[1] and per_update["accumulate, N = 8"] > per_update[8], per_update
-assert 1.3 < q[1] < 2.4 and 0.1 < per_call < 0.9, (q, per_call)
-# "fused's own time also grew with N" (3.1, 3.7 and 3.9 times from one micro-batch to 32 in runs so far, 3.3 in the
-# stored run): a wide band
-assert 2 < per_update[32] / per_update[1] < 8 and per_update[32] > per_update[8] > per_update[1], per_update
 assert model.count_params() == 203530  # P: the gradient each micro-batch writes and adds into the sum
-# "a call costs about as much as its micro-batch ... here": a call's 0.36 ms against fused's micro-batch of 32 rows,
-# its N = 8 update / 8, 0.53 ms, in the stored run; a wide band, as both move with the machine
-assert 0.25 < per_call / (per_update[8] / 8) < 4, (per_call, per_update[8])
-
 # overlap's memory: 1 holds one micro-batch, 2 and 10 more
 assert abs(np.median(loop_mib[1]) / micro - 1) < 0.1 and all(np.median(loop_mib[k]) > 1.5 * micro for k in (2, 10)), loop_mib
-# "with 2 allowed ... up to 2.25 here" (the table's 2.00-2.25; medians' ratio 2.25 in the stored run): a second alive about doubles the peak
+# "with 2 allowed, the readings were the count's two micro-batches or a little more" (medians' ratio 2.25 in two runs): a second alive about doubles the peak
 assert 1.7 < two_alive < 2.6, two_alive
-# each loop's time an update beside its peaks (interleaved rounds): "about the same time here" (250 vs
-# 257 ms in the stored run; the prose compares times only within this table: the traced call, beside a sampling
-# thread, and the sweep's convnet line, later, read the same update at 357 and 480 ms in the stored run); on any
-# machine only a wide band (a second core, a GPU or a busy machine moves it either way)
-assert set(loop_ms) == {1, 2, 10} and all(t > 0 for t in loop_ms.values()), loop_ms
-assert 0.3 < loop_ms[10] / loop_ms[1] < 3 and 0.3 < loop_ms[2] / loop_ms[1] < 3, loop_ms
-# overlap costs memory ("about four to five times the memory here": the table's 3.75-4.95 in the stored run)
+# "Overlap costs memory: 10 allowed held two micro-batches or more in every reading" (3.75-4.95 in one run, 2.00-2.55
+# in another, 5.2 at most in runs so far): every reading above 1.8 micro-batches, and under 6
 assert np.median(loop_mib[10]) > 1.8 * np.median(loop_mib[1]), loop_mib
-assert ten.min() > 1.8 * micro, (ten, micro)  # 10 alive: "more than one micro-batch, never all eight" (3.75-4.95 in the stored table): over 1.8 in every reading
-# "the convnet's update costs hundreds of calls' worth or more, so fusing away accumulate's extra calls saves 1% or less there"
-# (530-1,338 in runs so far): a wide band, at least 200 calls, so 8 calls under 4%
-assert convnet_ms > 200 * per_call, (convnet_ms, per_call)
-assert calls["accumulate"] - calls["fused"] == 8 and 8 * per_call < 0.04 * convnet_ms
+assert ten.min() > 1.8 * micro and ten.max() < 6 * micro, (ten, micro)
+# The time section's one interleaved table (12 rounds): every time is a ratio taken within a round, so a slow
+# moment of a shared machine falls on both sides; the lesson states no single call's milliseconds. Bands hold on any
+# machine; the prose gives this run's medians as "about ... here".
+med = {label: m for label, (_, m, _) in q.items()}
+N_ratio = [med[f"fused: an update at N = {N} / at N = 1"] for N in Ns[1:]]
+# "fused's own time also grew with N" (N = 32 over N = 1: 3.1-3.9 in earlier runs): rising from one micro-batch to 32
+assert 1.5 < N_ratio[-1] < 8 and N_ratio[-1] > med["fused: an update at N = 8 / at N = 1"] > 1, N_ratio
+# "accumulate took about twice as long as fused at eight micro-batches here" (1.67-2.11 in runs so far)
+assert 1.45 < med["accumulate / fused, N = 8"] < 2.6 and q["accumulate / fused, N = 8"][0] > 1, q
+# "an extra call ... cost about as much as a 32-row micro-batch" here (0.68, 0.86 and 1.11 in three runs); a band, as both
+# move with the machine
+assert 0.3 < med["an extra call / a micro-batch of 32 rows"] < 3, q
+# "the convnet's update costs hundreds of calls' worth or more, so fusing away accumulate's 8 extra calls saves a
+# few percent at most there" (530-1,338 in runs so far): at least 200 calls, so 8 calls under 4%
+assert med["convnet's update (1 alive) / an extra call"] > 200, q
+assert calls["accumulate"] - calls["fused"] == 8 and 8 / med["convnet's update (1 alive) / an extra call"] < 0.04, q
+# overlap's time: "2 or 10 iterations allowed took about as long as one, or a little longer, here: overlap bought no
+# time" (medians 1.06 and 1.03, and 1.09 and 1.08, in two runs); a band, as the machine moves it
+assert all(0.75 < med[f"convnet: parallel_iterations {k} / 1"] < 1.6 for k in (2, 10)), q
 # Problem 2: an 80 GiB A100 (nvidia-smi: 81,920 MiB), P = 2e9 float32 parameters, 60 MiB a row, B = 2,048
 # the hidden cell after Problem 3 prints the answers' numbers from its own names (checked against these below)
 assert room == 81_920 * 2**20 - 3 * 2 * 10**9 * 4 and round(room / row_bytes, 1) == 983.9, room
