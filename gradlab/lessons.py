@@ -84,6 +84,7 @@ _NAMES = {
     "side_of_one": ("gradlab.studies.bench.interleaved", "side_of_one"),
     "round_trip_ms": ("gradlab.studies.bench.round_trip", "round_trip_ms"),
     "call_peaks": ("gradlab.studies.bench.call_peaks", "call_peaks"),
+    "graph_ops": ("gradlab.studies.graph_ops", None),
     "memory_peaks": ("gradlab.studies.bench.memory_report", "memory_peaks"),
     "format_memory_peaks": ("gradlab.studies.bench.memory_report", "format_memory_peaks"),
     # figures
