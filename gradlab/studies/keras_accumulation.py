@@ -4,12 +4,14 @@
     optimizer.iterations = _iterations // N             updates (the EMA reads this one)
     learning rate        = schedule(_iterations)        micro-steps, read at the update's N-th call
     PerUpdate(schedule, N)(step) = schedule(step // N)  the rate of update k, read at kN + N - 1
+    under_strategy(strategy, model_fn, x, y, ...)       N under a tf.distribute strategy: what fit does
 
-Lesson: notebooks/06-keras-accumulation.ipynb
+Lesson: notebooks/06-keras-accumulation.ipynb; under_strategy: notebooks/15-fit-across-replicas.ipynb
 """
 from __future__ import annotations
 
 import numbers
+import re
 
 import keras
 import numpy as np
@@ -87,3 +89,36 @@ class PerUpdate(keras.optimizers.schedules.LearningRateSchedule):
     @classmethod
     def from_config(cls, config):
         return cls(keras.saving.deserialize_keras_object(config["schedule"]), config["accum_steps"])
+
+
+def under_strategy(strategy, model_fn, x, y, batch_size=16, steps=4, **compile_args):
+    """Keras's own `SGD(0.1, gradient_accumulation_steps=steps)` in `strategy.scope()`: one epoch of
+    `fit` over (x, y) in order, in batches of `batch_size`, with sparse cross-entropy from logits.
+    Keras 3.15 applies inside an `ops.cond`, where TensorFlow cannot run the cross-replica
+    `merge_call` while it traces the branch (keras-team/keras#20582): compiled, fit raises a
+    RuntimeError before any update; `run_eagerly=True` trains.
+
+    Args:
+        strategy: a tf.distribute strategy (lesson 15: MirroredStrategy on two logical CPUs).
+        model_fn: a function returning a fresh, built model (logits).
+        x, y: the rows and labels.
+        batch_size, steps: fit's batch and the optimizer's gradient_accumulation_steps.
+        **compile_args: more for `compile` (jit_compile=True, run_eagerly=True).
+    Returns:
+        (updates applied, the largest |w - w_init|, the RuntimeError's message without colour codes,
+        or "none").
+
+    Lesson: notebooks/15-fit-across-replicas.ipynb
+    """
+    with strategy.scope():
+        model = model_fn()
+        model.compile(optimizer=keras.optimizers.SGD(0.1, gradient_accumulation_steps=steps),
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), **compile_args)
+        w_init = model.get_weights()
+        try:
+            model.fit(x, y, batch_size=batch_size, epochs=1, shuffle=False, verbose=0)
+            error = "none"
+        except RuntimeError as e:
+            error = " ".join(re.sub(r"\x1b\[\d*m", "", str(e)).split())
+    moved = max(float(np.max(np.abs(a - b))) for a, b in zip(model.get_weights(), w_init))
+    return int(model.optimizer.iterations), moved, error

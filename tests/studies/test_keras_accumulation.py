@@ -53,3 +53,20 @@ def test_micro_steps_counts_every_apply_where_iterations_counts_updates():
     for _ in range(7):
         opt.apply_gradients([(np.ones(1, np.float32), w)])
     assert ka.micro_steps(opt) == 7 and int(opt.iterations.numpy()) == 7 // 3
+
+
+def test_under_strategy_compiled_fit_raises_before_any_update_and_eager_fit_trains():
+    import gradlab as gl
+    from gradlab.core import distribute
+    dist = distribute.make_distribution(gl.tower_devices(2))
+    x = np.random.default_rng(0).random((64, 8), dtype=np.float32)
+    y = np.arange(64) % 10
+
+    def model_fn():
+        keras.utils.set_random_seed(0)
+        return keras.Sequential([keras.Input((8,)), keras.layers.Dense(10)])
+
+    updates, moved, error = ka.under_strategy(dist, model_fn, x, y, jit_compile=False)
+    assert (updates, moved) == (0, 0.0) and "merge_call" in error and "\x1b" not in error
+    updates, moved, error = ka.under_strategy(dist, model_fn, x, y, run_eagerly=True)
+    assert updates == 64 // (16 * 4) and moved > 0 and error == "none"

@@ -8,14 +8,23 @@
     each_update_miss(model, strategy, path, arrays, batch_size)
                                             lesson 01's miss of each of model's updates, each one run
                                             from path[t]: |w - path[t+1]| / |path[t+1] - path[t]|
+    mlp(seed, l2), plain_fit(x, y, ...)     the two lessons' MLP and their reference, Keras's plain fit
+    max_abs_diff(a, b), norm_diff(a, b)     the largest entry, and the length, of a difference of weights
+    summed_grads(model, x, y)               lesson 10's loop, undivided: a shard's summed loss, rows, gradient
+    penalty_grads(model, scale)             model.losses, scaled, and its gradient
+    unclipped_step(model, data)             lesson 15's route: divide once by the all-reduced rows B
+    TokenStep                               the same route by tokens: divide once by D, all replicas' tokens
+    token_misses(strategy, x, y, tokens)    a mean per token under a strategy: mirrored fit against TokenStep
+    dropout_masks(strategy)                 Dropout's masks on each replica, two steps
 
-Nothing here is what lesson 15 teaches: its lessons are the steps written on top of these.
+Lesson 15 writes the steps (unclipped_step is its solution); lesson 16 builds its clipped steps on these.
 
 Lesson: notebooks/15-fit-across-replicas.ipynb, notebooks/16-clipping-across-replicas.ipynb
 """
 from __future__ import annotations
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 from ..runs.pitfalls import relative_error
@@ -88,3 +97,191 @@ def each_update_miss(model, strategy, path, arrays, batch_size=60):
         misses.append(relative_error([w - b for w, b in zip(model.get_weights(), before)],
                                      [a - b for a, b in zip(after, before)]))
     return misses
+
+
+def mlp(seed=0, l2=0.0, inputs=784):
+    """Lessons 15 and 16's network, the same initial weights for a seed: `inputs` -> Dense(32, relu)
+    -> Dense(10) logits, with an L2 penalty `l2` on both kernels when l2 > 0.
+
+    Args:
+        seed: keras.utils.set_random_seed's seed, set first.
+        l2: the L2 factor of keras.regularizers.L2 on the kernels; 0: none.
+        inputs: the features a row holds (784 for a flattened MNIST digit).
+    Returns:
+        a built keras.Sequential.
+
+    Lesson: notebooks/15-fit-across-replicas.ipynb, notebooks/16-clipping-across-replicas.ipynb
+    """
+    keras.utils.set_random_seed(seed)
+    reg = keras.regularizers.L2(l2) if l2 else None
+    return keras.Sequential([keras.Input((inputs,)),
+                             keras.layers.Dense(32, activation="relu", kernel_regularizer=reg),
+                             keras.layers.Dense(10, kernel_regularizer=reg)])
+
+
+def mean_loss():
+    """The lessons' loss object: sparse categorical cross-entropy from logits, a mean over rows."""
+    return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
+def plain_fit(x, y, clip=None, l2=0.0, batch_size=60, loss=None, **fit_args):
+    """The lessons' reference: `mlp(l2=l2)` trained by Keras's plain `fit` on one device, one epoch
+    over (x, y) in order, SGD(0.1) with `global_clipnorm=clip`.
+
+    Args:
+        x, y: the rows, in the order fit takes them.
+        clip: SGD's global_clipnorm; None: no clip.
+        l2: the network's L2 penalty (see `mlp`).
+        batch_size: rows an update.
+        loss: the compiled loss; None: `mean_loss()`.
+        **fit_args: more for `fit` (sample_weight=...).
+    Returns:
+        the trained model; its `history` holds the epoch's logged loss.
+
+    Lesson: notebooks/15-fit-across-replicas.ipynb, notebooks/16-clipping-across-replicas.ipynb
+    """
+    model = mlp(l2=l2, inputs=int(np.shape(x)[1]))
+    model.compile(optimizer=keras.optimizers.SGD(0.1, global_clipnorm=clip), loss=loss or mean_loss(),
+                  jit_compile=False)
+    model.fit(x, y, batch_size=batch_size, epochs=1, shuffle=False, verbose=0, **fit_args)
+    return model
+
+
+def max_abs_diff(a, b):
+    """The largest |a - b| over every entry of two lists of arrays (two models' weights)."""
+    return max(float(np.max(np.abs(np.asarray(u) - np.asarray(v)))) for u, v in zip(a, b))
+
+
+def norm_diff(a, b):
+    """The length of a - b over all entries of two lists of arrays together (lesson 01's norm)."""
+    return float(np.sqrt(sum(np.sum((np.asarray(u, np.float64) - np.asarray(v, np.float64)) ** 2)
+                             for u, v in zip(a, b))))
+
+
+def summed_grads(model, x, y, per_row=None):
+    """Lesson 10's micro-batch loop with the loss undivided: over `model.accum_steps` micro-batches
+    of the shard (x, y) (the first n % N get one row more), the summed per-row loss S, the rows n
+    and the gradient of S. Nothing is divided and nothing is communicated.
+
+    Args:
+        model: a StepBase (it has `accum_steps`); called with training=True.
+        x, y: this replica's shard (0 rows allowed).
+        per_row: a loss giving one value a row; None: sparse cross-entropy from logits, reduction "none".
+    Returns:
+        (S, n as float32, [dS/dv for v in model.trainable_variables]).
+
+    Lesson: notebooks/15-fit-across-replicas.ipynb, notebooks/16-clipping-across-replicas.ipynb
+    """
+    per_row = per_row or keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="none")
+    n, N = tf.shape(x)[0], model.accum_steps
+    q, r = n // N, n % N  # lesson 01's split: the first r get q + 1 rows
+    total, S = [tf.zeros_like(v) for v in model.trainable_variables], 0.0
+    for i in range(N):
+        lo, hi = i * q + tf.minimum(i, r), (i + 1) * q + tf.minimum(i + 1, r)
+        with tf.GradientTape() as tape:  # S_i: the micro-batch's summed loss
+            S_i = tf.reduce_sum(per_row(y[lo:hi], model(x[lo:hi], training=True)))
+        total, S = [t + g for t, g in zip(total, tape.gradient(S_i, model.trainable_variables))], S + S_i
+    return S, tf.cast(n, "float32"), total
+
+
+def penalty_grads(model, scale):
+    """`scale(sum(model.losses))` (a weight penalty) and its gradient over the trainable variables.
+
+    Args:
+        model: a Keras model; its `losses` may be empty (a zero penalty).
+        scale: a function of the summed penalty: tf.nn.scale_regularization_loss (over R, for an
+            `apply` that adds the replicas' copies) or tf.identity.
+    Returns:
+        (the scaled penalty, its gradients: None for a variable it does not use).
+
+    Lesson: notebooks/15-fit-across-replicas.ipynb, notebooks/16-clipping-across-replicas.ipynb
+    """
+    with tf.GradientTape() as tape:
+        penalty = scale(sum(model.losses, tf.zeros([])))
+    return penalty, tape.gradient(penalty, model.trainable_variables)
+
+
+def unclipped_step(model, data):
+    """Lesson 15's public route, a train_step for `with_step`: the shard's summed gradient over B,
+    the rows of all replicas (all-reduce 1), plus the penalty over R; `apply` adds the replicas'
+    parts (all-reduce 2). The large batch's update for any split, an empty shard included.
+
+    Returns:
+        fit's logs, {"rows": B}.
+
+    Lesson: notebooks/15-fit-across-replicas.ipynb (its solution), notebooks/16-clipping-across-replicas.ipynb
+    """
+    _, n, total = summed_grads(model, *data)
+    B = tf.distribute.get_replica_context().all_reduce("sum", n)
+    _, p_grads = penalty_grads(model, tf.nn.scale_regularization_loss)
+    grads = [g / B if p is None else g / B + p for g, p in zip(total, p_grads)]
+    model.optimizer.apply(grads, model.trainable_variables)
+    return {"rows": B}
+
+
+class TokenStep(StepBase):
+    """The unclipped route by tokens: fit's sample_weight w holds each row's tokens; the step divides
+    the shard's token-weighted loss sum by D, the tokens of all replicas (all-reduced), so the
+    update is the mean per token over the whole batch. One micro-batch a shard."""
+
+    def train_step(self, data):
+        x, y, w = data  # fit passes sample_weight as the third element
+        D = tf.distribute.get_replica_context().all_reduce("sum", tf.reduce_sum(w))
+        with tf.GradientTape() as tape:
+            S = tf.reduce_sum(w * self.loss_fn(y, self(x, training=True)))
+        self.optimizer.apply([g / D for g in tape.gradient(S, self.trainable_variables)], self.trainable_variables)
+        return {"tokens": D}
+
+
+def token_misses(strategy, x, y, tokens, batch_size=60):
+    """A mean per token (tokens passed as fit's sample_weight) under `strategy`: Keras's plain fit
+    divides each replica's loss by its own shard's tokens; TokenStep divides by all replicas'.
+
+    Args:
+        strategy: a tf.distribute strategy (lesson 15: two replicas).
+        x, y, tokens: the rows, labels and each row's tokens; one epoch in batches of batch_size.
+    Returns:
+        a dict: "uneven batches" (batches whose shards hold different tokens, on 2 replicas with
+        even row splits), "mirrored fit" (lesson 01's miss of each update, each run from one
+        device's weights before it), "token step" (max |diff| of TokenStep's weights from one device's).
+
+    Lesson: notebooks/15-fit-across-replicas.ipynb
+    """
+    per_token = keras.losses.SparseCategoricalCrossentropy(True, reduction="mean_with_sample_weight")
+    net = lambda: mlp(inputs=int(np.shape(x)[1]))  # noqa: E731  the same initial weights each time
+    path = weights_path(_compiled(net(), per_token), x, y, sample_weight=tokens, batch_size=batch_size)
+    with strategy.scope():
+        plain = _compiled(net(), per_token)
+        mine = _compiled(TokenStep(net(), 1, keras.losses.SparseCategoricalCrossentropy(True, reduction="none")))
+        for model in (plain, mine):  # mirrored fit, then the token step: one epoch each
+            model.fit(x, y, sample_weight=tokens, batch_size=batch_size, shuffle=False, verbose=0)
+    halves = np.asarray(tokens).reshape(-1, 2, batch_size // 2).sum(axis=2) if len(x) % batch_size == 0 else None
+    return {"uneven batches": None if halves is None else int((halves[:, 0] != halves[:, 1]).sum()),
+            "mirrored fit": each_update_miss(plain, strategy, path, (x, y, tokens), batch_size),
+            "token step": max_abs_diff(mine.inner.get_weights(), path[-1])}
+
+
+def _compiled(model, loss=None):
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss=loss, jit_compile=False)
+    return model
+
+
+def dropout_masks(strategy, rows=30, features=784, rate=0.5, seed=0):
+    """Keras's Dropout under `strategy`: each replica drops entries of its own shard of ones, two
+    steps in a row. Keras mixes no replica id into the seed, so the replicas' masks agree.
+
+    Returns:
+        a dict: "dropped" (replica 0's share dropped at step 1), "replicas agree" (the share of entries
+        where replicas 0 and 1 agree, one value a step), "step 2 vs 1" (replica 0's agreement across steps).
+
+    Lesson: notebooks/15-fit-across-replicas.ipynb
+    """
+    keras.utils.set_random_seed(seed)
+    with strategy.scope():
+        dropout = keras.Sequential([keras.Input((features,)), keras.layers.Dropout(rate)])
+    step = tf.function(lambda x: strategy.run(lambda shard: dropout(shard, training=True), args=(x,)))
+    masks = [[m.numpy() == 0 for m in strategy.experimental_local_results(step(tf.ones((rows, features))))]
+             for _ in range(2)]
+    return {"dropped": float(masks[0][0].mean()),
+            "replicas agree": [float((a == b).mean()) for a, b, *_ in masks],
+            "step 2 vs 1": float((masks[0][0] == masks[1][0]).mean())}

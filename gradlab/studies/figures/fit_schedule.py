@@ -224,7 +224,7 @@ def plot_shard_weights(shards=(6, 5)):
     """
     sizes = [_count("a shard's rows", n) for n in shards]
     total, replicas = sum(sizes), len(sizes)
-    fig, ax = plt.subplots(figsize=(6.4, 2.6), layout="constrained")
+    fig, ax = plt.subplots(figsize=(8.4, 2.6), layout="constrained")
     plt.close(fig)  # owned by the caller
     start = 0
     for r, n in enumerate(sizes):
@@ -235,7 +235,7 @@ def plot_shard_weights(shards=(6, 5)):
     ax.set_xticks(range(total), [str(i + 1) for i in range(total)])
     ax.set_xlabel("row of the batch")
     ax.set_ylabel("weight in the update")
-    ax.set_ylim(0, 1.35 / (replicas * min(sizes)))
-    ax.legend(fontsize="small", frameon=False, loc="upper left")
+    ax.set_ylim(0, 1.15 / (replicas * min(sizes)))
+    ax.legend(fontsize="small", frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1))  # off the bars and line
     ax.set_title("An average of shard means weighs the rows unequally", fontsize="medium")
     return fig
