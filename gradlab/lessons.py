@@ -128,6 +128,8 @@ _NAMES = {
     "plot_update_parts": ("gradlab.studies.figures.host_cost", "plot_update_parts"),
     "plot_host_timeline": ("gradlab.studies.figures.host_cost", "plot_host_timeline"),
     "host_schedule": ("gradlab.studies.figures.host_cost", "host_schedule"),
+    "offload_problem": ("gradlab.studies.host_offload", "offload_problem"),
+    "format_offload": ("gradlab.studies.host_offload", "format_offload"),
     "plot_weighting_factors": ("gradlab.studies.figures.weighting", "plot_weighting_factors"),
     "plot_tower_step": ("gradlab.studies.figures.timeline", "plot_tower_step"),
     "plot_tower_layouts": ("gradlab.studies.figures.timeline", "plot_tower_layouts"),

@@ -77,6 +77,13 @@ assert changed == [(4, 128, 24, 23)], changed
 assert (f"{B_crit:.1f}", f"{B_crit_finer:.1f}") == ("32.4", "32.8"), B_crit_finer
 assert all(finer[k] <= runs[k[0]][k[1]] for k in finer)  # seven rates never do worse than their four
 
+# the time to loss 0.5 at lesson 05's stored costs ("about half a millisecond a fused micro-batch, a third of one more
+# a separate call"): "Even fused, B = 128 takes 2.5 times as long as B = 32, and in separate calls 4.2 times"
+assert (micro_ms, call_ms) == (0.53, 0.36) and 0.4 < micro_ms < 0.6 and 0.3 < call_ms < 0.4
+assert (f"{to_target[128][0] / to_target[32][0]:.1f}", f"{to_target[128][1] / to_target[32][0]:.1f}") == ("2.5", "4.2")
+assert min(to_target.values()) == to_target[32] and to_target[32][0] == to_target[32][1]  # "the single micro-batch is fastest"
+assert all(f > to_target[32][0] for B, (f, c) in to_target.items() if B > 32)
+
 # Answer 2: B* = sqrt(32.4 x 128), about 64, where the model's time is least
 assert f"{B_fast:.0f}" == "64" and time_in_calls(B_fast) <= min(time_in_calls(B) for B in (32, 128, 512))
 print("lesson 19: every number the prose states checks out")

@@ -105,6 +105,10 @@ assert rnd(reproduction.SEED_TABLE[20][0] - reproduction.SEED_TABLE[1][0], 1) ==
 assert f"{off:.1e}" == "4.1e-07" and off < 4 * np.finfo(np.float32).eps  # "4.1e-07, under four float32 eps: rounding" (lesson 01; 19 quotes it)
 # the K = 1 line: an N = 20 draw and another large-batch draw, each as far from a large-batch draw
 assert [rnd(d.mean(), 2) for d in to_large.values()] == [1.79, 1.79]
+# "the 32 distances spread by 0.08 and 0.09 (std), and the means differ by 0.007, under two standard errors (0.042)"
+assert [rnd(d.std(ddof=1), 2) for d in to_large.values()] == [0.08, 0.09]
+assert f"{d20.mean() - d_large.mean():.3f}" == "0.007" and f"{2 * se_gap:.3f}" == "0.042"
+assert abs(d20.mean() - d_large.mean()) < se_gap  # under one standard error, so well under two
 assert all(d.mean() > 1 for d in to_large.values())  # dropout's noise is larger than the gradient
 # one draw's noise: two independent draws lie about sqrt(2) times it apart, so about 1.3 times the norm
 assert [rnd(d.mean() / np.sqrt(2), 1) for d in to_large.values()] == [1.3, 1.3] and rnd(1.79 / np.sqrt(2), 1) == 1.3
@@ -144,7 +148,7 @@ assert all(a < b for a, b in zip(list(looks.values()), list(looks.values())[1:])
 assert abs(looks[11] - same_mean[20]) < 1e-9 and abs(looks[201] - best_mean[20]) < 1e-9
 assert (rnd(looks[11], 2), rnd(looks[201], 2), rnd(looks[201] - looks[11], 2)) == (94.63, 94.98, 0.35)
 assert looks[201] - looks[11] < best_mean[20] - best_mean[1]  # "nearly all of" the 0.36
-# the figure beside lesson 22's model: fresh evaluations (22's generator and seed) gain 0.79 from 11 looks
+# the figure beside a model in which nothing learns: fresh evaluations (the generator and seed lesson 22 used) gain 0.79 from 11 looks
 # to 201, more than N = 20's runs (0.35), whose evaluations reuse one test set: "the model overstates what picking adds"
 assert list(sim_gain) == [11, 21, 51, 101, 201] and f"{sim_gain[201]:.2f}" == "0.79" and sim_gain[201] > looks[201] - looks[11]
 assert all(a < b for a, b in zip(list(sim_gain.values()), list(sim_gain.values())[1:]))

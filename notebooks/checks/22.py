@@ -3,7 +3,7 @@ against the names the notebook has just computed.
 
 Run by the lesson's last code cell (`%run -i checks/22.py`), so nbval fails when a run disagrees
 with the text. Not part of the lesson. Every number is the same on each run (seeded numpy, a fresh
-process's allocator) except the one timing, asserted only in a wide band.
+process's allocator) except the one timing, asserted only in the band the prose states (3 to 7 times).
 """
 import numpy as np
 
@@ -42,13 +42,11 @@ assert default == [(65_536, 0), (1_000_000, 1_000_192), (1_048_576, 1_048_576)],
 assert 3907 * 256 == 1_000_192 and 1_000_000 / 256 > 3906
 assert f"{2_096_896 / 1_048_576:.1f}" == "2.0" and 2_096_896 < 2 * 1_048_576  # just under twice: not split
 
-# Time: "either timer measured about that on this run": the run-varying median gets no digits of its own (wide band)
-assert f"{4 * 18 / 16:.2f}" == "4.50"
-assert 3.0 < q[1] < 7.0, q
-# "n log n predicts more than four": the prediction, 4.50x > 4 (the measured median gets the wide band above)
-assert 4 * 18 / 16 > 4
-# your timer: the same rotating call order as gradlab's interleaved_ms (4 rounds of a, b, c, the warm-up first), and
-# on np.sort "by either timer" about n log n's 4.50x (the same wide band); the median printed is ratio_quartiles' middle
+# Time: "n log n predicts 4 x 18/16 = 4.50x. Either timer's median here lies between three and seven times": the
+# measured medians get no digits of their own, only the band the prose states (it holds on any machine we know; a
+# machine outside it makes the prose wrong, and this check says so)
+assert f"{4 * 18 / 16:.2f}" == "4.50" and 4 * 18 / 16 > 4
+# your timer: the same rotating call order as gradlab's interleaved_ms (4 rounds of a, b, c, the warm-up first)
 assert calls["mine"] == calls["gradlab's"] == list("abc" "bca" "cab" "abc"), calls
 assert q == quartiles["gradlab's"] and all(3.0 < r[1] < 7.0 for r in quartiles.values()), quartiles
 assert abs(np.median(ms["2^18"] / ms["2^16"]) - q[1]) < 1e-12
@@ -69,11 +67,6 @@ assert (f"{B.mean() - A.mean():+.2f}", f"{unpaired:.2f}") == ("+0.36", "1.63") a
 threes = [paired((B - A)[k:k + 3]) for k in (0, 3, 6)]
 assert [m - h > 0 for m, h in threes] == [True, True, False]
 assert (f"{min(h for _, h in threes):.2f}", f"{max(h for _, h in threes):.2f}") == ("0.11", "0.33")
-best = {k: looks[:, :k].max(axis=1).mean() for k in (1, 11, 201)}
-assert [f"{best[k]:.2f}" for k in (1, 11, 201)] == ["94.53", "95.60", "96.40"]
-assert 1.8 < best[201] - best[1] < 2.0  # "nearly two points, from nothing" (1.86)
-# "from 11 looks to 201 the model gains 0.79 points" (18 prints the same simulation's 0.79), above 21's 0.35
-assert f"{gain:.2f}" == "0.79" and abs(gain - (best[201] - best[11])) < 1e-12 and gain > 0.35
 
 # Problems
 s03 = float(np.spacing(np.float32(0.3)))
