@@ -1,5 +1,6 @@
 """memory_trace.trace: a thread samples what the allocator holds while one call runs; checked
 against a call whose allocations are known to the byte."""
+import gc
 import time
 
 import numpy as np
@@ -20,6 +21,7 @@ def _current():
 # allocator gave (inside the call) and checks the trace against it, and it against [n, 2n).
 
 def test_a_held_tensor_shows_as_a_plateau_of_its_size():
+    gc.collect()  # earlier tests' garbage freed now, not during the trace (a CI run read -0.77 MiB at its end)
     tf.fill([2**22], 1.0)  # 16 MiB taken and freed first: the allocator has room
     given = []
 
@@ -34,7 +36,9 @@ def test_a_held_tensor_shows_as_a_plateau_of_its_size():
     assert 4.0 <= held_mib < 8.0
     assert t.ms[0] < 0 and t.ms[-1] >= 100  # sampled from before the call to after it
     assert len(t.ms) > 20 and np.all(np.diff(t.ms) >= 0)
-    assert t.mib[0] == 0 and t.mib[-1] == 0  # the level outside the call: what was held at the start
+    # the level outside the call: what was held at the start (back within 1 MiB of it after the
+    # call: another thread of the process may free a stray tensor meanwhile; the held one is 4 MiB)
+    assert t.mib[0] == 0 and abs(t.mib[-1]) < 1
     plateau = t.mib[(t.ms > 20) & (t.ms < 80)]
     assert plateau.size > 5 and np.median(plateau) == held_mib
     assert held_mib <= t.peak < held_mib + 0.01  # and the fill's 4-byte shape (one 256-byte chunk at most)
