@@ -73,12 +73,13 @@ assert round(4000 / 60 * outputs / grad, 1) == 6.6  # printed: the layers' outpu
 assert big["unrolled", 1] > 10 and big["while loop", 4] < 2 / 3 * big["unrolled", 1], big
 # the prose now: "one pass holds over ten gradients here, your loop at N = 4 well below that" (least of five, from
 # gradlab's call_peaks: 0.31x to 0.42x in the runs so far; asserted above as under two thirds)
-# under XLA (the fold of "Why the loop becomes a tf.while_loop"): "your loop does not keep one micro-batch alive", each
-# slice given room for the whole batch; "about 500 at every N from 2" (XLA's buffers: 499.6 in every run so far), flat
+# under XLA (Going further's fold): "your loop no longer holds one micro-batch at a time"; "about 500 at every N from 2" (XLA's buffers: 499.6 in every run so far), flat
 # in N and far above one pass without XLA
 _xla = {N: xla[N] / grad for N in NS}
 assert all(400 < _xla[N] < 600 for N in NS[1:]) and max(_xla.values()) < 1.1 * min(_xla[N] for N in NS[1:]), _xla
 assert min(_xla[N] for N in NS[1:]) > 10 * big["unrolled", 1], (_xla, big)
+# Going further: "about ... gradients here at N = 1" (147 in the stored run), below the flat ~500 from N = 2
+assert 100 < _xla[1] < 250 and _xla[1] < 0.5 * min(_xla[N] for N in NS[1:]), _xla
 # the figure's third line, the loop at 4,000 rows: from N = 4 on, well under one pass (a run read 0.30x to 0.40x)
 assert all(big["while loop", N] < 0.7 * big["unrolled", 1] for N in NS[2:]), big
 # one pass at 4,000 rows read 11.6 to 14.8 in eight single-reading runs and 15.7 as the least of five (quoted as "about ... here"; the fold
