@@ -52,3 +52,16 @@ def test_importing_the_facade_turns_tf32_off_and_gradlab_alone_does_not():
     got = [subprocess.run([sys.executable, "-c", probe.format(m)], capture_output=True, text=True, check=True,
                           cwd=ROOT).stdout.split()[-1] for m in ("gradlab.lessons", "gradlab")]
     assert got == ["False", "True"]
+
+
+def test_the_lab_and_the_budget_store_a_widget_view_whose_model_is_in_the_stored_state():
+    # tools/run_notebooks.py keeps a widget view, and the state it reaches, only where the cell's code says
+    # "widget's state is stored with the notebook": without it a reader with no kernel sees no controls
+    view, state = "application/vnd.jupyter.widget-view+json", "application/vnd.jupyter.widget-state+json"
+    for name in ("11-memory-budget.ipynb", "17-the-lab.ipynb"):
+        nb = json.loads((ROOT / "notebooks" / name).read_text())
+        stored = nb["metadata"].get("widgets", {}).get(state, {}).get("state", {})
+        views = [out["data"][view]["model_id"] for cell in nb["cells"] if cell["cell_type"] == "code"
+                 for out in cell["outputs"] if view in out.get("data", {})]
+        assert stored and views, (name, len(stored), views)
+        assert all(model in stored for model in views), (name, views)

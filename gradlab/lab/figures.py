@@ -112,7 +112,7 @@ def plot_picture(groups, x="updates", current=None, window=15, labels=None, titl
     done = [g for g in groups if g.results and _finished(g)]
     lines = sum(1 for g in groups if g.results) + (0 if labels else len(families.families(done)))
     fig, [(axes, legend_y)] = _rows(PICTURE_WIDTH, [(3, lines)], panel=2.8, gap=0.8,
-                                    top=0.6 if title is None else 0.95)
+                                    top=0.75 if title is None else 1.1)
     ax_loss, ax_diff, ax_acc = axes
     _curves(ax_loss, ax_diff, groups, x, current, window, labels=labels)
     if labels is None:
@@ -124,7 +124,8 @@ def plot_picture(groups, x="updates", current=None, window=15, labels=None, titl
     # Shorter titles than the live lab's: three panels share a notebook's width.
     seeded = _seeded(groups)
     ax_loss.set_title(f"Training loss (mean of {2 * (window // 2) + 1} updates)" + ("" if seeded else ", one seed"))
-    ax_diff.set_title("|Δ| from one large batch" + (", max over seeds" if seeded else ", one seed"),
+    # On two lines: on one, the middle title runs into its neighbours' titles.
+    ax_diff.set_title("|Δ| from one large batch,\n" + ("max over seeds" if seeded else "one seed"),
                       fontsize="medium")
     low, high = ax_diff.get_ylim()
     if 0 < low and high < 30 * low:

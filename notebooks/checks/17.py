@@ -136,16 +136,6 @@ assert two_steps == [float(x) for x in lab_run.losses[:2]] and n_weights == 203_
 assert between == 0.0, between
 # BatchNorm's inversion (cell 17's print): both ways end at a higher training loss than the large batch, yet score higher
 assert late[1] == late[2] and late[1] > late[0] and bn_window.mean() > 0 and bn_micro.mean() > 0, late
-# section 1's Explore: at lr = 2 the large batch diverges and the curves part within 10 updates
-part = int(np.argmax(wild_gap > 1e-5))
-assert 0 < part < 10 and wild_gap[:part].max() <= 1e-5 and wild[0].accuracy < 0.5, (part, wild[0].accuracy)
-assert [part + 1, f"{wild_gap.max():.1e}", f"{100 * wild[0].accuracy:.1f}"] == [8, "2.4e+00", "20.2"]  # cell 8's Explore
-assert wild[0].config.seed == 0
-# the Explore's float64 control: the same pair never differs by the 1e-5 that marks parting (cell 5's print)
-assert wild_gaps["float64"].max() < 1e-5 < wild_gaps["float32"].max(), {k: v.max() for k, v in wild_gaps.items()}
-assert f"{wild_gaps['float64'].max():.1e}" == "9.5e-07"  # the answer: "stays within 9.5e-07"
-# the large batch at lr = 2 barely learns: loss 2.36 -> 2.03 (cell 8's print)
-assert [f"{wild[0].losses[0]:.2f}", f"{wild[0].losses[-1]:.2f}"] == ["2.36", "2.03"]
 # BatchNorm (cell 16): training loss 0.109 against 0.066; per micro-batch's moving variance 5 to 6 % off
 assert [f"{late[0]:.3f}", f"{late[1]:.3f}"] == ["0.066", "0.109"], late
 assert [f"{x:.0%}" for x in (bn_runs["per micro-batch"][:, 1].min(), bn_runs["per micro-batch"][:, 1].max())] == ["5%", "6%"]
@@ -155,4 +145,12 @@ _sp = {s: max(spacings(r.losses, ways[s][0].reference[r.config.seed].losses).max
 assert [f"{v:.2g}" for v in _sp.values()] == ["8", "9"] and max(_sp.values()) < 10, _sp  # inside the course's ten
 # window's moving variance 74 to 78 % off the training digits' (150 moves, as the large batch)
 assert [f"{x:.0%}" for x in (bn_runs["window"][:, 1].min(), bn_runs["window"][:, 1].max())] == ["74%", "78%"]
+# the Problem in the lab (its folded expected result): at N = 8, b = 12 Keras's schedule costs 7.8 to 8.5 points a seed,
+# more than at N = 4 on every seed; gradlab's way matches the large batch (B = 96) on every seed
+assert [g[0].config.accum_steps for g in task] == [1, 8, 8] and task[0][0].config.micro_batch == 96
+assert [r.config.strategy for r in (task[0][0], task[1][0], task[2][0])] == ["large_batch", "fused", "keras"]
+assert [r.config.seed for r in task[2]] == [0, 1, 2] and all(r.config.schedule == "cosine" for g in task for r in g)
+assert np.all(np.abs(task_gaps[0]) < 0.05), task_gaps
+assert [f"{x:.1f}" for x in (max(task_gaps[1]), min(task_gaps[1]))] == ["-7.8", "-8.5"], task_gaps
+assert max(task_gaps[1]) < change(keras_cosine).min(), (task_gaps, change(keras_cosine))
 print("lesson 17: every number the prose states checks out")

@@ -48,6 +48,8 @@ assert _fmt(progress(71, B_noise), ".2f") == _fmt(progress(71, B_noise) * B_nois
 
 # the sweep: 3.2 x the drop, best rates 0.20 and 0.80 (4 x), drops 0.151 and 0.479, a fifth of 2.34
 assert ratio > 2.5 and _fmt(ratio, ".1f") == "3.2", ratio
+# "about two-fifths as much, 0.40 measured (the model: 0.31)": per example, the drop ratio over 8
+assert (_fmt(ratio / 8, ".2f"), _fmt(per_update / 8, ".2f")) == ("0.40", "0.31"), ratio
 # the visible comparison: the drop 3.2 x and the best rate 4 x, against the model's 2.5 and the linear rule's 8
 assert _fmt(model_wo, ".1f") == "2.5" and model_wo < rate_up < 8
 assert (_fmt(best[32][0], ".2f"), _fmt(best[256][0], ".2f"), _fmt(rate_up, ".0f")) == ("0.20", "0.80", "4")

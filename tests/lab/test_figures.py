@@ -75,6 +75,12 @@ def test_the_picture_with_labels_names_each_group_once_and_gives_each_its_paired
     assert [t.get_text() for t in accuracy.texts] == ["large batch ×2 (the reference)", "keras N=4"]
     assert accuracy.get_title() == "Final accuracy - the reference's"
     assert fig.axes[0].get_title() == "Training loss (mean of 15 updates)"  # two seeds: no "one seed"
+    # the middle title on two lines, clear of its neighbours' titles and under the suptitle
+    fig.canvas.draw()
+    boxes = [ax.title.get_window_extent() for ax in fig.axes]
+    assert fig.axes[1].get_title() == "|Δ| from one large batch,\nmax over seeds"
+    assert boxes[0].x1 < boxes[1].x0 and boxes[1].x1 < boxes[2].x0, boxes
+    assert max(b.y1 for b in boxes) < fig._suptitle.get_window_extent().y0
     dots = [np.asarray(line.get_xdata(), float) for line in accuracy.lines[1:]]  # after the zero line
     np.testing.assert_allclose(dots[0], [0.0])  # the reference's row
     np.testing.assert_allclose(dots[1], [-5.0, 1.0])  # seed 0: 85 - 90; seed 1: 93 - 92, paired by seed
@@ -96,7 +102,7 @@ def test_one_seed_pictures_say_so_and_an_exact_zero_is_labelled_at_the_floor():
     assert (-9 - low) / (high - low) >= 0.12 - 1e-9 and note.get_position()[1] < 0.05
     assert any(list(line.get_ydata()) == [1e-9, 1e-9] for line in live.axes[2].lines)  # the floor, dotted
     picture = figures.plot_picture([same])
-    assert picture.axes[1].get_title() == "|Δ| from one large batch, one seed"
+    assert picture.axes[1].get_title() == "|Δ| from one large batch,\none seed"
 
 
 def test_one_seed_draws_each_groups_first_seed_against_examples_and_b():
