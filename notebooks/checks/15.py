@@ -29,7 +29,7 @@ assert f"{2.0 ** -25:.1e}" == "3.0e-08" and mirrored600 == 2.0 ** -25
 # the yardstick (cell 0, printed by the setup): ten spacings at the largest weight, 0.42, in [0.25, 0.5)
 assert 0.25 <= top < 0.5 and f"{top:.2f}" == "0.42" and exact == 10 * 2.0 ** -25 and f"{exact:.1e}" == "3.0e-07", top
 assert 0.25 <= max(float(np.max(np.abs(w))) for w in large600.get_weights()) < 0.5  # the same spacing on 600
-_exact = [mirrored600, unclipped_miss, drop_miss, empty["one division"], token["token step"],
+_exact = [mirrored600, unclipped_miss, drop_miss, empty["one division"], token["token step"], token_exact,
           max_abs_diff(acc3.get_weights(), path64[-1])]
 assert max(_exact) == 2.0 ** -25 <= exact, _exact  # every exact route within one spacing: inside ten
 
@@ -49,6 +49,12 @@ assert int(dropped.optimizer.iterations.numpy()) == 10 and f"{drop_miss:.1e}" ==
 
 # What Keras divides by R beyond lesson 13's Loss objects
 assert list(divided_by.values()) == [1, 2, 2], divided_by
+
+# The lesson's summed_grads is gradlab's ("gradlab ships the same three"): the same loss, rows and gradient
+_m = StepBase(fresh(), accum_steps=3, loss_fn=loss_fn())  # 10 rows: micro-batches of 4, 3 and 3
+_ours, _theirs = summed_grads(_m, x[:10], y[:10]), gl.lessons.summed_grads(_m, x[:10], y[:10])
+assert float(_ours[1]) == float(_theirs[1]) == 10 and abs(float(_ours[0]) - float(_theirs[0])) < 1e-5
+assert max_abs_diff([g.numpy() for g in _ours[2]], [g.numpy() for g in _theirs[2]]) < 1e-6
 
 # Your step: lesson 10's step, mirrored, is mirrored fit (the same 7.3%); divided once by B, the large batch
 assert same_as_keras < 1e-6 and f"{as_written_miss:.1%}" == "7.3%" and unclipped_miss <= exact
@@ -74,7 +80,14 @@ assert int(acc3.optimizer.iterations.numpy()) == 9 and _acc3_miss <= exact and f
 assert public_updates == 0 and "AddN" in public_error, public_error
 assert len(public_by_hand) == 9 and max(public_by_hand) < 1e-6, public_by_hand  # "to rounding (a miss under a millionth)"
 
-# A mean per token: mirrored fit misses on equal shards; dividing by all replicas' tokens does not
+# Keras's default reduction divides by rows even when given sample_weight; mean_with_sample_weight by the weights
+for _red, _want in (("sum_over_batch_size", 60.0), ("mean_with_sample_weight", float(w.sum()))):
+    _v = float(keras.losses.SparseCategoricalCrossentropy(True, reduction=_red)(yb, p, sample_weight=w))
+    assert abs(weighted_sum / _v - _want) < 1e-3 * _want, (_red, weighted_sum / _v, _want)
+assert float(w.sum()) != 60.0  # the two divisors differ, so the test tells them apart
+# A mean per token: mirrored fit misses on equal shards; dividing by all replicas' tokens does not (gradlab's
+# TokenStep and the lesson's token_step, both within one spacing of one device's run)
+assert token_exact <= exact and f"{token_exact:.1e}" == "3.0e-08", token_exact
 token_each = token["mirrored fit"]
 assert token["token step"] <= exact and f"{token['token step']:.1e}" == "3.0e-08", token
 assert len(token_each) == 10 and all(m > 1e-3 for m in token_each), token_each  # every update misses

@@ -243,7 +243,8 @@ def token_misses(strategy, x, y, tokens, batch_size=60):
     Returns:
         a dict: "uneven batches" (batches whose shards hold different tokens, on 2 replicas with
         even row splits), "mirrored fit" (lesson 01's miss of each update, each run from one
-        device's weights before it), "token step" (max |diff| of TokenStep's weights from one device's).
+        device's weights before it), "token step" (max |diff| of TokenStep's weights from one device's),
+        "one device" (one device's weights after the epoch: what a step of your own should reach).
 
     Lesson: notebooks/15-fit-across-replicas.ipynb
     """
@@ -258,7 +259,7 @@ def token_misses(strategy, x, y, tokens, batch_size=60):
     halves = np.asarray(tokens).reshape(-1, 2, batch_size // 2).sum(axis=2) if len(x) % batch_size == 0 else None
     return {"uneven batches": None if halves is None else int((halves[:, 0] != halves[:, 1]).sum()),
             "mirrored fit": each_update_miss(plain, strategy, path, (x, y, tokens), batch_size),
-            "token step": max_abs_diff(mine.inner.get_weights(), path[-1])}
+            "token step": max_abs_diff(mine.inner.get_weights(), path[-1]), "one device": path[-1]}
 
 
 def _compiled(model, loss=None):

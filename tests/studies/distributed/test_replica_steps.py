@@ -131,6 +131,9 @@ def test_token_misses_mirrored_fit_misses_on_uneven_tokens_and_the_token_step_do
     uneven = np.tile(np.r_[np.full(10, 1.0), np.full(10, 3.0)], 2).astype("float32")  # shard 0: 10 tokens, 1: 30
     got = token_misses(dist, X[:40], Y[:40], uneven, batch_size=20)
     assert got["uneven batches"] == 2 and min(got["mirrored fit"]) > 0.01 and got["token step"] < 1e-6
+    one = plain_fit(X[:40], Y[:40], batch_size=20, sample_weight=uneven,  # one device, a mean per token
+                    loss=keras.losses.SparseCategoricalCrossentropy(True, reduction="mean_with_sample_weight"))
+    assert max_abs_diff(got["one device"], one.get_weights()) == 0
     even = token_misses(dist, X[:40], Y[:40], np.ones(40, "float32"), batch_size=20)
     assert even["uneven batches"] == 0 and max(even["mirrored fit"]) < 1e-5
 
