@@ -17,10 +17,15 @@ assert f"{top:.3f}" == "0.077" and spacing_top == float(np.spacing(np.float32(to
 assert f"{spacing_top:.1e}" == "7.5e-09"
 assert all(1 <= d / spacing_top < 10 for d in proofs.values()), proofs  # a few spacings, under ten: rounding
 assert [f"{d / spacing_top:.1f}" for d in proofs.values()] == ["2.8", "3.0"], proofs
-# offsets and weights, given in the lesson, are gradlab's
-for _B, _N in CASES:
+# split_sizes, offsets, weights and micro_batches, given in the lesson, are gradlab's
+for _B, _N in CASES + ((100, 4), (7, 7), (5, 1)):
     _s = gl.split_sizes(_B, _N)
+    assert split_sizes(_B, _N) == _s
     assert offsets(_s) == gradlab.lessons.offsets(_s) and np.array_equal(weights(_s), gradlab.lessons.weights(_s))
+    _xs, _ys = mnist.x_train[:_B], mnist.y_train[:_B]
+    _mine, _theirs = micro_batches(_xs, _ys, _N), gl.micro_batches(_xs, _ys, accum_steps=_N)
+    assert len(_mine) == len(_theirs) == _N
+    assert all(np.array_equal(a, b) for m, t in zip(_mine, _theirs) for a, b in zip(m, t)), (_B, _N)
 # divide once: equal to the n_i/B weighting, a few spacings (2.5 and 2.0)
 assert all(d < 1e-6 for d in once.values()) and sorted(once) == [4, 5], once
 assert all(d / spacing_top < 10 for d in once.values()), once
@@ -57,11 +62,14 @@ assert 0.005 < sum_miss["Adam(0.001)"] < 0.1 and f"{sum_miss['Adam(0.001)']:.1%}
 # "epsilon makes nearly all the miss": with epsilon 1e-12 the same sum misses by a thousandth as much, or less
 # (6.4e-06 on the machine that stored the lesson, so "about 6e-06 here": checked within a factor of 2)
 assert tiny_miss < sum_miss["Adam(0.001)"] / 1000 and 3e-6 < tiny_miss < 1.2e-5, tiny_miss
-# memory: yours (or the solution) is gradlab's to the byte; what fits 16 GiB
+# memory: the lesson's budget is gradlab's to the byte, for every optimizer; what fits 16 GiB
 assert per_image == memory_budget.activation_bytes_per_row(resnet)  # gradlab's estimate counts the same outputs
 assert [budget(params, per_image, 256, N) for N in (1, 2, 4, 8)] == [p["total"] for p in parts]
-check_budget(budget)
-check_budget(solution_budget)  # the slots: SGD 0, momentum 1, Adam 2, as gradlab's SLOTS
+_cases = [(25_583_592, 148_480_000, 256, N) for N in (1, 2, 4, 8)] + [(10, 3, 10, 3), (7, 5, 1, 1)]
+for (_P, _a, _B, _N), _opt in [(c, o) for c in _cases for o in ("sgd", "momentum", "adam")]:
+    _want = memory_budget.budget(_P, _opt, B=_B, N=_N, activation_bytes_per_row=_a)["total"]
+    assert budget(_P, _a, _B, _N, memory_budget.SLOTS[_opt]) == _want, (_P, _a, _B, _N, _opt)
+    assert _opt != "adam" or budget(_P, _a, _B, _N) == _want  # the default slots=2 is Adam's
 for P_, a_, B_, N_ in [(params, per_image, 256, N) for N in (1, 2, 4, 8)]:  # the checker's cases, on ResNet-50
     assert budget(P_, a_, B_, N_) == memory_budget.budget(P_, "adam", B=B_, N=N_, activation_bytes_per_row=a_)["total"]
 assert [p["total"] < 16 * 2**30 for p in parts] == [False, False, True, True]
@@ -90,10 +98,9 @@ assert all(0.5 < shuffled[K] * np.sqrt(K) / shuffled[1] < 1.5 for K in (10, 100)
 assert shuffled[1] > shuffled[10] > shuffled[100]
 # the plain mean's 4 small parts each over six times their share, 1/16 against 1/100
 assert (1 / 16) / (1 / 100) > 6
-# "On step 1 Adam applies eta g / (|g| + epsilon / sqrt(1 - beta_2))": Keras's epsilon is 1e-7, added to sqrt(v)
-# before the bias correction, so on step 1 its share is epsilon / sqrt(1 - beta_2) = 3.2e-06 ("3.2e-06 here")
-assert keras.optimizers.Adam().epsilon == 1e-7 and adam.epsilon == 1e-7 and adam.beta_2 == 0.999
-assert f"{adam.epsilon / np.sqrt(1 - adam.beta_2):.1e}" == "3.2e-06"
+# The fold: "on step 1 Adam applies eta g / (|g| + epsilon / sqrt(1 - beta_2))", Keras's epsilon added to sqrt(v)
+# before the bias correction
+assert keras.optimizers.Adam().epsilon == 1e-7 and keras.optimizers.Adam().beta_2 == 0.999
 # ... Keras's first Adam step is lr g / (|g| + epsilon / sqrt(1 - beta_2)), not lr g / (|g| + epsilon)
 _v, _g = keras.Variable([0.0, 0.0, 0.0]), np.array([1e-6, 3e-6, 1.0], np.float32)
 keras.optimizers.Adam(0.001).apply_gradients([(tf.constant(_g), _v)])
