@@ -11,22 +11,20 @@ spacing = lambda v: float(np.spacing(np.float32(v)))
 eps = float(np.finfo(np.float32).eps)
 assert f"{eps:.1e}" == "1.2e-07" and eps == np.spacing(np.float32(1))
 
-# weigh by count: the 63 from 16 + 16 + 16 + 15 against its own gradient, at the start weights ("1.3e-07,
-# float32's rounding, and the plain mean, as in 01, by 1.9%")
+# weigh by count: the 63 from 16 + 16 + 16 + 15 against its own gradient, at the start weights ("four float32
+# spacings at its largest entry: rounding, by 01's rule of ten"); the plain mean's miss is cited from 01, not measured
 assert counts63 == [16, 16, 16, 15] and sum(counts63) == 63
-assert weighted_error < 2 * eps and f"{weighted_error:.1e}" == "1.3e-07"  # "about float32's epsilon"
-assert 0.5 < weighted_error / eps < 1.5
-# "more than 1%, 1.9%": far above rounding
-assert plain_error > 0.01 and f"{plain_error:.1%}" == "1.9%", plain_error
+assert weighted_mean in (my_weighted_mean, solution_weighted_mean)
+assert 0 < gap63 <= 10 * spacing(top63) and gap63 / spacing(top63) == 4.0, (gap63, top63)
 # gradlab's host_average with counts is weighted_mean bit for bit; without counts, the plain mean
-assert max_abs_diff(weighted, host_average(parts, counts=counts63)) == 0
+assert max_abs_diff(solution_weighted_mean(parts, counts63), host_average(parts, counts=counts63)) == 0
 assert max_abs_diff(plain_mean(parts[:3]), host_average(parts[:3])) == 0
 # the running sum makes weighted_mean's float32 additions in the same order: bit for bit on the 63's parts
 running = None
 for n, g in zip(counts63, parts):
     term = [a * np.float32(n) for a in g]
     running = term if running is None else [r + a for r, a in zip(running, term)]
-assert max_abs_diff([r / np.float32(63) for r in running], weighted) == 0
+assert max_abs_diff([r / np.float32(63) for r in running], solution_weighted_mean(parts, counts63)) == 0
 
 # your TF2 loop (a passing version of yours, or the solution): gradlab's host_average update bit for bit, and one
 # float32 spacing at the largest weight (0.159: 1.5e-08) from one large batch per update, as gradlab's strategy
@@ -63,11 +61,11 @@ assert 0 == (max_abs_diff(one_update(0.1 / 4, [sum(g) for g in zip(*fetched)]), 
 gap3 = max_abs_diff(one_update(0.1 / 3, [sum(g) for g in zip(*fetched[:3])]), one_update(0.1, plain_mean(fetched[:3])))
 top3 = max(float(np.abs(w).max()) for w in one_update(0.1, plain_mean(fetched[:3])))
 assert gap3 == spacing(top3), (gap3, top3)  # "one float32 spacing apart for N = 3"
-# problem 2: 100 million parameters, N = 10, in GB; the copies at PCIe 5 x16's 64 GB/s
+# the priced trade (visible cell) and problem 2: 100 million parameters, N = 10, in GB; copies at PCIe 5 x16's 64 GB/s
+assert copies == (N_big + 1) * G_big
 assert [f"{x / 1e9:.1f}" for x in (N_big * G_big, G_big, (N_big + 2) * G_big, 2 * G_big)] == [
     "4.0", "0.4", "4.8", "0.8"]
 assert f"{(2 * N_big + 1) * G_big / 1e9:.1f}" == "8.4"  # np.stack: the ten, a copy of a variable's ten, their mean
-assert f"{1000 * (N_big + 1) * G_big / 64e9:.0f}" == "69"  # lesson 20 quotes it; "What the host holds" states
-# the GPU trade with these: one gradient, 0.4 GB, of device memory saved against at least 69 ms of copies
-assert f"{1000 * (N_big + 1) * G_big / 63e9:.0f}" == "70"  # after encoding
+assert f"{1000 * copies / 64e9:.0f}" == "69"  # lesson 20 quotes it: 0.4 GB saved against at least 69 ms
+assert f"{1000 * copies / 63e9:.0f}" == "70"  # after encoding
 print("lesson 03: every number the prose states checks out")

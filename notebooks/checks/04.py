@@ -13,21 +13,24 @@ assert f"{eps32:.1e}" == "1.2e-07"
 # The toy accumulator ends at the large batch's mean 5.5, applied once at rate 0.1
 assert abs(sum(contributions) - 5.5) < 1e-6 and abs(float(theta.numpy()) + 0.55) < 1e-6, contributions
 
-# Your TF2 loop: sums, divided once by B, applied once; 5.6e-07 eager, a few eps; two traces (16 and 15 rows)
+# Your TF2 loop: sums, divided once by B, applied once: "one float32 spacing at the largest weight" eager, and
+# its miss 5.6e-07 "a few times float32's epsilon"; two traces (16 and 15 rows)
 assert accumulate in (my_accumulate, solution_accumulate)
 eager_miss = distance(eager_weights, keras_B)
 assert f"{eager_miss:.1e}" == "5.6e-07" and 1 < eager_miss / eps32 < 10, eager_miss
+assert 0 < spacings(eager_weights, keras_B) <= 1 and f"{spacings(eager_weights, keras_B):.1f}" == "1.0"
 assert compiled.experimental_get_tracing_count() == 2 and int(optimizer.iterations) == 3
 
-# Divide once, by the count: the recipe's sum steps 4.0000 times as far; 1/N is rounding on 4 x 16 and misses
-# by 2.1% on 16 + 16 + 16 + 15 (lesson 06 quotes it), where the sums over B miss by 7.6e-07
-assert f"{recipe_ratio:.4f}" == "4.0000", recipe_ratio
-mean_64 = distance(one_update(4, 1 / 4), keras_B)
-assert mean_64 < 10 * eps32, mean_64  # "rounding on equal parts"
-assert f"{distance(split_after['means / N'], keras63):.1e}" == "2.1e-02"
-assert 1e-5 < max_abs_diff(split_after["means / N"], keras63) < 1e-3
-ours63 = distance(split_after["sums / B"], keras63)
-assert f"{ours63:.1e}" == "7.6e-07" and 1 < ours63 / eps32 < 10, ours63
+# Divide once, by the count: on 16 + 16 + 16 + 15 the sums over B land one spacing at the largest weight from the
+# large batch; the means over N miss by 2.1% (lesson 06 quotes it), and so does Keras's gradient_accumulation_steps
+# (it averages the micro-batches' means); the recipe's sum (not divided) steps N = 4 times as far (the TF1 cell)
+assert 0 < spacings(split_after["sums / B"], keras63) <= 1
+for label in ("means / N", "Keras, gradient_accumulation_steps=4"):
+    miss = distance(split_after[label], keras63)
+    assert f"{miss:.1e}" == "2.1e-02" and f"{miss:.1%}" == "2.1%", (label, miss)
+    assert spacings(split_after[label], keras63) > 100, label  # far beyond rounding
+assert max_abs_diff(split_after["means / N"], split_after["Keras, gradient_accumulation_steps=4"]) < 1e-6
+assert abs(step_length(keras_start, one_update(4, 1)) / step_length(keras_start, keras_B) - 4) < 1e-3
 
 # Adam(epsilon) fed the sum 4 g_B is Adam(epsilon / 4) fed the mean g_B, bit for bit (4 = 2^2);
 # Problem 2: at N = 3 not bit for bit, but within one spacing at the largest weight
@@ -60,9 +63,14 @@ assert W == 203_530
 
 # gradlab's guard: the all-NaN digit's update raised FloatingPointError and changed nothing (3 updates before it)
 # (the loss is finite because Grappler's remapper fuses MatMul + BiasAdd + Relu on the CPU, which outputs 0 for a
-# NaN row; with remapping off, or eager, the loss is NaN; the first kernel's gradient x^T delta keeps the NaN)
+# NaN row; with remapping off, or eager, the loss is NaN, checked by hand in r138; x^T delta keeps the NaN)
 assert isinstance(caught, FloatingPointError) and "skipped" in str(caught), caught
-assert str(caught).startswith("the loss is finite") and "but the gradient of this update is not finite" in str(caught), caught
+# "the loss stayed finite: on this CPU the compiled forward pass ... outputs 0 for the NaN row, where the eager ReLU
+# keeps all 256 NaNs"; on another platform the loss may be NaN, and the guard catches either (its message says which)
+assert nan_outputs["eager"] == 256 and nan_outputs["compiled"] in (0, 256), nan_outputs
+assert (nan_outputs["compiled"] == 0) == str(caught).startswith("the loss is finite"), (nan_outputs, caught)
+if not tf.config.list_physical_devices("GPU"):  # the prose's claim is about the CPU
+    assert nan_outputs["compiled"] == 0 and "but the gradient of this update is not finite" in str(caught), caught
 assert unchanged and int(strategy.optimizer.iterations) == 3
 
 # The budget (with gradlab's backward term t), the MLP only: your budget is gradlab's, the break-even, the figure's crossing
