@@ -77,15 +77,16 @@ assert changed == [(4, 128, 24, 23)], changed
 assert (f"{B_crit:.1f}", f"{B_crit_finer:.1f}") == ("32.4", "32.8"), B_crit_finer
 assert all(finer[k] <= runs[k[0]][k[1]] for k in finer)  # seven rates never do worse than their four
 
-# the time to loss 0.5 in fused micro-batches of 32 ("an extra graph call at about 1.1 units, so a micro-batch in its
-# own call costs about 2.1"): "Fused, B = 128 takes 2.5 times as long as B = 32, Check (b)'s ratio of examples. In
-# separate calls it takes 5.2 times as long"
-assert call == 1.1 and f"{1 + call:.1f}" == "2.1"
-assert (f"{to_target[128][0] / to_target[32][0]:.1f}", f"{to_target[128][1] / to_target[32][0]:.1f}") == ("2.5", "5.2")
+# the time to loss 0.5 in fused micro-batches of 32 ("an extra graph call at about one unit, so a micro-batch in its
+# own call costs about two"): "Fused, B = 128 takes 2.5 times as long as B = 32, Check (b)'s ratio of examples. In
+# separate calls it takes 5.0 times as long"
+assert call == 1.0
+assert (f"{to_target[128][0] / to_target[32][0]:.1f}", f"{to_target[128][1] / to_target[32][0]:.1f}") == ("2.5", "5.0")
 assert f"{to_target[128][0] / to_target[32][0]:.2f}" == f"{128 * best[128] / (32 * best[32]):.2f}" == "2.49"  # the examples' ratio
 assert min(to_target.values()) == to_target[32] and to_target[32][0] == to_target[32][1]  # "the single micro-batch is fastest"
 assert all(f > to_target[32][0] for B, (f, c) in to_target.items() if B > 32)
-# the constant is 05's: its stored outputs print the two ratios the prose quotes as "about 1.1" and "about 2.1"
+# the constant is 05's: its stored outputs print the two ratios the prose quotes as "about one" and "about two"
+# (they move between runs: 1.11 and 2.11 in one, 0.91 and 1.91 in another)
 import json as _json
 import re as _re
 _out05 = "".join("".join(o.get("text", "")) for c in _json.load(open("05-fused-accumulation.ipynb", encoding="utf-8"))["cells"]
@@ -93,7 +94,7 @@ _out05 = "".join("".join(o.get("text", "")) for c in _json.load(open("05-fused-a
 _call05 = _re.search(r"an extra call / a micro-batch[^\n]*?\s(\d+\.\d+)\s", _out05)
 _acc05 = _re.search(r"accumulate / fused, N = 8\s+(\d+\.\d+)\s", _out05)
 assert _call05 and _acc05, "05 no longer prints 'an extra call / a micro-batch' and 'accumulate / fused, N = 8'"
-assert abs(float(_call05.group(1)) - call) <= 0.1 and abs(float(_acc05.group(1)) - (1 + call)) <= 0.15, \
+assert 0.75 <= float(_call05.group(1)) <= 1.3 and 1.75 <= float(_acc05.group(1)) <= 2.3, \
     (_call05.group(1), _acc05.group(1))
 
 # Answer 2: B* = sqrt(32.4 x 128), about 64, where the model's time is least
