@@ -19,9 +19,9 @@ assert all(np.array_equal(a, b) for a, b in zip(conv.get_weights(), _ref.get_wei
 assert round(largest) == 144  # KiB: every running sum is under the 256 KiB the allocator counts
 # the loop written by hand carries the counter, the loss and one sum per weight, and gives your sums exactly
 assert explicit_vs_yours == 0.0 and carried == 6, explicit_vs_yours
-assert abs(large_mib / mib(512, alive) - 1) < 0.02 and abs(micro / mib(64, alive) - 1) < 0.02, (large_mib, micro)  # alive predicts
+large_mib = np.median(own["one large batch of 512"])  # "The allocator read the large batch's count, 241.0 MiB"
+assert f"{large_mib:.1f}" == "241.0" and abs(large_mib / mib(512, alive) - 1) < 0.02 and abs(micro / mib(64, alive) - 1) < 0.02, (large_mib, micro)  # alive predicts
 large_own, one, ten = own["one large batch of 512"], loop_mib[1], loop_mib[10]  # 5, 9 and 9 readings
-assert 1.8 * micro < four < 2.2 * micro and four < 100 and large_mib / 4 < 100 < large_mib / 2 and 2 * large_mib / 8 < 100 < 2 * large_mib / 4, four
 assert 0.11 < one.max() / large_own.min() < 0.15 and one.max() / one.min() < 1.05 and abs(np.median(one) / micro - 1) < 0.1, own
 # "10 allowed held two micro-batches or more in every reading, but never all eight" (this run's readings are printed;
 # they move between runs: from 2.0 to 5.2 micro-batches' worth over the runs so far)
@@ -32,18 +32,18 @@ assert traces["parallel_iterations=1"].peak < 1.5 * micro < traces["parallel_ite
 one_all = np.append(loop_mib[1], traces["parallel_iterations=1"].peak) / micro
 assert all(abs(r - 1) < 0.05 for r in one_all) and abs(micro / mib(64, alive) - 1) < 0.02, one_all
 # "With more allowed, the count no longer gives one number ... call by call": with 10 allowed, the ten calls (table
-# and trace) read more than one micro-batch, never all eight, and not all alike, while one alive reads the same in
-# every call; the prose gives no range for them (it says "two micro-batches or more in every reading", checked below)
+# and trace) read more than one micro-batch, never all eight, and vary at least as much as one alive's; "other runs
+# reached about five" is a record of earlier runs (2.0-2.55, 3.75-4.95, up to 5.2), not asserted of this one
 assert ten_all.min() > 1.5 and ten_all.max() < 0.8 * large_own.min() / micro, ten_all
 assert np.allclose(ten_all, np.append(loop_mib[10], traces["parallel_iterations=10"].peak) / micro)
-assert ten_all.max() - ten_all.min() > one_all.max() - one_all.min(), (ten_all, one_all)
+assert ten_all.max() - ten_all.min() >= one_all.max() - one_all.min() - 0.01, (ten_all, one_all)
 assert all(t.mib.max() <= t.peak + 0.01 for t in traces.values())  # a sample never exceeds the allocator's peak
-# "With 2 allowed, the readings were the count's two micro-batches or a little more": the nine
+# "With 2 allowed, the readings were two micro-batches' count or a little more": the nine
 # readings at least about two counts (60.2 MiB), the highest more (67.7 in all nine in one run, 60.2-69.2 in
 # another; 60.2-67.7, 2.00-2.25 micro-batches, in the stored run)
 two = loop_mib[2]  # two alive: 8 x 64, the memory table's nine readings
 assert f"{2 * mib(64, alive):.1f}" == "60.2" and 1.9 * micro < two.min() and two.max() < 3 * micro, two  # (2.0-2.3, 2.0-2.6, 2.1-2.2, 2.2-2.5 in runs so far)
-assert two.min() > 1.95 * mib(64, alive) and two.max() > 2.05 * mib(64, alive), two  # about the count or more
+assert two.min() > 1.95 * mib(64, alive), two  # the count or more (all nine may read exactly the count)
 assert model.count_params() == 203530  # P: the gradient each micro-batch writes and adds into the sum
 # overlap's memory: 1 holds one micro-batch, 2 and 10 more
 assert abs(np.median(loop_mib[1]) / micro - 1) < 0.1 and all(np.median(loop_mib[k]) > 1.5 * micro for k in (2, 10)), loop_mib
@@ -54,44 +54,45 @@ assert 1.7 < two_alive < 2.6, two_alive
 assert np.median(loop_mib[10]) > 1.8 * np.median(loop_mib[1]), loop_mib
 assert ten.min() > 1.8 * micro and ten.max() < 6 * micro, (ten, micro)
 # The time section's one interleaved table (12 rounds): every time is a ratio taken within a round, so a slow
-# moment of a shared machine falls on both sides; the lesson states no single call's milliseconds. Bands hold on any
-# machine; the prose gives this run's medians as "about ... here".
+# moment of a shared machine falls on both sides. The prose states directions and "about as much", no digits; each
+# band holds on a busy 2-core CI machine and with a GPU (no XLA), and fails if the stated direction were false.
 med = {label: m for label, (_, m, _) in q.items()}
-N_ratio = [med[f"fused: an update at N = {N} / at N = 1"] for N in Ns[1:]]
-# "fused's own time also grew with N" (N = 32 over N = 1: 3.1-3.9 in earlier runs): rising from one micro-batch to 32
-assert 1.5 < N_ratio[-1] < 8 and N_ratio[-1] > med["fused: an update at N = 8 / at N = 1"] > 1, N_ratio
-# "accumulate took about twice as long as fused at eight micro-batches here" (1.67-2.11 in runs so far)
-assert 1.45 < med["accumulate / fused, N = 8"] < 2.6 and q["accumulate / fused, N = 8"][0] > 1, q
-# "an extra call ... cost about as much as a 32-row micro-batch" here (0.68, 0.86 and 1.11 in three runs); a band, as both
-# move with the machine
-assert 0.3 < med["an extra call / a micro-batch of 32 rows"] < 3, q
-# "the convnet's update costs hundreds of calls' worth or more, so fusing away accumulate's 8 extra calls saves a
-# few percent at most there" (530-1,338 in runs so far): at least 200 calls, so 8 calls under 4%
-assert med["convnet's update (1 alive) / an extra call"] > 200, q
-assert calls["accumulate"] - calls["fused"] == 8 and 8 / med["convnet's update (1 alive) / an extra call"] < 0.04, q
-# overlap's time: "2 or 10 iterations allowed took about as long as one, or a little longer, here: overlap bought no
-# time" (medians 1.06 and 1.03, and 1.09 and 1.08, in two runs); a band, as the machine moves it
-assert all(0.75 < med[f"convnet: parallel_iterations {k} / 1"] < 1.6 for k in (2, 10)), q
-# Problem 2: an 80 GiB A100 (nvidia-smi: 81,920 MiB), P = 2e9 float32 parameters, 60 MiB a row, B = 2,048
-# the hidden cell after Problem 3 prints the answers' numbers from its own names (checked against these below)
+N_ratio = {N: q[f"fused: an update at N = {N} / at N = 1"] for N in Ns[1:]}
+# Going further: "By N = 8 an update took longer than at N = 1 in most rounds (the middle half above 1), and N = 32
+# took longest" (N = 8: 1.73, N = 32: 3.1-3.9 in runs so far; N = 2 is not claimed: 1.02, its middle half includes 1)
+assert N_ratio[8][0] > 1 and N_ratio[32][0] > 1 and N_ratio[32][1] == max(r[1] for r in N_ratio.values()), N_ratio
+# "accumulate took longer than fused at eight micro-batches" (a direction; 1.67-2.11 in runs so far)
+assert med["accumulate / fused, N = 8"] > 1, q
+# "an extra call cost about as much as a 32-row micro-batch" (0.68, 0.86 and 1.11 in three runs): within about
+# three times either way, as both move with the machine
+assert 0.3 < med["an extra call / a micro-batch of 32 rows"] < 3.5, q
+# "On a CPU, the convnet's update took about as long with 2 or 10 iterations allowed as with one, or a little
+# longer: overlap bought no time" (1.06 and 1.03, 1.09 and 1.08 in two runs); the prose claims it of a CPU only
+if not tf.config.list_physical_devices("GPU"):
+    assert all(0.75 < med[f"convnet: parallel_iterations {k} / 1"] < 1.6 for k in (2, 10)), q
+assert calls["accumulate"] - calls["fused"] == 8  # "nine calls ... fused makes one"
+# Problem 1: an 80 GiB A100 (nvidia-smi: 81,920 MiB), P = 2e9 float32 parameters, 60 MiB a row, B = 2,048
+# the hidden cell after Problem 2 prints the answers' numbers from its own names (checked against these below)
 assert room == 81_920 * 2**20 - 3 * 2 * 10**9 * 4 and round(room / row_bytes, 1) == 983.9, room
-assert (B2, launches, mlp_flops, big_flops) == (2048, 20 * 5e-6, 6 * 203_530 * 32, 6 * 10**9 * 16 * 2048)
+assert (B2, launches, mlp_flops, big_flops) == (2048, kernels * 5e-6, 6 * 203_530 * 32, 6 * 10**9 * 16 * 2048)
+# "launches a kernel per op of its graph: 30, counted below" (ops besides constants, inputs and variable reads)
+assert kernels == 30 and len(x32) == 32, kernels
 GiB, P2, B2, ROW = 2**30, 2 * 10**9, 2048, 60 * 2**20
 assert 81920 * 2**20 == 80 * GiB and round(3 * P2 * 4 / GiB, 1) == 22.4 and round(80 - 3 * P2 * 4 / GiB, 1) == 57.6
 room = 80 * GiB - 3 * P2 * 4  # bytes left for activations
 assert round(room / ROW, 1) == 983.9 and (B2 // 2 * ROW / GiB, B2 // 4 * ROW / GiB) == (60.0, 30.0)
 assert min(N for N in (1, 2, 4, 8, 16) if B2 // N * ROW <= room) == 4  # the smallest power of two that fits
 assert round(4 * P2 * 4 / GiB, 1) == 29.8 and f"{80 * GiB / 16:.1e}" == "5.4e+09"  # 4P while a + g forms
-# Problem 3: a 30 us call against a micro-batch's 6P FLOPs a row on an H100 SXM (989 TFLOP/s bf16) at 40% MFU
+# Problem 2: a 30 us call against a micro-batch's 6P FLOPs a row on an H100 SXM (989 TFLOP/s bf16) at 40% MFU
 rate, call = 0.4 * 989e12, 30e-6  # FLOP/s, s
 mlp_flops, big_flops = 6 * 203530 * 32, 6 * 10**9 * 16 * 2048
 assert round(rate / 1e12, 1) == 395.6 and f"{mlp_flops:.1e}" == "3.9e+07" and round(mlp_flops / rate * 1e6, 3) == 0.099
 assert f"{big_flops:.1e}" == "2.0e+14" and round(big_flops / rate, 2) == 0.50
 assert round(big_flops / rate / call, -3) == 17000
-# ... with 20 kernel launches of 5 us a micro-batch of the MLP: launch-bound
-launch = 20 * 5e-6  # s
-assert f"{mlp_flops / (0.01 * 989e12) * 1e6:.1f}" == "4.0" and round(launch * 1e6) == 100 and mlp_flops / rate < 0.01 * launch
-assert round(100 * call / (call + launch)) == 23 and round(call * 1e6 + launch * 1e6) == 130
+# ... with 30 kernel launches of 5 us a micro-batch of the MLP: launch-bound
+launch = 30 * 5e-6  # s
+assert f"{mlp_flops / (0.01 * 989e12) * 1e6:.1f}" == "4.0" and round(launch * 1e6) == 150 and mlp_flops / rate < 0.01 * launch
+assert round(100 * call / (call + launch)) == 17 and abs(call / (call + launch) - 1 / 6) < 0.01  # "about a sixth"
 # the helper the memory cell calls first; the figure's one-micro-batch line drawn on each panel
 assert callable(take_and_free_1gib) and all(any(list(l.get_ydata()) == [micro, micro] and l.get_linestyle() == ":"
                                                 for l in ax.lines) for ax in fig.axes)

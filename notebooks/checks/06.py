@@ -3,12 +3,11 @@
 Run by the lesson's last cell (`%run -i checks/06.py`) in the notebook's namespace; each assert
 fails loudly (nbval, `make notebooks`) if a run ever disagrees with the text. Not part of the lesson.
 """
-# Problems 1 to 3: the numbers the folded answers rest on
+# Problems 1 and 2: the numbers the folded answers rest on
 rates = gl.lessons.keras_accumulation.applied_rates(keras.optimizers.schedules.CosineDecay(1.0, decay_steps=1000),
                                                     accum_steps=8, updates=127)
 first_zero = int(np.argmax(rates == 0))  # answer 1: the first update that applies rate 0
 per_epoch = -(-50_000 // 64)  # answer 2: micro-batches per epoch, the last one short
-mib = {k: k * 10**9 * 4 / 2**20 for k in (1, 4, 5)}  # answer 3: k P of float32, P = 1e9
 
 MISSES = ("fit, Keras 4 x 16, kept",)  # the comparisons the prose says miss
 assert probed == [0.0, 0.0, 0.0, -2.5] and clipped == -2.0
@@ -35,8 +34,6 @@ assert left["Keras 4 x 16, dropped"] == (32, 0.0), left
 assert left["next_call"][:2] == left["Keras 4 x 16, kept"] and left["next_call"][2] == 2, left  # 2 old + 2 new: "its 2nd micro-batch"
 assert sum(waiting["Keras 4 x 16, kept"]) == 22 and f"{left['Keras 4 x 16, kept'][1]:.2f}" == "3.68"  # 22 rows carried
 assert waiting == {"Keras 4 x 16, kept": [16, 6], "Keras 4 x 16, dropped": []}, waiting
-# your updates (or the solution) read off each run's trace agree with gradlab's recorded_updates
-assert all(updates_of(*run) == [(a, b) for a, b, _ in windows[n][0]] for n, run in runs.items()), windows
 assert runs["Keras 4 x 16, kept"][1] == [(k + 1) // 4 for k in range(34)], runs  # "rises at every fourth"
 # "their weights 1.5 spacings apart at the largest" (PerUpdate against plain fit: rounding, 01's yardstick)
 assert gap < 10 and f"{gap:.1f}" == "1.5", gap
@@ -46,7 +43,8 @@ assert epoch_ends == {16: [16, 32], 20: [12, 24]} and (dropped_20, dropped_20 % 
 # the fitted pipeline (shuffled, then take): 6 rows left out each epoch at 16, 22 at 20, others in each epoch
 assert all(len(left_out[b]) == 2 and left_out[b][0] != left_out[b][1] for b in (16, 20)), left_out
 assert [len(r) for r in left_out[16]] == [6, 6] and [len(r) for r in left_out[20]] == [22, 22], left_out
-assert first_zero == 125 and (rates[first_zero:] == 0).all()
+# "after 125 updates, an eighth of the 1,000 planned, the rate is 0"
+assert first_zero == 125 and (rates[first_zero:] == 0).all() and rates[first_zero - 1] > 0 and 125 / 1000 == 1 / 8
 assert (per_epoch, 50_000 - 64 * (per_epoch - 1), per_epoch % 8, 50_000 % 125, 50_000 // 125 % 8) == (782, 16, 6, 0, 0)
 assert (50_000 // 64, 50_000 // 64 % 8) == (781, 5)
 # answer 2's ways out: batch_size 50 -> 1,000 micro-batches = 125 x 8, updates of 400 rows; batch_size 125 -> 400
@@ -56,15 +54,17 @@ assert (50_000 % 125, 50_000 // 125 % 8, 50_000 // 125 // 8, 125 * 8) == (0, 0, 
 assert (50_000 // 64 // 8 * 8, 50_000 // 64 // 8, 97 * 512, 50_000 - 97 * 512) == (776, 97, 49_664, 336)
 # the whole-epochs cost: at 20, 12 micro-batches keep 240 rows and leave out 22; at 16, 256 and 6
 assert (epoch_ends[20][0] * 20, 262 - epoch_ends[20][0] * 20, 262 - epoch_ends[16][0] * 16) == (240, 22, 6)
-assert [round(mib[k]) for k in (1, 4, 5)] == [3815, 15259, 19073]
 assert abs(-float(adam_w.numpy()[0]) - adam_move[1]) < 1e-3 and round(adam_move[4], 3) == 0.581, adam_move
 assert abs(final_loss["Keras 4 x 16, PerUpdate"] - final_loss["plain fit at 64"]) < 1e-4, final_loss
 assert final_loss["Keras 4 x 16"] > final_loss["plain fit at 64"] + 0.3, final_loss
-# timings (the fold under the timing cell): the conclusions with wide bands, not the printed ratios, which move
-# between runs and machines. "Longer than plain fit at 64" (four calls per 64 rows against one: above 1, near 4 at most;
-# "about twice here" is this run's reading (1.8 and 2.0 in two runs), printed beside it); "about as long" as plain fit at 16, close to 1
-assert 1.2 < time_ratios["plain fit at 64"][1] < 4.5, time_ratios
-assert 0.6 < time_ratios["plain fit at 16"][1] < 1.6, time_ratios
-assert time_ratios["plain fit at 16"][1] < time_ratios["plain fit at 64"][1], time_ratios  # most of it is the calls
+# timings (the fold under the timing cell): the prose states directions, no digits; 8 rounds on a shared machine
+# move the ratios a lot (against plain fit at 64: medians 1.35 to 3.14 in four runs on a busy 2-core machine), so
+# only what the prose says is asserted. "Keras's 4 x 16 took longer than plain fit at 64":
+assert time_ratios["plain fit at 64"][1] > 1, time_ratios
+# "Against plain fit at 16 ... the ratios' middle half reaches about 1: no clear difference" (0.95-1.11 to
+# 1.03-1.67 in those runs): its middle half reaches within a tenth of 1
+assert time_ratios["plain fit at 16"][0] < 1.1 and time_ratios["plain fit at 16"][2] > 0.9, time_ratios
+# "The cost is the calls, not the accumulating": nearer plain fit at 16 (same calls) than at 64
+assert time_ratios["plain fit at 16"][1] < time_ratios["plain fit at 64"][1], time_ratios
 
 print("lesson 06: every number the prose states checks out")
