@@ -114,14 +114,15 @@ class Budget:
         c.plot.value = _png(fig)
         return self.result
 
-    def picture(self, scale=None):
+    def picture(self, scale=None, stacks=True):
         """The current bars as an `IPython.display.Image`: a stored notebook shows it where
         widgets do not render (GitHub). `scale` None: the widget's own picture; "linear" or
-        "log": the same bars redrawn with the per-term panel on that axis."""
+        "log": the same bars redrawn with the per-term panel on that axis (`stacks` False: that
+        panel alone)."""
         if scale is None:
             from IPython.display import Image
             return Image(data=self.controls.plot.value, format="png")
-        return picture_budget([self.large_batch, self.result], self._labels, scale=scale)
+        return picture_budget([self.large_batch, self.result], self._labels, scale=scale, stacks=stacks)
 
     def _repr_mimebundle_(self, **kwargs):
         bundle = self.widget._repr_mimebundle_(**kwargs)
@@ -133,7 +134,7 @@ class Budget:
 
 
 def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None, peak_label="measured peak",
-                zoom=None, names=None, title="what training holds", legend_strip=True):
+                zoom=None, names=None, title="what training holds", legend_strip=True, stacks=True):
     """Stacked bars, one per `budget(...)` result, of its terms in MiB (`TERMS` bottom up), and
     beside them each term on its own, on a log axis: the terms too small to see in a stack
     (weights, slots, inputs beside the activations) keep a readable bar and their MiB.
@@ -154,6 +155,8 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
         names: None, or {term: name} for the legend and the term rows, such as
             {"activations": "layer outputs"} (lesson 01's word); unnamed terms keep their own.
         title: the stacks' title.
+        stacks: False draws the per-term panel alone (needs terms, and no peaks, limit or zoom):
+            for a lesson whose stacks another figure already shows (lesson 11's widget picture).
         legend_strip: True gives the legend a strip of its own right of the stacks, so it hides
             no bar or total. False sets it over the stacks' upper right, with no strip: for stacks
             that fall to the right (lesson 01: 36,641 MiB down to 5,019), whose short bars leave
@@ -180,10 +183,16 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
         raise ValueError("measured peaks label their ticks right of the bars: they need legend_strip=True")
     if zoom is not None and (terms or not zoom > 0):
         raise ValueError(f"zoom is None or MiB > 0, with terms=False; got zoom={zoom!r}, terms={terms!r}")
+    if not stacks and (not terms or peaks is not None or limit is not None or zoom is not None):
+        raise ValueError("stacks=False draws the terms alone: it needs terms=True and no peaks, limit or zoom")
     names = dict(names or {})
     if set(names) - set(mb.TERMS):
         raise ValueError(f"names takes terms among {mb.TERMS}, got {sorted(set(names) - set(mb.TERMS))}")
     name = lambda term: names.get(term, term)
+    if not stacks:
+        fig = Figure(figsize=(6.0, 3.8), layout="constrained")
+        _draw_terms(fig.subplots(), results, labels, scale, name)
+        return fig
     if terms:
         fig = Figure(figsize=(9.0, 3.8), layout="constrained")
         ax, terms_ax = fig.subplots(1, 2, width_ratios=(1, 1.5))
@@ -233,6 +242,12 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
     ax.legend(loc="upper right", fontsize="small")
     if not terms:
         return fig
+    _draw_terms(terms_ax, results, labels, scale, name)
+    return fig
+
+
+def _draw_terms(terms_ax, results, labels, scale, name):
+    """The per-term panel of `plot_budget` on `terms_ax`."""
     # One row per term, one bar per result (the first solid, the others hatched), zeros left out.
     height = 0.8 / len(results)
     for k, r in enumerate(results):
@@ -251,7 +266,6 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
     # One line per result: two long labels side by side ran past the figure's edge.
     terms_ax.set_title(f"each term, {scale} scale\n" + "\n".join(" ".join(label.split()) + (": hatched" if k else ": solid")
                                                            for k, label in enumerate(labels)), fontsize="medium")
-    return fig
 
 
 def picture_budget(results, labels, **options):

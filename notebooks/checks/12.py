@@ -44,6 +44,9 @@ assert round(held_before, 2) == 7.47, held_before
 
 # the costs: multiply-adds (fixed) and the timing conclusions
 assert round((fwd + bwd + rebuilt) / (fwd + bwd), 2) == 1.16 and 4 * (3 * len(macs) - 1) == 116 and 3 * len(macs) - 1 == 29
+# "of the 37 products in tf.recompute_grad's graph the gradients need 33: plain's 29 and the four Dense(1024)
+# rebuilds" (gradlab's graph walk: the four rebuilt Dense(128) products reach nothing)
+assert (total, needed) == (37, 33) == (29 + 8, 29 + 4), (total, needed)
 sh = {n: q[1] for n, q in share.items()}  # the median over rounds of the time over plain's in that round
 # the levers' times are stated as this run's readings; only wide bands are checked (the old lesson's runs read
 # recomputation 0.94x to 1.53x plain's, N = 4 1.07x to 1.41x); "a quarter of the rows takes more than a quarter

@@ -72,19 +72,18 @@ assert [f"{100 * shares[n][k]:.1f}" for n in (1, 8) for k in (0, 1)] == ["41.3",
 a_us, b_gib = comm_cost.alpha_beta_of_line(intercept, slope, 2)
 assert abs(a_us - alpha_us) <= 1e-9 * abs(a_us) and abs(b_gib * 2 ** 30 - beta) <= 1e-9 * beta
 assert slope > 0 and intercept > 0 and medians[2 ** 23] > medians[2 ** 16]  # a line that rises from a positive start
-# cell 8 states no value of α or β: both vary with the machine (logical CPUs, or logical GPUs when a GPU is
-# present; stored runs read 200 to 450 µs and 1.68 to 4.82 GB/s on CPUs), so the printed line is the only number.
-# Pin that wording: no value with a unit (µs, ms, GB/s) may follow α or β in the cell's prose, outside its formula.
+# the cost section states this run's α and β as "about ... here" (the timing cell is nbval-ignored): they vary
+# with the machine (logical CPUs, or logical GPUs when a GPU is present; stored runs read 200 to 450 µs and 1.68
+# to 4.82 GB/s on CPUs), so no band on their values; the prose must mark them as this run's readings.
 import json, re
 _cells = json.load(open("14-communication.ipynb", encoding="utf-8"))["cells"]
 _cost = next("".join(c["source"]) for c in _cells if c["cell_type"] == "markdown" and "## The cost of one all-reduce" in "".join(c["source"]))
 _prose = re.sub(r"\$\$.*?\$\$", "", _cost, flags=re.S)
-_stated = re.findall(r"(?:α|β|\\alpha|\\beta)[^.]{0,40}?\d[\d.]*\s*(?:µs|ms|GB/s|GiB/s|MB/s)", _prose)
-assert "prints α and β for this machine" in _prose and not _stated, _stated
+assert re.search(r"α about [\d.]+ ms and β about [\d.]+ GB/s here", _prose), _prose
 assert 0 < alpha_us and 0 < beta, (alpha_us, beta)  # a line that rises from a positive start, as printed
 assert medians[4] < 5 and max(map(abs, line_off.values())) < 100, (medians[4], line_off)
-# cell 8: the line fits the held-out 6.21 MiB call (runs: +8, +3, -3, +5 %) and undershoots the 4-byte call
-# (runs: -55, -35, -42, -45 %): "its intercept understates a tiny call"
+# the line fits the held-out 6.21 MiB call "to about 3 %" here (runs: +8, +3, -3, +5, +7, +3 %; a band of 20 %) and
+# undershoots the 4-byte call (runs: -55, -35, -42, -45, -41 %)
 assert abs(line_off[held_out[1]]) < 20 and line_off[4] < 0, line_off
 assert sorted(held_out) == [4, 6_512_680] and set(held_out) <= set(medians) and len(medians) == 6
 assert mlp_bytes == 6_512_680 and f"{mlp_bytes / 2 ** 20:.2f}" == "6.21"  # the mlp's float32 gradient

@@ -143,6 +143,18 @@ def test_the_terms_panel_can_be_linear_and_the_picture_redrawn_with_it():
     assert linear[:4] == b"\x89PNG" and linear != b.controls.plot.value
 
 
+def test_the_terms_panel_can_be_drawn_alone():
+    results = [budget(2**18, "adam", B=4, N=1, activation_bytes_per_row=2**20)]
+    (alone,) = plot_budget(results, ["N=1"], scale="linear", stacks=False).axes  # one panel: the terms
+    assert alone.get_xlabel() == "MiB (linear scale)"
+    assert sorted(round(p.get_width(), 6) for p in alone.patches) == [1.0, 1.0, 2.0, 4.0]  # as beside the stacks
+    for options in (dict(terms=False), dict(peaks=[6.5]), dict(limit=(5, "GPU"))):
+        with pytest.raises(ValueError, match="stacks=False draws the terms alone"):
+            plot_budget(results, ["N=1"], stacks=False, **options)
+    b = Budget(params=1000, activation_bytes_per_row=400, B=64, N=4, optimizer="sgd")
+    assert b.picture(scale="linear", stacks=False).data[:4] == b"\x89PNG"
+
+
 def test_the_picture_of_bars_is_a_png_of_plot_budget():
     results = [budget(2**18, "sgd", B=4, N=1, activation_bytes_per_row=2**20)]
     picture = picture_budget(results, ["N=1"], peaks=[6.5], terms=False)
