@@ -86,10 +86,10 @@ def loop_sum(micro, parts, variables, accum_steps, scale_loss=None, unit=1.0, ov
     # Each micro-batch is cut from `parts` in the loop body, n rows from a moving start: XLA
     # then reads it in place (a dynamic-slice of static size n). Slicing off the rest of the
     # batch before the loop made XLA copy it whole, (N - 1) / N of the batch's inputs.
-    take = lambda start, n, i: tf.nest.map_structure(lambda p: _rows(p, start + i * n, n), parts)
+    take = lambda parts, start, n, i: tf.nest.map_structure(lambda p: _rows(p, start + i * n, n), parts)
     first = one(tf.nest.map_structure(lambda p: p[:first_rows], parts))
-    return _loop(first, [(lambda i: one(take(first_rows, q + 1, i)), count_a),
-                         (lambda i: one(take(start_b, q, i)), count_b)], overlap)
+    return _loop(first, parts, [(lambda i, p: one(take(p, first_rows, q + 1, i)), count_a),
+                                (lambda i, p: one(take(p, start_b, q, i)), count_b)], overlap)
 
 
 class Accumulators:
@@ -152,8 +152,8 @@ def fused_grads(model, loss_fn, x, y, sizes, sample_weight=None, rule="examples"
     return s.loss / s.norm, [None if g is None else g / s.norm for g in s.grads]
 
 
-def _loop(first, loops, overlap=1):
-    """Start from `first` (Sums), add `step(i)` for i < count, for each `(step, count)`.
+def _loop(first, parts, loops, overlap=1):
+    """Start from `first` (Sums), add `step(i, parts)` for i < count, for each `(step, count)`.
 
     Which gradients are None is decided once, from `first`, at trace time; every step traces
     the same graph, so the loop carries exactly the others. A count known to be 0 or 1 at
@@ -163,8 +163,8 @@ def _loop(first, loops, overlap=1):
     loss, norm, acc = first.loss, first.norm, [first.grads[j] for j in connected]
     broken = tf.convert_to_tensor(first.broken, tf.float32)
 
-    def body(i, loss, norm, broken, acc, step):
-        s = step(i)
+    def body(i, loss, norm, broken, acc, step, parts):
+        s = step(i, parts)
         return (loss + s.loss, norm + s.norm, broken + s.broken,
                 [a + s.grads[j] for a, j in zip(acc, connected)])
 
@@ -175,17 +175,32 @@ def _loop(first, loops, overlap=1):
         with tf.control_dependencies([loss, norm, *acc]):
             if not tf.is_tensor(count) and count <= 1:
                 if count == 1:
-                    loss, norm, broken, acc = body(0, loss, norm, broken, acc, step)
+                    step_parts = _after(parts, loss, acc)
+                    loss, norm, broken, acc = body(0, loss, norm, broken, acc, step, step_parts)
                 continue
             i = tf.constant(0) + 0  # + 0: an op, so that it waits for the sum
         _, loss, norm, broken, acc = tf.while_loop(
             lambda i, *_: i < count,
-            lambda i, l, d, b, a, step=step: (i + 1, *body(i, l, d, b, a, step)),
+            lambda i, l, d, b, a, step=step: (i + 1, *body(i, l, d, b, a, step, parts)),
             (i, loss, norm, broken, acc), parallel_iterations=overlap)
     grads = [None] * len(first.grads)
     for a, j in zip(acc, connected):
         grads[j] = a
     return Sums(loss, grads, norm, broken)
+
+
+def _after(parts, loss, acc):
+    """`parts`, read only once `loss` and `acc` are computed, under XLA too.
+
+    XLA's scheduler ignores control dependencies: a micro-batch added without a loop (N = 2,
+    or a count of 1) ran beside the one before it, both alive (at N = 2, as much memory as the
+    whole batch). A start row `zero`, always 0 but computed from the sums, is a dependency
+    XLA cannot fold away (no value is both NaN and finite). XLA's optimization barrier did
+    not order them on its CPU backend, and copies its inputs without XLA.
+    """
+    done = tf.add_n([tf.cast(tf.reduce_sum(a), tf.float32) for a in acc] + [tf.cast(loss, tf.float32)])
+    zero = tf.cast(tf.logical_and(tf.math.is_nan(done), tf.math.is_finite(done)), tf.int32)
+    return tf.nest.map_structure(lambda p: _rows(p, zero, batch_rows(p)), parts)
 
 
 def batch_rows(parts):

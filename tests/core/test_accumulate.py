@@ -133,3 +133,42 @@ def test_under_xla_each_micro_batch_is_read_in_place_not_the_batch_copied():
         sums = run(x)
         np.testing.assert_allclose(sums.grads[0].numpy(),
                                    np.full([8, 3], 6.4 * (1 - np.tanh(0.8) ** 2)), rtol=1e-5)
+
+
+_XLA_PEAKS = r'''
+import json, numpy as np, tensorflow as tf
+from gradlab.core.accumulate import loop_sum
+tf.random.set_seed(0)
+w1, w2 = tf.Variable(tf.random.normal([256, 512]) * 0.05), tf.Variable(tf.random.normal([512, 10]) * 0.05)
+x, y = tf.random.normal([2000, 256]), tf.random.uniform([2000], 0, 10, tf.int32)
+def micro(part):
+    logits = tf.nn.relu(part[0] @ w1) @ w2
+    s = tf.nn.sparse_softmax_cross_entropy_with_logits(part[1], logits)
+    return tf.reduce_sum(s), tf.cast(tf.shape(part[0])[0], tf.float32)
+peaks, sums = {}, {}
+for n in (1, 2, 3):
+    run = tf.function(lambda x, y: loop_sum(micro, (x, y), [w1, w2], n), jit_compile=True)
+    run(x[:1999] if n == 3 else x, y[:1999] if n == 3 else y)
+    tf.config.experimental.reset_memory_stats("CPU:0")
+    base = tf.config.experimental.get_memory_info("CPU:0")["current"]
+    s = run(x[:1999] if n == 3 else x, y[:1999] if n == 3 else y)
+    peaks[n] = tf.config.experimental.get_memory_info("CPU:0")["peak"] - base
+    sums[n] = float(tf.reduce_sum(s.grads[0]) / s.norm)
+print(json.dumps({"peaks": peaks, "sums": sums}))
+'''
+
+
+def test_under_xla_a_micro_batch_added_without_a_loop_waits_for_the_one_before():
+    # XLA ignores control dependencies: at N = 2 (no loop: one micro-batch, then one more)
+    # its scheduler ran both micro-batches side by side, peak as high as the whole batch's.
+    # 1,999 rows in 3 micro-batches are 667 + 666 + 666: a count of 1, then a count of 1.
+    import json, os, subprocess, sys
+    env = dict(os.environ, TF_CPU_ALLOCATOR_USE_BFC="true", TF_CPP_MIN_LOG_LEVEL="3")
+    out = subprocess.run([sys.executable, "-c", _XLA_PEAKS], env=env, capture_output=True,
+                         text=True, timeout=300, check=True).stdout
+    found = json.loads(out.strip().splitlines()[-1])
+    peaks = {int(n): p for n, p in found["peaks"].items()}
+    # activations of 2,000 rows x 512 hidden units, 4 MB a copy, dominate the peak
+    assert peaks[2] < 0.7 * peaks[1] and peaks[3] < 0.5 * peaks[1], peaks
+    sums = list(found["sums"].values())
+    np.testing.assert_allclose(sums[1], sums[0], rtol=1e-4)  # N = 2 is still the large batch's gradient
