@@ -53,6 +53,7 @@ _NAMES = {
     "scopes": ("gradlab.classic.scopes", None),
     "tower_graph": ("gradlab.classic.tower_graph", None),
     "host_graph": ("gradlab.classic.host_graph", None),
+    "tf1_mlp": ("gradlab.classic.model", "mlp"),  # lesson 02's TF1 MLP, built with get_variable
     "accumulation_graph": ("gradlab.classic.accumulation_graph", None),
     # benchmarks, memory, more than one machine
     "run_sweep": ("gradlab.studies.bench.step", "run_sweep"),

@@ -26,7 +26,9 @@ def mlp(x, hidden=256, num_classes=10, seed=0):
     """`logits = relu(x W1 + b1) W2 + b2` with variables `dense/{kernel,bias}`, `dense_1/...`.
 
     Glorot-uniform kernels and zero biases, like Keras `Dense`; call it inside a
-    `variable_scope` so that towers share the variables (`get_variable` with reuse).
+    `variable_scope` so that towers share the variables (`get_variable` with reuse). The same
+    variable names and starting weights as the `mlp` lesson 02 writes (its checks compare them);
+    later lessons import this one as `gradlab.lessons.tf1_mlp`.
 
     Lesson: notebooks/02-tower-averaging.ipynb
     """

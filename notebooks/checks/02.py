@@ -49,6 +49,21 @@ with tf.Graph().as_default(), tf.compat.v1.variable_scope("model"):  # a scratch
     except ValueError as e:
         assert str(e).startswith("Variable model/dense/kernel already exists, disallowed"), e
 
+# "gradlab keeps the same function as gradlab.classic.model.mlp (gradlab.lessons.tf1_mlp) (the same variable names and starting weights)"
+_gl_mlp = gradlab.lessons.tf1_mlp  # gradlab.classic.model.mlp
+_made = []
+for _f in (mlp, _gl_mlp):
+    with tf.Graph().as_default() as _g, tf.compat.v1.variable_scope("model"):
+        _x = np.random.default_rng(0).random((5, 28, 28)).astype(np.float32)
+        _logits = _f(tf.constant(_x))
+        with tf.compat.v1.Session(graph=_g) as _s:
+            _s.run(tf.compat.v1.global_variables_initializer())
+            _made.append(([v.op.name for v in tf.compat.v1.trainable_variables()],
+                          _s.run(tf.compat.v1.trainable_variables()), _s.run(_logits)))
+assert _made[0][0] == _made[1][0] == ["model/dense/kernel", "model/dense/bias", "model/dense_1/kernel", "model/dense_1/bias"]
+assert all(np.array_equal(a, b) for a, b in zip(_made[0][1], _made[1][1]))
+assert np.array_equal(_made[0][2], _made[1][2])
+
 # The classic graph: tower 1's ops carry its name_scope, the variable it reads does not
 assert (matmul_1.name, matmul_1.inputs[1].op.inputs[0].op.name) == ("tower_1/model/MatMul", "model/dense/kernel")
 # One copy of the weights, and the towers against the large batch
@@ -89,45 +104,36 @@ assert max_abs_diff(my_weights, large_weights) <= np.spacing(np.float32(w_max_tf
 assert [int(xb.shape[0]) for xb, _ in batches] == [64, 64, 63]  # "32 + 31 included"
 assert all(v.value.device.endswith(devices[0].lstrip("/")) for v in my_model.trainable_variables)  # on device 0
 
-# What two towers buy, a worked problem: a prediction from datasheets (PCIe 5.0 x16 at its raw 64 GB/s, H100 PCIe float32 at 51 TFLOP/s)
-assert (link, fp32) == (64e9, 51e12) and tau_c == 4 * 203_530 / 64e9 * 1e3
+# What a hub copies: 2 tau_c an update at any batch. Problem 1 prices it from datasheets (PCIe 5.0 and 4.0 x16 at
+# their raw 64 and 32 GB/s, H100 PCIe float32 at 51 TFLOP/s): GPU 0's rows must take longer than 2 tau_c
+assert fp32 == 51e12 and sorted(gpu0) == [("MLP", 32), ("MLP", 64), ("ResNet-50", 32), ("ResNet-50", 64)]
+for (_name, _gbs), (_tau, _rows) in gpu0.items():
+    _P, _flops = {"MLP": (numbers, flops_per_row), "ResNet-50": (r50, r50_flops)}[_name]
+    assert _tau == 4 * _P / (_gbs * 1e9) * 1e3 and abs(_rows * _flops / fp32 - 2 * _tau / 1e3) < 1e-15
+assert tau_c == gpu0["MLP", 64][0] == 4 * 203_530 / 64e9 * 1e3
 assert fmt(tau_c, ".3f") == "0.013" and fmt(2 * tau_c, ".3f") == "0.025"
 assert flops_per_row == 4 * 203_530 + 2 * 256 * 10  # the first layer computes no input gradient
 assert fmt(w1_share, ".0%") == "99%" and fmt(flops_per_row / numbers, ".2f") == "4.03"  # "about 4"
 assert fmt(32 * flops_per_row / 1e6, ".0f") == "26"
 assert extra_us == 32 * flops_per_row / fp32 * 1e6 and fmt(extra_us, ".1f") == "0.5"
-assert format(extra_us / (2 * tau_c * 1e3), ".0%") == "2%"  # the share of peak at which 32 rows take 2 tau_c
-assert break_even == 4 * tau_c / 1e3 * fp32 / flops_per_row  # rows whose half takes 2 tau_c at peak
-assert format(break_even, ",.1f") == "3,167.6" and first_win(break_even) == "from 3,167 (3,168 in equal halves)"
-# first_win: the smallest batch whose larger half (on GPU 0) takes over 2 tau_c at peak, by brute force
-def _first(at_peak, step=1):
-    return next(B for B in range(step, 10**5, step) if -(-B // 2) > at_peak / 2)
-for _be in (break_even, 4 * tau_c_r50 / 1e3 * fp32 / r50_flops, break_even4, break_even4_r50, 14.0, 15.0):
-    assert first_win(_be) == f"from {_first(_be):,} ({_first(_be, 2):,} in equal halves)", _be
-assert abs((break_even / 2) * flops_per_row / fp32 - 2 * tau_c / 1e3) < 1e-15  # half the rows: 2 tau_c, in seconds
-
-# Problem 1: PCIe 4.0 x16 at 32 GB/s raw: tau_c and the break-even batch double, the MLP's and ResNet-50's
-assert fmt(tau_c4, ".3f") == "0.025" and fmt(2 * tau_c4, ".3f") == "0.051"
-assert format(break_even4, ",.1f") == "6,335.2" and abs(break_even4 / break_even - 2) < 1e-12
-assert fmt(tau_c4_r50, ".3f") == "3.198" and fmt(break_even4_r50, ".1f") == "28.6"
-assert first_win(break_even4_r50) == "from 29 (30 in equal halves)"
-# the Summary: the copies cost 2 tau_c = 0.025 ms, 32 extra rows 0.5 us at peak
-assert fmt(2 * tau_c, ".3f") == "0.025" and fmt(extra_us, ".1f") == "0.5"
+assert extra_us / 1e3 < 2 * tau_c / 10  # "at batch 64 the towers lose by far"
+assert format(gpu0["MLP", 64][1], ",.1f") == "1,583.8" and format(gpu0["MLP", 32][1], ",.1f") == "3,167.6"
+assert fmt(gpu0["ResNet-50", 64][1], ".1f") == "7.2" and fmt(gpu0["ResNet-50", 32][1], ".1f") == "14.3"
+assert fmt(gpu0["ResNet-50", 64][0], ".3f") == "1.599" and fmt(gpu0["ResNet-50", 32][0], ".3f") == "3.198"
+# "the thresholds double" on PCIe 4.0
+assert all(abs(gpu0[_n, 32][1] / gpu0[_n, 64][1] - 2) < 1e-12 for _n in ("MLP", "ResNet-50"))
+# the timeline's condition, GPU 0's rows over 2 tau_c (time proportional to rows), on ResNet-50 at 64 GB/s:
+# n0 + n1 in towers takes max(tau(n0), 2 tau_c + tau(n1)); one GPU takes tau(n0 + n1)
+_per_image, _tau50 = r50_flops / fp32 * 1e3, gpu0["ResNet-50", 64][0]
+def _towers_win(n0, n1):
+    return max(n0 * _per_image, 2 * _tau50 + n1 * _per_image) < (n0 + n1) * _per_image
+assert _towers_win(8, 7) and _towers_win(8, 1) and not _towers_win(7, 7)  # "8 + 7 wins, even 8 + 1; 7 + 7 does not"
+assert int(gpu0["ResNet-50", 32][1]) + 1 == 15 and int(gpu0["MLP", 64][1]) + 1 == 1584  # "15 + 14 wins"
+assert fmt(r50_flops / r50, ".0f") == "891" and fmt(r50_flops / 1e9, ".1f") == "22.8"  # "891 FLOP per weight"
 
 # Problem 2: GPU 0 the hub of R towers: 2(R - 1) copies of the gradient through its link, at R = 8
 assert R == 8 and hub_mib == 2 * (8 - 1) * 4 * 203_530 / 2**20 and fmt(hub_mib, ".2f") == "10.87"
 assert fmt(2 * (8 - 1) * tau_c, ".3f") == "0.178"
 assert fmt(R * tau_c, ".3f") == "0.102"  # both directions at once: at least R tau_c, printed beside the 0.178
-
-# ResNet-50 beside the MLP (25,583,592 weights, 97.6 MiB as lesson 01 prints; He et al.'s 3.8e9 multiply-adds forward)
-assert r50 == 25_583_592 and fmt(4 * r50 / 2**20, ".1f") == "97.6" and fmt(r50_flops / 1e9, ".1f") == "22.8"
-assert fmt(tau_c_r50, ".3f") == "1.599" and tau_c_r50 / tau_c > 100  # "whose copies take far longer"
-assert fmt(r50_flops / r50, ".0f") == "891" and fmt(break_even_r50, ".1f") == "14.3"
-assert break_even_r50 == 4 * tau_c_r50 / 1e3 * fp32 / r50_flops
-assert first_win(break_even_r50) == "from 15 (16 in equal halves)"
-# "towers of 8 and 7 win, 7 and 7 do not": GPU 0's rows against 2 tau_c, at peak
-_per_image_ms = r50_flops / fp32 * 1e3
-assert 8 * _per_image_ms > 2 * tau_c_r50 > 7 * _per_image_ms
-assert 4 * tau_c_r50 / 1e3 * fp32 / r50_flops < break_even / 100  # "yet": the break-even batch falls, 3,168 -> 14
 
 print("lesson 02: every number the prose states checks out")

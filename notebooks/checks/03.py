@@ -68,4 +68,11 @@ assert [f"{x / 1e9:.1f}" for x in (N_big * G_big, G_big, (N_big + 2) * G_big, 2 
 assert f"{(2 * N_big + 1) * G_big / 1e9:.1f}" == "8.4"  # np.stack: the ten, a copy of a variable's ten, their mean
 assert f"{1000 * copies / 64e9:.0f}" == "69"  # lesson 20 quotes it: 0.4 GB saved against at least 69 ms
 assert f"{1000 * copies / 63e9:.0f}" == "70"  # after encoding
+# ... against the card's compute (no number from lesson 20): in the copies' 69 ms an H100 PCIe at its float32 peak
+# (51 TFLOP/s, the README's table) trains 5,844 rows at 6 FLOP a weight a row (Kaplan et al.'s C = 6N): "thousands"
+assert fp32 == 51e12 and flops_per_row == 6 * P_big and rows_in_copies == copies / 64e9 * fp32 / flops_per_row
+assert f"{rows_in_copies:,.0f}" == "5,844" and rows_in_copies > 1000
+# the TF1 rebuild's mlp is 02's, kept in gradlab
+import gradlab.classic.model
+assert mlp is gradlab.lessons.tf1_mlp is gradlab.classic.model.mlp
 print("lesson 03: every number the prose states checks out")
