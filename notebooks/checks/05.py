@@ -26,18 +26,16 @@ assert 0.11 < one.max() / large_own.min() < 0.15 and one.max() / one.min() < 1.0
 # "10 allowed held two micro-batches or more in every reading, but never all eight" (this run's readings are printed;
 # they move between runs: from 2.0 to 5.2 micro-batches' worth over the runs so far)
 assert 1.5 * micro < ten.min() and ten.max() < 6 * micro and ten.max() < 0.8 * large_own.min(), (ten, micro)
-assert traces["parallel_iterations=1"].peak < 1.5 * micro < traces["parallel_iterations=10"].peak, traces
-# "With one iteration alive, counting predicts the peak ... held exactly that in every reading": the table's nine
-# readings and the sampled call, each within 5% of one micro-batch's (and of the count, checked above)
-one_all = np.append(loop_mib[1], traces["parallel_iterations=1"].peak) / micro
+# "With one iteration alive, counting predicts the peak ... held one micro-batch's in every reading": the table's
+# nine readings, each within 5% of one micro-batch's (and of the count, checked above)
+one_all = loop_mib[1] / micro
 assert all(abs(r - 1) < 0.05 for r in one_all) and abs(micro / mib(64, alive) - 1) < 0.02, one_all
-# "With more allowed, the count no longer gives one number ... call by call": with 10 allowed, the ten calls (table
-# and trace) read more than one micro-batch, never all eight, and vary at least as much as one alive's; "other runs
-# reached about five" is a record of earlier runs (2.0-2.55, 3.75-4.95, up to 5.2), not asserted of this one
+# "With more allowed, the count no longer gives one number ... call by call": with 10 allowed, the nine calls read
+# more than one micro-batch, never all eight, and vary at least as much as one alive's; "up to about X here" is this
+# run's highest (2.0-2.55, 3.75-4.95, up to 5.2 in earlier runs), so its digits are not asserted
+ten_all = loop_mib[10] / micro
 assert ten_all.min() > 1.5 and ten_all.max() < 0.8 * large_own.min() / micro, ten_all
-assert np.allclose(ten_all, np.append(loop_mib[10], traces["parallel_iterations=10"].peak) / micro)
 assert ten_all.max() - ten_all.min() >= one_all.max() - one_all.min() - 0.01, (ten_all, one_all)
-assert all(t.mib.max() <= t.peak + 0.01 for t in traces.values())  # a sample never exceeds the allocator's peak
 # "With 2 allowed, the readings were two micro-batches' count or a little more": the nine
 # readings at least about two counts (60.2 MiB), the highest more (67.7 in all nine in one run, 60.2-69.2 in
 # another; 60.2-67.7, 2.00-2.25 micro-batches, in the stored run)
@@ -58,31 +56,30 @@ assert ten.min() > 1.8 * micro and ten.max() < 6 * micro, (ten, micro)
 # band holds on a busy 2-core CI machine and with a GPU (no XLA), and fails if the stated direction were false.
 med = {label: m for label, (_, m, _) in q.items()}
 N_ratio = {N: q[f"fused: an update at N = {N} / at N = 1"] for N in Ns[1:]}
-# Going further: "By N = 8 an update took longer than at N = 1 in most rounds (the middle half above 1), and N = 32
-# took longest" (N = 8: 1.73, N = 32: 3.1-3.9 in runs so far; N = 2 is not claimed: 1.02, its middle half includes 1)
-assert N_ratio[8][0] > 1 and N_ratio[32][0] > 1 and N_ratio[32][1] == max(r[1] for r in N_ratio.values()), N_ratio
+# Going further and the time section: "N = 2 cost the least extra (about 1.1 here); from N = 4 on an update took
+# longer than at N = 1 in most rounds (the middle half above 1), and N = 32 took longest (about 3.3)" (medians
+# 1.09, 1.39, 1.52, 2.12, 3.33 in the stored run; 1.01, 1.36, 1.77, 2.24, 3.43 in the one before, when N = 2's middle
+# half included 1). The "about" figures are this run's and move with the machine, so only the order is asserted.
+assert all(N_ratio[N][0] > 1 for N in (4, 8, 16, 32)), N_ratio
+assert N_ratio[32][1] == max(r[1] for r in N_ratio.values()), N_ratio
+assert N_ratio[2][1] == min(r[1] for r in N_ratio.values()), N_ratio
 # "accumulate took longer than fused at eight micro-batches" (a direction; 1.67-2.11 in runs so far)
 assert med["accumulate / fused, N = 8"] > 1, q
 # "an extra call cost about as much as a 32-row micro-batch" (0.68, 0.86 and 1.11 in three runs): within about
 # three times either way, as both move with the machine
-assert 0.3 < med["an extra call / a micro-batch of 32 rows"] < 3.5, q
+assert 0.3 < med["extra call + writes / 32-row micro-batch"] < 3.5, q
 # "On a CPU, the convnet's update took about as long with 2 or 10 iterations allowed as with one, or a little
 # longer: overlap bought no time" (1.06 and 1.03, 1.09 and 1.08 in two runs); the prose claims it of a CPU only
 if not tf.config.list_physical_devices("GPU"):
     assert all(0.75 < med[f"convnet: parallel_iterations {k} / 1"] < 1.6 for k in (2, 10)), q
 assert calls["accumulate"] - calls["fused"] == 8  # "nine calls ... fused makes one"
-# Problem 1: an 80 GiB A100 (nvidia-smi: 81,920 MiB), P = 2e9 float32 parameters, 60 MiB a row, B = 2,048
-# the hidden cell after Problem 2 prints the answers' numbers from its own names (checked against these below)
-assert room == 81_920 * 2**20 - 3 * 2 * 10**9 * 4 and round(room / row_bytes, 1) == 983.9, room
-assert (B2, launches, mlp_flops, big_flops) == (2048, kernels * 5e-6, 6 * 203_530 * 32, 6 * 10**9 * 16 * 2048)
+# Problem 1: the tape around the whole loop keeps every iteration's layer outputs for the backward pass after it:
+# the same gradient (rounding), a peak of several micro-batches' count ("about X here": 5.5 in the stored run), far
+# above the loop's one and below the large batch's 8
+assert outside_gap < 1e-6 and 3 < outside_mib / micro < 8, (outside_gap, outside_mib, micro)
+assert (launches, mlp_flops, big_flops) == (kernels * 5e-6, 6 * 203_530 * 32, 6 * 10**9 * 16 * 2048)
 # "launches a kernel per op of its graph: 30, counted below" (ops besides constants, inputs and variable reads)
 assert kernels == 30 and len(x32) == 32, kernels
-GiB, P2, B2, ROW = 2**30, 2 * 10**9, 2048, 60 * 2**20
-assert 81920 * 2**20 == 80 * GiB and round(3 * P2 * 4 / GiB, 1) == 22.4 and round(80 - 3 * P2 * 4 / GiB, 1) == 57.6
-room = 80 * GiB - 3 * P2 * 4  # bytes left for activations
-assert round(room / ROW, 1) == 983.9 and (B2 // 2 * ROW / GiB, B2 // 4 * ROW / GiB) == (60.0, 30.0)
-assert min(N for N in (1, 2, 4, 8, 16) if B2 // N * ROW <= room) == 4  # the smallest power of two that fits
-assert round(4 * P2 * 4 / GiB, 1) == 29.8 and f"{80 * GiB / 16:.1e}" == "5.4e+09"  # 4P while a + g forms
 # Problem 2: a 30 us call against a micro-batch's 6P FLOPs a row on an H100 SXM (989 TFLOP/s bf16) at 40% MFU
 rate, call = 0.4 * 989e12, 30e-6  # FLOP/s, s
 mlp_flops, big_flops = 6 * 203530 * 32, 6 * 10**9 * 16 * 2048
@@ -93,7 +90,5 @@ assert round(big_flops / rate / call, -3) == 17000
 launch = 30 * 5e-6  # s
 assert f"{mlp_flops / (0.01 * 989e12) * 1e6:.1f}" == "4.0" and round(launch * 1e6) == 150 and mlp_flops / rate < 0.01 * launch
 assert round(100 * call / (call + launch)) == 17 and abs(call / (call + launch) - 1 / 6) < 0.01  # "about a sixth"
-# the helper the memory cell calls first; the figure's one-micro-batch line drawn on each panel
-assert callable(take_and_free_1gib) and all(any(list(l.get_ydata()) == [micro, micro] and l.get_linestyle() == ":"
-                                                for l in ax.lines) for ax in fig.axes)
+assert callable(take_and_free_1gib)  # the helper the memory cell calls first
 print("lesson 05: every number the prose states checks out")
