@@ -82,8 +82,6 @@ assert N * 16 == len(x) == 32  # the default row's ω_j N n_i / D is ω_j B / D 
 # ignore_class on the padding's label, without the input mask: the masked divisor D_1, the same loss
 assert abs(ignore_1 - l_1 / valid_i[0]) < 1e-4 * ignore_1 and abs(ignore_1 - masked_1) < 1e-4 * masked_1
 assert f"{ignore_1:.4f}" == f"{masked_1:.4f}"  # the prose gives one number for both
-# a language model's shifted labels, -100 where none: ignore_class=-100 divides by the 15 labels left, 23 - 8
-assert int((lm_labels != -100).sum()) == 15 == valid_i[0] - 8 and abs(lm_1 - lm_sum / 15) < 1e-4 * lm_1, (lm_1, lm_sum)
 assert max(_counted_rows) < 1e-5
 # the visible row: mean_with_sample_weight under Keras's accumulation, 57% as it is, one batch's update times N D_i / D
 assert f"{row_errors[0]:.2f}" == "0.57" and row_errors[1] < 1e-5, row_errors

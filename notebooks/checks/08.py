@@ -128,4 +128,9 @@ assert clip_len(1.0, 16, 0.0) == 0.25
 assert halved["1 and 4", "keras"] == 2.0 ** 15 / 4 and row[:2] == [1, None]
 assert doubled["Keras's accumulation, N = 4"][0] == 500 and fixed_doubled == [2000]
 
+# Section 2's real float16 overflow: compile wrapped the optimizer; micro-batch 2 (pixels x 100) overflowed float16,
+# not float32 ("1.0e+06 ... far above float16's 65504"); S halved there; four micro-batches, three counted, no update
+assert type(opt_16).__name__ == "LossScaleOptimizer"
+assert after_each == [(32768.0, 1, 0), (16384.0, 1, 0), (16384.0, 2, 0), (16384.0, 3, 0)], after_each
+assert np.isfinite(top_32) and f"{top_32:.1e}" == "1.0e+06" and top_32 > 10 * 65504, top_32
 print("lesson 08: every number the prose states checks out")

@@ -96,8 +96,9 @@ assert bn_four["micro"] < 1e-6 and f"{bn_four['micro']:.1e}" == "1.2e-07" and bn
 # "The merge's second term, the spread of the micro-batch means, is 9% of the large batch's variance": the
 # micro-batches' own variances average to the rest (equal micro-batches), so they leave it out
 assert f"{between.sum() / h.var(0).sum():.0%}" == "9%"
-# "a moving variance fed only them settles about 9% low": four moves per update on the same window, repeated,
-# settle at coef @ var_i / (1 - kept), 9% below the large batch's variance (summed over the 64 features)
+# "fed only them, a moving variance's expected value falls short by that between-means term, 9% of the large
+# batch's variance here": four moves per update fed the same window's variances settle at coef @ var_i / (1 - kept),
+# 9% below the large batch's variance (summed over the 64 features)
 _settled = bn_moves[4][1] @ var_i / (1 - bn_moves[4][0])
 assert f"{1 - _settled.sum() / h.var(0).sum():.0%}" == "9%", _settled.sum() / h.var(0).sum()
 # "A momentum of 0.99^(1/4) does not fix Keras's four moves": the mean lands close ("3.3e-06"), the variance "stays
