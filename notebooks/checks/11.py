@@ -34,6 +34,8 @@ assert round(4 * P / MiB, 2) == 4.41
 # the smallest N under a limit (fixed)
 assert fits == {16: None, 18: 14, 20: 7, 25: 3}, fits
 assert round(budget(1024, 1024) / MiB, 2) == 16.30 and round(untouched, 2) == 16.28
+# "a 7B-parameter model trained in float32 with Adam holds 104 GiB ..., against the 79.6 GiB of an H100"
+assert round(floor_7b) == 104 and round(81559 / 1024, 1) == 79.6 and floor_7b > 81559 / 1024
 
 # the budget against the allocator: medians of nine, read as conclusions with wide bands
 assert abs(batch_mib - (xb.shape[0] * 4 * 784 + yb.shape[0] * 8) / MiB) < 0.01, batch_mib  # the batch
@@ -44,6 +46,8 @@ ratio = {N: budget_update[N] / median[N] for N in median}
 # "the budget reads within about a fifth of the measured update" (old runs: plain 0.89 to 1.15, N = 4 1.0 to 1.34)
 assert all(0.75 < r < 1.45 for r in ratio.values()), ratio
 assert round(held_before, 2) == 7.47, held_before
+# "SGD's scaled gradient ... (at most 0.50 MiB here, one kernel's)": the largest kernel, 1024 x 128 or 128 x 1024
+assert f"{sgd_temp:.2f}" == "0.50" and sgd_temp == 1024 * 128 * 4 / MiB, sgd_temp
 
 # the widget: your budget's N = 4, then bfloat16, then N = 64 (fixed), the widget's own controls agreeing
 assert round(start_mib, 2) == 22.04 and abs(start_mib - budget(1024, 4) / MiB) < 1e-9, start_mib
@@ -63,5 +67,10 @@ assert round(big["total"] / 2**30) == 130 and round(7e9 * (2 + 2 + 12) / 2**30) 
 _policy = keras.DTypePolicy("mixed_bfloat16")
 assert (_policy.compute_dtype, _policy.variable_dtype) == ("bfloat16", "float32"), _policy
 assert 4 + 4 + 8 == 2 + 2 + 12 == 16 and round(7e9 * (4 + 4 + 8) / 2**30) == 104
+
+# problem 4 (on paper): the GPT after Austin et al., float32 weights, Adam, 64 sequences, under the H100's 81,559 MiB
+assert n_gpt == 4 and (gpt[3]["b"], gpt[4]["b"]) == (22, 16), n_gpt
+assert (round(states, 1), round((34 * T * h * d + 2 * logits) / 2**30, 2)) == (18.6, 2.91), states
+assert [round(gpt[N]["total"] / 2**30, 1) for N in (3, 4)] == [82.6, 65.1] and 82.6 > 79.6 > 65.1
 
 print("lesson 11: every number the prose states checks out")
