@@ -284,4 +284,8 @@ assert (f"{d:.2f}", f"{c:.2f}", f"{h:.0f}") == ("0.40", "6.25", "40")
 assert (f"{d7:.2f}", f"{c7:.2f}", f"{h7:.2f}") == ("4.55", "0.22", "2.80")
 assert lapped / in_graph_ms >= 7 and f"{4 * P / card:.1%}" == "0.5%"  # "at least 7 times", "0.5% of the card"
 assert (f"{room / 6:.1f}", f"{room / 8:.1f}") == ("10.4", "7.8")  # "room for 10.4 billion parameters, not 7.8"
+# round 141: the Problem's "46.5 s" is printed as its parts: compute + fp32 mean out + fp16 weights back + the card's sum
+assert tuple(parts) == ("compute", "fp32 mean out", "fp16 weights back", "sum on the card")
+assert abs(sum(parts.values()) - problem[P7][0]) < 1e-9 and f"{sum(parts.values()):.1f}" == "46.5"
+assert [f"{v:.2f}" for v in parts.values()] == ["45.51", "0.44", "0.22", "0.35"], parts
 print("lesson 20: every number the prose states checks out")
