@@ -53,9 +53,8 @@ _NAMES = {
     "scopes": ("gradlab.classic.scopes", None),
     "tower_graph": ("gradlab.classic.tower_graph", None),
     "host_graph": ("gradlab.classic.host_graph", None),
-    "tf1_mlp": ("gradlab.classic.model", "mlp"),  # lesson 02's TF1 MLP, built with get_variable
+    "tf1_mlp": ("gradlab.classic.model", "mlp"),  # lesson 02's TF1 MLP, built with get_variable (03, 04 reuse it)
     "accumulation_graph": ("gradlab.classic.accumulation_graph", None),
-    "tf1_mlp": ("gradlab.classic.model", "mlp"),  # 02's MLP with get_variable, reused by 04
     # benchmarks, memory, more than one machine
     "run_sweep": ("gradlab.studies.bench.step", "run_sweep"),
     "fit_under_limit": ("gradlab.studies.bench.fit_memory", "fit_under_limit"),
