@@ -274,8 +274,6 @@ def dropout_masks(strategy, rows=30, features=784, rate=0.5, seed=0):
     Returns:
         a dict: "dropped" (replica 0's share dropped at step 1), "replicas agree" (the share of entries
         where replicas 0 and 1 agree, one value a step), "step 2 vs 1" (replica 0's agreement across steps).
-
-    Lesson: notebooks/15-fit-across-replicas.ipynb
     """
     keras.utils.set_random_seed(seed)
     with strategy.scope():
