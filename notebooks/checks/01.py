@@ -30,8 +30,8 @@ for _B, _N in CASES + ((100, 4), (7, 7), (5, 1)):
 assert all(d < 1e-6 for d in once.values()) and sorted(once) == [4, 5], once
 assert all(d / spacing_top < 10 for d in once.values()), once
 assert [f"{d / spacing_top:.1f}" for d in once.values()] == ["2.5", "2.0"], once
-# the plain mean: 68.1% off, 0.0598 largest; the weighted sum rounding only: 2.2e-08, 3.0 spacings at the
-# largest entry of g_B on these 100 digits, 0.078, like the proof's 2.8 and 3.0
+# the plain mean: 68.1% off on this split of 100 digits, 0.0598 largest; the weighted sum rounding only: 2.2e-08,
+# 3.0 spacings at the largest entry of g_B on these 100 digits, 0.078, like the proof's 2.8 and 3.0
 assert f"{top_100:.3f}" == "0.078" and top_100 == max(float(np.max(np.abs(g))) for g in g_large)
 assert f"{weighted_diff / np.spacing(np.float32(top_100)):.1f}" == "3.0", weighted_diff
 assert f"{relative_error(plain, g_large):.1%}" == "68.1%" and f"{plain_diff:.4f}" == "0.0598"
@@ -54,11 +54,6 @@ assert all(d < 1e-6 for d in update_diffs.values()) and len(update_diffs) == 3, 
 assert f"{w_top:.3f}" == "0.153" and all(f"{d:.1e}" == "1.5e-08" for d in update_diffs.values()), update_diffs
 assert w_spacing == float(np.spacing(np.float32(w_top)))
 assert all(f"{d / w_spacing:.1f}" == "1.0" for d in update_diffs.values()), update_diffs
-# the plain sum of 4 equal parts is exactly 4 g_B, to rounding
-assert max_abs_diff(g_sum, [4 * g for g in g_100]) < 1e-6
-# the plain sum of 4 equal parts: SGD's update 3 times its length off, Adam's only a few percent
-assert abs(sum_miss["SGD(0.1)"] - 3.0) < 1e-4, sum_miss
-assert 0.005 < sum_miss["Adam(0.001)"] < 0.1 and f"{sum_miss['Adam(0.001)']:.1%}" == "3.2%", sum_miss
 # Answers 1 and 2
 assert a1_gaps[1] == 0.0 and [f"{a1_gaps[N]:.3f}" for N in (2, 4)] == ["0.021", "0.028"], a1_gaps
 assert f"{max(float(np.max(np.abs(g))) for g in a1_g):.2f}" == "0.17"
@@ -76,15 +71,4 @@ assert all(0.5 < shuffled[K] * np.sqrt(K) / shuffled[1] < 1.5 for K in (10, 100)
 assert shuffled[1] > shuffled[10] > shuffled[100]
 # the plain mean's 4 small parts each over six times their share, 1/16 against 1/100
 assert (1 / 16) / (1 / 100) > 6
-# "Adam divides each gradient by its own running size, so only its epsilon still sees the factor N" (04 shows it):
-# Keras's first step is eta g / (|g| + epsilon / sqrt(1 - beta_2)), epsilon added to sqrt(v) before the bias correction
-assert keras.optimizers.Adam().epsilon == 1e-7 and keras.optimizers.Adam().beta_2 == 0.999
-# ... Keras's first Adam step is lr g / (|g| + epsilon / sqrt(1 - beta_2)), not lr g / (|g| + epsilon)
-_v, _g = keras.Variable([0.0, 0.0, 0.0]), np.array([1e-6, 3e-6, 1.0], np.float32)
-keras.optimizers.Adam(0.001).apply_gradients([(tf.constant(_g), _v)])
-assert np.allclose(_v.numpy(), -0.001 * _g / (np.abs(_g) + 1e-7 / np.sqrt(1 - 0.999)), rtol=1e-3, atol=0), _v.numpy()
-# ... and fed 4 g, it is the step on g with epsilon / 4: scaling g by N only divides epsilon's share by N
-_v4 = keras.Variable([0.0, 0.0, 0.0])
-keras.optimizers.Adam(0.001).apply_gradients([(tf.constant(4 * _g), _v4)])
-assert np.allclose(_v4.numpy(), -0.001 * _g / (np.abs(_g) + 1e-7 / 4 / np.sqrt(1 - 0.999)), rtol=1e-3, atol=0)
 print("lesson 01: every number the prose states checks out")

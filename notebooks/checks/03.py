@@ -75,4 +75,26 @@ assert f"{rows_in_copies:,.0f}" == "5,844" and rows_in_copies > 1000
 # the TF1 rebuild's mlp is 02's, kept in gradlab
 import gradlab.classic.model
 assert mlp is gradlab.lessons.tf1_mlp is gradlab.classic.model.mlp
+# his graph: "1.5e-08 ..., 1.0 spacing at the largest weight" (printed by weight_gap)
+assert f"{max_abs_diff(v1_weights, large_weights) / spacing(w_top):.1f}" == "1.0"
+# the exercise's checker passes a correct step that adds out of place (about three gradients at its peak) and
+# reports the peak instead of failing it: the learner is graded on the averaging, not on in-place numpy
+import contextlib, io
+import tensorflow as tf
+
+
+def _out_of_place_step(x, y, accum_steps, optimizer):  # a natural, correct running sum, not in place
+    total = None
+    for x_i, y_i in zip(np.array_split(x, accum_steps), np.array_split(y, accum_steps)):
+        newest, n = [t.numpy() for t in micro_grads(x_i, y_i)[1]], np.float32(len(x_i))
+        total = [n * g for g in newest] if total is None else [a + n * g for a, g in zip(total, newest)]
+    optimizer.apply_gradients(zip([tf.constant(a / np.float32(len(x))) for a in total], model.trainable_variables))
+
+
+_report = io.StringIO()
+with contextlib.redirect_stdout(_report):
+    check_host_step(_out_of_place_step)  # no AssertionError: its weights are right
+assert "your host peak is" in _report.getvalue(), _report.getvalue()
+_report_peak = float(_report.getvalue().split("your host peak is ")[1].split()[0])
+assert 2.5 < _report_peak < 4.5, _report_peak  # about three: the old total, the newest and the new total
 print("lesson 03: every number the prose states checks out")
