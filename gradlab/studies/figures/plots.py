@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
 
 from ..stats import moving_average
 
@@ -222,7 +222,7 @@ def plot_training_loss(curves, window=51, title="Training loss per update", shad
     """
     if not curves:
         raise ValueError("curves needs at least one {label: losses} entry, got an empty dict")
-    fig, ax = _figure(figsize=(7.0, 4.2))
+    fig, ax = _figure(figsize=(8.0, 4.2))
     for i, ((label, losses), color) in enumerate(zip(curves.items(), _colors(len(curves)))):
         losses = np.asarray(losses, dtype=np.float64)
         t = np.arange(1, len(losses) + 1)
@@ -236,12 +236,18 @@ def plot_training_loss(curves, window=51, title="Training loss per update", shad
         first, last = shade
         ax.axvspan(first, last, color="0.5", alpha=0.12, linewidth=0, label=f"updates {first}-{last}")
     ax.set_yscale("log")
+    # Ticks at 1, 2 and 5 times each power of ten, written plainly (0.5, not 5e-1), so that
+    # values a lesson quotes can be read off the axis.
+    ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("update")
     ax.set_ylabel("mean loss of the update's batch")
     ax.set_title(title)
-    # An even window is centred by taking one more: 50 averages 51 updates.
-    ax.legend(title=f"faint: per update; line: mean of {2 * (window // 2) + 1}", fontsize="small",
-              title_fontsize="small", loc="upper right")
+    # An even window is centred by taking one more: 50 averages 51 updates. The legend sits
+    # outside the Axes, right of it, so that it covers no data.
+    ax.legend(title=f"faint: per update\nline: mean of {2 * (window // 2) + 1}", fontsize="small",
+              title_fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0))
     return fig
 
 

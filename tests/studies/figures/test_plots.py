@@ -211,3 +211,12 @@ def test_plot_training_loss_shades_the_named_updates_and_draws_each_mean_where_i
     smooth = [line for line in ax.lines if line.get_label() == "a"][0]
     assert np.allclose(smooth.get_xdata(), np.arange(5, 57)) and np.allclose(smooth.get_ydata(), np.arange(5.0, 57.0))
     assert not [p for p in plot_training_loss({"a": losses}, window=9).axes[0].patches]
+
+
+def test_plot_training_loss_labels_1_2_5_ticks_plainly_and_keeps_the_legend_off_the_data():
+    fig = plot_training_loss({"a": np.linspace(0.3, 21.0, 60)}, window=9)
+    FigureCanvasAgg(fig).draw()
+    (ax,) = fig.axes
+    labels = {t.get_text() for t in ax.get_yticklabels() if 0.3 <= t.get_position()[1] <= 21.0}
+    assert {"0.5", "1", "2", "5", "10", "20"} <= labels, labels
+    assert ax.get_legend().get_window_extent().x0 > ax.get_window_extent().x1
