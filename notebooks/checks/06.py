@@ -57,6 +57,11 @@ assert (epoch_ends[20][0] * 20, 262 - epoch_ends[20][0] * 20, 262 - epoch_ends[1
 assert abs(-float(adam_w.numpy()[0]) - adam_move[1]) < 1e-3 and round(adam_move[4], 3) == 0.581, adam_move
 assert abs(final_loss["Keras 4 x 16, PerUpdate"] - final_loss["plain fit at 64"]) < 1e-4, final_loss
 assert final_loss["Keras 4 x 16"] > final_loss["plain fit at 64"] + 0.3, final_loss
+# "its rate is 6.0e-05 at update 16 and 0.0 at update 17 of 64, a quarter of the way through" (update k reads step 4k - 1)
+assert len(raw) == 17 and raw[15] > 0 and raw[16] == 0 and f"{raw[15]:.1e}" == "6.0e-05" and 4 * 16 - 1 < 64 <= 4 * 17 - 1
+assert 16 / 64 == 1 / 4
+# "for 262 rows none exists, as 4 does not divide 262": no batch_size makes N * batch_size divide the rows
+assert 262 % 4 != 0 and not any(262 % (4 * b) == 0 for b in range(1, 263))
 # "a schedule also needs get_config and from_config: gradlab's PerUpdate has them; the class above does not"
 rebuilt = gl.lessons.PerUpdate.from_config(gl.lessons.PerUpdate(schedule, 4).get_config())
 assert rebuilt.accum_steps == 4 and steps_read(rebuilt)[0] == [0, 1, 2], rebuilt.get_config()

@@ -85,6 +85,8 @@ assert f"{ignore_1:.4f}" == f"{masked_1:.4f}"  # the prose gives one number for 
 assert max(_counted_rows) < 1e-5
 # the visible row: mean_with_sample_weight under Keras's accumulation, 57% as it is, one batch's update times N D_i / D
 assert f"{row_errors[0]:.2f}" == "0.57" and row_errors[1] < 1e-5, row_errors
+# the visible keras_window is gradlab's pf.keras_window_update ("Below, keras_window (gradlab's ...)")
+assert window_gap < 1e-6, window_gap
 # Keras's accumulation fed the masked loss as it is: the naive rule, as yours
 seq_window = [(ids[o:o + 8], labels[o:o + 8], v) for o, v in zip((0, 8), valid_i)]
 as_it_is = pf.keras_window_update(seq_model, seq_window, lambda t, out, v, D: loss_fn(t, out))
