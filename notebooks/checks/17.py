@@ -50,12 +50,14 @@ assert between == 0.0, between
 assert late[1] == late[2] and late[1] > late[0], late
 assert [f"{late[0]:.3f}", f"{late[1]:.3f}"] == ["0.066", "0.109"], late
 assert np.all(bn_micro > 0) and np.all(bn_micro > bn_window)  # per micro-batch tests higher, every seed
-# the fold: the runs kept are the lab's, every seed; moving variance off: window 74 to 78 %, per micro-batch 5 to 6 %
+# the fold: the runs kept are the lab's, every seed; moving variance off: window 74 to 78 %, the large batch 82 to 86 %,
+# per micro-batch 5 to 6 %
 for way, g in zip(bn_runs, measured[bn]):  # large batch, window, per micro-batch
     assert [r.config.seed for r in g.results] == [0, 1, 2] and bn_runs[way].shape == (3, 4), way
     assert np.array_equal(bn_runs[way][:, 2], [100 * r.accuracy for r in g.results]), (way, bn_runs[way])
 assert [f"{x:.0%}" for x in (var_off["window"].min(), var_off["window"].max())] == ["74%", "78%"]
 assert [f"{x:.0%}" for x in (var_off["per micro-batch"].min(), var_off["per micro-batch"].max())] == ["5%", "6%"]
+assert [f"{x:.0%}" for x in (var_off["large batch"].min(), var_off["large batch"].max())] == ["82%", "86%"]  # 150 moves too
 assert f"{0.99 ** 150:.2f}" == "0.22"
 # with the true statistics put in, per micro-batch still tests 0.2 points above the large batch on average
 assert np.array_equal(gain, bn_runs["per micro-batch"] - bn_runs["large batch"])
@@ -77,7 +79,8 @@ assert iv_diff < 1e-9 and all(np.allclose(yours_iv[k], _ivs[k]) for k in gaps), 
 _holds0 = {k: abs(mean) <= half for k, (mean, half) in _ivs.items()}
 assert _holds0 == {"Keras's schedule": False, "BatchNorm per micro-batch": True, "BatchNorm window": True}, _holds0
 
-# After the core: the checklist on the convnet; checks 1, 2 and 4 within a few eps (rounding), Dropout about 2 %
+# After the core: the checklist on the convnet; four checks pass: 1, 2 and 4 within a few eps (rounding), 3 counts
+# updates (two updates, two iterations); check 5, Dropout, misses by about 2 %
 assert grad_norm > 0.5, grad_norm  # the clip acts on the first update
 assert all(checks[k] / 100 / eps < 10 for k in ("1, 2: count and clip", "4: two replicas")), checks
 assert 1.0 < checks["5: Dropout"] < 3.0, checks  # "about 2 %"
