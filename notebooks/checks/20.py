@@ -159,14 +159,14 @@ assert abs(in_graph_ms - (dev + acc_ms)) < 1e-9
 assert serial / in_graph_ms > 10, (serial, in_graph_ms)
 
 # the problem: 7B parameters, Adam in 16-bit (16 bytes a parameter, 12 of them on the host), an 80 GB
-# card, N = 10 micro-batches of 32,768 tokens; compute at 40% of the H100 PCIe's 16-bit dense peak, as 05 and 17 assume
+# card, N = 10 micro-batches of 32,768 tokens; compute at 40% of the H100 PCIe's 16-bit dense peak, as 05 assumes
 assert on_card == {"accumulate on the card": 8, "copy every micro-batch": 4, "copy, two device buffers": 6}
 assert (card / 8, card / 4) == (10e9, 20e9)  # the card alone: 10 and 20 billion, as the cell prints
 P7, P10 = 7e9, 10e9
 assert set(problem) == {P7, P10}
 assert f"{8 * P7 / card:.0%}" == "70%" and f"{4 * P7 / card:.0%}" == "35%"  # the cards, as printed
 assert abs(achieved - 0.40 * 756e12) < 1 and abs(compute_s - 6 * P10 * N * 32_768 / achieved) < 1e-9
-assert f"{achieved / 756e12:.0%}" == "40%"  # the prose's assumed utilisation, 05's and 17's
+assert f"{achieved / 756e12:.0%}" == "40%"  # the prose's assumed utilisation, 05's
 assert round(6 * P7 * N * 32_768 / achieved, 1) == 45.5 and round(compute_s, 1) == 65.0
 assert f"{6 * P7 * 32_768 / achieved:.2f}" == "4.55"  # the device's compute, a micro-batch
 # accumulating on the card: compute, the fp32 mean out, the fp16 weights back and the sum on the card (no timing in it)

@@ -8,6 +8,16 @@ yet fails if the prose's "more than four times" were false (4 to 8 times).
 """
 import numpy as np
 
+# the learner's spacing counter (a passing version of yours, or the solution)
+assert count_spacings in (my_spacings, solution_spacings)
+# a sum whose terms cancel: "16.1 spacings at the sum, 5.6, but 4.0 at the largest running total, 21.3" (over ten
+# at the sum, under it where the additions rounded)
+_at_sum, _at_top = solution_spacings(total, exact_c, exact_c), solution_spacings(total, exact_c, top)
+assert (f"{exact_c:.1f}", f"{top:.1f}", f"{_at_sum:.1f}", f"{_at_top:.1f}") == ("5.6", "21.3", "16.1", "4.0")
+assert _at_sum > 10 > _at_top and abs(exact_c) < top
+# Problem 1 with it: 2.0e-08 at 0.3 is under one spacing, 5e-07 about 17
+assert solution_spacings(0.3, 0.3 + 2.0e-08, 0.3) < 1 and round(solution_spacings(0, 5e-07, 0.3)) == 17
+
 
 def spacings(a, b):
     return (float(a) - float(b)) / one
