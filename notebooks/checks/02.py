@@ -66,17 +66,12 @@ assert np.array_equal(_made[0][2], _made[1][2])
 
 # The classic graph: tower 1's ops carry its name_scope, the variable it reads does not
 assert (matmul_1.name, matmul_1.inputs[1].op.inputs[0].op.name) == ("tower_1/model/MatMul", "model/dense/kernel")
-# One copy of the weights, and the towers against the large batch
+# One copy of the weights
 assert numbers == 203_530 and fmt(4 * numbers / 2**20, ".2f") == "0.78"
-assert [len(v) for f in feeds for v in f.values()] == [64] * 6 and fmt(4 * 32 * 784 / 2**10, ".0f") == "98"  # tower 1's half-batch
-spacing_g, spacing_w = np.spacing(np.float32(g_max)), np.spacing(np.float32(w_max))
-assert (fmt(tower_gap, ".1e"), fmt(g_max, ".3f"), fmt(spacing_g, ".1e")) == ("1.5e-08", "0.094", "7.5e-09")
-assert tower_gap == 2 * spacing_g  # "2 spacings" at the largest entry
-assert (fmt(max(w_gaps), ".1e"), fmt(w_max, ".3f")) == ("1.5e-08", "0.163") and max(w_gaps) == spacing_w
-assert fmt(tower_gap / spacing_g, ".1f") == "2.0" and fmt(max(w_gaps) / spacing_w, ".1f") == "1.0"
 
-# How the 2017 texts did it: on equal halves 1/R is n_r / B (the uneven case links lesson 01's 68.1%)
-assert [len(f[x]) for f in feeds] == [64] * 3 and 1 / 2 == 32 / 64
+# How the 2017 texts did it: on equal halves 1/R is n_r / B (the uneven case links lesson 01's 68.1%); the graph is
+# drawn, not run: the TF2 step above owns the proof against the large batch
+assert 1 / 2 == 32 / 64 and len(averaged) == 4 and train_step.name == "apply/GradientDescent"
 
 # your TF2 step's _Send ops: 4 weights and x, y halves from CPU:0, 4 gradients and the summed loss from CPU:1
 assert carried(tf2_sends) == "CPU:0 -> CPU:1: 4 weights, 2 halves (x, y) | CPU:1 -> CPU:0: 4 gradients, 1 summed loss"
