@@ -130,9 +130,4 @@ assert _towers_win(8, 7) and _towers_win(8, 1) and not _towers_win(7, 7)  # "8 +
 assert int(gpu0["ResNet-50", 32][1]) + 1 == 15 and int(gpu0["MLP", 64][1]) + 1 == 1584  # "15 + 14 wins"
 assert fmt(r50_flops / r50, ".0f") == "891" and fmt(r50_flops / 1e9, ".1f") == "22.8"  # "891 FLOP per weight"
 
-# Problem 2: GPU 0 the hub of R towers: 2(R - 1) copies of the gradient through its link, at R = 8
-assert R == 8 and hub_mib == 2 * (8 - 1) * 4 * 203_530 / 2**20 and fmt(hub_mib, ".2f") == "10.87"
-assert fmt(2 * (8 - 1) * tau_c, ".3f") == "0.178"
-assert fmt(R * tau_c, ".3f") == "0.102"  # both directions at once: at least R tau_c, printed beside the 0.178
-
 print("lesson 02: every number the prose states checks out")
