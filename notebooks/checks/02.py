@@ -66,17 +66,12 @@ assert np.array_equal(_made[0][2], _made[1][2])
 
 # The classic graph: tower 1's ops carry its name_scope, the variable it reads does not
 assert (matmul_1.name, matmul_1.inputs[1].op.inputs[0].op.name) == ("tower_1/model/MatMul", "model/dense/kernel")
-# One copy of the weights, and the towers against the large batch
+# One copy of the weights
 assert numbers == 203_530 and fmt(4 * numbers / 2**20, ".2f") == "0.78"
-assert [len(v) for f in feeds for v in f.values()] == [64] * 6 and fmt(4 * 32 * 784 / 2**10, ".0f") == "98"  # tower 1's half-batch
-spacing_g, spacing_w = np.spacing(np.float32(g_max)), np.spacing(np.float32(w_max))
-assert (fmt(tower_gap, ".1e"), fmt(g_max, ".3f"), fmt(spacing_g, ".1e")) == ("1.5e-08", "0.094", "7.5e-09")
-assert tower_gap == 2 * spacing_g  # "2 spacings" at the largest entry
-assert (fmt(max(w_gaps), ".1e"), fmt(w_max, ".3f")) == ("1.5e-08", "0.163") and max(w_gaps) == spacing_w
-assert fmt(tower_gap / spacing_g, ".1f") == "2.0" and fmt(max(w_gaps) / spacing_w, ".1f") == "1.0"
 
-# How the 2017 texts did it: on equal halves 1/R is n_r / B (the uneven case links lesson 01's 68.1%)
-assert [len(f[x]) for f in feeds] == [64] * 3 and 1 / 2 == 32 / 64
+# How the 2017 texts did it: on equal halves 1/R is n_r / B (the uneven case links lesson 01's 68.1%); the graph is
+# drawn, not run: the TF2 step above owns the proof against the large batch
+assert 1 / 2 == 32 / 64 and len(averaged) == 4 and train_step.name == "apply/GradientDescent"
 
 # your TF2 step's _Send ops: 4 weights and x, y halves from CPU:0, 4 gradients and the summed loss from CPU:1
 assert carried(tf2_sends) == "CPU:0 -> CPU:1: 4 weights, 2 halves (x, y) | CPU:1 -> CPU:0: 4 gradients, 1 summed loss"
@@ -134,10 +129,5 @@ def _towers_win(n0, n1):
 assert _towers_win(8, 7) and _towers_win(8, 1) and not _towers_win(7, 7)  # "8 + 7 wins, even 8 + 1; 7 + 7 does not"
 assert int(gpu0["ResNet-50", 32][1]) + 1 == 15 and int(gpu0["MLP", 64][1]) + 1 == 1584  # "15 + 14 wins"
 assert fmt(r50_flops / r50, ".0f") == "891" and fmt(r50_flops / 1e9, ".1f") == "22.8"  # "891 FLOP per weight"
-
-# Problem 2: GPU 0 the hub of R towers: 2(R - 1) copies of the gradient through its link, at R = 8
-assert R == 8 and hub_mib == 2 * (8 - 1) * 4 * 203_530 / 2**20 and fmt(hub_mib, ".2f") == "10.87"
-assert fmt(2 * (8 - 1) * tau_c, ".3f") == "0.178"
-assert fmt(R * tau_c, ".3f") == "0.102"  # both directions at once: at least R tau_c, printed beside the 0.178
 
 print("lesson 02: every number the prose states checks out")

@@ -32,7 +32,7 @@ assert host_step in (my_host_step, solution_host_step)
 assert max_abs_diff(my_weights, reference) == 0
 w_top = max(float(np.abs(w).max()) for w in large_weights)
 assert f"{w_top:.3f}" == "0.159" and f"{spacing(w_top):.1e}" == "1.5e-08"
-for weights in (my_weights, host_weights, v1_weights, gradlab_v1_weights):
+for weights in (my_weights, host_weights):
     gap = max_abs_diff(weights, large_weights)
     assert 0 < gap <= spacing(w_top) and f"{gap:.1e}" == "1.5e-08", gap  # "1.5e-08", "one float32 spacing"
 
@@ -75,8 +75,8 @@ assert f"{rows_in_copies:,.0f}" == "5,844" and rows_in_copies > 1000
 # the TF1 rebuild's mlp is 02's, kept in gradlab
 import gradlab.classic.model
 assert mlp is gradlab.lessons.tf1_mlp is gradlab.classic.model.mlp
-# his graph: "1.5e-08 ..., 1.0 spacing at the largest weight" (printed by weight_gap)
-assert f"{max_abs_diff(v1_weights, large_weights) / spacing(w_top):.1f}" == "1.0"
+# his graph is drawn, not run: its placeholders feed apply_gradients, never the fetched gradients
+assert len(grad_placeholders) == len(grads) == 4 and train_step.name == "apply/GradientDescent"
 # the exercise's checker passes a correct step that adds out of place (about three gradients at its peak) and
 # reports the peak instead of failing it: the learner is graded on the averaging, not on in-place numpy
 import contextlib, io
