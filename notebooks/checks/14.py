@@ -73,19 +73,20 @@ assert f"{shown_ms / shares[1][1]:.1f}" == "119.7" and f"{shown_ms:.1f}" == "20.
 a_us, b_gib = comm_cost.alpha_beta_of_line(intercept, slope, 2)
 assert abs(a_us - alpha_us) <= 1e-9 * abs(a_us) and abs(b_gib * 2 ** 30 - beta) <= 1e-9 * beta
 assert slope > 0 and intercept > 0 and medians[2 ** 23] > medians[2 ** 16]  # a line that rises from a positive start
-# the cost section states this run's α and β as "about ... here" (the timing cell is nbval-ignored): they vary
-# with the machine (logical CPUs, or logical GPUs when a GPU is present; stored runs read 200 to 450 µs and 1.68
-# to 4.82 GB/s on CPUs), so no band on their values; the prose must mark them as this run's readings.
+# the cost section states only the spread of α and β (the timing cell is nbval-ignored): they vary with the
+# machine (logical CPUs, or logical GPUs when a GPU is present; stored runs read 200 to 450 µs and 1.68 to 4.82
+# GB/s on quiet CPUs, 513 µs and 2.05 GB/s on a busy one), so no band on their values; the prose says only
+# "a few hundred µs" and "a few GB/s", never one run's reading.
 import json, re
 _cells = json.load(open("14-communication.ipynb", encoding="utf-8"))["cells"]
 _cost = next("".join(c["source"]) for c in _cells if c["cell_type"] == "markdown" and "## The cost of one all-reduce" in "".join(c["source"]))
 _prose = re.sub(r"\$\$.*?\$\$", "", _cost, flags=re.S)
-assert re.search(r"α about [\d.]+ ms and β about [\d.]+ GB/s here", _prose), _prose
+assert "α a few hundred µs, β a few GB/s (each run prints its own; a busy machine moves them)" in " ".join(_prose.split()), _prose
 assert 0 < alpha_us and 0 < beta, (alpha_us, beta)  # a line that rises from a positive start, as printed
 assert medians[4] < 5 and max(map(abs, line_off.values())) < 100, (medians[4], line_off)
-# the line fits the held-out 6.21 MiB call "to a few %" here (runs: +8, +3, -3, +5, +7, +3 %; a band of 20 %) and
-# undershoots the 4-byte call (runs: -55, -35, -42, -45, -41 %)
-assert abs(line_off[held_out[1]]) < 20 and line_off[4] < 0, line_off
+# the held-out calls, printed only (the prose states nothing about them): the 6.21 MiB call sits near the line
+# (runs: +8, +3, -3, +5, +7, +3, +2 %); the 4-byte call's miss changes sign from run to run (-55 to +14 %)
+assert abs(line_off[held_out[1]]) < 50, line_off  # a loose sanity bound: no prose rests on it
 assert sorted(held_out) == [4, 6_512_680] and set(held_out) <= set(medians) and len(medians) == 6
 assert mlp_bytes == 6_512_680 and f"{mlp_bytes / 2 ** 20:.2f}" == "6.21"  # the mlp's float32 gradient
 # Keras 3 has no experimental_aggregate_gradients (CommunicationOptions' example is Keras 2's): a TypeError
@@ -156,9 +157,12 @@ assert f"{np.sqrt(200 * latency_ms / c200[0]):.1f}" == "11.0" and f"{without:.1f
 assert f"{sum(c_40):.0f}" == "166" and f"{comm_ms:.0f}" == "70" and sum(c_40) > comm_ms, c_40
 assert f"{shown_40:.1f}" == "17.5" and abs(shown_40 - m_ms[0]) < 1e-9, shown_40
 assert abs(timeline.schedule(c_40, m_ms, overlap=True)["total"] - sum(c_40) - shown_40) < 1e-9  # gradlab agrees
-# ZeRO stage 1 between the ring's halves: every device ends with the full update "to rounding" (within one float32
-# spacing of the largest weight), "having sent what the all-reduce sends", and "holds a quarter of the slots"
-assert zero_err <= float(np.spacing(np.float32(np.abs(full_w).max()))) or zero1_step is not solution_zero1_step, zero_err
+# ZeRO stage 1 (Going further): every device ends "off the full update by 2.4e-07" (within one float32 spacing
+# of the largest weight), sends "the same bytes" as the all-reduce, and keeps "a quarter of the optimizer slots"
+assert zero_err <= float(np.spacing(np.float32(np.abs(full_w).max()))) and f"{zero_err:.1e}" == "2.4e-07", zero_err
 assert zero_err < 1e-5 and zero_sent.tolist() == sent.tolist() == [6_000_000] * R, (zero_err, zero_sent)
 assert [s.size for s in zero_slots] == [w_start.size // 4] * 4 and R == 4
+# the overview's "41 % to 2.5 %": no overlap at N = 1 against overlap at N = 8
+assert (round(100 * shares[1][0]), f"{100 * shares[8][1]:.1f}") == (41, "2.5")
+assert f"{2 * (64 - 1) / 64:.3f}" == "1.969" and f"{backward_ms / 200:.2f}" == "0.33"  # 1.969M at R = 64; τ_g
 print("lesson 14: every number the prose states checks out")
