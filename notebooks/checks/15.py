@@ -9,9 +9,16 @@ assert f"{misses['mirrored fit']:.1e}" == "8.8e-04" and f"{mirrored600:.1e}" == 
 assert f"{last_miss:.1%}" == "7.3%"  # 01's miss, the last update's
 # the figure (gradlab's plot_shard_weights) draws the last batch's shards: 1/12 and 1/10 against 1/11
 assert gl.lessons.plot_shard_weights(last).axes[0].patches[0].get_height() == 1 / 12  # a row of shard 0: 1 / (R n_0)
-# the formula eta (n0 - n1) / 2B (g0 - g1) gives the same miss, and the error entry by entry within the yardstick
-assert f"{formula_miss:.1%}" == "7.3%" and abs(formula_miss - last_miss) < 1e-3, (formula_miss, last_miss)
-assert formula_gap <= exact and f"{formula_gap:.1e}" == "5.7e-08"
+# the learner's rule (the mean of the shards' means against g_B) gives Keras's misses: the last batch, an empty
+# shard, and each update of 64 on 3 against gradlab's each_update_miss (Keras's own train_step)
+assert f"{rule['last']:.1%}" == "7.3%" and f"{rule['empty']:.1%}" == "50.0%", rule
+assert max(abs(rule["last"] - last_miss), abs(rule["empty"] - empty["mirrored fit"])) < 1e-5
+assert len(rule["64 on 3"]) == 9 and rule_gap < 1e-5, rule_gap
+assert [f"{abs(rule['last'] - last_miss):.1e}", f"{abs(rule['empty'] - empty['mirrored fit']):.1e}",
+        f"{rule_gap:.1e}"] == ["3.2e-08", "5.3e-09", "3.4e-08"], (rule, rule_gap)  # the prose's three gaps
+assert [f"{m:.1%}" for m in rule["64 on 3"]] == [f"{m:.1%}" for m in per_update]  # the same printed misses
+# the reference is gradlab's plain_fit (lesson 16's): the same weights
+assert max_abs_diff(plain_fit(x, y).get_weights(), large.get_weights()) == 0
 # The setup: the exact runs differ from the reference by at most 3.0e-08, one float32 step, 2^-25, at an
 # output-layer weight in [0.25, 0.5)
 def _largest(a, b):  # (variable index, |reference weight| there, the difference) at the largest |diff|
@@ -57,7 +64,7 @@ assert float(_ours[1]) == float(_theirs[1]) == 10 and abs(float(_ours[0]) - floa
 assert max_abs_diff([g.numpy() for g in _ours[2]], [g.numpy() for g in _theirs[2]]) < 1e-6
 
 # Your step: lesson 10's step, mirrored, is mirrored fit (the same 7.3%); divided once by B, the large batch
-assert same_as_keras < 1e-6 and f"{as_written_miss:.1%}" == "7.3%" and unclipped_miss <= exact
+assert f"{same_as_keras:.1e}" == "3.0e-08" and f"{as_written_miss:.1%}" == "7.3%" and unclipped_miss <= exact
 check_unclipped(unclipped_step)  # (a), the learner's or the solution: an empty shard
 check_penalty(penalty_step)  # (b): an L2 penalty
 if unclipped_step is not solution_unclipped_step or penalty_step is not solution_penalty_step:
