@@ -50,16 +50,6 @@ fit_model.compile(optimizer=keras.optimizers.SGD(0.5, use_ema=True, ema_momentum
 fit_model.fit(np.tile(x, (4, 1, 1)), np.tile(y, 4), batch_size=8, shuffle=False, verbose=0)
 fit_gaps = [w_gap(fit_model.get_weights(), w) for w in (avg, path[-1])]
 assert fit_gaps[0] < 1e-6 and fit_gaps[1] > w_gap(path[-1], path[-2])  # the average, not the last
-# The average in training (Going further): test losses of the average, seeded, so fixed
-assert {k: f"{v:.3f}" for k, v in tested.items()} == {
-    (0.99, "fused"): "0.223", (0.99, "keras"): "0.204", (0.99 ** 4, "fused"): "0.204"}
-# once per update at 0.99^4 (Keras's decay per update at 0.99) tests as Keras's does: the memory explains it
-assert abs(tested[0.99 ** 4, "fused"] - tested[0.99, "keras"]) < 0.005
-assert f"{0.99 ** 4:.4f}" == "0.9606"
-assert tested[0.99, "keras"] < tested[0.99, "fused"]  # at 0.99 Keras's shorter memory wins
-seed_wins = [tested[0.99, "fused"] - tested[0.99, "keras"], *wins]  # models from seeds 1, 2, 3
-assert min(seed_wins) > 0.005 and f"{min(seed_wins):.3f} {max(seed_wins):.3f}" == "0.016 0.019"
-
 # Section 1: ema_momentum = rho^(1/N) run through Keras. One weight with theta_k = k: the average trails by
 # rho / (1 - rho) once per update, rho / (1 - rho^N) under Keras at rho, rho^(1/N) / (1 - rho) at rho^(1/N)
 lag_once, lag_keras, lag_fixed = keras_lags.values()

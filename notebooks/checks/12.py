@@ -32,29 +32,30 @@ assert early == {"yours": 8, "yours, waiting": 0} and 8 == 2 * 4, early
 for _wrap in (rebuild, tf.recompute_grad, lambda f: rebuild(f, wait)):
     assert early_products(_wrap) == gradlab_count(_wrap) - gradlab_count(lambda f: f), _wrap
 
+# gradlab's block_trainer is the learner's my_trainer: the same weights after the same two updates
+assert weights_apart < 1e-6, weights_apart
+
 # one table of what an update adds, medians of nine, read as conclusions with wide bands
 of_plain = {n: median[n] / median["plain"] for n in median}
-levers = [n for n in ("yours, waiting", "tf.recompute_grad", "RematScope", "N=4") if n in median]
+levers = [n for n in ("yours, waiting", "tf.recompute_grad", "RematScope") if n in median]
 # "each about halves plain's update" (the old lesson's runs read 0.44 to 0.60)
 assert all(0.3 < of_plain[n] < 0.75 for n in levers), of_plain
-assert of_plain["yours"] > 0.8, of_plain  # "saves almost nothing: it adds 0.96 of plain's update" (runs 0.96 to 1.02)
-# "both levers together add less than either alone" (N = 4's readings spread least: a gap of a few MiB)
-assert median["N=4 and recompute"] < median["N=4"] and of_plain["N=4 and recompute"] < 0.5, of_plain
-ratio = {n: plan[n] / median[n] for n in median if n != "yours"}
-assert all(0.75 < r < 1.45 for r in ratio.values()), ratio  # the budget against the measured: a wide band
+assert of_plain["yours"] > 0.8, of_plain  # "saves nothing: 1.02 of plain's update" (runs 0.96 to 1.02)
+# "the budget predicts 0.56 of plain's update (15.44 against 27.44 MiB)"
+assert [round(plan[n], 2) for n in ("plain", "tf.recompute_grad")] == [27.44, 15.44], plan
+assert round(plan["tf.recompute_grad"] / plan["plain"], 2) == 0.56, plan
 assert plan["yours"] / median["yours"] < 0.8, median  # "yours rebuilds early": far above its budget
 assert round(held_before, 2) == 7.47, held_before
 
 # the costs: multiply-adds (fixed) and the timing conclusions
-assert round((fwd + bwd + rebuilt) / (fwd + bwd), 2) == 1.16 and 4 * (3 * len(macs) - 1) == 116 and 3 * len(macs) - 1 == 29
+assert round((fwd + bwd + rebuilt) / (fwd + bwd), 2) == 1.16 and 3 * len(macs) - 1 == 29
 # "of the graph's 37 products the gradients need 33, plain's 29 and the four rebuilt Dense(1024)s" (gradlab's graph
 # walk: the four rebuilt Dense(128) products reach nothing)
 assert (total, needed) == (37, 33) == (29 + 8, 29 + 4), (total, needed)
-sh = {n: q[1] for n, q in share.items()}  # the median over rounds of the time over plain's in that round
-# the levers' times are stated as this run's readings; only wide bands are checked (the old lesson's runs read
-# recomputation 0.94x to 1.53x plain's, N = 4 1.07x to 1.41x); "a quarter of the rows takes more than a quarter
-# of plain's time" (runs 0.34 to 0.39: fixed costs per pass)
-assert 0.8 < sh["tf.recompute_grad"] < 1.8 and 0.95 < sh["N=4"] < 2.0 and sh["plain, 256 rows"] > 0.25, sh
+sh = share["tf.recompute_grad"][1]  # the median over rounds of the time over plain's in that round
+# the time is stated as this run's reading; only a wide band is checked (the old lesson's runs read
+# recomputation 0.94x to 1.53x plain's)
+assert 0.8 < sh < 1.8, sh
 
 # problems 1 and 3 (on paper)
 n_under = {limit: next((N for N in range(1, 1025) if budget(N, True) <= limit), None) for limit in (16, 18, 20)}
