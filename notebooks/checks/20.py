@@ -37,7 +37,7 @@ assert abs(one_after_another - sched[False]["total"]) < 1e-9 and abs(overlapped 
 # "Overlapped, the update takes 4,401 ms, 5.0 times the 873 ms ...; one after another, 6,573 ms, 7.5 times"
 assert (f"{overlapped:,.0f}", f"{on_card:.0f}", f"{overlapped / on_card:.1f}") == ("4,401", "873", "5.0")
 assert (f"{one_after_another:,.0f}", f"{one_after_another / on_card:.1f}") == ("6,573", "7.5")
-# "In both panels the device (blue) is busy 813 ms"; the figure draws these two schedules
+# "In both panels the device (blue) works 813 ms"; the figure draws these two schedules
 assert f"{N * tau_d:.0f}" == "813" and totals_drawn == (one_after_another, overlapped), totals_drawn
 for o in (False, True):
     assert abs(sum(e - s for _, s, e in sched[o]["device"]) - N * tau_d) < 1e-9
