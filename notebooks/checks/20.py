@@ -12,10 +12,11 @@ assert f"{G / 2**20:.2f}" == "0.78" and N == 10 and len(x100) == 100
 # both steps against one large batch: "float32 rounding (about 1e-8)"
 assert set(diffs) == {"host_step", "accumulate_step"} and all(1e-10 < v < 1e-7 for v in diffs.values()), diffs
 
-# the CPU timing: "about as fast ... the median ratio sits near 1, its quartiles close by". Timings move with the
-# machine's load, so only the conclusion is pinned, with room for a loaded CI machine (runs so far: 0.90 to 1.00)
+# the CPU timing: "about as fast, not twice as slow: the median ratio lies near 1 (from 0.9 to about 1.3 in the runs
+# so far)". Timings move with the machine's load (0.90 to 1.00 on a quiet machine, 1.14 to 1.24 on a loaded one), so
+# only the conclusion is pinned, with room for a loaded CI machine: well below 2
 assert tuple(ms) == ("accumulate_step", "host_step") and all(len(t) == 20 for t in ms.values())
-assert ratio[0] <= ratio[1] <= ratio[2] and 0.7 < ratio[1] < 1.45, ratio
+assert ratio[0] <= ratio[1] <= ratio[2] and 0.7 < ratio[1] < 1.6, ratio
 assert abs(ratio[1] - np.median(ms["host_step"] / ms["accumulate_step"])) < 1e-12
 
 # the model's assumptions
