@@ -22,7 +22,7 @@ assert 0.02 < relative["keras", 30] < 0.1, relative
 assert all(at_top[k] < 10 for k in ("your loop", ("fed", 30), ("fit", "Keras 4 x 16, dropped"))), at_top
 assert at_top["fit", "Keras 4 x 16, kept"] > 1e4, at_top  # far beyond rounding: printed as a share, not spacings
 assert [f"{at_top[k]:.1f}" for k in ("your loop", ("fed", 30), ("fit", "Keras 4 x 16, dropped"))] == ["1.0", "1.0", "2.0"], at_top
-assert f"{relative['keras', 30]:.1e}" == "6.4e-02", relative  # lesson 17 quotes it
+assert f"{relative['keras', 30]:.1e}" == "6.4e-02", relative  # the prose: "misses the large batch by 6.4%"
 assert [len(runs[n][1]) for n in runs] == [8, 34, 32] and [len(windows[n][0]) for n in windows] == [8] * 3, windows
 assert windows["Keras 4 x 16, kept"][0][4] == (256, 310, (6, 48)) and windows["Keras 4 x 16, kept"][1] == (502, 524, (22,))
 assert windows["plain fit at 64, dropped"][0][4] == (262, 326, (64,))  # update 5 ends 16 rows later
