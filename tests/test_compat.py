@@ -95,6 +95,24 @@ def test_gradients_already_reduced_skips_keras_second_all_reduce():
     assert "_all_reduce_sum_gradients" not in opt.__dict__
 
 
+def test_replica_threads_entering_and_leaving_interleaved_leave_the_all_reduce_as_found():
+    # Keras traces replicas in threads: A in, B in, A out, B out. Each entry saving what it found
+    # left B's saved `list` behind (the optimizer then skipped its all-reduce in plain fit).
+    opt = keras.optimizers.SGD(1.0)
+    a, b = _compat.gradients_already_reduced(opt), _compat.gradients_already_reduced(opt)
+    a.__enter__()
+    b.__enter__()
+    a.__exit__(None, None, None)
+    assert opt._all_reduce_sum_gradients is list  # B still inside
+    b.__exit__(None, None, None)
+    assert "_all_reduce_sum_gradients" not in opt.__dict__
+    own = opt._all_reduce_sum_gradients  # a hook set before is put back, once the last one leaves
+    opt._all_reduce_sum_gradients = own
+    a, b = _compat.gradients_already_reduced(opt), _compat.gradients_already_reduced(opt)
+    a.__enter__(), b.__enter__(), a.__exit__(None, None, None), b.__exit__(None, None, None)
+    assert opt.__dict__["_all_reduce_sum_gradients"] is own
+
+
 def test_masks_counters_layers_and_fresh_collective_keys():
     out = keras.layers.Embedding(5, 2, mask_zero=True)(tf.constant([[3, 0, 0]]))
     np.testing.assert_array_equal(_compat.keras_mask(out).numpy(), [[True, False, False]])

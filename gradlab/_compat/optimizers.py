@@ -6,6 +6,7 @@ Each function's probe sits above it and runs at its first use (`_probing._probed
 from __future__ import annotations
 
 import contextlib
+import threading
 
 import keras
 import tensorflow as tf
@@ -27,21 +28,35 @@ def _probe_all_reduce():
                       "_all_reduce_sum_gradients")
 
 
+# Entries per optimizer still open, and the attribute the first of them found. Keras traces a
+# strategy's replicas in threads whose entries and exits interleave (A in, B in, A out, B out), so
+# only the first entry switches the all-reduce off and only the last exit puts back what it found.
+_OPEN = {}
+_OPEN_LOCK = threading.Lock()
+
+
 @contextlib.contextmanager
 @_probed(_probe_all_reduce)
 def _passthrough(chain):
-    # Nested or repeated entries (Keras traces replicas in threads) each put back what they found.
-    saved = [opt.__dict__.get("_all_reduce_sum_gradients") for opt in chain]
-    for opt in chain:
-        opt._all_reduce_sum_gradients = list
+    with _OPEN_LOCK:
+        for opt in chain:
+            entry = _OPEN.setdefault(id(opt), [0, opt.__dict__.get("_all_reduce_sum_gradients")])
+            if entry[0] == 0:
+                opt._all_reduce_sum_gradients = list
+            entry[0] += 1
     try:
         yield
     finally:
-        for opt, before in zip(chain, saved):
-            if before is None:
-                opt.__dict__.pop("_all_reduce_sum_gradients", None)
-            else:
-                opt._all_reduce_sum_gradients = before
+        with _OPEN_LOCK:
+            for opt in chain:
+                entry = _OPEN[id(opt)]
+                entry[0] -= 1
+                if entry[0] == 0:
+                    del _OPEN[id(opt)]
+                    if entry[1] is None:
+                        opt.__dict__.pop("_all_reduce_sum_gradients", None)
+                    else:
+                        opt._all_reduce_sum_gradients = entry[1]
 
 
 def gradients_already_reduced(optimizer):

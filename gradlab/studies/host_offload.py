@@ -82,27 +82,3 @@ def offload_problem(card=80e9, micro_batches=10, flops=0.40 * 756e12, host_rate=
         slow_sum_s=slow_sum_s, pace_rate=PASSES * FP32 * 7e9 / d7, t_copy=c7 / per_token, t_sum=h7 / per_token)
 
 
-def format_offload(pb):
-    """The lines lesson 20 prints for `offload_problem`'s answer `pb`: memory, time at each size, the margins.
-
-    Lesson: notebooks/20-host-cost.ipynb
-    """
-    lines = [f"memory: activations: kept whole {pb.whole:.0f} GB, recomputed {pb.acts:.1f} (unfused scores "
-             f"{pb.scores:.1f} more); fits up to, billion: "
-             + ", ".join(f"{name} ({ON_CARD[name]} B) {b:.1f}" for name, b in pb.fits.items())]
-    for P, (once, sched) in pb.problem.items():
-        d, c, h = pb.micro[P]
-        fits = "fits" if ON_CARD["accumulate on the card"] * P / 1e9 + pb.acts <= pb.card / 1e9 else "does NOT fit"
-        lines += [f"time: {P / 1e9:.0f} billion: compute {pb.compute[P]:.1f} s; accumulating ({fits}) {once:.1f} s; "
-                  f"copying, two buffers a side {sched['overlapped, 2 buffers']['total']:.1f} s "
-                  f"(a micro-batch: compute {d:.2f} s, copy {c:.2f} s, numpy's sum {h:.2f} s)",
-                  f"    numpy's sum {h:.2f} s {'<' if h < d else '>'} compute {d:.2f} s a micro-batch: "
-                  f"{'the device' if h < d else 'numpy'} sets the pace"]
-    lines += [f"7 billion, tokens a micro-batch where compute hides: a copy {pb.t_copy:,.0f}, numpy's sum "
-              f"{pb.t_sum:,.0f}; {pb.tokens:,} clear the sum {pb.tokens / pb.t_sum:.1f} x",
-              f"a host summing in {pb.slow_sum_s:g} s at 7 billion: "
-              + ("numpy sets the pace, d + c + N h + c" if pb.slow_sum_s > pb.d7 else "the device sets the pace")
-              + f" = {pb.slow_host:.1f} s; numpy sets it below {pb.pace_rate / 1e9:.1f} GB/s",
-              f"host, two buffers a side: {HOST_BYTES} B a parameter, "
-              f"{HOST_BYTES * max(pb.problem) / 1e9:.0f} GB at {max(pb.problem) / 1e9:.0f} billion"]
-    return "\n".join(lines)

@@ -1,7 +1,7 @@
 """Lesson 20's Problem model against hand arithmetic: the activations, the fits, both designs' times."""
 import pytest
 
-from gradlab.studies.host_offload import format_offload, offload_problem
+from gradlab.studies.host_offload import offload_problem
 
 GB = 1e9
 
@@ -36,8 +36,6 @@ def test_times_where_the_device_sets_the_pace():
     assert pb.t_copy == pytest.approx(32_768 * c / d) and pb.t_sum == pytest.approx(32_768 * h / d)
     # a host summing in 5 s, slower than d: it sets the pace, d + c + N h + c
     assert 5.0 > d and pb.slow_host == pytest.approx(d + c + N * 5.0 + c)
-    text = format_offload(pb)
-    assert "the device sets the pace" in text and "numpy sets the pace, d + c + N h + c" in text
 
 
 def test_a_slow_host_sets_the_pace():
@@ -46,4 +44,3 @@ def test_a_slow_host_sets_the_pace():
     d, c, h = pb.micro[P]
     assert h == pytest.approx(5 * 4 * P / 10e9) and h > d
     assert pb.problem[P][1]["overlapped, 2 buffers"]["total"] == pytest.approx(d + c + N * h + c)
-    assert "numpy sets the pace" in format_offload(pb).splitlines()[2]

@@ -15,7 +15,6 @@
     unclipped_step(model, data)             lesson 15's route: divide once by the all-reduced rows B
     TokenStep                               the same route by tokens: divide once by D, all replicas' tokens
     token_misses(strategy, x, y, tokens)    a mean per token under a strategy: mirrored fit against TokenStep
-    dropout_masks(strategy)                 Dropout's masks on each replica, two steps
 
 Lesson 15 writes the steps (unclipped_step is its solution); lesson 16 builds its clipped steps on these.
 
@@ -267,20 +266,3 @@ def _compiled(model, loss=None):
     return model
 
 
-def dropout_masks(strategy, rows=30, features=784, rate=0.5, seed=0):
-    """Keras's Dropout under `strategy`: each replica drops entries of its own shard of ones, two
-    steps in a row. Keras mixes no replica id into the seed, so the replicas' masks agree.
-
-    Returns:
-        a dict: "dropped" (replica 0's share dropped at step 1), "replicas agree" (the share of entries
-        where replicas 0 and 1 agree, one value a step), "step 2 vs 1" (replica 0's agreement across steps).
-    """
-    keras.utils.set_random_seed(seed)
-    with strategy.scope():
-        dropout = keras.Sequential([keras.Input((features,)), keras.layers.Dropout(rate)])
-    step = tf.function(lambda x: strategy.run(lambda shard: dropout(shard, training=True), args=(x,)))
-    masks = [[m.numpy() == 0 for m in strategy.experimental_local_results(step(tf.ones((rows, features))))]
-             for _ in range(2)]
-    return {"dropped": float(masks[0][0].mean()),
-            "replicas agree": [float((a == b).mean()) for a, b, *_ in masks],
-            "step 2 vs 1": float((masks[0][0] == masks[1][0]).mean())}

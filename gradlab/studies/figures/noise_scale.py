@@ -12,7 +12,7 @@ Like `gradlab.studies.figures.plots`, `plot_critical_batch` returns a Figure alr
 pyplot, so a notebook cell ending with the call shows it exactly once.
 
 Lessons: notebooks/18-batch-size-and-noise.ipynb (`plot_progress`, `plot_noise_scale_tracking`),
-notebooks/19-critical-batch.ipynb (`plot_time_to_target` too)
+notebooks/19-critical-batch.ipynb
 """
 from __future__ import annotations
 
@@ -361,60 +361,3 @@ def plot_noise_scale_tracking(exact, averages, first=1):
     return fig
 
 
-def plot_time_to_target(times, s_min, b_crit, o, f, accumulated=None, target=None, mark_best=True):
-    """Time to a target loss against B (counted updates x measured time per update), on the model's curve.
-
-        time(B) = S(B) (o + f B) = S_min (1 + B_crit / B)(o + f B)      (one call per update)
-        least at  B* = sqrt(B_crit o / f),  where  d/dB  is zero:  o B_crit / B^2 = f
-
-    o is a call's fixed cost and f the cost per example (a line through the times per update), so
-    B* is the geometric mean of B_crit and a call's cost in examples, o / f.
-
-    Args:
-        times: dict `{B: ms}`, the time to the target at batch B in one call per update: the updates
-            counted to the target times the measured time per update (not a timed training).
-        s_min, b_crit: the fitted `fit_critical_batch` model; o, f: ms per call and per example; all > 0.
-        accumulated: optional dict `{label: (B, ms)}`, runs that took several calls per update, drawn
-            apart (the model's one call per update does not apply to them).
-        target: the target loss, for the title (None: no value in the title).
-        mark_best: draw B* on the model (False: leave it out, e.g. while an exercise asks for it).
-    Returns:
-        a matplotlib Figure with 1 Axes (log-2 x): lines[0] the model, lines[1] the points of `times`,
-        lines[2] B* on the model (only with mark_best), then one line per accumulated run; already
-        closed in pyplot.
-    """
-    if not all(np.isfinite(v) and v > 0 for v in (s_min, b_crit, o, f)):
-        raise ValueError(f"s_min, b_crit, o, f must be finite and > 0, got {(s_min, b_crit, o, f)!r}")
-    if not times or not all(b > 0 and np.isfinite(t) and t > 0 for b, t in times.items()):
-        raise ValueError(f"times need finite times > 0 at batch sizes > 0, got {times!r}")
-    accumulated = accumulated or {}
-
-    def model(b):
-        return s_min * (1 + b_crit / b) * (o + f * b)
-
-    b_best = float(np.sqrt(b_crit * o / f))
-    sizes = sorted(times) + [b for b, _ in accumulated.values()] + [b_best]
-    grid = np.geomspace(min(sizes) / 1.5, max(sizes) * 1.5, 200)
-    fig, ax = plt.subplots(figsize=(7, 4.4), layout="constrained")
-    plt.close(fig)
-    ax.plot(grid, model(grid), color="tab:blue",
-            label=f"model: {s_min:.1f} (1 + {b_crit:.1f} / B)({o:.2f} + {f:.4f} B) ms")
-    ax.plot(sorted(times), [times[b] for b in sorted(times)], "o", color="black",
-            label="updates counted × measured time per update, one call per update")
-    if mark_best:
-        ax.plot([b_best], [model(b_best)], "*", color="tab:green", markersize=14,
-                label=f"fastest by the model: B* = {b_best:.0f}, {model(b_best):.1f} ms")
-    for (label, (b, t)), marker in zip(accumulated.items(), "sD^v"):
-        ax.plot([b], [t], marker, color="tab:red",
-                label=f"{label}, accumulated (B = {b:g}), counted × measured")
-    ax.axvline(b_crit, color="grey", linestyle="--", label=f"B_crit = {b_crit:.1f}")
-    ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.set_ylim(0, None)
-    ax.set_xlabel("batch B (examples per update)")
-    ax.set_ylabel("time to the target (ms)")
-    title = "Time to the target" + (f" loss {target:g}" if target is not None else "")
-    shape = "least above B_crit, and flat near its least" if b_best > b_crit else f"least at B* = {b_best:.0f}"
-    ax.set_title(f"{title}: {shape}", fontsize="medium")
-    ax.legend(fontsize="small")
-    return fig

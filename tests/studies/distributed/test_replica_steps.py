@@ -77,7 +77,7 @@ def test_each_update_miss_is_zero_for_the_reference_and_the_rate_gap_for_another
 
 # The shared pieces of lessons 15 and 16 (oracles: one tape on the whole batch, numpy, Keras on one device)
 from gradlab.studies.distributed.replica_steps import (  # noqa: E402
-    StepBase, dropout_masks, max_abs_diff, mlp, norm_diff, penalty_grads, plain_fit, summed_grads, token_misses,
+    StepBase, max_abs_diff, mlp, norm_diff, penalty_grads, plain_fit, summed_grads, token_misses,
     unclipped_step)
 
 
@@ -138,7 +138,3 @@ def test_token_misses_mirrored_fit_misses_on_uneven_tokens_and_the_token_step_do
     assert even["uneven batches"] == 0 and max(even["mirrored fit"]) < 1e-5
 
 
-def test_dropout_masks_agree_across_replicas_and_change_across_steps():
-    got = dropout_masks(distribute.make_distribution(DEVICES), rows=30, features=200)
-    assert 0.45 < got["dropped"] < 0.55 and got["replicas agree"] == [1.0, 1.0]
-    assert 0.4 < got["step 2 vs 1"] < 0.6

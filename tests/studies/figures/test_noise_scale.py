@@ -1,6 +1,5 @@
 import io
 
-import matplotlib.figure
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
@@ -247,50 +246,3 @@ def test_plot_noise_scale_tracking_refuses_a_b_simple_that_is_not_inf_where_g_is
         plot_noise_scale_tracking({1: (1.0, 10.0)}, {"a": ([1.0], [10.0, 30.0])})
 
 
-def test_plot_time_to_target_draws_the_model_its_fastest_batch_and_the_accumulated_run_apart():
-    from gradlab.studies.figures.noise_scale import plot_time_to_target
-
-    # by hand: S_min 10, B_crit 25, o = 1 ms, f = 0.01 ms: B* = sqrt(25 * 1 / 0.01) = 50,
-    # time(50) = 10 (1 + 0.5)(1 + 0.5) = 22.5 ms; time(25) = 10 * 2 * 1.25 = 25; time(100) = 10 * 1.25 * 2 = 25
-    times = {25: 26.0, 100: 24.0}
-    fig = plot_time_to_target(times, 10.0, 25.0, 1.0, 0.01, accumulated={"4 x 25": (100, 60.0)}, target=0.5)
-    assert not plt.fignum_exists(fig.number)
-    (ax,) = fig.axes
-    model, measured, best, acc = ax.lines[:4]
-    x = model.get_xdata()
-    assert np.allclose(model.get_ydata(), 10 * (1 + 25 / x) * (1 + 0.01 * x))
-    assert np.isclose(np.interp(25, x, model.get_ydata()), 25.0, rtol=1e-3)
-    assert list(measured.get_xdata()) == [25, 100] and list(measured.get_ydata()) == [26.0, 24.0]
-    assert np.isclose(best.get_xdata()[0], 50.0) and np.isclose(best.get_ydata()[0], 22.5)
-    assert model.get_ydata().min() >= 22.5 - 1e-9  # B* is the model's least
-    assert (acc.get_xdata()[0], acc.get_ydata()[0]) == (100, 60.0)
-    assert "0.5" in ax.get_title() and "B* = 50" in best.get_label()
-    # the points are counted updates times a measured time per update, not timed trainings
-    assert measured.get_label().startswith("updates counted × measured time per update")
-    assert "counted × measured" in acc.get_label()
-
-
-def test_plot_time_to_target_leaves_out_the_fastest_batch_when_asked():
-    from gradlab.studies.figures.noise_scale import plot_time_to_target
-
-    # same numbers as above, B* = 50 not drawn: the model, the points, the accumulated run, B_crit's line
-    fig = plot_time_to_target({25: 26.0, 100: 24.0}, 10.0, 25.0, 1.0, 0.01,
-                              accumulated={"4 x 25": (100, 60.0)}, mark_best=False)
-    (ax,) = fig.axes
-    assert len(ax.lines) == 4 and not any("B*" in line.get_label() for line in ax.lines)
-    assert (ax.lines[2].get_xdata()[0], ax.lines[2].get_ydata()[0]) == (100, 60.0)
-
-
-def test_plot_time_to_target_refuses_a_nonpositive_cost():
-    from gradlab.studies.figures.noise_scale import plot_time_to_target
-
-    with pytest.raises(ValueError, match="finite and > 0"):
-        plot_time_to_target({32: 18.0}, 18.5, 32.4, 0.41, 0.0)
-
-
-def test_plot_time_to_target_titles_a_least_at_or_below_the_knee_by_its_value():
-    from gradlab.studies.figures.noise_scale import plot_time_to_target
-
-    # o / f = 16 examples < B_crit = 64: B* = sqrt(64 * 16) = 32, below the knee
-    fig = plot_time_to_target({32: 10.0}, 1.0, 64.0, 0.16, 0.01)
-    assert "least at B* = 32" in fig.axes[0].get_title()
