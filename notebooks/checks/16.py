@@ -48,7 +48,7 @@ def check_passthrough(f):  # the pairs pass through; nested or overlapping entri
 
 check_passthrough(passthrough)  # the given pass-through: pairs pass, nothing stays
 assert not open_entries, open_entries  # the pass-through's count of open entries is back to empty
-assert not any("_all_reduce_sum_gradients" in vars(m.optimizer) for m in (yours,)), "pass-through left on"
+assert not any("_all_reduce_sum_gradients" in vars(m.optimizer) for m in (yours, acc)), "pass-through left on"
 # One all-reduce (the learner's step or the solution): exact, clipped by hand, a shard of 0 included
 check_one(one_reduce_step)
 if one_reduce_step is not solution_one_reduce_step:
