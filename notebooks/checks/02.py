@@ -69,9 +69,14 @@ assert (matmul_1.name, matmul_1.inputs[1].op.inputs[0].op.name) == ("tower_1/mod
 # One copy of the weights
 assert numbers == 203_530 and fmt(4 * numbers / 2**20, ".2f") == "0.78"
 
-# How the 2017 texts did it: on equal halves 1/R is n_r / B (the uneven case links lesson 01's 68.1%); the graph is
-# drawn, not run: the TF2 step above owns the proof against the large batch
+# How the 2017 texts did it: on equal halves 1/R is n_r / B (the uneven case links lesson 01's 68.1%); the graph,
+# run once on 32 + 32 digits, lands 1.0 spacing from the large batch's update (one tape, SGD(0.1), the same start)
 assert 1 / 2 == 32 / 64 and len(averaged) == 4 and train_step.name == "apply/GradientDescent"
+_tf1_gap, _tf1_top = max_abs_diff(tf1_weights, tf1_large), max(float(np.abs(w).max()) for w in tf1_large)
+assert 0 < _tf1_gap <= np.spacing(np.float32(_tf1_top)), _tf1_gap  # "1.0 spacing"
+assert fmt(_tf1_gap / np.spacing(np.float32(_tf1_top)), ".1f") == "1.0"
+assert max_abs_diff(tf1_start, tf1_weights) > 1000 * _tf1_gap  # the update moved the weights: not a no-op
+assert int(batches[0][0].shape[0]) == 64
 
 # your TF2 step's _Send ops: 4 weights and x, y halves from CPU:0, 4 gradients and the summed loss from CPU:1
 assert carried(tf2_sends) == "CPU:0 -> CPU:1: 4 weights, 2 halves (x, y) | CPU:1 -> CPU:0: 4 gradients, 1 summed loss"
@@ -127,6 +132,9 @@ _per_image, _tau50 = r50_flops / fp32 * 1e3, gpu0["ResNet-50", 64][0]
 def _towers_win(n0, n1):
     return max(n0 * _per_image, 2 * _tau50 + n1 * _per_image) < (n0 + n1) * _per_image
 assert _towers_win(8, 7) and _towers_win(8, 1) and not _towers_win(7, 7)  # "8 + 7 wins, even 8 + 1; 7 + 7 does not"
+# the folded cell prints the three cases (one GPU against two towers, ms), as the timeline condition says
+assert sorted(towers_ms) == [(7, 7), (8, 1), (8, 7)]
+assert all((two < one) == _towers_win(*k) for k, (one, two) in towers_ms.items())
 assert int(gpu0["ResNet-50", 32][1]) + 1 == 15 and int(gpu0["MLP", 64][1]) + 1 == 1584  # "15 + 14 wins"
 assert fmt(r50_flops / r50, ".0f") == "891" and fmt(r50_flops / 1e9, ".1f") == "22.8"  # "891 FLOP per weight"
 
