@@ -55,7 +55,7 @@ for N in NS:
 # the shape, about N against about 2; the bands stay wide
 held = {key: value / grad for key, value in peak.items()}
 assert all(1 < held["while loop", N] < 4.2 for N in NS), held
-assert all(1.5 < held["while loop", N] < 4.2 for N in NS[1:]), held  # "near the dotted line 2 from N = 2 on"
+assert all(1.5 < held["while loop", N] < 4.2 for N in NS[1:]), held  # "from N = 2 it holds ... the dotted line 2; a reading may double it"
 # "accumulation costs memory" on the MLP: the loop, from N = 2, holds more than one pass's count, one gradient plus
 # 0.1 of activations. Against the count, not one pass's reading: the allocator may count that pass's chunk up to
 # twice (readings 1.1 to 1.94), and a run that read 1.94 beside a loop of 2.1 failed a reading-to-reading check
@@ -93,7 +93,7 @@ assert all(big["while loop", N] < 0.7 * big["unrolled", 1] for N in NS[2:]), big
 # tensor): wide bands; the prose quotes no reading
 assert 10 < big["unrolled", 1] < 20 and 0.7 < held["unrolled", 1] < 2.1, (big, held)  # a clean-clone CI run read 1.62
 
-# "Under a LossScaleOptimizer ... with lambda = 32,768, your step still lands 3.0e-08 from the large batch"; plain fit
+# "Under mixed_float16 ... LossScaleOptimizer ... still lands 3.0e-08 away" (the cell prints lambda = 32,768); plain fit
 # under one lands on the large batch exactly (the scale is a power of 2), so the checker compares with `large`
 assert f"{float(lso.dynamic_scale):,.0f}" == "32,768" and int(lso.iterations) == 11
 assert f"{max_abs_diff(scaled.inner.get_weights(), large.get_weights()):.1e}" == "3.0e-08"
@@ -129,7 +129,7 @@ assert f"{keras_rate:.4f}" == "0.0051" == f"{0.1 * 0.5 ** (43 / 10):.4f}" and 4 
 assert l2_diff < 1e-6 and abs(l2_logs["your train_step"] - l2_logs["large batch"]) < 1e-6
 
 # lesson 01's yardstick on the digits: right steps land 3.0e-08 to 6.0e-08 from plain fit, one or two of 01's spacings
-# at the largest weight, 0.424 (printed in the setup; np.spacing(np.float32(0.424)) = 3.0e-08); the solution checkers'
+# at the largest weight, 0.424 ("one float32 spacing at the largest weight, 0.424"; printed in the setup; np.spacing(np.float32(0.424)) = 3.0e-08); the solution checkers'
 # 1e-6 is about 34 spacings, looser than the course's ten; "the checks cell at the end holds the printed right steps
 # to two spacings"
 _W = max(float(np.abs(w).max()) for w in large.get_weights())

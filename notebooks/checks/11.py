@@ -43,14 +43,17 @@ share = {N: median[N] / median[1] for N in median}
 # N = 4 adds well under N = 1's update (runs read 0.43 to 0.60; the prose states no share)
 assert 0.3 < share[4] < 0.75 and share[4] < share[2] < 1.0, share
 ratio = {N: budget_update[N] / median[N] for N in median}
-# "the budget saves 12.87 MiB ...; the checks hold each run's measured saving to 0.6 to 1.6 times the budget's"
+# "the budget saves 12.87 MiB ..., the allocator 15.87 MiB in this run (the stored reading); the measured saving stays
+# within about half of the budget's either way": 0.6 to 1.6 times it (runs so far: 1.08 to 1.23)
 assert round(budget(1024, 1) / MiB - budget(1024, 4) / MiB, 2) == 12.87
 assert 0.6 < (median[1] - median[4]) / 12.87 < 1.6, median
-# "the checks hold the last column, budget / measured, between 0.7 and 1.4 at every N", on no fixed side
-# (runs so far: N = 1 0.89 to 1.15, N = 4 1.0 to 1.34)
+# "the last column stays within about a third of 1", at every N: 0.7 to 1.4. "In the runs so far the budget read
+# on both sides at N = 1, and above at N = 2 and 4" is history, not pinned (runs so far: N = 1 0.89 to 1.15,
+# N = 2 1.15 to 1.17, N = 4 1.0 to 1.34)
 assert all(0.7 < r < 1.4 for r in ratio.values()), ratio
 assert round(held_before, 2) == 7.47, held_before
-# "SGD's scaled gradient ... (at most 0.50 MiB here, one kernel's)": the largest kernel, 1024 x 128 or 128 x 1024
+# "SGD's learning_rate * gradient ... (at least 0.50 MiB here, the largest kernel's)": 1024 x 128 or 128 x 1024;
+# "at least": nothing in the graph orders the variables' updates, so several such temporaries may be alive at once
 assert f"{sgd_temp:.2f}" == "0.50" and sgd_temp == 1024 * 128 * 4 / MiB, sgd_temp
 
 # the widget: your budget's N = 4, then bfloat16, then N = 64 (fixed), the widget's own controls agreeing
