@@ -61,22 +61,24 @@ assert 0 == (max_abs_diff(one_update(0.1 / 4, [sum(g) for g in zip(*fetched)]), 
 gap3 = max_abs_diff(one_update(0.1 / 3, [sum(g) for g in zip(*fetched[:3])]), one_update(0.1, plain_mean(fetched[:3])))
 top3 = max(float(np.abs(w).max()) for w in one_update(0.1, plain_mean(fetched[:3])))
 assert gap3 == spacing(top3), (gap3, top3)  # "one float32 spacing apart for N = 3"
-# the priced trade (visible cell) and problem 2: 100 million parameters, N = 10, in GB; copies at PCIe 5 x16's 64 GB/s
-assert copies == (N_big + 1) * G_big
+# the counted trade (visible cell) and problem 2: 100 million parameters, N = 10, in GB; 20 prices the copies
+assert copies == (N_big + 1) * G_big and f"{copies / 1e9:.1f}" == "4.4"  # "4.4 GB copied an update"
+assert copies / G_big == 11  # "eleven times the bytes it keeps off the card"
 assert [f"{x / 1e9:.1f}" for x in (N_big * G_big, G_big, (N_big + 2) * G_big, 2 * G_big)] == [
     "4.0", "0.4", "4.8", "0.8"]
 assert f"{(2 * N_big + 1) * G_big / 1e9:.1f}" == "8.4"  # np.stack: the ten, a copy of a variable's ten, their mean
-assert f"{1000 * copies / 64e9:.0f}" == "69"  # lesson 20 quotes it: 0.4 GB saved against at least 69 ms
-assert f"{1000 * copies / 63e9:.0f}" == "70"  # after encoding
-# ... against the card's compute (no number from lesson 20): in the copies' 69 ms an H100 PCIe at its float32 peak
-# (51 TFLOP/s, the README's table) trains 5,844 rows at 6 FLOP a weight a row (Kaplan et al.'s C = 6N): "thousands"
-assert fp32 == 51e12 and flops_per_row == 6 * P_big and rows_in_copies == copies / 64e9 * fp32 / flops_per_row
-assert f"{rows_in_copies:,.0f}" == "5,844" and rows_in_copies > 1000
 # the TF1 rebuild's mlp is 02's, kept in gradlab
 import gradlab.classic.model
 assert mlp is gradlab.lessons.tf1_mlp is gradlab.classic.model.mlp
-# his graph is drawn, not run: its placeholders feed apply_gradients, never the fetched gradients
+# his graph: its placeholders feed apply_gradients, never the fetched gradients; run once on the 63 from the same
+# start weights: "fed weighted_mean, one float32 spacing from the update the 63's own gradient gives; fed his plain
+# mean, about 20,000 spacings off (3.0e-04)"
 assert len(grad_placeholders) == len(grads) == 4 and train_step.name == "apply/GradientDescent"
+assert set(after) == {"weighted_mean", "his plain mean"} and len(fetched63) == 4
+top_v1 = max(float(np.abs(w).max()) for w in large63)
+assert max_abs_diff(after["weighted_mean"], large63) == spacing(top_v1), top_v1
+plain_gap = max_abs_diff(after["his plain mean"], large63)
+assert f"{plain_gap:.1e}" == "3.0e-04" and 15_000 < plain_gap / spacing(top_v1) < 25_000, plain_gap
 # the exercise's checker passes a correct step that adds out of place (about three gradients at its peak) and
 # reports the peak instead of failing it: the learner is graded on the averaging, not on in-place numpy
 import contextlib, io

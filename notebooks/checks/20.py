@@ -12,11 +12,14 @@ assert f"{G / 2**20:.2f}" == "0.78" and N == 10 and len(x100) == 100
 # both steps against one large batch: "float32 rounding (about 1e-8)"
 assert set(diffs) == {"host_step", "accumulate_step"} and all(1e-10 < v < 1e-7 for v in diffs.values()), diffs
 
-# the CPU timing: "about as fast, not twice as slow: the median ratio lies near 1 (from 0.9 to about 1.3 in the runs
-# so far)". Timings move with the machine's load (0.90 to 1.00 on a quiet machine, 1.14 to 1.24 on a loaded one), so
-# only the conclusion is pinned, with room for a loaded CI machine: well below 2
-assert tuple(ms) == ("accumulate_step", "host_step") and all(len(t) == 20 for t in ms.values())
+# the CPU timing: "not twice as slow", "far from doubling the update"; the prose states no ratio, only its past range
+# ("from 0.9 to about 1.3 in the runs so far") and tells the learner to read the printed middle half by 22's rule.
+# Timings move with the machine's load (0.90 to 1.00 on a quiet machine, 1.14 to 1.24 on a loaded one), so only the
+# conclusion is pinned, with room for a loaded CI machine: well below 2
+assert tuple(ms) == ("accumulate_step", "host_step", "host's own work") and all(len(t) == 20 for t in ms.values())
 assert ratio[0] <= ratio[1] <= ratio[2] and 0.7 < ratio[1] < 1.6, ratio
+assert gl.lessons.side_of_one(ratio) in ("above 1", "below 1", "includes 1")
+assert len(on_device) == N and np.median(ms["host's own work"]) > 0  # timed alone; its size is not stated
 assert abs(ratio[1] - np.median(ms["host_step"] / ms["accumulate_step"])) < 1e-12
 
 # the model's assumptions
@@ -30,6 +33,8 @@ for P_x in (1e8, 7e9):
     d_x = 6 * P_x * T_copy / F
     assert abs(d_x - 4 * P_x / bus) < 1e-9 * d_x and abs(6 * P_x * T_sum / F - 20 * P_x / host_rate) < 1e-9 * d_x
 assert abs(T_sum * 6 * host_rate / (20 * F) - 1) < 1e-12 and sum_rate > 0  # this machine's rate asserts nothing
+# "a slower host raises the second bar": the bar scales as 1 / rate (printed at this machine's rate, not stated)
+assert abs(20 * F / (6 * host_rate / 2) - 2 * T_sum) < 1e-6 * T_sum
 
 # the learner's update_ms (or the solution) against host_schedule, within the cell's check
 assert gap < 1e-9, gap
@@ -52,7 +57,8 @@ assert (f"{d7:.2f}", f"{c7:.2f}", f"{h7:.2f}") == ("4.55", "0.56", "2.80") and 2
 assert 4 * 7e9 / 1e9 == 28 and h7 < d7  # "a 28 GB float32 sum"; the device sets the pace
 assert (f"{card7:.1f}", f"{copy7:.1f}", f"{copy7 / card7 - 1:.0%}") == ("47.5", "49.4", "4%")
 assert abs(copy7 - (N * d7 + c7 + h7 + c7)) < 1e-9  # the answer's formula
-assert f"{20 * 7e9 / d7 / 1e9:.1f}" == "30.8"
+assert f"{20 * 7e9 / d7 / 1e9:.1f}" == "30.8" and T7 == 32_768  # "where the folded cell's bar lies above 32,768 tokens"
+assert abs(20 * F / (6 * T7) / (20 * 7e9 / d7) - 1) < 1e-12  # that bar passes 32,768 tokens exactly where the rate falls below 30.8
 # "17.3 GB of activations"; "7.8 billion accumulating, 10.4 billion copying"
 assert (f"{acts:.1f}", f"{room / 8:.1f}", f"{room / 6:.1f}") == ("17.3", "7.8", "10.4")
 assert 8 * 10 > room and 6 * 10 < room  # at 10 billion only copying fits
