@@ -33,6 +33,9 @@ assert check_batch(64, 3) == [22, 21, 21]  # and TensorFlow's [22, 22, 20] (less
 # yours (or the solution) and the naive loop give g_B and L_B
 assert max(sum_count_gaps.values()) < 1e-6 and gap_once_8 < 1e-6 and gap_naive_8 < 1e-6
 assert all(counts[n] == (1, 1, n) for n in counts)
+# gradlab's mirrored update at every accum_steps: one SGD(0.1) step on g_B, to rounding ("to 1.5e-08")
+assert mirrored_gap < 1e-7, mirrored_gap
+assert f"{mirrored_gap:.1e}" == "1.5e-08", mirrored_gap
 assert f"{4 * n_params / 2**20:.2f}" == "0.78"  # "0.78 MiB here" and f"{g_max:.3f}" == "0.119"
 if solutions:  # the digits the prose states, from the lesson's solutions
     assert f"{sum_count_gaps['gradient']:.1e}" == "3.0e-08" == f"{gap_once_8:.1e}" == f"{gap_naive_8:.1e}"
@@ -42,6 +45,9 @@ assert public_collectives == 1 and f"{np.round(large3_losses, 4)}" == "[2.3257 2
 assert public_loss_gap < 1e-6 and public_w_gap < 1e-6 and f"{moved:.1e}" == "1.7e-02"
 if solutions:
     assert f"{public_loss_gap:.1e}" == "1.2e-07" and f"{public_w_gap:.1e}" == "1.5e-08"
+# "Handed g_B, it applies R g_B: under SGD a step R times too long (2.000, printed above)": apply inside
+# dist.run all-reduces (sums) what it is given, so your already-summed g_B arrives R = 2 times
+assert R == 2 and f"{apply_ratio:.3f}" == "2.000", apply_ratio
 assert short_shards == [9, 8] and f"{step_ratio:.3f}" == "0.548" and abs(step_ratio - 17 / B) < 1e-4
 # your sum and count on the short batch: the 17 digits' g_B ("length ratio 1.000", "... apart")
 assert counted_gap < 1e-6 and f"{counted_ratio:.3f}" == "1.000"

@@ -134,6 +134,18 @@ assert abs(cross_mb - crossover_nccl_mb) < 1e-6 and f"{cross_mb:.0f}" == "106"
 _m = cross_mb / 1000  # GB: the two sides of the stated inequality meet there
 assert abs(8.26 * _m + 0.244 - (4.92 * _m + 0.598)) < 0.002
 assert 25 < crossover_nccl_mb < crossover_mb < 14e3  # DDP's 25 MB buckets go faster hierarchical, all 14 GB at once flat
+# the cost section: "NCCL's start-ups 0.2 ms (14 µs a step ... over the ring's 14 steps; tuning.cc counts 16, 2 per
+# node)": both round to 0.2 ms (tuning.cc at the linked commit: nInterSteps = 2 * nNodes for an all-reduce, the other
+# nsteps - nInterSteps = -2 at the intra-node 3.4 µs)
+assert f"{14 * 14e-3:.1f}" == "0.2" == f"{(16 * 14 + (14 - 16) * 3.4) * 1e-3:.1f}"
+# Problem 3's fold: counting tuning.cc's 16 for hierarchical's ring across the nodes "adds 21 µs (about 100 MB)"
+_hier16 = 14 * 3.4 + 16 * 14 + (14 - 16) * 3.4
+assert f"{_hier16 - startup_us['hierarchical']:.0f}" == "21"
+assert round((startup_us["flat"] - _hier16) / (ms_per_gb["hierarchical"] - ms_per_gb["flat"]), -1) == 100
+# the fold prices the 2 GB all-reduce at the fitted α and β (printed only: they vary with the machine)
+assert abs(cpu_2gb_s - (14 * alpha_us * 1e-6 + 1.75 * 2e9 / beta)) < 1e-9 * cpu_2gb_s and cpu_2gb_s > 0
+# the overview and the Summary: "Keras's fit sends it after the backward pass: 8.1 %" (no overlap, N = 8)
+assert f"{100 * shares[8][0]:.1f}" == "8.1"
 # alpha = 0 in the overlap example: NCCL's 14 µs a network ring step over the 2 (R - 1) = 14 steps at R = 8
 assert f"{2 * 7 * 14e-3:.1f}" == "0.2"  # ms
 assert latency_ms == 0.2 == round(2 * (8 - 1) * 14e-3, 1)  # the buckets' τ_0: the same 14 start-ups of 14 µs
