@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import ipywidgets as w
 
-from .settings import CLIP_NORM, LR_EXPONENTS, MAX_ACCUM_STEPS, MAX_MICRO_BATCH, MAX_SEEDS, SETTINGS
+from .settings import LR_EXPONENTS, MAX_ACCUM_STEPS, MAX_MICRO_BATCH, MAX_SEEDS, SETTINGS
 
 
 def make_controls(strategies, strategy, accum_steps, micro_batch, lr, seeds, setting, x, updates):
@@ -38,6 +38,7 @@ def make_controls(strategies, strategy, accum_steps, micro_batch, lr, seeds, set
                                description="x axis",
                                style={"description_width": "4em", "button_width": "9em"}),
         batch=w.Label(),
+        every_run=w.HTML(),  # what every run shares and whether the setting clips (`settings.fixed_text`)
         button=w.Button(description="Run", button_style="primary", icon="play",
                         tooltip="train this configuration for every seed (or take it from the cache)"),
         stop_button=w.Button(description="Stop", button_style="warning", icon="stop",
@@ -61,14 +62,13 @@ def make_controls(strategies, strategy, accum_steps, micro_batch, lr, seeds, set
     return c
 
 
-def layout(c, fixed):
-    """The lab as one VBox (class `gradlab-lab`); `fixed`: what every run shares."""
-    every = ", ".join(f"{k}={v}" for k, v in fixed.items())
+def layout(c):
+    """The lab as one VBox (class `gradlab-lab`)."""
     box = w.VBox([
         w.HBox([w.VBox([c.strategy, c.accum_steps, c.micro_batch, c.lr]),
                 w.VBox([c.setting, c.seeds, c.batch,
                         w.HBox([c.button, c.stop_button, c.measure_button])])]),
-        w.HTML(f"<small>every run: {every}; clipping at global norm {CLIP_NORM:g}</small>"),
+        c.every_run,
         c.progress, c.status, c.x_axis, c.plot, c.summary,
         w.HTML("<b>Runs</b> <small>(untick to hide, ✕ to remove; the cache keeps them)</small>"),
         c.runs, c.log])

@@ -113,6 +113,15 @@ def batch_text(name, accum_steps, micro_batch):
     return f"effective batch B = N·b - N//2 = {n}·{b} - {short} = {n * b - short}"
 
 
+def fixed_text(fixed, name):
+    """The line under the controls: what every run shares (`fixed`), and whether the setting
+    `name` clips: only the two clipping settings do, at global norm `CLIP_NORM`."""
+    every = ", ".join(f"{k}={v}" for k, v in fixed.items())
+    clip = setting(name).fields.get("clip_norm")
+    return f"every run: {every}; " + (f"this setting clips at global norm {clip:g}" if clip is not None
+                                        else "this setting does not clip")
+
+
 def configs(strategy, accum_steps, micro_batch, lr, seeds, name, seed=0, **fixed):
     """One `run_config.RunConfig` per seed (seed, seed + 1, ...), ValueError if impossible.
 

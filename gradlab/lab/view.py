@@ -79,7 +79,7 @@ class Lab:
         c.stop_button.on_click(lambda _: self.stop())
         self._show_batch()
         self._screen.redraw()
-        self.widget = controls.layout(c, self.fixed)
+        self.widget = controls.layout(c)
 
     @property
     def groups(self):
@@ -238,6 +238,8 @@ class Lab:
     def _show_batch(self, _=None):
         self.batch.value = settings.batch_text(self.setting.value, self.accum_steps.value,
                                                self.micro_batch.value)
+        line = settings.fixed_text(self.fixed, self.setting.value)
+        self.controls.every_run.value = f"<small>{line}</small>"
 
     def _repr_mimebundle_(self, **kwargs):
         bundle = self.widget._repr_mimebundle_(**kwargs)

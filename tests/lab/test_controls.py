@@ -26,7 +26,7 @@ def test_each_widget_has_its_css_class():
     assert classes["accum_steps"] == ["gradlab-accum-steps"]
     assert classes["batch"] == ["gradlab-effective-batch"] and classes["plot"] == ["gradlab-plot"]
     assert all(len(v) == 1 for v in classes.values())
-    box = controls.layout(c, {"updates": 150})
+    box = controls.layout(c)
     assert "gradlab-lab" in box._dom_classes
 
 
@@ -40,3 +40,22 @@ def test_a_run_row_toggles_and_removes_its_group():
     box.value = False
     remove.click()
     assert seen == [("toggle", False), ("remove", True)]
+
+
+def test_the_line_under_the_controls_says_clipping_only_for_the_clipping_settings():
+    fixed = {"updates": 150, "optimizer": "sgd"}
+    assert settings.fixed_text(fixed, "exact") == "every run: updates=150, optimizer=sgd; this setting does not clip"
+    assert settings.fixed_text(fixed, "clip each micro-batch") == (
+        "every run: updates=150, optimizer=sgd; this setting clips at global norm 1")
+    clipping = {"clip each micro-batch", "clip the update once"}  # the two settings named for clipping
+    for name in settings.SETTINGS:
+        assert ("clips at global norm 1" in settings.fixed_text(fixed, name)) == (name in clipping)
+
+
+def test_the_lab_shows_that_line_for_its_setting(quick_plots):
+    from gradlab.lab.view import Lab
+    lab = Lab(setting="exact", memory=False, cache=False)
+    assert lab.controls.every_run.value.endswith("this setting does not clip</small>")
+    lab.setting.value = "clip the update once"
+    assert lab.controls.every_run.value.endswith("this setting clips at global norm 1</small>")
+    assert lab.controls.every_run in lab.widget.children
