@@ -4,7 +4,7 @@ against the names the notebook has just computed.
 Run by the lesson's last code cell (`%run -i checks/22.py`), so nbval fails when a run disagrees
 with the text. Not part of the lesson. Every number is the same on each run (seeded numpy, a fresh
 process's allocator) except the one timing, asserted only in a band that holds on any machine
-yet fails if the prose's "more than four times" were false (4 to 8 times).
+yet fails if the prose's "about four times, or a little more" were false (3.5 to 6 times).
 """
 import numpy as np
 
@@ -44,12 +44,15 @@ assert all(e < w for e, w in grow.values()) and grow[10**5][0] > 10 > grow[10**2
 assert grow[10**3][0] < 10 < grow[10**4][0] < grow[10**5][0] < 100
 
 # The miss and the share of the move
-assert f"{miss('weighted'):.1e}" == "6.0e-06" and f"{miss('plain mean'):.1f}" == "53.9"
+# "the weighted update's miss is rounding (under 1e-5 %; its digits vary with the CPU)": OpenBLAS picks its kernel by CPU
+assert 0 < miss("weighted") < 1e-5 and f"{miss('plain mean'):.1f}" == "53.9"
 assert f"{share('plain mean'):.1f}" == "21.0" and share("weighted") < 1e-3
 
 # the float64 rerun: "the weighted miss falls by about eight orders of magnitude; the plain mean's stays 53.9%"
 assert 1e7 < miss("weighted") / miss64("weighted") < 1e10, (miss("weighted"), miss64("weighted"))
 assert f"{miss64('plain mean'):.1f}" == f"{miss('plain mean'):.1f}" == "53.9"
+# "the share of the move, |theta - theta_B| / |theta_B - theta_0|": the cell's names theta, theta0
+assert share("plain mean") == 100 * np.linalg.norm(theta["plain mean"] - theta["large batch"]) / np.linalg.norm(theta["large batch"] - theta0)
 # the paired interval is lesson 17's (my_gap_interval), computed here by gradlab's seed_gaps.interval
 assert paired is gl.lessons.seed_gaps.interval and abs(paired(np.array([1.0, 2.0, 3.0]))[1] - 4.303 / np.sqrt(3)) < 1e-12
 
@@ -59,12 +62,12 @@ assert default == [(65_536, 0), (1_000_000, 1_000_192), (1_048_576, 1_048_576)],
 assert 3907 * 256 == 1_000_192 and 1_000_000 / 256 > 3906
 assert f"{2_096_896 / 1_048_576:.1f}" == "2.0" and 2_096_896 < 2 * 1_048_576  # just under twice: not split
 
-# Time: "More than four times: about 4.5 here, as n log n predicts (4 x 18/16 = 4.50x)". The medians are run-varying
-# (nbval-ignored), so no digits: a band wide enough for a slower, faster or busy machine, failing if a median fell to 4
+# Time: "About four times, or a little more (the ratio varies by run): n log n predicts 4 x 18/16 = 4.50x". The medians
+# are run-varying (nbval-ignored; a reader's 2-core run read 4.07), so no digits: a band for a slower, faster or busy machine
 assert f"{4 * 18 / 16:.2f}" == "4.50" and 4 * 18 / 16 > 4
 # your timer: the same rotating call order as gradlab's interleaved_ms (4 rounds of a, b, c, the warm-up first)
 assert calls["mine"] == calls["gradlab's"] == list("abc" "bca" "cab" "abc"), calls
-assert q == quartiles["gradlab's"] and all(4.0 < r[1] < 8.0 for r in quartiles.values()), quartiles
+assert q == quartiles["gradlab's"] and all(3.5 < r[1] < 6.0 for r in quartiles.values()), quartiles
 assert abs(np.median(ms["2^18"] / ms["2^16"]) - q[1]) < 1e-12
 # XLA: "Plain Keras turns XLA on only with an accelerator and no strategy ... gradlab's auto turns it on, GPU or not, unless the model
 # convolves". What holds on any machine: without an accelerator Keras's auto is off for both models (its
@@ -77,10 +80,10 @@ assert xla["gradlab", "dense"] and not xla["gradlab", "convolving"], xla
 
 # Seeds
 assert (T975[2], T975[9]) == (4.303, 2.262)
-m10, h10 = paired(B - A)
+m10, h10 = paired(new - old)
 assert (f"{m10:+.2f}", f"{h10:.2f}") == ("+0.36", "0.07")
-assert (f"{B.mean() - A.mean():+.2f}", f"{unpaired:.2f}") == ("+0.36", "1.63") and unpaired > abs(B.mean() - A.mean())
-threes = [paired((B - A)[k:k + 3]) for k in (0, 3, 6)]
+assert (f"{new.mean() - old.mean():+.2f}", f"{unpaired:.2f}") == ("+0.36", "1.63") and unpaired > abs(new.mean() - old.mean())
+threes = [paired((new - old)[k:k + 3]) for k in (0, 3, 6)]
 assert [m - h > 0 for m, h in threes] == [True, True, False]
 assert (f"{min(h for _, h in threes):.2f}", f"{max(h for _, h in threes):.2f}") == ("0.11", "0.33")
 
