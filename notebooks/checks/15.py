@@ -17,6 +17,9 @@ assert len(rule["64 on 3"]) == 9 and rule_gap < 1e-5, rule_gap
 assert [f"{abs(rule['last'] - last_miss):.1e}", f"{abs(rule['empty'] - empty['mirrored fit']):.1e}",
         f"{rule_gap:.1e}"] == ["3.2e-08", "5.3e-09", "3.4e-08"], (rule, rule_gap)  # the prose's three gaps
 assert [f"{m:.1%}" for m in rule["64 on 3"]] == [f"{m:.1%}" for m in per_update]  # the same printed misses
+check_rule(mean_of_means_miss)  # the learner's rule or the solution: Keras's two measured misses
+if mean_of_means_miss is not solution_mean_of_means_miss:
+    check_rule(solution_mean_of_means_miss)
 # the reference is gradlab's plain_fit (lesson 16's): the same weights
 assert max_abs_diff(plain_fit(x, y).get_weights(), large.get_weights()) == 0
 # The setup: the exact runs differ from the reference by at most 3.0e-08, one float32 step, 2^-25, at an

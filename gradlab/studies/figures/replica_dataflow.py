@@ -1,6 +1,6 @@
 """Where one update divides, clips and all-reduces on R replicas: Keras's plain `fit` under a strategy
 against the three routes that divide once by the global rows B (lesson 16's unclipped one division, clipped two
-all-reduces and gradlab's one all-reduce; S_{r,i} is replica r's
+all-reduces and one all-reduce, the learner's and gradlab's; S_{r,i} is replica r's
 micro-batch i's summed loss, as in the lesson).
 
     mirrored fit:  each replica  mean loss / R -> gradient -> clip its part | all-reduce: gradient | apply
@@ -8,7 +8,7 @@ micro-batch i's summed loss, as in the lesson).
                    / B | all-reduce 2: gradient | apply
     two all-reduces: each replica  sum_i S_{r,i} -> gradient, rows n_r | all-reduce 1: rows, gradient | each
                    replica / B -> clip -> / R | all-reduce 2: gradient | apply
-    one all-reduce: each replica  sum_i S_{r,i} -> gradient | all-reduce: gradient, S, rows | / B -> clip -> apply
+    one all-reduce: each replica  sum_i S_{r,i} -> gradient | all-reduce: rows, gradient (gradlab's adds S) | / B -> clip -> apply
 
 Arrows give the order the update runs in. Steps before a route's last all-reduce run on each replica's own
 shard (the one-division route's first all-reduce sums only the rows n_r, and its arrow goes to "/ B", where each replica divides
@@ -33,7 +33,7 @@ DATAFLOWS = {
     "clipped, two all-reduces: public calls": (("$\\Sigma_i\\, S_{r,i}$", "gradient,\nrows $n_r$"),
                                                "all-reduce 1:\nrows, gradient", ("÷ B", "clip", "÷ R"),
                                                "all-reduce 2:\ngradient", ("apply",)),
-    "gradlab: one all-reduce (a private Keras hook)": (("$\\Sigma_i\\, S_{r,i}$", "gradient"), "all-reduce:\ngradient, S, rows",
+    "one all-reduce, yours and gradlab's (a private Keras hook)": (("$\\Sigma_i\\, S_{r,i}$", "gradient"), "all-reduce:\nrows, gradient",
                                           ("÷ B", "clip", "apply")),
 }
 _MISSES, _EXACT, _REDUCE = "#f6c4c4", "#c4e8c4", "#fdd49e"  # red: mirrored fit's 1/R and clip; green: the routes'

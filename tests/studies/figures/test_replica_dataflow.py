@@ -35,7 +35,7 @@ def test_each_route_is_drawn_in_order_per_replica_until_its_last_all_reduce_then
 
 def test_stage_1_makes_two_all_reduces_the_rows_first_then_the_gradient():
     # the lesson's count: mirrored fit 1 all-reduce per update, unclipped one division 2 (4 bytes of rows, then the gradient
-    # inside apply), gradlab's route 1 (the gradient with the rows)
+    # inside apply), the one-all-reduce route 1 (the gradient with the rows)
     keras_route, stage1, by_hand, stage2 = DATAFLOWS.values()
     assert [len(all_reduces(r)) for r in DATAFLOWS.values()] == [1, 2, 2, 1]
     first, second = all_reduces(stage1)
@@ -56,12 +56,12 @@ def test_stage_1_makes_two_all_reduces_the_rows_first_then_the_gradient():
                                   ((xs[stage1[0][-1]], 1.0), 1.0, "--"), ((xs[stage1[0][-1]], 0.0), 0.0, "--")])
     stage2_divide = [a for a in plot_replica_dataflow(replicas=2).axes[3].patches if a.get_linestyle() == "--"]
     assert stage2_divide == []  # stage 2's all-reduce carries the gradient: nothing goes around it
-    assert "S" in all_reduces(stage2)[0] and "rows" in all_reduces(stage2)[0]  # stage 2 sends gradient, S, rows
+    assert "gradient" in all_reduces(stage2)[0] and "rows" in all_reduces(stage2)[0]  # stage 2 sends rows and gradient
 
 
 def test_the_clip_is_before_the_all_reduce_in_keras_and_after_it_in_stage_2():
     assert list(DATAFLOWS) == ["mirrored fit (Keras)", "unclipped, one division: public calls",
-                               "clipped, two all-reduces: public calls", "gradlab: one all-reduce (a private Keras hook)"]
+                               "clipped, two all-reduces: public calls", "one all-reduce, yours and gradlab's (a private Keras hook)"]
     keras_route, stage1, by_hand, stage2 = DATAFLOWS.values()
     assert "clip its part" in keras_route[0] and "clip" in stage2[-1]
     assert "mean loss ÷ R" in keras_route[0] and "÷ B" in stage2[-1]
