@@ -59,6 +59,14 @@ def test_each_lesson_is_one_sitting(path):
     assert any("<details>" in _text(c) for c in markdown), f"{path.name}: nothing folded"
 
 
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name[:2])
+def test_a_stored_lesson_shows_no_error(path):
+    # `%run -i checks/NN.py` turns a failing assert into an error output of a cell that succeeds:
+    # stored, a reader would see the traceback while nbval's fresh run passes.
+    raised = [i for i, c in enumerate(_cells(path)) for out in c.get("outputs", []) if out.get("output_type") == "error"]
+    assert not raised, (path.name, raised)
+
+
 @pytest.mark.parametrize("path", sorted(ROOT.glob("notebooks/*.ipynb")) + [ROOT / "app" / "lab.ipynb"],
                          ids=lambda p: p.name[:2])
 def test_nbval_markers_are_written_as_nbval_reads_them(path):

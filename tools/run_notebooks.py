@@ -35,6 +35,12 @@ def execute(path):
                           cwd=path.parent)
     if proc.returncode:  # nbconvert has printed the failing cell above
         raise SystemExit(f"{path.name}: execution failed (exit {proc.returncode})")
+    # `%run -i checks/NN.py` shows a failing assert as an error output but the cell still succeeds,
+    # so nbconvert exits 0: refuse to store a lesson whose checks (or any cell) raised.
+    raised = [i for i, cell in enumerate(nbformat.read(path, as_version=4).cells)
+              for out in cell.get("outputs", []) if out.get("output_type") == "error"]
+    if raised:
+        raise SystemExit(f"{path.name}: cell(s) {raised} raised; the notebook is left as executed, not cleaned")
     clean(path)
     print(f"{path.name}: executed and cleaned in {time.time() - start:.0f} s")
 
