@@ -111,7 +111,7 @@ for (_name, _gbs), (_tau, _rows) in gpu0.items():
     _P, _flops = {"MLP": (numbers, flops_per_row), "ResNet-50": (r50, r50_flops)}[_name]
     assert _tau == 4 * _P / (_gbs * 1e9) * 1e3 and abs(_rows * _flops / fp32 - 2 * _tau / 1e3) < 1e-15
 assert tau_c == gpu0["MLP", 64][0] == 4 * 203_530 / 64e9 * 1e3
-# the main text's pricing (visible cell): "no, by far": 0.025 ms of copies against tower 1's 0.5 µs; "more than
+# the main text's pricing (visible cell): "no, by far": 0.025 ms (25 µs) of copies against tower 1's 0.5 µs; "more than
 # 1,583.8 rows", the same threshold Problem 1's table prints for the MLP at 64 GB/s
 assert link == 64e9 and rows_even == gpu0["MLP", 64][1] and format(rows_even, ",.1f") == "1,583.8"
 assert int(rows_even) + 1 == 1584
