@@ -48,7 +48,7 @@ assert _fmt(progress(71, B_noise), ".2f") == _fmt(progress(71, B_noise) * B_nois
 
 # the sweep: 3.2 x the drop, best rates 0.20 and 0.80 (4 x), drops 0.151 and 0.479, a fifth of 2.34
 assert ratio > 2.5 and _fmt(ratio, ".1f") == "3.2", ratio
-# "about two-fifths as much, 0.40 measured (the model: 0.31)": per example, the drop ratio over 8
+# "a third to two-fifths of one in the small (0.31 in the model, 0.40 measured)": per example, the drop ratio over 8
 assert (_fmt(ratio / 8, ".2f"), _fmt(per_update / 8, ".2f")) == ("0.40", "0.31"), ratio
 # the visible comparison: the drop 3.2 x and the best rate 4 x, against the model's 2.5 and the linear rule's 8
 assert _fmt(model_wo, ".1f") == "2.5" and model_wo < rate_up < 8
@@ -140,7 +140,7 @@ assert progress(256, 150) / progress(32, 150) > progress(256, 71) / progress(32,
 assert (_fmt(r_lo, ".1f"), _fmt(r_hi, ".1f")) == ("2.8", "5.7")
 _implied_wo = lambda r: (r - 1) / ((M - 32) / (M - 1) / 32 - r * (M - 256) / (M - 1) / 256)
 assert implied(low) > _implied_wo(low) > 0.9 * implied(low) and implied(high) > _implied_wo(high) > 0.9 * implied(high)
-# the B_noise the model allows: 93 to 146 from the drop's 90% range, 91 to 509 from the rate grid
+# the B_noise the model needs (the folded "real step's noise scale"): 93 to 146 from the drop's 90% range, 91 to 509 from the rate grid
 # (each best rate within a factor 2**(1/4) on a grid sqrt(2) apart); all above B_simple's 71
 assert implied(3.0) == (3.0 - 1) / (1 / 32 - 3.0 / 256)
 _allowed = [implied(low), implied(high), implied(rate_up / 2 ** 0.5), implied(rate_up * 2 ** 0.5)]
