@@ -29,7 +29,7 @@ assert abs(norm(g_clipped) - 0.5) < 1e-6 and f"{1 - float(f'{norm(g_each):.3f}')
 assert 0 < pf.relative_error(g_each, g_clipped) - short < 0.01
 assert list(clip_errs) == ["host_average", "accumulate", "fused"]
 assert max([*clip_errs.values(), pf.relative_error(g_once, g_clipped)]) < 1e-6
-# "Keras clips the mean once (06 shows where): on equal micro-batches, the large batch's clip" (not printed here)
+# "Keras's accumulation also clips once, ... right for equal micro-batches" (06's lone weight shows it; not printed here)
 keras_sgd = lambda n=None: keras.optimizers.SGD(1.0, global_clipnorm=0.5, gradient_accumulation_steps=n)
 keras_clip_err = pf.relative_error(pf.update_of(make("keras", 4, optimizer=lambda: keras_sgd(4)), x, y),
                                    pf.update_of(make("large_batch", optimizer=keras_sgd), x, y))

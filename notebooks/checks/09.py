@@ -86,8 +86,8 @@ assert bn_four["micro"] < 1e-6 and f"{bn_four['micro']:.1e}" == "1.2e-07" and bn
 # "The merge's second term, the spread of the micro-batch means, is 9% of the large batch's variance": the
 # micro-batches' own variances average to the rest (equal micro-batches), so they leave it out
 assert f"{between.sum() / h.var(0).sum():.0%}" == "9%"
-# "fed only them, a moving variance's expected value falls short by that between-means term, 9% of the large
-# batch's variance here": four moves per update fed the same window's variances settle at coef @ var_i / (1 - kept),
+# "that term is 9% of the large batch's variance here, and a moving variance fed only them settles that much
+# short": four moves per update fed the same window's variances settle at coef @ var_i / (1 - kept),
 # 9% below the large batch's variance (summed over the 64 features)
 _settled = bn_moves[4][1] @ var_i / (1 - bn_moves[4][0])
 assert f"{1 - _settled.sum() / h.var(0).sum():.0%}" == "9%", _settled.sum() / h.var(0).sum()
