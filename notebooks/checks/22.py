@@ -31,6 +31,8 @@ assert f"{eps:.3g}" == "1.19e-07" and eps == 2.0**-23 and f"{relative:.1e}" == "
 assert f"{relative / eps:.1f}" == "3.7"
 # lesson 21's dropout-off relative error, 4.1e-07 as 18 prints it: 3.4 eps (under four)
 assert f"{4.1e-07 / eps:.1f}" == "3.4"
+# "the most common Your-turn checker bound, 1e-6 (checkers in 06, 07, 09, 10, 13, 14 and 15 allow 1e-5, 18 a relative
+# 1e-4, 21 1e-3 on weights)": read from those lessons' check_* functions, not re-checked here
 assert [f"{1e-6 / spacing(v):.1f}" for v in (0.077, 1.0, 10.0)] == ["134.2", "8.4", "1.0"]
 # "k eps is k to 2k spacings at the value": a relative error r at x, over one spacing there
 for _x in (0.3, 1.0, 516.0, 1.9):
@@ -70,7 +72,7 @@ assert calls["mine"] == calls["gradlab's"] == list("abc" "bca" "cab" "abc"), cal
 assert q == quartiles["gradlab's"] and all(3.5 < r[1] < 6.0 for r in quartiles.values()), quartiles
 assert abs(np.median(ms["2^18"] / ms["2^16"]) - q[1]) < 1e-12
 # XLA: "Plain Keras turns XLA on only with an accelerator and no strategy ... gradlab's auto turns it on, GPU or not, unless the model
-# convolves". What holds on any machine: without an accelerator Keras's auto is off for both models (its
+# convolves" (xla_by_default), "or a strategy runs" (fit.py's _resolve_jit). What holds on any machine: without an accelerator Keras's auto is off for both models (its
 # _resolve_auto_jit_compile reads the devices; with one, both are on unless Keras rules XLA out for both);
 # gradlab's is on for the dense model and off for the convolving one, whatever the devices
 accelerator = any(d.device_type != "CPU" for d in tf.config.list_physical_devices())
