@@ -47,6 +47,8 @@ assert abs(each_waits - gradlabs(mb_compute, mb_comm)) < 1e-9
 assert abs(chained - gradlabs(mb_compute * 8, mb_comm * 8)) < 1e-9
 assert mb_compute == c_ms + [forward_ms] and mb_comm == m_ms + [0.0]  # the lists as written out (forward order)
 assert f"{8 * step_ms + shown_ms:.1f}" == "815.5" and abs(chained - deferred) < 1e-9 and deferred == overlapped
+# the prose (after the N = 2 figure, and the Summary): non-blocking all-reduces, one per micro-batch, "cost no time
+# here: 815.5 ms, as deferred"; deferring saves link time, 70.0 ms against 560.0.
 # deferring saves no time only because an all-reduce (70 ms) is shorter than a micro-batch's compute (99.4 ms):
 # at 1.4 x (98 ms) the two still tie, at 1.5 x (105 ms) the per-micro-batch all-reduces fall behind
 assert f"{step_ms:.1f}" == "99.4" and comm_ms < step_ms < 1.5 * comm_ms and 1.4 * comm_ms < step_ms
@@ -75,8 +77,9 @@ assert abs(a_us - alpha_us) <= 1e-9 * abs(a_us) and abs(b_gib * 2 ** 30 - beta) 
 assert slope > 0 and intercept > 0 and medians[2 ** 23] > medians[2 ** 16]  # a line that rises from a positive start
 # the cost section states only the spread of α and β (the timing cell is nbval-ignored): they vary with the
 # machine (logical CPUs, or logical GPUs when a GPU is present; stored runs read 200 to 450 µs and 1.68 to 4.82
-# GB/s on quiet CPUs, 513 µs and 2.05 GB/s on a busy one), so no band on their values; the prose says only
-# "a few hundred µs" and "a few GB/s", never one run's reading.
+# GB/s on quiet CPUs, 513 µs and 2.05 GB/s on a busy one), so no band on their values; the prose says
+# "a few hundred µs" and "a few GB/s", and rounds the stored run's own reading (603 µs, 1.85 GB/s) to "about 600 µs
+# and 2 GB/s in the run stored here": re-executing moves that reading, so update those words with it.
 import json, re
 _cells = json.load(open("14-communication.ipynb", encoding="utf-8"))["cells"]
 _cost = next("".join(c["source"]) for c in _cells if c["cell_type"] == "markdown" and "## The cost of one all-reduce" in "".join(c["source"]))
@@ -95,7 +98,9 @@ try:
     raise AssertionError("apply_gradients accepted experimental_aggregate_gradients")
 except TypeError:
     pass
-# "fit cannot take CommunicationOptions": no argument of fit, compile or MirroredStrategy names them
+# "fit takes no such option": no argument of fit, compile or MirroredStrategy names them (the strategy's own routes the
+# prose names, MultiWorkerMirroredStrategy(communication_options=) and cross_device_ops=NcclAllReduce(num_packs=),
+# are not run here)
 import inspect
 for _f in (keras.Model.fit, keras.Model.compile, tf.distribute.MirroredStrategy.__init__):
     assert not any("communication" in _p or "options" in _p for _p in inspect.signature(_f).parameters), _f
@@ -134,8 +139,8 @@ assert abs(cross_mb - crossover_nccl_mb) < 1e-6 and f"{cross_mb:.0f}" == "106"
 _m = cross_mb / 1000  # GB: the two sides of the stated inequality meet there
 assert abs(8.26 * _m + 0.244 - (4.92 * _m + 0.598)) < 0.002
 assert 25 < crossover_nccl_mb < crossover_mb < 14e3  # DDP's 25 MB buckets go faster hierarchical, all 14 GB at once flat
-# the cost section: "NCCL's start-ups 0.2 ms (14 µs a step ... over the ring's 14 steps; tuning.cc counts 16, 2 per
-# node)": both round to 0.2 ms (tuning.cc at the linked commit: nInterSteps = 2 * nNodes for an all-reduce, the other
+# the cost section: "NCCL's start-ups 0.2 ms (14 µs a step over 14 steps, tuning.cc)"; tuning.cc's own count, 16 (2 per
+# node, Problem 3's fold), gives 0.2 ms too: both round to 0.2 ms (tuning.cc at the linked commit: nInterSteps = 2 * nNodes for an all-reduce, the other
 # nsteps - nInterSteps = -2 at the intra-node 3.4 µs)
 assert f"{14 * 14e-3:.1f}" == "0.2" == f"{(16 * 14 + (14 - 16) * 3.4) * 1e-3:.1f}"
 # Problem 3's fold: counting tuning.cc's 16 for hierarchical's ring across the nodes "adds 21 µs (about 100 MB)"
@@ -144,7 +149,8 @@ assert f"{_hier16 - startup_us['hierarchical']:.0f}" == "21"
 assert round((startup_us["flat"] - _hier16) / (ms_per_gb["hierarchical"] - ms_per_gb["flat"]), -1) == 100
 # the fold prices the 2 GB all-reduce at the fitted α and β (printed only: they vary with the machine)
 assert abs(cpu_2gb_s - (14 * alpha_us * 1e-6 + 1.75 * 2e9 / beta)) < 1e-9 * cpu_2gb_s and cpu_2gb_s > 0
-# the overview and the Summary: "Keras's fit sends it after the backward pass: 8.1 %" (no overlap, N = 8)
+# the overview and the Summary: "a fit that accumulates (gl.AccumulatingModel) sends it after the backward pass:
+# 8.1 %" (no overlap, N = 8, bf16 gradients; Keras's float32 ones send twice the bytes, a larger share, unprinted)
 assert f"{100 * shares[8][0]:.1f}" == "8.1"
 # alpha = 0 in the overlap example: NCCL's 14 µs a network ring step over the 2 (R - 1) = 14 steps at R = 8
 assert f"{2 * 7 * 14e-3:.1f}" == "0.2"  # ms
