@@ -245,19 +245,19 @@ def plot_learning_rate_sweep(sweep, target=None, cap=None, offset=False):
 
 
 def plot_progress(noise_scale, marks=(32, 256), line_label=None):
-    """One step's progress at batch b, per update and per example, in McCandlish et al.'s model.
+    """One step's progress at batch B, per update and per example, in McCandlish et al.'s model.
 
-        per update:  p(b) = 1 / (1 + B_noise / b)      (of a noiseless step's drop in loss)
-        per example: p(b) / b, as a share of its small-batch limit 1 / B_noise,  = 1 / (1 + b / B_noise)
+        per update:  p(B) = 1 / (1 + B_noise / B)      (of a noiseless step's drop in loss)
+        per example: p(B) / B, as a share of its small-batch limit 1 / B_noise,  = 1 / (1 + B / B_noise)
 
-    The two curves cross at b = B_noise, at 1/2: below it a larger batch buys progress per update
+    The two curves cross at B = B_noise, at 1/2: below it a larger batch buys progress per update
     almost for free per example; above it, each doubling of b halves the progress per example.
 
     Args:
         noise_scale: B_noise (a finite number > 0), e.g. B_simple.
         marks: batch sizes (> 0) to mark on both curves, with their values.
-        line_label: the legend's label for the dashed line at b = noise_scale; None gives
-            "b = B_noise = <noise_scale>" (say so when the value drawn is only taken as B_noise, e.g. B_simple).
+        line_label: the legend's label for the dashed line at B = noise_scale; None gives
+            "B = B_noise = <noise_scale>" (say so when the value drawn is only taken as B_noise, e.g. B_simple).
     Returns:
         a matplotlib Figure with 1 Axes (log-2 x), already closed in pyplot.
     """
@@ -269,10 +269,10 @@ def plot_progress(noise_scale, marks=(32, 256), line_label=None):
     grid = np.geomspace(lo, hi, 200)
     fig, ax = plt.subplots(figsize=(7, 4.6), layout="constrained")
     plt.close(fig)
-    ax.plot(grid, 1 / (1 + noise_scale / grid), color="tab:blue", label="per update: 1 / (1 + B_noise / b)")
+    ax.plot(grid, 1 / (1 + noise_scale / grid), color="tab:blue", label="per update: 1 / (1 + B_noise / B)")
     ax.plot(grid, 1 / (1 + grid / noise_scale), color="tab:orange",
-            label="per example, of its small-b limit: 1 / (1 + b / B_noise)")
-    ax.axvline(noise_scale, color="grey", linestyle="--", label=f"b = B_noise = {noise_scale:.0f}" if line_label is None else line_label)
+            label="per example, of its small-B limit: 1 / (1 + B / B_noise)")
+    ax.axvline(noise_scale, color="grey", linestyle="--", label=f"B = B_noise = {noise_scale:.0f}" if line_label is None else line_label)
     for b in marks:
         for value, color in ((1 / (1 + noise_scale / b), "tab:blue"), (1 / (1 + b / noise_scale), "tab:orange")):
             ax.plot([b], [value], "o", color=color)
@@ -280,12 +280,12 @@ def plot_progress(noise_scale, marks=(32, 256), line_label=None):
             # per-update curve, below the falling per-example one
             left = b < noise_scale
             offset = ((-6, 4) if color == "tab:blue" else (-6, -12)) if left else (6, 4)
-            ax.annotate(f"{value:.2f} at b = {b:g}", (b, value), textcoords="offset points", xytext=offset,
+            ax.annotate(f"{value:.2f} at B = {b:g}", (b, value), textcoords="offset points", xytext=offset,
                         ha="right" if left else "left", fontsize="small")
     ax.set_xscale("log", base=2)
     ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
     ax.set_ylim(0, 1.05)
-    ax.set_xlabel("batch b (examples per update)")
+    ax.set_xlabel("batch B (examples per update)")
     ax.set_ylabel("progress, as a share of its best")
     ax.set_title("A larger batch: more progress per update, less per example", fontsize="medium")
     fig.legend(loc="outside lower center", fontsize="small", ncols=2)

@@ -129,7 +129,7 @@ def test_plot_progress_draws_both_curves_crossing_at_one_half_at_the_noise_scale
     ax = fig.axes[0]
     update, example = ax.lines[0], ax.lines[1]
     b = update.get_xdata()
-    # by hand: at b = B_noise both are 1/2; at b = 32, 32 / 103 per update and 71 / 103 per example
+    # by hand: at B = B_noise both are 1/2; at B = 32, 32 / 103 per update and 71 / 103 per example
     assert np.allclose(update.get_ydata(), b / (b + 71.0))
     assert np.allclose(example.get_ydata(), 71.0 / (b + 71.0))
     points = {(round(float(l.get_xdata()[0])), round(float(l.get_ydata()[0]), 4)) for l in ax.lines[3:]}
@@ -138,16 +138,16 @@ def test_plot_progress_draws_both_curves_crossing_at_one_half_at_the_noise_scale
     assert ax.lines[2].get_xdata()[0] == 71.0
     # labels left of the dashed line at 71 point left (off the line); right of it, right
     where = {t.get_text(): (t.xyann, t.get_ha()) for t in ax.texts}
-    assert where["0.31 at b = 32"] == ((-6, 4), "right")  # 32 / 103
-    assert where["0.69 at b = 32"] == ((-6, -12), "right")  # 71 / 103
-    assert where["0.78 at b = 256"] == ((6, 4), "left")  # 256 / 327
-    assert where["0.22 at b = 256"] == ((6, 4), "left")  # 71 / 327
+    assert where["0.31 at B = 32"] == ((-6, 4), "right")  # 32 / 103
+    assert where["0.69 at B = 32"] == ((-6, -12), "right")  # 71 / 103
+    assert where["0.78 at B = 256"] == ((6, 4), "left")  # 256 / 327
+    assert where["0.22 at B = 256"] == ((6, 4), "left")  # 71 / 327
 
 
 def test_plot_progress_labels_its_dashed_line_as_told_or_as_b_noise_by_default():
     from gradlab.studies.figures.noise_scale import plot_progress
 
-    assert plot_progress(70.6).axes[0].lines[2].get_label() == "b = B_noise = 71"
+    assert plot_progress(70.6).axes[0].lines[2].get_label() == "B = B_noise = 71"
     told = plot_progress(70.6, line_label="b = B_simple = 71 (taken as B_noise)").axes[0].lines[2]
     assert told.get_label() == "b = B_simple = 71 (taken as B_noise)"
     assert told.get_xdata()[0] == 70.6  # the line still stands at the noise scale given
