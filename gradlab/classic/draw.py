@@ -47,7 +47,7 @@ _ROLES = {  # group -> (legend label, colour)
 }
 _COMPUTE = ("forward / loss / gradients", "#b9cfe6")
 _NOTES = {"average": "average_gradients", "averaged": "placeholders",
-          "apply": "apply_gradients", HOST: "host_average", "accum": "assign_add(w*g)",
+          "apply": "apply_gradients", HOST: "mean of fetched grads", "accum": "assign_add(w*g)",
           "zero": "assign(0)", "split": "tf.split"}
 UPDATE_LABEL = "reads and updates"  # on the two-headed arrow between variables and apply
 INCH = 0.56                         # inches per data unit of a figure draw_graph makes

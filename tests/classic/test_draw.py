@@ -63,7 +63,7 @@ def test_a_large_batch_check_is_named_as_one_in_the_legend():
 
 def test_host_average_and_accumulation_figures_name_their_steps():
     host = draw_graph(build_host_average())
-    assert {"gradients", "host", "averaged", "apply", "fetch", "feed", "host_average"} <= texts(host)
+    assert {"gradients", "host", "averaged", "apply", "fetch", "feed", "mean of fetched grads"} <= texts(host)
     assert boxes(host)["host"].get_linestyle() == "--"  # numpy is not a graph op
     shown = boxes(host)
     assert shown["averaged"].get_facecolor() == shown["placeholders/x"].get_facecolor()  # both fed
