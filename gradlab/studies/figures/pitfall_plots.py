@@ -311,14 +311,14 @@ def plot_applied_rates(applied, cosine, titles=("ExponentialDecay(1.0, decay_ste
 def plot_update_timeline(micro_batches, accum_steps, updates):
     """Which update each micro-batch goes into, one row per optimizer, in the order they are fed.
 
-        micro-batch j is fed in call j // accum_steps + 1 (one call: one batch of accum_steps micro-batches)
+        micro-batch j is fed in step j // accum_steps + 1 (one step: one batch of accum_steps micro-batches)
 
     A box per micro-batch, coloured by the update that applies it; a hatched box is skipped (never
-    applied), a dashed one is still held when the calls end. Dotted lines separate the calls.
+    applied), a dashed one is still held when the steps end. Dotted lines separate the steps.
 
     Args:
         micro_batches: the micro-batches' labels, in the order they are fed.
-        accum_steps: micro-batches per call.
+        accum_steps: micro-batches per step.
         updates: dict `{row label: [update number, None (skipped) or "held", one per micro-batch]}`.
     Returns:
         a matplotlib Figure with 1 Axes.
@@ -347,7 +347,7 @@ def plot_update_timeline(micro_batches, accum_steps, updates):
     ax.set_xlim(0, len(micro_batches))
     ax.set_ylim(0, len(updates))
     ax.set_xticks([accum_steps * (c + 0.5) for c in range(-(-len(micro_batches) // accum_steps))],
-                  [f"call {c + 1}" for c in range(-(-len(micro_batches) // accum_steps))])
+                  [f"step {c + 1}" for c in range(-(-len(micro_batches) // accum_steps))])
     ax.set_yticks([len(updates) - 0.5 - r for r in range(len(updates))], list(updates))
     ax.tick_params(length=0)
     ax.set_title("Which update applies each micro-batch")

@@ -173,7 +173,7 @@ def test_plot_update_timeline_colours_each_micro_batch_by_its_update():
     assert bottom[3].get_linestyle() == "--" and bottom[3].get_facecolor()[:3] == (1.0, 1.0, 1.0)
     texts = [t.get_text() for t in ax.texts]
     assert texts[:2] == ["a\nskipped", "b\nskipped"] and texts[7] == "d\nheld" and texts[4] == "a\nupdate 1"
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["call 1", "call 2"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["step 1", "step 2"]
     with pytest.raises(ValueError, match="one entry per micro-batch"):
         plot_update_timeline(names, 2, {"short": [1, 1]})
 
