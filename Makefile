@@ -35,9 +35,13 @@ app: install
 
 test: test-unit test-notebooks
 
+# The unit tests in JOBS processes (pytest-xdist): most of a test is Python tracing graphs,
+# one core each, so two workers on two cores take about half the time. JOBS=0 runs them in
+# this process.
+JOBS ?= 2
 test-unit: install
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q -n $(JOBS) --dist worksteal tests
 
 # The edit loop: the unit tests not marked slow (under 2 minutes on 2 cores).
 test-fast: install
