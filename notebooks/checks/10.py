@@ -56,10 +56,9 @@ for N in NS:
 # runs (a clean-clone CI run read 3.99 at N = 8): the prose states no reading, only
 # the shape, about N against about 2; the bands stay wide
 held = {key: value / grad for key, value in peak.items()}
-# "At N = 1 both steps read 1.1 here, as one pass does; that small reading varies by run" (the stored run's reading;
-# runs read the loop's N = 1 at 1.1 to 1.9): only the band below is checked
+# "At N = 1 both are one pass" (runs read the loop's N = 1 at 1.1 to 1.9; the prose states no reading): a band
 assert all(1 < held["while loop", N] < 4.2 for N in NS), held
-assert all(1.5 < held["while loop", N] < 4.2 for N in NS[1:]), held  # "from N = 2 it holds ... the dotted line 2; a reading may double it"
+assert all(1.5 < held["while loop", N] < 4.2 for N in NS[1:]), held  # "from N = 2 it holds ... the dotted line 2 (a reading can land above it)"
 # "accumulation costs memory" on the MLP: the loop, from N = 2, holds more than one pass's count, one gradient plus
 # 0.1 of activations. Against the count, not one pass's reading: the allocator may count that pass's chunk up to
 # twice (readings 1.1 to 1.94), and a run that read 1.94 beside a loop of 2.1 failed a reading-to-reading check
@@ -70,37 +69,21 @@ assert all(abs(held["unrolled", N] - N) <= 1.5 + 0.15 * N for N in NS[1:]), held
 assert held["unrolled", 16] > 4 * held["while loop", 16], held
 assert round(outputs / grad, 1) == 0.1  # "a batch's activations are 0.1 gradients"
 # Going further's table, 4,000 rows (each reading the least of five; nbval ignores the table, so these bands are
-# asserted, not the readings). "XLA off, from N = 4 your loop holds well under one pass": the activations outweigh a
-# gradient, and the loop at N = 4 holds under two thirds of one pass (least of five: 0.31x to 0.42x so far)
-# The main flow's "At 4,000 rows it pays: ... your loop at N = 4 holds 4.6 gradients in this run, one pass 11.7"
-# states the stored readings; this band is what holds on any run
-assert big["unrolled", 1] > 10 and big["while loop", 4] < 2 / 3 * big["unrolled", 1], big
-# "Under XLA it holds hundreds of gradients at every N from 2" (XLA's buffers: 499.6 in every run so far), flat in N
-# and far above one pass without XLA
-_xla = {N: xla[N] / grad for N in NS}
-assert all(400 < _xla[N] < 600 for N in NS[1:]) and max(_xla.values()) < 1.1 * min(_xla[N] for N in NS[1:]), _xla
-assert min(_xla[N] for N in NS[1:]) > 10 * big["unrolled", 1], (_xla, big)
-# the table: N = 1 under XLA (147 in the stored run) below the flat ~500 from N = 2
-assert 100 < _xla[1] < 250 and _xla[1] < 0.5 * min(_xla[N] for N in NS[1:]), _xla
-# "XLA pads the slice to the whole batch, whose input alone is 123 gradients" (about a quarter of XLA's ~500)
-_input = 4000 * 784 * 4 / 2**20 / grad
-assert f"{_input:.0f}" == "123" and all(0.2 < _input / _xla[N] < 0.3 for N in NS[1:]), (_input, _xla)
-# gradlab's AccumulatingModel at 4,000 rows, N = 2, 4, 8, XLA on and off (Going further): "under XLA more than twice
-# its XLA-off peak at N = 4 and 8", about the same at N = 2 (runs so far: 9.5, 37.6, 19.3 under XLA; 8.9, 6.3, 4.1
-# and 8.4, 5.5, 3.2 without), both far below your loop's ~500 under XLA
+# asserted, not the readings). "At 4,000 rows it pays: Going further's table prints your loop at N = 4 under two
+# thirds of one pass"; "From N = 4 your loop holds under two thirds of one pass" (runs read 0.30x to 0.42x)
+assert big["unrolled", 1] > 10 and all(big["while loop", N] < 2 / 3 * big["unrolled", 1] for N in NS[2:]), big
+# gradlab's AccumulatingModel at 4,000 rows, N = 2, 4, 8, XLA on and off: "under XLA holds more than twice its
+# XLA-off peak at N = 4 and 8" (the main flow: "XLA more than doubles its peak at N = 4 and 8"), about the same at
+# N = 2 (runs so far: 9.5, 37.6, 19.3 under XLA; 8.9, 6.3, 4.1 and 8.4, 5.5, 3.2 without)
 _acc = {jit: {N: acc_peak[jit][N] / grad for N in AN} for jit in (True, False)}
 assert 0.7 < _acc[True][2] / _acc[False][2] < 1.5, _acc
 assert all(_acc[False][N] < 0.5 * _acc[True][N] for N in (4, 8)), _acc
-assert max(_acc[True].values()) < 0.25 * min(_xla[N] for N in NS[1:]), (_acc, _xla)
 assert all(1 < _acc[False][N] < big["unrolled", 1] for N in AN), (_acc, big)  # accumulation saves without XLA
-# the figure's third line, the loop at 4,000 rows: from N = 4 on, well under one pass (a run read 0.30x to 0.40x)
-assert all(big["while loop", N] < 0.7 * big["unrolled", 1] for N in NS[2:]), big
 # one pass at 4,000 rows read 11.6 to 15.7 so far, about 1 at 60 rows (the allocator may count a chunk up to twice its
 # tensor): wide bands; the prose quotes no reading
 assert 10 < big["unrolled", 1] < 20 and 0.7 < held["unrolled", 1] < 2.1, (big, held)  # a clean-clone CI run read 1.62
 
-# "Under a LossScaleOptimizer, as mixed_float16 wraps yours, your loop's gradient of scale_loss(S_i) still lands
-# 3.0e-08 away (loss scale 32,768)"; plain fit
+# Answer 5: "Yes, 3.0e-08 away at loss scale 32,768"; plain fit
 # under one lands on the large batch exactly (the scale is a power of 2), so the checker compares with `large`
 assert f"{float(lso.dynamic_scale):,.0f}" == "32,768" and int(lso.iterations) == 11
 assert f"{max_abs_diff(scaled.inner.get_weights(), large.get_weights()):.1e}" == "3.0e-08"
