@@ -26,9 +26,14 @@ assert compiled.experimental_get_tracing_count() == 2 and int(optimizer.iteratio
 # percent (the prose quotes this run's figure, pinned below); Adam(epsilon) fed the sum is Adam(epsilon / 4) fed
 # the mean, bit for bit (4 = 2^2). Problem 2: at N = 3 not bit for bit, but within one spacing at the largest weight
 assert f"{sum_miss['SGD(0.1)']:.1%}" == "300.0%", sum_miss
-# "the 42.7% of g_B's entries that are exactly 0 step 0 either way, and no nonzero entry has |g| under 10^-6,
-# or 10 epsilon" (a bound on |g| only: which entries above it make the 2.6%, the lesson does not measure)
-assert (f"{np.mean(g_flat == 0):.1%}", f"{np.mean((g_flat != 0) & (np.abs(g_flat) < 1e-6)):.1%}") == ("42.7%", "0.0%")
+# "Where does the 2.6% come from? ... each weight by its rate, 0.001, times sign(g) sqrt(nu) / (sqrt(nu) + epsilon),
+# sqrt(nu) = sqrt(1 - beta_2) |g| ... computes the miss from this formula, weight by weight: the measured 2.6%"
+# (Keras's Adam at update 1: m = (1 - b1) g, v = (1 - b2) g^2, alpha = lr sqrt(1 - b2) / (1 - b1)); the exactly-0
+# entries step 0 either way; some entries have sqrt(nu) under 10 epsilon
+assert f"{np.mean(g_flat == 0):.1%}" == "42.7%" and np.mean((sqrt_nu_eps > 0) & (sqrt_nu_eps < 10)) > 0
+assert f"{predicted:.1%}" == ADAM_MISS and abs(predicted / sum_miss["Adam(0.001)"] - 1) < 0.03, (predicted, sum_miss)
+assert "the measured 2.6%" in "".join("".join(c["source"]) for c in __import__("json").load(
+    open("04-accumulating-in-variables.ipynb"))["cells"] if c["cell_type"] == "markdown")
 assert 0.001 < sum_miss["Adam(0.001)"] < 0.2 and f"{sum_miss['Adam(0.001)']:.1%}" == ADAM_MISS, sum_miss
 _md = "".join("".join(c["source"]) for c in __import__("json").load(open("04-accumulating-in-variables.ipynb"))["cells"]
               if c["cell_type"] == "markdown")
@@ -63,9 +68,9 @@ w_max = max(float(np.abs(v).max()) for v in keras_B + keras_3)
 gap = float(np.spacing(np.float32(w_max)))
 assert max(proofs.values()) <= gap and f"{gap:.1e}" == "1.5e-08" and f"{w_max:.2f}" == "0.16", (proofs, gap, w_max)
 assert adam_gap_3 <= gap  # Problem 2: one spacing at the largest weight
-# gradlab refuses a non-finite update: FloatingPointError on a batch of NaN ("whose loss prints finite here but
-# whose gradient is not finite"), and no weight moves
-assert refused.startswith("the loss is finite") and refused.endswith("but the gradient of this update is not finite")
+# gradlab refuses a non-finite update: FloatingPointError on a batch of NaN (its clause on the gradient is printed),
+# and no weight moves
+assert refused == "the gradient of this update is not finite", refused
 assert moved == 0.0, (refused, moved)
 W = sum(int(np.prod(v.shape)) for v in gradlab_weights)
 differ = sum(int((g != h).sum()) for g, h in zip(gradlab_weights, hand_weights))
