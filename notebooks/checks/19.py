@@ -39,8 +39,8 @@ assert f"{4.95 / 1.99:.2f}" == "2.49" and f"{growth:.1f}" == "1.9" and f"{growth
 assert [f"{at_target[B]:.0f}" for B in (16, 32, 128, 512)] == ["140", "122", "163", "90"], at_target
 assert (f"{min(at_target.values()):.0f}", f"{max(at_target.values()):.0f}") == ("90", "163")
 assert min(at_target.values()) > stats.noise_scale > 2 * B_crit  # the gap widens at loss 0.5
-# "under half of every B_simple reading: 71 at the start, 90 to 163 at loss 0.5" (18's one-step B_noise, 93 to
-# 146, was measured at the initial weights only; 18's checks pin it; at loss 0.5 no cell measures B_noise)
+# "under half of every B_simple reading: 71 at the start, 90 to 163 at loss 0.5" (B_noise, with the Hessian,
+# is measured by no cell here)
 assert min([stats.noise_scale, *at_target.values()]) > 2 * B_crit and f"{max(at_target.values()):.0f}" == "163"
 # the learner's fit (or the solution, by the normal equations) agrees with gradlab's polyfit
 assert np.allclose(fit(runs), fit_critical_batch(runs)) and gap < 1e-9 * B_crit, gap
