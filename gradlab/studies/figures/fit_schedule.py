@@ -163,8 +163,8 @@ def _span(window):
 def plot_recorded_updates(runs, rows):
     """One lane per recorded run: a bar per update over the rows it averaged (light and dark in
     turn; a dotted line at each new epoch). A bar across an epoch's end is labelled with its
-    parts ("6 + 48"), a bar shorter than the lane's longest with its rows, and rows taken after
-    the last update as waiting.
+    parts ("6 + 48"), a bar shorter than the lane's longest with its rows, rows taken after
+    the last update as waiting, and an epoch's rows that no micro-batch took (a dropped remainder) as dropped.
 
     Args:
         runs: dict name -> (epoch_rows, iterations), as `recorded_updates` takes them.
@@ -191,6 +191,12 @@ def plot_recorded_updates(runs, rows):
             lo, hi, parts = waiting
             ax.broken_barh([(lo, hi - lo)], (lane - 0.3, 0.6), facecolors="none", edgecolor=color, hatch="///")
             ax.annotate(f"{sum(parts)} rows waiting", (hi, lane + 0.34), ha="right", va="top", fontsize="small")
+        spans = updates + ([waiting] if waiting else [])
+        for e in range(len(runs[name][0])):  # an epoch's rows that no update or waiting micro-batch took: dropped
+            reached = max((hi for lo, hi, _ in spans if lo < (e + 1) * rows), default=e * rows)
+            if e * rows <= reached < (e + 1) * rows:
+                ax.annotate(f"{(e + 1) * rows - reached} rows dropped", ((e + 1) * rows, lane + 0.34), ha="right",
+                            va="top", fontsize="small")
         ax.annotate(f"{name}: {len(updates)} updates", (0, lane - 0.34), ha="left", va="bottom", fontsize="small")
     for e in range(1, epochs):
         ax.axvline(e * rows, color="grey", lw=1, ls=":")
@@ -198,7 +204,7 @@ def plot_recorded_updates(runs, rows):
     ax.set_ylim(len(lanes) - 0.35, -0.8)  # inverted: the first run on top, room for the labels
     ax.set_xlim(0, epochs * rows)
     ax.set_xlabel("rows seen, counted across epochs (the dotted line: a new epoch)")
-    ax.set_title("Each bar: the rows one update averaged, as the run recorded them (hatched: waiting)",
+    ax.set_title("Each bar: the rows one update averaged, as the run recorded them (hatched: waiting; a gap: dropped)",
                  fontsize="medium")
     return fig
 

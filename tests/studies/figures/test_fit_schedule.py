@@ -143,7 +143,13 @@ def test_plot_recorded_updates():
     (ax,) = plot_recorded_updates({"plain fit": plain, "Keras": kept}, 262).axes
     bars = [c for c in ax.collections]
     assert [len(c.get_paths()) for c in bars] == [8, 8, 1]  # 8 + 8 updates, then Keras's waiting rows
-    assert [t.get_text() for t in ax.texts] == ["plain fit: 8 updates", "6 + 48", "22 rows waiting", "Keras: 8 updates"]
+    # plain fit drops each epoch's last 6 rows (256-262, 518-524); Keras's kept run takes every row
+    assert [t.get_text() for t in ax.texts] == ["6 rows dropped", "6 rows dropped", "plain fit: 8 updates", "6 + 48",
+                                                "22 rows waiting", "Keras: 8 updates"]
+    assert [t.xy[0] for t in ax.texts[:2]] == [262, 524]
     assert [line.get_xdata()[0] for line in ax.lines] == [262]  # the new epoch
+    # a remainder dropped in epoch 1 only (epoch 2 takes all 262 rows): one label, at the first epoch's end
+    (ax,) = plot_recorded_updates({"mixed": ([[64] * 4, [64] * 4 + [6]], list(range(1, 10)))}, 262).axes
+    assert [t.get_text() for t in ax.texts] == ["6", "6 rows dropped", "mixed: 9 updates"] and ax.texts[1].xy[0] == 262
     with pytest.raises(ValueError, match="at least one recorded run"):
         plot_recorded_updates({}, 262)
