@@ -8,7 +8,8 @@ micro-batch i's summed loss, as in the lesson).
                    / B | all-reduce 2: gradient | apply
     two all-reduces: each replica  sum_i S_{r,i} -> gradient, rows n_r | all-reduce 1: rows, gradient | each
                    replica / B -> clip -> / R | all-reduce 2: gradient | apply
-    one all-reduce: each replica  sum_i S_{r,i} -> gradient | all-reduce: rows, gradient (gradlab's adds S) | / B -> clip -> apply
+    one all-reduce: each replica  sum_i S_{r,i} -> gradient, rows n_r | all-reduce: rows, gradient (gradlab's adds S) | / B
+                   -> clip -> apply
 
 Arrows give the order the update runs in. Steps before a route's last all-reduce run on each replica's own
 shard (the one-division route's first all-reduce sums only the rows n_r, and its arrow goes to "/ B", where each replica divides
@@ -33,8 +34,9 @@ DATAFLOWS = {
     "clipped, two all-reduces: public calls": (("$\\Sigma_i\\, S_{r,i}$", "gradient,\nrows $n_r$"),
                                                "all-reduce 1:\nrows, gradient", ("÷ B", "clip", "÷ R"),
                                                "all-reduce 2:\ngradient", ("apply",)),
-    "one all-reduce, yours and gradlab's (a private Keras hook)": (("$\\Sigma_i\\, S_{r,i}$", "gradient"), "all-reduce:\nrows, gradient",
-                                          ("÷ B", "clip", "apply")),
+    "one all-reduce, yours and gradlab's (a private Keras hook)": (("$\\Sigma_i\\, S_{r,i}$", "gradient,\nrows $n_r$"),
+                                                                   "all-reduce:\nrows, gradient",
+                                                                   ("÷ B", "clip", "apply")),
 }
 _MISSES, _EXACT, _REDUCE = "#f6c4c4", "#c4e8c4", "#fdd49e"  # red: mirrored fit's 1/R and clip; green: the routes'
 _MARKED = {"mean loss ÷ R": _MISSES, "clip its part": _MISSES, "÷ B": _EXACT, "clip": _EXACT}
@@ -63,13 +65,15 @@ def _check(route, name):
         raise ValueError(f"{name!r}: steps (tuples) and all-reduces (strings) must alternate, steps first and last")
 
 
-def plot_replica_dataflow(replicas=2, dataflows=None):
+def plot_replica_dataflow(replicas=2, dataflows=None, routes=None):
     """One panel per route, left to right in the order the update runs: one row per replica for the steps
     before an all-reduce, one box spanning the rows for each all-reduce, then the steps on the sum once.
 
     Args:
         replicas: rows of per-replica steps drawn (2 in the lesson).
         dataflows: route -> (steps, all-reduce label, steps, ..., steps); `DATAFLOWS` if None.
+        routes: how many of them to draw, the first ones (the lesson draws 2 before the learner writes the
+            others); all if None.
 
     Returns:
         a matplotlib Figure, one Axes per route (its title the route's name); each box is a Text artist.
@@ -77,6 +81,10 @@ def plot_replica_dataflow(replicas=2, dataflows=None):
     dataflows = DATAFLOWS if dataflows is None else dataflows
     if replicas < 1:
         raise ValueError(f"replicas must be at least 1, got {replicas!r}")
+    if routes is not None:
+        if not 1 <= routes <= len(dataflows):
+            raise ValueError(f"routes must be 1 to {len(dataflows)}, got {routes!r}")
+        dataflows = dict(list(dataflows.items())[:routes])
     for name, route in dataflows.items():
         _check(route, name)
     columns = max(sum(len(s) if isinstance(s, tuple) else 1 for s in route) for route in dataflows.values())

@@ -59,6 +59,28 @@ def test_stage_1_makes_two_all_reduces_the_rows_first_then_the_gradient():
     assert "gradient" in all_reduces(stage2)[0] and "rows" in all_reduces(stage2)[0]  # stage 2 sends rows and gradient
 
 
+def test_every_route_that_all_reduces_rows_shows_each_replicas_rows_in_the_box_before_it():
+    # each replica counts its rows n_r before an all-reduce that sums them; mirrored fit sends no rows
+    routes = list(DATAFLOWS.values())
+    for name, route in DATAFLOWS.items():
+        for k, reduce in enumerate(all_reduces(route)):
+            before = route[2 * k][-1]  # the last per-replica step before this all-reduce
+            assert ("rows" in reduce) == ("rows $n_r$" in before), (name, reduce, before)
+    assert [any("rows" in r for r in all_reduces(route)) for route in routes] == [False, True, True, True]
+    ax = plot_replica_dataflow(replicas=2).axes[3]  # the one-all-reduce route: drawn on both replicas
+    assert [b[0] for b in _boxes(ax)].count("gradient,\nrows $n_r$") == 2
+
+
+def test_routes_draws_only_the_first_routes_as_the_full_figure_draws_them():
+    full, first_two = plot_replica_dataflow(replicas=2), plot_replica_dataflow(replicas=2, routes=2)
+    assert [ax.get_title(loc="left") for ax in first_two.axes] == list(DATAFLOWS)[:2]
+    for a, b in zip(first_two.axes, full.axes):
+        assert [box[0] for box in _boxes(a)] == [box[0] for box in _boxes(b)]
+    for bad in (0, len(DATAFLOWS) + 1):
+        with pytest.raises(ValueError, match="routes must be"):
+            plot_replica_dataflow(routes=bad)
+
+
 def test_the_clip_is_before_the_all_reduce_in_keras_and_after_it_in_stage_2():
     assert list(DATAFLOWS) == ["mirrored fit (Keras)", "unclipped, one division: public calls",
                                "clipped, two all-reduces: public calls", "one all-reduce, yours and gradlab's (a private Keras hook)"]
