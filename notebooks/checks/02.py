@@ -69,14 +69,22 @@ assert (matmul_1.name, matmul_1.inputs[1].op.inputs[0].op.name) == ("tower_1/mod
 # One copy of the weights
 assert numbers == 203_530 and fmt(4 * numbers / 2**20, ".2f") == "0.78"
 
-# How the 2017 texts did it: on equal halves 1/R is n_r / B (the uneven case links lesson 01's 68.1%); the graph,
+# What the 2017 towers did (main text; the graph runs in Going further): on equal halves 1/R is n_r / B; the graph,
 # run once on 32 + 32 digits, lands 1.0 spacing from the large batch's update (one tape, SGD(0.1), the same start)
-assert 1 / 2 == 32 / 64 and len(averaged) == 4 and train_step.name == "apply/GradientDescent"
+assert 1 / 2 == 32 / 64 and tf1_graph.get_operation_by_name("apply/GradientDescent").name == "apply/GradientDescent"
+assert len([op for op in tf1_graph.get_operations() if op.type == "Mean" and op.name.startswith("average/")]) == 4  # one per variable
 _tf1_gap, _tf1_top = max_abs_diff(tf1_weights, tf1_large), max(float(np.abs(w).max()) for w in tf1_large)
 assert 0 < _tf1_gap <= np.spacing(np.float32(_tf1_top)), _tf1_gap  # "1.0 spacing"
 assert fmt(_tf1_gap / np.spacing(np.float32(_tf1_top)), ".1f") == "1.0"
 assert max_abs_diff(tf1_start, tf1_weights) > 1000 * _tf1_gap  # the update moved the weights: not a no-op
 assert int(batches[0][0].shape[0]) == 64
+# on your 32 + 31 the plain mean weighs tower 0's rows 1/64 and tower 1's 1/62 for the large batch's 1/63: "misses by
+# 1.07%, 8,507 spacings at the largest weight: small, but no rounding" (01's miss: |update - large| / |large update|)
+assert int(batches[2][0].shape[0]) == 63 and 0.5 / 32 == 1 / 64 and 0.5 / 31 == 1 / 62
+_miss_uneven = update_miss(tf1_uneven, uneven_large, uneven_start)
+_sp_uneven = max_abs_diff(tf1_uneven, uneven_large) / np.spacing(np.float32(max(float(np.abs(w).max()) for w in uneven_large)))
+assert f"{_miss_uneven:.2%}" == "1.07%" and f"{_sp_uneven:.1f}" == "8507.0", (_miss_uneven, _sp_uneven)  # as printed
+assert _sp_uneven > 100 and _miss_uneven < 0.05 and update_miss(tf1_weights, tf1_large, tf1_start) < 1e-5
 
 # your TF2 step's _Send ops: 4 weights and x, y halves from CPU:0, 4 gradients and the summed loss from CPU:1
 assert carried(tf2_sends) == "CPU:0 -> CPU:1: 4 weights, 2 halves (x, y) | CPU:1 -> CPU:0: 4 gradients, 1 summed loss"

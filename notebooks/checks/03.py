@@ -64,6 +64,7 @@ assert gap3 == spacing(top3), (gap3, top3)  # "one float32 spacing apart for N =
 # the counted trade (visible cell) and problem 2: 100 million parameters, N = 10, in GB; 20 prices the copies
 assert copies == (N_big + 1) * G_big and f"{copies / 1e9:.1f}" == "4.4"  # "4.4 GB copied an update"
 assert copies / G_big == 11  # "eleven times the bytes it keeps off the card"
+assert f"{copies / 25e9:.2f}" == "0.18"  # "at PCIe 4.0 x16's usable 25 GB/s (README, 20), 0.18 s of copies an update"
 assert [f"{x / 1e9:.1f}" for x in (N_big * G_big, G_big, (N_big + 2) * G_big, 2 * G_big)] == [
     "4.0", "0.4", "4.8", "0.8"]
 assert f"{(2 * N_big + 1) * G_big / 1e9:.1f}" == "8.4"  # np.stack: the ten, a copy of a variable's ten, their mean
