@@ -41,6 +41,9 @@ for rho, n, updates in ((0.5, 2, 3), (0.9, 4, 4)):
                 [sum(c_k * w[v] for c_k, w in zip(c, path)) for v in range(len(avg))], avg)
     assert max(short_miss[rho, "fused", 1], short_miss[rho, "keras", n]) < 1e-6
     assert min(short_miss[rho, "fused", n], short_miss[rho, "keras", 1]) > 1e-3
+assert check_ema(ema_coefficients) is None and check_ema(solution_ema_coefficients) is None  # the function in use
+# "gradlab's pf.expected_ema, moving the weights themselves, lands on your sum to rounding" (printed, moves=4)
+assert gradlab_gap < 1e-6, gradlab_gap
 once_4 = pf.expected_ema(path, 0.9)  # gradlab's helper is your coefficients, once per update
 assert max(float(np.abs(a - sum(c * w[v] for c, w in zip(ema_coefficients(4, 0.9, 1), path))).max())
            for v, a in enumerate(once_4)) < 1e-6
@@ -89,8 +92,8 @@ assert f"{between.sum() / h.var(0).sum():.0%}" == "9%"
 # "that term is 9% of the large batch's variance here, and a moving variance fed only them settles that much
 # short": four moves per update fed the same window's variances settle at coef @ var_i / (1 - kept),
 # 9% below the large batch's variance (summed over the 64 features)
-_settled = bn_moves[4][1] @ var_i / (1 - bn_moves[4][0])
-assert f"{1 - _settled.sum() / h.var(0).sum():.0%}" == "9%", _settled.sum() / h.var(0).sum()
+assert np.abs(settled - bn_moves[4][1] @ var_i / (1 - bn_moves[4][0])).max() == 0  # printed in the lesson
+assert f"{1 - settled.sum() / h.var(0).sum():.0%}" == "9%", settled.sum() / h.var(0).sum()
 # "A momentum of 0.99^(1/4) does not fix Keras's four moves": the mean lands close ("3.3e-06"), the variance "stays
 # 3.6e-04 away, about a hundred times as far", the share 1 - 0.99 of the between-means term it never sees
 assert [f"{g:.1e}" for g in root_gaps] == ["3.3e-06", "3.6e-04"], root_gaps

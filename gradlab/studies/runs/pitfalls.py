@@ -252,12 +252,19 @@ def displacement(weights, start):
     return [np.asarray(w) - np.asarray(s) for w, s in zip(weights, start)]
 
 
-def expected_ema(trajectory, momentum):
-    """Keras's EMA updated once per update, from the weights after each update::
+def expected_ema(trajectory, momentum, moves=1):
+    """Keras's EMA moved `moves` times per update, from the weights after each update::
 
-        ema_1 = w_1;   ema_k = momentum * ema_(k-1) + (1 - momentum) * w_k
+        ema_1 = w_1;   once per update: ema_k = momentum * ema_(k-1) + (1 - momentum) * w_k
+
+    `moves` > 1 is Keras's `gradient_accumulation_steps`: the EMA moves at every apply call, and an update's
+    first `moves - 1` calls still see the weights before it, `w_(k-1)`; the last call sees `w_k`.
     """
+    if moves < 1:
+        raise ValueError(f"expected_ema: moves must be at least 1, got {moves}")
     ema = [np.asarray(w) for w in trajectory[0]]
-    for weights in trajectory[1:]:
-        ema = [momentum * e + (1 - momentum) * np.asarray(w) for e, w in zip(ema, weights)]
+    for before, weights in zip(trajectory, trajectory[1:]):
+        for move in range(moves):
+            toward = weights if move == moves - 1 else before
+            ema = [momentum * e + (1 - momentum) * np.asarray(w) for e, w in zip(ema, toward)]
     return ema

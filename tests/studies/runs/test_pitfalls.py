@@ -376,6 +376,27 @@ def test_weight_ema_updates_once_per_update(batch):
             assert err < 1e-5, name
 
 
+def test_expected_ema_with_moves_trails_by_the_closed_form_lag():
+    # weights theta_k = k (one scalar variable): once settled, an update of `moves` calls keeps momentum^moves of
+    # the lag, so the average trails by momentum / (1 - momentum^moves); `moves` = 1 is the plain EMA
+    trajectory = [[np.array([float(k)])] for k in range(1, 301)]
+    for momentum, moves in ((0.9, 1), (0.9, 4), (0.5, 2), (0.99, 8)):
+        ema, = pf.expected_ema(trajectory, momentum, moves=moves)
+        assert abs(300 - ema[0] - momentum / (1 - momentum ** moves)) < 1e-6, (momentum, moves)
+
+
+def test_expected_ema_with_moves_by_hand():
+    # w_1 = 1, w_2 = 2, momentum 0.5, two moves: ema = 1; toward w_1 (still the weights): 1; toward w_2: 1.5
+    ema, = pf.expected_ema([[np.array([1.0])], [np.array([2.0])]], 0.5, moves=2)
+    assert ema.tolist() == [1.5]
+    ema, = pf.expected_ema([[np.array([1.0])], [np.array([2.0])]], 0.5)
+    assert ema.tolist() == [1.5]  # one move: 0.5 * 1 + 0.5 * 2
+    ema, = pf.expected_ema([[np.array([0.0])], [np.array([4.0])]], 0.5, moves=3)
+    assert ema.tolist() == [2.0]  # 0 -> 0 -> 0 -> 0.5 * 0 + 0.5 * 4
+    with pytest.raises(ValueError):
+        pf.expected_ema([[np.array([1.0])]], 0.5, moves=0)
+
+
 def test_train_epochs_steps_once_per_whole_batch():
     class Counting:
         def __init__(self):
