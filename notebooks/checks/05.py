@@ -31,7 +31,8 @@ assert 0.11 < one.max() / large_own.min() < 0.15 and one.max() / one.min() < 1.0
 one_all = loop_mib[1] / micro
 assert all(abs(r - 1) < 0.05 for r in one_all) and f"{np.median(one):.1f}" == "30.1", one_all
 # "What holds on any run (checked): allowing 2 or 10 raises the peak above one micro-batch's, and never to the large
-# batch's." The readings move between calls and runs (2 allowed: 1.95-2.6 micro-batches' in runs so far, 10: 2.0-5.2),
+# batch's." The readings move between calls and runs (2 allowed: 1.95-2.6 micro-batches' in runs so far, as the prose
+# says, the stored run's 2.25-2.30 quoted as "stored"; 10: 2.0-5.2),
 # and two alive need not peak together, so no band near two counts: each median above 1.3 micro-batches' (a margin
 # of a third under the lowest reading seen), every reading under 0.8 of the large batch's (8 iterations' kept
 # outputs and one backward's gradients, the most 10 allowed can hold, are 5.9 micro-batches', 0.74 of it)
@@ -40,9 +41,11 @@ for k in (2, 10):
 assert mib(64, 8 * (floats[1] + floats[2]) + 2 * floats[1]) < 0.8 * mib(512, alive)  # that ceiling, counted
 assert model.count_params() == 203530  # P: the gradient each micro-batch writes and adds into the sum
 # The time section's interleaved table (12 rounds): every time is a ratio taken within a round, so a slow moment of
-# a shared machine falls on both sides. The prose quotes no digits of it (the table prints this run's); it states
-# only what the work itself fixes, pinned below with margins no load can take away. (Stored runs read accumulate /
-# fused 1.67-2.16, an extra call 0.68-1.16 micro-batches, N = 8 / N = 1 1.5-1.8, N = 32 / N = 1 3.3-3.9.)
+# a shared machine falls on both sides. The prose quotes the stored run's digits only as "stored" (2.16, 1.16, 0.89
+# and 0.91, 1.56 and 3.89, 0.98 and 1.16) and the convnet's overlap in earlier stored runs (1.03-1.10): history, not
+# this run, so not checked here; as a claim about any run it states only what the work itself fixes, pinned below
+# with margins no load can take away. (Stored runs read accumulate / fused 1.67-2.16, an extra call 0.68-1.16
+# micro-batches, N = 8 / N = 1 1.5-1.8, N = 32 / N = 1 3.3-3.9.)
 med = {label: m for label, (_, m, _) in q.items()}
 N_ratio = {N: q[f"fused: an update at N = {N} / at N = 1"] for N in Ns[1:]}
 # "With the same work in fewer calls, fused is the faster on any run": 8 fewer calls, the same micro-batches
@@ -72,5 +75,8 @@ assert round(big_flops / rate / call, -3) == 17000
 launch = 30 * 5e-6  # s
 assert f"{mlp_flops / (0.01 * 989e12) * 1e6:.1f}" == "4.0" and round(launch * 1e6) == 150 and mlp_flops / rate < 0.01 * launch
 assert round(100 * call / (call + launch)) == 17 and abs(call / (call + launch) - 1 / 6) < 0.01  # "about a sixth"
+# "In float32, the MLP's own, even at a fifteenth of this rate (the README's H100 PCIe row: 51 float32 against 756
+# bfloat16 TFLOP/s): 1.5 us, still under a launch"
+assert round(756 / 51) == 15 and round(mlp_flops / (rate / 15) * 1e6, 1) == 1.5 and mlp_flops / (rate / 15) < 5e-6
 assert callable(take_and_free_1gib)  # the helper the memory cell calls first
 print("lesson 05: every number the prose states checks out")
