@@ -107,6 +107,7 @@ assert once_s[500] == 16384 and keras_s[4 * 500] == 16384 / 8
 # Section 3: the fix in your own step ("1.0 spacing" from fused and from Keras's train_on_batch, printed; S halved once)
 assert check_accumulate(accumulate_step) is None  # the step the lesson uses matches fused, run again
 assert fix_gap < 1e-6 and fix_scales == [16384, 16384] and max(fix_spacings, oracle_spacings) <= 2.0
+assert f"{fix_spacings:.1f}" == f"{oracle_spacings:.1f}" == "1.0", (fix_spacings, oracle_spacings)  # "1.0 spacing"
 assert oracle_gap < 1e-6 and oracle_scale == 16384, (oracle_gap, oracle_scale)  # the independent oracle
 
 # The answers to the problems, recomputed (the lesson's Problems cell states them)
