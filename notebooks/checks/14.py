@@ -32,6 +32,9 @@ exposed4 = max(0.0, reduce70 - 1000 * 4 * 1e9 * 16_384 / 989e12)
 assert (round(compute99), round(reduce70), round(exposed4)) == (99, 70, 4)  # the playground at peak
 assert round(100 * reduce70 / (reduce70 + compute99)) == 41
 assert round(ms(4 * 7e9, 8, ib)) == 980 and round(ms(4 * 1e9, 8, ib)) == 140  # float32 gradients: problem 1, the playground's comment
+# the Summary: fit sends float32 gradients, 140 ms, at N = 8: "140/(8 × 99.4 + 140) = 15%"
+assert f"{step_ms:.1f}" == "99.4" and f"{100 * 140 / (8 * 99.4 + 140):.0f}" == "15"
+assert f"{100 * 2 * comm_ms / (8 * step_ms + 2 * comm_ms):.0f}" == "15"
 compute40 = 1000 * 6 * 1e9 * 16_384 / (0.4 * 989e12)
 assert round(compute40) == 248 and round(100 * reduce70 / (reduce70 + compute40)) == 22  # its comment, at 0.4
 assert (best_per_bucket, f"{best_total:.2f}") == (10, "77.31") and f"{totals[sweep.index(11)]:.2f}" == "77.44"
