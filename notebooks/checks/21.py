@@ -49,8 +49,9 @@ assert (rnd(100 * curve20[spike], 1), at20[spike]) == (95.0, 955)
 assert (rnd(100 * of_11, 1), rnd(100 * curve20[-1], 1)) == (94.8, 94.8)
 assert at20[spike] % 100 != 0  # between two of the 11
 
-# the rows learn alike: "they spread most at update 100, from 32.0% (N = 1) to 37.4% (N = 20) ... every interval there
-# holds 0"; "from update 400 on, no mean paired gap exceeds 0.45 points"
+# the rows learn alike: "they spread most at update 100 (N = 20's mean gap about 5 points, left panel) ... every
+# interval there holds 0" (the means behind it: 32.0% at N = 1, 37.4% at N = 20); "from update 400 on, no mean paired
+# gap exceeds 0.45 points"
 at_first = [acc.mean(axis=0)[0] for acc in at_100s.values()]
 at_last = [acc.mean(axis=0)[-1] for acc in at_100s.values()]
 assert (rnd(min(at_first), 1), rnd(max(at_first), 1)) == (32.0, 37.4)
@@ -61,6 +62,7 @@ assert [s.split(" (")[0] for s in outside] == ["N = 20 at update 500", "N = 20 a
 assert means[20][4] < 0 and means[20][5] < 0  # both with N = 20 below N = 1
 assert [f"{means[20][k] + halves[20][k]:+.3f}" for k in (4, 5)] == ["-0.003", "-0.045"]  # only just
 assert (rnd(at_100s[20].mean(axis=0)[0], 1), rnd(at_100s[1].mean(axis=0)[0], 1)) == (37.4, 32.0)
+assert round(means[20][0]) == 5 and means[20][0] == max(abs(m[0]) for m in means.values())  # "about 5 points", the widest
 widest = max(abs(at_100s[a].mean(axis=0) - at_100s[b].mean(axis=0)).max() for a in at_100s for b in at_100s)
 assert widest == abs(at_100s[20].mean(axis=0)[0] - at_100s[1].mean(axis=0)[0])  # the widest spread
 assert all(abs(means[n][0]) < halves[n][0] for n in means)  # every update-100 interval holds 0
@@ -69,7 +71,8 @@ assert rnd(late_h.min(), 2) > 0.2  # Chlebus's 0.2-point lead is below every lat
 
 # the schedule
 assert [len(checkpoints(n, repro["updates"])) for n in (1, 5, 10, 20)] == [11, 51, 101, 201]
-# "201 evaluations, N = 1's 11 among them: 200 distinct against 10 (the last update is logged twice): 20 times"
+# "201 evaluations, N = 1's 11 among them: 200 distinct against 10 (the last update is logged twice): 20 times the
+# evaluations, though neighbours score alike" (the dashed line's 0.79 against the runs' 0.35, below)
 assert 200 / 10 == 20
 assert [len(set(checkpoints(n, repro["updates"]))) for n in (1, 5, 10, 20)] == [10, 50, 100, 200]
 assert set(checkpoints(1, repro["updates"])) <= set(checkpoints(20, repro["updates"]))  # the 200 hold the 10
@@ -102,7 +105,9 @@ assert abs(rnd(same_mean[20], 2) - rnd(same_mean[1], 2)) <= 0.01
 assert rnd(reproduction.SEED_TABLE[20][0] - reproduction.SEED_TABLE[1][0], 1) == 0.2
 
 # dropout: one distribution (after the setup)
-assert f"{off:.1e}" == "4.1e-07" and off < 4 * np.finfo(np.float32).eps  # "4.1e-07, under four float32 eps: rounding" (lesson 01; 19 quotes it)
+assert f"{off:.1e}" == "4.1e-07" and off < 4 * np.finfo(np.float32).eps  # "4.1e-07 ... rounding" (lesson 01; 19 quotes it)
+# "3.4 float32 eps, 3 to 7 spacings" (22: one eps of relative error is one to two spacings), under 22's ten
+assert rnd(4.1e-07 / np.finfo(np.float32).eps, 1) == 3.4 and 3 <= 3.4 and 2 * 3.4 <= 7  # as 22 prints it
 # the K = 1 line: an N = 20 draw and another large-batch draw, each as far from a large-batch draw
 assert [rnd(d.mean(), 2) for d in to_large.values()] == [1.79, 1.79]
 # "the 32 distances spread by 0.08 and 0.09 (std), and the means differ by 0.007, under two paired standard errors (0.037)"

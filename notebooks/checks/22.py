@@ -31,9 +31,13 @@ assert f"{eps:.3g}" == "1.19e-07" and eps == 2.0**-23 and f"{relative:.1e}" == "
 assert f"{relative / eps:.1f}" == "3.7"
 # lesson 21's dropout-off relative error, 4.1e-07 as 18 prints it: 3.4 eps (under four)
 assert f"{4.1e-07 / eps:.1f}" == "3.4"
-# "the most common Your-turn checker bound, 1e-6 (checkers in 06, 07, 09, 10 and 13-15 allow 1e-5, 18 a relative
-# 1e-4, 21 1e-3 on weights)": read from those lessons' check_* functions, not re-checked here
+# "the most common Your-turn checker bound, 1e-6 (06, 07, 09, 10, 13 and 14 allow 1e-5; 15 and 16 ten spacings,
+# 3.0e-07; 18 a relative 1e-4; 21 1e-3 on weights)": read from those lessons' check_* functions (15's and 16's assert
+# `<= exact`, ten spacings at their largest weight, 0.42), not re-checked here
 assert [f"{1e-6 / spacing(v):.1f}" for v in (0.077, 1.0, 10.0)] == ["134.2", "8.4", "1.0"]
+assert f"{10 * spacing(0.42):.1e}" == "3.0e-07"
+# "loose below 1 ... (134.2 spacings at 0.077), near the yardstick at 1 (8.4) and stricter at 10 (1.0)"
+assert 1e-6 > 10 * spacing(0.99) and 1e-6 < 10 * spacing(1.0) and 1e-6 / spacing(10.0) < 10
 # "k eps is k to 2k spacings at the value": a relative error r at x, over one spacing there
 for _x in (0.3, 1.0, 516.0, 1.9):
     _k = float(np.spacing(np.float32(_x))) / (_x * eps)  # spacings per eps of relative error, inverted
@@ -46,15 +50,20 @@ assert xs.shape == (20, 10**5) and all(err.shape == (20,) for err, _ in grow.val
 assert (f"{_med[10**2]:.1f}", f"{_med[10**5]:.1f}") == ("1.9", "31.5"), _med
 assert all(0.05 < _med[n] / np.sqrt(n) < 0.25 for n in _med), _med  # grows as sqrt(n), within a factor of 5
 assert all(err.max() < w / 10 for err, w in grow.values())  # each error under a tenth of the worst case
-# "ten spacings fits sums like these up to about a thousand terms (median 5.2, worst 11.7); past that, expect tens"
+# "ten spacings holds all 20 sums at 100 terms (worst 3.7) and the median at a thousand (5.2; the worst, 11.7, passes
+# ten); past that, expect tens"
 assert (f"{_med[10**3]:.1f}", f"{grow[10**3][0].max():.1f}") == ("5.2", "11.7")
+assert f"{grow[10**2][0].max():.1f}" == "3.7" and grow[10**2][0].max() < 10 < grow[10**3][0].max()
 assert _med[10**3] < 10 < _med[10**4] < _med[10**5] < 100
 
 # The miss: "01's (the plain mean of micro-batch means: 68.1%)" is 01's number (its checks pin it)
-# "the weighted miss falls by about eight orders of magnitude: rounding (its float32 digits vary by CPU)": OpenBLAS
-# picks its kernel by CPU, so only a band; "the plain mean's stays 53.9%"
+# "the weighted miss falls by 8.6 orders of magnitude here: rounding (its float32 digits vary by CPU)": OpenBLAS
+# picks its kernel by CPU, so only a band, and 8.6 where the stored digits (6.9e-06%, 1.7e-14%) recur; "the plain
+# mean's stays 53.9%"
 assert all(u[k].dtype == d for u, d in ((u32, np.float32), (u64, np.float64)) for k in u)
 assert 0 < miss(u32, "weighted") < 1e-5 and 1e7 < miss(u32, "weighted") / miss(u64, "weighted") < 1e10
+if (pct(miss(u32, "weighted")), pct(miss(u64, "weighted"))) == ("6.9e-06%", "1.7e-14%"):
+    assert f'{np.log10(miss(u32, "weighted") / miss(u64, "weighted")):.1f}' == "8.6"
 assert f"{miss(u64, 'plain mean'):.1f}" == f"{miss(u32, 'plain mean'):.1f}" == "53.9"
 # the paired interval is lesson 17's (my_gap_interval), computed here by gradlab's seed_gaps.interval
 assert paired is gl.lessons.seed_gaps.interval and abs(paired(np.array([1.0, 2.0, 3.0]))[1] - 4.303 / np.sqrt(3)) < 1e-12
