@@ -156,8 +156,8 @@ def _loop(first, parts, loops, overlap=1):
     """Start from `first` (Sums), add `step(i, parts)` for i < count, for each `(step, count)`.
 
     Which gradients are None is decided once, from `first`, at trace time; every step traces
-    the same graph, so the loop carries exactly the others. A count known to be 0 at trace
-    time makes no loop, a count of 1 a loop XLA cannot remove (`_never`).
+    the same graph, so the loop carries exactly the others. A count known to be 0 or 1 at
+    trace time makes no loop.
     """
     connected = [j for j, g in enumerate(first.grads) if g is not None]
     loss, norm, acc = first.loss, first.norm, [first.grads[j] for j in connected]
@@ -173,10 +173,11 @@ def _loop(first, parts, loops, overlap=1):
         # depends on the sum, so the runtime could start it beside them, and the memory of
         # their activations would add up.
         with tf.control_dependencies([loss, norm, *acc]):
-            if not tf.is_tensor(count) and count < 1:
+            if not tf.is_tensor(count) and count <= 1:
+                if count == 1:
+                    step_parts = _after(parts, loss, acc)
+                    loss, norm, broken, acc = body(0, loss, norm, broken, acc, step, step_parts)
                 continue
-            if not tf.is_tensor(count) and count == 1:
-                count = 1 + tf.cast(_never(loss, acc), tf.int32)  # see _never
             i = tf.constant(0) + 0  # + 0: an op, so that it waits for the sum
         _, loss, norm, broken, acc = tf.while_loop(
             lambda i, *_: i < count,
@@ -188,20 +189,18 @@ def _loop(first, parts, loops, overlap=1):
     return Sums(loss, grads, norm, broken)
 
 
-def _never(loss, acc):
-    """False, computed from the sums so far: a loop that runs `1 + never` times.
+def _after(parts, loss, acc):
+    """`parts`, read only once `loss` and `acc` are computed, under XLA too.
 
-    XLA's scheduler ignores control dependencies, and it removes a loop it knows runs once:
-    a micro-batch added without a loop (N = 2, or a count of 1) ran beside the one before it,
-    both alive (at N = 2, as much memory as the whole batch). No value is both NaN and
-    finite, but XLA cannot fold that away, so the loop stays and starts after the sums.
-    Reading the rows from a start computed from the sums ordered them too, but made XLA take
-    the batch as a compile-time constant and recompile the update on every call (2.4 s an
-    update where the compiled one takes 5 ms). XLA's optimization barrier did not order them
-    on its CPU backend, and copies its inputs without XLA.
+    XLA's scheduler ignores control dependencies: a micro-batch added without a loop (N = 2,
+    or a count of 1) ran beside the one before it, both alive (at N = 2, as much memory as the
+    whole batch). A start row `zero`, always 0 but computed from the sums, is a dependency
+    XLA cannot fold away (no value is both NaN and finite). XLA's optimization barrier did
+    not order them on its CPU backend, and copies its inputs without XLA.
     """
     done = tf.add_n([tf.cast(tf.reduce_sum(a), tf.float32) for a in acc] + [tf.cast(loss, tf.float32)])
-    return tf.logical_and(tf.math.is_nan(done), tf.math.is_finite(done))
+    zero = tf.cast(tf.logical_and(tf.math.is_nan(done), tf.math.is_finite(done)), tf.int32)
+    return tf.nest.map_structure(lambda p: _rows(p, zero, batch_rows(p)), parts)
 
 
 def batch_rows(parts):
