@@ -194,11 +194,13 @@ def _paired_rows(ax, groups, labels):
     """Each later finished group's final test accuracy minus the first group's with the same
     seed, in points, on its own row (top down, in the groups' order and colours): a small dot a
     seed, a large one their mean. The first group's row is its zero line. Each label is written
-    inside the panel above its row. Seeds the first group lacks are left out."""
+    inside the panel above its row, broken before a parenthesis where it would run past the
+    frame (`_fit_label`; lesson 17's reference row once did). Seeds the first group lacks are left out."""
     colors = _colors(groups)
     rows = [(i, g) for i, g in enumerate(groups) if g.results and _finished(g)]
     reference = {r.config.seed: r.accuracy for r in groups[0].results} if rows and rows[0][0] == 0 else {}
     ax.axvline(0.0, color="grey", linewidth=0.8, linestyle=":")
+    top = 0.7  # the top row's label on one or two lines; each further line raises the frame
     for row, (i, g) in enumerate(rows):
         gaps = [100 * (r.accuracy - reference[r.config.seed]) for r in g.results if r.config.seed in reference]
         if i == 0:
@@ -207,13 +209,32 @@ def _paired_rows(ax, groups, labels):
             ax.plot(gaps, [-row] * len(gaps), "o", color=colors[id(g)], markersize=4, alpha=0.6)
         if gaps:
             ax.plot([np.mean(gaps)], [-row], "o", color=colors[id(g)], markersize=8)
-        ax.text(0.03, -row + 0.18, labels[i] + (" (the reference)" if i == 0 else ""),
+        name = _fit_label(labels[i] + (" (the reference)" if i == 0 else ""), ax, 0.94, "small")
+        top = max(top, 0.7 + 0.2 * (name.count("\n") - 1)) if row == 0 else top
+        ax.text(0.03, -row + 0.18, name,
                 transform=ax.get_yaxis_transform(), fontsize="small", va="bottom", color=colors[id(g)])
     ax.set_yticks([])
-    ax.set_ylim(-len(rows) + 0.5, 0.7)
+    ax.set_ylim(-len(rows) + 0.5, top)
     ax.margins(x=0.25)
     ax.set_xlabel("accuracy gap, same seed (points)")
-    ax.set_title("Final accuracy - the reference's")
+    ax.set_title("Final accuracy gap\nto the reference", fontsize="medium")  # two lines, as the middle title
+
+
+def _fit_label(text, ax, share, fontsize):
+    """`text` on as few lines as keep each within `share` of the Axes' width at `fontsize`,
+    broken only before a " (": the parenthesis goes to the next line, whole."""
+    from matplotlib.backends.backend_agg import RendererAgg
+    from matplotlib.font_manager import FontProperties
+    prop, dpi = FontProperties(size=fontsize), ax.figure.dpi
+    room = share * ax.get_position().width * ax.figure.get_figwidth() * dpi  # pixels, as Agg draws the PNG
+    measure = RendererAgg(1, 1, dpi).get_text_width_height_descent
+    fits = lambda line: measure(line, prop, ismath=False)[0] <= room
+    pieces = text.split(" (")
+    lines = [pieces[0]]
+    for piece in pieces[1:]:
+        joined = f"{lines[-1]} ({piece}"
+        lines[-1:] = [joined] if fits(joined) else [lines[-1], f"({piece}"]
+    return "\n".join(lines)
 
 
 def _seeded(groups):

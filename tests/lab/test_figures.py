@@ -73,7 +73,7 @@ def test_the_picture_with_labels_names_each_group_once_and_gives_each_its_paired
         ["large batch ×2", "keras N=4: max |Δ| 0, accuracy -5.0 pts"]
     accuracy = fig.axes[2]
     assert [t.get_text() for t in accuracy.texts] == ["large batch ×2 (the reference)", "keras N=4"]
-    assert accuracy.get_title() == "Final accuracy - the reference's"
+    assert accuracy.get_title() == "Final accuracy gap\nto the reference"
     assert fig.axes[0].get_title() == "Training loss (mean of 15 updates)"  # two seeds: no "one seed"
     # the middle title on two lines, clear of its neighbours' titles and under the suptitle
     fig.canvas.draw()
@@ -87,6 +87,31 @@ def test_the_picture_with_labels_names_each_group_once_and_gives_each_its_paired
     np.testing.assert_allclose(dots[2], [-2.0])  # their mean
     with pytest.raises(ValueError, match="one label per group: 2 groups, 1 labels"):
         figures.plot_picture([ref, off], labels=["one"])
+
+
+def test_the_paired_rows_keep_lesson_17s_labels_inside_the_panel():
+    # lesson 17's three labels, the first the longest: "large batch (black, under the others) (the reference)" once
+    # ran past the frame; now each parenthesis that would not fit starts a line
+    ref = group(*[result(strategy="large_batch", seed=s, accuracy=0.9) for s in (0, 1, 2)])
+    ways = [group(*[result(accum_steps=4, micro_batch=25, seed=s, accuracy=0.9 + d) for s in (0, 1, 2)],
+                  reference={s: ref.results[s] for s in (0, 1, 2)}) for d in (0.0, -0.05)]
+    labels = ["large batch (black, under the others)", "gradlab's way (dashed)", "Keras's way"]
+    fig = figures.plot_picture([ref, *ways], labels=labels, title="exact: N = 4, b = 25, 3 seeds")
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    panel = fig.axes[2]
+    frame = panel.get_window_extent(renderer)
+    texts = {t.get_text(): t.get_window_extent(renderer) for t in panel.texts}
+    # broken before parentheses only, each whole: the reference's on three lines, the others on one
+    assert list(texts) == ["large batch\n(black, under the others)\n(the reference)", *labels[1:]]
+    for text, box in texts.items():  # every label inside the frame, left to right and bottom to top
+        assert frame.x0 < box.x0 and box.x1 < frame.x1 and frame.y0 < box.y0 and box.y1 < frame.y1, (text, box, frame)
+    boxes = list(texts.values())  # each label clear of the next row's
+    assert all(upper.y0 > lower.y1 for upper, lower in zip(boxes, boxes[1:])), boxes
+    # the panel's title inside the picture, clear of the middle one and of the picture's title
+    titles = [ax.title.get_window_extent(renderer) for ax in fig.axes]
+    assert titles[1].x1 < titles[2].x0 and titles[2].x1 < fig.bbox.x1, (titles, fig.bbox)
+    assert titles[2].y1 < fig._suptitle.get_window_extent(renderer).y0
 
 
 def test_one_seed_pictures_say_so_and_an_exact_zero_is_labelled_at_the_floor():
