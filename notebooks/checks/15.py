@@ -12,7 +12,7 @@ assert gl.lessons.plot_shard_weights(last).axes[0].patches[0].get_height() == 1 
 # the empty shard (601 digits, [1, 0]): its mean is 0, one of two means, so the formula's eta/2 g_0, half the update
 assert f"{empty['mirrored fit']:.1%}" == "50.0%" and shards(1) == [1, 0], empty
 # the reference is gradlab's plain_fit (lesson 16's): the same weights
-assert max_abs_diff(plain_fit(x, y).get_weights(), large.get_weights()) == 0
+assert max_abs_diff(gl.lessons.plain_fit(x, y).get_weights(), large.get_weights()) == 0
 # The setup: the exact runs differ from the reference by at most 3.0e-08, one float32 step, 2^-25, at an
 # output-layer weight in [0.25, 0.5)
 def _largest(a, b):  # (variable index, |reference weight| there, the difference) at the largest |diff|
