@@ -9,8 +9,10 @@ from gradlab.studies.host_offload import offload_problem
 # setup: "ten gradients of 0.78 MiB", N = 10 micro-batches of 10
 assert f"{G / 2**20:.2f}" == "0.78" and N == 10 and len(x100) == 100
 
-# both steps against one large batch: "float32 rounding (about 1e-8)"
+# both steps against one large batch: "float32 rounding: about a spacing at the largest weight" (22's yardstick: ten)
 assert set(diffs) == {"host_step", "accumulate_step"} and all(1e-10 < v < 1e-7 for v in diffs.values()), diffs
+assert top == max(float(np.abs(w).max()) for w in want)
+assert all(0.5 <= v / float(np.spacing(np.float32(top))) <= 1.5 for v in diffs.values()), (diffs, top)
 
 # the CPU timing: "close, on any run; never twice as slow"; the prose states no ratio: the cell prints this run's ratio
 # and verdict by 22's rule (slower, faster or no different); "the numpy part ... can exceed the gap between the
@@ -48,6 +50,9 @@ assert abs(one_after_another - sched[False]["total"]) < 1e-9 and abs(overlapped 
 # "Overlapped, the update takes 4,401 ms, 5.0 times the 873 ms ...; one after another, 6,573 ms, 7.5 times"
 assert (f"{overlapped:,.0f}", f"{on_card:.0f}", f"{overlapped / on_card:.1f}") == ("4,401", "873", "5.0")
 assert (f"{one_after_another:,.0f}", f"{one_after_another / on_card:.1f}") == ("6,573", "7.5")
+# the summary's "(3.2 with w_i in the loss)": numpy's sum in 3 passes, overlapped
+assert abs(overlapped_3 - update_ms(tau_d, tau_c, 3 / 5 * tau_h, N)[1]) < 1e-9
+assert (f"{overlapped_3:,.0f}", f"{overlapped_3 / on_card:.1f}") == ("2,801", "3.2")
 # "In both panels the device (blue) works 813 ms" and waits on the bus and the host; the figure draws these two schedules
 assert f"{N * tau_d:.0f}" == "813" and totals_drawn == (one_after_another, overlapped), totals_drawn
 for o in (False, True):
