@@ -146,7 +146,7 @@ def test_output_loss_weight_reweighs_each_output_tracker_only_while_active():
 # -- every private name gradlab uses is listed in _compat.PRIVATE_NAMES, with a probe ----------
 PACKAGE = pathlib.Path(_compat.__file__).parents[1]
 COMPAT = sorted(pathlib.Path(_compat.__file__).parent.glob("*.py"))
-PRIVATE_MODULES = ("keras.src", "tensorflow.python")
+PRIVATE_MODULES = ("keras.src", "tensorflow.python", "tensorflow.compiler")
 # Underscored names that are no Keras/TensorFlow internals.
 NOT_KERAS = {"_exit": "os._exit", "_replace": "namedtuple's API", "_asdict": "namedtuple's API",
              "_repr_mimebundle_": "IPython's display protocol"}

@@ -11,7 +11,7 @@ checks the list against the source.
 
 Tested with `TESTED` (pyproject.toml says which versions it accepts).
 """
-from . import behaviours, data_adapters, distribute, layers, losses, optimizers, trainer
+from . import behaviours, data_adapters, distribute, layers, losses, optimizers, trainer, xla
 from ._probing import FOUND, TESTED, _in_a_fresh_thread  # noqa: F401
 from .behaviours import (  # noqa: F401
     ACTIVITY_MEAN, ACTIVITY_SUM, METRICS_ON_READ, METRICS_ON_WRITE, BEHAVIOURS,
@@ -22,6 +22,7 @@ from .distribute import (  # noqa: F401
     device_sends, mirrored_strategy, own_instance_keys, reducible_by_keras, tf_initialised)
 from .layers import keras_mask, sublayers, batchnorm_moments, slice_rows, with_keras_mask  # noqa: F401
 from .losses import losses_not_divided_by_replicas  # noqa: F401
+from .xla import dynamic_rows, traced_for_xla  # noqa: F401
 from .optimizers import (  # noqa: F401
     gradients_already_reduced,
     optimizer_chain,
@@ -40,7 +41,8 @@ from .trainer import (  # noqa: F401
     default_save_signature)
 
 PRIVATE_NAMES = {**data_adapters.PRIVATE_NAMES, **distribute.PRIVATE_NAMES, **layers.PRIVATE_NAMES,
-                 **losses.PRIVATE_NAMES, **optimizers.PRIVATE_NAMES, **trainer.PRIVATE_NAMES}
+                 **losses.PRIVATE_NAMES, **optimizers.PRIVATE_NAMES, **trainer.PRIVATE_NAMES,
+                 **xla.PRIVATE_NAMES}
 
 
 def probe_report():

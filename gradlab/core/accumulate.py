@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import tensorflow as tf
 
+from .. import _compat
 from .gradients import densify
 from .loss_terms import loss_terms
 from .microbatch import split_sizes, sum_dtype
@@ -175,8 +176,12 @@ def _loop(first, parts, loops, overlap=1):
         with tf.control_dependencies([loss, norm, *acc]):
             if not tf.is_tensor(count) and count <= 1:
                 if count == 1:
-                    step_parts = _after(parts, loss, acc)
-                    loss, norm, broken, acc = body(0, loss, norm, broken, acc, step, step_parts)
+                    zero = _zero_after(loss, acc)
+                    if _compat.traced_for_xla():  # the micro-batch's own start waits (`_rows`)
+                        loss, norm, broken, acc = body(zero, loss, norm, broken, acc, step, parts)
+                    else:
+                        step_parts = tf.nest.map_structure(lambda p: _rows(p, zero, batch_rows(p)), parts)
+                        loss, norm, broken, acc = body(0, loss, norm, broken, acc, step, step_parts)
                 continue
             i = tf.constant(0) + 0  # + 0: an op, so that it waits for the sum
         _, loss, norm, broken, acc = tf.while_loop(
@@ -189,18 +194,19 @@ def _loop(first, parts, loops, overlap=1):
     return Sums(loss, grads, norm, broken)
 
 
-def _after(parts, loss, acc):
-    """`parts`, read only once `loss` and `acc` are computed, under XLA too.
+def _zero_after(loss, acc):
+    """0, computed from `loss` and `acc`: rows read from a start plus it wait for them, under XLA too.
 
     XLA's scheduler ignores control dependencies: a micro-batch added without a loop (N = 2,
     or a count of 1) ran beside the one before it, both alive (at N = 2, as much memory as the
     whole batch). A start row `zero`, always 0 but computed from the sums, is a dependency
     XLA cannot fold away (no value is both NaN and finite). XLA's optimization barrier did
-    not order them on its CPU backend, and copies its inputs without XLA.
+    not order them on its CPU backend, and copies its inputs without XLA. Without XLA the
+    whole batch is re-read from `zero` (a slice that shares its rows); under XLA the
+    micro-batch's own start adds it: a slice as long as the batch would be simplified away.
     """
     done = tf.add_n([tf.cast(tf.reduce_sum(a), tf.float32) for a in acc] + [tf.cast(loss, tf.float32)])
-    zero = tf.cast(tf.logical_and(tf.math.is_nan(done), tf.math.is_finite(done)), tf.int32)
-    return tf.nest.map_structure(lambda p: _rows(p, zero, batch_rows(p)), parts)
+    return tf.cast(tf.logical_and(tf.math.is_nan(done), tf.math.is_finite(done)), tf.int32)
 
 
 def batch_rows(parts):
@@ -230,12 +236,16 @@ def add_sums(a, b):
 
 def _rows(p, start, n):
     """Rows `start` to `start + n` of `p`, a slice of static size where the shape is known: a
-    size of -1 ("to the end") with a moving start makes XLA pad the slice to the whole batch."""
+    size of -1 ("to the end") with a moving start makes XLA pad the slice to the whole batch.
+    Under XLA a start that is a tensor is a DynamicSlice: a `tf.slice` start that XLA can trace
+    back to the batch makes it fold the batch in as a constant and compile every call anew."""
     rest = p.shape[1:]
     begin = tf.concat([[tf.cast(start, tf.int32)], tf.zeros_like(tf.shape(p)[1:])], 0)
     # A loop that runs 0 times is still compiled: there n may be one row more than the batch
     # (B rows in 1), a size XLA refuses, so it is capped at B (a loop that runs has n <= B).
     n = _min(n, batch_rows(p))
+    if tf.is_tensor(start) and _compat.traced_for_xla():
+        return _compat.dynamic_rows(p, start, n)
     if rest.is_fully_defined() and not tf.is_tensor(n):
         return tf.slice(p, begin, [n] + rest.as_list())
     return tf.slice(p, begin, tf.concat([[n], tf.shape(p)[1:]], 0))
