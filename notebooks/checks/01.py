@@ -46,6 +46,8 @@ assert sizes == [32, 32, 32, 4] and max_abs_diff([u - v for u, v in zip(plain, g
 _per_example = np.repeat(1 / (len(sizes) * np.array(sizes)), sizes)
 assert _per_example[0] == 1 / 128 and _per_example[-1] == 1 / 16 == (1 / 4) * (1 / 4) and len(_per_example) == 100
 assert abs(_per_example.sum() - 1) < 1e-12 and abs(_per_example.mean() - 1 / 100) < 1e-12
+# shuffled, a digit lands in the short part with chance 4/100 = 0.04: 0.96 x 1/128 + 0.04 x 1/16 = 1/100
+assert sizes[-1] / sum(sizes) == 0.04 and abs(0.96 / 128 + 0.04 / 16 - 1 / 100) < 1e-15
 # the figure's factors, both stated beside it: x6.25 (1/16 against 1/100) and x0.781 (1/128 against 1/100)
 assert (1 / 16) / (1 / 100) == 6.25 and abs((1 / 128) / (1 / 100) - 0.781) < 1e-3
 # one update: rounding against gradlab and train_on_batch
