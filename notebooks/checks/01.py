@@ -6,6 +6,17 @@ fails loudly (nbval, `make notebooks`) if a run ever disagrees with the text. Fl
 """
 import numpy as np
 
+# Digits that hang on the order of float32 additions are pinned as the solutions make them (the stored run);
+# once a learner's functions pass their checkers, they add in their own order, so the same numbers are held
+# to what any correct code gives: the checkers' bound, and a few spacings, not the solutions' digits.
+SOLUTIONS = (loss_and_grads is solution_loss_and_grads and accumulated_grads is solution_accumulated_grads
+             and divide_once is solution_divide_once)
+
+
+def pinned(got, expected):  # the solutions' digits, or nothing more than the bounds around this call
+    assert not SOLUTIONS or got == expected, (got, expected)
+
+
 # Average the means: 6.0 against 6.5
 assert means == [4.0, 9.0] and losses.mean() == 6.0 and np.mean(means) == 6.5
 assert float(np.dot(weights([3, 2]), means)) == 6.0 and list(weights([3, 2])) == [0.6, 0.4]
@@ -15,8 +26,8 @@ assert round(max(float(np.max(np.abs(g))) for g in g_B), 3) == 0.077
 # the course's yardstick: one spacing is np.spacing(np.float32(x)) at the largest value compared, 0.077: 2^-27
 assert f"{top:.3f}" == "0.077" and spacing_top == float(np.spacing(np.float32(top))) == 2.0 ** -27
 assert f"{spacing_top:.1e}" == "7.5e-09"
-assert all(1 <= d / spacing_top < 10 for d in proofs.values()), proofs  # a few spacings, under ten: rounding
-assert [f"{d / spacing_top:.1f}" for d in proofs.values()] == ["2.8", "3.0"], proofs
+assert all(d / spacing_top < 10 for d in proofs.values()), proofs  # a few spacings, under ten: rounding
+pinned([f"{d / spacing_top:.1f}" for d in proofs.values()], ["2.8", "3.0"])
 # split_sizes, offsets, weights and micro_batches, given in the lesson, are gradlab's
 for _B, _N in CASES + ((100, 4), (7, 7), (5, 1)):
     _s = gl.split_sizes(_B, _N)
@@ -29,14 +40,15 @@ for _B, _N in CASES + ((100, 4), (7, 7), (5, 1)):
 # divide once: equal to the n_i/B weighting, a few spacings (2.5 and 2.0)
 assert all(d < 1e-6 for d in once.values()) and sorted(once) == [4, 5], once
 assert all(d / spacing_top < 10 for d in once.values()), once
-assert [f"{d / spacing_top:.1f}" for d in once.values()] == ["2.5", "2.0"], once
+pinned([f"{d / spacing_top:.1f}" for d in once.values()], ["2.5", "2.0"])
 # the plain mean: 68.1% off on this split of 100 digits, 0.0598 largest; the weighted sum rounding only: 2.2e-08,
 # 3.0 spacings at the largest entry of g_B on these 100 digits, 0.078, like the proof's 2.8 and 3.0
 assert f"{top_100:.3f}" == "0.078" and top_100 == max(float(np.max(np.abs(g))) for g in g_large)
-assert f"{weighted_diff / np.spacing(np.float32(top_100)):.1f}" == "3.0", weighted_diff
+assert weighted_diff / np.spacing(np.float32(top_100)) < 10, weighted_diff
+pinned(f"{weighted_diff / np.spacing(np.float32(top_100)):.1f}", "3.0")
 assert f"{relative_error(plain, g_large):.1%}" == "68.1%" and f"{plain_diff:.4f}" == "0.0598"
-assert f"{relative_error(weighted, g_large):.1e}" == "1.4e-07"
-assert 0.5 < relative_error(weighted, g_large) / np.finfo(np.float32).eps < 1.5
+pinned(f"{relative_error(weighted, g_large):.1e}", "1.4e-07")
+assert relative_error(weighted, g_large) / np.finfo(np.float32).eps < (1.5 if SOLUTIONS else 10)
 assert weighted_diff < 1e-6 and relative_error(weighted, g_large) < 1e-6
 # the mean-of-means miss (the displayed formula): plain - g_B = sum_i (1/N - n_i/B) g_i on 32 + 32 + 32 + 4
 _miss = [tf.add_n([(1 / len(sizes) - w) * g for w, g in zip(weights(sizes), gs)]) for gs in zip(*micro)]
@@ -46,16 +58,21 @@ assert sizes == [32, 32, 32, 4] and max_abs_diff([u - v for u, v in zip(plain, g
 _per_example = np.repeat(1 / (len(sizes) * np.array(sizes)), sizes)
 assert _per_example[0] == 1 / 128 and _per_example[-1] == 1 / 16 == (1 / 4) * (1 / 4) and len(_per_example) == 100
 assert abs(_per_example.sum() - 1) < 1e-12 and abs(_per_example.mean() - 1 / 100) < 1e-12
+# shuffled, a digit lands in the short part with chance 4/100 = 0.04: 0.96 x 1/128 + 0.04 x 1/16 = 1/100
+assert sizes[-1] / sum(sizes) == 0.04 and abs(0.96 / 128 + 0.04 / 16 - 1 / 100) < 1e-15
 # the figure's factors, both stated beside it: x6.25 (1/16 against 1/100) and x0.781 (1/128 against 1/100)
 assert (1 / 16) / (1 / 100) == 6.25 and abs((1 / 128) / (1 / 100) - 0.781) < 1e-3
 # one update: rounding against gradlab and train_on_batch
 assert all(d < 1e-6 for d in update_diffs.values()) and len(update_diffs) == 3, update_diffs
 # ... 1.5e-08, 1.0 float32 spacing at the largest weight, 0.153
-assert f"{w_top:.3f}" == "0.153" and all(f"{d:.1e}" == "1.5e-08" for d in update_diffs.values()), update_diffs
-assert w_spacing == float(np.spacing(np.float32(w_top)))
-assert all(f"{d / w_spacing:.1f}" == "1.0" for d in update_diffs.values()), update_diffs
+assert f"{w_top:.3f}" == "0.153" and w_spacing == float(np.spacing(np.float32(w_top)))
+assert all(d / w_spacing < 10 for d in update_diffs.values()), update_diffs
+pinned([f"{d:.1e}" for d in update_diffs.values()], ["1.5e-08"] * 3)
+pinned([f"{d / w_spacing:.1f}" for d in update_diffs.values()], ["1.0"] * 3)
 # Answers 1 and 2
-assert a1_gaps[1] == 0.0 and [f"{a1_gaps[N]:.3f}" for N in (2, 4)] == ["0.021", "0.028"], a1_gaps
+assert [f"{a1_gaps[N]:.3f}" for N in (2, 4)] == ["0.021", "0.028"], a1_gaps
+assert a1_gaps[1] < 10 * np.spacing(np.float32(a1_top)), a1_gaps  # "zero in one micro-batch": rounding at most
+pinned(a1_gaps[1], 0.0)
 assert f"{max(float(np.max(np.abs(g))) for g in a1_g):.2f}" == "0.17"
 # ... about 10^6 float32 spacings at that largest entry (0.021 / np.spacing(0.17))
 _a1_spacing = float(np.spacing(np.float32(max(float(np.max(np.abs(g))) for g in a1_g))))

@@ -12,6 +12,17 @@ def fmt(x, spec):
     return format(float(x), spec)
 
 
+# Digits that hang on the order of float32 additions are pinned as the solutions make them (the stored run); a
+# learner's passing functions add in their own order, so theirs are held to rounding: the checkers' 1e-6 and under
+# ten spacings (lesson 01's yardstick), not the solutions' digits
+TOWERS = towers_gradients is solution_towers_gradients
+AVERAGE = weighted_average_gradients is solution_weighted_average_gradients
+
+
+def pinned(solution, got, expected):  # the solution's digits; a learner's are bounded around this call
+    assert not solution or got == expected, (got, expected)
+
+
 # The tiny model's real gradients: idle's is None, the table's sparse rows (tower 0: 0, 0, 1; tower 1: 2)
 assert [g is None for g, _ in tower_grads[0]] == [False, False, True, False]
 assert all(isinstance(pairs[3][0], tf.IndexedSlices) for pairs in tower_grads)
@@ -21,11 +32,12 @@ assert [pairs[3][0].indices.numpy().tolist() for pairs in tower_grads] == [[0, 0
 dense_ref = [pairs[:2] for pairs in tower_grads]
 mine, lib_31 = weighted_average_gradients(tower_grads, [3, 1]), gl.average_gradients(tower_grads, counts=[3, 1])
 assert [g.numpy().tolist() for g, _ in dense_ref[0] + dense_ref[1]] == [[2, 2], 1.0, [3, 6], 1.0]  # exact
-for yours, lib, expected in ((plain_mean, gl.average_gradients(dense_ref), ([2.5, 4], 1.0)),
-                             (average_gradients(dense_ref), gl.average_gradients(dense_ref), ([2.5, 4], 1.0)),
-                             (mine[:2], lib_31[:2], ([2.25, 3], 1.0))):
-    assert all(float(tf.reduce_max(tf.abs(g - g_lib))) == 0.0 for (g, _), (g_lib, _) in zip(yours, lib))
-    assert yours[0][0].numpy().tolist() == expected[0] and float(yours[1][0]) == expected[1]
+for exact, yours, lib, expected in ((True, plain_mean, gl.average_gradients(dense_ref), ([2.5, 4], 1.0)),
+                                    (True, average_gradients(dense_ref), gl.average_gradients(dense_ref), ([2.5, 4], 1.0)),
+                                    (AVERAGE, mine[:2], lib_31[:2], ([2.25, 3], 1.0))):
+    _gaps = [float(tf.reduce_max(tf.abs(g - g_lib))) for (g, _), (g_lib, _) in zip(yours, lib)]
+    assert max(_gaps) < 1e-6 and np.allclose(yours[0][0].numpy(), expected[0], rtol=0, atol=1e-6)
+    pinned(exact, (max(_gaps), yours[0][0].numpy().tolist(), float(yours[1][0])), (0.0, *expected))
 
 # None and IndexedSlices: n * g raises TypeError on both; the weighted mean passes None, keeps the rows sparse
 for g in (tower_grads[0][2][0], tower_grads[0][3][0]):
@@ -38,7 +50,9 @@ assert mine[2][0] is None and lib_31[2][0] is None
 for g in (mine[3][0], lib_31[3][0]):  # 3/4 * [1/3, 2/3] on rows 0, 0, 1 and 1/4 * [1, 2] on row 2
     assert isinstance(g, tf.IndexedSlices) and g.indices.numpy().tolist() == [0, 0, 1, 2]
     assert np.round(g.values.numpy().astype(float), 4).tolist() == [[0.25, 0.5]] * 4
-assert float(tf.reduce_max(tf.abs(dense(mine[3][0]) - dense(lib_31[3][0])))) == 0.0  # "exactly" (0.0e+00)
+_sparse_gap = float(tf.reduce_max(tf.abs(dense(mine[3][0]) - dense(lib_31[3][0]))))
+assert _sparse_gap < 1e-6
+pinned(AVERAGE, _sparse_gap, 0.0)  # "to 0.0e+00"
 
 # Without reuse, a second get_variable of the same name in the same scope is refused
 with tf.Graph().as_default(), tf.compat.v1.variable_scope("model"):  # a scratch graph: 2 towers, no reuse
@@ -97,18 +111,18 @@ assert sorted(s for s, _ in tf2_sends) == ["CPU:0"] * 6 + ["CPU:1"] * 5  # and t
 
 # The TF2 step
 loss_gap = np.abs(np.subtract(my_losses, large_losses)).max()
-assert fmt(loss_gap, ".1e") == "2.4e-07" == fmt(np.spacing(np.float32(max(large_losses))), ".1e")
-assert loss_gap <= np.spacing(np.float32(max(large_losses)))  # one float32 spacing at the largest loss
-assert loss_gaps.max() == loss_gap and loss_gaps[2] <= np.spacing(np.float32(large_losses[2]))  # the 63 digits'
-assert all(d <= np.spacing(np.float32(L)) for d, L in zip(loss_gaps, large_losses))  # one spacing at most
-assert max(loss_spacings) <= 1.0 and fmt(max(loss_spacings), ".1f") == "1.0"
-assert fmt(max_abs_diff(my_weights, large_weights), ".1e") == "1.5e-08"
-# gradlab's towers strategy against the learner's step: the same losses bit for bit, weights to one spacing
-assert gl_gaps[0] == 0.0 and fmt(gl_gaps[1], ".1e") == "1.5e-08"
+assert fmt(np.spacing(np.float32(max(large_losses))), ".1e") == "2.4e-07" and loss_gaps.max() == loss_gap
+assert max(loss_spacings) < 10 and all(d < 10 * np.spacing(np.float32(L)) for d, L in zip(loss_gaps, large_losses))
+pinned(TOWERS, fmt(loss_gap, ".1e"), "2.4e-07")  # the solution's: one float32 spacing at the largest loss
+pinned(TOWERS, all(d <= np.spacing(np.float32(L)) for d, L in zip(loss_gaps, large_losses)), True)  # the 63's too
+pinned(TOWERS, fmt(max(loss_spacings), ".1f"), "1.0")
 assert w_max_tf2 == max(float(np.abs(w).max()) for w in my_weights) and fmt(w_max_tf2, ".3f") == "0.159"
-assert gl_gaps[1] == np.spacing(np.float32(w_max_tf2))  # "one float32 spacing at the largest weight (0.159)"
-assert fmt(np.spacing(np.float32(w_max_tf2)), ".1e") == "1.5e-08"
-assert max_abs_diff(my_weights, large_weights) <= np.spacing(np.float32(w_max_tf2))  # "about 1 spacing"
+_w_spacing = np.spacing(np.float32(w_max_tf2))  # one float32 spacing at the largest weight (0.159)
+assert fmt(_w_spacing, ".1e") == "1.5e-08"
+assert max_abs_diff(my_weights, large_weights) < 10 * _w_spacing and gl_gaps[0] < 1e-6 and gl_gaps[1] < 10 * _w_spacing
+pinned(TOWERS, fmt(max_abs_diff(my_weights, large_weights), ".1e"), "1.5e-08")  # "about 1 spacing"
+# gradlab's towers strategy against the solution's step: the same losses bit for bit, weights one spacing apart
+pinned(TOWERS, (gl_gaps[0], gl_gaps[1]), (0.0, _w_spacing))
 assert [int(xb.shape[0]) for xb, _ in batches] == [64, 64, 63]  # "32 + 31 included"
 assert all(v.value.device.endswith(devices[0].lstrip("/")) for v in my_model.trainable_variables)  # on device 0
 

@@ -8,6 +8,14 @@ checked against that spacing; every other number is checked as the prose rounds 
 import numpy as np
 
 spacing = lambda v: float(np.spacing(np.float32(v)))
+# Digits that hang on the order of float32 additions are pinned as the solutions make them (the stored run); a
+# learner's passing functions add in their own order, so theirs are held to 01's yardstick, under ten spacings
+WEIGHTED, HOST = weighted_mean is solution_weighted_mean, host_step is solution_host_step
+
+
+def pinned(solution, got, expected):  # the solution's digits; a learner's are bounded around this call
+    assert not solution or got == expected, (got, expected)
+
 eps = float(np.finfo(np.float32).eps)
 assert f"{eps:.1e}" == "1.2e-07" and eps == np.spacing(np.float32(1))
 
@@ -15,7 +23,8 @@ assert f"{eps:.1e}" == "1.2e-07" and eps == np.spacing(np.float32(1))
 # spacings at its largest entry: rounding, by 01's rule of ten"); the plain mean's miss is measured on his graph below
 assert counts63 == [16, 16, 16, 15] and sum(counts63) == 63
 assert weighted_mean in (my_weighted_mean, solution_weighted_mean)
-assert 0 < gap63 <= 10 * spacing(top63) and gap63 / spacing(top63) == 4.0, (gap63, top63)
+assert gap63 < 10 * spacing(top63), (gap63, top63)
+pinned(WEIGHTED, gap63 / spacing(top63), 4.0)
 # gradlab's host_average with counts is weighted_mean bit for bit; without counts, the plain mean
 assert max_abs_diff(solution_weighted_mean(parts, counts63), host_average(parts, counts=counts63)) == 0
 assert max_abs_diff(plain_mean(parts[:3]), host_average(parts[:3])) == 0
@@ -29,12 +38,15 @@ assert max_abs_diff([r / np.float32(63) for r in running], solution_weighted_mea
 # your TF2 loop (a passing version of yours, or the solution): gradlab's host_average update bit for bit, and one
 # float32 spacing at the largest weight (0.159: 1.5e-08) from one large batch per update, as gradlab's strategy
 assert host_step in (my_host_step, solution_host_step)
-assert max_abs_diff(my_weights, reference) == 0
 w_top = max(float(np.abs(w).max()) for w in large_weights)
 assert f"{w_top:.3f}" == "0.159" and f"{spacing(w_top):.1e}" == "1.5e-08"
-for weights in (my_weights, host_weights):
+assert max_abs_diff(my_weights, reference) < 10 * spacing(w_top)
+pinned(HOST, max_abs_diff(my_weights, reference), 0.0)  # the solution: host_average's update bit for bit
+assert max_abs_diff(solution_weighted_mean(parts, counts63), host_average(parts, counts=counts63)) == 0
+assert max_abs_diff(my_weights, large_weights) < 10 * spacing(w_top)
+for solution, weights in ((HOST, my_weights), (True, host_weights)):
     gap = max_abs_diff(weights, large_weights)
-    assert 0 < gap <= spacing(w_top) and f"{gap:.1e}" == "1.5e-08", gap  # "1.5e-08", "one float32 spacing"
+    pinned(solution, (0 < gap <= spacing(w_top), f"{gap:.1e}"), (True, "1.5e-08"))  # "one float32 spacing"
 
 # what the host holds: this MLP at N = 4 and N = 10
 assert P == 203_530 and G == 4 * P and MiB == 2 ** 20
@@ -43,7 +55,7 @@ assert f"{G / MiB:.2f}" == "0.78"
 assert f"{4 + 2 * f:.2f}" == "5.97" and f"{4 + 5 * f:.2f}" == "8.93"  # lesson 20 quotes the rules
 # the measured peaks, in G (fetches, list and mean all traced); tolerant: tracemalloc counts Python's small
 # objects too. "Each within 0.3 G of its rule"
-keys = ("your running sum", "list, weighted_mean", "list, np.stack's mean")
+keys = ("running sum, in place", "list, weighted_mean", "list, np.stack's mean")  # the solutions', on any run
 for n in (4, 10):
     run_sum, wm, st = (peaks[k][n] for k in keys)
     assert abs(run_sum - 2) < 0.05, (n, run_sum)  # "stays at 2.0 G"
@@ -51,7 +63,7 @@ for n in (4, 10):
     assert 0 <= st - (n + (n + 1) * f) < 0.3, (n, st)
     assert run_sum < wm < st
 # "only the list grows, by one gradient per micro-batch, from 6.0 G at N = 4 to 12.0 G at N = 10;
-# your running sum stays at 2.0 G"; "the np.stack mean's peak grows twice as fast"
+# the running sum, added in place, stays at 2.0 G"; "the np.stack mean's peak grows twice as fast"
 assert [f"{peaks[k][n]:.1f}" for k in keys[:2] for n in (4, 10)] == ["2.0", "2.0", "6.0", "12.0"], peaks
 assert abs((peaks[keys[1]][10] - peaks[keys[1]][4]) / 6 - 1) < 0.05  # one G per micro-batch
 assert 1.8 < (peaks[keys[2]][10] - peaks[keys[2]][4]) / (peaks[keys[1]][10] - peaks[keys[1]][4]) < 2.2
@@ -77,7 +89,8 @@ assert mlp is gradlab.lessons.tf1_mlp is gradlab.classic.model.mlp
 assert len(grad_placeholders) == len(grads) == 4 and train_step.name == "apply/GradientDescent"
 assert set(after) == {"weighted_mean", "his plain mean"} and len(fetched63) == 4
 top_v1 = max(float(np.abs(w).max()) for w in large63)
-assert max_abs_diff(after["weighted_mean"], large63) == spacing(top_v1), top_v1
+assert max_abs_diff(after["weighted_mean"], large63) < 10 * spacing(top_v1), top_v1
+pinned(WEIGHTED, max_abs_diff(after["weighted_mean"], large63), spacing(top_v1))
 plain_gap = max_abs_diff(after["his plain mean"], large63)
 assert f"{plain_gap:.1e}" == "3.0e-04" and 15_000 < plain_gap / spacing(top_v1) < 25_000, plain_gap
 # "a miss of 1.98%" (01's ||u - u_B|| / ||u_B||, printed), "where 02's 2017 towers missed by 1.07% on the same 63
