@@ -35,7 +35,7 @@ assert f"{sum_miss['SGD(0.1)']:.1%}" == "300.0%", sum_miss
 assert f"{np.mean(g_flat == 0):.1%}" == "42.7%" and np.mean((sqrt_nu_eps > 0) & (sqrt_nu_eps < 10)) > 0
 # "most (286 x 256, 36.0%) first-layer weights of the 286 pixels blank in all 64 digits": their gradients are exactly 0
 _blank = (np.asarray(x).reshape(len(x), -1) == 0).all(axis=0)  # pixels 0 in every one of the 64 digits
-assert len(x) == 64 and int(_blank.sum()) == 286 and f"{286 * 256 / g_flat.size:.1%}" == "36.0%", int(_blank.sum())
+assert len(x) == 64 and int(_blank.sum()) == blank == 286 and f"{286 * 256 / g_flat.size:.1%}" == "36.0%", int(_blank.sum())
 assert (g_flat[:784 * 256].reshape(784, 256)[_blank] == 0).all() and 286 * 256 > np.sum(g_flat == 0) / 2
 assert f"{predicted:.1%}" == ADAM_MISS and abs(predicted / sum_miss["Adam(0.001)"] - 1) < 0.03, (predicted, sum_miss)
 assert "the measured 2.6%" in "".join("".join(c["source"]) for c in __import__("json").load(
