@@ -8,6 +8,8 @@ import numpy as np
 
 ADAM_MISS = "2.6%"  # Adam fed the sum: its miss, as the prose quotes it (this run's)
 
+# "The accumulators are P more floats (float32: 28 GB at P = 7 x 10^9, twice its bfloat16 weights)"
+assert 7e9 * 4 / 1e9 == 28 == 2 * (7e9 * 2 / 1e9)
 eps32 = float(np.finfo(np.float32).eps)  # u = 2^-23, float32's spacing at 1: "float32's machine epsilon, 1.2e-07"
 assert f"{eps32:.1e}" == "1.2e-07"
 
@@ -27,10 +29,14 @@ assert compiled.experimental_get_tracing_count() == 2 and int(optimizer.iteratio
 # the mean, bit for bit (4 = 2^2). Problem 2: at N = 3 not bit for bit, but within one spacing at the largest weight
 assert f"{sum_miss['SGD(0.1)']:.1%}" == "300.0%", sum_miss
 # "Where does the 2.6% come from? ... each weight by its rate, 0.001, times sign(g) sqrt(nu) / (sqrt(nu) + epsilon),
-# sqrt(nu) = sqrt(1 - beta_2) |g| ... computes the miss from this formula, weight by weight: the measured 2.6%"
+# sqrt(nu) = sqrt(1 - rho) |g|, rho = 0.999 Keras's beta_2 ... computes the miss from this formula, weight by weight: the measured 2.6%"
 # (Keras's Adam at update 1: m = (1 - b1) g, v = (1 - b2) g^2, alpha = lr sqrt(1 - b2) / (1 - b1)); the exactly-0
 # entries step 0 either way; some entries have sqrt(nu) under 10 epsilon
 assert f"{np.mean(g_flat == 0):.1%}" == "42.7%" and np.mean((sqrt_nu_eps > 0) & (sqrt_nu_eps < 10)) > 0
+# "most (286 x 256, 36.0%) first-layer weights of the 286 pixels blank in all 64 digits": their gradients are exactly 0
+_blank = (np.asarray(x).reshape(len(x), -1) == 0).all(axis=0)  # pixels 0 in every one of the 64 digits
+assert len(x) == 64 and int(_blank.sum()) == blank == 286 and f"{286 * 256 / g_flat.size:.1%}" == "36.0%", int(_blank.sum())
+assert (g_flat[:784 * 256].reshape(784, 256)[_blank] == 0).all() and 286 * 256 > np.sum(g_flat == 0) / 2
 assert f"{predicted:.1%}" == ADAM_MISS and abs(predicted / sum_miss["Adam(0.001)"] - 1) < 0.03, (predicted, sum_miss)
 assert "the measured 2.6%" in "".join("".join(c["source"]) for c in __import__("json").load(
     open("04-accumulating-in-variables.ipynb"))["cells"] if c["cell_type"] == "markdown")
@@ -77,7 +83,7 @@ differ = sum(int((g != h).sum()) for g, h in zip(gradlab_weights, hand_weights))
 assert 0 < differ / W < 0.05, differ
 assert W == 203_530
 
-# How the 2017 texts did it: the TF1 recipe as written (SGD) steps 4.0000 times as far, as the TF2 sum of means
+# How the 2017 texts did it: the TF1 recipe with SGD in place of its Adam steps 4.0000 times as far, as the TF2 sum of means
 assert f"{tf1_ratio:.4f}" == "4.0000" and max_abs_diff(recipe_after, one_update(4, 1)) < 1e-6, tf1_ratio
 # the TF1 mlp is 02's, imported from gradlab
 assert mlp.__module__ == "gradlab.classic.model"
