@@ -7,6 +7,17 @@ longer shows (Keras's reductions on the whole batch; the masked loss counted fir
 """
 import numpy as np
 
+# lesson 01's yardstick for every rule that counts right: max |diff| in spacings at its target's largest entry
+at_top = {"fixed": spacings(fixed, target), "gradlab accumulate, digits": spacings(gradlab_fix, target),
+          "by D_i / D, sequences": spacings(seq_fixed, seq_target),
+          "gradlab accumulate, sequences": spacings(seq_gradlab_update, seq_target),
+          "fit, counted first": spacings(fit_counted, seq_target),
+          "fit, counted first, own shapes": spacings(own_update, seq_target),
+          **{f"fed, {row}": value for row, value in fed_spacings.items()},
+          "gradlab's keras, loss=mean_w": keras_w_spacings}
+fit_errors = {"as it is": pf.relative_error(fit_as_it_is, seq_target),
+              "counted first": pf.relative_error(fit_counted, seq_target)}
+
 # Weight micro-batches by what they count: tokens
 assert pf.relative_error(naive, target) > 0.5 and pf.relative_error(fixed, target) < 1e-5
 assert abs(coef * spread - pf.relative_error(naive, target)) < 1e-3  # N = 2: the formula is exact

@@ -60,6 +60,8 @@ assert abs(lag_once - 0.9 / 0.1) < 1e-9 and abs(lag_keras - 0.9 / (1 - 0.9 ** 4)
 assert abs(lag_fixed - 0.9 ** 0.25 / 0.1) < 1e-9
 assert f"{lag_once:.2f} {lag_keras:.2f} {lag_fixed:.2f} {lag_fixed - lag_once:.2f}" == "9.00 2.62 9.74 0.74"
 assert 0 < lag_fixed - lag_once < 1  # "the memory is back, less than one update longer" (9.74 against 9.00)
+# "it remembers (1 - rho) / (1 - rho^N) as many updates: 0.29 here (2.62/9.00 below)"
+assert abs(lag_keras / lag_once - 0.1 / (1 - 0.9 ** 4)) < 1e-9 and f"{lag_keras / lag_once:.2f}" == "0.29"
 
 # Section 2: BatchNorm's moving statistics. One update of N calls keeps rho^N of the old moving mean and gives
 # micro-batch i's mean (i = 1..N) the weight (1 - rho) rho^(N - i); the variance moves the same way
