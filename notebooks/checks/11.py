@@ -43,12 +43,12 @@ share = {N: median[N] / median[1] for N in median}
 # N = 4 adds well under N = 1's update (runs read 0.43 to 0.60; the prose states no share)
 assert 0.3 < share[4] < 0.75 and share[4] < share[2] < 1.0, share
 ratio = {N: budget_update[N] / median[N] for N in median}
-# "the budget saves 12.87 MiB (34.91 - 22.04); the cell's last line prints what the allocator saved ... the measured
-# saving stays within about half of the budget's either way": 0.6 to 1.6 times it (runs so far: 1.08 to 1.23)
+# "the budget saves 12.87 MiB (34.91 - 22.04); the allocator's saving, the cell's last line, ... stays between 0.6 and
+# 1.6 times that" (runs so far: 1.08 to 1.23)
 assert round(budget(1024, 1) / MiB - budget(1024, 4) / MiB, 2) == 12.87
 assert 0.6 < (median[1] - median[4]) / 12.87 < 1.6, median
-# "on any run the last column stays within about a third of 1, on either side", at every N: 0.7 to 1.4 (runs so far:
-# N = 1 0.89 to 1.15, N = 2 1.15 to 1.17, N = 4 1.0 to 1.34); the prose quotes no reading
+# "The last column stays between 0.7 and 1.4 on any run", at every N (runs so far: N = 1 0.89 to 1.15, N = 2 1.15 to
+# 1.17, N = 4 1.0 to 1.34); the prose quotes no reading of it
 assert all(0.7 < r < 1.4 for r in ratio.values()), ratio
 assert round(held_before, 2) == 7.47, held_before
 # "SGD's learning_rate * gradient ... (at least 0.50 MiB here, the largest kernel's)": 1024 x 128 or 128 x 1024;
