@@ -2,7 +2,7 @@
 
     peak / gradient   for each step and each N, against N on a log2 axis
     N                 every micro-batch's gradient alive at once (the sum can take one's buffer)
-    2                 one micro-batch's gradient plus the running sum
+    2                 one micro-batch's gradient plus the running sum (from N = 2)
 
 A Python loop in a traced step unrolls into N independent backward passes that TensorFlow may
 run in any order, so all N gradients can be alive before the sum takes them (the line at N);
@@ -22,7 +22,7 @@ MARKERS = ("o", "s", "^", "D")
 
 
 def plot_step_peaks(peaks, gradient_mib):
-    """Each step's peak, in gradients of the weights, against N, with the lines N and 2.
+    """Each step's peak, in gradients of the weights, against N, with the lines N and 2 (from N = 2).
 
     Args:
         peaks: `{step name: {N: peak in MiB}}`, one to four steps, in the order to draw.
@@ -44,7 +44,8 @@ def plot_step_peaks(peaks, gradient_mib):
         ax.plot(k, [p[i] / gradient_mib for i in k], marker=marker, lw=4, alpha=0.45, label=name)
     # the reference lines, thin and dark on top of the wide pale steps: visible where a step follows them
     ax.plot(ks, list(ks), "--", color="black", lw=1.2, zorder=4, label="N: every micro-batch's gradient at once")
-    ax.plot(ks, [2] * len(ks), ":", color="black", lw=1.8, zorder=4, label="2: one gradient and the sum")
+    looped = [k for k in ks if k >= 2]  # from N = 2: at N = 1 there is no sum beside the one gradient
+    ax.plot(looped, [2] * len(looped), ":", color="black", lw=1.8, zorder=4, label="2: one gradient and the sum")
     ax.set_xscale("log", base=2)
     ax.set_xticks(ks, [str(k) for k in ks])
     ax.xaxis.set_minor_locator(NullLocator())

@@ -13,7 +13,7 @@ def test_peaks_are_drawn_in_gradients_beside_k_and_2():
     assert lines["unrolled"] == ([1, 4, 16], [2.0, 5.0, 17.0])
     assert lines["while loop"] == ([1, 4, 16], [2.0, 2.0, 2.0])
     assert lines["N: every micro-batch's gradient at once"] == ([1, 4, 16], [1, 4, 16])
-    assert lines["2: one gradient and the sum"] == ([1, 4, 16], [2, 2, 2])
+    assert lines["2: one gradient and the sum"] == ([4, 16], [2, 2])  # no sum at N = 1: one pass
     assert ax.get_xscale() == "log" and ax.get_ylim()[0] == 0
     z = {line.get_label(): line.get_zorder() for line in ax.get_lines()}  # the references drawn on top
     assert min(z["N: every micro-batch's gradient at once"], z["2: one gradient and the sum"]) > max(
