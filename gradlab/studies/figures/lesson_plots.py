@@ -39,7 +39,8 @@ def draw_replicas(shards, accum_steps):
 
         replica r:  [sum_i G_ri, sum_i L_ri, n_r]     (G, L: a micro-batch's summed gradient and loss; no communication)
         all-reduce: [sum_r sums, B = sum_r n_r]       (once per update)
-        every replica: divide the sums by the rows B, apply g_B   (identical weights stay identical)
+        every replica: divide the sums by the rows B, update its copy by g_B   (identical weights stay identical;
+                       not through Keras's `apply`, which would all-reduce g_B again)
 
     Args:
         shards: the examples per replica `[n_1, ..., n_R]` (for example
@@ -80,7 +81,7 @@ def draw_replicas(shards, accum_steps):
         ax.text((x_end + reduce_x) / 2, y + 0.45, f"[sums, {n_r}]", ha="center", va="bottom", fontsize=7)
         _box(ax, reduce_x + 1.75, y, 1.1, 0.7, f"÷ rows\n= {B}", "lightyellow", fontsize=8)
         _arrow(ax, (reduce_x + 1.35, y + 0.35), (reduce_x + 1.75, y + 0.35))
-        _box(ax, reduce_x + 3.25, y, 1.2, 0.7, f"apply $g_B$\nreplica {r}", "honeydew", fontsize=8)
+        _box(ax, reduce_x + 3.25, y, 1.2, 0.7, f"update by $g_B$\nreplica {r}", "honeydew", fontsize=8)
         _arrow(ax, (reduce_x + 2.85, y + 0.35), (reduce_x + 3.25, y + 0.35))
     ax.set_xlim(-0.1, reduce_x + 4.55)
     ax.set_ylim(-0.1, top + 0.35)

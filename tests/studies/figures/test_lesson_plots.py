@@ -18,6 +18,8 @@ def test_draw_replicas_draws_sums_in_each_replica_one_all_reduce_of_sums_and_row
     assert labels.count("6 rows\nsum") == 1 and labels.count("5 rows\nsum") == 5  # 6+5+5 and 5+5+5
     assert "[sums, 16]" in labels and "[sums, 15]" in labels  # what each replica sends: its sums and its rows
     assert labels.count("÷ rows\n= 31") == 2  # every replica divides by the counted B after the all-reduce
+    assert labels.count("update by $g_B$\nreplica 0") == 1 and labels.count("update by $g_B$\nreplica 1") == 1
+    assert not any("apply" in t for t in labels)  # each copy steps by g_B; Keras's apply would all-reduce it again
     assert not any("/31" in t for t in labels)  # no weights n_ri / B inside a replica
     assert "1 all-reduce per update" in ax.get_title()
 
