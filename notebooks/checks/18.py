@@ -38,6 +38,10 @@ assert _fmt(rms[8] / np.sqrt(stats.grad_sq_norm), ".1f") == "3.2"  # "about thre
 cos8 = minibatch_grads[8] @ stats.grad / (np.linalg.norm(minibatch_grads[8], axis=1)
                                           * np.linalg.norm(stats.grad))
 assert _fmt(cos8.mean(), ".2f") == "0.27"
+# the left panel, stated in the text: mean cosine 0.27 at b = 8 (one draw of 40 below 0), 0.94 at b = 512
+cos512 = minibatch_grads[512] @ stats.grad / (np.linalg.norm(minibatch_grads[512], axis=1)
+                                              * np.linalg.norm(stats.grad))
+assert int((cos8 < 0).sum()) == 1 and len(cos8) == 40 and _fmt(cos512.mean(), ".2f") == "0.94"
 
 # two batch sizes (drawn with replacement): the two equations give gradlab's 68.2; the exact 70.6;
 # seeds 65.2 to 72.5 (-8% to +3%)
@@ -86,6 +90,9 @@ assert (_fmt(in_fit.noise_scale, ".1f"), _fmt(averaged[20].noise_scale, ".1f"), 
     == ("61.9", "61.9", "116.2")
 assert abs(in_fit.noise_scale / averaged[20].noise_scale - 1) < 1e-4
 assert 0.28 < in_fit.noise_scale / exact[20].noise_scale < 3.02 and _fmt(exact[10].noise_scale, ".0f") == "30"
+# "it lags the exact 116.2, which had swung up from 30 at update 10: 61.9/116.2 = 0.53"
+assert _fmt(in_fit.noise_scale / exact[20].noise_scale, ".2f") == "0.53" and f"{61.9 / 116.2:.2f}" == "0.53"
+assert exact[20].noise_scale > 3 * exact[10].noise_scale
 # Answer 3: the averages at rho 0.5, 0.9, 0.97 from the stored norms, against the exact value
 def _ratios(rho):
     e_b, e_B = norms[0]
