@@ -31,7 +31,9 @@ assert f"{2.0 ** -25:.1e}" == "3.0e-08" and mirrored600 == 2.0 ** -25
 assert 0.25 <= top < 0.5 and f"{top:.2f}" == "0.42" and exact == 10 * 2.0 ** -25 and f"{exact:.1e}" == "3.0e-07", top
 assert 0.25 <= max(float(np.max(np.abs(w))) for w in large600.get_weights()) < 0.5  # the same spacing on 600
 _exact = [mirrored600, unclipped_miss, drop_miss, empty["one division"], token["token step"], token_exact,
-          max_abs_diff(acc3.get_weights(), path64[-1])]
+          max_abs_diff(acc3.get_weights(), path64[-1]), *checked["(a)"].values(), *checked["(b)"].values()]
+# "exact, with an L2 penalty too: 3.0e-08, one spacing, in both checkers' lines"
+assert [f"{m:.1e}" for r in checked.values() for m in r.values()] == ["3.0e-08"] * 3, checked
 assert max(_exact) == 2.0 ** -25 <= exact, _exact  # every exact route within one spacing: inside ten
 
 # TensorFlow's split: ceil(B / R) rows a replica until they run out; drop_remainder keeps the split
@@ -51,7 +53,7 @@ assert int(dropped.optimizer.iterations.numpy()) == 10 and f"{drop_miss:.1e}" ==
 # What Keras divides by R beyond lesson 13's Loss objects
 assert list(divided_by.values()) == [1, 2, 2], divided_by
 
-# The lesson's summed_grads is gradlab's ("gradlab ships the same three"): the same loss, rows and gradient
+# The lesson's summed_grads is gradlab's ("gradlab ships with_step and summed_grads too"): the same loss, rows, gradient
 _m = StepBase(fresh(), accum_steps=3, loss_fn=loss_fn())  # 10 rows: micro-batches of 4, 3 and 3
 _ours, _theirs = summed_grads(_m, x[:10], y[:10]), gl.lessons.summed_grads(_m, x[:10], y[:10])
 assert float(_ours[1]) == float(_theirs[1]) == 10 and abs(float(_ours[0]) - float(_theirs[0])) < 1e-5
@@ -74,6 +76,9 @@ assert float(keras.ops.divide_no_nan(0.0, 0.0)) == 0.0 and np.isnan(float(tf.red
 assert shards(64, strategies[3]) == [22, 22, 20] and fit_updates == 0 and "AddN" in fit_error
 assert len(per_update) == 9 and all(m > 1e-3 for m in per_update), per_update  # every update misses
 assert (f"{min(per_update):.1%}", f"{max(per_update):.1%}") == ("2.7%", "5.2%"), per_update  # 01's miss, each
+# the lesson's each_update_miss is gradlab's (lesson 16 imports gradlab's as "lesson 15's measure")
+_gl_update = gl.lessons.each_update_miss(on3, R3, path64, (x[:576], y[:576]), batch_size=64)
+assert np.allclose(per_update, _gl_update, rtol=0, atol=1e-6), (per_update, _gl_update)
 # "gl.AccumulatingModel builds from one shard (overriding Keras's private _maybe_symbolic_build, a hook gradlab
 # probes in gradlab/_compat/trainer.py) and divides once by B: it starts in fit, and is exact"
 _acc3_miss = max_abs_diff(acc3.get_weights(), path64[-1])

@@ -41,19 +41,22 @@ assert [f"{x:.2f}" for x in flat["large batch"]] == ["0.34", "0.22"], flat
 assert "{:+.1f} ± {:.1f}".format(*lab_iv) == "-4.8 ± 1.4" and abs(lab_iv[0]) > lab_iv[1], lab_iv
 assert iv_diff < 1e-13, iv_diff
 
-# the checklist on the convnet: 1, 2 and 4 at 3.2 eps; 3: gradlab's way and the large batch count 2 updates, Keras's
-# own accumulation 8 micro-batches (rate 0); check 5, Dropout, misses by 47 % of the large batch's update (01's miss),
+# the checklist on the convnet: 1, 2 and 4 at 3.2 eps; 3: gradlab's way and the large batch give the cosine's rate
+# at 2 updates, Keras's own accumulation 0 (it counted 8 micro-batches); check 5, Dropout, misses by 47 % of the large batch's update (01's miss),
 # the large batch with other masks by 49 %; every convnet starts from the same weights (Dropout's seed is explicit)
 assert all(np.array_equal(a, b) for a, b in zip(convnet(0.25, 1).get_weights(), convnet().get_weights()))
 assert f"{grad_norm:.2f}" == "0.74" and grad_norm > 0.5, grad_norm
 assert [f"{checks[k] / 100 / eps:.1f}" for k in ("1, 2: count and clip", "4: two replicas")] == ["3.2", "3.2"], checks
 assert (f"{checks['5: Dropout']:.0f}", f"{other_masks:.0f}") == ("47", "49"), (checks, other_masks)
 assert abs(checks["5: Dropout"] - other_masks) < 0.1 * other_masks  # "about as far"
+# check 3 by public names: each optimizer's rate against the cosine at its updates (0.250 at 2); Keras's own
+# schedule counted 8 micro-batches ("its cosine spent on 8 micro-batches", read here from the private count)
 assert (int(opts[4].iterations), int(opts[1].iterations), int(keras_way.optimizer._iterations)) == (2, 2, 8)
-assert [schedule_check(o, 2)[0] for o in schedules.values()] == [2, 2, 8]
-assert [schedule_check(o, 2)[2] for o in schedules.values()] == [True, True, False]
+_sc = [schedule_check(o, cosine) for o in schedules.values()]
+assert [u for u, _, _ in _sc] == [2, 2, 2] and [c for _, _, c in _sc] == [True, True, False], _sc
+assert [f"{r:.3f}" for _, r, _ in _sc] == ["0.250", "0.250", "0.000"] and f"{float(cosine(2)):.3f}" == "0.250", _sc
 assert np.isclose(float(opts[4].learning_rate), float(opts[1].learning_rate))
-assert float(keras_way.optimizer.learning_rate) == 0.0  # "its cosine was spent (rate 0)"
+assert float(keras_way.optimizer.learning_rate) == 0.0 and float(cosine(8)) == 0.0  # spent: 0 from count 4 on
 assert schedule_check in (my_schedule_check, solution_schedule_check)
 
 # Problem 1: at N = 8, b = 12 Keras's schedule costs 7.8 to 8.5 points a seed, more than at N = 4 on every seed
