@@ -75,7 +75,7 @@ assert big["unrolled", 1] > 10 and all(big["while loop", N] < 2 / 3 * big["unrol
 # gradlab's AccumulatingModel at N = 2, 4, 8, XLA on and off. "Without XLA, under one pass": accumulation saves
 _acc = {jit: {N: acc_peak[jit][N] / grad for N in AN} for jit in (True, False)}
 assert all(1 < _acc[False][N] < big["unrolled", 1] for N in AN), (_acc, big)
-# "and under XLA over twice that at every N" (runs before gradlab's N = 2 fix, 873a666, read N = 2 folded into the
+# "and with XLA over twice its XLA-off peak at the same N" (runs before gradlab's N = 2 fix, 873a666, read N = 2 folded into the
 # program, 9.5 against 8.0; N = 4 and 8: 37.6 and 19.3 under XLA against 6.6 and 5.1, 6.3 and 4.1, 5.5 and 3.2
 # without; after it 75.6, 37.6, 19.3 against 8.4, 5.4, 4.5)
 assert all(_acc[False][N] < 0.5 * _acc[True][N] for N in AN), _acc
