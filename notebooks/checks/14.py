@@ -77,13 +77,14 @@ assert abs(a_us - alpha_us) <= 1e-9 * abs(a_us) and abs(b_gib * 2 ** 30 - beta) 
 assert slope > 0 and intercept > 0 and medians[2 ** 23] > medians[2 ** 16]  # a line that rises from a positive start
 # the cost section states only the spread of α and β (the timing cell is nbval-ignored): they vary with the
 # machine (logical CPUs, or logical GPUs when a GPU is present; stored runs read 200 to 450 µs and 1.68 to 4.82
-# GB/s on quiet CPUs, 513 µs and 2.05 GB/s on a busy one), so no band on their values; the prose says only
-# "a few hundred µs" and "one to a few GB/s", and quotes no single run's reading (the cell prints its own).
+# GB/s on quiet CPUs, 513 to 1051 µs and 0.92 to 2.05 GB/s on busy ones), so no band on their values; the
+# prose says only "hundreds of µs to about a millisecond" and "about one to a few GB/s", and quotes no single
+# run's reading (the cell prints its own).
 import json, re
 _cells = json.load(open("14-communication.ipynb", encoding="utf-8"))["cells"]
 _cost = next("".join(c["source"]) for c in _cells if c["cell_type"] == "markdown" and "## The cost of one all-reduce" in "".join(c["source"]))
 _prose = re.sub(r"\$\$.*?\$\$", "", _cost, flags=re.S)
-assert "α a few hundred µs, β one to a few GB/s, each run its own" in " ".join(_prose.split()), _prose
+assert "α hundreds of µs to about a millisecond, β about one to a few GB/s, each run its own" in " ".join(_prose.split()), _prose
 assert "about 600" not in _prose and "here about" not in _prose  # no one run's reading in the prose
 assert 0 < alpha_us and 0 < beta, (alpha_us, beta)  # a line that rises from a positive start, as printed
 assert medians[4] < 5 and max(map(abs, line_off.values())) < 100, (medians[4], line_off)
