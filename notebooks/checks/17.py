@@ -37,7 +37,7 @@ assert np.allclose(keras_gaps, change(keras_c))
 assert keras_c.results[0].config.updates == 150 and round(150 / 4) == 38  # "spent after about 38"
 assert [f"{x:.2f}" for x in flat["Keras's way"]] == ["0.46", "0.45"], flat
 assert [f"{x:.2f}" for x in flat["large batch"]] == ["0.34", "0.22"], flat
-# the paired interval: yours is gradlab's (to 1e-14), -4.8 ± 1.4, which excludes zero
+# the paired interval: yours is gradlab's (to rounding), -4.8 ± 1.4, which excludes zero
 assert "{:+.1f} ± {:.1f}".format(*lab_iv) == "-4.8 ± 1.4" and abs(lab_iv[0]) > lab_iv[1], lab_iv
 assert iv_diff < 1e-13, iv_diff
 
