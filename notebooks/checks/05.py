@@ -14,7 +14,8 @@ assert len(vs_yours) == 2 and all(float(d) < 3.1e-8 for d in vs_yours), vs_yours
 assert default == [10]  # "without the option it gets 10"
 assert calls == {"accumulate": 9, "fused": 1} and (alive, sum(floats), conv.count_params()) == (123392, 80986, 38218)
 assert (round(mib(512, alive), 1), round(mib(64, alive), 1), round(mib(1, conv.count_params()), 2)) == (241.0, 30.1, 0.15)
-assert round(2 * mib(1, conv.count_params()), 2) == 0.29  # "the sums and the fresh gradient, 2P floats whatever N, small here" (0.29 MiB)
+assert round(2 * mib(1, conv.count_params()), 2) == 0.29  # "the sums, the fresh gradient and, during the add, the new sums: at most 3P floats whatever N,
+# small here" (2P is 0.29 MiB; the prose quotes no MiB)
 _ref = gl.lessons.memory_model("conv")  # the lesson builds it visibly; same layers, same seeded weights
 assert [type(l).__name__ for l in conv.layers] == [type(l).__name__ for l in _ref.layers], conv.layers
 assert [l.activation.__name__ for l in conv.layers if hasattr(l, "activation")] == ["relu", "relu", "linear"]

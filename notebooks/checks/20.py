@@ -14,7 +14,7 @@ assert set(diffs) == {"host_step", "accumulate_step"} and all(1e-10 < v < 1e-7 f
 assert top == max(float(np.abs(w).max()) for w in want)
 assert all(0.5 <= v / float(np.spacing(np.float32(top))) <= 1.5 for v in diffs.values()), (diffs, top)
 
-# the CPU timing: "close, on any run; never twice as slow"; the prose states no ratio: the cell prints this run's ratio
+# the CPU timing: "close, on any run; never twice as slow"; the prose states the stored run's ratio (1.19) as this run's and the band below; the cell prints each run's
 # and verdict by 22's rule (slower, faster or no different); "the numpy part ... can exceed the gap between the
 # medians" (not pinned).
 # Timings move with the machine's load (0.90 to 1.00 on a quiet machine, 1.14 to 1.24 on a loaded one), so only the
