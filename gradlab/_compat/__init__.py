@@ -22,7 +22,7 @@ from .distribute import (  # noqa: F401
     device_sends, mirrored_strategy, own_instance_keys, reducible_by_keras, tf_initialised)
 from .layers import keras_mask, sublayers, batchnorm_moments, slice_rows, with_keras_mask  # noqa: F401
 from .losses import losses_not_divided_by_replicas  # noqa: F401
-from .xla import dynamic_rows, traced_for_xla  # noqa: F401
+from .xla import dynamic_slice, traced_for_xla  # noqa: F401
 from .optimizers import (  # noqa: F401
     gradients_already_reduced,
     optimizer_chain,

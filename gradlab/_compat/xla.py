@@ -42,18 +42,14 @@ def _probe_dynamic_slice():
 
 
 @_probed(_probe_dynamic_slice)
-def dynamic_rows(p, start, n):
-    """Rows `start` to `start + n` of `p` under XLA.
+def dynamic_slice(p, begin, size):
+    """`tf.slice(p, begin, size)` for a graph XLA compiles, `size` static to XLA.
 
-    `tf.slice` asks XLA for its start at compile time: a start computed from the batch makes
-    XLA fold the batch in as a constant and compile again for every batch. XLA's DynamicSlice
+    `tf.slice` asks XLA for `begin` at compile time: a start computed from the batch makes XLA
+    fold the batch in as a constant and compile again for every batch. XLA's DynamicSlice
     takes the start at run time."""
     from tensorflow.compiler.tf2xla.python import xla as tfxla
-    begin = tf.concat([[tf.cast(start, tf.int32)], tf.zeros([p.shape.rank - 1], tf.int32)], 0)
-    if p.shape[1:].is_fully_defined() and not tf.is_tensor(n):
-        return tfxla.dynamic_slice(p, begin, [n] + p.shape[1:].as_list())
-    # XLA knows every shape when it compiles: a size read from tf.shape is a constant to it.
-    return tfxla.dynamic_slice(p, begin, tf.concat([[n], tf.shape(p)[1:]], 0))
+    return tfxla.dynamic_slice(p, begin, size)
 
 
 PRIVATE_NAMES = {

@@ -244,11 +244,11 @@ def _rows(p, start, n):
     # A loop that runs 0 times is still compiled: there n may be one row more than the batch
     # (B rows in 1), a size XLA refuses, so it is capped at B (a loop that runs has n <= B).
     n = _min(n, batch_rows(p))
-    if tf.is_tensor(start) and _compat.traced_for_xla():
-        return _compat.dynamic_rows(p, start, n)
+    cut = _compat.dynamic_slice if tf.is_tensor(start) and _compat.traced_for_xla() else tf.slice
     if rest.is_fully_defined() and not tf.is_tensor(n):
-        return tf.slice(p, begin, [n] + rest.as_list())
-    return tf.slice(p, begin, tf.concat([[n], tf.shape(p)[1:]], 0))
+        return cut(p, begin, [n] + rest.as_list())
+    # (under XLA a size read from tf.shape is a compile-time constant: XLA knows every shape)
+    return cut(p, begin, tf.concat([[n], tf.shape(p)[1:]], 0))
 
 
 def _short(v):
