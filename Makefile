@@ -48,8 +48,10 @@ test-fast: install
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -m "not slow" tests
 
+# Two lessons at a time, each in its own worker and kernel (--dist loadscope keeps a lesson's
+# cells in order on one worker, as nbval asks); JOBS=0 runs them one after another.
 test-notebooks: install
-	$(BIN)/python -m pytest -q --nbval --nbval-current-env --nbval-sanitize-with tests/nbval-sanitize.cfg notebooks/*.ipynb
+	$(BIN)/python -m pytest -q -n $(JOBS) --dist loadscope --nbval --nbval-current-env --nbval-sanitize-with tests/nbval-sanitize.cfg notebooks/*.ipynb
 
 # The wheel as a user gets it, outside the checkout: core install fits like Keras, [lab]
 # runs the table from another directory, neither writes into site-packages (tools/test_wheel.py).
@@ -58,9 +60,9 @@ test-wheel: install
 
 # The oldest supported pair (TensorFlow 2.18, Keras 3.8) in a venv outside the checkout, cached
 # in ~/.cache/gradlab-ci: the wheel installed there, `doctor`, and the engine and training tests
-# (the fast tier and those marked `oldest`) against it (tools/test_oldest.py).
+# (the fast tier and those marked `oldest`) against it (tools/test_oldest.py), in JOBS processes.
 test-oldest: install
-	$(BIN)/python tools/test_oldest.py
+	JOBS=$(JOBS) $(BIN)/python tools/test_oldest.py
 
 # The tests marked `gpu` (towers on GPUs, MirroredStrategy with NCCL, the allocator peak on
 # GPU:0, XLA on a conv net); without a GPU each is skipped, saying what it would run.

@@ -1,6 +1,6 @@
 """The oldest supported pair, outside the checkout: `make test-oldest`.
 
-    venv (cached, outside the checkout)  <-  TensorFlow 2.18, Keras 3.8, pytest
+    venv (cached, outside the checkout)  <-  TensorFlow 2.18, Keras 3.8, pytest, pytest-xdist
     pip wheel (from a copy of the sources)  ->  installed with the pair (pip's resolver
     checks that pyproject.toml's range admits it)  ->  `python -m gradlab doctor`
     ->  pytest on a copy of the engine and training tests, against the installed gradlab:
@@ -25,7 +25,7 @@ from wheel_build import ROOT, build_wheel, copy, fresh_venv, pip, scratch
 from wheel_build import step as _step
 
 PAIR = ("tensorflow==2.18.*", "keras==3.8.*")
-TOOLS = ("pytest",)
+TOOLS = ("pytest", "pytest-xdist")
 # What the engine and training tests need: their folders and what they import from tests/.
 TESTS = ("conftest.py", "common.py", "test_compat.py", "core", "training")
 SELECT = "(not slow or oldest) and not gpu"
@@ -93,8 +93,11 @@ def run(tmp):
         name, version = pin.split("==")
         if not reported.get(name, "").startswith(version.rstrip("*")):
             sys.exit(f"test-oldest: doctor reports {name} {reported.get(name)}, not {pin}")
-    step(f"pytest -m '{SELECT}' (engine and training tests, installed gradlab)",
-         [py, "-m", "pytest", "-q", "-m", SELECT, "tests/core", "tests/training", "tests/test_compat.py"],
+    # Two workers, as `make test-unit` runs them: one took 704 s, most of it tracing on one core.
+    jobs = os.environ.get("JOBS", "2")
+    step(f"pytest -m '{SELECT}' -n {jobs} (engine and training tests, installed gradlab)",
+         [py, "-m", "pytest", "-q", "-n", jobs, "--dist", "worksteal", "-m", SELECT,
+          "tests/core", "tests/training", "tests/test_compat.py"],
          capture=False, env=env, cwd=work)
 
 
