@@ -157,7 +157,7 @@ assert abs(timeline.schedule(c_40, m_ms, overlap=True)["total"] - sum(c_40) - sh
 assert zero_err <= float(np.spacing(np.float32(np.abs(full_w).max()))) and f"{zero_err:.1e}" == "2.4e-07", zero_err
 assert zero_err < 1e-5 and zero_sent.tolist() == sent.tolist() == [6_000_000] * R, (zero_err, zero_sent)
 assert [s.size for s in zero_slots] == [w_start.size // 4] * 4 and R == 4
-# the overview's 41% (N = 1, no overlap) and 2.5% (accumulating 8 and overlapping)
+# the 41% (N = 1, no overlap) and 2.5% (accumulating 8 and overlapping) that README quotes; the Summary states 41.3% and 2.5%
 assert (round(100 * shares[1][0]), f"{100 * shares[8][1]:.1f}") == (41, "2.5")
 assert f"{2 * (64 - 1) / 64:.3f}" == "1.969" and f"{backward_ms / 200:.2f}" == "0.33"  # 1.969M at R = 64; τ_g
 print("lesson 14: every number the prose states checks out")
