@@ -18,7 +18,7 @@ at_top = {"fixed": spacings(fixed, target), "gradlab accumulate, digits": spacin
 fit_errors = {"as it is": pf.relative_error(fit_as_it_is, seq_target),
               "counted first": pf.relative_error(fit_counted, seq_target)}
 
-# Weight micro-batches by what they count: tokens
+# The count rule: tokens
 assert pf.relative_error(naive, target) > 0.5 and pf.relative_error(fixed, target) < 1e-5
 assert abs(coef * spread - pf.relative_error(naive, target)) < 1e-3  # N = 2: the formula is exact
 assert D / (2 * D_i[0]) > 1 > D / (2 * D_i[1])
