@@ -18,10 +18,11 @@ at_top = {"fixed": spacings(fixed, target), "gradlab accumulate, digits": spacin
 fit_errors = {"as it is": pf.relative_error(fit_as_it_is, seq_target),
               "counted first": pf.relative_error(fit_counted, seq_target)}
 
-# Weight micro-batches by what they count: tokens
+# The count rule: tokens
 assert pf.relative_error(naive, target) > 0.5 and pf.relative_error(fixed, target) < 1e-5
 assert abs(coef * spread - pf.relative_error(naive, target)) < 1e-3  # N = 2: the formula is exact
 assert D / (2 * D_i[0]) > 1 > D / (2 * D_i[1])
+assert [f"{D / (2 * D_i[0]):.2f}", f"{D / (2 * D_i[1]):.2f}"] == ["8.42", "0.53"]  # "8.42 times its share ... 0.53"
 assert pf.relative_error(naive, gradlab_naive) < 1e-5  # your naive rule (or the solution's) is gradlab's
 assert pf.relative_error(gradlab_fix, target) < 1e-5  # gradlab's sample_weight under accumulate
 assert pf.relative_error(fixed, gradlab_fix) < 1e-5
@@ -48,6 +49,7 @@ assert naive_weight["shuffled"] > short_tokens  # a shuffle still tilts the weig
 assert pf.relative_error(seq_naive, seq_target) > 1 and pf.relative_error(seq_fixed, seq_target) < 1e-5
 assert abs(seq_coef * seq_spread - seq_errors[0]) < 1e-3
 assert norm(seq_g1) > 2 * norm(seq_g2) and cos_12 < 0.5  # grad L_1 longer, and pointing elsewhere
+assert f"{cos_12:.2f}" == "0.14"  # "points elsewhere (cosine 0.14)"
 # the prediction's basis: noise alone makes |grad L_1| / |grad L_2| about sqrt(D_2 / D_1) (3.3 against 2.92)
 assert abs(norm(seq_g1) / norm(seq_g2) / np.sqrt(valid_i[1] / valid_i[0]) - 1) < 0.2
 assert f"{norm(seq_g1) / norm(seq_g2):.1f}" == "3.3" and f"{np.sqrt(valid_i[1] / valid_i[0]):.2f}" == "2.92"
