@@ -6,7 +6,7 @@ with the text. Not part of the lesson.
 """
 from gradlab.studies.host_offload import offload_problem
 
-# setup: "ten gradients of 0.78 MiB", N = 10 micro-batches of 10
+# the CPU fold's setup: 03's MLP, a 0.78 MiB gradient, N = 10 micro-batches of 10 (N is the GPU model's too)
 assert f"{G / 2**20:.2f}" == "0.78" and N == 10 and len(x100) == 100
 
 # both steps against one large batch: "float32 rounding: about a spacing at the largest weight" (22's yardstick: ten)
@@ -14,9 +14,9 @@ assert set(diffs) == {"host_step", "accumulate_step"} and all(1e-10 < v < 1e-7 f
 assert top == max(float(np.abs(w).max()) for w in want)
 assert all(0.5 <= v / float(np.spacing(np.float32(top))) <= 1.5 for v in diffs.values()), (diffs, top)
 
-# the CPU timing: "close, on any run; never twice as slow"; the prose states the stored run's ratio (1.19) as this run's and the band below; the cell prints each run's
-# and verdict by 22's rule (slower, faster or no different); "the numpy part ... can exceed the gap between the
-# medians" (not pinned).
+# the CPU timing (the fold at the end): "never doubling the update"; the prose states no ratio, only the band the
+# checks accept (0.7 to 1.6); the cell prints each run's ratio and verdict by 22's rule (slower, faster or no
+# different); "the numpy part ... can exceed the gap between the medians" (not pinned).
 # Timings move with the machine's load (0.90 to 1.00 on a quiet machine, 1.14 to 1.24 on a loaded one), so only the
 # conclusion is pinned, with room for a loaded CI machine: well below 2
 assert tuple(ms) == ("accumulate_step", "host_step", "host's own work") and all(len(t) == 20 for t in ms.values())
@@ -67,13 +67,22 @@ assert (f"{d7:.2f}", f"{c7:.2f}", f"{h7:.2f}") == ("4.55", "0.56", "2.80") and 2
 assert 4 * 7e9 / 1e9 == 28 and h7 < d7  # "a 28 GB float32 sum"; the device sets the pace
 assert (f"{card7:.1f}", f"{copy7:.1f}", f"{copy7 / card7 - 1:.0%}") == ("47.5", "49.4", "4%")
 assert abs(copy7 - (N * d7 + c7 + h7 + c7)) < 1e-9  # the answer's formula
-assert f"{20 * 7e9 / d7 / 1e9:.1f}" == "30.8" and T7 == 32_768  # the bar; the stored run's 17 GB/s is run-varying (not asserted)
+assert f"{20 * 7e9 / d7 / 1e9:.1f}" == "30.8" and T7 == 32_768  # the bar; "one numpy core (Problem 2's 17 GB/s) would set the pace"
+assert slow_rate < 20 * 7e9 / d7
 assert abs(20 * F / (6 * T7) / (20 * 7e9 / d7) - 1) < 1e-12  # that bar passes 32,768 tokens exactly where the rate falls below 30.8
 # "17.3 GB of activations"; "7.8 billion accumulating, 10.4 billion copying"
 assert (f"{acts:.1f}", f"{room / 8:.1f}", f"{room / 6:.1f}") == ("17.3", "7.8", "10.4")
 assert 8 * 10 > room and 6 * 10 < room  # at 10 billion only copying fits
 # "70.6 s an update against 65.0 s of compute, with 200 GB on the host"
 assert (f"{copy10:.1f}", f"{N * d10:.1f}", f"{20 * 10e9 / 1e9:.0f}") == ("70.6", "65.0", "200")
+# Problem 2: a host summing at 17 GB/s, the 1B model at T = 4,096: "1,176 ms", "12,166 ms, 13.9 times the card's",
+# "about N tau_h" (the sum sets the pace), "above 59,294 tokens ... 50/17 times 20,160"
+assert slow_rate == 17e9 and abs(tau_h17 - 20 * P / slow_rate * 1e3) < 1e-9 and tau_h17 > tau_c > tau_d
+assert (f"{tau_h17:,.0f}", f"{overlapped17:,.0f}", f"{overlapped17 / on_card:.1f}") == ("1,176", "12,166", "13.9")
+assert abs(overlapped17 - (tau_d + tau_c + N * tau_h17 + tau_c)) < 1e-9 and overlapped17 / (N * tau_h17) < 1.04
+assert f"{20 * F / (6 * slow_rate):,.0f}" == "59,294" and abs(20 * F / (6 * slow_rate) - 50 / 17 * T_sum) < 1e-6
+# the Predicts: (a) the host's sum is slowest; (c) "about 5" of 1.5, 5 or 10
+assert max(tau_d, tau_c, tau_h) == tau_h and min((1.5, 5, 10), key=lambda r: abs(r - overlapped / on_card)) == 5
 # the same answers from gradlab's model of the Problem (its own tests: tests/studies/test_host_offload.py)
 pb = offload_problem(card=80e9, micro_batches=N, flops=F, host_rate=host_rate, bus=bus, hbm=hbm, tokens=T7)
 assert abs(pb.problem[7e9][0] - card7) < 1e-9 and abs(pb.acts - acts) < 1e-9
