@@ -5,7 +5,7 @@
     line     1: the unit itself (one micro-batch's peak), dashed
 
 Horizontal bars, the first case on top, each labelled with its median; a case read once draws
-one dot on its bar's end.
+one dot on its bar's end. The legend sits below the axes, where no bar can hide under it.
 
 Lesson: notebooks/05-fused-accumulation.ipynb
 """
@@ -39,7 +39,7 @@ def plot_peak_bars(readings, unit_mib, title="An update's peak, in micro-batches
     for name, r in cases.items():
         if r.size == 0 or not np.all(np.isfinite(r)):
             raise ValueError(f"case {name!r} needs at least one finite reading, got {r!r}")
-    fig, ax = plt.subplots(figsize=(6.4, 0.55 * len(cases) + 1.4), layout="constrained")
+    fig, ax = plt.subplots(figsize=(6.4, 0.55 * len(cases) + 1.7), layout="constrained")
     plt.close(fig)  # owned by the caller: a cell ending with the call shows it once
     ys = np.arange(len(cases))[::-1]  # the first case on top
     medians = [float(np.median(r)) / unit_mib for r in cases.values()]
@@ -54,5 +54,5 @@ def plot_peak_bars(readings, unit_mib, title="An update's peak, in micro-batches
     ax.set_xlim(0, 1.12 * max(max(medians), max(float(r.max()) for r in cases.values()) / unit_mib))
     ax.set_xlabel(f"peak / one micro-batch's peak ({unit_mib:.1f} MiB)")
     ax.set_title(title)
-    ax.legend(fontsize="small", loc="lower right")
+    fig.legend(fontsize="small", loc="outside lower center", ncol=3)  # below the axes: no bar hides under it
     return fig

@@ -20,6 +20,9 @@ def test_bars_are_medians_in_units_and_dots_every_reading():
     (unit,) = [line for line in ax.get_lines() if line.get_linestyle() == "--"]
     assert list(unit.get_xdata()) == [1.0, 1.0] and "one micro-batch" in unit.get_label()
     assert [t.get_text() for t in ax.texts] == ["8.00", "1.00", "2.20"]  # each median, written
+    (legend,) = fig.legends  # the figure's, below the axes
+    assert sorted(t.get_text() for t in legend.get_texts()) == [
+        "1: one micro-batch's peak", "each reading", "median reading"]
     assert ax.get_xlim()[0] == 0 and ax.get_xlim()[1] > 8.0 and "30.0 MiB" in ax.get_xlabel()
 
 
