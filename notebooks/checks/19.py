@@ -67,7 +67,7 @@ assert [round(time_to_target(N, 1.25)) for N in (1, 2, 4)] == [608, 566, 664]
 # one NVLink link a hop (25 GB/s, a V100's one way): N = 1 still wins, "258" against 332 and 489
 assert [round(time_to_target(N, 25)) for N in (1, 2, 4)] == [258, 332, 489]
 assert f"{1.5 * 102.3 / 150:.1f}" == "1.0" and f"{1.5 * 102.3 / 1.25:.1f}" == "122.8"
-# the ResNet50 float32 gradient the problem all-reduces: 25,583,592 parameters (lesson 13 counts them)
+# the ResNet50 float32 gradient the problem all-reduces: 25,583,592 parameters (lesson 02 counts them, in its Problem 2)
 assert (f"{4 * 25_583_592 / 1e6:.1f}", f"{4 * 25_583_592 / 2**20:.1f}") == ("102.3", "97.6")
 # what E counts: before loss 0.5, B = 512 passes over the 4,000 digits 2.4 to 2.8 times
 _passes = [512 * runs[s][512] / M for s in runs]
