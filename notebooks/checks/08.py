@@ -45,6 +45,12 @@ for clip_kw in ({"clipnorm": 0.05}, {"clipvalue": 0.01}):
 assert spacing(g_clipped) == float(np.spacing(np.float32(max(np.abs(t).max() for t in g_clipped))))
 assert f"{once_gap / spacing(g_clipped):.1f}" == "4.2" and f"{pf.relative_error(g_once, g_clipped):.1e}" == "4.7e-07"
 assert {f"{v:.1f}" for v in clip_spacings.values()} == {"8.0"} and max(clip_spacings.values()) < 10
+# why 8.0 against 4.2: "pf.update_of reads an update from the weights (before minus after), rounding it by up to half
+# the largest weight's spacing, 4.0 of the gradient's, in the target and again in each strategy's"
+_w_half = 0.5 * float(np.spacing(np.float32(max(float(np.abs(v.numpy()).max()) for v in mlp().trainable_variables))))
+assert f"{_w_half / spacing(g_clipped):.1f}" == "4.0", _w_half / spacing(g_clipped)
+assert once_gap <= _w_half + spacing(g_clipped) < 2 * _w_half  # the target's reading, and the hand clip's own rounding
+assert max(clip_spacings.values()) * spacing(g_clipped) <= 2 * _w_half + spacing(g_clipped)  # two readings
 # your clip_each and clip_once (or the solution) are the lesson's functions, checked in their cell
 assert check_clip(clip_each, False) is None and check_clip(clip_once, True) is None
 
@@ -61,7 +67,7 @@ assert int(replay_lso.iterations) == 2  # six applies, one skipped: two updates 
 assert row == [1, None, 1, 2, 2, "held"]  # "applies the held x[:16] together with x2[:16] in update 1"
 # each later window a micro-batch late, "to rounding": under ten spacings (01's yardstick)
 assert shift_gap < 1e-6 and shift_gap / spacing(shifted) < 10
-# section 2's statement of dynamic loss scaling: S starts at 2^15 and doubles after 2,000 finite calls
+# section 2's statement of dynamic loss scaling: λ starts at 2^15 and doubles after 2,000 finite calls
 assert float(replay_lso.initial_scale) == 2.0 ** 15 and replay_lso.dynamic_growth_steps == 2000
 assert w_gap([v.numpy() for v in replay.weights], sgd_updates((x2, y2), (x3, y3))) > 1e-3  # not x2, then x3
 
@@ -81,7 +87,7 @@ for policy, wrapped in (("mixed_float16", True), ("mixed_bfloat16", False)):
 two_bad = x.copy()
 two_bad[:8] *= 1e38
 two_bad[24:] *= 1e38  # micro-batches 1 and 4 of 4 overflow
-halved = {}  # S after one step of 4 micro-batches of 8, from 2^15
+halved = {}  # λ after one step of 4 micro-batches of 8, from 2^15
 for case, bad_x in (("1 and 4", two_bad), ("all 4", x * 1e38)):
     for name, accum in (("fused", None), ("keras", 4)):
         run = make(name, 4, optimizer=lambda: keras.optimizers.LossScaleOptimizer(
@@ -98,11 +104,11 @@ assert once_s[1] == halved["all 4", "fused"] == 16384 and keras_s[1:5] == [16384
 assert keras_s[4] == halved["all 4", "keras"] == 2048 and once_s[-1] == keras_s[-1] == 32768
 assert max(once_s[2:-1]) == 16384
 # Keras is back at 2^15 by update 2,000 but spends about the first 500 clean updates 8 times lower:
-# S after clean update u is at index 4 * (u + 1) (index 4 ends the bad update)
+# λ after clean update u is at index 4 * (u + 1) (index 4 ends the bad update)
 assert [keras_s[4 * (u + 1)] for u in (499, 999, 1499, 1999, 2000)] == [2048, 4096, 8192, 16384, 32768]
 assert once_s[500] == 16384 and keras_s[4 * 500] == 16384 / 8
 
-# Section 3: the fix in your own step ("1.0 spacing" from fused and from Keras's train_on_batch, printed; S halved once)
+# Section 3: the fix in your own step ("1.0 spacing" from fused and from Keras's train_on_batch, printed; λ halved once)
 assert check_accumulate(accumulate_step) is None  # the step the lesson uses matches fused, run again
 assert fix_gap < 1e-6 and fix_scales == [16384, 16384] and max(fix_spacings, oracle_spacings) <= 2.0
 assert f"{fix_spacings:.1f}" == f"{oracle_spacings:.1f}" == "1.0", (fix_spacings, oracle_spacings)  # "1.0 spacing"
@@ -114,8 +120,12 @@ assert oracle_gap < 1e-6 and oracle_scale == 16384, (oracle_gap, oracle_scale)  
 clip_len = lambda c, N, k: c / N * np.sqrt(N + N * (N - 1) * k)
 assert abs(clip_len(0.5, 4, pair_cos) - norm(g_each)) < 1e-4 and f"{clip_len(0.5, 4, pair_cos):.3f}" == "0.278"
 assert clip_len(1.0, 16, 0.0) == 0.25
-# Problem 2: Keras skips the one bad micro-batch and halves S once, to 16384 (section 2: "1 and 4" halves it twice);
-# S doubles after 500 clean updates and every 500 after: 262144 by update 2,000, where one check per update is back at
+# at cosine 0.08: under c/2 "from N = 6, 0.483 c" (N > 0.92/0.17 = 5.4); "toward c sqrt(0.08) = 0.283 c"; printed in its cell
+assert clip_len(1.0, 5, 0.08) > 0.5 > clip_len(1.0, 6, 0.08) and f"{0.92 / 0.17:.1f}" == "5.4"
+assert f"{clip_len(1.0, 6, 0.08):.3f} {np.sqrt(0.08):.3f}" == "0.483 0.283" and abs(pair_cos - 0.08) < 0.005
+assert abs(clip_each_len(6) - clip_len(1.0, 6, 0.08)) < 1e-12 and f"{clip_each_len(10_000):.3f}" == "0.283"
+# Problem 2: Keras skips the one bad micro-batch and halves λ once, to 16384 (section 2: "1 and 4" halves it twice);
+# λ doubles after 500 clean updates and every 500 after: 262144 by update 2,000, where one check per update is back at
 # 32768; growth 8000 restores the pace (its cell computes the problem's case: one bad micro-batch of four)
 assert halved["1 and 4", "keras"] == 2.0 ** 15 / 4 and row[:2] == [1, None]
 assert one_bad[2000][4] == one_bad[8000][4] == 16384 and one_bad[2000][1] == 16384
@@ -123,7 +133,7 @@ assert one_bad_doubled == {2000: [500, 1000, 1500, 2000], 8000: [2000]}, one_bad
 assert one_bad[2000][-1] == 262144 and once_s[-1] == 32768 and one_bad[8000][-1] == 32768
 
 # Section 2's real float16 overflow: compile wrapped the optimizer; micro-batch 2 (pixels x 100) overflowed float16,
-# not float32 ("1.0e+06 ... far above float16's 65504"); S halved there; four micro-batches, three counted, no update
+# not float32 ("1.0e+06 ... far above float16's 65504"); λ halved there; four micro-batches, three counted, no update
 assert type(opt_16).__name__ == "LossScaleOptimizer"
 assert after_each == [(32768.0, 0), (16384.0, 0), (16384.0, 0), (16384.0, 0)], after_each
 assert int(opt_16.inner_optimizer._iterations) == 3  # "skipped that micro-batch alone": three of four counted

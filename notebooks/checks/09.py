@@ -100,6 +100,13 @@ assert f"{1 - settled.sum() / h.var(0).sum():.0%}" == "9%", settled.sum() / h.va
 # 3.6e-04 away, about a hundred times as far", the share 1 - 0.99 of the between-means term it never sees
 assert [f"{g:.1e}" for g in root_gaps] == ["3.3e-06", "3.6e-04"], root_gaps
 assert 70 < root_gaps[1] / root_gaps[0] < 150, root_gaps
+# "more than rounding: the four moves weigh micro-batch i's mean (1 - rho^(1/4)) rho^((4 - i)/4), not (1 - rho)/4 each":
+# those weights alone give the moving mean's 3.3e-06 (float64), and the rest is rounding, as window's 9.3e-10
+_r = 0.99 ** 0.25
+_root_w = np.array([(1 - _r) * _r ** (4 - i) for i in range(1, 5)])
+_root_pred = _root_w @ np.stack([h_i.mean(0) for h_i in np.split(h, 4)]).astype("float64") - 0.01 * h.astype("float64").mean(0)
+assert abs(_root_w.sum() - 0.01) < 1e-12 and f"{np.abs(_root_pred).max():.1e}" == "3.3e-06", _root_pred
+assert np.abs(root_bn[0] - large_bn[0] - _root_pred).max() < 1e-8 and bn_gaps["window"][0] < 1e-8
 assert abs(root_gaps[1] - 0.01 * float(between.max())) < 0.1 * root_gaps[1], (root_gaps, 0.01 * between.max())
 assert np.abs(var_bn.mean(0) + between - h.var(0)).max() < 1e-5 and var_bn.mean(0).sum() < h.var(0).sum()
 # the merge in use is the moments of all the rows, and the window step in use moves once, as the large batch

@@ -403,7 +403,7 @@ def plot_loss_scale(runs, title="The loss scale after each apply call", zoom=Non
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: rf"$2^{{{np.log2(v):.0f}}}$"))
         ax.yaxis.set_minor_locator(NullLocator())
         ax.set_xlabel("update (apply calls / N)")
-        ax.set_ylabel("loss scale S")
+        ax.set_ylabel("loss scale λ")
         ax.set_title(panel_title)
     axes[0].legend(fontsize="small", loc="upper center")
     return fig

@@ -192,6 +192,7 @@ def test_plot_loss_scale_steps_each_call_at_call_over_n():
     assert np.allclose(twice.get_ydata(), [8, 4, 2, 2, 4, 2, 4, 4]) and np.allclose(ax.get_xlim(), [-0.09, 3.09])
     assert once.get_linestyle() == "-" and twice.get_linestyle() == "--"
     assert ax.get_yscale() == "log" and [t.get_text() for t in ax.get_legend().get_texts()] == list(runs)
+    assert ax.get_ylabel() == "loss scale λ"  # the README's letter for the loss scale
     fig.canvas.draw()
     shown = [t.get_text() for t in ax.get_yticklabels() if ax.get_ylim()[0] <= t.get_position()[1] <= ax.get_ylim()[1]]
     assert shown[:3] == ["$2^{1}$", "$2^{2}$", "$2^{3}$"] and ax.get_ylim()[1] == 32  # powers of two; room above 8
@@ -214,6 +215,6 @@ def test_plot_loss_scale_zoom_draws_the_first_updates_with_a_dot_per_call():
     assert np.allclose(twice.get_xdata(), [0, 0.5, 1, 1]) and np.allclose(twice.get_ydata(), [8, 4, 2, 2])
     assert np.allclose(twice_dots.get_xdata(), [0, 0.5, 1]) and np.allclose(twice_dots.get_ydata(), [8, 4, 2])
     assert twice_dots.get_linestyle() == "None" and np.allclose(near.get_xlim(), [-0.03, 1])
-    assert near.get_yscale() == "log" and "first 1 updates" in near.get_title()
+    assert near.get_yscale() == "log" and "first 1 updates" in near.get_title() and near.get_ylabel() == "loss scale λ"
     with pytest.raises(ValueError, match="positive"):
         plot_loss_scale(runs, zoom=0)
