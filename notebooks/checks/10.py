@@ -29,7 +29,7 @@ try:
 except tf.errors.OperatorNotAllowedInGraphError:
     _refused = True
 assert _refused, "fit ran a tf.range loop in train_step"
-assert gl.split_sizes(11, 4) == [3, 3, 3, 2] and len(x) % 60 == 11  # "only the last batch splits unevenly (3, 3, 3, 2)"
+assert gl.split_sizes(11, 4) == [3, 3, 3, 2] and len(x) % 60 == 11  # "the 11 rows split 3, 3, 3, 2"
 assert abs(history["loss"][0] - mine_history["loss"][0]) < 1e-6
 assert abs(history["accuracy"][0] - mine_history["accuracy"][0]) < 1e-6  # your step logs compile's accuracy
 
@@ -77,13 +77,13 @@ assert big["unrolled", 1] > 10 and all(big["while loop", N] < 2 / 3 * big["unrol
 # owns them and checks them
 _acc = {N: acc_peak[N] / grad for N in AN}
 assert all(1 < _acc[N] < big["unrolled", 1] for N in AN), (_acc, big)
-# "Here your loop at N = 4 holds about 0.4 of one pass (the last line)": printed, run-dependent (runs read 0.30 to 0.42)
+# the last line, your loop at N = 4 over one pass: printed, run-dependent, the prose states no reading (runs read 0.30 to 0.42)
 assert 0.25 < big["while loop", 4] / big["unrolled", 1] < 2 / 3, big
 # one pass at 4,000 rows read 11.6 to 15.7 so far, about 1 at 60 rows (the allocator may count a chunk up to twice its
 # tensor): wide bands
 assert 10 < big["unrolled", 1] < 20 and 0.7 < held["unrolled", 1] < 2.1, (big, held)  # a clean-clone CI run read 1.62
 
-# Answer 5: "Yes, 3.0e-08 away at loss scale 32,768"; plain fit
+# Answer 5: "the loss scale, 32,768" (apply divides every gradient by it); "3.0e-08 away (Solution 5)"; plain fit
 # under one lands on the large batch exactly (the scale is a power of 2), so the checker compares with `large`
 assert f"{float(lso.dynamic_scale):,.0f}" == "32,768" and int(lso.iterations) == 11
 assert f"{max_abs_diff(scaled.inner.get_weights(), large.get_weights()):.1e}" == "3.0e-08"
