@@ -82,7 +82,7 @@ assert all(round(np.log10(a1_gaps[N] / _a1_spacing)) == 6 for N in (2, 4)), a1_g
 # Answer 2: the plain mean against the token mean
 assert (4.0 + 2.0) / 2 == 3.0 and abs((10 * 4.0 + 90 * 2.0) / 100 - 2.2) < 1e-12
 # noise, not bias (the fold): the average of K shuffles' plain means closes in on g_B about as 1 / sqrt(K):
-# 64.3%, 17.9%, 6.0% at K = 1, 10, 100 (the main text states all three; the folded cell prints them)
+# 64.3%, 17.9%, 6.0% at K = 1, 10, 100 (the main text states all three; the cell before prints them)
 assert [f"{shuffled[K]:.1%}" for K in (1, 10, 100)] == ["64.3%", "17.9%", "6.0%"], shuffled
 assert all(0.5 < shuffled[K] * np.sqrt(K) / shuffled[1] < 1.5 for K in (10, 100)), shuffled
 assert shuffled[1] > shuffled[10] > shuffled[100]

@@ -83,7 +83,7 @@ assert (matmul_1.name, matmul_1.inputs[1].op.inputs[0].op.name) == ("tower_1/mod
 # One copy of the weights
 assert numbers == 203_530 and fmt(4 * numbers / 2**20, ".2f") == "0.78"
 
-# What the 2017 towers did (main text; the graph runs in Going further): on equal halves 1/R is n_r / B; the graph,
+# What the 2017 towers did (main text; the graph runs in a folded cell): on equal halves 1/R is n_r / B; the graph,
 # run once on 32 + 32 digits, lands 1.0 spacing from the large batch's update (one tape, SGD(0.1), the same start)
 assert 1 / 2 == 32 / 64 and tf1_graph.get_operation_by_name("apply/GradientDescent").name == "apply/GradientDescent"
 assert len([op for op in tf1_graph.get_operations() if op.type == "Mean" and op.name.startswith("average/")]) == 4  # one per variable

@@ -102,8 +102,8 @@ assert min(pf.relative_error(naive, target), pf.relative_error(seq_naive, seq_ta
            adam_miss) > 100_000 * _eps  # every wrong count
 assert abs(t_nai[2] - 0.5) < 0.05 and abs(t_fix[2] - short_tokens) < 0.02  # each bets what its loss counts
 assert f"{t_fix[2]:.3f}" == "0.085" and f"{short_tokens:.3f}" == "0.091" and len(tag_windows) == 200
-# the seeded runs' ends as the prose states them: the sorted naive run bets 0.496; the fix (and one batch) 0.307 per
-# token, 1.273 per sequence (one run each, no spread claimed)
+# the seeded runs' ends: the sorted naive run bets 0.496 (the prose states it); the fix (and one batch) 0.307 per
+# token, 1.273 per sequence, printed in the table (one run each, no spread claimed)
 assert f"{t_nai[2]:.3f}" == "0.496" and [f"{t:.3f}" for t in (*t_fix[:2], *t_big[:2])] == ["0.307", "1.273"] * 2
 assert t_fix[2] < short_tokens  # the bet that minimises the loss per token, which 200 updates do not quite reach
 # the sorted naive run's per-token and per-sequence losses coincide (0.708 both): a bet near 0.5 makes every

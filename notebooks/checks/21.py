@@ -104,9 +104,9 @@ assert abs(rnd(same_mean[20], 2) - rnd(same_mean[1], 2)) <= 0.01
 assert rnd(reproduction.SEED_TABLE[20][0] - reproduction.SEED_TABLE[1][0], 1) == 0.2
 
 # dropout: one distribution (after the setup)
-assert f"{off:.1e}" == "4.1e-07" and off < 4 * np.finfo(np.float32).eps  # "4.1e-07 ... rounding" (lesson 01; 19 quotes it)
+assert f"{off:.1e}" == "4.1e-07" and off < 4 * np.finfo(np.float32).eps  # "4.1e-07 ... rounding" (lesson 01)
 # "3.4 float32 eps (one eps is one to two spacings: 22): rounding" -- at most 6.8 spacings, under 22's ten
-assert rnd(off / np.finfo(np.float32).eps, 1) == 3.4 == rnd(4.1e-07 / np.finfo(np.float32).eps, 1) and 2 * 3.4 < 10  # cell 5 and 22 print it
+assert rnd(off / np.finfo(np.float32).eps, 1) == 3.4 == rnd(4.1e-07 / np.finfo(np.float32).eps, 1) and 2 * 3.4 < 10  # cell 5 prints it
 # the K = 1 line: an N = 20 draw and another large-batch draw, each as far from a large-batch draw
 assert [rnd(d.mean(), 2) for d in to_large.values()] == [1.79, 1.79]
 # "the 32 distances spread by 0.08 and 0.09 (std), and the means differ by 0.007, under two paired standard errors (0.037)"

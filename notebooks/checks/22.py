@@ -105,8 +105,8 @@ assert xla["gradlab", "dense"] and not xla["gradlab", "convolving"], xla
 # at the largest weight on any machine (the count itself varies by CPU; 1.0 on the stored run)
 assert count_spacings(apart, 0, top_w) <= 10, (apart, top_w)
 # XLA's memory (moved here from lesson 10, which now links here): 10's AccumulatingModel step on 4,000 digits, the
-# least of five peaks, XLA off and on at N = 2, 4, 8. The table is nbval-ignored and the prose quotes "7 to 11 times
-# its XLA-off peak here (readings vary; over twice on any run)": asserted as over twice (this lesson's runs read 10.2 to
+# least of five peaks, XLA off and on at N = 2, 4, 8. The table is nbval-ignored and the prose states the pinned
+# conclusion, "over twice its XLA-off peak": asserted as over twice (this lesson's runs read 10.2 to
 # 10.9, 6.3 to 7.1, 7.0 to 7.3 at N = 2, 4, 8; lesson 10's read 9.0,
 # 7.0, 4.3; before gradlab's N = 2 fix, 873a666, N = 2 read 9.5 against 8.0)
 _off, _on = table["XLA off"], table["XLA on"]
