@@ -46,12 +46,12 @@ def plot_peak_bars(readings, unit_mib, title="An update's peak, in micro-batches
     ax.barh(ys, medians, height=0.6, color="tab:blue", alpha=0.45, label="median reading")
     for y, r, m in zip(ys, cases.values(), medians):
         ax.plot(r / unit_mib, [y] * r.size, "o", color="black", ms=3.5, zorder=3)
-        ax.annotate(f"{m:.2f}", (max(m, float(r.max()) / unit_mib), y), xytext=(6, 0),
+        ax.annotate(f"{m:.2f}", (float(r.max()) / unit_mib, y), xytext=(6, 0),  # right of every dot
                     textcoords="offset points", va="center", fontsize="small")
     ax.plot([], [], "o", color="black", ms=3.5, label="each reading")  # the legend's entry for the dots
     ax.axvline(1.0, ls="--", color="black", lw=1.2, zorder=4, label="1: one micro-batch's peak")
     ax.set_yticks(ys, list(cases))
-    ax.set_xlim(0, 1.12 * max(max(medians), max(float(r.max()) for r in cases.values()) / unit_mib))
+    ax.set_xlim(0, 1.12 * max(float(r.max()) for r in cases.values()) / unit_mib)  # a median is never past its max
     ax.set_xlabel(f"peak / one micro-batch's peak ({unit_mib:.1f} MiB)")
     ax.set_title(title)
     fig.legend(fontsize="small", loc="outside lower center", ncol=3)  # below the axes: no bar hides under it
