@@ -106,6 +106,11 @@ assert f"{t_fix[2]:.3f}" == "0.085" and f"{short_tokens:.3f}" == "0.091" and len
 # token, 1.273 per sequence, printed in the table (one run each, no spread claimed)
 assert f"{t_nai[2]:.3f}" == "0.496" and [f"{t:.3f}" for t in (*t_fix[:2], *t_big[:2])] == ["0.307", "1.273"] * 2
 assert t_fix[2] < short_tokens  # the bet that minimises the loss per token, which 200 updates do not quite reach
+# "-a_w ln p - b_w ln(1 - p), least at p = a_w / (a_w + b_w) ... 0.091 over the words" (printed beside the fix's 0.085)
+_p = np.linspace(0.001, 0.999, 999)
+assert all(abs(_p[np.argmin(-a * np.log(_p) - b * np.log(1 - _p))] - a / (a + b)) < 1e-3 for a, b in zip(a_w, b_w))
+assert f"{best_bet:.3f}" == "0.091" and t_fix[2] < best_bet and best_bet - t_fix[2] < 0.02
+assert a_w.sum() + b_w.sum() == sum(int((w > 0).sum()) for w, _ in tag_windows)  # every token counted once
 # the sorted naive run's per-token and per-sequence losses coincide (0.708 both): a bet near 0.5 makes every
 # token cost about ln 2 = 0.693, short or long; its final model's loss per token of each group, last 20 windows
 assert f"{t_nai[0]:.3f}" == f"{t_nai[1]:.3f}" == "0.708" and f"{np.log(2):.3f}" == "0.693"

@@ -60,8 +60,9 @@ assert abs(lag_once - 0.9 / 0.1) < 1e-9 and abs(lag_keras - 0.9 / (1 - 0.9 ** 4)
 assert abs(lag_fixed - 0.9 ** 0.25 / 0.1) < 1e-9
 assert f"{lag_once:.2f} {lag_keras:.2f} {lag_fixed:.2f} {lag_fixed - lag_once:.2f}" == "9.00 2.62 9.74 0.74"
 assert 0 < lag_fixed - lag_once < 1  # "the memory is back, less than one update longer" (9.74 against 9.00)
-# "it remembers (1 - rho) / (1 - rho^N) as many updates: 0.29 here (2.62/9.00 below)"
+# "it remembers (1 - rho) / (1 - rho^N) as many updates"; after the lags: "2.62, 0.29 as many" (printed)
 assert abs(lag_keras / lag_once - 0.1 / (1 - 0.9 ** 4)) < 1e-9 and f"{lag_keras / lag_once:.2f}" == "0.29"
+assert lag_share == lag_keras / lag_once and f"{0.1 / (1 - 0.9 ** 4):.2f}" == "0.29"
 
 # Section 2: BatchNorm's moving statistics. One update of N calls keeps rho^N of the old moving mean and gives
 # micro-batch i's mean (i = 1..N) the weight (1 - rho) rho^(N - i); the variance moves the same way
@@ -86,21 +87,22 @@ with warnings.catch_warnings(action="ignore"):
 assert max(float(np.abs(v.numpy() - t).max()) for v, t in zip(
     (micro_bn.layers[0].moving_mean, micro_bn.layers[0].moving_variance), moving_after(4))) < 1e-6
 assert [f"{g:.1e}" for g in bn_gaps["micro"]] == ["2.3e-02", "2.8e-02"]
-assert max(bn_gaps["window"]) < 1e-6  # "to rounding"
+assert max(bn_gaps["window"]) < 1e-6 and f"{bn_gaps['window'][0]:.1e}" == "9.3e-10"  # "to rounding (9.3e-10)"
+assert keras_bn_gap == bn_four["fit"] and max(abs(a - b) for a, b in zip(bn_gaps["fit"], bn_gaps["micro"])) < 1e-6
 assert bn_four["micro"] < 1e-6 and f"{bn_four['micro']:.1e}" == "1.2e-07" and bn_four["window"] > 1e-2  # micro is four calls' moves, printed
 # "The merge's second term, the spread of the micro-batch means, is 9% of the large batch's variance": the
 # micro-batches' own variances average to the rest (equal micro-batches), so they leave it out
 assert f"{between.sum() / h.var(0).sum():.0%}" == "9%"
-# "that term is 9% of the large batch's variance here, and a moving variance fed only them settles that much
+# "that term is 9% of the large batch's variance here, and a moving variance fed only them would settle that much
 # short": four moves per update fed the same window's variances settle at coef @ var_i / (1 - kept),
 # 9% below the large batch's variance (summed over the 64 features)
 assert np.abs(settled - bn_moves[4][1] @ var_i / (1 - bn_moves[4][0])).max() == 0  # printed in the lesson
 assert f"{1 - settled.sum() / h.var(0).sum():.0%}" == "9%", settled.sum() / h.var(0).sum()
-# "A momentum of 0.99^(1/4) does not fix Keras's four moves": the mean lands close ("3.3e-06"), the variance "stays
-# 3.6e-04 away, about a hundred times as far", the share 1 - 0.99 of the between-means term it never sees
+# "The root momentum does not turn four moves into one": the mean lands "3.3e-06 away", the variance "3.6e-04 away,
+# about a hundred times as far" after this one update: about 1 - 0.99 of the between-means term it never sees
 assert [f"{g:.1e}" for g in root_gaps] == ["3.3e-06", "3.6e-04"], root_gaps
 assert 70 < root_gaps[1] / root_gaps[0] < 150, root_gaps
-# "more than rounding: the four moves weigh micro-batch i's mean (1 - rho^(1/4)) rho^((4 - i)/4), not (1 - rho)/4 each":
+# "far above window's 9.3e-10: the four moves weigh micro-batch i's mean (1 - rho^(1/4)) rho^((4 - i)/4), not (1 - rho)/4 each":
 # those weights alone give the moving mean's 3.3e-06 (float64), and the rest is rounding, as window's 9.3e-10
 _r = 0.99 ** 0.25
 _root_w = np.array([(1 - _r) * _r ** (4 - i) for i in range(1, 5)])
