@@ -35,7 +35,7 @@ assert list(traces) == ["plain", "yours", "tf.recompute_grad"], list(traces)
 assert all(0 < marks[0] < tr.ms[-1] for tr, marks in traces.values()), traces
 assert all(tr.peak >= tr.mib.max() - 1e-9 for tr, _ in traces.values())
 assert peaks["tf.recompute_grad"] < 0.8 * peaks["plain"] and peaks["yours"] > 0.8 * peaks["plain"], peaks
-# "reaches its loss late (71 ms against plain's 48, stored)": the stored trace's marks, printed, not pinned (a trace's
+# "reaches its loss late (45 ms against plain's 39, stored)": the stored trace's marks, printed, not pinned (a trace's
 # times move with the machine's load)
 
 # the graph: "all 8 rebuilt products, both Dense layers of each block, need nothing from the loss"; waiting, none;
@@ -71,7 +71,7 @@ assert round((fwd + bwd + rebuilt) / (fwd + bwd), 2) == 1.16 and 3 * len(macs) -
 assert (total, needed) == (37, 33) == (29 + 8, 29 + 4), (total, needed)
 sh = share["tf.recompute_grad"][1]  # the median over rounds of the time over plain's in that round
 # "On any run the ratio stays between 0.8 and 1.8 (checked), too wide to show a sixth" (runs so far read 0.94x to
-# 1.53x); "the stored run's recomputation looks free: 0.98x plain's" is the stored run's reading, printed, not pinned
+# 1.53x); "the stored run does not show the sixth (1.00x plain's" is the stored run's reading, printed, not pinned
 assert 0.8 < sh < 1.8, sh
 
 # Problem 2 (its folded solution): "the rebuild draws new masks ... (7.7e-02 apart, Solution 2)"; a stateless mask,
