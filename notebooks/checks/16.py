@@ -27,6 +27,12 @@ if clipped_step is not solution_clipped_step:
     check_clip(solution_clipped_step)
 
 
+# Public apply sums what every replica hands it (moved here from lesson 13): handed g_B it steps R g_B ("2.000"),
+# handed g_B / R the large batch's step ("1.000"), both at the price of apply's own all-reduce (2 an update)
+assert dist.num_replicas_in_sync == 2 and f"{apply_ratios['g_B']:.3f}" == "2.000", apply_ratios
+assert f"{apply_ratios['g_B / R']:.3f}" == "1.000" and apply_reduces == {"g_B": 2, "g_B / R": 2}, apply_reduces
+
+
 def check_passthrough(f):  # the pairs pass through; nested or overlapping entries and an error leave no trace
     opt, pairs = keras.optimizers.SGD(0.1), [(tf.ones([2]), "v")]
     with f(opt):
@@ -82,5 +88,14 @@ _line = next(l for l in doctor.render(doctor.report()).splitlines() if "_all_red
 assert _line.split()[0] == "ok", _line  # the probe's line the prose calls "the ok line above"
 import pathlib as _pathlib  # "gradlab declares the Keras versions it was tested with (3.8 up to 3.15)"
 assert '"keras>=3.8,<3.16"' in (_pathlib.Path("..") / "pyproject.toml").read_text()
+
+# Problem 3: in Keras's source, apply -> _backend_apply_gradients clips, then _backend_update_step all-reduces, then updates
+import inspect as _inspect
+from keras.src.backend.tensorflow.optimizer import TFOptimizer as _TFOptimizer
+from keras.src.optimizers.base_optimizer import BaseOptimizer as _BaseOptimizer
+assert "self._backend_apply_gradients(" in _inspect.getsource(_BaseOptimizer.apply)
+_apply, _update = (_inspect.getsource(f) for f in (_BaseOptimizer._backend_apply_gradients, _TFOptimizer._backend_update_step))
+assert _apply.index("self._clip_gradients(grads)") < _apply.index("self._backend_update_step(")
+assert _update.index("self._all_reduce_sum_gradients(grads_and_vars)") < _update.index("self._distributed_tf_update_step")
 
 print("lesson 16: every number the prose states checks out")
