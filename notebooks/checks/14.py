@@ -28,6 +28,10 @@ assert abs(reduce70 - ms(2e9, 8, 50e9)) < 1e-9  # the lesson's ring time is grad
 exposed4 = max(0.0, reduce70 - 1000 * 4 * 1e9 * 16_384 / 989e12)
 assert (round(compute99), round(reduce70), round(exposed4)) == (99, 70, 4)  # the playground at peak
 assert round(100 * reduce70 / (reduce70 + compute99)) == 41
+# both overlap models, printed side by side: 4 blocks leave 20.3 ms (the overlap cell's), the floor as they shrink 4 ms
+_back66 = 1000 * 4 * 1e9 * 16_384 / 989e12
+assert f"{overlapped_step([_back66 / 4] * 4, [reduce70 / 4] * 4) - _back66:.1f}" == "20.3" == f"{shown_ms:.1f}"
+assert abs(four_ms - exposed_ms) > 1 or params != 1e9  # the two models differ at the defaults
 compute40 = 1000 * 6 * 1e9 * 16_384 / (0.4 * 989e12)
 assert round(compute40) == 248 and round(100 * reduce70 / (reduce70 + compute40)) == 22  # its comment, at 0.4
 assert (best_per_bucket, f"{best_total:.2f}") == (10, "77.31") and f"{totals[sweep.index(11)]:.2f}" == "77.44"
@@ -53,6 +57,8 @@ for _scale, _tie in ((1.4, True), (1.5, False)):
     _gap = overlapped_step(mb_compute * 8, _slow * 8) - overlapped_step(mb_compute + [7 * step_ms], _slow + [0.0])
     assert (abs(_gap) < 1e-9) if _tie else _gap > 1, (_scale, _gap)
 assert (round(1.4 * comm_ms), round(1.5 * comm_ms)) == (98, 105)
+# your hub (or the solution): device 0 sends (R - 1) G = 12,000,000 bytes, the others G each
+assert hub_sent.tolist() == [3 * G, G, G, G] == [12_000_000] + [4_000_000] * 3, hub_sent
 # the ring's error (9.5e-07) equals one float32 spacing at the largest sum, 9.7: np.spacing = 2^-20 there
 _largest = float(np.abs(exact).max())
 assert f"{_largest:.1f}" == "9.7" and float(np.spacing(np.float32(_largest))) == 2.0 ** -20
@@ -96,8 +102,8 @@ try:
 except TypeError:
     pass
 # "`fit` has no option to split it": no argument of fit, compile or MirroredStrategy names them (the strategy's own routes the
-# prose names, MultiWorkerMirroredStrategy(communication_options=) and cross_device_ops=NcclAllReduce(num_packs=),
-# are not run here)
+# prose names, cross_device_ops=NcclAllReduce(num_packs=), is not run here: it concatenates every gradient, then splits,
+# in TensorFlow's _ConcatAndSplitPacker.pack, so no pack exists before the whole backward pass)
 import inspect
 for _f in (keras.Model.fit, keras.Model.compile, tf.distribute.MirroredStrategy.__init__):
     assert not any("communication" in _p or "options" in _p for _p in inspect.signature(_f).parameters), _f
@@ -117,8 +123,8 @@ assert h["flat_node_ms"] < flat_ms  # NVLink finishes under the InfiniBand hops:
 per_gb = [h["ms_per_gb"][k] for k in ("flat", "hierarchical")]
 assert [f"{x:.2f}" for x in per_gb] == ["4.92", "8.26"] and f"{per_gb[1] - per_gb[0]:.2f}" == "3.34"
 assert h["steps"] == {"flat": 126, "hierarchical": 28}  # the fold's 126 and 28 ring steps
-# the cost section: "the 14 steps' start-ups 14 × 14 µs = 0.2 ms (NCCL's tuning.cc)"; tuning.cc's own count, 16 (2 per
-# node), gives 0.2 ms too: both round to 0.2 ms (tuning.cc at the linked commit: nInterSteps = 2 * nNodes for an
+# the cost section: "NCCL's 14 µs network step latency (tuning.cc), applied to the ring's 14 steps, adds 0.2 ms" (the
+# α-β model's count, not NCCL's); tuning.cc's own count, 16 (2 per node), gives 0.2 ms too: both round to 0.2 ms (tuning.cc at the linked commit: nInterSteps = 2 * nNodes for an
 # all-reduce, the other nsteps - nInterSteps = -2 at the intra-node 3.4 µs)
 assert f"{14 * 14e-3:.1f}" == "0.2" == f"{(16 * 14 + (14 - 16) * 3.4) * 1e-3:.1f}"
 # the fold prices the 2 GB all-reduce at the fitted α and β (printed only: they vary with the machine)
@@ -132,11 +138,11 @@ assert latency_ms == 0.2 == round(2 * (8 - 1) * 14e-3, 1)  # the buckets' τ_0: 
 # (70 ms) outlasts the backward pass (66.3 ms)
 assert f"{m_ms[0]:.1f}" == "17.5" and shown_ms > m_ms[0] and comm_ms > backward_ms and f"{backward_ms:.1f}" == "66.3"
 assert abs(shown_ms - (comm_ms - (backward_ms - c_ms[-1]))) < 1e-9  # the link time left after the last gradient
-# the N = 2 timeline: each waits (2 x one micro-batch and its all-reduce) against one deferred all-reduce
-assert f"{waits_2:.1f}" == "239.4" and abs(waits_2 - 2 * each_waits) < 1e-9
+# the N = 8 timeline, drawn at the N the table times: each waits (8 x one micro-batch and its all-reduce), 957.6 ms
+assert f"{waits_8:.1f}" == "957.6" and abs(waits_8 - 8 * each_waits) < 1e-9
 # its middle row, not blocking: the all-reduces queue on the link and end as deferred does (only the last shows)
-assert abs(chained_2["total"] - deferred_2) < 1e-9 and abs(chained_2["total"] - overlapped_step(mb_compute * 2, mb_comm * 2)) < 1e-9
-assert f"{deferred_2:.1f}" == "219.1" and abs(deferred_2 - overlapped_step(mb_compute + [step_ms], mb_comm + [0.0])) < 1e-9
+assert abs(chained_8["total"] - deferred_8) < 1e-9 and abs(chained_8["total"] - chained) < 1e-9
+assert f"{deferred_8:.1f}" == "815.5" and abs(deferred_8 - deferred) < 1e-9
 # the bucket sweep's ends, as its table prints them (the prose states only the least, 77.31 ms)
 assert [f"{totals[i]:.1f}" for i in (0, -1)] == ["110.3", "136.5"] and f"{c200[0]:.2f}" == "0.33" and f"{m200[0]:.2f}" == "0.35"
 assert max(totals[sweep.index(k)] for k in (8, 10, 11, 12)) - best_total < 0.4 and f"{totals[sweep.index(12)]:.2f}" == "77.38"  # "8 to 12 lie within 0.4 ms"
