@@ -48,7 +48,16 @@ assert all(np.array_equal(a, b) for a, b in zip(convnet(0.25, 1).get_weights(), 
 assert f"{grad_norm:.2f}" == "0.74" and grad_norm > 0.5, grad_norm
 assert [f"{checks[k] / 100 / eps:.1f}" for k in ("1, 2: count and clip", "4: two replicas")] == ["3.2", "3.2"], checks
 assert (f"{checks['5: Dropout']:.0f}", f"{other_masks:.0f}") == ("47", "49"), (checks, other_masks)
-assert abs(checks["5: Dropout"] - other_masks) < 0.1 * other_masks  # "about as far"
+assert abs(checks["5: Dropout"] - other_masks) < 0.1 * other_masks
+# check 5 over mask seeds 1-5: N = 4 misses 52 to 54 %, the large batch 49 to 53 %; paired, N = 4 minus the large
+# batch +1.8 ± 2.2 points of miss, an interval holding zero ("five seeds cannot tell ... a point or two")
+assert drop_N4.shape == drop_N1.shape == (5,) and other_masks == drop_N1[0] and mask_seeds == (1, 2, 3, 4, 5)
+assert [f"{x:.0f}" for x in (drop_N4.min(), drop_N4.max(), drop_N1.min(), drop_N1.max())] == ["52", "54", "49", "53"], \
+    (drop_N4, drop_N1)
+assert "{:+.1f} ± {:.1f}".format(*drop_iv) == "+1.8 ± 2.2" and abs(drop_iv[0]) <= drop_iv[1], drop_iv
+assert np.allclose(drop_iv, solution_gap_interval(drop_N4, drop_N1), rtol=1e-9)  # the interval the learner wrote
+# the checklist's batch of 98 in 4 micro-batches: "25, 25, 24 and 24" (printed)
+assert gl.split_sizes(98, 4) == [25, 25, 24, 24]
 # check 3 by public names: each optimizer's rate against the cosine at its updates (0.250 at 2); Keras's own
 # schedule counted 8 micro-batches ("its cosine spent on 8 micro-batches", read here from the private count)
 assert (int(opts[4].iterations), int(opts[1].iterations), int(keras_way.optimizer._iterations)) == (2, 2, 8)
