@@ -109,7 +109,8 @@ assert f"{off:.1e}" == "4.1e-07" and off < 4 * np.finfo(np.float32).eps  # "4.1e
 assert rnd(off / np.finfo(np.float32).eps, 1) == 3.4 == rnd(4.1e-07 / np.finfo(np.float32).eps, 1) and 2 * 3.4 < 10  # cell 5 prints it
 # the K = 1 line: an N = 20 draw and another large-batch draw, each as far from a large-batch draw
 assert [rnd(d.mean(), 2) for d in to_large.values()] == [1.79, 1.79]
-# "the 32 distances spread by 0.08 and 0.09 (std), and the means differ by 0.007, under two paired standard errors (0.037)"
+# "No farther": the cell prints the 32 distances' stds, 0.08 and 0.09, and the means' gap, 0.007, under two paired
+# standard errors (0.037); the prose states only the 1.79
 assert [rnd(d.std(ddof=1), 2) for d in to_large.values()] == [0.08, 0.09]
 assert f"{d20.mean() - d_large.mean():.3f}" == "0.007" and f"{2 * se_gap:.3f}" == "0.037"
 assert abs(d20.mean() - d_large.mean()) < 2 * se_gap  # under two paired standard errors
@@ -171,6 +172,8 @@ mean5, half5 = interval(same[5] - same[1])
 assert (rnd(mean5, 2), rnd(half5, 2)) == (0.25, 0.24) and rnd(10 * (0.24 / 0.12) ** 2, 6) == 40
 half40 = half5 * np.sqrt(10 / 40) * 2.023 / T95_9  # a quarter of the variance, and a smaller t
 assert rnd(half5 * np.sqrt(10 / 40), 2) == 0.12 and rnd(half40, 2) == 0.11 and T95_9 == 2.262
+# "gradlab's seed_gaps.T975 keys its t by degrees of freedom ...: T975[9] = 2.262 serves 10 seeds"
+assert seed_gaps.T975[9] == T95_9 == 2.262 and abs(seed_gaps.interval(np.arange(10.0))[1] - 2.262 * np.arange(10.0).std(ddof=1) / np.sqrt(10)) < 1e-12
 # Student's t at 39 degrees of freedom: 2.023 is its 97.5% quantile (its density, integrated)
 grid = np.linspace(0.0, 2.023, 200_001)
 pdf = (1 + grid**2 / 39) ** -20 * math.gamma(20) / (math.sqrt(39 * math.pi) * math.gamma(19.5))
