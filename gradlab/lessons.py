@@ -103,6 +103,7 @@ _NAMES = {
     "plot_memory_trace": ("gradlab.studies.figures.memory_timeline", "plot_memory_trace"),
     "plot_step_peaks": ("gradlab.studies.figures.step_peaks", "plot_step_peaks"),
     "plot_peak_bars": ("gradlab.studies.figures.peak_bars", "plot_peak_bars"),
+    "plot_applied_rates": ("gradlab.studies.figures.applied_rates", "plot_applied_rates"),
     "fit_schedule": ("gradlab.studies.figures.fit_schedule", "fit_schedule"),
     "plot_fit_schedule": ("gradlab.studies.figures.fit_schedule", "plot_fit_schedule"),
     "plot_recorded_updates": ("gradlab.studies.figures.fit_schedule", "plot_recorded_updates"),

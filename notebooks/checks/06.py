@@ -6,7 +6,7 @@ fails loudly (nbval, `make notebooks`) if a run ever disagrees with the text. No
 # Problems 1 and 2: the numbers the folded answers rest on
 rates = gl.lessons.keras_accumulation.applied_rates(keras.optimizers.schedules.CosineDecay(1.0, decay_steps=1000),
                                                     accum_steps=8, updates=127)
-first_zero = int(np.argmax(rates == 0))  # answer 1: the first update that applies rate 0
+first_zero = int(np.argmax(rates == 0))  # answer 1: the first update that applies rate 0, indexed from 0 (update 126 from 1)
 per_epoch = -(-50_000 // 64)  # answer 2: micro-batches per epoch, the last one short
 
 MISSES = ("fit, Keras 4 x 16, kept",)  # the comparisons the prose says miss
@@ -23,6 +23,11 @@ assert all(at_top[k] < 10 for k in ("your loop", ("fed", 30), ("fit", "Keras 4 x
 assert at_top["fit", "Keras 4 x 16, kept"] > 1e4, at_top  # far beyond rounding: printed as a share, not spacings
 assert [f"{at_top[k]:.1f}" for k in ("your loop", ("fed", 30), ("fit", "Keras 4 x 16, dropped"))] == ["1.0", "1.0", "2.0"], at_top
 assert f"{relative['keras', 30]:.1e}" == "6.4e-02", relative  # the prose: "misses the large batch by 6.4%"
+# fit fed sample_weight N n_i / B: "Under the default, fit matches the large batch to rounding; under
+# "mean_with_sample_weight" it misses as the plain g_i do, by 6.4%" (the weights' factor cancels in each micro-batch)
+assert weighted_miss["sum_over_batch_size"] < 1e-6, weighted_miss
+assert abs(weighted_miss["mean_with_sample_weight"] - relative["keras", 30]) < 1e-4, (weighted_miss, relative)
+assert f"{weighted_miss['mean_with_sample_weight']:.1e}" == "6.4e-02", weighted_miss
 assert [len(runs[n][1]) for n in runs] == [8, 34, 32] and [len(windows[n][0]) for n in windows] == [8] * 3, windows
 assert windows["Keras 4 x 16, kept"][0][4] == (256, 310, (6, 48)) and windows["Keras 4 x 16, kept"][1] == (502, 524, (22,))
 assert windows["plain fit at 64, dropped"][0][4] == (262, 326, (64,))  # update 5 ends 16 rows later
@@ -34,7 +39,7 @@ _plain_replay = strategy("large_batch", accum_steps=1)
 for _first, _end, _ in windows["plain fit at 64, dropped"][0]:
     _plain_replay.step(mnist.x_train[np.arange(_first, _end) % 262], mnist.y_train[np.arange(_first, _end) % 262])
 assert share_of_move(_plain_replay.model.trainable_variables, plain_w) < 1e-5
-assert f"{shift_alone:.1%}" == "9.2%" and f"{weighing:.1%}" == "4.9%", (shift_alone, weighing)  # Going further's printout (the prose states only the 12%)
+assert f"{shift_alone:.1%}" == "9.2%" and f"{weighing:.1%}" == "4.9%", (shift_alone, weighing)  # Going further's printout, quoted: "the shifted windows alone miss plain fit by 9.2%; the quarter weight ... a further 4.9%"
 assert f"{relative['fit', 'Keras 4 x 16, kept']:.0%}" == "12%", relative  # the prose's 12 % of the move
 assert left["Keras 4 x 16, kept"][0] == 34 and 3.0 < left["Keras 4 x 16, kept"][1] < 4.5, left  # 22 rows left
 assert left["Keras 4 x 16, dropped"] == (32, 0.0), left
@@ -50,7 +55,9 @@ assert epoch_ends == {16: [16, 32], 20: [12, 24]} and (dropped_20, dropped_20 % 
 # the fitted pipeline (shuffled, then take): 6 rows left out each epoch at 16, 22 at 20, others in each epoch
 assert all(len(left_out[b]) == 2 and left_out[b][0] != left_out[b][1] for b in (16, 20)), left_out
 assert [len(r) for r in left_out[16]] == [6, 6] and [len(r) for r in left_out[20]] == [22, 22], left_out
-# "after 125 updates, an eighth of the 1,000 planned, the rate is 0"
+# "Update k (from 1) reads step 8k - 1, first at least 1,000 at k = 126 (1,007): after 125 updates, an eighth of the
+# 1,000 planned, the rate is 0"
+assert 8 * 126 - 1 == 1007 >= 1000 > 8 * 125 - 1
 assert first_zero == 125 and (rates[first_zero:] == 0).all() and rates[first_zero - 1] > 0 and 125 / 1000 == 1 / 8
 assert (per_epoch, 50_000 - 64 * (per_epoch - 1), per_epoch % 8, 50_000 % 125, 50_000 // 125 % 8) == (782, 16, 6, 0, 0)
 assert (50_000 // 64, 50_000 // 64 % 8) == (781, 5)
@@ -69,6 +76,9 @@ assert final_loss["Keras 4 x 16"] > final_loss["plain fit at 64"] + 0.3, final_l
 # "its rate is 6.0e-05 at update 16 and 0.0 at update 17 of 64, a quarter of the way through" (update k reads step 4k - 1)
 assert len(raw) == 17 and raw[15] > 0 and raw[16] == 0 and f"{raw[15]:.1e}" == "6.0e-05" and 4 * 16 - 1 < 64 <= 4 * 17 - 1
 assert 16 / 64 == 1 / 4
+# the figure: the raw schedule's rates are the printed ones and 0 from update 17 of 64 on; PerUpdate's never 0
+assert np.array_equal(applied["raw schedule"][:17], raw) and (applied["raw schedule"][16:] == 0).all(), applied
+assert (applied["PerUpdate"] > 0).all() and len(applied["PerUpdate"]) == 64, applied
 # "for 262 rows none exists, as 4 does not divide 262": no batch_size makes N * batch_size divide the rows
 assert 262 % 4 != 0 and not any(262 % (4 * b) == 0 for b in range(1, 263))
 # "a schedule also needs get_config and from_config: gradlab's PerUpdate has them; the class above does not"
