@@ -62,7 +62,7 @@ assert abs(_per_example.sum() - 1) < 1e-12 and abs(_per_example.mean() - 1 / 100
 assert sizes[-1] / sum(sizes) == 0.04 and abs(0.96 / 128 + 0.04 / 16 - 1 / 100) < 1e-15
 # the figure's factors, both stated beside it: x6.25 (1/16 against 1/100) and x0.781 (1/128 against 1/100)
 assert (1 / 16) / (1 / 100) == 6.25 and abs((1 / 128) / (1 / 100) - 0.781) < 1e-3
-# one update: rounding against gradlab and train_on_batch
+# one update (the Predict: rounding, not a miss): rounding against gradlab and train_on_batch
 assert all(d < 1e-6 for d in update_diffs.values()) and len(update_diffs) == 3, update_diffs
 # ... 1.5e-08, 1.0 float32 spacing at the largest weight, 0.153
 assert f"{w_top:.3f}" == "0.153" and w_spacing == float(np.spacing(np.float32(w_top)))
@@ -79,9 +79,10 @@ _a1_spacing = float(np.spacing(np.float32(max(float(np.max(np.abs(g))) for g in 
 assert f"{a1_gaps[2] / _a1_spacing:.0e}" == "1e+06", a1_gaps[2] / _a1_spacing
 assert f"{a1_gaps[4] / _a1_spacing:.0e}" == "2e+06" and _a1_spacing == np.spacing(np.float32(a1_top)), a1_gaps
 assert all(round(np.log10(a1_gaps[N] / _a1_spacing)) == 6 for N in (2, 4)), a1_gaps
-# Answer 2: the plain mean against the token mean
-assert (4.0 + 2.0) / 2 == 3.0 and abs((10 * 4.0 + 90 * 2.0) / 100 - 2.2) < 1e-12
-# noise, not bias (the fold): the average of K shuffles' plain means closes in on g_B about as 1 / sqrt(K):
+# Answer 2 (its folded cell prints both): the plain mean 3.0 against the token mean 2.2
+assert a2_plain == (4.0 + 2.0) / 2 == 3.0 and abs(a2_tokens - 2.2) < 1e-12
+assert f"{a2_plain:.1f}" == "3.0" and f"{a2_tokens:.1f}" == "2.2"
+# noise, not bias (the visible cell after the two Predicts): the average of K shuffles' plain means closes in on g_B about as 1 / sqrt(K):
 # 64.3%, 17.9%, 6.0% at K = 1, 10, 100 (the main text states all three; the cell before prints them)
 assert [f"{shuffled[K]:.1%}" for K in (1, 10, 100)] == ["64.3%", "17.9%", "6.0%"], shuffled
 assert all(0.5 < shuffled[K] * np.sqrt(K) / shuffled[1] < 1.5 for K in (10, 100)), shuffled

@@ -54,6 +54,15 @@ _sparse_gap = float(tf.reduce_max(tf.abs(dense(mine[3][0]) - dense(lib_31[3][0])
 assert _sparse_gap < 1e-6
 pinned(AVERAGE, _sparse_gap, 0.0)  # "to 0.0e+00"
 
+# "a gradient None in only some towers is an error (gradlab's raises ValueError)": yours (once it passes) and gradlab's
+assert mixed[1][0][0] is None and mixed[0][0][0] is not None
+for _average in (lambda: weighted_average_gradients(mixed, [3, 1]), lambda: gl.average_gradients(mixed, counts=[3, 1])):
+    try:
+        _average()
+        raise AssertionError("a gradient None in only some towers was expected to raise ValueError")
+    except ValueError:
+        pass
+
 # Without reuse, a second get_variable of the same name in the same scope is refused
 with tf.Graph().as_default(), tf.compat.v1.variable_scope("model"):  # a scratch graph: 2 towers, no reuse
     mlp(tf.zeros([1, 28, 28]))
@@ -83,8 +92,9 @@ assert (matmul_1.name, matmul_1.inputs[1].op.inputs[0].op.name) == ("tower_1/mod
 # One copy of the weights
 assert numbers == 203_530 and fmt(4 * numbers / 2**20, ".2f") == "0.78"
 
-# What the 2017 towers did (main text; the graph runs in a folded cell): on equal halves 1/R is n_r / B; the graph,
-# run once on 32 + 32 digits, lands 1.0 spacing from the large batch's update (one tape, SGD(0.1), the same start)
+# What the 2017 towers did (the graph is built in a folded cell; the visible cells after it call average_gradients
+# and print the misses): on equal halves 1/R is n_r / B; the graph, run once on 32 + 32 digits, lands 1.0 spacing
+# from the large batch's update (one tape, SGD(0.1), the same start)
 assert 1 / 2 == 32 / 64 and tf1_graph.get_operation_by_name("apply/GradientDescent").name == "apply/GradientDescent"
 assert len([op for op in tf1_graph.get_operations() if op.type == "Mean" and op.name.startswith("average/")]) == 4  # one per variable
 _tf1_gap, _tf1_top = max_abs_diff(tf1_weights, tf1_large), max(float(np.abs(w).max()) for w in tf1_large)

@@ -52,21 +52,22 @@ for solution, weights in ((HOST, my_weights), (True, host_weights)):
 assert P == 203_530 and G == 4 * P and MiB == 2 ** 20
 assert f == 784 * 256 / P and f"{f:.1%}" == "98.6%"  # the first kernel
 assert f"{G / MiB:.2f}" == "0.78"
-assert f"{4 + 2 * f:.2f}" == "5.97" and f"{4 + 5 * f:.2f}" == "8.93"  # the rules at N = 4, printed by the folded cell
+assert f"{4 + 2 * f:.2f}" == "5.97" and f"{4 + 5 * f:.2f}" == "8.93"  # the rules at N = 4, printed by the folded cells
 # the measured peaks, in G (fetches, list and mean all traced); tolerant: tracemalloc counts Python's small
 # objects too. "Each within 0.3 G of its rule"
-keys = ("running sum, in place", "list, weighted_mean", "list, np.stack's mean")  # the solutions', on any run
+keys = ("running sum, in place", "list, weighted_mean")  # the solutions', on any run; np.stack's in Problem 2
+assert set(rules) == set(keys) and list(peaks)[:2] == list(keys)
 for n in (4, 10):
-    run_sum, wm, st = (peaks[k][n] for k in keys)
+    (run_sum, wm), st = (peaks[k][n] for k in keys), stack_peaks[n]
     assert abs(run_sum - 2) < 0.05, (n, run_sum)  # "stays at 2.0 G"
     assert abs(wm - (n + 2 * f)) < 0.3, (n, wm)
     assert 0 <= st - (n + (n + 1) * f) < 0.3, (n, st)
     assert run_sum < wm < st
 # "only the list grows, by one gradient per micro-batch, from 6.0 G at N = 4 to 12.0 G at N = 10;
 # the running sum, added in place, stays at 2.0 G"; "the np.stack mean's peak grows twice as fast"
-assert [f"{peaks[k][n]:.1f}" for k in keys[:2] for n in (4, 10)] == ["2.0", "2.0", "6.0", "12.0"], peaks
+assert [f"{peaks[k][n]:.1f}" for k in keys for n in (4, 10)] == ["2.0", "2.0", "6.0", "12.0"], peaks
 assert abs((peaks[keys[1]][10] - peaks[keys[1]][4]) / 6 - 1) < 0.05  # one G per micro-batch
-assert 1.8 < (peaks[keys[2]][10] - peaks[keys[2]][4]) / (peaks[keys[1]][10] - peaks[keys[1]][4]) < 2.2
+assert 1.8 < (stack_peaks[10] - stack_peaks[4]) / (peaks[keys[1]][10] - peaks[keys[1]][4]) < 2.2  # Problem 2's rule
 
 # the problems' answers
 assert 0 == (max_abs_diff(one_update(0.1 / 4, [sum(g) for g in zip(*fetched)]), one_update(0.1, plain_mean(fetched))))  # "0.0e+00 apart for N = 4"
@@ -98,10 +99,9 @@ assert max_abs_diff(after["weighted_mean"], large63) < 10 * spacing(top_v1), top
 pinned(WEIGHTED, max_abs_diff(after["weighted_mean"], large63), spacing(top_v1))
 plain_gap = max_abs_diff(after["his plain mean"], large63)
 assert f"{plain_gap:.1e}" == "3.0e-04" and 15_000 < plain_gap / spacing(top_v1) < 25_000, plain_gap
-# "a miss of 1.98%" (01's ||u - u_B|| / ||u_B||, printed), "against 1.07% for the plain mean of 32 + 31, 02's split
-# recomputed here" (02's towers print the same 1.07%, pinned in checks/02.py); fed weighted_mean, rounding only
+# "a miss of 1.98%" (01's ||u - u_B|| / ||u_B||, printed), "more than for 02's 32 + 31 split (the last row)": 02 owns
+# that split's miss (pinned in checks/02.py), stated here without its number; fed weighted_mean, rounding only
 assert f"{misses['his plain mean']:.2%}" == "1.98%" and misses["weighted_mean"] < 1e-5, misses
-assert f"{misses['the plain mean of 32 + 31']:.2%}" == "1.07%", misses
 assert misses["his plain mean"] > misses["the plain mean of 32 + 31"]  # the Predict's "by more"
 assert np.array_equal(x63, mnist.x_train[128:191]) and counts63 == [16, 16, 16, 15]
 # the exercise's checker passes a correct step that adds out of place (about three gradients at its peak) and
