@@ -28,7 +28,7 @@ assert [g is None for g, _ in tower_grads[0]] == [False, False, True, False]
 assert all(isinstance(pairs[3][0], tf.IndexedSlices) for pairs in tower_grads)
 assert [pairs[3][0].indices.numpy().tolist() for pairs in tower_grads] == [[0, 0, 1], [2]]
 
-# The plain mean (and the 2017 tutorial's) and your weighted mean on w and b: both equal gradlab's exactly
+# The plain mean (and the tutorial's) and your weighted mean on w and b: both equal gradlab's exactly
 dense_ref = [pairs[:2] for pairs in tower_grads]
 mine, lib_31 = weighted_average_gradients(tower_grads, [3, 1]), gl.average_gradients(tower_grads, counts=[3, 1])
 assert [g.numpy().tolist() for g, _ in dense_ref[0] + dense_ref[1]] == [[2, 2], 1.0, [3, 6], 1.0]  # exact
@@ -92,7 +92,7 @@ assert (matmul_1.name, matmul_1.inputs[1].op.inputs[0].op.name) == ("tower_1/mod
 # One copy of the weights
 assert numbers == 203_530 and fmt(4 * numbers / 2**20, ".2f") == "0.78"
 
-# What the 2017 towers did (the graph is built in a folded cell; the visible cells after it call average_gradients
+# What the tutorial's towers did (the graph is built in a folded cell; the visible cells after it call average_gradients
 # and print the misses): on equal halves 1/R is n_r / B; the graph, run once on 32 + 32 digits, lands 1.0 spacing
 # from the large batch's update (one tape, SGD(0.1), the same start)
 assert 1 / 2 == 32 / 64 and tf1_graph.get_operation_by_name("apply/GradientDescent").name == "apply/GradientDescent"

@@ -99,7 +99,7 @@ assert max_abs_diff(after["weighted_mean"], large63) < 10 * spacing(top_v1), top
 pinned(WEIGHTED, max_abs_diff(after["weighted_mean"], large63), spacing(top_v1))
 plain_gap = max_abs_diff(after["his plain mean"], large63)
 assert f"{plain_gap:.1e}" == "3.0e-04" and 15_000 < plain_gap / spacing(top_v1) < 25_000, plain_gap
-# "a miss of 1.98%" (01's ||u - u_B|| / ||u_B||, printed), "more than for 02's 32 + 31 split (the last row)": 02 owns
+# "a miss of 1.98%" (01's ||u - u_B|| / ||u_B||, printed), "more than 02's 32 + 31 split misses (the last line)": 02 owns
 # that split's miss (pinned in checks/02.py), stated here without its number; fed weighted_mean, rounding only
 assert f"{misses['his plain mean']:.2%}" == "1.98%" and misses["weighted_mean"] < 1e-5, misses
 assert misses["his plain mean"] > misses["the plain mean of 32 + 31"]  # the Predict's "by more"
