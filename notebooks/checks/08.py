@@ -45,9 +45,9 @@ for clip_kw in ({"clipnorm": 0.05}, {"clipvalue": 0.01}):
 assert spacing(g_clipped) == float(np.spacing(np.float32(max(np.abs(t).max() for t in g_clipped))))
 assert f"{once_gap / spacing(g_clipped):.1f}" == "4.2" and f"{pf.relative_error(g_once, g_clipped):.1e}" == "4.7e-07"
 assert {f"{v:.1f}" for v in clip_spacings.values()} == {"8.0"} and max(clip_spacings.values()) < 10
-# why 8.0 against 4.2 (the prose says only "read from the weights, before minus after, so it carries their rounding
-# too"): reading an update from the weights rounds it by up to half the largest weight's spacing, 4.0 of the
-# gradient's, in the target and again in each strategy's (not stated in the prose)
+# why 8.0 against 4.2 ("rounds it by up to half a weight's spacing, 4.0 of the gradient's: once in the target, once
+# in each strategy's update"): reading an update from the weights rounds it by up to half the largest weight's
+# spacing, 4.0 of the gradient's, in the target and again in each strategy's
 _w_half = 0.5 * float(np.spacing(np.float32(max(float(np.abs(v.numpy()).max()) for v in mlp().trainable_variables))))
 assert f"{_w_half / spacing(g_clipped):.1f}" == "4.0", _w_half / spacing(g_clipped)
 assert once_gap <= _w_half + spacing(g_clipped) < 2 * _w_half  # the target's reading, and the hand clip's own rounding
