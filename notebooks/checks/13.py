@@ -17,7 +17,7 @@ assert divisors_63 == ["64", "62"], divisors_63  # Keras's mean loss: n_r R, not
 # own towers (which divide once by B); 04 prints its miss of g_B on these digits (32 + 31), 1.2e-03
 keras_plain, keras_miss, keras_rel = miss[32]
 assert keras_plain < 1e-6 and abs(keras_miss - 1.2e-03) < 5e-5
-assert abs(keras_rel - 0.010) < 5e-4  # the miss over |g_B|, lesson 01's; lesson 15 quotes "1.0%"
+assert abs(keras_rel - 0.010) < 5e-4  # the miss over |g_B|, lesson 01's: printed, not stated (02 owns this cut's miss)
 # the lopsided cut 48 + 15: still the plain mean, a larger miss ("by 42.1%")
 assert miss[48][0] < 1e-6 and miss[48][2] > 2 * keras_rel
 if solutions:

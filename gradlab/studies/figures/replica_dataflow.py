@@ -3,45 +3,55 @@ against the three routes that divide once by the global rows B (lesson 16's uncl
 all-reduces and one all-reduce, the learner's and gradlab's; S_{r,i} is replica r's
 micro-batch i's summed loss, as in the lesson).
 
-    mirrored fit:  each replica  mean loss / R -> gradient -> clip its part | all-reduce: gradient | apply
+    mirrored fit:  each replica  mean loss / R -> gradient -> [apply: clip its part | all-reduce: gradient | update]
     one division:  each replica  sum_i S_{r,i} -> gradient, rows n_r | all-reduce 1: rows (4 bytes) | each replica
-                   / B | all-reduce 2: gradient | apply
+                   / B | [apply: all-reduce 2: gradient | update]
     two all-reduces: each replica  sum_i S_{r,i} -> gradient, rows n_r | all-reduce 1: rows, gradient | each
-                   replica / B -> clip -> / R | all-reduce 2: gradient | apply
+                   replica / B -> clip -> / R | [apply: all-reduce 2: gradient | update]
     one all-reduce: each replica  sum_i S_{r,i} -> gradient, rows n_r | all-reduce: rows, gradient (gradlab's adds S) | / B
-                   -> clip -> apply
+                   -> clip -> [apply, its all-reduce passed through: update]
 
 Arrows give the order the update runs in. Steps before a route's last all-reduce run on each replica's own
 shard (the one-division route's first all-reduce sums only the rows n_r, and its arrow goes to "/ B", where each replica divides
 its own gradient by their sum B: an all-reduce whose label names no gradient is passed by a dashed arrow that
-carries each replica's gradient around it); those after it run on the sum, the same on every replica. Mirrored fit's and the one-division route's gradient all-reduce runs
-inside `optimizer.apply`, after its clip: Keras 3's `base_optimizer.apply` calls `_clip_gradients`, then
-`_backend_update_step` calls `_all_reduce_sum_gradients`.
+carries each replica's gradient around it); those after it run on the sum, the same on every replica. A dashed
+frame, [apply: ...] above, holds what runs inside `optimizer.apply`: Keras 3's `base_optimizer.apply` calls
+`_clip_gradients`, then `_backend_update_step` calls `_all_reduce_sum_gradients`, then updates. So mirrored fit's
+clip and every public route's gradient all-reduce run inside it; the one-all-reduce route clips before it and its
+`apply` sends nothing.
 
 Lesson: notebooks/16-clipping-across-replicas.ipynb
 """
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-from matplotlib.patches import FancyArrowPatch, Patch
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
 
 # route -> (steps on each replica, all-reduce, [steps on each replica, all-reduce, ...] steps on the sum):
 # tuples of steps and all-reduce labels alternate, a tuple first and last
 DATAFLOWS = {
-    "mirrored fit (Keras)": (("mean loss ÷ R", "gradient", "clip its part"), "all-reduce:\ngradient", ("apply",)),
+    "mirrored fit (Keras)": (("mean loss ÷ R", "gradient", "clip its part"), "all-reduce:\ngradient", ("update",)),
     "unclipped, one division: public calls": (("$\\Sigma_i\\, S_{r,i}$", "gradient,\nrows $n_r$"),
-                                         "all-reduce 1:\nrows, 4 bytes", ("÷ B",), "all-reduce 2:\ngradient", ("apply",)),
+                                         "all-reduce 1:\nrows, 4 bytes", ("÷ B",), "all-reduce 2:\ngradient", ("update",)),
     "clipped, two all-reduces: public calls": (("$\\Sigma_i\\, S_{r,i}$", "gradient,\nrows $n_r$"),
                                                "all-reduce 1:\nrows, gradient", ("÷ B", "clip", "÷ R"),
-                                               "all-reduce 2:\ngradient", ("apply",)),
+                                               "all-reduce 2:\ngradient", ("update",)),
     "one all-reduce, yours and gradlab's (a private Keras hook)": (("$\\Sigma_i\\, S_{r,i}$", "gradient,\nrows $n_r$"),
                                                                    "all-reduce:\nrows, gradient",
-                                                                   ("÷ B", "clip", "apply")),
+                                                                   ("÷ B", "clip", "update")),
+}
+# route -> (its first box inside optimizer.apply, the frame's caption): from that box to the route's last, one frame
+APPLY = {
+    "mirrored fit (Keras)": ("clip its part", "optimizer.apply"),
+    "unclipped, one division: public calls": ("all-reduce 2:\ngradient", "optimizer.apply"),
+    "clipped, two all-reduces: public calls": ("all-reduce 2:\ngradient", "optimizer.apply"),
+    "one all-reduce, yours and gradlab's (a private Keras hook)": ("update", "optimizer.apply, its all-reduce passed through"),
 }
 _MISSES, _EXACT, _REDUCE = "#f6c4c4", "#c4e8c4", "#fdd49e"  # red: mirrored fit's 1/R and clip; green: the routes'
 _MARKED = {"mean loss ÷ R": _MISSES, "clip its part": _MISSES, "÷ B": _EXACT, "clip": _EXACT}
 LEGEND = ((_MISSES, "where mirrored fit leaves the large batch"),  # the figure's colour key, below the panels
           (_EXACT, "where a route divides or clips as the large batch does"), (_REDUCE, "an all-reduce"))
+FRAME = "inside optimizer.apply"  # the legend's last entry: the dashed frame
 
 
 def all_reduces(route):
@@ -59,6 +69,15 @@ def _arrow(ax, start, end, linestyle="-"):
                                  shrinkA=28, shrinkB=28, linestyle=linestyle))
 
 
+def _frame(ax, left, right, replicas, caption):
+    """The dashed frame around the boxes from x = left to x = right, all replicas' rows, its caption above it."""
+    ax.add_patch(FancyBboxPatch((left - 0.45, -0.42), right - left + 0.9, replicas - 1 + 0.84,
+                                boxstyle="round,pad=0,rounding_size=0.12", facecolor="none", edgecolor="0.35",
+                                linestyle="--", linewidth=1.0, label=FRAME))
+    ax.text((left + right) / 2, replicas - 1 + 0.47, caption, ha="center", va="bottom", fontsize="small",
+            color="0.25", family="monospace")
+
+
 def _check(route, name):
     if len(route) % 2 == 0 or not all(isinstance(s, tuple) for s in route[::2]) or \
             not all(isinstance(s, str) for s in route[1::2]):
@@ -67,7 +86,8 @@ def _check(route, name):
 
 def plot_replica_dataflow(replicas=2, dataflows=None, routes=None):
     """One panel per route, left to right in the order the update runs: one row per replica for the steps
-    before an all-reduce, one box spanning the rows for each all-reduce, then the steps on the sum once.
+    before an all-reduce, one box spanning the rows for each all-reduce, then the steps on the sum once; a
+    dashed frame (a FancyBboxPatch labelled `FRAME`) around the boxes that run inside `optimizer.apply` (`APPLY`).
 
     Args:
         replicas: rows of per-replica steps drawn (2 in the lesson).
@@ -89,17 +109,20 @@ def plot_replica_dataflow(replicas=2, dataflows=None, routes=None):
         _check(route, name)
     columns = max(sum(len(s) if isinstance(s, tuple) else 1 for s in route) for route in dataflows.values())
     width = 7.4 * (columns + 1.5) / 7.5  # 7.4 inches at 6 columns, wider with more
-    fig, axes = plt.subplots(len(dataflows), 1, figsize=(width, 1.35 * len(dataflows) * (1 + 0.35 * (replicas - 1))),
+    fig, axes = plt.subplots(len(dataflows), 1, figsize=(width, 1.55 * len(dataflows) * (1 + 0.35 * (replicas - 1))),
                              layout="constrained", squeeze=False)
     plt.close(fig)  # owned by the caller
     rows = [replicas - 1 - r for r in range(replicas)]  # replica 0 on top
     middle = (replicas - 1) / 2
     for ax, (route, segments) in zip(axes[:, 0], dataflows.items()):
         x, previous = 0, None  # previous: where the last box stood, (x, [y of each replica]) or (x, [middle])
+        first_in_apply, caption = APPLY.get(route, (None, None))
+        framed = None  # the x of the first box inside optimizer.apply, once drawn
         bypass = None  # the replicas' boxes before an all-reduce that carries no gradient: it goes around
         for k, segment in enumerate(segments):
             if isinstance(segment, str):  # an all-reduce: one box, fed by every replica
                 _box(ax, x, middle, segment, _REDUCE)
+                framed = x if segment == first_in_apply and framed is None else framed
                 for y in previous[1]:
                     _arrow(ax, (previous[0], y), (x, middle))
                 bypass = previous if "gradient" not in segment else None
@@ -113,13 +136,17 @@ def plot_replica_dataflow(replicas=2, dataflows=None, routes=None):
                         _arrow(ax, (previous[0], previous[1][r] if len(previous[1]) == len(ys) else middle), (x, y))
                     if bypass is not None and len(bypass[1]) == len(ys):  # each replica's own gradient
                         _arrow(ax, (bypass[0], bypass[1][r]), (x, y), linestyle="--")
+                framed = x if step == first_in_apply and framed is None else framed
                 previous, x, bypass = (x, ys), x + 1, None
+        if framed is not None:
+            _frame(ax, framed, x - 1, replicas, caption)
         for r, y in enumerate(rows):
             ax.text(-0.55, y, f"replica {r}", ha="right", va="center", fontsize="small", color="0.3")
         ax.set_xlim(-1.5, columns - 0.4)
-        ax.set_ylim(-0.6, replicas - 0.4)
+        ax.set_ylim(-0.6, replicas - 0.4 + 0.35)  # room above for the frame's caption
         ax.set_axis_off()
         ax.set_title(route, fontsize="medium", loc="left")
-    fig.legend(handles=[Patch(facecolor=c, edgecolor="0.4", label=label) for c, label in LEGEND],
-               loc="outside lower center", ncols=len(LEGEND), fontsize="small", frameon=False)
+    fig.legend(handles=[Patch(facecolor=c, edgecolor="0.4", label=label) for c, label in LEGEND]
+               + [Patch(facecolor="none", edgecolor="0.35", linestyle="--", label=FRAME)],
+               loc="outside lower center", ncols=2, fontsize="small", frameon=False)
     return fig

@@ -1,19 +1,28 @@
 """The dataflow figure of lesson 16: each route's steps in order, per replica before its last all-reduce and
-once after it, the one-division route's and the clipped route's two all-reduces, and Keras's order (clip, then all-reduce) read off a real
-`optimizer.apply`."""
+once after it, the one-division route's and the clipped route's two all-reduces, the dashed frame around what runs
+inside `optimizer.apply`, and Keras's order (clip, then all-reduce, then update) read off a real `optimizer.apply`."""
 import keras
 import matplotlib.colors
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from gradlab.studies.figures.replica_dataflow import DATAFLOWS, LEGEND, all_reduces, plot_replica_dataflow
+from gradlab.studies.figures.replica_dataflow import APPLY, DATAFLOWS, FRAME, LEGEND, all_reduces, plot_replica_dataflow
 
 
 def _boxes(ax):
     """(label, x, y) of each box (a Text with a bbox), left to right, top to bottom."""
     found = [(t.get_text(), *t.get_position()) for t in ax.texts if t.get_bbox_patch() is not None]
     return sorted(found, key=lambda b: (b[1], -b[2]))
+
+
+def _arrows(ax):
+    return [a for a in ax.patches if isinstance(a, FancyArrowPatch)]
+
+
+def _frames(ax):
+    return [p for p in ax.patches if isinstance(p, FancyBboxPatch)]
 
 
 def test_each_route_is_drawn_in_order_per_replica_until_its_last_all_reduce_then_once_on_the_sum():
@@ -42,19 +51,19 @@ def test_stage_1_makes_two_all_reduces_the_rows_first_then_the_gradient():
     assert "rows" in first and "4 bytes" in first and "gradient" not in first
     assert "gradient" in second
     assert stage1[0][-1] == "gradient,\nrows $n_r$"  # each replica has its gradient and rows; only rows enter 1
-    assert stage1[2] == ("÷ B",) and stage1[-1] == ("apply",)  # all-reduce 1's sum goes to each replica's ÷ B
+    assert stage1[2] == ("÷ B",) and stage1[-1] == ("update",)  # all-reduce 1's sum goes to each replica's ÷ B
     ax = plot_replica_dataflow(replicas=2).axes[1]
     labels = [b[0] for b in _boxes(ax)]
     assert labels.index(stage1[0][-1]) < labels.index(first) < labels.index("÷ B")
-    assert labels.index(first) < labels.index("÷ B") < labels.index(second) < labels.index("apply")
+    assert labels.index(first) < labels.index("÷ B") < labels.index(second) < labels.index("update")
     assert labels.count("÷ B") == 2 and labels.count(stage1[0][-1]) == 2  # on each replica
     xs = {label: x for label, x, _ in _boxes(ax)}
     into_divide = sorted((a._posA_posB[0], a._posA_posB[1][1], a.get_linestyle())
-                         for a in ax.patches if a._posA_posB[1][0] == xs["÷ B"])  # arrows into ÷ B
+                         for a in _arrows(ax) if a._posA_posB[1][0] == xs["÷ B"])  # arrows into ÷ B
     # from all-reduce 1 (its sum B) to each replica's ÷ B, and, dashed around it, each replica's own gradient
     assert into_divide == sorted([((xs[first], 0.5), 1.0, "-"), ((xs[first], 0.5), 0.0, "-"),
                                   ((xs[stage1[0][-1]], 1.0), 1.0, "--"), ((xs[stage1[0][-1]], 0.0), 0.0, "--")])
-    stage2_divide = [a for a in plot_replica_dataflow(replicas=2).axes[3].patches if a.get_linestyle() == "--"]
+    stage2_divide = [a for a in _arrows(plot_replica_dataflow(replicas=2).axes[3]) if a.get_linestyle() == "--"]
     assert stage2_divide == []  # stage 2's all-reduce carries the gradient: nothing goes around it
     assert "gradient" in all_reduces(stage2)[0] and "rows" in all_reduces(stage2)[0]  # stage 2 sends rows and gradient
 
@@ -112,18 +121,58 @@ def test_the_hand_clip_all_reduces_the_gradient_clips_the_mean_then_lets_apply_a
     by_hand = DATAFLOWS["clipped, two all-reduces: public calls"]
     first, second = all_reduces(by_hand)
     assert "rows" in first and "gradient" in first and "gradient" in second
-    assert by_hand[2] == ("÷ B", "clip", "÷ R") and by_hand[-1] == ("apply",)  # clip the mean, then / R for apply
+    assert by_hand[2] == ("÷ B", "clip", "÷ R") and by_hand[-1] == ("update",)  # clip the mean, then / R for apply
     ax = plot_replica_dataflow(replicas=2).axes[2]
     labels = [b[0] for b in _boxes(ax)]
     assert labels.index(first) < labels.index("÷ B") < labels.index("clip") < labels.index(second)
     assert labels.count("clip") == 2 and labels.count("÷ R") == 2  # on each replica, between the all-reduces
-    assert [a for a in ax.patches if a.get_linestyle() == "--"] == []  # all-reduce 1 carries the gradient
+    assert [a for a in _arrows(ax) if a.get_linestyle() == "--"] == []  # all-reduce 1 carries the gradient
 
 
 def test_the_figure_keys_its_three_colours_in_one_legend():
     fig = plot_replica_dataflow(replicas=2)
     (legend,) = fig.legends
-    assert [t.get_text() for t in legend.get_texts()] == [label for _, label in LEGEND]
+    assert [t.get_text() for t in legend.get_texts()] == [label for _, label in LEGEND] + [FRAME]
     boxes = {matplotlib.colors.to_hex(t.get_bbox_patch().get_facecolor()) for ax in fig.axes for t in ax.texts
              if t.get_bbox_patch() is not None}
     assert {matplotlib.colors.to_hex(c) for c, _ in LEGEND} <= boxes  # every keyed colour is drawn
+
+
+def test_a_dashed_frame_holds_what_runs_inside_optimizer_apply_and_nothing_before_it():
+    # mirrored fit: apply clips each part, all-reduces, updates; the public routes: apply all-reduces the gradient
+    # and updates; the one-all-reduce route: apply, its all-reduce passed through, only updates (the clip before it)
+    inside = {"mirrored fit (Keras)": ["clip its part", "clip its part", "all-reduce:\ngradient", "update"],
+              "unclipped, one division: public calls": ["all-reduce 2:\ngradient", "update"],
+              "clipped, two all-reduces: public calls": ["all-reduce 2:\ngradient", "update"],
+              "one all-reduce, yours and gradlab's (a private Keras hook)": ["update"]}
+    assert list(APPLY) == list(DATAFLOWS) == list(inside)
+    fig = plot_replica_dataflow(replicas=2)
+    for ax, (name, route) in zip(fig.axes, DATAFLOWS.items()):
+        (frame,) = _frames(ax)
+        assert frame.get_linestyle() == "--" and frame.get_label() == FRAME
+        left, bottom = frame.get_x(), frame.get_y()
+        right, top = left + frame.get_width(), bottom + frame.get_height()
+        assert bottom < 0 and top > 1  # both replicas' rows
+        assert [label for label, x, _ in _boxes(ax) if left < x < right] == inside[name], name
+        assert max(x for _, x, _ in _boxes(ax)) < right  # the frame runs to the route's last box
+        captions = [t.get_text() for t in ax.texts if t.get_bbox_patch() is None and "optimizer.apply" in t.get_text()]
+        assert captions == [APPLY[name][1]]
+    reduces_inside = [any(r in inside[name] for r in all_reduces(route)) for name, route in DATAFLOWS.items()]
+    assert reduces_inside == [True, True, True, False]  # only the private hook keeps apply from all-reducing
+    assert "passed through" in APPLY["one all-reduce, yours and gradlab's (a private Keras hook)"][1]
+    assert all(_frames(ax) == [] for ax in plot_replica_dataflow(dataflows={"own": (("a",), "all-reduce", ("b",))}).axes)
+
+
+def test_apply_with_its_all_reduce_passed_through_only_updates():
+    # oracle for the last frame: with `_all_reduce_sum_gradients` swapped for `list` (lesson 16's passthrough),
+    # apply calls no all-reduce and applies what it is handed
+    opt = keras.optimizers.SGD(0.1)
+    v = keras.Variable(np.zeros(3, "float32"))
+    opt.build([v])
+    reduce, calls = opt._all_reduce_sum_gradients, []
+    opt._all_reduce_sum_gradients = lambda gv: calls.append("all-reduce") or reduce(gv)
+    opt.apply([tf.ones(3)], [v])
+    assert calls == ["all-reduce"]  # public apply all-reduces (a no-op sum outside a strategy)
+    opt._all_reduce_sum_gradients = list
+    opt.apply([tf.ones(3)], [v])
+    assert calls == ["all-reduce"] and np.allclose(v.numpy(), -0.2)  # passed through: two steps of 0.1
