@@ -43,12 +43,13 @@ assert f"{8 * comm_ms:.1f}" == "560.0" and f"{comm_ms:.1f}" == "70.0"  # link ti
 # its update time on the overlap model: each waits (957.6), or runs under the next micro-batch (= deferred)
 assert f"{8 * each_waits:.1f}" == "957.6" and abs(chained - (8 * step_ms + shown_ms)) < 1e-9
 # the learner's overlapped_step gives them; gradlab's timeline.schedule agrees
+gradlabs = lambda c, m: timeline.schedule(c, m, overlap=True)["total"]  # noqa: E731  gradlab's schedule
 assert abs(each_waits - gradlabs(mb_compute, mb_comm)) < 1e-9
 assert abs(chained - gradlabs(mb_compute * 8, mb_comm * 8)) < 1e-9
 assert mb_compute == c_ms + [forward_ms] and mb_comm == m_ms + [0.0]  # the lists as written out (forward order)
 assert f"{8 * step_ms + shown_ms:.1f}" == "815.5" and abs(chained - deferred) < 1e-9 and deferred == overlapped
-# the prose (after the N = 2 figure, and the Summary): non-blocking all-reduces, one per micro-batch, "cost no time
-# here: 815.5 ms, as deferred"; deferring saves link time, 70.0 ms against 560.0.
+# the prose (after the N = 8 figure, and the Summary): deferring keeps the link busy 70.0 ms, not 560.0; the update
+# is no shorter (815.5 ms), the non-blocking all-reduces, one per micro-batch, ending as deferred does.
 # deferring saves no time only because an all-reduce (70 ms) is shorter than a micro-batch's compute (99.4 ms):
 # at 1.4 x (98 ms) the two still tie, at 1.5 x (105 ms) the per-micro-batch all-reduces fall behind
 assert f"{step_ms:.1f}" == "99.4" and comm_ms < step_ms < 1.5 * comm_ms and 1.4 * comm_ms < step_ms
@@ -69,9 +70,14 @@ assert hints == [("CollectiveReduceV2", "ring")] and len(sum_ops) == R
 assert f"{max(np.abs(t - m).max() for t, m in zip(tf_sums, mine)):.1e}" == "2.4e-07" or ring is not solution_ring_all_reduce
 # "under one spacing (9.5e-07) at the sums' 9.7": TensorFlow's ring and yours differ by rounding only
 assert max(np.abs(t - m).max() for t, m in zip(tf_sums, mine)) < float(np.spacing(np.float32(_largest)))
+# the N table's overlapped column, (N - 1) micro-batches then the last one's forward and overlapped backward, is
+# gradlab's schedule of all N micro-batches with only the last sending (the lists run last to first, so it is listed first)
+schedule_diff = max(abs((n - 1) * step_ms + forward_ms + with_overlap
+                        - gradlabs(mb_compute * n, mb_comm + [0.0] * len(mb_comm) * (n - 1))) for n in range(1, 9))
+assert abs(overlapped - gradlabs(mb_compute * 8, mb_comm + [0.0] * len(mb_comm) * 7)) < 1e-9  # N = 8, as left by the loop
 assert schedule_diff < 1e-9 and f"{shown_ms:.1f}" == "20.3" and f"{step_ms + comm_ms:.1f}" == "169.4"  # the N table
 assert [f"{100 * shares[n][k]:.1f}" for n in (1, 8) for k in (0, 1)] == ["41.3", "17.0", "8.1", "2.5"]
-assert f"{shown_ms / shares[1][1]:.1f}" == "119.7" and f"{shown_ms:.1f}" == "20.3"  # the Summary: "20.3 ms of the 119.7 ms update"
+assert f"{shown_ms / shares[1][1]:.1f}" == "119.7" and f"{shown_ms:.1f}" == "20.3"  # the N table's N = 1 overlapped update, 119.7 ms (20.3 ms of it showing)
 # the α-β fit of timed all-reduces: the lesson's inversion of the line is gradlab's, and the prose's
 # conclusions hold with room for run-to-run spread (no check on a single timing's value)
 a_us, b_gib = comm_cost.alpha_beta_of_line(intercept, slope, 2)
@@ -107,6 +113,10 @@ except TypeError:
 import inspect
 for _f in (keras.Model.fit, keras.Model.compile, tf.distribute.MirroredStrategy.__init__):
     assert not any("communication" in _p or "options" in _p for _p in inspect.signature(_f).parameters), _f
+# "Keras's optimizer calls `all_reduce` with no `CommunicationOptions`" (Going further): its one all-reduce call
+from keras.src.backend.tensorflow.optimizer import TFOptimizer
+_src = inspect.getsource(TFOptimizer._all_reduce_sum_gradients)
+assert _src.count(".all_reduce(") == 1 and "options" not in _src.lower(), _src
 # deferring against an all-reduce per micro-batch that must end first: 7 x the 20.3 ms left showing
 assert f"{8 * each_waits - overlapped:.1f}" == "142.1" and f"{each_waits - step_ms:.1f}" == "20.3"
 assert f"{c_ms[-1]:.1f}" == "16.6" and abs(c_ms[-1] + comm_ms - mine_ms) < 1e-9  # block 3, then the link busy
@@ -122,7 +132,7 @@ assert across_ms + 1e-9 < flat_ms and inside_ms > 0  # hierarchical's IB phase a
 assert h["flat_node_ms"] < flat_ms  # NVLink finishes under the InfiniBand hops: "a flat ring is paced by its InfiniBand hop"
 per_gb = [h["ms_per_gb"][k] for k in ("flat", "hierarchical")]
 assert [f"{x:.2f}" for x in per_gb] == ["4.92", "8.26"] and f"{per_gb[1] - per_gb[0]:.2f}" == "3.34"
-assert h["steps"] == {"flat": 126, "hierarchical": 28}  # the fold's 126 and 28 ring steps
+assert h["steps"] == {"flat": 126, "hierarchical": 28}  # hierarchical_or_flat's step counts (the lesson states none)
 # the cost section: "NCCL's 14 µs network step latency (tuning.cc), applied to the ring's 14 steps, adds 0.2 ms" (the
 # α-β model's count, not NCCL's); tuning.cc's own count, 16 (2 per node), gives 0.2 ms too: both round to 0.2 ms (tuning.cc at the linked commit: nInterSteps = 2 * nNodes for an
 # all-reduce, the other nsteps - nInterSteps = -2 at the intra-node 3.4 µs)
@@ -150,7 +160,7 @@ assert totals[sweep.index(12)] < totals[sweep.index(11)] and -(-200 // 11) == 19
 # all-reduces that need not wait (computed here, not in the lesson): 815.5 (= deferred); at 105 ms they fall behind
 _slow = [1.5 * m for m in mb_comm]
 assert [f"{x:.1f}" for x in (overlapped_step(mb_compute * 8, _slow * 8), overlapped_step(mb_compute + [7 * step_ms], _slow + [0.0]))] == ["889.7", "850.5"]
-assert f"{np.sqrt(200 * latency_ms / c200[0]):.1f}" == "11.0" and f"{without:.1f}" == "136.3"  # the optimum; the Summary's no-overlap total
+assert f"{np.sqrt(200 * latency_ms / c200[0]):.1f}" == "11.0" and f"{without:.1f}" == "136.3"  # the optimum; the overlap Predict's 136 ms, one after the other
 # "these shares are at the datasheet peak": at 40 % of it (the playground's 0.4) the backward pass takes 166 ms,
 # longer than the 70 ms all-reduce, and with overlap only the last gradient's all-reduce (block 0's, 17.5 ms) shows
 assert f"{sum(c_40):.0f}" == "166" and f"{comm_ms:.0f}" == "70" and sum(c_40) > comm_ms, c_40
