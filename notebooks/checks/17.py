@@ -56,6 +56,14 @@ assert [f"{x:.0f}" for x in (drop_N4.min(), drop_N4.max(), drop_N1.min(), drop_N
     (drop_N4, drop_N1)
 assert "{:+.1f} ± {:.1f}".format(*drop_iv) == "+1.8 ± 2.2" and abs(drop_iv[0]) <= drop_iv[1], drop_iv
 assert np.allclose(drop_iv, solution_gap_interval(drop_N4, drop_N1), rtol=1e-9)  # the interval the learner wrote
+# "Check 5's 47 % lies lower: with one mask seed, the first micro-batch draws the large batch's first 25 rows' masks
+# (checked on the layer)": Dropout(0.25, seed=0) on 98 rows and on 25 (the convnet's 13 x 13 x 8 = 1,352 features)
+_masks = []
+for _rows in (98, 25):
+    keras.utils.set_random_seed(1)
+    _masks.append(np.asarray(keras.layers.Dropout(0.25, seed=0)(np.ones((_rows, 1352), np.float32), training=True)) != 0)
+assert convnet(0.25).layers[3].output.shape[1] == 1352 and np.array_equal(_masks[0][:25], _masks[1])
+assert checks["5: Dropout"] < min(drop_N4.min(), drop_N1.min()), (checks, drop_N4, drop_N1)
 # the checklist's batch of 98 in 4 micro-batches: "25, 25, 24 and 24" (printed)
 assert gl.split_sizes(98, 4) == [25, 25, 24, 24]
 # check 3 by public names: each optimizer's rate against the cosine at its updates (0.250 at 2); Keras's own
