@@ -177,7 +177,7 @@ assert rnd(half5 * np.sqrt(10 / 40), 2) == 0.12 and rnd(half40, 2) == 0.11 and T
 # 10,000 simulated reruns of 40 paired gaps (N = 5's sample std on the same 11), a true 0.12-point shift
 assert abs(half_40 - half40) < 1e-12 and f"{half_40:.2f}" == "0.11" and sim40.shape == (10_000, 40)
 assert f"{power:.0%}" == "59%" and 0.55 < power < 0.65
-# "gradlab's seed_gaps.T975 keys its t by degrees of freedom ...: T975[9] = 2.262 serves 10 seeds"
+# cell 17's comment: "its Student's t, 97.5% quantile, 9 degrees of freedom (10 paired gaps): 2.262"
 assert seed_gaps.T975[9] == T95_9 == 2.262 and abs(seed_gaps.interval(np.arange(10.0))[1] - 2.262 * np.arange(10.0).std(ddof=1) / np.sqrt(10)) < 1e-12
 # Student's t at 39 degrees of freedom: 2.023 is its 97.5% quantile (its density, integrated)
 grid = np.linspace(0.0, 2.023, 200_001)
