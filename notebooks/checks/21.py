@@ -65,6 +65,7 @@ assert means[20][0] == max(abs(m[0]) for m in means.values())  # N = 20's gap at
 widest = max(abs(at_100s[a].mean(axis=0) - at_100s[b].mean(axis=0)).max() for a in at_100s for b in at_100s)
 assert widest == abs(at_100s[20].mean(axis=0)[0] - at_100s[1].mean(axis=0)[0])  # the widest spread
 assert all(abs(means[n][0]) < halves[n][0] for n in means)  # every update-100 interval holds 0
+assert (f"{means[20][0]:+.1f}", f"{halves[20][0]:.1f}") == ("+5.4", "5.6")  # "(N = 20's: +5.4 +- 5.6)"
 assert (f"{late_h.min():.2f}", f"{late_h.max():.2f}") == ("0.23", "0.70")  # what the runs can see
 assert rnd(late_h.min(), 2) > 0.2  # Chlebus's 0.2-point lead is below every late half-width
 
@@ -172,7 +173,11 @@ mean5, half5 = interval(same[5] - same[1])
 assert (rnd(mean5, 2), rnd(half5, 2)) == (0.25, 0.24) and rnd(10 * (0.24 / 0.12) ** 2, 6) == 40
 half40 = half5 * np.sqrt(10 / 40) * 2.023 / T95_9  # a quarter of the variance, and a smaller t
 assert rnd(half5 * np.sqrt(10 / 40), 2) == 0.12 and rnd(half40, 2) == 0.11 and T95_9 == 2.262
-# "gradlab's seed_gaps.T975 keys its t by degrees of freedom ...: T975[9] = 2.262 serves 10 seeds"
+# the folded cell after the Problems prints both: "giving 0.11 ... excludes 0 only about three times in five (59%)":
+# 10,000 simulated reruns of 40 paired gaps (N = 5's sample std on the same 11), a true 0.12-point shift
+assert abs(half_40 - half40) < 1e-12 and f"{half_40:.2f}" == "0.11" and sim40.shape == (10_000, 40)
+assert f"{power:.0%}" == "59%" and 0.55 < power < 0.65
+# cell 17's comment: "its Student's t, 97.5% quantile, 9 degrees of freedom (10 paired gaps): 2.262"
 assert seed_gaps.T975[9] == T95_9 == 2.262 and abs(seed_gaps.interval(np.arange(10.0))[1] - 2.262 * np.arange(10.0).std(ddof=1) / np.sqrt(10)) < 1e-12
 # Student's t at 39 degrees of freedom: 2.023 is its 97.5% quantile (its density, integrated)
 grid = np.linspace(0.0, 2.023, 200_001)

@@ -111,7 +111,7 @@ assert xla["gradlab", "dense"] and not xla["gradlab", "convolving"], xla
 assert count_spacings(apart, 0, top_w) <= 10, (apart, top_w)
 # XLA's memory (moved here from lesson 10, which now links here): 10's AccumulatingModel step on 4,000 digits, the
 # least of five peaks, XLA off and on at N = 2, 4, 8. The table is nbval-ignored; the prose states the stored run's
-# N = 2 readings ("6.6 MiB where those rows take 6.0", "9.7 times here") and pins only "over twice on every run",
+# N = 2 readings ("6.6 MiB on the stored run, where those rows take 6.0"; folded: "9.7 times ... on the stored run") and pins only "over twice on every run",
 # "XLA-off peaks under 1 MiB" and "its whole peak under those rows" (this lesson's runs read 9.7 to 10.9, 6.2 to
 # 7.1, 6.4 to 7.3 times at N = 2, 4, 8; lesson 10's read 9.0, 7.0, 4.3; before gradlab's N = 2 fix, 873a666,
 # N = 2 read 9.5 against 8.0)
