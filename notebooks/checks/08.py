@@ -45,7 +45,7 @@ for clip_kw in ({"clipnorm": 0.05}, {"clipvalue": 0.01}):
 assert spacing(g_clipped) == float(np.spacing(np.float32(max(np.abs(t).max() for t in g_clipped))))
 assert f"{once_gap / spacing(g_clipped):.1f}" == "4.2" and f"{pf.relative_error(g_once, g_clipped):.1e}" == "4.7e-07"
 assert {f"{v:.1f}" for v in clip_spacings.values()} == {"8.0"} and max(clip_spacings.values()) < 10
-# why 8.0 against 4.2 ("rounds it by up to half a weight's spacing, 4.0 of the gradient's: once in the target, once
+# why 8.0 against 4.2 ("rounds it by up to half a weight's spacing, several of the gradient's (the weights are larger): once in the target, once
 # in each strategy's update"): reading an update from the weights rounds it by up to half the largest weight's
 # spacing, 4.0 of the gradient's, in the target and again in each strategy's
 _w_half = 0.5 * float(np.spacing(np.float32(max(float(np.abs(v.numpy()).max()) for v in mlp().trainable_variables))))
