@@ -81,13 +81,16 @@ assert np.array_equal(applied["raw schedule"][:17], raw) and (applied["raw sched
 assert (applied["PerUpdate"] > 0).all() and len(applied["PerUpdate"]) == 64, applied
 # "for 262 rows none exists, as 4 does not divide 262": no batch_size makes N * batch_size divide the rows
 assert 262 % 4 != 0 and not any(262 % (4 * b) == 0 for b in range(1, 263))
-# "a schedule also needs get_config and from_config: gradlab's PerUpdate has them; the class above does not"
+# "a schedule also needs get_config and from_config: gradlab's PerUpdate has them; the solution's raises
+# NotImplementedError (its cell prints it)"
 rebuilt = gl.lessons.PerUpdate.from_config(gl.lessons.PerUpdate(schedule, 4).get_config())
 assert rebuilt.accum_steps == 4 and steps_read(rebuilt)[0] == [0, 1, 2], rebuilt.get_config()
+assert saved == "NotImplementedError", saved
 try:
-    PerUpdate(schedule, 4).get_config()
-    raise AssertionError("the lesson's PerUpdate has a get_config: the prose says it has none")
+    SolutionPerUpdate(schedule, 4).get_config()
+    raise AssertionError("the solution's PerUpdate has a get_config: the prose says it raises")
 except NotImplementedError:
     pass
+assert PerUpdate in (MyPerUpdate, SolutionPerUpdate)  # the Your turn's class, or the solution while it is the stub
 
 print("lesson 06: every number the prose states checks out")
