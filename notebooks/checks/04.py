@@ -33,7 +33,8 @@ assert f"{sum_miss['SGD(0.1)']:.1%}" == "300.0%", sum_miss
 # (Keras's Adam at update 1: m = (1 - b1) g, v = (1 - b2) g^2, alpha = lr sqrt(1 - b2) / (1 - b1)); the exactly-0
 # entries step 0 either way; some entries have sqrt(nu) under 10 epsilon
 assert f"{np.mean(g_flat == 0):.1%}" == "42.7%" and np.mean((sqrt_nu_eps > 0) & (sqrt_nu_eps < 10)) > 0
-# "most (286 x 256, 36.0%) first-layer weights of the 286 pixels blank in all 64 digits": their gradients are exactly 0
+# the printout's "286 blank pixels x 256: 36.0%" (printed beside the fold, not quoted in the prose): the first-layer
+# weights of the 286 pixels blank in all 64 digits have gradients exactly 0
 _blank = (np.asarray(x).reshape(len(x), -1) == 0).all(axis=0)  # pixels 0 in every one of the 64 digits
 assert len(x) == 64 and int(_blank.sum()) == blank == 286 and f"{286 * 256 / g_flat.size:.1%}" == "36.0%", int(_blank.sum())
 assert (g_flat[:784 * 256].reshape(784, 256)[_blank] == 0).all() and 286 * 256 > np.sum(g_flat == 0) / 2

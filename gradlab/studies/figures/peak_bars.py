@@ -4,8 +4,9 @@
     dots     every reading of the case, divided by the unit (how far they move)
     line     1: the unit itself (one micro-batch's peak), dashed
 
-Horizontal bars, the first case on top, each labelled with its median; a case read once draws
-one dot on its bar's end. The legend sits below the axes, where no bar can hide under it.
+Horizontal bars, the first case on top; a case read once draws one dot on its bar's end. No bar
+is written with its number (a reading moves between runs: the axis and the dots show how far).
+The legend sits below the axes, where no bar can hide under it.
 
 Lesson: notebooks/05-fused-accumulation.ipynb
 """
@@ -44,10 +45,8 @@ def plot_peak_bars(readings, unit_mib, title="An update's peak, in micro-batches
     ys = np.arange(len(cases))[::-1]  # the first case on top
     medians = [float(np.median(r)) / unit_mib for r in cases.values()]
     ax.barh(ys, medians, height=0.6, color="tab:blue", alpha=0.45, label="median reading")
-    for y, r, m in zip(ys, cases.values(), medians):
+    for y, r in zip(ys, cases.values()):
         ax.plot(r / unit_mib, [y] * r.size, "o", color="black", ms=3.5, zorder=3)
-        ax.annotate(f"{m:.2f}", (float(r.max()) / unit_mib, y), xytext=(6, 0),  # right of every dot
-                    textcoords="offset points", va="center", fontsize="small")
     ax.plot([], [], "o", color="black", ms=3.5, label="each reading")  # the legend's entry for the dots
     ax.axvline(1.0, ls="--", color="black", lw=1.2, zorder=4, label="1: one micro-batch's peak")
     ax.set_yticks(ys, list(cases))

@@ -19,7 +19,7 @@ def test_bars_are_medians_in_units_and_dots_every_reading():
     assert dots == {2: [8.0], 1: [1.0, 1.0, 1.0], 0: [2.0, 2.2, 3.0]}
     (unit,) = [line for line in ax.get_lines() if line.get_linestyle() == "--"]
     assert list(unit.get_xdata()) == [1.0, 1.0] and "one micro-batch" in unit.get_label()
-    assert [t.get_text() for t in ax.texts] == ["8.00", "1.00", "2.20"]  # each median, written
+    assert len(ax.texts) == 0  # no number written on a bar: readings move between runs
     (legend,) = fig.legends  # the figure's, below the axes
     assert sorted(t.get_text() for t in legend.get_texts()) == [
         "1: one micro-batch's peak", "each reading", "median reading"]
