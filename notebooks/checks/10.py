@@ -80,7 +80,7 @@ assert _big["unrolled", 1] > 10 and all(_big["while loop", N] < 2 / 3 * _big["un
 # the last line, your loop at N = 4 over one pass: printed, run-dependent; "0.42 of one pass in the stored run" is that
 # run's reading, not pinned (runs read 0.30 to 0.43)
 assert 0.25 < _big["while loop", 4] / _big["unrolled", 1] < 2 / 3, big
-# "one pass holds about twice that (6.6), its backward pass adding the outputs' gradients (11's t)": for 784-32-10,
+# "one pass holds 11.7, 1.77 times that: its backward pass adds the outputs' gradients": for 784-32-10,
 # 11's t, 4 (10 + 32) bytes a row, equals a_out, 4 (32 + 10); one pass reads between 1.5 and 2.5 times the outputs
 assert 4 * max(32, 10 + 32) == 4 * (32 + 10)
 assert 1.5 < _big["unrolled", 1] / (4000 * (32 + 10) * 4 / 2**20 / grad) < 2.5, big

@@ -71,7 +71,7 @@ assert round((fwd + bwd + rebuilt) / (fwd + bwd), 2) == 1.16 and 3 * len(macs) -
 assert (total, needed) == (37, 33) == (29 + 8, 29 + 4), (total, needed)
 sh = share["tf.recompute_grad"][1]  # the median over rounds of the time over plain's in that round
 # "an update's time moves between runs by more" than a sixth: on any run the ratio stays between 0.8 and 1.8 (runs so
-# far read 0.94x to 1.53x); "the stored run shows no sixth (0.97x plain's" is the stored run's reading, printed, not pinned
+# far read 0.94x to 1.53x); "the stored run shows no sixth: 0.97x plain's" is the stored run's reading, printed, not pinned
 assert 0.8 < sh < 1.8, sh
 
 # Problem 2 (its folded solution): "the rebuild draws new masks ... (7.7e-02 apart, Solution 2)"; a stateless mask,
