@@ -73,14 +73,14 @@ assert round(outputs / grad, 1) == 0.1  # "a batch's activations are 0.1 gradien
 # them; the prose states the stored run's ratio at N = 4 as that run's, and these conclusions, asserted with bands.
 _big = {key: value / grad for key, value in big.items()}
 assert round(4000 * (32 + 10) * 4 / 2**20 / grad, 1) == 6.6  # "At 4,000 rows they are 6.6" (gradients of activations)
-# "Your loop saves" from N = 4: under two thirds of one pass (runs read 0.30x to 0.43x)
+# "at 4,000 rows it saves", from N = 4: under two thirds of one pass (runs read 0.30x to 0.43x)
 assert _big["unrolled", 1] > 10 and all(_big["while loop", N] < 2 / 3 * _big["unrolled", 1] for N in NS[2:]), big
 # gradlab's AccumulatingModel's peaks at 4,000 rows, XLA off and on, are lesson 22's (When XLA is on), which owns and
 # checks them; Going further links there
 # the last line, your loop at N = 4 over one pass: printed, run-dependent; "0.42 of one pass in the stored run" is that
 # run's reading, not pinned (runs read 0.30 to 0.43)
 assert 0.25 < _big["while loop", 4] / _big["unrolled", 1] < 2 / 3, big
-# "one pass holds 11.7, 1.77 times that: its backward pass adds the outputs' gradients": for 784-32-10,
+# one pass holds 11.7 gradients in the stored run, 1.77 times the outputs (the prose no longer states the ratio): for 784-32-10,
 # 11's t, 4 (10 + 32) bytes a row, equals a_out, 4 (32 + 10); one pass reads between 1.5 and 2.5 times the outputs
 assert 4 * max(32, 10 + 32) == 4 * (32 + 10)
 assert 1.5 < _big["unrolled", 1] / (4000 * (32 + 10) * 4 / 2**20 / grad) < 2.5, big

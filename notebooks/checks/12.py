@@ -35,7 +35,7 @@ assert list(traces) == ["plain", "yours", "tf.recompute_grad"], list(traces)
 assert all(0 < marks[0] < tr.ms[-1] for tr, marks in traces.values()), traces
 assert all(tr.peak >= tr.mib.max() - 1e-9 for tr, _ in traces.values())
 assert peaks["tf.recompute_grad"] < 0.8 * peaks["plain"] and peaks["yours"] > 0.8 * peaks["plain"], peaks
-# "One trace: its times move between runs": the marks and the update's end are printed, not pinned (a trace's times
+# "One trace: its times may move between runs": the marks and the update's end are printed, not pinned (a trace's times
 # move with the machine's load); the prose states none as a trend
 
 # the graph: "all 8 rebuilt products, both Dense layers of each block, need nothing from the loss"; waiting, none;
@@ -54,7 +54,8 @@ levers = [n for n in ("yours, waiting", "tf.recompute_grad", "RematScope") if n 
 assert all(0.3 < of_plain[n] < 0.75 for n in levers), of_plain  # between 0.3 and 0.75 of it on any run
 assert of_plain["yours"] > 0.8, of_plain  # "saves nothing: above 0.8 of plain's" (runs 0.96 to 1.02)
 # Problem 1, both levers at once: the budget "adds 11.57 MiB, 0.42 of plain's 27.44"; measured (its own table, medians
-# of nine), "0.34 of plain's in the stored run": that run's reading, printed, not pinned; the band below
+# of nine), "in the stored run it reads lower, 0.34 of plain's": that run's reading, printed, not pinned; the band below
+# ("agrees roughly"; "below recomputation alone (0.53; budget 0.56)" is that run's too: not pinned)
 assert round(both_plan, 2) == 11.57 and round(both_plan / plan["plain"], 2) == 0.42, both_plan
 assert list(both) == ["plain", "tf.recompute_grad", "N=4 and recompute"], both
 assert 0.15 < both["N=4 and recompute"] / both["plain"] < 0.75, both
@@ -85,7 +86,7 @@ assert f"{_drop_apart:.1e}" == "7.7e-02" and dropped["a stateless mask"] == 0.0,
 n_under = {limit: next((N for N in range(1, 1025) if budget(N, True) <= limit), None) for limit in (16, 18, 20)}
 assert n_under == {16: None, 18: 7, 20: 3}, n_under
 plain_under = {limit: next((N for N in range(1, 1025) if budget(N) <= limit), None) for limit in (16, 18, 20)}
-assert plain_under == {16: None, 18: 14, 20: 7}, plain_under  # "fewer than plain's (11, re-printed above)"
+assert plain_under == {16: None, 18: 14, 20: 7}, plain_under  # "fewer than plain's 7 and 14"
 assert [round(budget(N, True), 2) for N in (3, 7)] == [19.97, 17.86] and round(budget(4, True), 2) == 19.04
 assert round(floor / 8) == 13 and round(81559 / 1024 - floor / 8, 1) == 66.6
 # Korthikanti et al. (sec. 4.1): Th (34 + 5 n_h T / h) bytes a layer, 5 a s^2 b = the softmax output (2 bytes an entry),
