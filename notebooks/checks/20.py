@@ -59,8 +59,8 @@ assert (f"{one_after_another:,.0f}", f"{one_after_another / on_card:.1f}") == ("
 # the summary's "(3.2 with w_i in the loss)": numpy's sum in 3 passes, overlapped
 assert abs(overlapped_3 - update_ms(tau_d, tau_c, 3 / 5 * tau_h, N)[1]) < 1e-9
 assert (f"{overlapped_3:,.0f}", f"{overlapped_3 / on_card:.1f}") == ("2,801", "3.2")
-# "In both panels the device (blue) computes 813 ms in ten blocks, idle between them" (N = 10 of tau_d); the figure
-# draws these two schedules
+# "In both panels the device (blue) computes 813 ms in ten blocks" (N = 10 of tau_d; overlapped, "the first two run
+# back to back": host_schedule starts the second at the first's end); the figure draws these two schedules
 assert f"{N * tau_d:.0f}" == "813" and totals_drawn == (one_after_another, overlapped), totals_drawn
 for o in (False, True):
     assert abs(sum(e - s for _, s, e in sched[o]["device"]) - N * tau_d) < 1e-9
@@ -86,7 +86,7 @@ assert 8 * 10 > room and 6 * 10 < room  # at 10 billion only copying fits
 # "70.6 s an update against 65.0 s of compute, with 200 GB on the host"
 assert (f"{copy10:.1f}", f"{N * d10:.1f}", f"{20 * 10e9 / 1e9:.0f}") == ("70.6", "65.0", "200")
 # Problem 2: a host summing at 17 GB/s, the 1B model at T = 4,096: "1,176 ms", "12,166 ms, 13.9 times the card's",
-# "about N tau_h" (the sum sets the pace), "above 59,294 tokens ... 50/17 times 20,160"
+# "N tau_h plus the first compute and two copies" (the sum sets the pace), "above 59,294 tokens ... 50/17 times 20,160"
 assert slow_rate == 17e9 and abs(tau_h17 - 20 * P / slow_rate * 1e3) < 1e-9 and tau_h17 > tau_c > tau_d
 assert (f"{tau_h17:,.0f}", f"{overlapped17:,.0f}", f"{overlapped17 / on_card:.1f}") == ("1,176", "12,166", "13.9")
 assert abs(overlapped17 - (tau_d + tau_c + N * tau_h17 + tau_c)) < 1e-9 and overlapped17 / (N * tau_h17) < 1.04
