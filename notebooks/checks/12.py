@@ -86,7 +86,7 @@ assert f"{_drop_apart:.1e}" == "7.7e-02" and dropped["a stateless mask"] == 0.0,
 n_under = {limit: next((N for N in range(1, 1025) if budget(N, True) <= limit), None) for limit in (16, 18, 20)}
 assert n_under == {16: None, 18: 7, 20: 3}, n_under
 plain_under = {limit: next((N for N in range(1, 1025) if budget(N) <= limit), None) for limit in (16, 18, 20)}
-assert plain_under == {16: None, 18: 14, 20: 7}, plain_under  # "fewer than plain's 7 and 14"
+assert plain_under == {16: None, 18: 14, 20: 7}, plain_under  # "fewer than plain's in [11]" (11 owns 7 and 14)
 assert [round(budget(N, True), 2) for N in (3, 7)] == [19.97, 17.86] and round(budget(4, True), 2) == 19.04
 assert round(floor / 8) == 13 and round(81559 / 1024 - floor / 8, 1) == 66.6
 # Korthikanti et al. (sec. 4.1): Th (34 + 5 n_h T / h) bytes a layer, 5 a s^2 b = the softmax output (2 bytes an entry),
