@@ -156,4 +156,13 @@ for h_i in np.split(h, 8):
     bn8_zero(h_i, training=True)
 assert abs(float(np.mean(bn8.moving_mean.numpy() - bn8_zero.moving_mean.numpy())) - 0.99 ** 8) < 1e-6
 
+# Section 3: "BatchNorm's summed gradient misses by 36%, and no momentum or mode changes that"; LayerNormalization,
+# GroupNormalization and a frozen BatchNorm land "about one eps away: rounding" (under two eps; five is rounding)
+assert list(grad_misses) == ["BatchNormalization", "LayerNormalization", "GroupNormalization, 8 groups",
+                             "BatchNormalization(trainable=False)"], grad_misses
+assert f"{grad_misses['BatchNormalization']:.0%}" == "36%", grad_misses
+assert all(m < 2 * eps for name, m in grad_misses.items() if name != "BatchNormalization"), grad_misses
+assert abs(grad_miss(keras.layers.BatchNormalization(momentum=0.5)) - grad_misses["BatchNormalization"]) < 1e-6
+assert eps == 2.0 ** -23 and norms["BatchNormalization(trainable=False)"].trainable is False
+
 print("lesson 09: every number the prose states checks out")
