@@ -19,33 +19,37 @@ assert all(0.5 <= v / float(np.spacing(np.float32(top))) <= 1.5 for v in diffs.v
 _fetched = [[t.numpy() for t in g] for g in on_device]
 assert all(np.array_equal(a, b) for a, b in zip(running_mean(on_device, [10] * N),
                                                gl.lessons.host_average(_fetched, counts=[10] * N)))
-# the CPU timing (the fold at the end): "well under 2x the update (1.07 on the stored run)"; the stored run's median
-# is the prose's reading, not pinned (it moves run to run); the checks accept a median from 0.7 to 1.6; the cell prints each run's ratio and verdict by 22's rule (slower, faster or no
-# different) and the gap between the medians, which "need not equal the numpy part alone" (not pinned).
+# the CPU timing (the fold at the end): "well under 2x the update (1.06 on the stored run)"; the stored run's median
+# is the prose's reading, not pinned (it moves run to run); the checks accept a median from 0.7 to 1.6; the cell prints
+# each run's ratio and verdict by 22's rule (slower, faster or no different).
 # Timings move with the machine's load (0.90 to 1.00 on a quiet machine, 1.14 to 1.24 on a loaded one), so only the
 # conclusion is pinned, with room for a loaded CI machine: well below 2
-assert tuple(ms) == ("accumulate_step", "host_step", "numpy part alone") and all(len(t) == 20 for t in ms.values())
+assert tuple(ms) == ("accumulate_step", "host_step") and all(len(t) == 20 for t in ms.values())
 assert ratio[0] <= ratio[1] <= ratio[2] and 0.7 < ratio[1] < 1.6, ratio
 assert gl.lessons.side_of_one(ratio) in ("above 1", "below 1", "includes 1")
 assert verdict == ("slower" if ratio[0] > 1 else "faster" if ratio[2] < 1 else "no different"), (verdict, ratio)
-assert len(on_device) == N and np.median(ms["numpy part alone"]) > 0  # timed alone; its size is not stated
-assert abs(gap_ms - (np.median(ms["host_step"]) - np.median(ms["accumulate_step"]))) < 1e-12
+assert len(on_device) == N
 assert abs(ratio[1] - np.median(ms["host_step"] / ms["accumulate_step"])) < 1e-12
 
-# the model's assumptions
-assert (F, bus, host_rate, hbm) == (0.40 * 756e12, 25e9, 50e9, 2.0e12) and (P, T_i) == (1e9, 4096)
-# "400 ms against 160 for the copy and 81.3 for the compute"; the card's sum 6 ms
-assert (f"{tau_d:.1f}", f"{tau_c:.0f}", f"{tau_h:.0f}", f"{card_sum:.0f}") == ("81.3", "160", "400", "6")
+# the model's assumptions: numpy on one core at 18 GB/s ("the rate this machine's numpy reached on the stored run":
+# "about what this machine's numpy reaches": cell 4 printed 18 and 19 on its runs), a host on all its cores at 50 GB/s (the Problems only)
+assert (F, bus, host_rate, multi_rate, hbm) == (0.40 * 756e12, 25e9, 18e9, 50e9, 2.0e12) and (P, T_i) == (1e9, 4096)
+assert sum_rate > 0  # this machine's rate asserts nothing (printed, nbval-ignored)
+# "1,111 ms, against 160 for the copy and 81.3 for the compute"; the card's sum 6 ms
+assert (f"{tau_d:.1f}", f"{tau_c:.0f}", f"{tau_h:,.0f}", f"{card_sum:.0f}") == ("81.3", "160", "1,111", "6")
 assert tau_h > tau_c > tau_d  # "numpy's sum ... sets the pace"
-# "above 8,064 tokens ... numpy's sum only above 20,160"; P cancels: the same at another size
-assert (f"{T_copy:,.0f}", f"{T_sum:,.0f}") == ("8,064", "20,160")
+# "touches every gradient byte five times where the copy touches it once, ... 18 GB/s, slower than the bus's 25";
+# "the card's own memory is a hundred times faster than either" (2,000 GB/s against 18 and 25)
+assert host_rate < bus and 50 < hbm / bus and hbm / host_rate < 150
+# "above 8,064 tokens ... numpy's sum only above 56,000"; P cancels: the same at another size
+assert (f"{T_copy:,.0f}", f"{T_sum:,.0f}") == ("8,064", "56,000")
 for P_x in (1e8, 7e9):
     d_x = 6 * P_x * T_copy / F
     assert abs(d_x - 4 * P_x / bus) < 1e-9 * d_x and abs(6 * P_x * T_sum / F - 20 * P_x / host_rate) < 1e-9 * d_x
-# "folding w_i into the loss, as the card does, would spare the host 2 of its 5 passes; its sum stays slowest (printed
-# above)": tau_h = 3/5 x 400 = 240 ms, the bar 3/5 x 20,160 = 12,096 tokens
-assert (f"{3 / 5 * tau_h:.0f}", f"{3 / 5 * T_sum:,.0f}") == ("240", "12,096") and 3 / 5 * tau_h > tau_c > tau_d
-assert abs(T_sum * 6 * host_rate / (20 * F) - 1) < 1e-12 and sum_rate > 0  # this machine's rate asserts nothing
+# "folding w_i into the loss, as the card does, would spare the host 2 of its 5 passes (33,600 tokens); its sum stays
+# slowest": tau_h = 3/5 x 1,111 = 667 ms, the bar 3/5 x 56,000 = 33,600 tokens
+assert (f"{3 / 5 * tau_h:.0f}", f"{3 / 5 * T_sum:,.0f}") == ("667", "33,600") and 3 / 5 * tau_h > tau_c > tau_d
+assert abs(T_sum * 6 * host_rate / (20 * F) - 1) < 1e-12
 # "a slower host raises the second bar": the bar scales as 1 / rate (printed at this machine's rate, not stated)
 assert abs(20 * F / (6 * host_rate / 2) - 2 * T_sum) < 1e-6 * T_sum
 
@@ -53,15 +57,17 @@ assert abs(20 * F / (6 * host_rate / 2) - 2 * T_sum) < 1e-6 * T_sum
 assert gap < 1e-9, gap
 sched = {o: gl.lessons.host_schedule(tau_d, tau_c, tau_h, N, overlap=o, buffers=2) for o in (False, True)}
 assert abs(one_after_another - sched[False]["total"]) < 1e-9 and abs(overlapped - sched[True]["total"]) < 1e-9
-# "Overlapped, the update takes 4,401 ms, 5.0 times the 873 ms ...; one after another, 6,573 ms, 7.5 times"
-assert (f"{overlapped:,.0f}", f"{on_card:.0f}", f"{overlapped / on_card:.1f}") == ("4,401", "873", "5.0")
-assert (f"{one_after_another:,.0f}", f"{one_after_another / on_card:.1f}") == ("6,573", "7.5")
-# the summary's "(3.2 with w_i in the loss)": numpy's sum in 3 passes, overlapped
+# "Overlapped, an update takes 13.2 times as long as accumulating on the card (11,512 ms against 873); one after
+# another, 15.7 times"; "the ten sums themselves, 1,111 ms each, remain"
+assert (f"{overlapped:,.0f}", f"{on_card:.0f}", f"{overlapped / on_card:.1f}") == ("11,512", "873", "13.2")
+assert (f"{one_after_another:,.0f}", f"{one_after_another / on_card:.1f}") == ("13,684", "15.7")
+assert N * tau_h / overlapped > 0.95  # the sums are nearly all of the overlapped update
+# the summary's "(8.1 with w_i in the loss)": numpy's sum in 3 passes, overlapped
 assert abs(overlapped_3 - update_ms(tau_d, tau_c, 3 / 5 * tau_h, N)[1]) < 1e-9
-assert (f"{overlapped_3:,.0f}", f"{overlapped_3 / on_card:.1f}") == ("2,801", "3.2")
+assert (f"{overlapped_3:,.0f}", f"{overlapped_3 / on_card:.1f}") == ("7,068", "8.1")
 # "In both panels the device (blue) computes 813 ms in ten blocks" (N = 10 of tau_d; overlapped, "the first two run
 # back to back": host_schedule starts the second at the first's end); the figure draws these two schedules
-assert f"{N * tau_d:.0f}" == "813" and totals_drawn == (one_after_another, overlapped), totals_drawn
+assert f"{N * tau_d:.0f}" == "813" and np.allclose(totals_drawn, (one_after_another, overlapped), rtol=1e-12), totals_drawn
 for o in (False, True):
     assert abs(sum(e - s for _, s, e in sched[o]["device"]) - N * tau_d) < 1e-9
 # "One after another, the host design holds one gradient on the device; overlapped, two"
@@ -74,8 +80,8 @@ assert (f"{d7:.2f}", f"{c7:.2f}", f"{h7:.2f}") == ("4.55", "0.56", "2.80") and 2
 assert 4 * 7e9 / 1e9 == 28 and h7 < d7  # "a 28 GB float32 sum"; the device sets the pace
 assert (f"{card7:.1f}", f"{copy7:.1f}", f"{copy7 / card7 - 1:.0%}") == ("47.5", "49.4", "4%")
 assert abs(copy7 - (N * d7 + c7 + h7 + c7)) < 1e-9  # the answer's formula
-assert f"{20 * 7e9 / d7 / 1e9:.1f}" == "30.8" and T7 == 32_768  # the bar; "one core's 17 GB/s would set the pace"
-assert slow_rate < 20 * 7e9 / d7
+assert f"{20 * 7e9 / d7 / 1e9:.1f}" == "30.8" and T7 == 32_768  # the bar; "one numpy core's 18 GB/s would set the pace"
+assert host_rate < 20 * 7e9 / d7
 assert abs(20 * F / (6 * T7) / (20 * 7e9 / d7) - 1) < 1e-12  # that bar passes 32,768 tokens exactly where the rate falls below 30.8
 # "one layer rebuilt whose attention is fused, storing no T x T scores: 34 T h bytes"; "12's count keeps the scores,
 # alone too large for the card here": 12 prices a rebuilt layer's scores at 5 n_h T^2 bytes (n_h = 32 heads)
@@ -85,16 +91,17 @@ assert (f"{acts:.1f}", f"{room / 8:.1f}", f"{room / 6:.1f}") == ("17.3", "7.8", 
 assert 8 * 10 > room and 6 * 10 < room  # at 10 billion only copying fits
 # "70.6 s an update against 65.0 s of compute, with 200 GB on the host"
 assert (f"{copy10:.1f}", f"{N * d10:.1f}", f"{20 * 10e9 / 1e9:.0f}") == ("70.6", "65.0", "200")
-# Problem 2: a host summing at 17 GB/s, the 1B model at T = 4,096: "1,176 ms", "12,166 ms, 13.9 times the card's",
-# "N tau_h plus the first compute and two copies" (the sum sets the pace), "above 59,294 tokens ... 50/17 times 20,160"
-assert slow_rate == 17e9 and abs(tau_h17 - 20 * P / slow_rate * 1e3) < 1e-9 and tau_h17 > tau_c > tau_d
-assert (f"{tau_h17:,.0f}", f"{overlapped17:,.0f}", f"{overlapped17 / on_card:.1f}") == ("1,176", "12,166", "13.9")
-assert abs(overlapped17 - (tau_d + tau_c + N * tau_h17 + tau_c)) < 1e-9 and overlapped17 / (N * tau_h17) < 1.04
-assert f"{20 * F / (6 * slow_rate):,.0f}" == "59,294" and abs(20 * F / (6 * slow_rate) - 50 / 17 * T_sum) < 1e-6
-# the Predicts: (a) the host's sum is slowest; (c) "about 5" of 1.5, 5 or 10
-assert max(tau_d, tau_c, tau_h) == tau_h and min((1.5, 5, 10), key=lambda r: abs(r - overlapped / on_card)) == 5
+# Problem 2: a host summing at 50 GB/s, the 1B model at T = 4,096: "400 ms, more than the copy's 160", "tau_d + tau_c +
+# N tau_h + tau_c = 4,401 ms, 5.0 times the card's", "cuts 13.2 to 5.0", "above 20,160 tokens ... 18/50 times 56,000"
+assert abs(tau_h50 - 20 * P / multi_rate * 1e3) < 1e-9 and tau_h50 > tau_c > tau_d
+assert (f"{tau_h50:,.0f}", f"{overlapped50:,.0f}", f"{overlapped50 / on_card:.1f}") == ("400", "4,401", "5.0")
+assert abs(overlapped50 - (tau_d + tau_c + N * tau_h50 + tau_c)) < 1e-9
+assert f"{20 * F / (6 * multi_rate):,.0f}" == "20,160" and abs(20 * F / (6 * multi_rate) - 18 / 50 * T_sum) < 1e-6
+assert 2.5 < multi_rate / host_rate < 3  # "a host nearly three times as fast"
+# the Predicts: (a) the host's sum is slowest; (c) "about 13": nearest 15 of 1.5, 5 or 15
+assert max(tau_d, tau_c, tau_h) == tau_h and min((1.5, 5, 15), key=lambda r: abs(r - overlapped / on_card)) == 15
 # the same answers from gradlab's model of the Problem (its own tests: tests/studies/test_host_offload.py)
-pb = offload_problem(card=80e9, micro_batches=N, flops=F, host_rate=host_rate, bus=bus, hbm=hbm, tokens=T7)
+pb = offload_problem(card=80e9, micro_batches=N, flops=F, host_rate=multi_rate, bus=bus, hbm=hbm, tokens=T7)
 assert abs(pb.problem[7e9][0] - card7) < 1e-9 and abs(pb.acts - acts) < 1e-9
 assert abs(pb.problem[7e9][1]["overlapped, 2 buffers"]["total"] - copy7) < 1e-9
 assert abs(pb.problem[10e9][1]["overlapped, 2 buffers"]["total"] - copy10) < 1e-9
