@@ -57,7 +57,8 @@ assert (f"{min(_over):.1f}", f"{max(_over):.1f}") == ("2.8", "5.0") and (round(m
 # the best rates against eta_opt's shape: best at B_noise = 34, beside the fit's 32 (misfit 0.61 steps at both);
 # B_simple's 90 and 163 fit worse (0.94 and 1.33)
 assert f"{B_rates:.0f}" == "34" and abs(B_rates - B_crit) < 0.2 * B_crit, B_rates
-assert [f"{rate_misfit(x):.2f}" for x in (B_rates, B_crit, 90, 163)] == ["0.61", "0.61", "0.94", "1.33"]
+assert [f"{rate_misfit(x):.2f}" for x in (B_rates, B_crit, min(at_target.values()), max(at_target.values()))] == \
+    ["0.61", "0.61", "0.94", "1.33"]
 assert rate_misfit(min(at_target.values())) > rate_misfit(B_crit) and len(seeds) * len(tried) == 12
 # the fold: the best rate on the sqrt(2) grid, 512's over 32's
 assert [f"{finer_rate[s, 512] / finer_rate[s, 32]:.1f}" for s in seeds] == ["2.8", "2.0", "1.4"], finer_rate
