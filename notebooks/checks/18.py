@@ -93,6 +93,11 @@ assert (_fmt(in_fit.noise_scale, ".1f"), _fmt(averaged[20].noise_scale, ".1f"), 
 _apart = [apart(got_b, loop_b), apart(got_B, loop_B), apart(in_fit.noise_scale, averaged[20].noise_scale)]
 assert [f"{x:.0f}" for x in _apart[:2]] == ["0", "3"] and f"{_apart[2]:.1f}" == "10.2", _apart
 assert max(_apart[:2]) <= 10 and abs(in_fit.noise_scale / averaged[20].noise_scale - 1) < 1e-6
+# "outside the ten ... the solve magnifies a relative difference about 2.2 times; carried through it, the averages'
+# own differences predict 10.2 spacings, exactly what is measured, and ten spacings in each would allow up to 63"
+assert (f"{k_b:.1f}", f"{k_B:.1f}", f"{abs(carried):.1f}", f"{allowed:.0f}") == ("2.2", "2.2", "10.2", "63"), (k_b, k_B, carried, allowed)
+assert _apart[2] > 10 and abs(abs(carried) - _apart[2]) < 1, (carried, _apart)
+assert 1 < k_b < 5 and 1 < k_B < 5 and allowed > _apart[2], (k_b, k_B, allowed)
 # the tracker's one assign runs your ema_update (or the solution), checked over the loop's norms
 assert ema_update in (my_ema_update, solution_ema_update)
 # the loop's two averages after update 20, redone from its norms, are the ones averaged[20] solved
