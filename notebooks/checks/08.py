@@ -22,10 +22,11 @@ assert min(norm([t.numpy() for t in g]) for _, g in parts) > 0.5
 assert f"{pair_cos:.2f}" == "0.08" and abs(each_by_hand - norm(g_each)) < 1e-4
 assert f"{cosine:.4f} {norm(g_each):.3f} {norm(g_once):.3f}" == "0.9959 0.278 0.500"
 assert f"{pf.relative_error(g_each, g_clipped):.2f}" == "0.45" and 0.99 < cosine < 1.0
+assert f"{pf.relative_error(g_each, g_clipped):.0%}" == "45%"  # "the miss, 45%", printed in %
 # "44% too short, 0.278 against 0.500" (section 1 and the Summary): the norm ratio, printed as "44% shorter"
 assert f"{short:.0%}" == "44%" and abs(short - (1 - norm(g_each) / norm(g_clipped))) < 1e-12
 assert abs(norm(g_clipped) - 0.5) < 1e-6 and f"{1 - float(f'{norm(g_each):.3f}') / 0.5:.0%}" == "44%"
-# "the relative error, 0.45, is nearly all length": it exceeds the length's share by under a hundredth
+# "the miss, 45%, is nearly all length": it exceeds the length's share by under a hundredth
 assert 0 < pf.relative_error(g_each, g_clipped) - short < 0.01
 assert list(clip_errs) == ["host_average", "accumulate", "fused"]
 assert max([*clip_errs.values(), pf.relative_error(g_once, g_clipped)]) < 1e-6
@@ -109,7 +110,20 @@ assert max(once_s[2:-1]) == 16384
 assert [keras_s[4 * (u + 1)] for u in (499, 999, 1499, 1999, 2000)] == [2048, 4096, 8192, 16384, 32768]
 assert once_s[500] == 16384 and keras_s[4 * 500] == 16384 / 8
 
-# Section 3: the fix in your own step ("1.0 spacing" from fused and from Keras's train_on_batch, printed; λ halved once)
+# Section 2's float16 range: "largest finite value is 65504 and its smallest positive one about 6e-08"
+assert float(np.finfo(np.float16).max) == 65504 and f"{float(np.finfo(np.float16).smallest_subnormal):.0e}" == "6e-08"
+
+# Section 3: your decide (or the solution) beside Keras's LossScaleOptimizer, one call per window, growth=3
+assert check_decide(decide) is None and mine == theirs and len(mine) == 12
+assert [k + 1 for k, (applied, _) in enumerate(mine) if not applied] == [2, 7, 8]  # "windows 2, 7 and 8 ... skipped"
+assert [lam / 2 ** 15 for _, lam in mine] == [1, .5, .5, .5, 1, 1, .5, .25, .25, .25, .5, .5]  # three finite: doubled
+assert yours_1 == runs["one apply per update (a plain LSO)"][1] and len(yours_1) == 2002  # "your decide with it"
+# "none of its gradient's nonzero entries rounds to zero in float16 even unscaled": so none at 2048 or 16384
+assert flushed[2048] >= flushed[16384] and g_real.size > 1000
+assert flushed[1] >= flushed[2048] and f"{flushed[1]:.2%}" == "0.00%"  # "none ... even unscaled (0.00%)"
+assert flushed[1] == 0.0 and float(np.abs(g_real).min()) > 0.5 * float(np.finfo(np.float16).smallest_subnormal)  # none at all
+
+# Section 4: the fix in your own step ("1.0 spacing" from fused and from Keras's train_on_batch, printed; λ halved once)
 assert check_accumulate(accumulate_step) is None  # the step the lesson uses matches fused, run again
 assert fix_gap < 1e-6 and fix_scales == [16384, 16384] and max(fix_spacings, oracle_spacings) <= 2.0
 assert f"{fix_spacings:.1f}" == f"{oracle_spacings:.1f}" == "1.0", (fix_spacings, oracle_spacings)  # "1.0 spacing"
