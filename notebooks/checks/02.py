@@ -109,6 +109,12 @@ _miss_uneven = update_miss(tf1_uneven, uneven_large, uneven_start)
 _sp_uneven = max_abs_diff(tf1_uneven, uneven_large) / np.spacing(np.float32(max(float(np.abs(w).max()) for w in uneven_large)))
 assert f"{_miss_uneven:.2%}" == "1.07%" and f"{_sp_uneven:.1f}" == "8507.0", (_miss_uneven, _sp_uneven)  # as printed
 assert _sp_uneven > 100 and _miss_uneven < 0.05 and update_miss(tf1_weights, tf1_large, tf1_start) < 1e-5
+# the miss in the README's unit: "1.07%" on 32 + 31; on 32 + 32 "a miss of 4.6 eps: rounding (under five)"
+assert in_units(_miss_uneven) == "1.07%"
+_miss_even = update_miss(tf1_weights, tf1_large, tf1_start)
+assert _miss_even / 2 ** -23 < 5 and in_units(_miss_even) == "4.6 eps", _miss_even
+# why: the plain mean gives each tower half the say: tower 0's 32 rows 1/64 each, tower 1's 31 rows 1/62, against 1/63
+assert 0.5 / 32 < 1 / 63 < 0.5 / 31
 
 # your TF2 step's _Send ops: 4 weights and x, y halves from CPU:0, 4 gradients and the summed loss from CPU:1
 assert carried(tf2_sends) == "CPU:0 -> CPU:1: 4 weights, 2 halves (x, y) | CPU:1 -> CPU:0: 4 gradients, 1 summed loss"

@@ -53,14 +53,14 @@ assert P == 203_530 and G == 4 * P and MiB == 2 ** 20
 assert f == 784 * 256 / P and f"{f:.1%}" == "98.6%"  # the first kernel
 assert f"{G / MiB:.2f}" == "0.78"
 assert f"{4 + 2 * f:.2f}" == "5.97" and f"{4 + 5 * f:.2f}" == "8.93"  # the rules at N = 4, printed by the folded cells
-# the measured peaks, in G (fetches, list and mean all traced); tolerant: tracemalloc counts Python's small
-# objects too. "Each within 0.3 G of its rule"
+# the measured peaks, in G (fetches, list and mean all traced): tracemalloc counts Python's small
+# objects too. "Each reading lies within 0.1 G of its rule" (the list's two readings; np.stack's are Problem 2's)
 keys = ("running sum, in place", "list, weighted_mean")  # the solutions', on any run; np.stack's in Problem 2
 assert set(rules) == set(keys) and list(peaks)[:2] == list(keys)
 for n in (4, 10):
     (run_sum, wm), st = (peaks[k][n] for k in keys), stack_peaks[n]
     assert abs(run_sum - 2) < 0.05, (n, run_sum)  # "stays at 2.0 G"
-    assert abs(wm - (n + 2 * f)) < 0.3, (n, wm)
+    assert abs(wm - (n + 2 * f)) < 0.1, (n, wm)
     assert 0 <= st - (n + (n + 1) * f) < 0.3, (n, st)
     assert run_sum < wm < st
 # "only the list grows, by one gradient per micro-batch, from 6.0 G at N = 4 to 12.0 G at N = 10;
@@ -82,8 +82,15 @@ assert f"{copies / MiB:.1f}" == "8.5" and f"{N10 * G / MiB:.1f}" == "7.8"
 assert G_big == 4e8 and N_big == 10
 assert [f"{x / 1e9:.1f}" for x in (N_big * G_big, G_big, (N_big + 2) * G_big, 2 * G_big)] == [
     "4.0", "0.4", "4.8", "0.8"]  # the ten, a gradient, the list at worst, the running sum
-# its copies over PCIe 4.0 x16 at about 25 GB/s usable (README's hardware row): "16 ms ... eleven take 176 ms"
-assert f"{tau_c:.0f}" == "16" and f"{(N_big + 1) * tau_c:.0f}" == "176", tau_c
+# the copies' time, printed in the main text: PCIe 4.0 x16 at about 25 GB/s usable (README's hardware row), nothing
+# overlapped: "a fraction of a millisecond" for this MLP's 11 G; "for 100 million parameters they take 176 ms"
+assert usable == 25e9 and G_100M == G_big == 4e8
+assert copies / usable * 1e3 < 1 and f"{copies / usable * 1e3:.2f}" == "0.36"
+assert f"{(N10 + 1) * G_100M / usable * 1e3:.0f}" == "176"
+# Problem 2's np.stack readings on this MLP, stated: "9.1 G at N = 4 and 21.0 G at N = 10, against the rule's 8.93
+# and 20.85"
+assert [f"{stack_peaks[n]:.1f}" for n in (4, 10)] == ["9.1", "21.0"], stack_peaks
+assert [f"{n + (n + 1) * f:.2f}" for n in (4, 10)] == ["8.93", "20.85"]
 assert f"{(2 * N_big + 1) * G_big / 1e9:.1f}" == "8.4"  # np.stack: the ten, a copy of a variable's ten, their mean
 # the TF1 rebuild's mlp is 02's, kept in gradlab
 import gradlab.classic.model
@@ -103,6 +110,10 @@ assert f"{plain_gap:.1e}" == "3.0e-04" and 15_000 < plain_gap / spacing(top_v1) 
 # that split's miss (pinned in checks/02.py), stated here without its number; fed weighted_mean, rounding only
 assert f"{misses['his plain mean']:.2%}" == "1.98%" and misses["weighted_mean"] < 1e-5, misses
 assert misses["his plain mean"] > misses["the plain mean of 32 + 31"]  # the Predict's "by more"
+# fed weighted_mean, "one float32 spacing ...: rounding" (its yardstick: spacings, printed with ": rounding"); the
+# miss, printed for the plain mean only, in %
+# why more: each of the 15 rows counts 63/60 of its share, "5% too much"; 02's 31 rows 63/62, "under 2% too much"
+assert f"{63 / 60 - 1:.0%}" == "5%" and 0.01 < 63 / 62 - 1 < 0.02 and 0.25 / 15 == 1 / 60 and 0.25 / 16 == 1 / 64
 assert np.array_equal(x63, mnist.x_train[128:191]) and counts63 == [16, 16, 16, 15]
 # the exercise's checker passes a correct step that adds out of place (about three gradients at its peak) and
 # reports the peak instead of failing it: the learner is graded on the averaging, not on in-place numpy
