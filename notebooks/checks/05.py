@@ -10,6 +10,8 @@ assert all(d < 3.1e-8 for d in proofs.values()), proofs
 assert [round(s) for s in spacings.values()] == [3, 3] and f"{proofs['your fused loop, B=64']:.1e}" == "2.2e-08", spacings
 # "fused_grads matches the large batch on every split, and your loop, to rounding: at most N spacings at g_B's largest
 # entry" (01's yardstick, ten): the digits are this run's (float32 rounding, which may differ on another CPU)
+# "Bit for bit at 64/4, not at 63/4": equal micro-batches weigh 1/4, a power of two, exact in float32
+assert vs_yours[0] == 0 and vs_yours[1] > 0
 assert len(vs_yours) == 2 and all(d <= 10 for d in vs_yours) and all(d <= 10 for d in diffs.values()), (vs_yours, diffs)
 assert default == [10]  # "without the option it gets 10"
 # "gradlab's takes only gl.split_sizes(B, N) ... Others raise (the last line)": its refusal, printed
