@@ -101,8 +101,6 @@ _NAMES = {
     "seed_gaps": ("gradlab.studies.figures.seed_gaps", None),
     "plot_memory": ("gradlab.studies.figures.memory_plots", "plot_memory"),
     "plot_memory_trace": ("gradlab.studies.figures.memory_timeline", "plot_memory_trace"),
-    "plot_step_peaks": ("gradlab.studies.figures.step_peaks", "plot_step_peaks"),
-    "plot_peak_bars": ("gradlab.studies.figures.peak_bars", "plot_peak_bars"),
     "plot_applied_rates": ("gradlab.studies.figures.applied_rates", "plot_applied_rates"),
     "fit_schedule": ("gradlab.studies.figures.fit_schedule", "fit_schedule"),
     "plot_fit_schedule": ("gradlab.studies.figures.fit_schedule", "plot_fit_schedule"),
