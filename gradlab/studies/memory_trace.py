@@ -18,7 +18,7 @@ starts) keeps these statistics in every supported TensorFlow (2.21's default all
 where the allocator keeps none, `get_memory_info` reads 0 and `trace` raises rather than draw a
 flat line.
 
-Lesson: notebooks/12-recomputation.ipynb
+Lesson: notebooks/11-memory-budget.ipynb, notebooks/12-recomputation.ipynb
 """
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ each call then runs once unmeasured (tracing). Every round calls each callable o
 a slow moment of a shared machine falls on all of them alike. A chunk the allocator reuses can
 only add to a call's peak, so `statistic="min"`, the least reading, is nearest the call's own need.
 
-Lesson: notebooks/04-accumulating-in-variables.ipynb, notebooks/10-accumulation-in-fit.ipynb (the least)
+Lesson: notebooks/11-memory-budget.ipynb, notebooks/12-recomputation.ipynb, notebooks/22-how-this-course-measures.ipynb (the least)
 """
 from __future__ import annotations
 

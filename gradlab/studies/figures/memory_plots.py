@@ -16,12 +16,12 @@ epoch a faint dot. Both against N on a log2 axis. Plain fit at the whole batch B
 (it has no N; its epochs' range shaded), Keras's own accumulation a second series, the reference
 (`bench_memory`) a grey dotted one with crosses.
 
-Lesson 05 draws the update alone (`peak="update"`), memory only (`time=False`), with the 1/N
-line (`ideal=True`), as its table reads (`table=True`): plain fit on B/N rows a series at N, in
-place of the reference and of plain fit's horizontal line; each peak over the large batch's
-(`relative=True`), the ratios its table prints.
+Options for a table of updates: the update alone (`peak="update"`), memory only (`time=False`), the
+1/N line (`ideal=True`), and (`table=True`) plain fit on B/N rows a series at N in place of the
+reference and of plain fit's horizontal line, each peak over the large batch's (`relative=True`).
 
-Lesson: notebooks/05-fused-accumulation.ipynb
+Lesson: notebooks/11-memory-budget.ipynb measures these updates one at a time against the budget;
+this figure draws the memory benchmark's sweep over N.
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 SERIES = {("accumulating", 1): ("AccumulatingModel", "tab:blue", "o"),
           ("accumulating", 2): ("AccumulatingModel, overlap=2", "tab:cyan", "^"),
           ("keras", 1): ("Keras gradient_accumulation_steps", "tab:orange", "s")}
-# tf.while_loop's default parallel_iterations, drawn where a result holds it (lesson 05)
+# tf.while_loop's default parallel_iterations, drawn where a result holds it
 SERIES[("accumulating", 10)] = ("AccumulatingModel, overlap=10 (the default)", "tab:red", "D")
 
 
@@ -54,7 +54,7 @@ def plot_memory(result, time=True, peak="epoch", ideal=False, time_stat="median"
         table: with `peak="update"`, draw the series a table of update peaks names: plain fit on
             b = B/N rows as a series at N = B/b (its update peak, `step_mb`) instead of the
             reference and plain fit's horizontal line; `AccumulatingModel`'s series are named
-            by their overlap ("AccumulatingModel, overlap 1"), as lesson 05's table names them.
+            by their overlap ("AccumulatingModel, overlap 1"), as a table of updates names them.
         relative: with `table=True`, draw each peak divided by plain fit's at the whole batch B
             (the large batch), so the ideal line is 1/N; legend entries drop ", update".
     Returns:
@@ -97,7 +97,7 @@ def plot_memory(result, time=True, peak="epoch", ideal=False, time_stat="median"
             continue
         ns, mb, ms, floor, step, epochs = zip(*series)
         hollow = {"mfc": "none"} if key == ("accumulating", 10) else {}  # overlap=2's point shows through
-        if table and key[0] == "accumulating":  # named as lesson 05's table names its columns
+        if table and key[0] == "accumulating":  # named as a table of updates names its columns
             label = f"AccumulatingModel, overlap {key[1]}"
         ax_mb.plot(ns, [m / scale for m in mb], marker=marker, color=color, label=f"{label}{tag}", **hollow)
         ax_ms.plot(ns, ms, marker=marker, color=color)

@@ -5,7 +5,7 @@ line, and the allocator's own peak as a dashed line of the same colour, each pan
 its colour: the samples are snapshots and can miss a short spike, the peak cannot. The panels share both axes, so levels
 and times compare down the column.
 
-Lesson: notebooks/12-recomputation.ipynb
+Lesson: notebooks/11-memory-budget.ipynb, notebooks/12-recomputation.ipynb
 """
 from __future__ import annotations
 
