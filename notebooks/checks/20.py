@@ -67,12 +67,18 @@ assert abs(overlapped_3 - update_ms(tau_d, tau_c, 3 / 5 * tau_h, N)[1]) < 1e-9
 assert (f"{overlapped_3:,.0f}", f"{overlapped_3 / on_card:.1f}") == ("7,068", "8.1")
 # "In both panels the device (blue) computes 813 ms in ten blocks" (N = 10 of tau_d; overlapped, "the first two run
 # back to back": host_schedule starts the second at the first's end); the figure draws these two schedules
-assert f"{N * tau_d:.0f}" == "813" and np.allclose(totals_drawn, (one_after_another, overlapped), rtol=1e-12), totals_drawn
+assert f"{N * tau_d:.0f}" == "813" and np.allclose(totals_drawn, (one_after_another, overlapped, overlapped),
+                                                  rtol=1e-12), totals_drawn
 for o in (False, True):
     assert abs(sum(e - s for _, s, e in sched[o]["device"]) - N * tau_d) < 1e-9
-# "One after another, the host design holds one gradient on the device; overlapped, two"
+# "Overlapped with two gradient buffers on the device ... holds 8P too: it frees nothing. One after another frees 4P":
+# one gradient on the device one after another, two overlapped (4P bytes each, float32)
 assert sched[False]["held"]["device"] == 1 and sched[True]["held"]["device"] == 2, sched
-# "8P bytes, 8 GB here: a tenth of the 80 GB card"
+# "The lowest panel keeps one buffer on the device and two on the host: the same 11,512 ms ... with one gradient, 4P,
+# on the device"
+assert lean["held"] == {"device": 1, "host": 2} and abs(lean["total"] - overlapped) < 1e-9, lean
+assert f"{lean['total']:,.0f}" == "11,512"
+# "8P bytes: 8 GB, a tenth of the 80 GB card"
 assert 8 * P / 1e9 == 8 and 8 * P / 80e9 == 0.1
 
 # the Problem: the table's stages, "47.5 s" on the card, "49.4 s" copying, "4% more", "30.8 GB/s"
