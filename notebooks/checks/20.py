@@ -19,7 +19,7 @@ assert all(0.5 <= v / float(np.spacing(np.float32(top))) <= 1.5 for v in diffs.v
 _fetched = [[t.numpy() for t in g] for g in on_device]
 assert all(np.array_equal(a, b) for a, b in zip(running_mean(on_device, [10] * N),
                                                gl.lessons.host_average(_fetched, counts=[10] * N)))
-# the CPU timing (the fold at the end): "well under 2x the update (1.06 on the stored run)"; the stored run's median
+# the CPU timing (the fold at the end): "well under 2x the update (1.16 on the stored run)"; the stored run's median
 # is the prose's reading, not pinned (it moves run to run); the checks accept a median from 0.7 to 1.6; the cell prints
 # each run's ratio and verdict by 22's rule (slower, faster or no different).
 # Timings move with the machine's load (0.90 to 1.00 on a quiet machine, 1.14 to 1.24 on a loaded one), so only the

@@ -85,7 +85,7 @@ assert default == [(65_536, 0), (1_000_000, 1_000_192), (1_048_576, 1_048_576)],
 assert 3907 * 256 == 1_000_192 and 1_000_000 / 256 > 3906
 assert f"{2_096_896 / 1_048_576:.1f}" == "2.0" and 2_096_896 < 2 * 1_048_576  # just under twice: not split
 
-# Time: "About four times (4.04 by gradlab's timer on the stored run; not pinned): n log n predicts 4 x 18/16 = 4.50x". The medians
+# Time: "About four times (4.41 by gradlab's timer on the stored run; not pinned), near the 4.50x that n log n predicts"; r171's run read 4.04. The medians
 # are run-varying (nbval-ignored; a reader's 2-core run read 4.07), so no digits: a band for a slower, faster or busy machine
 assert f"{4 * 18 / 16:.2f}" == "4.50" and 4 * 18 / 16 > 4
 # your timer (or the solution): the same rotating call order as gradlab's interleaved_ms (4 rounds, the warm-up first)
@@ -117,8 +117,8 @@ assert xla["gradlab", "dense"] and not xla["gradlab", "convolving"], xla
 assert count_spacings(apart, 0, top_w) <= 10, (apart, top_w)
 # XLA's memory (moved here from lesson 10, which now links here): 10's AccumulatingModel step on 4,000 digits, the
 # least of five peaks, XLA off and on at N = 2, 4, 8. The table is nbval-ignored; the prose states the stored run's
-# N = 2 readings ("6.6 MiB on the stored run, where those rows take 6.0"; folded: "9.7 times ... on the stored run") and pins only "over twice on every run",
-# "XLA-off peaks under 1 MiB" and "its whole peak under those rows" (this lesson's runs read 9.7 to 10.9, 6.2 to
+# N = 2 readings ("6.7 MiB where those rows take 6.0 ... on the stored run"; folded: "11.1 times ... on the stored run") and pins only "over twice on every run",
+# "XLA-off peaks under 1 MiB" and "its whole peak under those rows" (this lesson's runs read 9.7 to 11.1, 6.2 to
 # 7.1, 6.4 to 7.3 times at N = 2, 4, 8; lesson 10's read 9.0, 7.0, 4.3; before gradlab's N = 2 fix, 873a666,
 # N = 2 read 9.5 against 8.0)
 _off, _on = table["XLA off"], table["XLA on"]
@@ -133,8 +133,8 @@ assert all(_yours[N] > _off[N] for N in AN), table
 # "Traced: XLA's program writes a micro-batch's rows into an array of its own (the folded cell lists the fusions)":
 # its optimized HLO holds at least one fusion whose output is a (4,000 / N, 784) float32 array, at every N
 assert all(len(copies[N]) >= 1 for N in AN), copies
-# "about one to one and a half micro-batches' input rows more": at N = 2, 6.6 against 6.0; at N = 8, 1.6 against 1.5 on
-# the stored run (not pinned); "1.1 to 1.4 times at N = 8 on this lesson's runs" (1.41, 1.41, 1.07);
+# "about one to one and a half micro-batches' input rows more": at N = 2, 6.7 against 6.0; at N = 8, 1.5 against 1.5 on
+# the stored run (not pinned); "1.0 to 1.4 times at N = 8 on this lesson's runs" (1.41, 1.41, 1.07, and r172's 1.5 against 1.5);
 # "XLA's extra shrinks as N grows, while the step without XLA stays under 1 MiB"
 assert table["on less off"][2] > table["on less off"][8] and all(_off[N] < 1 for N in AN), table
 # "XLA's extra is about one micro-batch's input rows (the last two lines)": on less off over 4,000 // N rows of 784
