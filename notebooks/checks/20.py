@@ -32,7 +32,7 @@ assert len(on_device) == N
 assert abs(ratio[1] - np.median(ms["host_step"] / ms["accumulate_step"])) < 1e-12
 
 # the model's assumptions: numpy on one core at 18 GB/s ("the rate this machine's numpy reached on the stored run":
-# "about what this machine's numpy reaches": cell 4 printed 18 and 19 on its runs), a host on all its cores at 50 GB/s (the Problems only)
+# "about this machine's rate": cell 4 printed 18, 19 and (r172) 23 on its runs), a host on all its cores at 50 GB/s (the Problems only)
 assert (F, bus, host_rate, multi_rate, hbm) == (0.40 * 756e12, 25e9, 18e9, 50e9, 2.0e12) and (P, T_i) == (1e9, 4096)
 assert sum_rate > 0  # this machine's rate asserts nothing (printed, nbval-ignored)
 # "1,111 ms, against 160 for the copy and 81.3 for the compute"; the card's sum 6 ms
