@@ -26,7 +26,7 @@ assert model.count_params() == 203530  # P: the gradient each micro-batch writes
 # The prose quotes this run's digits only as "here", not checked here (the overlap row's time gain "depends on the
 # machine": earlier runs read a convnet's overlap at 0.92 to 1.10 of one iteration's time); as a claim about any run it states only what the work itself fixes, pinned below
 # with margins no load can take away. (Stored runs read accumulate / fused 1.67-2.16, an extra call 0.68-1.16
-# micro-batches, N = 8 / N = 1 1.5-1.8, N = 32 / N = 1 3.3-3.9.)
+# micro-batches, N = 8 / N = 1 1.5-1.9, N = 32 / N = 1 3.3-4.8.)
 med = {label: m for label, (_, m, _) in q.items()}
 N_ratio = {N: q[f"fused: an update at N = {N} / at N = 1"] for N in Ns[1:]}
 # "With the same work in fewer calls, fused is the faster on any run": 8 fewer calls, the same micro-batches
