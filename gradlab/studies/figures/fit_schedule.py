@@ -11,11 +11,7 @@ the large batch, `AccumulatingModel`, and Keras's `gradient_accumulation_steps`.
 Rows are counted across epochs (epoch e's row r is e * rows + r), so an update that averages
 the end of one epoch with the start of the next is one span.
 
-recorded_updates and plot_recorded_updates draw the same lanes from a recorded run instead of
-the rule: each micro-batch's rows and the optimizer's `iterations` after it (a callback reads it).
-
-Lesson: notebooks/10-accumulation-in-fit.ipynb; plot_shard_weights: notebooks/15-fit-across-replicas.ipynb;
-plot_recorded_updates: notebooks/06-keras-accumulation.ipynb
+Lesson: notebooks/10-accumulation-in-fit.ipynb; plot_shard_weights: notebooks/15-fit-across-replicas.ipynb
 """
 from __future__ import annotations
 
@@ -114,98 +110,6 @@ def plot_fit_schedule(rows=611, batch_size=60, accum_steps=4, epochs=2, rate=0.1
     lr.set_xlabel("rows seen (the dotted line: a new epoch)")
     lr.legend(fontsize="small", frameon=False)
     lr.set_xlim(0, epochs * rows)
-    return fig
-
-
-def recorded_updates(epoch_rows, iterations, rows):
-    """The rows each update of a recorded `fit` averaged, read from the run, not from a rule.
-
-    Args:
-        epoch_rows: per epoch, each micro-batch's rows in the order `fit` took them, e.g.
-            [[16] * 16 + [6]] * 2 for 262 rows at `batch_size=16`, 2 epochs.
-        iterations: a fresh optimizer's `iterations` after each micro-batch, all epochs in
-            order (a callback reads it); it rises by 1 on a micro-batch that applies an update.
-        rows: examples per epoch. Epoch e's row r is drawn at e * rows + r, so rows that a
-            dropped remainder never reaches leave a gap before the next epoch.
-    Returns:
-        (updates, waiting): one (first, end, parts) per update, rows [first, end) and `parts`
-        the rows it took from each epoch it touched, e.g. (6, 48); `waiting`, the same triple
-        for the micro-batches taken after the last update (they stay in the accumulators),
-        or None.
-    """
-    rows = _count("rows", rows)
-    micro = [(e * rows + sum(sizes[:i]), _count("a micro-batch's rows", n), e)
-             for e, sizes in enumerate(epoch_rows) for i, n in enumerate(sizes)]
-    iterations = [int(k) for k in iterations]
-    if len(iterations) != len(micro) or not micro:
-        raise ValueError(f"iterations: one per micro-batch, got {len(iterations)} for {len(micro)} micro-batches")
-    if any(sum(sizes) > rows for sizes in epoch_rows):
-        raise ValueError(f"an epoch takes at most rows = {rows} rows, got {[sum(sizes) for sizes in epoch_rows]}")
-    updates, window, before = [], [], 0
-    for (start, n, epoch), after in zip(micro, iterations):
-        if after not in (before, before + 1):
-            raise ValueError(f"iterations must start at 0 or 1 and rise by 0 or 1 a micro-batch, got {iterations}")
-        window.append((start, n, epoch))
-        if after == before + 1:  # this micro-batch applied an update: it averaged the window
-            updates.append(_span(window))
-            window = []
-        before = after
-    return updates, (_span(window) if window else None)
-
-
-def _span(window):
-    parts = {}
-    for _, n, epoch in window:
-        parts[epoch] = parts.get(epoch, 0) + n
-    return window[0][0], window[-1][0] + window[-1][1], tuple(parts.values())
-
-
-def plot_recorded_updates(runs, rows):
-    """One lane per recorded run: a bar per update over the rows it averaged (light and dark in
-    turn; a dotted line at each new epoch). A bar across an epoch's end is labelled with its
-    parts ("6 + 48"), a bar shorter than the lane's longest with its rows, rows taken after
-    the last update as waiting, and an epoch's rows that no micro-batch took (a dropped remainder) as dropped.
-
-    Args:
-        runs: dict name -> (epoch_rows, iterations), as `recorded_updates` takes them.
-        rows: examples per epoch.
-    Returns:
-        a matplotlib Figure with 1 Axes, x: rows seen, counted across epochs.
-    """
-    lanes = {name: recorded_updates(*run, rows) for name, run in runs.items()}
-    if not lanes:
-        raise ValueError("runs: at least one recorded run")
-    epochs = max(len(run[0]) for run in runs.values())
-    fig, ax = plt.subplots(figsize=(9.0, 1.0 + 0.75 * len(lanes)), layout="constrained")
-    plt.close(fig)  # owned by the caller
-    for lane, (name, (updates, waiting)) in enumerate(lanes.items()):
-        color, longest = f"C{lane}", max((hi - lo for lo, hi, _ in updates), default=0)
-        ax.broken_barh([(lo, hi - lo) for lo, hi, _ in updates], (lane - 0.3, 0.6), edgecolor=color,
-                       facecolors=[to_rgba(color, 1.0 if i % 2 else 0.3) for i in range(len(updates))])
-        for lo, hi, parts in updates:
-            label = " + ".join(map(str, parts)) if len(parts) > 1 else str(hi - lo) if hi - lo < longest else ""
-            if label:
-                ax.annotate(label, ((lo + hi) / 2, lane), ha="center", va="center", fontsize="small",
-                            bbox=dict(boxstyle="round,pad=0.15", fc="white", ec=color, lw=0.8))
-        if waiting:
-            lo, hi, parts = waiting
-            ax.broken_barh([(lo, hi - lo)], (lane - 0.3, 0.6), facecolors="none", edgecolor=color, hatch="///")
-            ax.annotate(f"{sum(parts)} rows waiting", (hi, lane + 0.34), ha="right", va="top", fontsize="small")
-        spans = updates + ([waiting] if waiting else [])
-        for e in range(len(runs[name][0])):  # an epoch's rows that no update or waiting micro-batch took: dropped
-            reached = max((hi for lo, hi, _ in spans if lo < (e + 1) * rows), default=e * rows)
-            if e * rows <= reached < (e + 1) * rows:
-                ax.annotate(f"{(e + 1) * rows - reached} rows dropped", ((e + 1) * rows, lane + 0.34), ha="right",
-                            va="top", fontsize="small")
-        ax.annotate(f"{name}: {len(updates)} updates", (0, lane - 0.34), ha="left", va="bottom", fontsize="small")
-    for e in range(1, epochs):
-        ax.axvline(e * rows, color="grey", lw=1, ls=":")
-    ax.set_yticks([])
-    ax.set_ylim(len(lanes) - 0.35, -0.8)  # inverted: the first run on top, room for the labels
-    ax.set_xlim(0, epochs * rows)
-    ax.set_xlabel("rows seen, counted across epochs (the dotted line: a new epoch)")
-    ax.set_title("Each bar: the rows one update averaged, as the run recorded them (hatched: waiting; a gap: dropped)",
-                 fontsize="medium")
     return fig
 
 

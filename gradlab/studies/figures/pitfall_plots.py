@@ -264,50 +264,6 @@ def plot_ema_coefficients(coefficients):
     return fig
 
 
-def plot_applied_rates(applied, cosine, titles=("ExponentialDecay(1.0, decay_steps=1, decay_rate=0.5)",
-                                                "CosineDecay(1.0, decay_steps=1000)")):
-    """The learning rate each update applies, per way of counting: a decay, then a long schedule.
-
-        large batch: rate(t - 1);  Keras's accumulation, N micro-steps per update: rate(N t - 1)
-
-    Left, log y: one line per label over updates 1 ... K (a fixed decay falls as a straight line,
-    N times as steep when the schedule reads micro-steps). Right, linear y: the same for a long
-    schedule, where reading micro-steps ends it after 1/N of its updates.
-
-    Args:
-        applied: dict `{label: [rate applied in update 1, ..., K]}`, every list of the same length.
-        cosine: dict `{label: [rate applied in update 1, ..., T]}` for the long schedule.
-        titles: the two panels' titles, the schedules drawn.
-    Returns:
-        a matplotlib Figure with 2 Axes.
-    """
-    _check_series("applied", applied)
-    _check_series("cosine", cosine)
-    if len({len(r) for r in applied.values()}) != 1:
-        raise ValueError(f"every list in applied needs the same length, got {[len(r) for r in applied.values()]}")
-    fig, (left, right) = _figure(ncols=2, figsize=(10.0, 3.8))
-    markers = "osd^v"
-    for k, ((label, rates), color) in enumerate(zip(applied.items(), _colors(len(applied)))):
-        updates = np.arange(1, len(rates) + 1)
-        # later lines dashed and smaller, so a line drawn over an equal one stays visible
-        left.plot(updates, rates, markers[k % len(markers)] + ("-" if k == 0 else "--"), color=color,
-                  markersize=8 - 2 * min(k, 2), label=label)
-    left.set_yscale("log", base=2)
-    left.set_xticks(np.arange(1, len(next(iter(applied.values()))) + 1))
-    left.set_xlabel("update t")
-    left.set_ylabel("learning rate applied")
-    left.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))  # 0.5, not 2^-1
-    left.set_title(titles[0])
-    left.legend(fontsize="small")
-    for (label, rates), color in zip(cosine.items(), _colors(len(cosine))):
-        right.plot(np.arange(1, len(rates) + 1), rates, color=color, label=label)
-    right.set_xlabel("update t")
-    right.set_ylabel("learning rate applied")
-    right.set_title(titles[1])
-    right.legend(fontsize="small")
-    return fig
-
-
 def plot_update_timeline(micro_batches, accum_steps, updates):
     """Which update each micro-batch goes into, one row per optimizer, in the order they are fed.
 

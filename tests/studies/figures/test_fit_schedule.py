@@ -5,8 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from gradlab.studies.figures.fit_schedule import (
-    fit_schedule, plot_fit_schedule, plot_recorded_updates, plot_shard_weights, recorded_updates)
+from gradlab.studies.figures.fit_schedule import fit_schedule, plot_fit_schedule, plot_shard_weights
 
 
 class Record(keras.callbacks.Callback):
@@ -115,41 +114,3 @@ def test_measured_rates_are_drawn_over_the_rule():
         plot_fit_schedule(rows=37, batch_size=8, accum_steps=4, epochs=2, measured={"large batch": [0.1] * 3})
 
 
-def test_recorded_updates_by_hand_and_against_keras_fit():
-    # by hand: 262 rows at batch_size=16 (16 x 16 + 6), N = 4, 2 epochs: 34 micro-batches, an
-    # update on every 4th; update 5 = epoch 1's 6 rows (256-262) and epoch 2's first 48 (262-310);
-    # micro-batches 33-34 (epoch 2's last 16 + 6 rows, 502-524) wait
-    kept = [[16] * 16 + [6]] * 2
-    updates, waiting = recorded_updates(kept, [m // 4 for m in range(1, 35)], 262)
-    assert len(updates) == 8 and updates[3] == (192, 256, (64,)) and updates[4] == (256, 310, (6, 48))
-    assert updates[7] == (438, 502, (64,)) and waiting == (502, 524, (22,))
-    # a dropped remainder leaves a gap: epoch 2's first update starts at row 262, not 256
-    dropped, none_left = recorded_updates([[64] * 4] * 2, range(1, 9), 262)
-    assert dropped[3:5] == [(192, 256, (64,)), (262, 326, (64,))] and none_left is None
-    # oracle: Keras's own fit, 37 rows at batch_size=2, N = 4; the rule's Keras lane says the same
-    steps = keras_updates(2, 4)
-    updates, waiting = recorded_updates([[2] * 18 + [1]] * 2, steps, 37)
-    assert [(lo, hi) for lo, hi, _ in updates] == [(lo, hi) for lo, hi, _ in fit_schedule(37, 8, 4, 2)["Keras accumulation"]]
-    assert updates[4] == (32, 39, (5, 2)) and waiting == (71, 74, (3,))
-    with pytest.raises(ValueError, match="one per micro-batch, got 3 for 4"):
-        recorded_updates([[2, 2], [2, 2]], [0, 1, 1], 4)
-    with pytest.raises(ValueError, match="rise by 0 or 1"):
-        recorded_updates([[2, 2]], [0, 2], 4)
-
-
-def test_plot_recorded_updates():
-    kept = ([[16] * 16 + [6]] * 2, [m // 4 for m in range(1, 35)])
-    plain = ([[64] * 4] * 2, list(range(1, 9)))
-    (ax,) = plot_recorded_updates({"plain fit": plain, "Keras": kept}, 262).axes
-    bars = [c for c in ax.collections]
-    assert [len(c.get_paths()) for c in bars] == [8, 8, 1]  # 8 + 8 updates, then Keras's waiting rows
-    # plain fit drops each epoch's last 6 rows (256-262, 518-524); Keras's kept run takes every row
-    assert [t.get_text() for t in ax.texts] == ["6 rows dropped", "6 rows dropped", "plain fit: 8 updates", "6 + 48",
-                                                "22 rows waiting", "Keras: 8 updates"]
-    assert [t.xy[0] for t in ax.texts[:2]] == [262, 524]
-    assert [line.get_xdata()[0] for line in ax.lines] == [262]  # the new epoch
-    # a remainder dropped in epoch 1 only (epoch 2 takes all 262 rows): one label, at the first epoch's end
-    (ax,) = plot_recorded_updates({"mixed": ([[64] * 4, [64] * 4 + [6]], list(range(1, 10)))}, 262).axes
-    assert [t.get_text() for t in ax.texts] == ["6", "6 rows dropped", "mixed: 9 updates"] and ax.texts[1].xy[0] == 262
-    with pytest.raises(ValueError, match="at least one recorded run"):
-        plot_recorded_updates({}, 262)

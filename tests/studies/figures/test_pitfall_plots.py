@@ -5,7 +5,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from gradlab.studies.figures.pitfall_plots import (plot_applied_rates, plot_batchnorm_error, plot_dropout_gap,
+from gradlab.studies.figures.pitfall_plots import (plot_batchnorm_error, plot_dropout_gap,
                                                    plot_ema_coefficients, plot_loss_scale,
                                                    plot_token_and_sequence_loss, plot_token_weights,
                                                    plot_update_timeline)
@@ -140,25 +140,6 @@ def test_plot_ema_coefficients_draws_one_bar_per_update_and_label():
         plot_ema_coefficients({"a": [1.0], "b": [0.5, 0.5]})
     with pytest.raises(ValueError, match="at least one"):
         plot_ema_coefficients({})
-
-
-def test_plot_applied_rates_draws_each_label_per_update_in_two_panels():
-    # the oracle: 0.5^t written out, the large batch reading update t - 1, Keras (N = 2) micro-step 2t - 1
-    applied = {"large batch": [1.0, 0.5, 0.25, 0.125], "Keras, N = 2": [0.5, 0.125, 0.03125, 0.0078125]}
-    cosine = {"N = 1": [1.0, 0.5, 0.0], "N = 8": [0.5, 0.0, 0.0]}
-    fig = plot_applied_rates(applied, cosine)
-    left, right = fig.axes
-    assert not plt.fignum_exists(fig.number)
-    drawn = {line.get_label(): line for line in left.lines}
-    assert np.allclose(drawn["large batch"].get_xdata(), [1, 2, 3, 4])
-    assert np.allclose(drawn["Keras, N = 2"].get_ydata(), [0.5, 0.125, 0.03125, 0.0078125])
-    assert left.get_yscale() == "log" and right.get_yscale() == "linear"
-    assert [line.get_label() for line in right.lines] == ["N = 1", "N = 8"]
-    assert np.allclose(right.lines[1].get_xdata(), [1, 2, 3]) and np.allclose(right.lines[1].get_ydata(), [0.5, 0, 0])
-    with pytest.raises(ValueError, match="same length"):
-        plot_applied_rates({"a": [1.0], "b": [1.0, 0.5]}, cosine)
-    with pytest.raises(ValueError, match="at least one"):
-        plot_applied_rates({}, cosine)
 
 
 def test_plot_update_timeline_colours_each_micro_batch_by_its_update():
