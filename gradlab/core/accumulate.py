@@ -72,7 +72,7 @@ def loop_sum(micro, parts, variables, accum_steps, scale_loss=None, unit=1.0, ov
         overlap: micro-batches whose activations may be alive at once (the loop's
             `parallel_iterations`). 1 holds one micro-batch, the memory accumulation is for;
             2 lets one forward pass overlap the previous backward pass (twice the activations;
-            faster only where the cores have room; lesson 05 measures its memory).
+            faster only where the cores have room; lesson 11 measures its memory).
     Returns:
         `Sums`; gradients that are None in the first micro-batch are None.
     """

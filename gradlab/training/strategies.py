@@ -88,7 +88,7 @@ def make_strategy(name, model, loss_fn, optimizer, accum_steps=1, devices=None, 
             variance of all its examples; `large_batch`, `accumulate`, `fused`), and
             `overlap` (micro-batches whose activations may be alive at once in the compiled
             loop: 1, the default, holds one; 2 holds two, so a forward pass may run beside the
-            previous backward pass (lesson 05 measures its memory); see `accumulate.loop_sum`), and `check` (when the contract is checked inside
+            previous backward pass (lesson 11 measures its memory); see `accumulate.loop_sum`), and `check` (when the contract is checked inside
             the update, `contract.split_holds`: "first", the default, the first update after
             the strategy is built or retraced; "every", every update).
     Returns:
