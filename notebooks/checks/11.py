@@ -37,16 +37,20 @@ assert round(held_before, 2) == 7.47, held_before
 assert [round(budget_update[k], 2) for k in ("plain", "fused loop")] == [27.44, 14.57], budget_update
 assert round(budget(1024, 1) / MiB - budget(1024, 4) / MiB, 2) == 12.87
 ratio = {k: median[k] / budget_update[k] for k in median}  # measured / budget
-# "Only the fused loop keeps to its budget ... saved nearly what the budget says" (first runs: 0.85; the older
-# AccumulatingModel N = 4 readings of this lesson 0.75 to 1.0); its saving within 0.6 to 1.6 times the budget's
+# "Of the three N = 4 updates, only the fused loop keeps to the budget ... Its saving against plain is about the
+# budget's" (first runs: 0.85; the older AccumulatingModel N = 4 readings of this lesson 0.75 to 1.0); its saving
+# within 0.6 to 1.6 times the budget's
 assert ratio["fused loop"] < 1.1 and 0.6 < (median["plain"] - median["fused loop"]) / 12.87 < 1.6, median
-# "The Python loop held nearly plain's update": its four unrolled forward passes run side by side (first run: 0.95)
+# "The Python loop and overlap exceed it ... it holds nearly plain's update": its four unrolled forward passes run
+# side by side (first run: 0.95)
 assert 0.75 < median["Python loop"] / median["plain"] < 1.25 and ratio["Python loop"] > 1.3, median
-# "Overlap lands between" the fused loop and plain (first run: 20.5 between 12.4 and 24.4)
+# overlap "lands between the fused loop and plain" (first run: 20.5 between 12.4 and 24.4), and exceeds its budget
 assert 1.2 * median["fused loop"] < median["fused, overlap=10"] < 1.15 * median["plain"], median
-# "Plain lands near its budget": no side promised (older runs of this lesson: 0.87 to 1.12)
-assert 0.7 < ratio["plain"] < 1.4, ratio
-# the trace: one plain update, its peak near the table's, its highest sample near the loss, under the budget's top line
+assert ratio["fused, overlap=10"] > 1.0, ratio
+# "Plain lands within a fifth of its budget" (the Predict's answer): no side promised (older runs: 0.87 to 1.12)
+assert abs(ratio["plain"] - 1) < 0.2, ratio
+# the trace: one plain update, its peak near the table's, "It peaks near the loss" (its highest sample; no side of the
+# loss pinned: the backward pass may start before the loss's mark); the dotted lines, the budget's terms (fixed)
 assert abs(plain_trace.peak / median["plain"] - 1) < 0.3, (plain_trace.peak, median)
 assert abs(at_peak - loss_at[0]) < 0.3 * plain_trace.ms[-1], (at_peak, loss_at)
 assert [round(v, 2) for v in levels.values()] == [18.54, 23.04, 27.44], levels
@@ -54,7 +58,8 @@ assert [round(v, 2) for v in levels.values()] == [18.54, 23.04, 27.44], levels
 # "at least": nothing in the graph orders the variables' updates, so several such temporaries may be alive at once
 assert f"{sgd_temp:.2f}" == "0.50" and sgd_temp == 1024 * 128 * 4 / MiB, sgd_temp
 # Problem 5 (moved from lesson 05): the tape around the loop keeps every iteration's outputs; the same gradient
-assert tape_gap < 1e-6 and grad_mib["tape outside"] > 1.5 * grad_mib["tape inside"], (tape_gap, grad_mib)
+# "the same, to rounding (under ten float32 spacings at its largest entry) ... the tape outside holds over 1.5 times as much"
+assert tape_gap < 10 * tape_spacing and grad_mib["tape outside"] > 1.5 * grad_mib["tape inside"], (tape_gap, grad_mib)
 
 # the widget: your budget's N = 4, then bfloat16, then N = 64 (fixed), the widget's own controls agreeing
 assert round(start_mib, 2) == 22.04 and abs(start_mib - budget(1024, 4) / MiB) < 1e-9, start_mib
