@@ -50,7 +50,7 @@ for N in NS:
 assert abs(mine_history["loss"][0] - acc_history["loss"][0]) < 1e-6
 assert history["accuracy"][0] == acc_history["accuracy"][0]  # AccumulatingModel logs the large batch's accuracy
 assert max_abs_diff(acc.get_weights(), large.get_weights()) < 1e-6
-# "AccumulatingModel lands 6.0e-08 from the large batch and from your while loop: two float32 spacings"
+# "AccumulatingModel lands 6.0e-08 from the large batch and from your while loop: twice your Python loop's gap"
 assert max_abs_diff(acc.get_weights(), looped.inner.get_weights()) <= 2 * float(np.spacing(np.float32(0.424)))
 # the table's Keras column (lesson 06 takes it apart), printed: "The 611 digits in batches of 15 make 41 micro-batches,
 # the last one 11 digits. Every four make an update: 10 updates from the first 40, while the 41st waits"; 41 apply calls
@@ -77,7 +77,7 @@ assert read[10][0] == 10 and f"{read[10][1]:.4f}" == "0.0500" == f"{0.1 * 0.5 **
 assert keras_11th[:2] == (10, 43) and f"{keras_11th[2]:.4f}" == "0.0051" == f"{0.1 * 0.5 ** (43 / 10):.4f}", keras_11th
 
 # lesson 01's yardstick on the digits: right steps land 3.0e-08 to 6.0e-08 from plain fit, one or two of 01's spacings
-# at the largest weight, 0.424 ("one float32 spacing at the largest weight, 0.424"; printed in the setup; np.spacing(np.float32(0.424)) = 3.0e-08); the solution checkers'
+# at the largest weight, 0.424 ("3.0e-08 ... below one eps of the largest weight, 0.424"; np.spacing(np.float32(0.424)) = 3.0e-08, under 0.424 eps); the solution checkers'
 # 1e-6 is about 34 spacings, looser than the course's ten; "the checks cell at the end holds the printed right steps
 # to two spacings"
 _W = max(float(np.abs(w).max()) for w in large.get_weights())
@@ -85,7 +85,7 @@ _spacing = float(np.spacing(np.float32(_W)))
 assert f"{_W:.3f}" == "0.424" and f"{_spacing:.1e}" == "3.0e-08" and round(1e-6 / _spacing) == 34, _W
 _right = [max_abs_diff(m.get_weights(), large.get_weights()) for m in (mine.inner, looped.inner, acc, mine16.inner)]
 assert max(_right) <= 2 * _spacing and [f"{min(_right):.1e}", f"{max(_right):.1e}"] == ["3.0e-08", "6.0e-08"], _right
-assert max_abs_diff(mine.inner.get_weights(), large.get_weights()) <= _spacing  # "3.0e-08, one float32 spacing"
-assert max_abs_diff(mine16.inner.get_weights(), large.get_weights()) <= _spacing  # Answer 1: "3.0e-08, one float32 spacing"
+assert max_abs_diff(mine.inner.get_weights(), large.get_weights()) <= _spacing  # "3.0e-08, below one eps of the largest weight"
+assert max_abs_diff(mine16.inner.get_weights(), large.get_weights()) <= _spacing  # Answer 1: "3.0e-08, as before"
 
 print("lesson 10: every number the prose states checks out")

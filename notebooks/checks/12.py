@@ -54,7 +54,7 @@ levers = [n for n in ("yours, waiting", "tf.recompute_grad", "RematScope") if n 
 # run must give (the old lesson's runs read 0.44 to 0.60)
 assert all(0.3 < of_plain[n] < 0.75 for n in levers), of_plain  # between 0.3 and 0.75 of it on any run
 assert of_plain["yours"] > 0.8, of_plain  # "saves nothing: above 0.8 of plain's" (runs 0.96 to 1.02)
-# Problem 1, both levers at once: the budget "adds 11.57 MiB, 0.42 of plain's 27.44"; measured (its own table, medians
+# Problem 1, both levers at once: the budget "adds 11.57 MiB, 0.42 of what plain's adds by 11's budget" (27.44, the table's); measured (its own table, medians
 # of nine), "in the stored run it reads lower, 0.35 of plain's": that run's reading, printed, not pinned; the band below
 # ("agrees roughly"; "below recomputation alone (0.48; budget 0.56)" is that run's too: not pinned)
 assert round(both_plan, 2) == 11.57 and round(both_plan / plan["plain"], 2) == 0.42, both_plan
@@ -72,7 +72,7 @@ assert round((fwd + bwd + rebuilt) / (fwd + bwd), 2) == 1.16 and 3 * len(macs) -
 # walk: the four rebuilt Dense(128) products reach nothing)
 assert (total, needed) == (37, 33) == (29 + 8, 29 + 4), (total, needed)
 sh = share["tf.recompute_grad"][1]  # the median over rounds of the time over plain's in that round
-# "The clock did not show that sixth here": the stored run's reading and its middle half, in the folded note, are
+# "On the stored run the clock did not show that sixth": the stored run's reading and its middle half, in the folded note, are
 # printed, not pinned ("Time here did not follow the arithmetic" is that run's); on any run the ratio stays between
 # 0.8 and 1.8 (runs so far: 0.94x to 1.53x)
 assert 0.8 < sh < 1.8, sh
