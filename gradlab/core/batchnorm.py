@@ -20,7 +20,7 @@ with a large-batch run. `'micro'` (the default, Keras's) moves them towards the 
 the network normalised with in training, the micro-batches'. For an exact forward pass use
 GroupNormalization or LayerNormalization, or freeze BatchNorm.
 
-Lesson: notebooks/17-the-lab.ipynb
+Lesson: notebooks/09-moving-averages.ipynb
 """
 from __future__ import annotations
 

@@ -155,7 +155,7 @@ assert len(at_top) == 12 and max(at_top.values()) < 10, at_top
 assert set(at_top) >= {"fixed", "fit, counted first", "fit, counted first, own shapes"}, at_top
 assert [f"{at_top[k]:.1f}" for k in ("fixed", "gradlab accumulate, digits", "gradlab accumulate, sequences")] == [
     "1.2", "0.5", "0.5"]  # fixed (not stated: the prose gives its miss in eps); gradlab's, at the weights
-# "The fix misses by 0.9 `eps`, which is rounding" (printed by its check cell): under five eps
+# "the fix by 0.9 `eps`, rounding" (printed by its check cell): under five eps
 assert f"{pf.relative_error(fixed, target) / _eps:.1f}" == "0.9" and pf.relative_error(fixed, target) < 5 * _eps
 assert f"{at_top['by D_i / D, sequences']:.1f}" == "3.0" and keras_naive_gap < 1e-5 and f"{keras_naive_spacings:.1f}" == "3.0"  # Padding masks: your fixed, in spacings; your naive vs Keras's
 # Going further: "within 0.6 spacings at the weights" over the five rows fed as the table says
