@@ -7,7 +7,7 @@ import numpy as np
 
 assert len(mnist.x_train) == 4000 and len(mnist.x_test) == 1000  # one test digit is 0.1 points
 
-# Check 1: your loop; fused within float32 rounding of the large batch (7.2e-07, 9.0 spacings), no accuracy change
+# Step 1: your loop; fused within float32 rounding of the large batch (7.2e-07, 9.0 spacings), no accuracy change
 assert loss_fused.shape == loss_large.shape == (3, 150)
 assert f"{mine:.1e}" == "7.2e-07" and f"{most:.1f}" == "9.0" and acc_by_seed == [0.0] * 3, (mine, most, acc_by_seed)
 assert [round(float(x), 6) for x in first.results[0].losses[:2]] == [round(float(x), 6) for x in loss_fused[0, :2]]
@@ -29,7 +29,7 @@ def change(group):  # final accuracy against the large batch, seed by seed, in p
     return np.array([100 * (r.accuracy - group.reference[r.config.seed].accuracy) for r in group.results])
 
 
-# Check 2: Keras's schedule; gradlab's way within 8.3e-07 and no accuracy change; Keras's |Δ| 0.62, 4.2 to 5.3 points
+# Step 2: Keras's schedule; gradlab's way within 8.3e-07 and no accuracy change; Keras's |Δ| 0.62, 4.2 to 5.3 points
 cosine_ours, keras_c = measured["cosine lr schedule"][1:]
 assert keras_c is keras_cosine and [r.config.strategy for r in keras_c.results] == ["keras"] * 3
 assert f"{cosine_ours.difference()[1]:.1e}" == "8.3e-07", cosine_ours.difference()

@@ -68,7 +68,7 @@ points = [t for t in exact if t > 0]
 assert len(points) == 20 and len(averaged) == 201
 ratio_at = {0: np.array([averaged[t].noise_scale / exact[t].noise_scale for t in points])}
 nonpositive = {0: sum(a.grad_sq_norm <= 0 for a in averaged)}
-# rho 0.9: median 1.10 of the exact value (printed; not stated); never <= 0
+# rho 0.9: median 1.10 of the exact value (printed and stated); never <= 0
 assert (_fmt(np.median(ratio_at[0]), ".2f"), nonpositive[0]) == ("1.10", 0)
 # the exact value: lowest 30 at update 10, highest 1,314 at update 190
 assert (dip, _fmt(values[dip], ".0f"), _fmt(exact[10].noise_scale, ".0f")) == (10, "30", "30")
