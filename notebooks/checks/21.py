@@ -26,8 +26,9 @@ assert round(1000 * 100 / len(mnist.x_train)) == 25 and rnd(1000 * 100 / 55_000,
 assert (convnet().count_params(), len(convnet().layers)) == (44_426, 14)
 assert convnet_diff == {False: 0.0, True: 0.0}
 
-# "the solution is gradlab's reproduction step, bit for bit; a correct step of yours passes the same check, its curve
-# within 0.2 points of the stored run and its weights within 1e-3" (check_update's bands)
+# "Exactly, if your step calls the model and sums in the same order ... bit for bit"; "Summed in another order, a
+# correct step matches to rounding ...: the check accepts its curve within 0.2 points, its weights within 1e-3"
+# (check_update's bands)
 import inspect
 assert "<= 0.002" in inspect.getsource(check_update) and "< 1e-3" in inspect.getsource(check_update)
 assert len(mine) == 10 and curve_diff <= 0.2 and weight_diff < 1e-3
@@ -148,7 +149,7 @@ assert all(at20[int(np.argmax(run["curve"]))] >= 500 for run in rows_by_n[20]["r
 assert f"{step:.2f}" == "0.22" and f"{2 * se[1_000] / np.sqrt(np.pi):.2f}" == "0.78"
 # "Neither N = 5 nor N = 10 leads on the same 11 once widened for the three rows compared"
 assert all(abs(gap[n]["same"][0]) < gap[n]["same"][1] * T_3rows / T95_9 for n in (5, 10))
-# one evaluation's sampling noise at 95%: 0.69 points on 1,000 digits, 0.22 on his 10,000 ("a third of our 0.69")
+# one evaluation's sampling noise at 95%: 0.69 points on 1,000 digits, 0.22 on his 10,000 ("to 0.22, a third of the 0.69 here")
 assert (rnd(se[1_000], 2), rnd(se[10_000], 2)) == (0.69, 0.22) and lift[20] > lift[1]
 
 assert gap[5]["same"][0] - gap[5]["same"][1] > 0  # the one above: N = 5 on the same 11
