@@ -97,7 +97,7 @@ assert len(public_by_hand) == 9 and max(public_by_hand) < 1e-6, public_by_hand  
 # yardstick (ten float32 spacings at the largest weight, 3.0e-07), on each update's max |diff|; its miss is printed too
 assert len(hand_diffs) == 9 and max(hand_diffs) <= exact, hand_diffs
 assert f"{max(hand_diffs):.1e}" == "3.0e-08" == f"{2.0 ** -25:.1e}", hand_diffs  # one spacing, as stated
-# its miss in eps (2^-23, the README's unit for a miss too small for %): "at most 4.4 eps, under five: rounding"
+# its miss in eps (2^-23, the README's unit for a miss too small for %): "at most 4.4 eps, rounding-sized"
 assert max(public_by_hand) < 5 * 2.0 ** -23 and f"{max(public_by_hand) / 2 ** -23:.1f}" == "4.4", public_by_hand
 
 # Keras's default reduction divides by rows even when given sample_weight; mean_with_sample_weight by the weights
