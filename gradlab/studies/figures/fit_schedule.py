@@ -18,7 +18,6 @@ from __future__ import annotations
 import numbers
 
 import matplotlib.pyplot as plt
-from matplotlib.colors import to_rgba
 
 CONTENDERS = ("large batch", "AccumulatingModel", "Keras accumulation")
 
