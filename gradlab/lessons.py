@@ -36,6 +36,11 @@ _NAMES = {
     "pitfalls": ("gradlab.studies.runs.pitfalls", None),
     "moving_average": ("gradlab.studies.stats", "moving_average"),
     "yours_or_solution": ("gradlab.studies.exercise", "yours_or_solution"),
+    # the two yardsticks (README): one printed verdict, "exact: k spacings ..." or "miss m"
+    "verdict": ("gradlab.studies.yardstick", "verdict"),
+    "spacings": ("gradlab.studies.yardstick", "spacings"),
+    "miss": ("gradlab.studies.yardstick", "miss"),
+    "as_miss": ("gradlab.studies.yardstick", "as_miss"),
     # the update's pieces, as the lessons derive them
     "split_sizes": ("gradlab.core.microbatch", "split_sizes"),
     "offsets": ("gradlab.core.microbatch", "offsets"),
