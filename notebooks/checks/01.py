@@ -6,6 +6,8 @@ fails loudly (nbval, `make notebooks`) if a run ever disagrees with the text. Fl
 """
 import numpy as np
 
+from gradlab.lessons import miss, verdict
+
 # Digits that hang on the order of float32 additions are pinned as the solutions make them (the stored run);
 # once a learner's functions pass their checkers, they add in their own order, so the same numbers are held
 # to what any correct code gives: the checkers' bound, and a few spacings, not the solutions' digits.
@@ -20,7 +22,10 @@ def pinned(got, expected):  # the solutions' digits, or nothing more than the bo
 # Average the means: 6.0 against 6.5
 assert means == [4.0, 9.0] and losses.mean() == 6.0 and np.mean(means) == 6.5
 assert float(np.dot(weights([3, 2]), means)) == 6.0 and list(weights([3, 2])) == [0.6, 0.4]
-# the proof on 96 digits: rounding only, entries up to 0.077
+# the proof on 96 digits: rounding only, entries up to 0.077; g_B from one tape equals gradlab's loss_and_grads
+assert max_abs_diff(g_B, gradlab.lessons.loss_and_grads(model, loss_fn, x, y)[1]) == 0
+assert all(verdict(acc[N], g_B).startswith("exact: ") for N in (4, 5))
+pinned([verdict(acc[N], g_B) for N in (4, 5)], [f"exact: {d} spacings at the largest entry, 0.077" for d in ("2.8", "3.0")])
 assert all(d < 1e-6 for d in proofs.values()) and sorted(proofs) == [4, 5], proofs
 assert round(max(float(np.max(np.abs(g))) for g in g_B), 3) == 0.077
 # the course's yardstick: one spacing is np.spacing(np.float32(x)) at the largest value compared, 0.077: 2^-27
@@ -43,11 +48,15 @@ assert all(d / spacing_top < 10 for d in once.values()), once
 pinned([f"{d / spacing_top:.1f}" for d in once.values()], ["2.5", "2.0"])
 # the plain mean: 68.1% off on this split of 100 digits, 0.0598 largest; the weighted sum rounding only: 2.2e-08,
 # 3.0 spacings at the largest entry of g_B on these 100 digits, 0.078, like the proof's 2.8 and 3.0
-assert f"{top_100:.3f}" == "0.078" and top_100 == max(float(np.max(np.abs(g))) for g in g_large)
+top_100 = max(float(np.max(np.abs(g))) for g in g_large)
+assert f"{top_100:.3f}" == "0.078"
 assert weighted_diff / np.spacing(np.float32(top_100)) < 10, weighted_diff
 pinned(f"{weighted_diff / np.spacing(np.float32(top_100)):.1f}", "3.0")
 assert f"{relative_error(plain, g_large):.1%}" == "68.1%" and f"{plain_diff:.4f}" == "0.0598"
 pinned(f"{relative_error(weighted, g_large):.1e}", "1.4e-07")
+assert abs(relative_error(plain, g_large) - miss(plain, g_large)) < 1e-6 and verdict(plain, g_large) == "miss 68.1%"
+pinned(verdict(weighted, g_large), "exact: 3.0 spacings at the largest entry, 0.0775")
+assert verdict(weighted, g_large).startswith("exact: ")
 assert relative_error(weighted, g_large) / np.finfo(np.float32).eps < (1.5 if SOLUTIONS else 10)
 assert weighted_diff < 1e-6 and relative_error(weighted, g_large) < 1e-6
 # the mean-of-means miss (the displayed formula): plain - g_B = sum_i (1/N - n_i/B) g_i on 32 + 32 + 32 + 4
@@ -60,9 +69,15 @@ assert _per_example[0] == 1 / 128 and _per_example[-1] == 1 / 16 == (1 / 4) * (1
 assert abs(_per_example.sum() - 1) < 1e-12 and abs(_per_example.mean() - 1 / 100) < 1e-12
 # shuffled, a digit lands in the short part with chance 4/100 = 0.04: 0.96 x 1/128 + 0.04 x 1/16 = 1/100
 assert sizes[-1] / sum(sizes) == 0.04 and abs(0.96 / 128 + 0.04 / 16 - 1 / 100) < 1e-15
-# the figure's factors, both stated beside it: x6.25 (1/16 against 1/100) and x0.781 (1/128 against 1/100)
+# the figure's factors, both stated beside it: ×6.25 (1/16 against 1/100) and ×0.781 (1/128 against 1/100)
 assert (1 / 16) / (1 / 100) == 6.25 and abs((1 / 128) / (1 / 100) - 0.781) < 1e-3
 # one update (the Predict: rounding, not a miss): rounding against gradlab and train_on_batch
+update_diffs = {name: max_abs_diff(updated.trainable_variables, theirs) for name, theirs in theirs_all.items()}
+w_top = max(float(tf.reduce_max(tf.abs(v))) for v in updated.trainable_variables)  # the largest weight
+w_spacing = float(np.spacing(np.float32(w_top)))
+_verdicts = [verdict(mine, [v.numpy() for v in theirs], start=start) for theirs in theirs_all.values()]
+assert all(v.startswith("exact: ") and v.endswith(", 0.153") for v in _verdicts), _verdicts  # "exact ... 0.153"
+pinned(_verdicts, ["exact: 1.0 spacings at the largest entry, 0.153"] * 3)
 assert all(d < 1e-6 for d in update_diffs.values()) and len(update_diffs) == 3, update_diffs
 # ... 1.5e-08, 1.0 float32 spacing at the largest weight, 0.153
 assert f"{w_top:.3f}" == "0.153" and w_spacing == float(np.spacing(np.float32(w_top)))
@@ -82,8 +97,8 @@ assert all(round(np.log10(a1_gaps[N] / _a1_spacing)) == 6 for N in (2, 4)), a1_g
 # Answer 2 (its folded cell prints both): the plain mean 3.0 against the token mean 2.2
 assert a2_plain == (4.0 + 2.0) / 2 == 3.0 and abs(a2_tokens - 2.2) < 1e-12
 assert f"{a2_plain:.1f}" == "3.0" and f"{a2_tokens:.1f}" == "2.2"
-# noise, not bias (the visible cell after the two Predicts): the average of K shuffles' plain means closes in on g_B about as 1 / sqrt(K):
-# 64.3%, 17.9%, 6.0% at K = 1, 10, 100 (the main text states all three; the cell before prints them)
+# noise, not bias (the folded cell after the two Predicts): the average of K shuffles' plain means closes in on g_B about as 1 / sqrt(K):
+# 64.3%, 17.9%, 6.0% at K = 1, 10, 100 (the folded note states all three; the folded cell prints them)
 assert [f"{shuffled[K]:.1%}" for K in (1, 10, 100)] == ["64.3%", "17.9%", "6.0%"], shuffled
 assert all(0.5 < shuffled[K] * np.sqrt(K) / shuffled[1] < 1.5 for K in (10, 100)), shuffled
 assert shuffled[1] > shuffled[10] > shuffled[100]

@@ -6,6 +6,11 @@ import numpy as np
 import tensorflow as tf
 
 import gradlab as gl
+from gradlab.lessons import miss
+
+
+def max_abs_diff(a, b):  # over all variables
+    return max(float(np.abs(u - v).max()) for u, v in zip(a, b))
 
 
 def fmt(x, spec):
@@ -103,12 +108,14 @@ assert fmt(_tf1_gap / np.spacing(np.float32(_tf1_top)), ".1f") == "1.0"
 assert max_abs_diff(tf1_start, tf1_weights) > 1000 * _tf1_gap  # the update moved the weights: not a no-op
 assert int(batches[0][0].shape[0]) == 64
 # on your 32 + 31 the plain mean weighs tower 0's rows 1/64 and tower 1's 1/62 for the large batch's 1/63: "misses by
-# 1.07%, 8,507 spacings at the largest weight: small, but no rounding" (01's miss: |update - large| / |large update|)
+# 1.07%: small, but no rounding" (01's miss: |update - large| / |large update|, gradlab's verdict prints it)
 assert int(batches[2][0].shape[0]) == 63 and 0.5 / 32 == 1 / 64 and 0.5 / 31 == 1 / 62
-_miss_uneven = update_miss(tf1_uneven, uneven_large, uneven_start)
+_miss_uneven = miss(tf1_uneven, uneven_large, start=uneven_start)
+assert verdict(tf1_uneven, uneven_large, start=uneven_start) == "miss 1.07%"
+assert verdict(tf1_weights, tf1_large, start=tf1_start) == "exact: 1.0 spacings at the largest entry, 0.151"
 _sp_uneven = max_abs_diff(tf1_uneven, uneven_large) / np.spacing(np.float32(max(float(np.abs(w).max()) for w in uneven_large)))
-assert f"{_miss_uneven:.2%}" == "1.07%" and f"{_sp_uneven:.1f}" == "8507.0", (_miss_uneven, _sp_uneven)  # as printed
-assert _sp_uneven > 100 and _miss_uneven < 0.05 and update_miss(tf1_weights, tf1_large, tf1_start) < 1e-5
+assert f"{_miss_uneven:.2%}" == "1.07%", (_miss_uneven, _sp_uneven)  # as printed
+assert _sp_uneven > 100 and _miss_uneven < 0.05 and miss(tf1_weights, tf1_large, start=tf1_start) < 1e-5
 # on 32 + 32 the update is read off the weights, so its verdict rests on the gap in spacings at the weights: "1.0 spacing
 # from the large batch's: rounding" (pinned above); the cell prints ": rounding" there and the miss in % on 32 + 31 only
 assert _tf1_gap < 10 * np.spacing(np.float32(_tf1_top)) and _sp_uneven >= 10
@@ -136,6 +143,15 @@ assert {"split:1", "split_1:1"} <= {name for s, name in tf2_sends if s == "CPU:0
 assert sorted(s for s, _ in tf2_sends) == ["CPU:0"] * 6 + ["CPU:1"] * 5  # and tower 1's summed loss back
 
 # The TF2 step
+loss_gaps = np.abs(np.subtract(my_losses, large_losses))  # one per update: 64, 64, then 63 = 32 + 31 digits
+loss_spacings = [d / np.spacing(np.float32(L)) for d, L in zip(loss_gaps, large_losses)]
+gl_gaps = (np.abs(np.subtract(gl_losses, my_losses)).max(), max_abs_diff(gl_weights, my_weights))
+w_max_tf2 = max(float(np.abs(w).max()) for w in my_weights)  # your towers' largest weight
+assert verdict(my_weights, large_weights, start=start).startswith("exact: ")
+assert verdict(my_losses, large_losses).startswith("exact: ")
+pinned(TOWERS, (verdict(my_losses, large_losses), verdict(my_weights, large_weights, start=start)),
+       (f"exact: 1.0 spacings at the largest entry, {max(large_losses):.3g}", "exact: 1.0 spacings at the largest entry, 0.159"))
+pinned(TOWERS, verdict(gl_weights, my_weights, start=start), "exact: 1.0 spacings at the largest entry, 0.159")
 loss_gap = np.abs(np.subtract(my_losses, large_losses)).max()
 assert fmt(np.spacing(np.float32(max(large_losses))), ".1e") == "2.4e-07" and loss_gaps.max() == loss_gap
 assert max(loss_spacings) < 10 and all(d < 10 * np.spacing(np.float32(L)) for d, L in zip(loss_gaps, large_losses))

@@ -22,6 +22,8 @@ assert f"{eps:.1e}" == "1.2e-07" and eps == np.spacing(np.float32(1))
 # weigh by count: the 63 from 16 + 16 + 16 + 15 against its own gradient, at the start weights ("four float32
 # spacings at its largest entry: rounding, by 01's rule of ten"); the plain mean's miss is measured on his graph below
 assert counts63 == [16, 16, 16, 15] and sum(counts63) == 63
+gap63, top63 = max_abs_diff(weighted, g_63), max(float(np.abs(g).max()) for g in g_63)
+assert verdict(weighted, g_63) == f"exact: 4.0 spacings at the largest entry, {top63:.3g}"  # as printed
 assert gap63 < 10 * spacing(top63), (gap63, top63)
 assert gap63 / spacing(top63) == 4.0, gap63  # "4.0 spacings"
 # gradlab's host_average with counts is weighted_mean bit for bit; without counts, the plain mean
@@ -109,9 +111,10 @@ assert f"{plain_gap:.1e}" == "3.0e-04" and 15_000 < plain_gap / spacing(top_v1) 
 # that split's miss (pinned in checks/02.py), stated here without its number
 assert f"{misses['his plain mean']:.2%}" == "1.98%" and misses["weighted_mean"] < 1e-5, misses
 assert misses["his plain mean"] > misses["the plain mean of 32 + 31"]  # the Predict's "by more"
-# fed weighted_mean, "1.0 spacing: rounding" at the weights; "read as a miss of 5.4 eps", past five, because the update
-# is read off weights "many times larger than the update" (its largest entry against the largest weight, 0.161)
-assert f"{misses['weighted_mean'] / eps:.1f}" == "5.4" and misses["weighted_mean"] / eps > 5, misses
+# fed weighted_mean, "exactly, 1.0 spacing off": verdict counts at the weights, since the update is read off weights
+# many times larger than it (its largest entry against the largest weight, 0.161)
+assert verdict(after["weighted_mean"], large63, start=w0) == "exact: 1.0 spacings at the largest entry, 0.161"
+assert verdict(after["his plain mean"], large63, start=w0) == "miss 1.98%"
 _update_top = max(float(np.abs(a - b).max()) for a, b in zip(large63, w0))
 assert f"{top_v1:.3f}" == "0.161" and top_v1 > 5 * _update_top, (top_v1, _update_top)
 # how much more: "1.85 times as much" measured; 01's formula predicts "1.5 from the coefficients" (1/4 - 15/63 = 1/84
