@@ -6,13 +6,14 @@ Run by the lesson's last cell (`%run -i checks/05.py`) in the notebook's namespa
 import numpy as np
 
 assert all(d < 3.1e-8 for d in proofs.values()), proofs
-# "to rounding by 01's yardstick, within ten float32 spacings at its largest entry: 3 here" (np.spacing)
-assert [round(s) for s in spacings.values()] == [3, 3] and f"{proofs['your fused loop, B=64']:.1e}" == "2.2e-08", spacings
-# "fused_grads matches the large batch on every split, and your loop, to rounding: at most N spacings at g_B's largest
-# entry" (01's yardstick, ten): the digits are this run's (float32 rounding, which may differ on another CPU)
-# "Bit for bit at 64/4, not at 63/4": equal micro-batches weigh 1/4, a power of two, exact in float32
-assert vs_yours[0] == 0 and vs_yours[1] > 0
-assert len(vs_yours) == 2 and all(d <= 10 for d in vs_yours) and all(d <= 10 for d in diffs.values()), (vs_yours, diffs)
+# "your loop's gradient is exact, within a few float32 spacings of the large batch's at its largest entry"
+# (gradlab's verdict: exact within ten; the digits are this run's float32 rounding, which may differ on another CPU)
+assert sorted(at_top) == [63, 64] and all(0 < s <= 10 for s in at_top.values()), at_top
+# "fused_grads matches the large batch on every split, and your loop, to rounding: exact, a few spacings"
+# "bit for bit at 64/4 (0.0e+00), not at 63/4": equal micro-batches weigh 1/4, a power of two, exact in float32
+assert vs_yours[64][0] == 0 and f"{vs_yours[64][0]:.1e}" == "0.0e+00" and vs_yours[63][0] > 0, vs_yours
+assert sorted(vs_yours) == [63, 64] and all(k <= 10 for _, k in vs_yours.values()), vs_yours
+assert len(diffs) == 4 and all(d <= 10 for d in diffs.values()), diffs
 assert default == [10]  # "without the option it gets 10"
 # "gradlab's takes only gl.split_sizes(B, N) ... Others raise (the last line)": its refusal, printed
 assert refused == ("ValueError: sizes must be split_sizes(64, 3) = [22, 21, 21], the split gradlab makes; "
@@ -29,11 +30,17 @@ assert model.count_params() == 203530  # P: the gradient each micro-batch writes
 # micro-batches, N = 8 / N = 1 1.5-1.9, N = 32 / N = 1 3.3-4.8.)
 med = {label: m for label, (_, m, _) in q.items()}
 N_ratio = {N: q[f"fused: an update at N = {N} / at N = 1"] for N in Ns[1:]}
-# "With the same work in fewer calls, fused is the faster on any run": 8 fewer calls, the same micro-batches
-assert med["accumulate / fused, N = 8"] > 1, q
-# the fold: "A call from Python, with its writes to the sums, costs the same order as a 32-row micro-batch of
-# the MLP on any run": within a factor of 5 either way
-assert 0.2 < med["extra call + writes / 32-row micro-batch"] < 5, q
+# "fused is the faster at every N": N (at N = 1, one) fewer calls, the same micro-batches
+assert all(med[f"accumulate / fused, N = {N}"] > 1 for N in Ns), q
+# "accumulate's extra calls widen the gap as N grows": per update, median ms, N = 32 against N = 2
+_gap = {N: np.median((ms[f"accumulate, N = {N}"] - ms[N]) / 8) for N in Ns}
+assert _gap[32] > _gap[2] and _gap[32] > _gap[8] > _gap[1], _gap
+# "At N = 8 an extra call, with its writes to the sums, costs about as much as a 32-row micro-batch": within a
+# factor of 2 either way (stored runs: 0.68-1.16)
+assert 0.5 < med["extra call + writes / 32-row micro-batch"] < 2, q
+# the figure: ms per update (8 updates a round), both strategies, every N
+assert list(per_update) == ["accumulate: a call per micro-batch", "fused: one call"] and all(
+    len(v) == len(Ns) for v in per_update.values())
 # the fold: "every split from N = 8 on is slower than N = 1, and N = 32 the slowest" (medians); the overlap row and
 # N = 2, 4 are this run's only: no claim, no check
 assert all(N_ratio[N][1] > 1 for N in (8, 16, 32)) and N_ratio[32][1] == max(r[1] for r in N_ratio.values()), N_ratio
