@@ -3,8 +3,17 @@
 The lesson's last cell runs this file in its own namespace (`%run -i checks/10.py`), so a re-run whose numbers
 disagree with the text fails there. nbval also pins every printed number that is not marked as run-dependent.
 """
-# Chollet's plain step is plain fit's: "0.0e+00 apart"
+from gradlab.lessons import miss
+
+# Chollet's plain step is plain fit's "bit for bit: 0.0 spacings"
 assert max_abs_diff(plain.inner.get_weights(), large.get_weights()) == 0
+assert verdict(plain.inner.get_weights(), large.get_weights()).startswith("exact: 0.0 spacings")
+# your step "not bit for bit, but exact: 1.0 spacings at the largest weight, 0.424"; under LossScaleOptimizer
+# "there too (exact: 1.0 spacings)"
+assert verdict(mine.inner.get_weights(), large.get_weights()) == "exact: 1.0 spacings at the largest entry, 0.424"
+assert max_abs_diff(mine.inner.get_weights(), large.get_weights()) > 0
+assert verdict(scaled.inner.get_weights(), large.get_weights()).startswith("exact: 1.0 spacings")
+assert isinstance(scaled.optimizer, keras.optimizers.LossScaleOptimizer) and float(scaled.optimizer.dynamic_scale) > 1
 
 # Your step, the miscount, the while loop, the masked tokens: exact where the prose says exact
 assert max_abs_diff(mine.inner.get_weights(), large.get_weights()) < 1e-6
@@ -50,22 +59,31 @@ for N in NS:
 assert abs(mine_history["loss"][0] - acc_history["loss"][0]) < 1e-6
 assert history["accuracy"][0] == acc_history["accuracy"][0]  # AccumulatingModel logs the large batch's accuracy
 assert max_abs_diff(acc.get_weights(), large.get_weights()) < 1e-6
-# "AccumulatingModel lands 6.0e-08 from the large batch and from your while loop: twice your Python loop's gap"
-assert max_abs_diff(acc.get_weights(), looped.inner.get_weights()) <= 2 * float(np.spacing(np.float32(0.424)))
-# the table's Keras column (lesson 06 takes it apart), printed: "The 611 digits in batches of 15 make 41 micro-batches,
+# "AccumulatingModel lands on the large batch and on your while loop (exact: 2.0 spacings): twice your Python loop's gap"
+assert [verdict(acc.get_weights(), w).split(" at ")[0] for w in (large.get_weights(), looped.inner.get_weights())] \
+    == ["exact: 2.0 spacings"] * 2
+# Keras's epoch: "the large batch's after 10 updates (exact: ...)", and a miss against all 11
+assert verdict(keras_model.get_weights(), large_10.get_weights()).startswith("exact: ")
+assert int(large_10.optimizer.iterations) == 10 and verdict(keras_model.get_weights(), large_10.get_weights()).startswith(
+    "exact: 1.0 spacings")
+# "and miss its epoch by 26.4% of the move, the last update's share"
+_start = fresh().get_weights()
+assert verdict(keras_model.get_weights(), large.get_weights(), start=_start) == "miss 26.4%"
+assert f"{miss(large_10.get_weights(), large.get_weights(), start=_start):.1%}" == "26.4%"
+# the table's Keras column (lesson 06 takes it apart), printed: "the 611 digits in batches of 15 make 41 micro-batches,
 # the last one 11 digits. Every four make an update: 10 updates from the first 40, while the 41st waits"; 41 apply calls
 assert (len(fit_steps), int(keras_acc.iterations), int(keras_acc._iterations)) == (41, 10, 41), fit_steps
 assert -(-len(x) // 15) == 41 and 41 // 4 == 10 and 41 % 4 == 1 and len(x) - 600 == 11
 
-# Answer 3, masked tokens: counting rows misses ("9.6% of the epoch's move"), counting tokens lands "0.6 float32 spacings
-# at the largest weight, 0.680, as AccumulatingModel: rounding"
+# Answer 3, masked tokens: counting rows misses ("9.61% of the epoch's move"), counting tokens lands "exact: 0.6 spacings
+# at the largest weight, 0.68", as AccumulatingModel
+seq_miss = {name: max_abs_diff(seq_w[name], seq_w["large batch"]) for name in seq}
 assert seq_miss["AccumulatingModel"] < 1e-6 and seq_miss["tokens"] < 1e-6
-assert f"{seq_top:.3f}" == "0.680" and seq_spacings["tokens"] < 10, (seq_top, seq_spacings)
-assert f"{seq_spacings['tokens']:.1f}" == f"{seq_spacings['AccumulatingModel']:.1f}" == "0.6", seq_spacings
-assert f"{seq_miss['rows']:.1e} {rows_share:.1%}" == "3.4e-03 9.6%", (seq_miss, rows_share)
+assert seq_gaps["tokens"] == seq_gaps["AccumulatingModel"] == "exact: 0.6 spacings at the largest entry, 0.68", seq_gaps
+assert seq_gaps["rows"] == "miss 9.61%", seq_gaps
 assert abs(seq_logs["tokens"] - seq_logs["large batch"]) < 1e-6  # counting tokens logs the large batch's loss
-# "as in Keras's accumulation": Keras's own accumulation weighs the four means 1/4, as the rows count does
-assert max_abs_diff(keras_seq.get_weights(), seq_w["rows"]) < 1e-6
+# "as in Keras's accumulation (exact: 0.0 spacings)": Keras's own accumulation weighs the four means 1/4, as rows do
+assert verdict(keras_seq.get_weights(), seq_w["rows"]).startswith("exact: 0.0 spacings")
 assert seq_miss["rows"] > 1e-3  # counting rows is a miss, not rounding
 
 # The problems' solutions
@@ -76,16 +94,15 @@ assert read[10][0] == 10 and f"{read[10][1]:.4f}" == "0.0500" == f"{0.1 * 0.5 **
 # recorded on a two-epoch Keras run (Solution 2): "at apply call 43 ... rate 0.0051, recorded"
 assert keras_11th[:2] == (10, 43) and f"{keras_11th[2]:.4f}" == "0.0051" == f"{0.1 * 0.5 ** (43 / 10):.4f}", keras_11th
 
-# lesson 01's yardstick on the digits: right steps land 3.0e-08 to 6.0e-08 from plain fit, one or two of 01's spacings
-# at the largest weight, 0.424 ("3.0e-08 ... below one eps of the largest weight, 0.424"; np.spacing(np.float32(0.424)) = 3.0e-08, under 0.424 eps); the solution checkers'
-# 1e-6 is about 34 spacings, looser than the course's ten; "the checks cell at the end holds the printed right steps
-# to two spacings"
+# the course's yardstick on the digits: right steps land 3.0e-08 to 6.0e-08 from plain fit, one or two spacings
+# at the largest weight, 0.424 (np.spacing(np.float32(0.424)) = 3.0e-08); the solution checkers'
+# 1e-6 is about 34 spacings, looser than the course's ten; this cell holds the printed right steps to two spacings
 _W = max(float(np.abs(w).max()) for w in large.get_weights())
 _spacing = float(np.spacing(np.float32(_W)))
 assert f"{_W:.3f}" == "0.424" and f"{_spacing:.1e}" == "3.0e-08" and round(1e-6 / _spacing) == 34, _W
 _right = [max_abs_diff(m.get_weights(), large.get_weights()) for m in (mine.inner, looped.inner, acc, mine16.inner)]
 assert max(_right) <= 2 * _spacing and [f"{min(_right):.1e}", f"{max(_right):.1e}"] == ["3.0e-08", "6.0e-08"], _right
-assert max_abs_diff(mine.inner.get_weights(), large.get_weights()) <= _spacing  # "3.0e-08, below one eps of the largest weight"
-assert max_abs_diff(mine16.inner.get_weights(), large.get_weights()) <= _spacing  # Answer 1: "3.0e-08, as before"
+assert max_abs_diff(mine.inner.get_weights(), large.get_weights()) <= _spacing  # "exact: 1.0 spacings"
+assert verdict(mine16.inner.get_weights(), large.get_weights()).startswith("exact: 1.0 spacings")  # Answer 1: "as before"
 
 print("lesson 10: every number the prose states checks out")
