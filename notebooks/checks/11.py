@@ -47,17 +47,14 @@ assert 0.75 < median["Python loop"] / median["plain"] < 1.25 and ratio["Python l
 # overlap: far above the fused loop, not above plain's (first run: 20.5 between 12.4 and 24.4), and exceeds its budget
 assert 1.2 * median["fused loop"] < median["fused, overlap=10"] < 1.15 * median["plain"], median
 assert ratio["fused, overlap=10"] > 1.0, ratio
-# the loops' traces: "The fused loop's four losses are spread out ... The Python loop's losses come close together ...
-# one tall hump": four losses each; the Python loop's spread (first to last loss, over the update's length) under half
-# the fused loop's, and its peak above the fused loop's (first runs: spread 0.19 against 0.67; peaks 23.3 and 12.2 MiB)
-_spread = {k: (marks[-1] - marks[0]) / tr.ms[-1] for k, (tr, marks) in loop_traces.items()}
+# the loops' traces: "The fused loop's memory stays near its budget ... The Python loop's climbs far above it":
+# four losses each, and the Python loop's peak above 1.3 times the fused loop's (runs so far: 23.3 against 12.2 MiB, 23.4
+# against 11.9). "On the stored run its four losses come close together, late in the update" is that run's, not pinned:
+# a loaded machine moves the marks (first to last loss over the update's length: 0.18 and 0.19 in two runs, 0.44 in a third)
 assert all(len(marks) == 4 for _, marks in loop_traces.values()), loop_traces
-assert _spread["Python loop"] < 0.5 * _spread["fused loop"], _spread
 assert loop_traces["Python loop"][0].peak > 1.3 * loop_traces["fused loop"][0].peak, loop_traces
-# "by its first loss memory has climbed far above the fused loop's": the Python loop's highest sample comes before its
-# second loss (first runs: at 31 and 40 ms, the first loss at 36 and 47)
-_py_tr, _py_marks = loop_traces["Python loop"]
-assert float(_py_tr.ms[np.argmax(_py_tr.mib)]) < _py_marks[1], (_py_tr.peak, _py_marks)
+# "The fused loop's memory stays near its budget": its trace's peak under 1.2 times the budget's 14.57 (runs: 0.84, 0.82)
+assert loop_traces["fused loop"][0].peak < 1.2 * budget_update["fused loop"], loop_traces
 # "Plain lands within a fifth of its budget" (the Predict's answer): no side promised (older runs: 0.87 to 1.12)
 assert abs(ratio["plain"] - 1) < 0.2, ratio
 # the trace: one plain update, its peak near the table's, "It peaks near the loss" (its highest sample; no side of the
