@@ -24,8 +24,9 @@ assert sweep[1][1] == rebuilt == 524_288 and [sweep[k][1] for k in (2, 4)] == [7
 assert abs(sweep[4][0] - budget(1, False)) < 1e-9  # every 4 blocks: the whole chain rebuilt at once, plain's budget
 
 # recomputation by hand: the plain tape's gradients, exactly (a deterministic block)
-assert largest(gradients(rebuild), plain_g) == 0.0 and largest(gradients(tf.recompute_grad), plain_g) == 0.0
-assert waited_apart < 1e-6, waited_apart
+# "Every wrap gives the plain tape's gradients, exact: 0.0 spacings" (the course's verdict: within ten spacings)
+assert spacings(gradients(rebuild), plain_g) == 0.0 and spacings(gradients(tf.recompute_grad), plain_g) == 0.0
+assert waited_apart <= 10, waited_apart
 
 # the traces: "tf.recompute_grad ... peaks well below plain" (under four fifths of it on any run); yours "peaks near
 # plain's" (no side of plain's pinned: runs read yours above and below plain's, in the trace and in the table, which
@@ -39,13 +40,12 @@ assert peaks["tf.recompute_grad"] < 0.8 * peaks["plain"] and peaks["yours"] > 0.
 # move with the machine's load); the prose states none as a trend
 
 # the graph: "all 8 rebuilt products, both Dense layers of each block, need nothing from the loss"; waiting, none;
-# the lesson's walk (data edges) agrees with gradlab's count_products (data and control edges) on every wrap
+# (gradlab's count_products: its walk forward from the loss, data and control edges)
 assert early == {"yours": 8, "yours, waiting": 0} and 8 == 2 * 4, early
-for _wrap in (rebuild, tf.recompute_grad, lambda block: rebuild(block, wait)):
-    assert early_products(_wrap) == gradlab_count(_wrap) - gradlab_count(lambda block: block), _wrap
+assert early_products(tf.recompute_grad) == 0  # tf.recompute_grad's data edge: its rebuild waits too
 
-# "block_trainer builds the same models (after two updates its weights equal yours exactly)": the same weights after two updates
-assert weights_apart < 1e-6, weights_apart
+# "block_trainer builds the same models (after two updates, exactly the weights of yours)": exact, within ten spacings
+assert weights_apart <= 10, weights_apart
 
 # one table of what an update adds, medians of nine, read as conclusions with wide bands
 of_plain = {n: median[n] / median["plain"] for n in median}
@@ -54,7 +54,7 @@ levers = [n for n in ("yours, waiting", "tf.recompute_grad", "RematScope") if n 
 # run must give (the old lesson's runs read 0.44 to 0.60)
 assert all(0.3 < of_plain[n] < 0.75 for n in levers), of_plain  # between 0.3 and 0.75 of it on any run
 assert of_plain["yours"] > 0.8, of_plain  # "saves nothing: above 0.8 of plain's" (runs 0.96 to 1.02)
-# Problem 1, both levers at once: the budget "adds 11.57 MiB, 0.42 of what plain's adds by 11's budget" (27.44, the table's); measured (its own table, medians
+# Problem 1, both levers at once: the budget "adds 11.57 MiB, 0.42 of what plain's adds by 11's budget" (27.44, the table's); measured (in the table's rounds, medians
 # of nine), "in the stored run it reads lower, 0.35 of plain's": that run's reading, printed, not pinned; the band below
 # ("agrees roughly"; "below recomputation alone (0.48; budget 0.56)" is that run's too: not pinned)
 assert round(both_plan, 2) == 11.57 and round(both_plan / plan["plain"], 2) == 0.42, both_plan
@@ -66,25 +66,21 @@ assert round(plan["tf.recompute_grad"] / plan["plain"], 2) == 0.56, plan
 assert plan["yours"] / median["yours"] < 0.8, median  # "yours rebuilds early": far above its budget
 assert round(held_before, 2) == 7.47, held_before
 
-# the costs: multiply-adds (fixed) and the timing conclusions
+# the costs: multiply-adds (fixed); the lesson counts rather than times ("the clock of a shared 2-core CPU moves by
+# more than a sixth between runs": the timing this lesson used to run read 0.94x to 1.53x plain's over its runs)
 assert round((fwd + bwd + rebuilt) / (fwd + bwd), 2) == 1.16 and 3 * len(macs) - 1 == 29
 # "of the graph's 37 products the gradients need 33, plain's 29 and the four rebuilt Dense(1024)s" (gradlab's graph
 # walk: the four rebuilt Dense(128) products reach nothing)
 assert (total, needed) == (37, 33) == (29 + 8, 29 + 4), (total, needed)
-sh = share["tf.recompute_grad"][1]  # the median over rounds of the time over plain's in that round
-# "On the stored run the clock did not show that sixth": the stored run's reading and its middle half, in the folded note, are
-# printed, not pinned ("Time here did not follow the arithmetic" is that run's); on any run the ratio stays between
-# 0.8 and 1.8 (runs so far: 0.94x to 1.53x)
-assert 0.8 < sh < 1.8, sh
 
-# Problem 2 (its folded solution): "the rebuild draws new masks ... they miss plain's by 73% (Solution 2)", the
-# README's miss (norm of the difference over plain's norm); a stateless mask, "seeded the same both times: 0.0 eps,
+# Problem 2 (its folded solution): "the rebuild draws new masks ... against plain's, miss 73.3% (Solution 2)", the
+# README's miss (norm of the difference over plain's norm); a stateless mask, "seeded the same both times: miss 0.0 eps,
 # plain's gradients exactly"; Keras's dropout's seeds reset before each pass, so plain and the wrapped forward pass
 # draw the same mask and only the rebuild's differs
 assert list(dropped) == ["Keras's dropout", "a stateless mask"], dropped
 _drop_apart = dropped["Keras's dropout"]
-assert f"{_drop_apart:.0%}" == "73%" and dropped["a stateless mask"] == 0.0, dropped
-assert in_unit(_drop_apart) == "73%" and in_unit(0.0) == "0.0 eps"
+assert as_miss(_drop_apart) == "73.3%" and dropped["a stateless mask"] == 0.0, dropped
+assert as_miss(0.0) == "0.0 eps"
 
 # problems 1 and 3 (on paper)
 n_under = {limit: next((N for N in range(1, 1025) if budget(N, True) <= limit), None) for limit in (16, 18, 20)}
