@@ -30,15 +30,20 @@ for _a, _b in ((unclipped.inner.get_weights(), large.get_weights()),
     _j, _w, _d = _largest(_a, _b)
     assert _j == 2 and 0.25 <= _w < 0.5 and _d == 2.0 ** -25, (_j, _w, _d)
 assert f"{2.0 ** -25:.1e}" == "3.0e-08" and mirrored600 == 2.0 ** -25
-# the yardstick (cell 0, printed by the setup): ten spacings at the largest weight, 0.42, in [0.25, 0.5)
-assert 0.25 <= top < 0.5 and f"{top:.2f}" == "0.42" and exact == 10 * 2.0 ** -25 and f"{exact:.1e}" == "3.0e-07", top
+# verdict's "exact" (README, "Two yardsticks"): ten spacings at the largest weight, 0.42, in [0.25, 0.5)
+from gradlab.lessons import as_miss, verdict  # noqa: E402
+top = max(float(np.max(np.abs(w))) for w in large.get_weights())
+exact = 10 * float(np.spacing(np.float32(top)))
+assert 0.25 <= top < 0.5 and f"{top:.2f}" == "0.42" and exact == 10 * 2.0 ** -25, top
 assert 0.25 <= max(float(np.max(np.abs(w))) for w in large600.get_weights()) < 0.5  # the same spacing on 600
-_exact = [mirrored600, unclipped_miss, drop_miss, empty["one division"], token["token step"], token_exact,
-          max_abs_diff(acc3.get_weights(), path64[-1]), *checked["one division"].values(),
-          *checked["with an L2 penalty"].values()]
-# "exact: 3.0e-08, one spacing at the largest weight, in the checker's line"; with the penalty (Solution 1,
-# "exact (3.0e-08)") too
-assert [f"{m:.1e}" for r in checked.values() for m in r.values()] == ["3.0e-08"] * 3, checked
+_exact = [mirrored600, max_abs_diff(unclipped.inner.get_weights(), large.get_weights()), drop_miss,
+          token["token step"], token_exact, max_abs_diff(acc3.get_weights(), path64[-1])]
+# "exact (1.0 spacings, printed)"; the checkers' lines, with the penalty (Solution 1, "exact (its checker's line)") too
+assert unclipped_miss.startswith("exact: 1.0 spacings") and empty["one division"].startswith("exact"), unclipped_miss
+_lines = [m for r in checked.values() for m in r.values()]
+assert len(_lines) == 3 and all(m.startswith("exact") for m in _lines), checked
+assert verdict(keras600.get_weights(), large600.get_weights()).startswith("exact")  # "both controls are exact"
+assert verdict(dropped.get_weights(), large600.get_weights()).startswith("exact")
 assert max(_exact) == 2.0 ** -25 <= exact, _exact  # every exact route within one spacing: inside ten
 
 # TensorFlow's split: ceil(B / R) rows a replica until they run out; drop_remainder keeps the split
@@ -67,14 +72,15 @@ assert max_abs_diff([g.numpy() for g in _ours[2]], [g.numpy() for g in _theirs[2
 # "It makes two all-reduces an update (printed)": the row count and apply's, counted in the traced train_step
 assert all_reduces_per_update(unclipped, dist, x, y) == 2
 # Your step: lesson 10's step, mirrored, is mirrored fit (the same 7.3%); divided once by B, the large batch
-assert f"{same_as_keras:.1e}" == "3.0e-08" and f"{as_written_miss:.1%}" == "7.3%" and unclipped_miss <= exact
+assert f"{same_as_keras:.1e}" == "3.0e-08" and f"{as_written_miss:.1%}" == "7.3%"
+assert verdict(as_written.inner.get_weights(), keras_plain.get_weights()).startswith("exact")  # "mirrored fit ("exact")"
 # the one-division step, the learner's or the solution, passed its checker in the lesson (yours_or_solution); where
 # the learner's is used, the solution is checked too. Solution 1 checked the penalty step.
 if one_division_step is not solution_one_division_step:
     check_one_division(solution_one_division_step)
 
 # The empty shard: mirrored fit misses by half the last update, the unclipped route is exact
-assert abs(empty["mirrored fit"] - 0.5) < 1e-4 and empty["one division"] <= exact  # half the large batch's update
+assert abs(empty["mirrored fit"] - 0.5) < 1e-4  # half the large batch's update
 assert f"{empty['mirrored fit']:.0%}" == "50%"
 assert float(keras.ops.divide_no_nan(0.0, 0.0)) == 0.0 and np.isnan(float(tf.reduce_mean(tf.zeros([0]))))
 
@@ -93,12 +99,10 @@ assert int(acc3.optimizer.iterations.numpy()) == 9 and _acc3_miss <= exact and f
 # the public route on [22, 22, 20]: fit does not start (the same build); run by hand, every update is the large batch's
 assert public_updates == 0 and "AddN" in public_error, public_error
 assert len(public_by_hand) == 9 and max(public_by_hand) < 1e-6, public_by_hand  # rounding: every miss under a millionth
-# "run by hand, every update lands within 3.0e-08 of the large batch's weights, inside ten spacings": the course's
-# yardstick (ten float32 spacings at the largest weight, 3.0e-07), on each update's max |diff|; its miss is printed too
-assert len(hand_diffs) == 9 and max(hand_diffs) <= exact, hand_diffs
-assert f"{max(hand_diffs):.1e}" == "3.0e-08" == f"{2.0 ** -25:.1e}", hand_diffs  # one spacing, as stated
+# "run by hand, every update is exact": the worst of the 9, in spacings at the weights
+assert hand_worst["spacings"] <= 10 and verdict(*hand_worst["pair"]).startswith("exact"), hand_worst["spacings"]
 # its miss in eps (2^-23, the README's unit for a miss too small for %): "at most 4.4 eps, rounding-sized"
-assert max(public_by_hand) < 5 * 2.0 ** -23 and f"{max(public_by_hand) / 2 ** -23:.1f}" == "4.4", public_by_hand
+assert max(public_by_hand) < 5 * 2.0 ** -23 and as_miss(max(public_by_hand)) == "4.4 eps", public_by_hand
 
 # Keras's default reduction divides by rows even when given sample_weight; mean_with_sample_weight by the weights
 for _red, _want in (("sum_over_batch_size", 60.0), ("mean_with_sample_weight", float(w.sum()))):

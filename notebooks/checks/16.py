@@ -3,8 +3,9 @@
 The lesson's last cell runs this file in its own namespace (`%run -i checks/16.py`), so a re-run whose numbers
 disagree with the text fails there. nbval also pins every printed number.
 """
-# The setup's yardstick: ten spacings at the largest weight, 0.42, in [0.25, 0.5)
-assert 0.25 <= top < 0.5 and f"{top:.2f}" == "0.42" and exact == 10 * 2.0 ** -25, top
+# verdict's "exact" (README, "Two yardsticks"): ten spacings at the largest weight, 0.42, in [0.25, 0.5)
+top = max(float(np.max(np.abs(w))) for w in large.get_weights())
+assert 0.25 <= top < 0.5 and f"{top:.2f}" == "0.42", top
 
 # Mirrored fit clips each replica's part: by hand at update 1, then every update of 10
 assert clip_acts == 10 and len(clip_misses) == 10 and all(m > 1e-3 for m in clip_misses), clip_misses  # every update
@@ -17,11 +18,11 @@ assert length(mirrored_grad) > clip_norm and abs(length(large_grad) - clip_norm)
 assert length(mirrored_grad) <= 2 * clip_norm + 1e-5  # at most R c (answer 1)
 assert [f"{v:.2f}" for v in (*_parts, length(mirrored_grad), length([(u + v) / 2 for u, v in zip(g0, g1)]),
                               length(large_grad))] == ["0.85", "0.76", "0.82", "1.32", "0.50"]  # the prose's lengths
-assert keras_clip > 1e-3  # mirrored fit's max |diff| from the clipped large batch, 600 digits
+assert keras_clip.startswith("miss")  # mirrored fit against the clipped large batch, 600 digits
 assert max_abs_diff(clip_ref.get_weights(), large.get_weights()) > 1e-2  # clipping acts on 611: the test is not vacuous
 
 # The clipped route (the learner's or the solution): exact, a shard of 0 included
-assert public_miss <= exact and f"{public_miss:.1e}" == "1.5e-08"
+assert public_miss.startswith("exact"), public_miss
 check_clip(clipped_step)
 if clipped_step is not solution_clipped_step:
     check_clip(solution_clipped_step)
@@ -59,9 +60,9 @@ assert not any("_all_reduce_sum_gradients" in vars(m.optimizer) for m in (yours,
 check_one(one_reduce_step)
 if one_reduce_step is not solution_one_reduce_step:
     check_one(solution_one_reduce_step)
-assert one_miss <= exact and f"{one_miss:.1e}" == "1.5e-08", one_miss
+assert one_miss.startswith("exact"), one_miss
 # gl.AccumulatingModel (Keras clips in apply) gives the learner's step's weights
-assert acc_vs_yours <= exact and f"{acc_vs_yours:.1e}" == "1.5e-08", acc_vs_yours
+assert acc_vs_yours.startswith("exact"), acc_vs_yours
 
 # All-reduces per update and their bytes (the Summary's table); gradlab's counter agrees
 assert reduces == {"mirrored fit": (1, 101_800), "lesson 15's unclipped route": (2, 101_804),
@@ -75,12 +76,12 @@ assert (R_gpus, G) == (8, 4 * 10**9) and f"{sent / 1e9:.0f}" == "7" and sent == 
 assert [f"{1000 * s:.1f}" for s in second.values()] == ["15.6", "140.0"], second
 assert list(links.values()) == [450e9, 50e9]  # README's hardware table: NVLink 4 and one NDR adapter, each way
 # The compute an update it is set against: 6 P FLOPs a token, 64 x 2,048 tokens a GPU, 40% of 989 TFLOP/s: 2.0 s;
-# the second all-reduce between nodes, 140 ms, is 7% of it
+# the second all-reduce between nodes, 140 ms, is 7% of it; at lesson 14's 16,384 tokens (N = 1), 56%
 assert (P, tokens, peak, mfu) == (1e9, 64 * 2048, 989e12, 0.4) and f"{compute:.1f}" == "2.0", compute
-assert f"{exposed:.0%}" == "7%" and abs(exposed - 0.140 / compute) < 1e-9
+assert f"{exposed:.0%}" == "7%" and abs(exposed - 0.140 / compute) < 1e-9 and tokens == 8 * 16_384
+assert f"{0.140 / (6 * P * 16_384 / (mfu * peak)):.0%}" == "56%"
 # gl.AccumulatingModel, mirrored: the large batch clipped, unclipped and with an empty shard
-assert all(m <= exact for m in acc_misses.values()), acc_misses
-assert [f"{m:.1e}" for m in acc_misses.values()] == ["1.5e-08", "3.0e-08", "3.0e-08"], acc_misses
+assert all(m.startswith("exact") for m in acc_misses.values()), acc_misses
 # gradlab probes the private name at first use (the prose: "stops with an error if not")
 from gradlab._compat import optimizers as _opt
 assert "_all_reduce_sum_gradients" in _opt.PRIVATE_NAMES
