@@ -13,12 +13,10 @@ def _fmt(x, spec):
 
 
 # per-example gradients: yours against 8 tapes, and against gradlab's (rounding only)
-assert diff / largest < 1e-6, diff / largest
-# lesson 01's yardstick: one spacing = np.spacing(np.float32(x)), the gap to the next float32 at x
-_gap = np.spacing(np.float32(largest))
-assert _fmt(largest, ".2f") == "1.50" and _fmt(diff, ".1e") == "4.8e-07"
-# 4.0 spacings at 1.50 (one spacing there: 1.2e-07)
-assert (_fmt(diff / _gap, ".1f"), _fmt(_gap, ".1e")) == ("4.0", "1.2e-07")
+_mine = [g.numpy() for g in mine]
+# gradlab's verdict (README, "Two yardsticks"): "exact, 4.0 spacings"
+assert _fmt(spacings(_mine, theirs), ".1f") == "4.0", spacings(_mine, theirs)
+assert verdict(_mine, theirs) == "exact: 4.0 spacings at the largest entry, 1.5", verdict(_mine, theirs)
 assert g_diff < 1e-6 and tr_diff < 1e-6, (g_diff, tr_diff)
 # |g|^2 = 1.34, |g| = 1.16, tr(Sigma) = 94.3, B_simple = 71; 38.8 MiB per chunk of 50
 assert (_fmt(stats.grad_sq_norm, ".2f"), _fmt(np.sqrt(stats.grad_sq_norm), ".2f")) == ("1.34", "1.16")
@@ -88,9 +86,11 @@ assert _fmt(1 / np.sqrt(1 + stats.noise_scale / 8), ".2f") == "0.32"
 # the tracker in fit: 61.9, the loop's average at the same weights to rounding; the exact value 116.2
 assert (_fmt(in_fit.noise_scale, ".1f"), _fmt(averaged[20].noise_scale, ".1f"), _fmt(exact[20].noise_scale, ".1f")) \
     == ("61.9", "61.9", "116.2")
-# "the two averages it stores lie 0 and 3 float32 spacings from the loop's, within the README's ten; the solve, which
-# subtracts them, magnifies that to 10.2 spacings in B_simple"
-_apart = [apart(got_b, loop_b), apart(got_B, loop_B), apart(in_fit.noise_scale, averaged[20].noise_scale)]
+# "the two averages it stores are the loop's (gradlab's verdict, exact); the solve, which subtracts them, magnifies
+# that to 10.2 spacings in B_simple"
+_apart = [spacings(got_b, loop_b), spacings(got_B, loop_B), spacings(in_fit.noise_scale, averaged[20].noise_scale)]
+assert (verdict(got_b, loop_b), verdict(got_B, loop_B)) == ("exact: 0.0 spacings at the largest entry, 2.91",
+                                                            "exact: 3.0 spacings at the largest entry, 1.23")
 assert [f"{x:.0f}" for x in _apart[:2]] == ["0", "3"] and f"{_apart[2]:.1f}" == "10.2", _apart
 assert max(_apart[:2]) <= 10 and abs(in_fit.noise_scale / averaged[20].noise_scale - 1) < 1e-6
 # "outside the ten ... the solve magnifies a relative difference about 2.2 times; carried through it, the averages'
