@@ -110,7 +110,7 @@ assert _call05 and _acc05, "05 no longer prints 'extra call + writes / 32-row mi
 assert 0.75 <= float(_call05.group(1)) <= 1.3 and 1.75 <= float(_acc05.group(1)) <= 2.3, \
     (_call05.group(1), _acc05.group(1))
 _c = float(_call05.group(1))
-assert 3.5 <= _even / _c < 4.5, (_even, _c)  # "over 3.9 micro-batches, about four times what 05 measured on its stored run"
+assert 3 <= _even / _c < 6, (_even, _c)  # "over 3.9 micro-batches, several times the call cost 05 measures (about one)"
 _fused = {B: best[B] * (B // 32 + _c) for B in (32, 128, 512)}
 _sep = {B: best[B] * ((B // 32) * (1 + _c) + _c) if B > 32 else _fused[B] for B in _fused}
 assert abs(_c - tau_0) < 0.3, (_c, tau_0)  # "about one"
