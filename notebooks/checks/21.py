@@ -7,6 +7,8 @@ with the text. Not part of the lesson. Every number is the same on each run, exc
 """
 import math
 
+from gradlab.lessons import as_miss
+
 import numpy as np
 
 
@@ -109,7 +111,8 @@ assert rnd(reproduction.SEED_TABLE[20][0] - reproduction.SEED_TABLE[1][0], 1) ==
 # dropout: one distribution (after the setup)
 assert f"{off:.1e}" == "4.1e-07" and off < 4 * np.finfo(np.float32).eps  # the miss, printed in eps only
 # the miss "3.4 eps": a few eps, rounding-sized (README, "Two yardsticks"), printed by gradlab's as_miss
-assert rnd(off / np.finfo(np.float32).eps, 1) == 3.4 and as_miss(off) == "3.4 eps"  # cell 4 prints it
+assert rnd(off / np.finfo(np.float32).eps, 1) == 3.4 and as_miss(off) == "3.4 eps"
+assert verdict(off_split, off_whole) == "miss 3.4 eps"  # cell 4 prints it
 # the K = 1 line: an N = 20 draw and another large-batch draw, each as far from a large-batch draw
 assert [rnd(d.mean(), 2) for d in to_large.values()] == [1.79, 1.79]
 # "No farther": the cell prints the 32 distances' stds, 0.08 and 0.09, and the means' gap, 0.007, under two paired
