@@ -9,18 +9,17 @@ from gradlab.studies.host_offload import offload_problem
 # the CPU fold's setup: 03's MLP, a 0.78 MiB gradient, N = 10 micro-batches of 10 (N is the GPU model's too)
 assert f"{G / 2**20:.2f}" == "0.78" and N == 10 and len(x100) == 100
 
-# both steps against one large batch: "float32 rounding: about a spacing at the largest weight" (22's yardstick: ten)
-assert set(diffs) == {"host_step", "accumulate_step"} and all(1e-10 < v < 1e-7 for v in diffs.values()), diffs
-assert top == max(float(np.abs(w).max()) for w in want)
-assert all(0.5 <= v / float(np.spacing(np.float32(top))) <= 1.5 for v in diffs.values()), (diffs, top)
+# both steps against one large batch: "(exact, by `verdict`)", printed by gradlab's verdict: about one float32 spacing
+# at the largest weight (22's yardstick: ten)
+assert set(diffs) == {"host_step", "accumulate_step"} and all(0.5 <= v <= 1.5 for v in diffs.values()), diffs
+assert top == max(float(np.abs(w).max()) for w in want) and spacings is gl.lessons.spacings and verdict is gl.lessons.verdict
 
 # the CPU fold times 03's host_step, its running sum added in place: the numpy part alone gives host_average's mean
 # of the ten gradients bit for bit (03: the running sum adds in host_average's order)
 _fetched = [[t.numpy() for t in g] for g in on_device]
 assert all(np.array_equal(a, b) for a, b in zip(running_mean(on_device, [10] * N),
                                                gl.lessons.host_average(_fetched, counts=[10] * N)))
-# the CPU timing (the fold at the end): "well under 2x the update (1.16 on the stored run)"; "The ratio varies by run: on a
-# quiet machine it can read 1 or below"; the stored run's median
+# the CPU timing (the fold at the end): "the run measured 1.11"; the stored run's median
 # is the prose's reading, not pinned (it moves run to run); the checks accept a median from 0.7 to 1.6; the cell prints
 # each run's ratio and verdict by 22's rule (slower, faster or no different).
 # Timings move with the machine's load (0.90 to 1.00 on a quiet machine, 1.14 to 1.24 on a loaded one), so only the
@@ -28,7 +27,11 @@ assert all(np.array_equal(a, b) for a, b in zip(running_mean(on_device, [10] * N
 assert tuple(ms) == ("accumulate_step", "host_step") and all(len(t) == 20 for t in ms.values())
 assert ratio[0] <= ratio[1] <= ratio[2] and 0.7 < ratio[1] < 1.6, ratio
 assert gl.lessons.side_of_one(ratio) in ("above 1", "below 1", "includes 1")
-assert verdict == ("slower" if ratio[0] > 1 else "faster" if ratio[2] < 1 else "no different"), (verdict, ratio)
+assert slower == ("slower" if ratio[0] > 1 else "faster" if ratio[2] < 1 else "no different"), (slower, ratio)
+# "The model: ten sums, 5 passes over the 0.81 MB gradient at 18 GB/s, add 2.3 ms, 1.09x accumulate_step's 24.6 ms on
+# the stored run ...; the run measured 1.11" (the stored run's medians, printed and nbval-ignored, not pinned)
+assert f"{G / 1e6:.2f}" == "0.81" and f"{sums_ms:.1f}" == "2.3" and f"{1 + sums_ms / 24.6:.2f}" == "1.09"
+assert abs(sums_ms - 1e3 * N * 5 * G / host_rate) < 1e-12
 assert len(on_device) == N
 assert abs(ratio[1] - np.median(ms["host_step"] / ms["accumulate_step"])) < 1e-12
 
@@ -51,6 +54,8 @@ for P_x in (1e8, 7e9):
 # slowest": tau_h = 3/5 x 1,111 = 667 ms, the bar 3/5 x 56,000 = 33,600 tokens
 assert (f"{3 / 5 * tau_h:.0f}", f"{3 / 5 * T_sum:,.0f}") == ("667", "33,600") and 3 / 5 * tau_h > tau_c > tau_d
 assert abs(T_sum * 6 * host_rate / (20 * F) - 1) < 1e-12
+# Predict (b): "The copy's bar halves, to 4,032 tokens; numpy's stays at 56,000" on PCIe 5.0, twice the bus's rate
+assert f"{4 * F / (6 * 2 * bus):,.0f}" == "4,032" and 4 * F / (6 * 2 * bus) < T_sum
 # "a slower host raises the second bar": the bar scales as 1 / rate (printed at this machine's rate, not stated)
 assert abs(20 * F / (6 * host_rate / 2) - 2 * T_sum) < 1e-6 * T_sum
 
@@ -63,6 +68,10 @@ assert abs(one_after_another - sched[False]["total"]) < 1e-9 and abs(overlapped 
 assert (f"{overlapped:,.0f}", f"{on_card:.0f}", f"{overlapped / on_card:.1f}") == ("11,512", "873", "13.2")
 assert (f"{one_after_another:,.0f}", f"{one_after_another / on_card:.1f}") == ("13,684", "15.7")
 assert N * tau_h / overlapped > 0.95  # the sums are nearly all of the overlapped update
+# "with numpy at 23 GB/s, 10.4 times" (this machine's stored reading; the assumption's 18 is the model's): "at 23 the
+# verdict stands": the host's sum still sets the pace, several times the card's time
+assert (f"{at_23 / on_card:.1f}") == "10.4" and stage_ms(P, T_i, 23e9)[2] > tau_c > tau_d
+assert abs(at_23 - update_ms(*stage_ms(P, T_i, 23e9), N)[1]) < 1e-9
 # the summary's "(8.1 with w_i in the loss)": numpy's sum in 3 passes, overlapped
 assert abs(overlapped_3 - update_ms(tau_d, tau_c, 3 / 5 * tau_h, N)[1]) < 1e-9
 assert (f"{overlapped_3:,.0f}", f"{overlapped_3 / on_card:.1f}") == ("7,068", "8.1")
@@ -105,7 +114,7 @@ assert (f"{tau_h50:,.0f}", f"{overlapped50:,.0f}", f"{overlapped50 / on_card:.1f
 assert abs(overlapped50 - (tau_d + tau_c + N * tau_h50 + tau_c)) < 1e-9
 assert f"{20 * F / (6 * multi_rate):,.0f}" == "20,160" and abs(20 * F / (6 * multi_rate) - 18 / 50 * T_sum) < 1e-6
 assert 2.5 < multi_rate / host_rate < 3  # "a host nearly three times as fast"
-# the Predicts: (a) the host's sum is slowest; (c) "about 13": nearest 15 of 1.5, 5 or 15
+# the Predicts: (a) the host's sum is slowest; (c) "13.2, nearest 15": of 1.5, 5 or 15
 assert max(tau_d, tau_c, tau_h) == tau_h and min((1.5, 5, 15), key=lambda r: abs(r - overlapped / on_card)) == 15
 # the same answers from gradlab's model of the Problem (its own tests: tests/studies/test_host_offload.py)
 pb = offload_problem(card=80e9, micro_batches=N, flops=F, host_rate=multi_rate, bus=bus, hbm=hbm, tokens=T7)

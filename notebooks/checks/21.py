@@ -7,6 +7,8 @@ with the text. Not part of the lesson. Every number is the same on each run, exc
 """
 import math
 
+from gradlab.lessons import as_miss
+
 import numpy as np
 
 
@@ -26,14 +28,15 @@ assert round(1000 * 100 / len(mnist.x_train)) == 25 and rnd(1000 * 100 / 55_000,
 assert (convnet().count_params(), len(convnet().layers)) == (44_426, 14)
 assert convnet_diff == {False: 0.0, True: 0.0}
 
-# "Exactly, if your step calls the model and sums in the same order ... bit for bit"; "Summed in another order, a
-# correct step matches to rounding ...: the check accepts its curve within 0.2 points, its weights within 1e-3"
+# "Exactly, if your step calls the model and sums in the same order ... bit for bit (0.0 spacings)"; "A step summed in
+# another order rounds differently ...; the check allows for it (curve within 0.2 points, weights within 1e-3)"
 # (check_update's bands)
 import inspect
 assert "<= 0.002" in inspect.getsource(check_update) and "< 1e-3" in inspect.getsource(check_update)
 assert len(mine) == 10 and curve_diff <= 0.2 and weight_diff < 1e-3
 if update_fn is solution_update:  # the stored run: exact, weights and all
     assert rnd(curve_diff, 1) == 0.0 and weight_diff == 0.0
+    assert verdict(model5.get_weights(), reference).startswith("exact: 0.0 spacings at the largest entry")
 assert rnd(100 * max(mine), 1) == rnd(100 * mine[-1], 1) == 72.9
 assert rnd(moved, 2) == 0.13
 
@@ -107,8 +110,9 @@ assert rnd(reproduction.SEED_TABLE[20][0] - reproduction.SEED_TABLE[1][0], 1) ==
 
 # dropout: one distribution (after the setup)
 assert f"{off:.1e}" == "4.1e-07" and off < 4 * np.finfo(np.float32).eps  # the miss, printed in eps only
-# "misses the large batch's by 3.4 eps: rounding ... a miss under five eps is" (README's yardstick)
-assert rnd(off / np.finfo(np.float32).eps, 1) == 3.4 and 3.4 < 5  # cell 4 prints it
+# the miss "3.4 eps": a few eps, rounding-sized (README, "Two yardsticks"), printed by gradlab's as_miss
+assert rnd(off / np.finfo(np.float32).eps, 1) == 3.4 and as_miss(off) == "3.4 eps"
+assert verdict(off_split, off_whole) == "miss 3.4 eps"  # cell 4 prints it
 # the K = 1 line: an N = 20 draw and another large-batch draw, each as far from a large-batch draw
 assert [rnd(d.mean(), 2) for d in to_large.values()] == [1.79, 1.79]
 # "No farther": the cell prints the 32 distances' stds, 0.08 and 0.09, and the means' gap, 0.007, under two paired
@@ -153,6 +157,10 @@ assert all(abs(gap[n]["same"][0]) < gap[n]["same"][1] * T_3rows / T95_9 for n in
 assert (rnd(se[1_000], 2), rnd(se[10_000], 2)) == (0.69, 0.22) and lift[20] > lift[1]
 
 assert gap[5]["same"][0] - gap[5]["same"][1] > 0  # the one above: N = 5 on the same 11
+# the Predict's answer: "One does ...: N = 5 on the same 11, +0.25 +- 0.24, [+0.009, +0.491]"; "six give chance about
+# one try in four (26%, were they independent)"
+assert hits == ["N = 5, best of the same 11"] and len(nulls) == 6 and f"{1 - 0.95 ** 6:.0%}" == "26%"
+assert f'{gap[5]["same"][0] + gap[5]["same"][1]:+.3f}' == "+0.491"
 assert f'{gap[5]["same"][0] - gap[5]["same"][1]:+.3f}' == "+0.009"  # "just excluding 0 (from +0.009)"
 # of the six intervals whose expected gap is 0 (same 11 and final, N = 5, 10, 20), one excludes 0: N = 5's same 11
 _null = {(n, key): gap[n][key] for n in (5, 10, 20) for key in ("same", "final")}
