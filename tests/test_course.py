@@ -2,7 +2,8 @@
 lessons resolves, and each numbered lesson is one sitting -- about 35 cells (36 at most) and about
 1,800 words of markdown (whitespace-separated tokens, math and links included: 1,900 at most), no
 markdown cell over about 250 words (300 at most), no visible code cell over 25 lines,
-a stated run time, a "What to remember" box, a prediction asked before an experiment, and folded answers."""
+a stated run time, a "You will find out" box of questions under the title and a "What to remember" list
+after the predictions, a prediction asked before an experiment, and folded answers."""
 import json
 import pathlib
 import re
@@ -54,8 +55,13 @@ def test_each_lesson_is_one_sitting(path):
     # one format in every lesson, so a learner compares them at a glance
     assert re.search(r"\*Run time: about [^*]+ on a 2-core CPU[^*]*; longer on a busy machine\.\*", first), \
         f"{path.name}: no run time under the title, or not in the course's format"
-    assert "**What to remember**" in first, f"{path.name}: no 'What to remember' box under the title"
-    assert any("Predict" in _text(c) for c in markdown), f"{path.name}: asks for no prediction"
+    # the box under the title asks; the answers wait for the end, so no prediction is answered before it is asked
+    assert "**You will find out**" in first, f"{path.name}: no 'You will find out' box under the title"
+    assert "**What to remember**" not in first, f"{path.name}: the answers are given under the title"
+    predicts = [i for i, c in enumerate(markdown) if "Predict" in _text(c)]
+    remember = [i for i, c in enumerate(markdown) if "**What to remember**" in _text(c)]
+    assert predicts, f"{path.name}: asks for no prediction"
+    assert remember and remember[0] > predicts[0], f"{path.name}: no 'What to remember' after the first prediction"
     assert any("<details>" in _text(c) for c in markdown), f"{path.name}: nothing folded"
 
 
