@@ -91,7 +91,7 @@ assert abs(keras_seq_error - seq_errors[0]) < 1e-3 and f"{keras_seq_error:.2f}" 
 
 # What the miss does to training: tagging
 t_nai, t_fix, t_big, t_shuf = tag_end.values()
-assert tag_gap < 1e-5 and t_nai[0] > t_fix[0] + 0.2 and t_nai[1] < t_fix[1] - 0.2  # each wins its own
+assert tag_gap < 1e-5 and t_nai[0] > t_fix[0] + 0.2 and t_nai[1] < t_fix[1] - 0.2  # "their curves under 1e-05 apart"; each wins its own
 # relative errors, compared with 1 (one spacing there, 1.2e-07): every rule that counts right is under ten
 _eps = float(np.spacing(np.float32(1)))
 assert f"{_eps:.1e}" == "1.2e-07"
@@ -163,8 +163,8 @@ _exact = [verdict(naive, gradlab_naive), verdict(fixed, target), verdict(gradlab
           verdict(fit_counted, seq_target, at=seq_weights), verdict(own_update, seq_target, at=seq_weights),
           verdict(keras_w, target, at=mlp_weights)]
 assert all(v.startswith("exact: ") for v in _exact), _exact
-assert verdict(naive, target) == "miss 57.1%" and as_miss(coef * spread) == "57.1%"  # "misses by 57.3%"
-assert as_miss(mean_w_as_it_is) == "57.1%"  # Going further: "as it is misses by 57.3%"
+assert verdict(naive, target) == "miss 57.1%" and as_miss(coef * spread) == "57.1%"  # "misses by 57.1%"
+assert as_miss(mean_w_as_it_is) == "57.1%"  # Going further: "as it is misses by 57.1%"
 assert verdict(seq_naive, seq_target) == verdict(fit_as_it_is, seq_target) == verdict(keras_seq_update, seq_target) \
     == "miss 129%" and as_miss(seq_coef * seq_spread) == "129%"  # "misses by 129%", "129% too"
 assert at_top["by D_i / D, sequences"] < 10 and keras_naive_gap < 1e-5 and keras_naive_spacings < 10  # Padding masks: your fixed; your naive vs Keras's

@@ -89,9 +89,11 @@ assert seq_miss["rows"] > 1e-3  # counting rows is a miss, not rounding
 # The problems' solutions
 assert max_abs_diff(mine16.inner.get_weights(), large.get_weights()) < 1e-6 and sizes.count(0) == 5
 # Problem 2: your step's 11th update reads its count of updates, 10: rate 0.1 * 0.5 ** (10 / 10) = 0.0500; Keras's
-# accumulation reads apply call 4 * 11 - 1 = 43 (lesson 06's rule: update k reads step 4k - 1): 0.1 * 0.5 ** 4.3 = 0.0051
+# accumulation makes it at the 44th apply call, which reads the count 4 * 11 - 1 = 43 (lesson 06's rule: update k reads
+# step 4k - 1): 0.1 * 0.5 ** 4.3 = 0.0051
 assert read[10][0] == 10 and f"{read[10][1]:.4f}" == "0.0500" == f"{0.1 * 0.5 ** (10 / 10):.4f}", read[10]
-# recorded on a two-epoch Keras run (Solution 2): "at apply call 43 ... rate 0.0051, recorded"
+# recorded on a two-epoch Keras run (Solution 2, which prints the count read, 43): "at the 44th `apply` call, which
+# reads the count ... 43 ... rate 0.0051, recorded"
 assert keras_11th[:2] == (10, 43) and f"{keras_11th[2]:.4f}" == "0.0051" == f"{0.1 * 0.5 ** (43 / 10):.4f}", keras_11th
 
 # the course's yardstick on the digits: right steps land 3.0e-08 to 6.0e-08 from plain fit, one or two spacings

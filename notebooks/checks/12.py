@@ -50,13 +50,13 @@ assert weights_apart <= 10, weights_apart
 # one table of what an update adds, medians of nine, read as conclusions with wide bands
 of_plain = {n: median[n] / median["plain"] for n in median}
 levers = [n for n in ("yours, waiting", "tf.recompute_grad", "RematScope") if n in median]
-# "on the stored run each adds about half of plain's update (0.48)": that run's reading; the band below is what any
-# run must give (the old lesson's runs read 0.44 to 0.60)
+# "each adds about half of what plain's update adds" (the stored run: 0.50, 0.46 and 0.46): that run's readings; the band
+# below is what any run must give (the old lesson's runs read 0.44 to 0.60)
 assert all(0.3 < of_plain[n] < 0.75 for n in levers), of_plain  # between 0.3 and 0.75 of it on any run
 assert of_plain["yours"] > 0.8, of_plain  # "saves nothing: above 0.8 of plain's" (runs 0.96 to 1.02)
 # Problem 1, both levers at once: the budget "adds 11.57 MiB, 0.42 of what plain's adds by 11's budget" (27.44, the table's); measured (in the table's rounds, medians
-# of nine), "in the stored run it reads lower, 0.35 of plain's": that run's reading, printed, not pinned; the band below
-# ("agrees roughly"; "below recomputation alone (0.48; budget 0.56)" is that run's too: not pinned)
+# of nine), "it reads lower, 0.34 of plain's on the stored run": that run's reading, printed, not pinned; the band below
+# ("agrees roughly"; "on that run, as in the budget, below recomputation alone (0.50; budget 0.56)": not pinned)
 assert round(both_plan, 2) == 11.57 and round(both_plan / plan["plain"], 2) == 0.42, both_plan
 assert list(both) == ["plain", "tf.recompute_grad", "N=4 and recompute"], both
 assert 0.15 < both["N=4 and recompute"] / both["plain"] < 0.75, both
@@ -66,16 +66,16 @@ assert round(plan["tf.recompute_grad"] / plan["plain"], 2) == 0.56, plan
 assert plan["yours"] / median["yours"] < 0.8, median  # "yours rebuilds early": far above its budget
 assert round(held_before, 2) == 7.47, held_before
 
-# the costs: multiply-adds (fixed); the lesson counts rather than times ("the clock of a shared 2-core CPU moves by
-# more than a sixth between runs": the timing this lesson used to run read 0.94x to 1.53x plain's over its runs)
+# the costs: multiply-adds (fixed); the lesson counts rather than times ("a time ratio on a shared 2-core CPU moves
+# between runs", lesson 22, Time; the timing this lesson used to run read 0.94x to 1.53x plain's over its runs)
 assert round((fwd + bwd + rebuilt) / (fwd + bwd), 2) == 1.16 and 3 * len(macs) - 1 == 29
 # "of the graph's 37 products the gradients need 33, plain's 29 and the four rebuilt Dense(1024)s" (gradlab's graph
 # walk: the four rebuilt Dense(128) products reach nothing)
 assert (total, needed) == (37, 33) == (29 + 8, 29 + 4), (total, needed)
 
 # Problem 2 (its folded solution): "the rebuild draws new masks ... against plain's, miss 73.3% (Solution 2)", the
-# README's miss (norm of the difference over plain's norm); a stateless mask, "seeded the same both times: miss 0.0 eps,
-# plain's gradients exactly"; Keras's dropout's seeds reset before each pass, so plain and the wrapped forward pass
+# README's miss (norm of the difference over plain's norm); a stateless mask, "seeded the same both times: exact, plain's
+# gradients bit for bit (a miss of 0)"; Keras's dropout's seeds reset before each pass, so plain and the wrapped forward pass
 # draw the same mask and only the rebuild's differs
 assert list(dropped) == ["Keras's dropout", "a stateless mask"], dropped
 _drop_apart = dropped["Keras's dropout"]
