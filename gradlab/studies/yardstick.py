@@ -84,10 +84,12 @@ def miss(a, b, start=None):
 
 
 def as_miss(m):
-    """A miss as the course prints it: '1.07%' down to 0.01%, '3.2 eps' below (eps = 2^-23)."""
+    """A miss as the course prints it: '1.07%' down to 0.01%, '3.2 eps' below (eps = 2^-23), '0 (bit-for-bit)'."""
     m = float(m)
     if not np.isfinite(m) or m < 0:
         raise ValueError(f"a miss is a finite size >= 0, got {m}")
+    if m == 0.0:
+        return "0 (bit-for-bit)"  # "0.0 eps" read as a rounding-sized miss, not as none
     if m >= 1e-4:
         return f"{100 * m:.3g}%"
     return f"{m / EPS:.1f} eps"

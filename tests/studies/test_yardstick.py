@@ -20,6 +20,7 @@ def test_a_miss_in_percent_and_in_eps():
     assert verdict(np.array([3.0, 4.05]), b) == "miss 1%"
     assert as_miss(miss(np.array([3.0, 4.0 + 5 * 2.5 * EPS]), b)) == "2.5 eps"
     assert as_miss(0.681) == "68.1%" and as_miss(3.0) == "300%"
+    assert as_miss(miss(b, b)) == "0 (bit-for-bit)" and as_miss(EPS / 100) == "0.0 eps"
 
 
 def test_the_miss_of_an_update_read_off_weights():
