@@ -62,9 +62,9 @@ class AccumulatingModel(as_model.AsModel, keras.Model):
         clip_norm: clip the global norm of each update once (None: no clipping).
         batchnorm: "micro" (Keras's: moving statistics move per micro-batch) or "window"
             (once per update, from the statistics of the whole batch; one device only).
-        jit_compile: True, False or "auto" (XLA unless the model convolves, which XLA's CPU
-            backend runs slowly inside a loop, or holds a layer XLA cannot compile such as
-            a lookup table, or a tf.distribute strategy is active; a step XLA refuses at the
+        jit_compile: True, False or "auto" (XLA unless the model convolves with no GPU, which
+            XLA's CPU backend runs slowly inside a loop, draws random numbers, or holds a layer
+            XLA cannot compile such as a lookup table, or a tf.distribute strategy is active; a step XLA refuses at the
             first batch falls back to no XLA, with a warning naming the reason).
             `compile(jit_compile=...)` other than "auto" overrides it.
         overlap: micro-batches whose activations may be alive at once (1 holds one; 2 holds

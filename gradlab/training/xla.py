@@ -1,8 +1,8 @@
 """One XLA policy for `step` and `fit`: decided once, when the update is first traced.
 
     jit_compile = True | False | "auto"
-    "auto" -> XLA if the strategy's loop gains from it and the model neither convolves nor
-              holds a layer XLA cannot compile; then the traced update is lowered to XLA
+    "auto" -> XLA if the strategy's loop gains from it and the model holds no layer XLA
+              cannot compile (nor, without a GPU, a convolution); then the traced update is lowered to XLA
               (nothing runs) and, if XLA refuses it, the face warns once and runs without.
 
 Lesson: notebooks/05-fused-accumulation.ipynb
@@ -23,19 +23,31 @@ def check_jit_compile(jit_compile):
     return jit_compile
 
 
-def xla_by_default(model):
-    """`jit_compile="auto"`: XLA unless a layer of `model` convolves, says
-    `supports_jit=False` (lookup tables) or draws random numbers (a seed generator: Dropout,
-    noise, augmentation). XLA fuses a loop's many small ops (MLP, N=10, b=10: 3.55 -> 2.54 ms
+def xla_by_default(model, accelerator=None):
+    """`jit_compile="auto"`: XLA unless a layer of `model` says `supports_jit=False` (lookup
+    tables), draws random numbers (a seed generator: Dropout, noise, augmentation) or, with no
+    accelerator, convolves. XLA fuses a loop's many small ops (MLP, N=10, b=10: 3.55 -> 2.54 ms
     per update) but its CPU backend runs a convolution's gradient in a loop without its fast
-    kernels (24 ms -> 930 ms), and its random numbers from the same seed are not the ones
-    Keras's own fit draws without XLA (a random layer at accum_steps=1: 5.9e-3 apart).
-    Convolutions are found by class name, so that subclasses count too."""
+    kernels (24 ms -> 930 ms); a GPU's XLA calls cuDNN, so there convolutions stay in. Its
+    random numbers from the same seed are not the ones Keras's own fit draws without XLA (a
+    random layer at accum_steps=1: 5.9e-3 apart). Convolutions are found by class name, so that
+    subclasses count too.
+
+    Args:
+        model: the Keras model the update trains.
+        accelerator: whether the update runs on a GPU or TPU; None: whether TensorFlow sees a
+            device other than a CPU (Keras's own "auto" asks the same).
+    Returns:
+        True where "auto" turns XLA on.
+    """
+    if accelerator is None:
+        accelerator = any(d.device_type != "CPU" for d in tf.config.list_physical_devices())
     layers = [model] + _compat.sublayers(model)
     convolves = lambda layer: any(c.__name__.startswith(("Conv", "DepthwiseConv", "SeparableConv"))
                                   for c in type(layer).__mro__)
     random = any("seed_generator" in v.path for v in model.non_trainable_variables)
-    return not random and all(getattr(l, "supports_jit", True) and not convolves(l) for l in layers)
+    return not random and all(getattr(l, "supports_jit", True) and (accelerator or not convolves(l))
+                              for l in layers)
 
 
 def refusal(function, *args):

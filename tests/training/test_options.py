@@ -1,10 +1,14 @@
 """`Options`: one set of checked keywords, one XLA decision and one guard decision for both faces."""
 import keras
+import tensorflow as tf
 import pytest
 
 import gradlab as gl
 from gradlab.core.homes import KerasOptimizer, Loop
 from gradlab.training.options import Options, guarded
+from gradlab.training.xla import xla_by_default
+
+ACCELERATOR = any(d.device_type != "CPU" for d in tf.config.list_physical_devices())
 
 
 def _mlp():
@@ -33,7 +37,7 @@ def test_one_xla_decision():
     dense = _mlp()
     conv = keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2D(2, 3)])
     auto = Options.checked(2)
-    assert auto.xla(dense) and not auto.xla(conv)                 # a convolution: no XLA
+    assert auto.xla(dense) and auto.xla(conv) == ACCELERATOR      # a convolution: XLA on a GPU only
     assert not auto.xla(dense, auto=False) and not auto.xla(dense, allowed=False)
     forced = Options.checked(2, jit_compile=True)
     assert forced.xla(conv) and forced.xla(dense, auto=False) and not forced.xla(dense, allowed=False)
@@ -42,6 +46,15 @@ def test_one_xla_decision():
     assert gl.AccumulatingModel(_mlp(), 2)._resolve_jit()
     assert gl.make_strategy("fused", _mlp(), "mse", "sgd", accum_steps=2).jit()
     assert not gl.make_strategy("accumulate", _mlp(), "mse", "sgd", accum_steps=2).jit()
+
+
+def test_auto_leaves_convolutions_out_only_without_an_accelerator():
+    conv = keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Conv2D(2, 3)])
+    nested = keras.Sequential([keras.Input((8, 8, 1)), keras.Sequential([keras.layers.DepthwiseConv2D(3)])])
+    dropout = keras.Sequential([keras.Input((3,)), keras.layers.Dropout(0.5), keras.layers.Dense(2)])
+    assert [xla_by_default(m, accelerator=False) for m in (_mlp(), conv, nested, dropout)] == [True, False, False, False]
+    assert [xla_by_default(m, accelerator=True) for m in (_mlp(), conv, nested, dropout)] == [True, True, True, False]
+    assert xla_by_default(conv) == ACCELERATOR  # None: asks TensorFlow, as Keras's "auto" does
 
 
 def test_one_guard_decision():
