@@ -52,9 +52,9 @@ assert abs(seq_coef * seq_spread - seq_errors[0]) < 1e-3
 assert norm(seq_g1) > 2 * norm(seq_g2) and cos_12 < 0.5  # grad L_1 longer, and pointing elsewhere
 assert f"{cos_12:.2f}" == "0.14"  # "points elsewhere (cosine 0.14)"
 assert f"{seq_spread:.2f}" == "3.27" and f"{spread:.2f}" == "1.30"  # "3.27 times as long as g_B (1.30 on the digits)"
-# the prediction's basis: noise alone makes |grad L_1| / |grad L_2| about sqrt(D_2 / D_1) (3.3 against 2.92)
+# the prediction's basis: noise alone makes |grad L_1| / |grad L_2| about sqrt(D_2 / D_1) (3.3 against 2.9)
 assert abs(norm(seq_g1) / norm(seq_g2) / np.sqrt(valid_i[1] / valid_i[0]) - 1) < 0.2
-assert f"{norm(seq_g1) / norm(seq_g2):.1f}" == "3.3" and f"{np.sqrt(valid_i[1] / valid_i[0]):.2f}" == "2.92"
+assert f"{norm(seq_g1) / norm(seq_g2):.1f}" == "3.3" and f"{np.sqrt(valid_i[1] / valid_i[0]):.1f}" == "2.9"
 # 'no update at all misses by 1': the naive 1.29 is farther from one batch's gradient than no update
 assert pf.relative_error([0 * g for g in seq_target], seq_target) == 1 < seq_errors[0]
 assert seq_gradlab_error < 1e-5
@@ -91,7 +91,8 @@ assert abs(keras_seq_error - seq_errors[0]) < 1e-3 and f"{keras_seq_error:.2f}" 
 
 # What the miss does to training: tagging
 t_nai, t_fix, t_big, t_shuf = tag_end.values()
-assert tag_gap < 1e-5 and t_nai[0] > t_fix[0] + 0.2 and t_nai[1] < t_fix[1] - 0.2  # "their curves under 1e-05 apart"; each wins its own
+assert tag_gap <= 10 and verdict(fix_curve, big_curve).startswith("exact: ")  # "their curves exact" (printed)
+assert t_nai[0] > t_fix[0] + 0.2 and t_nai[1] < t_fix[1] - 0.2  # each wins its own mean
 # relative errors, compared with 1 (one spacing there, 1.2e-07): every rule that counts right is under ten
 _eps = float(np.spacing(np.float32(1)))
 assert f"{_eps:.1e}" == "1.2e-07"

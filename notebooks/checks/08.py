@@ -53,9 +53,17 @@ assert max(clip_spacings.values()) < 10, clip_spacings
 # your clip_each and clip_once (or the solution) are the lesson's functions, checked in their cell
 assert check_clip(clip_each, False) is None and check_clip(clip_once, True) is None
 
-# Section 3: one check of the sum skips the whole update: micro-batch 2's overflow reaches the window's sum
+# Section 4: one check of the sum skips the whole update: micro-batch 2's overflow reaches the window's sum
 assert fused_row == [None, None, 1, 1, 2, 2]  # fused skips the whole window, then applies whole windows
-assert f"{norm(wrong):.1e} {norm(g_clipped):.3f}" == "1.5e-05 0.500"  # clipped before unscaling
+# section 3: clipped before unscaling, "misses by 100%: 0.500 long before the division by λ = 2^15"
+assert verdict(wrong, g_clipped) == "miss 100%" and f"{norm(wrong) * 2 ** 15:.3f} {norm(g_clipped):.3f}" == "0.500 0.500"
+# section 4: the bad batch, x2, x3: your step exact against the target (the bad batch skipped whole, then x2, x3),
+# Keras's accumulation, checking each micro-batch, "misses by 51.1%" (two updates made, λ halved once)
+assert your_harm.startswith("exact: ") and your_harm == verdict(weights(yours), weights(target_run.model), start=w_start)
+assert spacings(weights(yours), weights(target_run.model)) <= 10 and keras_harm == "miss 51.1%", keras_harm
+assert int(keras_run.optimizer.iterations) == 2 and float(keras_run.optimizer.dynamic_scale) == 16384
+assert your_state["scale"] == 16384 and int(your_opt.iterations) == 2  # yours: the bad window skipped, x2 and x3 applied
+assert w_gap(w_start, weights(mlp())) == 0  # every run starts from mlp()'s weights
 # what each optimizer holds after the bad batch (pf.held_gradient reads Keras's private accumulators), and the
 # weights after it and x2: fused's are the clean batch's, Keras's the mixed batch's (x[:16] with x2[:16])
 def sgd_updates(*batches):  # the reference: one SGD(0.1) update of the large batch per batch given
@@ -107,7 +115,7 @@ for policy, wrapped in (("mixed_float16", True), ("mixed_bfloat16", False)):
     inner = policy_model.optimizer.inner_optimizer if wrapped else policy_model.optimizer
     assert inner.gradient_accumulation_steps == 4, policy  # the wrapped optimizer keeps accumulating per call
 
-# Section 2, continued: the loss scale halves per overflowing micro-batch under Keras, once per update under fused
+# Section 4, the pace: the loss scale halves per overflowing micro-batch under Keras, once per update under fused
 two_bad = x.copy()
 two_bad[:8] *= 1e38
 two_bad[24:] *= 1e38  # micro-batches 1 and 4 of 4 overflow
@@ -135,7 +143,7 @@ assert once_s[500] == 16384 and keras_s[4 * 500] == 16384 / 8
 # Section 2's float16 range: "largest finite value is 65504 and its smallest positive one about 6e-08"
 assert float(np.finfo(np.float16).max) == 65504 and f"{float(np.finfo(np.float16).smallest_subnormal):.0e}" == "6e-08"
 
-# Section 3: your decide (or the solution) beside Keras's LossScaleOptimizer, one call per window, growth=3
+# Section 2: your decide (or the solution) beside Keras's LossScaleOptimizer, one call per window, growth=3
 assert check_decide(decide) is None and mine == theirs and len(mine) == 12
 assert [k + 1 for k, (applied, _) in enumerate(mine) if not applied] == [2, 7, 8]  # "windows 2, 7 and 8 ... skipped"
 assert [lam / 2 ** 15 for _, lam in mine] == [1, .5, .5, .5, 1, 1, .5, .25, .25, .25, .5, .5]  # three finite: doubled
@@ -145,7 +153,7 @@ assert flushed[2048] >= flushed[16384] and g_real.size > 1000
 assert flushed[1] >= flushed[2048] and f"{flushed[1]:.2%}" == "0.00%"  # "none ... even unscaled (0.00%)"
 assert flushed[1] == 0.0 and float(np.abs(g_real).min()) > 0.5 * float(np.finfo(np.float16).smallest_subnormal)  # none at all
 
-# Section 4: the fix in your own step ("exact" against fused and Keras's train_on_batch, printed; λ halved once)
+# Section 3: the fix in your own step ("exact" against fused and Keras's train_on_batch, printed; λ halved once)
 assert check_accumulate(accumulate_step) is None  # the step the lesson uses matches fused, run again
 fix_gap, oracle_gap = w_gap(fix_w, fused_w), w_gap(oracle_mine, oracle_w)
 fix_spacings, oracle_spacings = spacings(fix_w, fused_w), spacings(oracle_mine, oracle_w)
@@ -163,7 +171,7 @@ assert clip_len(1.0, 16, 0.0) == 0.25
 assert clip_len(1.0, 5, 0.08) > 0.5 > clip_len(1.0, 6, 0.08) and f"{0.92 / 0.17:.1f}" == "5.4"
 assert f"{clip_len(1.0, 6, 0.08):.3f} {np.sqrt(0.08):.3f}" == "0.483 0.283" and abs(pair_cos - 0.08) < 0.005
 assert abs(clip_each_len(6) - clip_len(1.0, 6, 0.08)) < 1e-12 and f"{clip_each_len(10_000):.3f}" == "0.283"
-# Problem 2: Keras skips the one bad micro-batch and halves λ once, to 16384 (section 2: "1 and 4" halves it twice);
+# Problem 2: Keras skips the one bad micro-batch and halves λ once, to 16384 (section 4: "1 and 4" halves it twice);
 # λ doubles after 500 clean updates and every 500 after: 262144 by update 2,000, where one check per update is back at
 # 32768; growth 8000 restores the pace (its cell computes the problem's case: one bad micro-batch of four)
 assert halved["1 and 4", "keras"] == 2.0 ** 15 / 4 and row[:2] == [1, None]
@@ -171,10 +179,11 @@ assert one_bad[2000][4] == one_bad[8000][4] == 16384 and one_bad[2000][1] == 163
 assert one_bad_doubled == {2000: [500, 1000, 1500, 2000], 8000: [2000]}, one_bad_doubled
 assert one_bad[2000][-1] == 262144 and once_s[-1] == 32768 and one_bad[8000][-1] == 32768
 
-# Section 2's real float16 overflow: compile wrapped the optimizer; micro-batch 2 (pixels x 100) overflowed float16,
+# Going further's real float16 overflow: compile wrapped the optimizer; micro-batch 2 (pixels x 100) overflowed float16,
 # not float32 ("1.0e+06 ... far above float16's 65504"); λ halved there; four micro-batches, three counted, no update
 assert type(opt_16).__name__ == "LossScaleOptimizer"
 assert after_each == [(32768.0, 0), (16384.0, 0), (16384.0, 0), (16384.0, 0)], after_each
 assert int(opt_16.inner_optimizer._iterations) == 3  # "skipped that micro-batch alone": three of four counted
 assert np.isfinite(top_32) and f"{top_32:.1e}" == "1.0e+06" and top_32 > 10 * 65504, top_32
+assert f16_max == 65504 and f"{top_32 / f16_max:.0f}" == "15"  # Going further: "15 times float16's largest finite value"
 print("lesson 08: every number the prose states checks out")
