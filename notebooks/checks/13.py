@@ -15,15 +15,15 @@ assert len(m_d.trainable_variables) == 4 and len(copies) == 8 and rows_63 == [32
 assert divisors_63 == ["64", "62"], divisors_63  # Keras's mean loss: n_r R, not B = 63
 # Keras's summed gradient is the plain mean of the 2015 tutorial's average_gradients (lesson 02), not 02's
 # own towers (which divide once by B). On 32 + 31 the prose cites 02's miss and states no number of its own:
-# keras_miss (its largest entry's gap from g_B) and keras_rel (the miss over |g_B|, about 1.0% from this
-# lesson's starting weights) are not printed, guards that the cut and the start did not change
-keras_plain, keras_miss, keras_rel = miss[32]
-assert keras_plain < 1e-6 and abs(keras_miss - 1.2e-03) < 5e-5 and abs(keras_rel - 0.010) < 5e-4
+# keras_rel (the miss over |g_B|, about 1.0% from this lesson's starting weights) is not printed, a guard that
+# the cut and the start did not change
+keras_plain, keras_rel = by_cut[32]
+assert keras_plain <= 10 and abs(keras_rel - 0.010) < 5e-4
 # the lopsided cut 48 + 15: still the plain mean, a larger miss ("by 42.1% of its length here")
-assert miss[48][0] < 1e-6 and miss[48][2] > 2 * keras_rel
+assert by_cut[48][0] <= 10 and by_cut[48][1] > 2 * keras_rel
 if solutions:
-    assert all(f"{miss[n][0]:.1e}" == "0.0e+00" for n in miss)  # "exactly the plain mean ... on both cuts"
-    assert f"{miss[48][2]:.1%}" == "42.1%" and verdict(keras_g, g_B) == "miss 42.1%"  # "on 48 + 15, by 42.1%"
+    assert all(by_cut[n][0] == 0 for n in by_cut)  # "exact, 0.0 spacings ... on both cuts"
+    assert f"{by_cut[48][1]:.1%}" == "42.1%" and verdict(keras_g, g_B) == "miss 42.1%"  # "on 48 + 15, by 42.1%"
 
 
 # Accumulate, then all-reduce once: the even split, gradlab's and TensorFlow's shards (lesson 15 checks
@@ -31,24 +31,21 @@ if solutions:
 assert tf_shards == shards == check_batch(B, R) == [16, 15] and check_batch(4, 3) == [2, 1, 1]
 assert check_batch(64, 3) == [22, 21, 21]  # and TensorFlow's [22, 22, 20] (lesson 15): "can cut differently"
 # yours (or the solution) and the naive loop give g_B and L_B
-assert max(sum_count_gaps.values()) < 1e-6 and gap_once_8 < 1e-6 and gap_naive_8 < 1e-6
+assert max(sum_count_gaps.values()) <= 10 and gap_once_8 <= 10 and gap_naive_8 <= 10  # spacings
 assert all(counts[n] == (1, 1, n) for n in counts)
 # gradlab's mirrored update at every accum_steps: one SGD(0.1) step on g_B ("exact (1.0 spacings, printed)")
-assert mirrored_gap < 1e-7, mirrored_gap
+assert mirrored_gap <= 10, mirrored_gap  # spacings, the worst of the 4 runs
 assert verdict(worst, sgd_on_g_B).startswith("exact: 1.0 spacings"), verdict(worst, sgd_on_g_B)
 assert f"{4 * n_params / 2**20:.2f}" == "0.78"  # "0.78 MiB here" and f"{g_max:.3f}" == "0.119"
 if solutions:  # the digits the prose states, from the lesson's solutions
-    assert f"{sum_count_gaps['gradient']:.1e}" == "3.0e-08" == f"{gap_once_8:.1e}" == f"{gap_naive_8:.1e}"
-    assert sum_count_gaps["loss"] == 0  # "yours gives L_B to the last bit"
+    assert sum_count_gaps["loss"] == 0  # "0.0 spacings" printed: "yours gives L_B to the last bit"
     assert all(verdict(g, g_large).startswith("exact: 4.0 spacings") for g in (once_8, naive_8))  # "exact: 4.0 spacings"
 # A short batch: the global_batch_size route
-assert public_collectives == 1 and public_loss_gap < 1e-6 and public_w_gap < 1e-6
+assert public_collectives == 1 and public_loss_gap <= 10 and public_w_gap <= 10  # spacings
 assert verdict(public_model.get_weights(), large3.model.get_weights()).startswith("exact")  # "the large batch ("exact")"
 assert short_shards == [9, 8] and f"{step_ratio:.3f}" == "0.548" and abs(step_ratio - 17 / B) < 1e-4
 # your sum and count on the short batch: the 17 digits' g_B ("length ratio 1.000", "... apart")
-assert counted_gap < 1e-6 and f"{counted_ratio:.3f}" == "1.000" and verdict(counted, g_17).startswith("exact")
-if solutions:
-    assert f"{counted_gap:.1e}" == "3.0e-08", counted_gap
+assert counted_gap <= 10 and f"{counted_ratio:.3f}" == "1.000" and verdict(counted, g_17).startswith("exact")
 assert check_batch(17, R) == [9, 8]  # the tutorial's n_r R: 18 and 16
 assert default_divisors == ["18", "16"], default_divisors  # measured: compute_average_loss without global_batch_size
 assert (9 / 18, 8 / 16) == (0.5, 0.5)  # "the plain mean of the two shards again": each shard weighs 1/R
