@@ -2,7 +2,7 @@
 prose states, over the notebook's names, and fails loudly if a run ever disagrees with the text.
 
 Run by the lesson's last code cell as `%run -i checks/04.py`; it reuses the notebook's names
-(`proofs`, `adam_gap`, `curves`, `sum_miss`, ...), and pins what the answer cell prints.
+(`proofs`, `adam_pair`, `curves`, `sum_miss`, ...), and pins what the answer cell prints.
 """
 import numpy as np
 
@@ -26,7 +26,7 @@ assert f"{spacings(hand_weights, keras_3):.1f}" == "1.0", spacings(hand_weights,
 
 # The recipe's sum, one update on 4 x 16: SGD steps 4 times as far ("a miss of 300.0%"); Adam misses by only a few
 # percent (the prose quotes this run's figure, pinned below); Adam(epsilon) fed the sum is Adam(epsilon / 4) fed
-# the mean, bit for bit (4 = 2^2). Problem 2: at N = 3 not bit for bit, but within one spacing at the largest weight
+# the mean, bit for bit: "0.0 spacings" (4 = 2^2). Problem 2: at N = 3 not bit for bit, but within one spacing
 assert f"{sum_miss['SGD(0.1)']:.1%}" == "300.0%" and gl.lessons.as_miss(sum_miss["SGD(0.1)"]) == "300%", sum_miss
 # "Where does the 2.6% come from? ... each weight by its rate, 0.001, times sign(g) sqrt(nu) / (sqrt(nu) + epsilon),
 # sqrt(nu) = sqrt(1 - rho) |g|, rho = 0.999 Keras's beta_2 ... computes the miss from this formula, weight by weight: the measured 2.6%"
@@ -42,9 +42,8 @@ assert [gl.lessons.as_miss(m) for m in (sum_miss["SGD(0.1)"], sum_miss["Adam(0.0
 _md = "".join("".join(c["source"]) for c in __import__("json").load(open("04-accumulating-in-variables.ipynb"))["cells"]
               if c["cell_type"] == "markdown")
 assert f"misses by only {ADAM_MISS}" in _md and "a miss of 300%" in _md
-assert adam_gap == 0 and f"{adam_gap:.1e}" == "0.0e+00", adam_gap
-assert 0 < adam_gap_3 and f"{adam_gap_3:.1e}" == "1.5e-08", adam_gap_3  # one spacing: checked below
-# Answer 2: "differ by 1.5e-08: exact, 1.0 spacings at the largest weight"
+assert spacings(*adam_pair) == 0 and max_abs_diff(*adam_pair) == 0, spacings(*adam_pair)
+# Answer 2: "No, but within rounding: 1.0 spacings apart at the largest weight"
 assert 0 < spacings(*adam_3) <= 1 and f"{spacings(*adam_3):.1f}" == "1.0", adam_3
 
 # Adam trained 60 updates (the same digits): "the sum at N = 16 averages the same 0.476 as N = 1 over the shaded
@@ -54,7 +53,7 @@ assert 0 < adam_step_gap < 0.002, adam_step_gap
 assert len(adam["N = 1"]) == len(adam["sum, N = 16"]) == 60
 
 # Training: the mean retraces N = 1; the sum trains faster at N = 4. At N = 16 it overshoots (one update's loss
-# 21.0) and over updates 31-60 averages 2.30, over three times N = 1's 0.68, dipping as low as 1.46, yet still
+# 21.0) and over updates 31-60 averages 2.30, over three times N = 1's 0.68, yet still
 # learning: its mean over 46-60 is below its mean over 31-45 (not a plateau at chance)
 late = {label: float(np.mean(losses[30:])) for label, losses in curves.items()}
 # "the two printed rows are the same ... the N = 1 curve lies hidden under 'mean, N = 16'"
@@ -65,7 +64,7 @@ assert [f"{late[k]:.2f}" for k in ("N = 1", "sum, N = 4", "sum, N = 16", "mean, 
 assert f"{max(curves['sum, N = 16']):.1f}" == "21.0" and max(curves["sum, N = 16"]) > 4 * np.log(10)
 c16 = curves["sum, N = 16"][30:]  # the shaded updates at N = 16
 assert np.mean(c16[15:]) < np.mean(c16[:15]) and min(c16) < np.log(10), c16  # still falling; below a uniform guess
-assert [f"{np.mean(c16[:15]):.2f}", f"{np.mean(c16[15:]):.2f}", f"{min(c16):.2f}"] == ["2.64", "1.96", "1.46"], c16
+assert [f"{np.mean(c16[:15]):.2f}", f"{np.mean(c16[15:]):.2f}"] == ["2.64", "1.96"], c16
 
 # Every route equals Keras's large batch to float32 rounding: "all three are exact, 1.0 spacings"
 assert all(f"{spacings(a, o):.1f}" == "1.0" for a, o in runs.values()), runs.keys()
@@ -73,7 +72,7 @@ assert len(runs) == 3 and all(d < 1e-6 for d in proofs.values())
 w_max = max(float(np.abs(v).max()) for v in keras_B + keras_3)
 gap = float(np.spacing(np.float32(w_max)))
 assert max(proofs.values()) <= gap and f"{gap:.1e}" == "1.5e-08" and f"{w_max:.2f}" == "0.16", (proofs, gap, w_max)
-assert adam_gap_3 <= gap  # Problem 2: one spacing at the largest weight
+assert max_abs_diff(*adam_3) <= gap  # Problem 2: one spacing at the largest weight
 # gradlab refuses a non-finite update: FloatingPointError on a batch of NaN (its clause on the gradient is printed),
 # and no weight moves
 assert refused == "the gradient of this update is not finite", refused
@@ -84,7 +83,7 @@ assert 0 < differ / W < 0.05, differ
 assert W == 203_530
 
 # How the 2017 texts did it: the TF1 recipe with SGD in place of its Adam steps 4.0000 times as far, as the TF2 sum of means
-assert f"{tf1_ratio:.4f}" == "4.0000" and max_abs_diff(recipe_after, one_update(4, 1)) < 1e-6, tf1_ratio
+assert f"{tf1_ratio:.4f}" == "4.0000" and spacings(recipe_after, one_update(4, 1)) <= 10, tf1_ratio
 # "The recipe's tv.initialized_value() raises NotImplementedError on TF2's resource variables (the next cell shows it)"
 assert init_error == "NotImplementedError", init_error
 # the TF1 mlp is 02's, imported from gradlab
@@ -92,8 +91,8 @@ assert mlp.__module__ == "gradlab.classic.model"
 # "six sess.run calls" an update, counted: one zero, four accumulates (one per micro-batch), one apply
 assert len(calls) == 6 == 1 + len(np.split(x, 4)) + 1, len(calls)
 
-# The answer: not zeroed, the second update applies g_B(1) + g_B(2), each its large batch's gradient; 1.06 |g_B(2)| left over
-assert max_abs_diff(acc_2, [u + v for u, v in zip(acc_1, g_next)]) < 1e-6
-leftover = np.linalg.norm(flat(acc_2) - flat(g_next)) / np.linalg.norm(flat(g_next))
-assert f"{leftover:.2f}" == "1.06", leftover
+# The answer: not zeroed, the second update applies g_B(1) + g_B(2), each its large batch's gradient: "at update 2,
+# a miss of 106% against g_B(2)"
+assert spacings(acc_2, [u + v for u, v in zip(acc_1, g_next)]) <= 10
+assert gl.lessons.as_miss(miss(acc_2, g_next)) == "106%", miss(acc_2, g_next)
 print("lesson 04: every number the prose states checks out")

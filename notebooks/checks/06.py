@@ -24,6 +24,8 @@ assert 0.02 < relative["keras", 30] < 0.1, relative
 # lesson 01's yardstick: the max |diff| in spacings at the largest weight, under ten is rounding
 assert all(at_top[k] < 10 for k in ("your loop", ("fed", 30))), at_top
 assert [f"{at_top[k]:.1f}" for k in ("your loop", ("fed", 30))] == ["1.0", "1.0"], at_top
+# "gradlab's keras strategy hands Keras the same g_i, so it is the loop bit for bit" ("0.0 spacings")
+assert at_top["keras strategy"] == 0, at_top
 assert 0.02 < relative["keras", 30] < 0.1 and as_miss is gl.lessons.as_miss, relative  # "misses the large batch by 6.43%"
 # share_of_move is gradlab's miss of the move from w_start: the prose's "6.43% of its three updates' move"
 assert share_of_move(large.model.trainable_variables, large.model.trainable_variables) == 0.0

@@ -90,7 +90,8 @@ def draw_replicas(shards, accum_steps):
     return fig
 
 
-def plot_update_ms(ms, accum_steps, title="Milliseconds per update"):
+def plot_update_ms(ms, accum_steps, title="Milliseconds per update",
+                   xlabel="accum_steps (micro-batches per replica per update)"):
     """Milliseconds per update against accum_steps, one line per schedule.
 
         point = median of the schedule's timed updates at that accum_steps
@@ -101,10 +102,12 @@ def plot_update_ms(ms, accum_steps, title="Milliseconds per update"):
             an array of milliseconds (for example from `gradlab.studies.bench.interleaved_ms`).
         accum_steps: the micro-batches per replica and update of each entry, increasing.
         title: the figure's title.
+        xlabel: the x-axis label; the default reads accum_steps across replicas, so a one-device
+            lesson names its N instead.
     Returns:
         a matplotlib Figure with 1 Axes.
 
-    Lesson: notebooks/13-across-replicas.ipynb
+    Lesson: notebooks/05-fused-accumulation.ipynb (one device: its own xlabel)
     """
     ns = [int(n) for n in accum_steps]
     if not ns or min(ns) < 1 or ns != sorted(set(ns)):
@@ -119,7 +122,7 @@ def plot_update_ms(ms, accum_steps, title="Milliseconds per update"):
     ax.set_xticks(ns, [str(n) for n in ns])
     ax.minorticks_off()
     ax.set_ylim(bottom=0)
-    ax.set_xlabel("accum_steps (micro-batches per replica per update)")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("ms per update (median; bars: middle half)")
     ax.set_title(title, fontsize="medium")
     ax.legend(fontsize="small", loc="upper left")

@@ -59,7 +59,16 @@ def test_plot_update_ms_draws_each_schedules_median_and_middle_half():
     assert [tuple(seg[:, 1]) for seg in naive_bars.get_segments()] == [(1, 1), (5, 7)]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["once", "naive"]
     assert ax.get_ylim()[0] == 0 and ax.get_title() == "two schedules"
+    assert ax.get_xlabel() == "accum_steps (micro-batches per replica per update)"  # the default
     with pytest.raises(ValueError, match="accum_steps"):
         plot_update_ms({"once": [[1.0]]}, [0])
     with pytest.raises(ValueError, match="one non-empty array"):
         plot_update_ms({"once": [[1.0]]}, [1, 2])
+
+
+def test_plot_update_ms_takes_an_x_axis_label_and_keeps_the_data():
+    ms = {"fused": [[1, 2, 3], [4, 5, 6]]}
+    default, one_device = plot_update_ms(ms, [1, 2]), plot_update_ms(ms, [1, 2], xlabel="N (one device)")
+    assert one_device.axes[0].get_xlabel() == "N (one device)"
+    assert default.axes[0].get_xlabel() == "accum_steps (micro-batches per replica per update)"
+    assert list(one_device.axes[0].containers[0].lines[0].get_ydata()) == [2, 5]  # medians, unchanged by the label
