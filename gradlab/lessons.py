@@ -82,8 +82,6 @@ _NAMES = {
     "mlp": ("gradlab.studies.distributed.replica_steps", "mlp"),
     "mean_loss": ("gradlab.studies.distributed.replica_steps", "mean_loss"),
     "plain_fit": ("gradlab.studies.distributed.replica_steps", "plain_fit"),
-    "max_abs_diff": ("gradlab.studies.distributed.replica_steps", "max_abs_diff"),
-    "norm_diff": ("gradlab.studies.distributed.replica_steps", "norm_diff"),
     "summed_grads": ("gradlab.studies.distributed.replica_steps", "summed_grads"),
     "penalty_grads": ("gradlab.studies.distributed.replica_steps", "penalty_grads"),
     "unclipped_step": ("gradlab.studies.distributed.replica_steps", "unclipped_step"),

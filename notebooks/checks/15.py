@@ -4,47 +4,35 @@ The lesson's last cell runs this file in its own namespace (`%run -i checks/15.p
 disagree with the text fails there. nbval also pins every printed number.
 """
 # Keras's plain mirrored fit: the uneven last batch, the mean of means, the formula for the miss
-assert last == [6, 5] and misses["mirrored fit"] > 1e-4 and mirrored600 < 1e-6
-assert f"{misses['mirrored fit']:.1e}" == "8.8e-04" and f"{mirrored600:.1e}" == "3.0e-08"
+assert last == [6, 5] and verdict(keras_plain.get_weights(), large.get_weights()).startswith("miss")
 assert f"{last_miss:.1%}" == "7.3%"  # 01's miss, the last update's
-# "Why 7.3%?": the formula eta (n0 - n1) / 2B |g0 - g1|, at the weights before the last update (large600's, which
-# mirrored fit shares: the controls), over the update's length, gives the measured miss ("gives the measured 7.3%")
+# "Why 7.3%?": the formula's theta, theta_large + eta / 22 (g_0 - g_1) at the weights before the last update
+# (large600's, which mirrored fit shares: the controls), misses the last update as measured ("gives the measured 7.3%")
 assert f"{formula_miss:.1%}" == "7.3%" and abs(formula_miss - last_miss) < 5e-4, (formula_miss, last_miss)
 # the figure (gradlab's plot_shard_weights) draws the last batch's shards: 1/12 and 1/10 against 1/11
 assert gl.lessons.plot_shard_weights(last).axes[0].patches[0].get_height() == 1 / 12  # a row of shard 0: 1 / (R n_0)
 # the empty shard (601 digits, [1, 0]): its mean is 0, one of two means, so the formula's eta/2 g_0, half the update
 assert f"{empty['mirrored fit']:.1%}" == "50.0%" and shards(1) == [1, 0], empty
 # the reference is gradlab's plain_fit (lesson 16's): the same weights
-assert max_abs_diff(gl.lessons.plain_fit(x, y).get_weights(), large.get_weights()) == 0
-# The setup: the exact runs differ from the reference by at most 3.0e-08, one float32 step, 2^-25, at an
-# output-layer weight in [0.25, 0.5)
-def _largest(a, b):  # (variable index, |reference weight| there, the difference) at the largest |diff|
-    j = max(range(len(a)), key=lambda v: float(np.max(np.abs(a[v] - b[v]))))
-    d = np.abs(a[j] - b[j])
-    at = np.unravel_index(np.argmax(d), d.shape)
-    return j, float(abs(b[j][at])), float(d[at])
-assert [w.shape for w in large.get_weights()][2] == (32, 10)  # variable 2: the output layer's kernel
-for _a, _b in ((unclipped.inner.get_weights(), large.get_weights()),
-               (dropped.get_weights(), large600.get_weights()),
-               (keras600.get_weights(), large600.get_weights())):
-    _j, _w, _d = _largest(_a, _b)
-    assert _j == 2 and 0.25 <= _w < 0.5 and _d == 2.0 ** -25, (_j, _w, _d)
-assert f"{2.0 ** -25:.1e}" == "3.0e-08" and mirrored600 == 2.0 ** -25
-# verdict's "exact" (README, "Two yardsticks"): ten spacings at the largest weight, 0.42, in [0.25, 0.5)
-from gradlab.lessons import as_miss, verdict  # noqa: E402
+assert spacings(gl.lessons.plain_fit(x, y).get_weights(), large.get_weights()) == 0
+# verdict's "exact" (README, "Two yardsticks"): within ten spacings at the largest weight, 0.42, in [0.25, 0.5)
+from gradlab.lessons import verdict  # noqa: E402
 top = max(float(np.max(np.abs(w))) for w in large.get_weights())
-exact = 10 * float(np.spacing(np.float32(top)))
-assert 0.25 <= top < 0.5 and f"{top:.2f}" == "0.42" and exact == 10 * 2.0 ** -25, top
-assert 0.25 <= max(float(np.max(np.abs(w))) for w in large600.get_weights()) < 0.5  # the same spacing on 600
-_exact = [mirrored600, max_abs_diff(unclipped.inner.get_weights(), large.get_weights()), drop_miss,
-          token["token step"], token_exact, max_abs_diff(acc3.get_weights(), path64[-1])]
+assert 0.25 <= top < 0.5 and f"{top:.2f}" == "0.42", top
+# every exact route, in spacings (the course's yardstick): within one, so inside ten
+_exact = {"600 digits": spacings(keras600.get_weights(), large600.get_weights()),
+          "drop_remainder": spacings(dropped.get_weights(), large600.get_weights()),
+          "one division": spacings(unclipped.inner.get_weights(), large.get_weights()),
+          "lesson 10's step against mirrored fit": spacings(as_written.inner.get_weights(), keras_plain.get_weights()),
+          "TokenStep": token["token step"], "token_step": spacings(by_tokens.inner.get_weights(), token["one device"]),
+          "gl.AccumulatingModel on 3": spacings(acc3.get_weights(), path64[-1])}
+assert all(0 <= k <= 1 for k in _exact.values()), _exact
 # "exact (1.0 spacings, printed)"; the checkers' lines, with the penalty (Solution 1, "exact (its checker's line)") too
 assert unclipped_miss.startswith("exact: 1.0 spacings") and empty["one division"].startswith("exact"), unclipped_miss
 _lines = [m for r in checked.values() for m in r.values()]
 assert len(_lines) == 3 and all(m.startswith("exact") for m in _lines), checked
 assert verdict(keras600.get_weights(), large600.get_weights()).startswith("exact")  # "both controls are exact"
 assert verdict(dropped.get_weights(), large600.get_weights()).startswith("exact")
-assert max(_exact) == 2.0 ** -25 <= exact, _exact  # every exact route within one spacing: inside ten
 
 # TensorFlow's split: ceil(B / R) rows a replica until they run out; drop_remainder keeps the split
 def _tf_rule(rows, R):  # the rule the prose states (lesson 13 states it too): ceil(rows / R) to each replica in turn
@@ -58,7 +46,7 @@ assert shards(4, strategies[3]) == [2, 2, 0] and shards(4, strategies[3], drop_r
 assert [f"{max(11 / (R * n) for n in shards(11, strategies[R])):.3f}" for R in (2, 3, 4, 6)] == [
     "1.100", "1.222", "1.375", "1.833"]
 # The practical fix: .batch(60, drop_remainder=True) on 611 digits is the large batch on 600
-assert int(dropped.optimizer.iterations.numpy()) == 10 and f"{drop_miss:.1e}" == "3.0e-08", drop_miss
+assert int(dropped.optimizer.iterations.numpy()) == 10 and _exact["drop_remainder"] <= 1, _exact
 
 # Problem 1: what Keras divides by R beyond lesson 13's Loss objects ("prints 2 for both"; "leaves alone (1)")
 assert list(divided_by.values()) == [1, 2, 2], divided_by
@@ -67,12 +55,12 @@ assert list(divided_by.values()) == [1, 2, 2], divided_by
 _m = StepBase(fresh(), accum_steps=3, loss_fn=loss_fn())  # 10 rows: micro-batches of 4, 3 and 3
 _ours, _theirs = summed_grads(_m, x[:10], y[:10]), gl.lessons.summed_grads(_m, x[:10], y[:10])
 assert float(_ours[1]) == float(_theirs[1]) == 10 and abs(float(_ours[0]) - float(_theirs[0])) < 1e-5
-assert max_abs_diff([g.numpy() for g in _ours[2]], [g.numpy() for g in _theirs[2]]) < 1e-6
+assert spacings([g.numpy() for g in _ours[2]], [g.numpy() for g in _theirs[2]]) <= 10
 
 # "It makes two all-reduces an update (printed)": the row count and apply's, counted in the traced train_step
 assert all_reduces_per_update(unclipped, dist, x, y) == 2
 # Your step: lesson 10's step, mirrored, is mirrored fit (the same 7.3%); divided once by B, the large batch
-assert f"{same_as_keras:.1e}" == "3.0e-08" and f"{as_written_miss:.1%}" == "7.3%"
+assert f"{as_written_miss:.1%}" == "7.3%"
 assert verdict(as_written.inner.get_weights(), keras_plain.get_weights()).startswith("exact")  # "mirrored fit ("exact")"
 # the one-division step, the learner's or the solution, passed its checker in the lesson (yours_or_solution); where
 # the learner's is used, the solution is checked too. Solution 1 checked the penalty step.
@@ -94,15 +82,12 @@ assert np.allclose(per_update, _gl_update, rtol=0, atol=1e-6), (per_update, _gl_
 # "gl.AccumulatingModel starts in fit and is exact": it builds from one shard (overriding Keras's private
 # _maybe_symbolic_build, probed in gradlab/_compat/trainer.py) and skips apply's all-reduce through
 # _all_reduce_sum_gradients (probed in gradlab/_compat/optimizers.py; lesson 16 counts its one all-reduce)
-_acc3_miss = max_abs_diff(acc3.get_weights(), path64[-1])
-assert int(acc3.optimizer.iterations.numpy()) == 9 and _acc3_miss <= exact and f"{_acc3_miss:.1e}" == "3.0e-08", _acc3_miss
+assert int(acc3.optimizer.iterations.numpy()) == 9 and verdict(acc3.get_weights(), path64[-1]).startswith("exact")
 # the public route on [22, 22, 20]: fit does not start (the same build); run by hand, every update is the large batch's
 assert public_updates == 0 and "AddN" in public_error, public_error
-assert len(public_by_hand) == 9 and max(public_by_hand) < 1e-6, public_by_hand  # rounding: every miss under a millionth
-# "run by hand, every update is exact": the worst of the 9, in spacings at the weights
-assert hand_worst["spacings"] <= 10 and verdict(*hand_worst["pair"]).startswith("exact"), hand_worst["spacings"]
-# its miss in eps (2^-23, the README's unit for a miss too small for %): "at most 4.4 eps, rounding-sized"
-assert max(public_by_hand) < 5 * 2.0 ** -23 and as_miss(max(public_by_hand)) == "4.4 eps", public_by_hand
+# "run by hand, every update is exact, the worst of the 9 included": in spacings at the weights
+assert len(public_by_hand) == 9 and hand_worst["spacings"] <= 10, hand_worst["spacings"]
+assert verdict(*hand_worst["pair"]).startswith("exact")
 
 # Keras's default reduction divides by rows even when given sample_weight; mean_with_sample_weight by the weights
 for _red, _want in (("sum_over_batch_size", 60.0), ("mean_with_sample_weight", float(w.sum()))):
@@ -110,10 +95,8 @@ for _red, _want in (("sum_over_batch_size", 60.0), ("mean_with_sample_weight", f
     assert abs(weighted_sum / _v - _want) < 1e-3 * _want, (_red, weighted_sum / _v, _want)
 assert float(w.sum()) != 60.0  # the two divisors differ, so the test tells them apart
 # A mean per token: mirrored fit misses on equal shards; dividing by all replicas' tokens does not (gradlab's
-# TokenStep and the lesson's token_step, both within one spacing of one device's run)
-assert token_exact <= exact and f"{token_exact:.1e}" == "3.0e-08", token_exact
+# TokenStep and the lesson's token_step, both within one spacing of one device's run: _exact above)
 token_each = token["mirrored fit"]
-assert token["token step"] <= exact and f"{token['token step']:.1e}" == "3.0e-08", token
 assert len(token_each) == 10 and all(m > 1e-3 for m in token_each), token_each  # every update misses
 assert (f"{min(token_each):.1%}", f"{max(token_each):.1%}") == ("0.2%", "9.2%"), token_each  # 01's miss, each
 assert shards(60) == [30, 30] and token["uneven batches"] == 10  # all 10 batches' shards differ

@@ -19,7 +19,7 @@ assert length(mirrored_grad) <= 2 * clip_norm + 1e-5  # at most R c (answer 1)
 assert [f"{v:.2f}" for v in (*_parts, length(mirrored_grad), length([(u + v) / 2 for u, v in zip(g0, g1)]),
                               length(large_grad))] == ["0.85", "0.76", "0.82", "1.32", "0.50"]  # the prose's lengths
 assert keras_clip.startswith("miss")  # mirrored fit against the clipped large batch, 600 digits
-assert max_abs_diff(clip_ref.get_weights(), large.get_weights()) > 1e-2  # clipping acts on 611: the test is not vacuous
+assert verdict(clip_ref.get_weights(), large.get_weights()).startswith("miss")  # clipping acts on 611: not vacuous
 
 # The clipped route (the learner's or the solution): exact, a shard of 0 included
 assert public_miss.startswith("exact"), public_miss

@@ -4,7 +4,7 @@ against the names the notebook has just computed.
 Run by the lesson's last code cell (`%run -i checks/22.py`), so nbval fails when a run disagrees
 with the text. Not part of the lesson. Every number is the same on each run (seeded numpy, a fresh
 process's allocator) except the one timing, asserted only in a band that holds on any machine
-yet fails if the prose's "about four times" were false (3.5 to 6 times).
+yet fails if the prose's "a little over four times" were false (3.5 to 6 times).
 """
 import numpy as np
 
@@ -32,15 +32,10 @@ def _sp(a, b):  # signed, in spacings at the 1,000-number sum
 
 
 # Rounding: forwards, backwards, 8 micro-batches
-assert f"{exact:.0f}" == "516" and one == 2.0**-14 and f"{one:.1e}" == "6.1e-05"
+assert f"{exact:.0f}" == "516" and one == 2.0**-14
 assert f"{_sp(backwards, forwards):+.1f}" == "+3.0" and f"{_sp(in_8, forwards):+.1f}" == "-4.0"
 assert f"{_sp(forwards, exact):.1f}" == "3.7" and abs(_sp(in_8, exact)) < 1  # none is the right one
-assert f"{eps:.3g}" == "1.19e-07" and eps == 2.0**-23 and f"{relative:.1e}" == "4.4e-07"
-assert f"{relative / eps:.1f}" == "3.7"
-# "the usual Your-turn checker bound, 1e-6": in spacings at 0.077, 1 and 10
-assert [f"{1e-6 / spacing(v):.1f}" for v in (0.077, 1.0, 10.0)] == ["134.2", "8.4", "1.0"]
-# "loose below 1 and strict above it" (printed: 134.2 spacings at 0.077, 8.4 at 1, 1.0 at 10)
-assert 1e-6 > 10 * spacing(0.99) and 1e-6 < 10 * spacing(1.0) and 1e-6 / spacing(10.0) < 10
+assert f"{eps:.3g}" == "1.19e-07" and eps == 2.0**-23 and f"{relative / eps:.1f}" == "3.7"  # "off by 3.7 eps"
 # "k eps is k to 2k spacings at the value": a relative error r at x, over one spacing there
 for _x in (0.3, 1.0, 516.0, 1.9):
     _k = float(np.spacing(np.float32(_x))) / (_x * eps)  # spacings per eps of relative error, inverted
@@ -95,7 +90,7 @@ assert default == [(65_536, 0), (1_000_000, 1_000_192), (1_048_576, 1_048_576)],
 assert 3907 * 256 == 1_000_192 and 1_000_000 / 256 > 3906
 assert f"{2_096_896 / 1_048_576:.1f}" == "2.0" and 2_096_896 < 2 * 1_048_576  # just under twice: not split
 
-# Time: "About four times (on the stored run 4.71 by your timer, 4.50 by gradlab's; not pinned), as length times log length predicts, 4.50x"; r171's run read 4.04. The medians
+# Time: "A little over four times (on the stored run 4.92 by the solution's timer, 4.91 by gradlab's; not pinned), near what length times log length predicts, 4.50x"; r171's run read 4.04. The medians
 # are run-varying (nbval-ignored; a reader's 2-core run read 4.07), so no digits: a band for a slower, faster or busy machine
 assert f"{4 * 18 / 16:.2f}" == "4.50" and 4 * 18 / 16 > 4
 # your timer (or the solution): the same rotating call order as gradlab's interleaved_ms (4 rounds, the warm-up first)
@@ -116,21 +111,9 @@ assert abs(np.median(ms["2^18"] / ms["2^16"]) - q[1]) < 1e-12
 assert made[0] == 62 and [len(t) for t in (*blocks.values(), *mixed.values())] == [15, 15, 30, 30]
 _blocks, _mixed = drift.values()
 assert 3.5 < _mixed < 6.0 and _blocks > 1.4 * _mixed, drift  # doubled in blocks, about, on any machine
-# XLA: "Plain Keras turns XLA on only with an accelerator and no strategy ... gradlab's auto turns it on, GPU or not, unless the model
-# convolves" (xla_by_default), "or a strategy runs" (fit.py's _resolve_jit). What holds on any machine: without an accelerator Keras's auto is off for both models (its
-# _resolve_auto_jit_compile reads the devices; with one, both are on unless Keras rules XLA out for both);
-# gradlab's is on for the dense model and off for the convolving one, whatever the devices
-accelerator = any(d.device_type != "CPU" for d in tf.config.list_physical_devices())
-assert xla["Keras", "dense"] == xla["Keras", "convolving"], xla
-assert accelerator or not xla["Keras", "dense"], (xla, accelerator)
-assert xla["gradlab", "dense"] and not xla["gradlab", "convolving"], xla
-# "One MLP update, off against on: exact, 1.0 spacings on the stored run, not bit for bit": verdict's exact (within
-# ten spacings at the largest weight) on any machine; the count itself varies by CPU
-assert spacings(after[True], after[False]) <= ROUNDING and verdict(after[True], after[False]).startswith("exact: ")
-assert any(not np.array_equal(a, b) for a, b in zip(after[True], after[False]))  # "not bit for bit"
 # XLA's memory (moved here from lesson 10, which now links here): 10's AccumulatingModel step on 4,000 digits, the
 # least of five peaks, XLA off and on at N = 2, 4, 8. The table is nbval-ignored; the prose states the stored run's
-# N = 2 readings ("6.7 MiB where those rows take 6.0 ... on the stored run"; folded: "11.1 times ... on the stored run") and pins only "over twice on every run",
+# N = 2 readings ("6.6 MiB where those rows take 6.0 ... on the stored run"; folded: "9.7 times ... on the stored run") and pins only "over twice on every run",
 # "XLA-off peaks under 1 MiB" and "its whole peak under those rows" (this lesson's runs read 9.7 to 11.1, 6.2 to
 # 7.1, 6.4 to 7.3 times at N = 2, 4, 8; lesson 10's read 9.0, 7.0, 4.3; before gradlab's N = 2 fix, 873a666,
 # N = 2 read 9.5 against 8.0)
@@ -160,7 +143,7 @@ assert [f"{_inputs[N]:.1f}" for N in AN] == ["6.0", "3.0", "1.5"], table
 assert len(digits.x_train) == 4000 and digits.x_train.shape[1] == 784
 assert all(0.7 < table["on less off"][N] / _inputs[N] < 2 for N in AN), table
 
-# Seeds
+# Going further: seeds
 assert T975_18 == 2.101  # the unpaired interval's t: 18 degrees of freedom (2 x 10 runs)
 m10, h10 = paired(new - old)
 assert (f"{m10:+.2f}", f"{h10:.2f}") == ("+0.36", "0.07")
@@ -175,10 +158,4 @@ assert s03 == 2.0**-25 and f"{s03:.1e}" == "3.0e-08" and round(5.1e-7 / s03) == 
 # "they differ by at most 3.0e-08": a possible gap there, a whole number of spacings (Problem 1 before r172 said
 # 2.0e-08, which no two float32 numbers in [0.25, 0.5) can be apart)
 assert f"{1 * s03:.1e}" == "3.0e-08" and f"{17 * s03:.1e}" == "5.1e-07"
-g3 = np.array([0.4, 0.1, 0.7])
-assert f"{g3.mean():.1f}" == "0.4" and f"{g3.std(ddof=1):.1f}" == "0.3"
-assert f"{4.303 * 0.3 / np.sqrt(3):.2f}" == "0.75"
-assert f"{2.306 * 0.3 / 3:.2f}" == "0.23" and f"{2.201 * 0.3 / np.sqrt(12):.2f}" == "0.19"
-assert 2.228 * 0.3 / np.sqrt(11) > 0.2  # 11 seeds are not quite enough
-
 print("lesson 22: every number the prose states checks out")

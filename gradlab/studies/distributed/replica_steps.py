@@ -9,7 +9,6 @@
                                             lesson 01's miss of each of model's updates, each one run
                                             from path[t]: |w - path[t+1]| / |path[t+1] - path[t]|
     mlp(seed, l2), plain_fit(x, y, ...)     the two lessons' MLP and their reference, Keras's plain fit
-    max_abs_diff(a, b), norm_diff(a, b)     the largest entry, and the length, of a difference of weights
     summed_grads(model, x, y)               lesson 10's loop, undivided: a shard's summed loss, rows, gradient
     penalty_grads(model, scale)             model.losses, scaled, and its gradient
     unclipped_step(model, data)             lesson 15's route: divide once by the all-reduced rows B
@@ -27,6 +26,7 @@ import numpy as np
 import tensorflow as tf
 
 from ..runs.pitfalls import relative_error
+from ..yardstick import spacings
 
 
 class StepBase(keras.Model):
@@ -146,17 +146,6 @@ def plain_fit(x, y, clip=None, l2=0.0, batch_size=60, loss=None, **fit_args):
     return model
 
 
-def max_abs_diff(a, b):
-    """The largest |a - b| over every entry of two lists of arrays (two models' weights)."""
-    return max(float(np.max(np.abs(np.asarray(u) - np.asarray(v)))) for u, v in zip(a, b))
-
-
-def norm_diff(a, b):
-    """The length of a - b over all entries of two lists of arrays together (lesson 01's norm)."""
-    return float(np.sqrt(sum(np.sum((np.asarray(u, np.float64) - np.asarray(v, np.float64)) ** 2)
-                             for u, v in zip(a, b))))
-
-
 def summed_grads(model, x, y, per_row=None):
     """Lesson 10's micro-batch loop with the loss undivided: over `model.accum_steps` micro-batches
     of the shard (x, y) (the first n % N get one row more), the summed per-row loss S, the rows n
@@ -242,7 +231,8 @@ def token_misses(strategy, x, y, tokens, batch_size=60):
     Returns:
         a dict: "uneven batches" (batches whose shards hold different tokens, on 2 replicas with
         even row splits), "mirrored fit" (lesson 01's miss of each update, each run from one
-        device's weights before it), "token step" (max |diff| of TokenStep's weights from one device's),
+        device's weights before it), "token step" (TokenStep's weights against one device's, in float32
+        spacings: the course's yardstick, rounding within 10),
         "one device" (one device's weights after the epoch: what a step of your own should reach).
 
     Lesson: notebooks/15-fit-across-replicas.ipynb
@@ -258,7 +248,7 @@ def token_misses(strategy, x, y, tokens, batch_size=60):
     halves = np.asarray(tokens).reshape(-1, 2, batch_size // 2).sum(axis=2) if len(x) % batch_size == 0 else None
     return {"uneven batches": None if halves is None else int((halves[:, 0] != halves[:, 1]).sum()),
             "mirrored fit": each_update_miss(plain, strategy, path, (x, y, tokens), batch_size),
-            "token step": max_abs_diff(mine.inner.get_weights(), path[-1]), "one device": path[-1]}
+            "token step": spacings(mine.inner.get_weights(), path[-1]), "one device": path[-1]}
 
 
 def _compiled(model, loss=None):
