@@ -9,6 +9,11 @@ import keras
 import tensorflow as tf
 from gradlab.lessons import miss as _miss, spacings as _spacings, verdict as _verdict
 
+
+def w_gap(a, b):  # the largest |difference| over a list of arrays (the lesson's checkers use spacings)
+    return max(float(np.abs(p - q).max()) for p, q in zip(a, b))
+
+
 # Section 1, printed as the course's verdict (README, "Two yardsticks"): Keras's average is the model with 4 moves per
 # update, "exact", fused's the model with one; each "misses the other model by about a quarter of its move from the
 # start (27.4% and 22.6%)"
@@ -100,8 +105,8 @@ assert abs(_miss(moved["micro"][0], large_bn[0]) - (far - 1)) < 0.02 and _spacin
 # "The merge's second term, the spread of the micro-batch means, is 9% of the large batch's variance": the
 # micro-batches' own variances average to the rest (equal micro-batches), so four moves fed only them leave it out
 assert f"{between.sum() / h.var(0).sum():.0%}" == "9%"
-# "No, neither": the root momentum's mean misses "by 0.0473%", its variance "1.39%": it "misses 1 - rho times that
-# spread", 0.01 * between, "of the large batch's move from 1"
+# "No, neither": the root momentum's mean misses "by 0.0473%", its variance "by 1.39%" (printed); the variance's miss
+# is 1 - rho times the spread, 0.01 * between, over the large batch's move from 1 (the prose states only the printed)
 root_gaps, root_bn = bn_gaps["root"], moved["root"]
 assert root_gaps == ["miss 0.0473%", "miss 1.39%"], root_gaps
 _term_miss = np.linalg.norm(0.01 * between) / np.linalg.norm(large_bn[1].astype("float64") - 1)
@@ -160,7 +165,7 @@ for h_i in np.split(h, 8):
     bn8_zero(h_i, training=True)
 assert abs(float(np.mean(bn8.moving_mean.numpy() - bn8_zero.moving_mean.numpy())) - 0.99 ** 8) < 1e-6
 
-# The closing note: "four micro-batches' summed gradient misses the large batch's by 36%, whatever the momentum or
+# Going further: "four micro-batches' summed gradient misses the large batch's by 36%, whatever the momentum or
 # batchnorm mode"; LayerNormalization, GroupNormalization and a frozen BatchNorm are "exact, within a few spacings"
 assert list(grad_gaps) == ["BatchNormalization", "LayerNormalization", "GroupNormalization, 8 groups",
                            "BatchNormalization(trainable=False)"], grad_gaps

@@ -31,7 +31,7 @@ assert round(budget(1024, 1024) / MiB, 2) == 16.30 and round(untouched, 2) == 16
 assert round(floor_7b) == 104 and round(81559 / 1024, 1) == 79.6 and floor_7b > 81559 / 1024
 
 # the budget against the allocator (moved here from lessons 05 and 10): medians of nine, read as conclusions with
-# wide bands; the digits the prose quotes are the stored run's ("here"), not pinned
+# wide bands; the prose quotes no reading (the outputs print them)
 assert abs(batch_mib - (xb.shape[0] * 4 * 784 + yb.shape[0] * 8) / MiB) < 0.01, batch_mib  # the batch
 assert round(held_before, 2) == 7.47, held_before
 assert [round(budget_update[k], 2) for k in ("plain", "fused loop")] == [27.44, 14.57], budget_update
@@ -49,15 +49,15 @@ assert 1.2 * median["fused loop"] < median["fused, overlap=10"] < 1.15 * median[
 assert ratio["fused, overlap=10"] > 1.0, ratio
 # the loops' traces: "The fused loop's memory stays near its budget ... The Python loop's climbs far above it":
 # four losses each, and the Python loop's peak above 1.3 times the fused loop's (runs so far: 23.3 against 12.2 MiB, 23.4
-# against 11.9). "On the stored run its four losses come close together, late in the update" is that run's, not pinned:
+# against 11.9). The prose no longer says where the four losses fall:
 # a loaded machine moves the marks (first to last loss over the update's length: 0.18 and 0.19 in two runs, 0.44 in a third)
 assert all(len(marks) == 4 for _, marks in loop_traces.values()), loop_traces
 assert loop_traces["Python loop"][0].peak > 1.3 * loop_traces["fused loop"][0].peak, loop_traces
-# "The fused loop's memory stays near its budget's 14.57 MiB (peak 11.9 on the stored run)": its trace's peak under 1.2
-# times the budget's 14.57 (runs: 0.84, 0.82)
+# "The fused loop's memory stays near its budget's 14.57 MiB" (its peak printed above the trace): under 1.2 times the
+# budget's 14.57 (runs: 0.84, 0.82)
 assert loop_traces["fused loop"][0].peak < 1.2 * budget_update["fused loop"], loop_traces
-# "Plain lands within a fifth of its budget (0.93 on the stored run)" (the Predict's answer): no side promised (older
-# runs: 0.87 to 1.12)
+# "Plain lands within a fifth of its budget (the table's last column)" (the Predict's answer): no side promised (runs:
+# 0.87 to 1.12)
 assert abs(ratio["plain"] - 1) < 0.2, ratio
 # the trace: one plain update, its peak near the table's, "It peaks near the loss" (its highest sample; no side of the
 # loss pinned: the backward pass may start before the loss's mark); the dotted lines, the budget's terms (fixed)
@@ -70,9 +70,8 @@ assert [round(v, 2) for v in levels.values()] == [18.54, 23.04, 27.44], levels
 # "at least": nothing in the graph orders the variables' updates, so several such temporaries may be alive at once
 assert f"{sgd_temp:.2f}" == "0.50" and sgd_temp == 1024 * 128 * 4 / MiB, sgd_temp
 # Problem 5 (moved from lesson 05): the tape around the loop keeps every iteration's outputs; the same gradient
-# "the same, to rounding: exact (0.5 spacings at the largest entry on the stored run)": pinned under ten, the verdict's
-# "exact"; "the tape outside holds about twice as much on the stored run (26.6 against 12.0 MiB)": that run's; pinned:
-# over 1.5 times (runs so far 2.1 to 2.2)
+# "the same, to rounding: exact (Solution 5's verdict)": pinned under ten, the verdict's "exact"; "the tape outside
+# holds about twice as much" (printed by Solution 5; runs so far 2.1 to 2.2): pinned over 1.5 times
 assert tape_spacings <= 10 and verdict(g_outside, g_inside).startswith("exact"), tape_spacings
 assert grad_mib["tape outside"] > 1.5 * grad_mib["tape inside"], grad_mib
 
