@@ -17,7 +17,7 @@ _mine = [g.numpy() for g in mine]
 # gradlab's verdict (README, "Two yardsticks"): "exact, 4.0 spacings"
 assert _fmt(spacings(_mine, theirs), ".1f") == "4.0", spacings(_mine, theirs)
 assert verdict(_mine, theirs) == "exact: 4.0 spacings at the largest entry, 1.5", verdict(_mine, theirs)
-assert g_diff < 1e-6 and tr_diff < 1e-6, (g_diff, tr_diff)
+assert spacings(stats.grad, g_full) <= 10 and spacings(stats.trace_cov, trace_cov) <= 10  # gradlab's sums are yours
 # |g|^2 = 1.34, |g| = 1.16, tr(Sigma) = 94.3, B_simple = 71; 38.8 MiB per chunk of 50
 assert (_fmt(stats.grad_sq_norm, ".2f"), _fmt(np.sqrt(stats.grad_sq_norm), ".2f")) == ("1.34", "1.16")
 assert (_fmt(stats.trace_cov, ".1f"), _fmt(stats.noise_scale, ".0f")) == ("94.3", "71")
@@ -73,14 +73,11 @@ assert (dip, _fmt(values[dip], ".0f"), _fmt(exact[10].noise_scale, ".0f")) == (1
 assert (peak, _fmt(values[peak], ",.0f")) == (190, "1,314")
 
 # Answers 1-3
-assert (_fmt(a1_rms[2048], ".3f"), _fmt(np.sqrt(stats.trace_cov / 2048 * (M - 2048) / (M - 1)), ".2f")) \
-    == ("0.144", "0.15")
-assert a1_rms[4000] < 1e-6  # b = M: float32 rounding only
-assert 0.5 < a1_rms[4000] / np.spacing(np.float32(np.sqrt(stats.grad_sq_norm))) < 1.5  # relative to |g| = 1.16: 1.3e-07, about eps
-# Answer 1: 1.5e-07 is 1.3e-07 of |g|, float32's epsilon 1.2e-07
-assert (_fmt(a1_rms[4000], ".1e"), _fmt(a1_rms[4000] / np.sqrt(stats.grad_sq_norm), ".1e"),
-        _fmt(np.finfo(np.float32).eps, ".1e")) == ("1.5e-07", "1.3e-07", "1.2e-07")
-assert 0.5 < a1_rms[4000] / np.sqrt(stats.grad_sq_norm) / np.finfo(np.float32).eps < 2
+assert (_fmt(a1_rms[2048], ".3f"), _fmt(np.sqrt(stats.trace_cov / 2048 * (M - 2048) / (M - 1)), ".3f")) \
+    == ("0.144", "0.150")
+# Answer 1: at b = M every draw's gradient misses g by 1.1 eps, float32 rounding (gradlab's verdict)
+_v1 = verdict(a1_grads[4000], [stats.grad] * 5)
+assert _v1 == "miss 1.1 eps" and a1_dev[4000].shape == (5,), _v1
 assert (_fmt(cos_71.mean(), ".2f"), _fmt(cos_71.min(), ".2f"), _fmt(cos_71.max(), ".2f")) == ("0.71", "0.56", "0.80")
 assert _fmt(1 / np.sqrt(1 + stats.noise_scale / 8), ".2f") == "0.32"
 # the tracker in fit: 61.9, the loop's average at the same weights to rounding; the exact value 116.2
