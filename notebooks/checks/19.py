@@ -67,12 +67,12 @@ fits = {t: fit_critical_batch(by_target[t]) for t in targets}
 alone = {t: [fit_critical_batch({s: by_target[t][s]})[1] for s in by_target[t]] for t in targets}
 assert [f"{fits[t][1]:.0f}" for t in (0.5, 0.3)] == ["32", "55"] and fits[0.3][1] < 2 * fits[0.5][1]
 assert [f"{min(alone[t]):.0f} to {max(alone[t]):.0f}" for t in targets] == ["28 to 37", "30 to 53", "48 to 64"]
-# Answer 1
-assert [round(time_to_target(N, 150)) for N in (1, 2, 4)] == [243, 322, 482]
-assert [round(time_to_target(N, 1.25)) for N in (1, 2, 4)] == [608, 566, 664]
-# one NVLink link a hop (25 GB/s, a V100's one way): N = 1 still wins, "258" against 332 and 489
-assert [round(time_to_target(N, 25)) for N in (1, 2, 4)] == [258, 332, 489]
-assert f"{1.5 * 102.3 / 150:.1f}" == "1.0" and f"{1.5 * 102.3 / 1.25:.1f}" == "122.8"
+# Answer 1 (four H100s, tau_d = 10 ms assumed): NVLink at 450 GB/s one way (the datasheet's 900 counts both ways),
+# PCIe 5.0 at an assumed 50 GB/s, 10 GbE; N = 1, 1 and 4 win
+assert 900 / 2 == 450 and [round(time_to_target(N, 450)) for N in (1, 2, 4)] == [31, 41, 61]
+assert [round(time_to_target(N, 50)) for N in (1, 2, 4)] == [39, 46, 65]
+assert [round(time_to_target(N, 1.25)) for N in (1, 2, 4)] == [398, 286, 244]
+assert (f"{1.5 * 102.3 / 450:.1f}", f"{1.5 * 102.3 / 50:.1f}", f"{1.5 * 102.3 / 1.25:.1f}") == ("0.3", "3.1", "122.8")
 # the ResNet50 float32 gradient the problem all-reduces: 25,583,592 parameters (lesson 02 counts them, in its Problem 2)
 assert (f"{4 * 25_583_592 / 1e6:.1f}", f"{4 * 25_583_592 / 2**20:.1f}") == ("102.3", "97.6")
 # what E counts: before loss 0.5, B = 512 passes over the 4,000 digits 2.4 to 2.8 times

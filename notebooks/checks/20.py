@@ -19,8 +19,7 @@ assert top == max(float(np.abs(w).max()) for w in want) and spacings is gl.lesso
 _fetched = [[t.numpy() for t in g] for g in on_device]
 assert all(np.array_equal(a, b) for a, b in zip(running_mean(on_device, [10] * N),
                                                gl.lessons.host_average(_fetched, counts=[10] * N)))
-# the CPU timing (the fold at the end): "the run measured 1.11"; the stored run's median
-# is the prose's reading, not pinned (it moves run to run); the checks accept a median from 0.7 to 1.6; the cell prints
+# the CPU timing (the fold at the end): the stored run's median is not pinned (it moves run to run); the checks accept a median from 0.7 to 1.6; the cell prints
 # each run's ratio and verdict by 22's rule (slower, faster or no different).
 # Timings move with the machine's load (0.90 to 1.00 on a quiet machine, 1.14 to 1.24 on a loaded one), so only the
 # conclusion is pinned, with room for a loaded CI machine: well below 2
@@ -28,9 +27,9 @@ assert tuple(ms) == ("accumulate_step", "host_step") and all(len(t) == 20 for t 
 assert ratio[0] <= ratio[1] <= ratio[2] and 0.7 < ratio[1] < 1.6, ratio
 assert gl.lessons.side_of_one(ratio) in ("above 1", "below 1", "includes 1")
 assert slower == ("slower" if ratio[0] > 1 else "faster" if ratio[2] < 1 else "no different"), (slower, ratio)
-# "The model: ten sums, 5 passes over the 0.78 MiB gradient at 18 GB/s, add 2.3 ms, 1.09x accumulate_step's 24.6 ms on
-# the stored run ...; the run measured 1.11" (the stored run's medians, printed and nbval-ignored, not pinned)
-assert f"{G / 2**20:.2f}" == "0.78" and f"{sums_ms:.1f}" == "2.3" and f"{1 + sums_ms / 24.6:.2f}" == "1.09"
+# "The model: ten sums, 5 passes over the 0.78 MiB gradient at 18 GB/s, add 2.3 ms an update" (the predicted and the
+# measured ratio move with the machine's load: printed and nbval-ignored, not pinned)
+assert f"{G / 2**20:.2f}" == "0.78" and f"{sums_ms:.1f}" == "2.3"
 assert abs(sums_ms - 1e3 * N * 5 * G / host_rate) < 1e-12
 assert len(on_device) == N
 assert abs(ratio[1] - np.median(ms["host_step"] / ms["accumulate_step"])) < 1e-12
@@ -39,6 +38,7 @@ assert abs(ratio[1] - np.median(ms["host_step"] / ms["accumulate_step"])) < 1e-1
 # now "the model's assumed one-core rate", this machine's "varies by run": cell 4 printed 18, 19 and (r172) 23), a host on all its cores at 50 GB/s (the Problems only)
 assert (F, bus, host_rate, multi_rate, hbm) == (0.40 * 756e12, 25e9, 18e9, 50e9, 2.0e12) and (P, T_i) == (1e9, 4096)
 assert sum_rate > 0  # this machine's rate asserts nothing (printed, nbval-ignored)
+assert abs(tau_here - 1e3 * 20 * P / sum_rate) < 1e-9 * tau_here  # the fold's line: its verdict is printed, not stated
 # "1,111 ms, against 160 for the copy and 81.3 for the compute"; the card's sum 6 ms
 assert (f"{tau_d:.1f}", f"{tau_c:.0f}", f"{tau_h:,.0f}", f"{card_sum:.0f}") == ("81.3", "160", "1,111", "6")
 assert tau_h > tau_c > tau_d  # "numpy's sum ... sets the pace"
@@ -56,11 +56,11 @@ assert (f"{3 / 5 * tau_h:.0f}", f"{3 / 5 * T_sum:,.0f}") == ("667", "33,600") an
 assert abs(T_sum * 6 * host_rate / (20 * F) - 1) < 1e-12
 # Predict (b): "The copy's bar halves, to 4,032 tokens; numpy's stays at 56,000" on PCIe 5.0, twice the bus's rate
 assert f"{4 * F / (6 * 2 * bus):,.0f}" == "4,032" and 4 * F / (6 * 2 * bus) < T_sum
-# "a slower host raises the second bar": the bar scales as 1 / rate (printed at this machine's rate, not stated)
+# "A faster host lowers the second bar in proportion (Problem 2)": the bar scales as 1 / rate
 assert abs(20 * F / (6 * host_rate / 2) - 2 * T_sum) < 1e-6 * T_sum
 
 # the learner's update_ms (or the solution) against host_schedule, within the cell's check
-assert gap < 1e-9, gap
+assert all(np.allclose(update_ms(*args), simulated(*args), rtol=1e-12) for args in cases)
 sched = {o: gl.lessons.host_schedule(tau_d, tau_c, tau_h, N, overlap=o, buffers=2) for o in (False, True)}
 assert abs(one_after_another - sched[False]["total"]) < 1e-9 and abs(overlapped - sched[True]["total"]) < 1e-9
 # "Overlapped, an update takes 13.2 times as long as accumulating on the card (11,512 ms against 873); one after
@@ -68,10 +68,6 @@ assert abs(one_after_another - sched[False]["total"]) < 1e-9 and abs(overlapped 
 assert (f"{overlapped:,.0f}", f"{on_card:.0f}", f"{overlapped / on_card:.1f}") == ("11,512", "873", "13.2")
 assert (f"{one_after_another:,.0f}", f"{one_after_another / on_card:.1f}") == ("13,684", "15.7")
 assert N * tau_h / overlapped > 0.95  # the sums are nearly all of the overlapped update
-# "with numpy at 23 GB/s, 10.4 times" (the fastest this machine's numpy has read, "up to 23 on earlier runs"; the
-# stored run read 18, the model's): "at 23 the verdict stands": the host's sum still sets the pace, several times the card's time
-assert (f"{at_23 / on_card:.1f}") == "10.4" and stage_ms(P, T_i, 23e9)[2] > tau_c > tau_d
-assert abs(at_23 - update_ms(*stage_ms(P, T_i, 23e9), N)[1]) < 1e-9
 # the summary's "(8.1 with w_i in the loss)": numpy's sum in 3 passes, overlapped
 assert abs(overlapped_3 - update_ms(tau_d, tau_c, 3 / 5 * tau_h, N)[1]) < 1e-9
 assert (f"{overlapped_3:,.0f}", f"{overlapped_3 / on_card:.1f}") == ("7,068", "8.1")

@@ -26,7 +26,7 @@ assert round(1000 * 100 / len(mnist.x_train)) == 25 and rnd(1000 * 100 / 55_000,
 
 # his convnet against build_model, dropout off and on
 assert (convnet().count_params(), len(convnet().layers)) == (44_426, 14)
-assert convnet_diff == {False: 0.0, True: 0.0}
+assert convnet_diff == {False: 0.0, True: 0.0}  # in spacings: bit for bit
 
 # "Exactly, if your step calls the model and sums in the same order ... bit for bit (0.0 spacings)"; "A step summed in
 # another order rounds differently ...; the check allows for it (curve within 0.2 points, weights within 1e-3)"
@@ -38,7 +38,6 @@ if update_fn is solution_update:  # the stored run: exact, weights and all
     assert rnd(curve_diff, 1) == 0.0 and weight_diff == 0.0
     assert verdict(model5.get_weights(), reference).startswith("exact: 0.0 spacings at the largest entry")
 assert rnd(100 * max(mine), 1) == rnd(100 * mine[-1], 1) == 72.9
-assert rnd(moved, 2) == 0.13
 
 # the 40 stored runs: best of checkpoints against final
 best_mean = {n: 100 * row["best_mean"] for n, row in rows_by_n.items()}
@@ -153,6 +152,8 @@ assert all(at20[int(np.argmax(run["curve"]))] >= 500 for run in rows_by_n[20]["r
 assert f"{step:.2f}" == "0.22" and f"{2 * se[1_000] / np.sqrt(np.pi):.2f}" == "0.78"
 # "Neither N = 5 nor N = 10 leads on the same 11 once widened for the three rows compared"
 assert all(abs(gap[n]["same"][0]) < gap[n]["same"][1] * T_3rows / T95_9 for n in (5, 10))
+# "the larger gap, N = 5's, is +0.25 +- 0.31 once widened for the three rows compared, an interval that holds 0"
+assert abs(gap[5]["same"][0]) > abs(gap[10]["same"][0]) and (f"{m5:+.2f}", f"{h5:.2f}") == ("+0.25", "0.31")
 # one evaluation's sampling noise at 95%: 0.69 points on 1,000 digits, 0.22 on his 10,000 ("to 0.22, a third of the 0.69 here")
 assert (rnd(se[1_000], 2), rnd(se[10_000], 2)) == (0.69, 0.22) and lift[20] > lift[1]
 
