@@ -3,7 +3,8 @@
 Each panel draws one trace (MiB above the start against ms since the call began) as a step
 line, and the allocator's own peak as a dashed line of the same colour, each panel's legend in
 its colour: the samples are snapshots and can miss a short spike, the peak cannot. The panels share both axes, so levels
-and times compare down the column.
+and times compare down the column. `plot_trace_with_levels` draws one trace against levels a model predicts
+(lesson 11: the memory budget's terms, summed), each dotted and labelled with its value.
 
 Lesson: notebooks/11-memory-budget.ipynb, notebooks/12-recomputation.ipynb
 """
@@ -70,4 +71,54 @@ def plot_memory_trace(traces, labels, peaks=None, title="What the allocator hold
     axes[-1, 0].set_xlabel("ms since the update began")
     fig.supylabel("MiB above the start", fontsize="medium")
     fig.suptitle(title, fontsize="medium")
+    return fig
+
+
+LEVEL_COLORS = ("tab:olive", "tab:gray", "tab:green", "tab:purple", "tab:brown")
+
+
+def plot_trace_with_levels(trace, label, levels, mark_at=None, title="What the allocator holds during one update"):
+    """One trace's panel, as `plot_memory_trace` draws it, with predicted levels across it.
+
+        each level:  a dotted horizontal line at its MiB, labelled "name: 18.54" at the trace's
+                     first sample, in its own colour (olive, grey, green, ... in order)
+        mark_at:     a dash-dot vertical line at that time (lesson 11: where the loss is computed)
+
+    The y axis runs from 0 to 1.35 times the highest of the trace, its peak and the levels, so the
+    labels above the top level stay inside the panel.
+
+    Args:
+        trace: `(ms, mib)` or `(ms, mib, peak)` (a `memory_trace.Trace`), as `plot_memory_trace` takes.
+        label: the trace's name, drawn in its panel.
+        levels: {name: MiB above the start}, drawn in order; at most 5.
+        mark_at: a time (ms) to mark with a vertical line, or None for none.
+        title: the figure's title.
+    Returns:
+        a matplotlib Figure, 7.0 x 3.4 inches, with 1 Axes (closed: the caller shows it).
+    Raises:
+        ValueError: a level or `mark_at` that is not a finite number, more than 5 levels, or a
+            trace `plot_memory_trace` refuses.
+
+    Lesson: notebooks/11-memory-budget.ipynb
+    """
+    levels = dict(levels)
+    if len(levels) > len(LEVEL_COLORS):
+        raise ValueError(f"at most {len(LEVEL_COLORS)} levels, got {len(levels)}: {list(levels)}")
+    for name, level in levels.items():
+        if not isinstance(level, (int, float, np.number)) or not math.isfinite(level):
+            raise ValueError(f"level {name!r} must be a finite number of MiB, got {level!r}")
+    if mark_at is not None and (not isinstance(mark_at, (int, float, np.number)) or not math.isfinite(mark_at)):
+        raise ValueError(f"mark_at must be a finite time in ms or None, got {mark_at!r}")
+    fig = plot_memory_trace([trace], [label], title=title)
+    fig.set_size_inches(7.0, 3.4)
+    (ax,) = fig.axes
+    ms, mib = np.asarray(trace[0], dtype=float), np.asarray(trace[1], dtype=float)
+    peak = trace[2] if len(trace) > 2 and trace[2] is not None else 0.0
+    top = max(float(mib.max()), peak, *levels.values())
+    ax.set_ylim(0, 1.35 * top if top > 0 else 1.0)  # room above the top level for the labels
+    for (name, level), color in zip(levels.items(), LEVEL_COLORS):
+        ax.axhline(level, color=color, ls=":", lw=1.5)
+        ax.text(ms[0], level, f" {name}: {level:.2f}", va="bottom", ha="left", fontsize="x-small", color=color)
+    if mark_at is not None:
+        ax.axvline(mark_at, color="grey", ls="-.", lw=1)
     return fig

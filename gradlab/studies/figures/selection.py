@@ -6,7 +6,8 @@ gap to N = 1, paired by seed, on the evaluations every row shares.
     paired gap of row N:  mean over runs r of acc_N,r(t) - acc_1,r(t), ± t * SE as an interval
 
 Rows whose gaps hold 0 learned alike; a gap between their best accuracies that the curves do
-not show comes from picking among more evaluations.
+not show comes from picking among more evaluations. `plot_best_of_more` draws that gain against
+the number of evaluations looked at, beside a model in which nothing learns.
 
 Lesson: notebooks/21-reproducing-the-table.ipynb
 """
@@ -138,4 +139,46 @@ def plot_paired_gaps(record, t, reference=1, every=100, accum_steps=None, zoom_f
     axes[0].legend(loc="upper right", frameon=False)
     if zoom_from is not None:
         axes[1].set_title(f"The same, from update {zoom_from}")
+    return fig
+
+
+def plot_best_of_more(counts, gains, title="The best of more evaluations is higher"):
+    """The mean best accuracy's gain as more evaluations are looked at, one line per source.
+
+        gain(k):  mean over runs of (best of the first k evaluations) - (best of counts[0])
+
+    A line that rises where nothing learns (fresh noise at each evaluation) shows the gain that
+    picking alone gives; a run's line beside it shows how much of its gain that explains.
+
+    Args:
+        counts: evaluations looked at, increasing and positive, e.g. (11, 21, 51, 101, 201):
+            the x axis, logarithmic, with these as its ticks.
+        gains: {label: one gain per count, in accuracy points}, drawn in order with markers
+            o, s, ^, D and solid, dashed, dash-dot, dotted lines.
+    Returns:
+        a matplotlib Figure, 7 x 3.5 inches, with 1 Axes, already closed in pyplot.
+    Raises:
+        ValueError: no counts, counts not increasing or not positive, no gains, or a line
+            whose gains are not one per count.
+
+    Lesson: notebooks/21-reproducing-the-table.ipynb
+    """
+    counts = np.asarray(counts)
+    gains = {label: np.asarray(values, dtype=float) for label, values in dict(gains).items()}
+    if counts.ndim != 1 or counts.size == 0 or counts.min() <= 0 or np.any(np.diff(counts) <= 0):
+        raise ValueError(f"counts must be positive and increasing, got {counts.tolist()}")
+    if not gains:
+        raise ValueError("plot_best_of_more needs at least one line of gains, got none")
+    for label, values in gains.items():
+        if values.shape != counts.shape:
+            raise ValueError(f"line {label!r}: {values.size} gains for {counts.size} counts")
+    fig, ax = plt.subplots(figsize=(7.0, 3.5), layout="constrained")
+    plt.close(fig)
+    for i, (label, values) in enumerate(gains.items()):
+        ax.plot(counts, values, "osD^"[i % 4] + ("-", "--", "-.", ":")[i % 4], label=label)
+    ax.set_xscale("log")
+    ax.minorticks_off()
+    ax.set_xticks(counts, [str(c) for c in counts])
+    ax.set(xlabel="evaluations looked at", ylabel=f"mean best of them - best of {counts[0]} (points)", title=title)
+    ax.legend(frameon=False)
     return fig

@@ -50,3 +50,43 @@ def test_peaks_given_apart_override_and_two_field_traces_draw_none():
 def test_bad_input_raises_naming_the_value(args, named):
     with pytest.raises(ValueError, match=named):
         plot_memory_trace(*args)
+
+
+def test_levels_are_drawn_dotted_and_labelled_across_one_trace():
+    from gradlab.studies.figures.memory_timeline import plot_trace_with_levels
+    trace = _traces()[0]  # samples up to 6 MiB, peak 7
+    levels = {"activations": 5.0, "+ gradients: the budget": 8.0}
+    fig = plot_trace_with_levels(trace, "plain", levels, mark_at=1.5, title="t")
+    assert not plt.fignum_exists(fig.number)
+    assert tuple(fig.get_size_inches()) == (7.0, 3.4) and fig.get_suptitle() == "t"
+    (ax,) = fig.axes
+    step, peak, low, high, mark = ax.lines
+    np.testing.assert_array_equal(step.get_ydata(), [0, 4, 6, 2, 0])
+    assert list(peak.get_ydata()) == [7.0, 7.0] and peak.get_linestyle() == "--"
+    for line, level, color in ((low, 5.0, "tab:olive"), (high, 8.0, "tab:gray")):
+        assert list(line.get_ydata()) == [level, level] and line.get_linestyle() == ":"
+        assert line.get_color() == color
+    assert list(mark.get_xdata()) == [1.5, 1.5] and mark.get_linestyle() == "-."
+    texts = ax.texts[1:]  # the first is the panel's own label
+    assert [t.get_text() for t in texts] == [" activations: 5.00", " + gradients: the budget: 8.00"]
+    assert [t.get_position() for t in texts] == [(-1.0, 5.0), (-1.0, 8.0)]  # at the first sample
+    assert ax.get_ylim() == (0, pytest.approx(1.35 * 8.0))  # the top level, not the peak, sets the axis
+
+
+def test_levels_without_a_mark_and_the_peak_above_them():
+    from gradlab.studies.figures.memory_timeline import plot_trace_with_levels
+    (ax,) = plot_trace_with_levels(_traces()[0], "plain", {"low": 1.0}).axes
+    assert len(ax.lines) == 3  # samples, peak, one level: no vertical mark
+    assert ax.get_ylim() == (0, pytest.approx(1.35 * 7.0))  # the peak is the highest
+
+
+@pytest.mark.parametrize("levels, mark_at, named", [
+    ({"a": float("nan")}, None, "'a'.*nan"),
+    ({"a": "5"}, None, "'5'"),
+    ({str(i): float(i) for i in range(6)}, None, "got 6"),
+    ({"a": 1.0}, float("inf"), "mark_at.*inf"),
+])
+def test_levels_refuse_bad_input_naming_the_value(levels, mark_at, named):
+    from gradlab.studies.figures.memory_timeline import plot_trace_with_levels
+    with pytest.raises(ValueError, match=named):
+        plot_trace_with_levels(_traces()[0], "plain", levels, mark_at=mark_at)

@@ -72,3 +72,35 @@ def test_plot_paired_gaps_zooms_and_refuses_unpaired_rows():
                                                    {"accum_steps": 2, "runs": two[:1]}]}, t=1.0)
     with pytest.raises(ValueError, match=r"\[4\]"):
         plot_paired_gaps(record, t=1.0, accum_steps=(4,))
+
+
+def test_plot_best_of_more_draws_each_lines_gains_on_a_log_axis_of_the_counts():
+    from gradlab.studies.figures.selection import plot_best_of_more
+    counts = [11, 21, 51]
+    fig = plot_best_of_more(counts, {"runs": [0.0, 0.1, 0.2], "noise": [0.0, 0.3, 0.5]})
+    assert isinstance(fig, matplotlib.figure.Figure) and not plt.fignum_exists(fig.number)
+    assert tuple(fig.get_size_inches()) == (7.0, 3.5)
+    (ax,) = fig.axes
+    runs, noise = ax.lines
+    assert list(runs.get_xdata()) == counts and list(runs.get_ydata()) == [0.0, 0.1, 0.2]
+    assert list(noise.get_ydata()) == [0.0, 0.3, 0.5]
+    assert (runs.get_marker(), runs.get_linestyle()) == ("o", "-")
+    assert (noise.get_marker(), noise.get_linestyle()) == ("s", "--")
+    assert ax.get_xscale() == "log" and list(ax.get_xticks()) == counts
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["11", "21", "51"]
+    assert ax.get_ylabel() == "mean best of them - best of 11 (points)"
+    assert ax.get_xlabel() == "evaluations looked at" and ax.get_title() == "The best of more evaluations is higher"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["runs", "noise"]
+
+
+@pytest.mark.parametrize("counts, gains, match", [
+    ([11, 11, 21], {"a": [0, 0, 0]}, r"\[11, 11, 21\]"),
+    ([0, 1], {"a": [0, 0]}, r"\[0, 1\]"),
+    ([], {"a": []}, r"\[\]"),
+    ([11, 21], {}, "none"),
+    ([11, 21], {"short": [0.0]}, "'short': 1 gains for 2 counts"),
+])
+def test_plot_best_of_more_refuses_bad_input(counts, gains, match):
+    from gradlab.studies.figures.selection import plot_best_of_more
+    with pytest.raises(ValueError, match=match):
+        plot_best_of_more(counts, gains)
