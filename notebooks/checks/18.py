@@ -78,6 +78,7 @@ assert (_fmt(a1_rms[2048], ".3f"), _fmt(np.sqrt(stats.trace_cov / 2048 * (M - 20
 # Answer 1: at b = M every draw's gradient misses g by 1.1 eps, float32 rounding (gradlab's verdict)
 _v1 = verdict(a1_grads[4000], [stats.grad] * 5)
 assert _v1 == "miss 1.1 eps" and a1_dev[4000].shape == (5,), _v1
+assert round(a1_far) == 25, a1_far  # "its worst entry lies 25 spacings off"
 assert (_fmt(cos_71.mean(), ".2f"), _fmt(cos_71.min(), ".2f"), _fmt(cos_71.max(), ".2f")) == ("0.71", "0.56", "0.80")
 assert _fmt(1 / np.sqrt(1 + stats.noise_scale / 8), ".2f") == "0.32"
 # the tracker in fit: 61.9, the loop's average at the same weights to rounding; the exact value 116.2
