@@ -71,23 +71,24 @@ assert N * tau_h / overlapped > 0.95  # the sums are nearly all of the overlappe
 # the summary's "(8.1 with w_i in the loss)": numpy's sum in 3 passes, overlapped
 assert abs(overlapped_3 - update_ms(tau_d, tau_c, 3 / 5 * tau_h, N)[1]) < 1e-9
 assert (f"{overlapped_3:,.0f}", f"{overlapped_3 / on_card:.1f}") == ("7,068", "8.1")
-# "In both panels the device (blue) computes 813 ms in ten blocks" (N = 10 of tau_d; overlapped, "the first two run
+# "the device (blue) computes 813 ms in ten blocks" (N = 10 of tau_d; overlapped, "the first two run
 # back to back": host_schedule starts the second at the first's end); the figure draws these two schedules
 assert f"{N * tau_d:.0f}" == "813" and np.allclose(totals_drawn, (one_after_another, overlapped, overlapped),
                                                   rtol=1e-12), totals_drawn
 for o in (False, True):
     assert abs(sum(e - s for _, s, e in sched[o]["device"]) - N * tau_d) < 1e-9
-# "Overlapped with two gradient buffers on the device ... holds 8P too: it frees nothing. One after another frees 4P":
+# "The middle panel's two buffers hold 8P and free nothing; one after another frees 4P":
 # one gradient on the device one after another, two overlapped (4P bytes each, float32)
 assert sched[False]["held"]["device"] == 1 and sched[True]["held"]["device"] == 2, sched
-# "The lowest panel keeps one buffer on the device and two on the host: the same 11,512 ms ... with one gradient, 4P,
-# on the device"
+# "Copying out frees 4P with one gradient buffer on the device: the lowest panel, at the same 11,512 ms" (two on
+# the host)
 assert lean["held"] == {"device": 1, "host": 2} and abs(lean["total"] - overlapped) < 1e-9, lean
 assert f"{lean['total']:,.0f}" == "11,512"
-# "8P bytes: 8 GB, a tenth of the 80 GB card"
+# "at most 8P bytes: 8 GB, a tenth of the 80 GB card"; the figure's dotted line is the card's 873 ms
+assert abs(fig.axes[0].get_lines()[-1].get_xdata()[0] - on_card) < 1e-9
 assert 8 * P / 1e9 == 8 and 8 * P / 80e9 == 0.1
 
-# the Problem: the table's stages, "47.5 s" on the card, "49.4 s" copying, "4% more", "30.8 GB/s"
+# Problem 1: the table's stages, "47.5 s" on the card, "49.4 s" copying, "4% more", "30.8 GB/s"
 assert (f"{d7:.2f}", f"{c7:.2f}", f"{h7:.2f}") == ("4.55", "0.56", "2.80") and 2 * 7e9 / 1e9 == 14
 assert 4 * 7e9 / 1e9 == 28 and h7 < d7  # "a 28 GB float32 sum"; the device sets the pace
 assert (f"{card7:.1f}", f"{copy7:.1f}", f"{copy7 / card7 - 1:.0%}") == ("47.5", "49.4", "4%")
@@ -95,14 +96,6 @@ assert abs(copy7 - (N * d7 + c7 + h7 + c7)) < 1e-9  # the answer's formula
 assert f"{20 * 7e9 / d7 / 1e9:.1f}" == "30.8" and T7 == 32_768  # the bar; "one numpy core's 18 GB/s would set the pace"
 assert host_rate < 20 * 7e9 / d7
 assert abs(20 * F / (6 * T7) / (20 * 7e9 / d7) - 1) < 1e-12  # that bar passes 32,768 tokens exactly where the rate falls below 30.8
-# "one layer rebuilt whose attention is fused, storing no T x T scores: 34 T h bytes"; "12's count keeps the scores,
-# alone too large for the card here": 12 prices a rebuilt layer's scores at 5 n_h T^2 bytes (n_h = 32 heads)
-assert 5 * 32 * T7**2 > 80e9
-# "17.3 GB of activations"; "7.8 billion accumulating, 10.4 billion copying"
-assert (f"{acts:.1f}", f"{room / 8:.1f}", f"{room / 6:.1f}") == ("17.3", "7.8", "10.4")
-assert 8 * 10 > room and 6 * 10 < room  # at 10 billion only copying fits
-# "70.6 s an update against 65.0 s of compute, with 200 GB on the host"
-assert (f"{copy10:.1f}", f"{N * d10:.1f}", f"{20 * 10e9 / 1e9:.0f}") == ("70.6", "65.0", "200")
 # Problem 2: a host summing at 50 GB/s, the 1B model at T = 4,096: "400 ms, more than the copy's 160", "tau_d + tau_c +
 # N tau_h + tau_c = 4,401 ms, 5.0 times the card's", "cuts 13.2 to 5.0", "above 20,160 tokens ... 18/50 times 56,000"
 assert abs(tau_h50 - 20 * P / multi_rate * 1e3) < 1e-9 and tau_h50 > tau_c > tau_d
@@ -110,12 +103,10 @@ assert (f"{tau_h50:,.0f}", f"{overlapped50:,.0f}", f"{overlapped50 / on_card:.1f
 assert abs(overlapped50 - (tau_d + tau_c + N * tau_h50 + tau_c)) < 1e-9
 assert f"{20 * F / (6 * multi_rate):,.0f}" == "20,160" and abs(20 * F / (6 * multi_rate) - 18 / 50 * T_sum) < 1e-6
 assert 2.5 < multi_rate / host_rate < 3  # "a host nearly three times as fast"
-# the Predicts: (a) the host's sum is slowest; (c) "13.2, nearest 15": of 1.5, 5 or 15
+# the Predicts: (a) the host's sum is slowest; (c) "About 15" (13.2): of 1.5, 5 or 15
 assert max(tau_d, tau_c, tau_h) == tau_h and min((1.5, 5, 15), key=lambda r: abs(r - overlapped / on_card)) == 15
 # the same answers from gradlab's model of the Problem (its own tests: tests/studies/test_host_offload.py)
 pb = offload_problem(card=80e9, micro_batches=N, flops=F, host_rate=multi_rate, bus=bus, hbm=hbm, tokens=T7)
-assert abs(pb.problem[7e9][0] - card7) < 1e-9 and abs(pb.acts - acts) < 1e-9
+assert abs(pb.problem[7e9][0] - card7) < 1e-9
 assert abs(pb.problem[7e9][1]["overlapped, 2 buffers"]["total"] - copy7) < 1e-9
-assert abs(pb.problem[10e9][1]["overlapped, 2 buffers"]["total"] - copy10) < 1e-9
-assert abs(pb.fits["accumulate on the card"] - room / 8) < 1e-9 and abs(pb.fits["copy, two device buffers"] - room / 6) < 1e-9
 print("lesson 20: every number the prose states checks out")

@@ -113,7 +113,7 @@ def _gradients(k):
 
 
 def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum",), buffers=(None,),
-                       min_width=0.005, serial=True):
+                       min_width=0.005, serial=True, card_ms=None):
     """Draw `host_schedule` on one ms axis: one after another on top, then overlapped, once per entry
     of `buffers` (None: no limit on what waits between stages; k: k buffers a side).
 
@@ -122,7 +122,8 @@ def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum
     shorter than `min_width` of the axis is drawn `min_width` wide from its start, so a stage far
     shorter than the update (the device's, on a large model) stays visible; each title says how long
     the device is busy (ms) and the most gradient buffers held at once on the device and on the host,
-    where the running total is held besides.
+    where the running total is held besides. `card_ms`, if given, marks in every panel the time the
+    same update takes accumulating on the device (a dotted purple line, named in the legend).
 
     To compare hosts, `sum_ms` may be a dict {name: ms}: the figure then draws the schedules above
     once per host, top to bottom, each title led by the host's name, each panel on its own ms axis.
@@ -134,6 +135,7 @@ def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum
         buffers: one overlapped panel per entry, None, an integer >= 1 or a pair (as `host_schedule`).
         min_width: the narrowest bar drawn, a fraction of the longest total on its axis (0: true widths).
         serial: draw the one-after-another panel (False: only the overlapped ones).
+        card_ms: the update's time accumulating on the device, ms, drawn for comparison (None: no line).
     Returns:
         (figure, totals): a Figure of (serial + len(buffers)) Axes per host, already closed in pyplot
         (a notebook cell ending with it shows it once), and each panel's total in ms, top to bottom.
@@ -150,6 +152,9 @@ def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum
               "copy out": ("tab:orange", f"copy out, {micro_batches} x {copy_ms:.2f} ms"),
               "sum": ("tab:green", f"host's sum, {micro_batches} x {sums} ms"),
               "copy back": ("tab:red", f"copy back, {copy_ms:.2f} ms")}
+    if card_ms is not None and (not isinstance(card_ms, (int, float)) or not math.isfinite(card_ms)
+                                or card_ms < 0):
+        raise ValueError(f"card_ms must be a finite time >= 0, got {card_ms!r}")
     if set(measured) - set(stages):
         raise ValueError(f"measured must name stages of {list(stages)}, got {list(measured)}")
     import matplotlib.pyplot as plt  # pyplot: a notebook's inline backend then shows the figure
@@ -161,6 +166,8 @@ def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum
     totals = tuple(s["total"] for s in schedules)
     # one shared axis: every panel spans the longest total; one axis a panel: each its own
     spans = [max(totals)] * len(totals) if shared else list(totals)
+    if card_ms is not None:  # the card's line stays inside every axis
+        spans = [max(span, card_ms) for span in spans]
     for ax, (host, _, overlap, b), s, span in zip(axes, panels, schedules, spans):
         narrowest = min_width * span  # ms
         for y, row in enumerate(("host", "bus", "device")):
@@ -173,6 +180,8 @@ def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum
         ax.set_yticks([0.5, 1.5, 2.5], ["host", "bus", "device"])
         ax.set_ylim(0, 3)
         ax.axvline(s["total"], color="black", lw=1, ls="--")
+        if card_ms is not None:
+            ax.axvline(card_ms, color="tab:purple", lw=1.5, ls=":")
         name = _panel_name(overlap, b) if host is None else f"{host}, {_panel_name(overlap, b)}"
         ax.set_title(f"{name}: {s['total']:,.1f} ms, the device busy {busy:,.1f} ms\nat most "
                      f"{_gradients(s['held']['device'])} on the device, "
@@ -180,9 +189,13 @@ def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum
     for ax, span in zip(axes, spans):  # with a shared axis, each sets the same limits
         ax.set_xlim(0, span * 1.03)
     axes[-1].set_xlabel("ms")
+    from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
-    fig.legend([Patch(facecolor=colour, edgecolor="white", hatch="//" if stage in measured else None)
-                for stage, (colour, _) in stages.items()],
-               [label + (" (measured here)" if stage in measured else "") for stage, (_, label) in stages.items()],
-               loc="outside lower center", ncols=2, fontsize=8)
+    handles = [Patch(facecolor=colour, edgecolor="white", hatch="//" if stage in measured else None)
+               for stage, (colour, _) in stages.items()]
+    labels = [label + (" (measured here)" if stage in measured else "") for stage, (_, label) in stages.items()]
+    if card_ms is not None:
+        handles.append(Line2D([], [], color="tab:purple", lw=1.5, ls=":"))
+        labels.append(f"accumulating on the device instead: {card_ms:,.0f} ms")
+    fig.legend(handles, labels, loc="outside lower center", ncols=2, fontsize=8)
     return fig, totals

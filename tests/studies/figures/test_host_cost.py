@@ -116,3 +116,24 @@ def test_host_timeline_compares_hosts_one_panel_each():
     assert len(plot_host_timeline(1.0, 2.0, {"a": 3.0, "b": 2.0}, 3, buffers=(1,))[1]) == 4  # 2 a host
     with pytest.raises(ValueError, match="nothing to draw"):
         plot_host_timeline(1.0, 2.0, 3.0, 2, buffers=(), serial=False)
+
+
+def test_host_timeline_marks_the_card_in_every_panel():
+    from gradlab.studies.figures.host_cost import plot_host_timeline
+
+    # card_ms: a dotted line at the device's own time in each panel, named in the legend, inside every axis
+    fig, totals = plot_host_timeline(1.0, 2.0, 3.0, 2, buffers=(None, 1), card_ms=4.0)
+    assert totals == (14.0, 11.0, 13.0)
+    for ax in fig.axes:
+        xs = sorted(line.get_xdata()[0] for line in ax.get_lines())
+        assert len(xs) == 2 and xs[0] == 4.0 and xs[1] in totals  # the card's line and the panel's total
+        assert [line.get_linestyle() for line in ax.get_lines() if line.get_xdata()[0] == 4.0] == [":"]
+    assert [t.get_text() for t in fig.legends[0].get_texts()][-1] == "accumulating on the device instead: 4 ms"
+    # a card slower than every host schedule widens the axis to show it
+    far = plot_host_timeline(1.0, 2.0, 3.0, 2, card_ms=20.0)[0]
+    assert far.axes[0].get_xlim()[1] == 20.0 * 1.03
+    # without card_ms: one line a panel (its total), four legend entries, as before
+    plain = plot_host_timeline(1.0, 2.0, 3.0, 2)[0]
+    assert [len(ax.get_lines()) for ax in plain.axes] == [1, 1] and len(plain.legends[0].get_texts()) == 4
+    with pytest.raises(ValueError, match="card_ms"):
+        plot_host_timeline(1.0, 2.0, 3.0, 2, card_ms=float("nan"))
