@@ -23,6 +23,10 @@ assert 0 < spacings(eager_weights, keras_B) <= 1 and f"{spacings(eager_weights, 
 assert compiled.experimental_get_tracing_count() == 2 and int(optimizer.iterations) == 3
 # "The compiled loop is exact too, 1.0 spacings from Keras's weights" (three updates, cell 8's second line)
 assert f"{spacings(hand_weights, keras_3):.1f}" == "1.0", spacings(hand_weights, keras_3)
+# "What the accumulators cost: one float32 per weight, 0.78 MiB for this MLP ... a call per micro-batch, 12 for these
+# 3 updates" (printed after the compiled loop)
+assert acc_floats == 203_530 and acc_bytes == 4 * acc_floats and f"{acc_bytes / 2**20:.2f}" == "0.78", acc_bytes
+assert len(accums) == len(model.trainable_variables) and len(batches) * 4 == 12
 
 # The recipe's sum, one update on 4 x 16: SGD steps 4 times as far ("a miss of 300.0%"); Adam misses by only a few
 # percent (the prose quotes this run's figure, pinned below); Adam(epsilon) fed the sum is Adam(epsilon / 4) fed
