@@ -24,6 +24,8 @@ assert pf.relative_error(naive, target) > 0.5 and pf.relative_error(fixed, targe
 assert abs(coef * spread - pf.relative_error(naive, target)) < 1e-3  # N = 2: the formula is exact
 assert D / (2 * D_i[0]) > 1 > D / (2 * D_i[1])
 assert [f"{D / (2 * D_i[0]):.2f}", f"{D / (2 * D_i[1]):.2f}"] == ["8.42", "0.53"]  # "8.42 times its share ... 0.53"
+# the table's worked row: "micro-batch 1 counts D_1 = 42 of D = 707 tokens: its loss gets 2 x 42/707 = 0.119, micro-batch 2's 1.881"
+assert (D_i[0], D) == (42, 707) and [f"{N * d / D:.3f}" for d in D_i] == ["0.119", "1.881"]
 assert pf.relative_error(naive, gradlab_naive) < 1e-5  # your naive rule (or the solution's) is gradlab's
 assert pf.relative_error(gradlab_fix, target) < 1e-5  # gradlab's sample_weight under accumulate
 assert pf.relative_error(fixed, gradlab_fix) < 1e-5

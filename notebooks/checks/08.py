@@ -148,6 +148,7 @@ assert check_decide(decide) is None and mine == theirs and len(mine) == 12
 assert [k + 1 for k, (applied, _) in enumerate(mine) if not applied] == [2, 7, 8]  # "windows 2, 7 and 8 ... skipped"
 assert [lam / 2 ** 15 for _, lam in mine] == [1, .5, .5, .5, 1, 1, .5, .25, .25, .25, .5, .5]  # three finite: doubled
 assert yours_1 == runs["one apply per update (a plain LSO)"][1] and len(yours_1) == 2002  # "your decide with it"
+assert lam_differs == 0 and len(yours_1) - 1 == 2001  # printed: "λ differs from the plain LSO's after 0 of 2,001 updates"
 # "none of its gradient's nonzero entries rounds to zero in float16 even unscaled": so none at 2048 or 16384
 assert flushed[2048] >= flushed[16384] and g_real.size > 1000
 assert flushed[1] >= flushed[2048] and f"{flushed[1]:.2%}" == "0.00%"  # "none ... even unscaled (0.00%)"
