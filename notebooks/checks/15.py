@@ -43,8 +43,11 @@ for _rows, _R in ((11, 2), (11, 3), (11, 4), (11, 6), (4, 3), (1, 2), (64, 3), (
 assert shards(11, strategies[4]) == [3, 3, 3, 2] and shards(11, strategies[6]) == [2, 2, 2, 2, 2, 1]
 assert shards(11, strategies[3]) == [4, 4, 3] and shards(1) == [1, 0]
 assert shards(4, strategies[3]) == [2, 2, 0] and shards(4, strategies[3], drop_remainder=True) == [2, 2, 0]
+# Problem 2 (pencil, from the printed splits): the heaviest row of the last batch weighs 11 / (R n_r) times its due
 assert [f"{max(11 / (R * n) for n in shards(11, strategies[R])):.3f}" for R in (2, 3, 4, 6)] == [
     "1.100", "1.222", "1.375", "1.833"]
+# "At R = 11 each shard holds one row: exact. Beyond it the extra shards are empty": the stated rule, ceil(11 / R) a replica
+assert _tf_rule(11, 11) == [1] * 11 and all(_tf_rule(11, _R) == [1] * 11 + [0] * (_R - 11) for _R in (12, 16, 64))
 # The practical fix: .batch(60, drop_remainder=True) on 611 digits is the large batch on 600
 assert int(dropped.optimizer.iterations.numpy()) == 10 and _exact["drop_remainder"] <= 1, _exact
 
@@ -101,7 +104,7 @@ assert len(token_each) == 10 and all(m > 1e-3 for m in token_each), token_each  
 assert (f"{min(token_each):.1%}", f"{max(token_each):.1%}") == ("0.2%", "9.2%"), token_each  # 01's miss, each
 assert shards(60) == [30, 30] and token["uneven batches"] == 10  # all 10 batches' shards differ
 
-# The problems. 2: Keras's accumulation fails under a strategy, before any update
+# Going further: Keras's accumulation fails under a strategy, before any update
 assert "merge_call" in keras_error
 for how in ("defaults", "jit_compile=True"):  # no update, the weights untouched, the merge_call error
     assert accumulation[how][:2] == (0, 0.0) and "merge_call" in accumulation[how][2], accumulation[how]
