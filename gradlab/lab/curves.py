@@ -4,6 +4,7 @@ large batch.
     curve(t) = mean over seeds of the moving average of loss_t     (band: ± std over seeds)
     x        = t (updates)  |  t·B (examples seen)  |  t·s (s: measured seconds per update)
     Δ(t)     = max over seeds of |loss_t - loss_t of the large batch with the same B and seed|
+    legend   = the course's yardstick on those losses: "exact (3.5 spacings)" | "miss 31.8%"
 
 A running seed is shorter than the others: each column counts only the seeds that got there.
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..studies.stats import moving_average
+from ..studies.yardstick import ROUNDING, as_miss, miss, spacings
 
 X_LABELS = {"updates": "update",
             "examples": "examples seen (updates × B)",
@@ -84,6 +86,13 @@ def accuracy_band(ax, group, x, color, bold):
                         linewidth=0)
 
 
+def _twins(group):
+    """(run, its large-batch twin) for each seed both have; a large batch is not its own twin."""
+    reference = getattr(group, "reference", None) or {}
+    return [(r, reference[r.config.seed]) for r in group.results
+            if r.config.seed in reference and reference[r.config.seed] is not r]
+
+
 def reference_difference(group):
     """`(Δ per update, max Δ, Δ final accuracy)` of a configuration against its large-batch
     twin (the same B, seeds and setting), over the seeds both have; None without a twin.
@@ -93,9 +102,7 @@ def reference_difference(group):
 
     Lesson: notebooks/17-the-lab.ipynb
     """
-    reference = getattr(group, "reference", None) or {}
-    pairs = [(r, reference[r.config.seed]) for r in group.results
-             if r.config.seed in reference and reference[r.config.seed] is not r]
+    pairs = _twins(group)
     if not pairs:
         return None
     diffs = [np.abs(np.asarray(r.losses[:len(ref.losses)], np.float64)
@@ -107,10 +114,28 @@ def reference_difference(group):
     return delta, float(np.max(delta)), acc
 
 
-def difference_text(found):
-    """`"max |Δ| 4.2e-06, accuracy +0.0 pts"`: a `reference_difference` in a legend entry (2 significant digits)."""
-    _, worst, acc = found
-    return f"max |Δ| {worst:.2g}" + ("" if acc is None else f", accuracy {100 * acc:+.1f} pts")
+def difference_verdict(group):
+    """The course's yardstick on a configuration's losses against its twin's, every seed and
+    every update both have: "exact (3.5 spacings)" within ten float32 spacings at the largest
+    loss, else "miss 31.8%" (README, "Two yardsticks"); None without a twin.
+
+    Lesson: notebooks/17-the-lab.ipynb (its prints give the same verdict on the same losses)
+    """
+    pairs = _twins(group)
+    if not pairs:
+        return None
+    mine = [np.asarray(r.losses[:len(ref.losses)], np.float64) for r, ref in pairs]
+    theirs = [np.asarray(ref.losses[:len(r.losses)], np.float64) for r, ref in pairs]
+    if not all(np.isfinite(v).all() for v in mine + theirs):
+        return "miss (a loss is not finite)"
+    k = spacings(mine, theirs)
+    return f"exact ({k:.1f} spacings)" if k <= ROUNDING else f"miss {as_miss(miss(mine, theirs))}"
+
+
+def difference_text(close, acc):
+    """`"exact (0.0 spacings), accuracy +0.0 pts"`: a `difference_verdict` and the accuracy
+    gap of a `reference_difference`, in a legend entry."""
+    return close + ("" if acc is None else f", accuracy {100 * acc:+.1f} pts")
 
 
 def difference_line(ax, group, x, color, bold, found):

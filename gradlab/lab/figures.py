@@ -158,7 +158,7 @@ def _curves(ax_loss, ax_diff, groups, x, current, window, ax_acc=None, labels=No
         found = curves.reference_difference(g)
         if found is not None:
             curves.difference_line(ax_diff, g, x, color, bold, found)
-            line.set_label(f"{name}: {curves.difference_text(found)}")
+            line.set_label(f"{name}: {curves.difference_text(curves.difference_verdict(g), found[2])}")
     if not ax_loss.lines:
         for ax in (ax_loss,) if ax_acc is None else (ax_loss, ax_acc):
             ax.text(0.5, 0.5, "press Run", transform=ax.transAxes, ha="center", va="center",

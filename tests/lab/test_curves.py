@@ -18,10 +18,27 @@ def test_reference_difference_is_the_largest_gap_over_seeds():
     assert delta[5] == pytest.approx(0.3) and worst == pytest.approx(0.3)
     assert np.count_nonzero(delta) == 1
     assert accuracy == pytest.approx(np.mean([0.88 - 0.90, 0.89 - 0.90]))
-    assert curves.difference_text(found) == "max |Δ| 0.3, accuracy -1.5 pts"
+    # the legend's yardstick, by hand: both seeds' losses together, ||off - ref|| / ||ref||
+    loss = np.linspace(2.0, 0.5, UPDATES)
+    m = np.sqrt(0.3 ** 2 + 0.1 ** 2) / np.sqrt(2 * np.sum(loss ** 2))
+    close = curves.difference_verdict(group(*off, reference=ref))
+    assert close == f"miss {100 * m:.3g}%" == "miss 2.67%"
+    assert curves.difference_text(close, accuracy) == "miss 2.67%, accuracy -1.5 pts"
     assert curves.reference_difference(group(*off)) is None  # no twin, no difference
     same = group(ref[0], reference={0: ref[0]})
     assert curves.reference_difference(same) is None  # a large batch is not compared with itself
+
+
+def test_the_legend_says_exact_within_ten_spacings_at_the_largest_loss():
+    ref = result(strategy="large_batch")
+    step = float(np.spacing(np.float32(2.0)))  # the largest loss is 2.0
+    three = result(accum_steps=4, micro_batch=25, losses=ref.losses + 3 * step * (np.arange(UPDATES) == 7))
+    assert curves.difference_verdict(group(three, reference={0: ref})) == "exact (3.0 spacings)"
+    same = result(accum_steps=4, micro_batch=25)
+    assert curves.difference_verdict(group(same, reference={0: ref})) == "exact (0.0 spacings)"
+    blown = result(accum_steps=4, micro_batch=25, losses=np.where(np.arange(UPDATES) > 30, np.nan, ref.losses))
+    assert curves.difference_verdict(group(blown, reference={0: ref})) == "miss (a loss is not finite)"
+    assert curves.difference_verdict(group(same)) is None  # no twin
 
 
 def test_a_running_seed_counts_only_where_it_has_got_to():
