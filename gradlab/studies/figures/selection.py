@@ -154,7 +154,7 @@ def plot_best_of_more(counts, gains, title="The best of more evaluations is high
         counts: evaluations looked at, increasing and positive, e.g. (11, 21, 51, 101, 201):
             the x axis, logarithmic, with these as its ticks.
         gains: {label: one gain per count, in accuracy points}, drawn in order with markers
-            o, s, ^, D and solid, dashed, dash-dot, dotted lines.
+            o, s, D, ^ and solid, dashed, dash-dot, dotted lines.
     Returns:
         a matplotlib Figure, 7 x 3.5 inches, with 1 Axes, already closed in pyplot.
     Raises:
