@@ -29,8 +29,10 @@ assert model.count_params() == 203530  # P: the gradient each micro-batch writes
 # N = 32 / N = 1 3.3-4.8.)
 med = {label: m for label, (_, m, _) in q.items()}
 N_ratio = {N: q[f"fused: an update at N = {N} / at N = 1"] for N in Ns[1:]}
-# "fused is the faster at every N": N (at N = 1, one) fewer calls, the same micro-batches
-assert all(med[f"accumulate / fused, N = {N}"] > 1 for N in Ns), q
+# "fused is the faster from N = 2 on (at N = 1 the two are within noise of each other)": N fewer calls, the same
+# micro-batches; at N = 1 one extra small call, a median seen from 0.98 (a CI run) to above 1
+assert all(med[f"accumulate / fused, N = {N}"] > 1 for N in Ns if N > 1), q
+assert 0.8 < med["accumulate / fused, N = 1"] < 1.5, q
 # "accumulate's extra calls widen the gap as N grows": per update, median ms, N = 32 against N = 2
 _gap = {N: np.median((ms[f"accumulate, N = {N}"] - ms[N]) / 8) for N in Ns}
 assert _gap[32] > _gap[2] and _gap[32] > _gap[8] > _gap[1], _gap
