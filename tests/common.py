@@ -7,6 +7,10 @@ import gradlab
 DEVICES = gradlab.tower_devices(2)
 
 import keras  # noqa: E402  (TensorFlow initialises after the devices are made)
+import tensorflow as tf  # noqa: E402
+
+# Whether TensorFlow sees a GPU or TPU: where jit_compile="auto" keeps convolutions under XLA.
+ACCELERATOR = any(d.device_type != "CPU" for d in tf.config.list_physical_devices())
 
 
 class ActivationPenalty(keras.layers.Layer):

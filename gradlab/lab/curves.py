@@ -93,6 +93,12 @@ def _twins(group):
             if r.config.seed in reference and reference[r.config.seed] is not r]
 
 
+def _aligned(pairs):
+    """Each pair's losses over the updates both runs have, as float64: (runs', twins')."""
+    return ([np.asarray(r.losses[:len(ref.losses)], np.float64) for r, ref in pairs],
+            [np.asarray(ref.losses[:len(r.losses)], np.float64) for r, ref in pairs])
+
+
 def reference_difference(group):
     """`(Δ per update, max Δ, Δ final accuracy)` of a configuration against its large-batch
     twin (the same B, seeds and setting), over the seeds both have; None without a twin.
@@ -105,8 +111,7 @@ def reference_difference(group):
     pairs = _twins(group)
     if not pairs:
         return None
-    diffs = [np.abs(np.asarray(r.losses[:len(ref.losses)], np.float64)
-                    - np.asarray(ref.losses[:len(r.losses)], np.float64)) for r, ref in pairs]
+    diffs = [np.abs(a - b) for a, b in zip(*_aligned(pairs))]
     delta = np.fmax.reduce(stack(diffs))  # fmax: a shorter seed's NaN padding does not count
     done = [(r, ref) for r, ref in pairs
             if len(r.losses) == r.config.updates and len(ref.losses) == ref.config.updates]
@@ -124,8 +129,7 @@ def difference_verdict(group):
     pairs = _twins(group)
     if not pairs:
         return None
-    mine = [np.asarray(r.losses[:len(ref.losses)], np.float64) for r, ref in pairs]
-    theirs = [np.asarray(ref.losses[:len(r.losses)], np.float64) for r, ref in pairs]
+    mine, theirs = _aligned(pairs)
     if not all(np.isfinite(v).all() for v in mine + theirs):
         return "miss (a loss is not finite)"
     k = spacings(mine, theirs)

@@ -1,6 +1,5 @@
 """`Options`: one set of checked keywords, one XLA decision and one guard decision for both faces."""
 import keras
-import tensorflow as tf
 import pytest
 
 import gradlab as gl
@@ -8,7 +7,7 @@ from gradlab.core.homes import KerasOptimizer, Loop
 from gradlab.training.options import Options, guarded
 from gradlab.training.xla import xla_by_default
 
-ACCELERATOR = any(d.device_type != "CPU" for d in tf.config.list_physical_devices())
+from common import ACCELERATOR
 
 
 def _mlp():
