@@ -124,13 +124,18 @@ assert verdict(after["his plain mean"], large63, start=w0) == "miss 1.98%"
 _update_top = max(float(np.abs(a - b).max()) for a, b in zip(large63, w0))
 assert f"{top_v1:.3f}" == "0.161" and top_v1 > 5 * _update_top, (top_v1, _update_top)
 # how much more: "1.85 times" measured; by 01's formula the short part's error coefficient, 1/4 - 15/63 = 1/84, is
-# "1.5 times that of 32 + 31", 1/2 - 31/63 = 1/126; "the 15 rows' noisier mean adds the rest" (1.85 > 1.5)
+# "1.5 times as large" as 32 + 31's, 1/2 - 31/63 = 1/126 (1.85 > 1.5)
 from fractions import Fraction as _F
 assert _F(1, 4) - _F(15, 63) == _F(1, 84) and _F(1, 2) - _F(31, 63) == _F(1, 126)
 assert 3 * (_F(1, 4) - _F(16, 63)) == -_F(1, 84)  # the three 16s together: the 48's mean gradient, -1/84
 assert ratio == misses["his plain mean"] / misses["the plain mean of 32 + 31"]
 assert f"{ratio:.2f}" == "1.85" and float(_F(1, 84) / _F(1, 126)) == 1.5 and 1.5 < ratio < 2 * 1.5, ratio
 assert np.array_equal(x63, mnist.x_train[128:191]) and counts63 == [16, 16, 16, 15]
+# the split of 1.85, printed: 1.5 x ||g_15 - g_48|| / ||g_31 - g_32|| is the misses' ratio (01's formula, exact up to
+# rounding), "1.5 x 1.23 = 1.85"
+assert abs(1.5 * spread / ratio - 1) < 1e-3, (spread, ratio)
+assert f"{1.5 * spread:.2f}" == f"{ratio:.2f}" == "1.85", (spread, ratio)
+assert f"{spread:.2f}" == "1.23", spread
 # the exercise's checker passes a correct step that adds out of place (about three gradients at its peak) and
 # reports the peak instead of failing it: the learner is graded on the averaging, not on in-place numpy
 import contextlib, io
