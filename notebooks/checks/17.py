@@ -46,16 +46,16 @@ assert [f"{x:.2f}" for x in flat["large batch"]] == ["0.34", "0.22"], flat
 assert "{:+.1f} ± {:.1f}".format(*lab_iv) == "-4.8 ± 1.4" and abs(lab_iv[0]) > lab_iv[1], lab_iv
 assert verdict(yours_iv, lab_iv).startswith("exact: 0.0 spacings"), verdict(yours_iv, lab_iv)
 
-# the checklist on the convnet: 1, 2 and 4 exact by gradlab's verdict on the update; 3: gradlab's way and the large
+# the checklist on the convnet: 1, 2 (yours) and 4 exact by gradlab's verdict on the update; 3: gradlab's way and the large
 # batch give the cosine's rate at 2 updates, Keras's own accumulation 0 (it counted 8 micro-batches); check 5, Dropout,
 # misses (gradlab's verdict), the large batch with other masks about as much; every convnet starts from the same
 # weights (Dropout's seed is explicit)
 assert all(np.array_equal(a, b) for a, b in zip(convnet(0.25, 1).get_weights(), w_0))
 assert f"{grad_norm:.2f}" == "0.74" and grad_norm > 0.5, grad_norm
-_v = {k: judge(net, large_c) for k, net in nets.items()}
-assert list(_v.values()) == ["exact: 1.0 spacings",
-                            "exact: 1.1 spacings"], _v
-assert all(spacings(net.get_weights(), large_c.get_weights()) <= 10 for net in nets.values())
+assert update_check in (my_update_check, solution_update_check)
+_v = [check_12, judge(two_replicas, large_c)]
+assert _v == ["exact: 1.0 spacings", "exact: 1.1 spacings"] and check_12 == solution_update_check(4), _v
+assert all(spacings(net.get_weights(), large_c.get_weights()) <= 10 for net in (trained(4)[0], two_replicas))
 _d5, _d1 = judge(dropout_N4, dropout_large), judge(dropout_other, dropout_large)
 assert (_d5, _d1) == ("miss 46.7%", "miss 48.5%"), (_d5, _d1)
 _m5, _m1 = update_miss(dropout_N4, dropout_large), update_miss(dropout_other, dropout_large)
@@ -72,15 +72,25 @@ assert np.isclose(float(opts[4].learning_rate), float(opts[1].learning_rate))
 assert float(keras_way.optimizer.learning_rate) == 0.0 and float(cosine(8)) == 0.0  # spent: 0 from count 4 on
 assert schedule_check in (my_schedule_check, solution_schedule_check)
 
-# Capstone: B = 96 on a 16 GiB card (Ps = 1.5, a_in = 0.004, a_out + t = 0.6 GiB): 7.884 GiB of fixed terms,
-# (16 - 7.884) / 0.6 = 13.5, so 13 rows fit and the plan is N = 8, b = 12 (six of 16 would not fit); against the large
-# batch of 96 (cosine, 150 updates, seeds 0-2) gradlab's way +0.0 ± 0.0, Keras's own -8.0 ± 1.0, more than at N = 4
-# (the intervals do not overlap); its cosine spent after about 19 updates (150 / 8)
-assert (B, Ps, a_in, per_row, card) == (96, 1.5, 0.004, 0.6, 16)
-assert f"{fixed:.3f}" == "7.884" and f"{(card - fixed) / per_row:.1f}" == "13.5", fixed
-assert int((card - fixed) // per_row) == 13 and 96 // 6 == 16 > 13 and 96 // 8 == 12 <= 13
-assert plan in (my_plan, solution_plan) and (N, b) == (8, 12)
-assert f"{4 * Ps + B * (a_in + per_row):.1f}" == "64.0" and 4 * Ps + B * (a_in + per_row) > card  # N = 1 does not fit
+# Capstone: 11's Problem 4 GPT (P = 1e9, float32, Adam, T = 2,048) with B = 1,024 sequences on 8 H100s (79.6 GiB,
+# nvidia-smi's 81,559 MiB): 128 sequences a GPU; fixed terms 18.6 GiB (P s = 3.73; five of them with the accumulator,
+# plus the ids), a sequence 2.91 GiB; 20 sequences fit, so N = 8, b = 16, 65.1 GiB (four of 32 would not fit);
+# gradlab's memory_budget gives the same total. The all-reduce: 2 (R-1)/R x 4 P bytes at 450 GB/s, 15.6 ms, against
+# 6 P T_dev / 989e12 = 1.59 s: 1.0% of an update of 2.1 M tokens, at any N (neither depends on N)
+from gradlab.lessons import memory_budget as _mb
+assert (P, s, T, h, v, R, B_gpu) == (10**9, 4, 2048, 2048, 51_200, 8, 128)  # d = 16 layers (d: later Problem 1's gaps)
+assert f"{card:.1f}" == "79.6" and f"{fixed:.1f}" == "18.6" and f"{P * s / GiB:.2f}" == "3.73", (card, fixed)
+assert per_row == (34 * T * h * 16 + 8 * T * v) / GiB and f"{per_row:.2f}" == "2.91" and int((card - fixed) // per_row) == 20, per_row
+assert plan in (my_plan, solution_plan) and (N, b) == (8, 16)
+assert 128 // 4 == 32 and fixed + 32 * per_row > card and f"{fixed + b * per_row:.1f}" == "65.1"
+_gpt = _mb.budget(P, "adam", B=B_gpu, N=N, activation_bytes_per_row=34 * T * h * 16 + 4 * T * v,
+                  backward_bytes_per_row=4 * T * v, input_bytes_per_row=4 * T)
+assert abs(_gpt["total"] / GiB - (fixed + b * per_row)) < 1e-9 and _gpt["b"] == 16, _gpt
+assert f"{compute:.2f}" == "1.59" and f"{1e3 * ring:.1f}" == "15.6" and f"{ring / (compute + ring):.1%}" == "1.0%"
+assert f"{R * B_gpu * T / 1e6:.1f}" == "2.1" and R * B_gpu == 1024
+# the MLP at N = 8 (micro-batches of 12): against the large batch of 96 (cosine, 150 updates, seeds 0-2)
+# gradlab's way +0.0 ± 0.0, Keras's own -8.0 ± 1.0, more than at N = 4 (the intervals do not overlap); its cosine
+# spent after about 19 updates (150 / 8)
 assert [g.results[0].config.strategy for g in capstone] == ["large_batch", "fused", "keras"]
 assert [(g.results[0].config.accum_steps, g.results[0].config.micro_batch) for g in capstone] == [(1, 96), (8, 12), (8, 12)]
 assert all(r.config.schedule == "cosine" and r.config.updates == 150 for g in capstone for r in g.results)
@@ -100,4 +110,8 @@ _ivs = {k: seed_gaps.interval(d) for k, d in bn_gaps.items()}
 assert np.allclose(np.ravel(bn_ivs), np.ravel(list(_ivs.values())), atol=1e-9), bn_ivs  # yours is gradlab's
 assert ["{:+.1f} ± {:.1f}".format(*iv) for iv in _ivs.values()] == ["+0.7 ± 0.8", "+0.2 ± 0.6"], _ivs
 assert all(abs(m) <= h for m, h in _ivs.values()), _ivs
+# how many seeds would settle it, if the gaps kept their mean and s_d (0.32 per micro-batch): 4, and 7 per update
+_need = [next(n for n in sorted(T_975) if T_975[n] * d.std(ddof=1) / np.sqrt(n) < abs(d.mean())) for d in (_micro, _window)]
+assert _need == [4, 7] and f"{_micro.std(ddof=1):.2f}" == "0.32", (_need, _micro)
+assert list(range(2, 11)) == sorted(T_975) and all(T_975[n] > T_975[n + 1] for n in range(2, 10))
 print("lesson 17: every number the prose states checks out")

@@ -91,6 +91,13 @@ for _s_b, _s_B in norms[:21]:
 assert np.isclose(two_batch_noise_scale(_loop_b, _loop_B, 32, 256).noise_scale, averaged[20].noise_scale, rtol=1e-12, atol=0)
 assert spacings(got_b, _loop_b) <= 10 and spacings(got_B, _loop_B) <= 10, (spacings(got_b, _loop_b), spacings(got_B, _loop_B))
 assert abs(in_fit.noise_scale / averaged[20].noise_scale - 1) < 1e-6
+# the lesson's own replay (loop_20) is this one, and the tracker's averages are it by gradlab's verdict: "exact"
+assert tuple(map(float, loop_20)) == (float(_loop_b), float(_loop_B)), (loop_20, _loop_b, _loop_B)
+assert verdict([got_b, got_B], loop_20).startswith("exact: "), verdict([got_b, got_B], loop_20)
+# the 20 batches of the estimate are taken at `model`'s initial weights: nothing trains `model`
+assert all(np.array_equal(a, w) for a, w in zip(model.get_weights(), make_model("mlp", seed=0).get_weights()))
+# the rule: rho = 0.9 averages about 1 / (1 - rho) = 10 updates, 80 micro-batches of 32 (8 an update)
+assert f"{8 / (1 - 0.9):.0f}" == "80" and tracked.N == 8
 assert 0.28 < in_fit.noise_scale / exact[20].noise_scale < 3.02 and _fmt(exact[10].noise_scale, ".0f") == "30"
 # "it lags the exact 116.2, which had swung up from 30 at update 10: 61.9/116.2 = 0.53"
 assert _fmt(in_fit.noise_scale / exact[20].noise_scale, ".2f") == "0.53" and f"{61.9 / 116.2:.2f}" == "0.53"
