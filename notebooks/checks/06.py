@@ -14,6 +14,9 @@ first_zero = int(np.argmax(rates == 0))  # answer 1: the first update that appli
 per_epoch = -(-50_000 // 64)  # answer 2: micro-batches per epoch, the last one short
 
 assert probed == [0.0, 0.0, 0.0, -2.5] and clipped == -2.0
+# "applies weight decay once an update (...: with weight_decay=0.1 a lone weight at 1.0 reads 0.90 after four calls,
+# decayed once)": SGD(1.0)'s decay w - w * 0.1 * 1.0, once; at every call it would read 0.9 ** 4 = 0.66
+assert abs(float(decayed.numpy()[0]) - 0.9) < 1e-6 and int(wd_opt.iterations.numpy()) == 1, decayed
 assert rule == [-2.5, -2.0] and rule[0] == probed[-1] and rule[1] == clipped
 # the Your turn's three cases: the probe's, the probe's clipped at 2.0, seven gradients at N = 3 clipped at 2.5
 assert [o.get("global_clipnorm") for _, o in cases] == [None, 2.0, 2.5] and cases[2][1]["N"] == 3 and len(cases[2][0]) == 7
