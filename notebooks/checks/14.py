@@ -33,7 +33,10 @@ _back66 = 1000 * 4 * 1e9 * 16_384 / 989e12
 assert f"{overlapped_step([_back66 / 4] * 4, [reduce70 / 4] * 4) - _back66:.1f}" == "20.3" == f"{shown_ms:.1f}"
 assert abs(four_ms - exposed_ms) > 1 or params != 1e9  # the two models differ at the defaults
 compute40 = 1000 * 6 * 1e9 * 16_384 / (0.4 * 989e12)
-assert round(compute40) == 248 and round(100 * reduce70 / (reduce70 + compute40)) == 22  # its comment, at 0.4
+assert round(compute40) == 248 and round(100 * reduce70 / (reduce70 + compute40)) == 22  # the playground at 0.4
+# the realistic case the N table cell prints and the prose states: 248 ms a micro-batch at 40% of peak, 22% at N = 1
+assert f"{realistic_ms:.0f}" == "248" and f"{100 * comm_ms / (realistic_ms + comm_ms):.0f}" == "22"
+assert abs(realistic_ms - compute40) < 1e-9 and sorted(shares) == [1, 2, 4, 8]  # the table: N = 1, 2, 4, 8
 assert (best_per_bucket, f"{best_total:.2f}") == (10, "77.31") and f"{totals[sweep.index(11)]:.2f}" == "77.44"
 assert [f"{totals[i]:.1f}" for i in (0, -1)] == ["110.3", "136.5"]
 # "the ceiling favours 10": the smooth formula n_b τ_g + 70 + 200 τ_0 / n_b is least at 11, the ceiling's steps tip it
@@ -116,6 +119,16 @@ except TypeError:
 import inspect
 for _f in (keras.Model.fit, keras.Model.compile, tf.distribute.MirroredStrategy.__init__):
     assert not any("communication" in _p or "options" in _p for _p in inspect.signature(_f).parameters), _f
+# "MultiWorkerMirroredStrategy(communication_options=CommunicationOptions(bytes_per_pack=...)) does split it, into
+# packs taken last layer first": its constructor takes the options; TensorFlow's CollectiveAllReduce reverses the
+# gradient list before grouping it by size (the linked lines, TensorFlow 2.21.0)
+assert "communication_options" in inspect.signature(tf.distribute.MultiWorkerMirroredStrategy.__init__).parameters
+from tensorflow.python.distribute import cross_device_ops as _cdo
+_collective = inspect.getsource(_cdo.CollectiveAllReduce)
+assert _collective.index("dense_values.reverse()") < _collective.index("group_by_size(dense_values")
+if tf.__version__ == "2.21.0":  # the link's line numbers
+    _lines = inspect.getsource(_cdo).splitlines()
+    assert "Reverse the lists" in _lines[1138] and "group_by_size" in _lines[1149], _lines[1138:1151]
 # "Keras's optimizer calls `all_reduce` with no `CommunicationOptions`" (Going further): its one all-reduce call
 from keras.src.backend.tensorflow.optimizer import TFOptimizer
 _src = inspect.getsource(TFOptimizer._all_reduce_sum_gradients)

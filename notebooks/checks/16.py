@@ -16,6 +16,7 @@ assert min(_parts) > clip_norm  # "both parts are longer than c, so each is cut 
 assert all(abs(length(p) - clip_norm) < 1e-5 for p in parts)
 assert length(mirrored_grad) > clip_norm and abs(length(large_grad) - clip_norm) < 1e-5  # "longer than c"; the mean cut to c
 assert length(mirrored_grad) <= 2 * clip_norm + 1e-5  # at most R c (answer 1)
+assert f"{length(mirrored_grad) / clip_norm:.1f}" == "1.6"  # answer 1: "about 1.6c of a possible 2c" (1.65)
 assert [f"{v:.2f}" for v in (*_parts, length(mirrored_grad), length([(u + v) / 2 for u, v in zip(g0, g1)]),
                               length(large_grad))] == ["0.85", "0.76", "0.82", "1.32", "0.50"]  # the prose's lengths
 assert keras_clip.startswith("miss")  # mirrored fit against the clipped large batch, 600 digits

@@ -42,9 +42,11 @@ assert abs(tau_here - 1e3 * 20 * P / sum_rate) < 1e-9 * tau_here  # the fold's l
 # "1,111 ms, against 160 for the copy and 81.3 for the compute"; the card's sum 6 ms
 assert (f"{tau_d:.1f}", f"{tau_c:.0f}", f"{tau_h:,.0f}", f"{card_sum:.0f}") == ("81.3", "160", "1,111", "6")
 assert tau_h > tau_c > tau_d  # "numpy's sum ... sets the pace"
-# "touches every gradient byte five times where the copy touches it once, ... 18 GB/s, slower than the bus's 25";
-# "the card's own memory is a hundred times faster than either" (2,000 GB/s against 18 and 25)
-assert host_rate < bus and 50 < hbm / bus and hbm / host_rate < 150
+# "touches every gradient byte five times where the copy touches it once: it outlasts the copy at any host rate
+# below five times the bus's, 125 GB/s" (the cause is the five passes, not the rate: this machine's core may beat the
+# bus); "the card's own memory is about a hundred times faster than either" (2,000 GB/s against 18 and 25: 111 and 80)
+assert 5 * bus == 125e9 and abs(stage_ms(P, T_i, 5 * bus)[2] - tau_c) < 1e-9 * tau_c
+assert stage_ms(P, T_i, 0.99 * 5 * bus)[2] > tau_c and (round(hbm / host_rate), round(hbm / bus)) == (111, 80)
 # "above 8,064 tokens ... numpy's sum only above 56,000"; P cancels: the same at another size
 assert (f"{T_copy:,.0f}", f"{T_sum:,.0f}") == ("8,064", "56,000")
 for P_x in (1e8, 7e9):
@@ -68,7 +70,7 @@ assert abs(one_after_another - sched[False]["total"]) < 1e-9 and abs(overlapped 
 assert (f"{overlapped:,.0f}", f"{on_card:.0f}", f"{overlapped / on_card:.1f}") == ("11,512", "873", "13.2")
 assert (f"{one_after_another:,.0f}", f"{one_after_another / on_card:.1f}") == ("13,684", "15.7")
 assert N * tau_h / overlapped > 0.95  # the sums are nearly all of the overlapped update
-# the summary's "(8.1 with w_i in the loss)": numpy's sum in 3 passes, overlapped
+# the summary's "(8.1 with w_i in the loss)" (it leaves Problem 2's 5.0 to Problem 2): numpy's sum in 3 passes, overlapped
 assert abs(overlapped_3 - update_ms(tau_d, tau_c, 3 / 5 * tau_h, N)[1]) < 1e-9
 assert (f"{overlapped_3:,.0f}", f"{overlapped_3 / on_card:.1f}") == ("7,068", "8.1")
 # "the device (blue) computes 813 ms in ten blocks" (N = 10 of tau_d; overlapped, "the first two run
