@@ -118,6 +118,14 @@ assert abs(_fused[128] / _fused[32] - 1.6) < 0.2 and abs(_sep[128] / _fused[32] 
 assert _fused[128] / _fused[32] < 128 * best[128] / (32 * best[32]) < _sep[128] / _fused[32]  # less, then more
 assert min(_fused.values()) == _fused[32] and min(_sep.values()) == _sep[32]
 
+# tau_0 timed here (a fused update at N = 1, 4, 16, interleaved; nbval-ignored, it moves between runs): "Timed on this
+# machine, tau_0 stays under 3.9: the single micro-batch is fastest here too"; the summary's "at the call cost timed here"
+assert set(fused_at) == {1, 4, 16} and all(len(ms[N]) == 12 for N in fused_at), ms
+assert 1 < r4 < r16 < 16 and 0 < tau_here < _even, (r4, r16, tau_here, _even)
+assert best[128] * (4 + tau_here) > best[32] * (1 + tau_here)  # fused B = 128 slower than B = 32 at the timed tau_0
+# the main line's two lines of Problem 1: "over NVLink one micro-batch wins; over 10 Gb Ethernet four do (244 against 398)"
+assert min((1, 2, 4), key=lambda N: time_to_target(N, 450)) == 1 and min((1, 2, 4), key=lambda N: time_to_target(N, 1.25)) == 4
+
 # Answer 2: a call is 32 examples (one micro-batch of 32), about B_crit; B* = sqrt(32.4 x 32), about 32, at the knee,
 # where the model's time is least
 assert f"{tau:.0f}" == "32" and abs(tau - B_crit) < 1 and abs(tau - 32 * tau_0) < 1e-12
