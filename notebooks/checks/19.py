@@ -73,7 +73,7 @@ assert 900 / 2 == 450 and [round(time_to_target(N, 450)) for N in (1, 2, 4)] == 
 assert [round(time_to_target(N, 50)) for N in (1, 2, 4)] == [39, 46, 65]
 assert [round(time_to_target(N, 1.25)) for N in (1, 2, 4)] == [398, 286, 244]
 assert (f"{1.5 * 102.3 / 450:.1f}", f"{1.5 * 102.3 / 50:.1f}", f"{1.5 * 102.3 / 1.25:.1f}") == ("0.3", "3.1", "122.8")
-# the ResNet50 float32 gradient the problem all-reduces: 25,583,592 parameters (lesson 02 counts them, in its Problem 2)
+# the ResNet50 float32 gradient the problem all-reduces: its 25,583,592 trainable weights (keras.applications.ResNet50)
 assert (f"{4 * 25_583_592 / 1e6:.1f}", f"{4 * 25_583_592 / 2**20:.1f}") == ("102.3", "97.6")
 # what E counts: before loss 0.5, B = 512 passes over the 4,000 digits 2.4 to 2.8 times
 _passes = [512 * runs[s][512] / M for s in runs]
