@@ -112,10 +112,6 @@ assert f"{off:.1e}" == "4.1e-07" and off < 4 * np.finfo(np.float32).eps  # the m
 # the miss "3.4 eps": a few eps, rounding-sized (README, "Two yardsticks"), printed by gradlab's as_miss
 assert rnd(off / np.finfo(np.float32).eps, 1) == 3.4 and as_miss(off) == "3.4 eps"
 assert verdict(off_split, off_whole) == "miss 3.4 eps"  # cell 4 prints it
-# 22's test, applied: "rerun in float64, that miss falls 8.9 orders of magnitude, as far as float64 is finer (2^29: 8.7)"
-assert net64.trainable_variables[0].dtype == "float64" and keras.config.dtype_policy().name == "float32"
-assert f"{np.log10(off / off64):.1f}" == "8.9" and abs(np.log10(off / off64) - np.log10(2.0**29)) < 0.5
-assert off64 < 5 * np.finfo(np.float64).eps and f"{np.log10(2.0**29):.1f}" == "8.7"
 # the K = 1 line: an N = 20 draw and another large-batch draw, each as far from a large-batch draw
 assert [rnd(d.mean(), 2) for d in to_large.values()] == [1.79, 1.79]
 # "No farther": the cell prints the 32 distances' stds, 0.08 and 0.09, and the means' gap, 0.007, under two paired
@@ -138,8 +134,8 @@ assert rounded[5, "best"] == (0.39, 0.25) and gap[5]["best"][0] > gap[5]["best"]
 assert same_mean[5] - same_mean[1] > gap[5]["best"][0] / 2  # N = 5's lead stays on the same 11
 assert all(abs(gap[n]["final"][0]) < gap[n]["final"][1] for n in (5, 10, 20))  # none excludes 0
 
-# flat_grad traces once per input shape and mode: micro-batches of 5 and batches of 100, off and on; and the float64 net's two
-assert flat_grad.experimental_get_tracing_count() == 6
+# flat_grad traces once per input shape and mode: micro-batches of 5 and batches of 100, off and on
+assert flat_grad.experimental_get_tracing_count() == 4
 
 # the stored runs' seconds: 17 minutes in all (the regeneration time the text states); the rows' minutes as printed
 assert (rnd(minutes[20], 1), rnd(minutes[1], 1)) == (7.8, 2.1) and round(sum(minutes.values())) == 17
@@ -154,29 +150,23 @@ assert sum(m + h < 0 for m, h in learning) == 2
 assert late20.shape == (10, 101) and [at20[i] for i in (99, 200)] == [500, 1000]
 assert all(at20[int(np.argmax(run["curve"]))] >= 500 for run in rows_by_n[20]["runs"])  # every run's best
 assert f"{step:.2f}" == "0.22" and f"{2 * se[1_000] / np.sqrt(np.pi):.2f}" == "0.78"
-# "Neither N = 5 nor N = 10 leads on the same 11 once widened for the three rows compared"
-assert all(abs(gap[n]["same"][0]) < gap[n]["same"][1] * T_3rows / T95_9 for n in (5, 10))
-# "the larger gap, N = 5's, is +0.25 +- 0.31 once widened for the three rows compared, an interval that holds 0"
-assert abs(gap[5]["same"][0]) > abs(gap[10]["same"][0]) and (f"{m5:+.2f}", f"{h5:.2f}") == ("+0.25", "0.31")
-# one evaluation's sampling noise at 95%: 0.69 points on 1,000 digits, 0.22 on his 10,000 ("to 0.22, a third of the 0.69 here")
+# one evaluation's sampling noise at 95%: "His 10,000 test digits cut one evaluation's noise to 0.22 points, against 0.69
+# on the 1,000 here (sqrt(10) times smaller), so picking a lucky look should lift his rows less than the rerun's, by up to
+# about three times" (the lift from picking scales with the noise picked among: at most by the noise's ratio)
 assert (rnd(se[1_000], 2), rnd(se[10_000], 2)) == (0.69, 0.22) and lift[20] > lift[1]
+assert abs(se[1_000] / se[10_000] - np.sqrt(10)) < 1e-12 and round(np.sqrt(10)) == 3
 
 assert gap[5]["same"][0] - gap[5]["same"][1] > 0  # the one above: N = 5 on the same 11
-# the Predict's answer: "One does ...: N = 5 on the same 11, +0.25 +- 0.24, [+0.009, +0.491]"; "six give chance about
-# one try in four (26%, were they independent)"
+# "N = 5 ... the one interval of the six that excludes 0 (just: from +0.009)"; cell 17: "expect at least one of the six
+# to exclude 0 about one time in four" (26%, were they independent, printed)
 assert hits == ["N = 5, best of the same 11"] and len(nulls) == 6 and f"{1 - 0.95 ** 6:.0%}" == "26%"
-assert f'{gap[5]["same"][0] + gap[5]["same"][1]:+.3f}' == "+0.491"
 assert f'{gap[5]["same"][0] - gap[5]["same"][1]:+.3f}' == "+0.009"  # "just excluding 0 (from +0.009)"
 # of the six intervals whose expected gap is 0 (same 11 and final, N = 5, 10, 20), one excludes 0: N = 5's same 11
 _null = {(n, key): gap[n][key] for n in (5, 10, 20) for key in ("same", "final")}
 assert [k for k, (m, h) in _null.items() if abs(m) > h] == [(5, "same")]
-# "+0.25 +- 0.24; its final gap just holds 0 ... widened for the three rows compared (Bonferroni), it is +- 0.31
-# and holds 0": T_3rows is Student's t at 9 degrees of freedom, its 1 - 0.025/3 quantile
+# "+0.25 +- 0.24 ...; its final gap is as large (+0.28 +- 0.28, just holding 0)"
 assert tuple(rnd(x, 2) for x in gap[5]["same"]) == (0.25, 0.24) and gap[5]["final"][0] < gap[5]["final"][1]
-grid9 = np.linspace(0.0, T_3rows, 200_001)
-pdf9 = (1 + grid9**2 / 9) ** -5 * math.gamma(5) / (math.sqrt(9 * math.pi) * math.gamma(4.5))
-assert abs(0.5 + np.trapezoid(pdf9, grid9) - (1 - 0.025 / 3)) < 1e-4
-assert f"{h5:.2f}" == "0.31" and m5 == gap[5]["same"][0] and m5 - h5 < 0 < m5
+assert rnd(gap[5]["final"][0], 2) >= rnd(gap[5]["same"][0], 2)  # "as large"
 
 # best of more evaluations within N = 20's own runs: rises with k, from the same 11's mean to the best of all 201
 assert list(looks) == [11, 21, 51, 101, 201]
@@ -185,7 +175,7 @@ assert abs(looks[11] - same_mean[20]) < 1e-9 and abs(looks[201] - best_mean[20])
 assert (rnd(looks[11], 2), rnd(looks[201], 2), rnd(looks[201] - looks[11], 2)) == (94.63, 94.98, 0.35)
 assert looks[201] - looks[11] < best_mean[20] - best_mean[1]  # "nearly all of" the 0.36
 # the figure beside a model in which nothing learns: fresh evaluations (the generator and seed lesson 22 used) gain 0.79 from 11 looks
-# to 201, more than N = 20's runs (0.35), whose evaluations reuse one test set: "the model overstates what picking adds"
+# to 201, more than N = 20's runs (0.35), whose neighbouring evaluations score alike: "A model ... gains more, 0.79"
 assert list(sim_gain) == [11, 21, 51, 101, 201] and f"{sim_gain[201]:.2f}" == "0.79" and sim_gain[201] > looks[201] - looks[11]
 assert all(a < b for a, b in zip(list(sim_gain.values()), list(sim_gain.values())[1:]))
 
