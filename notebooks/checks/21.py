@@ -112,6 +112,11 @@ assert f"{off:.1e}" == "4.1e-07" and off < 4 * np.finfo(np.float32).eps  # the m
 # the miss "3.4 eps": a few eps, rounding-sized (README, "Two yardsticks"), printed by gradlab's as_miss
 assert rnd(off / np.finfo(np.float32).eps, 1) == 3.4 and as_miss(off) == "3.4 eps"
 assert verdict(off_split, off_whole) == "miss 3.4 eps"  # cell 4 prints it
+# 22's test, applied (the folded cell): "rerun in float64 ... that miss falls 8.9 orders of magnitude, as far as float64
+# is finer (2^29: 8.7)"
+assert net64.trainable_variables[0].dtype == "float64" and keras.config.dtype_policy().name == "float32"
+assert f"{np.log10(off / off64):.1f}" == "8.9" and abs(np.log10(off / off64) - np.log10(2.0**29)) < 0.5
+assert off64 < 5 * np.finfo(np.float64).eps and f"{np.log10(2.0**29):.1f}" == "8.7"
 # the K = 1 line: an N = 20 draw and another large-batch draw, each as far from a large-batch draw
 assert [rnd(d.mean(), 2) for d in to_large.values()] == [1.79, 1.79]
 # "No farther": the cell prints the 32 distances' stds, 0.08 and 0.09, and the means' gap, 0.007, under two paired
@@ -134,8 +139,9 @@ assert rounded[5, "best"] == (0.39, 0.25) and gap[5]["best"][0] > gap[5]["best"]
 assert same_mean[5] - same_mean[1] > gap[5]["best"][0] / 2  # N = 5's lead stays on the same 11
 assert all(abs(gap[n]["final"][0]) < gap[n]["final"][1] for n in (5, 10, 20))  # none excludes 0
 
-# flat_grad traces once per input shape and mode: micro-batches of 5 and batches of 100, off and on
-assert flat_grad.experimental_get_tracing_count() == 4
+# flat_grad traces once per input shape and mode: micro-batches of 5 and batches of 100, off and on; and the float64
+# net's two
+assert flat_grad.experimental_get_tracing_count() == 6
 
 # the stored runs' seconds: 17 minutes in all (the regeneration time the text states); the rows' minutes as printed
 assert (rnd(minutes[20], 1), rnd(minutes[1], 1)) == (7.8, 2.1) and round(sum(minutes.values())) == 17
