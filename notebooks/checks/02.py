@@ -85,8 +85,16 @@ assert _made[0][0] == _made[1][0] == ["model/dense/kernel", "model/dense/bias", 
 assert all(np.array_equal(a, b) for a, b in zip(_made[0][1], _made[1][1]))
 assert np.array_equal(_made[0][2], _made[1][2])
 
-# The classic graph: tower 1's ops carry its name_scope, the variable it reads does not
+# The classic graph (the fold "How the towers share one set of variables"): tower 1's ops carry its name_scope, the
+# variable it reads does not: "tower 1's `tower_1/model/MatMul` reads `model/dense/kernel`"
+matmul_1 = tf1_graph.get_operation_by_name("tower_1/model/MatMul")  # tower 1's first matrix product
 assert (matmul_1.name, matmul_1.inputs[1].op.inputs[0].op.name) == ("tower_1/model/MatMul", "model/dense/kernel")
+assert sorted({v.device for v in tf1_graph.get_collection("trainable_variables")}) == ["/device:CPU:0"]  # on tower 0
+# The tutorial's update, read with TF1's public RunOptions(output_partition_graphs=True): "the same copies as your
+# step, less the summed loss its update does not return"
+assert carried(tf1_sends) == "CPU:0 -> CPU:1: 4 weights, 2 halves (x, y) | CPU:1 -> CPU:0: 4 gradients"
+assert carried(tf2_sends) == carried(tf1_sends) + ", 1 summed loss"
+assert {"split/split:1", "split/split_1:1"} <= {name for s, name in tf1_sends if s == "CPU:0"}  # tower 1's halves
 # One copy of the weights
 assert numbers == 203_530 and fmt(4 * numbers / 2**20, ".2f") == "0.78"
 
@@ -118,6 +126,7 @@ assert 0.5 / 32 < 1 / 63 < 0.5 / 31
 # on the 32 + 31 towers' own mean gradients at the start weights: (1/2 - n_r/B) summed against the plain mean's error
 from fractions import Fraction
 assert Fraction(32 - 31, 2 * 63) == Fraction(1, 126) == Fraction(1, 2) - Fraction(31, 63)
+assert Fraction(40 - 23, 2 * 63) == Fraction(17, 126)  # "on 40 + 23 it would be 17/126"
 _g0, _g1 = (large_update(uneven_start, _xr, _yr) for _xr, _yr in zip(tf.split(batches[2][0], [32, 31]),
                                                                      tf.split(batches[2][1], [32, 31])))
 _u0, _u1 = ([w - s for w, s in zip(_g, uneven_start)] for _g in (_g0, _g1))  # -0.1 g_r, one update from the start
