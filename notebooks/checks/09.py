@@ -70,7 +70,7 @@ lag_once, lag_keras, lag_fixed = keras_lags.values()
 assert abs(lag_once - 0.9 / 0.1) < 1e-9 and abs(lag_keras - 0.9 / (1 - 0.9 ** 4)) < 1e-9
 assert abs(lag_fixed - 0.9 ** 0.25 / 0.1) < 1e-9
 assert f"{lag_once:.2f} {lag_keras:.2f} {lag_fixed:.2f} {lag_fixed - lag_once:.2f}" == "9.00 2.62 9.74 0.74"
-assert 0 < lag_fixed - lag_once < 1  # "the memory is back, less than one update longer" (9.74 against 9.00)
+assert 0 < lag_fixed - lag_once < 1  # "9.74, less than one update more than once per update's 9.00"
 # "it remembers (1 - rho) / (1 - rho^N) as many updates"; after the lags: "2.62, 0.29 as many" (printed)
 assert abs(lag_keras / lag_once - 0.1 / (1 - 0.9 ** 4)) < 1e-9 and f"{lag_keras / lag_once:.2f}" == "0.29"
 assert lag_share == lag_keras / lag_once and f"{0.1 / (1 - 0.9 ** 4):.2f}" == "0.29"
@@ -122,6 +122,12 @@ _r = 0.99 ** 0.25
 _root_w = np.array([(1 - _r) * _r ** (4 - i) for i in range(1, 5)])
 _root_pred = _root_w @ np.stack([h_i.mean(0) for h_i in np.split(h, 4)]).astype("float64") - 0.01 * h.astype("float64").mean(0)
 assert abs(_root_w.sum() - 0.01) < 1e-12 and f"{np.abs(_root_pred).max():.1e}" == "3.3e-06", _root_pred
+# printed: the real layer's weights on the four means at 0.99^(1/4), "from 0.00249 to 0.00251, not 0.00250 each", are
+# the formula's; and the merge's second term, "9%" of the large batch's variance
+assert np.abs(root_w - _root_w).max() < 1e-6 and [f"{w:.5f}" for w in root_w] == ["0.00249", "0.00250", "0.00250",
+                                                                                   "0.00251"], root_w
+assert f"{0.01 / 4:.5f}" == "0.00250" and np.abs(spread - between).max() < 1e-6
+assert f"{spread.sum() / h.var(0).sum():.0%}" == "9%"
 assert np.abs(root_bn[0] - large_bn[0] - _root_pred).max() < 1e-8 and w_gap(moved["window"][:1], large_bn[:1]) < 1e-8
 assert abs(w_gap(root_bn[1:], large_bn[1:]) - 0.01 * float(between.max())) < 0.1 * w_gap(root_bn[1:], large_bn[1:])
 assert np.abs(var_bn.mean(0) + between - h.var(0)).max() < 1e-5 and var_bn.mean(0).sum() < h.var(0).sum()
