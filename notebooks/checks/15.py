@@ -34,10 +34,11 @@ assert verdict(dropped.get_weights(), large600.get_weights()).startswith("exact"
 def _tf_rule(rows, R):  # the rule the prose states (lesson 13 states it too): ceil(rows / R) to each replica in turn
     per = -(-rows // R)
     return [max(0, min(per, rows - r * per)) for r in range(R)]
-for _rows, _R in ((11, 2), (11, 3), (11, 4), (11, 6), (4, 3), (1, 2), (64, 3), (60, 2)):  # against the measured shards
+for _rows, _R in ((11, 2), (11, 3), (11, 4), (11, 6), (4, 3), (1, 2), (64, 3), (60, 2), (30, 4)):  # the measured shards
     assert _tf_rule(_rows, _R) == shards(_rows, strategies[_R]), (_rows, _R, shards(_rows, strategies[_R]))
 assert shards(11, strategies[4]) == [3, 3, 3, 2] and shards(11, strategies[6]) == [2, 2, 2, 2, 2, 1]
 assert shards(11, strategies[3]) == [4, 4, 3] and shards(1) == [1, 0]
+assert shards(30, strategies[4]) == [8, 8, 8, 6]  # lesson 13 quotes it against the even split's 8, 8, 7, 7
 assert shards(4, strategies[3]) == [2, 2, 0] and shards(4, strategies[3], drop_remainder=True) == [2, 2, 0]
 # Problem 2 (pencil, from the printed splits): the heaviest row of the last batch weighs 11 / (R n_r) times its due
 assert [f"{max(11 / (R * n) for n in shards(11, strategies[R])):.3f}" for R in (2, 3, 4, 6)] == [
@@ -71,8 +72,8 @@ assert abs(empty["mirrored fit"] - 0.5) < 1e-4  # half the large batch's update
 assert f"{empty['mirrored fit']:.0%}" == "50%"
 assert float(keras.ops.divide_no_nan(0.0, 0.0)) == 0.0 and np.isnan(float(tf.reduce_mean(tf.zeros([0]))))
 
-# Full batches that R does not divide: fit does not start; Keras's step misses at every update (the table's row:
-# "its step run by hand (folded below): 2.7% to 5.2%")
+# Full batches that R does not divide: fit does not start; Keras's step misses at every update ("Had it started,
+# Keras's step would have missed each update by 2.7% to 5.2%", and the table's row)
 assert shards(64, strategies[3]) == [22, 22, 20] and fit_updates == 0 and "AddN" in fit_error
 assert len(per_update) == 9 and all(m > 1e-3 for m in per_update), per_update  # every update misses
 assert (f"{min(per_update):.1%}", f"{max(per_update):.1%}") == ("2.7%", "5.2%"), per_update  # 01's miss, each
