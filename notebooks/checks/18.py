@@ -56,21 +56,19 @@ assert (_fmt(9 * 2 * P / 1e6, ".1f"), _fmt(flops / 1e6, ",.0f"), _fmt(9 * 2 * P 
     == ("3.7", "210", "1.7%")
 assert P_1 == 784 * 256 + 256  # the first layer: no gradient with respect to the pixels
 
-# training: 71 -> 224 by update 200 (loss 0.14); |g|^2 fell 13-fold, tr(Sigma) 4.0-fold, so their ratio rose 3.2-fold
-assert (_fmt(exact[0].noise_scale, ".0f"), _fmt(exact[200].noise_scale, ".0f"), _fmt(loss_200, ".2f")) \
-    == ("71", "224", "0.14")
+# training: by update 200 (loss 0.14) |g|^2 fell 13-fold, tr(Sigma) only 4.0-fold
+assert (_fmt(exact[0].noise_scale, ".0f"), _fmt(loss_200, ".2f")) == ("71", "0.14")
 assert (_fmt(exact[0].grad_sq_norm / exact[200].grad_sq_norm, ".0f"),
         _fmt(exact[0].trace_cov / exact[200].trace_cov, ".1f")) == ("13", "4.0")
-assert _fmt(exact[200].noise_scale / exact[0].noise_scale, ".1f") == "3.2"
+assert values == {t: e.noise_scale for t, e in exact.items()}
 points = [t for t in exact if t > 0]
 assert len(points) == 20 and len(averaged) == 201
 ratio_at = {0: np.array([averaged[t].noise_scale / exact[t].noise_scale for t in points])}
 nonpositive = {0: sum(a.grad_sq_norm <= 0 for a in averaged)}
 # rho 0.9: median 1.10 of the exact value (printed and stated); never <= 0
 assert (_fmt(np.median(ratio_at[0]), ".2f"), nonpositive[0]) == ("1.10", 0)
-# the exact value: lowest 30 at update 10, highest 1,314 at update 190
-assert (dip, _fmt(values[dip], ".0f"), _fmt(exact[10].noise_scale, ".0f")) == (10, "30", "30")
-assert (peak, _fmt(values[peak], ",.0f")) == (190, "1,314")
+# the exact value "jumps, here from 30 at update 10" (its lowest checkpoint) to 116.2 at update 20
+assert min(values, key=values.get) == 10 and _fmt(exact[10].noise_scale, ".0f") == "30"
 
 # Answers 1-3
 assert (_fmt(a1_rms[2048], ".3f"), _fmt(np.sqrt(stats.trace_cov / 2048 * (M - 2048) / (M - 1)), ".3f")) \
@@ -114,7 +112,11 @@ def _ratios(rho):
 _r3 = {rho: _ratios(rho) for rho in (0.5, 0.9, 0.97)}
 assert [(_fmt(np.median(v), ".2f"), _fmt(v.min(), ".2f"), _fmt(v.max(), ".2f")) for v in _r3.values()] == \
     [("1.07", "0.40", "4.58"), ("1.10", "0.28", "3.02"), ("0.67", "0.19", "2.57")], _r3
-assert min(_r3, key=lambda rho: _r3[rho].max() / _r3[rho].min()) == 0.9  # 0.9's spread is the narrowest
+assert min(_r3, key=lambda rho: _r3[rho].max() / _r3[rho].min()) == 0.9  # 0.9's spread is the narrowest as a ratio
+# "off by up to a factor of 3.5" (1 / 0.2825, printed 0.28; 3.02 above): the table's last column, 0.9's the least
+_off = {rho: max(v.max(), 1 / v.min()) for rho, v in _r3.items()}
+assert [_fmt(v, ".1f") for v in _off.values()] == ["4.6", "3.5", "5.4"] and min(_off, key=_off.get) == 0.9, _off
+assert _off[0.9] == 1 / _r3[0.9].min()
 # "rho = 0.5 ... moves both ends up; rho = 0.97 ... moves both down" (against rho = 0.9's 0.28 to 3.02)
 assert _r3[0.5].min() > _r3[0.9].min() and _r3[0.5].max() > _r3[0.9].max()
 assert _r3[0.97].min() < _r3[0.9].min() and _r3[0.97].max() < _r3[0.9].max()
@@ -126,13 +128,10 @@ assert max(abs(rms[b] / pred[b] - 1) for b in rms) < 0.065  # "holds to 6%"
 assert (_fmt(rms[8] / pred[8], ".2f"), _fmt(se8, ".2f")) == ("1.06", "0.03") and 1.5 < (rms[8] / pred[8] - 1) / se8 < 2.5
 # the rho = 0.9 average against the exact value: 0.28 to 3.02 (median 1.10)
 assert (_fmt(ratio_at[0].min(), ".2f"), _fmt(ratio_at[0].max(), ".2f")) == ("0.28", "3.02")
-# the trend: median 81 over updates 0-50, 445 over 150-200; |g|^2 = 0.016 at the peak (update 190)
+# the trend: median 81 over updates 0-50, 445 over 150-200 (six checkpoints each)
 assert (_fmt(np.median([values[t] for t in range(0, 51, 10)]), ".0f"),
         _fmt(np.median([values[t] for t in range(150, 201, 10)]), ".0f")) == ("81", "445")
-assert _fmt(exact[190].grad_sq_norm, ".3f") == "0.016"
-# the exact value swings up to 5.9-fold between neighbouring checkpoints (10 updates apart)
-assert _fmt(swing, ".1f") == "5.9" and swing == max(
-    max(values[t + 10] / values[t], values[t] / values[t + 10]) for t in range(0, 200, 10))
+assert (_fmt(early, ".0f"), _fmt(late, ".0f")) == ("81", "445")
 # each ratio's standard error is printed: 0.03 at b = 8 (above)
 # the exact value takes one backward pass per digit, 4,000, against 125 batches of 32 in an epoch
 assert (M, M // 32) == (4000, 125)

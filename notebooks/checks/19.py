@@ -54,8 +54,8 @@ assert doubled == 8 and sum(won[t][s][512] == won[t][s][32] for t in targets for
 # "90 to 163 (2.8 to 5.0 times the knee) at loss 0.5"
 _over = [v / B_crit for v in at_target.values()]
 assert (f"{min(_over):.1f}", f"{max(_over):.1f}") == ("2.8", "5.0") and (round(min(_over)), round(max(_over))) == (3, 5)
-# the best rates against eta_opt's shape: best at B_noise = 34, beside the fit's 32 (misfit 0.61 steps at both);
-# B_simple's 90 and 163 fit worse (0.94 and 1.33)
+# the best rates against eta_opt's shape, "a weak lean": best at B_noise = 34, beside the fit's 32 (misfit 0.61
+# steps at both); B_simple's 90 "only a little worse" (0.94), 163 worse (1.33)
 assert f"{B_rates:.0f}" == "34" and abs(B_rates - B_crit) < 0.2 * B_crit, B_rates
 assert [f"{rate_misfit(x):.2f}" for x in (B_rates, B_crit, min(at_target.values()), max(at_target.values()))] == \
     ["0.61", "0.61", "0.94", "1.33"]
@@ -118,12 +118,12 @@ assert abs(_fused[128] / _fused[32] - 1.6) < 0.2 and abs(_sep[128] / _fused[32] 
 assert _fused[128] / _fused[32] < 128 * best[128] / (32 * best[32]) < _sep[128] / _fused[32]  # less, then more
 assert min(_fused.values()) == _fused[32] and min(_sep.values()) == _sep[32]
 
-# tau_0 timed here (a fused update at N = 1, 4, 16, interleaved; nbval-ignored, it moves between runs): "Timed on this
-# machine, tau_0 stays under 3.9: the single micro-batch is fastest here too"; the summary's "at the call cost timed here"
+# tau_0 timed here (the folded cell: a fused update at N = 1, 4, 16, interleaved; nbval-ignored, it moves between
+# runs): "timed here, it stays under" 3.9; the summary's "fastest at both the assumed and the timed call cost"
 assert set(fused_at) == {1, 4, 16} and all(len(ms[N]) == 12 for N in fused_at), ms
 assert 1 < r4 < r16 < 16 and 0 < tau_here < _even, (r4, r16, tau_here, _even)
 assert best[128] * (4 + tau_here) > best[32] * (1 + tau_here)  # fused B = 128 slower than B = 32 at the timed tau_0
-# the main line's two lines of Problem 1: "over NVLink one micro-batch wins; over 10 Gb Ethernet four do (244 against 398)"
+# the main line's pointer to Problem 1: "four micro-batches beat one over 10 Gb Ethernet, not over NVLink"
 assert min((1, 2, 4), key=lambda N: time_to_target(N, 450)) == 1 and min((1, 2, 4), key=lambda N: time_to_target(N, 1.25)) == 4
 
 # Answer 2: a call is 32 examples (one micro-batch of 32), about B_crit; B* = sqrt(32.4 x 32), about 32, at the knee,
