@@ -63,7 +63,7 @@ for _scale, _tie in ((1.4, True), (1.5, False)):
 assert (round(1.4 * comm_ms), round(1.5 * comm_ms)) == (98, 105)
 # your hub (or the solution): device 0 sends (R - 1) G = 12,000,000 bytes, the others G each
 assert hub_sent.tolist() == [3 * G, G, G, G] == [12_000_000] + [4_000_000] * 3, hub_sent
-# "its sums match yours and the exact sum to rounding (the verdicts printed)": the ring's error is one float32
+# "its sums match yours and the exact sum to rounding" (the verdicts printed): the ring's error is one float32
 # spacing at the largest sum, 9.7 (2^-20 there)
 _largest = float(np.abs(exact).max())
 assert f"{_largest:.1f}" == "9.7" and float(np.spacing(np.float32(_largest))) == 2.0 ** -20
@@ -129,6 +129,13 @@ assert _collective.index("dense_values.reverse()") < _collective.index("group_by
 if tf.__version__ == "2.21.0":  # the link's line numbers
     _lines = inspect.getsource(_cdo).splitlines()
     assert "Reverse the lists" in _lines[1138] and "group_by_size" in _lines[1149], _lines[1138:1151]
+# "the default `CollectiveAllReduce` (NCCL underneath on GPUs) sends one pack": MirroredStrategy's default cross-device
+# ops (not NcclAllReduce, whatever its docstring says), and with bytes_per_pack 0, CommunicationOptions' default,
+# group_by_size keeps every gradient in one pack
+assert type(dist2.extended._cross_device_ops) is _cdo.CollectiveAllReduce, dist2.extended._cross_device_ops
+assert tf.distribute.experimental.CommunicationOptions().bytes_per_pack == 0
+from tensorflow.python.distribute import cross_device_utils as _cdu
+assert len(_cdu.group_by_size([tf.ones([3]), tf.ones([5])], 0)) == 1
 # "Keras's optimizer calls `all_reduce` with no `CommunicationOptions`" (Going further): its one all-reduce call
 from keras.src.backend.tensorflow.optimizer import TFOptimizer
 _src = inspect.getsource(TFOptimizer._all_reduce_sum_gradients)
