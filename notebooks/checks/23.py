@@ -1,0 +1,44 @@
+"""The authors' checks of lesson 23 (23-planning-a-run.ipynb), not part of the lesson.
+
+Run by the lesson's last cell with `%run -i`, over the notebook's names: it re-checks every number the
+prose states against the run the notebook just made, and fails loudly where a run disagrees with the
+text. The GPT's numbers are arithmetic, pinned exactly; the CPU's memory readings move between runs on a
+shared machine, so only their conclusions are pinned (under or over the limit), with a margin."""
+import numpy as np
+
+# Step 1: 11's Problem 4 GPT (P = 1e9, float32, Adam, T = 2,048, v = 51,200) with B = 1,024 on 8 H100s: 128 sequences
+# a GPU in 79.6 GiB (nvidia-smi's 81,559 MiB); five fixed terms 18.6 GiB (P s = 3.73), a sequence 2.91 GiB; 20 fit;
+# N = 8, b = 16, 65.1 GiB; four of 32 would hold 111.6 GiB; "the fixed terms take under a quarter of the card"
+assert (P, s, T, h, d, v, R, B, B_gpu) == (10**9, 4, 2048, 2048, 16, 51_200, 8, 1024, 128)
+assert f"{card / GiB:.1f}" == "79.6" and f"{fixed / GiB:.1f}" == "18.6" and f"{P * s / GiB:.2f}" == "3.73"
+assert fixed < card / 4 and f"{per_row / GiB:.2f}" == "2.91" and int((card - fixed) // per_row) == 20
+assert plan in (my_plan, solution_plan) and (N, b) == (8, 16) and solution_plan(B_gpu, card, fixed, per_row) == (8, 16)
+_tot = {n: memory_budget.budget(P, "adam", B=B_gpu, N=n, **rows)["total"] / GiB for n in (4, 8)}
+assert [f"{_tot[n]:.1f}" for n in (4, 8)] == ["111.6", "65.1"] and abs(_tot[8] - (fixed + b * per_row) / GiB) < 1e-9
+# the five terms in the prose: weights, gradients, 2 Adam slots, accumulator (P s each), the ids (4 T bytes a sequence)
+assert fixed == 5 * P * s + B_gpu * 4 * T and per_row == 34 * T * h * d + 8 * T * v
+
+# Step 2: float32 gradients (4 P bytes) in a ring over NVLink at 450 GB/s: 15.6 ms; compute 6 P tokens at 40% of
+# 989 TFLOP/s: 3.98 s for 262,144 tokens; 0.4% of the update at any N; balance at 1,026 tokens a GPU; 14: 16,384 tokens
+assert T_gpu == 262_144 and f"{compute:.2f}" == "3.98" and f"{1e3 * ring:.1f}" == "15.6" and f"{share:.1%}" == "0.4%"
+assert abs(ring - 2 * (R - 1) / R * 4 * P / 450e9) < 1e-15 and f"{ring / per_token:,.0f}" == "1,026"
+assert 8 * 2048 == 16_384  # 14's T_dev: 8 sequences of 2,048 tokens
+
+# Step 3: Kaplan et al.'s fits (B* = 2e8 tokens, alpha_B = 0.21; N_c = 8.8e13, alpha_N = 0.076): L = 2.38 nats,
+# B_crit = 1,586 sequences; B = 1,024: S/S_min 2.55, E/E_min 1.65; 512: S 4.10; 2,048: E 2.29
+assert f"{L:.2f}" == "2.38" and f"{B_crit:,.0f}" == "1,586" and B < B_crit
+_se = {x: (f"{1 + B_crit / x:.2f}", f"{1 + x / B_crit:.2f}") for x in (512, 1024, 2048)}
+assert _se[1024] == ("2.55", "1.65") and _se[512][0] == "4.10" and _se[2048][1] == "2.29", _se
+
+# the CPU check: 11's MLP (its a_out, t, a_in), under 24 MiB: N = 4, b = 256, budget 22.04 MiB; measured, the fused
+# loop under the limit and plain (N = 1) over 30 MiB (11 measured it near its budget, 34.91), read with a margin
+assert (by_row["activation_bytes_per_row"], by_row["backward_bytes_per_row"], P_mlp) == (18_984, 4_608, 1_154_954)
+assert (N_mlp, b_mlp) == (4, 256), (N_mlp, b_mlp)
+assert f"{memory_budget.budget(P_mlp, 'sgd', B=1024, N=4, **by_row)['total'] / MiB:.2f}" == "22.04"
+assert measured[4] <= 24 and measured[1] > 30, measured
+
+# Problems: 1. InfiniBand 140 ms, 3.4%; 2. 7B: 130 GiB of fixed terms, my_plan None; 3. 3.0 nats: 522 sequences, 2.96
+assert f"{1e3 * ib:.0f}" == "140" and f"{ib / (compute + ib):.1%}" == "3.4%" and 450 / 50 == 9
+assert f"{big_fixed / GiB:.0f}" == "130" and solution_plan(B_gpu, card, big_fixed, per_row) is None
+assert f"{early:,.0f}" == "522" and f"{1 + 1024 / early:.2f}" == "2.96"
+print("lesson 23: every number the prose states checks out")
