@@ -17,6 +17,10 @@ _tot = {n: memory_budget.budget(P, "adam", B=B_gpu, N=n, **rows)["total"] / GiB 
 assert [f"{_tot[n]:.1f}" for n in (4, 8)] == ["111.6", "65.1"] and abs(_tot[8] - (fixed + b * per_row) / GiB) < 1e-9
 # the five terms in the prose: weights, gradients, 2 Adam slots, accumulator (P s each), the ids (4 T bytes a sequence)
 assert fixed == 5 * P * s + B_gpu * 4 * T and per_row == 34 * T * h * d + 8 * T * v
+# attention's scores left out: 5 n_h T^2 bytes a layer (Korthikanti et al.); kept, with 16 heads, "they add 5.0 GiB a
+# sequence, and the plan becomes 32 micro-batches of 4"
+_scores = d * 5 * 16 * T**2
+assert f"{_scores / GiB:.1f}" == "5.0" and solution_plan(B_gpu, card, fixed, per_row + _scores) == (32, 4)
 
 # Step 2: float32 gradients (4 P bytes) in a ring over NVLink at 450 GB/s: 15.6 ms; compute 6 P tokens at 40% of
 # 989 TFLOP/s: 3.98 s for 262,144 tokens; 0.4% of the update at any N; balance at 1,026 tokens a GPU; 14: 16,384 tokens
