@@ -26,6 +26,8 @@ assert f"{_scores / GiB:.1f}" == "5.0" and solution_plan(B_gpu, card, fixed, per
 # 989 TFLOP/s: 3.98 s for 262,144 tokens; 0.4% of the update at any N; balance at 1,026 tokens a GPU; 14: 16,384 tokens
 assert T_gpu == 262_144 and f"{compute:.2f}" == "3.98" and f"{1e3 * ring:.1f}" == "15.6" and f"{share:.1%}" == "0.4%"
 assert abs(ring - 2 * (R - 1) / R * 4 * P / 450e9) < 1e-15 and f"{ring / per_token:,.0f}" == "1,026"
+# "14's Problem 2 found 1,282 for bf16 gradients at the peak: twice the bytes at 40% of the peak give 0.8 times that"
+assert f"{1282 * 0.4 * 2:,.0f}" == "1,026" and f"{2 * (R - 1) / R * 2 * P / 450e9 * 989e12 / (6 * P):,.0f}" == "1,282"
 assert 8 * 2048 == 16_384  # 14's T_dev: 8 sequences of 2,048 tokens
 
 # Step 3: Kaplan et al.'s fits (B* = 2e8 tokens, alpha_B = 0.21; N_c = 8.8e13, alpha_N = 0.076): L = 2.38 nats,
