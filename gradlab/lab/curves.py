@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..studies.stats import moving_average
-from ..studies.yardstick import ROUNDING, as_miss, miss, spacings
+from ..studies.yardstick import ROUNDING, beyond, miss, spacings
 
 X_LABELS = {"updates": "update",
             "examples": "examples seen (updates × B)",
@@ -133,7 +133,7 @@ def difference_verdict(group):
     if not all(np.isfinite(v).all() for v in mine + theirs):
         return "miss (a loss is not finite)"
     k = spacings(mine, theirs)
-    return f"exact ({k:.1f} spacings)" if k <= ROUNDING else f"miss {as_miss(miss(mine, theirs))}"
+    return f"exact ({k:.1f} spacings)" if k <= ROUNDING else beyond(k, miss(mine, theirs))
 
 
 def difference_text(close, acc):

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from gradlab.studies.yardstick import EPS, as_miss, miss, spacings, verdict
+from gradlab.studies.yardstick import EPS, as_miss, beyond, miss, spacings, verdict
 
 
 def test_walk_through_by_hand():
@@ -50,3 +50,14 @@ def test_bad_input_named():
         spacings([], [])
     with pytest.raises(ValueError, match="got -1"):
         as_miss(-1)
+
+
+def test_miss_means_past_rounding():
+    # |b| = 5 and b's largest entry 4, where one spacing is 2^-21 = 4 eps: a gap of 5 * 8 eps is
+    # 10 spacings (exact); 5 * 12 eps is 15 spacings and a miss of 12 eps, rounding-sized.
+    b = np.array([3.0, 4.0])
+    assert verdict(np.array([3.0, 4.0 + 5 * 8 * EPS]), b) == "exact: 10.0 spacings"
+    assert verdict(np.array([3.0, 4.0 + 5 * 12 * EPS]), b) == "not exact: 15 spacings, 12.0 eps (rerun in float64)"
+    # from 100 eps up it is a miss
+    assert verdict(np.array([3.0, 4.0 + 5 * 200 * EPS]), b) == "miss 200.0 eps"
+    assert beyond(11, 0.0107) == "miss 1.07%"
