@@ -36,7 +36,8 @@ _NAMES = {
     "pitfalls": ("gradlab.studies.runs.pitfalls", None),
     "moving_average": ("gradlab.studies.stats", "moving_average"),
     "yours_or_solution": ("gradlab.studies.exercise", "yours_or_solution"),
-    # the two yardsticks (README): one printed verdict, "exact: k spacings ..." or "miss m"
+    # the two yardsticks (README): one printed verdict, "exact: k spacings", "miss m" or, rounding-sized
+    # past ten spacings, "not exact: k spacings, m eps (rerun in float64)"
     "verdict": ("gradlab.studies.yardstick", "verdict"),
     "spacings": ("gradlab.studies.yardstick", "spacings"),
     "miss": ("gradlab.studies.yardstick", "miss"),
