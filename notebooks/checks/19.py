@@ -84,8 +84,9 @@ assert (f"{B_crit:.1f}", f"{B_crit_finer:.1f}") == ("32.4", "32.8"), B_crit_fine
 assert all(finer[k] <= runs[k[0]][k[1]] for k in finer)  # seven rates never do worse than their four
 
 # the time to loss 0.5 in micro-batches of 32 rows' work, every update paying its calls (a call: one micro-batch, "about
-# one" as 05 measured; 05's stored value is checked below): "Less, fused: B = 128 takes 1.6 times as long as B = 32;
-# more in separate calls, 2.8 times" than the examples' 2.49
+# the call cost 05 measured", which checks/05.py pins as within a factor of 2 of one; this lesson reads nothing of 05's,
+# and times tau_0 itself below): "Fused, B = 128 takes 1.6 times B = 32's time; in separate calls, 2.8 times, against
+# 2.49 times the examples"
 assert tau_0 == 1.0 and f"{1 + tau_0:g}" == "2"
 assert (f"{to_target[128][0] / to_target[32][0]:.1f}", f"{to_target[128][1] / to_target[32][0]:.1f}") == ("1.6", "2.8")
 assert to_target[128][0] / to_target[32][0] < 128 * best[128] / (32 * best[32])  # below the examples' 2.49
@@ -94,34 +95,14 @@ assert to_target[128][1] / to_target[32][0] > 128 * best[128] / (32 * best[32]) 
 assert abs(to_target[32][0] - 37 * 2) < 1e-9 and abs(to_target[128][1] - 23 * (4 * 2 + 1)) < 1e-9
 assert min(to_target.values()) == to_target[32] and to_target[32][0] == to_target[32][1]  # "the single micro-batch is fastest"
 assert all(f > to_target[32][0] and c > f for B, (f, c) in to_target.items() if B > 32)
-# the break-even: fused B = 128 beats B = 32 only if 23 (4 + call) < 37 (1 + call), a call over 55/14 = 3.9 micro-batches
+# "A single micro-batch is fastest on this MLP"; the break-even: fused B = 128 beats B = 32 only if
+# 23 (4 + call) < 37 (1 + call), a call over 55/14 = 3.9 micro-batches
 _even = (4 * best[128] - best[32]) / (best[32] - best[128])
 # "B = 128 saves 38% of the updates (37 to 23)"
 assert (best[32], best[128]) == (37, 23) and f"{1 - best[128] / best[32]:.0%}" == "38%", best
 assert (4 * best[128] - best[32], best[32] - best[128]) == (55, 14) and f"{_even:.1f}" == "3.9" and tau_0 < _even
-# the constant stands for 05's: its stored outputs print the call's cost the prose calls "about one" (it moves between
-# runs: 1.11 in one, 0.91 and 0.94 in others) and accumulate / fused at N = 8, about two; the verdict and the ratios
-# as rounded here hold within 0.2 at whatever 05's stored run printed
-import json as _json
-import re as _re
-_out05 = "".join("".join(o.get("text", "")) for c in _json.load(open("05-fused-accumulation.ipynb", encoding="utf-8"))["cells"]
-                 if c["cell_type"] == "code" for o in c.get("outputs", []))
-_call05 = _re.search(r"an extra call, with its writes to the sums, cost (\d+\.\d+) of a 32-row micro-batch", _out05)
-_acc05 = _re.search(r"N = 8: accumulate took (\d+\.\d+) times as long as fused", _out05)
-assert _call05 and _acc05, "05 no longer prints 'N = 8: accumulate took ... times as long as fused; an extra call ... cost'"
-assert 0.75 <= float(_call05.group(1)) <= 1.3 and 1.75 <= float(_acc05.group(1)) <= 2.3, \
-    (_call05.group(1), _acc05.group(1))
-_c = float(_call05.group(1))
-assert 3 <= _even / _c < 6, (_even, _c)  # "over 3.9 micro-batches, several times the call cost 05 measures (about one)"
-_fused = {B: best[B] * (B // 32 + _c) for B in (32, 128, 512)}
-_sep = {B: best[B] * ((B // 32) * (1 + _c) + _c) if B > 32 else _fused[B] for B in _fused}
-assert abs(_c - tau_0) < 0.3, (_c, tau_0)  # "about one"
-assert abs(_fused[128] / _fused[32] - 1.6) < 0.2 and abs(_sep[128] / _fused[32] - 2.8) < 0.2, (_c, _fused, _sep)
-assert _fused[128] / _fused[32] < 128 * best[128] / (32 * best[32]) < _sep[128] / _fused[32]  # less, then more
-assert min(_fused.values()) == _fused[32] and min(_sep.values()) == _sep[32]
-
 # tau_0 timed here (the folded cell: a fused update at N = 1, 4, 16, interleaved; nbval-ignored, it moves between
-# runs): "timed here, it stays under" 3.9; the summary's "fastest at both the assumed and the timed call cost"
+# runs): "Timed on this CPU, a call costs less" than 3.9; the summary's "fastest at both the assumed and the timed call cost"
 assert set(fused_at) == {1, 4, 16} and all(len(ms[N]) == 12 for N in fused_at), ms
 assert 1 < r4 < r16 < 16 and 0 < tau_here < _even, (r4, r16, tau_here, _even)
 assert best[128] * (4 + tau_here) > best[32] * (1 + tau_here)  # fused B = 128 slower than B = 32 at the timed tau_0
