@@ -57,15 +57,15 @@ _move = {t: np.sqrt(1 - 0.999**t) / (1 - 0.9**t) * 0.1 / np.sqrt(0.001) for t in
 assert all(abs(as_step[t] - _move[t]) < 1e-9 for t in (1, 4)), (as_step, _move)
 assert abs(-float(adam_w.numpy()[0]) - _move[1]) < 1e-3 and abs(_move[4] - 0.581) < 1e-3, _move
 assert (f"{-float(adam_w.numpy()[0]):.3f}", f"{as_step[1]:.3f}", f"{as_step[4]:.3f}") == ("1.000", "1.000", "0.581")
-# "gradlab's PerUpdate is the same, plus the get_config and from_config that saving a model needs"
+# "gradlab's adds the get_config and from_config that saving a model needs"
 rebuilt = gl.lessons.PerUpdate.from_config(gl.lessons.PerUpdate(schedule, 4).get_config())
 assert rebuilt.accum_steps == 4 and steps_read(rebuilt) == [0, 1, 2], rebuilt.get_config()
 try:
-    SolutionPerUpdate(schedule, 4).get_config()
-    raise AssertionError("the solution's PerUpdate has a get_config: the note says only gradlab's does")
+    PerUpdate(schedule, 4).get_config()
+    raise AssertionError("the lesson's PerUpdate has a get_config: the note says only gradlab's adds it")
 except NotImplementedError:
     pass
-assert PerUpdate in (MyPerUpdate, SolutionPerUpdate)  # the Your turn's class, or the solution while it is the stub
+assert PerUpdate is not gl.lessons.PerUpdate  # the folded cell's own class, the one whose steps it prints
 # "Update k (from 1) reads step 8k - 1, first at least 1,000 at k = 126 (1,007): after 125 updates, an eighth of the
 # 1,000 planned, the rate is 0"
 assert 8 * 126 - 1 == 1007 >= 1000 > 8 * 125 - 1

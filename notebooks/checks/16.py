@@ -11,6 +11,12 @@ assert 0.25 <= top < 0.5 and f"{top:.2f}" == "0.42", top
 assert clip_acts == 10 and len(clip_misses) == 10 and all(m > 1e-3 for m in clip_misses), clip_misses  # every update
 assert (f"{min(clip_misses):.1%}", f"{max(clip_misses):.1%}") == ("48.9%", "74.8%"), clip_misses  # 01's miss, each update
 assert abs(first_miss - clip_misses[0]) < 1e-4 and f"{first_miss:.1%}" == f"{clip_misses[0]:.1%}", (first_miss, clip_misses[0])
+# the sweep over c: "at c = 1.5 it shortens 2 of the 10, and fit misses those by about 12%"; c = 1.0 shortens all 10,
+# c = 2.0 none; where the large batch's update is not shortened (and no part is longer than c here), fit lands on it
+assert [len(sweep[c][0]) for c in (1.0, 1.5, 2.0)] == [10, 2, 0], sweep
+assert all(0.11 < m < 0.125 for m in sweep[1.5][0]) and f"{min(sweep[1.5][0]):.0%}" == f"{max(sweep[1.5][0]):.0%}" == "12%", sweep
+assert all(m < 1e-5 for c in (1.5, 2.0) for m in sweep[c][1]) and len(sweep[2.0][1]) == 10, sweep
+assert all(m > 0.1 for m in sweep[1.0][0]), sweep  # a clip that still acts on every update misses on every one
 _parts = [length([u / 2 for u in g]) for g in (g0, g1)]
 assert min(_parts) > clip_norm  # "both parts are longer than c, so each is cut to c"
 assert all(abs(length(p) - clip_norm) < 1e-5 for p in parts)
