@@ -44,9 +44,9 @@ assert pf.relative_error(gradlab_fix, target) < 1e-5  # gradlab's sample_weight 
 assert pf.relative_error(fixed, gradlab_fix) < 1e-5
 # no multiple of the naive gradient reaches the target (what Adam's scale-blindness cannot undo)
 assert 0.3 < best_miss <= pf.relative_error(naive, target) + 1e-6
-assert f"{best_miss:.2f}" == "0.57" and f"{c_best:.2f}" == "1.03"
-# Adam's first update: blind to the scale c, not to the direction (0.70 in the prose)
-assert pf.relative_error(adam_first([c_best * g for g in naive]), adam_first(naive)) < 1e-2
+assert f"{best_miss:.2f}" == "0.57" and f"{k_best:.2f}" == "1.03"
+# Adam's first update: blind to the scale k, not to the direction (70.1% in the prose)
+assert pf.relative_error(adam_first([k_best * g for g in naive]), adam_first(naive)) < 1e-2
 assert adam_miss > 0.3 and as_miss(adam_miss) == "70.1%" and as_miss(best_miss) == "57%"  # Problem 3's answer
 
 # the shuffled tagging windows (folded with the training runs): the naive rule's weight on the short sequences'
