@@ -44,3 +44,20 @@ def test_a_slow_host_sets_the_pace():
     d, c, h = pb.micro[P]
     assert h == pytest.approx(5 * 4 * P / 10e9) and h > d
     assert pb.problem[P][1]["overlapped, 2 buffers"]["total"] == pytest.approx(d + c + N * h + c)
+
+
+def test_recomputed_like_for_like_sums_and_a_16_bit_mean():
+    # lesson 20's Problem 1: 8P FLOPs a token (recomputed), the host's sum moving the card's 10P bytes, the mean
+    # sent out in bfloat16, a host on all its cores at 150 GB/s and the bus at 25 GB/s
+    flops = 0.4 * 756e12
+    pb = offload_problem(flops=flops, host_rate=150e9, bus=25e9, flops_per_token=8, sum_bytes=10, mean_bytes=2)
+    P, N = 7e9, 10
+    d, c, h = 8 * P * 32_768 / flops, 2 * P / 25e9, 10 * P / 150e9
+    assert pb.micro[P] == pytest.approx((d, c, h)) and h < d
+    once, sched = pb.problem[P]
+    assert once == pytest.approx(N * d + 2 * P / 25e9 + 2 * P / 25e9 + N * 10 * P / 2e12)
+    assert once == pytest.approx(62.1515, abs=1e-4)
+    assert sched["overlapped, 2 buffers"]["total"] == pytest.approx(N * d + c + h + c)
+    assert pb.pace_rate == pytest.approx(10 * P / d)
+    # defaults unchanged: 6P FLOPs, 5 fp32 passes, a fp32 mean
+    assert offload_problem(flops=flops).micro[P] == pytest.approx((6 * P * 32_768 / flops, 2 * P / 64e9, 20 * P / 50e9))

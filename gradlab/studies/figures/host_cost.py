@@ -113,7 +113,7 @@ def _gradients(k):
 
 
 def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum",), buffers=(None,),
-                       min_width=0.005, serial=True, card_ms=None):
+                       min_width=0.005, serial=True, card_ms=None, total_in_legend=False):
     """Draw `host_schedule` on one ms axis: one after another on top, then overlapped, once per entry
     of `buffers` (None: no limit on what waits between stages; k: k buffers a side).
 
@@ -136,6 +136,7 @@ def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum
         min_width: the narrowest bar drawn, a fraction of the longest total on its axis (0: true widths).
         serial: draw the one-after-another panel (False: only the overlapped ones).
         card_ms: the update's time accumulating on the device, ms, drawn for comparison (None: no line).
+        total_in_legend: name each panel's dashed black line (its update's end) in the legend.
     Returns:
         (figure, totals): a Figure of (serial + len(buffers)) Axes per host, already closed in pyplot
         (a notebook cell ending with it shows it once), and each panel's total in ms, top to bottom.
@@ -194,6 +195,9 @@ def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum
     handles = [Patch(facecolor=colour, edgecolor="white", hatch="//" if stage in measured else None)
                for stage, (colour, _) in stages.items()]
     labels = [label + (" (measured here)" if stage in measured else "") for stage, (_, label) in stages.items()]
+    if total_in_legend:
+        handles.append(Line2D([], [], color="black", lw=1, ls="--"))
+        labels.append("the update's end, in each panel")
     if card_ms is not None:
         handles.append(Line2D([], [], color="tab:purple", lw=1.5, ls=":"))
         labels.append(f"accumulating on the device instead: {card_ms:,.0f} ms")

@@ -137,3 +137,17 @@ def test_host_timeline_marks_the_card_in_every_panel():
     assert [len(ax.get_lines()) for ax in plain.axes] == [1, 1] and len(plain.legends[0].get_texts()) == 4
     with pytest.raises(ValueError, match="card_ms"):
         plot_host_timeline(1.0, 2.0, 3.0, 2, card_ms=float("nan"))
+
+
+def test_host_timeline_names_the_dashed_total_when_asked():
+    from gradlab.studies.figures.host_cost import plot_host_timeline
+
+    fig, totals = plot_host_timeline(1.0, 2.0, 3.0, 2, card_ms=4.0, total_in_legend=True)
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels[-2:] == ["the update's end, in each panel", "accumulating on the device instead: 4 ms"]
+    assert len(labels) == 6
+    dashed = [line for line in fig.legends[0].get_lines() if line.get_linestyle() == "--"]
+    assert len(dashed) == 1 and dashed[0].get_color() == "black"
+    # each panel's dashed line sits at its total
+    assert [[line.get_xdata()[0] for line in ax.get_lines() if line.get_linestyle() == "--"] for ax in fig.axes] == [
+        [t] for t in totals]
