@@ -35,8 +35,7 @@ def _plain_mean_miss(start):  # the 32 + 31 plain mean's miss of g_B from `start
     return verdict([(a + b) / 2 for a, b in zip(*halves)], grads(x63, y63))
 
 
-# "02's TF1 towers missed the same 63 digits, cut the same way, by 1.07%: the same plain mean, from other starting
-# weights (02's TF1 graph draws its own)": the same plain mean from the start of 02's graph (gradlab.lessons.tf1_mlp,
+# "(02's 1.07% started from other weights)": the same plain mean from the start of 02's graph (gradlab.lessons.tf1_mlp,
 # glorot_uniform_initializer(seed=0), then seed=1) misses by 02's 1.07%; from make_model's, by this lesson's 0.963%
 _graph = tf.Graph()
 with _graph.as_default():
@@ -48,15 +47,14 @@ assert _plain_mean_miss(_tf1_start) == "miss 1.07%", _plain_mean_miss(_tf1_start
 assert _plain_mean_miss(ref.get_weights()) == "miss 0.963%"  # ref: make_model's start, never updated
 
 
-# Accumulate, then all-reduce once: the even split, gradlab's and TensorFlow's shards (lesson 15 checks
-# TensorFlow's route, which can cut other batches differently, on 2, 3, 4 and 6 replicas)
-assert tf_shards == shards == check_batch(B, R) == [16, 15] and check_batch(4, 3) == [2, 1, 1]
-assert check_batch(64, 3) == [22, 21, 21]  # and TensorFlow's [22, 22, 20] (lesson 15)
-# "TensorFlow's input route hands ceil(B / R) rows to each replica in turn, so it cuts 30 rows on 4 replicas as
-# 8, 8, 8, 6, where the even split gives 8, 8, 7, 7" (also Problem 1): lesson 15's checks measure that rule on
-# 4 logical devices, 30 rows included; here two devices, so the rule as 15 states it
+# Accumulate, then all-reduce once: TensorFlow's shards, the lesson's only cut (lesson 15 measures the rule on 2,
+# 3, 4 and 6 replicas)
+assert tf_shards == shards == [16, 15]
+# "TensorFlow's input route ... ceil(B / R) rows to each replica in turn"; "30 rows on 4: 8, 8, 8, 6" (also
+# Problem 1): lesson 15's checks measure that rule on 4 logical devices, 30 rows included; here two devices, so
+# the rule as 15 states it
 _tf_rule = lambda rows, R: [max(0, min(-(-rows // R), rows - r * -(-rows // R))) for r in range(R)]  # noqa: E731
-assert _tf_rule(30, 4) == [8, 8, 8, 6] and check_batch(30, 4) == [8, 8, 7, 7] and _tf_rule(B, R) == tf_shards
+assert _tf_rule(30, 4) == [8, 8, 8, 6] and _tf_rule(B, R) == tf_shards
 # yours (or the solution) and the naive loop give g_B and L_B (accum_steps = 3, then 8), within ten spacings
 _grads_3, _loss_3 = dist.experimental_local_results(on_replicas(sum_and_count, n=accum_steps)(*shards_31))[0]
 assert spacings([g.numpy() for g in _grads_3], g_large) <= 10 and spacings(float(_loss_3), large_loss) <= 10
@@ -75,19 +73,19 @@ assert verdict(public_model.get_weights(), large3.model.get_weights()).startswit
 assert short_shards == [9, 8] and f"{step_ratio:.3f}" == "0.548" and abs(step_ratio - 17 / B) < 1e-4
 # your sum and count on the short batch: the 17 digits' g_B ("length ratio 1.000", "... apart")
 assert spacings([g.numpy() for g in counted], g_17) <= 10 and f"{counted_ratio:.3f}" == "1.000" and verdict(counted, g_17).startswith("exact")
-assert check_batch(17, R) == [9, 8]  # the tutorial's n_r R: 18 and 16
+assert _tf_rule(17, R) == short_shards == [9, 8]  # the tutorial's n_r R: 18 and 16
 assert default_divisors == ["18", "16"], default_divisors  # measured: compute_average_loss without global_batch_size
 assert (9 / 18, 8 / 16) == (0.5, 0.5)  # "the plain mean of the two shards again": each shard weighs 1/R
 # "Its step is full length (length ratio 1.003), but it misses g_B by 4.57%"
 assert f"{default_ratio:.3f}" == "1.003" and verdict(default_g, g_17) == "miss 4.57%", (default_ratio, verdict(default_g, g_17))
 
-# Problem 1 (pencil): R = 4, B = 30, accum_steps = 2
-assert check_batch(30, 4) == [8, 8, 7, 7] and gl.split_sizes(8, 2) == [4, 4] and gl.split_sizes(7, 2) == [4, 3]
-assert np.allclose([1 / 4 - n / 30 for n in (8, 7)], [-1 / 60, 1 / 60])
+# Problem 1 (pencil): R = 4, B = 30, accum_steps = 2, on TensorFlow's 8, 8, 8, 6
+assert _tf_rule(30, 4) == [8, 8, 8, 6] and gl.split_sizes(8, 2) == [4, 4] and gl.split_sizes(6, 2) == [3, 3]
+assert np.allclose([1 / 4 - n / 30 for n in (8, 6)], [-1 / 60, 1 / 20])
 
 # Problem 3 (pencil): B = 4,096 on R = 8, N = 8; the epoch's last batch of 1,000 rows
-assert check_batch(4096, 8) == [512] * 8 and gl.split_sizes(512, 8) == [64] * 8
-assert check_batch(1000, 8) == [125] * 8 and gl.split_sizes(125, 8) == [16] * 5 + [15] * 3
+assert _tf_rule(4096, 8) == [512] * 8 and gl.split_sizes(512, 8) == [64] * 8
+assert _tf_rule(1000, 8) == [125] * 8 and gl.split_sizes(125, 8) == [16] * 5 + [15] * 3
 assert f"{1000 / 4096:.3f}" == "0.244"  # the global_batch_size route's share of the large batch's step
 
 try:  # gradlab's guard: a batch too small to give every replica an example

@@ -80,9 +80,8 @@ assert float(keras.ops.divide_no_nan(0.0, 0.0)) == 0.0 and np.isnan(float(tf.red
 assert shards(64, strategies[3]) == [22, 22, 20] and fit_updates == 0 and "AddN" in fit_error
 assert len(per_update) == 9 and all(m > 1e-3 for m in per_update), per_update  # every update misses
 assert (f"{min(per_update):.1%}", f"{max(per_update):.1%}") == ("2.7%", "5.2%"), per_update  # 01's miss, each
-# the lesson's each_update_miss is gradlab's (lesson 16 imports gradlab's as "lesson 15's measure")
-_gl_update = gl.lessons.each_update_miss(on3, R3, path64, (x[:576], y[:576]), batch_size=64)
-assert np.allclose(per_update, _gl_update, rtol=0, atol=1e-6), (per_update, _gl_update)
+# the lesson uses gradlab's each_update_miss, StepBase and with_step (lesson 16 imports them too)
+assert each_update_miss is gl.lessons.each_update_miss and with_step is gl.lessons.with_step
 # "gl.AccumulatingModel starts in fit and is exact": it builds from one shard (overriding Keras's private
 # _maybe_symbolic_build, probed in gradlab/_compat/trainer.py) and skips apply's all-reduce through
 # _all_reduce_sum_gradients (probed in gradlab/_compat/optimizers.py; lesson 16 counts its one all-reduce)
@@ -93,6 +92,10 @@ assert public_updates == 0 and "AddN" in public_error, public_error
 assert built_error == "none" and int(built3.optimizer.iterations.numpy()) == 9, built_error
 assert verdict(built3.inner.get_weights(), path64[-1]).startswith("exact")
 # the learner's micro-batch loop (or the solution) passed its checker; where the learner's is used, the solution too
+# the solution's loop is lesson 10's tf.while_loop: one While op in the traced step, one micro-batch's pass in its body
+_spec = (tf.TensorSpec([None, 784]), tf.TensorSpec([None], "int64"))
+_traced = tf.function(lambda a, b: solution_summed_grads(_m, a, b)).get_concrete_function(*_spec).graph
+assert sum("While" in op.type for op in _traced.get_operations()) == 1, "the solution is not one tf.while_loop"
 if summed_grads is not solution_summed_grads:
     check_summed_grads(solution_summed_grads)
 
