@@ -163,6 +163,11 @@ assert f"{14 * 14e-3:.1f}" == "0.2" == f"{(16 * 14 + (14 - 16) * 3.4) * 1e-3:.1f
 # the fold prices the 2 GB all-reduce at the fitted α and β (printed only: they vary with the machine)
 assert abs(cpu_2gb_s - (14 * alpha_us * 1e-6 + 1.75 * 2e9 / beta)) < 1e-9 * cpu_2gb_s and cpu_2gb_s > 0
 # the Summary: "8.1% at N = 8" (no overlap, bf16 gradients)
+# the table's first column, one all-reduce a micro-batch without overlap: "41.3% at every N"; the takeaway: "without
+# overlap, deferring at N = 8 saves seven all-reduces: 865.2 ms, not 1,355.2"; the Summary's "saves N - 1 of them"
+assert sorted(each_no_overlap) == [1, 2, 4, 8] and all(f"{n * comm_ms / each_no_overlap[n]:.1%}" == "41.3%" for n in each_no_overlap)
+assert f"{each_no_overlap[8]:,.1f}" == "1,355.2" and f"{8 * step_ms + comm_ms:.1f}" == "865.2"
+assert all(abs(each_no_overlap[n] - (n * step_ms + comm_ms) - (n - 1) * comm_ms) < 1e-9 for n in each_no_overlap)
 assert f"{100 * shares[8][0]:.1f}" == "8.1"
 # alpha = 0 in the overlap example: NCCL's 14 µs a network ring step over the 2 (R - 1) = 14 steps at R = 8
 assert f"{2 * 7 * 14e-3:.1f}" == "0.2"  # ms

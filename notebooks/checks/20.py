@@ -6,7 +6,7 @@ with the text. Not part of the lesson.
 """
 from gradlab.studies.host_offload import offload_problem
 
-# the model's assumptions: numpy on one server core at r = 18 GB/s, assumed ("Arm's single-core sweep measures 21 GB/s
+# the model's assumptions: numpy on one server core at beta_h = 18 GB/s (the host's bandwidth), assumed ("Arm's single-core sweep measures 21 GB/s
 # from memory on a Graviton2 core, 37 on a Graviton4": the assumed rate sits below both); a host on all its cores at
 # 150 GB/s (Problems 1 and 2; "Arm measures 157 on a Graviton2's, two reads to a write", "a Graviton4's reach 430":
 # its all-core 2:1 reads-writes peak bandwidth, the sum's mix of two reads to one write)
@@ -16,6 +16,11 @@ assert (P, T_i) == (1e9, 4096) and host_rate / 1e9 < min(arm["one core"]) and mu
 assert [f"{v:.0f}" for v in arm["one core"] + arm["all cores, 2:1 reads-writes"]] == ["21", "37", "157", "430"]
 # "Your machine" (folded): this machine's measured rate and the update at it are printed, nbval-ignored, not pinned
 assert 0 < sum_rate and abs(mine - update_ms(tau_d, tau_c, stage_ms(P, T_i, sum_rate)[2], N)[1]) < 1e-9 * mine
+# (c): "That 8.1 rests on the assumed 18 GB/s: ... at Arm's measured 21 and 37 GB/s the update takes 7.0 and 4.2 times
+# the card's" (the folded cell prints them; the Summary's "4.2 at a Graviton4 core's 37")
+assert [f"{x:.1f}" for x in arm_x] == ["7.0", "4.2"], arm_x
+assert all(abs(x * on_card - (tau_d + tau_c + N * stage_ms(P, T_i, r)[2] + tau_c)) < 1e-9 * on_card
+           for x, r in zip(arm_x, (20.9e9, 37.0e9)))
 # "(a) The host's sum, 667 ms, longer than the copy's 160 ms and the compute's 81.3; ... 6 ms"; like for like with
 # the card's sum: three passes over 4P bytes each (w_i in the loss on both sides), 12P
 assert (f"{tau_d:.1f}", f"{tau_c:.0f}", f"{card_sum:.0f}", f"{tau_h:,.0f}") == ("81.3", "160", "6", "667")
@@ -27,7 +32,7 @@ assert stage_ms(P, T_i, 0.99 * 3 * bus)[2] > tau_c > stage_ms(P, T_i, 1.01 * 3 *
 assert tau_h > tau_c > tau_d  # "numpy's sum ... sets the pace"
 # "The card's own memory, 2.0 TB/s, is 80 times the bus"
 assert round(hbm / bus) == 80
-# "above 8,064 tokens" for the copy; the sum's bar "12F/(6r) = 33,600 tokens"; P cancels
+# "above 8,064 tokens" for the copy; the sum's bar "12F/(6 beta_h) = 33,600 tokens"; P cancels
 assert f"{T_copy:,.0f}" == "8,064" and f"{T_sum:,.0f}" == "33,600" and abs(T_sum - 12 * F / (6 * host_rate)) < 1e-9 * T_sum
 for P_x in (1e8, 7e9):
     d_x = 6 * P_x * T_copy / F
@@ -73,13 +78,13 @@ assert 8 * P / 1e9 == 8 and 8 * P / 80e9 == 0.1
 
 # Problem 1: recomputed, 8P FLOPs a token ("such a micro-batch fits only recomputed": every layer kept would need
 # pb.whole GB of activations, more than the 80 GB card; with recomputation the accumulating design fits 7B beside them);
-# the host's sum moves the card's own 10P bytes ("the card's 70 GB") at 150 GB/s; both designs send 16-bit gradients
+# the host's sum moves 10P bytes ("70 GB, 10P bytes") at 150 GB/s; both designs send 16-bit gradients
 pb = offload_problem(card=80e9, micro_batches=N, flops=F, host_rate=multi_rate, bus=bus, hbm=hbm, tokens=T7,
                      flops_per_token=8, sum_bytes=10, mean_bytes=2)
 assert pb.whole > 80 and pb.fits["accumulate on the card"] > 7, (pb.whole, pb.fits)
 assert (f"{d7:.2f}", f"{c7:.2f}", f"{h7:.2f}") == ("6.07", "0.56", "0.47") and 2 * 7e9 / 1e9 == 14 and 10 * 7e9 / 1e9 == 70
 assert abs(d7 - 8 * 7e9 * T7 / F) < 1e-12 and h7 < d7  # the device sets the pace
-# "62.2 s" on the card, "62.3 s" copying, "0.2% more"
+# "62.2 s" on the card, "62.3 s" copying, "0.2% more"; the Summary's "at 32,768 tokens a micro-batch: 0.2% over the card"
 assert (f"{card7:.1f}", f"{copy7:.1f}", f"{copy7 / card7 - 1:.1%}") == ("62.2", "62.3", "0.2%")
 assert abs(copy7 - (N * d7 + c7 + h7 + c7)) < 1e-9  # the answer's formula
 # "One core at 18 GB/s changes little: tau_h = 3.89 s stays under tau_d ... 65.7 s, 6% more"; "Below 10P/tau_d =

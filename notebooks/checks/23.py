@@ -17,8 +17,8 @@ _tot = {n: memory_budget.budget(P, "adam", B=B_gpu, N=n, **rows)["total"] / GiB 
 assert [f"{_tot[n]:.1f}" for n in (4, 8)] == ["111.6", "65.1"] and abs(_tot[8] - (fixed + b * per_row) / GiB) < 1e-9
 # the five terms in the prose: weights, gradients, 2 Adam slots, accumulator (P s each), the ids (4 T bytes a sequence)
 assert fixed == 5 * P * s + B_gpu * 4 * T and per_row == 34 * T * h * d + 8 * T * v
-# attention's scores left out: 5 n_h T^2 bytes a layer (Korthikanti et al.); kept, with 16 heads, "they add 5.0 GiB a
-# sequence, and the plan becomes 32 micro-batches of 4"
+# attention's scores left out: 5 n_h T^2 bytes a layer (Korthikanti et al.); kept, with 16 heads (Problem 4), 5.0 GiB
+# a sequence, and the plan becomes 32 micro-batches of 4
 _scores = d * 5 * 16 * T**2
 assert f"{_scores / GiB:.1f}" == "5.0" and solution_plan(B_gpu, card, fixed, per_row + _scores) == (32, 4)
 
@@ -32,17 +32,24 @@ assert 8 * 2048 == 16_384  # 14's T_dev: 8 sequences of 2,048 tokens
 
 # "That holds while every GPU keeps all the weights; under ZeRO-3 it fails (Problem 2)": see the Problems below
 
-# Step 3: Kaplan et al.'s fits (B* = 2e8 tokens, alpha_B = 0.21; N_c = 8.8e13, alpha_N = 0.076) on the parameters
-# outside the embeddings, 12 d h^2 = 0.81B: L = 2.42 nats, B_crit = 1,466 sequences; B = 1,024: S/S_min 2.43,
-# E/E_min 1.70; 512: S 3.86; 2,048: E 2.40
-assert P_ne == 12 * d * h**2 and f"{P_ne / 1e9:.2f}" == "0.81" and abs(L - (8.8e13 / P_ne) ** 0.076) < 1e-12
-assert f"{L:.2f}" == "2.42" and f"{B_crit:,.0f}" == "1,466" and B < B_crit
+# Step 3: Kaplan et al.'s fits (B* = 2e8 tokens, alpha_B = 0.21; their L(N, D), eq. 1.5: N_c = 8.8e13, alpha_N = 0.076,
+# D_c = 5.4e13 tokens, alpha_D = 0.095) on the parameters outside the embeddings, 12 d h^2 = 0.81B, after the run's 20B
+# tokens: L = 2.47 nats, B_crit = 1,325 sequences, B / B_crit = 0.77 ("between 0.5 and 1"); B = 1,024: S/S_min 2.29,
+# E/E_min 1.77; 512: S 3.59; 2,048: E 2.55. "trained without end, 2.42 nats and 1,466": L(N) alone, the D term gone
+assert P_ne == 12 * d * h**2 and f"{P_ne / 1e9:.2f}" == "0.81" and tokens == 20e9
+assert abs(L - ((8.8e13 / P_ne) ** (0.076 / 0.095) + 5.4e13 / tokens) ** 0.095) < 1e-12
+assert f"{L:.2f}" == "2.47" and f"{B_crit:,.0f}" == "1,325" and f"{B / B_crit:.2f}" == "0.77" and 0.5 < B / B_crit < 1
+_long = (8.8e13 / P_ne) ** 0.076
+assert f"{_long:.2f}" == "2.42" and f"{2e8 / _long ** (1 / 0.21) / T:,.0f}" == "1,466" and _long < L
 _se = {x: (f"{1 + B_crit / x:.2f}", f"{1 + x / B_crit:.2f}") for x in (512, 1024, 2048)}
-assert _se[1024] == ("2.43", "1.70") and _se[512][0] == "3.86" and _se[2048][1] == "2.40", _se
-# the run's length: 20B tokens, 20 a parameter (Hoffmann et al.); 9,537 updates of 2,097,152 tokens at 3.99 s (compute
-# and the all-reduce, one after the other): 10.6 h on the 8 GPUs, 85 GPU-hours (the Summary's too)
+assert _se[1024] == ("2.29", "1.77") and _se[512][0] == "3.59" and _se[2048][1] == "2.55", _se
+# the run's length: 20B tokens, 20 a parameter (Hoffmann et al.); 9,537 updates of 2,097,152 tokens at 4.26 s (compute
+# with attention's 6 d T h FLOPs a token, 6.7% beside 6 P, then the all-reduce): 11.3 h on the 8 GPUs, 90 GPU-hours (the
+# Summary's too), 85 at 6 P a token alone
 assert tokens / P == 20 and B * T == 2_097_152 and updates == 9_537 and (updates - 1) * B * T < tokens <= updates * B * T
-assert step == compute + ring and f"{step:.2f}" == "3.99" and f"{hours:.1f}" == "10.6" and f"{R * hours:.0f}" == "85"
+assert f"{attention:.1%}" == "6.7%" and abs(attention - d * T * h / P) < 1e-15
+assert abs(step - (compute * (1 + attention) + ring)) < 1e-12 and f"{step:.2f}" == "4.26"
+assert f"{hours:.1f}" == "11.3" and f"{R * hours:.0f}" == "90" and f"{R * updates * (compute + ring) / 3600:.0f}" == "85"
 
 # the CPU check: 11's MLP (its a_out, t, a_in), under 24 MiB: N = 4, b = 256, budget 22.04 MiB; measured, the fused
 # loop under the limit and plain (N = 1) over 30 MiB (11 measured it near its budget, 34.91), read with a margin
@@ -65,4 +72,6 @@ assert abs(3 * (R - 1) / R * 4 * P / 450e9 - 1.5 * ring) < 1e-15
 _z = {n: (f"{1e3 * zero3[n]:.0f}", f"{zero3[n] / (compute + zero3[n]):.1%}") for n in (8, 32)}
 assert _z == {8: ("187", "4.5%"), 32: ("747", "15.8%")}, _z
 assert f"{early:,.0f}" == "522" and f"{1 + 1024 / early:.2f}" == "2.96"
+# 4. attention's scores stored (Keras's attention on TensorFlow), 16 heads: "5.0 GiB a sequence: 32 micro-batches of 4"
+assert scores == _scores and scores_plan == (32, 4), scores_plan
 print("lesson 23: every number the prose states checks out")
