@@ -101,15 +101,23 @@ def check_masked_penalties(model, losses=(), x=None):
 
 def warn_if_split_changes(model, parts, optimizer=None, stacklevel=4):
     """Warn (UserWarning) with `split_warning`'s reason, if there is one, and when a
-    LossScaleOptimizer's skips can differ from the large batch's (`LOSS_SCALE_WARNING`).
+    LossScaleOptimizer's skips can differ from the large batch's (`LOSS_SCALE_WARNING`: a
+    model that computes in float16).
     What only the traced forward pass shows is warned by `state_writes`. `stacklevel`: as
     `warnings.warn`'s, counted from here (the user's call, where the face calls through a
     prologue)."""
     message = split_warning(model, parts)
     if message:
         warnings.warn(message, UserWarning, stacklevel=stacklevel)
-    if parts > 1 and isinstance(optimizer, keras.optimizers.LossScaleOptimizer):
+    if parts > 1 and isinstance(optimizer, keras.optimizers.LossScaleOptimizer) and computes_in_float16(model):
         warnings.warn(LOSS_SCALE_WARNING, UserWarning, stacklevel=stacklevel)
+
+
+def computes_in_float16(model):
+    """Whether `model` or one of its layers computes in float16 (a `mixed_float16` policy): only
+    then can its gradients reach float16's limit, the case `LOSS_SCALE_WARNING` is about. A
+    float32 or bfloat16 model under a LossScaleOptimizer overflows where the large batch does."""
+    return any(getattr(layer, "compute_dtype", None) == "float16" for layer in [model, *_compat.sublayers(model)])
 
 
 # Gradients reach the loss scale at Keras's per-row scale, but a float16 weight gradient is a

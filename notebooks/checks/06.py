@@ -51,7 +51,7 @@ _all = gl.lessons.keras_accumulation.applied_rates(cosine, 4, updates=64)
 assert np.array_equal(_all[:17], raw) and (_all[16:] == 0).all() and 16 / 64 == 1 / 4
 # "Adam's bias correction, by contrast, reads the public iterations: it counts updates. One update of Adam(1.0) at
 # N = 4, fed the gradient 1, moves the lone weight 1.000, the size of Adam's first step, not the 0.581 that step 4
-# would give (the last line)": the probe in the schedules' folded cell, checked against Adam's formula here
+# would give (the last line)": the probe in the schedules' cell (main line), checked against Adam's formula here
 assert isinstance(adam, keras.optimizers.Adam) and adam.gradient_accumulation_steps == 4 and int(adam.iterations.numpy()) == 1
 _move = {t: np.sqrt(1 - 0.999**t) / (1 - 0.9**t) * 0.1 / np.sqrt(0.001) for t in (1, 4)}
 assert all(abs(as_step[t] - _move[t]) < 1e-9 for t in (1, 4)), (as_step, _move)

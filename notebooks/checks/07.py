@@ -194,6 +194,9 @@ assert verdict(seq_naive, seq_target) == verdict(fit_as_it_is, seq_target) == ve
     == "miss 129%" and as_miss(seq_coef * seq_spread) == "129%"  # "misses by 129%"
 assert at_top["by D_i / D, sequences"] < 10 and keras_naive_gap < 1e-5 and keras_naive_spacings < 10  # Padding masks: your fixed; your naive vs Keras's
 # Going further: every row fed as the table says is exact (under ten spacings at the weights)
+assert fed_exact == len(table) == 5 and all(v.startswith("exact: ") for v in fed_verdicts.values()), fed_verdicts
+# "the default and sum rows give g_B at another length (22.09 and 353.50 times)": D / (N n) = 707 / 32 and D / N = 707 / 2
+assert [f"{as_is_length[r]:.2f}" for r in ("default", "sum")] == ["22.09", "353.50"], as_is_length
 _fed_sp = [at_top[f"fed, {r}"] for r in table]
 assert max(keras_errors.values()) < 1e-5 and max(_fed_sp) < 10 and keras_w_spacings < 10, (keras_errors, _fed_sp)
 

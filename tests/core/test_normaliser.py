@@ -227,6 +227,31 @@ def _block(seed=0):
     return keras.Model(tokens, keras.layers.Dense(5)(keras.layers.GlobalAveragePooling1D()(h)))
 
 
+def test_the_loss_scale_warning_is_for_models_that_compute_in_float16():
+    # the warning names float16's limit: a float32 or bfloat16 model under a LossScaleOptimizer gets none
+    lso = lambda: keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD(0.1))
+    models = {"float32": _mlp()}
+    for policy in ("mixed_float16", "mixed_bfloat16"):
+        keras.mixed_precision.set_global_policy(policy)
+        try:
+            models[policy] = _mlp()
+        finally:
+            keras.mixed_precision.set_global_policy("float32")
+    assert {p: normaliser.computes_in_float16(m) for p, m in models.items()} == {
+        "float32": False, "mixed_float16": True, "mixed_bfloat16": False}
+    with pytest.warns(UserWarning, match="LossScaleOptimizer: each micro-batch"):
+        normaliser.warn_if_split_changes(models["mixed_float16"], 4, lso())
+    for policy in ("float32", "mixed_bfloat16"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)
+            normaliser.warn_if_split_changes(models[policy], 4, lso())
+    x, y = _data(n=8)  # through a strategy's first step: a float32 model, N = 2, silent
+    s = gl.make_strategy("fused", _mlp(), "mse", lso(), accum_steps=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        s.step(x, y)
+
+
 @pytest.mark.slow
 def test_mixed_float16_transformer_skips_the_updates_keras_skips():
     rng = np.random.default_rng(0)

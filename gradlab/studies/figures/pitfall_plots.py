@@ -325,7 +325,8 @@ def plot_loss_scale(runs, title="The loss scale after each apply call", zoom=Non
             each list holding one value more than a multiple of N (whole updates).
         title: the first Axes' title.
         zoom: None, or a number of updates: a second panel draws the first `zoom` updates, a dot
-            at each call, so halvings within one update show apart.
+            at each call, so halvings within one update show apart; its y-range is its own, half
+            a power of two beyond the values it draws.
     Returns:
         a matplotlib Figure with 1 Axes, or 2 with `zoom`.
     """
@@ -344,10 +345,11 @@ def plot_loss_scale(runs, title="The loss scale after each apply call", zoom=Non
     axes = [axes] if zoom is None else list(axes)
     panels = [(axes[0], end, title)] + ([(axes[1], zoom, f"The first {zoom:g} updates, a dot per call")] if zoom else [])
     for ax, right, panel_title in panels:
-        near = ax is not axes[0]
+        near, shown = ax is not axes[0], []
         for k, ((label, (n, scales)), color) in enumerate(zip(runs.items(), colors)):
             calls = min(len(scales), int(round(right * n)) + 1) if near else len(scales)
             xs, ys = np.arange(calls) / n, scales[:calls]
+            shown.extend(ys)
             # later lines dashed and thinner, so a line drawn over an equal one stays visible
             ax.step([*xs, right], [*ys, ys[-1]], where="post", color=color, label=label,
                     linestyle="-" if k == 0 else "--", linewidth=2.4 - 0.6 * min(k, 2))
@@ -356,6 +358,8 @@ def plot_loss_scale(runs, title="The loss scale after each apply call", zoom=Non
         ax.set_xlim(-0.03 * right, right) if near else ax.set_xlim(-0.03 * last, end)
         ax.set_ylim(top=4 * max(max(scales) for _, scales in runs.values()))  # room for the legend above the lines
         ax.set_yscale("log", base=2)
+        if near:  # the zoom's own range: half a power of two beyond the values it draws
+            ax.set_ylim(min(shown) / np.sqrt(2), max(shown) * np.sqrt(2))
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: rf"$2^{{{np.log2(v):.0f}}}$"))
         ax.yaxis.set_minor_locator(NullLocator())
         ax.set_xlabel("update (apply calls / N)")

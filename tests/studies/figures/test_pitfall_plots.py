@@ -197,5 +197,7 @@ def test_plot_loss_scale_zoom_draws_the_first_updates_with_a_dot_per_call():
     assert np.allclose(twice_dots.get_xdata(), [0, 0.5, 1]) and np.allclose(twice_dots.get_ydata(), [8, 4, 2])
     assert twice_dots.get_linestyle() == "None" and np.allclose(near.get_xlim(), [-0.03, 1])
     assert near.get_yscale() == "log" and "first 1 updates" in near.get_title() and near.get_ylabel() == "loss scale λ"
+    # the zoom's own y-range, half a power of two beyond its values 2 to 8; the whole run's keeps room for the legend
+    assert np.allclose(near.get_ylim(), [2 / np.sqrt(2), 8 * np.sqrt(2)]) and whole.get_ylim()[1] == 32
     with pytest.raises(ValueError, match="positive"):
         plot_loss_scale(runs, zoom=0)
