@@ -103,9 +103,9 @@ assert best[128] * (4 + tau_here) > best[32] * (1 + tau_here)  # fused B = 128 s
 assert min((1, 2, 4), key=lambda N: time_to_target(N, 450)) == 1 and min((1, 2, 4), key=lambda N: time_to_target(N, 1.25)) == 4
 
 # Answer 2: a call is 32 tau_0 examples; "B* = sqrt(32.4 x 32 tau_0), about 32 sqrt(tau_0), within a factor of two of
-# the knee for any tau_0 from 1/4 to 3.9 (the cell below prints it at the timed tau_0)", where the model's time is least
-assert abs(tau - 32 * tau_0) < 1e-12 and 0.25 < tau_0 < 3.9 and f"{B_crit:.1f}" == "32.4"
+# the knee for any tau_0 from 1/3 to 3.9 (the cell below prints it at the timed tau_0)", where the model's time is least
+assert abs(tau - 32 * tau_0) < 1e-12 and 1 / 3 < tau_0 < 3.9 and f"{B_crit:.1f}" == "32.4"
 assert abs(B_fast - np.sqrt(32.4 * 32 * tau_0)) < 0.01 * B_fast and 0.5 < B_fast / B_crit < 2, (B_fast, B_crit)
-assert 0.5 < np.sqrt(32.4 * 32 * 0.25) / 32.4 and np.sqrt(32.4 * 32 * 3.9) / 32.4 < 2  # the stated range of tau_0
+assert 0.5 < np.sqrt(32.4 * 32 / 3) / 32.4 and np.sqrt(32.4 * 32 * 3.9) / 32.4 < 2  # the stated range of tau_0
 assert time_in_calls(B_fast) <= min(time_in_calls(B) for B in (32, 128, 512))
 print("lesson 19: every number the prose states checks out")
