@@ -54,14 +54,7 @@ assert doubled == 8 and sum(won[t][s][512] == won[t][s][32] for t in targets for
 # "90 to 163 (2.8 to 5.0 times the knee) at loss 0.5"
 _over = [v / B_crit for v in at_target.values()]
 assert (f"{min(_over):.1f}", f"{max(_over):.1f}") == ("2.8", "5.0") and (round(min(_over)), round(max(_over))) == (3, 5)
-# the best rates against eta_opt's shape, "a weak lean": best at B_noise = 34, beside the fit's 32 (misfit 0.61
-# steps at both); B_simple's 90 "only a little worse" (0.94), 163 worse (1.33)
-assert f"{B_rates:.0f}" == "34" and abs(B_rates - B_crit) < 0.2 * B_crit, B_rates
-assert [f"{rate_misfit(x):.2f}" for x in (B_rates, B_crit, min(at_target.values()), max(at_target.values()))] == \
-    ["0.61", "0.61", "0.94", "1.33"]
-assert rate_misfit(min(at_target.values())) > rate_misfit(B_crit) and len(seeds) * len(tried) == 12
-# the fold: the best rate on the sqrt(2) grid, 512's over 32's
-assert [f"{finer_rate[s, 512] / finer_rate[s, 32]:.1f}" for s in seeds] == ["2.8", "2.0", "1.4"], finer_rate
+assert len(seeds) * len(tried) == 12  # "the twelve counts (three seeds, four B)"
 # a lower target: 32 -> 55, the seeds' ranges apart
 fits = {t: fit_critical_batch(by_target[t]) for t in targets}
 alone = {t: [fit_critical_batch({s: by_target[t][s]})[1] for s in by_target[t]] for t in targets}
@@ -75,24 +68,24 @@ assert [round(time_to_target(N, 1.25)) for N in (1, 2, 4)] == [398, 286, 244]
 assert (f"{1.5 * 102.3 / 450:.1f}", f"{1.5 * 102.3 / 50:.1f}", f"{1.5 * 102.3 / 1.25:.1f}") == ("0.3", "3.1", "122.8")
 # the ResNet50 float32 gradient the problem all-reduces: its 25,583,592 trainable weights (keras.applications.ResNet50)
 assert (f"{4 * 25_583_592 / 1e6:.1f}", f"{4 * 25_583_592 / 2**20:.1f}") == ("102.3", "97.6")
-# what E counts: before loss 0.5, B = 512 passes over the 4,000 digits 2.4 to 2.8 times
+# the caveat: "McCandlish et al.'s E counts fresh examples ... Before loss 0.5, B = 512 passes over the 4,000 digits
+# 2.4 to 2.8 times (the fold prints it): more than half its examples are repeats" (over two passes: above half)
 _passes = [512 * runs[s][512] / M for s in runs]
-assert (f"{min(_passes):.1f}", f"{max(_passes):.1f}") == ("2.4", "2.8"), _passes
+assert (f"{min(_passes):.1f}", f"{max(_passes):.1f}") == ("2.4", "2.8") and min(_passes) > 2, _passes
 # the rate grid tested: the halfway rates change one count (seed 4 at B = 128, 24 to 23); B_crit 32.4 -> 32.8
 assert changed == [(4, 128, 24, 23)], changed
 assert (f"{B_crit:.1f}", f"{B_crit_finer:.1f}") == ("32.4", "32.8"), B_crit_finer
 assert all(finer[k] <= runs[k[0]][k[1]] for k in finer)  # seven rates never do worse than their four
 
-# the time to loss 0.5 in micro-batches of 32 rows' work, every update paying its calls (a call: one micro-batch, "about
-# the call cost 05 measured", which checks/05.py pins as within a factor of 2 of one; this lesson reads nothing of 05's,
-# and times tau_0 itself below): "Fused, B = 128 takes 1.6 times B = 32's time; in separate calls, 2.8 times, against
-# 2.49 times the examples"
-assert tau_0 == 1.0 and f"{1 + tau_0:g}" == "2"
-assert (f"{to_target[128][0] / to_target[32][0]:.1f}", f"{to_target[128][1] / to_target[32][0]:.1f}") == ("1.6", "2.8")
+# the time to loss 0.5 in micro-batches of 32 rows' work, every update paying its calls at tau_0, 05's quantity (a
+# call's fixed cost with its writes), timed here from a fused update (this lesson reads nothing of 05's; the
+# timed value moves between runs, so the cells that use it are nbval-ignored and the prose states no digit of it):
+# "Fused, B = 128 takes less than 2.49 times B = 32's time, its ratio of examples; in separate calls, more"
+assert tau_0 == tau_here and f"{128 * best[128] / (32 * best[32]):.2f}" == "2.49"
 assert to_target[128][0] / to_target[32][0] < 128 * best[128] / (32 * best[32])  # below the examples' 2.49
 assert (best[128], best[32]) == (23, 37)  # fewer updates, so fewer calls
 assert to_target[128][1] / to_target[32][0] > 128 * best[128] / (32 * best[32])  # above the examples' 2.49
-assert abs(to_target[32][0] - 37 * 2) < 1e-9 and abs(to_target[128][1] - 23 * (4 * 2 + 1)) < 1e-9
+assert abs(to_target[32][0] - 37 * (1 + tau_0)) < 1e-9 and abs(to_target[128][1] - 23 * (4 * (1 + tau_0) + tau_0)) < 1e-9
 assert min(to_target.values()) == to_target[32] and to_target[32][0] == to_target[32][1]  # "the single micro-batch is fastest"
 assert all(f > to_target[32][0] and c > f for B, (f, c) in to_target.items() if B > 32)
 # "A single micro-batch is fastest on this MLP"; the break-even: fused B = 128 beats B = 32 only if
@@ -102,16 +95,17 @@ _even = (4 * best[128] - best[32]) / (best[32] - best[128])
 assert (best[32], best[128]) == (37, 23) and f"{1 - best[128] / best[32]:.0%}" == "38%", best
 assert (4 * best[128] - best[32], best[32] - best[128]) == (55, 14) and f"{_even:.1f}" == "3.9" and tau_0 < _even
 # tau_0 timed here (the folded cell: a fused update at N = 1, 4, 16, interleaved; nbval-ignored, it moves between
-# runs): "Timed on this CPU, a call costs less" than 3.9; the summary's "fastest at both the assumed and the timed call cost"
+# runs): "the timed tau_0 is less" than 3.9; the summary's "fastest at the timed call cost"
 assert set(fused_at) == {1, 4, 16} and all(len(ms[N]) == 12 for N in fused_at), ms
 assert 1 < r4 < r16 < 16 and 0 < tau_here < _even, (r4, r16, tau_here, _even)
 assert best[128] * (4 + tau_here) > best[32] * (1 + tau_here)  # fused B = 128 slower than B = 32 at the timed tau_0
 # the main line's pointer to Problem 1: "four micro-batches beat one over 10 Gb Ethernet, not over NVLink"
 assert min((1, 2, 4), key=lambda N: time_to_target(N, 450)) == 1 and min((1, 2, 4), key=lambda N: time_to_target(N, 1.25)) == 4
 
-# Answer 2: a call is 32 examples (one micro-batch of 32), about B_crit; B* = sqrt(32.4 x 32), about 32, at the knee,
-# where the model's time is least
-assert f"{tau:.0f}" == "32" and abs(tau - B_crit) < 1 and abs(tau - 32 * tau_0) < 1e-12
-assert f"{B_fast:.0f}" == "32" and abs(B_fast - B_crit) < 1
+# Answer 2: a call is 32 tau_0 examples; "B* = sqrt(32.4 x 32 tau_0), about 32 sqrt(tau_0), within a factor of two of
+# the knee for any tau_0 from 1/3 to 3.9 (the cell below prints it at the timed tau_0)", where the model's time is least
+assert abs(tau - 32 * tau_0) < 1e-12 and 1 / 3 < tau_0 < 3.9 and f"{B_crit:.1f}" == "32.4"
+assert abs(B_fast - np.sqrt(32.4 * 32 * tau_0)) < 0.01 * B_fast and 0.5 < B_fast / B_crit < 2, (B_fast, B_crit)
+assert 0.5 < np.sqrt(32.4 * 32 / 3) / 32.4 and np.sqrt(32.4 * 32 * 3.9) / 32.4 < 2  # the stated range of tau_0
 assert time_in_calls(B_fast) <= min(time_in_calls(B) for B in (32, 128, 512))
 print("lesson 19: every number the prose states checks out")
