@@ -8,7 +8,7 @@ from gradlab.studies.host_offload import offload_problem
 
 # the model's assumptions: numpy on one server core at beta_h = 18 GB/s (the host's bandwidth), assumed ("Arm's single-core sweep measures 21 GB/s
 # from memory on a Graviton2 core, 37 on a Graviton4": the assumed rate sits below both); a host on all its cores at
-# 150 GB/s (Problems 1 and 2; "Arm measures 157 on a Graviton2's, two reads to a write", "a Graviton4's reach 430":
+# 150 GB/s (Problems 1 and 2; the rates' fold: "on all cores, two reads to a write, 157 on a Graviton2 and 430 on a Graviton4":
 # its all-core 2:1 reads-writes peak bandwidth, the sum's mix of two reads to one write)
 arm = {"one core": (20.9, 37.0), "all cores, 2:1 reads-writes": (157.3, 430.1)}  # GB/s, Graviton2 and Graviton4 (Problems 1 and 2)
 assert (F, bus, hbm, host_rate, fast_rate, multi_rate) == (0.40 * 756e12, 25e9, 2.0e12, 18e9, 150e9, 150e9)
@@ -16,8 +16,7 @@ assert (P, T_i) == (1e9, 4096) and host_rate / 1e9 < min(arm["one core"]) and mu
 assert [f"{v:.0f}" for v in arm["one core"] + arm["all cores, 2:1 reads-writes"]] == ["21", "37", "157", "430"]
 # "Your machine" (folded): this machine's measured rate and the update at it are printed, nbval-ignored, not pinned
 assert 0 < sum_rate and abs(mine - update_ms(tau_d, tau_c, stage_ms(P, T_i, sum_rate)[2], N)[1]) < 1e-9 * mine
-# (c): "That 8.1 rests on the assumed 18 GB/s: ... at Arm's measured 21 and 37 GB/s the update takes 7.0 and 4.2 times
-# the card's" (the folded cell prints them; the Summary's "4.2 at a Graviton4 core's 37")
+# (c): "That 8.1 rests on the assumed 18 GB/s: ... at Arm's measured 21 and 37 GB/s it is 7.0 and 4.2" (the folded cell prints them; the Summary's "4.2 at a Graviton4 core's 37")
 assert [f"{x:.1f}" for x in arm_x] == ["7.0", "4.2"], arm_x
 assert all(abs(x * on_card - (tau_d + tau_c + N * stage_ms(P, T_i, r)[2] + tau_c)) < 1e-9 * on_card
            for x, r in zip(arm_x, (20.9e9, 37.0e9)))
@@ -26,7 +25,7 @@ assert all(abs(x * on_card - (tau_d + tau_c + N * stage_ms(P, T_i, r)[2] + tau_c
 assert (f"{tau_d:.1f}", f"{tau_c:.0f}", f"{card_sum:.0f}", f"{tau_h:,.0f}") == ("81.3", "160", "6", "667")
 assert abs(tau_h - 1e3 * 12 * P / host_rate) < 1e-9 * tau_h and abs(card_sum - 1e3 * 12 * P / hbm) < 1e-9
 # "its sum outlasts the copy on any host slower than three times the bus, 75 GB/s"; (c) "Above 75 GB/s the bus sets
-# the pace instead"; the summary's "slower than 75 GB/s"
+# the pace instead"; the summary's "Below 75 GB/s the host's sum sets the pace, above it the bus"
 assert 3 * bus == 75e9 and abs(stage_ms(P, T_i, 3 * bus)[2] - tau_c) < 1e-9 * tau_c
 assert stage_ms(P, T_i, 0.99 * 3 * bus)[2] > tau_c > stage_ms(P, T_i, 1.01 * 3 * bus)[2]
 assert tau_h > tau_c > tau_d  # "numpy's sum ... sets the pace"
@@ -84,7 +83,7 @@ pb = offload_problem(card=80e9, micro_batches=N, flops=F, host_rate=multi_rate, 
 assert pb.whole > 80 and pb.fits["accumulate on the card"] > 7, (pb.whole, pb.fits)
 assert (f"{d7:.2f}", f"{c7:.2f}", f"{h7:.2f}") == ("6.07", "0.56", "0.47") and 2 * 7e9 / 1e9 == 14 and 10 * 7e9 / 1e9 == 70
 assert abs(d7 - 8 * 7e9 * T7 / F) < 1e-12 and h7 < d7  # the device sets the pace
-# "62.2 s" on the card, "62.3 s" copying, "0.2% more"; the Summary's "at 32,768 tokens a micro-batch: 0.2% over the card"
+# "62.2 s" on the card, "62.3 s" copying, "0.2% more" (Problem 1's answer; the Summary names Problem 1 only)
 assert (f"{card7:.1f}", f"{copy7:.1f}", f"{copy7 / card7 - 1:.1%}") == ("62.2", "62.3", "0.2%")
 assert abs(copy7 - (N * d7 + c7 + h7 + c7)) < 1e-9  # the answer's formula
 # "One core at 18 GB/s changes little: tau_h = 3.89 s stays under tau_d ... 65.7 s, 6% more"; "Below 10P/tau_d =
@@ -98,7 +97,7 @@ assert abs(pb.problem[7e9][0] - card7) < 1e-9 and np.allclose(pb.micro[7e9], (d7
 assert abs(pb.problem[7e9][1]["overlapped, 2 buffers"]["total"] - copy7) < 1e-9
 # Problem 2: a host on all its cores at 150 GB/s, the 1B model at T = 4,096: "The bus: tau_h = 12P/(150 GB/s) = 80 ms,
 # half the copy's 160", "tau_d + N tau_c + tau_h + tau_c = 1,921 ms, 2.2 times the card's (one after another, 3.9)",
-# "(b) Above 4,032 tokens; the copy's bar, 8,064, is the higher"; (c)'s and the summary's "2.2 times"
+# "(b) Above 4,032 tokens; the copy's bar, 8,064, is the higher" (the answer only; (c) says "Problem 2 tries a host above 75 GB/s")
 assert f"{tau_h_all:,.0f}" == "80" and abs(2 * tau_h_all - tau_c) < 1e-9 and tau_d < tau_c
 assert (f"{overlapped_all:,.0f}", f"{overlapped_all / on_card:.1f}", f"{one_after_all / on_card:.1f}") == ("1,921", "2.2", "3.9")
 assert abs(overlapped_all - (tau_d + N * tau_c + tau_h_all + tau_c)) < 1e-9
