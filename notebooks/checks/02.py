@@ -95,11 +95,14 @@ assert sorted({v.device for v in tf1_graph.get_collection("trainable_variables")
 assert carried(tf1_sends) == "CPU:0 -> CPU:1: 4 weights, 2 halves (x, y) | CPU:1 -> CPU:0: 4 gradients"
 assert carried(tf2_sends) == carried(tf1_sends) + ", 1 summed loss"
 assert {"split/split:1", "split/split_1:1"} <= {name for s, name in tf1_sends if s == "CPU:0"}  # tower 1's halves
+# "A hub's copies grow with the towers": R - 1 each way through the hub, "7 each way at R = 8"; a ring's
+# 2 (R - 1) / R per device each way (14), "1.75 at R = 8, under 2 at any R"
+assert (8 - 1, 2 * (8 - 1) / 8) == (7, 1.75) and all(2 * (R - 1) / R < 2 for R in range(2, 1025))
 # One copy of the weights
 assert numbers == 203_530 and fmt(4 * numbers / 2**20, ".2f") == "0.78"
 
-# What the tutorial's towers did (the graph is built in a folded cell; the visible cells after it call average_gradients
-# and print the misses): on equal halves 1/R is n_r / B; the graph, run once on 32 + 32 digits, lands 1.0 spacing
+# What the tutorial's towers did (one folded cell builds the graph, runs it, prints its copies and misses): on
+# equal halves 1/R is n_r / B; the graph, run once on 32 + 32 digits, lands 1.0 spacing
 # from the large batch's update (one tape, SGD(0.1), the same start)
 assert 1 / 2 == 32 / 64 and tf1_graph.get_operation_by_name("apply/GradientDescent").name == "apply/GradientDescent"
 assert len([op for op in tf1_graph.get_operations() if op.type == "Mean" and op.name.startswith("average/")]) == 4  # one per variable
@@ -184,10 +187,16 @@ assert extra_us / 1e3 < 2 * tau_c / 10  # "no, by far"
 assert abs(rows_even * flops_per_row / fp32 - 2 * tau_c / 1e3) < 1e-15 and 3_500 < rows_even < 4_500
 assert threshold == 4000.0 and format(threshold, ",.0f") == "4,000"
 
-# Problem 2, your weighted average (or the solution) against gradlab's, and gradlab's raising on a partial None
+# Problem 2, the answer's weighted average against gradlab's ("as gl.average_gradients(..., counts=...) does"), and
+# its raising on a partial None
 _gl = gl.average_gradients(tower_grads, counts=[3, 1])
-assert weighted_average in (my_weighted_average, solution_weighted_average)
 assert [h is None for h, _ in _gl] == [g is None for g, _ in averaged] == [False, False, True, False]
+for (g, v), (h, u) in zip(averaged, _gl):
+    assert v is u
+    if isinstance(h, tf.IndexedSlices):
+        assert isinstance(g, tf.IndexedSlices) and g.indices.numpy().tolist() == h.indices.numpy().tolist()
+        g, h = g.values, h.values
+    assert h is None or spacings([g], [h]) <= 10, v.name
 try:
     weighted_average(mixed, [3, 1])
     raise AssertionError("a partial None was expected to raise ValueError")
