@@ -43,9 +43,13 @@ _long = (8.8e13 / P_ne) ** 0.076
 assert f"{_long:.2f}" == "2.42" and f"{2e8 / _long ** (1 / 0.21) / T:,.0f}" == "1,466" and _long < L
 _se = {x: (f"{1 + B_crit / x:.2f}", f"{1 + x / B_crit:.2f}") for x in (512, 1024, 2048)}
 assert _se[1024] == ("2.29", "1.77") and _se[512][0] == "3.59" and _se[2048][1] == "2.55", _se
+# "Two fits, coupled ... 0.77 is a first-order estimate ... even if the 20B tokens counted as 20B/1.77, B would stay
+# below B_crit": L(N, D) at 20B / 1.77 tokens (2.50 nats, B_crit 1,241 sequences, B / B_crit 0.83)
+_L_worse = ((8.8e13 / P_ne) ** (0.076 / 0.095) + 5.4e13 / (tokens / (1 + B / B_crit))) ** 0.095
+assert L < _L_worse and B < 2e8 / _L_worse ** (1 / 0.21) / T < B_crit, _L_worse
 # the run's length: 20B tokens, 20 a parameter (Hoffmann et al.); 9,537 updates of 2,097,152 tokens at 4.26 s (compute
 # with attention's 6 d T h FLOPs a token, 6.7% beside 6 P, then the all-reduce): 11.3 h on the 8 GPUs, 90 GPU-hours (the
-# Summary's too), 85 at 6 P a token alone
+# Summary's plan table too, beside N x b = 8 x 16, B = 1,024, 65.1 of 79.6 GiB, 0.4% and 0.77), 85 at 6 P a token alone
 assert tokens / P == 20 and B * T == 2_097_152 and updates == 9_537 and (updates - 1) * B * T < tokens <= updates * B * T
 assert f"{attention:.1%}" == "6.7%" and abs(attention - d * T * h / P) < 1e-15
 assert abs(step - (compute * (1 + attention) + ring)) < 1e-12 and f"{step:.2f}" == "4.26"
@@ -57,7 +61,8 @@ assert (by_row["activation_bytes_per_row"], by_row["backward_bytes_per_row"], P_
 assert (N_mlp, b_mlp) == (4, 256), (N_mlp, b_mlp)
 assert f"{memory_budget.budget(P_mlp, 'sgd', B=1024, N=4, **by_row)['total'] / MiB:.2f}" == "22.04"
 assert measured[4] <= 24 and measured[1] > 30, measured
-# "Here the planned update measured under its budget, so this check shows no shortfall" (runs: 19.5, 18.8 of 22.04 MiB);
+# "Measuring catches a planned N that does not fit, a peak over the limit; this one stayed under its budget" (runs:
+# 19.5, 18.8 of 22.04 MiB);
 # "The GPT's plan leaves 14.5 GiB" (79.6 - 65.1)
 assert measured[4] < memory_budget.budget(P_mlp, "sgd", B=1024, N=4, **by_row)["total"] / MiB, measured
 assert f"{(card - memory_budget.budget(P, 'adam', B=B_gpu, N=8, **rows)['total']) / GiB:.1f}" == "14.5"
