@@ -67,6 +67,8 @@ assert _per_example[0] == 1 / 128 and _per_example[-1] == 1 / 16 == (1 / 4) * (1
 assert abs(_per_example.sum() - 1) < 1e-12 and abs(_per_example.mean() - 1 / 100) < 1e-12
 # shuffled, a digit lands in the short part with chance 4/100 = 0.04: 0.96 x 1/128 + 0.04 x 1/16 = 1/100
 assert sizes[-1] / sum(sizes) == 0.04 and abs(0.96 / 128 + 0.04 / 16 - 1 / 100) < 1e-15
+# "This split is extreme: its last part is an eighth the size of the others" (4 against 32)
+assert sizes[:3] == [32] * 3 and 8 * sizes[-1] == sizes[0]
 # the figure's factors, both stated beside it: ×6.25 (1/16 against 1/100) and ×0.781 (1/128 against 1/100)
 assert (1 / 16) / (1 / 100) == 6.25 and abs((1 / 128) / (1 / 100) - 0.781) < 1e-3
 # one update (the Predict): yours exact against train_on_batch ("1.0 spacing"); the plain mean of the same

@@ -71,6 +71,9 @@ if solutions:  # the digits the prose states, from the lesson's solutions
 assert public_collectives == 1 and spacings(public_model.get_weights(), large3.model.get_weights()) <= 10
 assert verdict(public_model.get_weights(), large3.model.get_weights()).startswith("exact")  # "the large batch ("exact")"
 assert short_shards == [9, 8] and f"{step_ratio:.3f}" == "0.548" and abs(step_ratio - 17 / B) < 1e-4
+# "in the same direction (against 17/31 of that step, "exact")": the step is 17/31 of the large batch's, entry by entry,
+# within ten spacings at the weights (the steps are read off the weights, so they carry the weights' rounding)
+assert spacings(public_move, scaled_move, at=before) <= 10 and verdict(public_move, scaled_move, at=before).startswith("exact")
 # your sum and count on the short batch: the 17 digits' g_B ("length ratio 1.000", "... apart")
 assert spacings([g.numpy() for g in counted], g_17) <= 10 and f"{counted_ratio:.3f}" == "1.000" and verdict(counted, g_17).startswith("exact")
 assert _tf_rule(17, R) == short_shards == [9, 8]  # the tutorial's n_r R: 18 and 16

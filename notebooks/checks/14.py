@@ -113,17 +113,23 @@ try:
     raise AssertionError("apply_gradients accepted experimental_aggregate_gradients")
 except TypeError:
     pass
-# "`fit` has no option to split it": no argument of fit, compile or MirroredStrategy names them (the strategy's own routes the
-# prose names, cross_device_ops=NcclAllReduce(num_packs=), is not run here: it concatenates every gradient, then splits,
-# in TensorFlow's _ConcatAndSplitPacker.pack, so no pack exists before the whole backward pass)
+# "`fit` has no option to send part of it early": no argument of fit, compile or MirroredStrategy names them (the
+# strategy's own route the prose names, cross_device_ops=NcclAllReduce(num_packs=k), is not run here: it "only cuts one
+# concatenation of every gradient into k packs", TensorFlow's _ConcatAndSplitPacker.pack, so no pack exists before the
+# whole backward pass; checked in the source below)
 import inspect
 for _f in (keras.Model.fit, keras.Model.compile, tf.distribute.MirroredStrategy.__init__):
     assert not any("communication" in _p or "options" in _p for _p in inspect.signature(_f).parameters), _f
+from tensorflow.python.distribute import cross_device_ops as _cdo
+assert issubclass(_cdo.NcclAllReduce, _cdo.AllReduceCrossDeviceOps)
+assert "_pack_tensors(" in inspect.getsource(_cdo.AllReduceCrossDeviceOps._do_batch_all_reduce)
+assert "_ConcatAndSplitPacker(num_packs)" in inspect.getsource(_cdo._pack_tensors)
+_packer = inspect.getsource(_cdo._ConcatAndSplitPacker.pack)
+assert _packer.index("array_ops.concat(flat_grads, 0)") < _packer.index("array_ops.split(concat_grads")
 # "MultiWorkerMirroredStrategy(communication_options=CommunicationOptions(bytes_per_pack=...)) does split it, into
 # packs taken last layer first": its constructor takes the options; TensorFlow's CollectiveAllReduce reverses the
 # gradient list before grouping it by size (the linked lines, TensorFlow 2.21.0)
 assert "communication_options" in inspect.signature(tf.distribute.MultiWorkerMirroredStrategy.__init__).parameters
-from tensorflow.python.distribute import cross_device_ops as _cdo
 _collective = inspect.getsource(_cdo.CollectiveAllReduce)
 assert _collective.index("dense_values.reverse()") < _collective.index("group_by_size(dense_values")
 if tf.__version__ == "2.21.0":  # the link's line numbers
