@@ -64,6 +64,10 @@ for _k, _r in (("0-50", range(0, 51, 10)), ("150-200", range(150, 201, 10))):
                                      for a in ("grad_sq_norm", "trace_cov", "noise_scale")], rtol=1e-12, atol=0)
 assert (_fmt(g_early / g_late, ".1f"), _fmt(tr_early / tr_late, ".1f")) == ("13.5", "2.1"), (g_early / g_late, tr_early / tr_late)
 assert g_early / g_late > tr_early / tr_late  # "the signal shrinks faster than the noise"
+# "Single checkpoints swing: B_simple divides by |g|^2, which is small and which ten SGD updates at rate 0.4 can
+# change several-fold (left panel)": some pair of neighbouring checkpoints (ten updates apart) differs over 3-fold
+_sq = [exact[t].grad_sq_norm for t in sorted(exact)]
+assert sorted(exact) == list(range(0, 201, 10)) and max(max(a / b, b / a) for a, b in zip(_sq, _sq[1:])) > 3, _sq
 # the moving average, rho = 0.9, printed in the main line: median 1.10, 0.28 to 3.02 (also below, from ratio_at)
 assert [_fmt(f(ratios), ".2f") for f in (np.median, min, max)] == ["1.10", "0.28", "3.02"], ratios
 assert values == {t: e.noise_scale for t, e in exact.items()}
