@@ -9,6 +9,7 @@
                failed with the reason; where Keras versions differ, the variant found
 
 Exit status 1 if a probe failed (gradlab refuses to run what relies on it), else 0.
+`probe_line(name)` runs one probe and returns its line (lesson 16 prints the hook's).
 """
 from __future__ import annotations
 
@@ -74,15 +75,34 @@ def render(found):
         state = "available" if found[key]["ok"] else "not available"
         lines.append(f"{key:<13} {state}: {found[key]['detail']}")
     lines.append("probes")
-    for p in found["probes"]:
-        what = ", ".join(p["names"]) or "(a behaviour, no private name)"
-        if p["ok"]:
-            lines.append(f"  ok      {p['probe']}: {what}" + (f" -- {p['found']}" if p["found"] else ""))
-        else:
-            lines.append(f"  FAILED  {p['probe']}: {what} -- {p['error']}")
+    lines += [_probe_line(p) for p in found["probes"]]
     failed = sum(not p["ok"] for p in found["probes"])
     lines.append(f"{len(found['probes']) - failed} probes ok, {failed} failed")
     return "\n".join(lines)
+
+
+def _probe_line(p):
+    what = ", ".join(p["names"]) or "(a behaviour, no private name)"
+    if p["ok"]:
+        return f"  ok      {p['probe']}: {what}" + (f" -- {p['found']}" if p["found"] else "")
+    return f"  FAILED  {p['probe']}: {what} -- {p['error']}"
+
+
+def probe_line(name):
+    """The line `doctor` prints for the probe of the private `name` (a key of gradlab's
+    `PRIVATE_NAMES`), that probe run now: "ok      _probe_all_reduce: _all_reduce_sum_gradients",
+    or "FAILED  ... -- the reason". Lesson 16 prints it."""
+    from gradlab import _compat
+
+    probe = _compat.PRIVATE_NAMES[name]
+    try:
+        _compat._in_a_fresh_thread(probe)
+        error = None
+    except RuntimeError as e:
+        error = str(e)
+    names = [n for n, p in _compat.PRIVATE_NAMES.items() if p is probe]
+    return _probe_line(dict(probe=probe.__name__, names=names, ok=error is None,
+                            found=_compat.FOUND.get(probe.__name__), error=error)).strip()
 
 
 def cli(argv=None):

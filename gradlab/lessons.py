@@ -54,6 +54,7 @@ _NAMES = {
     "distribute": ("gradlab.core.distribute", None),
     "gradients_already_reduced": ("gradlab._compat", "gradients_already_reduced"),
     "device_sends": ("gradlab._compat", "device_sends"),
+    "probe_line": ("gradlab.doctor", "probe_line"),
     # the TF1 graphs of the founding texts
     "draw": ("gradlab.classic.draw", None),
     "scopes": ("gradlab.classic.scopes", None),

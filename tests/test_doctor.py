@@ -56,3 +56,15 @@ def test_bad_arguments_are_refused_before_any_work(capsys):
     with pytest.raises(SystemExit) as raised:
         doctor.cli(["--bogus"])
     assert raised.value.code == 2 and "--bogus" in capsys.readouterr().err
+
+
+def test_probe_line_is_doctors_line_for_one_private_name(monkeypatch):
+    line = doctor.probe_line("_all_reduce_sum_gradients")
+    assert line == "ok      _probe_all_reduce: _all_reduce_sum_gradients"
+    assert doctor.probe_line("_var_key") == "ok      _probe_variable_index: _var_key, _trainable_variables_indices"
+    # a Keras whose apply no longer calls the method: the probe fails, and the line gives the reason
+    monkeypatch.setattr(keras.optimizers.SGD, "_backend_update_step", lambda self, *args, **kwargs: None)
+    failed = doctor.probe_line("_all_reduce_sum_gradients")
+    assert failed.startswith("FAILED  _probe_all_reduce: _all_reduce_sum_gradients -- "), failed
+    with pytest.raises(KeyError):
+        doctor.probe_line("_not_a_name_gradlab_uses")

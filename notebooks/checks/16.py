@@ -60,8 +60,14 @@ def check_passthrough(f):  # the pairs pass through; nested or overlapping entri
     assert "_all_reduce_sum_gradients" not in vars(opt), "the optimizer keeps the pass-through after exit"
 
 
-check_passthrough(passthrough)  # the given pass-through: pairs pass, nothing stays
-assert not open_entries, open_entries  # the pass-through's count of open entries is back to empty
+from gradlab._compat import optimizers as _opt
+check_passthrough(gradients_already_reduced)  # gradlab's pass-through (route 2's): pairs pass, nothing stays
+assert not _opt._OPEN, _opt._OPEN  # its count of open entries is back to empty
+# the lesson's passthrough, the idea: inside it the pairs pass as they are; afterwards Keras's method shows again
+_o, _pairs = keras.optimizers.SGD(0.1), [(tf.ones([2]), "v")]
+with passthrough(_o):
+    assert _o._all_reduce_sum_gradients(_pairs)[0][0] is _pairs[0][0]
+assert "_all_reduce_sum_gradients" not in vars(_o) and _opt.gradients_already_reduced is gradients_already_reduced
 assert not any("_all_reduce_sum_gradients" in vars(m.optimizer) for m in (one_model, acc)), "pass-through left on"
 # Route (2), one all-reduce (its check_one ran in the lesson: a shard of 0 included): exact, clipped by hand
 assert one_miss.startswith("exact"), one_miss
@@ -84,14 +90,16 @@ assert list(links.values()) == [450e9, 50e9]  # README's hardware table: NVLink 
 assert (P, tokens, peak, mfu) == (1e9, 64 * 2048, 989e12, 0.4) and f"{compute:.1f}" == "2.0", compute
 assert f"{exposed:.0%}" == "7%" and abs(exposed - 0.140 / compute) < 1e-9 and tokens == 8 * 16_384
 assert f"{0.140 / (6 * P * 16_384 / (mfu * peak)):.0%}" == "56%"
+# the printed table's shares (the prose: "from 56.3% at N = 1 to 7.0% at N = 8" between nodes)
+assert [(f"{s / (compute / 8):.1%}", f"{s / compute:.1%}") for s in second.values()] == [
+    ("6.3%", "0.8%"), ("56.3%", "7.0%")], second
 # gl.AccumulatingModel, mirrored: the large batch clipped, unclipped and with an empty shard
 assert all(m.startswith("exact") for m in acc_misses.values()), acc_misses
 # gradlab probes the private name at first use (the prose: "stops with an error if not")
-from gradlab._compat import optimizers as _opt
 assert "_all_reduce_sum_gradients" in _opt.PRIVATE_NAMES
-from gradlab import doctor  # `python -m gradlab doctor` prints the probe (the prose says so)
+from gradlab import doctor  # the printed line is the probe's line in `python -m gradlab doctor` ("ok" on this Keras)
 _line = next(l for l in doctor.render(doctor.report()).splitlines() if "_all_reduce_sum_gradients" in l)
-assert _line.split()[0] == "ok", _line  # the probe passes on the installed Keras
+assert _line.split()[0] == "ok" and hook_probe == _line.strip(), (_line, hook_probe)
 import pathlib as _pathlib  # "gradlab declares the Keras versions it was tested with (3.8 up to 3.15)"
 assert '"keras>=3.8,<3.16"' in (_pathlib.Path("..") / "pyproject.toml").read_text()
 
