@@ -33,6 +33,13 @@ assert f"{top:.3f}" == "0.077" and spacing_top == float(np.spacing(np.float32(to
 assert f"{spacing_top:.1e}" == "7.5e-09"
 assert all(d / spacing_top < 10 for d in proofs.values()), proofs  # a few spacings, under ten: rounding
 pinned([f"{d / spacing_top:.1f}" for d in proofs.values()], ["2.8", "3.0"])
+# verdict's three lines: "exact" within ten spacings; past ten, a miss under 100 eps (2^-23, float32's spacing at 1)
+# prints "not exact: k spacings, m eps (rerun in float64)", from 100 eps up "miss"
+_eps = 2.0 ** -23
+assert float(np.spacing(np.float32(1))) == _eps
+assert verdict([np.array([1 + 10 * _eps])], [np.array([1.0])]) == "exact: 10.0 spacings"
+assert verdict([np.array([1 + 99 * _eps])], [np.array([1.0])]) == "not exact: 99 spacings, 99.0 eps (rerun in float64)"
+assert verdict([np.array([1 + 101 * _eps])], [np.array([1.0])]).startswith("miss ")
 # split_sizes, offsets, weights and micro_batches, given in the lesson, are gradlab's
 for _B, _N in CASES + ((100, 4), (7, 7), (5, 1)):
     _s = gl.split_sizes(_B, _N)
@@ -79,8 +86,10 @@ assert _verdicts["yours, 34 + 33 + 33"].startswith("exact: "), _verdicts
 pinned(_verdicts["yours, 34 + 33 + 33"], "exact: 1.0 spacings")
 assert _verdicts["their plain mean"] == "miss 1.02%", _verdicts
 assert max_abs_diff(updates["yours, 34 + 33 + 33"], theirs) < 1e-6 and max_abs_diff(start, theirs) > 1e-4
-# the plain mean's effective batch (printed beside the shuffles): 1 / (96/128^2 + 4/16^2) = 46.5 digits
-assert abs(eff_batch - 1 / (96 / 128 ** 2 + 4 / 16 ** 2)) < 1e-9 and f"{eff_batch:.1f}" == "46.5"
+# the plain mean's effective batch (the shuffles' fold): 1 / sum_j w_j^2 = 1 / (96/128^2 + 4/16^2) = 46.5 digits
+_eff_batch = 1 / np.sum(_per_example ** 2)  # an even batch of B weighs each 1/B, and gives B
+assert abs(_eff_batch - 1 / (96 / 128 ** 2 + 4 / 16 ** 2)) < 1e-9 and f"{_eff_batch:.1f}" == "46.5"
+assert abs(1 / np.sum(np.full(100, 1 / 100) ** 2) - 100) < 1e-9
 # Answer 1: one micro-batch is g_B bit for bit ("0.0 spacings"); two and four miss by 18.7% and 30%
 assert spacings(a1_acc[1], a1_g) <= 10, spacings(a1_acc[1], a1_g)  # rounding at most, whatever code
 pinned(spacings(a1_acc[1], a1_g), 0.0)
