@@ -25,6 +25,18 @@ assert f"{pair_cos:.2f}" == "0.08" and abs(each_by_hand - norm(g_each)) < 1e-4
 assert f"{cosine:.4f} {norm(g_each):.3f} {norm(g_once):.3f}" == "0.9959 0.278 0.500"
 assert f"{pf.relative_error(g_each, g_clipped):.2f}" == "0.45" and 0.99 < cosine < 1.0
 assert verdict(g_each, g_clipped) == "miss 45%"  # "the miss of 45%", its printed verdict
+# "Adam divides each entry by its own size, so the length cancels, but its first update from clip each still misses
+# the one from clip once by 22.7%: that step moves every entry by about the learning rate, so the few small entries whose
+# signs differ become full-size steps the wrong way" (printed; the lengths of the two agree within 1%, and the entries of
+# opposite sign carry over nine tenths of the squared difference, though they are under 1 in 50 of the nonzero ones)
+assert verdict(adam_each, adam_once) == "miss 22.7%", verdict(adam_each, adam_once)
+assert abs(norm(adam_each) / norm(adam_once) - 1) < 0.01
+_flat = lambda g: np.concatenate([np.ravel(t) for t in g])
+_flip = np.sign(_flat(g_each)) != np.sign(_flat(g_once))
+_adam_d = _flat(adam_each) - _flat(adam_once)
+assert (_adam_d[_flip] ** 2).sum() / (_adam_d ** 2).sum() > 0.9 and _flip.sum() < (_flat(g_once) != 0).sum() / 50
+_size = np.abs(_flat(g_once))  # "small": their median size is under a fifth of the nonzero entries' (a run: a tenth)
+assert np.median(_size[_flip]) < np.median(_size[_size > 0]) / 5
 # "44% too short, 0.278 against 0.500" (section 1 and the Summary): the norm ratio, printed as "44% shorter"
 assert f"{short:.0%}" == "44%" and abs(short - (1 - norm(g_each) / norm(g_clipped))) < 1e-12
 assert abs(norm(g_clipped) - 0.5) < 1e-6 and f"{1 - float(f'{norm(g_each):.3f}') / 0.5:.0%}" == "44%"
@@ -55,7 +67,7 @@ assert check_clip(clip_each, False) is None and check_clip(clip_once, True) is N
 
 # Section 4: one check of the sum skips the whole update: micro-batch 2's overflow reaches the window's sum
 assert fused_row == [None, None, 1, 1, 2, 2]  # fused skips the whole window, then applies whole windows
-# section 3: clipped before unscaling, "misses by 100%: 0.500 long before the division by λ = 2^15"
+# section 3, "Unscale, then clip": clipped before unscaling, "clipped to 0.500, then divided by λ = 2^15, a miss of 100%"
 assert verdict(wrong, g_clipped) == "miss 100%" and f"{norm(wrong) * 2 ** 15:.3f} {norm(g_clipped):.3f}" == "0.500 0.500"
 # section 4: the bad batch, x2, x3: your step exact against the target (the bad batch skipped whole, then x2, x3),
 # Keras's accumulation, checking each micro-batch, "misses by 51.1%" (two updates made, λ halved once)
