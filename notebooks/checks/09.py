@@ -14,6 +14,11 @@ def w_gap(a, b):  # the largest |difference| over a list of arrays (the lesson's
     return max(float(np.abs(p - q).max()) for p, q in zip(a, b))
 
 
+# Section 1's folded cell ran fused last: gradlab's pf.expected_ema(path, 0.9, moves=4), which moves the weights
+# themselves, against your weighted sum on fused's path (the lesson's cross-check, moved here)
+_yours_4 = [sum(c_k * w[v] for c_k, w in zip(ema_coefficients(4, 0.9, 4), path)) for v in range(len(avg))]
+gradlab_gap = _verdict(pf.expected_ema(path, 0.9, moves=4), _yours_4)
+
 # Section 1, printed as the course's verdict (README, "Two yardsticks"): Keras's average is the model with 4 moves per
 # update, "exact", fused's the model with one; "each misses the other model (27.4% and 22.6% of its move from the
 # start)"
@@ -53,7 +58,7 @@ for rho, n, updates in ((0.5, 2, 3), (0.9, 4, 4)):
     assert max(short_miss[rho, "fused", 1], short_miss[rho, "keras", n]) < 1e-6
     assert min(short_miss[rho, "fused", n], short_miss[rho, "keras", 1]) > 1e-3
 assert check_ema(ema_coefficients) is None and check_ema(solution_ema_coefficients) is None  # the function in use
-# gradlab's pf.expected_ema, moving the weights themselves, lands on your sum (printed in the folded cross-check)
+# gradlab's pf.expected_ema, moving the weights themselves, lands on your sum (computed at the top, on fused's path)
 assert gradlab_gap.startswith("exact: "), gradlab_gap
 once_4 = pf.expected_ema(path, 0.9)  # gradlab's helper is your coefficients, once per update
 assert max(float(np.abs(a - sum(c * w[v] for c, w in zip(ema_coefficients(4, 0.9, 1), path))).max())

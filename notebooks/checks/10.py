@@ -26,6 +26,10 @@ assert max_abs_diff(looped.inner.get_weights(), large.get_weights()) < 1e-6
 assert python_loop is solution_python_loop or python_loop is my_python_loop  # the checker chose it
 assert micro_sum is solution_micro_sum or micro_sum is my_micro_sum
 assert abs(float(probe.compute_loss(x11, y11, probe(x11))) - float(tf.reduce_sum(per_row)) / 11) < 1e-6  # L_i = S_i / D_i
+# "Under `sample_weight` too, ... divides the weighted sum by the rows, not by the summed weights": the printed line
+_sw_loss = float(probe.compute_loss(x11, y11, probe(x11), w11))
+assert spacings(_sw_loss, weighted / 11) <= 10 and abs(_sw_loss - weighted / float(tf.reduce_sum(w11))) > 1e-2
+assert probe.loss.reduction == "sum_over_batch_size"  # Keras's default reduction, the one compile gave
 assert accumulate is solution_accumulate or accumulate is my_accumulate
 assert graph_ops.while_attrs(traced(MyWhileLoopModel(fresh(), 4)), spec) == [1]  # "parallel_iterations 1": one at a time
 # "fit traces your step with AutoGraph off": the tf.range loop fails in fit itself (the folded RangeStep cell)
@@ -56,6 +60,8 @@ assert _traced_batch and set(_traced_batch) == {None}, _traced_batch
 # The graphs: 5 MatMuls a micro-batch, unrolled N times or once in the while body; the loop's size is flat
 for N in NS:
     assert matmuls["unrolled", N] == (5 * N, 0) and matmuls["while loop", N] == (0, 5), matmuls
+# the hand count (count_matmuls) is gradlab's graph_ops.op_counts
+assert all(matmuls[key] == graph_ops.op_counts(step, spec) for key, step in steps.items()), matmuls
 
 # The memory peaks of the unrolled step and the while loop moved to lesson 11 (checks/11.py), which measures them
 # on its budget's model; this lesson states only the loop's shape (one copy of the passes) and links there
