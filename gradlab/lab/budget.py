@@ -134,7 +134,8 @@ class Budget:
 
 
 def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None, peak_label="measured peak",
-                zoom=None, names=None, title="what training holds", legend_strip=True, stacks=True):
+                zoom=None, names=None, title="what training holds", legend_strip=True, stacks=True,
+                totals_on_bars=False):
     """Stacked bars, one per `budget(...)` result, of its terms in MiB (`TERMS` bottom up), and
     beside them each term on its own, on a log axis: the terms too small to see in a stack
     (weights, slots, inputs beside the activations) keep a readable bar and their MiB.
@@ -162,6 +163,10 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
             that fall to the right (lesson 01: 36,641 MiB down to 5,019), whose short bars leave
             that corner empty, so the strip would leave a third of the figure blank. Needs no peaks
             (their labels sit right of the bars).
+        totals_on_bars: False writes each total above its bar or its measured tick, whichever is
+            higher, so a tick just above a bar does not strike through the total. True writes it on
+            the bar's top always: for ticks far above their bars (lesson 11's Python loop, 22.0 MiB
+            under a tick at 29.5), where a total raised to the tick reads as the tick's value.
 
     With a limit or measured ticks, a term no bar holds (SGD's optimizer slots) is left out of
     the legend: an entry with no bar behind it reads as a bar the reader cannot find.
@@ -221,7 +226,7 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
         zoom_ax.set_ylabel("MiB")
         zoom_ax.set_title(f"the bottom {zoom:,} MiB, enlarged", fontsize="medium")
     for x, r in enumerate(results):  # the small terms vanish beside the activations: say the total
-        above = r["total"] / 2**20 if peaks is None else max(r["total"] / 2**20, peaks[x])  # clear of the tick
+        above = r["total"] / 2**20 if peaks is None or totals_on_bars else max(r["total"] / 2**20, peaks[x])
         mib = r["total"] / 2**20
         ax.text(x, above, f"{mib:,.0f} MiB" if mib >= 1000 else f"{mib:.1f} MiB", ha="center", va="bottom")
     for x, mib in enumerate(peaks or []):  # the measured peak: a black tick, its label right of the bar

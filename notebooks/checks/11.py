@@ -33,7 +33,10 @@ assert round(floor_7b) == 104 and round(81559 / 1024, 1) == 79.6 and floor_7b > 
 # the budget against the allocator (moved here from lessons 05 and 10): medians of nine, read as conclusions with
 # wide bands; the prose quotes no reading (the outputs print them)
 assert abs(batch_mib - (xb.shape[0] * 4 * 784 + yb.shape[0] * 8) / MiB) < 0.01, batch_mib  # the batch
-assert round(held_before, 2) == 7.47, held_before
+assert round(held_before, 2) == 7.47, held_before  # "The figure adds the 7.47 MiB held before the update"
+# "The reading by hand lands near call_peaks' median": one update read with reset_memory_stats and get_memory_info,
+# within a fifth of the median of nine (the same reading; one run may catch a slow or reused chunk)
+assert abs(by_hand - median["plain"]) < 0.2 * median["plain"], (by_hand, median["plain"])
 assert [round(budget_update[k], 2) for k in ("plain", "fused loop")] == [27.44, 14.57], budget_update
 assert round(budget(1024, 1) / MiB - budget(1024, 4) / MiB, 2) == 12.87
 ratio = {k: median[k] / budget_update[k] for k in median}  # measured / budget
@@ -48,7 +51,7 @@ assert 0.75 < median["Python loop"] / median["plain"] < 1.25 and ratio["Python l
 # 12.4 and 24.4)
 assert 1.2 * median["fused loop"] < median["fused, overlap=10"] < 1.15 * median["plain"], median
 assert ratio["fused, overlap=10"] > 1.0, ratio
-# "it holds over a third more than the fused loop holds with one (the cell below prints the ratio)" (the fold; lesson 05
+# "roughly 1.4 to 1.9 times as much as the fused loop" (the fold; its cell prints the ratio; lesson 05
 # says it too, as a forward reference): stored runs 1.43, 1.63, 1.65, 1.66, 1.68, 1.73, 1.75 (2.05 in an older one)
 assert overlap_over_one == median["fused, overlap=10"] / median["fused loop"] and 1.35 < overlap_over_one < 1.95, median
 # the loops' traces: "The fused loop's memory stays near its budget ... The Python loop's climbs far above it":

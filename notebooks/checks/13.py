@@ -35,7 +35,7 @@ def _plain_mean_miss(start):  # the 32 + 31 plain mean's miss of g_B from `start
     return verdict([(a + b) / 2 for a, b in zip(*halves)], grads(x63, y63))
 
 
-# "(02's 1.07% started from other weights)": the same plain mean from the start of 02's graph (gradlab.lessons.tf1_mlp,
+# Lesson 02's 1.07% and this lesson's 0.963% differ by the start only: the same plain mean from the start of 02's graph (gradlab.lessons.tf1_mlp,
 # glorot_uniform_initializer(seed=0), then seed=1) misses by 02's 1.07%; from make_model's, by this lesson's 0.963%
 _graph = tf.Graph()
 with _graph.as_default():
@@ -64,6 +64,9 @@ assert all(counts[n] == (1, 1, n) for n in counts)
 _sgd_on_g_B = [w - 0.1 * g for w, g in zip(ref.get_weights(), g_large)]
 assert all(spacings(s.model.get_weights(), _sgd_on_g_B) <= 10 for s in mirrored.values())
 assert f"{4 * n_params / 2**20:.2f}" == "0.78"  # "the whole gradient (0.78 MiB)"
+# "At lesson 14's InfiniBand rates that is 354 µs an update against 44 µs": the α-β ring at R = 2, 50 GB/s, 14 µs a step
+assert abs(one_us - 1e6 * (2 * (R - 1) * 14e-6 + 2 * (R - 1) / R * 4 * n_params / 50e9)) < 1e-6 and R == 2
+assert (f"{one_us:.0f}", f"{8 * one_us:.0f}") == ("44", "354"), one_us
 if solutions:  # the digits the prose states, from the lesson's solutions
     assert all(verdict(g, g_large).startswith("exact: 4.0 spacings") for g in (once_8, naive_8))  # "exact: 4.0 spacings"
     # "rounding only, for both add the same 31 rows' gradients as one tape, in another order": exact, within ten
@@ -76,10 +79,11 @@ assert short_shards == [9, 8] and f"{step_ratio:.3f}" == "0.548" and abs(step_ra
 assert spacings(public_move, scaled_move, at=before) <= 10 and verdict(public_move, scaled_move, at=before).startswith("exact")
 # your sum and count on the short batch: the 17 digits' g_B ("length ratio 1.000", "... apart")
 assert spacings([g.numpy() for g in counted], g_17) <= 10 and f"{counted_ratio:.3f}" == "1.000" and verdict(counted, g_17).startswith("exact")
+assert sum(short_shards) == 17  # the table's "divides by" for your sum and count: the rows it counted
 assert _tf_rule(17, R) == short_shards == [9, 8]  # the tutorial's n_r R: 18 and 16
 assert default_divisors == ["18", "16"], default_divisors  # measured: compute_average_loss without global_batch_size
-assert (9 / 18, 8 / 16) == (0.5, 0.5)  # "the plain mean of the two shards again": each shard weighs 1/R
-# "Its step is full length (length ratio 1.003), but it misses g_B by 4.57%"
+assert (9 / 18, 8 / 16) == (0.5, 0.5)  # "each shard weighs 1/2, the plain mean of the shards again": 1/R
+# "Its step has the right length (1.003) but points elsewhere: it misses g_B by 4.57%"
 assert f"{default_ratio:.3f}" == "1.003" and verdict(default_g, g_17) == "miss 4.57%", (default_ratio, verdict(default_g, g_17))
 
 # Problem 1 (pencil): R = 4, B = 30, accum_steps = 2, on TensorFlow's 8, 8, 8, 6

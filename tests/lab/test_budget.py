@@ -129,6 +129,18 @@ def test_measured_peaks_are_drawn_as_ticks_across_their_bars():
     assert "median + held" in texts and "measured peak" not in texts
 
 
+def test_totals_on_bars_keeps_each_total_at_its_bar_top_under_a_higher_tick():
+    # lesson 11: a tick far above its bar (the Python loop) once lifted the bar's total beside the tick
+    results = [budget(2**18, "sgd", B=4, N=1, activation_bytes_per_row=2**20),
+               budget(2**18, "sgd", B=4, N=4, activation_bytes_per_row=2**20)]  # totals 6 and 4 MiB
+    lifted = plot_budget(results, ["N=1", "N=4"], peaks=[5.5, 7.5], terms=False).axes[0]
+    assert [t.get_position()[1] for t in lifted.texts[:2]] == [6.0, 7.5]  # the default: above the higher
+    on_bars = plot_budget(results, ["N=1", "N=4"], peaks=[5.5, 7.5], terms=False, totals_on_bars=True).axes[0]
+    assert [t.get_text() for t in on_bars.texts[:2]] == ["6.0 MiB", "4.0 MiB"]
+    assert [t.get_position()[1] for t in on_bars.texts[:2]] == [6.0, 4.0]  # each bar's own top
+    assert [t.get_position()[1] for t in on_bars.texts[2:]] == [5.5, 7.5]  # the ticks' labels stay at the ticks
+
+
 def test_the_terms_panel_can_be_linear_and_the_picture_redrawn_with_it():
     results = [budget(2**18, "adam", B=4, N=1, activation_bytes_per_row=2**20)]
     terms = plot_budget(results, ["N=1"], scale="linear").axes[1]
