@@ -71,6 +71,9 @@ assert all(abs(means[n][0]) < halves[n][0] for n in means)  # every update-100 i
 assert (f"{means[20][0]:+.1f}", f"{halves[20][0]:.1f}") == ("+5.4", "5.6")  # "(N = 20's: +5.4 +- 5.6)"
 assert (f"{late_h.min():.2f}", f"{late_h.max():.2f}") == ("0.23", "0.70")  # what the runs can see
 assert rnd(late_h.min(), 2) > 0.2  # Chlebus's 0.2-point lead is below every late half-width
+# the Summary: "A 0.2-point lead is too small for ten seeds: every paired half-width here is 0.23 points or more" (the
+# nine intervals to N = 1 and the 30 along the way), "and his own ten unpaired runs a row give +0.20 +- 0.24"
+assert min(h for n in (5, 10, 20) for _, h in gap[n].values()) >= 0.225 and late_h.min() >= 0.225, gap
 
 # the schedule
 assert [len(checkpoints(n, repro["updates"])) for n in (1, 5, 10, 20)] == [11, 51, 101, 201]

@@ -43,10 +43,11 @@ _long = (8.8e13 / P_ne) ** 0.076
 assert f"{_long:.2f}" == "2.42" and f"{2e8 / _long ** (1 / 0.21) / T:,.0f}" == "1,466" and _long < L
 _se = {x: (f"{1 + B_crit / x:.2f}", f"{1 + x / B_crit:.2f}") for x in (512, 1024, 2048)}
 assert _se[1024] == ("2.29", "1.77") and _se[512][0] == "3.59" and _se[2048][1] == "2.55", _se
-# "Two fits, coupled ... 0.77 is a first-order estimate ... even if the 20B tokens counted as 20B/1.77, B would stay
-# below B_crit": L(N, D) at 20B / 1.77 tokens (2.50 nats, B_crit 1,241 sequences, B / B_crit 0.83)
+# "0.77 ... still below it (0.83) if the run's large batch makes its 20B tokens count as only 20B/1.77" (Answer and the
+# folded "Two fits, coupled"): L(N, D) at 20B / 1.77 tokens (2.50 nats, B_crit 1,241 sequences, B / B_crit 0.83)
 _L_worse = ((8.8e13 / P_ne) ** (0.076 / 0.095) + 5.4e13 / (tokens / (1 + B / B_crit))) ** 0.095
 assert L < _L_worse and B < 2e8 / _L_worse ** (1 / 0.21) / T < B_crit, _L_worse
+assert f"{B / (2e8 / _L_worse ** (1 / 0.21) / T):.2f}" == "0.83" and f"{1 + B / B_crit:.2f}" == "1.77"
 # the run's length: 20B tokens, 20 a parameter (Hoffmann et al.); 9,537 updates of 2,097,152 tokens at 4.26 s (compute
 # with attention's 6 d T h FLOPs a token, 6.7% beside 6 P, then the all-reduce): 11.3 h on the 8 GPUs, 90 GPU-hours (the
 # Summary's plan table too, beside N x b = 8 x 16, B = 1,024, 65.1 of 79.6 GiB, 0.4% and 0.77), 85 at 6 P a token alone
@@ -66,6 +67,8 @@ assert measured[4] <= 24 and measured[1] > 30, measured
 # "The GPT's plan leaves 14.5 GiB" (79.6 - 65.1)
 assert measured[4] < memory_budget.budget(P_mlp, "sgd", B=1024, N=4, **by_row)["total"] / MiB, measured
 assert f"{(card - memory_budget.budget(P, 'adam', B=B_gpu, N=8, **rows)['total']) / GiB:.1f}" == "14.5"
+# "the activations take most of the rest": a_out and t for 16 sequences, 46.5 GiB of the 61.0 beside the fixed terms
+assert f"{16 * per_row / GiB:.1f}" == "46.5" and f"{(card - fixed) / GiB:.1f}" == "61.0" and 16 * per_row > 0.5 * (card - fixed)
 
 # Problems: 1. InfiniBand 140 ms, 3.4%; 2. 7B: 130 GiB of fixed terms, my_plan None; ZeRO-3 on the 1B plan: each
 # micro-batch two all-gathers of the float32 weights and a reduce-scatter of the gradients, (R-1)/R G bytes each, "the
