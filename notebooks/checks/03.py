@@ -87,6 +87,10 @@ assert gap3 == spacing(top3), (gap3, top3)  # "one float32 spacing apart for N =
 assert N10 == 10 and copies == (N10 + 1) * G  # "copies N + 1 an update"
 assert copies / G == 11  # "N + 1 copies, 11 G at N = 10" (printed: 8.5 MiB every update to free 0.78 MiB once)
 assert f"{copies / MiB:.1f}" == "8.5" and f"{N10 * G / MiB:.1f}" == "7.8"
+# for scale (printed): "Under Adam that gradient is a fifth of what the device holds besides activations": the
+# weights, a gradient, Adam's two slots and the accumulator, 5 G, one of them freed
+assert held_adam == 5 * G and f"{held_adam / G:.0f}" == "5" and f"{G / held_adam:.0%}" == "20%"
+assert f"{held_adam / MiB:.1f}" == "3.9"
 # problem 2: 100 million float32 parameters at N = 10, in GB
 assert G_big == 4e8 and N_big == 10
 assert [f"{x / 1e9:.1f}" for x in (N_big * G_big, G_big, (N_big + 2) * G_big, 2 * G_big)] == [

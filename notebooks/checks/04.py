@@ -27,6 +27,10 @@ assert f"{spacings(hand_weights, keras_3):.1f}" == "1.0", spacings(hand_weights,
 # 3 updates" (printed after the compiled loop)
 assert acc_floats == 203_530 and acc_bytes == 4 * acc_floats and f"{acc_bytes / 2**20:.2f}" == "0.78", acc_bytes
 assert len(accums) == len(model.trainable_variables) and len(batches) * 4 == 12
+# "under Adam, a fifth of what the device holds besides activations": weights, gradient, Adam's 2 slots, the
+# accumulators, one float32 per weight each (printed: 3.9 MiB)
+assert f"{5 * acc_bytes / 2**20:.1f}" == "3.9" and "a fifth" in "".join("".join(c["source"]) for c in __import__(
+    "json").load(open("04-accumulating-in-variables.ipynb"))["cells"] if c["cell_type"] == "markdown")
 
 # The recipe's sum, one update on 4 x 16: SGD steps 4 times as far ("a miss of 300.0%"); Adam misses by only a few
 # percent (the prose quotes this run's figure, pinned below); Adam(epsilon) fed the sum is Adam(epsilon / 4) fed
@@ -47,8 +51,8 @@ _md = "".join("".join(c["source"]) for c in __import__("json").load(open("04-acc
               if c["cell_type"] == "markdown")
 assert f"misses by only {ADAM_MISS}" in _md and "a miss of 300%" in _md
 assert spacings(*adam_pair) == 0 and max_abs_diff(*adam_pair) == 0, spacings(*adam_pair)
-# "The sum shows more where many weights' sqrt(nu) sits near epsilon ...: with this loss scaled by 1e-4, Adam fed the
-# sum misses by 157%": gradients 1e-4 times g_B put most sqrt(nu) below epsilon, where Adam acts like SGD (the sum: 300%)
+# Problem 3: "scale the loss by 1e-4 ... Far: Adam fed the sum misses by 157%": gradients 1e-4 times g_B put most
+# sqrt(nu) below epsilon, where Adam acts like SGD (the sum: 300%)
 assert gl.lessons.as_miss(tiny_miss) == "157%" and "misses by 157%" in _md, tiny_miss
 assert sum_miss["Adam(0.001)"] < tiny_miss < sum_miss["SGD(0.1)"], (tiny_miss, sum_miss)
 # Answer 2: "No, but within rounding: 1.0 spacings apart at the largest weight"
