@@ -104,12 +104,26 @@ for _red, _want in (("sum_over_batch_size", 60.0), ("mean_with_sample_weight", f
     _v = float(keras.losses.SparseCategoricalCrossentropy(True, reduction=_red)(yb, p, sample_weight=w))
     assert abs(weighted_sum / _v - _want) < 1e-3 * _want, (_red, weighted_sum / _v, _want)
 assert float(w.sum()) != 60.0  # the two divisors differ, so the test tells them apart
-# Problem 3, a mean per token: mirrored fit misses on equal shards ("Every update misses, by 0.2% to 9.2%"); dividing
-# by all replicas' tokens does not (gradlab's TokenStep and the lesson's token_step, within one spacing: _exact above)
+# "A mean per token: every update misses": 600 digits with 1 to 8 tokens each, every batch split [30, 30], and
+# mirrored fit "misses every update, by 0.2% to 9.2%"; dividing once by all replicas' tokens is "exact (within one
+# spacing of one device)": gradlab's TokenStep, and Solution 3's token_step, within one spacing (_exact above)
 token_each = token["mirrored fit"]
+assert (tokens.min(), tokens.max()) == (1, 8) and len(tokens) == len(x), (tokens.min(), tokens.max())
 assert len(token_each) == 10 and all(m > 1e-3 for m in token_each), token_each  # every update misses
 assert (f"{min(token_each):.1%}", f"{max(token_each):.1%}") == ("0.2%", "9.2%"), token_each  # 01's miss, each
 assert shards(60) == [30, 30] and token["uneven batches"] == 10  # all 10 batches' shards differ
+assert 0 <= token["token step"] <= 1, token["token step"]
+# "The lesson's step counts rows and stops with an error when handed tokens": the solution's one-division step
+# in fit with the tokens as sample_weight: fit hands it (x, y, w), and summed_grads takes (x, y)
+with dist.scope():
+    _by_rows = with_step(solution_one_division_step)(fresh(), accum_steps=1, loss_fn=loss_fn())
+    _by_rows.compile(optimizer=keras.optimizers.SGD(0.1), loss=None, jit_compile=False)
+    try:
+        _by_rows.fit(x[:60], y[:60], sample_weight=tokens[:60], batch_size=60, shuffle=False, verbose=0)
+        _by_rows_error = "none"
+    except Exception as _e:  # TypeError: summed_grads() takes 3 positional arguments but 4 were given
+        _by_rows_error = f"{type(_e).__name__}: {_e}"
+assert _by_rows_error != "none" and int(_by_rows.optimizer.iterations.numpy()) == 0, _by_rows_error
 
 # Going further: Keras's accumulation fails under a strategy, before any update
 assert "merge_call" in keras_error
