@@ -51,9 +51,9 @@ assert 0.75 < median["Python loop"] / median["plain"] < 1.25 and ratio["Python l
 # 12.4 and 24.4)
 assert 1.2 * median["fused loop"] < median["fused, overlap=10"] < 1.15 * median["plain"], median
 assert ratio["fused, overlap=10"] > 1.0, ratio
-# "roughly 1.4 to 1.9 times as much as the fused loop" (the fold; its cell prints the ratio; lesson 05
-# says it too, as a forward reference): stored runs 1.43, 1.63, 1.65, 1.66, 1.68, 1.73, 1.75 (2.05 in an older one)
-assert overlap_over_one == median["fused, overlap=10"] / median["fused loop"] and 1.35 < overlap_over_one < 1.95, median
+# "roughly 1.4 to 2 times as much as the fused loop" (the fold; its cell prints the ratio): stored runs 1.43, 1.63,
+# 1.65, 1.66, 1.68, 1.73, 1.75, 1.91; 1.95 in a clean-clone CI run beside other work, 2.05 in an older one
+assert overlap_over_one == median["fused, overlap=10"] / median["fused loop"] and 1.35 < overlap_over_one < 2.2, median
 # the loops' traces: "The fused loop's memory stays near its budget ... The Python loop's climbs far above it":
 # four losses each, and the Python loop's peak above 1.3 times the fused loop's (runs so far: 23.3 against 12.2 MiB, 23.4
 # against 11.9). The prose no longer says where the four losses fall:
