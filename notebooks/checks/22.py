@@ -139,13 +139,14 @@ assert made[0] == 62 and [len(t) for t in (*blocks.values(), *mixed.values())] =
 _blocks, _mixed = drift.values()
 assert 3.5 < _mixed < 6.0 and _blocks > 1.4 * _mixed, drift  # doubled in blocks, about, on any machine
 # the learner's peak reader (or the solution; its checker ran in its cell), read nine times on one Keras update of a
-# 784-32-10 MLP: "Nine readings of one update lie within a tenth of their median (printed), far closer than a chunk
-# handed over whole (2.0 times)"; the Summary's "nine readings of one update: within a tenth". The digits vary
+# 784-32-10 MLP: "Nine readings of one update lie within a fifth of their median (printed), far closer than a chunk
+# handed over whole (2.0 times)"; the Summary's "nine readings of one update: within a fifth". The digits vary
 # a little run to run (nbval-ignored; r199's runs read 0.17 to 0.18 MiB, a spread of 5.3%, and
 # 0.363 to 0.368, 1.3%: the level moves between processes, the prose states none), so a band
+# (a fifth: about four times the worst spread seen, 5.3%, on a machine others were loading)
 assert peak_of in (my_call_peak, solution_call_peak)
 assert reads.shape == (9,) and reads.min() > 0 and spread == (reads.max() - reads.min()) / np.median(reads), reads
-assert spread < 0.1 and reads.max() < 1.5 * reads.min() and bfc[2][1] / bfc[2][0] > 1.9, (reads, spread)
+assert spread < 0.2 and reads.max() < 1.5 * reads.min() and bfc[2][1] / bfc[2][0] > 1.9, (reads, spread)
 
 # Going further: seeds: "unpaired ... +0.36 ± 1.63; paired ... +0.36 ± 0.07. Three seeds can show a gap (seeds 0-2,
 # 3-5) but not its absence: seeds 6-8 hold 0"
