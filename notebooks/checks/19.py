@@ -77,15 +77,24 @@ assert changed == [(4, 128, 24, 23)], changed
 assert (f"{B_crit:.1f}", f"{B_crit_finer:.1f}") == ("32.4", "32.8"), B_crit_finer
 assert all(finer[k] <= runs[k[0]][k[1]] for k in finer)  # seven rates never do worse than their four
 
-# the time to loss 0.5 in micro-batches of 32 rows' work, every update paying its calls at tau_0, 05's quantity (a
-# call's fixed cost with its writes), timed here from a fused update (this lesson reads nothing of 05's; the
-# timed value moves between runs, so the cells that use it are nbval-ignored and the prose says only "about 2"):
-# "Fused, B = 128 takes less than 2.49 times B = 32's time, its ratio of examples; in separate calls, more"
+# the time to loss 0.5 in micro-batches of 32 rows' work. tau_0 is this lesson's fixed cost of a fused update (its call,
+# the apply, the writes), timed from fused updates at N = 1, 4, 16; an update in separate calls (accumulate) is timed
+# in the same rounds at N = 4 and 16, not modelled (this lesson reads nothing of 05's). The timed values move between
+# runs, so the cells that use them are nbval-ignored and the prose states conclusions only:
+# "Fused, B = 128 takes less than 2.49 times B = 32's time, its ratio of examples; in separate calls, about as much
+# (near 2.49, either side from run to run)" (runs while writing: 2.45 to 2.61; the band allows a busier machine)
 assert tau_0 == tau_here and f"{128 * best[128] / (32 * best[32]):.2f}" == "2.49"
 assert to_target[128][0] / to_target[32][0] < 128 * best[128] / (32 * best[32])  # below the examples' 2.49
 assert (best[128], best[32]) == (23, 37)  # fewer updates, so fewer calls
-assert to_target[128][1] / to_target[32][0] > 128 * best[128] / (32 * best[32])  # above the examples' 2.49
-assert abs(to_target[32][0] - 37 * (1 + tau_0)) < 1e-9 and abs(to_target[128][1] - 23 * (4 * (1 + tau_0) + tau_0)) < 1e-9
+_sep = to_target[128][1] / to_target[32][0]
+assert 0.88 < _sep / (128 * best[128] / (32 * best[32])) < 1.12, _sep  # about the examples' 2.49
+# "paying for each micro-batch's own call loses most of what fusing saves" (of 2.49 less fused's ratio)
+assert _sep - to_target[128][0] / to_target[32][0] > 0.5 * (2.49 - to_target[128][0] / to_target[32][0]), _sep
+assert abs(to_target[32][0] - 37 * (1 + tau_0)) < 1e-9 and abs(to_target[128][1] - 23 * apart[4]) < 1e-9
+assert abs(to_target[512][1] - 22 * apart[16]) < 1e-9 and set(apart) == {4, 16}
+# "each micro-batch pays for its own call, which costs less than tau_0": at N = 16, the separate update's time less
+# the fused one's, per call (runs while writing: 1.0 to 1.07 units, tau_0 1.4 to 1.7)
+assert 0 < (apart[16] - 16 - tau_0) / 16 < tau_0, (apart, tau_0)
 assert min(to_target.values()) == to_target[32] and to_target[32][0] == to_target[32][1]  # "the single micro-batch is fastest"
 assert all(f > to_target[32][0] and c > f for B, (f, c) in to_target.items() if B > 32)
 # "A single micro-batch is fastest on this MLP"; the break-even: fused B = 128 beats B = 32 only if
@@ -96,7 +105,7 @@ assert (best[32], best[128]) == (37, 23) and f"{1 - best[128] / best[32]:.0%}" =
 assert (4 * best[128] - best[32], best[32] - best[128]) == (55, 14) and f"{_even:.1f}" == "3.9" and tau_0 < _even
 # tau_0 timed here (the folded cell: a fused update at N = 1, 4, 16, interleaved; nbval-ignored, it moves between
 # runs): "the timed tau_0 is less" than 3.9; the summary's "fastest at the timed call cost"
-assert set(fused_at) == {1, 4, 16} and all(len(ms[N]) == 12 for N in fused_at), ms
+assert set(fused_at) == {1, 4, 16} and set(separate_at) == {4, 16} and all(len(t) == 12 for t in ms.values()), ms
 assert 1 < r4 < r16 < 16 and 0 < tau_here < _even, (r4, r16, tau_here, _even)
 # "on this CPU ... the tau_0 timed here is about 2" (stored runs: 1.6 to 2.0); on a GPU "past tau_0 = 3.9 the verdict flips"
 assert 1.3 < tau_here < 2.7, tau_here
