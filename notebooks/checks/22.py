@@ -114,7 +114,7 @@ assert default == [(65_536, 0), (1_000_000, 1_000_192), (1_048_576, 1_048_576)],
 assert 3907 * 256 == 1_000_192 and 1_000_000 / 256 > 3906
 assert f"{2_096_896 / 1_048_576:.1f}" == "2.0" and 2_096_896 < 2 * 1_048_576  # just under twice: not split
 
-# Time: "Near the 4.50x that length times log length predicts" (r184's stored
+# Time: "Length times log length predicts 4.50x ... the printed ratio need not match it" (r184's stored
 # run: 4.92 and 4.91; r186's 4.97 and 4.96; r196's 4.92 and 4.94; r171's read 4.04; a reader's 4.07). The medians
 # are run-varying (nbval-ignored; a reader's 2-core run read 4.07), so no digits: a band for a slower, faster or busy machine
 assert f"{4 * 18 / 16:.2f}" == "4.50" and 4 * 18 / 16 > 4
