@@ -131,6 +131,8 @@ assert f"{_cover(20, 6, 15):.0%}" == "96%" and 7 < 0.25 * 29 < 8 and _cover(30, 
 assert 21 < 0.75 * 29 < 22 and f"{_cover(30, 9, 22):.0%}" == "98%"
 # "P(6 <= K <= 14) = 0.96 for K ~ Bin(20, 1/2)"
 assert f"{_cover(20, 6, 15):.2f}" == "0.96"
+# "The 12 rounds that 05 and 19 time: the 4th to 9th, 85%" (positions 2.75 and 8.25, from 0: at least the 4th to the 9th)
+assert 2 < 0.25 * 11 < 3 and 8 < 0.75 * 11 < 9 and f"{_cover(12, 4, 9):.0%}" == "85%"
 assert q == quartiles["gradlab's"] and all(3.5 < r[1] < 6.0 for r in quartiles.values()), quartiles
 assert abs(np.median(ms["2^18"] / ms["2^16"]) - q[1]) < 1e-12
 # "In blocks the ratio of medians about doubles: every 2^18 call ran slow and no 2^16 call did. Interleaved, the
