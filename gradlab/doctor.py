@@ -33,9 +33,7 @@ def report():
                     keras=keras.__version__, numpy=np.__version__, gradlab=gradlab.__version__)
     devices = dict(physical=[f"{d.device_type}: {d.name}" for d in tf.config.list_physical_devices()],
                    logical=[d.name for d in tf.config.list_logical_devices()])
-    probes = [dict(probe=name, names=names, ok=error is None,
-                   found=_compat.FOUND.get(name), error=error)
-              for name, names, error in _compat.probe_report()]
+    probes = _probes()
     return dict(versions=versions, location=os.path.dirname(gradlab.__file__),
                 tested=_compat.TESTED, devices=devices, xla=_xla(tf),
                 allocator=_allocator(tf), probes=probes)
@@ -92,17 +90,14 @@ def probe_line(name):
     """The line `doctor` prints for the probe of the private `name` (a key of gradlab's
     `PRIVATE_NAMES`), that probe run now: "ok      _probe_all_reduce: _all_reduce_sum_gradients",
     or "FAILED  ... -- the reason". Lesson 16 prints it."""
+    return _probe_line(_probes(only=name)[0]).strip()
+
+
+def _probes(only=None):
     from gradlab import _compat
 
-    probe = _compat.PRIVATE_NAMES[name]
-    try:
-        _compat._in_a_fresh_thread(probe)
-        error = None
-    except RuntimeError as e:
-        error = str(e)
-    names = [n for n, p in _compat.PRIVATE_NAMES.items() if p is probe]
-    return _probe_line(dict(probe=probe.__name__, names=names, ok=error is None,
-                            found=_compat.FOUND.get(probe.__name__), error=error)).strip()
+    return [dict(probe=probe, names=names, ok=error is None, found=_compat.FOUND.get(probe), error=error)
+            for probe, names, error in _compat.probe_report(only)]
 
 
 def cli(argv=None):

@@ -45,15 +45,16 @@ PRIVATE_NAMES = {**data_adapters.PRIVATE_NAMES, **distribute.PRIVATE_NAMES, **la
                  **xla.PRIVATE_NAMES}
 
 
-def probe_report():
+def probe_report(only=None):
     """`[(probe, names, error)]`: every probe of `PRIVATE_NAMES` (with the private names it
     checks) and of `BEHAVIOURS` (no name), each run now in a fresh thread; `error` is None
-    where it held. Where Keras versions differ, `FOUND[probe]` says which variant it found."""
+    where it held. Where Keras versions differ, `FOUND[probe]` says which variant it found.
+    `only`: a key of `PRIVATE_NAMES`, to run just its probe (a KeyError for any other)."""
     names = {}
     for name, probe in PRIVATE_NAMES.items():
         names.setdefault(probe, []).append(name)
     report = []
-    for probe in [*names, *BEHAVIOURS]:
+    for probe in [*names, *BEHAVIOURS] if only is None else [PRIVATE_NAMES[only]]:
         try:
             _in_a_fresh_thread(probe)
             report.append((probe.__name__, names.get(probe, []), None))

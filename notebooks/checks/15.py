@@ -113,17 +113,10 @@ assert len(token_each) == 10 and all(m > 1e-3 for m in token_each), token_each  
 assert (f"{min(token_each):.1%}", f"{max(token_each):.1%}") == ("0.2%", "9.2%"), token_each  # 01's miss, each
 assert shards(60) == [30, 30] and token["uneven batches"] == 10  # all 10 batches' shards differ
 assert 0 <= token["token step"] <= 1, token["token step"]
-# "The lesson's step counts rows and stops with an error when handed tokens": the solution's one-division step
-# in fit with the tokens as sample_weight: fit hands it (x, y, w), and summed_grads takes (x, y)
-with dist.scope():
-    _by_rows = with_step(solution_one_division_step)(fresh(), accum_steps=1, loss_fn=loss_fn())
-    _by_rows.compile(optimizer=keras.optimizers.SGD(0.1), loss=None, jit_compile=False)
-    try:
-        _by_rows.fit(x[:60], y[:60], sample_weight=tokens[:60], batch_size=60, shuffle=False, verbose=0)
-        _by_rows_error = "none"
-    except Exception as _e:  # TypeError: summed_grads() takes 3 positional arguments but 4 were given
-        _by_rows_error = f"{type(_e).__name__}: {_e}"
-assert _by_rows_error != "none" and int(_by_rows.optimizer.iterations.numpy()) == 0, _by_rows_error
+# "The lesson's step counts rows and stops with an error when handed tokens": the cell's one-division step in fit
+# with the tokens as sample_weight (fit hands it (x, y, w), summed_grads takes (x, y)) made no update; the cell
+# prints the TypeError only when fit raises one (nbval compares that line)
+assert int(by_rows.optimizer.iterations.numpy()) == 0, "the row-counting step made an update on tokens"
 
 # Going further: Keras's accumulation fails under a strategy, before any update
 assert "merge_call" in keras_error
