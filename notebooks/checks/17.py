@@ -43,6 +43,7 @@ assert [round(c, 1) for c in (change(keras_c).max(), change(keras_c).min())] == 
 _spread = 100 * (acc_large.max() - acc_large.min())
 assert f"{_spread:.1f}" == "1.5" and np.all(-change(keras_c) > 2 * _spread), (_spread, change(keras_c))
 assert keras_c.results[0].config.updates == 150 and round(150 / 4) == 38  # "spent after about 38"
+assert 0.7 < (150 - 38) / 150 < 0.8  # "about the last three quarters of the run learn at a rate of zero"
 assert [f"{x:.2f}" for x in flat["Keras's way"]] == ["0.46", "0.45"], flat
 assert [f"{x:.2f}" for x in flat["large batch"]] == ["0.34", "0.22"], flat
 
@@ -67,12 +68,8 @@ assert np.all(_micro > 0) and [f"{x:+.1f}" for x in (_micro.min(), _micro.max())
 assert np.all(_window >= 0) and [f"{x:+.1f}" for x in (_window.min(), _window.max())] == ["+0.0", "+0.5"], _window
 # "per micro-batch tests higher ... on every seed, per update on two seeds of three" (the third +0.0: no digit apart)
 assert np.sum(_micro > 0.05) == 3 and np.sum(_window > 0.05) == 2 and np.sum(np.abs(_window) < 0.05) == 1, _window
-# the folded "why t is so large": t = 4.3 for three seeds (t_2 = 4.303; 12.706 with two, 2.776 with five); three
-# gaps share a sign by luck one time in four (2 x 1/2^3); one test set of 1,000 digits, whose own sampling error on
-# one accuracy near 93% (the large batch's mean) is about 0.8 points, sqrt(p (1 - p) / 1000)
-assert (T_975[3], T_975[2], T_975[5], f"{T_975[3]:.1f}") == (4.303, 12.706, 2.776, "4.3") and 2 * 0.5 ** 3 == 0.25
-_p = float(np.mean(acc_large))
-assert f"{100 * _p:.0f}" == "93" and f"{100 * np.sqrt(_p * (1 - _p) / len(mnist.x_test)):.1f}" == "0.8", _p
+# the interval's t: "t_2 = 4.303 with three seeds" (and the stub's 12.706 with two, 2.776 with five)
+assert (T_975[3], T_975[2], T_975[5]) == (4.303, 12.706, 2.776)
 _ivs = {k: "{:+.1f} ± {:.1f}".format(*iv) for k, iv in lab_ivs.items()}
 assert _ivs == {"per micro-batch - large batch": "+0.7 ± 0.8", "per update - large batch": "+0.2 ± 0.6",
                 "per micro-batch - per update": "+0.5 ± 0.2", "Keras's schedule - large batch": "-4.8 ± 1.4"}, _ivs
@@ -116,30 +113,4 @@ assert [r.config for r in ours_8.results] == [r.config for r in measured["cosine
 assert gap_64 <= 2 and in_float32 == _v8, (gap_64, in_float32)
 assert keras.config.floatx() == "float32" and keras.config.dtype_policy().name == "float32"  # restored
 
-# Problem 2: how many seeds would exclude zero if the gaps kept their mean and s_d: per update's (+0.23, s_d 0.25) 7,
-# per micro-batch's (+0.73, s_d 0.32) 4; per update's interval +0.2 ± 0.6 (Step 3)
-assert seeds_needed == {"per micro-batch - large batch": 4, "per update - large batch": 7}, seeds_needed
-assert [f"{d.std(ddof=1):.2f}" for d in (_micro, _window)] == ["0.32", "0.25"], (_micro, _window)
-assert [f"{d.mean():+.2f}" for d in (_micro, _window)] == ["+0.73", "+0.23"], (_micro, _window)
-assert list(range(2, 11)) == sorted(T_975) and all(T_975[n] > T_975[n + 1] for n in range(2, 10))
-
-# Going further, the checklist on the convnet: 1, 2 and 4 exact by gradlab's verdict on the update; 3: gradlab's way and
-# the large batch give the cosine's rate at 2 updates, Keras's own accumulation 0 (it counted 8 micro-batches), while
-# every optimizer's iterations read 2; check 5, Dropout, misses, the large batch with other masks about as much; every
-# convnet starts from the same weights (Dropout's seed is explicit)
-assert all(np.array_equal(a, b) for a, b in zip(convnet(0.25, 1).get_weights(), w_0))
-assert f"{grad_norm:.2f}" == "0.74" and grad_norm > 0.5, grad_norm
-_v = [check_12, judge(two_replicas, large_c)]
-assert _v == ["exact: 1.0 spacings", "exact: 1.1 spacings"], _v
-assert all(spacings(net.get_weights(), large_c.get_weights()) <= 10 for net in (trained(4)[0], two_replicas))
-_d5, _d1 = judge(dropout_N4, dropout_large), judge(dropout_other, dropout_large)
-assert (_d5, _d1) == ("miss 46.7%", "miss 48.5%"), (_d5, _d1)
-_m5, _m1 = update_miss(dropout_N4, dropout_large), update_miss(dropout_other, dropout_large)
-assert abs(_m5 - _m1) < 0.1 * _m1, (_m5, _m1)  # "about as much"
-assert gl.split_sizes(98, 4) == [25, 25, 24, 24]
-assert (int(opts[4].iterations), int(opts[1].iterations), int(keras_way.optimizer._iterations)) == (2, 2, 8)
-assert [int(o.iterations) for o in schedules.values()] == [2, 2, 2]
-assert [f"{float(o.learning_rate):.3f}" for o in schedules.values()] == ["0.250", "0.250", "0.000"]
-assert f"{float(cosine(2)):.3f}" == "0.250" and float(cosine(8)) == 0.0  # spent: 0 from count 4 on
-assert np.isclose(float(opts[4].learning_rate), float(opts[1].learning_rate))
 print("lesson 17: every number the prose states checks out")
