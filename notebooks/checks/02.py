@@ -108,6 +108,10 @@ assert [fmt(_hub_ms[_R], ".3f") for _R in (2, 4, 8)] == ["0.033", "0.098", "0.22
 assert [fmt(_ring_ms[_R], ".3f") for _R in (2, 4, 8)] == ["0.033", "0.049", "0.057"]
 assert _hub_ms[2] == _ring_ms[2] and abs(_hub_ms[8] / _ring_ms[8] - 4) < 1e-12
 assert all((_R - 1) / (2 * (_R - 1) / _R) == _R / 2 for _R in range(2, 1025))
+# "The copies dwarf the compute": tower 1's 32 rows "0.5 µs at peak" (51 TFLOP/s float32, Problem 1's FLOPs a row);
+# "its two copies ... take 65 µs, over a hundred times as long"
+assert fp32 == 51e12 and row_flops == 4 * numbers + 2 * 256 * 10 and compute_us == 32 * row_flops / fp32 * 1e6
+assert fmt(compute_us, ".1f") == "0.5" and fmt(2 * G / link * 1e6, ".0f") == "65" and 2 * G / link * 1e6 / compute_us > 100
 # One copy of the weights
 assert numbers == 203_530 and fmt(4 * numbers / 2**20, ".2f") == "0.78"
 

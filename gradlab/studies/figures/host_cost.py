@@ -112,8 +112,17 @@ def _gradients(k):
     return f"{k} gradient" + ("" if k == 1 else "s")
 
 
+def _rounded(ms, digits):
+    """`ms` to `digits` significant digits, with thousands separators, and never fewer than the units:
+    81.3, 160, 574, 8,314 at 3 digits."""
+    if ms == 0:
+        return "0"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(ms))))
+    return f"{round(ms, decimals):,.{decimals}f}"
+
+
 def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum",), buffers=(None,),
-                       min_width=0.005, serial=True, card_ms=None, total_in_legend=False):
+                       min_width=0.005, serial=True, card_ms=None, total_in_legend=False, digits=None):
     """Draw `host_schedule` on one ms axis: one after another on top, then overlapped, once per entry
     of `buffers` (None: no limit on what waits between stages; k: k buffers a side).
 
@@ -137,6 +146,8 @@ def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum
         serial: draw the one-after-another panel (False: only the overlapped ones).
         card_ms: the update's time accumulating on the device, ms, drawn for comparison (None: no line).
         total_in_legend: name each panel's dashed black line (its update's end) in the legend.
+        digits: the significant digits of every time the titles and legend print, never fewer than the
+            units (3: 81.3, 574, 8,314 ms); None: one decimal in the titles, two in the legend.
     Returns:
         (figure, totals): a Figure of (serial + len(buffers)) Axes per host, already closed in pyplot
         (a notebook cell ending with it shows it once), and each panel's total in ms, top to bottom.
@@ -148,11 +159,15 @@ def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum
         raise ValueError("nothing to draw: serial is False and buffers is empty")
     schedules = [host_schedule(device_ms, copy_ms, s_ms, micro_batches, overlap, b)
                  for _, s_ms, overlap, b in panels]
-    sums = " or ".join(f"{s_ms:.2f}" for s_ms in hosts.values())
-    stages = {"compute": ("tab:blue", f"device's work, {micro_batches} x {device_ms:.2f} ms"),
-              "copy out": ("tab:orange", f"copy out, {micro_batches} x {copy_ms:.2f} ms"),
+    if digits is not None and (not isinstance(digits, numbers.Integral) or digits < 1):
+        raise ValueError(f"digits must be an integer >= 1 or None, got {digits!r}")
+    legend_ms = (lambda ms: f"{ms:.2f}") if digits is None else (lambda ms: _rounded(ms, digits))  # noqa: E731
+    title_ms = (lambda ms: f"{ms:,.1f}") if digits is None else (lambda ms: _rounded(ms, digits))  # noqa: E731
+    sums = " or ".join(legend_ms(s_ms) for s_ms in hosts.values())
+    stages = {"compute": ("tab:blue", f"device's work, {micro_batches} x {legend_ms(device_ms)} ms"),
+              "copy out": ("tab:orange", f"copy out, {micro_batches} x {legend_ms(copy_ms)} ms"),
               "sum": ("tab:green", f"host's sum, {micro_batches} x {sums} ms"),
-              "copy back": ("tab:red", f"copy back, {copy_ms:.2f} ms")}
+              "copy back": ("tab:red", f"copy back, {legend_ms(copy_ms)} ms")}
     if card_ms is not None and (not isinstance(card_ms, (int, float)) or not math.isfinite(card_ms)
                                 or card_ms < 0):
         raise ValueError(f"card_ms must be a finite time >= 0, got {card_ms!r}")
@@ -184,7 +199,7 @@ def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum
         if card_ms is not None:
             ax.axvline(card_ms, color="tab:purple", lw=1.5, ls=":")
         name = _panel_name(overlap, b) if host is None else f"{host}, {_panel_name(overlap, b)}"
-        ax.set_title(f"{name}: {s['total']:,.1f} ms, the device busy {busy:,.1f} ms\nat most "
+        ax.set_title(f"{name}: {title_ms(s['total'])} ms, the device busy {title_ms(busy)} ms\nat most "
                      f"{_gradients(s['held']['device'])} on the device, "
                      f"{_gradients(s['held']['host'])} + the running total on the host", fontsize="medium")
     for ax, span in zip(axes, spans):  # with a shared axis, each sets the same limits

@@ -151,3 +151,25 @@ def test_host_timeline_names_the_dashed_total_when_asked():
     # each panel's dashed line sits at its total
     assert [[line.get_xdata()[0] for line in ax.get_lines() if line.get_linestyle() == "--"] for ax in fig.axes] == [
         [t] for t in totals]
+
+
+def test_host_timeline_rounds_its_times_to_digits():
+    from gradlab.studies.figures.host_cost import plot_host_timeline
+
+    # lesson 20's stages at 3 significant digits: the titles and legend print what the prose states
+    tau_d, tau_c, tau_h = 6e12 * 4096 / (0.4 * 756e12), 4e12 / 25e9, 12e12 / 20.9e9  # ms: 1B parameters
+    fig, totals = plot_host_timeline(tau_d, tau_c, tau_h, 10, measured=(), buffers=(2,), digits=3)
+    assert [round(t, 1) for t in totals] == [8314.3, 6142.9]
+    assert [ax.get_title().split("\n")[0] for ax in fig.axes] == [
+        "one after another: 8,314 ms, the device busy 813 ms",
+        "overlapped, 2 buffers a side: 6,143 ms, the device busy 813 ms"]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [
+        "device's work, 10 x 81.3 ms", "copy out, 10 x 160 ms", "host's sum, 10 x 574 ms", "copy back, 160 ms"]
+    # small times keep their significant digits; the default keeps one decimal in titles, two in the legend
+    assert plot_host_timeline(0.01234, 2.0, 3.0, 2, digits=2)[0].legends[0].get_texts()[0].get_text() == (
+        "device's work, 2 x 0.012 ms")
+    assert plot_host_timeline(tau_d, tau_c, tau_h, 10)[0].axes[0].get_title().startswith(
+        "one after another: 8,314.3 ms, the device busy 812.7 ms")
+    for bad in (0, 2.5, "3"):
+        with pytest.raises(ValueError, match="digits"):
+            plot_host_timeline(1.0, 2.0, 3.0, 2, digits=bad)
