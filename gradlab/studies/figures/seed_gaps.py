@@ -7,7 +7,7 @@ A seed fixes the start and the batches of both runs, so d_s cancels what the see
 each way's own spread over seeds (the unpaired ± std) is much wider than the gaps' and hides a
 gap that every seed shows. An interval that holds 0 does not tell the row from the reference.
 
-Lesson: notebooks/17-the-lab.ipynb (method: notebooks/22-how-this-course-measures.ipynb, Going further: seeds)
+Lesson: notebooks/17-the-lab.ipynb
 """
 from __future__ import annotations
 
