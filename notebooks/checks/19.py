@@ -74,56 +74,57 @@ _passes = [512 * runs[s][512] / M for s in runs]
 assert (f"{min(_passes):.1f}", f"{max(_passes):.1f}") == ("2.4", "2.8") and min(_passes) > 2, _passes
 # the rate grid tested: the halfway rates change one count (seed 4 at B = 128, 24 to 23); B_crit 32.4 -> 32.8
 assert changed == [(4, 128, 24, 23)], changed
+# the caveat, measured: "Fitted without B = 512, the knee reads 33.2 instead of 32.4: it does not rest on the repeats"
+assert (f"{no_repeats:.1f}", f"{B_crit:.1f}") == ("33.2", "32.4") and abs(no_repeats - B_crit) < 0.05 * B_crit
 assert (f"{B_crit:.1f}", f"{B_crit_finer:.1f}") == ("32.4", "32.8"), B_crit_finer
 assert all(finer[k] <= runs[k[0]][k[1]] for k in finer)  # seven rates never do worse than their four
 
-# the time to loss 0.5 in micro-batches of 32 rows' work. tau_0 is this lesson's fixed cost of a fused update (its call,
-# the apply, the writes), timed from fused updates at N = 1, 4, 16; an update in separate calls (accumulate) is timed
-# in the same rounds at N = 4 and 16, not modelled (this lesson reads nothing of 05's). The timed values move between
-# runs, so the cells that use them are nbval-ignored and the prose states conclusions only:
-# "Fused, B = 128 takes less than 2.49 times B = 32's time, its ratio of examples; in separate calls, about as much
-# (near 2.49, either side from run to run)" (runs while writing: 2.45 to 2.61; the band allows a busier machine)
-assert tau_0 == tau_here and f"{128 * best[128] / (32 * best[32]):.2f}" == "2.49"
-assert to_target[128][0] / to_target[32][0] < 128 * best[128] / (32 * best[32])  # below the examples' 2.49
-assert (best[128], best[32]) == (23, 37)  # fewer updates, so fewer calls
-_sep = to_target[128][1] / to_target[32][0]
-assert 0.88 < _sep / (128 * best[128] / (32 * best[32])) < 1.12, _sep  # about the examples' 2.49
-# "paying for each micro-batch's own call loses most of what fusing saves" (of 2.49 less fused's ratio)
-assert _sep - to_target[128][0] / to_target[32][0] > 0.5 * (2.49 - to_target[128][0] / to_target[32][0]), _sep
-assert abs(to_target[32][0] - 37 * (1 + tau_0)) < 1e-9 and abs(to_target[128][1] - 23 * apart[4]) < 1e-9
-assert abs(to_target[512][1] - 22 * apart[16]) < 1e-9 and set(apart) == {4, 16}
-# "each micro-batch pays for its own call, which costs less than tau_0": at N = 16, the separate update's time less
-# the fused one's, per call (runs while writing: 1.0 to 1.07 units, tau_0 1.4 to 1.7)
-assert 0 < (apart[16] - 16 - tau_0) / 16 < tau_0, (apart, tau_0)
-assert min(to_target.values()) == to_target[32] and to_target[32][0] == to_target[32][1]  # "the single micro-batch is fastest"
-assert all(f > to_target[32][0] and c > f for B, (f, c) in to_target.items() if B > 32)
-# "A single micro-batch is fastest on this MLP"; the break-even: fused B = 128 beats B = 32 only if
-# 23 (4 + call) < 37 (1 + call), a call over 55/14 = 3.9 micro-batches
+# the time to loss 0.5, fused, in micro-batches of 32 rows' work. tau_0 is this lesson's fixed cost of a fused update
+# (its call, the apply, the writes), read from fused updates at N = 1 and 16 (N = 4's ratio and a least-squares line
+# through N = 1, 4, 16 read it too); the time to the target uses each update's timed ratio to a plain step, not the line.
+# The timed values move between runs, so the cells that use them are nbval-ignored and the prose states conclusions
+# only, pinned with bands a busy machine cannot break.
+assert tau_0 == tau_here and set(ratio) == {1, 4, 16} and ratio[1] == 1 and (r4, r16) == (ratio[4], ratio[16])
+assert all(abs(to_target[B] - best[B] * ratio[B // 32] * (1 + tau_0)) < 1e-9 for B in (32, 128, 512)), to_target
+# "Fused, B = 128 takes less than 2.49 times B = 32's time, its ratio of examples, but more than B = 32": 23 r4 / 37
+# between 1 and 2.49, that is 1.61 < r4 < 4.0 (stored run: 2.30; four micro-batches against one, each update with its
+# fixed cost, so the ratio lies well inside on any load)
+assert f"{128 * best[128] / (32 * best[32]):.2f}" == "2.49" and (best[128], best[32]) == (23, 37)
+assert 1 < to_target[128] / to_target[32] < 128 * best[128] / (32 * best[32]), (r4, to_target)
+# "on this CPU a single micro-batch is fastest" (and the summary's "one micro-batch")
+assert min(to_target, key=to_target.get) == 32 and all(to_target[B] > to_target[32] for B in (128, 512)), to_target
+# "it would win only under 37/23 = 1.61 plain steps each (the last line above)"
+assert f"{best[32] / best[128]:.2f}" == "1.61" and r4 > best[32] / best[128], r4
+# "B = 128 saves 38% of the updates (37 to 23)"; "in the model, that is 23 (4 + tau_0) < 37 (1 + tau_0), or tau_0 over
+# 55/14 = 3.9; the tau_0 timed here is under 3"
 _even = (4 * best[128] - best[32]) / (best[32] - best[128])
-# "B = 128 saves 38% of the updates (37 to 23)"
-assert (best[32], best[128]) == (37, 23) and f"{1 - best[128] / best[32]:.0%}" == "38%", best
+assert f"{1 - best[128] / best[32]:.0%}" == "38%", best
 assert (4 * best[128] - best[32], best[32] - best[128]) == (55, 14) and f"{_even:.1f}" == "3.9" and tau_0 < _even
-# tau_0 timed here (the folded cell: a fused update at N = 1, 4, 16, interleaved; nbval-ignored, it moves between
-# runs): "the timed tau_0 is less" than 3.9; the summary's "fastest at the timed call cost"
+# tau_0 timed here (the folded cell: fused updates at N = 1, 4, 16, interleaved, and separate calls at N = 4, 16;
+# nbval-ignored, it moves between runs). "under 3" (stored runs: 1.44 to 2.0; a machine busy with other work moves it,
+# so the band is wide: what the prose needs is under 3, and a call that costs something); on a GPU "past tau_0 = 3.9
+# the verdict flips"
 assert set(fused_at) == {1, 4, 16} and set(separate_at) == {4, 16} and all(len(t) == 12 for t in ms.values()), ms
 assert 1 < r4 < r16 < 16 and 0 < tau_here < _even, (r4, r16, tau_here, _even)
-# "on this CPU ... the tau_0 timed above is under 3" (stored runs: 1.44 to 2.0; a machine busy with other work moves
-# it, so the band is wide: what the prose needs is under 3, and a call that costs something); on a GPU "past tau_0 = 3.9
-# the verdict flips"
 assert 0.5 < tau_here < 3, tau_here
+# "The line N + tau_0 is a sketch: from N = 4, or by least squares, tau_0 can read otherwise (the fold prints both)"
+# (r200's stored run: 1.3 from N = 4, 2.4 by least squares, 1.9 from N = 16; r201's: 1.5, 1.6, 1.5)
+assert np.isclose(tau_4, (4 - r4) / (r4 - 1)) and np.isclose(tau_fit, intercept / slope), (tau_4, tau_fit)
+assert np.allclose(np.polyfit([1, 4, 16], [1, r4, r16], 1), (slope, intercept))
+# the fold: "each micro-batch's own call (gradlab's accumulate) adds about one unit ..., as 05 reads in the same unit":
+# an update in separate calls less the fused update of the same N, per micro-batch, in micro-batches of 32 rows' work
+# (the time one more micro-batch adds to a fused update, 05's unit too). "About one": nearer one than a tenth or ten,
+# 05's Predict's three answers (stored run: 1.26 and 1.25; 05 pins its own reading with the same band)
+assert set(call_units) == {4, 16} and all(10 ** -0.5 < u < 10 ** 0.5 for u in call_units.values()), call_units
 # the unit and tau_0 in milliseconds (printed, not stated): N = 1's update is 1 + tau_0 units, 8 updates a round
 assert unit_ms > 0 and np.isclose(8 * (1 + tau_here) * unit_ms, np.median(ms[1]))
-assert best[128] * (4 + tau_here) > best[32] * (1 + tau_here)  # fused B = 128 slower than B = 32 at the timed tau_0
 # the main line's pointer to Problem 1: "four micro-batches beat one over 10 Gb Ethernet, not over NVLink"
 assert min((1, 2, 4), key=lambda N: time_to_target(N, 450)) == 1 and min((1, 2, 4), key=lambda N: time_to_target(N, 1.25)) == 4
 
 # Answer 2: a call is 32 tau_0 examples; "B* = sqrt(32.4 x 32 tau_0), so B*/B_crit = sqrt(32 tau_0/32.4), about
-# sqrt(tau_0) ... within a factor of two of the knee while 32 tau_0/32.4 lies between 1/4 and 4: for any tau_0 from
-# 0.25 to 4.05 (the cell below prints B* at the timed tau_0)", where the model's time is least
-assert abs(tau - 32 * tau_0) < 1e-12 and 32.4 / 128 < tau_0 < 4 * 32.4 / 32 and f"{B_crit:.1f}" == "32.4"
-assert (f"{32.4 / 128:.2f}", f"{4 * 32.4 / 32:.2f}") == ("0.25", "4.05")
+# sqrt(tau_0)" (the cell below prints B* at the timed tau_0), where the model's time is least
+assert abs(tau - 32 * tau_0) < 1e-12 and f"{B_crit:.1f}" == "32.4"
 assert abs(B_fast - np.sqrt(32.4 * 32 * tau_0)) < 0.01 * B_fast and 0.5 < B_fast / B_crit < 2, (B_fast, B_crit)
-assert np.isclose(np.sqrt(32.4 * 32 * (32.4 / 128)) / 32.4, 0.5) and np.isclose(np.sqrt(32.4 * 32 * 4.05) / 32.4, 2)  # its ends
 assert time_in_calls(B_fast) <= min(time_in_calls(B) for B in (32, 128, 512))
 # "On this CPU the timed tau_0 puts B* near 32 sqrt(tau_0) rows (the cell below prints it), under two micro-batches
 # of 32: by the model a few percent faster than B = 32, within the seeds' spread (34 to 37 updates at B = 32). And
