@@ -55,6 +55,7 @@ assert tf_shards == shards == [16, 15]
 # the rule as 15 states it
 _tf_rule = lambda rows, R: [max(0, min(-(-rows // R), rows - r * -(-rows // R))) for r in range(R)]  # noqa: E731
 assert _tf_rule(30, 4) == [8, 8, 8, 6] and _tf_rule(B, R) == tf_shards
+assert _tf_rule(11, 4) == [3, 3, 3, 2]  # "15 prints 11 rows on 4 as 3, 3, 3, 2" (its shards cell)
 # yours (or the solution) and the naive loop give g_B and L_B (accum_steps = 3, then 8), within ten spacings
 _grads_3, _loss_3 = dist.experimental_local_results(on_replicas(sum_and_count, n=accum_steps)(*shards_31))[0]
 assert spacings([g.numpy() for g in _grads_3], g_large) <= 10 and spacings(float(_loss_3), large_loss) <= 10
@@ -67,6 +68,8 @@ assert f"{4 * n_params / 2**20:.2f}" == "0.78"  # "the whole gradient (0.78 MiB)
 # "At lesson 14's InfiniBand rates that is 354 µs an update against 44 µs": the α-β ring at R = 2, 50 GB/s, 14 µs a step
 assert abs(one_us - 1e6 * (2 * (R - 1) * 14e-6 + 2 * (R - 1) / R * 4 * n_params / 50e9)) < 1e-6 and R == 2
 assert (f"{one_us:.0f}", f"{8 * one_us:.0f}") == ("44", "354"), one_us
+# "28 µs of each 44 are the ring's two start-ups of 14 µs: at 0.78 MiB, latency dominates": 2 (R - 1) steps at R = 2
+assert 2 * (R - 1) == 2 and f"{1e6 * 2 * (R - 1) * 14e-6:.0f}" == "28" and 2 * (R - 1) * 14e-6 > 0.5 * one_us / 1e6
 if solutions:  # the digits the prose states, from the lesson's solutions
     assert all(verdict(g, g_large).startswith("exact: 4.0 spacings") for g in (once_8, naive_8))  # "exact: 4.0 spacings"
     # "rounding only, for both add the same 31 rows' gradients as one tape, in another order": exact, within ten
