@@ -107,4 +107,12 @@ assert shuffled[1] > shuffled[10] > shuffled[100]
 assert [f"{shuffled[1] / shuffled[10]:.1f}", f"{shuffled[10] / shuffled[100]:.1f}", f"{np.sqrt(10):.2f}"] == ["3.6", "3.0", "3.16"], shuffled
 # the plain mean's 4 small parts each over six times their share, 1/16 against 1/100
 assert (1 / 16) / (1 / 100) > 6
+# the opening's pointer to lesson 11: four micro-batches cut the memory budget of one update of 11's MLP (B = 1024,
+# SGD, float32) from 34.91 to 22.04 MiB (11's budget, fixed: gradlab's memory_budget, which 11's checks pin too)
+from gradlab.lessons import memory_budget as _mb, recompute as _rc
+_mlp11 = _rc.block_mlp()
+_rows11 = dict(activation_bytes_per_row=_mb.activation_bytes_per_row(_mlp11), input_bytes_per_row=4 * 784,
+               backward_bytes_per_row=_mb.backward_bytes_per_row(_mlp11))
+assert [round(_mb.budget(_mlp11.count_params(), "sgd", B=1024, N=_N, **_rows11)["total"] / 2**20, 2)
+        for _N in (1, 4)] == [34.91, 22.04], _rows11
 print("lesson 01: every number the prose states checks out")
