@@ -19,7 +19,7 @@ assert pack_bytes == [40, 81_920, 8_192, 6_422_528]  # fit's pack, last layer fi
 assert pack.type == "ConcatV2"  # fit's one pack: "a ConcatV2 of all four gradients"
 assert abs(comm_ms - 70) < 0.05 and abs(without - with_overlap - 49.7) < 0.05  # the 70 and 49.7 in the prose
 assert mine_ms > max(backward_ms, comm_ms)  # the overlap Predict's answer: "longer than both", 86.6 against 66.3 and 70
-assert f"{mine_ms:.1f}" == "86.6" and abs(mine_ms - theirs_ms) < 1e-9 and bucket_diff < 1e-9 and formula_diff < 1e-9  # ⌈200/n_b⌉ τ_0: exact
+assert f"{mine_ms:.1f}" == "86.6" and abs(mine_ms - theirs_ms) < 1e-9
 # the playground's printed defaults, recomputed from its default constants (never from its names,
 # which the learner is invited to change): 1B parameters, 16,384 tokens, R = 8, 50 GB/s, bf16, peak
 compute99 = 1000 * 6 * 1e9 * 16_384 / 989e12
@@ -37,11 +37,6 @@ assert round(compute40) == 248 and round(100 * reduce70 / (reduce70 + compute40)
 # the realistic case the N table cell prints and the prose states: 248 ms a micro-batch at 40% of peak, 22% at N = 1
 assert f"{realistic_ms:.0f}" == "248" and f"{100 * comm_ms / (realistic_ms + comm_ms):.0f}" == "22"
 assert abs(realistic_ms - compute40) < 1e-9 and sorted(shares) == [1, 2, 4, 8]  # the table: N = 1, 2, 4, 8
-assert (best_per_bucket, f"{best_total:.2f}") == (10, "77.31") and f"{totals[sweep.index(11)]:.2f}" == "77.44"
-assert [f"{totals[i]:.1f}" for i in (0, -1)] == ["110.3", "136.5"]
-# "the ceiling favours 10": the smooth formula n_b τ_g + 70 + 200 τ_0 / n_b is least at 11, the ceiling's steps tip it
-_smooth = {k: k * c200[0] + comm_ms + 200 * latency_ms / k for k in (10, 11)}
-assert _smooth[11] < _smooth[10] and totals[sweep.index(10)] < totals[sweep.index(11)]
 assert f"{8 * comm_ms:.1f}" == "560.0" and f"{comm_ms:.1f}" == "70.0"  # link time at N = 8: 560 -> 70 ms
 # its update time on the overlap model: each waits (957.6), or runs under the next micro-batch (= deferred)
 assert f"{8 * each_waits:.1f}" == "957.6" and abs(chained - (8 * step_ms + shown_ms)) < 1e-9
@@ -149,19 +144,6 @@ assert _src.count(".all_reduce(") == 1 and "options" not in _src.lower(), _src
 # deferring against an all-reduce per micro-batch that must end first: 7 x the 20.3 ms left showing
 assert f"{8 * each_waits - overlapped:.1f}" == "142.1" and f"{each_waits - step_ms:.1f}" == "20.3"
 assert f"{c_ms[-1]:.1f}" == "16.6" and abs(c_ms[-1] + comm_ms - mine_ms) < 1e-9  # block 3, then the link busy
-# problem 3: the 8 x 8 hierarchical all-reduce of the 7B model against 8 flat rings of 64 (NVLink 450, IB 50 GB/s)
-assert abs(inside_ms - ms(14e9, 8, nvlink)) < 1e-9 and abs(across_ms - ms(14e9 / 8, 8, ib)) < 1e-9
-assert abs(flat_ms - ms(14e9 / 8, 64, ib)) < 1e-9 and abs(hier_ms - inside_ms - across_ms) < 1e-9
-# the learner's my_ring_time and gradlab's hierarchical_or_flat agree
-assert all(abs(h[k] - v) < 1e-9 for k, v in (("inside_ms", inside_ms), ("across_ms", across_ms),
-                                              ("hierarchical_ms", hier_ms), ("flat_ms", flat_ms)))
-assert [f"{x:.2f}" for x in (inside_ms, across_ms, hier_ms, flat_ms, h["flat_node_ms"])] == [
-    "54.44", "61.25", "115.69", "68.91", "61.25"]
-assert across_ms + 1e-9 < flat_ms and inside_ms > 0  # hierarchical's IB phase alone is faster: it loses by its NVLink phases
-assert h["flat_node_ms"] < flat_ms  # NVLink finishes under the InfiniBand hops: "a flat ring is paced by its InfiniBand hop"
-per_gb = [h["ms_per_gb"][k] for k in ("flat", "hierarchical")]
-assert [f"{x:.2f}" for x in per_gb] == ["4.92", "8.26"] and f"{per_gb[1] - per_gb[0]:.2f}" == "3.34"
-assert h["steps"] == {"flat": 126, "hierarchical": 28}  # hierarchical_or_flat's step counts (the lesson states none)
 # the cost section: "NCCL's 14 µs network step latency (tuning.cc), applied to the ring's 14 steps, adds 0.2 ms" (the
 # α-β model's count, not NCCL's); tuning.cc's own count, 16 (2 per node), gives 0.2 ms too: both round to 0.2 ms (tuning.cc at the linked commit: nInterSteps = 2 * nNodes for an
 # all-reduce, the other nsteps - nInterSteps = -2 at the intra-node 3.4 µs)
@@ -177,7 +159,6 @@ assert all(abs(each_no_overlap[n] - (n * step_ms + comm_ms) - (n - 1) * comm_ms)
 assert f"{100 * shares[8][0]:.1f}" == "8.1"
 # alpha = 0 in the overlap example: NCCL's 14 µs a network ring step over the 2 (R - 1) = 14 steps at R = 8
 assert f"{2 * 7 * 14e-3:.1f}" == "0.2"  # ms
-assert latency_ms == 0.2 == round(2 * (8 - 1) * 14e-3, 1)  # the buckets' τ_0: the same 14 start-ups of 14 µs
 # the overlap takeaway: 20.3 ms shown, more than the last block's own all-reduce (70/4 = 17.5), since the link
 # (70 ms) outlasts the backward pass (66.3 ms)
 assert f"{m_ms[0]:.1f}" == "17.5" and shown_ms > m_ms[0] and comm_ms > backward_ms and f"{backward_ms:.1f}" == "66.3"
@@ -187,26 +168,21 @@ assert f"{waits_8:.1f}" == "957.6" and abs(waits_8 - 8 * each_waits) < 1e-9
 # its middle row, not blocking: the all-reduces queue on the link and end as deferred does (only the last shows)
 assert abs(chained_8["total"] - deferred_8) < 1e-9 and abs(chained_8["total"] - chained) < 1e-9
 assert f"{deferred_8:.1f}" == "815.5" and abs(deferred_8 - deferred) < 1e-9
-# the bucket sweep's ends, as its table prints them (the prose states only the least, 77.31 ms)
-assert [f"{totals[i]:.1f}" for i in (0, -1)] == ["110.3", "136.5"] and f"{c200[0]:.2f}" == "0.33" and f"{m200[0]:.2f}" == "0.35"
-assert max(totals[sweep.index(k)] for k in (8, 10, 11, 12)) - best_total < 0.4 and f"{totals[sweep.index(12)]:.2f}" == "77.38"  # "8 to 12 lie within 0.4 ms"
-assert totals[sweep.index(12)] < totals[sweep.index(11)] and -(-200 // 11) == 19  # 11 loses even to 12: 19 all-reduces
 # all-reduces that need not wait (computed here, not in the lesson): 815.5 (= deferred); at 105 ms they fall behind
 _slow = [1.5 * m for m in mb_comm]
 assert [f"{x:.1f}" for x in (overlapped_step(mb_compute * 8, _slow * 8), overlapped_step(mb_compute + [7 * step_ms], _slow + [0.0]))] == ["889.7", "850.5"]
-assert f"{np.sqrt(200 * latency_ms / c200[0]):.1f}" == "11.0" and f"{without:.1f}" == "136.3"  # the optimum; the overlap Predict's 136 ms, one after the other
-# ZeRO stage 1 (Going further): every device ends on the full update ("printed: exact"), within one spacing
-assert verdict(zero_w, [full_w] * R).startswith("exact")
-assert zero_err <= float(np.spacing(np.float32(np.abs(full_w).max()))), zero_err
-assert zero_err < 1e-5 and zero_sent.tolist() == sent.tolist() == [6_000_000] * R, (zero_err, zero_sent)
-assert [s.size for s in zero_slots] == [w_start.size // 4] * 4 and R == 4
+assert f"{without:.1f}" == "136.3"  # the overlap Predict's 136 ms, one after the other
 # the 41% (N = 1, no overlap; the playground prints it rounded) and 2.5% (accumulating 8 and overlapping) that the
 # Summary states as 41.3% and 2.5% (README quotes neither)
 assert (round(100 * shares[1][0]), f"{100 * shares[8][1]:.1f}") == (41, "2.5")
-assert f"{2 * (64 - 1) / 64:.3f}" == "1.969" and f"{backward_ms / 200:.2f}" == "0.33"  # 1.969M at R = 64; τ_g
-# Problem 4 (pencil): 25 MB on R = 64, alpha = 14 us, InfiniBand 50 GB/s; the ring against recursive halving
+assert f"{2 * (64 - 1) / 64:.3f}" == "1.969"  # 1.969 G at R = 64
+# Problem 3 (pencil): 25 MB on R = 64, alpha = 14 us, InfiniBand 50 GB/s; the ring against recursive halving
 _lat, _bw = 2 * 63 * 14e-6, 2 * 63 / 64 * 25e6 / 50e9
 assert (f"{1e3 * _lat:.2f}", f"{1e3 * _bw:.2f}", f"{1e3 * (_lat + _bw):.2f}") == ("1.76", "0.98", "2.75")
 assert abs(comm_cost.ring_time(25e6, 64, 14e-6, 50e9) - (_lat + _bw)) < 1e-12 and _lat > _bw
 assert (f"{1e3 * 12 * 14e-6:.2f}", f"{1e3 * (12 * 14e-6 + _bw):.2f}") == ("0.17", "1.15") and 2 * np.log2(64) == 12
+# the worst case named, and the NVLink case beside it: 8 GPUs in one node, 450 GB/s, the same 2 GB of bf16 gradients
+# in the same four blocks: "7.8 ms, of which 1.9 ms shows with overlap (1.9% of the update at N = 1)"
+assert abs(nv_ms - ms(2e9, 8, nvlink)) < 1e-9 and abs(nv_shown - nv_ms / 4) < 1e-9  # only block 0's own all-reduce shows
+assert (f"{nv_ms:.1f}", f"{nv_shown:.1f}", f"{nv_shown / (step_ms + nv_shown):.1%}") == ("7.8", "1.9", "1.9%")
 print("lesson 14: every number the prose states checks out")
