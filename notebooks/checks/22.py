@@ -133,6 +133,8 @@ assert f"{_cover(20, 6, 15):.2f}" == "0.96"
 # "The 12 rounds that 05 and 19 time: the 4th to 9th, 85%" (positions 2.75 and 8.25, from 0: at least the 4th to the 9th)
 assert 2 < 0.25 * 11 < 3 and 8 < 0.75 * 11 < 9 and f"{_cover(12, 4, 9):.0%}" == "85%"
 assert q == quartiles["gradlab's"] and all(3.5 < r[1] < 6.0 for r in quartiles.values()), quartiles
+# "The last line reads the middle half against it" (printed, run-varying: no side pinned)
+assert side == ("above" if q[0] > 4.5 else "below" if q[2] < 4.5 else "around")
 assert abs(np.median(ms["2^18"] / ms["2^16"]) - q[1]) < 1e-12
 # "In blocks the ratio of medians about doubles: every 2^18 call ran slow and no 2^16 call did. Interleaved, the
 # within-round ratio stays near the unslowed one": the blocks' 2^18 calls all ran slow, the interleaved rounds' last 15 both
@@ -149,6 +151,12 @@ assert 3.5 < _mixed < 6.0 and _blocks > 1.4 * _mixed, drift  # doubled in blocks
 assert peak_of in (my_call_peak, solution_call_peak)
 assert reads.shape == (9,) and reads.min() > 0 and spread == (reads.max() - reads.min()) / np.median(reads), reads
 assert spread < 0.2 and reads.max() < 1.5 * reads.min() and bfc[2][1] / bfc[2][0] > 1.9, (reads, spread)
+# "Each reading is what the update makes and frees: its gradients (0.10 MiB), the activations, and a tensor copy of the
+# batch (0.19 MiB) when Keras makes one, so the level moves between processes": the 784-32-10 MLP's 25,450 float32
+# gradients; 64 float32 digits of 784 pixels. r203's probe: fed tensors made beforehand, one update read 0.16 MiB; fed
+# the numpy rows, 0.37 (r199's processes 0.17 and 0.36, this stored run 0.297): every reading holds the gradients
+assert net.count_params() == 25_450 and f"{4 * net.count_params() / 2**20:.2f}" == "0.10" and Xd.dtype == np.float32
+assert f"{Xd[:64].nbytes / 2**20:.2f}" == "0.19" and reads.min() > 4 * net.count_params() / 2**20, reads
 
 # Problems
 s03 = float(np.spacing(np.float32(0.3)))
