@@ -63,7 +63,7 @@ assert f"{2 * (8 - 1) * 14e-6 * 1e3:.1f}" == "0.2"
 # the printed source is gradlab's StepBase and with_step
 assert StepBase is gl.lessons.StepBase and "return step(self, data)" in inspect.getsource(with_step)
 
-# The lesson's summed_grads is gradlab's ("gradlab ships with_step and summed_grads too"): the same loss, rows, gradient
+# The lesson's given summed_grads does what gradlab's does (16 imports gradlab's): the same loss, rows, gradient
 _m = StepBase(fresh(), accum_steps=3, loss_fn=loss_fn())  # 10 rows: micro-batches of 4, 3 and 3
 _ours, _theirs = summed_grads(_m, x[:10], y[:10]), gl.lessons.summed_grads(_m, x[:10], y[:10])
 assert float(_ours[1]) == float(_theirs[1]) == 10 and abs(float(_ours[0]) - float(_theirs[0])) < 1e-5
@@ -97,13 +97,10 @@ assert each_update_miss is gl.lessons.each_update_miss and with_step is gl.lesso
 assert int(acc3.optimizer.iterations.numpy()) == 9 and verdict(acc3.get_weights(), path64[-1]).startswith("exact")
 # your step on [22, 22, 20]: "fit stops ... and so does your step" (the same build)
 assert public_updates == 0 and "AddN" in public_error, public_error
-# the learner's micro-batch loop (or the solution) passed its checker; where the learner's is used, the solution too
-# the solution's loop is lesson 10's tf.while_loop: one While op in the traced step, one micro-batch's pass in its body
+# the given loop, summed_grads, is lesson 10's tf.while_loop: one While op in the traced step, one pass in its body
 _spec = (tf.TensorSpec([None, 784]), tf.TensorSpec([None], "int64"))
-_traced = tf.function(lambda a, b: solution_summed_grads(_m, a, b)).get_concrete_function(*_spec).graph
-assert sum("While" in op.type for op in _traced.get_operations()) == 1, "the solution is not one tf.while_loop"
-if summed_grads is not solution_summed_grads:
-    check_summed_grads(solution_summed_grads)
+_traced = tf.function(lambda a, b: summed_grads(_m, a, b)).get_concrete_function(*_spec).graph
+assert sum("While" in op.type for op in _traced.get_operations()) == 1, "the loop is not one tf.while_loop"
 
 # Keras's default reduction divides by rows even when given sample_weight; mean_with_sample_weight by the weights
 for _red, _want in (("sum_over_batch_size", 60.0), ("mean_with_sample_weight", float(w.sum()))):
@@ -119,9 +116,9 @@ assert len(token_each) == 10 and all(m > 1e-3 for m in token_each), token_each  
 assert (f"{min(token_each):.1%}", f"{max(token_each):.1%}") == ("0.2%", "9.2%"), token_each  # 01's miss, each
 assert shards(60) == [30, 30] and token["uneven batches"] == 10  # all 10 batches' shards differ
 assert 0 <= token["token step"] <= 1, token["token step"]
-# "The lesson's step counts rows and stops with an error when handed tokens": the cell's one-division step in fit
-# with the tokens as sample_weight (fit hands it (x, y, w), summed_grads takes (x, y)) made no update; the cell
-# prints the TypeError only when fit raises one (nbval compares that line)
+# "The lesson's step has no place for the tokens, a third value: it raises TypeError and makes no update": the
+# cell's one-division step in fit with the tokens as sample_weight (fit hands it (x, y, w), summed_grads takes
+# (x, y)) made no update; the cell prints the TypeError only when fit raises one (nbval compares that line)
 assert int(by_rows.optimizer.iterations.numpy()) == 0, "the row-counting step made an update on tokens"
 # the mirrored fit by tokens in plain sight ends the epoch off one device's weights
 assert verdict(by_shard.get_weights(), token["one device"]).startswith("miss")
