@@ -25,9 +25,8 @@ assert f"{pair_cos:.2f}" == "0.08" and abs(each_by_hand - norm(g_each)) < 1e-4
 assert f"{cosine:.4f} {norm(g_each):.3f} {norm(g_once):.3f}" == "0.9959 0.278 0.500"
 assert f"{pf.relative_error(g_each, g_clipped):.2f}" == "0.45" and 0.99 < cosine < 1.0
 assert verdict(g_each, g_clipped) == "miss 45%"  # "the miss of 45%", its printed verdict
-# "Adam cancels the length, but its first update still misses by 22.7%: that step moves each entry that has a gradient
-# by about the learning rate, so the 1.4% of entries whose signs differ become full-size steps the wrong way, and they
-# carry 98% of the squared gap" (printed; the lengths of the two agree within 1%)
+# "Adam cancels the length but still misses by 22.7%: the 1.4% of entries whose signs differ carry 98% of its squared
+# gap (the last line above)" (printed by a folded cell; the lengths of the two agree within 1%)
 assert verdict(adam_each, adam_once) == "miss 22.7%", verdict(adam_each, adam_once)
 assert abs(norm(adam_each) / norm(adam_once) - 1) < 0.01
 _flat = lambda g: np.concatenate([np.ravel(t) for t in g])
@@ -37,7 +36,8 @@ assert (_adam_d[_flip] ** 2).sum() / (_adam_d ** 2).sum() > 0.9 and _flip.sum() 
 # the printed line: the lesson's own count (flips, nonzero, gap2) is this one, and its two numbers as the prose quotes them
 assert (flips == _flip).all() and nonzero == (_flat(g_once) != 0).sum() and np.allclose(gap2, _adam_d ** 2)
 assert f"{flips.sum() / nonzero:.1%}" == "1.4%" and f"{gap2[flips].sum() / gap2.sum():.0%}" == "98%", (flips.sum(), nonzero)
-_size = np.abs(_flat(g_once))  # "small": their median size is under a fifth of the nonzero entries' (a run: a tenth)
+# (not in the prose) the flipped entries are small: their median size is under a fifth of the nonzero entries'
+_size = np.abs(_flat(g_once))  # (a run: a tenth)
 assert np.median(_size[_flip]) < np.median(_size[_size > 0]) / 5
 # "44% too short, 0.278 against 0.500" (section 1 and the Summary): the norm ratio, printed as "44% shorter"
 assert f"{short:.0%}" == "44%" and abs(short - (1 - norm(g_each) / norm(g_clipped))) < 1e-12
