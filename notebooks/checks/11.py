@@ -54,13 +54,13 @@ assert ratio["fused, overlap=10"] > 1.0, ratio
 # "roughly 1.4 to 2 times as much as the fused loop" (the fold; its cell prints the ratio): stored runs 1.43, 1.63,
 # 1.65, 1.66, 1.68, 1.73, 1.75, 1.91; 1.95 in a clean-clone CI run beside other work, 2.05 in an older one
 assert overlap_over_one == median["fused, overlap=10"] / median["fused loop"] and 1.35 < overlap_over_one < 2.2, median
-# the loops' traces: "The fused loop's memory stays near its budget ... The Python loop's climbs far above it":
+# the loops' traces: "The fused loop stays near the 14.57 MiB its budget adds ... The Python loop climbs far above it":
 # four losses each, and the Python loop's peak above 1.3 times the fused loop's (runs so far: 23.3 against 12.2 MiB, 23.4
-# against 11.9). The prose no longer says where the four losses fall:
+# against 11.9). The prose says only that the dotted losses show how many passes overlap on your run:
 # a loaded machine moves the marks (first to last loss over the update's length: 0.18 and 0.19 in two runs, 0.44 in a third)
 assert all(len(marks) == 4 for _, marks in loop_traces.values()), loop_traces
 assert loop_traces["Python loop"][0].peak > 1.3 * loop_traces["fused loop"][0].peak, loop_traces
-# "The fused loop's memory stays near its budget's 14.57 MiB" (its peak printed above the trace): under 1.2 times the
+# "The fused loop stays near the 14.57 MiB its budget adds" (its peak printed above the trace): under 1.2 times the
 # budget's 14.57 (runs: 0.84, 0.82)
 assert loop_traces["fused loop"][0].peak < 1.2 * budget_update["fused loop"], loop_traces
 # "Plain lands close to its own budget": within a fifth, no side promised (runs: 0.87 to 1.12); the folded method note
@@ -69,7 +69,7 @@ assert abs(ratio["plain"] - 1) < 0.2, ratio
 # the trace: one plain update, its peak near the table's, "It peaks near the loss" (its highest sample; no side of the
 # loss pinned: the backward pass may start before the loss's mark); the dotted lines, the budget's terms (fixed)
 assert abs(plain_trace.peak / median["plain"] - 1) < 0.3, (plain_trace.peak, median)
-# "Its peak lands near the budget" (the budget's 27.44; stored runs 26.9 and 30.9 MiB): within a quarter of it
+# "Its peak lands within a quarter of the 27.44 MiB the budget adds" ( stored runs 26.9 and 30.9 MiB): within a quarter of it
 assert abs(plain_trace.peak / budget_update["plain"] - 1) < 0.25, (plain_trace.peak, budget_update)
 assert abs(at_peak - loss_at[0]) < 0.3 * plain_trace.ms[-1], (at_peak, loss_at)
 assert [round(v, 2) for v in levels.values()] == [18.54, 23.04, 27.44], levels

@@ -42,6 +42,8 @@ assert peaks["tf.recompute_grad"] < 0.8 * peaks["plain"] and peaks["yours"] > 0.
 # the graph: "All 8 of yours can [run before the loss], both Dense layers of each block"; "With the wait none of the 8 can"
 # (the lesson's walk forward from the loss, after_loss and early_products, visible in the lesson)
 assert early == {"yours": 8, "yours, waiting": 0} and 8 == 2 * 4, early
+# "the gradients need 4, so 4 run early and 4 are pruned" (printed beside the 8: gradlab's count_products, yours less plain's)
+assert rebuilt_needed == 4 and needs(lambda block: block) == 29, rebuilt_needed
 assert early_products(tf.recompute_grad) == 0  # tf.recompute_grad's data edge: its rebuild waits too
 # the lesson's walk (data edges) counts as gradlab's count_products does (data and control edges)
 _gl_early = lambda w: recompute.count_products(lambda: gradients(w))[1] - recompute.count_products(lambda: gradients(lambda b: b))[1]

@@ -75,13 +75,22 @@ def plot_memory_trace(traces, labels, peaks=None, title="What the allocator hold
 
 
 LEVEL_COLORS = ("tab:olive", "tab:gray", "tab:green", "tab:purple", "tab:brown")
+LABEL_CLEARANCE = 0.06  # a level's label is about this share of the panel's height tall
+
+
+def trace_peak_above(peak, level, clear):
+    """Whether a peak line at `peak` MiB runs through a label drawn just above `level`: at or
+    above the level and less than `clear` MiB over it. `plot_trace_with_levels` then draws that label
+    below its line."""
+    return bool(peak) and 0.0 <= peak - level < clear
 
 
 def plot_trace_with_levels(trace, label, levels, mark_at=None, title="What the allocator holds during one update"):
     """One trace's panel, as `plot_memory_trace` draws it, with predicted levels across it.
 
         each level:  a dotted horizontal line at its MiB, labelled "name: 18.54" at the trace's
-                     first sample, in its own colour (olive, grey, green, ... in order)
+                     first sample, in its own colour (olive, grey, green, ... in order); the label
+                     sits above its line, or below it where the peak's dashed line would strike it
         mark_at:     a dash-dot vertical line at that time (lesson 11: where the loss is computed)
 
     The y axis runs from 0 to 1.35 times the highest of the trace, its peak and the levels, so the
@@ -116,9 +125,12 @@ def plot_trace_with_levels(trace, label, levels, mark_at=None, title="What the a
     peak = trace[2] if len(trace) > 2 and trace[2] is not None else 0.0
     top = max(float(mib.max()), peak, *levels.values())
     ax.set_ylim(0, 1.35 * top if top > 0 else 1.0)  # room above the top level for the labels
+    clear = LABEL_CLEARANCE * ax.get_ylim()[1]  # about one x-small label's height, in MiB
     for (name, level), color in zip(levels.items(), LEVEL_COLORS):
         ax.axhline(level, color=color, ls=":", lw=1.5)
-        ax.text(ms[0], level, f" {name}: {level:.2f}", va="bottom", ha="left", fontsize="x-small", color=color)
+        below = trace_peak_above(peak, level, clear)  # the peak's dashed line would strike a label above
+        ax.text(ms[0], level, f" {name}: {level:.2f}", va="top" if below else "bottom", ha="left",
+                fontsize="x-small", color=color)
     if mark_at is not None:
         ax.axvline(mark_at, color="grey", ls="-.", lw=1)
     return fig

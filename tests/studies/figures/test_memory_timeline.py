@@ -90,3 +90,14 @@ def test_levels_refuse_bad_input_naming_the_value(levels, mark_at, named):
     from gradlab.studies.figures.memory_timeline import plot_trace_with_levels
     with pytest.raises(ValueError, match=named):
         plot_trace_with_levels(_traces()[0], "plain", levels, mark_at=mark_at)
+
+
+def test_a_label_the_peak_line_would_strike_goes_below_its_line():
+    from gradlab.studies.figures.memory_timeline import plot_trace_with_levels, trace_peak_above
+    # the trace's peak is 7 MiB; the axis runs to 1.35 * 7 = 9.45, so a label is about 0.57 MiB tall
+    (ax,) = plot_trace_with_levels(_traces()[0], "plain", {"low": 5.0, "just under the peak": 6.8}).axes
+    low, near = ax.texts[1:]
+    assert (low.get_va(), near.get_va()) == ("bottom", "top")  # 7 - 6.8 = 0.2 < 0.57: the label goes below
+    assert near.get_position() == (-1.0, 6.8)
+    assert trace_peak_above(7.0, 6.8, 0.57) and not trace_peak_above(7.0, 7.1, 0.57)  # a peak below: label above
+    assert not trace_peak_above(7.0, 5.0, 0.57) and not trace_peak_above(0.0, 0.0, 0.57)  # far, or no peak
