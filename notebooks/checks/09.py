@@ -121,6 +121,9 @@ assert abs(_miss(moved["micro"][0], large_bn[0]) - (far - 1)) < 0.02 and _spacin
 # micro-batches' own variances average to the rest (equal micro-batches), so four moves fed only them leave it out
 between = sum((h_i.mean(0) - h.mean(0)) ** 2 / 4 for h_i in np.split(h, 4))  # sum_i (n_i / B)(mu_i - mu_B)^2
 assert f"{between.sum() / h.var(0).sum():.0%}" == "9%"
+# "a variance over b random rows averages (b - 1)/b of the true one, and 7/8 is 10% below 31/32": the 9% here is
+# that expected shortfall on this draw (micro-batches of 8 against the large batch of 32)
+assert f"{1 - (7 / 8) / (31 / 32):.0%}" == "10%" and len(h) == 32 and len(np.split(h, 4)[0]) == 8
 # "A root momentum ... cannot fix them: at 0.99^(1/4) the variance still misses by 1.39%. Four moves at any momentum
 # see only the micro-batches' own variances, never the spread of their means" (printed): four calls at 0.99^(1/4) on
 # a fresh layer miss the large batch's variance by more than rounding, and that miss is 1 - rho times the spread
@@ -185,6 +188,19 @@ assert abs(float(np.mean(bn8.moving_mean.numpy() - bn8_zero.moving_mean.numpy())
 assert list(grad_gaps) == ["BatchNormalization", "LayerNormalization", "GroupNormalization, 8 groups",
                            "BatchNormalization(trainable=False)"], grad_gaps
 assert grad_gaps["BatchNormalization"] == "miss 36.4%", grad_gaps
+# Problem 3's note: "01's Problem 1 misses by less: another MLP, micro-batches of 24 rows, not 8" (01 prints 30%):
+# make_model("mlp", seed=0, batchnorm=True) on 96 digits, four micro-batches' weighted sum against the large batch's
+_m01, _x01, _y01 = make_model("mlp", seed=0, batchnorm=True), mnist.x_train[:96], mnist.y_train[:96]
+
+
+def _g01(rows):  # the gradient of these rows' mean loss, weighted n_i / B, as 01 weights it
+    with tf.GradientTape() as _tape:
+        _loss = loss_fn(_y01[rows], _m01(_x01[rows], training=True)) * len(rows) / 96
+    return np.concatenate([g.numpy().ravel() for g in _tape.gradient(_loss, _m01.trainable_variables)])
+
+
+_miss01 = _miss(sum(_g01(r) for r in np.split(np.arange(96), 4)), _g01(np.arange(96)))
+assert f"{_miss01:.0%}" == "30%" and _miss01 < _miss(*grad_pairs["BatchNormalization"]), _miss01
 assert all(g.startswith("exact: ") for name, g in grad_gaps.items() if name != "BatchNormalization"), grad_gaps
 _bn_half = grad_pair(keras.layers.BatchNormalization(momentum=0.5))
 assert abs(_miss(*_bn_half) - _miss(*grad_pair(keras.layers.BatchNormalization()))) < 1e-6  # the momentum: no matter

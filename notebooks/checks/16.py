@@ -89,6 +89,7 @@ assert list(links.values()) == [450e9, 50e9]  # README's hardware table: NVLink 
 # 40% of 989 TFLOP/s: 2.0 s at N = 8, plus both all-reduces, none overlapped; between nodes the second, 140 ms, is
 # 6.2% of it; at lesson 14's 16,384 tokens (N = 1), 26.5%
 assert (P, tokens, peak, mfu) == (1e9, 64 * 2048, 989e12, 0.4) and f"{compute:.1f}" == "2.0", compute
+exposed = share(second["InfiniBand NDR, 8 nodes"], 8)  # the second all-reduce's share between nodes at N = 8
 assert f"{exposed:.1%}" == "6.2%" and abs(exposed - 0.140 / (compute + 0.280)) < 1e-9 and tokens == 8 * 16_384
 assert f"{0.140 / (6 * P * 16_384 / (mfu * peak) + 0.280):.1%}" == "26.5%"
 # the printed table's shares (the prose: "from 26.5% at N = 1 to 6.2% at N = 8" between nodes)
