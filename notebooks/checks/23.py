@@ -26,7 +26,8 @@ assert f"{_scores / GiB:.1f}" == "5.0" and solution_plan(B_gpu, card, fixed, per
 # 989 TFLOP/s: 3.98 s for 262,144 tokens; 0.4% of the update at any N; balance at 1,026 tokens a GPU; 14: 16,384 tokens
 assert T_gpu == 262_144 and f"{compute:.2f}" == "3.98" and f"{1e3 * ring:.1f}" == "15.6" and f"{share:.1%}" == "0.4%"
 assert abs(ring - 2 * (R - 1) / R * 4 * P / 450e9) < 1e-15 and f"{ring / per_token:,.0f}" == "1,026"
-# "14's Problem 2 found 1,282 for bf16 gradients at the peak: twice the bytes at 40% of the peak give 0.8 times that"
+# "14's 1,282 is for bf16 gradients at the peak: twice the bytes, 0.4 times the speed" (and the print's "14's Problem
+# 2, in float32 at 40%"): 1,282 x 2 x 0.4; 14's own playground: grad_bytes = 2, efficiency = 1.0
 assert f"{1282 * 0.4 * 2:,.0f}" == "1,026" and f"{2 * (R - 1) / R * 2 * P / 450e9 * 989e12 / (6 * P):,.0f}" == "1,282"
 assert 8 * 2048 == 16_384  # 14's T_dev: 8 sequences of 2,048 tokens
 
@@ -59,6 +60,17 @@ assert tokens / P == 20 and B * T == 2_097_152 and updates == 9_537 and (updates
 assert f"{attention:.1%}" == "6.7%" and abs(attention - d * T * h / P) < 1e-15
 assert abs(step - (compute * (1 + attention) + ring)) < 1e-12 and f"{step:.2f}" == "4.26"
 assert f"{hours:.1f}" == "11.3" and f"{R * hours:.0f}" == "90" and f"{R * updates * (compute + ring) / 3600:.0f}" == "85"
+# "Is the batch worth its examples? By these fits, a smaller one is cheaper. At B = 512 (N = 4 of 16 a GPU) the same
+# loss takes 1.6 or 1.4 times the updates, each half as long: 71 or 63 GPU-hours by the two fits, not 90": each fit's
+# S_min from the run's 9,537 updates at B = 1,024 (S = S_min (1 + B_crit / B), eq. 5.4), then S at B = 512; an update
+# of 512 sequences computes half the tokens a GPU (attention's share too), and all-reduces the same bytes
+_half = {}
+for _crit in (B_crit, B_crit_S):
+    _S512 = updates / (1 + _crit / B) * (1 + _crit / 512)
+    _half[_crit] = (_S512 / updates, R * _S512 * (compute / 2 * (1 + attention) + ring) / 3600)
+assert [f"{u:.1f}" for u, _ in _half.values()] == ["1.6", "1.4"], _half
+assert [f"{g:.0f}" for _, g in _half.values()] == ["71", "63"] and all(g < R * hours for _, g in _half.values()), _half
+assert ring / (compute / 2 + ring) < 0.01 and 512 // (R * b) == 4 and b == 16  # N = 4; the all-reduce, under 1%, barely counts
 
 # the CPU check: 11's MLP (its a_out, t, a_in), under 24 MiB: N = 4, b = 256, budget 22.04 MiB; measured, the fused
 # loop under the limit and plain (N = 1) over 30 MiB (11 measured it near its budget, 34.91), read with a margin
@@ -70,7 +82,7 @@ assert measured[4] <= 24 and measured[1] > 30, measured
 # the same rows (default_rng(1)); near its budget as 11 pins its own plain (within a fifth of what the update adds)
 _plain_budget = memory_budget.budget(P_mlp, "sgd", B=1024, N=1, **by_row)["total"] / MiB
 assert f"{_plain_budget:.2f}" == "34.91" and abs(measured[1] - _plain_budget) < 0.2 * (_plain_budget - held), measured
-# "Measuring catches a planned N that does not fit, a peak over the limit; this one stayed under its budget" (runs:
+# "This plan stayed under its budget" (runs:
 # 19.5, 18.8 of 22.04 MiB);
 # "The GPT's plan leaves 14.5 GiB" (79.6 - 65.1)
 assert measured[4] < memory_budget.budget(P_mlp, "sgd", B=1024, N=4, **by_row)["total"] / MiB, measured
