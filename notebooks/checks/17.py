@@ -52,7 +52,6 @@ assert fixed in (MyPerUpdate, SolutionPerUpdate) and set(rates) == {"Keras's way
 _spent = int(np.argmax(rates["Keras's way"] == 0)) + 1  # the first update at a rate of exactly zero
 assert _spent == 38 and np.all(rates["Keras's way"][37:] == 0) and len(rates["Keras's way"]) == 150, _spent
 assert f"{rates['once an update'][37]:.2f}" == "0.43" and rates["once an update"][-1] < 1e-3, rates["once an update"]
-assert spacings(rates["once an update"], [float(gl.lessons.PerUpdate(cosine, 4)(4 * k + 3)) for k in range(150)]) <= 10
 
 # Step 3: BatchNorm per micro-batch +0.5 to +1.1 a seed, per update +0.0 to +0.5, against the large batch; the two
 # ways' losses bit for bit equal (the same weights), per micro-batch above per update on every seed; intervals
