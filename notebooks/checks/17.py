@@ -7,13 +7,13 @@ import numpy as np
 
 assert len(mnist.x_train) == 4000 and len(mnist.x_test) == 1000  # one test digit is 0.1 points
 
-# Step 1: your loop; fused within float32 rounding of the large batch (gradlab's verdict: exact), no accuracy change
+# Step 1: the loop by hand; fused within float32 rounding of the large batch (gradlab's verdict: exact), no accuracy change
 assert loss_fused.shape == loss_large.shape == (3, 150)
 most = spacings(loss_fused, loss_large)  # over every loss of every seed
 assert most <= 10 and acc_by_seed == [0.0] * 3, (most, acc_by_seed)
 assert verdict(loss_fused, loss_large) == "exact: 3.0 spacings", verdict(loss_fused, loss_large)
 assert [round(float(x), 6) for x in first.results[0].losses[:2]] == [round(float(x), 6) for x in loss_fused[0, :2]]
-# Measure's runs are your loop's, bit for bit ("0.0 spacings"), and accuracy for accuracy
+# Measure's runs are the hand loop's, bit for bit ("0.0 spacings"), and accuracy for accuracy
 assert yours_vs_lab == 0.0 and same_acc, (yours_vs_lab, same_acc)
 assert [r.config.seed for g in measured["exact"] for r in g.results] == [0, 1, 2] * 3
 assert [g.results[0].config.strategy for g in measured["exact"]] == ["large_batch", "fused", "keras"]
@@ -46,6 +46,12 @@ assert keras_c.results[0].config.updates == 150 and round(150 / 4) == 38  # "spe
 assert 0.7 < (150 - 38) / 150 < 0.8  # "about the last three quarters of the run learn at a rate of zero"
 assert [f"{x:.2f}" for x in flat["Keras's way"]] == ["0.46", "0.45"], flat
 assert [f"{x:.2f}" for x in flat["large batch"]] == ["0.34", "0.22"], flat
+# the Your turn: the learner's MyPerUpdate (or the solution) is gradlab's PerUpdate; printed, the rate each update
+# applies: Keras's way is spent (0) from update 38 on, once an update it is still 0.43 there and ends near 0 at 150
+assert fixed in (MyPerUpdate, SolutionPerUpdate) and set(rates) == {"Keras's way", "once an update"}
+_spent = int(np.argmax(rates["Keras's way"] == 0)) + 1  # the first update at a rate of exactly zero
+assert _spent == 38 and np.all(rates["Keras's way"][37:] == 0) and len(rates["Keras's way"]) == 150, _spent
+assert f"{rates['once an update'][37]:.2f}" == "0.43" and rates["once an update"][-1] < 1e-3, rates["once an update"]
 
 # Step 3: BatchNorm per micro-batch +0.5 to +1.1 a seed, per update +0.0 to +0.5, against the large batch; the two
 # ways' losses bit for bit equal (the same weights), per micro-batch above per update on every seed; intervals

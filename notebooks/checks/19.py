@@ -31,10 +31,12 @@ assert all(sweep[B][1.6] == np.inf for B in sweep), sweep  # the sweep's '-': ra
 assert (f"{S_min:.1f}", f"{B_crit:.1f}") == ("18.5", "32.4") and 2 * B_crit < stats.noise_scale
 assert [f"{fit_critical_batch({s: runs[s]})[1]:.0f}" for s in runs] == ["32", "28", "37"]
 assert (runs[2][16], runs[2][32]) == (58, 37) and 0.18 < 1 - 16 * 58 / (32 * 37) < 0.25
-# the model: 4.95 / 1.99 = 2.49 times the examples at 128; the best rate grows 1.9 times from 32 to 512
+# the model: 4.95 / 1.99 = 2.49 times the examples at 128; the best rate grows 1.9 times from 32 to 512, "taking
+# B_simple = 71 as the knee would predict 2.8 times, more than the sweep's doubling"
 assert [f"{updates_examples_lr(B, B_crit)[1]:.2f}" for B in (32, 128)] == ["1.99", "4.95"]
 assert updates_examples_lr(32, 32) == (2.0, 2.0, 0.5)  # at the knee, each cost twice its minimum
 assert f"{4.95 / 1.99:.2f}" == "2.49" and f"{growth:.1f}" == "1.9" and f"{growth_71:.1f}" == "2.8"
+assert growth_71 > 2 and [won[t][s][512] / won[t][s][32] for t in targets for s in seeds].count(2.0) == 8
 # the gap: B_simple where seed 2's best runs first reached loss 0.5 (90 to 163) is further above the knee
 assert [f"{at_target[B]:.0f}" for B in (16, 32, 128, 512)] == ["140", "122", "163", "90"], at_target
 assert (f"{min(at_target.values()):.0f}", f"{max(at_target.values()):.0f}") == ("90", "163")
@@ -100,22 +102,17 @@ assert f"{best[32] / best[128]:.2f}" == "1.61" and r4 > best[32] / best[128], r4
 _even = (4 * best[128] - best[32]) / (best[32] - best[128])
 assert f"{1 - best[128] / best[32]:.0%}" == "38%", best
 assert (4 * best[128] - best[32], best[32] - best[128]) == (55, 14) and f"{_even:.1f}" == "3.9" and tau_0 < _even
-# tau_0 timed here (the folded cell: fused updates at N = 1, 4, 16, interleaved, and separate calls at N = 4, 16;
+# tau_0 timed here (the folded cell: fused updates at N = 1, 4, 16, interleaved;
 # nbval-ignored, it moves between runs). "under 3" (stored runs: 1.44 to 2.0; a machine busy with other work moves it,
 # so the band is wide: what the prose needs is under 3, and a call that costs something); on a GPU "past tau_0 = 3.9
 # the verdict flips"
-assert set(fused_at) == {1, 4, 16} and set(separate_at) == {4, 16} and all(len(t) == 12 for t in ms.values()), ms
+assert set(fused_at) == {1, 4, 16} and set(ms) == {1, 4, 16} and all(len(t) == 12 for t in ms.values()), ms
 assert 1 < r4 < r16 < 16 and 0 < tau_here < _even, (r4, r16, tau_here, _even)
 assert 0.5 < tau_here < 3, tau_here
-# "On a busy machine the fold's three readings of tau_0 can differ, so the verdict is timed, not modelled"
-# (r200's stored run: 1.3 from N = 4, 2.4 by least squares, 1.9 from N = 16; r201's: 1.5, 1.6, 1.5)
+# the fold's comment: "on a busy machine the three readings can differ, so the time to the target below uses the
+# timed ratios, not the model" (r200's stored run: 1.3 from N = 4, 2.4 by least squares, 1.9 from N = 16; r201's: 1.5, 1.6, 1.5)
 assert np.isclose(tau_4, (4 - r4) / (r4 - 1)) and np.isclose(tau_fit, intercept / slope), (tau_4, tau_fit)
 assert np.allclose(np.polyfit([1, 4, 16], [1, r4, r16], 1), (slope, intercept))
-# the fold prints (the prose no longer states it) what each micro-batch's own call (gradlab's accumulate) adds:
-# an update in separate calls less the fused update of the same N, per micro-batch, in micro-batches of 32 rows' work
-# (the time one more micro-batch adds to a fused update, 05's unit too). "About one": nearer one than a tenth or ten,
-# 05's Predict's three answers (stored run: 1.26 and 1.25; 05 pins its own reading with the same band)
-assert set(call_units) == {4, 16} and all(10 ** -0.5 < u < 10 ** 0.5 for u in call_units.values()), call_units
 # the unit and tau_0 in milliseconds (printed, not stated): N = 1's update is 1 + tau_0 units, 8 updates a round
 assert unit_ms > 0 and np.isclose(8 * (1 + tau_here) * unit_ms, np.median(ms[1]))
 # the main line's pointer to Problem 1: "four micro-batches beat one over 10 Gb Ethernet, not over NVLink"
