@@ -45,8 +45,7 @@ _gap = {N: np.median((ms[f"accumulate, N = {N}"] - ms[N]) / 8) for N in Ns}
 assert _gap[32] > _gap[2] and _gap[32] > _gap[8] > _gap[1], _gap
 # "A call costs about as much as the work it wraps. A micro-batch's work here means what one more 32-row micro-batch
 # adds to a fused update. At N = 8 an extra call, with its writes to the sums, cost about one micro-batch's work on this
-# run (the first line above)" (19 times its own reading, separate calls less fused at N = 4 and 16, in the same unit,
-# and pins it with this band). The unit: fused N = 8 less a fused update of one 32-row micro-batch, over 7, so the
+# run (the first line above)" (19 counts time in the same unit, and times tau_0 from fused updates). The unit: fused N = 8 less a fused update of one 32-row micro-batch, over 7, so the
 # update's fixed cost cancels. "About one", the Predict's middle answer: nearer one than a tenth or ten (a factor of
 # sqrt(10) either way), a band no load can break. (In the old unit, fused N = 8's update / 8, its fixed cost
 # included, stored runs read 0.68-1.16 and CI's busy run 0.61; the new unit is about a quarter smaller.)
