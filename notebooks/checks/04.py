@@ -23,14 +23,9 @@ assert 0 < spacings(eager_weights, keras_B) <= 1 and f"{spacings(eager_weights, 
 assert compiled.experimental_get_tracing_count() == 2 and int(optimizer.iterations) == 3
 # "The compiled loop is exact too" (three updates, cell 8's second line: 1.0 spacings)
 assert f"{spacings(hand_weights, keras_3):.1f}" == "1.0", spacings(hand_weights, keras_3)
-# "What the accumulators cost: one float32 per weight, 0.78 MiB for this MLP ... a call per micro-batch, 12 for these
-# 3 updates" (printed after the compiled loop)
-assert acc_floats == 203_530 and acc_bytes == 4 * acc_floats and f"{acc_bytes / 2**20:.2f}" == "0.78", acc_bytes
-assert len(accums) == len(model.trainable_variables) and len(batches) * 4 == 12
-# "under Adam, a fifth of what the device holds besides activations": weights, gradient, Adam's 2 slots, the
-# accumulators, one float32 per weight each (printed: 3.9 MiB)
-assert f"{5 * acc_bytes / 2**20:.1f}" == "3.9" and "a fifth" in "".join("".join(c["source"]) for c in __import__(
-    "json").load(open("04-accumulating-in-variables.ipynb"))["cells"] if c["cell_type"] == "markdown")
+# "The accumulators cost one float per weight": one accumulator per trainable variable, of its shape
+assert len(accums) == len(model.trainable_variables)
+assert all(a.shape == v.shape for a, v in zip(accums, model.trainable_variables))
 
 # The recipe's sum, one update on 4 x 16: SGD steps 4 times as far ("a miss of 300.0%"); Adam misses by only a few
 # percent (the prose quotes this run's figure, pinned below); Adam(epsilon) fed the sum is Adam(epsilon / 4) fed
@@ -68,8 +63,10 @@ assert len(adam["N = 1"]) == len(adam["sum, N = 16"]) == 60
 # 21.0) and over updates 31-60 averages 2.30, over three times N = 1's 0.68, yet still
 # learning: its mean over 46-60 is below its mean over 31-45 (not a plateau at chance)
 late = {label: float(np.mean(losses[30:])) for label, losses in curves.items()}
-# "the two printed rows are the same ... the N = 1 curve lies hidden under 'mean, N = 16'"
+# "The mean at N = 16 retraces N = 1 ... in the figure its dots sit on N = 1's line": the figure draws a curve that
+# retraces an earlier one as dots (gradlab's coinciding)
 assert max(abs(u - v) for u, v in zip(curves["mean, N = 16"], curves["N = 1"])) < 1e-4
+assert plots.coinciding(curves) == {"mean, N = 16": "N = 1"}, plots.coinciding(curves)
 assert late["sum, N = 4"] < late["N = 1"] < late["sum, N = 16"] and late["sum, N = 16"] > 3 * late["N = 1"], late
 assert [f"{late[k]:.2f}" for k in ("N = 1", "sum, N = 4", "sum, N = 16", "mean, N = 16")] == \
     ["0.68", "0.46", "2.30", "0.68"], late

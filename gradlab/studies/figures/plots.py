@@ -202,8 +202,28 @@ def finite(value):
     return float(value) if value is not None and np.isfinite(value) else None
 
 
+def coinciding(curves, rtol=1e-3):
+    """Each curve that retraces an earlier one: `{label: the earlier label}`.
+
+    Two curves coincide when they have the same length and every loss agrees within `rtol`
+    of the earlier curve's (lesson 04's mean at N = 16 retraces N = 1). A plot draws such a
+    curve as dots on the earlier line, which a line on top would hide.
+    """
+    items = [(label, np.asarray(losses, dtype=np.float64)) for label, losses in curves.items()]
+    same = {}
+    for i, (label, losses) in enumerate(items):
+        for earlier, before in items[:i]:
+            if earlier not in same and losses.shape == before.shape and np.allclose(losses, before, rtol=rtol, atol=0):
+                same[label] = earlier
+                break
+    return same
+
+
 def plot_training_loss(curves, window=51, title="Training loss per update", shade=None):
     """Training loss per update, raw (faint) and as a centred moving average, per curve.
+
+    A curve that retraces an earlier one (`coinciding`) is drawn as dots on the earlier line,
+    labelled "same as" it, so that neither hides the other.
 
         smooth_t = mean(loss_{t-h} ... loss_{t+h}),   h = window // 2
 
@@ -223,15 +243,20 @@ def plot_training_loss(curves, window=51, title="Training loss per update", shad
     if not curves:
         raise ValueError("curves needs at least one {label: losses} entry, got an empty dict")
     fig, ax = _figure(figsize=(8.0, 4.2))
+    same = coinciding(curves)
     for i, ((label, losses), color) in enumerate(zip(curves.items(), _colors(len(curves)))):
         losses = np.asarray(losses, dtype=np.float64)
         t = np.arange(1, len(losses) + 1)
         ax.plot(t, losses, color=color, alpha=0.2, linewidth=0.7)
-        # Paired runs coincide: dashes keep every smoothed curve visible on top of the others.
+        # Paired runs nearly coincide: dashes keep every smoothed curve visible on top of the others.
         h = min(window, len(losses)) // 2
         inner = slice(h, len(losses) - h) if len(losses) > 2 * h else slice(None)
-        ax.plot(t[inner], moving_average(losses, window)[inner], color=color, linewidth=1.8,
-                linestyle=DASHES[i % 4], label=label)
+        if label in same:  # a retraced curve: dots on the earlier line, which stays visible between them
+            ax.plot(t[inner], moving_average(losses, window)[inner], color=color, linestyle="none", marker="o",
+                    markersize=4, markevery=3, zorder=3, label=f"{label}, same as {same[label]}")
+        else:
+            ax.plot(t[inner], moving_average(losses, window)[inner], color=color, linewidth=1.8,
+                    linestyle=DASHES[i % 4], label=label)
     if shade is not None:
         first, last = shade
         ax.axvspan(first, last, color="0.5", alpha=0.12, linewidth=0, label=f"updates {first}-{last}")

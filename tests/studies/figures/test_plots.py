@@ -6,7 +6,7 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from gradlab.studies.figures.plots import (plot_accumulation, plot_accumulation_budget, plot_accuracy,
-                                   plot_gradient_noise, plot_learning_rates, plot_training_loss)
+                                   plot_gradient_noise, plot_learning_rates, plot_training_loss, coinciding)
 
 
 def _draws(seed=0, dim=20, sizes=(8, 32, 128)):
@@ -220,3 +220,17 @@ def test_plot_training_loss_labels_1_2_5_ticks_plainly_and_keeps_the_legend_off_
     labels = {t.get_text() for t in ax.get_yticklabels() if 0.3 <= t.get_position()[1] <= 21.0}
     assert {"0.5", "1", "2", "5", "10", "20"} <= labels, labels
     assert ax.get_legend().get_window_extent().x0 > ax.get_window_extent().x1
+
+
+def test_plot_training_loss_draws_a_retraced_curve_as_dots_on_the_earlier_line():
+    base = np.linspace(2.3, 0.6, 60)
+    curves = {"N = 1": base, "sum, N = 4": base * 0.7, "mean, N = 16": base * (1 + 1e-5)}
+    assert coinciding(curves) == {"mean, N = 16": "N = 1"}
+    assert coinciding({"a": base, "b": base[:30]}) == {} and coinciding({"a": base, "b": base * 1.01}) == {}
+    (ax,) = plot_training_loss(curves, window=9).axes
+    lines = {line.get_label(): line for line in ax.lines if not line.get_label().startswith("_")}
+    assert set(lines) == {"N = 1", "sum, N = 4", "mean, N = 16, same as N = 1"}
+    dots, under = lines["mean, N = 16, same as N = 1"], lines["N = 1"]
+    assert dots.get_linestyle() == "None" and dots.get_marker() == "o" and under.get_linestyle() == "-"
+    assert dots.get_zorder() > under.get_zorder()
+    assert np.allclose(dots.get_ydata(), under.get_ydata(), rtol=1e-4)
