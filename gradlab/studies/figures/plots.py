@@ -251,12 +251,11 @@ def plot_training_loss(curves, window=51, title="Training loss per update", shad
         # Paired runs nearly coincide: dashes keep every smoothed curve visible on top of the others.
         h = min(window, len(losses)) // 2
         inner = slice(h, len(losses) - h) if len(losses) > 2 * h else slice(None)
-        if label in same:  # a retraced curve: dots on the earlier line, which stays visible between them
-            ax.plot(t[inner], moving_average(losses, window)[inner], color=color, linestyle="none", marker="o",
-                    markersize=4, markevery=3, zorder=3, label=f"{label}, same as {same[label]}")
-        else:
-            ax.plot(t[inner], moving_average(losses, window)[inner], color=color, linewidth=1.8,
-                    linestyle=DASHES[i % 4], label=label)
+        # a retraced curve: dots on the earlier line, which stays visible between them
+        style = (dict(linestyle="none", marker="o", markersize=4, markevery=3, zorder=3,
+                      label=f"{label}, same as {same[label]}") if label in same
+                 else dict(linewidth=1.8, linestyle=DASHES[i % 4], label=label))
+        ax.plot(t[inner], moving_average(losses, window)[inner], color=color, **style)
     if shade is not None:
         first, last = shade
         ax.axvspan(first, last, color="0.5", alpha=0.12, linewidth=0, label=f"updates {first}-{last}")
