@@ -43,7 +43,7 @@ class Lab:
             configuration with the same effective batch N*b the same examples per update.
         strategies: the dropdown's choices (default `settings.available_strategies()`).
         cache: True (the default cache, `$GRADLAB_CACHE` or .gradlab-cache), False, or a
-            `gradlab.studies.cache.ResultCache`.
+            `gradlab.studies.cache.ResultCache`; `OSError` naming it if it cannot be written.
         live_every: updates between two snapshots of a running curve.
         redraw_seconds: the least time between two live redraws (a PNG costs a fraction of
             a second to draw; 0 redraws at every snapshot).
@@ -65,6 +65,7 @@ class Lab:
                                           x, seed, strategies, **self.fixed)
         self.seed = seed
         self.cache = cache if isinstance(cache, ResultCache) else ResultCache(enabled=bool(cache))
+        self.cache.check_writable()  # else every run would train, then fail to store its result
         self.controls = c = controls.make_controls(strategies, strategy, accum_steps, micro_batch,
                                                    lr, seeds, setting, x, updates)
         self._screen = _Screen(c, self)

@@ -71,6 +71,21 @@ class ResultCache:
         self.root = Path(root) if root is not None else cache_root()
         self.enabled = bool(enabled)
 
+    def check_writable(self):
+        """Raise `OSError` naming the root unless an entry could be written there now (does
+        nothing when disabled): a caller that trains before its first `put` learns of an
+        unusable cache (a symlink loop, a read-only directory) before the work, not after."""
+        if not self.enabled:
+            return
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(dir=self.root):
+                pass
+        except OSError as e:
+            raise OSError(f"gradlab's result cache {str(self.root)!r} cannot be written "
+                          f"({type(e).__name__}: {e}); set ${_ENV_VAR} to a writable directory, "
+                          "or pass cache=False") from e
+
     def path(self, config):
         key = cache_key(config)
         return self.root / key[:2] / f"{key}.json"

@@ -312,6 +312,10 @@ def test_bad_arguments_are_refused_before_any_widget(tmp_path):
         make_lab(tmp_path, setting="wrong")
     with pytest.raises(ValueError, match="x must be one of updates, examples, seconds; got 'time'"):
         make_lab(tmp_path, x="time")
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    with pytest.raises(OSError, match="result cache '.*loop' cannot be written"):
+        Lab(**{**TINY, "memory": False, "cache": ResultCache(loop)})
 
 
 @pytest.mark.slow

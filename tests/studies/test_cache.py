@@ -132,3 +132,13 @@ def test_jsonable_and_bad_arguments():
         ResultCache(3)
     with pytest.raises(ValueError):  # NaN has no canonical JSON spelling
         cache_key({"lr": float("nan")})
+
+
+def test_a_cache_that_cannot_be_written_is_named_before_any_work(tmp_path):
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)  # what a committed symlink to a missing cache gave a clean clone
+    with pytest.raises(OSError, match=r"result cache '.*loop' cannot be written \(.*Error"):
+        ResultCache(loop).check_writable()
+    ResultCache(loop, enabled=False).check_writable()  # off: never touched
+    ResultCache(tmp_path / "new" / "dir").check_writable()
+    assert (tmp_path / "new" / "dir").is_dir() and files(tmp_path / "new") == []
