@@ -54,8 +54,8 @@ assert 10 ** -0.5 < med["extra call + writes / a micro-batch of work"] < 10 ** 0
 # the figure: ms per update (8 updates a round), both strategies, every N
 assert list(per_update) == ["accumulate: a call per micro-batch", "fused: one call"] and all(
     len(v) == len(Ns) for v in per_update.values())
-# "No, fused is not as fast at N = 32: its update took 3.1 times as long as at N = 1 on this run (the last line above)":
-# the stored run's printed ratio, stated as that run's; pinned on every run only in a wide band: slower, well over
+# "No, fused is not as fast at N = 32: its update takes well over twice as long as at N = 1 (the last line above prints
+# this run's ratio)": no digits in the prose (stored runs 3.1 to 4.8); pinned in a wide band: slower, well over
 # twice (runs 2.6 to 4.8; from N = 8 on every run is slower; N = 2, 4 depend on the machine)
 assert all(N_ratio[N][1] > 1 for N in (8, 16, 32)) and N_ratio[32][1] == max(r[1] for r in N_ratio.values()), N_ratio
 assert 2.4 < N_ratio[32][1] < 5.5, N_ratio[32]

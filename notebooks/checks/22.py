@@ -113,8 +113,8 @@ assert default == [(65_536, 0), (1_000_000, 1_000_192), (1_048_576, 1_048_576)],
 assert 3907 * 256 == 1_000_192 and 1_000_000 / 256 > 3906
 assert f"{2_096_896 / 1_048_576:.1f}" == "2.0" and 2_096_896 < 2 * 1_048_576  # just under twice: not split
 
-# Time: "on this run the lines above read about 5.0x, against the 4.50x that length times log length predicts" (the
-# stored run's 4.97 and 4.99, as printed: no digits pinned; r205 timed np.sort from 2^11 to 2^20 on this machine: the
+# Time: "About four and a half times, as counted: ... the lines above print this run's ratio, which has read 4.0x to
+# 5.0x here, most often just under 5x" (the stored run's 4.97 and 4.99, as printed: no digits pinned; r205 timed np.sort from 2^11 to 2^20 on this machine: the
 # time per number rose by the same step at each doubling, no jump where 1 MiB leaves L2, hence "likely" and the
 # length times (log length minus a constant) cause, not the cache) (r184's stored
 # run: 4.92 and 4.91; r186's 4.97 and 4.96; r196's 4.92 and 4.94; r171's read 4.04; a reader's 4.07). The medians
@@ -145,10 +145,9 @@ assert made[0] == 62 and [len(t) for t in (*blocks.values(), *mixed.values())] =
 _blocks, _mixed = drift.values()
 assert 3.5 < _mixed < 6.0 and _blocks > 1.4 * _mixed, drift  # doubled in blocks, about, on any machine
 # the learner's peak reader (or the solution; its checker ran in its cell), read nine times on one Keras update of a
-# 784-32-10 MLP: "Readings of one update agree closely: their spread, likely the allocator's chunk choices, is 1.7%
-# of their median on this run (the line
-# above), far below a whole chunk's 2.0 times"; the Summary's "1.7% apart on this run": the stored run's printed
-# spread, stated as this run's, not pinned: the digits vary
+# 784-32-10 MLP: "Readings of one update agree closely: their spread, likely the allocator's chunk choices, is a few
+# percent of their median (the line above prints it; runs here read 1.3% to 5.3%), far below a whole chunk's 2.0
+# times"; the Summary's "a few percent apart": the digits vary
 # a little run to run (nbval-ignored; r199's runs read 0.17 to 0.18 MiB, a spread of 5.3%, and
 # 0.363 to 0.368, 1.3%: the level moves between processes), so a band (a fifth: about four times the
 # worst spread seen, 5.3%, on a machine others were loading)
