@@ -33,6 +33,7 @@ _NAMES = {
     "reproduction": ("gradlab.studies.runs.reproduction", None),
     "noise": ("gradlab.studies.runs.noise", None),
     "two_batch_noise_scale": ("gradlab.studies.runs.two_batch", "two_batch_noise_scale"),
+    "curvature_noise_scale": ("gradlab.studies.runs.curvature_noise", "curvature_noise_scale"),
     "pitfalls": ("gradlab.studies.runs.pitfalls", None),
     "moving_average": ("gradlab.studies.stats", "moving_average"),
     "yours_or_solution": ("gradlab.studies.exercise", "yours_or_solution"),
