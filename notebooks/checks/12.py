@@ -79,12 +79,12 @@ assert (total, needed) == (37, 33) == (29 + 8, 29 + 4), (total, needed)
 
 # Problem 2 (its folded solution): "the rebuild draws new masks ... against plain's, miss 73.3% (Solution 2)", the
 # README's miss (norm of the difference over plain's norm); a stateless mask, "seeded the same both times: plain's gradients
-# bit for bit, miss 0"; Keras's dropout's seeds reset before each pass, so plain and the wrapped forward pass
+# bit for bit, exact: 0.0 spacings"; Keras's dropout's seeds reset before each pass, so plain and the wrapped forward pass
 # draw the same mask and only the rebuild's differs
 assert list(dropped) == ["Keras's dropout", "a stateless mask"], dropped
 _drop_apart = dropped["Keras's dropout"]
 assert as_miss(_drop_apart) == "73.3%" and dropped["a stateless mask"] == 0.0, dropped
-assert as_miss(0.0) == "0 (bit-for-bit)"  # "miss 0", as the solution prints it
+assert verdict(*pairs["a stateless mask"]) == "exact: 0.0 spacings"  # as the solution prints it
 
 # problems 1 and 3 (on paper)
 n_under = {limit: next((N for N in range(1, 1025) if budget(N, True) <= limit), None) for limit in (16, 18, 20)}
