@@ -43,9 +43,9 @@ assert 0.7 < med["accumulate / fused, N = 1"] < med["accumulate / fused, N = 32"
 # "accumulate's extra calls widen the gap as N grows": per update, median ms, N = 32 against N = 2
 _gap = {N: np.median((ms[f"accumulate, N = {N}"] - ms[N]) / 8) for N in Ns}
 assert _gap[32] > _gap[2] and _gap[32] > _gap[8] > _gap[1], _gap
-# "A call costs about as much as the work it wraps. A micro-batch's work here means what one more 32-row micro-batch
-# adds to a fused update. At N = 8 an extra call, with its writes to the sums, cost about one micro-batch's work on this
-# run (the first line above)" (19 counts time in the same unit, and times tau_0 from fused updates). The unit: fused N = 8 less a fused update of one 32-row micro-batch, over 7, so the
+# (before the Predict) "A call's cost is counted in a micro-batch's work: the time one more 32-row micro-batch adds to
+# a fused update"; "A call costs about as much as the work it wraps: at N = 8 an extra call, with its writes to the
+# sums, cost about one micro-batch's work on this run (the first line above)" (19 counts time in the same unit, and times tau_0 from fused updates). The unit: fused N = 8 less a fused update of one 32-row micro-batch, over 7, so the
 # update's fixed cost cancels. "About one", the Predict's middle answer: nearer one than a tenth or ten (a factor of
 # sqrt(10) either way), a band no load can break. (In the old unit, fused N = 8's update / 8, its fixed cost
 # included, stored runs read 0.68-1.16 and CI's busy run 0.61; the new unit is about a quarter smaller.)
@@ -54,16 +54,17 @@ assert 10 ** -0.5 < med["extra call + writes / a micro-batch of work"] < 10 ** 0
 # the figure: ms per update (8 updates a round), both strategies, every N
 assert list(per_update) == ["accumulate: a call per micro-batch", "fused: one call"] and all(
     len(v) == len(Ns) for v in per_update.values())
-# "No, fused is not as fast at N = 32: its update takes well over twice as long as at N = 1 (the last line above prints
-# this run's ratio)": no digits in the prose (stored runs 3.1 to 4.8); pinned in a wide band: slower, well over
-# twice (runs 2.6 to 4.8; from N = 8 on every run is slower; N = 2, 4 depend on the machine)
-assert all(N_ratio[N][1] > 1 for N in (8, 16, 32)) and N_ratio[32][1] == max(r[1] for r in N_ratio.values()), N_ratio
-assert 2.4 < N_ratio[32][1] < 5.5, N_ratio[32]
+# "No, fused is not as fast at N = 32: its update takes clearly longer than at N = 1 (the last line above prints this
+# run's ratio)": no digits in the prose (stored runs 2.6 to 4.8; r207's run beside other fixers' jobs, load 6 on 2
+# cores, 1.9: the fixed cost of an update grows with the load and shrinks the ratio). Pinned in a band that load
+# cannot break: slower from N = 8 on, and at N = 32 over one and a half times (N = 2, 4 depend on the machine)
+assert all(N_ratio[N][1] > 1 for N in (8, 16, 32)) and N_ratio[32][1] > N_ratio[2][1], N_ratio
+assert 1.5 < N_ratio[32][1] < 8, N_ratio[32]
 # "the fused call takes all B rows as one input, 0.8 MB here (256 x 784 float32 values)"
 assert xb.shape[0] == 256 and xb[0].size == 784 and xb.dtype == np.float32 and f"{xb.nbytes / 1e6:.1f}" == "0.8", xb.shape
 assert calls["accumulate"] - calls["fused"] == 8  # "nine calls ... fused makes one"
-# (folded) "A compiled call that does nothing already costs a large share of an extra call on this CPU (both print
-# above)" ... Problem 1:
+# (folded) "A compiled call that does nothing already costs a large share of an extra call on this CPU (the folded timing
+# cell prints both)" ... Problem 1:
 # a call from Python costs the host 30 us, far less than on this CPU": both medians over
 # the same 12 rounds (a stored run: 505 and 263 us). Bounds, not digits: absolute times move with the machine's load
 assert extra_us == 1000 * float(np.median(ms["an extra call"])) and empty_us == 1000 * float(np.median(ms["an empty call"]))
@@ -78,6 +79,11 @@ assert kernels == 30 and len(x32) == 32, kernels
 rate, call = 0.4 * 989e12, 30e-6  # FLOP/s, s
 mlp_flops, big_flops = 4 * 203530 * 32, 6 * 10**9 * 16 * 2048
 assert f"{(4 * 203530 + 2 * 256 * 10) / 203530:.2f}" == "4.03"  # 02's count a row, 'about 4P'
+# "not the usual 6P: its first layer, which holds almost all the weights, computes no gradient for its input"
+_first = sum(int(np.prod(v.shape)) for v in model.trainable_variables[:2])  # the first Dense: kernel, bias
+assert _first == 784 * 256 + 256 and _first / model.count_params() > 0.98, _first
+# Answer 1: "No kernel runs that fast ... the 5 us launches set the time": 0.066 us, under a 5 us launch by far
+assert mlp_flops / rate < 5e-6 / 50
 assert round(rate / 1e12, 1) == 395.6 and f"{mlp_flops:.1e}" == "2.6e+07" and round(mlp_flops / rate * 1e6, 3) == 0.066
 assert f"{big_flops:.1e}" == "2.0e+14" and round(big_flops / rate, 2) == 0.50
 assert round(big_flops / rate / call, -3) == 17000
