@@ -25,6 +25,14 @@ assert np.all(paired(keras_exact, large) == 0) and np.all(paired(accumulated, la
 assert verdict(*keras_losses) == "exact: 2.0 spacings", verdict(*keras_losses)
 assert spacings(*keras_losses) <= 10, spacings(*keras_losses)
 assert [f"{100 * a:.1f}" for a in (acc_large.min(), acc_large.max())] == ["92.8", "94.3"], acc_large
+# the Answer to "Move a control yourself" (folded Measure at N = 2, b = 50): "exact: 3.0 and 2.2 spacings, every
+# accuracy gap +0.0"
+_n2 = measured["exact, N = 2"]
+assert [(g.results[0].config.accum_steps, g.results[0].config.micro_batch) for g in _n2[1:]] == [(2, 50)] * 2
+assert _n2[0].results[0].config.micro_batch == 100 and [r.config.seed for r in _n2[0].results] == [0, 1, 2]
+_v2 = [verdict([r.losses for r in g.results], [r.losses for r in _n2[0].results]) for g in _n2[1:]]
+assert _v2 == ["exact: 3.0 spacings", "exact: 2.2 spacings"], _v2
+assert all(np.all(paired(g, _n2[0]) == 0) for g in _n2[1:])
 
 
 def change(group):  # final accuracy against the large batch, seed by seed, in points
