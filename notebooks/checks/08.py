@@ -25,8 +25,18 @@ assert f"{pair_cos:.2f}" == "0.08" and abs(each_by_hand - norm(g_each)) < 1e-4
 assert f"{cosine:.4f} {norm(g_each):.3f} {norm(g_once):.3f}" == "0.9959 0.278 0.500"
 assert f"{pf.relative_error(g_each, g_clipped):.2f}" == "0.45" and 0.99 < cosine < 1.0
 assert verdict(g_each, g_clipped) == "miss 45%"  # "the miss of 45%", its printed verdict
-# "Adam cancels the length but still misses by 22.7%: the 1.4% of entries whose signs differ carry 98% of its squared
-# gap (the last line above)" (printed by a folded cell; the lengths of the two agree within 1%)
+# "Adam divides the length out, yet its first update still misses by 22.7%: clipping each flips the sign of 1.4% of
+# the entries" (computed here; the lengths of the two agree within 1%, and the flipped entries carry 98% of the gap)
+def adam_first(grads):  # the weights after Adam()'s first step from zeros: minus its first update
+    w = [keras.Variable(np.zeros_like(g)) for g in grads]
+    keras.optimizers.Adam().apply_gradients(zip(grads, w))
+    return [v.numpy() for v in w]
+
+
+adam_each, adam_once = adam_first(g_each), adam_first(g_once)
+vec = lambda g: np.concatenate([np.ravel(t) for t in g])  # every entry of a gradient, in one vector
+flips, nonzero = np.sign(vec(g_each)) != np.sign(vec(g_once)), np.count_nonzero(vec(g_once))
+gap2 = (vec(adam_each) - vec(adam_once)) ** 2  # Adam's squared gap, entry by entry
 assert verdict(adam_each, adam_once) == "miss 22.7%", verdict(adam_each, adam_once)
 assert abs(norm(adam_each) / norm(adam_once) - 1) < 0.01
 _flat = lambda g: np.concatenate([np.ravel(t) for t in g])
@@ -67,7 +77,7 @@ assert max(clip_spacings.values()) < 10, clip_spacings
 # your clip_each and clip_once (or the solution) are the lesson's functions, checked in their cell
 assert check_clip(clip_each, False) is None and check_clip(clip_once, True) is None
 
-# Section 4: one check of the sum skips the whole update: micro-batch 2's overflow reaches the window's sum
+# Section 3: one check of the sum skips the whole update: micro-batch 2's overflow reaches the window's sum
 assert fused_row == [None, None, 1, 1, 2, 2]  # fused skips the whole window, then applies whole windows
 # section 3, "Unscale, then clip": clipped before unscaling, "clipped to 0.500, then divided by λ = 2^15, a miss of 100%"
 assert verdict(wrong, g_clipped) == "miss 100%" and f"{norm(wrong) * 2 ** 15:.3f} {norm(g_clipped):.3f}" == "0.500 0.500"
@@ -181,14 +191,20 @@ assert clip_len(1.0, 16, 0.0) == 0.25
 # at cosine 0.08: under c/2 "from N = 6, 0.483 c" (N > 0.92/0.17 = 5.4); "toward c sqrt(0.08) = 0.283 c"; printed in its cell
 assert clip_len(1.0, 5, 0.08) > 0.5 > clip_len(1.0, 6, 0.08) and f"{0.92 / 0.17:.1f}" == "5.4"
 assert f"{clip_len(1.0, 6, 0.08):.3f} {np.sqrt(0.08):.3f}" == "0.483 0.283" and abs(pair_cos - 0.08) < 0.005
-assert abs(clip_each_len(6) - clip_len(1.0, 6, 0.08)) < 1e-12 and f"{clip_each_len(10_000):.3f}" == "0.283"
-# Problem 2: Keras skips the one bad micro-batch and halves λ once, to 16384 (section 4: "1 and 4" halves it twice);
+assert f"{clip_len(1.0, 10_000, 0.08):.3f}" == "0.283"  # N = 10,000: near c sqrt(0.08)
+# Section 3, the pace (its folded run): Keras skips the one bad micro-batch and halves λ once, to 16384 ("1 and 4" twice);
 # λ doubles after 500 clean updates and every 500 after: 262144 by update 2,000, where one check per update is back at
 # 32768; growth 8000 restores the pace (its cell computes the problem's case: one bad micro-batch of four)
 assert halved["1 and 4", "keras"] == 2.0 ** 15 / 4 and row[:2] == [1, None]
 assert one_bad[2000][4] == one_bad[8000][4] == 16384 and one_bad[2000][1] == 16384
 assert one_bad_doubled == {2000: [500, 1000, 1500, 2000], 8000: [2000]}, one_bad_doubled
 assert one_bad[2000][-1] == 262144 and once_s[-1] == 32768 and one_bad[8000][-1] == 32768
+
+# Problem 2: N = 8 under Keras: 2,000 finite calls take 250 updates, and growth 16000 restores one doubling per 2,000
+_lam8 = scale_per_call(8, updates=260, bad=1)
+assert [u for u in range(1, 261) if _lam8[8 * (u + 1)] > _lam8[8 * u]] == [250] and 2000 // 8 == 250
+_lam8_slow = scale_per_call(8, 16000, updates=260, bad=1)
+assert max(_lam8_slow[8:]) == 16384 and 8 * 2000 == 16000  # no doubling by then at 16000
 
 # Section 4's real float16 overflow: compile wrapped the optimizer; micro-batch 2 (pixels x 100) overflowed float16,
 # not float32; λ halved there; four micro-batches, three counted, no update ("it counted the other three")
