@@ -156,6 +156,9 @@ assert max(float(np.abs((b - a) / 126).max()) for a, b in zip(_u0, _u1)) > 1e-5 
 assert carried(tf2_sends) == "CPU:0 -> CPU:1: 4 weights, 2 halves (x, y) | CPU:1 -> CPU:0: 4 gradients, 1 summed loss"
 # your TF2 step, partitioned the same way: weights and input halves from CPU:0, tower 1's gradients from CPU:1
 assert partitions == 2
+# the trace the lesson reads (tf.summary.trace_on/trace_export, read back from the log) against gradlab's
+# device_sends on another fresh copy of the step: "gradlab's device_sends reads the same eleven"
+assert len(tf2_sends) == 11 and sorted(gl_sends) == sorted(tf2_sends), (tf2_sends, gl_sends)
 assert sum("ReadVariableOp" in name for s, name in tf2_sends if s == "CPU:0") == 4
 assert sum(name.startswith("gradient_tape/") for s, name in tf2_sends if s == "CPU:1") == 4
 assert {"split:1", "split_1:1"} <= {name for s, name in tf2_sends if s == "CPU:0"}  # tower 1's x and y
