@@ -4,22 +4,22 @@ The lesson's last cell runs this file in its own namespace (`%run -i checks/15.p
 disagree with the text fails there. nbval also pins every printed number.
 """
 # Keras's plain mirrored fit: the uneven last batch, the mean of means, the formula for the miss
-assert last == [6, 5] and verdict(keras_plain.get_weights(), large.get_weights()).startswith("miss")
+assert last == [6, 5] and verdict(mirrored.get_weights(), large.get_weights()).startswith("miss")
 assert f"{last_miss:.1%}" == "7.3%"  # 01's miss, the last update's
 # "Why 7.3%?": the formula's theta, theta_large + eta / 22 (g_0 - g_1) at the weights before the last update
-# (large600's, which mirrored fit shares: the controls), misses the last update as measured ("gives the measured 7.3%")
+# (large_600's, which mirrored fit shares: the controls), misses the last update as measured ("gives the measured 7.3%")
 assert f"{formula_miss:.1%}" == "7.3%" and abs(formula_miss - last_miss) < 5e-4, (formula_miss, last_miss)
 # the figure (gradlab's plot_shard_weights) draws the last batch's shards: 1/12 and 1/10 against 1/11
 assert gl.lessons.plot_shard_weights(last).axes[0].patches[0].get_height() == 1 / 12  # a row of shard 0: 1 / (R n_0)
 # the empty shard (601 digits, [1, 0]): its mean is 0, one of two means, so the formula's eta/2 g_0, half the update
-assert f"{empty['mirrored fit']:.1%}" == "50.0%" and shards(1) == [1, 0], empty
+assert f"{empty_miss:.1%}" == "50.0%" and shards(1) == [1, 0], empty_miss
 # the reference is gradlab's plain_fit (lesson 16's): the same weights
 assert spacings(gl.lessons.plain_fit(x, y).get_weights(), large.get_weights()) == 0
 # every exact route, in spacings (the course's yardstick): within one, so inside ten
-_exact = {"600 digits": spacings(keras600.get_weights(), large600.get_weights()),
-          "drop_remainder": spacings(dropped.get_weights(), large600.get_weights()),
+_exact = {"600 digits": spacings(mirrored_600.get_weights(), large_600.get_weights()),
+          "drop_remainder": spacings(dropped.get_weights(), large_600.get_weights()),
           "one division": spacings(unclipped.inner.get_weights(), large.get_weights()),
-          "lesson 10's step against mirrored fit": spacings(as_written.inner.get_weights(), keras_plain.get_weights()),
+          "lesson 10's step against mirrored fit": spacings(as_written.inner.get_weights(), mirrored.get_weights()),
           "TokenStep": token["token step"], "token_step": spacings(by_tokens.inner.get_weights(), token["one device"]),
           "gl.AccumulatingModel on 3": spacings(acc3.get_weights(), path64[-1])}
 assert all(0 <= k <= 1 for k in _exact.values()), _exact
@@ -28,8 +28,8 @@ assert unclipped_miss.startswith("exact: 1.0 spacings") and checked["one divisio
     "exact"), (unclipped_miss, checked)
 _lines = [m for r in checked.values() for m in r.values()]
 assert len(_lines) == 2 and all(m.startswith("exact") for m in _lines), checked
-assert verdict(keras600.get_weights(), large600.get_weights()).startswith("exact")  # "both controls are exact"
-assert verdict(dropped.get_weights(), large600.get_weights()).startswith("exact")
+assert verdict(mirrored_600.get_weights(), large_600.get_weights()).startswith("exact")  # "both controls are exact"
+assert verdict(dropped.get_weights(), large_600.get_weights()).startswith("exact")
 
 # TensorFlow's split: ceil(B / R) rows a replica until they run out; drop_remainder keeps the split
 def _tf_rule(rows, R):  # the rule the prose states (lesson 13 states it too): ceil(rows / R) to each replica in turn
@@ -52,7 +52,7 @@ assert int(dropped.optimizer.iterations.numpy()) == 10 and _exact["drop_remainde
 # (no longer stated in 15's prose; 16's Problem 2) an L2 penalty in model.losses goes to apply over R
 # (tf.nn.scale_regularization_loss, as unclipped_step does):
 # gradlab's unclipped_step with a penalty, on 2 replicas, is the large batch with that penalty
-_penalty = mirrored_mine(with_step(gl.lessons.unclipped_step), 600, reference(600, l2=0.01), l2=0.01)[0]
+_penalty = fit_step(with_step(gl.lessons.unclipped_step), 600, reference(600, l2=0.01), l2=0.01)[0]
 assert _penalty.startswith("exact"), _penalty
 # "tf.nn.compute_average_loss(losses, global_batch_size=B) ...; its default, the shard's rows times R": inside a
 # replica of 2, five losses of 1 give 5 / (5 x 2) by default and 5 / 11 with global_batch_size=11
@@ -65,7 +65,7 @@ assert f"{2 * (8 - 1) * 14e-6 * 1e3:.1f}" == "0.2"
 assert StepBase is gl.lessons.StepBase and "return step(self, data)" in inspect.getsource(with_step)
 
 # The lesson's given summed_grads does what gradlab's does (16 imports gradlab's): the same loss, rows, gradient
-_m = StepBase(fresh(), accum_steps=3, loss_fn=loss_fn())  # 10 rows: micro-batches of 4, 3 and 3
+_m = StepBase(mlp(), accum_steps=3, loss_fn=loss_fn())  # 10 rows: micro-batches of 4, 3 and 3
 _ours, _theirs = summed_grads(_m, x[:10], y[:10]), gl.lessons.summed_grads(_m, x[:10], y[:10])
 assert float(_ours[1]) == float(_theirs[1]) == 10 and abs(float(_ours[0]) - float(_theirs[0])) < 1e-5
 assert spacings([g.numpy() for g in _ours[2]], [g.numpy() for g in _theirs[2]]) <= 10
@@ -74,23 +74,24 @@ assert spacings([g.numpy() for g in _ours[2]], [g.numpy() for g in _theirs[2]]) 
 assert all_reduces_per_update(unclipped, dist, x, y) == 2
 # Your step: lesson 10's step, mirrored, is mirrored fit (the same 7.3%); divided once by B, the large batch
 assert f"{as_written_miss:.1%}" == "7.3%"
-assert verdict(as_written.inner.get_weights(), keras_plain.get_weights()).startswith("exact")  # "mirrored fit ("exact")"
+assert verdict(as_written.inner.get_weights(), mirrored.get_weights()).startswith("exact")  # "mirrored fit ("exact")"
 # the one-division step, the learner's or the solution, passed its checker in the lesson (yours_or_solution); where
 # the learner's is used, the solution is checked too. The checks above run gradlab's step with the penalty.
 if one_division_step is not solution_one_division_step:
     check_one_division(solution_one_division_step)
 
 # The empty shard: mirrored fit misses by half the last update, the unclipped route is exact
-assert abs(empty["mirrored fit"] - 0.5) < 1e-4  # half the large batch's update
-assert f"{empty['mirrored fit']:.0%}" == "50%"
+assert abs(empty_miss - 0.5) < 1e-4  # half the large batch's update
+assert f"{empty_miss:.0%}" == "50%"
 assert float(keras.ops.divide_no_nan(0.0, 0.0)) == 0.0 and np.isnan(float(tf.reduce_mean(tf.zeros([0]))))
 
-# Going further, full batches that R does not divide: fit does not start; Keras's step misses at every update ("Had
+# Full batches that R does not divide: fit does not start (the controls' cell); Keras's step misses at every update ("Had
 # it started, Keras's step would have missed each update by 2.7% to 5.2%", and the table's row)
 assert shards(64, strategies[3]) == [22, 22, 20] and fit_updates == 0 and "AddN" in fit_error
 assert len(per_update) == 9 and all(m > 1e-3 for m in per_update), per_update  # every update misses
 assert (f"{min(per_update):.1%}", f"{max(per_update):.1%}") == ("2.7%", "5.2%"), per_update  # 01's miss, each
-# the lesson uses gradlab's each_update_miss, StepBase and with_step (lesson 16 imports them too)
+# the lesson uses gradlab's each_update_miss (its source printed in the token section), StepBase and with_step
+# (lesson 16 imports them too)
 assert each_update_miss is gl.lessons.each_update_miss and with_step is gl.lessons.with_step
 # "gl.AccumulatingModel builds from one shard ... and trains exact": it overrides Keras's private
 # _maybe_symbolic_build ( probed in gradlab/_compat/trainer.py) and skips apply's all-reduce through
@@ -117,15 +118,11 @@ assert len(token_each) == 10 and all(m > 1e-3 for m in token_each), token_each  
 assert (f"{min(token_each):.1%}", f"{max(token_each):.1%}") == ("0.2%", "9.2%"), token_each  # 01's miss, each
 assert shards(60) == [30, 30] and token["uneven batches"] == 10  # all 10 batches' shards differ
 assert 0 <= token["token step"] <= 1, token["token step"]
-# "The lesson's step has no place for the tokens, a third value: it raises TypeError and makes no update": the
-# cell's one-division step in fit with the tokens as sample_weight (fit hands it (x, y, w), summed_grads takes
-# (x, y)) made no update; the cell prints the TypeError only when fit raises one (nbval compares that line)
-assert int(by_rows.optimizer.iterations.numpy()) == 0, "the row-counting step made an update on tokens"
 # "the formula above holds with D_r in place of n_r ... (checked on the first update below)": the formula's theta
 # misses the first update as measured (mirrored fit's first update, from one device's starting weights)
 assert abs(token_formula_miss - token_each[0]) < 5e-4 and f"{token_formula_miss:.1%}" == f"{token_each[0]:.1%}", (
     token_formula_miss, token_each[0])
-assert D0 != D1 and spacings(start, fresh().get_weights()) == 0  # unequal tokens; the shared start is fresh()'s
+assert D0 != D1 and spacings(start, mlp().get_weights()) == 0  # unequal tokens; the shared start is mlp()'s
 
 # Going further: Keras's accumulation fails under a strategy, before any update
 assert "merge_call" in keras_error

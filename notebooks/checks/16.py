@@ -17,6 +17,11 @@ assert [len(sweep[c][0]) for c in (1.0, 1.5, 2.0)] == [10, 2, 0], sweep
 assert all(0.11 < m < 0.125 for m in sweep[1.5][0]) and f"{min(sweep[1.5][0]):.0%}" == f"{max(sweep[1.5][0]):.0%}" == "12%", sweep
 assert all(m < 1e-5 for c in (1.5, 2.0) for m in sweep[c][1]) and len(sweep[2.0][1]) == 10, sweep
 assert all(m > 0.1 for m in sweep[1.0][0]), sweep  # a clip that still acts on every update misses on every one
+# "Unclipped, this MLP's mean gradient is 1.09 to 1.70 long (median 1.30)": the c = 2.0 path, which no clip shortens;
+# "c = 1.0 ... below every length here, fit misses all 10, by 16.1% to 70.8%"
+assert len(norms) == 10 and [f"{v:.2f}" for v in (min(norms), max(norms), np.median(norms))] == ["1.09", "1.70", "1.30"]
+assert min(norms) > 1.0 and len(sweep[1.0][0]) == 10, (norms, sweep)
+assert (f"{min(sweep[1.0][0]):.1%}", f"{max(sweep[1.0][0]):.1%}") == ("16.1%", "70.8%"), sweep
 _parts = [length([u / 2 for u in g]) for g in (g0, g1)]
 assert min(_parts) > clip_norm  # "both parts are longer than c, so each is cut to c"
 assert all(abs(length(p) - clip_norm) < 1e-5 for p in parts)
@@ -72,8 +77,12 @@ assert not any("_all_reduce_sum_gradients" in vars(m.optimizer) for m in (one_mo
 # Route (2), one all-reduce (its check_one ran in the lesson: a shard of 0 included): exact, clipped by hand
 assert one_miss.startswith("exact"), one_miss
 # gl.AccumulatingModel (Keras clips in apply) gives route (2)'s weights
-assert acc_vs_one.startswith("exact"), acc_vs_one
+assert acc_misses["route (2)"].startswith("exact"), acc_misses
 
+# Lesson 15's unclipped route (only the reference table's row): its all-reduces and bytes
+_unclipped = fit_step(with_step(gl.lessons.unclipped_step))[2]
+reduces["lesson 15's unclipped route"] = traced_all_reduces(_unclipped)
+gl_counts["lesson 15's unclipped route"] = int(all_reduces_per_update(_unclipped, dist, x, y))
 # All-reduces per update and their bytes (the Summary's table); gradlab's counter agrees
 assert reduces == {"mirrored fit": (1, 101_800), "lesson 15's unclipped route": (2, 101_804),
                    "the clipped route": (2, 203_604), "one all-reduce (2)": (1, 101_804),
@@ -84,6 +93,8 @@ assert reduces["gl.AccumulatingModel"][1] - 4 * large.count_params() == 12  # "t
 # The second all-reduce's price (lesson 14's ring, alpha left out): 7 GB sent, 15.6 ms on NVLink 4, 140.0 ms on NDR
 assert (R_gpus, G) == (8, 4 * 10**9) and f"{sent / 1e9:.0f}" == "7" and sent == 1.75 * G
 assert [f"{1000 * s:.1f}" for s in second.values()] == ["15.6", "140.0"], second
+# "twice 14's 70 ms, because float32 doubles the bytes": the same ring in bfloat16 (2 bytes a weight) between nodes
+assert f"{1000 * (sent / 2) / links['InfiniBand NDR, 8 nodes']:.0f}" == "70"
 assert list(links.values()) == [450e9, 50e9]  # README's hardware table: NVLink 4 and one NDR adapter, each way
 # The update it is set against (lesson 14's exposed / update): compute, 6 P FLOPs a token, 64 x 2,048 tokens a GPU,
 # 40% of 989 TFLOP/s: 2.0 s at N = 8, plus both all-reduces, none overlapped; between nodes the second, 140 ms, is
@@ -113,5 +124,9 @@ assert "self._backend_apply_gradients(" in _inspect.getsource(_BaseOptimizer.app
 _apply, _update = (_inspect.getsource(f) for f in (_BaseOptimizer._backend_apply_gradients, _TFOptimizer._backend_update_step))
 assert _apply.index("self._clip_gradients(grads)") < _apply.index("self._backend_update_step(")
 assert _update.index("self._all_reduce_sum_gradients(grads_and_vars)") < _update.index("self._distributed_tf_update_step")
+# "clipnorm (each variable clipped alone) and clipvalue run in the same place": the same _clip_gradients, before
+# the all-reduce (above)
+_clip = _inspect.getsource(_BaseOptimizer._clip_gradients)
+assert "self.clipnorm" in _clip and "self._clip_by_norm(g)" in _clip and "self.clipvalue" in _clip
 
 print("lesson 16: every number the prose states checks out")

@@ -92,8 +92,9 @@ def plot_replica_dataflow(replicas=2, dataflows=None, routes=None):
     Args:
         replicas: rows of per-replica steps drawn (2 in the lesson).
         dataflows: route -> (steps, all-reduce label, steps, ..., steps); `DATAFLOWS` if None.
-        routes: how many of them to draw, the first ones (the lesson draws 2 before the learner writes the
-            others); all if None.
+        routes: which of them to draw: a number n draws the first n; a sequence of positions in `dataflows`
+            (or names) draws those, in that order (the lesson draws (0, 2): mirrored fit and the clipped route
+            with two all-reduces); all if None.
 
     Returns:
         a matplotlib Figure, one Axes per route (its title the route's name); each box is a Text artist.
@@ -101,10 +102,16 @@ def plot_replica_dataflow(replicas=2, dataflows=None, routes=None):
     dataflows = DATAFLOWS if dataflows is None else dataflows
     if replicas < 1:
         raise ValueError(f"replicas must be at least 1, got {replicas!r}")
-    if routes is not None:
+    if isinstance(routes, int):
         if not 1 <= routes <= len(dataflows):
             raise ValueError(f"routes must be 1 to {len(dataflows)}, got {routes!r}")
         dataflows = dict(list(dataflows.items())[:routes])
+    elif routes is not None:
+        names = list(dataflows)
+        chosen = [names[r] if isinstance(r, int) and 0 <= r < len(names) else r for r in routes]
+        if not chosen or any(c not in dataflows for c in chosen):
+            raise ValueError(f"routes must name routes of {names} or their positions, got {routes!r}")
+        dataflows = {c: dataflows[c] for c in chosen}
     for name, route in dataflows.items():
         _check(route, name)
     columns = max(sum(len(s) if isinstance(s, tuple) else 1 for s in route) for route in dataflows.values())

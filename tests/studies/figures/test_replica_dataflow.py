@@ -90,6 +90,20 @@ def test_routes_draws_only_the_first_routes_as_the_full_figure_draws_them():
             plot_replica_dataflow(routes=bad)
 
 
+def test_routes_by_position_or_name_draws_those_routes_in_that_order_as_the_full_figure_draws_them():
+    full, chosen = plot_replica_dataflow(replicas=2), plot_replica_dataflow(replicas=2, routes=(0, 2))
+    names = list(DATAFLOWS)
+    assert [ax.get_title(loc="left") for ax in chosen.axes] == [names[0], names[2]]
+    for a, b in zip(chosen.axes, (full.axes[0], full.axes[2])):
+        assert [box[0] for box in _boxes(a)] == [box[0] for box in _boxes(b)]
+        assert len(_frames(a)) == len(_frames(b)) == 1
+    by_name = plot_replica_dataflow(replicas=2, routes=(names[2], names[0]))
+    assert [ax.get_title(loc="left") for ax in by_name.axes] == [names[2], names[0]]
+    for bad in ((), (len(DATAFLOWS),), (-1,), ("no such route",)):
+        with pytest.raises(ValueError, match="routes must name"):
+            plot_replica_dataflow(routes=bad)
+
+
 def test_the_clip_is_before_the_all_reduce_in_keras_and_after_it_in_stage_2():
     assert list(DATAFLOWS) == ["mirrored fit (Keras)", "unclipped, one division: public calls",
                                "clipped, two all-reduces: public calls", "one all-reduce, yours and gradlab's (a private Keras hook)"]
