@@ -31,19 +31,35 @@ assert all(sweep[B][1.6] == np.inf for B in sweep), sweep  # the sweep's '-': ra
 assert (f"{S_min:.1f}", f"{B_crit:.1f}") == ("18.5", "32.4") and 2 * B_crit < stats.noise_scale
 assert [f"{fit_critical_batch({s: runs[s]})[1]:.0f}" for s in runs] == ["32", "28", "37"]
 assert (runs[2][16], runs[2][32]) == (58, 37) and 0.18 < 1 - 16 * 58 / (32 * 37) < 0.25
-# the model: 4.95 / 1.99 = 2.49 times the examples at 128; the best rate grows 1.9 times from 32 to 512, "taking
-# B_simple = 71 as the knee would predict 2.8 times, more than the sweep's doubling"
+# the model: 4.95 / 1.99 = 2.49 times the examples at 128; the best rate grows 1.9 times from 32 to 512, "in line
+# with the sweep's one step of x2" (a x2 grid cannot tell 1.9 from 2.8: B_simple as the knee is no longer argued from it)
 assert [f"{updates_examples_lr(B, B_crit)[1]:.2f}" for B in (32, 128)] == ["1.99", "4.95"]
 assert updates_examples_lr(32, 32) == (2.0, 2.0, 0.5)  # at the knee, each cost twice its minimum
-assert f"{4.95 / 1.99:.2f}" == "2.49" and f"{growth:.1f}" == "1.9" and f"{growth_71:.1f}" == "2.8"
-assert growth_71 > 2 and [won[t][s][512] / won[t][s][32] for t in targets for s in seeds].count(2.0) == 8
+assert f"{4.95 / 1.99:.2f}" == "2.49" and f"{growth:.1f}" == "1.9" and 1.4 < growth < 2.8
+assert [won[t][s][512] / won[t][s][32] for t in targets for s in seeds].count(2.0) == 8
 # the gap: B_simple where seed 2's best runs first reached loss 0.5 (90 to 163) is further above the knee
 assert [f"{at_target[B]:.0f}" for B in (16, 32, 128, 512)] == ["140", "122", "163", "90"], at_target
 assert (f"{min(at_target.values()):.0f}", f"{max(at_target.values()):.0f}") == ("90", "163")
 assert min(at_target.values()) > stats.noise_scale > 2 * B_crit  # the gap widens at loss 0.5
-# "under half of every B_simple reading: 71 at the start, 90 to 163 at loss 0.5" (B_noise, with the Hessian,
-# is measured by no cell here)
+# "under half of every B_simple reading: 71 at the start, 90 to 163 at loss 0.5"
 assert min([stats.noise_scale, *at_target.values()]) > 2 * B_crit and f"{max(at_target.values()):.0f}" == "163"
+# B_noise = tr(H Sigma) / g^T H g at the same weights (curvature_noise_scale, 32 probes, seed 0; deterministic given the
+# seed, but pinned by bands). Stored run: 73 +- 7, 73 +- 8, 77 +- 9, 37 +- 3; probes' seeds 0-3 gave 59-77 at
+# B = 16 to 128 and 30-37 at B = 512 (64 probes, seed 0: 69, 70, 74, 37 +- 2 to 5).
+_noise = {B: c.noise_scale for B, c in curved.items()}
+assert set(curved) == {16, 32, 128, 512} and all(c.probes == 32 and 0 < c.stderr < 0.2 * c.noise_scale
+                                                    for c in curved.values()), curved
+assert all(50 < _noise[B] < 95 for B in (16, 32, 128)) and 27 < _noise[512] < 45, _noise
+# Predict: "B_noise about half that" (B_simple over B_noise: 1.7 to 2.4 on the stored run)
+assert all(1.4 < at_target[B] / _noise[B] < 3 for B in curved), {B: at_target[B] / _noise[B] for B in curved}
+# "The knee lies below both, near B_noise ... B_noise about 1 to 2.5 times" the knee (stored: 1.1 to 2.4)
+assert over["B_noise"] == [_noise[B] / B_crit for B in curved] and over["B_simple"] == [at_target[B] / B_crit for B in at_target]
+assert 0.85 < min(over["B_noise"]) and max(over["B_noise"]) < 2.6 and B_crit < min(_noise.values()) + 2 * curved[512].stderr
+assert max(over["B_noise"]) < min(over["B_simple"]), over  # every B_noise nearer the knee than every B_simple
+# Summary: "B_simple reads 3 to 5 times above it; B_noise ... 1 to 2.5 times"
+assert (round(min(over["B_simple"])), round(max(over["B_simple"]))) == (3, 5)
+# the folded H v from scratch (two tapes) gives curvature_noise_scale's g^T H g at B = 512's crossing
+assert spacings(ghg_by_hand, curved[512].ghg) <= 10, (ghg_by_hand, curved[512].ghg)
 # the learner's fit (or the solution, by the normal equations) agrees with gradlab's polyfit
 assert np.allclose(fit(runs), fit_critical_batch(runs)) and gap < 1e-9 * B_crit, gap
 # the runs' lengths (19 to 60 updates); B = 512 sees each digit more than twice
