@@ -26,9 +26,10 @@ assert f"{_scores / GiB:.1f}" == "5.0" and solution_plan(B_gpu, card, fixed, per
 # 989 TFLOP/s: 3.98 s for 262,144 tokens; 0.4% of the update at any N; balance at 1,026 tokens a GPU; 14: 16,384 tokens
 assert T_gpu == 262_144 and f"{compute:.2f}" == "3.98" and f"{1e3 * ring:.1f}" == "15.6" and f"{share:.1%}" == "0.4%"
 assert abs(ring - 2 * (R - 1) / R * 4 * P / 450e9) < 1e-15 and f"{ring / per_token:,.0f}" == "1,026"
-# "14's 1,282 is for bf16 gradients at the peak: twice the bytes, 0.4 times the speed" (and the print's "14's Problem
-# 2, in float32 at 40%"): 1,282 x 2 x 0.4; 14's own playground: grad_bytes = 2, efficiency = 1.0
-assert f"{1282 * 0.4 * 2:,.0f}" == "1,026" and f"{2 * (R - 1) / R * 2 * P / 450e9 * 989e12 / (6 * P):,.0f}" == "1,282"
+# "14 found 1,282 tokens for 16-bit gradients at the full peak; here float32 doubles the bytes and 40% of the peak makes
+# each token 2.5 times slower: 1,282 x 2 x 0.4 = 1,026" (and the print's "14's Problem 2, in float32 at 40%"); 14's own
+# playground: grad_bytes = 2, efficiency = 1.0
+assert 1 / 0.4 == 2.5 and f"{1282 * 0.4 * 2:,.0f}" == "1,026" and f"{2 * (R - 1) / R * 2 * P / 450e9 * 989e12 / (6 * P):,.0f}" == "1,282"
 assert 8 * 2048 == 16_384  # 14's T_dev: 8 sequences of 2,048 tokens
 
 # "That holds while every GPU keeps all the weights; under ZeRO-3 it fails (Problem 2)": see the Problems below
@@ -71,6 +72,15 @@ for _crit in (B_crit, B_crit_S):
 assert [f"{u:.1f}" for u, _ in _half.values()] == ["1.6", "1.4"], _half
 assert [f"{g:.0f}" for _, g in _half.values()] == ["71", "63"] and all(g < R * hours for _, g in _half.values()), _half
 assert ring / (compute / 2 + ring) < 0.01 and 512 // (R * b) == 4 and b == 16  # N = 4; the all-reduce, under 1%, barely counts
+# "A larger batch buys GPUs working at once ... Grow the GPUs with B, each keeping 8 x 16, and each update takes about as
+# long: on 16 GPUs, B = 2,048 takes 8.4 or 9.3 hours, not 11.3, for 134 or 149 GPU-hours": 16 GPUs are two nodes of
+# eight, so the all-reduce runs over InfiniBand at 50 GB/s (Problem 1's link); S at B = 2,048 from each fit's S_min
+assert 2048 // 16 == B_gpu == R * b and abs(step16 - step) / step < 0.05  # the same 8 x 16 a GPU; about as long
+_s16 = {c: updates / (1 + c / B) * (1 + c / 2048) for c in (B_crit, B_crit_S)}
+assert [f"{u * step16 / 3600:.1f}" for u in _s16.values()] == ["8.4", "9.3"], _s16
+assert [f"{16 * u * step16 / 3600:.0f}" for u in _s16.values()] == ["134", "149"], _s16
+assert all(u * step16 < updates * step and 16 * u * step16 > R * updates * step for u in _s16.values())
+assert abs(step16 - compute * (1 + attention) - 2 * 15 / 16 * 4 * P / 50e9) < 1e-12
 
 # the CPU check: 11's MLP (its a_out, t, a_in), under 24 MiB: N = 4, b = 256, budget 22.04 MiB; measured, the fused
 # loop under the limit and plain (N = 1) over 30 MiB (11 measured it near its budget, 34.91), read with a margin
@@ -97,6 +107,9 @@ assert f"{16 * per_row / GiB:.1f}" == "46.5" and f"{(card - fixed) / GiB:.1f}" =
 assert f"{1e3 * ib:.0f}" == "140" and f"{ib_share:.1%}" == "3.4%" and 450 / 50 == 9
 assert f"{big_fixed / GiB:.0f}" == "130" and big_plan is None and solution_plan(B_gpu, card, big_fixed, per_row) is None
 assert abs(3 * (R - 1) / R * 4 * P / 450e9 - 1.5 * ring) < 1e-15
+# "In float32 ... DeepSpeed and PyTorch's FSDP ... under mixed precision, send 16-bit weights and gradients: about half
+# these times": the same three collectives of 2 P bytes instead of 4 P (no latency in these rings: exactly half)
+assert abs(1.5 * comm_cost.ring_time(2 * P, R, latency=0, bandwidth=450e9) - zero3[8] / 8 / 2) < 1e-12
 _z = {n: (f"{1e3 * zero3[n]:.0f}", f"{zero3[n] / (compute + zero3[n]):.1%}") for n in (8, 32)}
 assert _z == {8: ("187", "4.5%"), 32: ("747", "15.8%")}, _z
 assert f"{early:,.0f}" == "522" and f"{1 + 1024 / early:.2f}" == "2.96"
