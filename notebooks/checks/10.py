@@ -110,6 +110,8 @@ assert read[10][0] == 10 and f"{read[10][1]:.4f}" == "0.0500" == f"{0.1 * 0.5 **
 # recorded on a two-epoch Keras run (Solution 2, which prints "reads _iterations = 43"): "The 44th call reads
 # `_iterations` = 43 ... rate ... 0.0051, recorded"
 assert keras_11th[:2] == (10, 43) and f"{keras_11th[2]:.4f}" == "0.0051" == f"{0.1 * 0.5 ** (43 / 10):.4f}", keras_11th
+# "the public `iterations` is `_iterations // 4`, the updates": on every fit step of the two-epoch run
+assert all(updates == applies // 4 for updates, applies, _ in keras_read), keras_read
 
 # the course's yardstick on the digits: right steps land 3.0e-08 to 6.0e-08 from plain fit, one or two spacings
 # at the largest weight, 0.424 (np.spacing(np.float32(0.424)) = 3.0e-08); the solution checkers allow the course's

@@ -12,7 +12,7 @@ from gradlab.lessons import check_batch, distribute, spacings, verdict
 solutions = local_sums is solution_local_sums and sum_and_count is solution_sum_and_count
 
 # From towers to replicas: the copies, the cut of lesson 02's 63 digits, Keras's divisors n_r R
-assert len(m_d.trainable_variables) == 4 and len(copies) == 8 and rows_63 == [32, 31]
+assert len(mirrored_model.trainable_variables) == 4 and len(copies) == 8 and rows_63 == [32, 31]
 assert divisors_63 == ["64", "62"], divisors_63  # Keras's mean loss: n_r R, not B = 63
 # Keras's summed gradient is the plain mean of the 2015 tutorial's average_gradients (lesson 02), not 02's
 # own towers (which divide once by B): "(0.0 spacings)", and "the sum misses g_B by 0.963%" (printed);
@@ -62,19 +62,23 @@ assert spacings([g.numpy() for g in _grads_3], g_large) <= 10 and spacings(float
 assert spacings(once_8, g_large) <= 10 and spacings(naive_8, g_large) <= 10
 assert all(counts[n] == (1, 1, n) for n in counts)
 # "gradlab's mirrored makes one too, and its update is one SGD step on g_B": at every accum_steps, from ref's start
-_sgd_on_g_B = [w - 0.1 * g for w, g in zip(ref.get_weights(), g_large)]
-assert all(spacings(s.model.get_weights(), _sgd_on_g_B) <= 10 for s in mirrored.values())
+# (printed under the count table: "exact" at every accum_steps)
+assert all(spacings(s.model.get_weights(), sgd_on_g_B) <= 10 for s in mirrored.values())
+assert all(verdict(s.model.get_weights(), sgd_on_g_B).startswith("exact") for s in mirrored.values())
 assert f"{4 * n_params / 2**20:.2f}" == "0.78"  # "the whole gradient (0.78 MiB)"
 if solutions:  # the digits the prose states, from the lesson's solutions
     assert all(verdict(g, g_large).startswith("exact: 4.0 spacings") for g in (once_8, naive_8))  # "exact: 4.0 spacings"
     # "rounding only, for both add the same 31 rows' gradients as one tape, in another order": exact, within ten
 # A short batch: the global_batch_size route
-assert public_collectives == 1 and spacings(public_model.get_weights(), large3.model.get_weights()) <= 10
-assert verdict(public_model.get_weights(), large3.model.get_weights()).startswith("exact")  # "the large batch ("exact")"
+# (before: the mirrored model after the route's three updates; large_before: the large batch's after its three)
+assert public_collectives == 1 and spacings(before, large_before) <= 10
+assert verdict(before, large_before).startswith("exact")  # "the large batch ("exact")"
 assert short_shards == [9, 8] and f"{step_ratio:.3f}" == "0.548" and abs(step_ratio - 17 / B) < 1e-4
 # "in the same direction (against 17/31 of that step, "exact")": the step is 17/31 of the large batch's, entry by entry,
 # within ten spacings at the weights (the steps are read off the weights, so they carry the weights' rounding)
 assert spacings(public_move, scaled_move, at=before) <= 10 and verdict(public_move, scaled_move, at=before).startswith("exact")
+# the mirrored model is back at the shared start after the short batch (so the next cell and these checks read g_B there)
+assert all(np.array_equal(w, v) for w, v in zip(mirrored_model.get_weights(), ref.get_weights()))
 # your sum and count on the short batch: the 17 digits' g_B ("length ratio 1.000", "... apart")
 assert spacings([g.numpy() for g in counted], g_17) <= 10 and f"{counted_ratio:.3f}" == "1.000" and verdict(counted, g_17).startswith("exact")
 assert sum(short_shards) == 17  # the table's "divides by" for your sum and count: the rows it counted

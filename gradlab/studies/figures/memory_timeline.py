@@ -18,7 +18,7 @@ import numpy as np
 COLORS = ("black", "tab:red", "tab:blue", "tab:green", "tab:orange", "tab:purple", "tab:brown")
 
 
-def plot_memory_trace(traces, labels, peaks=None, title="What the allocator holds during one update"):
+def plot_memory_trace(traces, labels, peaks=None, title="What the allocator holds during one update", marks=None):
     """One panel per trace, stacked on one time axis.
 
     Args:
@@ -28,11 +28,15 @@ def plot_memory_trace(traces, labels, peaks=None, title="What the allocator hold
         peaks: one allocator peak (MiB) per trace, drawn dashed; None takes each trace's third
             field, and traces without one draw no peak.
         title: the figure's title.
+        marks: None, or one sequence of times (ms) per trace, each drawn as a dotted grey vertical line
+            in that trace's panel (lesson 11: when each micro-batch's loss is computed); the panel's label
+            sits on a white box above them, so no line crosses it.
     Returns:
         a matplotlib Figure with one Axes per trace (closed: the caller shows it).
     Raises:
         ValueError: no traces, a count of labels or peaks that is not one per trace, a trace
-            whose times and MiB differ in length or are empty, or a peak that is not finite.
+            whose times and MiB differ in length or are empty, a peak that is not finite, or a count
+            of marks that is not one per trace.
     """
     traces = list(traces)
     labels = list(labels)
@@ -45,6 +49,9 @@ def plot_memory_trace(traces, labels, peaks=None, title="What the allocator hold
     peaks = list(peaks)
     if len(peaks) != len(traces):
         raise ValueError(f"need one peak per trace: {len(peaks)} peaks for {len(traces)} traces")
+    marks = [()] * len(traces) if marks is None else [list(m) for m in marks]
+    if len(marks) != len(traces):
+        raise ValueError(f"need one list of marks per trace: {len(marks)} for {len(traces)} traces")
     series = []
     for label, t, peak in zip(labels, traces, peaks):
         ms, mib = np.asarray(t[0], dtype=float), np.asarray(t[1], dtype=float)
@@ -57,13 +64,16 @@ def plot_memory_trace(traces, labels, peaks=None, title="What the allocator hold
     fig, axes = plt.subplots(len(series), 1, sharex=True, sharey=True, squeeze=False,
                              figsize=(7.0, 0.95 * len(series) + 1.0), layout="constrained")
     plt.close(fig)  # owned by the caller: a cell ending with the call shows it once
-    for ax, (label, ms, mib, peak), color in zip(axes[:, 0], series, COLORS * len(series)):
+    for ax, (label, ms, mib, peak), color, times in zip(axes[:, 0], series, COLORS * len(series), marks):
         ax.step(ms, mib, where="post", color=color, lw=1.2, label="sampled by a thread")
         text = label
         if peak is not None:
             ax.axhline(peak, color=color, ls="--", lw=1, label="allocator's own peak")
             text += f": peak {peak:.1f} MiB"
-        ax.text(0.01, 0.92, text, transform=ax.transAxes, va="top", fontsize="small", color=color)
+        for at in times:
+            ax.axvline(at, color="grey", ls=":", lw=1.5)
+        ax.text(0.01, 0.92, text, transform=ax.transAxes, va="top", fontsize="small", color=color, zorder=5,
+                bbox=dict(facecolor="white", edgecolor="none", pad=1.0))  # above any mark's line
         ax.legend(loc="upper right", ncols=2, fontsize="x-small", frameon=False)  # in the panel's colour
         ax.grid(axis="y", alpha=0.3)
     top = max(max(float(mib.max()), peak or 0.0) for _, _, mib, peak in series)

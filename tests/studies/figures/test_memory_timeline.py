@@ -40,6 +40,20 @@ def test_peaks_given_apart_override_and_two_field_traces_draw_none():
     assert [ax.lines[1].get_ydata()[0] for ax in fig.axes] == [6.5, 3.5]
 
 
+def test_marks_are_dotted_lines_under_the_panel_label():
+    fig = plot_memory_trace(_traces(), ["python loop", "fused loop"], marks=[[0.5], [0.0, 1.5, 2.5]])
+    for ax, times in zip(fig.axes, ([0.5], [0.0, 1.5, 2.5])):
+        step, dashed, *vertical = ax.lines
+        assert [list(v.get_xdata()) for v in vertical] == [[t, t] for t in times]
+        assert all(v.get_linestyle() == ":" and v.get_color() == "grey" for v in vertical)
+        (label,) = ax.texts  # on a white box drawn above the lines, so a mark cannot cross it
+        assert label.get_bbox_patch().get_facecolor() == (1.0, 1.0, 1.0, 1.0)
+        assert label.get_zorder() > max(v.get_zorder() for v in vertical)
+    assert [len(ax.lines) for ax in plot_memory_trace(_traces(), ["a", "b"]).axes] == [2, 2]  # no marks: none
+    with pytest.raises(ValueError, match="1 for 2 traces"):
+        plot_memory_trace(_traces(), ["a", "b"], marks=[[1.0]])
+
+
 @pytest.mark.parametrize("args, named", [
     (([], []), "at least one trace"),
     ((_traces(), ["one"]), "1 labels for 2 traces"),
