@@ -26,17 +26,8 @@ assert f"{cosine:.4f} {norm(g_each):.3f} {norm(g_once):.3f}" == "0.9959 0.278 0.
 assert f"{pf.relative_error(g_each, g_clipped):.2f}" == "0.45" and 0.99 < cosine < 1.0
 assert verdict(g_each, g_clipped) == "miss 45%"  # "the miss of 45%", its printed verdict
 # "Adam divides the length out, yet its first update still misses by 22.7%: clipping each flips the sign of 1.4% of
-# the entries" (computed here; the lengths of the two agree within 1%, and the flipped entries carry 98% of the gap)
-def adam_first(grads):  # the weights after Adam()'s first step from zeros: minus its first update
-    w = [keras.Variable(np.zeros_like(g)) for g in grads]
-    keras.optimizers.Adam().apply_gradients(zip(grads, w))
-    return [v.numpy() for v in w]
-
-
-adam_each, adam_once = adam_first(g_each), adam_first(g_once)
-vec = lambda g: np.concatenate([np.ravel(t) for t in g])  # every entry of a gradient, in one vector
-flips, nonzero = np.sign(vec(g_each)) != np.sign(vec(g_once)), np.count_nonzero(vec(g_once))
-gap2 = (vec(adam_each) - vec(adam_once)) ** 2  # Adam's squared gap, entry by entry
+# the entries" (printed by the folded cell after it; the lengths of the two agree within 1%, and the flipped entries carry 98% of the gap)
+# (the lesson's folded cell after it computes adam_each, adam_once, flips, nonzero and gap2, and prints them)
 assert verdict(adam_each, adam_once) == "miss 22.7%", verdict(adam_each, adam_once)
 assert abs(norm(adam_each) / norm(adam_once) - 1) < 0.01
 _flat = lambda g: np.concatenate([np.ravel(t) for t in g])
