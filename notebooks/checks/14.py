@@ -185,4 +185,11 @@ assert (f"{1e3 * 12 * 14e-6:.2f}", f"{1e3 * (12 * 14e-6 + _bw):.2f}") == ("0.17"
 # in the same four blocks: "7.8 ms, of which 1.9 ms shows with overlap (1.9% of the update at N = 1)"
 assert abs(nv_ms - ms(2e9, 8, nvlink)) < 1e-9 and abs(nv_shown - nv_ms / 4) < 1e-9  # only block 0's own all-reduce shows
 assert (f"{nv_ms:.1f}", f"{nv_shown:.1f}", f"{nv_shown / (step_ms + nv_shown):.1%}") == ("7.8", "1.9", "1.9%")
+# the Problems' folded answer cell prints the answers' numbers (r208: Problems 1 and 3 had no computing cell)
+assert [f"{x:.1f}" for x in p1_sent] == ["3.5", "24.5"] and [f"{x:.1f}" for x in p1_ms[:2]] == ["7.8", "54.4"]
+assert f"{p1_ms[2]:.0f}" == "490" and abs(p1_ms[1] - ms(14e9, 8, nvlink)) < 1e-9
+assert [f"{p2_tokens[k]:,.0f}" for k in (("NVLink", 2 / 3), ("InfiniBand", 2 / 3), ("NVLink", 1), ("InfiniBand", 1))] == [
+    "1,282", "11,538", "1,923", "17,308"]
+assert (f"{p3_starts:.2f}", f"{p3_bytes:.2f}", f"{p3_ring:.2f}") == ("1.76", "0.98", "2.75") and p3_starts > p3_bytes
+assert (f"{p3_halving:.2f}", f"{p3_halving + p3_bytes:.2f}") == ("0.17", "1.15") and abs(p3_ring - 1e3 * (_lat + _bw)) < 1e-9
 print("lesson 14: every number the prose states checks out")

@@ -174,6 +174,7 @@ assert spread < 0.1 and reads.max() < 1.5 * reads.min() and bfc[2][1] / bfc[2][0
 # the numpy rows, 0.37 (r199's processes 0.17 and 0.36, this stored run 0.297): every reading holds the gradients
 assert net.count_params() == 25_450 and f"{4 * net.count_params() / 2**20:.2f}" == "0.10" and Xd.dtype == np.float32
 assert f"{Xd[:64].nbytes / 2**20:.2f}" == "0.19" and reads.min() > 4 * net.count_params() / 2**20, reads
+assert (f"{grad_mib:.2f}", f"{batch_mib:.2f}") == ("0.10", "0.19") and grad_mib == 4 * net.count_params() / 2**20  # printed (r208)
 
 # Problems
 s03 = float(np.spacing(np.float32(0.3)))
