@@ -143,7 +143,7 @@ for case, bad_x in (("1 and 4", two_bad), ("all 4", x * 1e38)):
         halved[case, name] = float(run.optimizer.dynamic_scale)
 assert halved == {("1 and 4", "fused"): 16384, ("1 and 4", "keras"): 8192,
                   ("all 4", "fused"): 16384, ("all 4", "keras"): 2048}
-# Problem 2's cell: one bad update (one bad call of four under Keras), then 2,000 clean ones
+# Section 4's loss-scale cell: one bad update (one bad call of four under Keras), then 2,000 clean ones
 assert list(runs) == ["one apply per update (a plain LSO)", "Keras's accumulation, N = 4", "Keras, dynamic_growth_steps=8000"]
 once_s, keras_s, slow_s = (scales for _n, scales in runs.values())  # the loss scale per call
 one_bad = {2000: keras_s, 8000: slow_s}
@@ -183,7 +183,7 @@ assert clip_len(1.0, 16, 0.0) == 0.25
 assert clip_len(1.0, 5, 0.08) > 0.5 > clip_len(1.0, 6, 0.08) and f"{0.92 / 0.17:.1f}" == "5.4"
 assert f"{clip_len(1.0, 6, 0.08):.3f} {np.sqrt(0.08):.3f}" == "0.483 0.283" and abs(pair_cos - 0.08) < 0.005
 assert f"{clip_len(1.0, 10_000, 0.08):.3f}" == "0.283"  # N = 10,000: near c sqrt(0.08)
-# Section 3, the pace (its folded run): Keras skips the one bad micro-batch and halves λ once, to 16384 ("1 and 4" twice);
+# Section 4, the pace (its folded run): Keras skips the one bad micro-batch and halves λ once, to 16384 ("1 and 4" twice);
 # λ doubles after 500 clean updates and every 500 after: 262144 by update 2,000, where one check per update is back at
 # 32768; growth 8000 restores the pace (its cell computes the problem's case: one bad micro-batch of four)
 assert halved["1 and 4", "keras"] == 2.0 ** 15 / 4 and row[:2] == [1, None]
