@@ -1,8 +1,8 @@
 """Figures for the pitfall lessons: each token's weight under a way of accumulating against its
 share, loss per token and per sequence over training, BatchNorm's
 gradient error against the micro-batch size, dropout's gap against the number of draws averaged, the weights an EMA of the weights
-puts on each update, the learning rate each update applies, which update applies each
-micro-batch, and the loss scale after each apply call.
+puts on each update, the learning rate each update applies, and which update applies each
+micro-batch.
 
 Lesson: notebooks/07-pitfalls-what-to-count.ipynb, notebooks/08-clipping-and-loss-scale.ipynb,
 notebooks/09-moving-averages.ipynb
@@ -309,61 +309,3 @@ def plot_update_timeline(micro_batches, accum_steps, updates):
     ax.set_title("Which update applies each micro-batch")
     return fig
 
-
-def plot_loss_scale(runs, title="The loss scale after each apply call", zoom=None):
-    """The loss scale after each apply call, against the update the call belongs to, log2 y.
-
-        call c of a run with N apply calls per update ends at update c / N
-
-    One step line per run (four at most): the value after call c holds until call c + 1, the last
-    a little past the longest run's end. A skipped update halves the scale once per call that
-    checks it; finite calls double it every `dynamic_growth_steps` calls, so N calls per update
-    double it N times as often per update.
-
-    Args:
-        runs: dict `{label: (N, [the scale before the first call, after call 1, 2, ...])}`,
-            each list holding one value more than a multiple of N (whole updates).
-        title: the first Axes' title.
-        zoom: None, or a number of updates: a second panel draws the first `zoom` updates, a dot
-            at each call, so halvings within one update show apart; its y-range is its own, half
-            a power of two beyond the values it draws.
-    Returns:
-        a matplotlib Figure with 1 Axes, or 2 with `zoom`.
-    """
-    _check_series("runs", runs)
-    if zoom is not None and not 0 < zoom:
-        raise ValueError(f"zoom must be a positive number of updates, got {zoom!r}")
-    colors = ("black", "crimson", "royalblue", "grey")
-    if len(runs) > len(colors):
-        raise ValueError(f"at most {len(colors)} runs, got {len(runs)}")
-    for label, (n, scales) in runs.items():
-        if n < 1 or (len(scales) - 1) % n:
-            raise ValueError(f"{label!r}: {len(scales) - 1} calls is not whole updates of N = {n} calls")
-    last = max((len(scales) - 1) / n for n, scales in runs.values())  # the longest run's end, in updates
-    end = 1.03 * last  # the last values, held a little
-    fig, axes = _figure(ncols=1 if zoom is None else 2, figsize=(6.4 if zoom is None else 10.4, 3.8))
-    axes = [axes] if zoom is None else list(axes)
-    panels = [(axes[0], end, title)] + ([(axes[1], zoom, f"The first {zoom:g} updates, a dot per call")] if zoom else [])
-    for ax, right, panel_title in panels:
-        near, shown = ax is not axes[0], []
-        for k, ((label, (n, scales)), color) in enumerate(zip(runs.items(), colors)):
-            calls = min(len(scales), int(round(right * n)) + 1) if near else len(scales)
-            xs, ys = np.arange(calls) / n, scales[:calls]
-            shown.extend(ys)
-            # later lines dashed and thinner, so a line drawn over an equal one stays visible
-            ax.step([*xs, right], [*ys, ys[-1]], where="post", color=color, label=label,
-                    linestyle="-" if k == 0 else "--", linewidth=2.4 - 0.6 * min(k, 2))
-            if near:
-                ax.plot(xs, ys, "o", color=color, markersize=7 - 2 * min(k, 2), label="_calls")
-        ax.set_xlim(-0.03 * right, right) if near else ax.set_xlim(-0.03 * last, end)
-        ax.set_ylim(top=4 * max(max(scales) for _, scales in runs.values()))  # room for the legend above the lines
-        ax.set_yscale("log", base=2)
-        if near:  # the zoom's own range: half a power of two beyond the values it draws
-            ax.set_ylim(min(shown) / np.sqrt(2), max(shown) * np.sqrt(2))
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: rf"$2^{{{np.log2(v):.0f}}}$"))
-        ax.yaxis.set_minor_locator(NullLocator())
-        ax.set_xlabel("update (apply calls / N)")
-        ax.set_ylabel("loss scale λ")
-        ax.set_title(panel_title)
-    axes[0].legend(fontsize="small", loc="upper center")
-    return fig

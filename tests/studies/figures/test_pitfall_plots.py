@@ -1,12 +1,11 @@
 """Lessons 07 and 08's figures: token weights, BatchNorm error vs micro-batch size, dropout gap vs draws,
-EMA coefficients, the learning rate each update applies, which update applies each micro-batch,
-the loss scale after each apply call."""
+EMA coefficients, the learning rate each update applies, and which update applies each micro-batch."""
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
 from gradlab.studies.figures.pitfall_plots import (plot_batchnorm_error, plot_dropout_gap,
-                                                   plot_ema_coefficients, plot_loss_scale,
+                                                   plot_ema_coefficients,
                                                    plot_token_and_sequence_loss, plot_token_weights,
                                                    plot_update_timeline)
 
@@ -158,46 +157,3 @@ def test_plot_update_timeline_colours_each_micro_batch_by_its_update():
     with pytest.raises(ValueError, match="one entry per micro-batch"):
         plot_update_timeline(names, 2, {"short": [1, 1]})
 
-
-def test_plot_loss_scale_steps_each_call_at_call_over_n():
-    # worked by hand, growth 2 calls: one apply per update halves 8 -> 4 once, then doubles after 2 finite
-    # updates; N = 2 halves twice in the bad update (8 -> 4 -> 2), then doubles every finite update
-    runs = {"once per update": (1, [8, 4, 4, 8]), "N = 2": (2, [8, 4, 2, 2, 4, 2, 4])}
-    fig = plot_loss_scale(runs)
-    ax, = fig.axes
-    assert not plt.fignum_exists(fig.number)
-    once, twice = ax.lines
-    # each line ends with its last value held to 1.03 times the longest run's end, 3 updates
-    assert np.allclose(once.get_xdata(), [0, 1, 2, 3, 3.09]) and np.allclose(once.get_ydata(), [8, 4, 4, 8, 8])
-    assert np.allclose(twice.get_xdata(), [0, 0.5, 1, 1.5, 2, 2.5, 3, 3.09]) and twice.get_drawstyle() == "steps-post"
-    assert np.allclose(twice.get_ydata(), [8, 4, 2, 2, 4, 2, 4, 4]) and np.allclose(ax.get_xlim(), [-0.09, 3.09])
-    assert once.get_linestyle() == "-" and twice.get_linestyle() == "--"
-    assert ax.get_yscale() == "log" and [t.get_text() for t in ax.get_legend().get_texts()] == list(runs)
-    assert ax.get_ylabel() == "loss scale λ"  # the README's letter for the loss scale
-    fig.canvas.draw()
-    shown = [t.get_text() for t in ax.get_yticklabels() if ax.get_ylim()[0] <= t.get_position()[1] <= ax.get_ylim()[1]]
-    assert shown[:3] == ["$2^{1}$", "$2^{2}$", "$2^{3}$"] and ax.get_ylim()[1] == 32  # powers of two; room above 8
-    with pytest.raises(ValueError, match="whole updates"):
-        plot_loss_scale({"three calls, N = 2": (2, [8, 4, 4, 4])})
-    with pytest.raises(ValueError, match="at most 4"):
-        plot_loss_scale({str(k): (1, [1.0, 2.0]) for k in range(5)})
-    with pytest.raises(ValueError, match="at least one"):
-        plot_loss_scale({})
-
-
-def test_plot_loss_scale_zoom_draws_the_first_updates_with_a_dot_per_call():
-    # the same hand-worked runs; zoom=1: the first update only, where N = 2 halves twice (8 -> 4 -> 2)
-    runs = {"once per update": (1, [8, 4, 4, 8]), "N = 2": (2, [8, 4, 2, 2, 4, 2, 4])}
-    fig = plot_loss_scale(runs, zoom=1)
-    whole, near = fig.axes
-    assert len(whole.lines) == 2 and whole.get_legend() is not None and near.get_legend() is None
-    once, once_dots, twice, twice_dots = near.lines
-    assert np.allclose(once.get_xdata(), [0, 1, 1]) and np.allclose(once.get_ydata(), [8, 4, 4])
-    assert np.allclose(twice.get_xdata(), [0, 0.5, 1, 1]) and np.allclose(twice.get_ydata(), [8, 4, 2, 2])
-    assert np.allclose(twice_dots.get_xdata(), [0, 0.5, 1]) and np.allclose(twice_dots.get_ydata(), [8, 4, 2])
-    assert twice_dots.get_linestyle() == "None" and np.allclose(near.get_xlim(), [-0.03, 1])
-    assert near.get_yscale() == "log" and "first 1 updates" in near.get_title() and near.get_ylabel() == "loss scale λ"
-    # the zoom's own y-range, half a power of two beyond its values 2 to 8; the whole run's keeps room for the legend
-    assert np.allclose(near.get_ylim(), [2 / np.sqrt(2), 8 * np.sqrt(2)]) and whole.get_ylim()[1] == 32
-    with pytest.raises(ValueError, match="positive"):
-        plot_loss_scale(runs, zoom=0)
