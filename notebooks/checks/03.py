@@ -62,7 +62,8 @@ f = max(int(np.prod(v.shape)) for v in model.trainable_variables) / P
 assert f == 784 * 256 / P and f"{f:.1%}" == "98.6%"
 assert f"{G / MiB:.2f}" == "0.78"
 # the measured peaks, in G (fetches, list and mean all traced): tracemalloc counts Python's small objects too. The
-# list's exact rule is N + 2f and np.stack's N + (N + 1) f; the prose states N + 2 and about 2N + 1 (f near 1)
+# list's exact rule is N + 2f and np.stack's N + (N + 1) f; the prose states N + 2, np.stack's rule with f = 98.6%
+# (pinned above), and about 2N + 1 here (f near 1; r210's reader: on a model of many similar layers far fewer)
 keys = ("running sum, in place", "list, weighted_mean")  # the solutions', on any run; np.stack's in Problem 2
 assert list(peaks)[:2] == list(keys)
 for n in (4, 10):
