@@ -98,6 +98,10 @@ assert abs(d7 - 8 * 7e9 * T7 / F) < 1e-12 and h7 < d7  # the device sets the pac
 # "62.2 s" on the card, "62.3 s" copying, "0.2% more" (Problem 1's answer; the Summary names Problem 1 only)
 assert (f"{card7:.1f}", f"{copy7:.1f}", f"{copy7 / card7 - 1:.1%}") == ("62.2", "62.3", "0.2%")
 assert abs(copy7 - (N * d7 + c7 + h7 + c7)) < 1e-9  # the answer's formula
+# "What copying out saves is the card's float32 accumulator, 4P = 28 GB of its 80": both designs hold the bfloat16
+# gradient on the card; only accumulating there adds the float32 sum the card's sums read and write (10P a micro-batch:
+# the 2P gradient read, the 4P sum read and written)
+assert 4 * 7e9 / 1e9 == 28 and abs(card7 - (N * d7 + N * (2 + 4 + 4) * 7e9 / hbm + 2 * 2 * 7e9 / bus)) < 1e-9
 # "One core at 21 GB/s changes little: tau_h = 3.35 s stays under tau_d ... 65.2 s, 5% more"; "Below 10P/tau_d =
 # 11.5 GB/s the sum would set the pace"
 assert (f"{h7_core:.2f}", f"{copy7_core:.1f}", f"{copy7_core / card7 - 1:.0%}") == ("3.35", "65.2", "5%")
@@ -109,7 +113,7 @@ assert abs(pb.problem[7e9][0] - card7) < 1e-9 and np.allclose(pb.micro[7e9], (d7
 assert abs(pb.problem[7e9][1]["overlapped, 2 buffers"]["total"] - copy7) < 1e-9
 # Problem 2: a host on all its cores at 150 GB/s, the 1B model at T = 4,096: "The bus: tau_h = 12P/(150 GB/s) = 80 ms,
 # half the copy's 160", "tau_d + N tau_c + tau_h + tau_c = 1,921 ms, 2.2 times the card's (one after another, 3.9)",
-# "(b) Above 4,032 tokens; the copy's bar, 8,064, is the higher" (the answer only; (c) says "Problem 2 tries a host above 75 GB/s")
+# "(b) Above 4,032 tokens; the copy's bar, 8,064, is the higher" (the answer only; assumption 3 says "Problems 1 and 2 give the host all its cores")
 assert f"{tau_h_all:,.0f}" == "80" and abs(2 * tau_h_all - tau_c) < 1e-9 and tau_d < tau_c
 assert (f"{overlapped_all:,.0f}", f"{overlapped_all / on_card:.1f}", f"{one_after_all / on_card:.1f}") == ("1,921", "2.2", "3.9")
 assert abs(overlapped_all - (tau_d + N * tau_c + tau_h_all + tau_c)) < 1e-9
