@@ -118,11 +118,13 @@ assert len(token_each) == 10 and all(m > 1e-3 for m in token_each), token_each  
 assert (f"{min(token_each):.1%}", f"{max(token_each):.1%}") == ("0.2%", "9.2%"), token_each  # 01's miss, each
 assert shards(60) == [30, 30] and token["uneven batches"] == 10  # all 10 batches' shards differ
 assert 0 <= token["token step"] <= 1, token["token step"]
-# "the formula above holds with D_r in place of n_r ... (checked on the first update below)": the formula's theta
+# "the formula above holds with D_r in place of n_r" (the next cell compares it on the first update): the formula's theta
 # misses the first update as measured (mirrored fit's first update, from one device's starting weights)
 assert abs(token_formula_miss - token_each[0]) < 5e-4 and f"{token_formula_miss:.1%}" == f"{token_each[0]:.1%}", (
     token_formula_miss, token_each[0])
 assert D0 != D1 and spacings(start, mlp().get_weights()) == 0  # unequal tokens; the shared start is mlp()'s
+# the first update by hand (mirrored fit on the first batch alone) is token_misses' first update: the same miss
+assert abs(first_miss - token_each[0]) < 5e-4 and f"{first_miss:.1%}" == f"{token_each[0]:.1%}", (first_miss, token_each[0])
 
 # Going further: Keras's accumulation fails under a strategy, before any update
 assert "merge_call" in keras_error

@@ -91,13 +91,15 @@ assert all(abs(lab_ivs[k][0]) <= lab_ivs[k][1] for k in ("per micro-batch - larg
 assert all(abs(lab_ivs[k][0]) > lab_ivs[k][1] for k in ("per micro-batch - per update", "Keras's schedule - large batch"))
 assert yours_vs_lab_ivs == "exact: 0.0 spacings" and all(spacings(yours_ivs[k], lab_ivs[k]) < 0.05 for k in lab_ivs), yours_ivs
 assert gap_interval in (my_gap_interval, solution_gap_interval)
-# the warm-up: momentum 0.99; by arithmetic, 150 moves per update, 600 per micro-batch (N = 4) keep 22% and 0.2% of the
+# the moving statistics: momentum 0.99; by arithmetic, 150 moves per update, 600 per micro-batch (N = 4) keep 22% and 0.2% of the
 # start; each seed's per-update run retrained is the lab's; given the training set's statistics it gains 0.4 to 0.6
 # points (pinned below, to within 0.1 point of per micro-batch; the prose states the gain only); the pair's interval +0.0 ± 0.2
 assert norm.momentum == 0.99 and measured[bn][1].results[0].config.updates == 150
 assert [type(i).__name__ for i in (norm.moving_mean_initializer, norm.moving_variance_initializer)] == ["Zeros", "Ones"]
 assert measured[bn][2].results[0].config.accum_steps == 4 and 150 * 4 == 600
 assert (f"{0.99 ** 150:.0%}", f"{0.99 ** 600:.1%}") == ("22%", "0.2%")
+# "the lag of an average over about the last 1/(1 - 0.99) = 100 moves": momentum 0.99's effective window, by arithmetic
+assert round(1 / (1 - norm.momentum)) == 100
 assert [r.config.seed for g in measured[bn][1:] for r in g.results] == [0, 1, 2] * 2
 assert len(retrained) == 3 and micro == acc_of(measured[bn][2])
 for (_run, _, _trained, _), _r in zip(retrained, measured[bn][1].results):  # the same run, retrained
