@@ -64,17 +64,19 @@ assert naive_weight["shuffled"] > short_tokens  # a shuffle still tilts the weig
 # padding masks
 assert pf.relative_error(seq_naive, seq_target) > 1 and pf.relative_error(seq_fixed, seq_target) < 1e-5
 assert abs(seq_coef * seq_spread - seq_errors[0]) < 1e-3
+# not stated in the prose: why the gradients differ (random labels: grad L_1 is mostly noise, longer, pointing elsewhere)
+cos_12 = sum((a * b).sum() for a, b in zip(seq_g1, seq_g2)) / (norm(seq_g1) * norm(seq_g2))
 assert norm(seq_g1) > 2 * norm(seq_g2) and cos_12 < 0.5  # grad L_1 longer, and pointing elsewhere
-assert f"{cos_12:.2f}" == "0.14"  # "points elsewhere (cosine 0.14)"
-assert f"{seq_spread:.2f}" == "3.27" and f"{spread:.2f}" == "1.30"  # "3.27 times as long as g_B (1.30 on the digits)"
-# "The counts are no more uneven than on the digits (the formula's coefficient is 0.395 here, 0.441 there); the miss is
-# larger because the two micro-batches' gradients differ far more"
+assert f"{cos_12:.2f}" == "0.14"
+assert f"{seq_spread:.2f}" == "3.27" and f"{spread:.2f}" == "1.30"  # "by 3.27 times g_B's length, against 1.30 on the digits"
+# "The counts, 23 and 196 valid tokens, are no more uneven than on the digits (the formula's coefficient is 0.395,
+# against 0.441). The miss is larger because the two micro-batches' gradients differ more"
 assert f"{seq_coef:.3f}" == "0.395" and f"{coef:.3f}" == "0.441" and seq_coef < coef and seq_spread > 2 * spread
 # "The mask rides on the Embedding's output tensor through the Dense, and the loss reads it off the model's output (an
 # op that makes a new tensor, such as tf.identity, drops it)"
 _out = seq_model(ids[:8])
 assert getattr(_out, "_keras_mask", None) is not None and getattr(tf.identity(_out), "_keras_mask", None) is None
-# the prediction's basis: noise alone makes |grad L_1| / |grad L_2| about sqrt(D_2 / D_1) (3.3 against 2.9)
+# not stated in the prose: noise alone makes |grad L_1| / |grad L_2| about sqrt(D_2 / D_1) (3.3 against 2.9)
 assert abs(norm(seq_g1) / norm(seq_g2) / np.sqrt(valid_i[1] / valid_i[0]) - 1) < 0.2
 assert f"{norm(seq_g1) / norm(seq_g2):.1f}" == "3.3" and f"{np.sqrt(valid_i[1] / valid_i[0]):.1f}" == "2.9"
 # 'no update at all misses by 1': the naive 1.29 is farther from one batch's gradient than no update
@@ -98,7 +100,7 @@ _as_it_is = pf.keras_window_update(seq_model, seq_window, lambda t, out, v, D: l
 assert abs(pf.relative_error(_as_it_is, seq_target) - seq_errors[0]) < 1e-3
 seq_counted = pf.keras_window_update(seq_model, seq_window, lambda t, out, v, D: N * v / D * loss_fn(t, out))
 assert pf.relative_error(seq_counted, seq_target) < 1e-5  # the masked row, by hand
-assert float(valid.sum()) == sum(valid_i) == 219
+assert float(valid.sum()) == sum(valid_i) == 219 and valid_i == [23, 196]  # "The counts, 23 and 196 valid tokens"
 # without the identity, the Embedding's mask reaches the default loss: it divides by D_i, and a per-position
 # sample_weight ω_j N T_i / D misses
 _masked_default = pf.keras_window_update(seq_model, [(ids[h], labels[h], valid[h]) for h in (slice(0, 8), slice(8, 16))],
