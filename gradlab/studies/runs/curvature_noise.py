@@ -59,11 +59,6 @@ def curvature_noise_scale(model, loss_fn, x, y, probes=64, seed=0, chunk=1000):
                          f"(reduction 'sum_over_batch_size'); got reduction={reduction!r}")
     n = batch_size(x, y)
     variables = model.trainable_variables
-    starts = range(0, n, chunk)
-
-    def chunk_loss(s, weights):  # the chunk's mean loss, examples weighted; regularisation once
-        return mean_loss(model, loss_fn, x[s:s + chunk], y[s:s + chunk], training=False,
-                         sample_weight=weights[s:s + chunk])
 
     @tf.function(reduce_retracing=True)
     def grad(xc, yc, wc):
@@ -80,27 +75,32 @@ def curvature_noise_scale(model, loss_fn, x, y, probes=64, seed=0, chunk=1000):
             dot = tf.add_n([tf.reduce_sum(a * b) for a, b in zip(g, v)])
         return densify(outer.gradient(dot, variables, unconnected_gradients=tf.UnconnectedGradients.ZERO))
 
-    def over_chunks(fn, third):  # sum_c (n_c / n) fn(chunk c): the full-data mean
+    def over_chunks(fn, third):  # sum_c (n_c / n) fn(x_c, y_c, third(rows of c)): the full-data mean
         total = 0.0
-        for s in starts:
-            xc, yc = x[s:s + chunk], y[s:s + chunk]
-            part = third(s) if callable(third) else third
-            total = total + _flat(fn(xc, yc, part)) * (len(yc) / n)
+        for s in range(0, n, chunk):
+            rows = slice(s, s + chunk)
+            total = total + _flat(fn(x[rows], y[rows], third(rows))) * (min(chunk, n - s) / n)
         return total
 
     sizes = [int(np.prod(v.shape)) for v in variables]
-    unflat = lambda flat: [tf.constant(p.reshape(v.shape), v.dtype) for p, v in
-                           zip(np.split(flat.astype(np.float32), np.cumsum(sizes)[:-1]), variables)]
-    ones = np.ones(n, np.float32)
-    g = over_chunks(grad, lambda s: ones[s:s + chunk])
-    ghg = float(g @ over_chunks(hvp, unflat(g)))
+
+    def weighted_grad(w):  # the gradient of the mean loss, example i weighted w_i
+        return over_chunks(grad, lambda rows: w[rows])
+
+    def hessian_times(flat):  # H v, v given flat
+        v = [tf.constant(p.reshape(w.shape), w.dtype) for p, w in
+             zip(np.split(flat.astype(np.float32), np.cumsum(sizes)[:-1]), variables)]
+        return over_chunks(hvp, lambda rows: v)
+
+    g = weighted_grad(np.ones(n, np.float32))
+    ghg = float(g @ hessian_times(g))
     rng = np.random.default_rng(seed)
     quad = np.empty(probes)
     for k in range(probes):
         z = rng.choice([-1.0, 1.0], size=n)
         w = (1.0 + z - z.mean()).astype(np.float32)  # the loss weighted 1 + z': its gradient is G + (1/n) sum z'_i g_i
-        v = (over_chunks(grad, lambda s: w[s:s + chunk]) - g) * np.sqrt(n)  # (1/sqrt n) sum z_i d_i
-        quad[k] = v @ over_chunks(hvp, unflat(v))
+        v = (weighted_grad(w) - g) * np.sqrt(n)  # (1/sqrt n) sum z_i d_i
+        quad[k] = v @ hessian_times(v)
     trace = float(quad.mean())
     return CurvatureNoise(trace / ghg, float(quad.std(ddof=1) / np.sqrt(probes) / abs(ghg)),
                           trace, ghg, probes)
