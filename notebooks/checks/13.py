@@ -71,22 +71,23 @@ if solutions:  # the digits the prose states, from the lesson's solutions
     # "rounding only, for both add the same 31 rows' gradients as one tape, in another order": exact, within ten
 # A short batch: the global_batch_size route
 # (before: the mirrored model after the route's three updates; large_before: the large batch's after its three)
-assert public_collectives == 1 and spacings(before, large_before) <= 10
+assert fixed_b_collectives == 1 and spacings(before, large_before) <= 10
 assert verdict(before, large_before).startswith("exact")  # "the large batch ("exact")"
 assert short_shards == [9, 8] and f"{step_ratio:.3f}" == "0.548" and abs(step_ratio - 17 / B) < 1e-4
 # "in the same direction (against 17/31 of that step, "exact")": the step is 17/31 of the large batch's, entry by entry,
 # within ten spacings at the weights (the steps are read off the weights, so they carry the weights' rounding)
-assert spacings(public_move, scaled_move, at=before) <= 10 and verdict(public_move, scaled_move, at=before).startswith("exact")
+assert spacings(fixed_b_move, scaled_move, at=before) <= 10 and verdict(fixed_b_move, scaled_move, at=before).startswith("exact")
 # the mirrored model is back at the shared start after the short batch (so the next cell and these checks read g_B there)
 assert all(np.array_equal(w, v) for w, v in zip(mirrored_model.get_weights(), ref.get_weights()))
 # your sum and count on the short batch: the 17 digits' g_B ("length ratio 1.000", "... apart")
 assert spacings([g.numpy() for g in counted], g_17) <= 10 and f"{counted_ratio:.3f}" == "1.000" and verdict(counted, g_17).startswith("exact")
-assert sum(short_shards) == 17  # the table's "divides by" for your sum and count: the rows it counted
-assert _tf_rule(17, R) == short_shards == [9, 8]  # the tutorial's n_r R: 18 and 16
-assert default_divisors == ["18", "16"], default_divisors  # measured: compute_average_loss without global_batch_size
-assert (9 / 18, 8 / 16) == (0.5, 0.5)  # "each shard weighs 1/2, the plain mean of the shards again": 1/R
-# "Its step has the right length (1.003) but points elsewhere: it misses g_B by 4.57%"
-assert f"{default_ratio:.3f}" == "1.003" and verdict(default_g, g_17) == "miss 4.57%", (default_ratio, verdict(default_g, g_17))
+assert sum(short_shards) == 17  # "divides by 17": the rows it counted
+assert _tf_rule(17, R) == short_shards == [9, 8]
+# "By default it [compute_average_loss] divides by n_r R, the shards' plain mean; given global_batch_size=B, by B":
+# inside a replica of 2, five losses of 1 give 5 / (5 x 2) by default and 5 / 31 with global_batch_size=31
+_cal = [float(dist.experimental_local_results(dist.run(lambda: tf.nn.compute_average_loss(tf.ones([5]), **_kw)))[0])
+        for _kw in ({}, {"global_batch_size": B})]
+assert abs(_cal[0] - 0.5) < 1e-7 and abs(_cal[1] - 5 / 31) < 1e-7, _cal
 
 # Problem 1 (pencil): R = 4, B = 30, accum_steps = 2, on TensorFlow's 8, 8, 8, 6
 assert _tf_rule(30, 4) == [8, 8, 8, 6] and gl.split_sizes(8, 2) == [4, 4] and gl.split_sizes(6, 2) == [3, 3]
