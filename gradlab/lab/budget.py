@@ -135,7 +135,7 @@ class Budget:
 
 def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None, peak_label="measured peak",
                 zoom=None, names=None, title="what training holds", legend_strip=True, stacks=True,
-                totals_on_bars=False):
+                totals_on_bars=False, legend_outside=False):
     """Stacked bars, one per `budget(...)` result, of its terms in MiB (`TERMS` bottom up), and
     beside them each term on its own, on a log axis: the terms too small to see in a stack
     (weights, slots, inputs beside the activations) keep a readable bar and their MiB.
@@ -163,6 +163,10 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
             that fall to the right (lesson 01: 36,641 MiB down to 5,019), whose short bars leave
             that corner empty, so the strip would leave a third of the figure blank. Needs no peaks
             (their labels sit right of the bars).
+        legend_outside: True sets the legend outside the stacks' axes, right of them, and draws the
+            figure narrower (5.0 wide, not 6.0) with no strip inside the axes: for stacks with
+            measured ticks (lesson 11), where the strip left the axes' right third blank under the
+            legend. Needs terms=False and no zoom.
         totals_on_bars: False writes each total above its bar or its measured tick, whichever is
             higher, so a tick just above a bar does not strike through the total. True writes it on
             the bar's top always: for ticks far above their bars (lesson 11's Python loop, 22.0 MiB
@@ -186,6 +190,8 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
         raise ValueError(f"limit is None or (MiB > 0, label), got {limit!r}")
     if peaks is not None and not legend_strip:
         raise ValueError("measured peaks label their ticks right of the bars: they need legend_strip=True")
+    if legend_outside and (terms or zoom is not None):
+        raise ValueError("legend_outside draws the stacks alone: it needs terms=False and no zoom")
     if zoom is not None and (terms or not zoom > 0):
         raise ValueError(f"zoom is None or MiB > 0, with terms=False; got zoom={zoom!r}, terms={terms!r}")
     if not stacks and (not terms or peaks is not None or limit is not None or zoom is not None):
@@ -202,7 +208,7 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
         fig = Figure(figsize=(9.0, 3.8), layout="constrained")
         ax, terms_ax = fig.subplots(1, 2, width_ratios=(1, 1.5))
     elif zoom is None:
-        fig = Figure(figsize=(6.0, 3.8), layout="constrained")
+        fig = Figure(figsize=(5.0 if legend_outside else 6.0, 3.8), layout="constrained")
         ax, terms_ax = fig.subplots(), None
     else:
         fig = Figure(figsize=(6.0, 5.4), layout="constrained")
@@ -243,8 +249,12 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
     ax.margins(y=0.12)
     # The legend gets its own strip right of the bars, so no bar or total hides under it; without the
     # strip, over the stacks' upper right (stacks that fall to the right leave that corner empty).
-    ax.set_xlim(-0.5, len(results) + (0.9 if peaks is None else 1.4) if legend_strip else len(results) - 0.5)
-    ax.legend(loc="upper right", fontsize="small")
+    if legend_outside:  # room right of the last bar for its tick's label only; the legend beside the axes
+        ax.set_xlim(-0.5, len(results) - 0.5 + (0.0 if peaks is None else 0.45))
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
+    else:
+        ax.set_xlim(-0.5, len(results) + (0.9 if peaks is None else 1.4) if legend_strip else len(results) - 0.5)
+        ax.legend(loc="upper right", fontsize="small")
     if not terms:
         return fig
     _draw_terms(terms_ax, results, labels, scale, name)

@@ -30,6 +30,8 @@ assert abs(float(probe.compute_loss(x11, y11, probe(x11))) - float(tf.reduce_sum
 _sw_loss = float(probe.compute_loss(x11, y11, probe(x11), w11))
 assert spacings(_sw_loss, weighted / 11) <= 10 and abs(_sw_loss - weighted / float(tf.reduce_sum(w11))) > 1e-2
 assert probe.loss.reduction == "sum_over_batch_size"  # Keras's default reduction, the one compile gave
+# "Only under reduction="mean_with_sample_weight" (the last line)": that reduction divides by the summed weights
+assert spacings(float(by_weights), weighted / float(tf.reduce_sum(w11))) <= 10, float(by_weights)
 assert accumulate is solution_accumulate or accumulate is my_accumulate
 assert graph_ops.while_attrs(traced(Wrapper(fresh(), 4, accumulate)), spec) == [1]  # "parallel_iterations 1": one at a time
 # "the default, 10, lets ten run at once": tf.while_loop's default parallel_iterations
@@ -67,7 +69,8 @@ for N in NS:
 assert (mine.loop, looped.loop, mine16.loop) == (python_loop, accumulate, python_loop)
 
 # The memory peaks of the unrolled step and the while loop moved to lesson 11 (checks/11.py), which measures them
-# on its budget's model; this lesson states only the loop's shape (one copy of the passes) and links there
+# on its budget's model; this lesson states its result as checks/11 pins it ("adds over 1.3 times the memory its
+# budget counts; the while loop's keeps to its budget") and links there
 
 # the finished step whole (WholeStep, the solutions in one train_step): "It lands where your pieces did, exact"
 assert verdict(whole.inner.get_weights(), large.get_weights()).startswith("exact: "), "the whole step"

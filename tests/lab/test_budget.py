@@ -129,6 +129,27 @@ def test_measured_peaks_are_drawn_as_ticks_across_their_bars():
     assert "median + held" in texts and "measured peak" not in texts
 
 
+def test_legend_outside_sets_the_legend_right_of_the_axes_with_no_blank_strip_inside():
+    # lesson 11: its stacks with ticks once left the axes' right third blank under the legend
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    results = [budget(2**18, "sgd", B=4, N=1, activation_bytes_per_row=2**20),
+               budget(2**18, "sgd", B=4, N=4, activation_bytes_per_row=2**20)]
+    fig = plot_budget(results, ["N=1", "N=4"], peaks=[7.5, 3.5], terms=False, legend_outside=True,
+                      title="budget (bars), measured peak (ticks)")
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    ax = fig.axes[0]
+    assert ax.get_xlim() == (-0.5, 1.95)  # the last bar (1.0 +- 0.3) and its tick's label, no strip
+    assert ax.get_legend().get_window_extent(renderer).x0 >= ax.get_window_extent(renderer).x1  # beside the axes
+    assert fig.get_size_inches()[0] == 5.0
+    assert [t.get_text() for t in ax.get_legend().get_texts()][0] == "measured peak"
+    assert ax.get_title() == "budget (bars), measured peak (ticks)"
+    inside = plot_budget(results, ["N=1", "N=4"], peaks=[7.5, 3.5], terms=False).axes[0]
+    assert inside.get_xlim() == (-0.5, 3.4) and fig.get_size_inches()[0] < 6.0  # the default keeps its strip
+    with pytest.raises(ValueError, match="legend_outside draws the stacks alone"):
+        plot_budget(results, ["N=1", "N=4"], legend_outside=True)
+
+
 def test_totals_on_bars_keeps_each_total_at_its_bar_top_under_a_higher_tick():
     # lesson 11: a tick far above its bar (the Python loop) once lifted the bar's total beside the tick
     results = [budget(2**18, "sgd", B=4, N=1, activation_bytes_per_row=2**20),
