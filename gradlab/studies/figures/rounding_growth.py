@@ -1,0 +1,55 @@
+"""How a float32 sum's rounding grows with its number of terms, on log-log axes.
+
+    one at a time:   the median (and worst) error over several sequences, in spacings at the sum
+    guides:          sqrt(terms), the growth of errors of either sign that partly cancel, and the
+                     worst case, (terms - 1) eps/2 |sum|, which grows in proportion to the terms
+    blocked sums:    a sum that adds in blocks (np.sum, tf.reduce_sum, a matmul) at the largest count
+
+Lesson: notebooks/22-how-this-course-measures.ipynb
+"""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+
+def plot_rounding_growth(terms, running, worst_case, blocked=(), rounding=10):
+    """The one-at-a-time sum's median and worst error against the number of terms, with a
+    sqrt(terms) guide, the worst-case bound (in proportion to the terms) and a line at the
+    yardstick; each blocked sum as a marker at the largest count, its median with a bar to its worst.
+
+    Args:
+        terms: the term counts, increasing.
+        running: one array of errors (spacings, one per sequence) per count.
+        worst_case: the worst-case bound at each count, in spacings.
+        blocked: {name: errors at the largest count} for sums that add in blocks.
+        rounding: the yardstick, in spacings (a horizontal line).
+    Returns:
+        a matplotlib Figure with 1 Axes (both axes log-scaled), already closed in pyplot.
+    """
+    terms = np.asarray(terms, dtype=float)
+    running = [np.asarray(e, dtype=float) for e in running]
+    if len(running) != len(terms) or len(worst_case) != len(terms) or terms.size < 2:
+        raise ValueError("one error array and one worst case per term count, two counts at least")
+    fig, ax = plt.subplots(figsize=(7.0, 4.2))
+    ax.plot(terms, worst_case, ":", color="0.35", gid="worst case", label="worst case, in proportion to the terms")
+    ax.plot(terms, np.sqrt(terms), "--", color="0.55", gid="sqrt", label=r"$\sqrt{\mathrm{terms}}$")
+    ax.axhline(rounding, color="tab:red", lw=1, gid="rounding", label=f"{rounding} spacings (the yardstick)")
+    ax.plot(terms, [np.median(e) for e in running], "o-", color="tab:blue", gid="median",
+            label="one at a time: median")
+    ax.plot(terms, [e.max() for e in running], "v", color="tab:blue", mfc="none", gid="worst",
+            label="one at a time: worst")
+    for k, (name, errors) in enumerate(blocked.items()):
+        errors = np.asarray(errors, dtype=float)
+        x, mid = terms[-1] * 1.25 ** (k + 1), np.median(errors)
+        ax.errorbar([x], [mid], yerr=[[0], [errors.max() - mid]], fmt="s", capsize=3, gid=name,
+                    color=f"C{k + 2}", label=f"{name}: median, bar to worst")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("terms in the sum")
+    ax.set_ylabel("error, float32 spacings at the sum")
+    ax.set_title("A float32 sum's rounding grows with its terms")
+    ax.legend(fontsize="small", loc="upper left")
+    fig.tight_layout()
+    plt.close(fig)
+    return fig

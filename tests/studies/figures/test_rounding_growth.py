@@ -1,0 +1,28 @@
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+
+def test_plot_rounding_growth_draws_medians_guides_and_blocked_sums():
+    from gradlab.studies.figures.rounding_growth import plot_rounding_growth
+    running = [np.array([1.0, 2.0, 4.0]), np.array([3.0, 5.0, 12.0])]
+    fig = plot_rounding_growth([100, 1000], running, [76, 972], {"np.sum": [0.2, 0.4, 1.1]})
+    assert not plt.fignum_exists(fig.number)
+    (ax,) = fig.axes
+    assert ax.get_xscale() == ax.get_yscale() == "log"
+    line = {ln.get_gid(): ln for ln in ax.lines}
+    np.testing.assert_allclose(line["median"].get_ydata(), [2.0, 5.0])
+    np.testing.assert_allclose(line["worst"].get_ydata(), [4.0, 12.0])
+    np.testing.assert_allclose(line["sqrt"].get_ydata(), [10.0, np.sqrt(1000)])
+    np.testing.assert_allclose(line["worst case"].get_ydata(), [76, 972])
+    np.testing.assert_allclose(line["rounding"].get_ydata(), [10, 10])
+    (bar,) = ax.containers  # np.sum: its median at the largest count (offset right), a bar up to its worst
+    x, y = bar.lines[0].get_data()
+    assert x[0] == pytest.approx(1250) and y[0] == pytest.approx(0.4)
+    assert "np.sum: median, bar to worst" in [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_plot_rounding_growth_wants_one_error_array_per_count():
+    from gradlab.studies.figures.rounding_growth import plot_rounding_growth
+    with pytest.raises(ValueError):
+        plot_rounding_growth([100, 1000], [np.ones(3)], [76, 972])
