@@ -13,7 +13,9 @@ most = spacings(loss_fused, loss_large)  # over every loss of every seed
 assert most <= 10 and acc_by_seed == [0.0] * 3, (most, acc_by_seed)
 assert verdict(loss_fused, loss_large) == "exact: 3.0 spacings", verdict(loss_fused, loss_large)
 assert [round(float(x), 6) for x in first.results[0].losses[:2]] == [round(float(x), 6) for x in loss_fused[0, :2]]
-# Measure's runs are the hand loop's, bit for bit ("0.0 spacings"), and accuracy for accuracy
+# Measure's runs are the hand loop's (the learner's once it passes, else the solution), bit for bit ("0.0 spacings"),
+# and accuracy for accuracy
+assert seeds_by_hand in (my_seeds_by_hand, solution_seeds_by_hand)
 assert yours_vs_lab == 0.0 and same_acc, (yours_vs_lab, same_acc)
 assert [r.config.seed for g in measured["exact"] for r in g.results] == [0, 1, 2] * 3
 assert [g.results[0].config.strategy for g in measured["exact"]] == ["large_batch", "fused", "keras"]
@@ -54,9 +56,9 @@ assert keras_c.results[0].config.updates == 150 and round(150 / 4) == 38  # "spe
 assert 0.7 < (150 - 38) / 150 < 0.8  # "about the last three quarters of the run learn at a rate of zero"
 assert [f"{x:.2f}" for x in flat["Keras's way"]] == ["0.46", "0.45"], flat
 assert [f"{x:.2f}" for x in flat["large batch"]] == ["0.34", "0.22"], flat
-# the Your turn: the learner's MyPerUpdate (or the solution) is gradlab's PerUpdate; printed, the rate each update
-# applies: Keras's way is spent (0) from update 38 on, once an update it is still 0.43 there and ends near 0 at 150
-assert fixed in (MyPerUpdate, SolutionPerUpdate) and set(rates) == {"Keras's way", "once an update"}
+# the fix, 06's PerUpdate (gradlab's); printed, the rate each update applies: Keras's way is spent (0) from
+# update 38 on, once an update it is still 0.43 there and ends near 0 at 150
+assert fixed is gl.lessons.PerUpdate and set(rates) == {"Keras's way", "once an update"}
 _spent = int(np.argmax(rates["Keras's way"] == 0)) + 1  # the first update at a rate of exactly zero
 assert _spent == 38 and np.all(rates["Keras's way"][37:] == 0) and len(rates["Keras's way"]) == 150, _spent
 assert f"{rates['once an update'][37]:.2f}" == "0.43" and rates["once an update"][-1] < 1e-3, rates["once an update"]
@@ -66,7 +68,12 @@ assert f"{rates['once an update'][37]:.2f}" == "0.43" and rates["once an update"
 # +0.7 ± 0.8 and +0.2 ± 0.6 (both hold zero), per micro-batch - per update +0.5 ± 0.2 and the schedule's -4.8 ± 1.4
 # (both exclude it); yours is gradlab's to 0.0 spacings on each
 assert [g.results[0].config.batchnorm for g in measured[bn]] == ["micro", "window", "micro"]
+# "Here Measure's third run is gradlab's fused with batchnorm="micro", not Keras's accumulation"
 assert [g.results[0].config.strategy for g in measured[bn]] == ["large_batch", "fused", "fused"]
+# "BatchNorm sits after the hidden Dense": the printed layers are those of the model each run trains
+_trained_layers = [[type(layer).__name__ for layer in x[4].layers] for x in retrained]
+assert layers == ["Flatten", "Dense", "BatchNormalization", "Activation", "Dense"] and all(
+    t == layers for t in _trained_layers), (layers, _trained_layers)
 assert [g.results[0].config.micro_batch for g in measured[bn][1:]] == [25, 25]  # "25 rows a micro-batch"
 # Answer: "Both losses miss the large batch's by 15.1%, BatchNorm's own inexactness"
 _bn_ref = [r.losses for r in measured[bn][0].results]
@@ -102,7 +109,7 @@ assert (f"{0.99 ** 150:.0%}", f"{0.99 ** 600:.1%}") == ("22%", "0.2%")
 assert round(1 / (1 - norm.momentum)) == 100
 assert [r.config.seed for g in measured[bn][1:] for r in g.results] == [0, 1, 2] * 2
 assert len(retrained) == 3 and micro == acc_of(measured[bn][2])
-for (_run, _, _trained, _), _r in zip(retrained, measured[bn][1].results):  # the same run, retrained
+for (_run, _, _trained, *_), _r in zip(retrained, measured[bn][1].results):  # the same run, retrained
     assert _run.config == _r.config and spacings(_run.losses, _r.losses) <= 10, _r.config
     assert f"{_trained:.1f}" == f"{100 * _r.accuracy:.1f}", (_trained, _r.accuracy)
 _gain = np.subtract(settled, as_trained)
