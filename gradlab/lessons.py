@@ -129,6 +129,7 @@ _NAMES = {
     "offload_problem": ("gradlab.studies.host_offload", "offload_problem"),
     "plot_weighting_factors": ("gradlab.studies.figures.weighting", "plot_weighting_factors"),
     "plot_rounding_growth": ("gradlab.studies.figures.rounding_growth", "plot_rounding_growth"),
+    "plot_moving_variance": ("gradlab.studies.figures.moving_variance", "plot_moving_variance"),
     # the lab (the [lab] extra)
     "Lab": ("gradlab.lab", "Lab"),
     "run_memory": ("gradlab.lab.run_memory", None),

@@ -47,9 +47,17 @@ assert 0.3 < best_miss <= pf.relative_error(naive, target) + 1e-6
 assert f"{best_miss:.2f}" == "0.57" and f"{k_best:.2f}" == "1.03"
 # Adam's first update: blind to the scale k, not to the direction (70.1% in the prose)
 assert pf.relative_error(adam_first([k_best * g for g in naive]), adam_first(naive)) < 1e-2
+# "Adam's first update is about its learning rate times each entry's sign, so its 70.1% miss against the fixed one's
+# counts signs: 12% of the gradient's nonzero entries point the other way": the update is -lr sign(g) (lr 0.001), and
+# two sign vectors differing in a share f of their nonzero entries miss each other by 2 sqrt(f)
+_flat = lambda gs: np.concatenate([np.ravel(g) for g in gs])
+_n, _f, _adam = _flat(naive), _flat(fixed), _flat(adam_first(fixed))
+assert (_n != 0).sum() == (_f != 0).sum() and np.linalg.norm(_adam + 0.001 * np.sign(_f)) < 0.1 * np.linalg.norm(_adam)
+_flipped = float(np.mean(np.sign(_n[_f != 0]) != np.sign(_f[_f != 0])))
+assert f"{_flipped:.0%}" == "12%" and abs(2 * np.sqrt(_flipped) - adam_miss) < 0.02, (_flipped, adam_miss)
 assert adam_miss > 0.3 and as_miss(adam_miss) == "70.1%" and as_miss(best_miss) == "57%"  # Problem 3's answer
 
-# the shuffled tagging windows (folded with the training runs): the naive rule's weight on the short sequences'
+# Problem 4, the shuffled tagging windows (its answer cell trains the run): the naive rule's weight on the short sequences'
 # tokens, by hand per window (oracle: each token of micro-batch i weighs 1 / (N D_i))
 _w_by_hand = []
 for (_words, _), _o in zip(tag_windows, orders):
@@ -64,7 +72,8 @@ assert naive_weight["shuffled"] > short_tokens  # a shuffle still tilts the weig
 # padding masks
 assert pf.relative_error(seq_naive, seq_target) > 1 and pf.relative_error(seq_fixed, seq_target) < 1e-5
 assert abs(seq_coef * seq_spread - seq_errors[0]) < 1e-3
-# not stated in the prose: why the gradients differ (random labels: grad L_1 is mostly noise, longer, pointing elsewhere)
+# "The cause is the random labels ... micro-batch 1's gradient is about sqrt(196/23) = 2.9 times as long as micro-batch
+# 2's (3.3 here), and points elsewhere": grad L_1 longer, nearly at right angles to grad L_2
 cos_12 = sum((a * b).sum() for a, b in zip(seq_g1, seq_g2)) / (norm(seq_g1) * norm(seq_g2))
 assert norm(seq_g1) > 2 * norm(seq_g2) and cos_12 < 0.5  # grad L_1 longer, and pointing elsewhere
 assert f"{cos_12:.2f}" == "0.14"
@@ -76,7 +85,7 @@ assert f"{seq_coef:.3f}" == "0.395" and f"{coef:.3f}" == "0.441" and seq_coef < 
 # op that makes a new tensor, such as tf.identity, drops it)"
 _out = seq_model(ids[:8])
 assert getattr(_out, "_keras_mask", None) is not None and getattr(tf.identity(_out), "_keras_mask", None) is None
-# not stated in the prose: noise alone makes |grad L_1| / |grad L_2| about sqrt(D_2 / D_1) (3.3 against 2.9)
+# noise alone makes |grad L_1| / |grad L_2| about sqrt(D_2 / D_1): "about sqrt(196/23) = 2.9 ... (3.3 here)"
 assert abs(norm(seq_g1) / norm(seq_g2) / np.sqrt(valid_i[1] / valid_i[0]) - 1) < 0.2
 assert f"{norm(seq_g1) / norm(seq_g2):.1f}" == "3.3" and f"{np.sqrt(valid_i[1] / valid_i[0]):.1f}" == "2.9"
 # 'no update at all misses by 1': the naive 1.29 is farther from one batch's gradient than no update
@@ -160,6 +169,7 @@ assert all(abs(bet - weight) < 0.01 for bet, weight in ((t_nai[2], naive_weight[
 # shuffled, the naive rule lands near the fix; sorted (as bucketing makes it), far from it
 assert abs(t_shuf[0] - t_fix[0]) < 0.5 * abs(t_nai[0] - t_fix[0]) and abs(t_shuf[2] - t_fix[2]) < 0.1
 assert f"{t_shuf[2]:.3f} {t_shuf[0]:.3f}" == "0.101 0.308"  # 'it bets 0.101' per token 0.308 (a seeded run: one run, no spread claimed)
+assert list(tag_end) == ["naive: 1/N", "fix (x N D_i / D)", "one large batch", "naive, shuffled"]  # Problem 4 ran last
 
 # The problems
 assert naive_share / share.min() > 10 > 1 > naive_share / share.max() and 0 < moved < 1
