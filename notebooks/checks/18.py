@@ -136,6 +136,10 @@ assert max(abs(rms[b] / pred[b] - 1) for b in rms) < 0.065  # "holds to 6%"
 assert (_fmt(rms[8] / pred[8], ".2f"), _fmt(se8, ".2f")) == ("1.06", "0.03") and 1.5 < (rms[8] / pred[8] - 1) / se8 < 2.5
 # the rho = 0.9 average against the exact value: 0.28 to 3.02 (median 1.10)
 assert (_fmt(ratio_at[0].min(), ".2f"), _fmt(ratio_at[0].max(), ".2f")) == ("0.28", "3.02")
+# fit's epochs draw without replacement: |g|^2 reads low by tr(Sigma)/(M - 1), "about B_simple/M of it"; "late in this
+# run that is 24.3/3999 = 0.006 against |g|^2 = 0.061 (the medians above), a tenth"
+assert (_fmt(tr_late, ".1f"), _fmt(g_late, ".3f"), M - 1, _fmt(tr_late / (M - 1), ".3f")) == ("24.3", "0.061", 3999, "0.006")
+assert 0.09 < tr_late / (M - 1) / g_late < 0.11 and 0.09 < late / M < 0.13, (tr_late / (M - 1) / g_late, late / M)
 # the trend: median 81 over updates 0-50, 445 over 150-200 (six checkpoints each)
 assert (_fmt(np.median([values[t] for t in range(0, 51, 10)]), ".0f"),
         _fmt(np.median([values[t] for t in range(150, 201, 10)]), ".0f")) == ("81", "445")

@@ -63,6 +63,13 @@ assert min(_noise, key=_noise.get) == 512 and 0 < _noise[512] - B_crit < 2 * cur
 assert (f"{min(over['B_simple']):.1f}", f"{max(over['B_simple']):.1f}") == ("2.8", "5.0"), over
 # the folded H v from scratch (two tapes) gives curvature_noise_scale's g^T H g at B = 512's crossing
 assert spacings(ghg_by_hand, curved[512].ghg) <= 10, (ghg_by_hand, curved[512].ghg)
+# the learner's random-sign probe (a passing version of yours, or the solution): "with its signs, eight give its
+# tr(H Sigma) exactly" (curvature_noise_scale's seed 0, its first 8 probes; the course's yardstick), and "one probe
+# alone scatters widely (the printed range), so it averages 32"
+assert probe in (my_probe, solution_probe) and len(mine) == 8 and theirs.probes == 8
+assert verdict(np.mean(mine), theirs.trace_hs).startswith("exact: "), verdict(np.mean(mine), theirs.trace_hs)
+assert max(mine) - min(mine) > 0.5 * abs(np.mean(mine)), mine
+assert spacings(theirs.ghg, curved[512].ghg) <= 10 and curved[512].probes == 32
 # the learner's fit (or the solution, by the normal equations) agrees with gradlab's polyfit
 assert np.allclose(fit(runs), fit_critical_batch(runs)) and gap < 1e-9 * B_crit, gap
 # the runs' lengths (19 to 60 updates); B = 512 sees each digit more than twice
@@ -125,17 +132,17 @@ assert min(to_target, key=to_target.get) == 32 and all(to_target[B] > to_target[
 # "it would win only under 37/23 = 1.61 plain steps each (the last line above)"
 assert f"{best[32] / best[128]:.2f}" == "1.61" and r4 > best[32] / best[128], r4
 # "B = 128 saves 38% of the updates (37 to 23)"; "in the model, that is 23 (4 + tau_0) < 37 (1 + tau_0), or tau_0 over
-# 55/14 = 3.9; the tau_0 timed here is under 3"
+# 55/14 = 3.9; the timed tau_0 is less"
 _even = (4 * best[128] - best[32]) / (best[32] - best[128])
 assert f"{1 - best[128] / best[32]:.0%}" == "38%", best
 assert (4 * best[128] - best[32], best[32] - best[128]) == (55, 14) and f"{_even:.1f}" == "3.9" and tau_0 < _even
 # tau_0 timed here (the folded cell: fused updates at N = 1, 4, 16, interleaved;
-# nbval-ignored, it moves between runs). "under 3" (stored runs: 1.44 to 2.0; a machine busy with other work moves it,
-# so the band is wide: what the prose needs is under 3, and a call that costs something); on a GPU "past tau_0 = 3.9
-# the verdict flips"
+# nbval-ignored, it moves between runs). "less" than 55/14 = 3.9 (stored runs: 1.44 to 2.0, but a warm-cache checkout
+# read over 3 twice: a machine busy with other work moves it, so the band is the prose's own bound, and a call that
+# costs something)
 assert set(fused_at) == {1, 4, 16} and set(ms) == {1, 4, 16} and all(len(t) == 12 for t in ms.values()), ms
 assert 1 < r4 < r16 < 16 and 0 < tau_here < _even, (r4, r16, tau_here, _even)
-assert 0.5 < tau_here < 3, tau_here
+assert 0.5 < tau_here < _even, tau_here
 # the fold's comment: "on a busy machine the three readings can differ, so the time to the target below uses the
 # timed ratios, not the model" (r200's stored run: 1.3 from N = 4, 2.4 by least squares, 1.9 from N = 16; r201's: 1.5, 1.6, 1.5)
 assert np.isclose(tau_4, (4 - r4) / (r4 - 1)) and np.isclose(tau_fit, intercept / slope), (tau_4, tau_fit)
@@ -151,10 +158,9 @@ assert abs(tau - 32 * tau_0) < 1e-12 and f"{B_crit:.1f}" == "32.4"
 assert abs(B_fast - np.sqrt(32.4 * 32 * tau_0)) < 0.01 * B_fast and 0.5 < B_fast / B_crit < 2, (B_fast, B_crit)
 assert time_in_calls(B_fast) <= min(time_in_calls(B) for B in (32, 128, 512))
 # "under two micro-batches at the timed tau_0 (the cell below prints it), still one call"; by the model it beats
-# B = 32 by less than the seeds' spread (34 to 37 updates at B = 32; no longer stated, still true): at the timed
-# tau_0 (1.3 to 2.7, above) B* is within 2% of 32 sqrt(tau_0), under 64 rows, and saves under 5% on B = 32
+# B = 32 by a little (no longer stated): at the timed tau_0 (0.5 to 3.9, above) B* is within 2% of 32 sqrt(tau_0) and
+# under 64 rows (two micro-batches: at tau_0 = 3.93, B* = 63.8)
 assert abs(B_fast / (32 * np.sqrt(tau_0)) - 1) < 0.02 and B_fast < 64
-# (at tau_0 = 0.5 to 3, B* = 23 to 55 rows and B = 32 is 0 to 7.5% slower: under the seeds' 37 / 34)
-assert 22 < B_fast < 56 and 1 <= time_in_calls(32) / time_in_calls(B_fast) < 37 / 34, B_fast
+assert 22 < B_fast < 64 and 1 <= time_in_calls(32) / time_in_calls(B_fast), B_fast
 assert sorted(runs[s][32] for s in runs) == [34, 37, 37] and 37 / 34 - 1 > 0.05
 print("lesson 19: every number the prose states checks out")
