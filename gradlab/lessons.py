@@ -128,6 +128,7 @@ _NAMES = {
     "host_schedule": ("gradlab.studies.figures.host_cost", "host_schedule"),
     "offload_problem": ("gradlab.studies.host_offload", "offload_problem"),
     "plot_weighting_factors": ("gradlab.studies.figures.weighting", "plot_weighting_factors"),
+    "plot_plan_memory": ("gradlab.studies.figures.plan_memory", "plot_plan_memory"),
     # the lab (the [lab] extra)
     "Lab": ("gradlab.lab", "Lab"),
     "run_memory": ("gradlab.lab.run_memory", None),
