@@ -15,6 +15,10 @@ assert fixed < card / 4 and f"{per_row / GiB:.2f}" == "2.91" and int((card - fix
 assert plan in (my_plan, solution_plan) and (N, b) == (8, 16) and solution_plan(B_gpu, card, fixed, per_row) == (8, 16)
 _tot = {n: memory_budget.budget(P, "adam", B=B_gpu, N=n, **rows)["total"] / GiB for n in (4, 8)}
 assert [f"{_tot[n]:.1f}" for n in (4, 8)] == ["111.6", "65.1"] and abs(_tot[8] - (fixed + b * per_row) / GiB) < 1e-9
+# the figure: the same budget at N = 4, 8, 16, 32 (b = 32, 16, 8, 4), the plan's N = 8 marked; "the grey fixed terms"
+assert list(drawn) == [4, 8, 16, 32] and all(drawn[n] == _tot[n] for n in (4, 8)) and N in drawn
+assert all(abs(drawn[n] - (fixed + B_gpu // n * per_row) / GiB) < 1e-9 for n in drawn)
+assert drawn[4] > card / GiB > drawn[8] > drawn[16] > drawn[32]  # N = 8 the fewest that fits
 # the five terms in the prose: weights, gradients, 2 Adam slots, accumulator (P s each), the ids (4 T bytes a sequence)
 assert fixed == 5 * P * s + B_gpu * 4 * T and per_row == 34 * T * h * d + 8 * T * v
 # attention's scores left out: 5 n_h T^2 bytes a layer (Korthikanti et al.); kept, with 16 heads (Problem 4), 5.0 GiB
@@ -26,8 +30,8 @@ assert f"{_scores / GiB:.1f}" == "5.0" and solution_plan(B_gpu, card, fixed, per
 # 989 TFLOP/s: 3.98 s for 262,144 tokens; 0.4% of the update at any N; balance at 1,026 tokens a GPU; 14: 16,384 tokens
 assert T_gpu == 262_144 and f"{compute:.2f}" == "3.98" and f"{1e3 * ring:.1f}" == "15.6" and f"{share:.1%}" == "0.4%"
 assert abs(ring - 2 * (R - 1) / R * 4 * P / 450e9) < 1e-15 and f"{ring / per_token:,.0f}" == "1,026"
-# "14 found 1,282 tokens for 16-bit gradients at the full peak; here float32 doubles the bytes and 40% of the peak makes
-# each token 2.5 times slower: 1,282 x 2 x 0.4 = 1,026" (and the print's "14's Problem 2, in float32 at 40%"); 14's own
+# "(14's 1,282, for 16-bit gradients at the full peak, x 2 x 0.4)": float32 doubles the bytes and 40% of the peak makes
+# each token 2.5 times slower: 1,282 x 2 x 0.4 = 1,026 (and the print's "14's Problem 2, in float32 at 40%"); 14's own
 # playground: grad_bytes = 2, efficiency = 1.0
 assert 1 / 0.4 == 2.5 and f"{1282 * 0.4 * 2:,.0f}" == "1,026" and f"{2 * (R - 1) / R * 2 * P / 450e9 * 989e12 / (6 * P):,.0f}" == "1,282"
 assert 8 * 2048 == 16_384  # 14's T_dev: 8 sequences of 2,048 tokens
@@ -52,8 +56,11 @@ assert _se[1024] == ("2.29", "1.77") and _se[512][0] == "3.59" and _se[2048][1] 
 # "at most": the larger of the two fits' S/S_min (L(N, D)'s) and E/E_min (L(N, S)'s) at B = 1,024
 assert max(1 + B_crit / B, 1 + B_crit_S / B) == 1 + B_crit / B and f"{1 + B / B_crit_S:.2f}" == "2.54"
 assert max(1 + B / B_crit, 1 + B / B_crit_S) == 1 + B / B_crit_S
-# "Published fits place it only roughly (here by a factor of 2)": the two critical batches, 1,325 and 666
-assert 1.8 < B_crit / B_crit_S < 2.2
+# "B_crit falls as L^(-1/0.21), so the S fit's higher loss, 2.85 against 2.47 nats, halves it": 1,325 and 666
+assert 1.8 < B_crit / B_crit_S < 2.2 and (f"{L_S:.2f}", f"{L:.2f}") == ("2.85", "2.47")
+assert abs(B_crit / B_crit_S - (L_S / L) ** (1 / 0.21)) < 1e-9
+# "guesses the loss, derives B_crit and S_min from it, refits, and repeats until the loss stops changing": the fixed
+# point above holds (L_S is L(N, S) at the S_min its own B_crit gives)
 # the run's length: 20B tokens, 20 a parameter (Hoffmann et al.); 9,537 updates of 2,097,152 tokens at 4.26 s (compute
 # with attention's 6 d T h FLOPs a token, 6.7% beside 6 P, then the all-reduce): 11.3 h on the 8 GPUs, 90 GPU-hours (the
 # Summary's plan table too, beside N x b = 8 x 16, B = 1,024, 65.1 of 79.6 GiB, 0.4% and 0.77), 85 at 6 P a token alone
@@ -76,8 +83,8 @@ assert abs(step512 - (compute / 2 * (1 + attention) + ring)) < 1e-12  # the prin
 assert all(g / R < hours for _, g in _half.values()), _half
 assert ring / (compute / 2 + ring) < 0.01 and 512 // (R * b) == 4 and b == 16  # N = 4; the all-reduce, under 1%, barely counts
 # "A larger batch buys GPUs working at once ... Grow the GPUs with B, each keeping 8 x 16, and each update takes about as
-# long: on 16 GPUs, B = 2,048 takes 8.4 or 9.3 hours, not 11.3, for 134 or 149 GPU-hours": 16 GPUs are two nodes of
-# eight, so the all-reduce runs over InfiniBand at 50 GB/s (Problem 1's link); S at B = 2,048 from each fit's S_min
+# long: on 16 GPUs in two nodes, whose all-reduce crosses InfiniBand at 50 GB/s, B = 2,048 takes 8.4 or 9.3 hours,
+# not 11.3, for 134 or 149 GPU-hours" (Problem 1's link); S at B = 2,048 from each fit's S_min
 assert 2048 // 16 == B_gpu == R * b and abs(step16 - step) / step < 0.05  # the same 8 x 16 a GPU; about as long
 _s16 = {c: updates / (1 + c / B) * (1 + c / 2048) for c in (B_crit, B_crit_S)}
 assert [f"{u * step16 / 3600:.1f}" for u in _s16.values()] == ["8.4", "9.3"], _s16

@@ -1,0 +1,56 @@
+"""One GPU's update against its card, N by N: `plot_plan_memory` draws, for each number N of
+micro-batches, the terms no micro-batch size shrinks (weights, gradients, optimizer slots,
+accumulator, inputs) and the micro-batch's activations above them, against a line at the card's
+memory, so the fewest N that fits can be read off.
+
+Lesson: notebooks/23-planning-a-run.ipynb
+"""
+from __future__ import annotations
+
+import math
+
+
+def plot_plan_memory(micro_batches, fixed, totals, card, chosen=None, unit="GiB",
+                     title="one GPU's update against the card"):
+    """Draw a stacked bar for each N: `fixed` at the bottom, `total - fixed` (activations) above it.
+
+    Args:
+        micro_batches: the N of each bar, in order.
+        fixed: the terms that stay whatever N (one number, in `unit`).
+        totals: the whole update's memory for each N (in `unit`), each >= `fixed`.
+        card: the card's memory (in `unit`), drawn as a dashed line.
+        chosen: the planned N, if any: its bar is drawn in a stronger colour.
+        unit: the unit of every size, for the labels.
+        title: the figure's title.
+    Returns:
+        the matplotlib Figure of one Axes, already closed in pyplot. Its first two containers are the
+        fixed bars and the activation bars; each bar carries its total as a label above it.
+    """
+    ns, totals = list(micro_batches), [float(t) for t in totals]
+    if not ns or len(ns) != len(totals):
+        raise ValueError("micro_batches and totals need one value each per bar, at least one")
+    sizes = [float(fixed), float(card), *totals]
+    if any(not math.isfinite(v) or v < 0 for v in sizes):
+        raise ValueError("fixed, card and totals must be finite and >= 0")
+    if any(t < fixed for t in totals):
+        raise ValueError(f"every total must hold the fixed terms ({fixed}), got {totals}")
+    if chosen is not None and chosen not in ns:
+        raise ValueError(f"chosen N {chosen!r} is not among the bars {ns}")
+    import matplotlib.pyplot as plt  # pyplot: a notebook's inline backend then shows the figure
+    fig, ax = plt.subplots(figsize=(6.4, 3.0), layout="constrained")
+    plt.close(fig)
+    xs = range(len(ns))
+    ax.bar(xs, [float(fixed)] * len(ns), color="0.6", label="fixed: weights, gradients, slots, accumulator, inputs")
+    colours = ["C0" if n == chosen else "C9" for n in ns]
+    bars = ax.bar(xs, [t - fixed for t in totals], bottom=float(fixed), color=colours,
+                  label="activations of one micro-batch")
+    for bar, total in zip(bars, totals):
+        ax.annotate(f"{total:.1f}", (bar.get_x() + bar.get_width() / 2, total), ha="center", va="bottom",
+                    fontsize="small", xytext=(0, 2), textcoords="offset points")
+    ax.axhline(float(card), color="C3", linestyle="--", label=f"the card: {float(card):.1f} {unit}")
+    ax.set_xticks(list(xs), [f"N = {n}" + (" (plan)" if n == chosen else "") for n in ns])
+    ax.set_ylabel(f"memory, {unit}")
+    ax.set_ylim(0, 1.12 * max(totals + [float(card)]))
+    ax.legend(fontsize="small", loc="upper right")
+    ax.set_title(title)
+    return fig

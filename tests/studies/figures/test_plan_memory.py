@@ -1,0 +1,31 @@
+"""One GPU's update against its card: each bar is drawn from the values given, the card as a line."""
+import pytest
+
+from gradlab.studies.figures.plan_memory import plot_plan_memory
+
+
+def test_plan_figure_stacks_the_activations_on_the_fixed_terms():
+    fig = plot_plan_memory([2, 4, 8], 18.5, [200.0, 110.0, 65.0], 79.5, chosen=8)
+    ax = fig.axes[0]
+    fixed, activations = ax.containers[:2]
+    assert [bar.get_height() for bar in fixed] == [18.5] * 3
+    assert [bar.get_y() for bar in activations] == [18.5] * 3
+    assert [bar.get_height() for bar in activations] == pytest.approx([181.5, 91.5, 46.5])
+    assert [text.get_text() for text in ax.texts] == ["200.0", "110.0", "65.0"]  # each bar's total
+    card = ax.lines[0]
+    assert list(card.get_ydata()) == [79.5, 79.5] and card.get_label() == "the card: 79.5 GiB"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["N = 2", "N = 4", "N = 8 (plan)"]
+    assert activations[2].get_facecolor() != activations[0].get_facecolor()  # the plan stands out
+    assert ax.get_ylim() == pytest.approx((0, 1.12 * 200))
+
+
+def test_plan_figure_refuses_what_it_cannot_draw():
+    with pytest.raises(ValueError, match="one value each"):
+        plot_plan_memory([2, 4], 1.0, [3.0], 8.0)
+    with pytest.raises(ValueError, match="hold the fixed"):
+        plot_plan_memory([2], 5.0, [3.0], 8.0)
+    with pytest.raises(ValueError, match="finite"):
+        plot_plan_memory([2], 1.0, [float("nan")], 8.0)
+    with pytest.raises(ValueError, match="not among"):
+        plot_plan_memory([2, 4], 1.0, [3.0, 2.0], 8.0, chosen=8)
+    assert plot_plan_memory([1], 1.0, [3.0], 8.0).axes[0].get_ylim() == pytest.approx((0, 1.12 * 8))
