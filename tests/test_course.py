@@ -171,3 +171,28 @@ def test_the_readme_states_the_courses_length_in_words():
     assert stated, "README's lesson section no longer states the course's words"
     words = sum(_words(c) for path in LESSONS for c in _cells(path) if c["cell_type"] == "markdown")
     assert abs(int(stated.group(1).replace(",", "")) - words) <= 0.05 * words, (stated.group(1), words)
+
+
+def _outputs(path):
+    """A lesson's stored outputs alone: what its last execution printed."""
+    return "\n".join("".join(output.get("text", "")) + "".join(output.get("data", {}).get("text/plain", ""))
+                     for cell in _cells(path) for output in cell.get("outputs", []))
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name[:2])
+def test_a_reading_quoted_as_the_stored_runs_is_in_the_stored_outputs(path):
+    # A timing or memory reading moves between runs, so the prose may quote one only as the stored run's
+    # ("3.4 on the stored run"), and re-executing the lesson must then update the sentence: every decimal in a
+    # sentence that says "stored run" has to be among the lesson's stored outputs
+    printed = _outputs(path)
+    stale = []
+    for cell in _cells(path):
+        if cell["cell_type"] != "markdown":
+            continue
+        for sentence in re.split(r"(?<=[.;:!?])\s+(?=[A-Z*(\[$])|\n\n", _text(cell)):
+            if "stored run" not in sentence.lower():
+                continue
+            for value in _DECIMAL.findall(sentence):
+                if not re.search(r"(?<![\d.])" + re.escape(value) + r"(?!\d)", printed):
+                    stale.append((value, sentence[:120]))
+    assert not stale, stale
