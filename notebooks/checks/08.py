@@ -25,10 +25,10 @@ assert f"{pair_cos:.2f}" == "0.08" and abs(each_by_hand - norm(g_each)) < 1e-4
 assert f"{cosine:.4f} {norm(g_each):.3f} {norm(g_once):.3f}" == "0.9959 0.278 0.500"
 assert f"{pf.relative_error(g_each, g_clipped):.2f}" == "0.45" and 0.99 < cosine < 1.0
 assert verdict(g_each, g_clipped) == "miss 45%"  # "the miss of 45%", its printed verdict
-# "Under Adam, which divides the length out, it still misses by 22.7%: Adam's first update is about lr sign(g), so the
-# 1.4% of entries whose sign clipping each flips move by 2 lr and carry 98% of the gap" (the folded cell after it prints
-# the three numbers; the lengths of the two agree within 1%)
-# (the lesson's folded cell after it computes adam_each, adam_once, flips, nonzero and gap2, and prints them)
+# Problem 3 (Adam, moved out of section 1 in r215): "Yes, by 22.7%. Only signs count: the 1.4% of entries whose sign
+# clipping each flips move by 2 lr, the rest about the same both ways, so those few carry 98% of the gap" (Answer 3's
+# folded cell computes adam_each, adam_once, flips, nonzero and gap2, and prints the three numbers; the lengths of the
+# two agree within 1%)
 assert verdict(adam_each, adam_once) == "miss 22.7%", verdict(adam_each, adam_once)
 assert abs(norm(adam_each) / norm(adam_once) - 1) < 0.01
 _flat = lambda g: np.concatenate([np.ravel(t) for t in g])
@@ -153,6 +153,8 @@ for case, bad_x in (("1 and 4", two_bad), ("all 4", x * 1e38)):
         halved[case, name] = float(run.optimizer.dynamic_scale)
 assert halved == {("1 and 4", "fused"): 16384, ("1 and 4", "keras"): 8192,
                   ("all 4", "fused"): 16384, ("all 4", "keras"): 2048}
+# the timeline cell prints the all-four case: "all four micro-batches overflow, λ after the update: fused 16384, Keras 2048"
+assert all_bad_scale == {"fused": 16384, "Keras": 2048} == {"fused": halved["all 4", "fused"], "Keras": halved["all 4", "keras"]}
 # Answer 2's folded cell: one bad update (one bad call of four under Keras), then 2,000 clean ones
 assert list(runs) == ["one apply per update (a plain LSO)", "Keras's accumulation, N = 4", "Keras, dynamic_growth_steps=8000"]
 once_s, keras_s, slow_s = (scales for _n, scales in runs.values())  # the loss scale per call
