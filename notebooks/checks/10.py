@@ -69,8 +69,9 @@ for N in NS:
 assert (mine.loop, looped.loop, mine16.loop) == (python_loop, accumulate, python_loop)
 
 # The memory peaks of the unrolled step and the while loop moved to lesson 11 (checks/11.py), which measures them
-# on its budget's model; this lesson states its result as checks/11 pins it ("adds over 1.3 times the memory its
-# budget counts; the while loop's keeps to its budget") and links there
+# on its budget's model; this lesson states only their direction, as checks/11 pins it ("the unrolled update
+# overshoots its budget, the while loop's keeps to it": over 1.3 times and under 1.1), links there, and says the
+# MatMul count is the graph's size, not its memory
 
 # the finished step whole (WholeStep, the solutions in one train_step): "It lands where your pieces did, exact"
 assert verdict(whole.inner.get_weights(), large.get_weights()).startswith("exact: "), "the whole step"
