@@ -80,9 +80,9 @@ assert abs(ratio["plain"] - 1) < 0.2, ratio
 # course reader: 27.7 in an earlier 23); the band above (a fifth of 27.44, 5.5 MiB) holds them all
 # Problem 5 (moved from lesson 05): the tape around the loop keeps every iteration's outputs; the same gradient
 # "the same, to rounding: exact (Solution 5's verdict)": pinned under ten, the verdict's "exact"; "the tape outside
-# holds more than twice as much" (printed by Solution 5; runs so far 2.1 to 2.3): pinned over twice
+# holds about twice as much" (printed by Solution 5; runs so far 1.98 to 2.3, the 1.98 in a loaded CI): pinned 1.6 to 2.6
 assert tape_spacings <= 10 and verdict(g_outside, g_inside).startswith("exact"), tape_spacings
-assert grad_mib["tape outside"] > 2 * grad_mib["tape inside"], grad_mib
+assert 1.6 < grad_mib["tape outside"] / grad_mib["tape inside"] < 2.6, grad_mib
 
 # the widget: your budget's N = 4, then bfloat16, then N = 64 (fixed), the widget's own controls agreeing
 assert round(start_mib, 2) == 22.04 and abs(start_mib - budget(1024, 4) / MiB) < 1e-9, start_mib
