@@ -137,6 +137,7 @@ _NAMES = {
     "Budget": ("gradlab.lab.budget", "Budget"),
     "plot_budget": ("gradlab.lab.budget", "plot_budget"),
     "picture_budget": ("gradlab.lab.budget", "picture_budget"),
+    "Overlap": ("gradlab.lab.overlap", "Overlap"),
 }
 
 __all__ = ["quiet", *_NAMES]

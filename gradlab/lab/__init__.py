@@ -10,6 +10,7 @@
     curves, families, figures   what the lab draws
     run_memory the allocator peak of a run's settings, in a fresh process
     budget     the memory budget as a widget (`Budget`): sliders and a stacked bar
+    overlap    lesson 14's overlap schedule as a widget (`Overlap`): sliders and the timeline
 
 Lesson: notebooks/17-the-lab.ipynb
 """

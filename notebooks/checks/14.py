@@ -192,4 +192,8 @@ assert [f"{p2_tokens[k]:,.0f}" for k in (("NVLink", 2 / 3), ("InfiniBand", 2 / 3
     "1,282", "11,538", "1,923", "17,308"]
 assert (f"{p3_starts:.2f}", f"{p3_bytes:.2f}", f"{p3_ring:.2f}") == ("1.76", "0.98", "2.75") and p3_starts > p3_bytes
 assert (f"{p3_halving:.2f}", f"{p3_halving + p3_bytes:.2f}") == ("0.17", "1.15") and abs(p3_ring - 1e3 * (_lat + _bw)) < 1e-9
+# the Try-it widget starts at the table's N = 8 and draws the same schedule model: its shares are the table's
+_w = try_it.result
+assert abs(_w["all_reduce"] - comm_ms) < 1e-9 and abs(_w["exposed_with"] - shown_ms) < 1e-9, _w
+assert abs(_w["share_without"] - shares[8][0]) < 1e-12 and abs(_w["share_with"] - shares[8][1]) < 1e-12, (_w, shares)
 print("lesson 14: every number the prose states checks out")

@@ -96,6 +96,10 @@ if [f"{t:.1f}" for t in _tw] == ["1.0", "1.0", "2.0", "2.0", "2.5"]:
 # the stored digits recur); "the plain mean's stays 53.9%"
 assert all(u[k].dtype == d for u, d in ((u32, np.float32), (u64, np.float64)) for k in u)
 assert missed["weighted", 32] == miss(u32["weighted"], u32["large batch"]) and miss is gl.lessons.miss
+# "The cancelling sum above read "not exact ... (rerun in float64)"; rerun so, it reads exact": the same 1,000 terms one
+# at a time in float64, against their exactly rounded sum (math.fsum)
+assert verdict(total, exact_c).endswith("(rerun in float64)") and total64 == float(total64)
+assert verdict(total64, math.fsum(terms.astype(np.float64))).startswith("exact"), verdict(total64, exact_c)
 assert 0 < missed["weighted", 32] < 1e-7 and 1e7 < missed["weighted", 32] / missed["weighted", 64] < 1e10
 # a miss too small for % is printed in float32's eps by as_miss (README's Two yardsticks, whose home is here); "in
 # float32 `verdict` finds the weighted update exact" (and its miss a few eps: rounding-sized)
@@ -155,6 +159,9 @@ assert 21 < 0.75 * 29 < 22 and f"{_cover(30, 9, 22):.0%}" == "98%"
 assert f"{_cover(20, 6, 15):.2f}" == "0.96"
 # "The 12 rounds that 05 and 19 time: the 4th to 9th, 85%" (positions 2.75 and 8.25, from 0: at least the 4th to the 9th)
 assert 2 < 0.25 * 11 < 3 and 8 < 0.75 * 11 < 9 and f"{_cover(12, 4, 9):.0%}" == "85%"
+# "Over the 12 rounds 05 and 19 time, it is a lead, not proof: with no real difference it is wrong about 15% of the
+# time": the middle half misses a true median of 1 with probability 1 - 85%
+assert f"{1 - _cover(12, 4, 9):.0%}" == "15%"
 # "about 4": each median in a band no busy machine breaks, yet far from a ratio the work did not fix (2 or 8)
 assert list(sorts) == ["one sort", "four sorts"] and small.shape == (2**16,) and small.dtype == np.float32
 assert q == quartiles["gradlab's"] and all(3.0 < r[1] < 5.5 for r in quartiles.values()), quartiles
@@ -174,7 +181,7 @@ assert 3.0 < _mixed < 5.5 and _blocks > 1.4 * _mixed, drift  # doubled in blocks
 assert peak_of in (my_call_peak, solution_call_peak)
 assert reads.shape == (9,) and reads.min() > 0 and spread == (reads.max() - reads.min()) / np.median(reads), reads
 assert spread < 0.1 and reads.max() < 1.5 * reads.min() and bfc[2][1] / bfc[2][0] > 1.9, (reads, spread)
-# "Each reading holds the update's gradients (0.10 MiB) and activations, and sometimes a copy of the batch (0.19 MiB)"
+# the third line prints "the gradients, 0.10 MiB ... and the activations; a tensor copy of the batch, 0.19 MiB ..."
 # (r212's reader: "the last line says whether this run made one" was a hedge; the copy's presence varies by process,
 # so the last line prints it and the prose says "sometimes"): the 784-32-10 MLP's 25,450 float32 gradients; 64 float32
 # digits of 784 pixels. r203's probe: fed tensors made beforehand, one update read 0.16 MiB; fed the numpy rows, 0.37

@@ -19,7 +19,8 @@ def plot_plan_memory(micro_batches, fixed, totals, card, chosen=None, unit="GiB"
         fixed: the terms that stay whatever N (one number, in `unit`).
         totals: the whole update's memory for each N (in `unit`), each >= `fixed`.
         card: the card's memory (in `unit`), drawn as a dashed line.
-        chosen: the planned N, if any: its bar is drawn in a stronger colour.
+        chosen: the planned N, if any: its activations are drawn in a stronger colour, which the
+            legend names ("activations, the plan: N = 8").
         unit: the unit of every size, for the labels.
         title: the figure's title.
     Returns:
@@ -44,13 +45,19 @@ def plot_plan_memory(micro_batches, fixed, totals, card, chosen=None, unit="GiB"
     colours = ["C0" if n == chosen else "C9" for n in ns]
     bars = ax.bar(xs, [t - fixed for t in totals], bottom=float(fixed), color=colours,
                   label="activations of one micro-batch")
+    handles = ax.get_legend_handles_labels()[0]
+    if chosen is not None:  # the plan's colour gets its own legend entry: a colour the legend lacks reads as unexplained
+        from matplotlib.patches import Patch
+        handles.append(Patch(color="C0", label=f"activations, the plan: N = {chosen}"))
+        if len(ns) > 1:
+            handles[1] = Patch(color="C9", label="activations of one micro-batch")
     for bar, total in zip(bars, totals):
         ax.annotate(f"{total:.1f}", (bar.get_x() + bar.get_width() / 2, total), ha="center", va="bottom",
                     fontsize="small", xytext=(0, 2), textcoords="offset points")
-    ax.axhline(float(card), color="C3", linestyle="--", label=f"the card: {float(card):.1f} {unit}")
+    handles.append(ax.axhline(float(card), color="C3", linestyle="--", label=f"the card: {float(card):.1f} {unit}"))
     ax.set_xticks(list(xs), [f"N = {n}" + (" (plan)" if n == chosen else "") for n in ns])
     ax.set_ylabel(f"memory, {unit}")
     ax.set_ylim(0, 1.12 * max(totals + [float(card)]))
-    ax.legend(fontsize="small", loc="upper right")
+    ax.legend(handles=handles, fontsize="small", loc="upper right")
     ax.set_title(title)
     return fig

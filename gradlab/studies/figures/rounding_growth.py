@@ -3,7 +3,9 @@
     one at a time:   the median (and worst) error over several sequences, in spacings at the sum
     guides:          sqrt(terms), the growth of errors of either sign that partly cancel, and the
                      worst case, (terms - 1) eps/2 |sum|, which grows in proportion to the terms
-    blocked sums:    a sum that adds in blocks (np.sum, tf.reduce_sum, a matmul) at the largest count
+    blocked sums:    a sum that adds in blocks (np.sum, tf.reduce_sum, a matmul) at the largest count,
+                     the markers a hair apart around it and labelled with that count (drawn to
+                     its right, they read as sums of more terms)
 
 Lesson: notebooks/22-how-this-course-measures.ipynb
 """
@@ -16,7 +18,9 @@ import numpy as np
 def plot_rounding_growth(terms, running, worst_case, blocked=(), rounding=10):
     """The one-at-a-time sum's median and worst error against the number of terms, with a
     sqrt(terms) guide, the worst-case bound (in proportion to the terms) and a line at the
-    yardstick; each blocked sum as a marker at the largest count, its median with a bar to its worst.
+    yardstick; each blocked sum as a marker at the largest count, its median with a bar to its worst
+    (several such markers spread a few percent either side of that count, so none hides another,
+    and each legend entry names the count).
 
     Args:
         terms: the term counts, increasing.
@@ -41,9 +45,9 @@ def plot_rounding_growth(terms, running, worst_case, blocked=(), rounding=10):
             label="one at a time: worst")
     for k, (name, errors) in enumerate(blocked.items()):
         errors = np.asarray(errors, dtype=float)
-        x, mid = terms[-1] * 1.25 ** (k + 1), np.median(errors)
+        x, mid = terms[-1] * 1.06 ** (k - (len(blocked) - 1) / 2), np.median(errors)  # centred on the count
         ax.errorbar([x], [mid], yerr=[[0], [errors.max() - mid]], fmt="s", capsize=3, gid=name,
-                    color=f"C{k + 2}", label=f"{name}: median, bar to worst")
+                    color=f"C{k + 2}", label=f"{name}, {terms[-1]:,.0f} terms: median, bar to worst")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("terms in the sum")

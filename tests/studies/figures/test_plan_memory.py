@@ -17,6 +17,10 @@ def test_plan_figure_stacks_the_activations_on_the_fixed_terms():
     assert [t.get_text() for t in ax.get_xticklabels()] == ["N = 2", "N = 4", "N = 8 (plan)"]
     assert activations[2].get_facecolor() != activations[0].get_facecolor()  # the plan stands out
     assert ax.get_ylim() == pytest.approx((0, 1.12 * 200))
+    legend = {t.get_text(): h for t, h in zip(ax.get_legend().get_texts(), ax.get_legend().legend_handles)}
+    assert legend["activations, the plan: N = 8"].get_facecolor() == activations[2].get_facecolor()  # named
+    assert legend["activations of one micro-batch"].get_facecolor() == activations[0].get_facecolor()
+    assert list(legend)[-1] == "the card: 79.5 GiB"
 
 
 def test_plan_figure_refuses_what_it_cannot_draw():

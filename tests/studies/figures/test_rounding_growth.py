@@ -16,10 +16,21 @@ def test_plot_rounding_growth_draws_medians_guides_and_blocked_sums():
     np.testing.assert_allclose(line["sqrt"].get_ydata(), [10.0, np.sqrt(1000)])
     np.testing.assert_allclose(line["worst case"].get_ydata(), [76, 972])
     np.testing.assert_allclose(line["rounding"].get_ydata(), [10, 10])
-    (bar,) = ax.containers  # np.sum: its median at the largest count (offset right), a bar up to its worst
+    (bar,) = ax.containers  # np.sum: its median at the largest count (alone: on it), a bar up to its worst
     x, y = bar.lines[0].get_data()
-    assert x[0] == pytest.approx(1250) and y[0] == pytest.approx(0.4)
-    assert "np.sum: median, bar to worst" in [t.get_text() for t in ax.get_legend().get_texts()]
+    assert x[0] == pytest.approx(1000) and y[0] == pytest.approx(0.4)
+    assert "np.sum, 1,000 terms: median, bar to worst" in [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_blocked_sums_sit_at_the_largest_count_not_right_of_it():
+    from gradlab.studies.figures.rounding_growth import plot_rounding_growth
+    running = [np.array([1.0, 2.0]), np.array([3.0, 5.0])]
+    blocked = {"np.sum": [0.4, 1.1], "tf.reduce_sum": [0.2, 0.8], "tf.matmul": [5.1, 17.6]}
+    fig = plot_rounding_growth([10**4, 10**5], running, [1e3, 1e4], blocked)
+    xs = [bar.lines[0].get_data()[0][0] for bar in fig.axes[0].containers]
+    assert xs == pytest.approx([10**5 / 1.06, 10**5, 10**5 * 1.06])  # a few percent either side of 10^5
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()][-3:] == [
+        f"{name}, 100,000 terms: median, bar to worst" for name in blocked]
 
 
 def test_plot_rounding_growth_wants_one_error_array_per_count():
