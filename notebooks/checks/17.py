@@ -98,6 +98,9 @@ assert all(abs(lab_ivs[k][0]) <= lab_ivs[k][1] for k in ("per micro-batch - larg
 assert all(abs(lab_ivs[k][0]) > lab_ivs[k][1] for k in ("per micro-batch - per update", "Keras's schedule - large batch"))
 assert yours_vs_lab_ivs == "exact: 0.0 spacings" and all(spacings(yours_ivs[k], lab_ivs[k]) < 0.05 for k in lab_ivs), yours_ivs
 assert gap_interval in (my_gap_interval, solution_gap_interval)
+# Step 3's Answer: "by less than one point on average: +0.7 ... its interval, +0.7 ± 0.8, holds both zero and one point"
+_m, _h = lab_ivs["per micro-batch - large batch"]
+assert f"{_m:+.1f}" == "+0.7" and _m < 1 and _m - _h < 0 < 1 < _m + _h, (_m, _h)
 # the moving statistics: momentum 0.99; by arithmetic, 150 moves per update, 600 per micro-batch (N = 4) keep 22% and 0.2% of the
 # start; each seed's per-update run retrained is the lab's; given the training set's statistics it gains 0.4 to 0.6
 # points (pinned below, to within 0.1 point of per micro-batch; the prose states the gain only); the pair's interval +0.0 ± 0.2
@@ -135,5 +138,24 @@ assert ours_64.dtype == large_64.dtype == np.float64 and ours_64.shape == large_
 assert [r.config for r in ours_8.results] == [r.config for r in measured["cosine lr schedule, N = 8"][1].results]
 assert gap_64 <= 2 and in_float32 == _v8, (gap_64, in_float32)
 assert keras.config.floatx() == "float32" and keras.config.dtype_policy().name == "float32"  # restored
+
+# Problem 2: uneven micro-batches at N = 4, b = 25: two of the four hold 24 rows (B = 98); Keras's 1/4 misses the large
+# batch's losses by 1.37%, gradlab's way exact (1.1 spacings, no accuracy change); Keras's way's accuracy gaps +0.1,
+# +0.1, -0.1 points, one test digit a seed
+_un = measured["uneven micro-batches"]
+assert [g.results[0].config.strategy for g in _un] == ["large_batch", "fused", "keras"]
+assert [r.config.seed for g in _un for r in g.results] == [0, 1, 2] * 3
+assert all(r.config.effective_batch == 98 for g in _un for r in g.results)
+assert [(g.results[0].config.accum_steps, g.results[0].config.micro_batch, g.results[0].config.short_by)
+        for g in _un[1:]] == [(4, 25, 2)] * 2 and uneven_large.results[0].config.micro_batch == 98
+assert sorted(gl.lessons.split_sizes(98, 4)) == [24, 24, 25, 25]  # "two of the four micro-batches hold 24 rows"
+_uref = [r.losses for r in _un[0].results]
+_vu = [verdict([r.losses for r in g.results], _uref) for g in _un[1:]]
+assert _vu == ["exact: 1.1 spacings", "miss 1.37%"], _vu
+assert np.all(np.abs(paired(_un[1], _un[0])) < 0.05)
+assert [f"{x:+.1f}" for x in paired(_un[2], _un[0])] == ["+0.1", "+0.1", "-0.1"], paired(_un[2], _un[0])
+assert uneven_ours is _un[1] and uneven_keras is _un[2]
+# the lab left as Step 1 set it
+assert (lab.seeds.value, lab.setting.value, lab.accum_steps.value, lab.micro_batch.value) == (3, "exact", 4, 25)
 
 print("lesson 17: every number the prose states checks out")
