@@ -154,6 +154,14 @@ _lean = [(a + b) / 2 - c - (b - a) / 126 for a, b, c in zip(_u0, _u1, _uB)]  # p
 assert max(float(np.abs(v).max()) for v in _lean) < 1e-6, "01's formula for the plain mean's lean"
 assert max(float(np.abs((b - a) / 126).max()) for a, b in zip(_u0, _u1)) > 1e-5  # the lean itself: far above that
 
+# "MirroredStrategy all-reduces by default: in a ring on CPUs, through NVIDIA's NCCL library on GPUs" (TF 2.21: a
+# CollectiveAllReduce, RING where every device is a CPU, NCCL where every device is a physical GPU)
+_ms = tf.distribute.MirroredStrategy(devices)
+_impl = tf.distribute.experimental.CommunicationImplementation
+assert type(_ms.extended._cross_device_ops).__name__ == "CollectiveAllReduce"
+assert _ms.extended._communication_options.implementation == (
+    _impl.RING if all("CPU" in d for d in devices) else _impl.NCCL), _ms.extended._communication_options.implementation
+
 # your TF2 step's _Send ops: 4 weights and x, y halves from CPU:0, 4 gradients and the summed loss from CPU:1
 assert carried(tf2_sends) == "CPU:0 -> CPU:1: 4 weights, 2 halves (x, y) | CPU:1 -> CPU:0: 4 gradients, 1 summed loss"
 # your TF2 step, partitioned the same way: weights and input halves from CPU:0, tower 1's gradients from CPU:1
