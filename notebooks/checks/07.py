@@ -7,6 +7,50 @@ longer shows (Keras's reductions on the whole batch; the masked loss counted fir
 """
 import numpy as np
 
+# Going further's table (the lesson keeps only the table, folded; r215 moved its experiment here): each Keras loss on
+# micro-batch 1 beside its sum over the table's count, then the row fed to Keras's accumulation as the table says
+# and as it is: pf.keras_window_update(model, window, loss_of) makes one
+# SGD(1.0) update (gradient_accumulation_steps = N), loss_of(t, out, w, D) per micro-batch, D counted first
+labels_ig = np.where(ids > 0, labels, -1)  # the padding labelled -1, the class ignore_class drops
+ignore_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=-1)
+sum_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="sum")
+logits_1, out_1 = mlp_model(x[:16]), tf.identity(seq_model(ids[:8]))  # identity: the Embedding's mask left behind
+wl_1 = float(tf.reduce_sum(tokens[:16] * pf.per_example_loss(y[:16], logits_1)))  # the digits' sum_j ω_j l_j
+l_1 = float(tf.reduce_sum(valid[:8] * pf.per_example_loss(labels[:8], out_1)))  # the sequences': l_j of valid tokens
+digits = (mlp_model, target, [(x[h], y[h], tokens[h]) for h in halves])
+seqs, seqs_T = ((seq_model, seq_target, [(ids[h], t[h], valid[h]) for h in (slice(0, 8), slice(8, 16))])
+                for t in (labels_ig, labels))
+table = {  # row: (its loss on micro-batch 1, that sum over the row's count, the window, the loss Keras is fed)
+    "default": (loss_fn(y[:16], logits_1, sample_weight=tokens[:16]), wl_1 / 16, digits,
+                lambda t, o, w, D: loss_fn(t, o, sample_weight=w * N * len(w) / D)),  # ω_j N n_i / D
+    "default, per token": (loss_fn(labels[:8], out_1, sample_weight=valid[:8]), l_1 / valid[:8].size, seqs_T,
+                           lambda t, o, w, D: loss_fn(t, tf.identity(o), sample_weight=w * N * w.size / D)),  # T_i
+    "mean_with_sample_weight": (mean_w(y[:16], logits_1, sample_weight=tokens[:16]), wl_1 / D_i[0], digits,
+                                lambda t, o, w, D: N * w.sum() / D * mean_w(t, o, sample_weight=w)),
+    "ignore_class": (ignore_fn(labels_ig[:8], out_1), l_1 / valid_i[0], seqs,
+                     lambda t, o, w, D: N * w.sum() / D * ignore_fn(t, tf.identity(o))),
+    "sum": (sum_fn(y[:16], logits_1, sample_weight=tokens[:16]), wl_1, digits,
+            lambda t, o, w, D: N / D * sum_fn(t, o, sample_weight=w))}
+as_is = {"default": lambda t, o, w, D: loss_fn(t, o, sample_weight=w),  # each row's loss as it is
+         "default, per token": lambda t, o, w, D: loss_fn(t, tf.identity(o), sample_weight=w),
+         "mean_with_sample_weight": lambda t, o, w, D: mean_w(t, o, sample_weight=w),
+         "ignore_class": lambda t, o, w, D: ignore_fn(t, tf.identity(o)),
+         "sum": lambda t, o, w, D: sum_fn(t, o, sample_weight=w)}
+keras_errors, fed_spacings, fed_verdicts, as_is_u, as_is_length, as_is_gaps = {}, {}, {}, {}, {}, {}
+for row, (loss_1, count, (model, ref, window), loss_of) in table.items():
+    at_w = [v.numpy() for v in model.trainable_variables]  # updates are read off these weights: count them there
+    update = pf.keras_window_update(model, window, loss_of)  # fed as the table says
+    keras_errors[row], fed_spacings[row] = pf.relative_error(update, ref), spacings(update, ref, at=at_w)
+    fed_verdicts[row] = verdict(update, ref, at=at_w)
+    u = pf.keras_window_update(model, window, as_is[row])  # as it is
+    k = sum((a * b).sum() for a, b in zip(u, ref)) / norm(u) ** 2  # least squares, as in Problem 3
+    as_is_u[row], as_is_length[row] = u, norm(u) / norm(ref)
+    before_after = at_w + [w - a for w, a in zip(at_w, u)]  # u = before - after: rounded at the larger, times k
+    as_is_gaps[row] = verdict([k * a for a in u], ref, at=[k * w for w in before_after])
+farthest = max(fed_spacings, key=fed_spacings.get)  # fed as the table says: the row farthest from g_B
+fed_exact = sum(v.startswith("exact: ") for v in fed_verdicts.values())
+mean_w_as_it_is = pf.relative_error(as_is_u["mean_with_sample_weight"], target)  # the naive rule again
+
 # gradlab's strategies the prose no longer prints: accumulate on the masked sequences (exact), keras fed the
 # tokens as sample_weight (its step counts first: exact) and keras on the masked sequences (the naive rule)
 seq_gradlab = make("accumulate", N, model=lambda: keras.models.clone_model(seq_model))
@@ -55,6 +99,7 @@ _n, _f, _adam = _flat(naive), _flat(fixed), _flat(adam_first(fixed))
 assert (_n != 0).sum() == (_f != 0).sum() and np.linalg.norm(_adam + 0.001 * np.sign(_f)) < 0.1 * np.linalg.norm(_adam)
 _flipped = float(np.mean(np.sign(_n[_f != 0]) != np.sign(_f[_f != 0])))
 assert f"{_flipped:.0%}" == "12%" and abs(2 * np.sqrt(_flipped) - adam_miss) < 0.02, (_flipped, adam_miss)
+assert abs(flipped - _flipped) < 1e-12 and f"{flipped:.0%}" == "12%"  # printed by the answers cell
 assert adam_miss > 0.3 and as_miss(adam_miss) == "70.1%" and as_miss(best_miss) == "57%"  # Problem 3's answer
 
 # Problem 4, the shuffled tagging windows (its answer cell trains the run): the naive rule's weight on the short sequences'
@@ -88,6 +133,7 @@ assert getattr(_out, "_keras_mask", None) is not None and getattr(tf.identity(_o
 # noise alone makes |grad L_1| / |grad L_2| about sqrt(D_2 / D_1): "about sqrt(196/23) = 2.9 ... (3.3 here)"
 assert abs(norm(seq_g1) / norm(seq_g2) / np.sqrt(valid_i[1] / valid_i[0]) - 1) < 0.2
 assert f"{norm(seq_g1) / norm(seq_g2):.1f}" == "3.3" and f"{np.sqrt(valid_i[1] / valid_i[0]):.1f}" == "2.9"
+assert length_ratio == norm(seq_g1) / norm(seq_g2) and f"{length_ratio:.1f}" == "3.3"  # printed in Padding masks
 # 'no update at all misses by 1': the naive 1.29 is farther from one batch's gradient than no update
 assert pf.relative_error([0 * g for g in seq_target], seq_target) == 1 < seq_errors[0]
 assert seq_gradlab_error < 1e-5
@@ -201,7 +247,7 @@ _exact = [verdict(naive, gradlab_naive), verdict(fixed, target), verdict(gradlab
 assert all(v.startswith("exact: ") for v in _exact), _exact
 assert verdict(naive, target) == "miss 57.1%" and as_miss(coef * spread) == "57.1%"  # "misses by 57.1%"
 assert as_miss(mean_w_as_it_is) == "57.1%"  # Going further: "as it is misses by 57.1%"
-# the loss table's "as it is" column (Going further prints it): the default row (equal n_i) gives g_B times D / (N n_i),
+# Going further's "Unscaled" sentence (computed at the top): the default row (equal n_i) gives g_B times D / (N n_i),
 # sum times D / N, their direction exact; mean_with_sample_weight and ignore_class tilt it, so even their best
 # multiples miss ("Only a count that differs between micro-batches tilts the gradient")
 assert list(as_is) == list(table) and [as_is_gaps[r].startswith("exact: ") for r in as_is] == [True, True, False, False,

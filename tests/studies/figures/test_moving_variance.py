@@ -27,6 +27,7 @@ def test_figure_draws_each_series_over_the_updates_and_labels_the_shortfall():
     # the second panel: only the updates after `after`, on their own y range (the start, 1.0, is left out)
     assert [list(line.get_xdata()) for line in settled.lines] == [[2, 3]] * 3
     assert list(settled.lines[2].get_ydata()) == [9.0, 9.0] and settled.get_ylim()[0] > 1.0
+    assert settled.get_ylabel() == every.get_ylabel() == "moving variance, summed over features"  # both panels
     plain = plot_moving_variance(series)
     assert len(plain.axes) == 1 and [line.get_label() for line in plain.axes[0].lines] == list(series)  # no after
     with pytest.raises(ValueError, match="same length"):
