@@ -77,7 +77,7 @@ assert short_shards == [9, 8] and f"{step_ratio:.3f}" == "0.548" and abs(step_ra
 # "in the same direction (against 17/31 of that step, "exact")": the step is 17/31 of the large batch's, entry by entry,
 # within ten spacings at the weights (the steps are read off the weights, so they carry the weights' rounding)
 assert spacings(fixed_b_move, scaled_move, at=before) <= 10 and verdict(fixed_b_move, scaled_move, at=before).startswith("exact")
-# the mirrored model is back at the shared start after the short batch (so the next cell and these checks read g_B there)
+# the mirrored model is back at the shared start (your sum and count's cell resets it, so these checks read g_B there)
 assert all(np.array_equal(w, v) for w, v in zip(mirrored_model.get_weights(), ref.get_weights()))
 # your sum and count on the short batch: the 17 digits' g_B ("length ratio 1.000", "... apart")
 assert spacings([g.numpy() for g in counted], g_17) <= 10 and f"{counted_ratio:.3f}" == "1.000" and verdict(counted, g_17).startswith("exact")

@@ -125,6 +125,9 @@ assert 0 <= token["token step"] <= 1, token["token step"]
 # misses the first update as measured (mirrored fit's first update, from one device's starting weights)
 assert abs(token_formula_miss - token_each[0]) < 5e-4 and f"{token_formula_miss:.1%}" == f"{token_each[0]:.1%}", (
     token_formula_miss, token_each[0])
+# "against the formula's theta: exact": mirrored fit's first update is the formula's, entry by entry
+assert token_formula_verdict.startswith("exact") and spacings(first_mirrored.get_weights(), token_formula) <= 10, (
+    token_formula_verdict)
 assert D0 != D1 and spacings(start, mlp().get_weights()) == 0  # unequal tokens; the shared start is mlp()'s
 # the first update by hand (mirrored fit on the first batch alone) is token_misses' first update: the same miss
 assert abs(first_miss - token_each[0]) < 5e-4 and f"{first_miss:.1%}" == f"{token_each[0]:.1%}", (first_miss, token_each[0])

@@ -16,6 +16,11 @@ assert abs(first_miss - clip_misses[0]) < 1e-4 and f"{first_miss:.1%}" == f"{cli
 assert len(acts) == 10 and sum(acts) == len(hit) == 2 and len(rest) == 8, (acts, hit, rest)
 assert all(0.11 < m < 0.125 for m in hit) and f"{min(hit):.0%}" == f"{max(hit):.0%}" == "12%", hit
 assert all(m < 1e-5 for m in rest), rest
+# "each replica's part is ... at most 0.98 long, so fit's clip never acts ... the mean is 1.68 long, against 1.5":
+# on the 2 clipped updates no part reaches c, so fit takes the unclipped step and misses by |g_B| / c - 1 ("about 12%")
+assert len(parts_c) == 4 and max(parts_c) < 1.5 and f"{max(parts_c):.2f}" == "0.98", parts_c
+assert len(means_c) == 2 and all(f"{g:.2f}" == "1.68" for g in means_c), means_c
+assert all(abs(m - (g / 1.5 - 1)) < 1e-3 for m, g in zip(hit, means_c)), (hit, means_c)
 # "Unclipped, this MLP's mean gradient is 1.09 to 1.70 long (median 1.30)": so c = 1.5 sits above most of them
 assert len(norms) == 10 and [f"{v:.2f}" for v in (min(norms), max(norms), np.median(norms))] == ["1.09", "1.70", "1.30"]
 assert np.median(norms) < 1.5 < max(norms), norms  # "above most": above the median, below the longest
