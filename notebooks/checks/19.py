@@ -75,7 +75,7 @@ assert np.allclose(fit(runs), fit_critical_batch(runs)) and gap < 1e-9 * B_crit,
 # the runs' lengths (19 to 60 updates); B = 512 sees each digit more than twice
 S_all_05 = [S for seed in runs for S in runs[seed].values()]
 assert (min(S_all_05), max(S_all_05)) == (19, 60) and min(512 * runs[s][512] for s in runs) > 2 * M
-# "the knee is N = B_crit / b: with b = 32, one micro-batch at loss 0.5"; "So on this CPU accumulating does not pay:
+# "the knee is N = B_crit / b: with b = 32, one micro-batch at loss 0.5"; "So on this CPU a batch past the knee does not pay in time:
 # B = 128 saves 38% of the updates (37 to 23) but does four micro-batches' work in each (Problem 2 times it)" (the
 # 38% and the time: Problem 2's asserts below)
 assert round(B_crit / 32) == 1, B_crit
@@ -111,6 +111,7 @@ _passes = [512 * runs[s][512] / M for s in runs]
 assert (f"{min(_passes):.1f}", f"{max(_passes):.1f}") == ("2.4", "2.8") and min(_passes) > 2, _passes
 # the rate grid tested (the fold prints it): the halfway rates change one count (seed 4 at B = 128, 24 to 23);
 # B_crit 32.4 -> 32.8
+# (b): "to loss 0.5 no rate halfway between does better at B = 32 or 512, a later fold shows": the one change is at 128
 assert changed == [(4, 128, 24, 23)], changed
 # the repeats, measured at loss 0.5 (the fold): fitted without B = 512, the knee reads 33.2 instead of 32.4
 assert (f"{no_repeats:.1f}", f"{B_crit:.1f}") == ("33.2", "32.4") and abs(no_repeats - B_crit) < 0.05 * B_crit
