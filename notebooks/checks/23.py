@@ -59,7 +59,7 @@ assert max(1 + B / B_crit, 1 + B / B_crit_S) == 1 + B / B_crit_S
 # "B_crit falls as L^(-1/0.21), so the S fit's higher loss, 2.85 against 2.47 nats, halves it": 1,325 and 666
 assert 1.8 < B_crit / B_crit_S < 2.2 and (f"{L_S:.2f}", f"{L:.2f}") == ("2.85", "2.47")
 assert abs(B_crit / B_crit_S - (L_S / L) ** (1 / 0.21)) < 1e-9
-# "guesses the loss, derives B_crit and S_min from it, refits, and repeats until the loss stops changing": the fixed
+# "the code guesses the loss, derives B_crit and S_min from it, refits the loss, and repeats until it settles": the fixed
 # point above holds (L_S is L(N, S) at the S_min its own B_crit gives)
 # the run's length: 20B tokens, 20 a parameter (Hoffmann et al.); 9,537 updates of 2,097,152 tokens at 4.26 s (compute
 # with attention's 6 d T h FLOPs a token, 6.7% beside 6 P, then the all-reduce): 11.3 h on the 8 GPUs, 90 GPU-hours (the
@@ -68,8 +68,8 @@ assert tokens / P == 20 and B * T == 2_097_152 and updates == 9_537 and (updates
 assert f"{attention:.1%}" == "6.7%" and abs(attention - d * T * h / P) < 1e-15
 assert abs(step - (compute * (1 + attention) + ring)) < 1e-12 and f"{step:.2f}" == "4.26"
 assert f"{hours:.1f}" == "11.3" and f"{R * hours:.0f}" == "90" and f"{R * updates * (compute + ring) / 3600:.0f}" == "85"
-# "Is the batch worth its examples? ... B = 512 (N = 4 of 16 a GPU) is cheaper and faster: 1.6 or 1.4 times the
-# updates, each half as long, 8.9 or 7.9 h and 71 or 63 GPU-hours, not 11.3 h and 90": each fit's
+# "Is the batch worth its examples? ... By both, B = 512 (N = 4 of 16 a GPU) would be cheaper and faster: 7.9 to 8.9 h
+# and 63 to 71 GPU-hours against 11.3 h and 90" (r217: the cell prints a table, each plan by each fit): each fit's
 # S_min from the run's 9,537 updates at B = 1,024 (S = S_min (1 + B_crit / B), eq. 5.4), then S at B = 512; an update
 # of 512 sequences computes half the tokens a GPU (attention's share too), and all-reduces the same bytes
 _half = {}
@@ -81,18 +81,23 @@ assert [f"{g:.0f}" for _, g in _half.values()] == ["71", "63"] and all(g < R * h
 assert abs(step512 - (compute / 2 * (1 + attention) + ring)) < 1e-12  # the printed B = 512 lines
 # (printed, not in the prose: r212 asked for the wall time) B = 512 on the same 8 GPUs is also shorter: under 11.3 h
 assert all(g / R < hours for _, g in _half.values()), _half
-# "So B = 512 ... is cheaper and faster: ... 8.9 or 7.9 h and 71 or 63 GPU-hours, not 11.3 h and 90" (the wall time on
+# "By both, B = 512 ... would be cheaper and faster: 7.9 to 8.9 h and 63 to 71 GPU-hours against 11.3 h and 90" (the wall time on
 # the same 8 GPUs, as the cell prints it)
 assert [f"{g / R:.1f}" for _, g in _half.values()] == ["8.9", "7.9"], _half
 assert ring / (compute / 2 + ring) < 0.01 and 512 // (R * b) == 4 and b == 16  # N = 4; the all-reduce, under 1%, barely counts
 # "A larger batch pays only when GPUs are added ... On 16 GPUs in two nodes (InfiniBand, 50 GB/s), each keeping 8 x 16,
-# B = 2,048 takes 8.4 or 9.3 hours, for 134 or 149 GPU-hours" (Problem 1's link); S at B = 2,048 from each fit's S_min
+# B = 2,048 takes 8.4 to 9.3 hours and 134 to 149 GPU-hours" (Problem 1's link); S at B = 2,048 from each fit's S_min
 assert 2048 // 16 == B_gpu == R * b and abs(step16 - step) / step < 0.05  # the same 8 x 16 a GPU; about as long
 _s16 = {c: updates / (1 + c / B) * (1 + c / 2048) for c in (B_crit, B_crit_S)}
 assert [f"{u * step16 / 3600:.1f}" for u in _s16.values()] == ["8.4", "9.3"], _s16
 assert [f"{16 * u * step16 / 3600:.0f}" for u in _s16.values()] == ["134", "149"], _s16
 assert all(u * step16 < updates * step and 16 * u * step16 > R * updates * step for u in _s16.values())
 assert abs(step16 - compute * (1 + attention) - 2 * 15 / 16 * 4 * P / 50e9) < 1e-12
+# the printed table: its rows are these plans (B = 1,024 the run itself, 11.3 h by both fits)
+assert list(plans.values()) == [(R, step, 1024), (R, step512, 512), (16, step16, 2048)]
+assert all(abs(S_at(c, 1024) - updates) < 1e-9 for c in (B_crit, B_crit_S))
+assert [f"{S_at(c, 512) * step512 / 3600:.1f}" for c in (B_crit, B_crit_S)] == ["8.9", "7.9"]
+assert [f"{S_at(c, 2048) * step16 / 3600:.1f}" for c in (B_crit, B_crit_S)] == ["8.4", "9.3"]
 
 # the CPU check: 11's MLP (its a_out, t, a_in), under 24 MiB: N = 4, b = 256, budget 22.04 MiB; measured, the fused
 # loop under the limit and plain (N = 1) over 30 MiB (11 measured it near its budget, 34.91), read with a margin
