@@ -40,6 +40,9 @@ assert abs(realistic_ms - compute40) < 1e-9 and sorted(shares) == [1, 2, 4, 8]  
 assert f"{8 * comm_ms:.1f}" == "560.0" and f"{comm_ms:.1f}" == "70.0"  # link time at N = 8: 560 -> 70 ms
 # its update time on the overlap model: each waits (957.6), or runs under the next micro-batch (= deferred)
 assert f"{8 * each_waits:.1f}" == "957.6" and abs(chained - (8 * step_ms + shown_ms)) < 1e-9
+# the N table's second column, an all-reduce per micro-batch overlapped, each waiting for it: the figure's top row
+assert all(abs(each_overlapped[n] - n * each_waits) < 1e-9 for n in each_overlapped) and sorted(each_overlapped) == [1, 2, 4, 8]
+assert f"{each_overlapped[8]:.1f}" == "957.6" and all(f"{n * shown_ms / each_overlapped[n]:.1%}" == "17.0%" for n in each_overlapped)
 # the learner's overlapped_step gives them; gradlab's timeline.schedule agrees
 gradlabs = lambda c, m: timeline.schedule(c, m, overlap=True)["total"]  # noqa: E731  gradlab's schedule
 assert abs(each_waits - gradlabs(mb_compute, mb_comm)) < 1e-9
