@@ -127,17 +127,19 @@ _DECIMAL = re.compile(r"(?<![\w.])(\d[\d,]*\.\d+)")  # 1.06, 12.74, 1,366.3: a q
 _LESSON_LINK = re.compile(r"\]\((\d\d)-[\w-]+\.ipynb")
 
 
+def _outputs(path):
+    """A lesson's stored outputs alone: what its last execution printed."""
+    return "\n".join("".join(output.get("text", "")) + "".join(output.get("data", {}).get("text/plain", ""))
+                     for cell in _cells(path) for output in cell.get("outputs", []))
+
+
 def _stored(path):
     """A lesson's markdown, code, stored outputs and authors' checks, as one text."""
     # the checks' comments do not count: one quoting another lesson ("17 measures 26.10") once hid a stale quote
     uncommented = lambda code: re.sub(r"(?m)(^|\s)#.*$", "", code)  # noqa: E731
-    parts = []
-    for cell in _cells(path):
-        parts.append(_text(cell))
-        for output in cell.get("outputs", []):
-            parts.append("".join(output.get("text", "")) + "".join(output.get("data", {}).get("text/plain", "")))
     checks = ROOT / "notebooks" / "checks" / f"{path.name[:2]}.py"
-    return "\n".join(parts) + (uncommented(checks.read_text()) if checks.is_file() else "")
+    return ("\n".join(_text(cell) for cell in _cells(path)) + "\n" + _outputs(path)
+            + (uncommented(checks.read_text()) if checks.is_file() else ""))
 
 
 def test_a_number_quoted_beside_a_link_is_in_the_lesson_it_links():
@@ -171,12 +173,6 @@ def test_the_readme_states_the_courses_length_in_words():
     assert stated, "README's lesson section no longer states the course's words"
     words = sum(_words(c) for path in LESSONS for c in _cells(path) if c["cell_type"] == "markdown")
     assert abs(int(stated.group(1).replace(",", "")) - words) <= 0.05 * words, (stated.group(1), words)
-
-
-def _outputs(path):
-    """A lesson's stored outputs alone: what its last execution printed."""
-    return "\n".join("".join(output.get("text", "")) + "".join(output.get("data", {}).get("text/plain", ""))
-                     for cell in _cells(path) for output in cell.get("outputs", []))
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name[:2])

@@ -22,7 +22,6 @@ Lesson: notebooks/14-communication.ipynb
 """
 from __future__ import annotations
 
-import io
 import math
 import numbers
 from types import SimpleNamespace
@@ -33,6 +32,7 @@ from matplotlib.patches import Patch
 
 from ..studies.distributed import comm_cost
 from ..studies.figures import timeline
+from .budget import _png
 
 LIMITS = dict(R=(2, 64), N=(1, 32), beta_gbs=(1.0, 900.0), blocks=(1, 32))
 
@@ -139,9 +139,7 @@ class Overlap:
         c.text.value = (f"all-reduce {r['all_reduce']:.1f} ms; update {r['update_without']:.1f} ms without overlap "
                         f"({r['share_without']:.1%} exposed), {r['update_with']:.1f} ms with "
                         f"({r['share_with']:.1%})")
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=80)
-        c.plot.value = buf.getvalue()
+        c.plot.value = _png(fig, dpi=80)
         return r
 
     def _repr_mimebundle_(self, **kwargs):

@@ -76,9 +76,7 @@ def plot_moving_variance(series, after=None, title="BatchNorm's moving variance,
         fig.suptitle(title)
     else:
         axes[0].set_title(title)
-    for ax in axes:
-        ax.set_xlabel("update")
     for ax in axes:  # both panels plot the same quantity, the second on its own range
-        ax.set_ylabel("moving variance, summed over features")
+        ax.set(xlabel="update", ylabel="moving variance, summed over features")
     axes[0].legend(fontsize="small")
     return fig
