@@ -15,7 +15,7 @@ assert (F, bus, hbm, host_rate, fast_rate, multi_rate) == (0.40 * 756e12, 25e9, 
 assert (P, T_i) == (1e9, 4096) and host_rate / 1e9 == arm["one core"][0] and f"{host_rate / 1e9:.0f}" == "21" and multi_rate / 1e9 < min(arm["all cores, 2:1 reads-writes"])
 assert [f"{v:.0f}" for v in arm["one core"] + arm["all cores, 2:1 reads-writes"]] == ["21", "37", "157", "430"]
 # "Your machine" (folded): this machine's measured rate and the update at it are printed, nbval-ignored, not pinned
-# (c12 quotes them as the stored run's, "51 GB/s on the stored run: ... 3.1 times": tests/test_course.py keeps them in the outputs)
+# (c12 quotes them as the stored run's, "46 GB/s on the stored run: ... 3.4 times": tests/test_course.py keeps them in the outputs)
 assert 0 < sum_rate and abs(mine - update_ms(tau_d, tau_c, stage_ms(P, T_i, sum_rate)[2], N)[1]) < 1e-9 * mine
 # the folded "Your machine" cell also prints the update at Arm's Graviton4 core (37 GB/s): 4.2 times the card's
 assert [f"{x:.1f}" for x in other_x] == ["4.2"], other_x
@@ -47,8 +47,8 @@ assert abs(12 * F / (6 * host_rate / 2) - 2 * T_sum) < 1e-6 * T_sum
 assert all(np.allclose(update_ms(*args), simulated(*args), rtol=1e-12) for args in cases)
 sched = {o: gl.lessons.host_schedule(tau_d, tau_c, tau_h, N, overlap=o, buffers=2) for o in (False, True)}
 assert abs(one_after_another - sched[False]["total"]) < 1e-9 and abs(overlapped - sched[True]["total"]) < 1e-9
-# "(c) ... an update takes tau_d + tau_c + N tau_h + tau_c"; "At one core's 21 GB/s the update takes 6,143 ms, 7.0
-# times the card's 873 ms"; "one after another, as 03's loop runs them, 9.5 times"
+# "(c) ... overlapped, an update takes tau_d + tau_c + N tau_h + tau_c"; "At a Graviton2 core's 21 GB/s, TensorFlow's
+# schedule, one after another, takes 9.5 times the card's 873 ms; overlapped, 6,143 ms, 7.0 times"
 assert abs(overlapped - (tau_d + tau_c + N * tau_h + tau_c)) < 1e-9 * overlapped and f"{on_card:.0f}" == "873"
 assert (f"{overlapped:,.0f}", f"{overlapped / on_card:.1f}", f"{one_after_another / on_card:.1f}") == ("6,143", "7.0", "9.5")
 # "The sums scale as 1/beta_h" and fill nearly all of the update; a faster core (Graviton4, pinned above) lowers the multiple
@@ -60,7 +60,8 @@ assert [ax.get_title().split("\n")[0].split(": ", 1)[1] for ax in fig.axes] == [
 # Problem 1 below, and stated only in its answer)
 # "The sums scale as 1/beta_h" (c2 and c12): tau_h scales as 1 / rate; the update does only while the sum outlasts the
 # copy (Problem 2: past 75 GB/s the bus sets the pace)
-# "the host only adds; 03's host_step scales each fetch by n_i first, two passes more": tau_h prices 3 passes of 4P
+# "three passes over 4P bytes ... the host only adds. (03's host_step scales each fetch by n_i first: two passes
+# more.)": tau_h prices 3 passes of 4P
 assert abs(tau_h - 1e3 * 3 * 4 * P / host_rate) < 1e-9 * tau_h
 assert abs(stage_ms(P, T_i, 2 * host_rate)[2] - tau_h / 2) < 1e-9 * tau_h
 assert all(designs[k][1] == v for k, v in (("accumulating on the card", on_card), ("copying out, one after another",
@@ -77,8 +78,8 @@ for o in (False, True):
 assert sched[False]["held"]["device"] == 1 and sched[True]["held"]["device"] == 2, sched
 assert [designs[k][0] for k in designs] == ["8P", f"{4 * sched[False]['held']['device']}P",
                                             f"{4 * sched[True]['held']['device']}P", f"{4 * lean['held']['device']}P"]
-# "Copying out needs one gradient buffer there, 4P, and takes as long (the last two rows)": the lowest
-# panel, at the same 6,143 ms (two on the host)
+# "Copying out needs one gradient buffer there, 4P: overlapped, one buffer takes as long as two (6,143 ms, the
+# figure's last two panels)": the lowest panel (two on the host)
 assert lean["held"] == {"device": 1, "host": 2} and abs(lean["total"] - overlapped) < 1e-9, lean
 # "8P bytes (8 GB, a tenth of the H100's 80 GB)"; the figure's dotted line is the card's 873 ms
 assert abs(fig.axes[0].get_lines()[-1].get_xdata()[0] - on_card) < 1e-9
