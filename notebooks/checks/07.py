@@ -91,14 +91,16 @@ assert 0.3 < best_miss <= pf.relative_error(naive, target) + 1e-6
 assert f"{best_miss:.2f}" == "0.57" and f"{k_best:.2f}" == "1.03"
 # Adam's first update: blind to the scale k, not to the direction (70.1% in the prose)
 assert pf.relative_error(adam_first([k_best * g for g in naive]), adam_first(naive)) < 1e-2
-# "Adam's first update is about its learning rate times each entry's sign, so its 70.1% miss against the fixed one's
-# counts signs: 12% of the gradient's nonzero entries point the other way": the update is -lr sign(g) (lr 0.001), and
-# two sign vectors differing in a share f of their nonzero entries miss each other by 2 sqrt(f)
+# "Adam's first update is about -lr sign(g) entry by entry ... a miss of 2 sqrt(f)": the update is -lr sign(g)
+# (lr 0.001), and two sign vectors differing in a share f of their M nonzero entries miss each other by 2 sqrt(f)
 _flat = lambda gs: np.concatenate([np.ravel(g) for g in gs])
 _n, _f, _adam = _flat(naive), _flat(fixed), _flat(adam_first(fixed))
 assert (_n != 0).sum() == (_f != 0).sum() and np.linalg.norm(_adam + 0.001 * np.sign(_f)) < 0.1 * np.linalg.norm(_adam)
 _flipped = float(np.mean(np.sign(_n[_f != 0]) != np.sign(_f[_f != 0])))
 assert f"{_flipped:.0%}" == "12%" and abs(2 * np.sqrt(_flipped) - adam_miss) < 0.02, (_flipped, adam_miss)
+# "Here f = 0.121, so 2 sqrt(0.121) = 0.695, within a point of the measured 70.1%" (printed by the answers cell)
+assert f"{_flipped:.3f}" == "0.121" and f"{2 * np.sqrt(_flipped):.3f}" == "0.695" and f"{adam_miss:.3f}" == "0.701"
+assert abs(2 * np.sqrt(_flipped) - adam_miss) < 0.01
 assert abs(flipped - _flipped) < 1e-12 and f"{flipped:.0%}" == "12%"  # printed by the answers cell
 assert adam_miss > 0.3 and as_miss(adam_miss) == "70.1%" and as_miss(best_miss) == "57%"  # Problem 3's answer
 

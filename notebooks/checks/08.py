@@ -140,7 +140,7 @@ for policy, wrapped in (("mixed_float16", True), ("mixed_bfloat16", False)):
     assert inner.gradient_accumulation_steps == 4, policy  # the wrapped optimizer keeps accumulating per call
 
 # Section 4, the pace: "Keras halves lambda per overflowing micro-batch: if all four overflow, from 2^15 to 2048, where
-# fused halves it once, to 16384" (and the Summary: "halves once per overflowing micro-batch")
+# fused halves it once, to 16384" (and the Summary: "four overflowing micro-batches took it from 2^15 to 2048 ... to 16384")
 two_bad = x.copy()
 two_bad[:8] *= 1e38
 two_bad[24:] *= 1e38  # micro-batches 1 and 4 of 4 overflow
