@@ -174,6 +174,19 @@ assert sum("ReadVariableOp" in name for s, name in tf2_sends if s == "CPU:0") ==
 assert sum(name.startswith("gradient_tape/") for s, name in tf2_sends if s == "CPU:1") == 4
 assert {"split:1", "split_1:1"} <= {name for s, name in tf2_sends if s == "CPU:0"}  # tower 1's x and y
 assert sorted(s for s, _ in tf2_sends) == ["CPU:0"] * 6 + ["CPU:1"] * 5  # and tower 1's summed loss back
+# the printed op names: fixed by the named layers (hidden, logits) and the step's graph, not by how many models Keras
+# built before; a copy of the probe model made after more models traces to the same names (a learner's rerun)
+assert sorted(name for _, name in tf2_sends) == [
+    "gradient_tape/mlp_3/hidden_1/BiasAdd/BiasAddGrad", "gradient_tape/mlp_3/hidden_1/MatMul/MatMul",
+    "gradient_tape/mlp_3/logits_1/BiasAdd/BiasAddGrad", "gradient_tape/mlp_3/logits_1/MatMul/MatMul_1",
+    "mlp_3/hidden_1/BiasAdd/ReadVariableOp", "mlp_3/hidden_1/Cast/ReadVariableOp",
+    "mlp_3/logits_1/BiasAdd/ReadVariableOp", "mlp_3/logits_1/Cast/ReadVariableOp",
+    "sparse_categorical_crossentropy_1/Sum", "split:1", "split_1:1"], sorted(tf2_sends)
+assert [layer.name for layer in probe_model.layers if isinstance(layer, keras.layers.Dense)] == ["hidden", "logits"]
+make_model("mlp", seed=0)  # moves Keras's layer counters on, as the cells above do on a rerun
+_later = keras.models.clone_model(probe_model)
+_, _later_sends = gl.lessons.device_sends(make_towers_step(_later, keras.optimizers.SGD(0.1), devices), *batches[0])
+assert sorted(_later_sends) == sorted(tf2_sends), sorted(_later_sends)
 
 # The TF2 step
 loss_gaps = np.abs(np.subtract(my_losses, large_losses))  # one per update: 64, 64, then 63 = 32 + 31 digits

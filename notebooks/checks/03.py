@@ -26,7 +26,7 @@ eps = float(np.finfo(np.float32).eps)
 assert f"{eps:.1e}" == "1.2e-07" and eps == np.spacing(np.float32(1))
 
 # the uneven case, 16 + 16 + 16 + 15; the plain mean's miss is measured on his graph below. The 63's parts, fetched
-# here (the lesson no longer re-proves 01's rule on them): the means below are compared bit for bit, whatever the weights
+# here (the lesson cites 02's rule and does not re-prove it): the means below are compared bit for bit, whatever the weights
 assert counts63 == [16, 16, 16, 15] and sum(counts63) == 63
 parts = [[t.numpy() for t in micro_grads(a, b)[1]] for a, b in zip(xs63, ys63)]
 # gradlab's host_average with counts is weighted_mean bit for bit; without counts, the plain mean
@@ -95,6 +95,11 @@ assert f"{held_adam / MiB:.1f}" == "3.9"
 assert G_big == 4e8 and N_big == 10
 assert [f"{x / 1e9:.1f}" for x in (N_big * G_big, G_big, (N_big + 2) * G_big, 2 * G_big)] == [
     "4.0", "0.4", "4.8", "0.8"]  # the ten, a gradient, the list at worst, the running sum
+# Problem 2's general rule, printed for f = 1 and f = 0.1: the list N + 2f gradients, np.stack N + (N + 1) f; "on ten
+# equal layers, f = 0.1, 4.1 and 4.4 GB"; at f = 1, "4.8 and 8.4 GB" (the lines above)
+assert (f_big, list_G, stack_G) == (0.1, N_big + 2 * 0.1, N_big + (N_big + 1) * 0.1)
+assert [f"{x * G_big / 1e9:.1f}" for x in (list_G, stack_G)] == ["4.1", "4.4"]
+assert [f"{x * G_big / 1e9:.1f}" for x in (N_big + 2 * 1.0, N_big + (N_big + 1) * 1.0)] == ["4.8", "8.4"]
 # the copies' time, printed in the main text: PCIe 4.0 x16 at about 25 GB/s usable (README's hardware row), nothing
 # overlapped: "0.36 ms an update" for this MLP's 11 G (arithmetic, not a timing); "for 100 million parameters they take 176 ms"
 assert usable == 25e9 and G_100M == G_big == 4e8
