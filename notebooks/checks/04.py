@@ -11,8 +11,10 @@ ADAM_MISS = "2.6%"  # Adam fed the sum: its miss to one decimal, as the prose qu
 eps32 = float(np.finfo(np.float32).eps)  # u = 2^-23, float32's spacing at 1: "float32's machine epsilon, 1.2e-07"
 assert f"{eps32:.1e}" == "1.2e-07"
 
-# The toy accumulator ends at the large batch's mean 5.5, applied once at rate 0.1
-assert abs(sum(contributions) - 5.5) < 1e-6 and abs(float(theta.numpy()) + 0.55) < 1e-6, contributions
+# The toy accumulator holds the summed-loss gradients "10, then 28, and ends at 55"; divided once by B = 10, "5.5, the
+# large batch's mean", applied once at rate 0.1: theta = -0.55
+assert [round(c) for c in np.cumsum(contributions)] == [10, 28, 55] and toy_rows == 10, contributions
+assert abs(sum(contributions) / toy_rows - 5.5) < 1e-6 and abs(float(theta.numpy()) + 0.55) < 1e-6, contributions
 
 # Your TF2 loop: sums, divided once by B, applied once: "exact, 1.0 spacings at the largest weight" eager (gradlab's
 # verdict), its miss a rounding-sized few eps; two traces (16 and 15 rows)
@@ -23,9 +25,13 @@ assert 0 < spacings(eager_weights, keras_B) <= 1 and f"{spacings(eager_weights, 
 assert compiled.experimental_get_tracing_count() == 2 and int(optimizer.iterations) == 3
 # "The compiled loop is exact too" (three updates, cell 8's second line: 1.0 spacings)
 assert f"{spacings(hand_weights, keras_3):.1f}" == "1.0", spacings(hand_weights, keras_3)
-# "The accumulators cost one float per weight": one accumulator per trainable variable, of its shape
+# "The accumulators hold one float per weight, 203,530 of them: 0.78 MiB": one accumulator per trainable variable, of
+# its shape (the line cell 9 prints)
 assert len(accums) == len(model.trainable_variables)
 assert all(a.shape == v.shape for a, v in zip(accums, model.trainable_variables))
+assert accum_floats == model.count_params() == 203530 and f"{4 * accum_floats / 2**20:.2f}" == "0.78", accum_floats
+assert "one float per weight, 203,530 of them: 0.78 MiB" in "".join("".join(c["source"]) for c in __import__("json").load(
+    open("04-accumulating-in-variables.ipynb"))["cells"] if c["cell_type"] == "markdown")
 
 # The recipe's sum, one update on 4 x 16: SGD steps 4 times as far ("a miss of 300.0%"); Adam misses by only a few
 # percent (the prose quotes this run's figure, pinned below); Adam(epsilon) fed the sum is Adam(epsilon / 4) fed

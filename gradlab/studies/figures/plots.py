@@ -117,14 +117,18 @@ def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=N
     return fig
 
 
-def plot_accumulation(contributions, target):
-    """An accumulator after each micro-batch, stacked from its contributions `w_i g_i`.
+def plot_accumulation(contributions, target, rows=None):
+    """An accumulator after each micro-batch, stacked from its contributions.
 
-        acc_0 = 0,   acc_i = acc_{i-1} + w_i g_i,   acc_k = g_B (the dashed line)
+        rows None:  acc_i = acc_{i-1} + w_i g_i,    acc_k = g_B    (the dashed line)
+        rows B:     acc_i = acc_{i-1} + dS_i,       acc_k = B g_B  (the dashed line), divided once by B
 
     Args:
-        contributions: the scalar `w_i g_i` of one gradient entry, one per micro-batch.
+        contributions: one gradient entry's contribution per micro-batch: `w_i g_i`, or with
+            `rows` the gradient of micro-batch i's summed loss, `dS_i = n_i g_i`.
         target: the same entry of the large-batch gradient g_B.
+        rows: B, the rows of the update, when the contributions are summed-loss gradients:
+            the line is then drawn at `B g_B` and labelled with the division that gives g_B.
     Returns:
         a matplotlib Figure with 1 Axes.
 
@@ -136,21 +140,29 @@ def plot_accumulation(contributions, target):
     fig, ax = _figure(figsize=(6.4, 3.8))
     colors = _colors(len(parts))
     steps = np.arange(len(parts) + 1)
+    term = (lambda i: rf"$\nabla S_{i}$") if rows else (lambda i: f"$w_{i} g_{i}$")
     for i, (part, color) in enumerate(zip(parts, colors)):
         below = sum(parts[:i])
         # Micro-batch i's slice sits at the same height in every bar from step i+1 on.
         ax.bar(steps[i + 1:], part, bottom=below, width=0.6, color=color, edgecolor="black",
-               linewidth=0.6, label=f"micro-batch {i + 1}: $w_{i + 1} g_{i + 1}$ = {part:.4g}")
+               linewidth=0.6, label=f"micro-batch {i + 1}: {term(i + 1)} = {part:.4g}")
     for step, value in zip(steps, np.cumsum([0.0] + parts)):
         ax.annotate(f"{value:.4g}", (step, value), xytext=(0, 4), textcoords="offset points",
                     ha="center", va="bottom", fontsize=10, fontweight="bold")
-    ax.axhline(float(target), color="crimson", linestyle="--", label=f"large batch $g_B$ = {float(target):.4g}")
+    if rows:
+        line = float(rows) * float(target)
+        ax.axhline(line, color="crimson", linestyle="--",
+                   label=f"$B\\,g_B$ = {line:.4g}\n(the apply divides by $B$ = {int(rows)}: $g_B$ = {float(target):.4g})")
+        ax.set_title("The accumulator adds up the sums; the apply divides once by B")
+    else:
+        line = float(target)
+        ax.axhline(line, color="crimson", linestyle="--", label=f"large batch $g_B$ = {line:.4g}")
+        ax.set_title("The accumulator adds up to the large-batch gradient")
     ax.set_xticks(steps, ["zero"] + [f"after {i}" for i in steps[1:]])
     ax.set_xlim(-0.6, len(parts) + 0.6)  # a bar's width of room around the first and last step
     ax.set_xlabel("micro-batches accumulated")
     ax.set_ylabel("accumulator value")
-    ax.set_title("The accumulator adds up to the large-batch gradient")
-    lo, hi = min(0.0, *np.cumsum(parts)) * 1.15, max(0.0, float(target), *np.cumsum(parts)) * 1.15
+    lo, hi = min(0.0, *np.cumsum(parts)) * 1.15, max(0.0, line, *np.cumsum(parts)) * 1.15
     pad = 0.08 * (hi - lo)  # room below the zero line, so the "0" of the empty accumulator
     ax.set_ylim(lo - pad, hi)  # stands clear of the x axis
     ax.axhline(0.0, color="black", linewidth=0.6)

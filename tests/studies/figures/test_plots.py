@@ -234,3 +234,15 @@ def test_plot_training_loss_draws_a_retraced_curve_as_dots_on_the_earlier_line()
     assert dots.get_linestyle() == "None" and dots.get_marker() == "o" and under.get_linestyle() == "-"
     assert dots.get_zorder() > under.get_zorder()
     assert np.allclose(dots.get_ydata(), under.get_ydata(), rtol=1e-4)
+
+
+def test_plot_accumulation_of_summed_loss_gradients_draws_B_g_B_and_names_the_division():
+    fig = plot_accumulation([10.0, 18.0, 27.0], target=5.5, rows=10)  # 04's toy: dS_i, B = 10
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.texts] == ["0", "10", "28", "55"]
+    dashed = [line for line in ax.lines if line.get_linestyle() == "--"]
+    assert len(dashed) == 1 and abs(dashed[0].get_ydata()[0] - 55.0) < 1e-9
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[0] == "$B\\,g_B$ = 55\n(the apply divides by $B$ = 10: $g_B$ = 5.5)"
+    assert labels[1] == "micro-batch 1: $\\nabla S_1$ = 10"
+    assert ax.get_ylim()[1] > 55
