@@ -9,6 +9,17 @@ assert f"{last_miss:.1%}" == "7.3%"  # 01's miss, the last update's
 # "Why 7.3%?": the formula (R = 2: eta (n_0 - n_1) / (2B) (g_0 - g_1), here eta / 22) is checked against a measured
 # update in the token section ("The token section below checks this formula"), with D_r in place of n_r
 assert (last[0] - last[1], 2 * sum(last)) == (1, 22)
+# "Its length, over the length of the large batch's step, is the 7.3%": the formula's gap eta / 22 (g_0 - g_1), from the
+# weights after 600 digits, over the large batch's step eta g_B on the last 11 rows
+_net = mlp()
+_net.set_weights(large_600.get_weights())
+def _mean_grad(lo, hi):
+    with tf.GradientTape() as _tape:
+        _loss = loss_fn()(y[lo:hi], _net(x[lo:hi]))
+    return np.concatenate([np.ravel(g) for g in _tape.gradient(_loss, _net.trainable_variables)])
+_g0, _g1, _gB = _mean_grad(600, 606), _mean_grad(606, 611), _mean_grad(600, 611)
+_formula_miss = np.linalg.norm((_g0 - _g1) / 22) / np.linalg.norm(_gB)
+assert f"{_formula_miss:.1%}" == f"{last_miss:.1%}" == "7.3%" and abs(_formula_miss - last_miss) < 5e-4, (_formula_miss, last_miss)
 # the figure (gradlab's plot_shard_weights) draws the last batch's shards: 1/12 and 1/10 against 1/11
 assert gl.lessons.plot_shard_weights(last).axes[0].patches[0].get_height() == 1 / 12  # a row of shard 0: 1 / (R n_0)
 # the empty shard (601 digits, [1, 0]): its mean is 0, one of two means, so the formula's eta/2 g_0, half the update

@@ -21,6 +21,10 @@ assert all(m < 1e-5 for m in rest), rest
 assert len(parts_c) == 4 and max(parts_c) < 1.5 and f"{max(parts_c):.2f}" == "0.98", parts_c
 assert len(means_c) == 2 and all(f"{g:.2f}" == "1.68" for g in means_c), means_c
 assert all(abs(m - (g / 1.5 - 1)) < 1e-3 for m, g in zip(hit, means_c)), (hit, means_c)
+# "1.68 / 1.5 = 1.12: fit's step is 12% too long" (equal shards [30, 30]: the same direction); "a clip at Rc ...
+# Here that is 3.0, above all ten gradients" (unclipped, at most 1.70)
+assert all(f"{g / 1.5:.2f}" == "1.12" for g in means_c) and f"{1.68 / 1.5:.2f}" == "1.12", means_c
+assert f"{dist.num_replicas_in_sync * 1.5:.1f}" == "3.0" and max(norms) < 3.0, norms
 # "Unclipped, this MLP's mean gradient is 1.09 to 1.70 long (median 1.30)": so c = 1.5 sits above most of them
 assert len(norms) == 10 and [f"{v:.2f}" for v in (min(norms), max(norms), np.median(norms))] == ["1.09", "1.70", "1.30"]
 assert np.median(norms) < 1.5 < max(norms), norms  # "above most": above the median, below the longest
