@@ -17,6 +17,7 @@ Lessons: notebooks/11-memory-budget.ipynb, notebooks/17-the-lab.ipynb
 """
 from __future__ import annotations
 
+import base64
 import io
 import math
 from types import SimpleNamespace
@@ -127,6 +128,8 @@ class Budget:
     def _repr_mimebundle_(self, **kwargs):
         bundle = self.widget._repr_mimebundle_(**kwargs)
         bundle["text/plain"] = repr(self)
+        # what GitHub and nbviewer show, having no widgets (a bundle carries images as base64 text)
+        bundle["image/png"] = base64.b64encode(self.controls.plot.value).decode("ascii")
         return bundle
 
     def __repr__(self):

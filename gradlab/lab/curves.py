@@ -51,6 +51,9 @@ def mean_std(stacked):
     return mean, np.sqrt(dev / np.maximum(count - 1, 1)), count
 
 
+DOTTED_ZORDER = 2.5  # above matplotlib's lines (2), below its legends and texts (3 and up)
+
+
 def loss_band(ax, group, x, color, bold, window):
     """Each seed's loss (faint), and the mean over seeds of its moving average (full windows
     only: no ragged ends) with a ± std band; the line is labelled with the group."""
@@ -65,9 +68,12 @@ def loss_band(ax, group, x, color, bold, window):
         smooth.append(full)
     mean, std, count = mean_std(stack(smooth))
     t = x_of(group, np.arange(1, len(mean) + 1), x)
-    # a group may carry a `linestyle` (e.g. "--"), so a curve drawn under another stays visible
+    # a group may carry a `linestyle` (e.g. "--"), so a curve drawn under another stays visible;
+    # a dotted one lies above every solid or dashed line, wherever it was drawn: a reference that the
+    # others coincide with shows through them
+    style = getattr(group, "linestyle", None) or "-"
     line, = ax.plot(t, mean, color=color, linewidth=2.6 if bold else 1.4, label=group.label,
-                    linestyle=getattr(group, "linestyle", None) or "-")
+                    linestyle=style, zorder=DOTTED_ZORDER if style == ":" else None)
     if len(group.results) > 1:
         ax.fill_between(t, mean - std, mean + std, where=count > 1, color=color, alpha=0.2,
                         linewidth=0)

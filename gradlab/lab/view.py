@@ -168,7 +168,7 @@ class Lab:
         self.runner.groups.clear()
         self._refresh()
 
-    def picture(self, path=None, groups=None, labels=None, dashed=None, colors=None, title=None):
+    def picture(self, path=None, groups=None, labels=None, dashed=None, colors=None, title=None, dotted=None):
         """The lab at a notebook's width (`figures.plot_picture`), as an
         `IPython.display.Image` (and a PNG file at `path`): a notebook that stores it shows
         the lab without running. It waits for the memory measurements under way, so that
@@ -178,12 +178,16 @@ class Lab:
         whatever is shown on the widget, so the picture does not depend on run order;
         `labels` names each of them (`figures.plot_picture`). With `groups`, `dashed` (an
         index into them) draws that group dashed and last, on top of a curve it would hide,
-        and `colors` (one per group) colours them; the groups keep their widget styles. `title`
-        names the setting over the panels."""
+        `dotted` (another index) draws that group dotted, above every other line
+        (`curves.loss_band`) yet in its place, so a reference stays first and stays visible where
+        the others coincide with it; and `colors` (one per group) colours
+        them; the groups keep their widget styles. `title` names the setting over the panels."""
         from IPython.display import Image
         self.runner.wait(memory_only=True)
-        if groups is None and (dashed is not None or colors is not None):
-            raise ValueError("dashed and colors style given groups: pass groups too")
+        if groups is None and (dashed is not None or dotted is not None or colors is not None):
+            raise ValueError("dashed, dotted and colors style given groups: pass groups too")
+        if dotted is not None and dotted == dashed:
+            raise ValueError("one group cannot be both dashed and dotted")
         shown, current = self._screen.shown() if groups is None else (list(groups), None)
         if colors is not None and len(colors) != len(shown):
             raise ValueError(f"one colour per group: {len(shown)} groups, {len(colors)} colours")
@@ -191,9 +195,9 @@ class Lab:
         order = list(range(len(shown)))
         try:
             for k, g in enumerate(shown):
-                g.linestyle = "--" if k == dashed else g.linestyle
+                g.linestyle = "--" if k == dashed else ":" if k == dotted else g.linestyle
                 g.color = g.color if colors is None else colors[k]
-            if dashed is not None:  # drawn last, on top
+            if dashed is not None:  # drawn last, on top (a dotted one keeps its place: loss_band lifts it)
                 order = [k for k in order if k != dashed] + [dashed]
             data = _png(figures.plot_picture([shown[k] for k in order], x=self.x_axis.value, current=current,
                                              labels=None if labels is None else [labels[k] for k in order],

@@ -195,8 +195,20 @@ assert [f"{p2_tokens[k]:,.0f}" for k in (("NVLink", 2 / 3), ("InfiniBand", 2 / 3
     "1,282", "11,538", "1,923", "17,308"]
 assert (f"{p3_starts:.2f}", f"{p3_bytes:.2f}", f"{p3_ring:.2f}") == ("1.76", "0.98", "2.75") and p3_starts > p3_bytes
 assert (f"{p3_halving:.2f}", f"{p3_halving + p3_bytes:.2f}") == ("0.17", "1.15") and abs(p3_ring - 1e3 * (_lat + _bw)) < 1e-9
-# the Try-it widget starts at the table's N = 8 and draws the same schedule model: its shares are the table's
+# the Try-it widget starts at the table's N = 8 and draws the same schedule model: at alpha = 0 its shares are the
+# table's; at NCCL's 14 us (as it starts) each of the 4 packs pays 0.196 ms more: "21.1 ms show, 0.8 ms more"
+from gradlab.lab.overlap import overlap_schedule
+_w0 = overlap_schedule(R=8, N=8, beta_gbs=50, blocks=4, alpha_us=0)
+assert abs(_w0["all_reduce"] - comm_ms) < 1e-9 and abs(_w0["exposed_with"] - shown_ms) < 1e-9, _w0
+assert abs(_w0["share_without"] - shares[8][0]) < 1e-12 and abs(_w0["share_with"] - shares[8][1]) < 1e-12, (_w0, shares)
 _w = try_it.result
-assert abs(_w["all_reduce"] - comm_ms) < 1e-9 and abs(_w["exposed_with"] - shown_ms) < 1e-9, _w
-assert abs(_w["share_without"] - shares[8][0]) < 1e-12 and abs(_w["share_with"] - shares[8][1]) < 1e-12, (_w, shares)
+assert try_it.controls.alpha_us.value == 14 and abs(_w["exposed_with"] - (shown_ms + 4 * 0.196)) < 1e-9, _w
+assert (f"{_w['exposed_with']:.1f}", f"{_w['exposed_with'] - shown_ms:.1f}") == ("21.1", "0.8")
+# Problem 4 (and the overlap answer, the Summary): k blocks, each all-reduce a ring paying 2 (R - 1) alpha = 0.196 ms
+# of start-ups: exposed = 3.7 + 66.3 / k + 0.196 k ms, least at k = sqrt(66.3 / 0.196) ~ 18: 10.9 ms; 21.1 at 4, 24.0 at 100
+assert f"{2 * 7 * 14e-3:.3f}" == "0.196" and f"{comm_ms - backward_ms:.1f}" == "3.7"
+assert all(abs(p4[k] - (comm_ms - backward_ms + backward_ms / k + 0.196 * k)) < 1e-9 for k in p4)
+assert p4_best == 18 == round((backward_ms / 0.196) ** 0.5) and sorted(p4) == list(range(1, 129))
+assert [f"{p4[k]:.1f}" for k in (4, 18, 100)] == ["21.1", "10.9", "24.0"]
+assert all(abs(p4[k] - overlap_schedule(N=1, blocks=k, alpha_us=14)["exposed_with"]) < 1e-9 for k in (4, 18, 100))
 print("lesson 14: every number the prose states checks out")

@@ -66,7 +66,7 @@ assert f"{rates['once an update'][37]:.2f}" == "0.43" and rates["once an update"
 # Step 3: BatchNorm per micro-batch +0.5 to +1.1 a seed, per update +0.0 to +0.5, against the large batch; the two
 # ways' losses bit for bit equal (the same weights), per micro-batch above per update on every seed; intervals
 # +0.7 ± 0.8 and +0.2 ± 0.6 (both hold zero), per micro-batch - per update +0.5 ± 0.2 and the schedule's -4.8 ± 1.4
-# (both exclude it); yours is gradlab's to 0.0 spacings on each
+# (both exclude it); the lesson's two-line interval is gradlab's to 0.0 spacings on each
 assert [g.results[0].config.batchnorm for g in measured[bn]] == ["micro", "window", "micro"]
 # "Here Measure's third run is gradlab's fused with batchnorm="micro", not Keras's accumulation"
 assert [g.results[0].config.strategy for g in measured[bn]] == ["large_batch", "fused", "fused"]
@@ -89,15 +89,18 @@ assert np.all(_micro > 0) and [f"{x:+.1f}" for x in (_micro.min(), _micro.max())
 assert np.all(_window >= 0) and [f"{x:+.1f}" for x in (_window.min(), _window.max())] == ["+0.0", "+0.5"], _window
 # "per micro-batch tests higher ... on every seed, per update on two seeds of three" (the third +0.0: no digit apart)
 assert np.sum(_micro > 0.05) == 3 and np.sum(_window > 0.05) == 2 and np.sum(np.abs(_window) < 0.05) == 1, _window
-# the interval's t: "t_2 = 4.303 with three seeds" (and the stub's 12.706 with two, 2.776 with five)
-assert (T_975[3], T_975[2], T_975[5]) == (4.303, 12.706, 2.776)
+# the interval's t: "Student's t_2 = 4.303 for three seeds" (t with 2 degrees of freedom, its 97.5th percentile); r219
+# cut the "Your turn" (my_gap_interval, its checker and a t table for 2 to 10 seeds): the interval is a tool of Step 3
+# written in two lines and compared with gradlab's, not a second idea (a reader: 17 carried two)
+_d = np.array([1.0, 2.0, 3.0])  # gaps 1, 2, 3: mean 2, s_d 1
+assert np.allclose(gap_interval(_d, np.zeros(3)), (2.0, 4.303 / np.sqrt(3)))
+assert np.allclose(gap_interval(_d, np.zeros(3)), seed_gaps.interval(_d), rtol=1e-3)  # gradlab's t, to its digits
 _ivs = {k: "{:+.1f} ± {:.1f}".format(*iv) for k, iv in lab_ivs.items()}
 assert _ivs == {"per micro-batch - large batch": "+0.7 ± 0.8", "per update - large batch": "+0.2 ± 0.6",
                 "per micro-batch - per update": "+0.5 ± 0.2", "Keras's schedule - large batch": "-4.8 ± 1.4"}, _ivs
 assert all(abs(lab_ivs[k][0]) <= lab_ivs[k][1] for k in ("per micro-batch - large batch", "per update - large batch"))
 assert all(abs(lab_ivs[k][0]) > lab_ivs[k][1] for k in ("per micro-batch - per update", "Keras's schedule - large batch"))
-assert yours_vs_lab_ivs == "exact: 0.0 spacings" and all(spacings(yours_ivs[k], lab_ivs[k]) < 0.05 for k in lab_ivs), yours_ivs
-assert gap_interval in (my_gap_interval, solution_gap_interval)
+assert hand_vs_lab_ivs == "exact: 0.0 spacings" and all(spacings(hand_ivs[k], lab_ivs[k]) < 0.05 for k in lab_ivs), hand_ivs
 # Step 3's Answer: "by less than one point on average: +0.7 ... its interval, +0.7 ± 0.8, holds both zero and one point"
 _m, _h = lab_ivs["per micro-batch - large batch"]
 assert f"{_m:+.1f}" == "+0.7" and _m < 1 and _m - _h < 0 < 1 < _m + _h, (_m, _h)

@@ -1,6 +1,8 @@
 """The memory-budget widget: it builds from a model or by hand, and moving a control recomputes
 the budget and redraws its bars (no browser: the widgets' values and the figure's bars)."""
 import keras
+import base64
+
 import pytest
 
 from gradlab.lab.budget import Budget, picture_budget, plot_budget
@@ -20,7 +22,8 @@ def test_it_builds_from_a_model_at_the_starting_values():
     assert b.controls.plot.value[:4] == b"\x89PNG"
     assert "b = 4 rows" in b.controls.text.value and b.controls.kept.disabled
     assert "gradlab-budget" in b.widget._dom_classes and "gradlab-budget-n" in b.controls.N._dom_classes
-    assert "application/vnd.jupyter.widget-view+json" in b._repr_mimebundle_()
+    bundle = b._repr_mimebundle_()  # the widget, and its picture for renderers without widgets (GitHub)
+    assert "application/vnd.jupyter.widget-view+json" in bundle and base64.b64decode(bundle["image/png"]) == b.controls.plot.value
 
 
 def test_moving_a_control_updates_the_budget_and_the_plot():

@@ -82,3 +82,14 @@ def test_a_group_may_carry_its_own_line_style():
     dashed.reference = {0: twin.results[0]}
     curves.difference_line(ax, dashed, "updates", "black", False, curves.reference_difference(dashed))
     assert ax.get_lines()[-1].get_linestyle() == "--"
+
+
+def test_a_dotted_mean_line_lies_above_the_lines_drawn_after_it():
+    # lesson 17's large batch: drawn first, dotted, it shows through the two ways that coincide with it
+    ax = Figure().subplots()
+    dotted = group(result(seed=0), label="reference")
+    dotted.linestyle = ":"
+    below = curves.loss_band(ax, dotted, "updates", "black", False, window=5)
+    after = [curves.loss_band(ax, group(result(seed=0)), "updates", c, False, window=5) for c in ("C0", "C1")]
+    assert below.get_linestyle() == ":" and all(below.get_zorder() > line.get_zorder() for line in after)
+    assert below.get_zorder() < ax.text(0, 0, "a label").get_zorder()  # still under texts and legends

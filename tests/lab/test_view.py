@@ -376,6 +376,24 @@ def test_picture_draws_one_group_dashed_on_top_in_given_colours_and_restores_the
         lab.picture(groups=[first], colors=["black", "red"])
 
 
+def test_picture_draws_a_dotted_reference_in_its_place_first_so_it_stays_the_reference(tmp_path, stub, monkeypatch):
+    # lesson 17: the large batch's black line lay hidden under the two ways that coincide with it; dotted, loss_band
+    # lifts it above them (test_curves), while it stays first: the accuracy panel's reference
+    lab, first, second = lab_with_two_runs(tmp_path)
+    styles = [(g.linestyle, g.color) for g in (first, second)]
+    drawn = []
+    monkeypatch.setattr(figures, "plot_picture", lambda groups, **kw: drawn.append(
+        ([(g, g.linestyle) for g in groups], kw)) or Figure())
+    lab.picture(groups=[first, second], labels=["reference", "way"], dashed=1, dotted=0)
+    assert drawn[0][0] == [(first, ":"), (second, "--")]  # the dotted reference first, the dashed way last
+    assert drawn[0][1]["labels"] == ["reference", "way"]
+    assert [(g.linestyle, g.color) for g in (first, second)] == styles
+    with pytest.raises(ValueError, match="both dashed and dotted"):
+        lab.picture(groups=[first, second], dashed=0, dotted=0)
+    with pytest.raises(ValueError, match="pass groups"):
+        lab.picture(dotted=0)
+
+
 def test_show_only_hides_every_other_group_and_says_so(tmp_path, stub, quick_plots):
     lab, first, second = lab_with_two_runs(tmp_path)
     lab.show_only([first], "Showing the first run.")
