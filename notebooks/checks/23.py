@@ -10,6 +10,7 @@ import numpy as np
 # a GPU in 79.6 GiB (nvidia-smi's 81,559 MiB); five fixed terms 18.6 GiB (P s = 3.73), a sequence 2.91 GiB; 20 fit;
 # N = 8, b = 16, 65.1 GiB; four of 32 would hold 111.6 GiB; "the fixed terms take under a quarter of the card"
 assert (P, s, T, h, d, v, R, B, B_gpu) == (10**9, 4, 2048, 2048, 16, 51_200, 8, 1024, 128)
+assert f"{(12 * d * h**2 + v * h) / 1e9:.2f}" == "0.91"  # "($12dh^2 + vh$ = 0.91B, rounded up)": P = 1e9 rounds up
 assert f"{card / GiB:.1f}" == "79.6" and f"{fixed / GiB:.1f}" == "18.6" and f"{P * s / GiB:.2f}" == "3.73"
 assert fixed < card / 4 and f"{per_row / GiB:.2f}" == "2.91" and int((card - fixed) // per_row) == 20
 assert plan in (my_plan, solution_plan) and (N, b) == (8, 16) and solution_plan(B_gpu, card, fixed, per_row) == (8, 16)
