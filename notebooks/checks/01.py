@@ -86,6 +86,11 @@ assert _verdicts["yours, 34 + 33 + 33"].startswith("exact: "), _verdicts
 pinned(_verdicts["yours, 34 + 33 + 33"], "exact: 1.0 spacings")
 assert _verdicts["their plain mean"] == "miss 1.02%", _verdicts
 assert max_abs_diff(updates["yours, 34 + 33 + 33"], theirs) < 1e-6 and max_abs_diff(start, theirs) > 1e-4
+# the error formula on 34 + 33 + 33: plain - g_B = (g_B - g_1) / 99, and g_1 lies about as far from g_B as g_B is long
+_gB3 = [tf.add_n([n / 100 * g for n, g in zip([34, 33, 33], gs)]) for gs in zip(*parts)]
+_err3 = [tf.add_n(gs) / 3 - b for gs, b in zip(zip(*parts), _gB3)]
+assert max_abs_diff(_err3, [(b - g) / 99 for b, g in zip(_gB3, parts[0])]) < 1e-7
+assert 0.9 < relative_error(parts[0], _gB3) < 1.1, relative_error(parts[0], _gB3)
 # the plain mean's effective batch (the shuffles' fold): 1 / sum_j w_j^2 = 1 / (96/128^2 + 4/16^2) = 46.5 digits
 _eff_batch = 1 / np.sum(_per_example ** 2)  # an even batch of B weighs each 1/B, and gives B
 assert abs(_eff_batch - 1 / (96 / 128 ** 2 + 4 / 16 ** 2)) < 1e-9 and f"{_eff_batch:.1f}" == "46.5"
