@@ -76,7 +76,8 @@ assert round(held_before, 2) == 7.47, held_before
 # to 1.53x plain's over its runs; the multiply-adds say 1.16x): the band is one a loaded machine cannot break
 assert time_ratio == gl.lessons.ratio_quartiles(update_ms, "tf.recompute_grad", "plain")[1], update_ms
 assert len(update_ms["plain"]) == len(update_ms["tf.recompute_grad"]) == 9 and 0.8 < time_ratio < 3, update_ms
-# Answer 3's compute side, cited, not computed: Korthikanti et al.'s abstract, "reducing execution time overhead from
+# Answer 3's compute side, cited, not computed: Korthikanti et al.'s abstract, selective recomputation with sequence
+# parallelism (and tensor parallelism) "reduces activation memory by 5x, while reducing execution time overhead from
 # activation recomputation by over 90%"; "about a third more arithmetic": one more forward pass against a forward
 # and a backward of twice its products, as this lesson counts them
 assert round(fwd / (fwd + bwd), 2) == 0.34  # this MLP: the first layer's input needs no gradient, so a touch over a third
@@ -85,7 +86,7 @@ assert round((fwd + bwd + rebuilt) / (fwd + bwd), 2) == 1.16 and 3 * len(macs) -
 # walk: the four rebuilt Dense(128) products reach nothing)
 assert (total, needed) == (37, 33) == (29 + 8, 29 + 4), (total, needed)
 
-# Problem 2 (its folded solution): "the rebuild draws new masks ... against plain's, miss 73.3% (Solution 2)", the
+# Problem 2 (its folded solution): "the rebuild draws new masks ... against plain's, miss 73.3% (Problem 2's cell)", the
 # README's miss (norm of the difference over plain's norm); a stateless mask, "seeded the same both times: plain's gradients
 # bit for bit, exact: 0.0 spacings"; Keras's dropout's seeds reset before each pass, so plain and the wrapped forward pass
 # draw the same mask and only the rebuild's differs

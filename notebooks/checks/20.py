@@ -40,14 +40,14 @@ for P_x in (1e8, 7e9):
     assert abs(d_x - 4 * P_x / bus) < 1e-9 * d_x and abs(6 * P_x * T_sum / F - 12 * P_x / host_rate) < 1e-9 * d_x
 # Predict (b): "The copy's bar halves, to 4,032 tokens; numpy's stays" on PCIe 5.0, twice the bus's rate
 assert f"{4 * F / (6 * 2 * bus):,.0f}" == "4,032" and 4 * F / (6 * 2 * bus) < T_sum
-# "A faster host lowers the second bar in proportion": the bar scales as 1 / rate
+# "A faster host lowers the second bar in inverse proportion to beta_h": the bar scales as 1 / rate
 assert abs(12 * F / (6 * host_rate / 2) - 2 * T_sum) < 1e-6 * T_sum
 
 # the learner's update_ms (or the solution) against host_schedule, within the cell's check
 assert all(np.allclose(update_ms(*args), simulated(*args), rtol=1e-12) for args in cases)
 sched = {o: gl.lessons.host_schedule(tau_d, tau_c, tau_h, N, overlap=o, buffers=2) for o in (False, True)}
 assert abs(one_after_another - sched[False]["total"]) < 1e-9 and abs(overlapped - sched[True]["total"]) < 1e-9
-# "(c) ... overlapped, an update takes tau_d + tau_c + N tau_h + tau_c"; "At a Graviton2 core's 21 GB/s, TensorFlow's
+# "(c) ... overlapped, an update takes tau_d + tau_c + N tau_h + tau_c"; "At a Graviton2 core's 21 GB/s, `host_step`'s
 # schedule, one after another, takes 9.5 times the card's 873 ms; overlapped, 6,143 ms, 7.0 times"
 assert abs(overlapped - (tau_d + tau_c + N * tau_h + tau_c)) < 1e-9 * overlapped and f"{on_card:.0f}" == "873"
 assert (f"{overlapped:,.0f}", f"{overlapped / on_card:.1f}", f"{one_after_another / on_card:.1f}") == ("6,143", "7.0", "9.5")
@@ -88,12 +88,14 @@ assert [t.get_text() for t in fig.legends[0].get_texts()][-2:] == [
     "the update's end, in each panel", f"accumulating on the device instead: {on_card:,.0f} ms"]
 assert 8 * P / 1e9 == 8 and 8 * P / 80e9 == 0.1
 
-# Problem 1: recomputed, 8P FLOPs a token ("such a micro-batch fits only recomputed": every layer kept would need
-# pb.whole GB of activations, more than the 80 GB card; with recomputation the accumulating design fits 7B beside them);
+# Problem 1: recomputed, 8P FLOPs a token ("Kept whole, its activations would take at least 146 GB (34 Th bytes a layer
+# ... over 32 layers of width 4,096), more than the card's 80": pb.whole, attention's scores aside; with recomputation
+# the accumulating design fits 7B beside them);
 # the host's sum moves 10P bytes ("70 GB, 10P bytes") at 150 GB/s; both designs send 16-bit gradients
 pb = offload_problem(card=80e9, micro_batches=N, flops=F, host_rate=multi_rate, bus=bus, hbm=hbm, tokens=T7,
                      flops_per_token=8, sum_bytes=10, mean_bytes=2)
-assert pb.whole > 80 and pb.fits["accumulate on the card"] > 7, (pb.whole, pb.fits)
+assert f"{pb.whole:.0f}" == "146" and pb.whole > 80 and pb.fits["accumulate on the card"] > 7, (pb.whole, pb.fits)
+assert pb.whole == 34 * T7 * 4096 * 32 / 1e9 and (pb.width, pb.layers) == (4096, 32)
 assert (f"{d7:.2f}", f"{c7:.2f}", f"{h7:.2f}") == ("6.07", "0.56", "0.47") and 2 * 7e9 / 1e9 == 14 and 10 * 7e9 / 1e9 == 70
 assert abs(d7 - 8 * 7e9 * T7 / F) < 1e-12 and h7 < d7  # the device sets the pace
 # "62.2 s" on the card, "62.3 s" copying, "0.2% more" (Problem 1's answer; c14 and the Summary name Problem 1 only)
