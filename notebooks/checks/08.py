@@ -193,7 +193,8 @@ assert oracle_gap < 1e-6 and oracle_scale == 16384, (oracle_gap, oracle_scale)  
 clip_len = lambda c, N, k: c / N * np.sqrt(N + N * (N - 1) * k)
 assert abs(clip_len(0.5, 4, pair_cos) - norm(g_each)) < 1e-4 and f"{clip_len(0.5, 4, pair_cos):.3f}" == "0.278"
 assert clip_len(1.0, 16, 0.0) == 0.25
-# at cosine 0.08: under c/2 "from N = 6, 0.483 c" (N > 0.92/0.17 = 5.4); "toward c sqrt(0.08) = 0.283 c"; printed in its cell
+# at cosine 0.08: under c/2 "from N = 6, 0.483 c" (N > 0.92/0.17 = 5.4); "toward c sqrt(0.08) = 0.283 c"; printed by the
+# notebook's "Answer 1, run" cell (N = 5, 6, 10,000)
 assert clip_len(1.0, 5, 0.08) > 0.5 > clip_len(1.0, 6, 0.08) and f"{0.92 / 0.17:.1f}" == "5.4"
 assert f"{clip_len(1.0, 6, 0.08):.3f} {np.sqrt(0.08):.3f}" == "0.483 0.283" and abs(pair_cos - 0.08) < 0.005
 assert f"{clip_len(1.0, 10_000, 0.08):.3f}" == "0.283"  # N = 10,000: near c sqrt(0.08)

@@ -129,7 +129,7 @@ assert _off[0.9] == 1 / _r3[0.9].min()
 assert _r3[0.5].min() > _r3[0.9].min() and _r3[0.5].max() > _r3[0.9].max()
 assert _r3[0.97].min() < _r3[0.9].min() and _r3[0.97].max() < _r3[0.9].max()
 
-# the b = 8 deviation is 1.06 of the formula, two standard errors (0.03) above 1: "chance at 40 draws, since with
+# the b = 8 deviation is 1.06 of the formula, two standard errors (0.03) above 1: "at the edge of what chance gives with 40 draws ... since with
 # replacement the formula holds exactly on average" (E|g_b - g|^2 = tr(Sigma)/b for independent draws)
 sq8 = np.sum((minibatch_grads[8] - stats.grad) ** 2, axis=1)
 se8 = rms[8] / pred[8] * sq8.std(ddof=1) / sq8.mean() / np.sqrt(40) / 2
@@ -148,8 +148,8 @@ assert (_fmt(early, ".0f"), _fmt(late, ".0f")) == ("81", "445")
 # "In micro-batches of 32 it is about 2 at the start (71/32) and about 14 late (445/32)"
 assert (round(stats.noise_scale / 32), round(late / 32), round(71 / 32), round(445 / 32)) == (2, 14, 2, 14), late
 # each ratio's standard error is printed: 0.03 at b = 8 (above)
-# the exact value's cost is memory: "38.8 MiB for a chunk of 50 and 3.3 GB over the 4,000 digits" (float32 gradients)
-assert M == 4000 and _fmt(M * model.count_params() * 4 / 1e9, ".1f") == "3.3"
+# the exact value's cost is memory: "38.8 MiB for a chunk of 50 and 3.0 GiB over the 4,000 digits" (float32 gradients)
+assert M == 4000 and _fmt(M * model.count_params() * 4 / 2**30, ".1f") == "3.0"
 # sampling without replacement: "Cochran's factor (M-b)/(M-1), 0.94 at b = 256"
 assert f"{(M - 256) / (M - 1):.2f}" == "0.94"
 # "B_simple rose; their moving average followed the rise": later checkpoints' average above the early ones'
