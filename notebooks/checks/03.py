@@ -65,12 +65,24 @@ keys = ("running sum, in place", "list, weighted_mean")  # the solutions', on an
 STACK = "list, np.stack mean (the 2018 post's)"  # the table's third row
 assert list(peaks)[:3] == [*keys, STACK]
 stack_peaks = peaks[STACK]
+_x = np.ones((4, 784, 256), np.float32)  # numpy's mean of one kernel's 4 fetches: what it allocates besides its result
+tracemalloc.start()
+try:
+    _m = _x.mean(axis=0)
+    mean_buffer = (tracemalloc.get_traced_memory()[1] - _m.nbytes) / G  # in G
+finally:
+    tracemalloc.stop()
+assert f"{mean_buffer:.2f}" == "0.16" and abs(mean_buffer * G / 2 ** 10 - 128) < 4, mean_buffer  # 128 KiB
+assert f"{4 + 5 * f:.1f}" == "8.9"  # N + (N + 1) f at N = 4
 for n in (4, 10):
     (run_sum, wm), st = (peaks[k][n] for k in keys), stack_peaks[n]
     assert abs(run_sum - 2) < 0.05, (n, run_sum)  # "stays at 2.0 G"
     assert abs(wm - (n + 2 * f)) < 0.1 and abs(wm - (n + 2)) < 0.1, (n, wm)  # "N + 2 for the list"
     assert abs(st - (2 * n + 1)) < 0.3, (n, st)  # Problem 2: "about 2N + 1"
     assert 0 <= st - (n + (n + 1) * f) < 0.3, (n, st)
+    # "Problem 2's count gives 8.9 G at N = 4; the other 0.16 G is a 128 KiB buffer in which numpy's mean divides in
+    # float64": the rest over N + (N + 1) f is mean's own buffer (float32 sum / intp count, cast through float64)
+    assert abs(st - (n + (n + 1) * f) - mean_buffer) < 0.05, (n, st, mean_buffer)
     assert run_sum < wm < st
 # "only the list grows, by one gradient per micro-batch, from 6.0 G at N = 4 to 12.0 G at N = 10;
 # the running sum, added in place, stays at 2.0 G"; "the np.stack mean's peak grows twice as fast"
@@ -105,6 +117,10 @@ assert [f"{x * G_big / 1e9:.1f}" for x in (N_big + 2 * 1.0, N_big + (N_big + 1) 
 assert usable == 25e9 and G_100M == G_big == 4e8
 assert copies / usable * 1e3 < 1 and f"{copies / usable * 1e3:.2f}" == "0.36"
 assert f"{(N10 + 1) * G_100M / usable * 1e3:.0f}" == "176"
+# "over twice the 81 ms its ten micro-batches of 4,096 tokens compute on 20's H100 (6P FLOPs a token, at 40% of 756 TFLOP/s)":
+# 20's card, an H100 PCIe at 40% of 756 TFLOP/s bfloat16, and its micro-batch of 4,096 tokens
+_compute = 6 * 100e6 * 4096 * N10 / (0.4 * 756e12)  # s
+assert f"{_compute * 1e3:.0f}" == "81" and (N10 + 1) * G_100M / usable > 2 * _compute
 # np.stack's readings on this MLP (the table's third row), stated: "9.1 and 21.0 G"
 assert [f"{stack_peaks[n]:.1f}" for n in (4, 10)] == ["9.1", "21.0"], stack_peaks
 assert f"{(2 * N_big + 1) * G_big / 1e9:.1f}" == "8.4"  # np.stack: the ten, a copy of a variable's ten, their mean
