@@ -14,7 +14,7 @@ assert sorted(diffs) == [(21, 6), (63, 4), (64, 2), (64, 4)] and all(d <= 10 for
 assert gl.split_sizes(21, 6) == [4, 4, 4, 3, 3, 3]  # "21 rows in 6 micro-batches of 4 and 3"
 assert default == [10]  # "without the option it gets 10"
 # "This lesson measures no memory; 11 does, later, on a larger MLP: the fused loop allowed ten iterations holds 1.3 to
-# 2.5 times the memory it adds with one (11 prints 1.45)" (cell 6; the Summary: "Measured in 11, not here"): a forward reference, said as
+# 2.5 times the memory it adds with one (11 prints 1.82)" (cell 6; the Summary: "Measured in 11, not here"): a forward reference, said as
 # one. 11's folded cell prints the ratio and checks/11.py pins that band (this lesson reads nothing of 11's; the digit
 # is held to 11's stored outputs by tests/test_course.py)
 # Answer 2: "summing it after the loop raises InaccessibleTensorError (the folded cell below runs it)"
