@@ -19,6 +19,12 @@ assert verdict(mine.inner.get_weights(), large.get_weights()) == "exact: 1.0 spa
 assert max_abs_diff(mine.inner.get_weights(), large.get_weights()) > 0
 assert verdict(scaled.inner.get_weights(), large.get_weights()).startswith("exact: 1.0 spacings")
 assert isinstance(scaled.optimizer, keras.optimizers.LossScaleOptimizer) and float(scaled.optimizer.dynamic_scale) > 1
+# "The scale, 32768, is its starting 2^15: no gradient overflowed, so it never moved" (an overflow halves it; it
+# grows only after dynamic_growth_steps, 2,000 finite steps, far more than the 11 here)
+assert float(scaled.optimizer.dynamic_scale) == 2.0**15 and scaled.optimizer.dynamic_growth_steps > 11
+# Answer 1: "In the traced step ... an empty micro-batch's mean is divide_no_nan(0, 0) = 0 ... run eagerly,
+# compute_loss hands back its empty per-row losses" (Solution 1 prints both)
+assert float(empty_loss(x11[:0], y11[:0])) == 0.0 and tuple(probe.compute_loss(x11[:0], y11[:0], probe(x11[:0])).shape) == (0,)
 
 # Your step, the miscount, the while loop, the masked tokens: exact where the prose says exact
 assert max_abs_diff(mine.inner.get_weights(), large.get_weights()) < 1e-6
