@@ -176,7 +176,7 @@ assert f"{wrong[12][0]:.0%}" in ("9%", "10%", "11%")
 assert list(sorts) == ["one sort", "four sorts"] and small.shape == (2**16,) and small.dtype == np.float32
 assert q == quartiles["gradlab's"] and all(3.0 < r[1] < 5.5 for r in quartiles.values()), quartiles
 assert abs(np.median(ms["four sorts"] / ms["one sort"]) - q[1]) < 1e-12
-# "Their middle halves differ on the stored run, yours 3.97-6.22x, gradlab's 3.94-4.03x: the code is the same" (r222;
+# "Their middle halves differ on the stored run, yours (the solution) 3.97-6.22x, gradlab's 3.94-4.03x: the same code" (r222;
 # run-varying, nbval-ignored): solution_interleaved_ms and interleaved_ms call and time alike (the order asserted above)
 assert all(q_[0] <= q_[1] <= q_[2] for q_ in quartiles.values()), quartiles
 # "In blocks the ratio of medians about doubles: every four-sort call ran slow and no one-sort call did. Interleaved,
