@@ -98,7 +98,7 @@ _n, _f, _adam = _flat(naive), _flat(fixed), _flat(adam_first(fixed))
 assert (_n != 0).sum() == (_f != 0).sum() and np.linalg.norm(_adam + 0.001 * np.sign(_f)) < 0.1 * np.linalg.norm(_adam)
 _flipped = float(np.mean(np.sign(_n[_f != 0]) != np.sign(_f[_f != 0])))
 assert f"{_flipped:.0%}" == "12%" and abs(2 * np.sqrt(_flipped) - adam_miss) < 0.02, (_flipped, adam_miss)
-# "Here f = 0.1207 (printed rounded to 0.121), so 2 sqrt f = 0.695, within a point of the measured 70.1%"
+# "Here f = 0.121, so 2 sqrt f ~ 0.70, within a point of the measured 70.1%" (the cell prints 0.695 from f unrounded)
 assert f"{_flipped:.3f}" == "0.121" and f"{2 * np.sqrt(_flipped):.3f}" == "0.695" and f"{adam_miss:.3f}" == "0.701"
 assert f"{_flipped:.4f}" == "0.1207", _flipped
 assert abs(2 * np.sqrt(_flipped) - adam_miss) < 0.01
