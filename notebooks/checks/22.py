@@ -64,7 +64,7 @@ assert f"{grow[10**2][0].max():.1f}" == "3.7" and grow[10**2][0].max() < 10 < gr
 assert _med[10**3] < 10 < _med[10**4] < _med[10**5] < 100
 # "past that, expect tens (pairwise np.sum, last line: about one)": numpy sums a contiguous row in blocks, pairwise
 assert pairwise.shape == (20,) and np.median(pairwise) < 1 and pairwise.max() < 2, pairwise
-# "`np.sum` and `tf.reduce_sum` add in blocks: about one spacing at 10^5 terms. A matmul, the way a Dense layer sums its
+# "`np.sum` and `tf.reduce_sum` add in blocks: medians under one spacing at 10^5 terms. A matmul, the way a Dense layer sums its
 # gradient over the batch's rows, lands between (last lines)": TensorFlow's kernels follow the CPU (the cell is
 # nbval-ignored), so bands: reduce_sum near one (stored run: median 0.2, worst 0.8); the matmul above the blocked sums'
 # and below the one-at-a-time sum's (stored: median 5.1, worst 17.6, against 31.5 and 124.0)
