@@ -146,7 +146,7 @@ assert (runs[2][32], runs[2][128]) == (best[32], best[128]) == (37, 23), runs[2]
 # "it would win only under 37/23 = 1.61 plain steps each (the last line above)"
 assert f"{best[32] / best[128]:.2f}" == "1.61" and r4 > best[32] / best[128], r4
 # "B = 128 saves 38% of the updates (37 to 23)"; Answer 2 (a): "When 23 (4 + tau_0) < 37 (1 + tau_0): tau_0 over
-# 55/14 = 3.9 micro-batches. Timed fused updates read it at 1.6 on the stored run"; (b) "41 at the timed 1.6"
+# 55/14 = 3.9 micro-batches. Timed fused updates read it at 1.6 on the stored run (a lead, by 22), so B = 128 took longer"; (b) "41 at the timed 1.6"
 _even = (4 * best[128] - best[32]) / (best[32] - best[128])
 assert f"{1 - best[128] / best[32]:.0%}" == "38%", best
 assert (4 * best[128] - best[32], best[32] - best[128]) == (55, 14) and f"{_even:.1f}" == "3.9" and tau_0 < _even
