@@ -119,8 +119,8 @@ assert [f"{x * G_big / 1e9:.1f}" for x in (N_big + 2 * 1.0, N_big + (N_big + 1) 
 assert usable == 25e9 and G_100M == G_big == 4e8
 assert copies / usable * 1e3 < 1 and f"{copies / usable * 1e3:.2f}" == "0.36"
 assert f"{(N10 + 1) * G_100M / usable * 1e3:.0f}" == "176"
-# "over twice the 81 ms its ten micro-batches of 4,096 tokens compute on 20's H100 (6P FLOPs a token, at 40% of 756 TFLOP/s)":
-# 20's card, an H100 PCIe at 40% of 756 TFLOP/s bfloat16, and its micro-batch of 4,096 tokens
+# "over twice the 81 ms its ten micro-batches of 4,096 tokens compute on an H100 PCIe (6P FLOPs a token, at 40% of its
+# 756 TFLOP/s in bfloat16, as in 20)": the lesson prints it (compute_100M); recomputed here from the constants
 _compute = 6 * 100e6 * 4096 * N10 / (0.4 * 756e12)  # s
 assert f"{_compute * 1e3:.0f}" == "81" and (N10 + 1) * G_100M / usable > 2 * _compute
 # np.stack's readings on this MLP (the table's third row), stated: "9.1 and 21.0 G"

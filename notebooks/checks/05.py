@@ -96,10 +96,10 @@ assert round(big_flops / rate / call, -3) == 17000
 launch = 30 * 5e-6  # s
 assert f"{mlp_flops / (0.01 * 989e12) * 1e6:.1f}" == "2.6" and round(launch * 1e6) == 150 and mlp_flops / rate < 0.01 * launch
 assert round(100 * call / (call + launch)) == 17 and abs(call / (call + launch) - 1 / 6) < 0.01  # "about a sixth"
-# Problem 1 prices both models in bfloat16 ("dense bfloat16; both models in bfloat16"); Answer 1: "(1.0 us in plain float32,
-# without TF32: the H100 SXM's float32 peak is 67 TFLOP/s)" (TF32, TensorFlow's default on Ampere and later, is not float32's rate): the MLP in float32, at worst 15 times slower (989 against 67 TFLOP/s on the datasheet; the
+# Problem 1 prices both models in bfloat16 ("dense bfloat16; both models in bfloat16"); Answer 1: "(in plain float32, without
+# TF32, 2.6e7 / (0.4 x 67e12) = 1.0 us: the H100 SXM's float32 peak is 67 TFLOP/s" (c20 prints it too) (TF32, TensorFlow's default on Ampere and later, is not float32's rate): the MLP in float32, at worst 15 times slower (989 against 67 TFLOP/s on the datasheet; the
 # README's H100 PCIe row, 756 against 51, has the same ratio), 26.4 TFLOP/s at 40%, takes 1.0 us, still under a
 # launch: Answer 1's "the host sets the pace" holds in either precision
-assert round(mlp_flops / (0.4 * 67e12) * 1e6, 1) == 1.0  # "1.0 us in plain float32 ... the H100 SXM's float32 peak is 67 TFLOP/s"
+assert round(mlp_flops / (0.4 * 67e12) * 1e6, 1) == 1.0  # "= 1.0 us: the H100 SXM's float32 peak is 67 TFLOP/s"
 assert round(989 / 67) == round(756 / 51) == 15 and f"{rate / 15 / 1e12:.1f}" == "26.4" and round(mlp_flops / (rate / 15) * 1e6, 1) == 1.0 and mlp_flops / (rate / 15) < 5e-6
 print("lesson 05: every number the prose states checks out")

@@ -54,7 +54,7 @@ _med = {n: float(np.median(err)) for n, (err, _) in grow.items()}
 assert xs.shape == (20, 10**5) and all(err.shape == (20,) for err, _ in grow.values())
 assert (f"{_med[10**2]:.1f}", f"{_med[10**5]:.1f}") == ("1.9", "31.5"), _med
 assert all(0.05 < _med[n] / np.sqrt(n) < 0.25 for n in _med), _med  # grows as sqrt(n), within a factor of 5
-# "close to the sqrt(terms) guide, a fifth of it at 100 terms, a tenth at 10^5" (r222: a slope of about 0.41, not 1/2)
+# "grows more slowly than the sqrt(terms) guide, a fifth of it at 100 terms, a tenth at 10^5" (a slope of about 0.41, not 1/2)
 assert 0.17 < _med[10**2] / 10 < 0.23 and 0.09 < _med[10**5] / np.sqrt(10**5) < 0.11, _med
 assert all(err.max() < w / 10 for err, w in grow.values())  # each error under a tenth of the worst case
 # "ten spacings holds all 20 sums at 100 terms (worst 3.7) and the median at a thousand (5.2; the worst, 11.7, passes
@@ -78,7 +78,7 @@ assert list(blocked) == ["np.sum (pairwise)", "tf.reduce_sum", "tf.matmul"] and 
 assert all(w > 10 * _med[n] for n, (_, w) in grow.items())  # far below the worst case
 
 # Over many updates: an MLP like 10's (784-32-10, ReLU, no biases) in numpy float32, SGD at 0.1 on 64 digits an
-# update, in order (rows 64(k-1) to 64k mod 4,000: from update 63 the 4,000 come round again; r222), as one batch and as 4 micro-batches of 16 averaged. "The gap grows, but slowly: after 100 updates the weights
+# update, in order (rows 64(k-1) to 64k mod 4,000: from update 63 the 4,000 come round again; r222), as one batch and as 4 micro-batches of 16 averaged. "The gap grows slowly: after 100 updates the weights
 # stay a few spacings apart, the losses within about one (the table) ... ten spacings is a fair reading of a run of a
 # hundred updates" (the Summary: "measured ... on 100 updates of an MLP"). numpy's matmuls follow the BLAS, so the
 # table is nbval-ignored and banded here; on this machine it reads 1.0, 1.0, 2.0, 2.0, 2.5 (weights) and 0, 0, 0, 1, 0
