@@ -6,7 +6,7 @@ with the text. Not part of the lesson.
 """
 from gradlab.studies.host_offload import offload_problem
 
-# the model's assumptions: numpy on one core at beta_h = 21 GB/s (the host's bandwidth), "as Arm measures it on a Graviton2
+# the model's assumptions: numpy on one core at beta_h = 21 GB/s (the host's bandwidth), "Arm's measurement on a Graviton2
 # core" ("Arm's single-core sweep measures 21 GB/s from memory on a Graviton2 core, 37 on a Graviton4"); a host on all its cores at
 # 150 GB/s (Problems 1 and 2; the rates' fold: "on all cores, two reads to a write, 157 on a Graviton2 and 430 on a Graviton4":
 # its all-core 2:1 reads-writes peak bandwidth, the sum's mix of two reads to one write)
@@ -32,7 +32,7 @@ assert stage_ms(P, T_i, 0.99 * 3 * bus)[2] > tau_c > stage_ms(P, T_i, 1.01 * 3 *
 assert tau_h > tau_c > tau_d  # "numpy's sum ... sets the pace"
 # "The card's own memory, 2.0 TB/s, is 80 times the bus"
 assert round(hbm / bus) == 80
-# (b) "8,064 tokens (the copy)"; the sum's bar "12F/(6 beta_h) = 28,938 tokens" (the Summary gives both as formulas);
+# (b) "8,064 tokens (the copy)"; the sum's bar "12F/(6 beta_h) = 28,938 tokens" (the Summary gives both as formulas, "8,064 here" and "28,938 at one core's 21 GB/s");
 # P cancels
 assert f"{T_copy:,.0f}" == "8,064" and f"{T_sum:,.0f}" == "28,938" and abs(T_sum - 12 * F / (6 * host_rate)) < 1e-9 * T_sum
 for P_x in (1e8, 7e9):
@@ -40,7 +40,7 @@ for P_x in (1e8, 7e9):
     assert abs(d_x - 4 * P_x / bus) < 1e-9 * d_x and abs(6 * P_x * T_sum / F - 12 * P_x / host_rate) < 1e-9 * d_x
 # Predict (b): "The copy's bar halves, to 4,032 tokens; numpy's stays" on PCIe 5.0, twice the bus's rate
 assert f"{4 * F / (6 * 2 * bus):,.0f}" == "4,032" and 4 * F / (6 * 2 * bus) < T_sum
-# "A faster host lowers the second bar in inverse proportion to beta_h": the bar scales as 1 / rate
+# the sum's bar, 12F/(6 beta_h), falls in inverse proportion to beta_h: the bar scales as 1 / rate
 assert abs(12 * F / (6 * host_rate / 2) - 2 * T_sum) < 1e-6 * T_sum
 
 # the learner's update_ms (or the solution) against host_schedule, within the cell's check
@@ -56,7 +56,7 @@ assert N * tau_h / overlapped > 0.9 and overlapped / on_card > max(other_x)
 # the figure's titles print the prose's digits (digits=3): "8,314" one after another, "6,143" overlapped, "813" busy
 assert [ax.get_title().split("\n")[0].split(": ", 1)[1] for ax in fig.axes] == [
     "8,314 ms, the device busy 813 ms", "6,143 ms, the device busy 813 ms", "6,143 ms, the device busy 813 ms"]
-# "Why copy out at all? ... Problem 1 asks whether they do for a 7-billion-parameter model" (its numbers are pinned with
+# "Why copy out at all? ... long micro-batches can hide the copy and the sum (Problem 1)" (its numbers are pinned with
 # Problem 1 below, and stated only in its answer)
 # "The sums scale as 1/beta_h" (c2 and c12): tau_h scales as 1 / rate; the update does only while the sum outlasts the
 # copy (Problem 2: past 75 GB/s the bus sets the pace)
