@@ -151,6 +151,9 @@ assert f"{c_ms[-1]:.1f}" == "16.6" and abs(c_ms[-1] + comm_ms - mine_ms) < 1e-9 
 # α-β model's count, not NCCL's); tuning.cc's own count, 16 (2 per node), gives 0.2 ms too: both round to 0.2 ms (tuning.cc at the linked commit: nInterSteps = 2 * nNodes for an
 # all-reduce, the other nsteps - nInterSteps = -2 at the intra-node 3.4 µs)
 assert f"{14 * 14e-3:.1f}" == "0.2" == f"{(16 * 14 + (14 - 16) * 3.4) * 1e-3:.1f}"
+# the cost cell's split, printed: "the bytes take 70 ms; ... adds 0.2 ms" (my_ring_time is gradlab's ring_time)
+assert (f"{bytes_ms:.1f}", f"{startups_ms:.1f}") == ("70.0", "0.2") and abs(startups_ms - 14 * 14e-3) < 1e-9
+assert abs(bytes_ms + startups_ms - 1000 * comm_cost.ring_time(2e9, 8, 14e-6, 50e9)) < 1e-9
 # the fold prices the 2 GB all-reduce at the fitted α and β (printed only: they vary with the machine)
 assert abs(cpu_2gb_s - (14 * alpha_us * 1e-6 + 1.75 * 2e9 / beta)) < 1e-9 * cpu_2gb_s and cpu_2gb_s > 0
 # the Summary: "8.1% at N = 8" (no overlap, bf16 gradients)
@@ -204,6 +207,7 @@ assert abs(_w0["share_without"] - shares[8][0]) < 1e-12 and abs(_w0["share_with"
 _w = try_it.result
 assert try_it.controls.alpha_us.value == 14 and abs(_w["exposed_with"] - (shown_ms + 4 * 0.196)) < 1e-9, _w
 assert (f"{_w['exposed_with']:.1f}", f"{_w['exposed_with'] - shown_ms:.1f}") == ("21.1", "0.8")
+assert shows == _w["exposed_with"]  # the widget cell prints this reading as text: "21.1 ms show ... 0.8 ms more"
 # Problem 4 (and the overlap answer, the Summary): k blocks, each all-reduce a ring paying 2 (R - 1) alpha = 0.196 ms
 # of start-ups: exposed = 3.7 + 66.3 / k + 0.196 k ms, least at k = sqrt(66.3 / 0.196) ~ 18: 10.9 ms; 21.1 at 4, 24.0 at 100
 assert f"{2 * 7 * 14e-3:.3f}" == "0.196" and f"{comm_ms - backward_ms:.1f}" == "3.7"
