@@ -197,7 +197,7 @@ assert abs(float(np.mean(bn8.moving_mean.numpy() - bn8_zero.moving_mean.numpy())
 assert list(grad_gaps) == ["BatchNormalization", "LayerNormalization", "GroupNormalization, 8 groups",
                            "BatchNormalization(trainable=False)"], grad_gaps
 assert grad_gaps["BatchNormalization"] == "miss 36.4%", grad_gaps
-# Problem 3's note: "01's Problem 1 misses by less: another MLP, micro-batches of 24 rows, not 8" (01 prints 30%):
+# Problem 3's note: "01's Problem 1 misses by less: another MLP, 24 rows a micro-batch" (not 8) (01 prints 30%):
 # make_model("mlp", seed=0, batchnorm=True) on 96 digits, four micro-batches' weighted sum against the large batch's
 _m01, _x01, _y01 = make_model("mlp", seed=0, batchnorm=True), mnist.x_train[:96], mnist.y_train[:96]
 
