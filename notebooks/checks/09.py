@@ -197,7 +197,7 @@ assert abs(float(np.mean(bn8.moving_mean.numpy() - bn8_zero.moving_mean.numpy())
 assert list(grad_gaps) == ["BatchNormalization", "LayerNormalization", "GroupNormalization, 8 groups",
                            "BatchNormalization(trainable=False)"], grad_gaps
 assert grad_gaps["BatchNormalization"] == "miss 36.4%", grad_gaps
-# Problem 3's note: "01's Problem 1 misses by less: another MLP, micro-batches of 24 rows, not 8" (01 prints 30%):
+# Problem 3's note: "01's Problem 1 misses by less: another MLP, 24 rows a micro-batch" (not 8) (01 prints 30%):
 # make_model("mlp", seed=0, batchnorm=True) on 96 digits, four micro-batches' weighted sum against the large batch's
 _m01, _x01, _y01 = make_model("mlp", seed=0, batchnorm=True), mnist.x_train[:96], mnist.y_train[:96]
 
@@ -215,13 +215,13 @@ _bn_half = grad_pair(keras.layers.BatchNormalization(momentum=0.5))
 assert abs(_miss(*_bn_half) - _miss(*grad_pair(keras.layers.BatchNormalization()))) < 1e-6  # the momentum: no matter
 assert norms["BatchNormalization(trainable=False)"].trainable is False
 
-# "Here it barely shows. The two runs share their weights bit for bit ... On the 1,000 test digits window scores
-# 79.6% against 78.9%" (printed): same gradients, only the moving statistics differ
+# "Barely, here. The two runs share their weights bit for bit (0.0 spacings) ... On the 1,000 test digits window
+# scores 79.6% against micro's 78.9%" (printed): same gradients, only the moving statistics differ
 assert _spacings(trained["micro"], trained["window"]) == 0 and len(h_test) == 1000
 assert [f"{a:.1%}" for _, a in evaluated.values()] == ["78.9%", "79.6%"], evaluated
 assert abs(evaluated["micro"][0] - evaluated["window"][0]) < 0.05 * evaluated["window"][0], evaluated
-# printed beside the accuracies: micro has the lower test loss (0.7069 against 0.7154; the prose, from r215, judges
-# the accuracies by the paired count below)
+# "but micro has the lower test loss, 0.7069 against 0.7154" (printed beside the accuracies; the prose judges the
+# accuracies by the paired count below)
 assert all(abs(l - want) < 5e-4 for (l, _), want in zip(evaluated.values(), (0.7069, 0.7154))), evaluated
 assert evaluated["micro"][0] < evaluated["window"][0] and evaluated["micro"][1] < evaluated["window"][1]
 # the paired count (r215: the comparison is paired, same weights on the same 1,000 digits, so it is judged by the
@@ -235,8 +235,8 @@ for _ in range(n_split):
     _row = [a + b for a, b in zip([0] + _row, _row + [0])]
 _tail = sum(_row[:min(only.values()) + 1]) / 2 ** n_split
 assert n_split == sum(only.values()) and abs(p_split - min(1.0, 2 * _tail)) < 1e-12, (p_split, _tail)
-# "only 15 digits are right under one model alone, 11 under window and 4 under micro, and a fair coin splits 15 that
-# unevenly 12% of the time: one seed cannot tell them apart" (printed)
+# "Only 15 digits are right under one model alone, 11 under window and 4 under micro: one seed cannot tell them
+# apart"; its fold: "a split as uneven as 11 to 4 or more comes up 12% of the time (a two-sided sign test)" (printed)
 assert (n_split, only["window"], only["micro"], f"{p_split:.0%}") == (15, 11, 4, "12%"), (only, p_split)
 assert p_split > 0.05, p_split
 
