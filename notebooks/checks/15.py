@@ -72,8 +72,8 @@ assert _penalty.startswith("exact"), _penalty
 _cal = [float(dist.experimental_local_results(dist.run(lambda: tf.nn.compute_average_loss(tf.ones([5]), **_kw)))[0])
         for _kw in ({}, {"global_batch_size": 11})]
 assert abs(_cal[0] - 0.5) < 1e-7 and abs(_cal[1] - 5 / 11) < 1e-7, _cal
-# "0.2 ms at R = 8 with NCCL's 14 us a step": the start-ups 2 (R - 1) alpha (lesson 14's alpha and rounding)
-assert f"{2 * (8 - 1) * 14e-6 * 1e3:.1f}" == "0.2"
+# "0.20 ms at R = 8 with NCCL's 14 us a step": the start-ups 2 (R - 1) alpha (lesson 14's alpha), printed by the cell
+assert alpha == 14e-6 and f"{2 * (8 - 1) * alpha * 1e3:.2f}" == "0.20"
 # the printed source is gradlab's StepBase and with_step
 assert StepBase is gl.lessons.StepBase and "return step(self, data)" in inspect.getsource(with_step)
 
