@@ -20,6 +20,8 @@ def _mean_grad(lo, hi):
 _g0, _g1, _gB = _mean_grad(600, 606), _mean_grad(606, 611), _mean_grad(600, 611)
 _formula_miss = np.linalg.norm((_g0 - _g1) / 22) / np.linalg.norm(_gB)
 assert f"{_formula_miss:.1%}" == f"{last_miss:.1%}" == "7.3%" and abs(_formula_miss - last_miss) < 5e-4, (_formula_miss, last_miss)
+# the lesson's formula cell prints the same share (the prose: "the gap is 7.3% of the large batch's step")
+assert abs(gap / large_step - _formula_miss) < 1e-6 and f"{gap / large_step:.1%}" == "7.3%", (gap, large_step)
 # the figure (gradlab's plot_shard_weights) draws the last batch's shards: 1/12 and 1/10 against 1/11
 assert gl.lessons.plot_shard_weights(last).axes[0].patches[0].get_height() == 1 / 12  # a row of shard 0: 1 / (R n_0)
 # the empty shard (601 digits, [1, 0]): its mean is 0, one of two means, so the formula's eta/2 g_0, half the update
@@ -70,8 +72,8 @@ assert _penalty.startswith("exact"), _penalty
 _cal = [float(dist.experimental_local_results(dist.run(lambda: tf.nn.compute_average_loss(tf.ones([5]), **_kw)))[0])
         for _kw in ({}, {"global_batch_size": 11})]
 assert abs(_cal[0] - 0.5) < 1e-7 and abs(_cal[1] - 5 / 11) < 1e-7, _cal
-# "0.2 ms at R = 8 with NCCL's 14 us a step": the start-ups 2 (R - 1) alpha (lesson 14's alpha and rounding)
-assert f"{2 * (8 - 1) * 14e-6 * 1e3:.1f}" == "0.2"
+# "0.20 ms at R = 8 with NCCL's 14 us a step": the start-ups 2 (R - 1) alpha (lesson 14's alpha), printed by the cell
+assert alpha == 14e-6 and f"{2 * (8 - 1) * alpha * 1e3:.2f}" == "0.20"
 # the printed source is gradlab's StepBase and with_step
 assert StepBase is gl.lessons.StepBase and "return step(self, data)" in inspect.getsource(with_step)
 
@@ -86,9 +88,13 @@ assert all_reduces_per_update(unclipped, dist, x, y) == 2
 # The one-division step: lesson 10's step, mirrored, is mirrored fit (the same 7.3%); divided once by B, the large batch
 assert f"{as_written_miss:.1%}" == "7.3%"
 assert verdict(as_written.inner.get_weights(), mirrored.get_weights()).startswith("exact")  # "mirrored fit ("exact")"
-# the one-division step (shown in the lesson) is gradlab's unclipped_step without the penalty; the checks above run
-# gradlab's step with the penalty
+# the one-division step (the learner's or the solution) is gradlab's unclipped_step without the penalty ("lands on
+# gradlab's unclipped_step"); the checks above run gradlab's step with the penalty; where the learner's is used,
+# the solution is checked too
 assert all(m.startswith("exact") for m in checked["one division"].values()), checked
+assert shipped_verdict.startswith("exact") and spacings(unclipped.inner.get_weights(), shipped.inner.get_weights()) <= 10
+if one_division_step is not solution_one_division_step:
+    check_one_division(solution_one_division_step)
 # the token step, the learner's or the solution, passed its checker in the lesson (yours_or_solution); where the
 # learner's is used, the solution is checked too
 if token_step is not solution_token_step:

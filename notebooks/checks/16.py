@@ -15,6 +15,7 @@ assert abs(first_miss - clip_misses[0]) < 1e-4 and f"{first_miss:.1%}" == f"{cli
 # batch's update is not shortened (and no part is longer than c here), fit lands on it (answer 1)
 assert len(acts) == 10 and sum(acts) == len(hit) == 2 and len(rest) == 8, (acts, hit, rest)
 assert all(0.11 < m < 0.125 for m in hit) and f"{min(hit):.0%}" == f"{max(hit):.0%}" == "12%", hit
+assert (f"{min(hit):.1%}", f"{max(hit):.1%}") == ("11.7%", "11.8%"), hit  # "misses those two by 11.7% and 11.8%"
 assert all(m < 1e-5 for m in rest), rest
 # "each replica's part is ... at most 0.98 long, so fit's clip never acts ... the mean is 1.68 long, against 1.5":
 # on the 2 clipped updates no part reaches c, so fit takes the unclipped step and misses by |g_B| / c - 1 ("about 12%")
@@ -39,7 +40,7 @@ assert [f"{v:.2f}" for v in (*_parts, length(mirrored_grad), length([(u + v) / 2
 assert keras_clip.startswith("miss")  # mirrored fit against the clipped large batch, 600 digits
 assert verdict(clip_ref.get_weights(), large.get_weights()).startswith("miss")  # clipping acts on 611: not vacuous
 
-# The clipped route (the learner's or the solution): exact, a shard of 0 included
+# The two-all-reduce route (the learner's or the solution): exact, a shard of 0 included
 assert public_miss.startswith("exact"), public_miss
 check_clip(clipped_step)
 if clipped_step is not solution_clipped_step:
@@ -72,7 +73,7 @@ def check_passthrough(f):  # the pairs pass through; nested or overlapping entri
 
 
 from gradlab._compat import optimizers as _opt
-check_passthrough(gradients_already_reduced)  # gradlab's pass-through (route 2's): pairs pass, nothing stays
+check_passthrough(gradients_already_reduced)  # gradlab's pass-through (the one-all-reduce route's): pairs pass, nothing stays
 assert not _opt._OPEN, _opt._OPEN  # its count of open entries is back to empty
 # the lesson's passthrough, the idea: inside it the pairs pass as they are; afterwards Keras's method shows again
 _o, _pairs = keras.optimizers.SGD(0.1), [(tf.ones([2]), "v")]
@@ -80,19 +81,19 @@ with passthrough(_o):
     assert _o._all_reduce_sum_gradients(_pairs)[0][0] is _pairs[0][0]
 assert "_all_reduce_sum_gradients" not in vars(_o) and _opt.gradients_already_reduced is gradients_already_reduced
 assert not any("_all_reduce_sum_gradients" in vars(m.optimizer) for m in (one_model, acc)), "pass-through left on"
-# Route (2), one all-reduce (its check_one ran in the lesson: a shard of 0 included): exact, clipped by hand
+# The one-all-reduce route (its check_one ran in the lesson: a shard of 0 included): exact, clipped by hand
 assert one_miss.startswith("exact"), one_miss
-# gl.AccumulatingModel (Keras clips in apply) gives route (2)'s weights
-assert acc_misses["route (2)"].startswith("exact"), acc_misses
+# gl.AccumulatingModel (Keras clips in apply) gives the one-all-reduce route's weights
+assert acc_misses["the one-all-reduce route"].startswith("exact"), acc_misses
 
 # All-reduces per update and their bytes (the Summary's table); gradlab's counter (all_reduces_per_update) agrees
 assert reduces == {"mirrored fit": (1, 101_800),
-                   "the clipped route": (2, 203_604), "one all-reduce (2)": (1, 101_804),
+                   "the two-all-reduce route": (2, 203_604), "the one-all-reduce route": (1, 101_804),
                    "gl.AccumulatingModel": (1, 101_812)}, reduces  # 4 x 25,450 weights, + 4 a scalar
 assert 4 * large.count_params() == 101_800 and 203_604 == 2 * 101_800 + 4
 from gradlab.lessons import all_reduces_per_update as _count
-_models = {"mirrored fit": keras_clip_model, "the clipped route": public,
-           "one all-reduce (2)": one_model, "gl.AccumulatingModel": acc}
+_models = {"mirrored fit": keras_clip_model, "the two-all-reduce route": public,
+           "the one-all-reduce route": one_model, "gl.AccumulatingModel": acc}
 assert {n: int(_count(m, dist, x, y)) for n, m in _models.items()} == {n: k for n, (k, _) in reduces.items()}, reduces
 assert reduces["gl.AccumulatingModel"][1] - 4 * large.count_params() == 12  # "the gradient and a few scalars"
 # The second all-reduce's price (lesson 14's ring, alpha left out): 7 GB sent, 15.6 ms on NVLink 4, 140.0 ms on NDR
@@ -102,7 +103,7 @@ assert [f"{1000 * s:.1f}" for s in second.values()] == ["15.6", "140.0"], second
 assert f"{1000 * (sent / 2) / links['InfiniBand NDR, 8 nodes']:.0f}" == "70"
 assert list(links.values()) == [450e9, 50e9]  # README's hardware table: NVLink 4 and one NDR adapter, each way
 # The update it is set against (lesson 14's model and its exposed / update): a micro-batch of 16,384 tokens a GPU,
-# 6 P FLOPs a token at the datasheet's 989 TFLOP/s, 99.4 ms as in 14; N of them, then both all-reduces, none
+# 6 P FLOPs a token at the H100 SXM datasheet's 989 TFLOP/s (dense bfloat16), 99.4 ms as in 14; N of them, then both all-reduces, none
 # overlapped. Between nodes the second, 140 ms, is 36.9% of the update at N = 1 and 13.0% at N = 8
 assert (P, tokens, peak) == (1e9, 16_384, 989e12) and f"{1000 * compute:.1f}" == "99.4", compute
 exposed = share(second["InfiniBand NDR, 8 nodes"], 8)  # the second all-reduce's share between nodes at N = 8

@@ -1,7 +1,8 @@
 """Where one update divides, clips and all-reduces on R replicas: Keras's plain `fit` under a strategy
-against the three routes that divide once by the global rows B (lesson 16's unclipped one division, clipped two
-all-reduces and one all-reduce, the learner's and gradlab's; S_{r,i} is replica r's
-micro-batch i's summed loss, as in the lesson).
+against the three routes that divide once by the global rows B (lesson 15's unclipped one division, lesson 16's
+clipped two-all-reduce route and its one-all-reduce route, the learner's and gradlab's; S_{r,i} is replica r's
+micro-batch i's summed loss, as in the lessons). `DATAFLOWS` holds all four and `plot_replica_dataflow()` draws
+them all; lesson 16 draws two, `routes=(0, 2)`: mirrored fit and the clipped two-all-reduce route.
 
     mirrored fit:  each replica  mean loss / R -> gradient -> [apply: clip its part | all-reduce: gradient | update]
     one division:  each replica  sum_i S_{r,i} -> gradient, rows n_r | all-reduce 1: rows (4 bytes) | each replica
@@ -93,8 +94,8 @@ def plot_replica_dataflow(replicas=2, dataflows=None, routes=None):
         replicas: rows of per-replica steps drawn (2 in the lesson).
         dataflows: route -> (steps, all-reduce label, steps, ..., steps); `DATAFLOWS` if None.
         routes: which of them to draw: a number n draws the first n; a sequence of positions in `dataflows`
-            (or names) draws those, in that order (the lesson draws (0, 2): mirrored fit and the clipped route
-            with two all-reduces); all if None.
+            (or names) draws those, in that order (lesson 16 calls `routes=(0, 2)`: mirrored fit and the clipped
+            two-all-reduce route); all if None.
 
     Returns:
         a matplotlib Figure, one Axes per route (its title the route's name); each box is a Text artist.
