@@ -1,5 +1,5 @@
 """The dataflow figure of lesson 16: each route's steps in order, per replica before its last all-reduce and
-once after it, the one-division route's and the clipped route's two all-reduces, the dashed frame around what runs
+once after it, the one-division route's and the two-all-reduce route's all-reduces, the dashed frame around what runs
 inside `optimizer.apply`, and Keras's order (clip, then all-reduce, then update) read off a real `optimizer.apply`."""
 import keras
 import matplotlib.colors
