@@ -91,6 +91,7 @@ _gB3 = [tf.add_n([n / 100 * g for n, g in zip([34, 33, 33], gs)]) for gs in zip(
 _err3 = [tf.add_n(gs) / 3 - b for gs, b in zip(zip(*parts), _gB3)]
 assert max_abs_diff(_err3, [(b - g) / 99 for b, g in zip(_gB3, parts[0])]) < 1e-7
 assert 0.9 < relative_error(parts[0], _gB3) < 1.1, relative_error(parts[0], _gB3)
+assert f"{relative_error(parts[0], g_B100):.2f}" == "1.01", relative_error(parts[0], g_B100)  # "1.01 times its length"
 # the plain mean's effective batch (the shuffles' fold): 1 / sum_j w_j^2 = 1 / (96/128^2 + 4/16^2) = 46.5 digits
 _eff_batch = 1 / np.sum(_per_example ** 2)  # an even batch of B weighs each 1/B, and gives B
 assert abs(_eff_batch - 1 / (96 / 128 ** 2 + 4 / 16 ** 2)) < 1e-9 and f"{_eff_batch:.1f}" == "46.5"

@@ -73,7 +73,7 @@ try:
 finally:
     tracemalloc.stop()
 assert f"{mean_buffer:.2f}" == "0.16" and abs(mean_buffer * G / 2 ** 10 - 128) < 4, mean_buffer  # 128 KiB
-assert f"{4 + 5 * f:.1f}" == "8.9"  # N + (N + 1) f at N = 4
+assert f"{4 + 5 * f:.1f}" == "8.9" and f"{f:.3f}" == "0.986"  # "N + (N + 1) 0.986 = 8.9 G at N = 4"
 for n in (4, 10):
     (run_sum, wm), st = (peaks[k][n] for k in keys), stack_peaks[n]
     assert abs(run_sum - 2) < 0.05, (n, run_sum)  # "stays at 2.0 G"
@@ -97,10 +97,13 @@ assert 0 == (max_abs_diff(one_update(0.1 / 4, [sum(g) for g in zip(*fetched)]), 
 gap3 = max_abs_diff(one_update(0.1 / 3, [sum(g) for g in zip(*fetched[:3])]), one_update(0.1, plain_mean(fetched[:3])))
 top3 = max(float(np.abs(w).max()) for w in one_update(0.1, plain_mean(fetched[:3])))
 assert gap3 == spacing(top3), (gap3, top3)  # "one float32 spacing apart for N = 3"
-# the counted trade (visible cell): this MLP at N = 10, in gradients; 20 prices the copies on a GPU
+# the counted trade (two visible cells, memory then time): this MLP at N = 10, in gradients; 20 prices the copies on a GPU
 assert N10 == 10 and copies == (N10 + 1) * G  # "copies N + 1 an update"
 assert copies / G == 11  # "N + 1 copies, 11 G at N = 10" (printed: 8.5 MiB every update to free 0.78 MiB once)
-assert f"{copies / MiB:.1f}" == "8.5" and f"{N10 * G / MiB:.1f}" == "7.8"
+assert f"{copies / MiB:.1f}" == "8.5" and f"{N10 * G / MiB:.1f}" == "7.8"  # "8.5 MiB (7.8 MiB out, 0.78 MiB back)"
+assert f"{G_100M / 1e9:.1f}" == "0.4"  # "whose gradient is 0.4 GB"
+# the 63 cut 16 + 16 + 16 + 15: plain_mean gives each part 1/4, weighted_mean 15/63 and 16/63
+assert [float(w) for w in np.asarray(counts63) / 63] == [16 / 63] * 3 + [15 / 63]
 # for scale (printed): "Under Adam that gradient is a fifth of what the device holds besides activations": the
 # weights, a gradient, Adam's two slots and the accumulator, 5 G, one of them freed
 assert held_adam == 5 * G and f"{held_adam / G:.0f}" == "5" and f"{G / held_adam:.0%}" == "20%"
@@ -119,8 +122,8 @@ assert [f"{x * G_big / 1e9:.1f}" for x in (N_big + 2 * 1.0, N_big + (N_big + 1) 
 assert usable == 25e9 and G_100M == G_big == 4e8
 assert copies / usable * 1e3 < 1 and f"{copies / usable * 1e3:.2f}" == "0.36"
 assert f"{(N10 + 1) * G_100M / usable * 1e3:.0f}" == "176"
-# "over twice the 81 ms its ten micro-batches of 4,096 tokens compute on an H100 PCIe (6P FLOPs a token, at 40% of its
-# 756 TFLOP/s in bfloat16, as in 20)": the lesson prints it (compute_100M); recomputed here from the constants
+# "over twice the 81 ms its ten micro-batches of 4,096 tokens compute on an NVIDIA H100 PCIe ... 6P FLOPs a token at
+# 40% of the card's 756 TFLOP/s dense bfloat16 peak": the lesson prints it (compute_100M); recomputed here
 _compute = 6 * 100e6 * 4096 * N10 / (0.4 * 756e12)  # s
 assert f"{_compute * 1e3:.0f}" == "81" and (N10 + 1) * G_100M / usable > 2 * _compute
 # np.stack's readings on this MLP (the table's third row), stated: "9.1 and 21.0 G"

@@ -213,4 +213,13 @@ assert after_each == [(32768.0, 0), (16384.0, 0), (16384.0, 0), (16384.0, 0)], a
 assert int(opt_16.inner_optimizer._iterations) == 3  # "skipped that micro-batch alone": three of four counted
 assert np.isfinite(top_32) and f"{top_32:.1e}" == "1.0e+06" and top_32 > 10 * 65504, top_32
 assert f"{top_32 / 65504:.0f}" == "15"  # "15 times float16's largest finite value"
+# the numbers the prose states beside the outputs: section 1's lengths and gaps, sections 3 and 4's "1.0 spacing off"
+_SOL = clip_once is solution_clip_once and decide is solution_decide and accumulate_step is solution_accumulate_step
+assert f"{large_norm:.3f}" == "1.651"  # "The large batch's gradient is 1.651 long"
+_norms = [norm([t.numpy() for t in g]) for _, g in parts]
+assert f"{min(_norms):.1f} {max(_norms):.1f}" == "2.6 3.4", _norms  # "2.6 to 3.4 long, all past the threshold"
+assert not _SOL or verdict(g_once, g_clipped) == "exact: 2.1 spacings"  # "Clipping the sum once is exact, 2.1 spacings off"
+assert [verdict(u, g_clipped, at=at_w) for u in clip_updates.values()] == ["exact: 0.5 spacings"] * 3  # "0.5 spacings off"
+assert not _SOL or (verdict(fix_w, fused_w), verdict(oracle_mine, oracle_w)) == ("exact: 1.0 spacings",) * 2
+assert not _SOL or your_harm == "exact: 1.0 spacings"  # section 4: "Your step is exact, 1.0 spacing off"
 print("lesson 08: every number the prose states checks out")

@@ -132,7 +132,8 @@ def plot_update_ms(ms, accum_steps, title="Milliseconds per update",
 def plot_example_weights(sizes):
     """The weight each example gets in the combined gradient, per micro-batch: plain mean vs n_i/B.
 
-        plain mean of the means:  (1/N) (1/n_i) = 1 / (N n_i)     weighted by n_i/B:  (n_i/B) (1/n_i) = 1/B
+        plain mean of the N micro-batch gradients:  (1/N) (1/n_i) = 1 / (N n_i)
+        weighted by n_i/B, as the large batch:      (n_i/B) (1/n_i) = 1/B
 
     The large batch gives every example 1/B; the plain mean gives the examples of a small
     micro-batch more and those of a large one less. Each pair of bars is labelled with the
@@ -152,8 +153,10 @@ def plot_example_weights(sizes):
     plain = [1 / (N * n) for n in sizes]
     at = np.arange(N)
     fig, ax = _figure((6.4, 3.4))
-    ax.bar(at - 0.2, plain, width=0.4, color="tab:orange", label="plain mean of the means: 1/(N n_i)")
-    ax.bar(at + 0.2, [1 / B] * N, width=0.4, color="tab:blue", label=f"weighted by n_i/B: 1/B = 1/{B}")
+    ax.bar(at - 0.2, plain, width=0.4, color="tab:orange",
+           label=f"plain mean of the {N} micro-batch gradients: 1/{N} × 1/n_i")
+    ax.bar(at + 0.2, [1 / B] * N, width=0.4, color="tab:blue",
+           label=f"weighted by n_i/B, as the large batch: 1/B = 1/{B}")
     for i, p in enumerate(plain):
         ax.annotate(f"x{p * B:.3g}", (i - 0.2, p), xytext=(0, 3), textcoords="offset points",
                     ha="center", va="bottom", fontsize=9)
