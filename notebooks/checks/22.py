@@ -98,7 +98,7 @@ if [f"{t:.1f}" for t in _tw] == ["1.0", "1.0", "2.0", "2.0", "2.5"]:
 # the stored digits recur; r222: the prose states "8.6 ... on the stored run"); "the plain mean's stays 53.9%"
 assert all(u[k].dtype == d for u, d in ((u32, np.float32), (u64, np.float64)) for k in u)
 assert missed["weighted", 32] == miss(u32["weighted"], u32["large batch"]) and miss is gl.lessons.miss
-# ""Not exact" only screens: ... the float64 rerun, which settles it"; "The cancelling sum above read "not exact ...
+# ""Not exact" only screens: the float64 rerun settles it"; "The cancelling sum above read "not exact ...
 # (rerun in float64)"; rerun so, it reads exact": the same 1,000 terms one
 # at a time in float64, against their exactly rounded sum (math.fsum)
 assert verdict(total, exact_c).endswith("(rerun in float64)") and total64 == float(total64)
