@@ -79,7 +79,7 @@ assert all(w > 10 * _med[n] for n, (_, w) in grow.items())  # far below the wors
 
 # Over many updates: an MLP like 10's (784-32-10, ReLU, no biases) in numpy float32, SGD at 0.1 on 64 digits an
 # update, in order (rows 64(k-1) to 64k mod 4,000: from update 63 the 4,000 come round again; r222), as one batch and as 4 micro-batches of 16 averaged. "The gap grows slowly: after 100 updates the weights
-# stay a few spacings apart, the losses within about one (the table) ... ten spacings is a fair reading of a run of a
+# stay a few spacings apart (2.5 on the stored run), the losses within about one (the table) ... ten spacings is a fair reading of a run of a
 # hundred updates" (the Summary: "measured ... on 100 updates of an MLP"). numpy's matmuls follow the BLAS, so the
 # table is nbval-ignored and banded here; on this machine it reads 1.0, 1.0, 2.0, 2.0, 2.5 (weights) and 0, 0, 0, 1, 0
 # (losses), pinned where those digits recur
@@ -98,7 +98,7 @@ if [f"{t:.1f}" for t in _tw] == ["1.0", "1.0", "2.0", "2.0", "2.5"]:
 # the stored digits recur; r222: the prose states "8.6 ... on the stored run"); "the plain mean's stays 53.9%"
 assert all(u[k].dtype == d for u, d in ((u32, np.float32), (u64, np.float64)) for k in u)
 assert missed["weighted", 32] == miss(u32["weighted"], u32["large batch"]) and miss is gl.lessons.miss
-# ""Not exact" only screens: ... the float64 rerun, which settles it"; "The cancelling sum above read "not exact ...
+# ""Not exact" only screens: the float64 rerun settles it"; "The cancelling sum above read "not exact ...
 # (rerun in float64)"; rerun so, it reads exact": the same 1,000 terms one
 # at a time in float64, against their exactly rounded sum (math.fsum)
 assert verdict(total, exact_c).endswith("(rerun in float64)") and total64 == float(total64)
@@ -137,7 +137,7 @@ assert f"{2_096_896 / 1_048_576:.1f}" == "2.0" and 2_096_896 < 2 * 1_048_576  # 
 assert 2 * 2**20 - bfc[2][1] == 256 and 2 * 2**20 >= 2 * default[2][0] and default[2][1] == default[2][0]
 assert bfc[0][0] < 262_144 <= bfc[1][0] and default[0][1] == 0 and default[1][1] == bfc[1][1]
 
-# Time: "Both timers read about 4: four sorts of the same numbers do four times the work of one" (r213: a ratio the
+# Time: "Both timers read about 4: four sorts do four times one sort's work" (r213: a ratio the
 # work fixes, in place of np.sort of 2^18 against 2^16, whose 4.50x from length x log length the runs missed, reading
 # about 5.0x, by a cause this lesson did not measure). History of that example: (r210's reader: the heading "Near"
 # beside a stored 5.0x and "above"; no side pinned, it varies by machine)
@@ -176,11 +176,11 @@ assert f"{wrong[12][0]:.0%}" in ("9%", "10%", "11%")
 assert list(sorts) == ["one sort", "four sorts"] and small.shape == (2**16,) and small.dtype == np.float32
 assert q == quartiles["gradlab's"] and all(3.0 < r[1] < 5.5 for r in quartiles.values()), quartiles
 assert abs(np.median(ms["four sorts"] / ms["one sort"]) - q[1]) < 1e-12
-# "Their middle halves differ on the stored run, yours (the solution) 3.97-6.22x, gradlab's 3.94-4.03x: the same code" (r222;
+# "Their middle halves differ on the stored run, 3.97-6.22x and 3.94-4.03x: the same code" (r222;
 # run-varying, nbval-ignored): solution_interleaved_ms and interleaved_ms call and time alike (the order asserted above)
 assert all(q_[0] <= q_[1] <= q_[2] for q_ in quartiles.values()), quartiles
-# "In blocks the ratio of medians about doubles: every four-sort call ran slow and no one-sort call did. Interleaved,
-# the within-round ratio stays near the unslowed one": the blocks' four-sort calls all ran slow, the interleaved
+# "In blocks the ratio of medians about doubles (8.43x on the stored run): every four-sort call ran slow and no one-sort
+# call did. Interleaved, the within-round ratio stays near the unslowed one (4.04x)": the blocks' four-sort calls all ran slow, the interleaved
 # rounds' last 15 both
 assert made[0] == 62 and [len(t) for t in (*blocks.values(), *mixed.values())] == [15, 15, 30, 30]
 _blocks, _mixed = drift.values()

@@ -22,7 +22,7 @@ assert all(abs(drawn[n] - (fixed + B_gpu // n * per_row) / GiB) < 1e-9 for n in 
 assert drawn[4] > card / GiB > drawn[8] > drawn[16] > drawn[32]  # N = 8 the fewest that fits
 # the five terms in the prose: weights, gradients, 2 Adam slots, accumulator (P s each), the ids (4 T bytes a sequence)
 assert fixed == 5 * P * s + B_gpu * 4 * T and per_row == 34 * T * h * d + 8 * T * v
-# attention's scores left out: 5 n_h T^2 bytes a layer (Korthikanti et al.); kept, with 16 heads (Problem 4), 5.0 GiB
+# attention's scores left out: 5 n_h T^2 bytes a layer (Korthikanti et al.); kept, with 16 heads (Problem 3), 5.0 GiB
 # a sequence, and the plan becomes 32 micro-batches of 4
 _scores = d * 5 * 16 * T**2
 assert f"{_scores / GiB:.1f}" == "5.0" and solution_plan(B_gpu, card, fixed, per_row + _scores) == (32, 4)
@@ -37,15 +37,24 @@ assert abs(ring - 2 * (R - 1) / R * 4 * P / 450e9) < 1e-15 and f"{ring / per_tok
 assert 1 / 0.4 == 2.5 and f"{1282 * 0.4 * 2:,.0f}" == "1,026" and f"{2 * (R - 1) / R * 2 * P / 450e9 * 989e12 / (6 * P):,.0f}" == "1,282"
 assert 8 * 2048 == 16_384  # 14's T_dev: 8 sequences of 2,048 tokens
 
-# "That needs a whole gradient on every GPU. Shard it (ZeRO-2 or 3) and every micro-batch communicates: Problem 2
-# prices both": see the Problems below (zero2, zero3)
+# "That needs a whole gradient on every GPU; shard it (ZeRO-2 or 3) and every micro-batch communicates (Problem 2)":
+# see the Problems below (zero2, zero3)
 
-# Step 3: Kaplan et al.'s fits (B* = 2e8 tokens, alpha_B = 0.21, eq. 1.4), on the parameters outside the embeddings,
-# 12 d h^2 = 0.81B. Their L(N, D), eq. 1.5 (N_c = 8.8e13, alpha_N = 0.076, D_c = 5.4e13 tokens, alpha_D = 0.095), at the
-# run's 20B tokens: 2.47 nats, B_crit = 1,325 sequences, B / B_crit = 0.77. Their L(N, S), eq. 1.6 (N_c = 6.5e13,
-# alpha_N = 0.077, S_c = 2.1e3, alpha_S = 0.76) after the run's 9,537 updates, with S_min = S / (1 + B_crit / B) (eq. 5.4)
-# at its own loss: 2.85 nats, 666 sequences, 1.54. "About 1: between 0.5 and 1 by one fit, over
-# 1 by the other"; "at most 2.29 times the fewest updates and 2.54 times the fewest examples" (B = 1,024)
+# Step 3 (r226: the range is handed to the learner; its derivation is folded): "At this run's final loss, 2.47 to 2.85
+# nats, B_crit lies between 666 and 1,325 sequences (1.4M to 2.7M tokens)". The fold: Kaplan et al.'s fits (B* = 2e8
+# tokens, alpha_B = 0.21, eq. 1.4), on the parameters outside the embeddings, 12 d h^2 = 0.81B. Their L(N, D), eq. 1.5
+# (N_c = 8.8e13, alpha_N = 0.076, D_c = 5.4e13 tokens, alpha_D = 0.095), at the run's 20B tokens: 2.47 nats, B_crit =
+# 1,325 sequences, B / B_crit = 0.77. Their L(N, S), eq. 1.6 (N_c = 6.5e13, alpha_N = 0.077, S_c = 2.1e3, alpha_S =
+# 0.76) after the run's 9,537 updates, with S_min = S / (1 + B_crit / B) (eq. 5.4) at its own loss: 2.85 nats, 666
+# sequences, 1.54. The Predict's answer: "About 2: 1.77 to 2.54 times the fewest examples, and 1.65 to 2.29 times the fewest
+# updates ... B / B_crit is 0.77 to 1.54 ... B = 512 would spend ... 1.39 to 1.77 times the fewest, but take 2.30 to
+# 3.59 times the fewest updates"
+assert [f"{c * T / 1e6:.1f}" for c in (B_crit_S, B_crit)] == ["1.4", "2.7"]  # "(1.4M to 2.7M tokens)"
+assert crit_of(L) == B_crit and crit_of(L_S) == B_crit_S  # the fold's function, the range's two ends
+assert [f"{1 + c / B:.2f}" for c in (B_crit_S, B_crit)] == ["1.65", "2.29"]
+assert [f"{1 + 512 / c:.2f}" for c in (B_crit_S, B_crit)] == ["1.77", "1.39"]
+assert [f"{1 + c / 512:.2f}" for c in (B_crit_S, B_crit)] == ["2.30", "3.59"]
+assert 1.5 < 1 + B / B_crit < 1 + B / B_crit_S < 3  # "About 2" (of the Predict's 1.1, 2 or over 4)
 assert P_ne == 12 * d * h**2 and f"{P_ne / 1e9:.2f}" == "0.81" and tokens == 20e9 and updates == 9_537
 assert abs(L - ((8.8e13 / P_ne) ** (0.076 / 0.095) + 5.4e13 / tokens) ** 0.095) < 1e-12
 assert f"{L:.2f}" == "2.47" and f"{B_crit:,.0f}" == "1,325" and f"{B / B_crit:.2f}" == "0.77" and 0.5 < B / B_crit < 1
@@ -55,15 +64,15 @@ assert f"{L_S:.2f}" == "2.85" and f"{B_crit_S:,.0f}" == "666" and f"{B / B_crit_
 assert abs(B_crit_S - 2e8 / L_S ** (1 / 0.21) / T) < 1e-9
 _se = {x: (f"{1 + B_crit / x:.2f}", f"{1 + x / B_crit:.2f}") for x in (512, 1024, 2048)}
 assert _se[1024] == ("2.29", "1.77") and _se[512][0] == "3.59" and _se[2048][1] == "2.55", _se
-# "at most": the larger of the two fits' S/S_min (L(N, D)'s) and E/E_min (L(N, S)'s) at B = 1,024
+# the answer's upper ends at B = 1,024: S/S_min 2.29 (at 1,325) and E/E_min 2.54 (at 666)
 assert max(1 + B_crit / B, 1 + B_crit_S / B) == 1 + B_crit / B and f"{1 + B / B_crit_S:.2f}" == "2.54"
 assert max(1 + B / B_crit, 1 + B / B_crit_S) == 1 + B / B_crit_S
 # "B_crit falls as L^(-1/0.21), and (2.85/2.47)^(1/0.21) = 2.0, so it halves, to 666 sequences" (from 1,325)
 assert 1.8 < B_crit / B_crit_S < 2.2 and (f"{L_S:.2f}", f"{L:.2f}") == ("2.85", "2.47")
-assert f"{(L_S / L) ** (1 / 0.21):.1f}" == "2.0"
+assert f"{(L_S / L) ** (1 / 0.21):.1f}" == "2.0" and f"{B_crit / B_crit_S:.1f}" == "2.0"
 assert abs(B_crit / B_crit_S - (L_S / L) ** (1 / 0.21)) < 1e-9
-# "the code iterates: guess the loss, derive B_crit and S_min, refit, repeat": the fixed
-# point above holds (L_S is L(N, S) at the S_min its own B_crit gives)
+# "iterated to agreement (the folded cell)": the fixed point above holds (L_S is L(N, S) at the S_min its own B_crit
+# gives); "the range spans 2x" (1,325 / 666)
 # the run's length: 20B tokens, 20 a parameter (Hoffmann et al.); 9,537 updates of 2,097,152 tokens at 4.26 s (compute
 # with attention's 6 d T h FLOPs a token, 6.7% beside 6 P, then the all-reduce): 11.3 h on the 8 GPUs, 90 GPU-hours (the
 # Summary's plan table too, beside N x b = 8 x 16, B = 1,024, 65.1 of 79.6 GiB, 0.4% and 0.77), 85 at 6 P a token alone
@@ -71,8 +80,8 @@ assert tokens / P == 20 and B * T == 2_097_152 and updates == 9_537 and (updates
 assert f"{attention:.1%}" == "6.7%" and abs(attention - d * T * h / P) < 1e-15
 assert abs(step - (compute * (1 + attention) + ring)) < 1e-12 and f"{step:.2f}" == "4.26"
 assert f"{hours:.1f}" == "11.3" and f"{R * hours:.0f}" == "90" and f"{R * updates * (compute + ring) / 3600:.0f}" == "85"
-# "Is the batch worth its examples? ... By both, B = 512 (N = 4 of 16 a GPU) would be cheaper and faster: 7.9 to 8.9 h
-# and 63 to 71 GPU-hours against 11.3 h and 90" (r217: the cell prints a table, each plan by each fit): each fit's
+# "On fixed GPUs the wall time follows the examples ... Halving B to 512 (N = 4 of 16 a GPU) ... the run from 11.3 to
+# 8.9 h (7.9 h at 666): 63 to 71 GPU-hours instead of 90" (the cell prints a table, each plan at each end): each end's
 # S_min from the run's 9,537 updates at B = 1,024 (S = S_min (1 + B_crit / B), eq. 5.4), then S at B = 512; an update
 # of 512 sequences computes half the tokens a GPU (attention's share too), and all-reduces the same bytes
 _half = {}
@@ -87,19 +96,20 @@ assert all(g / R < hours for _, g in _half.values()), _half
 # "By both, B = 512 ... would be cheaper and faster: 7.9 to 8.9 h and 63 to 71 GPU-hours against 11.3 h and 90" (the wall time on
 # the same 8 GPUs, as the cell prints it)
 assert [f"{g / R:.1f}" for _, g in _half.values()] == ["8.9", "7.9"], _half
-# r219: "By the tokens fit the examples fall from 1.77 to 1.39 times the fewest, and the run from 11.3 to 8.9 h" (E/E_min
-# in c11's table; the wall time follows the examples: the two ratios agree within 1%)
+# "cuts the examples from 1.77 to 1.39 times the fewest at B_crit = 1,325, and the run from 11.3 to 8.9 h" (E/E_min in
+# Step 3's table; the wall time follows the examples: the two ratios agree within 1%)
 assert (_se[512][1], _se[1024][1]) == ("1.39", "1.77") and abs((1 + 512 / B_crit) / (1 + B / B_crit) - _half[B_crit][1] / R / hours) < 0.01
 assert ring / (compute / 2 + ring) < 0.01 and 512 // (R * b) == 4 and b == 16  # N = 4; the all-reduce, under 1%, barely counts
-# "A larger batch pays only when GPUs are added ... On 16 GPUs in two nodes (InfiniBand, 50 GB/s), each keeping 8 x 16,
-# B = 2,048 takes 8.4 to 9.3 hours and 134 to 149 GPU-hours" (Problem 1's link); S at B = 2,048 from each fit's S_min
+# "Doubling the GPUs buys no more than halving the batch. B = 2,048 on 16 GPUs in two nodes (InfiniBand, 50 GB/s), 8 x 16
+# each, ends in 8.4 to 9.3 h, about as soon as 512 on eight (7.9 to 8.9 h), at 134 to 149 GPU-hours against 63 to 71";
+# S at B = 2,048 from each end's S_min
 assert 2048 // 16 == B_gpu == R * b and abs(step16 - step) / step < 0.05  # the same 8 x 16 a GPU; about as long
 _s16 = {c: updates / (1 + c / B) * (1 + c / 2048) for c in (B_crit, B_crit_S)}
 assert [f"{u * step16 / 3600:.1f}" for u in _s16.values()] == ["8.4", "9.3"], _s16
 assert [f"{16 * u * step16 / 3600:.0f}" for u in _s16.values()] == ["134", "149"], _s16
 assert all(u * step16 < updates * step and 16 * u * step16 > R * updates * step for u in _s16.values())
 assert abs(step16 - compute * (1 + attention) - 2 * 15 / 16 * 4 * P / 50e9) < 1e-12
-# the printed table: its rows are these plans (B = 1,024 the run itself, 11.3 h by both fits)
+# the printed table: its rows are these plans (B = 1,024 the run itself, 11.3 h at both ends)
 assert list(plans.values()) == [(R, step, 1024), (R, step512, 512), (16, step16, 2048)]
 assert all(abs(S_at(c, 1024) - updates) < 1e-9 for c in (B_crit, B_crit_S))
 assert [f"{S_at(c, 512) * step512 / 3600:.1f}" for c in (B_crit, B_crit_S)] == ["8.9", "7.9"]
@@ -130,7 +140,6 @@ assert f"{16 * per_row / GiB:.1f}" == "46.5" and f"{(card - fixed) / GiB:.1f}" =
 # all-reduces: 70 ms (1.7%); ZeRO-3 on the 1B plan: each
 # micro-batch two all-gathers of the float32 weights and a reduce-scatter of the gradients, (R-1)/R G bytes each, "the
 # bytes of 1.5 ring all-reduces": 187 ms an update at N = 8 (4.5%), 747 ms at N = 32 (15.8%);
-# 3. 3.0 nats: 522 sequences, 2.96
 assert f"{1e3 * ib:.0f}" == "140" and f"{ib_share:.1%}" == "3.4%" and 450 / 50 == 9
 assert f"{big_fixed / GiB:.0f}" == "130" and big_plan is None and solution_plan(B_gpu, card, big_fixed, per_row) is None
 assert abs(3 * (R - 1) / R * 4 * P / 450e9 - 1.5 * ring) < 1e-15
@@ -142,7 +151,6 @@ assert abs(zero2 - (8 * _half_ring + _half_ring)) < 1e-15 and abs(zero2 - (8 + 1
 assert (f"{1e3 * zero2:.0f}", f"{zero2 / (compute + zero2):.1%}") == ("70", "1.7%") and zero2 < zero3[8]
 _z = {n: (f"{1e3 * zero3[n]:.0f}", f"{zero3[n] / (compute + zero3[n]):.1%}") for n in (8, 32)}
 assert _z == {8: ("187", "4.5%"), 32: ("747", "15.8%")}, _z
-assert f"{early:,.0f}" == "522" and f"{1 + 1024 / early:.2f}" == "2.96"
-# 4. attention's scores stored (Keras's attention on TensorFlow), 16 heads: "5.0 GiB a sequence: 32 micro-batches of 4"
+# 3. attention's scores stored (Keras's attention on TensorFlow), 16 heads: "5.0 GiB a sequence: 32 micro-batches of 4"
 assert scores == _scores and scores_plan == (32, 4), scores_plan
 print("lesson 23: every number the prose states checks out")
