@@ -71,7 +71,7 @@ assert ms["fused, N = 8, XLA"].shape == (12,) and 0 < _xla[1] < 1, _xla
 assert xb.shape[0] == 256 and xb[0].size == 784 and xb.dtype == np.float32 and f"{xb.nbytes / 1e6:.1f}" == "0.8", xb.shape
 assert calls["accumulate"] - calls["fused"] == 8  # "nine calls ... fused makes one"
 # Problem 1: "a call from Python costs the host 30 us (far less than on this CPU)": the extra call's median over the 12
-# rounds, which the folded timing cell prints (a stored run: 589 us). A bound, not digits: absolute times move with load
+# rounds, which the folded timing cell prints and the Problem quotes as the stored run's (476 us in r226). A bound, not digits: absolute times move with load
 assert extra_us == 1000 * float(np.median(ms["an extra call"]))
 assert extra_us > 3 * 30, extra_us  # "Problem 1 assumes far less, 30 us a call"
 assert (launches, mlp_flops, big_flops) == (kernels * 5e-6, 4 * 203_530 * 32, 6 * 10**9 * 16 * 2048)
