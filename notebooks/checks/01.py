@@ -34,7 +34,8 @@ assert f"{spacing_top:.1e}" == "7.5e-09"
 assert all(d / spacing_top < 10 for d in proofs.values()), proofs  # a few spacings, under ten: rounding
 pinned([f"{d / spacing_top:.1f}" for d in proofs.values()], ["2.8", "3.0"])
 # verdict's three lines: "exact" within ten spacings; past ten, a miss under 100 eps (2^-23, float32's spacing at 1)
-# prints "not exact: k spacings, m eps (rerun in float64)", from 100 eps up "miss"
+# prints "not exact: k spacings, m eps (rerun in float64)", from 100 eps up "miss" (01's prose states the first and
+# the last, "exact: 2.8 spacings" and the miss; the middle case is 22's)
 _eps = 2.0 ** -23
 assert float(np.spacing(np.float32(1))) == _eps
 assert verdict([np.array([1 + 10 * _eps])], [np.array([1.0])]) == "exact: 10.0 spacings"

@@ -25,8 +25,8 @@ assert f"{pair_cos:.2f}" == "0.08" and abs(each_by_hand - norm(g_each)) < 1e-4
 assert f"{cosine:.4f} {norm(g_each):.3f} {norm(g_once):.3f}" == "0.9959 0.278 0.500"
 assert f"{pf.relative_error(g_each, g_clipped):.2f}" == "0.45" and 0.99 < cosine < 1.0
 assert verdict(g_each, g_clipped) == "miss 45%"  # "the miss of 45%", its printed verdict
-# Problem 3 (Adam, moved out of section 1 in r215): "Yes, by 22.7%. Only signs count: the 1.4% of entries whose sign
-# clipping each flips move by 2 lr, the rest about the same both ways, so those few carry 98% of the gap" (Answer 3's
+# Problem 2 (Adam, moved out of section 1 in r215): "Yes, by 22.7%. Only signs count: the 1.4% of entries whose sign
+# clipping each flips move by 2 lr, the rest about the same both ways, so those few carry 98% of the gap" (Answer 2's
 # folded cell computes adam_each, adam_once, flips, nonzero and gap2, and prints the three numbers; the lengths of the
 # two agree within 1%)
 assert verdict(adam_each, adam_once) == "miss 22.7%", verdict(adam_each, adam_once)
@@ -125,6 +125,9 @@ assert row == [1, None, 1, 2, 2, "held"]  # "applies the held x[:16] together wi
 assert shift_gap < 1e-6 and spacings([v.numpy() for v in replay.weights], shifted) < 10
 # section 2's statement of dynamic loss scaling: λ starts at 2^15 and doubles after 2,000 finite calls
 assert float(replay_lso.initial_scale) == 2.0 ** 15 and replay_lso.dynamic_growth_steps == 2000
+# "Skipped updates are routine. The start at 2^15 ... each later doubling, 2,000 clean updates on": Keras's own defaults
+_lso_defaults = keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD())
+assert _lso_defaults.initial_scale == 2.0 ** 15 and _lso_defaults.dynamic_growth_steps == 2000
 assert w_gap([v.numpy() for v in replay.weights], sgd_updates((x2, y2), (x3, y3))) > 1e-3  # not x2, then x3
 
 # "under mixed_float16, compile wraps your optimizer in a LossScaleOptimizer itself ... mixed_bfloat16 gets no wrapper"
@@ -140,7 +143,8 @@ for policy, wrapped in (("mixed_float16", True), ("mixed_bfloat16", False)):
     assert inner.gradient_accumulation_steps == 4, policy  # the wrapped optimizer keeps accumulating per call
 
 # Section 4, the pace: "Keras halves lambda per overflowing micro-batch: if all four overflow, from 2^15 to 2048, where
-# fused halves it once, to 16384" (and the Summary: "four overflowing micro-batches took it from 2^15 to 2048 ... to 16384")
+# fused halves it once, to 16384" (and the Summary: "it halves λ once per bad micro-batch (2048 against 16384 when all
+# four overflow)")
 two_bad = x.copy()
 two_bad[:8] *= 1e38
 two_bad[24:] *= 1e38  # micro-batches 1 and 4 of 4 overflow
@@ -155,7 +159,7 @@ assert halved == {("1 and 4", "fused"): 16384, ("1 and 4", "keras"): 8192,
                   ("all 4", "fused"): 16384, ("all 4", "keras"): 2048}
 # the timeline cell prints the all-four case: "all four micro-batches overflow, λ after the update: fused 16384, Keras 2048"
 assert all_bad_scale == {"fused": 16384, "Keras": 2048} == {"fused": halved["all 4", "fused"], "Keras": halved["all 4", "keras"]}
-# Answer 2's folded cell: one bad update (one bad call of four under Keras), then 2,000 clean ones
+# Going further's folded cell ("The loss scale's pace"): one bad update (one bad call of four under Keras), then 2,000 clean ones
 assert list(runs) == ["one apply per update (a plain LSO)", "Keras's accumulation, N = 4", "Keras, dynamic_growth_steps=8000"]
 once_s, keras_s, slow_s = (scales for _n, scales in runs.values())  # the loss scale per call
 one_bad = {2000: keras_s, 8000: slow_s}
@@ -198,9 +202,10 @@ assert clip_len(1.0, 16, 0.0) == 0.25
 assert clip_len(1.0, 5, 0.08) > 0.5 > clip_len(1.0, 6, 0.08) and f"{0.92 / 0.17:.1f}" == "5.4"
 assert f"{clip_len(1.0, 6, 0.08):.3f} {np.sqrt(0.08):.3f}" == "0.483 0.283" and abs(pair_cos - 0.08) < 0.005
 assert f"{clip_len(1.0, 10_000, 0.08):.3f}" == "0.283"  # N = 10,000: near c sqrt(0.08)
-# Problem 2 (N = 4) and its answer: "Both halve λ to 16384. Keras counts 4 apply calls an update, so 2,000 finite calls
-# take 500 updates: λ doubles after updates 500, 1,000, 1,500 and 2,000 and ends at 262144, against 32768 (one doubling)
-# for one check per update. dynamic_growth_steps=8000 restores the pace"; section 4: "grows back N times as fast"
+# Going further, the loss scale's pace (N = 4): "one micro-batch overflows (λ halves to 16384 either way) ... Keras counts
+# 4 apply calls an update, so λ doubles after updates 500, 1,000, 1,500 and 2,000, to 262144, against one doubling, to
+# 32768, for one check per update. dynamic_growth_steps=8000 restores the pace"; section 4: "grows back N times as fast:
+# at N = 4 it probes a doubling, and risks a skip, every 500 updates"
 assert halved["1 and 4", "keras"] == 2.0 ** 15 / 4 and row[:2] == [1, None]
 assert one_bad[2000][4] == one_bad[8000][4] == 16384 and one_bad[2000][1] == 16384
 assert one_bad_doubled == {2000: [500, 1000, 1500, 2000], 8000: [2000]}, one_bad_doubled
