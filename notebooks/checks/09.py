@@ -125,8 +125,10 @@ assert f"{between.sum() / h.var(0).sum():.0%}" == "9%"
 # "a variance over b random rows averages (b - 1)/b of the true one, and 7/8 is 10% below 31/32": the 9% here is
 # that expected shortfall on this draw (micro-batches of 8 against the large batch of 32)
 assert f"{1 - (7 / 8) / (31 / 32):.0%}" == "10%" and len(h) == 32 and len(np.split(h, 4)[0]) == 8
-# The second Predict's answer, "Nearly on the mean (a miss of 0.0473%), not on the variance (1.39%): four moves at any
-# momentum see only the micro-batches' own variances, never the spread of their means (9% of the variance here)" (printed): four calls at 0.99^(1/4) on
+# The second Predict's answer, "Nearly on the mean (a miss of 0.0473% of the move), not on the variance (1.39% of the
+# move): four moves at any momentum see only the micro-batches' own variances, never the spread of their means, so they
+# head for a variance 9% below the large batch's" (printed; the 9% is the spread's share, pinned above); the Takeaway's
+# and Summary's "in plain Keras, BatchNormalization(momentum=rho**(1/N)) keeps the large batch's pace, not its variance": four calls at 0.99^(1/4) on
 # a fresh layer miss the large batch's variance by more than rounding, and that miss is 1 - rho times the spread
 root_bn = moving_after(4, momentum=0.99 ** 0.25)
 assert [_verdict([a], [b], start=[s]) for a, b, s in zip(root_bn, large_bn, start_bn)] == root_gaps, root_gaps
@@ -197,7 +199,7 @@ assert abs(float(np.mean(bn8.moving_mean.numpy() - bn8_zero.moving_mean.numpy())
 assert list(grad_gaps) == ["BatchNormalization", "LayerNormalization", "GroupNormalization, 8 groups",
                            "BatchNormalization(trainable=False)"], grad_gaps
 assert grad_gaps["BatchNormalization"] == "miss 36.4%", grad_gaps
-# Problem 3's note: "01's Problem 1 misses by less: another MLP, 24 rows a micro-batch" (not 8) (01 prints 30%):
+# Problem 3's note: "01's Problem 1 misses by 30%, less: another MLP, 24 rows a micro-batch" (not 8) (01 prints 30%):
 # make_model("mlp", seed=0, batchnorm=True) on 96 digits, four micro-batches' weighted sum against the large batch's
 _m01, _x01, _y01 = make_model("mlp", seed=0, batchnorm=True), mnist.x_train[:96], mnist.y_train[:96]
 
@@ -240,4 +242,17 @@ assert n_split == sum(only.values()) and abs(p_split - min(1.0, 2 * _tail)) < 1e
 assert (n_split, only["window"], only["micro"], f"{p_split:.0%}") == (15, 11, 4, "12%"), (only, p_split)
 assert p_split > 0.05, p_split
 
+# Section 1: "Keras sets the momentum to 0 while optimizer.iterations is 0, and under accumulation that counter counts
+# updates, not calls"; "the optimizer's own state, SGD's momentum or Adam's slots, moves ... once per update"
+_opt, _w = keras.optimizers.Adam(0.1, gradient_accumulation_steps=4), keras.Variable(np.ones(3, "float32"))
+_opt.build([_w])
+_slots = [v for v in _opt.variables if v.path.endswith(("_momentum", "_velocity"))]  # Adam's two slots
+_counts, _moves, _before = [], 0, [v.numpy().copy() for v in _slots]
+for _ in range(8):  # two updates of four calls
+    _opt.apply_gradients([(tf.ones(3), _w)])
+    _counts.append(int(_opt.iterations.numpy()))
+    _now = [v.numpy().copy() for v in _slots]
+    _moves += any(np.any(x != y) for x, y in zip(_now, _before))
+    _before = _now
+assert len(_slots) == 2 and _counts == [0, 0, 0, 1, 1, 1, 1, 2] and _moves == 2, (_counts, _moves)
 print("lesson 09: every number the prose states checks out")
