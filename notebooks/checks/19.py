@@ -60,15 +60,15 @@ assert max(over["B_noise"]) < min(over["B_simple"]), over  # every B_noise neare
 # "So on this MLP the noise scales overshoot the knee, the lowest reading by under two standard errors":
 # the lowest B_noise is B = 512's, the knee under it by less than two standard errors
 assert min(_noise, key=_noise.get) == 512 and 0 < _noise[512] - B_crit < 2 * curved[512].stderr, (_noise, B_crit)
-# "The knee spans the path, the readings its end; but three of the four runs spend over two thirds of their updates
+# "The knee spans the path, the readings its end; but three of four runs spend over two thirds of their updates
 # below loss 1.0, and the start reads no lower (B_noise 83 +- 7)": updates to loss 1.0 of those to 0.5, 17/58, 12/37,
 # 7/23, 12/22 (seed 2's best runs, deterministic); B_noise at the initial weights (32 probes, seed 0)
 assert (to_1, best) == ({16: 17, 32: 12, 128: 7, 512: 12}, {16: 58, 32: 37, 128: 23, 512: 22}), (to_1, best)
 assert sum(1 - to_1[B] / best[B] > 2 / 3 for B in best) == 3, to_1
 assert (f"{at_start.noise_scale:.0f}", f"{at_start.stderr:.0f}") == ("83", "7") and at_start.probes == 32, at_start
 assert at_start.noise_scale > max(c.noise_scale for c in curved.values()), at_start  # "no lower": above every end
-# "B = 512's 37 is half the others' because its 22 large steps ended at other weights: tr(H Sigma) 30.6 there, against
-# 54.7 to 88.9; g^T H g (0.83) lies among the others' 0.75 to 1.16"
+# "B = 512's 37 is half the others': its 22 large steps ended elsewhere, with less noise along curved directions
+# (tr(H Sigma) 30.6, against 54.7 to 88.9), not more curvature along g (g^T H g 0.83, within the others' 0.75 to 1.16)"
 _tr = {B: f"{c.trace_hs:.1f}" for B, c in curved.items()}
 assert _tr == {16: "72.7", 32: "54.7", 128: "88.9", 512: "30.6"}, _tr
 _ghg = {B: f"{c.ghg:.2f}" for B, c in curved.items()}
