@@ -77,7 +77,7 @@ assert f"{rates['once an update'][37]:.2f}" == "0.43" and rates["once an update"
 assert [g.results[0].config.batchnorm for g in measured[bn]] == ["micro", "window", "micro"]
 # "Here Measure's third run is gradlab's fused with batchnorm="micro", not Keras's accumulation"
 assert [g.results[0].config.strategy for g in measured[bn]] == ["large_batch", "fused", "fused"]
-# "BatchNorm sits after the hidden Dense": the printed layers are those of the model each run trains
+# the printed layers (BatchNorm after the hidden Dense) are those of the model each run trains
 _trained_layers = [[type(layer).__name__ for layer in x[4].layers] for x in retrained]
 assert layers == ["Flatten", "Dense", "BatchNormalization", "Activation", "Dense"] and all(
     t == layers for t in _trained_layers), (layers, _trained_layers)
