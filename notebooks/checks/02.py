@@ -187,6 +187,37 @@ make_model("mlp", seed=0)  # moves Keras's layer counters on, as the cells above
 _later = keras.models.clone_model(probe_model)
 _, _later_sends = gl.lessons.device_sends(make_towers_step(_later, keras.optimizers.SGD(0.1), devices), *batches[0])
 assert sorted(_later_sends) == sorted(tf2_sends), sorted(_later_sends)
+# The visible cell: "How many does your step need every update: 4, 6, 11 or 22?" ... "Answer: 11": device_sends on a
+# fresh copy of your step (make_model's layer names), summed up in words as the named trace is
+assert len(sends) == 11 and carried(sends) == carried(tf2_sends) and partitions == 2, (sends, partitions)
+
+# "gradlab's towers ... ends one spacing from your weights: it divides each tower's summed loss by B before
+# differentiating, as tf.nn.compute_average_loss(per_example_loss, global_batch_size=B) does in each replica, where
+# your step divides the added gradients once, after ... your step with that one change lands on gradlab's weights bit
+# for bit (the lesson's checks run it)": the solution with S_r / B inside each tower's tape (gradlab's micro_sums,
+# its unit = B), three updates on the same batches, against gl_weights and gl_losses
+def _divided_first_step(model, optimizer):
+    @tf.function
+    def step(x, y):
+        n = x.shape[0]
+        sizes = [n // 2 + (r < n % 2) for r in range(2)]
+        xs, ys, losses, grads = tf.split(x, sizes), tf.split(y, sizes), [], []
+        for r, device in enumerate(devices):
+            with tf.device(device):
+                with tf.GradientTape() as tape:
+                    losses.append(sum_loss(ys[r], model(xs[r], training=True)) / float(n))  # S_r / B
+                grads.append(tape.gradient(losses[-1], model.trainable_variables))
+        with tf.device(devices[0]):
+            optimizer.apply_gradients(zip([tf.add_n(g) for g in zip(*grads)], model.trainable_variables))
+            return tf.add_n(losses)
+    return step
+
+
+_first_model = make_model("mlp", seed=0)
+_first_step = _divided_first_step(_first_model, keras.optimizers.SGD(learning_rate=0.1))
+_first_losses = [float(_first_step(xb, yb)) for xb, yb in batches]
+assert max_abs_diff([v.numpy() for v in _first_model.trainable_variables], gl_weights) == 0.0
+assert _first_losses == [float(v) for v in gl_losses], (_first_losses, gl_losses)
 
 # The TF2 step
 loss_gaps = np.abs(np.subtract(my_losses, large_losses))  # one per update: 64, 64, then 63 = 32 + 31 digits
