@@ -1,14 +1,15 @@
 """Lesson figures: the replicas schematic, the time of an update against accum_steps, and the
-weight each example gets in the combined gradient.
+weight each example gets in the combined gradient, and a hub's link against a ring's.
 
     replicas:   replica r sums its micro-batches -> one all-reduce of [sums, rows] -> sums / B = g_B
     update ms:  median and middle half of each schedule's timed updates, per accum_steps
     weights:    example j of micro-batch i gets 1 / (k n_i) from a mean of means, 1 / B from n_i / B
+    hub, ring:  per update each way, a hub's link carries (R - 1) G bytes, a ring device's 2 (R - 1) / R G
 
 Like `gradlab.studies.figures.plots`, every function returns a Figure already closed in pyplot, so a
 notebook cell ending with the call shows it exactly once.
 
-Lessons: notebooks/01-why-average.ipynb, notebooks/13-across-replicas.ipynb
+Lessons: notebooks/01-why-average.ipynb, notebooks/02-tower-averaging.ipynb, notebooks/13-across-replicas.ipynb
 """
 from __future__ import annotations
 
@@ -165,4 +166,41 @@ def plot_example_weights(sizes):
     ax.set_ylim(0, 1.3 * max(max(plain), 1 / B))  # room above the bars for the factors and the legend
     ax.set_title(f"{' + '.join(map(str, sizes))} = {B}: what each example counts in the gradient", fontsize="medium")
     ax.legend(fontsize="small", frameon=False, loc="upper left")
+    return fig
+
+
+def plot_hub_vs_ring(copy_bytes, link_bytes_per_s, compute_ms, towers=range(2, 9)):
+    """Milliseconds per update on the busiest link, each way, against the number of towers R.
+
+        hub:   its one link carries R - 1 copies          t = (R - 1) G / beta
+        ring:  each device's link carries 2 (R - 1) / R   t = 2 (R - 1) / R * G / beta
+
+    (bandwidth only; lesson 14 adds each step's latency), beside one tower's compute as a flat line.
+
+    Args:
+        copy_bytes: G, the bytes of one copy of the weights or of a gradient (positive).
+        link_bytes_per_s: beta, each link's bandwidth one way (positive).
+        compute_ms: one tower's compute per update, ms (positive).
+        towers: the values of R to draw (integers >= 2).
+    Returns:
+        a matplotlib Figure with 1 Axes, log-scaled in y.
+
+    Lesson: notebooks/02-tower-averaging.ipynb
+    """
+    for name, value in (("copy_bytes", copy_bytes), ("link_bytes_per_s", link_bytes_per_s),
+                        ("compute_ms", compute_ms)):
+        if isinstance(value, bool) or not np.isfinite(value) or value <= 0:
+            raise ValueError(f"{name} must be a positive number, got {value!r}")
+    R = np.array([int(r) for r in towers])
+    if R.size == 0 or R.min() < 2:
+        raise ValueError(f"towers needs integers >= 2, got {list(towers)}")
+    one_copy_ms = copy_bytes / link_bytes_per_s * 1e3
+    fig, ax = _figure((6.4, 3.4))
+    ax.plot(R, (R - 1) * one_copy_ms, "o-", label="hub: its one link carries R - 1 copies")
+    ax.plot(R, 2 * (R - 1) / R * one_copy_ms, "s-", label="ring: each device's link, 2 (R - 1) / R copies")
+    ax.axhline(compute_ms, color="gray", linestyle="--", label="one tower's compute")
+    ax.set(yscale="log", xlabel="R (towers)", ylabel="ms per update, each way")
+    ax.set_title(f"Copies vs compute per update: G = {copy_bytes / 2**20:.2f} MiB at "
+                 f"{link_bytes_per_s / 1e9:.0f} GB/s", fontsize="medium")
+    ax.legend(fontsize="small")
     return fig

@@ -4,7 +4,7 @@ import matplotlib.pyplot as plt
 import pytest
 from matplotlib.patches import FancyBboxPatch
 
-from gradlab.studies.figures.lesson_plots import draw_replicas, plot_example_weights, plot_update_ms
+from gradlab.studies.figures.lesson_plots import draw_replicas, plot_example_weights, plot_hub_vs_ring, plot_update_ms
 
 
 def test_draw_replicas_draws_sums_in_each_replica_one_all_reduce_of_sums_and_rows_then_the_division():
@@ -72,3 +72,23 @@ def test_plot_update_ms_takes_an_x_axis_label_and_keeps_the_data():
     assert one_device.axes[0].get_xlabel() == "N (one device)"
     assert default.axes[0].get_xlabel() == "accum_steps (micro-batches per replica per update)"
     assert list(one_device.axes[0].containers[0].lines[0].get_ydata()) == [2, 5]  # medians, unchanged by the label
+
+
+def test_plot_hub_vs_ring_draws_r_minus_1_copies_against_2_r_minus_1_over_r():
+    # G = 1 MB at 1 GB/s: one copy takes 1 ms; at R = 4 the hub's link carries 3 ms, a ring device's 1.5 ms
+    fig = plot_hub_vs_ring(1e6, 1e9, compute_ms=0.5, towers=[2, 4, 8])
+    assert isinstance(fig, matplotlib.figure.Figure) and not plt.fignum_exists(fig.number)
+    ax, = fig.axes
+    hub, ring, compute = ax.lines
+    assert list(hub.get_xdata()) == [2, 4, 8] and list(hub.get_ydata()) == pytest.approx([1, 3, 7])
+    assert list(ring.get_ydata()) == pytest.approx([1, 1.5, 1.75])
+    assert list(compute.get_ydata()) == pytest.approx([0.5, 0.5]) and ax.get_yscale() == "log"
+    assert "R - 1" in hub.get_label() and "2 (R - 1) / R" in ring.get_label()
+
+
+def test_plot_hub_vs_ring_refuses_bad_input():
+    for bad in ({"copy_bytes": 0}, {"link_bytes_per_s": float("nan")}, {"compute_ms": True}, {"towers": [1, 2]},
+                {"towers": []}):
+        args = {"copy_bytes": 1e6, "link_bytes_per_s": 1e9, "compute_ms": 0.5} | bad
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            plot_hub_vs_ring(**args)
