@@ -156,4 +156,19 @@ for how in ("defaults", "jit_compile=True"):  # no update, the weights untouched
 assert accumulation["run_eagerly=True"][0] == 2 and accumulation["run_eagerly=True"][1] > 0  # 128 / (16 x 4)
 assert accumulation["run_eagerly=True"][2] == "none"
 
+# "Where the first batch splits unevenly, fit raises before its first update: 0 updates on [22, 22, 20], and 0 on
+# 11 digits split [6, 5]" (the build adds the first batch's shards); a later uneven batch passes (611 digits trains)
+assert shards(11) == [6, 5] and int(runs[11][0].optimizer.iterations.numpy()) == 0 and "AddN" in first_error, first_error
+assert "[6,784] != input 1: [5,784]" in first_error and int(mirrored.optimizer.iterations.numpy()) == 11
+# the spacings the prose states: "1.0 spacing" for both controls, lesson 10's step against mirrored fit, the
+# one-division step (611 and 601) and against unclipped_step, the token step, and Problem 3's 4 micro-batches
+_stated = [verdict(mirrored_600.get_weights(), large_600.get_weights()), verdict(dropped.get_weights(), large_600.get_weights()),
+           verdict(as_written.inner.get_weights(), mirrored.get_weights()), *checked["one division"].values(), shipped_verdict,
+           verdict(by_tokens_4.inner.get_weights(), token["one device"])]
+if one_division_step is solution_one_division_step and token_step is solution_token_step:
+    _stated.append(verdict(by_tokens.inner.get_weights(), token["one device"]))
+    assert all(v == "exact: 1.0 spacings" for v in _stated), _stated
+# compute_average_loss on [6, 5], losses of 1, summed over the two replicas: 1.000 with B = 11, 0.183 with 60 (= 11 / 60)
+_cal11, _cal60 = (sum(float(tf.nn.compute_average_loss(l, global_batch_size=g)) for l in (six, five)) for g in (11, 60))
+assert (f"{_cal11:.3f}", f"{_cal60:.3f}") == ("1.000", "0.183") and abs(_cal60 - 11 / 60) < 1e-7
 print("lesson 15: every number the prose states checks out")

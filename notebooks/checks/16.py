@@ -134,4 +134,15 @@ assert _update.index("self._all_reduce_sum_gradients(grads_and_vars)") < _update
 _clip = _inspect.getsource(_BaseOptimizer._clip_gradients)
 assert "self.clipnorm" in _clip and "self._clip_by_norm(g)" in _clip and "self.clipvalue" in _clip
 
+# the clip by hand, g min(1, c / |g|), is tf.clip_by_global_norm bit for bit ("0.0 spacings apart")
+assert verdict(large_grad, tf.clip_by_global_norm(mean_grad, clip_norm)[0]) == "exact: 0.0 spacings"
+# c = 1.5: "the other 8 by at most 3.8 eps: rounding (eps = 2^-23, the spacing at 1)"
+assert as_miss(max(rest)) == "3.8 eps" and float(np.spacing(np.float32(1.0))) == 2.0 ** -23
+# "The two-all-reduce route lands 0.5 spacing from the clipped large batch, an empty shard included"
+if clipped_step is solution_clipped_step:
+    assert public_miss == "exact: 0.5 spacings", public_miss  # 611 digits; the checker's print shows 601's, pinned by nbval
+# Answer 4: the parts' lengths 0.85 and 0.76 give sqrt(0.85^2 + 0.76^2) = 1.14 (from the unrounded lengths too),
+# but their sum, the mean gradient, is 1.32 long: the cross terms
+assert f"{(_parts[0] ** 2 + _parts[1] ** 2) ** 0.5:.2f}" == "1.14" == f"{(0.85 ** 2 + 0.76 ** 2) ** 0.5:.2f}"
+assert f"{length(mean_grad):.2f}" == "1.32"
 print("lesson 16: every number the prose states checks out")
