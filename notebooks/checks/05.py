@@ -13,10 +13,10 @@ assert sorted(at_top) == [63, 64] and all(0 < s <= 10 for s in at_top.values()),
 assert sorted(diffs) == [(21, 6), (63, 4), (64, 2), (64, 4)] and all(d <= 10 for d in diffs.values()), diffs
 assert gl.split_sizes(21, 6) == [4, 4, 4, 3, 3, 3]  # "21 rows in 6 micro-batches of 4 and 3"
 assert default == [10]  # "without the option it gets 10"
-# "This lesson measures no memory; 11 does, on a larger MLP: allowed ten iterations, the fused loop adds about twice the
-# memory it adds with one (11 prints its own run's ratio)" (cell 6; the Summary: "Measured in 11, not here ... about
-# twice as much"): a forward reference, said as one. 11's folded cell prints the ratio and checks/11.py pins its band;
-# the prose gives no digit, as the ratio moves between runs (1.82 and 2.08 on two of 11's stored runs).
+# "This lesson measures no memory; 11 does, on a larger MLP: allowed ten iterations, the fused loop adds nearly twice the
+# memory it adds with one (1.78 times in 11's latest reading ...)" (cell 6; the Summary: "Measured in 11, not here ... nearly
+# twice as much (1.78 ...)"): a forward reference, said as one. 11's folded cell prints the ratio and checks/11.py pins its band;
+# the digit is 11's latest stored reading (it moves between runs: 1.82, 2.08, 1.78), held to 11's outputs by tests/test_course.py.
 # Answer 2: "summing it after the loop raises InaccessibleTensorError (the folded cell below runs it)"
 assert listed_error == "InaccessibleTensorError" and "out of scope" in listed_message, listed_message
 # "gradlab's takes only gl.split_sizes(B, N) ... Others raise (the last line)": its refusal, printed
