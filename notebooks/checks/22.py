@@ -150,8 +150,8 @@ assert bfc[0][0] < 262_144 <= bfc[1][0] and default[0][1] == 0 and default[1][1]
 # your timer (or the solution): the same rotating call order as gradlab's interleaved_ms (4 rounds, the warm-up first)
 assert timer in (my_interleaved_ms, solution_interleaved_ms)
 assert calls["yours"] == calls["gradlab's"] == list("abc" "bca" "cab" "abc"), calls
-# "Over the 12 rounds 05 and 19 time, it is a lead, not proof: with no real difference it is wrong at most 15% of the
-# time, and about one time in ten when drawn (next cell)"; "The bound": "np.percentile interpolates, so the middle half
+# "Over fewer, as in 05 and 19 (12 rounds) or 12 (nine), a median is only a lead: for alike settings the middle half
+# still misses 1 up to 15% of the time over 12 (18% over nine); drawn, about one time in ten (next cell)"; "The bound": "np.percentile interpolates, so the middle half
 # of 12 ratios spans at least the 4th to 9th sorted ones. Those hold the true median with probability
 # P(4 <= K <= 8) = 0.85 ... it misses less often than 15%". np.percentile's 25th and 75th of n lie at positions
 # 0.25 (n - 1) and 0.75 (n - 1), from 0: for 12, 2.75 and 8.25, between the 3rd and 4th and the 9th and 10th (1-based).
