@@ -161,6 +161,10 @@ _cover = lambda n, lo, hi: sum(comb(n, b) for b in range(lo, hi)) / 2**n  # P(lo
 assert 2 < 0.25 * 11 < 3 and 8 < 0.75 * 11 < 9 and f"{_cover(12, 4, 9):.2f}" == "0.85"
 assert f"{1 - _cover(12, 4, 9):.0%}" == "15%" and f"{wrong[12][1]:.0%}" == "15%"
 assert wrong[12][1] == 1 - _cover(12, 4, 9)  # the cell's bound is the prose's
+# Problem 3: "over 8, alike settings miss 1 up to 29% of the time, 1 - P(3 <= K <= 5) (the 3rd to 6th sorted ratios)":
+# at 8, np.percentile's 25th and 75th lie at 1.75 and 5.25 (from 0), so the middle half spans at least the 3rd to 6th
+assert 1 < 0.25 * 7 < 2 and 5 < 0.75 * 7 < 6 and f"{1 - _cover(8, 3, 6):.0%}" == "29%"
+assert (math.ceil(0.25 * 7) + 1, math.floor(0.75 * 7) + 1) == (3, 6)  # c27's a and b at n = 8
 # the Rule's "over 20 rounds or more": the bound there is 4% (the 6th to 15th, 96%), over 30 rounds 2% (9th to 22nd)
 assert (wrong[20][1], wrong[30][1]) == (1 - _cover(20, 6, 15), 1 - _cover(30, 9, 22))
 assert f"{wrong[20][1]:.0%}" == "4%" and f"{wrong[30][1]:.0%}" == "2%"
