@@ -15,7 +15,10 @@ assert (F, bus, hbm, host_rate, fast_rate, multi_rate) == (0.40 * 756e12, 25e9, 
 assert (P, T_i) == (1e9, 4096) and host_rate / 1e9 == arm["one core"][0] and f"{host_rate / 1e9:.0f}" == "21" and multi_rate / 1e9 < min(arm["all cores, 2:1 reads-writes"])
 assert [f"{v:.0f}" for v in arm["one core"] + arm["all cores, 2:1 reads-writes"]] == ["21", "37", "157", "430"]
 # "Your machine" (folded): this machine's measured rate and the update at it are printed, nbval-ignored, not pinned
-# (c12 quotes them as the stored run's, "46 GB/s on the stored run: ... 3.4 times": tests/test_course.py keeps them in the outputs)
+# (c12 quotes no number of this machine's: "The folded cell below times your numpy core: its rate, its multiple,
+# its side of 75 GB/s"; the verdict follows the printed rate, and the pace is the slower of sum and copy)
+assert pace.startswith("below") == (sum_rate < 3 * bus)
+assert (stage_ms(P, T_i, sum_rate)[2] > tau_c) == (sum_rate < 3 * bus)  # below 75 GB/s the sum outlasts the copy
 assert 0 < sum_rate and abs(mine - update_ms(tau_d, tau_c, stage_ms(P, T_i, sum_rate)[2], N)[1]) < 1e-9 * mine
 # the folded "Your machine" cell also prints the update at Arm's Graviton4 core (37 GB/s): 4.2 times the card's
 assert [f"{x:.1f}" for x in other_x] == ["4.2"], other_x
@@ -26,7 +29,9 @@ assert all(abs(x * on_card - (tau_d + tau_c + N * stage_ms(P, T_i, r)[2] + tau_c
 assert (f"{tau_d:.1f}", f"{tau_c:.0f}", f"{card_sum:.0f}", f"{tau_h:,.0f}") == ("81.3", "160", "6", "574")
 assert abs(tau_h - 1e3 * 12 * P / host_rate) < 1e-9 * tau_h and abs(card_sum - 1e3 * 12 * P / hbm) < 1e-9
 # (a) "the sum outlasts the copy on any host slower than three times the bus: 3 x 25 = 75 GB/s"; the Summary's
-# "the sum is the slower stage on any host below three times the bus: 75 GB/s on PCIe 4.0. One numpy core is below it"
+# "the sum is the slower stage on any host below three times the bus: 75 GB/s on PCIe 4.0. A server core, 21 to 37 GB/s, is below it"
+# (and c12: "Arm's cores (21 to 37 GB/s) stay under 75 GB/s")
+assert max(arm["one core"]) * 1e9 < 3 * bus
 assert 3 * bus == 75e9 and abs(stage_ms(P, T_i, 3 * bus)[2] - tau_c) < 1e-9 * tau_c
 assert stage_ms(P, T_i, 0.99 * 3 * bus)[2] > tau_c > stage_ms(P, T_i, 1.01 * 3 * bus)[2]
 assert tau_h > tau_c > tau_d  # "numpy's sum ... sets the pace"
@@ -47,10 +52,14 @@ assert abs(12 * F / (6 * host_rate / 2) - 2 * T_sum) < 1e-6 * T_sum
 assert all(np.allclose(update_ms(*args), simulated(*args), rtol=1e-12) for args in cases)
 sched = {o: gl.lessons.host_schedule(tau_d, tau_c, tau_h, N, overlap=o, buffers=2) for o in (False, True)}
 assert abs(one_after_another - sched[False]["total"]) < 1e-9 and abs(overlapped - sched[True]["total"]) < 1e-9
-# "(c) ... overlapped, an update takes tau_d + tau_c + N tau_h + tau_c"; "At a Graviton2 core's 21 GB/s, `host_step`'s
-# schedule, one after another, takes 9.5 times the card's 873 ms; overlapped, 6,143 ms, 7.0 times"
+# "(c) ... overlapped, an update takes tau_d + tau_c + N tau_h + tau_c"; "At a Graviton2 core's 21 GB/s, one after
+# another takes 9.5 times the card's 873 ms (the dotted line), ...; overlapped, 6,143 ms, 7.0 times"
 assert abs(overlapped - (tau_d + tau_c + N * tau_h + tau_c)) < 1e-9 * overlapped and f"{on_card:.0f}" == "873"
 assert (f"{overlapped:,.0f}", f"{overlapped / on_card:.1f}", f"{one_after_another / on_card:.1f}") == ("6,143", "7.0", "9.5")
+# "13.9 as 03 wrote `host_step`, scaling each fetch first": its in-place n_i g_i reads and writes the gradient once
+# more, 5 passes a sum instead of 3, one after another
+assert abs(as_written - (N * (tau_d + tau_c + 5 / 3 * tau_h) + tau_c)) < 1e-9 * as_written
+assert f"{as_written / on_card:.1f}" == "13.9" and as_written > one_after_another
 # "The sums scale as 1/beta_h" and fill nearly all of the update; a faster core (Graviton4, pinned above) lowers the multiple
 assert N * tau_h / overlapped > 0.9 and overlapped / on_card > max(other_x)
 # the figure's titles print the prose's digits (digits=3): "8,314" one after another, "6,143" overlapped, "813" busy

@@ -42,7 +42,7 @@ assert (rnd(100 * curve20[spike], 1), at20[spike]) == (95.0, 955)
 assert (rnd(100 * of_11, 1), rnd(100 * curve20[-1], 1)) == (94.8, 94.8)
 assert at20[spike] % 100 != 0  # between two of the 11
 
-# the rows learn alike (Going further): "they spread most at update 100 (mean 32.0% at N = 1, 37.4% at N = 20) ...
+# the rows learn alike (Going further): "they spread most (32.0% at N = 1, 37.4% at N = 20), yet
 # yet every interval there holds 0"; "from update 400 on no mean paired gap exceeds 0.45 points"
 at_first = [acc.mean(axis=0)[0] for acc in at_100s.values()]
 at_last = [acc.mean(axis=0)[-1] for acc in at_100s.values()]

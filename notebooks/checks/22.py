@@ -150,8 +150,8 @@ assert bfc[0][0] < 262_144 <= bfc[1][0] and default[0][1] == 0 and default[1][1]
 # your timer (or the solution): the same rotating call order as gradlab's interleaved_ms (4 rounds, the warm-up first)
 assert timer in (my_interleaved_ms, solution_interleaved_ms)
 assert calls["yours"] == calls["gradlab's"] == list("abc" "bca" "cab" "abc"), calls
-# "Over the 12 rounds 05 and 19 time, it is a lead, not proof: with no real difference it is wrong at most 15% of the
-# time, and about one time in ten when drawn (next cell)"; "The bound": "np.percentile interpolates, so the middle half
+# "Over fewer, as in 05 and 19 (12 rounds) or 12 (nine), a median is only a lead: for alike settings the middle half
+# still misses 1 up to 15% of the time over 12 (18% over nine); drawn, about one time in ten (next cell)"; "The bound": "np.percentile interpolates, so the middle half
 # of 12 ratios spans at least the 4th to 9th sorted ones. Those hold the true median with probability
 # P(4 <= K <= 8) = 0.85 ... it misses less often than 15%". np.percentile's 25th and 75th of n lie at positions
 # 0.25 (n - 1) and 0.75 (n - 1), from 0: for 12, 2.75 and 8.25, between the 3rd and 4th and the 9th and 10th (1-based).
@@ -161,6 +161,10 @@ _cover = lambda n, lo, hi: sum(comb(n, b) for b in range(lo, hi)) / 2**n  # P(lo
 assert 2 < 0.25 * 11 < 3 and 8 < 0.75 * 11 < 9 and f"{_cover(12, 4, 9):.2f}" == "0.85"
 assert f"{1 - _cover(12, 4, 9):.0%}" == "15%" and f"{wrong[12][1]:.0%}" == "15%"
 assert wrong[12][1] == 1 - _cover(12, 4, 9)  # the cell's bound is the prose's
+# Problem 3: "over 8, alike settings miss 1 up to 29% of the time, 1 - P(3 <= K <= 5) (the 3rd to 6th sorted ratios)":
+# at 8, np.percentile's 25th and 75th lie at 1.75 and 5.25 (from 0), so the middle half spans at least the 3rd to 6th
+assert 1 < 0.25 * 7 < 2 and 5 < 0.75 * 7 < 6 and f"{1 - _cover(8, 3, 6):.0%}" == "29%"
+assert (math.ceil(0.25 * 7) + 1, math.floor(0.75 * 7) + 1) == (3, 6)  # c27's a and b at n = 8
 # the Rule's "over 20 rounds or more": the bound there is 4% (the 6th to 15th, 96%), over 30 rounds 2% (9th to 22nd)
 assert (wrong[20][1], wrong[30][1]) == (1 - _cover(20, 6, 15), 1 - _cover(30, 9, 22))
 assert f"{wrong[20][1]:.0%}" == "4%" and f"{wrong[30][1]:.0%}" == "2%"
