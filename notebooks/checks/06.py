@@ -20,6 +20,11 @@ assert abs(float(decayed.numpy()[0]) - 0.9) < 1e-6 and int(wd_opt.iterations.num
 assert rule == [-2.5, -2.0] and rule[0] == probed[-1] and rule[1] == clipped
 # the Your turn's three cases: the probe's, the probe's clipped at 2.0, seven gradients at N = 3 clipped at 2.5
 assert [o.get("global_clipnorm") for _, o in cases] == [None, 2.0, 2.5] and cases[2][1]["N"] == 3 and len(cases[2][0]) == 7
+# the loop on all 64 rows (the MLP's first cell, which keeps no bookkeeping): read off the names it left
+proofs["your Keras loop"] = max_abs_diff(model.trainable_variables, oracle.trainable_variables)
+relative["your loop", 64] = share_of_move(model.trainable_variables, oracle.trainable_variables)
+at_top["your loop"] = spacings(model.trainable_variables, oracle.trainable_variables)
+at_top["keras strategy"] = spacings(s.model.trainable_variables, model.trainable_variables)
 assert all(d < 1e-6 for d in proofs.values()), proofs
 assert relative["fed", 30] < 1e-6, relative  # rounding: bounds, not digits, so another machine passes
 assert all(r < 1e-6 for k, r in relative.items() if k != ("keras", 30)), relative
