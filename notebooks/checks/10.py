@@ -76,7 +76,8 @@ assert (mine.loop, looped.loop, mine16.loop) == (python_loop, accumulate, python
 
 # The memory peaks of the unrolled step and the while loop moved to lesson 11 (checks/11.py), which measures them
 # on its budget's model; this lesson states only their direction, as checks/11 pins it ("the unrolled update
-# overshoots its budget, the while loop's keeps to it": over 1.3 times and under 1.1), links there, and says the
+# overshoots its budget, the while loop's keeps to it (over 1.3 times the budget, against under 1.1)": checks/11's
+# bounds, ratio["Python loop"] > 1.3 and ratio["fused loop"] < 1.1), links there, and says the
 # MatMul count is the graph's size, not its memory
 
 # the finished step whole (WholeStep, the solutions in one train_step): "It lands where your pieces did, exact"
