@@ -20,6 +20,11 @@ assert abs(float(decayed.numpy()[0]) - 0.9) < 1e-6 and int(wd_opt.iterations.num
 assert rule == [-2.5, -2.0] and rule[0] == probed[-1] and rule[1] == clipped
 # the Your turn's three cases: the probe's, the probe's clipped at 2.0, seven gradients at N = 3 clipped at 2.5
 assert [o.get("global_clipnorm") for _, o in cases] == [None, 2.0, 2.5] and cases[2][1]["N"] == 3 and len(cases[2][0]) == 7
+# the loop on all 64 rows (the MLP's first cell, which keeps no bookkeeping): read off the names it left
+proofs["your Keras loop"] = max_abs_diff(model.trainable_variables, oracle.trainable_variables)
+relative["your loop", 64] = share_of_move(model.trainable_variables, oracle.trainable_variables)
+at_top["your loop"] = spacings(model.trainable_variables, oracle.trainable_variables)
+at_top["keras strategy"] = spacings(s.model.trainable_variables, model.trainable_variables)
 assert all(d < 1e-6 for d in proofs.values()), proofs
 assert relative["fed", 30] < 1e-6, relative  # rounding: bounds, not digits, so another machine passes
 assert all(r < 1e-6 for k, r in relative.items() if k != ("keras", 30)), relative
@@ -49,6 +54,10 @@ assert steps_read(gl.lessons.PerUpdate(schedule, 4)) == [0, 1, 2]
 assert len(raw) == 17 and raw[15] > 0 and raw[16] == 0 and f"{raw[15]:.1e}" == "6.0e-05" and 4 * 16 - 1 < 64 <= 4 * 17 - 1
 _all = gl.lessons.keras_accumulation.applied_rates(cosine, 4, updates=64)
 assert np.array_equal(_all[:17], raw) and (_all[16:] == 0).all() and 16 / 64 == 1 / 4
+# the figure: "the raw curve falls to 0 in a quarter of the run"; PerUpdate's "spans all 64 updates", the schedule
+# as written (one call an update), within ten spacings at the weight (a rate is read off the lone weight)
+_written = gl.lessons.keras_accumulation.applied_rates(cosine, None, updates=64)
+assert len(wrapped) == 64 and (wrapped > 0).all() and np.abs(wrapped - _written).max() <= 10 * np.spacing(np.float32(wrapped.sum()))
 # "Adam's bias correction, by contrast, reads the public iterations: it counts updates. One update of Adam(1.0) at
 # N = 4, fed the gradient 1, moves the lone weight 1.000, the size of Adam's first step, not the 0.581 that step 4
 # would give (the last line)": the probe in the schedules' cell (main line), checked against Adam's formula here
@@ -66,8 +75,8 @@ try:
 except NotImplementedError:
     pass
 assert PerUpdate is not gl.lessons.PerUpdate  # the folded cell's own class, the one whose steps it prints
-# "Update k (from 1) reads step 8k - 1, first at least 1,000 at k = 126 (1,007): after 125 updates, an eighth of the
-# 1,000 planned, the rate is 0"
+# "Update k (from 1) reads step 8k - 1, first at least 1,000 at k = 126 (1,007): the rate is 0 from update 126 on,
+# so the schedule is spent after 125 updates, an eighth of the 1,000 planned"
 assert 8 * 126 - 1 == 1007 >= 1000 > 8 * 125 - 1
 assert first_zero == 125 and (rates[first_zero:] == 0).all() and rates[first_zero - 1] > 0 and 125 / 1000 == 1 / 8
 assert (per_epoch, 50_000 - 64 * (per_epoch - 1), per_epoch % 8, 50_000 % 125, 50_000 // 125 % 8) == (782, 16, 6, 0, 0)

@@ -76,7 +76,8 @@ assert (mine.loop, looped.loop, mine16.loop) == (python_loop, accumulate, python
 
 # The memory peaks of the unrolled step and the while loop moved to lesson 11 (checks/11.py), which measures them
 # on its budget's model; this lesson states only their direction, as checks/11 pins it ("the unrolled update
-# overshoots its budget, the while loop's keeps to it": over 1.3 times and under 1.1), links there, and says the
+# overshoots its budget, the while loop's keeps to it (over 1.3 times the budget, against under 1.1)": checks/11's
+# bounds, ratio["Python loop"] > 1.3 and ratio["fused loop"] < 1.1), links there, and says the
 # MatMul count is the graph's size, not its memory
 
 # the finished step whole (WholeStep, the solutions in one train_step): "It lands where your pieces did, exact"
@@ -98,6 +99,15 @@ assert int(large_10.optimizer.iterations) == 10 and verdict(keras_model.get_weig
 _start = fresh().get_weights()
 assert verdict(keras_model.get_weights(), large.get_weights(), start=_start) == "miss 26.4%"
 assert f"{miss(large_10.get_weights(), large.get_weights(), start=_start):.1%}" == "26.4%"
+# "Why a quarter? The last update ... is the longest (0.238; the others 0.109 to 0.170). And the 11 updates, 1.597 long
+# together, ... the epoch's move, start to end, is 0.901. So 0.238 / 0.901 = 26.4%" (the path cell, a rerun of plain fit)
+assert len(path) == 12 and spacings(path[-1], large.get_weights()) <= 10 and spacings(path[-2], large_10.get_weights()) <= 10
+assert [f"{v:.3f}" for v in (lengths[-1], min(lengths[:-1]), max(lengths[:-1]), sum(lengths), move)] == \
+    ["0.238", "0.109", "0.170", "1.597", "0.901"], lengths
+assert f"{lengths[-1] / move:.1%}" == "26.4%" and abs(lengths[-1] / move - miss(large_10.get_weights(), large.get_weights(), start=_start)) < 1e-3
+# 'jit_compile="auto"': Keras turns XLA off on a machine with no GPU, AccumulatingModel compiles a dense model with XLA
+assert not tf.config.list_physical_devices("GPU") and auto["Keras's"].jit_compile is False
+assert auto["AccumulatingModel's"].jit_compile is True
 # the table's Keras column (lesson 06 takes it apart), printed: "the 611 digits in batches of 15 make 41 micro-batches,
 # the last one 11 digits. Every four make an update: 10 updates from the first 40, while the 41st waits"; 41 apply calls
 assert (len(fit_steps), int(keras_acc.iterations), int(keras_acc._iterations)) == (41, 10, 41), fit_steps

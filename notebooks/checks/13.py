@@ -35,7 +35,8 @@ def _plain_mean_miss(start):  # the 32 + 31 plain mean's miss of g_B from `start
     return verdict([(a + b) / 2 for a, b in zip(*halves)], grads(x63, y63))
 
 
-# Lesson 02's 1.07% and this lesson's 0.963% differ by the start only: the same plain mean from the start of 02's graph (gradlab.lessons.tf1_mlp,
+# "[02]'s optional TF1 section printed a 1.07% miss for this split: the same plain mean, from its graph's starting
+# weights" (02 prints "32 + 31 miss 1.07%" in its folded TF1 cell). Lesson 02's 1.07% and this lesson's 0.963% differ by the start only: the same plain mean from the start of 02's graph (gradlab.lessons.tf1_mlp,
 # glorot_uniform_initializer(seed=0), then seed=1) misses by 02's 1.07%; from make_model's, by this lesson's 0.963%
 _graph = tf.Graph()
 with _graph.as_default():
@@ -69,6 +70,27 @@ assert f"{4 * n_params / 2**20:.2f}" == "0.78"  # "the whole gradient (0.78 MiB)
 if solutions:  # the digits the prose states, from the lesson's solutions
     assert all(verdict(g, g_large).startswith("exact: 4.0 spacings") for g in (once_8, naive_8))  # "exact: 4.0 spacings"
     # "rounding only, for both add the same 31 rows' gradients as one tape, in another order": exact, within ten
+# A weight penalty: "Added once, the penalty gives the large batch's gradient ("exact"), and gradlab's mirrored lands
+# on its update; in every loss sum it weighs 6/31 of its due, a miss of 7.98%" ("NR = 6 times, over B = 31")
+assert accum_steps * R == 6 and B == 31
+assert spacings([g.numpy() for g in l2_once], g_l2) <= 10 and verdict(l2_once, g_l2).startswith("exact")
+_l2_sgd = [w - 0.1 * g for w, g in zip(ref_l2.get_weights(), g_l2)]  # one SGD(0.1) step on L_B + Omega's gradient
+assert spacings(l2_gradlab.model.get_weights(), _l2_sgd) <= 10 and verdict(l2_gradlab.model.get_weights(), _l2_sgd).startswith("exact")
+with tf.GradientTape() as _tape:  # Omega's gradient at the start: "6/31 of its due" in every loss sum
+    _omega = sum(ref_l2.losses)
+_pg = [np.zeros_like(g) if p is None else p.numpy() for g, p in zip(g_l2, _tape.gradient(_omega, ref_l2.trainable_variables))]
+_six_31 = [g - p + 6 / 31 * p for g, p in zip(g_l2, _pg)]  # the data's gradient plus 6/31 of Omega's
+assert spacings([g.numpy() for g in l2_each], _six_31) <= 10, verdict(l2_each, _six_31)
+assert abs(gl.lessons.miss(l2_each, g_l2) - 0.0798) < 5e-4
+if solutions:
+    assert verdict(l2_each, g_l2) == "miss 7.98%", verdict(l2_each, g_l2)
+# "gradlab's step adds Omega to each micro-batch's mean loss (reduced_loss)": one extra loss of 1 adds exactly 1
+from gradlab.core.loss_terms import reduced_loss
+_r = [float(reduced_loss(loss_fn, y[:5], ref(x[:5]), None, extra)) for extra in ([], [tf.constant(1.0)])]
+assert abs(_r[1] - _r[0] - 1.0) < 1e-6, _r
+# the logged loss: "the replicas' parts S_r/B added by dist.reduce("SUM", ..., axis=None), is the large batch's ("exact")"
+assert spacings(logged, np.array(large_losses)) <= 10 and verdict(logged, np.array(large_losses)).startswith("exact")
+
 # A short batch: the global_batch_size route
 # (before: the mirrored model after the route's three updates; large_before: the large batch's after its three)
 assert fixed_b_collectives == 1 and spacings(before, large_before) <= 10

@@ -1,15 +1,18 @@
 """Lesson figures: the replicas schematic, the time of an update against accum_steps, and the
-weight each example gets in the combined gradient, and a hub's link against a ring's.
+weight each example gets in the combined gradient, a hub's link against a ring's, and the
+learning rate each update applies.
 
     replicas:   replica r sums its micro-batches -> one all-reduce of [sums, rows] -> sums / B = g_B
     update ms:  median and middle half of each schedule's timed updates, per accum_steps
     weights:    example j of micro-batch i gets 1 / (k n_i) from a mean of means, 1 / B from n_i / B
     hub, ring:  per update each way, a hub's link carries (R - 1) G bytes, a ring device's 2 (R - 1) / R G
+    rates:      the learning rate each update applies, one line per schedule (raw, PerUpdate)
 
 Like `gradlab.studies.figures.plots`, every function returns a Figure already closed in pyplot, so a
 notebook cell ending with the call shows it exactly once.
 
-Lessons: notebooks/01-why-average.ipynb, notebooks/02-tower-averaging.ipynb, notebooks/13-across-replicas.ipynb
+Lessons: notebooks/01-why-average.ipynb, notebooks/02-tower-averaging.ipynb, notebooks/06-keras-accumulation.ipynb,
+notebooks/13-across-replicas.ipynb
 """
 from __future__ import annotations
 
@@ -203,4 +206,29 @@ def plot_hub_vs_ring(copy_bytes, link_bytes_per_s, compute_ms, towers=range(2, 9
     ax.set_title(f"Copies vs compute per update: G = {copy_bytes / 2**20:.2f} MiB at "
                  f"{link_bytes_per_s / 1e9:.0f} GB/s", fontsize="medium")
     ax.legend(fontsize="small")
+    return fig
+
+
+def plot_applied_rates(rates, title="The learning rate each update applies"):
+    """The learning rate each update applied, one line per label, against the update k (from 1):
+    e.g. a schedule Keras's accumulation reads at its calls, and the same wrapped in `PerUpdate`.
+
+    Args:
+        rates: `{label: rates}`, each a non-empty 1-D sequence, entry k - 1 the rate update k applied.
+        title: the figure's title.
+    Returns:
+        a matplotlib Figure with 1 Axes.
+
+    Lesson: notebooks/06-keras-accumulation.ipynb
+    """
+    if not rates or any(np.ndim(r) != 1 or len(r) == 0 for r in rates.values()):
+        raise ValueError("rates needs, per label, a non-empty 1-D sequence of the rate each update applied")
+    fig, ax = _figure((6.4, 3.4))
+    for (label, r), style in zip(rates.items(), ("o-", "s--", "^:", "x-.")):
+        ax.plot(np.arange(1, len(r) + 1), np.asarray(r, dtype=float), style, ms=3, label=label)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("update k (from 1)")
+    ax.set_ylabel("learning rate applied")
+    ax.set_title(title, fontsize="medium")
+    ax.legend(fontsize="small", frameon=False)
     return fig
