@@ -12,6 +12,8 @@ assert loss_fused.shape == loss_large.shape == (3, 150)
 most = spacings(loss_fused, loss_large)  # over every loss of every seed
 assert most <= 10 and acc_by_seed == [0.0] * 3, (most, acc_by_seed)
 assert verdict(loss_fused, loss_large) == "exact: 3.0 spacings", verdict(loss_fused, loss_large)
+# the verdicts' eps: "eps = 2^-23 ≈ 1.2 × 10^-7, float32's spacing at 1"
+assert 2.0 ** -23 == float(np.spacing(np.float32(1))) and f"{2.0 ** -23:.1e}" == "1.2e-07"
 assert [round(float(x), 6) for x in first.results[0].losses[:2]] == [round(float(x), 6) for x in loss_fused[0, :2]]
 # the lab's first cell: Run twice on seed 0, fused then its large-batch twin, so the first picture's right panel has its
 # reference whatever the cache held: "never differ by more than 7.2e-07 (exact: 3.0 spacings), and both runs end at 93.2 %"
