@@ -53,10 +53,10 @@ assert all(np.allclose(update_ms(*args), simulated(*args), rtol=1e-12) for args 
 sched = {o: gl.lessons.host_schedule(tau_d, tau_c, tau_h, N, overlap=o, buffers=2) for o in (False, True)}
 assert abs(one_after_another - sched[False]["total"]) < 1e-9 and abs(overlapped - sched[True]["total"]) < 1e-9
 # "(c) ... overlapped, an update takes tau_d + tau_c + N tau_h + tau_c"; "At a Graviton2 core's 21 GB/s, one after
-# another takes 9.5 times the card's 873 ms (the dotted line), ...; overlapped, 6,143 ms, 7.0 times"
+# another takes 9.5 times the card's 873 ms (the dotted line), 13.9 as 03 wrote `host_step`; overlapped, 6,143 ms, 7.0 times"
 assert abs(overlapped - (tau_d + tau_c + N * tau_h + tau_c)) < 1e-9 * overlapped and f"{on_card:.0f}" == "873"
 assert (f"{overlapped:,.0f}", f"{overlapped / on_card:.1f}", f"{one_after_another / on_card:.1f}") == ("6,143", "7.0", "9.5")
-# "13.9 as 03 wrote `host_step`, scaling each fetch first": its in-place n_i g_i reads and writes the gradient once
+# "13.9 as 03 wrote `host_step`" (c3: "scales each fetch by n_i first"): its in-place n_i g_i reads and writes the gradient once
 # more, 5 passes a sum instead of 3, one after another
 assert abs(as_written - (N * (tau_d + tau_c + 5 / 3 * tau_h) + tau_c)) < 1e-9 * as_written
 assert f"{as_written / on_card:.1f}" == "13.9" and as_written > one_after_another
@@ -65,7 +65,12 @@ assert N * tau_h / overlapped > 0.9 and overlapped / on_card > max(other_x)
 # the figure's titles print the prose's digits (digits=3): "8,314" one after another, "6,143" overlapped, "813" busy
 assert [ax.get_title().split("\n")[0].split(": ", 1)[1] for ax in fig.axes] == [
     "8,314 ms, the device busy 813 ms", "6,143 ms, the device busy 813 ms", "6,143 ms, the device busy 813 ms"]
-# "Why copy out at all? ... long micro-batches can hide the copy and the sum (Problem 1)" (its numbers are pinned with
+# "The overlapped design in TensorFlow, at toy size below: its host sum lands 1.5 spacings from the large batch's
+# gradient": one tf.function over N micro-batches, the accumulator placed on the CPU
+assert all(t.device.endswith("CPU:0") for t in host_total) and len(host_total) == len(toy.trainable_variables)
+assert gl.lessons.verdict(flat(host_total), flat(large)) == "exact: 1.5 spacings", gl.lessons.verdict(flat(host_total), flat(large))
+assert xs.shape == (N, 32, 8) and ys.shape == (N, 32, 1)
+# "Why copy out at all? ... long micro-batches hide the copy and the sum (Problem 1)" (its numbers are pinned with
 # Problem 1 below, and stated only in its answer)
 # "The sums scale as 1/beta_h" (c2 and c12): tau_h scales as 1 / rate; the update does only while the sum outlasts the
 # copy (Problem 2: past 75 GB/s the bus sets the pace)
