@@ -234,4 +234,7 @@ assert reproduction.SEED_TABLE == {1: (95.0, 0.172), 5: (94.9, 0.325), 10: (95.1
 assert sorted(best_mean, key=best_mean.get, reverse=True) == [5, 20, 10, 1], best_mean
 assert sorted(reproduction.SEED_TABLE, key=lambda n: -reproduction.SEED_TABLE[n][0]) == [20, 10, 1, 5]
 
+# the folded loop (c7: "its loop: the second folded cell below"): a seed fixes the order, the weights and dropout's seeds
+assert "rng = np.random.default_rng(seed)" in run_src and "model = build_model(seed)" in run_src
+assert "tf.while_loop" in grad_src and "training=training" in grad_src
 print("lesson 21: every number the prose states checks out")
