@@ -29,8 +29,8 @@ assert all(abs(x * on_card - (tau_d + tau_c + N * stage_ms(P, T_i, r)[2] + tau_c
 assert (f"{tau_d:.1f}", f"{tau_c:.0f}", f"{card_sum:.0f}", f"{tau_h:,.0f}") == ("81.3", "160", "6", "574")
 assert abs(tau_h - 1e3 * 12 * P / host_rate) < 1e-9 * tau_h and abs(card_sum - 1e3 * 12 * P / hbm) < 1e-9
 # (a) "the sum outlasts the copy on any host slower than three times the bus: 3 x 25 = 75 GB/s"; the Summary's
-# "the sum is the slower stage on any host below three times the bus: 75 GB/s on PCIe 4.0. A server core, 21 to 37 GB/s, is below it"
-# (and c12: "Arm's cores (21 to 37 GB/s) stay under 75 GB/s")
+# "the sum is the slower stage on any host below three times the bus: 75 GB/s on PCIe 4.0. Arm's Graviton2 and Graviton4
+# cores, 21 and 37 GB/s, are below it; the folded cell prints yours" (this machine's rate is printed, not pinned)
 assert max(arm["one core"]) * 1e9 < 3 * bus
 assert 3 * bus == 75e9 and abs(stage_ms(P, T_i, 3 * bus)[2] - tau_c) < 1e-9 * tau_c
 assert stage_ms(P, T_i, 0.99 * 3 * bus)[2] > tau_c > stage_ms(P, T_i, 1.01 * 3 * bus)[2]
@@ -53,10 +53,10 @@ assert all(np.allclose(update_ms(*args), simulated(*args), rtol=1e-12) for args 
 sched = {o: gl.lessons.host_schedule(tau_d, tau_c, tau_h, N, overlap=o, buffers=2) for o in (False, True)}
 assert abs(one_after_another - sched[False]["total"]) < 1e-9 and abs(overlapped - sched[True]["total"]) < 1e-9
 # "(c) ... overlapped, an update takes tau_d + tau_c + N tau_h + tau_c"; "At a Graviton2 core's 21 GB/s, one after
-# another takes 9.5 times the card's 873 ms (the dotted line), ...; overlapped, 6,143 ms, 7.0 times"
+# another takes 9.5 times the card's 873 ms (the dotted line), 13.9 as 03 wrote `host_step`; overlapped, 6,143 ms, 7.0 times"
 assert abs(overlapped - (tau_d + tau_c + N * tau_h + tau_c)) < 1e-9 * overlapped and f"{on_card:.0f}" == "873"
 assert (f"{overlapped:,.0f}", f"{overlapped / on_card:.1f}", f"{one_after_another / on_card:.1f}") == ("6,143", "7.0", "9.5")
-# "13.9 as 03 wrote `host_step`, scaling each fetch first": its in-place n_i g_i reads and writes the gradient once
+# "13.9 as 03 wrote `host_step`" (c3: "scales each fetch by n_i first"): its in-place n_i g_i reads and writes the gradient once
 # more, 5 passes a sum instead of 3, one after another
 assert abs(as_written - (N * (tau_d + tau_c + 5 / 3 * tau_h) + tau_c)) < 1e-9 * as_written
 assert f"{as_written / on_card:.1f}" == "13.9" and as_written > one_after_another
@@ -65,7 +65,12 @@ assert N * tau_h / overlapped > 0.9 and overlapped / on_card > max(other_x)
 # the figure's titles print the prose's digits (digits=3): "8,314" one after another, "6,143" overlapped, "813" busy
 assert [ax.get_title().split("\n")[0].split(": ", 1)[1] for ax in fig.axes] == [
     "8,314 ms, the device busy 813 ms", "6,143 ms, the device busy 813 ms", "6,143 ms, the device busy 813 ms"]
-# "Why copy out at all? ... long micro-batches can hide the copy and the sum (Problem 1)" (its numbers are pinned with
+# "The overlapped design in TensorFlow, at toy size below: its host sum lands 1.5 spacings from the large batch's
+# gradient": one tf.function over N micro-batches, the accumulator placed on the CPU
+assert all(t.device.endswith("CPU:0") for t in host_total) and len(host_total) == len(toy.trainable_variables)
+assert gl.lessons.verdict(flat(host_total), flat(large)) == "exact: 1.5 spacings", gl.lessons.verdict(flat(host_total), flat(large))
+assert xs.shape == (N, 32, 8) and ys.shape == (N, 32, 1)
+# "Why copy out at all? ... long micro-batches hide the copy and the sum (Problem 1)" (its numbers are pinned with
 # Problem 1 below, and stated only in its answer)
 # "The sums scale as 1/beta_h" (c2 and c12): tau_h scales as 1 / rate; the update does only while the sum outlasts the
 # copy (Problem 2: past 75 GB/s the bus sets the pace)
@@ -87,8 +92,9 @@ for o in (False, True):
 assert sched[False]["held"]["device"] == 1 and sched[True]["held"]["device"] == 2, sched
 assert [designs[k][0] for k in designs] == ["8P", f"{4 * sched[False]['held']['device']}P",
                                             f"{4 * sched[True]['held']['device']}P", f"{4 * lean['held']['device']}P"]
-# "Copying out needs one gradient buffer there, 4P: overlapped, one buffer takes as long as two (6,143 ms, the
-# figure's last two panels)": the lowest panel (two on the host)
+# "Copying out needs one gradient buffer there, 4P. Here the sum sets the pace, so one buffer takes as long as two
+# (6,143 ms, the figure's last two panels); where compute sets it, one costs more (Problem 1)": the lowest panel (two
+# on the host); Problem 1's lean7 > copy7 is pinned with Problem 1
 assert lean["held"] == {"device": 1, "host": 2} and abs(lean["total"] - overlapped) < 1e-9, lean
 # "8P bytes (8 GB, a tenth of the H100's 80 GB)"; the figure's dotted line is the card's 873 ms
 assert abs(fig.axes[0].get_lines()[-1].get_xdata()[0] - on_card) < 1e-9
@@ -110,9 +116,14 @@ assert abs(d7 - 8 * 7e9 * T7 / F) < 1e-12 and h7 < d7  # the device sets the pac
 # "62.2 s" on the card, "62.3 s" copying, "0.2% more" (Problem 1's answer; c14 and the Summary name Problem 1 only)
 assert (f"{card7:.1f}", f"{copy7:.1f}", f"{copy7 / card7 - 1:.1%}") == ("62.2", "62.3", "0.2%")
 assert abs(copy7 - (N * d7 + c7 + h7 + c7)) < 1e-9  # the answer's formula
-# "What copying out saves is the card's float32 accumulator, 4P = 28 GB of its 80": both designs hold the bfloat16
-# gradient on the card; only accumulating there adds the float32 sum the card's sums read and write (10P a micro-batch:
-# the 2P gradient read, the 4P sum read and written)
+# "That schedule holds two bfloat16 gradients on the card, 4P = 28 GB, against the card design's gradient and float32
+# accumulator, 6P = 42 GB: it saves 14 GB. Saving 28 GB takes one buffer, and the device waits for each copy: 67.3 s,
+# 8% more" (the Summary: "two gradient buffers there save 14 GB at +0.2%; one saves 28 GB at +8%"); the card's sums
+# read and write 10P a micro-batch: the 2P gradient read, the 4P sum read and written
+assert pb.problem[7e9][1]["overlapped, 2 buffers"]["held"]["device"] == 2
+assert (4 * 7e9 / 1e9, 6 * 7e9 / 1e9, (6 - 4) * 7e9 / 1e9, (6 - 2) * 7e9 / 1e9) == (28, 42, 14, 28)
+assert (f"{lean7:.1f}", f"{lean7 / card7 - 1:.0%}") == ("67.3", "8%") and abs(lean7 - (N * (d7 + c7) + h7 + c7)) < 1e-9
+assert abs(pb.problem[7e9][1]["overlapped, 1 buffer"]["total"] - lean7) < 1e-9 and lean7 > copy7
 assert 4 * 7e9 / 1e9 == 28 and abs(card7 - (N * d7 + N * (2 + 4 + 4) * 7e9 / hbm + 2 * 2 * 7e9 / bus)) < 1e-9
 # "One core at 21 GB/s changes little: tau_h = 3.35 s stays under tau_d ... 65.2 s, 5% more"; "Below 10P/tau_d =
 # 11.5 GB/s the sum would set the pace"

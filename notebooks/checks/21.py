@@ -108,7 +108,7 @@ assert rnd(off / np.finfo(np.float32).eps, 1) == 3.4 and as_miss(off) == "3.4 ep
 # the folded float64 cell prints the float32 verdict: "3.4 eps ... in float64 the gap falls 8.9 orders"
 _v4 = verdict(off_split, off_whole)
 assert _v4 == "not exact: 17 spacings, 3.4 eps (rerun in float64)", _v4
-# 22's test, applied (the folded cell): "rerun in float64 ... that miss falls 8.9 orders of magnitude, as far as float64
+# 22's test, applied (the folded cell): "rerun in float64 ... that miss falls 8.9 orders of magnitude, about as far as float64
 # is finer (2^29: 8.7)"
 assert net64.trainable_variables[0].dtype == "float64" and keras.config.dtype_policy().name == "float32"
 assert f"{np.log10(off / off64):.1f}" == "8.9" and abs(np.log10(off / off64) - np.log10(2.0**29)) < 0.5
@@ -234,4 +234,7 @@ assert reproduction.SEED_TABLE == {1: (95.0, 0.172), 5: (94.9, 0.325), 10: (95.1
 assert sorted(best_mean, key=best_mean.get, reverse=True) == [5, 20, 10, 1], best_mean
 assert sorted(reproduction.SEED_TABLE, key=lambda n: -reproduction.SEED_TABLE[n][0]) == [20, 10, 1, 5]
 
+# the folded loop (c7: "its loop: the second folded cell below"): a seed fixes the order, the weights and dropout's seeds
+assert "rng = np.random.default_rng(seed)" in run_src and "model = build_model(seed)" in run_src
+assert "tf.while_loop" in grad_src and "training=training" in grad_src
 print("lesson 21: every number the prose states checks out")

@@ -26,6 +26,10 @@ assert fixed == 5 * P * s + B_gpu * 4 * T and per_row == 34 * T * h * d + 8 * T 
 # a sequence, and the plan becomes 32 micro-batches of 4
 _scores = d * 5 * 16 * T**2
 assert f"{_scores / GiB:.1f}" == "5.0" and solution_plan(B_gpu, card, fixed, per_row + _scores) == (32, 4)
+# Step 1's printed second plan, the Answer and the Summary's second row: "Storing the scores (Keras on TensorFlow):
+# 32 x 4, 50.3 GiB"; the same fixed terms, 4 sequences with their scores (16 x 8 would hold 81.9, over the card)
+assert scores == _scores and (N_tf, b_tf) == (32, 4) and f"{tf_total / GiB:.1f}" == "50.3", (N_tf, b_tf, tf_total)
+assert abs(tf_total - (fixed + 4 * (per_row + _scores))) < 1e-6 * tf_total and fixed + 8 * (per_row + _scores) > card
 
 # Step 2: float32 gradients (4 P bytes) in a ring over NVLink at 450 GB/s: 15.6 ms; compute 6 P tokens at 40% of
 # 989 TFLOP/s: 3.98 s for 262,144 tokens; 0.4% of the update at any N; balance at 1,026 tokens a GPU; 14: 16,384 tokens
@@ -115,12 +119,14 @@ assert all(abs(S_at(c, 1024) - updates) < 1e-9 for c in (B_crit, B_crit_S))
 assert [f"{S_at(c, 512) * step512 / 3600:.1f}" for c in (B_crit, B_crit_S)] == ["8.9", "7.9"]
 assert [f"{S_at(c, 2048) * step16 / 3600:.1f}" for c in (B_crit, B_crit_S)] == ["8.4", "9.3"]
 
-# the CPU check: 11's MLP (its a_out, t, a_in), under 24 MiB: N = 4, b = 256, budget 22.04 MiB; measured, the fused
+# the CPU check: 11's MLP (its a_out, t, a_in), under 24 MiB: N = 4, b = 256, budget 22.04 MiB; "measured peak plus
+# its weights and batch (computed)" (measured = held + peak: the peak measured, held = 4P + the batch computed), the fused
 # loop under the limit and plain (N = 1) over 30 MiB (11 measured it near its budget, 34.91), read with a margin
 assert (by_row["activation_bytes_per_row"], by_row["backward_bytes_per_row"], P_mlp) == (18_984, 4_608, 1_154_954)
 assert (N_mlp, b_mlp) == (4, 256), (N_mlp, b_mlp)
 assert f"{memory_budget.budget(P_mlp, 'sgd', B=1024, N=4, **by_row)['total'] / MiB:.2f}" == "22.04"
 assert measured[4] <= 24 and measured[1] > 30, measured
+assert all(measured[n] == held + peak[n] for n in nets) and held == (4 * P_mlp + 1024 * 4 * 784) / MiB
 # "Plain reads near its budget here and a few MiB under it in 11's table": the same update (block_trainer, N = 1) on
 # the same rows (default_rng(1)); near its budget as 11 pins its own plain (within a fifth of what the update adds)
 _plain_budget = memory_budget.budget(P_mlp, "sgd", B=1024, N=1, **by_row)["total"] / MiB
