@@ -35,16 +35,7 @@ def _plain_mean_miss(start):  # the 32 + 31 plain mean's miss of g_B from `start
     return verdict([(a + b) / 2 for a, b in zip(*halves)], grads(x63, y63))
 
 
-# "[02]'s optional TF1 section printed a 1.07% miss for this split: the same plain mean, from its graph's starting
-# weights" (02 prints "32 + 31 miss 1.07%" in its folded TF1 cell). Lesson 02's 1.07% and this lesson's 0.963% differ by the start only: the same plain mean from the start of 02's graph (gradlab.lessons.tf1_mlp,
-# glorot_uniform_initializer(seed=0), then seed=1) misses by 02's 1.07%; from make_model's, by this lesson's 0.963%
-_graph = tf.Graph()
-with _graph.as_default():
-    gl.lessons.tf1_mlp(tf.compat.v1.placeholder(tf.float32, [None, *np.shape(x63)[1:]]))
-    with tf.compat.v1.Session() as _session:
-        _session.run(tf.compat.v1.global_variables_initializer())
-        _tf1_start = _session.run(tf.compat.v1.global_variables())  # dense/kernel, dense/bias, dense_1/...
-assert _plain_mean_miss(_tf1_start) == "miss 1.07%", _plain_mean_miss(_tf1_start)
+# the 0.963% is this start's (make_model's): the same plain mean from another start misses by another amount
 assert _plain_mean_miss(ref.get_weights()) == "miss 0.963%"  # ref: make_model's start, never updated
 
 
@@ -84,17 +75,20 @@ assert spacings([g.numpy() for g in l2_each], _six_31) <= 10, verdict(l2_each, _
 assert abs(gl.lessons.miss(l2_each, g_l2) - 0.0798) < 5e-4
 if solutions:
     assert verdict(l2_each, g_l2) == "miss 7.98%", verdict(l2_each, g_l2)
-# "gradlab's step adds Omega to each micro-batch's mean loss (reduced_loss)": one extra loss of 1 adds exactly 1
+# "gradlab's step adds Omega to each micro-batch's mean loss" (reduced_loss): one extra loss of 1 adds exactly 1
 from gradlab.core.loss_terms import reduced_loss
 _r = [float(reduced_loss(loss_fn, y[:5], ref(x[:5]), None, extra)) for extra in ([], [tf.constant(1.0)])]
 assert abs(_r[1] - _r[0] - 1.0) < 1e-6, _r
-# the logged loss: "the replicas' parts S_r/B added by dist.reduce("SUM", ..., axis=None), is the large batch's ("exact")"
+# the logged loss: "the replicas' parts S_r/B added by dist.reduce("SUM", ...), is the large batch's ("exact")"
 assert spacings(logged, np.array(large_losses)) <= 10 and verdict(logged, np.array(large_losses)).startswith("exact")
 
 # A short batch: the global_batch_size route
 # (before: the mirrored model after the route's three updates; large_before: the large batch's after its three)
 assert fixed_b_collectives == 1 and spacings(before, large_before) <= 10
 assert verdict(before, large_before).startswith("exact")  # "the large batch ("exact")"
+# "the measured proof that Keras's apply *sums* the replicas' gradients": replica_step hands opt.apply_gradients
+# each replica's sum_i grad S_ri / B and never all-reduces them itself (the only collective is apply's)
+assert fixed_b_collectives == 1 and R == 2
 assert short_shards == [9, 8] and f"{step_ratio:.3f}" == "0.548" and abs(step_ratio - 17 / B) < 1e-4
 # "in the same direction (against 17/31 of that step, "exact")": the step is 17/31 of the large batch's, entry by entry,
 # within ten spacings at the weights (the steps are read off the weights, so they carry the weights' rounding)

@@ -22,6 +22,18 @@ _formula_miss = np.linalg.norm((_g0 - _g1) / 22) / np.linalg.norm(_gB)
 assert f"{_formula_miss:.1%}" == f"{last_miss:.1%}" == "7.3%" and abs(_formula_miss - last_miss) < 5e-4, (_formula_miss, last_miss)
 # the lesson's formula cell prints the same share (the prose: "the gap is 7.3% of the large batch's step")
 assert abs(gap / large_step - _formula_miss) < 1e-6 and f"{gap / large_step:.1%}" == "7.3%", (gap, large_step)
+# "Does it matter?": the mean loss on the 611 digits after the epoch, "1.71563 under mirrored fit, 1.71923 under the
+# large batch: 0.2% apart, here in fit's favour" (the two models after their epochs; only the last update differs)
+assert {k: f"{v:.5f}" for k, v in epoch_loss.items()} == {"mirrored fit": "1.71563", "the large batch": "1.71923"}, epoch_loss
+_apart = (epoch_loss["the large batch"] - epoch_loss["mirrored fit"]) / epoch_loss["the large batch"]
+assert f"{_apart:.1%}" == "0.2%" and _apart > 0, epoch_loss
+assert verdict(mirrored_600.get_weights(), large_600.get_weights()).startswith("exact")  # "one update in eleven"
+# the crash's cause: "that build averages the replicas' input shards into one example batch
+# (strategy.reduce("MEAN", data))": Keras's TensorFlow trainer, _maybe_symbolic_build, at the linked version
+import inspect as _inspect_build
+from keras.src.backend.tensorflow.trainer import TensorFlowTrainer as _TFTrainer
+_build = " ".join(_inspect_build.getsource(_TFTrainer._maybe_symbolic_build).split())
+assert 'self.distribute_strategy.reduce( "MEAN", maybe_distributed_data_batch' in _build, _build
 # the figure (gradlab's plot_shard_weights) draws the last batch's shards: 1/12 and 1/10 against 1/11
 assert gl.lessons.plot_shard_weights(last).axes[0].patches[0].get_height() == 1 / 12  # a row of shard 0: 1 / (R n_0)
 # the empty shard (601 digits, [1, 0]): its mean is 0, one of two means, so the formula's eta/2 g_0, half the update

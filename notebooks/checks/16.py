@@ -16,7 +16,7 @@ assert abs(first_miss - clip_misses[0]) < 1e-4 and f"{first_miss:.1%}" == f"{cli
 assert len(acts) == 10 and sum(acts) == len(hit) == 2 and len(rest) == 8, (acts, hit, rest)
 assert all(0.11 < m < 0.125 for m in hit) and f"{min(hit):.0%}" == f"{max(hit):.0%}" == "12%", hit
 assert (f"{min(hit):.1%}", f"{max(hit):.1%}") == ("11.7%", "11.8%"), hit  # "misses those two by 11.7% and 11.8%"
-assert all(m < 1e-5 for m in rest), rest
+assert max(rest) <= 10, rest  # the other 8: rounding, in spacings at the weights
 # "each replica's part is ... at most 0.98 long, so fit's clip never acts ... the mean is 1.68 long, against 1.5":
 # on the 2 clipped updates no part reaches c, so fit takes the unclipped step and misses by |g_B| / c - 1 ("about 12%")
 assert len(parts_c) == 4 and max(parts_c) < 1.5 and f"{max(parts_c):.2f}" == "0.98", parts_c
@@ -136,8 +136,23 @@ assert "self.clipnorm" in _clip and "self._clip_by_norm(g)" in _clip and "self.c
 
 # the clip by hand, g min(1, c / |g|), is tf.clip_by_global_norm bit for bit ("0.0 spacings apart")
 assert verdict(large_grad, tf.clip_by_global_norm(mean_grad, clip_norm)[0]) == "exact: 0.0 spacings"
-# c = 1.5: "the other 8 by at most 3.8 eps: rounding (eps = 2^-23, the spacing at 1)"
-assert as_miss(max(rest)) == "3.8 eps" and float(np.spacing(np.float32(1.0))) == 2.0 ** -23
+# c = 1.5: "the other 8 by at most 1.0 spacing: rounding" (the cell's own loop, spacings at the weights); the unclipped
+# run's "2 of 10 above 1.5" and the clipped run's "clips 2 of its 10" are two runs, each stated as its own
+assert len(gaps_c) == len(misses_c) == 10 and max(rest) <= 10 and f"{max(rest):.1f}" == "1.0", gaps_c
+assert sum(n > 1.5 for n in norms) == 2 and sum(acts) == 2, (norms, acts)
+# the cell's misses are each_update_miss's (lesson 15's measure, folded in gradlab), written out
+assert all(abs(m - e) < 1e-6 for m, e in zip(misses_c, each_update_miss(fit_c, dist, path_c, (x[:600], y[:600])))), misses_c
+# The cheap workaround, global_clipnorm = c / R = 0.25: "misses each update by 13.2% to 25.7%, against 48.9% to 74.8%
+# at c: closer, not exact, as the shards disagree (the first update's parts, 0.85 and 0.76 long, sum to 1.32, not 1.61)"
+assert clip_norm / dist.num_replicas_in_sync == 0.25 and len(over_R_misses) == 10
+assert (f"{min(over_R_misses):.1%}", f"{max(over_R_misses):.1%}") == ("13.2%", "25.7%"), over_R_misses
+assert max(over_R_misses) < min(clip_misses) and min(over_R_misses) > 0.01, (over_R_misses, clip_misses)
+assert f"{0.85 + 0.76:.2f}" == "1.61" and sum(_parts) > length(mean_grad) + 0.2  # the parts are not parallel
+# "Does it matter?": the mean loss on the 600 digits after the epoch, each run printed; fit at c trains faster than the
+# clipped large batch (its steps are longer than c allows), fit at c / R slower
+assert {k: f"{v:.4f}" for k, v in losses.items()} == {"unclipped": "1.7281", "the clipped large batch": "2.0951",
+                                                      "mirrored fit at c": "1.9443", "at c / R": "2.1427"}, losses
+assert losses["unclipped"] < losses["mirrored fit at c"] < losses["the clipped large batch"] < losses["at c / R"], losses
 # "The two-all-reduce route lands 0.5 spacing from the clipped large batch, an empty shard included"
 if clipped_step is solution_clipped_step:
     assert public_miss == "exact: 0.5 spacings", public_miss  # 611 digits; the checker's print shows 601's, pinned by nbval
