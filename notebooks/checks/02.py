@@ -155,10 +155,11 @@ assert max(float(np.abs(v).max()) for v in _lean) < 1e-6, "01's formula for the 
 assert max(float(np.abs((b - a) / 126).max()) for a, b in zip(_u0, _u1)) > 1e-5  # the lean itself: far above that
 
 # "MirroredStrategy all-reduces by default: traced on these two CPUs (next cell), its all-reduce is a
-# `CollectiveReduceV2` op on each, hinted `ring`. On GPUs that op uses NVIDIA's NCCL library; TensorFlow 2.21 falls
-# back to a hub, `ReductionToOneDevice`, only on mixed CPUs and GPUs or in a TF1 session" (mirrored_strategy.py's
-# _make_collective_ops_with_fallbacks: a CollectiveAllReduce, RING where every device is a CPU, NCCL where every
-# device is a physical GPU; select_cross_device_ops, which returns ReductionToOneDevice for any non-GPU device, is not
+# `CollectiveReduceV2` op on each, hinted `ring`. On GPUs that op uses NVIDIA's NCCL library. A hub,
+# `ReductionToOneDevice`, serves only mixed CPUs and GPUs, a TF1 session with a CPU, and int32 values" (TF 2.21's
+# mirrored_strategy.py: _make_collective_ops_with_fallbacks makes a CollectiveAllReduce, RING where every device is a
+# CPU, NCCL where every device is a physical GPU, ReductionToOneDevice for mixed devices or a TF1 session with a
+# non-GPU device; _get_cross_device_ops gives int32 values a ReductionToOneDevice; select_cross_device_ops, which returns ReductionToOneDevice for any non-GPU device, is not
 # called by MirroredStrategy in TF2)
 assert [op.type for op in collectives] == ["CollectiveReduceV2"] * len(devices), collectives
 assert sorted(op.device.split("device:")[-1] for op in collectives) == [d.split("device:")[-1] for d in devices]
