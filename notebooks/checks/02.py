@@ -154,8 +154,17 @@ _lean = [(a + b) / 2 - c - (b - a) / 126 for a, b, c in zip(_u0, _u1, _uB)]  # p
 assert max(float(np.abs(v).max()) for v in _lean) < 1e-6, "01's formula for the plain mean's lean"
 assert max(float(np.abs((b - a) / 126).max()) for a, b in zip(_u0, _u1)) > 1e-5  # the lean itself: far above that
 
-# "MirroredStrategy all-reduces by default: in a ring on CPUs, through NVIDIA's NCCL library on GPUs" (TF 2.21: a
-# CollectiveAllReduce, RING where every device is a CPU, NCCL where every device is a physical GPU)
+# "MirroredStrategy all-reduces by default: traced on these two CPUs (next cell), its all-reduce is a
+# `CollectiveReduceV2` op on each, hinted `ring`. On GPUs that op uses NVIDIA's NCCL library. A hub,
+# `ReductionToOneDevice`, serves only mixed CPUs and GPUs, a TF1 session with a CPU, and int32 values" (TF 2.21's
+# mirrored_strategy.py: _make_collective_ops_with_fallbacks makes a CollectiveAllReduce, RING where every device is a
+# CPU, NCCL where every device is a physical GPU, ReductionToOneDevice for mixed devices or a TF1 session with a
+# non-GPU device; _get_cross_device_ops gives int32 values a ReductionToOneDevice; select_cross_device_ops, which returns ReductionToOneDevice for any non-GPU device, is not
+# called by MirroredStrategy in TF2)
+assert [op.type for op in collectives] == ["CollectiveReduceV2"] * len(devices), collectives
+assert sorted(op.device.split("device:")[-1] for op in collectives) == [d.split("device:")[-1] for d in devices]
+assert {op.get_attr("communication_hint") for op in collectives} == (
+    {b"ring"} if all("CPU" in d for d in devices) else {b"nccl"})
 _ms = tf.distribute.MirroredStrategy(devices)
 _impl = tf.distribute.experimental.CommunicationImplementation
 assert type(_ms.extended._cross_device_ops).__name__ == "CollectiveAllReduce"
@@ -193,8 +202,8 @@ assert len(sends) == 11 and carried(sends) == carried(tf2_sends) and partitions 
 
 # "gradlab's towers ... ends one spacing from your weights: it divides each tower's summed loss by B before
 # differentiating, as tf.nn.compute_average_loss(per_example_loss, global_batch_size=B) does in each replica, where
-# your step divides the added gradients once, after ... your step with that one change lands on gradlab's weights bit
-# for bit (the lesson's checks run it)": the solution with S_r / B inside each tower's tape (gradlab's micro_sums,
+# your step divides the added gradients once, after ... with that one change, `divided_first`, your step lands on
+# gradlab's losses and weights bit for bit, 0.0 spacings": the solution with S_r / B inside each tower's tape (gradlab's micro_sums,
 # its unit = B), three updates on the same batches, against gl_weights and gl_losses
 def _divided_first_step(model, optimizer):
     @tf.function
@@ -218,6 +227,11 @@ _first_step = _divided_first_step(_first_model, keras.optimizers.SGD(learning_ra
 _first_losses = [float(_first_step(xb, yb)) for xb, yb in batches]
 assert max_abs_diff([v.numpy() for v in _first_model.trainable_variables], gl_weights) == 0.0
 assert _first_losses == [float(v) for v in gl_losses], (_first_losses, gl_losses)
+# the lesson prints the same with its own divided_first: "0.0 spacings", losses and weights
+assert max_abs_diff([v.numpy() for v in first_model.trainable_variables], gl_weights) == 0.0
+assert first_losses == [float(v) for v in gl_losses], (first_losses, gl_losses)
+pinned(TOWERS, (verdict(first_losses, gl_losses), verdict([v.numpy() for v in first_model.trainable_variables],
+                                                          gl_weights, start=start)), ("exact: 0.0 spacings",) * 2)
 
 # The TF2 step
 loss_gaps = np.abs(np.subtract(my_losses, large_losses))  # one per update: 64, 64, then 63 = 32 + 31 digits

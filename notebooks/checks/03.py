@@ -133,6 +133,11 @@ assert [f"{t * 1e3:.0f}" for t in (_t5, _t4)] == ["88", "176"]
 assert abs(_t5 / _compute - 1) < 0.1  # "about the 81 ms" (88 against 81: 1.09)
 assert _t4 > 2 * _compute  # "over twice the compute"
 assert [f"{(_compute + t) / _compute:.1f}" for t in (_t5, _t4)] == ["2.1", "3.2"]
+# "as under Keras's mixed precision; the copies stay float32, 4 bytes a parameter, since mixed precision keeps float32
+# variables and so float32 gradients (the cell's first line). Cast to bfloat16 before the copy, they halve, and the
+# update takes 1.5 and 2.1 times its compute"
+assert (out.dtype, mixed.kernel.dtype, mixed_grad.dtype) == (tf.bfloat16, "float32", tf.float32)
+assert [f"{(_compute + t / 2) / _compute:.1f}" for t in (_t5, _t4)] == ["1.5", "2.1"]
 # np.stack's readings on this MLP (the table's third row), stated: "9.1 and 21.0 G"
 assert [f"{stack_peaks[n]:.1f}" for n in (4, 10)] == ["9.1", "21.0"], stack_peaks
 assert f"{(2 * N_big + 1) * G_big / 1e9:.1f}" == "8.4"  # np.stack: the ten, a copy of a variable's ten, their mean
