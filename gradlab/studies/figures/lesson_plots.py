@@ -201,7 +201,7 @@ def plot_hub_vs_ring(copy_bytes, link_bytes_per_s, compute_ms, towers=range(2, 9
     fig, ax = _figure((6.4, 3.4))
     ax.plot(R, (R - 1) * one_copy_ms, "o-", label="hub: its one link carries R - 1 copies")
     ax.plot(R, 2 * (R - 1) / R * one_copy_ms, "s-", label="ring: each device's link, 2 (R - 1) / R copies")
-    ax.axhline(compute_ms, color="gray", linestyle="--", label="one tower's compute")
+    ax.axhline(compute_ms, color="gray", linestyle="--", label="one tower's compute, at peak")
     ax.set(yscale="log", xlabel="R (towers)", ylabel="ms per update, each way")
     ax.set_title(f"Copies vs compute per update: G = {copy_bytes / 2**20:.2f} MiB at "
                  f"{link_bytes_per_s / 1e9:.0f} GB/s", fontsize="medium")
