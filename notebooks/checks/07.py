@@ -7,49 +7,7 @@ longer shows (Keras's reductions on the whole batch; the masked loss counted fir
 """
 import numpy as np
 
-# Going further's table (the lesson keeps only the table, folded; r215 moved its experiment here): each Keras loss on
-# micro-batch 1 beside its sum over the table's count, then the row fed to Keras's accumulation as the table says
-# and as it is: pf.keras_window_update(model, window, loss_of) makes one
-# SGD(1.0) update (gradient_accumulation_steps = N), loss_of(t, out, w, D) per micro-batch, D counted first
-labels_ig = np.where(ids > 0, labels, -1)  # the padding labelled -1, the class ignore_class drops
-ignore_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=-1)
-sum_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="sum")
-logits_1, out_1 = mlp_model(x[:16]), tf.identity(seq_model(ids[:8]))  # identity: the Embedding's mask left behind
-wl_1 = float(tf.reduce_sum(tokens[:16] * pf.per_example_loss(y[:16], logits_1)))  # the digits' sum_j ω_j l_j
-l_1 = float(tf.reduce_sum(valid[:8] * pf.per_example_loss(labels[:8], out_1)))  # the sequences': l_j of valid tokens
-digits = (mlp_model, target, [(x[h], y[h], tokens[h]) for h in halves])
-seqs, seqs_T = ((seq_model, seq_target, [(ids[h], t[h], valid[h]) for h in (slice(0, 8), slice(8, 16))])
-                for t in (labels_ig, labels))
-table = {  # row: (its loss on micro-batch 1, that sum over the row's count, the window, the loss Keras is fed)
-    "default": (loss_fn(y[:16], logits_1, sample_weight=tokens[:16]), wl_1 / 16, digits,
-                lambda t, o, w, D: loss_fn(t, o, sample_weight=w * N * len(w) / D)),  # ω_j N n_i / D
-    "default, per token": (loss_fn(labels[:8], out_1, sample_weight=valid[:8]), l_1 / valid[:8].size, seqs_T,
-                           lambda t, o, w, D: loss_fn(t, tf.identity(o), sample_weight=w * N * w.size / D)),  # T_i
-    "mean_with_sample_weight": (mean_w(y[:16], logits_1, sample_weight=tokens[:16]), wl_1 / D_i[0], digits,
-                                lambda t, o, w, D: N * w.sum() / D * mean_w(t, o, sample_weight=w)),
-    "ignore_class": (ignore_fn(labels_ig[:8], out_1), l_1 / valid_i[0], seqs,
-                     lambda t, o, w, D: N * w.sum() / D * ignore_fn(t, tf.identity(o))),
-    "sum": (sum_fn(y[:16], logits_1, sample_weight=tokens[:16]), wl_1, digits,
-            lambda t, o, w, D: N / D * sum_fn(t, o, sample_weight=w))}
-as_is = {"default": lambda t, o, w, D: loss_fn(t, o, sample_weight=w),  # each row's loss as it is
-         "default, per token": lambda t, o, w, D: loss_fn(t, tf.identity(o), sample_weight=w),
-         "mean_with_sample_weight": lambda t, o, w, D: mean_w(t, o, sample_weight=w),
-         "ignore_class": lambda t, o, w, D: ignore_fn(t, tf.identity(o)),
-         "sum": lambda t, o, w, D: sum_fn(t, o, sample_weight=w)}
-keras_errors, fed_spacings, fed_verdicts, as_is_u, as_is_length, as_is_gaps = {}, {}, {}, {}, {}, {}
-for row, (loss_1, count, (model, ref, window), loss_of) in table.items():
-    at_w = [v.numpy() for v in model.trainable_variables]  # updates are read off these weights: count them there
-    update = pf.keras_window_update(model, window, loss_of)  # fed as the table says
-    keras_errors[row], fed_spacings[row] = pf.relative_error(update, ref), spacings(update, ref, at=at_w)
-    fed_verdicts[row] = verdict(update, ref, at=at_w)
-    u = pf.keras_window_update(model, window, as_is[row])  # as it is
-    k = sum((a * b).sum() for a, b in zip(u, ref)) / norm(u) ** 2  # least squares, as in Problem 3
-    as_is_u[row], as_is_length[row] = u, norm(u) / norm(ref)
-    before_after = at_w + [w - a for w, a in zip(at_w, u)]  # u = before - after: rounded at the larger, times k
-    as_is_gaps[row] = verdict([k * a for a in u], ref, at=[k * w for w in before_after])
-farthest = max(fed_spacings, key=fed_spacings.get)  # fed as the table says: the row farthest from g_B
-fed_exact = sum(v.startswith("exact: ") for v in fed_verdicts.values())
-mean_w_as_it_is = pf.relative_error(as_is_u["mean_with_sample_weight"], target)  # the naive rule again
+# Going further's table: the lesson's folded cell under it runs every row (table, as_is, fed_verdicts, as_is_gaps, ...)
 
 # gradlab's strategies the prose no longer prints: accumulate on the masked sequences (exact), keras fed the
 # tokens as sample_weight (its step counts first: exact) and keras on the masked sequences (the naive rule)
@@ -129,8 +87,8 @@ assert f"{seq_spread:.2f}" == "3.27" and f"{spread:.2f}" == "1.30"  # "by 3.27 t
 # "The counts, 23 and 196 valid tokens, are no more uneven than on the digits (the formula's coefficient is 0.395,
 # against 0.441). The miss is larger because the two micro-batches' gradients differ more"
 assert f"{seq_coef:.3f}" == "0.395" and f"{coef:.3f}" == "0.441" and seq_coef < coef and seq_spread > 2 * spread
-# "The mask rides on the Embedding's output tensor through the Dense, and the loss reads it off the model's output (an
-# op that makes a new tensor, such as tf.identity, drops it)"
+# "The mask rides on the Embedding's output tensor through the Dense, and the loss reads it off the model's output"
+# (an op that makes a new tensor, such as tf.identity, drops it: the table's folded cell relies on it for its unmasked rows)
 _out = seq_model(ids[:8])
 assert getattr(_out, "_keras_mask", None) is not None and getattr(tf.identity(_out), "_keras_mask", None) is None
 # noise alone makes |grad L_1| / |grad L_2| about sqrt(D_2 / D_1): "about sqrt(196/23) = 2.9 ... (3.3 here)"
@@ -146,7 +104,7 @@ assert keras_naive_gap < 1e-5  # your naive rule with the valid mask as ω_j is 
 for _row, (_loss_1, _count, _, _) in table.items():
     assert abs(float(_loss_1) - _count) < 1e-4 * abs(_count), (_row, float(_loss_1), _count)
 assert len(keras_errors) == 5 and max(keras_errors.values()) < 1e-5, keras_errors
-assert valid[:8].size == 240  # T_1: 8 x 30 positions, padding included
+assert valid[:8].size == 240  # the table's n_i T: 8 x 30 positions, padding included
 # the masked row: the Embedding's mask divides micro-batch 1 by its valid tokens, as ignore_class does, not by 8 x 30
 _masked_1 = float(loss_fn(labels[:8], seq_model(ids[:8])))
 assert abs(_masked_1 - l_1 / valid_i[0]) < 1e-4 * _masked_1 and abs(_masked_1 - l_1 / 240) > 0.1 * _masked_1
@@ -160,7 +118,7 @@ seq_counted = pf.keras_window_update(seq_model, seq_window, lambda t, out, v, D:
 assert pf.relative_error(seq_counted, seq_target) < 1e-5  # the masked row, by hand
 assert float(valid.sum()) == sum(valid_i) == 219 and valid_i == [23, 196]  # "The counts, 23 and 196 valid tokens"
 # without the identity, the Embedding's mask reaches the default loss: it divides by D_i, and a per-position
-# sample_weight ω_j N T_i / D misses
+# sample_weight ω_j N n_i T / D misses
 _masked_default = pf.keras_window_update(seq_model, [(ids[h], labels[h], valid[h]) for h in (slice(0, 8), slice(8, 16))],
                                lambda t, out, w, D: loss_fn(t, out, sample_weight=w * N * w.size / D))
 assert pf.relative_error(_masked_default, seq_target) > 0.5
@@ -250,7 +208,8 @@ _exact = [verdict(naive, gradlab_naive), verdict(fixed, target), verdict(gradlab
 assert all(v.startswith("exact: ") for v in _exact), _exact
 assert verdict(naive, target) == "miss 57.1%" and as_miss(coef * spread) == "57.1%"  # "misses by 57.1%"
 assert as_miss(mean_w_as_it_is) == "57.1%"  # Going further: "as it is misses by 57.1%"
-# Going further's "Unscaled" sentence (computed at the top): the default row (equal n_i) gives g_B times D / (N n_i),
+# Going further: "As they are, the default rows (on equal micro-batches) and sum keep g_B's direction at another length
+# ...; the losses that divide by D_i are the naive rule: even their best multiple misses" (the table's folded cell): the default row (equal n_i) gives g_B times D / (N n_i),
 # sum times D / N, their direction exact; mean_with_sample_weight and ignore_class tilt it, so even their best
 # multiples miss ("Only a count that differs between micro-batches tilts the gradient")
 assert list(as_is) == list(table) and [as_is_gaps[r].startswith("exact: ") for r in as_is] == [True, True, False, False,
@@ -262,9 +221,9 @@ assert as_is_gaps["mean_with_sample_weight"].startswith("miss 57"), as_is_gaps  
 assert verdict(seq_naive, seq_target) == verdict(fit_as_it_is, seq_target) == verdict(keras_seq_update, seq_target) \
     == "miss 129%" and as_miss(seq_coef * seq_spread) == "129%"  # "misses by 129%"
 assert at_top["by D_i / D, sequences"] < 10 and keras_naive_gap < 1e-5 and keras_naive_spacings < 10  # Padding masks: your fixed; your naive vs Keras's
-# Going further: every row fed as the table says is exact (under ten spacings at the weights)
+# Going further: "Scaled as the table says, every row is exact" (under ten spacings at the weights)
 assert fed_exact == len(table) == 5 and all(v.startswith("exact: ") for v in fed_verdicts.values()), fed_verdicts
-# "the default and sum rows give g_B at another length (22.09 and 353.50 times)": D / (N n) = 707 / 32 and D / N = 707 / 2
+# "(22.09 and 353.50 times for the digits)": D / (N n) = 707 / 32 and D / N = 707 / 2
 assert [f"{as_is_length[r]:.2f}" for r in ("default", "sum")] == ["22.09", "353.50"], as_is_length
 _fed_sp = [at_top[f"fed, {r}"] for r in table]
 assert max(keras_errors.values()) < 1e-5 and max(_fed_sp) < 10 and keras_w_spacings < 10, (keras_errors, _fed_sp)

@@ -125,7 +125,7 @@ assert row == [1, None, 1, 2, 2, "held"]  # "applies the held x[:16] together wi
 assert shift_gap < 1e-6 and spacings([v.numpy() for v in replay.weights], shifted) < 10
 # section 2's statement of dynamic loss scaling: λ starts at 2^15 and doubles after 2,000 finite calls
 assert float(replay_lso.initial_scale) == 2.0 ** 15 and replay_lso.dynamic_growth_steps == 2000
-# "Skipped updates are routine. The start at 2^15 ... each later doubling, 2,000 clean updates on": Keras's own defaults
+# "Skips are part of the design. The start at 2^15 is large on purpose ... Each doubling, 2,000 clean updates on": Keras's own defaults
 _lso_defaults = keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD())
 assert _lso_defaults.initial_scale == 2.0 ** 15 and _lso_defaults.dynamic_growth_steps == 2000
 assert w_gap([v.numpy() for v in replay.weights], sgd_updates((x2, y2), (x3, y3))) > 1e-3  # not x2, then x3
@@ -214,6 +214,9 @@ assert one_bad[2000][-1] == 262144 and once_s[-1] == 32768 and one_bad[8000][-1]
 # Section 4's real float16 overflow: compile wrapped the optimizer; micro-batch 2 (pixels x 100) overflowed float16,
 # not float32; λ halved there; four micro-batches, three counted, no update ("it counted the other three")
 assert type(opt_16).__name__ == "LossScaleOptimizer"
+# "A fresh mixed_float16 fit of this MLP on plain digits, without accumulation, skipped none of 40 updates (λ stayed 2^15)"
+assert type(plain_16.optimizer).__name__ == "LossScaleOptimizer" and plain_skips == 0, plain_skips
+assert float(plain_16.optimizer.dynamic_scale) == 2.0 ** 15 and int(plain_16.optimizer.iterations) == 40
 assert after_each == [(32768.0, 0), (16384.0, 0), (16384.0, 0), (16384.0, 0)], after_each
 assert int(opt_16.inner_optimizer._iterations) == 3  # "skipped that micro-batch alone": three of four counted
 assert np.isfinite(top_32) and f"{top_32:.1e}" == "1.0e+06" and top_32 > 10 * 65504, top_32
