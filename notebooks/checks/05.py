@@ -23,8 +23,7 @@ assert sorted(peak_mib) == [1, 10] and overlap_ratio == peak_mib[10] / peak_mib[
 assert overlap_ratio > 1.3 and peak_mib[1] > 0, peak_mib
 assert [op.get_attr("parallel_iterations") for op in loops[10].get_concrete_function(x256, y256).graph.get_operations()
         if "While" in op.type] == [10]  # the loop allowed ten really carries 10
-# "[11], on a larger MLP, reads 1.78 times": 11's stored reading (checks/11.py pins its band; tests/test_course.py holds
-# a number quoted beside a link to the linked lesson's outputs)
+# "[11] measures the same option on a larger MLP": a pointer only, no number of 11's (checks/11.py pins its band)
 # Answer 2: "summing it after the loop raises InaccessibleTensorError (the folded cell below runs it)"
 assert listed_error == "InaccessibleTensorError" and "out of scope" in listed_message, listed_message
 # "gradlab's takes only gl.split_sizes(B, N) ... Others raise (the last line)": its refusal, printed

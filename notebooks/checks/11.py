@@ -50,7 +50,7 @@ assert ratio["fused loop"] < 1.1 and 0.6 < (median["plain"] - median["fused loop
 # the fused loop's 11.95; that run's ratios, printed in the table; pinned: within a quarter of plain's; first run: 0.95)
 assert 0.75 < median["Python loop"] / median["plain"] < 1.25 and ratio["Python loop"] > 1.3, median
 # the fused loop allowed ten iterations (the note and fold under the table; lesson 05 points here): more than one at a
-# time, in a band (1.3 to 2.5 times; lesson 05 quotes this stored run's 1.78; 11's fold gives the stored run's readings, "Read afresh,
+# time, in a band (1.3 to 2.5 times; lesson 05 points here and measures its own; 11's fold gives the stored run's readings, "Read afresh,
 # in turn, on the stored run: 21.65 MiB against 12.15, 1.78 times as much"), its own rounds; the band a loaded machine cannot break
 # (readings of this measurement up to r207, in the table's rounds: 1.43 to 1.91 stored, 1.95 and 2.05 in CI runs beside
 # other work; by the budget, four micro-batches alive at once add about 2.3 times the fused loop's usual 12 MiB)
