@@ -57,11 +57,13 @@ assert all(1.4 < at_target[B] / _noise[B] < 3 for B in curved), {B: at_target[B]
 assert over["B_noise"] == [_noise[B] / B_crit for B in curved] and over["B_simple"] == [at_target[B] / B_crit for B in at_target]
 assert 0.85 < min(over["B_noise"]) and max(over["B_noise"]) < 2.6 and B_crit < min(_noise.values()) + 2 * curved[512].stderr
 assert max(over["B_noise"]) < min(over["B_simple"]), over  # every B_noise nearer the knee than every B_simple
-# "So on this MLP B_simple overshoots the knee; B_noise sits at or just above it. Its lowest reading, B = 512's 37 +- 3,
-# is under two standard errors above 32.4 and within the seeds' own fits, 28 to 37": every B_simple over 2.5 times the
+# "So on this MLP B_simple overshoots the knee 2.8 to 5.0 times; B_noise comes nearer, but three of its four readings
+# still sit about 2.3 times above it. Only its lowest, B = 512's 37 +- 3, is within two standard errors of 32.4 and
+# within the seeds' own fits, 28 to 37": every B_simple over 2.5 times the
 # knee; the lowest B_noise is B = 512's, the knee under it by less than two standard errors, and it rounds to no more
 # than the largest one-seed fit at loss 0.5
 assert min(over["B_simple"]) > 2.5, over
+assert sum(2.1 < r < 2.5 for r in over["B_noise"]) == 3, over  # "three of its four readings ... about 2.3 times"
 assert min(_noise, key=_noise.get) == 512 and 0 < _noise[512] - B_crit < 2 * curved[512].stderr, (_noise, B_crit)
 _alone_05 = [fit_critical_batch({s: runs[s]})[1] for s in runs]
 assert round(min(_alone_05)) <= round(_noise[512]) <= round(max(_alone_05)), (_noise[512], _alone_05)
@@ -81,7 +83,7 @@ _ghg = {B: f"{c.ghg:.2f}" for B, c in curved.items()}
 assert _ghg == {16: "1.00", 32: "0.75", 128: "1.16", 512: "0.83"}, _ghg
 assert min(curved[B].ghg for B in (16, 32, 128)) < curved[512].ghg < max(curved[B].ghg for B in (16, 32, 128))
 assert f"{_noise[512]:.0f}" == "37" and all(1.9 < _noise[B] / _noise[512] < 2.2 for B in (16, 32, 128)), _noise
-# Summary: "at loss 0.5 B_simple overshoots it 2.8 to 5.0 times; B_noise, 1.1 to 2.4 times, sits at or just above it" (printed)
+# Summary: "at loss 0.5 B_simple overshoots it 2.8 to 5.0 times; B_noise comes nearer, 1.1 to 2.4 times" (printed)
 assert (f"{min(over['B_simple']):.1f}", f"{max(over['B_simple']):.1f}") == ("2.8", "5.0"), over
 # the learner's visible hessian_times (two tapes) gives curvature_noise_scale's g^T H g at B = 512's crossing
 assert spacings(ghg_by_hand, curved[512].ghg) <= 10, (ghg_by_hand, curved[512].ghg)
