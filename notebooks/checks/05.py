@@ -32,13 +32,14 @@ assert refused == ("ValueError: sizes must be split_sizes(64, 3) = [22, 21, 21],
 assert calls == {"accumulate": 9, "fused": 1}
 # the loop written by hand carries the counter, the loss and one sum per weight, and gives your sums exactly
 assert explicit_vs_yours == 0.0 and carried == 6, explicit_vs_yours
-assert model.count_params() == 203530  # P: the gradient each micro-batch writes and adds into the sum
+assert model.count_params() == 203530 == 784 * 256 + 256 + 256 * 10 + 10  # P (19 writes the sum out): the gradient each micro-batch writes and adds into the sum
 # The time section (12 interleaved rounds): every time is a ratio taken within a round, so a slow moment of a shared
 # machine falls on both sides. The main line prints this run's N = 8 ratio and the extra call's cost (the same ratio
 # less 1); the prose states only what the work itself fixes, pinned below with margins no load can take away.
 # (Stored runs read accumulate / fused 1.67-2.16 (r226: 2.02; r227: 1.81, middle half 1.69-1.95), an extra call 0.68-1.41
 # micro-batches, N = 8 / N = 1 1.5-1.9, N = 32 / N = 1 3.3-4.8.) Each median is printed with its quartiles, the middle
-# half of the 12 within-round ratios ("at N = 8, 1.69 to 1.95 on the stored run, well clear of 1"):
+# half of the 12 within-round ratios (the fold "How this was measured": "1.75 to 2.12 on the stored run"; the
+# main text says "about twice fused's time at N = 8"):
 med = {label: m for label, (_, m, _) in q.items()}
 N_ratio = {N: q[f"fused: an update at N = {N} / at N = 1"] for N in Ns[1:]}
 # "accumulate, a call per micro-batch, is the slower at every N from 2 on, and the gap grows with N". At N = 1 the two
@@ -63,22 +64,21 @@ assert 10 ** -0.5 < med["extra call + writes / a micro-batch of work"] < 10 ** 0
 assert list(per_update) == ["accumulate: N + 1 calls an update", "fused: 1 call an update"] and all(
     len(v) == len(Ns) for v in per_update.values())
 # "No, fused is not as fast at N = 32: the same 256 rows took 3.7 times as long in 32 pieces as in one on the stored
-# run" (each iteration's own fixed costs: about 30 ops, `kernels` below): the stored run's digits (tests/test_course.py holds them to the stored outputs); the band (stored runs 2.6 to 4.8; r207's run beside other fixers' jobs, load 6 on 2
+# run" (each iteration's own fixed costs: it slices, runs its graph's ops, adds into the sums): the stored run's digits (tests/test_course.py holds them to the stored outputs); the band (stored runs 2.6 to 4.8; r207's run beside other fixers' jobs, load 6 on 2
 # cores, 1.9: the fixed cost of an update grows with the load and shrinks the ratio). Pinned in a band that load
 # cannot break: slower from N = 8 on, and at N = 32 over one and a half times (N = 2, 4 depend on the machine)
 assert all(N_ratio[N][1] > 1 for N in (8, 16, 32)) and N_ratio[32][1] > N_ratio[2][1], N_ratio
 assert 1.5 < N_ratio[32][1] < 8, N_ratio[32]
 assert all(lo <= m <= hi for lo, m, hi in q.values()), q  # each printed as median (middle half lo-hi)
-# "Each loop iteration pays its own fixed costs ... The last line measures them: it fits each round's update time as
-# a + N c. The rows' work and the update's own costs do not change with N, so they sit in a (2.13 ms on the stored
-# run); the slope c is what one more iteration costs, 0.17 ms on the stored run" (r227; the digits move with load, so
+# the fold "How this was measured": "The last line fits fused's update as a + N c: the slope c, one more loop
+# iteration, read 0.17 ms on the stored run" (r227; the digits move with load, so
 # prose quotes them as the stored run's). What the work fixes: a positive median slope and a positive median a (one
 # round's slope can come out negative on a loaded machine: a full nbval run read -0.69 ms in one of twelve)
 assert c_fit.shape == a_fit.shape == (12,) and np.median(c_fit) > 0 and np.median(a_fit) > 0, (c_fit, a_fit)
-# "An iteration runs about 30 ops (Problem 1 counts them) ...: about 6 us an op on the stored run (Answer 1's folded cell divides)"
+# Answer 1's folded cell divides c among the graph's ops (the prose no longer quotes the per-op figure)
 assert per_op_us == 1000 * float(np.median(c_fit)) / kernels and per_op_us > 0, per_op_us
 # "XLA (jit_compile=True) also fuses the ops inside the call into fewer kernels ... XLA made it (fused's update at)
-# N = 8 faster still: 0.92 of the time without it on the stored run (middle half 0.87 to 0.95)" (like with like: the same fused update, its compile in the dropped warm-up round): with XLA over without, median of the
+# N = 8 took 0.82 of its time without XLA" (fourth line) (like with like: the same fused update, its compile in the dropped warm-up round): with XLA over without, median of the
 # 12 within-round ratios. Trial runs, r213: 0.62 alone, 0.73-0.78 with three copies of the timing sharing 2 cores (the
 # load shrinks the gap, as for N = 32 / N = 1); the side of 1 is what XLA's fewer kernels fix, so only that is pinned
 _xla = q["fused, N = 8: with XLA / without"]
@@ -87,7 +87,7 @@ assert ms["fused, N = 8, XLA"].shape == (12,) and 0 < _xla[1] < 1, _xla
 assert xb.shape[0] == 256 and xb[0].size == 784 and xb.dtype == np.float32 and f"{xb.nbytes / 1e6:.1f}" == "0.8", xb.shape
 assert calls["accumulate"] - calls["fused"] == 8  # "nine calls ... fused makes one"
 # Problem 1: "a call from Python costs the host 30 us (far less than on this CPU)": the extra call's median over the 12
-# rounds, which the folded timing cell prints and the Problem quotes as the stored run's (476 us in r226, 364 us in r227). A bound, not digits: absolute times move with load
+# rounds, which the timing cell prints (its output shown) and the Problem quotes as the stored run's (476 us in r226, 364 us in r227). A bound, not digits: absolute times move with load
 assert extra_us == 1000 * float(np.median(ms["an extra call"]))
 assert extra_us > 3 * 30, extra_us  # "Problem 1 assumes far less, 30 us a call"
 assert (launches, mlp_flops, big_flops) == (kernels * 5e-6, 4 * 203_530 * 32, 6 * 10**9 * 16 * 2048)
