@@ -58,9 +58,12 @@ assert [_gl_early(w) for w in (rebuild, lambda block: rebuild(block, wait), tf.r
 # "block_trainer builds the same models (after two updates, exactly the weights of yours)": exact, within ten spacings
 assert weights_apart <= 10, weights_apart
 
-# one table of what an update adds, medians of nine, read as conclusions with wide bands; "Plain's row, 24.54 MiB on
-# the stored run, is below the traced peaks" (the table reads with no sampling thread; a stored-run quote, which
-# tests/test_course.py finds in the stored output), and "[11] read 27.48 MiB" (11's stored table, its plain row)
+# one table of what an update adds, medians of nine, read as conclusions with wide bands; "Plain read 24.54 MiB on
+# the stored run" (a stored-run quote, which tests/test_course.py finds in the stored output), and "[11] read 27.48
+# with the same method, model, batch and baseline" (11's stored table, its plain row; 11 and 12 both call call_peaks
+# on recompute.block_mlp's seed-0 model, SGD, the rng(1) batch, from what is held before the update). "Eleven medians
+# of plain's update, taken apart in one process, read 24.5 to 30.1 MiB, loss clock or not": a script run apart
+# (block_trainer(N=1) beside block_trainer(N=1, loss=clock), call_peaks rounds=9, eleven times), not measured here
 of_plain = {n: median[n] / median["plain"] for n in median}
 levers = [n for n in ("yours, waiting", "tf.recompute_grad", "RematScope") if n in median]
 # "each adds about half of what plain's update adds" (the stored run: 0.50, 0.46 and 0.46): that run's readings; the band
