@@ -168,8 +168,8 @@ for how in ("defaults", "jit_compile=True"):  # no update, the weights untouched
 assert accumulation["run_eagerly=True"][0] == 2 and accumulation["run_eagerly=True"][1] > 0  # 128 / (16 x 4)
 assert accumulation["run_eagerly=True"][2] == "none"
 
-# "Where the first batch splits unevenly, fit raises before its first update: 0 updates on [22, 22, 20], and 0 on
-# 11 digits split [6, 5]" (the build adds the first batch's shards); a later uneven batch passes (611 digits trains)
+# "The other two lines split the first batch unevenly ([22, 22, 20], [6, 5]): fit raises before its first update,
+# 0 updates" (Going further: the build adds the first batch's shards); a later uneven batch passes (611 digits trains)
 assert shards(11) == [6, 5] and int(runs[11][0].optimizer.iterations.numpy()) == 0 and "AddN" in first_error, first_error
 assert "[6,784] != input 1: [5,784]" in first_error and int(mirrored.optimizer.iterations.numpy()) == 11
 # the spacings the prose states: "1.0 spacing" for both controls, lesson 10's step against mirrored fit, the
