@@ -120,8 +120,8 @@ assert [f"{x * G_big / 1e9:.1f}" for x in (list_G, stack_G)] == ["4.1", "4.4"]
 assert [f"{x * G_big / 1e9:.1f}" for x in (N_big + 2 * 1.0, N_big + (N_big + 1) * 1.0)] == ["4.8", "8.4"]
 # the copies' time, printed in the main text, nothing overlapped (arithmetic, not a timing): the H100 PCIe's own PCIe 5.0
 # x16 link at about 50 GB/s usable and a PCIe 4.0 x16 slot at 25 (README's hardware rows; "about four fifths of each
-# link's raw 64 and 32 GB/s"): "0.18 ms an update for this MLP, but 88 ms for 100 million parameters ... about the 81 ms
-# ... the update takes 2.1 times its compute. In a PCIe 4.0 slot, 25 GB/s, the copies take 176 ms, over twice the
+# link's raw 64 and 32 GB/s"): "an update takes 2.1 times its compute ... copies take 88 ms an update (0.18 ms for this
+# MLP), beside the 81 ms ... compute. In a PCIe 4.0 slot, 25 GB/s, the copies take 176 ms, over twice the
 # compute, and the update 3.2 times"; the compute: "6P FLOPs a token at 40% of the card's 756 TFLOP/s dense bfloat16"
 assert links == {"PCIe 5.0 x16, the card's own": 50e9, "PCIe 4.0 x16 slot": 25e9} and G_100M == G_big == 4e8
 assert [round(r / raw, 2) for r, raw in zip(links.values(), (64e9, 32e9))] == [0.78, 0.78]  # about four fifths

@@ -125,7 +125,7 @@ assert abs(d20.mean() - d_large.mean()) < 2 * se_gap  # under two paired standar
 assert abs(se_gap - (d20 - d_large).std(ddof=1) / np.sqrt(32)) < 1e-12  # paired: both to the same large[:32]
 assert interval is gl.lessons.seed_gaps.interval  # lesson 17's paired interval, not a local one
 assert all(d.mean() > 1 for d in to_large.values())  # dropout's noise is larger than the gradient
-# "a draw's noise is about 1.3 times the gradient (1.79/sqrt2)": two independent draws lie about sqrt(2) times it apart
+# "one draw's noise is 1.79 / sqrt2 = 1.3 times the gradient": two independent draws lie about sqrt(2) times it apart
 assert [rnd(d.mean() / np.sqrt(2), 1) for d in to_large.values()] == [1.3, 1.3] and rnd(1.79 / np.sqrt(2), 1) == 1.3
 # Adam's epsilon, as the fold states it
 assert (keras.optimizers.Adam().epsilon, his_adam.parameters["epsilon"].default) == (1e-7, 1e-8)

@@ -151,7 +151,8 @@ assert bfc[0][0] < 262_144 <= bfc[1][0] and default[0][1] == 0 and default[1][1]
 assert timer in (my_interleaved_ms, solution_interleaved_ms)
 assert calls["yours"] == calls["gradlab's"] == list("abc" "bca" "cab" "abc"), calls
 # "Over fewer, as in 05 and 19 (12 rounds) or 12 (nine), a median is only a lead: for alike settings the middle half
-# still misses 1 up to 15% of the time over 12 (18% over nine); drawn, about one time in ten (next cell)"; "The bound": "np.percentile interpolates, so the middle half
+# still misses 1 up to 15% of the time over 12 (over nine, 1 - 0.82 = 18%, the bound below); drawn, about one time in
+# ten (next cell)"; "The bound": "np.percentile interpolates, so the middle half
 # of 12 ratios spans at least the 4th to 9th sorted ones. Those hold the true median with probability
 # P(4 <= K <= 8) = 0.85 ... it misses less often than 15%". np.percentile's 25th and 75th of n lie at positions
 # 0.25 (n - 1) and 0.75 (n - 1), from 0: for 12, 2.75 and 8.25, between the 3rd and 4th and the 9th and 10th (1-based).
@@ -171,6 +172,7 @@ assert f"{wrong[20][1]:.0%}" == "4%" and f"{wrong[30][1]:.0%}" == "2%"
 # a bound, not the rate: drawn (the next cell, seeded: 20,000 draws of n ratios 1 + 0.1 N(0, 1), symmetric about 1),
 # the middle half misses 1 less often than the bound at each n, and at 12 rounds "about one time in ten" (stored run
 # 9.5%; r219 checked by hand that normal, lognormal and uniform spreads all read 9.5 to 9.6% at 12, 2.6 to 2.7% at 20)
+assert f"{_cover(9, 3, 7):.2f}" == "0.82" and f"{1 - _cover(9, 3, 7):.0%}" == "18%"  # over nine: the 3rd to 7th
 assert list(wrong) == [12, 20, 30] and all(w < bound for w, bound in wrong.values()), wrong
 assert 0.07 < wrong[12][0] < 0.12, wrong  # about one time in ten
 assert wrong[20][0] < 0.04 and wrong[30][0] < wrong[20][0] < wrong[12][0], wrong  # surer with more rounds

@@ -84,6 +84,8 @@ assert tokens / P == 20 and B * T == 2_097_152 and updates == 9_537 and (updates
 assert f"{attention:.1%}" == "6.7%" and abs(attention - d * T * h / P) < 1e-15
 assert abs(step - (compute * (1 + attention) + ring)) < 1e-12 and f"{step:.2f}" == "4.26"
 assert f"{hours:.1f}" == "11.3" and f"{R * hours:.0f}" == "90" and f"{R * updates * (compute + ring) / 3600:.0f}" == "85"
+# "Every row reaches the loss B = 1,024 reaches after 20B tokens": S_at keeps the 1,024 run's S_min; B = 512 takes
+# 13,296 to 14,916 updates (the table) x 512 x 2,048 tokens = 13.9 to 15.6B; B = 2,048, 7,658 to 6,847 = 32.1 to 28.7B
 # "On fixed GPUs the wall time follows the examples ... Halving B to 512 (N = 4 of 16 a GPU) ... the run from 11.3 to
 # 8.9 h (7.9 h at 666): 63 to 71 GPU-hours instead of 90" (the cell prints a table, each plan at each end): each end's
 # S_min from the run's 9,537 updates at B = 1,024 (S = S_min (1 + B_crit / B), eq. 5.4), then S at B = 512; an update
