@@ -185,12 +185,15 @@ assert abs(np.median(ms["four sorts"] / ms["one sort"]) - q[1]) < 1e-12
 # "Their middle halves differ on the stored run, 3.97-6.22x and 3.94-4.03x: the same code" (r222;
 # run-varying, nbval-ignored): solution_interleaved_ms and interleaved_ms call and time alike (the order asserted above)
 assert all(q_[0] <= q_[1] <= q_[2] for q_ in quartiles.values()), quartiles
-# "In blocks the ratio of medians about doubles (8.43x on the stored run): every four-sort call ran slow and no one-sort
+# "In blocks the ratio of medians rises (8.43x on the stored run, about double): every four-sort call ran slow and no one-sort
 # call did. Interleaved, the within-round ratio stays near the unslowed one (4.04x)": the blocks' four-sort calls all ran slow, the interleaved
 # rounds' last 15 both
 assert made[0] == 62 and [len(t) for t in (*blocks.values(), *mixed.values())] == [15, 15, 30, 30]
 _blocks, _mixed = drift.values()
-assert 3.0 < _mixed < 5.5 and _blocks > 1.4 * _mixed, drift  # doubled in blocks, about, on any machine
+# in blocks, the made slowdown lands on the four-sort block alone (asserted above by its counts), but the real load
+# can also shift between the two blocks: a full nbval run beside 17-19 read 5.58x against 4.03x (1.39), so the band
+# asks only that blocks read well above interleaved, not the stored run's doubling
+assert 3.0 < _mixed < 5.5 and _blocks > 1.2 * _mixed, drift
 # the learner's peak reader (or the solution; its checker ran in its cell), read nine times on one Keras update of a
 # 784-32-10 MLP: "In one process, readings of one update agree closely: their spread is under a tenth of their
 # median, far below a whole chunk's 2.0 times" (the spread printed); the Summary's "under a tenth apart" (r208's readers: the prose's
