@@ -16,9 +16,13 @@ notebooks/13-across-replicas.ipynb
 """
 from __future__ import annotations
 
+import itertools
+
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+from ..distributed.comm_cost import ring_bytes
 
 
 def _figure(figsize):
@@ -200,7 +204,8 @@ def plot_hub_vs_ring(copy_bytes, link_bytes_per_s, compute_ms, towers=range(2, 9
     one_copy_ms = copy_bytes / link_bytes_per_s * 1e3
     fig, ax = _figure((6.4, 3.4))
     ax.plot(R, (R - 1) * one_copy_ms, "o-", label="hub: its one link carries R - 1 copies")
-    ax.plot(R, 2 * (R - 1) / R * one_copy_ms, "s-", label="ring: each device's link, 2 (R - 1) / R copies")
+    ring_ms = [ring_bytes(copy_bytes, r) / link_bytes_per_s * 1e3 for r in R]  # 14's ring, bandwidth only
+    ax.plot(R, ring_ms, "s-", label="ring: each device's link, 2 (R - 1) / R copies")
     ax.axhline(compute_ms, color="gray", linestyle="--", label="one tower's compute, at peak")
     ax.set(yscale="log", xlabel="R (towers)", ylabel="ms per update, each way")
     ax.set_title(f"Copies vs compute per update: G = {copy_bytes / 2**20:.2f} MiB at "
@@ -224,7 +229,7 @@ def plot_applied_rates(rates, title="The learning rate each update applies"):
     if not rates or any(np.ndim(r) != 1 or len(r) == 0 for r in rates.values()):
         raise ValueError("rates needs, per label, a non-empty 1-D sequence of the rate each update applied")
     fig, ax = _figure((6.4, 3.4))
-    for (label, r), style in zip(rates.items(), ("o-", "s--", "^:", "x-.")):
+    for (label, r), style in zip(rates.items(), itertools.cycle(("o-", "s--", "^:", "x-."))):  # every label drawn
         ax.plot(np.arange(1, len(r) + 1), np.asarray(r, dtype=float), style, ms=3, label=label)
     ax.set_ylim(bottom=0)
     ax.set_xlabel("update k (from 1)")
