@@ -108,3 +108,25 @@ def test_plot_applied_rates_draws_each_schedules_rate_against_the_update_from_1(
         plot_applied_rates({})
     with pytest.raises(ValueError, match="non-empty 1-D"):
         plot_applied_rates({"raw": []})
+
+
+def test_plot_spacings_to_reference_draws_each_gap_on_a_log_axis_with_the_rounding_band():
+    from gradlab.studies.figures.lesson_plots import plot_spacings_to_reference
+
+    fig = plot_spacings_to_reference({"plain": 0.0, "yours": 1.0, "miscount": 52_000.0}, reference="the large batch")
+    assert isinstance(fig, matplotlib.figure.Figure) and not plt.fignum_exists(fig.number)
+    ax, = fig.axes
+    assert ax.get_xscale() == "log" and "the large batch" in ax.get_xlabel()
+    bars = ax.containers[0]
+    ends = [bar.get_x() + bar.get_width() for bar in bars]
+    assert ends == pytest.approx([0.1, 1.0, 52_000.0])  # each bar ends at its gap, 0 at the floor, 0.1
+    assert [bar.get_y() + bar.get_height() / 2 for bar in bars] == pytest.approx([2, 1, 0])  # the first on top
+    assert {t.get_position()[1]: t.get_text() for t in ax.get_yticklabels()} == {2: "plain", 1: "yours", 0: "miscount"}
+    red = matplotlib.colors.to_rgba("tab:red")
+    assert [bar.get_facecolor() == red for bar in bars] == [False, False, True]  # past the band: red
+    band, = ax.patches[:1]
+    assert band.get_x() == pytest.approx(0.01) and band.get_x() + band.get_width() == pytest.approx(10)
+    assert [t.get_text() for t in ax.texts] == ["0 (bit for bit)", "1.0", "52,000"]
+    for bad in ({}, {"x": -1.0}, {"x": float("nan")}, {"x": True}):
+        with pytest.raises(ValueError):
+            plot_spacings_to_reference(bad)
