@@ -147,8 +147,8 @@ assert max(_right) <= 2 * _spacing and [f"{min(_right):.1e}", f"{max(_right):.1e
 assert max_abs_diff(mine.inner.get_weights(), large.get_weights()) <= _spacing  # "exact: 1.0 spacings"
 assert verdict(mine16.inner.get_weights(), large.get_weights()).startswith("exact: 1.0 spacings")  # Answer 1: "as before"
 
-# the figure, the lesson at a glance (gradlab's lesson_plots.plot_spacings_to_reference over `gaps`): "Every step that
-# sums the S_i and D_i and divides once lands in the rounding band: 0.0 to 2.0 spacings"; "MeanOfMeans miscounts: its
+# the figure, the lesson at a glance (gradlab's lesson_plots.plot_spacings_to_reference over `gaps`): "the plain step and every step that
+# sums the S_i and D_i and divides once land in the rounding band: 0.0 to 2.0 spacings"; "MeanOfMeans miscounts: its
 # D_i = 1, so it divides by N ... Only the last batch's micro-batches differ in rows (3, 3, 3, 2), yet it lands about
 # 114,000 spacings off, a 4.34% miss; Keras's accumulation, one update short, 710,810"
 _summing = [name for name in gaps if not name.startswith(("miscount", "Keras"))]
