@@ -70,6 +70,27 @@ fit_model.fit(np.tile(x, (4, 1, 1)), np.tile(y, 4), batch_size=8, shuffle=False,
 # "At its end fit copies the average into the model's weights (finalize_variable_values)": after fit, the average
 fit_gaps = [w_gap(fit_model.get_weights(), w) for w in (avg, path[-1])]
 assert fit_gaps[0] < 1e-6 and fit_gaps[1] > w_gap(path[-1], path[-2])  # the average, not the last
+# "fit copies the average into the weights after its last epoch (optimizer.finalize_variable_values, in
+# backend/tensorflow/trainer.py); validation during fit sees the raw weights": a callback reads the weights validation
+# runs on, and the average held by the optimizer at that moment; they differ, and the weights are the raw ones
+class _SeenByValidation(keras.callbacks.Callback):
+    def on_test_begin(self, logs=None):
+        self.seen = self.model.get_weights()
+        self.average = [v.numpy() for v in self.model.optimizer._model_variables_moving_average]
+
+
+_val_model, _seen = mlp(), _SeenByValidation()
+_val_model.compile(optimizer=keras.optimizers.SGD(0.5, use_ema=True, ema_momentum=0.9,
+                                                  gradient_accumulation_steps=4), loss=loss_fn)
+_val_model.fit(np.tile(x, (4, 1, 1)), np.tile(y, 4), batch_size=8, shuffle=False, verbose=0,
+               validation_data=(x, y), callbacks=[_seen])
+assert w_gap(_seen.seen, _seen.average) > 1e-3 and w_gap(_val_model.get_weights(), _seen.average) < 1e-6
+import inspect as _inspect
+from keras.src.backend.tensorflow import trainer as _tf_trainer
+assert "self.optimizer.finalize_variable_values(self.trainable_weights)" in _inspect.getsource(_tf_trainer.TensorFlowTrainer.fit)
+assert hasattr(keras.callbacks, "SwapEMAWeights")
+# c21: window "overrides the private BatchNormalization._moments(inputs, mask), which Keras 3.15 calls in call(training=True)"
+assert "self._moments(inputs, mask)" in _inspect.getsource(keras.layers.BatchNormalization.call)
 # Section 1: ema_momentum = rho^(1/N) run through Keras. One weight with theta_k = k: the average trails by
 # rho / (1 - rho) once per update, rho / (1 - rho^N) under Keras at rho, rho^(1/N) / (1 - rho) at rho^(1/N)
 lag_once, lag_keras, lag_fixed = keras_lags.values()
@@ -144,7 +165,19 @@ assert w_gap(moved["window"][:1], large_bn[:1]) < 1e-8
 assert np.abs(var_bn.mean(0) + between - h.var(0)).max() < 1e-5 and var_bn.mean(0).sum() < h.var(0).sum()
 # "A hundred updates show it": micro's moving variance "settles about 10% low, on average over updates 51 to 100;
 # window stays on the large batch, exact" (printed); the start, 1, is forgotten by then at momentum 0.9
-assert settled.shape == (100, 3) and f"{low:.0%}" == "10%" and 0.05 < low < 0.15, low
+assert settled.shape == (100, 4) and f"{low:.0%}" == "10%" and 0.05 < low < 0.15, low
+# "micro at the root momentum 9%" (printed beside it): the pace changes, the target (the micro-batches' own
+# variances) does not; "four moves an update forget the start within about 10 updates, one move within about 50"
+assert f"{root_low:.0%}" == "9%" and root_low < low, root_low
+assert 0.9 ** (4 * 10) < 0.02 < 0.9 ** 10 and 0.9 ** 50 < 0.01
+def _left(c, u):  # the share of the start's excess over the settled level (updates 51-100) left at update u + 1
+    return (settled[u, c] - settled[50:, c].mean()) / (settled[0, c] - settled[50:, c].mean())
+
+
+assert _left(2, 9) < 0.1 < _left(0, 9) and _left(0, 49) < 0.1  # micro by update 10, the large batch by 50
+# c24: "(b-1)/b ... so 8 rows expect 1 - (7/8)/(31/32) = 9.7% less than 32: the value both measurements scatter
+# around" (the one-batch 9% and the 10% over 50, printed)
+assert f"{1 - (7 / 8) / (31 / 32):.1%}" == "9.7%"
 # the figure's legend: micro "(10% low after update 50)", window "(0% off ...)", the same mean over updates 51-100
 from gradlab.studies.figures.moving_variance import settled_shortfall as _shortfall
 assert abs(_shortfall(settled[:, 0], settled[:, 2], 50) - low) < 1e-12 and abs(_shortfall(settled[:, 0], settled[:, 1], 50)) < 0.005

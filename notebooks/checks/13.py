@@ -38,6 +38,21 @@ def _plain_mean_miss(start):  # the 32 + 31 plain mean's miss of g_B from `start
 # the 0.963% is this start's (make_model's): the same plain mean from another start misses by another amount
 assert _plain_mean_miss(ref.get_weights()) == "miss 0.963%"  # ref: make_model's start, never updated
 
+# "as Keras's own apply does: its SGD step is one step on the plain mean ("exact"); a mean over replicas would halve
+# it": Keras's SGD(0.1).apply_gradients under dist.run, from the shared start, against one step on the plain mean
+assert applied.startswith("exact"), applied
+assert all(np.array_equal(w, v) for w, v in zip(ref.get_weights(), start))  # the shared start, set back after
+
+
+def _mean_reduced(x_r, y_r):  # the same gradients, all-reduced with MEAN instead of SUM: half the plain mean
+    with tf.GradientTape() as _t:
+        _l = loss_fn(y_r, mirrored_model(x_r, training=True))
+    return tf.distribute.get_replica_context().all_reduce("mean", _t.gradient(_l, mirrored_model.trainable_variables))
+
+
+_halved = [g.numpy() for g in replica0(tf.function(lambda a, b: dist.run(_mean_reduced, args=(a, b)))(*shards_63))]
+assert spacings(_halved, [p / 2 for p in plain]) <= 10 and abs(gl.lessons.miss(_halved, plain) - 0.5) < 1e-3
+
 
 # Accumulate, then all-reduce once: TensorFlow's shards, the lesson's only cut (lesson 15 measures the rule on 2,
 # 3, 4 and 6 replicas)
@@ -86,11 +101,12 @@ assert spacings(logged, np.array(large_losses)) <= 10 and verdict(logged, np.arr
 # (before: the mirrored model after the route's three updates; large_before: the large batch's after its three)
 assert fixed_b_collectives == 1 and spacings(before, large_before) <= 10
 assert verdict(before, large_before).startswith("exact")  # "the large batch ("exact")"
-# "the measured proof that Keras's apply *sums* the replicas' gradients": replica_step hands opt.apply_gradients
-# each replica's sum_i grad S_ri / B and never all-reduces them itself (the only collective is apply's)
+# the global_batch_size route: replica_step hands opt.apply_gradients each replica's sum_i grad S_ri / B and never
+# all-reduces them itself (the only collective is apply's), yet lands on the large batch: apply sums
 assert fixed_b_collectives == 1 and R == 2
 assert short_shards == [9, 8] and f"{step_ratio:.3f}" == "0.548" and abs(step_ratio - 17 / B) < 1e-4
-# "in the same direction (against 17/31 of that step, "exact")": the step is 17/31 of the large batch's, entry by entry,
+# "0.548 of one device's step on those 17 digits (17/31), in the same direction ("exact")": the step is 17/31 of
+# large's fourth update (one device, the 17 digits), entry by entry,
 # within ten spacings at the weights (the steps are read off the weights, so they carry the weights' rounding)
 assert spacings(fixed_b_move, scaled_move, at=before) <= 10 and verdict(fixed_b_move, scaled_move, at=before).startswith("exact")
 # the mirrored model is back at the shared start (your sum and count's cell resets it, so these checks read g_B there)
@@ -112,7 +128,7 @@ assert np.allclose([1 / 4 - n / 30 for n in (8, 6)], [-1 / 60, 1 / 20])
 # Problem 3 (pencil): B = 4,096 on R = 8, N = 8; the epoch's last batch of 1,000 rows
 assert _tf_rule(4096, 8) == [512] * 8 and gl.split_sizes(512, 8) == [64] * 8
 assert _tf_rule(1000, 8) == [125] * 8 and gl.split_sizes(125, 8) == [16] * 5 + [15] * 3
-assert f"{1000 / 4096:.3f}" == "0.244"  # the global_batch_size route's share of the large batch's step
+assert f"{1000 / 4096:.3f}" == "0.244"  # the global_batch_size route's share of one device's step on those rows
 
 try:  # gradlab's guard: a batch too small to give every replica an example
     check_batch(1, R)

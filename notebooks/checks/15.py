@@ -145,6 +145,12 @@ assert float(w.sum()) != 60.0  # the two divisors differ, so the test tells them
 # mirrored fit "misses every update, by 0.2% to 9.2%"; dividing once by all replicas' tokens is "exact (within one
 # spacing of one device)": gradlab's TokenStep, and the Your turn's token_step, within one spacing (_exact above)
 token_each = token["mirrored fit"]
+# the lesson's own loop (mirrored fit's train_step from path[t] on batch t) is gradlab's each_update_miss: the same
+# misses, printed beside each batch's tokens [D_0, D_1]; the range the prose states is read off the lesson's loop
+assert len(token_miss) == 10 and max(abs(a - b) for a, b in zip(token_miss, token_each)) < 1e-6, (token_miss, token_each)
+assert (f"{min(token_miss):.1%}", f"{max(token_miss):.1%}") == ("0.2%", "9.2%"), token_miss
+assert int(split.sum()) == int(tokens[:600].sum()) and list(split[0]) == [int(D0), int(D1)], split[0]
+assert spacings(path[-1], token["one device"]) == 0  # "one device's mean per token (path[-1] above)": the checker's
 assert (tokens.min(), tokens.max()) == (1, 8) and len(tokens) == len(x), (tokens.min(), tokens.max())
 assert len(token_each) == 10 and all(m > 1e-3 for m in token_each), token_each  # every update misses
 assert (f"{min(token_each):.1%}", f"{max(token_each):.1%}") == ("0.2%", "9.2%"), token_each  # 01's miss, each
