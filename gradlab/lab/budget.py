@@ -1,5 +1,6 @@
 """The memory budget as a widget: sliders for B, N, dtype, optimizer and recomputation, and
-stacked bars of what training holds, beside each term on a log axis, redrawn as they move.
+stacked bars of what training holds, beside each term on its own (a linear axis, so a fourfold
+shrink reads as one), redrawn as they move.
 
     Budget(model)            # a cell ending with it shows it; P, a and i read from the model
     Budget(params=203_530, activation_bytes_per_row=5224, input_bytes_per_row=3136)
@@ -48,6 +49,8 @@ class Budget:
             temporaries per row (`memory_budget.backward_bytes_per_row`); 0 leaves them out.
         segment_bytes_per_row: g at float32 (scaled as s / 4), the rebuilt segment's
             activations per row, held with recomputation only; 0 leaves it out.
+        scale: the per-term panel's axis, "linear" (the default: a bar's length is its MiB, so
+            activations cut fourfold look a quarter as long) or "log" (thin terms stay visible).
 
     `budget.result` is the latest `budget(...)` dict, `budget.controls` the widgets by name,
     `budget.widget` the whole box; `budget.update()` redraws (the controls call it).
@@ -55,7 +58,10 @@ class Budget:
 
     def __init__(self, model=None, params=None, activation_bytes_per_row=None, input_bytes_per_row=0,
                  B=256, N=1, dtype="float32", optimizer="adam", recompute=False, kept=0.25,
-                 backward_bytes_per_row=0, segment_bytes_per_row=0):
+                 backward_bytes_per_row=0, segment_bytes_per_row=0, scale="linear"):
+        if scale not in ("log", "linear"):
+            raise ValueError(f"scale is 'log' or 'linear', got {scale!r}")
+        self.scale = scale
         if model is not None:
             params = sum(math.prod(v.shape) for v in model.trainable_weights)
             self._a = {d: mb.activation_bytes_per_row(model, dtype=d) for d in mb.DTYPE_BYTES}
@@ -111,7 +117,7 @@ class Budget:
                         f"{_mib(self.large_batch['total'])} MiB); b = {self.result['b']} rows")
         self._labels = ["large batch\nN=1", f"N={c.N.value}, b={self.result['b']}"
                         + (f"\nrecompute {c.kept.value:.3f}" if c.recompute.value else "")]
-        fig = plot_budget([self.large_batch, self.result], self._labels)
+        fig = plot_budget([self.large_batch, self.result], self._labels, scale=self.scale)
         c.plot.value = _png(fig)
         return self.result
 
@@ -266,7 +272,8 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
 
 def _draw_terms(terms_ax, results, labels, scale, name):
     """The per-term panel of `plot_budget` on `terms_ax`."""
-    # One row per term, one bar per result (the first solid, the others hatched), zeros left out.
+    # One row per term, one bar per result (the first solid, the others hatched), zeros left out;
+    # a term no result holds (SGD's optimizer slots) keeps its row, labelled "(none)", not left blank.
     height = 0.8 / len(results)
     for k, r in enumerate(results):
         for row, term in enumerate(mb.TERMS):
@@ -276,7 +283,8 @@ def _draw_terms(terms_ax, results, labels, scale, name):
                 terms_ax.barh(y, mib, height, color=COLORS[term], hatch="//" if k else None,
                               edgecolor="white" if k else COLORS[term])
                 terms_ax.text(mib, y, f" {mib:.3g}", va="center", fontsize="small")
-    terms_ax.set_yticks(range(len(mb.TERMS)), [name(term) for term in mb.TERMS])
+    terms_ax.set_yticks(range(len(mb.TERMS)), [name(term) + (" (none)" if not any(r[term] for r in results) else "")
+                                               for term in mb.TERMS])
     terms_ax.invert_yaxis()
     terms_ax.set_xscale(scale)
     terms_ax.set_xlabel(f"MiB ({scale} scale)")

@@ -71,7 +71,8 @@ def test_the_bars_stack_the_terms_in_mib():
     widths = sorted(round(p.get_width(), 6) for p in terms.patches)
     nonzero = sorted(r[t] / 2**20 for r in results for t in TERMS if r[t])
     assert widths == pytest.approx(nonzero) and len(widths) == 9  # no accumulator at N = 1
-    assert [t.get_text() for t in terms.get_yticklabels()] == list(TERMS)
+    # every row named; a term neither result holds (no backward or input bytes given) says "(none)"
+    assert [t.get_text() for t in terms.get_yticklabels()] == [t + " (none)" * (t in ("backward", "inputs")) for t in TERMS]
 
 
 def test_bad_arguments_are_refused_before_any_widget():
@@ -175,8 +176,8 @@ def test_the_terms_panel_can_be_linear_and_the_picture_redrawn_with_it():
         plot_budget(results, ["N=1"], scale="symlog")
     b = Budget(params=1000, activation_bytes_per_row=400, B=64, N=4, optimizer="sgd")
     assert b.picture().data == b.controls.plot.value  # the default: the widget's own picture
-    linear = b.picture(scale="linear").data
-    assert linear[:4] == b"\x89PNG" and linear != b.controls.plot.value
+    log = b.picture(scale="log").data  # the widget draws its terms on a linear axis; redrawn on a log one
+    assert log[:4] == b"\x89PNG" and log != b.controls.plot.value
 
 
 def test_the_terms_panel_can_be_drawn_alone():
@@ -290,3 +291,25 @@ def test_without_its_strip_the_legend_sits_over_falling_stacks_and_hides_nothing
     assert with_strip.axes[0].get_xlim() == (-0.5, 4.9)  # the default keeps the strip
     with pytest.raises(ValueError, match="need legend_strip=True"):
         plot_budget(results[:1], ["N=1"], peaks=[9.0], terms=False, legend_strip=False)
+
+
+def test_the_widget_draws_its_terms_on_a_linear_axis_and_names_an_empty_row():
+    # lesson 11: activations cut fourfold must look a quarter as long; SGD's optimizer row holds nothing and says so
+    b = Budget(params=2**18, activation_bytes_per_row=2**20, B=4, N=4, optimizer="sgd")
+    fig = plot_budget([b.large_batch, b.result], b._labels, scale=b.scale)
+    terms = fig.axes[1]
+    assert b.scale == "linear" and terms.get_xscale() == "linear"
+    widths = {(round(p.get_y() + p.get_height() / 2)): [] for p in terms.patches}
+    for p in terms.patches:
+        widths[round(p.get_y() + p.get_height() / 2)].append(round(p.get_width(), 6))
+    row = {term: k for k, term in enumerate(TERMS)}
+    assert widths[row["activations"]] == [4.0, 1.0]  # 4 rows of 1 MiB, then one a micro-batch
+    assert row["optimizer"] not in widths  # no bar: SGD keeps no slots
+    labels = [t.get_text() for t in terms.get_yticklabels()]
+    assert labels[row["optimizer"]] == "optimizer (none)"
+    assert labels[row["accumulator"]] == "accumulator"  # held at N = 4, though not by the large batch
+    assert Budget(params=2**18, activation_bytes_per_row=2**20, optimizer="adam").result["optimizer"] > 0
+    adam = plot_budget([budget(2**18, "adam", B=4, N=1, activation_bytes_per_row=2**20)], ["N=1"]).axes[1]
+    assert "optimizer" in [t.get_text() for t in adam.get_yticklabels()]
+    with pytest.raises(ValueError, match="scale is 'log' or 'linear'"):
+        Budget(params=10, activation_bytes_per_row=4, scale="symlog")
