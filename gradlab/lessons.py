@@ -36,6 +36,7 @@ _NAMES = {
     "curvature_noise_scale": ("gradlab.studies.runs.curvature_noise", "curvature_noise_scale"),
     "pitfalls": ("gradlab.studies.runs.pitfalls", None),
     "moving_average": ("gradlab.studies.stats", "moving_average"),
+    "t_quantile": ("gradlab.studies.stats", "t_quantile"),
     "yours_or_solution": ("gradlab.studies.exercise", "yours_or_solution"),
     # the two yardsticks (README): one printed verdict, "exact: k spacings", "miss m" or, rounding-sized
     # past ten spacings, "not exact: k spacings, m eps (rerun in float64)"

@@ -98,12 +98,15 @@ assert np.all(_micro > 0) and [f"{x:+.1f}" for x in (_micro.min(), _micro.max())
 assert np.all(_window >= 0) and [f"{x:+.1f}" for x in (_window.min(), _window.max())] == ["+0.0", "+0.5"], _window
 # "per micro-batch tests higher ... on every seed, per update on two seeds of three" (the third +0.0: no digit apart)
 assert np.sum(_micro > 0.05) == 3 and np.sum(_window > 0.05) == 2 and np.sum(np.abs(_window) < 0.05) == 1, _window
-# the interval's t: "Student's t_2 = 4.303 for three seeds" (t with 2 degrees of freedom, its 97.5th percentile); r219
+# the interval's t: "t_2 = 4.303 for three seeds" (n - 1 = 2 degrees of freedom, its 97.5th percentile), computed by
+# gradlab's t_quantile, not a hard-coded table; r219
 # cut the "Your turn" (my_gap_interval, its checker and a t table for 2 to 10 seeds): the interval is a tool of Step 3
 # written in two lines and compared with gradlab's, not a second idea (a reader: 17 carried two)
 _d = np.array([1.0, 2.0, 3.0])  # gaps 1, 2, 3: mean 2, s_d 1
-assert np.allclose(gap_interval(_d, np.zeros(3)), (2.0, 4.303 / np.sqrt(3)))
-assert np.allclose(gap_interval(_d, np.zeros(3)), seed_gaps.interval(_d), rtol=1e-3)  # gradlab's t, to its digits
+assert f"{t_quantile(0.975, 2):.3f}" == "4.303" and f"{t_quantile(0.975, _d.size - 1):.3f}" == "4.303"
+assert np.allclose(gap_interval(_d, np.zeros(3)), (2.0, t_quantile(0.975, 2) / np.sqrt(3)), rtol=1e-12)
+assert np.allclose(gap_interval(_d, np.zeros(3)), (2.0, 4.303 / np.sqrt(3)), rtol=1e-4)  # the table's value
+assert np.allclose(gap_interval(_d, np.zeros(3)), seed_gaps.interval(_d), rtol=1e-12)  # gradlab's: the same t
 _ivs = {k: "{:+.1f} ± {:.1f}".format(*iv) for k, iv in lab_ivs.items()}
 assert _ivs == {"per micro-batch - large batch": "+0.7 ± 0.8", "per update - large batch": "+0.2 ± 0.6",
                 "per micro-batch - per update": "+0.5 ± 0.2", "Keras's schedule - large batch": "-4.8 ± 1.4"}, _ivs

@@ -172,4 +172,9 @@ try:
 except tf.errors.InvalidArgumentError:
     pass
 assert 100 % _uneven.N != 0 and 256 % tracked.N == 0
+# "|g| is the full gradient's length over all 203,530 weights"; "all 4,000 per-example gradients, 50 a call" (80
+# calls); "160 tapes, no per-example gradients" (40 draws at each of 4 sizes)
+assert model.count_params() == 203_530 and stats.grad.size == 203_530 and abs(g_norm - np.sqrt(stats.grad_sq_norm)) < 1e-9
+assert M == 4000 and M // 50 == 80
+assert sum(len(g) for g in minibatch_grads.values()) == 160 and len(minibatch_grads) == 4
 print("lesson 18: every number the prose states checks out")

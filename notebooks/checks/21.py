@@ -193,6 +193,10 @@ assert looks[201] - looks[11] < best_mean[20] - best_mean[1]  # "nearly all of" 
 # to 201, more than N = 20's runs (0.35), whose neighbouring evaluations score alike: "A model ... gains more, 0.79"
 assert list(sim_gain) == [11, 21, 51, 101, 201] and f"{sim_gain[201]:.2f}" == "0.79" and sim_gain[201] > looks[201] - looks[11]
 assert all(a < b for a, b in zip(list(sim_gain.values()), list(sim_gain.values())[1:]))
+# the best-of-more exercise (the learner's or the solution): the mean best of the first c, less that of the first 11
+_direct = {c: sim[:, :c].max(axis=1).mean() - sim[:, :11].max(axis=1).mean() for c in counts}
+assert all(abs(sim_gain[c] - _direct[c]) < 1e-9 for c in counts), (sim_gain, _direct)
+check_best_of_more(solution_best_of_more)
 
 # problem 2: seeds for N = 5's gap on the same 11 (+0.25 +- 0.24 from 10 seeds). "About 33. With Student's t fixed it
 # would be 40, 10 x (0.24/0.12)^2; but t falls too (2.037 at 32 degrees of freedom against 2.262), so 33 seeds give
@@ -200,15 +204,17 @@ assert all(a < b for a, b in zip(list(sim_gain.values()), list(sim_gain.values()
 mean5, half5 = interval(same[5] - same[1])
 assert (rnd(mean5, 2), rnd(half5, 2)) == (0.25, 0.24) and rnd(10 * (0.24 / 0.12) ** 2, 6) == 40
 _half = lambda s: half5 * np.sqrt(10 / s) * t975[s - 1] / T95_9  # noqa: E731  a smaller variance, and a smaller t
-assert all(abs(half_at[s] - _half(s)) < 1e-12 for s in (32, 33, 40)) and T95_9 == 2.262
+assert all(abs(half_at[s] - _half(s)) < 1e-12 for s in (32, 33, 40)) and f"{T95_9:.3f}" == "2.262"
 assert [f"{half_at[s]:.4f}" for s in (32, 33)] == ["0.1217", "0.1197"] and half_at[32] > 0.12 > half_at[33]
 assert rnd(half5 * np.sqrt(10 / 40), 2) == 0.12 and half_at[40] < half_at[33]  # 40 seeds: more than enough
 # "Even then the interval excludes 0 only about one time in two (50%)": 10,000 simulated reruns of 33 paired gaps
 # (N = 5's sample std on the same 11), a true 0.12-point shift, about as large as the half-width
 assert sim33.shape == (10_000, 33) and f"{power:.0%}" == "50%" and 0.45 < power < 0.55
 # cell 17's comment: "its Student's t, 97.5% quantile, 9 degrees of freedom (10 paired gaps): 2.262"
-assert seed_gaps.T975[9] == T95_9 == 2.262 and abs(seed_gaps.interval(np.arange(10.0))[1] - 2.262 * np.arange(10.0).std(ddof=1) / np.sqrt(10)) < 1e-12
+assert T95_9 == t_quantile(0.975, 9) and seed_gaps.T975[9] == round(T95_9, 3) == 2.262  # computed, not a table's
+assert abs(seed_gaps.interval(np.arange(10.0))[1] - T95_9 * np.arange(10.0).std(ddof=1) / np.sqrt(10)) < 1e-12
 # Student's t's 97.5% quantiles at 31, 32 and 39 degrees of freedom, 2.040, 2.037 and 2.023 (its density, integrated)
+assert [f"{t975[d]:.3f}" for d in (31, 32, 39)] == ["2.040", "2.037", "2.023"]  # the cell's comment, computed
 for _df, _t in t975.items():
     grid = np.linspace(0.0, _t, 200_001)
     pdf = (1 + grid**2 / _df) ** (-(_df + 1) / 2) * math.gamma((_df + 1) / 2) / (math.sqrt(_df * math.pi) * math.gamma(_df / 2))
@@ -224,6 +230,7 @@ assert max(reproduction.SEED_TABLE, key=lambda n: reproduction.SEED_TABLE[n][0])
 assert rnd(mean20 - mean1, 2) == 0.2 and rnd(his_half, 2) == 0.24 and his_half > mean20 - mean1  # holds 0
 # "he printed tenths, so it lies between 0.1 and 0.3, and above 0.24 it would exclude 0": 95 and 95.2 each +- 0.05
 assert 0.1 < his_half < 0.3 and rnd(mean20 + 0.05 - (mean1 - 0.05), 2) == 0.3
+assert f"{t_quantile(0.975, 18):.3f}" == "2.101" and abs(his_half - t_quantile(0.975, 18) * his_se) < 1e-15
 grid18 = np.linspace(0.0, 2.101, 200_001)  # Student's t at 18 degrees of freedom: 2.101 is its 97.5% quantile
 pdf18 = (1 + grid18**2 / 18) ** -9.5 * math.gamma(9.5) / (math.sqrt(18 * math.pi) * math.gamma(9))
 assert abs(0.5 + np.trapezoid(pdf18, grid18) - 0.975) < 1e-4

@@ -65,3 +65,19 @@ def test_moving_average_is_centred_and_shrinks_at_the_ends():
         stats.moving_average(v, 0)
     with pytest.raises(TypeError, match="window must be a positive integer, got 2.5"):
         stats.moving_average(v, 2.5)
+
+
+def test_t_quantile_matches_the_student_t_table():
+    from gradlab.studies.stats import t_cdf, t_quantile
+    table = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 9: 2.262, 29: 2.045}  # two-sided 95%: the 97.5th percentile
+    for dof, value in table.items():
+        assert round(t_quantile(0.975, dof), 3) == value, dof
+    assert abs(t_quantile(0.975, 1) - 12.7062047) < 1e-6  # dof 1 is Cauchy: tan(pi (p - 1/2))
+    assert abs(t_quantile(0.995, 2) - 9.9248432) < 1e-6
+    assert round(t_quantile(0.975, 10_000), 2) == 1.96  # the normal's as dof grows
+    assert t_quantile(0.025, 2) == -t_quantile(0.975, 2) and abs(t_quantile(0.5, 3)) < 1e-12
+    assert abs(t_cdf(t_quantile(0.9, 5), 5) - 0.9) < 1e-12 and abs(t_cdf(-1.0, 1) - 0.25) < 1e-12
+    with pytest.raises(ValueError):
+        t_quantile(1.0, 2)
+    with pytest.raises(ValueError):
+        t_cdf(1.0, 0)

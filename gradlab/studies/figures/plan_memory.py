@@ -11,7 +11,7 @@ import math
 
 
 def plot_plan_memory(micro_batches, fixed, totals, card, chosen=None, unit="GiB",
-                     title="one GPU's update against the card"):
+                     title="one GPU's update against the card", batch=None):
     """Draw a stacked bar for each N: `fixed` at the bottom, `total - fixed` (activations) above it.
 
     Args:
@@ -23,6 +23,8 @@ def plot_plan_memory(micro_batches, fixed, totals, card, chosen=None, unit="GiB"
             legend names ("activations, the plan: N = 8").
         unit: the unit of every size, for the labels.
         title: the figure's title.
+        batch: the GPU's rows an update, if given: each bar is labelled by its micro-batch size
+            b = batch / N first ("b = 16" above "N = 8"), as the lesson's table lists them.
     Returns:
         the matplotlib Figure of one Axes, already closed in pyplot. Its first two containers are the
         fixed bars and the activation bars; each bar carries its total as a label above it.
@@ -35,6 +37,8 @@ def plot_plan_memory(micro_batches, fixed, totals, card, chosen=None, unit="GiB"
         raise ValueError("fixed, card and totals must be finite and >= 0")
     if any(t < fixed for t in totals):
         raise ValueError(f"every total must hold the fixed terms ({fixed}), got {totals}")
+    if batch is not None and any(n <= 0 or batch % n for n in ns):
+        raise ValueError(f"every N must divide the batch {batch!r} into equal micro-batches, got {ns}")
     if chosen is not None and chosen not in ns:
         raise ValueError(f"chosen N {chosen!r} is not among the bars {ns}")
     import matplotlib.pyplot as plt  # pyplot: a notebook's inline backend then shows the figure
@@ -48,14 +52,17 @@ def plot_plan_memory(micro_batches, fixed, totals, card, chosen=None, unit="GiB"
     handles = ax.get_legend_handles_labels()[0]
     if chosen is not None:  # the plan's colour gets its own legend entry: a colour the legend lacks reads as unexplained
         from matplotlib.patches import Patch
-        handles.append(Patch(color="C0", label=f"activations, the plan: N = {chosen}"))
+        handles.append(Patch(color="C0", label="activations, the plan: " + ("" if batch is None else f"b = {batch // chosen}, ")
+                             + f"N = {chosen}"))
         if len(ns) > 1:
             handles[1] = Patch(color="C9", label="activations of one micro-batch")
     for bar, total in zip(bars, totals):
         ax.annotate(f"{total:.1f}", (bar.get_x() + bar.get_width() / 2, total), ha="center", va="bottom",
                     fontsize="small", xytext=(0, 2), textcoords="offset points")
     handles.append(ax.axhline(float(card), color="C3", linestyle="--", label=f"the card: {float(card):.1f} {unit}"))
-    ax.set_xticks(list(xs), [f"N = {n}" + (" (plan)" if n == chosen else "") for n in ns])
+    plan = lambda n: " (plan)" if n == chosen else ""  # noqa: E731
+    ax.set_xticks(list(xs), [f"N = {n}{plan(n)}" if batch is None else f"b = {batch // n}\nN = {n}{plan(n)}"
+                             for n in ns])
     ax.set_ylabel(f"memory, {unit}")
     ax.set_ylim(0, 1.12 * max(totals + [float(card)]))
     ax.legend(handles=handles, fontsize="small", loc="upper right")

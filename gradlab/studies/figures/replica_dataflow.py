@@ -25,6 +25,8 @@ Lesson: notebooks/16-clipping-across-replicas.ipynb
 """
 from __future__ import annotations
 
+import re
+
 import matplotlib.pyplot as plt
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
 
@@ -60,23 +62,52 @@ def all_reduces(route):
     return list(route[1::2])
 
 
+FONT = 11  # points: box, replica and legend text (titles 13), readable at the figure's display width
+
+
 def _box(ax, x, y, text, color):
-    return ax.text(x, y, text, ha="center", va="center", fontsize="small",
+    return ax.text(x, y, text, ha="center", va="center", fontsize=FONT,
                    bbox={"boxstyle": "round,pad=0.3", "facecolor": color, "edgecolor": "0.4"})
 
 
-def _arrow(ax, start, end, linestyle="-"):
-    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=9, color="0.4",
-                                 shrinkA=28, shrinkB=28, linestyle=linestyle))
+def _half_width(text):
+    """About half a box's width in points: its longest line at FONT (mathtext counted by what it shows), the pad."""
+    shown = re.sub(r"\\[A-Za-z]+|\\,|[${}_^ ]", lambda m: "S" if m.group().startswith("\\") and len(m.group()) > 2 else "",
+                   text)
+    return 0.28 * FONT * max(len(line) for line in shown.split("\n")) + 0.3 * FONT + 2
+
+
+def _arrow(ax, start, end, linestyle="-", texts=("", "")):
+    """An arrow from box to box, starting and ending a few points off each box's edge (`texts`: the two labels)."""
+    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=11, color="0.4",
+                                 shrinkA=max(14, _half_width(texts[0])), shrinkB=max(14, _half_width(texts[1])),
+                                 linestyle=linestyle))
 
 
 def _frame(ax, left, right, replicas, caption):
-    """The dashed frame around the boxes from x = left to x = right, all replicas' rows, its caption above it."""
-    ax.add_patch(FancyBboxPatch((left - 0.45, -0.42), right - left + 0.9, replicas - 1 + 0.84,
+    """The dashed frame from x = left to x = right (the boxes' outer edges), all replicas' rows, its caption above it."""
+    ax.add_patch(FancyBboxPatch((left, -0.42), right - left, replicas - 1 + 0.84,
                                 boxstyle="round,pad=0,rounding_size=0.12", facecolor="none", edgecolor="0.35",
                                 linestyle="--", linewidth=1.0, label=FRAME))
-    ax.text((left + right) / 2, replicas - 1 + 0.47, caption, ha="center", va="bottom", fontsize="small",
+    ax.text((left + right) / 2, replicas - 1 + 0.47, caption, ha="center", va="bottom", fontsize=FONT - 1,
             color="0.25", family="monospace")
+
+
+GAP = 0.34  # inches between neighbouring boxes: room for an arrow
+
+
+def _labels(route):
+    """Each column's label, left to right: a route's steps and all-reduces flattened."""
+    return [label for segment in route for label in ((segment,) if isinstance(segment, str) else segment)]
+
+
+def _columns(route):
+    """Each column's centre in inches, the first box's left edge at 0: box edges GAP apart."""
+    halves = [_half_width(label) / 72 for label in _labels(route)]
+    centres = [halves[0]]
+    for before, after in zip(halves, halves[1:]):
+        centres.append(centres[-1] + before + GAP + after)
+    return centres
 
 
 def _check(route, name):
@@ -115,46 +146,54 @@ def plot_replica_dataflow(replicas=2, dataflows=None, routes=None):
         dataflows = {c: dataflows[c] for c in chosen}
     for name, route in dataflows.items():
         _check(route, name)
-    columns = max(sum(len(s) if isinstance(s, tuple) else 1 for s in route) for route in dataflows.values())
-    width = 7.4 * (columns + 1.5) / 7.5  # 7.4 inches at 6 columns, wider with more
-    fig, axes = plt.subplots(len(dataflows), 1, figsize=(width, 1.55 * len(dataflows) * (1 + 0.35 * (replicas - 1))),
+    # x in inches: each column as wide as its widest box, GAP between neighbouring boxes for the arrow
+    places = {route: _columns(segments) for route, segments in dataflows.items()}
+    span = max(p[-1] + _half_width(_labels(s)[-1]) / 72 for p, s in zip(places.values(), dataflows.values()))
+    width = span + 1.2  # the frame and the replica labels' margin at the left
+    fig, axes = plt.subplots(len(dataflows), 1, figsize=(width, 1.75 * len(dataflows) * (1 + 0.35 * (replicas - 1))),
                              layout="constrained", squeeze=False)
     plt.close(fig)  # owned by the caller
     rows = [replicas - 1 - r for r in range(replicas)]  # replica 0 on top
     middle = (replicas - 1) / 2
     for ax, (route, segments) in zip(axes[:, 0], dataflows.items()):
-        x, previous = 0, None  # previous: where the last box stood, (x, [y of each replica]) or (x, [middle])
+        pos, column = places[route], 0
+        x, previous = pos[0], None  # previous: where the last box stood and its label, (x, [y of each replica] or [middle], label)
         first_in_apply, caption = APPLY.get(route, (None, None))
         framed = None  # the x of the first box inside optimizer.apply, once drawn
         bypass = None  # the replicas' boxes before an all-reduce that carries no gradient: it goes around
         for k, segment in enumerate(segments):
             if isinstance(segment, str):  # an all-reduce: one box, fed by every replica
                 _box(ax, x, middle, segment, _REDUCE)
-                framed = x if segment == first_in_apply and framed is None else framed
+                framed = (x, segment) if segment == first_in_apply and framed is None else framed
                 for y in previous[1]:
-                    _arrow(ax, (previous[0], y), (x, middle))
+                    _arrow(ax, (previous[0], y), (x, middle), texts=(previous[2], segment))
                 bypass = previous if "gradient" not in segment else None
-                previous, x = (x, [middle]), x + 1
+                previous, column = (x, [middle], segment), column + 1
+                x = pos[min(column, len(pos) - 1)]
                 continue
             ys = [middle] if k == len(segments) - 1 else rows  # after the last all-reduce: once, on the sum
             for step in segment:
                 for r, y in enumerate(ys):
                     _box(ax, x, y, step, _MARKED.get(step, "white"))
                     if previous is not None:
-                        _arrow(ax, (previous[0], previous[1][r] if len(previous[1]) == len(ys) else middle), (x, y))
+                        _arrow(ax, (previous[0], previous[1][r] if len(previous[1]) == len(ys) else middle), (x, y),
+                               texts=(previous[2], step))
                     if bypass is not None and len(bypass[1]) == len(ys):  # each replica's own gradient
-                        _arrow(ax, (bypass[0], bypass[1][r]), (x, y), linestyle="--")
-                framed = x if step == first_in_apply and framed is None else framed
-                previous, x, bypass = (x, ys), x + 1, None
+                        _arrow(ax, (bypass[0], bypass[1][r]), (x, y), linestyle="--", texts=(bypass[2], step))
+                framed = (x, step) if step == first_in_apply and framed is None else framed
+                previous, column, bypass = (x, ys, step), column + 1, None
+                x = pos[min(column, len(pos) - 1)]
         if framed is not None:
-            _frame(ax, framed, x - 1, replicas, caption)
+            margin = 0.12  # inches between the frame and the boxes inside it
+            _frame(ax, framed[0] - _half_width(framed[1]) / 72 - margin,
+                   previous[0] + _half_width(previous[2]) / 72 + margin, replicas, caption)
         for r, y in enumerate(rows):
-            ax.text(-0.55, y, f"replica {r}", ha="right", va="center", fontsize="small", color="0.3")
-        ax.set_xlim(-1.5, columns - 0.4)
+            ax.text(-0.12, y, f"replica {r}", ha="right", va="center", fontsize=FONT, color="0.3")
+        ax.set_xlim(-0.95, span + 0.16)  # room for the dashed frame at the right
         ax.set_ylim(-0.6, replicas - 0.4 + 0.35)  # room above for the frame's caption
         ax.set_axis_off()
-        ax.set_title(route, fontsize="medium", loc="left")
+        ax.set_title(route, fontsize=FONT + 2, loc="left")
     fig.legend(handles=[Patch(facecolor=c, edgecolor="0.4", label=label) for c, label in LEGEND]
                + [Patch(facecolor="none", edgecolor="0.35", linestyle="--", label=FRAME)],
-               loc="outside lower center", ncols=2, fontsize="small", frameon=False)
+               loc="outside lower center", ncols=2, fontsize=FONT, frameon=False)
     return fig

@@ -14,7 +14,11 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
+from gradlab.studies.stats import t_quantile
+
+# Student's t at 97.5%, by degrees of freedom, as a printed table rounds it (12.706, 4.303, ..., 2.262);
+# `interval` computes it unrounded with t_quantile
+T975 = {dof: round(t_quantile(0.975, dof), 3) for dof in range(1, 10)}
 
 
 def interval(gaps):
@@ -22,7 +26,7 @@ def interval(gaps):
     gaps = np.asarray(gaps, dtype=float)
     if gaps.ndim != 1 or not 2 <= gaps.size <= 10:
         raise ValueError(f"one gap per seed, 2 to 10 seeds; got shape {gaps.shape}")
-    return float(gaps.mean()), float(T975[gaps.size - 1] * gaps.std(ddof=1) / np.sqrt(gaps.size))
+    return float(gaps.mean()), float(t_quantile(0.975, gaps.size - 1) * gaps.std(ddof=1) / np.sqrt(gaps.size))
 
 
 def plot_seed_gaps(rows, xlabel="final test accuracy minus the large batch's, same seed (points)"):

@@ -33,3 +33,12 @@ def test_plan_figure_refuses_what_it_cannot_draw():
     with pytest.raises(ValueError, match="not among"):
         plot_plan_memory([2, 4], 1.0, [3.0, 2.0], 8.0, chosen=8)
     assert plot_plan_memory([1], 1.0, [3.0], 8.0).axes[0].get_ylim() == pytest.approx((0, 1.12 * 8))
+
+
+def test_plan_figure_labels_each_bar_by_its_micro_batch_when_given_the_batch():
+    fig = plot_plan_memory([4, 8, 16, 32], 18.6, [111.6, 65.1, 41.9, 30.3], 79.6, chosen=8, batch=128)
+    labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert labels == ["b = 32\nN = 4", "b = 16\nN = 8 (plan)", "b = 8\nN = 16", "b = 4\nN = 32"]
+    assert "activations, the plan: b = 16, N = 8" in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    with pytest.raises(ValueError, match="equal micro-batches"):
+        plot_plan_memory([3], 1.0, [3.0], 8.0, batch=128)

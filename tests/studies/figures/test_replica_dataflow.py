@@ -190,3 +190,21 @@ def test_apply_with_its_all_reduce_passed_through_only_updates():
     opt._all_reduce_sum_gradients = list
     opt.apply([tf.ones(3)], [v])
     assert calls == ["all-reduce"] and np.allclose(v.numpy(), -0.2)  # passed through: two steps of 0.1
+
+
+def test_text_is_readable_at_the_figures_display_width():
+    # boxes, replica labels and legend at 11 points, titles at 13, on a figure no wider than before (about 9.4 inches
+    # for lesson 16's two routes), and neighbouring boxes of a row do not overlap
+    from gradlab.studies.figures.replica_dataflow import GAP, _columns, _half_width, _labels
+    fig = plot_replica_dataflow(routes=(0, 2))
+    assert fig.get_size_inches()[0] < 9.6
+    for ax in fig.axes:
+        assert ax.title.get_fontsize() == 13 or ax._left_title.get_fontsize() == 13
+        assert all(t.get_fontsize() >= 10 for t in ax.texts)
+        assert min(t.get_fontsize() for t in ax.texts if t.get_bbox_patch() is not None) == 11
+    assert all(t.get_fontsize() == 11 for t in fig.legends[0].get_texts())
+    route = DATAFLOWS["mirrored fit (Keras)"]
+    centres, labels = _columns(route), _labels(route)
+    assert labels == ["mean loss ÷ R", "gradient", "clip its part", "all-reduce:\ngradient", "update"]
+    for (a, la), (b, lb) in zip(zip(centres, labels), zip(centres[1:], labels[1:])):
+        assert abs((b - a) - (_half_width(la) + _half_width(lb)) / 72 - GAP) < 1e-9
