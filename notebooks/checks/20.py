@@ -6,10 +6,9 @@ with the text. Not part of the lesson.
 """
 from gradlab.studies.host_offload import offload_problem
 
-# the model's assumptions: numpy on one core at beta_h = 21 GB/s (the host's bandwidth), "Arm's measurement on a Graviton2
-# core" ("Arm's single-core sweep measures 21 GB/s from memory on a Graviton2 core, 37 on a Graviton4"); a host on all its cores at
-# 150 GB/s (Problems 1 and 2; the rates' fold: "on all cores, two reads to a write, 157 on a Graviton2 and 430 on a Graviton4":
-# its all-core 2:1 reads-writes peak bandwidth, the sum's mix of two reads to one write)
+# the model's assumptions: numpy on one core at beta_h = 21 GB/s (the host's bandwidth), "Arm's single-core streaming
+# bandwidth on a Graviton2 (37 on a Graviton4)"; a host on all its cores at 150 GB/s (Problems 1 and 2; Problem 1: "Arm
+# measures 157 on a Graviton2's, two reads to a write": its all-core 2:1 reads-writes peak bandwidth, the sum's mix)
 arm = {"one core": (20.9, 37.0), "all cores, 2:1 reads-writes": (157.3, 430.1)}  # GB/s, Graviton2 and Graviton4 (Problems 1 and 2)
 assert (F, bus, hbm, host_rate, fast_rate, multi_rate) == (0.40 * 756e12, 25e9, 2.0e12, 20.9e9, 150e9, 150e9)
 assert (P, T_i) == (1e9, 4096) and host_rate / 1e9 == arm["one core"][0] and f"{host_rate / 1e9:.0f}" == "21" and multi_rate / 1e9 < min(arm["all cores, 2:1 reads-writes"])
@@ -56,6 +55,22 @@ assert abs(one_after_another - sched[False]["total"]) < 1e-9 and abs(overlapped 
 # another takes 9.5 times the card's 873 ms (the dotted line), 13.9 as 03 wrote `host_step`; overlapped, 6,143 ms, 7.0 times"
 assert abs(overlapped - (tau_d + tau_c + N * tau_h + tau_c)) < 1e-9 * overlapped and f"{on_card:.0f}" == "873"
 assert (f"{overlapped:,.0f}", f"{overlapped / on_card:.1f}", f"{one_after_another / on_card:.1f}") == ("6,143", "7.0", "9.5")
+# "The device (blue) computes for 813 ms in ten blocks and sits idle the other 5,330 ms, 87% of the update"
+assert (f"{overlapped - N * tau_d:,.0f}", f"{1 - N * tau_d / overlapped:.0%}") == ("5,330", "87%")
+# "Chlebus's list takes at least 9.7 times: `np.stack` reads and writes every fetch, `.mean` reads them again, 3N + 1
+# passes over 4P or more, all after the last copy" (c0: he kept all N fetches in a list and averaged them with
+# np.stack(...).mean(axis=0) at the N-th step; the seed's `self._gradients.append(grads)`): fetched one after another
+# (session.run blocks), no sum until the last fetch; a lower bound, as .mean may pass over its output more than once
+assert abs(stack_mean - 1e3 * (2 * N + N + 1) * 4 * P / host_rate) < 1e-9 * stack_mean
+assert abs(as_chlebus - (N * (tau_d + tau_c) + stack_mean + tau_c)) < 1e-9 * as_chlebus
+assert f"{as_chlebus / on_card:.1f}" == "9.7" and as_chlebus > one_after_another > overlapped
+# c14: "Keep `tape.gradient` outside that scope, or the backward pass runs on the host too (the checks read the graph:
+# only the sums sit there)": in host_accumulate's graph only the N x 4 assign_adds ask for the CPU; no gradient op does
+placed = host_accumulate.get_concrete_function(xs, ys).graph.get_operations()
+assert {op.type for op in placed if "CPU" in op.device} == {"AssignAddVariableOp"}, {op.type for op in placed if "CPU" in op.device}
+assert sum(op.type == "AssignAddVariableOp" for op in placed) == N * len(host_total)
+assert not any("CPU" in op.device for op in placed if "gradient" in op.name.lower())
+assert sum("gradient" in op.name.lower() for op in placed) > 0
 # "13.9 as 03 wrote `host_step`" (c3: "scales each fetch by n_i first"): its in-place n_i g_i reads and writes the gradient once
 # more, 5 passes a sum instead of 3, one after another
 assert abs(as_written - (N * (tau_d + tau_c + 5 / 3 * tau_h) + tau_c)) < 1e-9 * as_written
@@ -141,6 +156,11 @@ assert f"{tau_h_all:,.0f}" == "80" and abs(2 * tau_h_all - tau_c) < 1e-9 and tau
 assert (f"{overlapped_all:,.0f}", f"{overlapped_all / on_card:.1f}", f"{one_after_all / on_card:.1f}") == ("1,921", "2.2", "3.9")
 assert abs(overlapped_all - (tau_d + N * tau_c + tau_h_all + tau_c)) < 1e-9
 assert f"{12 * F / (6 * fast_rate):,.0f}" == "4,032" and 12 * F / (6 * fast_rate) < T_copy
+# "a faster bus does more: on PCIe 5.0 (the copy 80 ms) compute sets the pace: 1,053 ms, 1.2 times"
+assert (f"{tau_c / 2:.0f}", f"{gen5:,.0f}", f"{gen5 / on_card:.1f}") == ("80", "1,053", "1.2")
+assert tau_d > max(tau_c / 2, tau_h_all) and abs(gen5 - (tau_d + tau_c / 2 + tau_h_all + (N - 1) * tau_d + tau_c / 2)) < 1e-9
+# Problem 1: "at 150 GB/s (Arm measures 157 on a Graviton2's, two reads to a write)"
+assert f"{arm['all cores, 2:1 reads-writes'][0]:.0f}" == "157"
 # "Past 75 GB/s a faster host shortens only the last sum": a host with no sum at all saves tau_h_all, no more
 assert abs(overlapped_all - update_ms(tau_d, tau_c, 0.0, N)[1] - tau_h_all) < 1e-9
 # the Predicts: (a) the host's sum is slowest; (c) the sums fill most of the update

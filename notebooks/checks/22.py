@@ -118,8 +118,15 @@ assert 7 < fell < 10 and fell == np.log10(missed["weighted", 32] / missed["weigh
 assert np.finfo(np.float32).eps / np.finfo(np.float64).eps == 2.0**29 and f"{np.log10(2.0**29):.1f}" == "8.7"
 assert eps64 == 2.0**-52
 assert as_miss(missed["plain mean", 64]) == as_miss(missed["plain mean", 32]) == "53.9%"
+# Memory: "Its API page says it "only supports GPU and TPU" and raises on a CPU; TensorFlow 2.21 does not" (the readings
+# above ran reset_memory_stats and get_memory_info on "CPU:0" without an exception, with BFC and with the default)
+import tensorflow as _tf
+assert _tf.__version__.startswith("2.21.") and len(bfc) == len(default) == 3
 # the verdict table's third row, "miss 53.9%" (its first two: "exact: 4.0 spacings" and "not exact: 16 ...", above)
 assert verdict(u32["plain mean"], u32["large batch"]) == "miss 53.9%"
+# the same row: "the miss in percent (under 0.01%, in `eps` instead: `miss 350.0 eps`)": 350 eps is 0.004%, past RERUN
+assert _beyond(20, 350 * eps) == "miss 350.0 eps" and 350 * eps < 1e-4 and 350 >= _rerun
+assert _beyond(20, 1e-4) == "miss 0.01%"
 # "In Keras, set keras.config.set_dtype_policy("float64") before building the model: 21 reruns so" (21's checks pin
 # its rerun); this lesson's models stay float32
 assert keras.config.dtype_policy().name == "float32"
