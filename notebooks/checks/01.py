@@ -22,6 +22,9 @@ def pinned(got, expected):  # the solutions' digits, or nothing more than the bo
 # Average the means: 6.0 against 6.5
 assert means == [4.0, 9.0] and losses.mean() == 6.0 and np.mean(means) == 6.5
 assert float(np.dot(weights([3, 2]), means)) == 6.0 and list(weights([3, 2])) == [0.6, 0.4]
+# the yardstick (the tools cell): the 96 losses added one by one in 5 orders, float32, land up to 2 spacings apart
+assert len(order_sums) == 5 and all(np.asarray(s).dtype == np.float32 for s in order_sums)
+assert f"{(max(order_sums) - min(order_sums)) / np.spacing(max(order_sums)):.0f}" == "2", order_sums
 # the proof on 96 digits: rounding only, entries up to 0.077; g_B from one tape equals gradlab's loss_and_grads
 assert max_abs_diff(g_B, gradlab.lessons.loss_and_grads(model, loss_fn, x, y)[1]) == 0
 assert all(verdict(acc[N], g_B).startswith("exact: ") for N in (4, 5))
@@ -93,7 +96,10 @@ _err3 = [tf.add_n(gs) / 3 - b for gs, b in zip(zip(*parts), _gB3)]
 assert max_abs_diff(_err3, [(b - g) / 99 for b, g in zip(_gB3, parts[0])]) < 1e-7
 assert 0.9 < relative_error(parts[0], _gB3) < 1.1, relative_error(parts[0], _gB3)
 assert f"{relative_error(parts[0], g_B100):.2f}" == "1.01", relative_error(parts[0], g_B100)  # "1.01 times its length"
-# the plain mean's effective batch (the shuffles' fold): 1 / sum_j w_j^2 = 1 / (96/128^2 + 4/16^2) = 46.5 digits
+# "so the miss is 1.01/99 = 1.02%, the printed miss": the formula's error is the update's miss, to rounding
+assert g1_off == relative_error(parts[0], g_B100) and f"{g1_off / 99:.2%}" == "1.02%"
+assert abs(g1_off / 99 - miss(updates["their plain mean"], theirs, start=start)) < 1e-4
+# the plain mean's effective batch (Kish's, the shuffles' fold): 1 / sum_j w_j^2 = 1 / (96/128^2 + 4/16^2) = 46.5 digits
 _eff_batch = 1 / np.sum(_per_example ** 2)  # an even batch of B weighs each 1/B, and gives B
 assert abs(_eff_batch - 1 / (96 / 128 ** 2 + 4 / 16 ** 2)) < 1e-9 and f"{_eff_batch:.1f}" == "46.5"
 assert abs(1 / np.sum(np.full(100, 1 / 100) ** 2) - 100) < 1e-9
@@ -101,8 +107,7 @@ assert abs(1 / np.sum(np.full(100, 1 / 100) ** 2) - 100) < 1e-9
 assert spacings(a1_acc[1], a1_g) <= 10, spacings(a1_acc[1], a1_g)  # rounding at most, whatever code
 pinned(spacings(a1_acc[1], a1_g), 0.0)
 assert [verdict(a1_acc[N], a1_g) for N in (2, 4)] == ["miss 18.7%", "miss 30%"], [miss(a1_acc[N], a1_g) for N in (2, 4)]
-# Answer 2
-# Answer 2 (its folded cell prints both): the plain mean 3.0 against the token mean 2.2
+# Answer 2 (its run cell prints both): the plain mean 3.0 against the token mean 2.2
 assert a2_plain == (4.0 + 2.0) / 2 == 3.0 and abs(a2_tokens - 2.2) < 1e-12
 assert f"{a2_plain:.1f}" == "3.0" and f"{a2_tokens:.1f}" == "2.2"
 # noise, not bias (the cell after the two Predicts): the average of K shuffles' plain means closes in on g_B about as 1 / sqrt(K):

@@ -72,6 +72,10 @@ try:
 finally:
     tracemalloc.stop()
 assert f"{mean_buffer:.2f}" == "0.16" and abs(mean_buffer * G / 2 ** 10 - 128) < 4, mean_buffer  # 128 KiB
+# Problem 2's printed measurement: on one kernel's stack, np.sum allocates almost nothing beside its result, np.mean
+# 0.16 G (its division by the integer count, buffered through float64), the same buffer as mean_buffer above
+assert f"{extra_of['np.mean']:.2f}" == "0.16" and extra_of["np.sum"] < 0.01, extra_of
+assert abs(extra_of["np.mean"] - mean_buffer) < 0.01, (extra_of, mean_buffer)
 assert f"{4 + 5 * f:.1f}" == "8.9" and f"{f:.3f}" == "0.986"  # "N + (N + 1) 0.986 = 8.9 G at N = 4"
 for n in (4, 10):
     (run_sum, wm), st = (peaks[k][n] for k in keys), stack_peaks[n]
@@ -80,8 +84,8 @@ for n in (4, 10):
     assert abs(st - (2 * n + 1)) < 0.3, (n, st)  # Problem 2: "about 2N + 1"
     assert 0 <= st - (n + (n + 1) * f) < 0.3, (n, st)
     # Problem 2's answer: "the count gives 4 + 5 * 0.986 = 8.9 G against 9.1 G measured: the 0.17 G (137 KiB) more is
-    # mostly a buffer in which numpy's mean divides in float64": the rest over N + (N + 1) f is mostly mean's own buffer (float32 sum / intp count,
-    # cast through float64), 0.16 G measured alone above
+    # mostly the 0.16 G numpy's mean allocates to divide by its integer count, through float64 (measured below)": the
+    # rest over N + (N + 1) f is mostly mean's own buffer (float32 sum / intp count, cast through float64), 0.16 G
     assert abs(st - (n + (n + 1) * f) - mean_buffer) < 0.05, (n, st, mean_buffer)
     assert run_sum < wm < st
 assert abs(extra - mean_buffer) < 0.05 and mean_buffer / extra > 0.8, (extra, mean_buffer)  # the lesson's printed extra
@@ -133,7 +137,7 @@ assert abs(_t5 / _compute - 1) < 0.1  # "about the 81 ms" (88 against 81: 1.09)
 assert _t4 > 2 * _compute  # "over twice the compute"
 assert [f"{(_compute + t) / _compute:.1f}" for t in (_t5, _t4)] == ["2.1", "3.2"]
 # "as under Keras's mixed precision; the copies stay float32, 4 bytes a parameter, since mixed precision keeps float32
-# variables and so float32 gradients (the cell's first line). Cast to bfloat16 before the copy, they halve, and the
+# variables and so float32 gradients (the dtype cell). Cast to bfloat16 before the copy, they halve, and the
 # update takes 1.5 and 2.1 times its compute"
 assert (out.dtype, mixed.kernel.dtype, mixed_grad.dtype) == (tf.bfloat16, "float32", tf.float32)
 assert [f"{(_compute + t / 2) / _compute:.1f}" for t in (_t5, _t4)] == ["1.5", "2.1"]

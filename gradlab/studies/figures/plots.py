@@ -259,7 +259,7 @@ def plot_training_loss(curves, window=51, title="Training loss per update", shad
     for i, ((label, losses), color) in enumerate(zip(curves.items(), _colors(len(curves)))):
         losses = np.asarray(losses, dtype=np.float64)
         t = np.arange(1, len(losses) + 1)
-        ax.plot(t, losses, color=color, alpha=0.2, linewidth=0.7)
+        ax.plot(t, losses, color=color, alpha=0.35, linewidth=0.7)  # faint, in the series' own colour
         # Paired runs nearly coincide: dashes keep every smoothed curve visible on top of the others.
         h = min(window, len(losses)) // 2
         inner = slice(h, len(losses) - h) if len(losses) > 2 * h else slice(None)
@@ -282,7 +282,9 @@ def plot_training_loss(curves, window=51, title="Training loss per update", shad
     ax.set_title(title)
     # An even window is centred by taking one more: 50 averages 51 updates. The legend sits
     # outside the Axes, right of it, so that it covers no data.
-    ax.legend(title=f"faint: per update\nline: mean of {2 * (window // 2) + 1}", fontsize="small",
+    h = min(window, max(len(v) for v in curves.values())) // 2
+    ax.legend(title=f"faint: per update\nline: centred mean of {2 * (window // 2) + 1}\n(ends {h} before the last)",
+              fontsize="small",
               title_fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0))
     return fig
 

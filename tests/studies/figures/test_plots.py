@@ -211,6 +211,9 @@ def test_plot_training_loss_shades_the_named_updates_and_draws_each_mean_where_i
     smooth = [line for line in ax.lines if line.get_label() == "a"][0]
     assert np.allclose(smooth.get_xdata(), np.arange(5, 57)) and np.allclose(smooth.get_ydata(), np.arange(5.0, 57.0))
     assert not [p for p in plot_training_loss({"a": losses}, window=9).axes[0].patches]
+    assert ax.get_legend().get_title().get_text() == "faint: per update\nline: centred mean of 9\n(ends 4 before the last)"
+    faint = [line for line in ax.lines if line.get_label().startswith("_")]
+    assert faint and all(line.get_alpha() == 0.35 for line in faint)
 
 
 def test_plot_training_loss_labels_1_2_5_ticks_plainly_and_keeps_the_legend_off_the_data():
