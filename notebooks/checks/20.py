@@ -118,8 +118,9 @@ assert [t.get_text() for t in fig.legends[0].get_texts()][-2:] == [
     "the update's end, in each panel", f"accumulating on the device instead: {on_card:,.0f} ms"]
 assert 8 * P / 1e9 == 8 and 8 * P / 80e9 == 0.1
 
-# Problem 1: recomputed, 8P FLOPs a token ("Kept whole, its activations would take at least 146 GB (34 Th bytes a layer
-# ... over 32 layers of width 4,096), more than the card's 80": pb.whole, attention's scores aside; with recomputation
+# Problem 1: recomputed, 8P FLOPs a token ("Its activations, 146 GB even with attention's scores recomputed (34 Th bytes a
+# layer against 194 Th kept whole, 12's Problem 3; 32 layers of width 4,096), exceed the card's 80": pb.whole, named for
+# the layer kept apart from its scores; with recomputation
 # the accumulating design fits 7B beside them);
 # the host's sum moves 10P bytes ("70 GB, 10P bytes") at 150 GB/s; both designs send 16-bit gradients
 pb = offload_problem(card=80e9, micro_batches=N, flops=F, host_rate=multi_rate, bus=bus, hbm=hbm, tokens=T7,
