@@ -122,6 +122,10 @@ assert f"{_m:+.1f}" == "+0.7" and _m < 1 and _m - _h < 0 < 1 < _m + _h, (_m, _h)
 assert norm.momentum == 0.99 and measured[bn][1].results[0].config.updates == 150
 assert [type(i).__name__ for i in (norm.moving_mean_initializer, norm.moving_variance_initializer)] == ["Zeros", "Ones"]
 assert measured[bn][2].results[0].config.accum_steps == 4 and 150 * 4 == 600
+# Step 3's two rules: per update (gradlab's "window") moves once on the update's 100 rows pooled, per micro-batch
+# ("micro", Keras's) on each 25-row micro-batch, four moves an update
+_cfgs = [g.results[0].config for g in measured[bn][1:]]
+assert [c.batchnorm for c in _cfgs] == ["window", "micro"] and all((c.accum_steps, c.micro_batch) == (4, 25) for c in _cfgs)
 assert (f"{0.99 ** 150:.0%}", f"{0.99 ** 600:.1%}") == ("22%", "0.2%")
 # "the lag of an average over about the last 1/(1 - 0.99) = 100 moves": momentum 0.99's effective window, by arithmetic
 assert round(1 / (1 - norm.momentum)) == 100

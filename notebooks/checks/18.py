@@ -156,8 +156,8 @@ assert (round(stats.noise_scale / 32), round(late / 32), round(71 / 32), round(4
 # each ratio's standard error is printed: 0.03 at b = 8 (above)
 # the exact value's cost is memory: "38.8 MiB for a chunk of 50 and 3.0 GiB over the 4,000 digits" (float32 gradients)
 assert M == 4000 and _fmt(M * model.count_params() * 4 / 2**30, ".1f") == "3.0"
-# sampling without replacement: "Cochran's factor (M-b)/(M-1), 0.94 at b = 256"
-assert f"{(M - 256) / (M - 1):.2f}" == "0.94"
+# sampling without replacement: "Cochran's factor (M-b)/(M-1), 0.49 at b = 2048" (Answer 1: 1952/3999)
+assert f"{(M - 2048) / (M - 1):.2f}" == "0.49" and (M - 2048, M - 1) == (1952, 3999)
 # "B_simple rose; their moving average followed the rise": later checkpoints' average above the early ones'
 assert np.median([averaged[t].noise_scale for t in range(150, 201, 10)]) > 2 * np.median(
     [averaged[t].noise_scale for t in range(10, 51, 10)])

@@ -35,6 +35,8 @@ def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=N
     Left: the cosine of every minibatch gradient with g against b (each draw a dot, the mean
     of the draws per b a large circle), on a log2 axis of b: how far a step along g_b points
     from the step along g (1: the same direction, 0: at right angles).
+    With `with_replacement`, the left panel also draws the means' prediction (dashed),
+    1/sqrt(1 + B_simple/b) with B_simple = tr(Sigma) / ||g||^2 (lesson 18, Answer 2).
     Right: the distance of each draw from g against b, on log-log axes, with the root-mean-square of the
     draws per b and, when `trace_cov` and `population` are given, the prediction for b
     examples drawn without replacement from N = `population` (else a 1/sqrt(b) line through
@@ -78,6 +80,10 @@ def plot_gradient_noise(full_grad, minibatch_grads, trace_cov=None, population=N
         ax2.plot(b, np.sqrt(np.mean(dist ** 2)), "o", color=color, markersize=8, markeredgecolor="black")
     ax.plot(sizes, [c.mean() for c in cosines], "-", color="grey", zorder=4, marker="o", markersize=8,
             markerfacecolor="white", markeredgecolor="black", label="mean of the draws\n(large circles)")
+    if with_replacement:  # the means' prediction, cos ~ 1/sqrt(1 + B_simple/b), B_simple = tr(Sigma) / |g|^2
+        simple = trace_cov / float(full @ full)
+        ax.plot(sizes, 1 / np.sqrt(1 + simple / np.asarray(sizes, dtype=np.float64)), "--", color="crimson",
+                zorder=5, label=f"predicted from $B_{{simple}}$ = {simple:.0f}:\n" + r"$1/\sqrt{1 + B_{simple}/b}$")
     ax.axhline(1.0, color="crimson", linestyle=":", linewidth=1, label="g itself")
     ax.axhline(0.0, color="black", linewidth=0.5)
     ax.set_xscale("log", base=2)

@@ -41,6 +41,17 @@ def test_plot_gradient_noise_with_replacement_predicts_trace_over_b_without_the_
         plot_gradient_noise(full, grads, with_replacement=True)
 
 
+def test_plot_gradient_noise_with_replacement_draws_the_predicted_cosine_from_b_simple():
+    full, grads = _draws()  # |g|^2 = 20, so tr(Sigma) = 20 gives B_simple = 1
+    left, _ = plot_gradient_noise(full, grads, trace_cov=20.0, with_replacement=True).axes
+    predicted, = [line for line in left.lines if line.get_linestyle() == "--"]
+    assert np.allclose(predicted.get_xdata(), [8, 32, 128])
+    assert np.allclose(predicted.get_ydata(), [0.9428, 0.9847, 0.9961], atol=1e-4)  # 1/sqrt(1 + 1/b) by hand
+    assert "B_{simple}$ = 1" in predicted.get_label()
+    left, _ = plot_gradient_noise(full, grads, trace_cov=20.0, population=256).axes  # without replacement: none
+    assert not [line for line in left.lines if line.get_linestyle() == "--"]
+
+
 def test_plot_gradient_noise_left_panel_shows_each_draws_cosine_with_g_and_their_mean():
     full = np.array([1.0, 0.0])
     grads = {8: np.array([[1.0, 1.0], [0.0, 2.0]]),  # cosines 1/sqrt(2) = 0.7071 and 0: mean 0.3536
