@@ -86,4 +86,17 @@ assert (50_000 // 64, 50_000 // 64 % 8) == (781, 5)
 assert (50_000 % 50, 50_000 // 50, 50_000 // 50 % 8, 50_000 // 50 // 8, 50 * 8) == (0, 1000, 0, 125, 400)
 assert (50_000 % 125, 50_000 // 125 % 8, 50_000 // 125 // 8, 125 * 8) == (0, 0, 50, 1000)
 assert (50_000 // 64 // 8 * 8, 50_000 // 64 // 8, 97 * 512, 50_000 - 97 * 512) == (776, 97, 49_664, 336)
+# c0: "Keras 3 only (TensorFlow's default from 2.16) ... The setup prints the versions"; the private names read here are
+# 3.15's (the References pin 3.15.1)
+assert keras.__version__.startswith("3.15.") and tuple(int(v) for v in tf.__version__.split(".")[:2]) >= (2, 16)
+# c16: "The +-1/60 sets which way, not how far: on the first update the miss is (1/60) |g1 + g2 - g3 - g4| / |g_B| = 4.69%
+# (last line), because each micro-batch's gradient ... is 1.6 to 1.8 times as long as g_B, and their signed sum 2.8 times"
+assert gl.split_sizes(30, 4) == [8, 8, 7, 7] and abs(1 / 4 - 8 / 30 + 1 / 60) < 1e-12 and abs(1 / 4 - 7 / 30 - 1 / 60) < 1e-12
+_w = [1 / 4 - n / 30 for n in (8, 8, 7, 7)]  # Keras's weight minus the large batch's, per micro-batch
+assert abs(np.linalg.norm(sum(w * g for w, g in zip(_w, (g1, g2, g3, g4)))) / np.linalg.norm(g_B) - first_miss) < 1e-6
+assert f"{first_miss:.2%}" == "4.69%" and (f"{min(lengths):.1f}", f"{max(lengths):.1f}") == ("1.6", "1.8"), (first_miss, lengths)
+assert f"{np.linalg.norm(g1 + g2 - g3 - g4) / np.linalg.norm(g_B):.1f}" == "2.8"
+# c16: "callbacks fire once a micro-batch (the cell counts 12 for 3 updates)"
+assert {r: len(b) for r, b in batch_ends.items()} == {"sum_over_batch_size": 12, "mean_with_sample_weight": 12}, batch_ends
+assert int(weighted_fit.optimizer.iterations) == 3
 print("lesson 06: every number the prose states checks out")

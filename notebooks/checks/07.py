@@ -61,9 +61,9 @@ assert f"{_flipped:.3f}" == "0.121" and f"{2 * np.sqrt(_flipped):.3f}" == "0.695
 assert f"{_flipped:.4f}" == "0.1207", _flipped
 assert abs(2 * np.sqrt(_flipped) - adam_miss) < 0.01
 assert abs(flipped - _flipped) < 1e-12 and f"{flipped:.0%}" == "12%"  # printed by the answers cell
-assert adam_miss > 0.3 and as_miss(adam_miss) == "70.1%" and as_miss(best_miss) == "57%"  # Problem 3's answer
+assert adam_miss > 0.3 and as_miss(adam_miss) == "70.1%" and as_miss(best_miss) == "57%"  # Problem 4's answer (Adam; Problem 3 before r2)
 
-# Problem 4, the shuffled tagging windows (its answer cell trains the run): the naive rule's weight on the short sequences'
+# Problem 3, the shuffled tagging windows (its answer cell trains the run): the naive rule's weight on the short sequences'
 # tokens, by hand per window (oracle: each token of micro-batch i weighs 1 / (N D_i))
 _w_by_hand = []
 for (_words, _), _o in zip(tag_windows, orders):
@@ -176,7 +176,7 @@ assert all(abs(bet - weight) < 0.01 for bet, weight in ((t_nai[2], naive_weight[
 # shuffled, the naive rule lands near the fix; sorted (as bucketing makes it), far from it
 assert abs(t_shuf[0] - t_fix[0]) < 0.5 * abs(t_nai[0] - t_fix[0]) and abs(t_shuf[2] - t_fix[2]) < 0.1
 assert f"{t_shuf[2]:.3f} {t_shuf[0]:.3f}" == "0.101 0.308"  # 'it bets 0.101' per token 0.308 (a seeded run: one run, no spread claimed)
-assert list(tag_end) == ["naive: 1/N", "fix (x N D_i / D)", "one large batch", "naive, shuffled"]  # Problem 4 ran last
+assert list(tag_end) == ["naive: 1/N", "fix (x N D_i / D)", "one large batch", "naive, shuffled"]  # Problem 3's shuffled run trained last
 
 # The problems
 assert naive_share / share.min() > 10 > 1 > naive_share / share.max() and 0 < moved < 1
@@ -217,7 +217,7 @@ assert list(as_is) == list(table) and [as_is_gaps[r].startswith("exact: ") for r
 assert abs(as_is_length["default"] / (D / (N * 16)) - 1) < 1e-4 and abs(as_is_length["sum"] / (D / N) - 1) < 1e-4
 assert abs(as_is_length["default, per token"] / (sum(valid_i) / (N * 240)) - 1) < 1e-4, as_is_length
 assert abs(pf.relative_error(as_is_u["ignore_class"], seq_target) - seq_errors[0]) < 1e-3  # the naive rule: 129%
-assert as_is_gaps["mean_with_sample_weight"].startswith("miss 57"), as_is_gaps  # as Problem 3's best multiple
+assert as_is_gaps["mean_with_sample_weight"].startswith("miss 57"), as_is_gaps  # as Problem 4's best multiple
 assert verdict(seq_naive, seq_target) == verdict(fit_as_it_is, seq_target) == verdict(keras_seq_update, seq_target) \
     == "miss 129%" and as_miss(seq_coef * seq_spread) == "129%"  # "misses by 129%"
 assert at_top["by D_i / D, sequences"] < 10 and keras_naive_gap < 1e-5 and keras_naive_spacings < 10  # Padding masks: your fixed; your naive vs Keras's
@@ -229,6 +229,8 @@ _fed_sp = [at_top[f"fed, {r}"] for r in table]
 assert max(keras_errors.values()) < 1e-5 and max(_fed_sp) < 10 and keras_w_spacings < 10, (keras_errors, _fed_sp)
 
 
+# c8 ("In Keras 3 (3.15 here) a masked loss divides by its own micro-batch's valid tokens"): the version c1 prints
+assert keras.__version__.startswith("3.15."), keras.__version__
 print("lesson 07: every number the prose states checks out")
 
 # Problem 2's answer reads its input once (r211: the earlier version zipped the input with its own counts, a second
