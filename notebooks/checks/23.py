@@ -22,7 +22,7 @@ assert all(abs(drawn[n] - (fixed + B_gpu // n * per_row) / GiB) < 1e-9 for n in 
 assert drawn[4] > card / GiB > drawn[8] > drawn[16] > drawn[32]  # N = 8 the fewest that fits
 # the five terms in the prose: weights, gradients, 2 Adam slots, accumulator (P s each), the ids (4 T bytes a sequence)
 assert fixed == 5 * P * s + B_gpu * 4 * T and per_row == 34 * T * h * d + 8 * T * v
-# attention's scores left out: 5 n_h T^2 bytes a layer (Korthikanti et al.); kept, with 16 heads (Problem 3), 5.0 GiB
+# attention's scores left out: 5 n_h T^2 bytes a layer (Korthikanti et al.); kept, with 16 heads (Step 1's last line), 5.0 GiB
 # a sequence, and the plan becomes 32 micro-batches of 4
 _scores = d * 5 * 16 * T**2
 assert f"{_scores / GiB:.1f}" == "5.0" and solution_plan(B_gpu, card, fixed, per_row + _scores) == (32, 4)
@@ -134,10 +134,20 @@ assert all(measured[n] == held + peak[n] for n in nets) and held == (4 * P_mlp +
 _plain_budget = memory_budget.budget(P_mlp, "sgd", B=1024, N=1, **by_row)["total"] / MiB
 assert f"{_plain_budget:.2f}" == "34.91" and abs(measured[1] - _plain_budget) < 0.2 * (_plain_budget - held), measured
 # "This plan stayed under its budget" (runs:
-# 19.5, 18.8 of 22.04 MiB);
+# 19.5, 18.8, 19.2 of 22.04 MiB);
 # "The GPT's plan leaves 14.5 GiB" (79.6 - 65.1)
 assert measured[4] < memory_budget.budget(P_mlp, "sgd", B=1024, N=4, **by_row)["total"] / MiB, measured
 assert f"{(card - memory_budget.budget(P, 'adam', B=B_gpu, N=8, **rows)['total']) / GiB:.1f}" == "14.5"
+# (r1) "the 16-bit weight copies mixed precision keeps for the backward pass (2P bytes, 1.9 GiB) ... The GPT's plan
+# leaves 14.5 GiB for both" (with the CUDA context's 1-2 GB)
+assert f"{2 * P / GiB:.1f}" == "1.9" and 2 * P / GiB + 2 < 14.5
+# (r1) Step 3's answer: "B_crit is taken at the final loss; earlier it is smaller, so 1.77 to 2.54 is a floor":
+# B_crit falls with the loss (eq. 1.4), so at any higher loss 1 + B / B_crit is larger
+assert crit_of(L_S + 0.5) < crit_of(L_S) and 1 + B / crit_of(L_S + 0.5) > 1 + B / B_crit_S
+# (r1) "11's Problem 4 GPT ... B = 1,024 sequences an update (11 took 64)"
+import json as _json, pathlib as _pathlib
+_nb11 = next(_pathlib.Path(".").glob("11-*.ipynb"))
+assert "P_gpt, B_gpt = 10**9, 64" in "".join("".join(c["source"]) for c in _json.loads(_nb11.read_text())["cells"])
 # "the activations take most of the rest": a_out and t for 16 sequences, 46.5 GiB of the 61.0 beside the fixed terms
 assert f"{16 * per_row / GiB:.1f}" == "46.5" and f"{(card - fixed) / GiB:.1f}" == "61.0" and 16 * per_row > 0.5 * (card - fixed)
 
@@ -159,6 +169,13 @@ assert abs(zero2 - (8 * _half_ring + _half_ring)) < 1e-15 and abs(zero2 - (8 + 1
 assert (f"{1e3 * zero2:.0f}", f"{zero2 / (compute + zero2):.1%}") == ("70", "1.7%") and zero2 < zero3[8]
 _z = {n: (f"{1e3 * zero3[n]:.0f}", f"{zero3[n] / (compute + zero3[n]):.1%}") for n in (8, 32)}
 assert _z == {8: ("187", "4.5%"), 32: ("747", "15.8%")}, _z
-# 3. attention's scores stored (Keras's attention on TensorFlow), 16 heads: "5.0 GiB a sequence: 32 micro-batches of 4"
-assert scores == _scores and scores_plan == (32, 4), scores_plan
+# 3. (r1) T = 4,096, 128 a GPU: "the 34 Th and logits terms double, the stored scores quadruple"; "Fused: 5.81 GiB a
+# sequence, 10 fit: 16 x 8. Stored scores add 20.0 GiB a sequence, four times
+# T = 2,048's 5.0; 2 fit: 64 x 2"
+assert T2 == 2 * T and per_row2 == 2 * per_row and scores2 == 4 * _scores and fixed2 > fixed
+assert f"{per_row2 / GiB:.2f}" == "5.81" and f"{scores2 / GiB:.1f}" == "20.0"
+assert [int((card - fixed2) // row) for row in fit2.values()] == [10, 2]
+assert [solution_plan(B_gpu, card, fixed2, row) for row in fit2.values()] == [(16, 8), (64, 2)]
+assert [plan(B_gpu, card, fixed2, row) for row in fit2.values()] == [(16, 8), (64, 2)]
+assert f"{_scores / GiB:.1f}" == "5.0" and scores2 / _scores == 4
 print("lesson 23: every number the prose states checks out")

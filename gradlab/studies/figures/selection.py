@@ -50,9 +50,10 @@ def plot_checkpoint_curve(updates, curve, every=100):
     low = max(curve.min(), curve.max() - window)
     shown = updates[curve >= low]  # the early updates whose accuracy lies below the axis are cropped
     n_sparse = int(sparse.sum())
-    n_shown = np.unique(updates[sparse & (updates >= shown.min())]).size  # distinct: a repeated last counts once
+    first = updates[sparse & (updates >= shown.min())].min()  # the first sparse one the cropped axis shows
+    cropped = f" (shown from update {first})" if first > updates[sparse].min() else ""
     ax.plot(updates[sparse], curve[sparse], "s", color="C1", markersize=5,
-            label=f"the {n_sparse} at every {every} updates ({n_shown} distinct in view)")
+            label=f"the {n_sparse} at every {every} updates{cropped}")
     for mask, color, name in ((np.ones_like(sparse), "C0", f"best of all {updates.size}"),
                               (sparse, "C1", f"best of the {n_sparse}")):
         i = np.flatnonzero(mask)[np.argmax(curve[mask])]

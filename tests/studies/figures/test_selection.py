@@ -16,6 +16,7 @@ def test_plot_checkpoint_curve_marks_the_best_of_all_and_of_the_sparse_schedule(
     assert (best_all.get_xdata()[0], best_all.get_ydata()[0]) == (150, pytest.approx(95.0))
     assert (best_sparse.get_xdata()[0], best_sparse.get_ydata()[0]) == (200, pytest.approx(92.0))
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[1] == "the 3 at every 100 updates"  # nothing cropped: no note
     assert labels[2:] == ["best of all 5: 95.0% at update 150", "best of the 3: 92.0% at update 200"]
 
 
@@ -26,8 +27,8 @@ def test_plot_checkpoint_curve_crops_the_updates_below_its_accuracy_axis():
     (ax,) = plot_checkpoint_curve(updates, curve, every=100).axes
     assert ax.get_ylim() == (pytest.approx(92.0), pytest.approx(96.5))
     assert 200 < ax.get_xlim()[0] < 300 and ax.get_xlim()[1] > 400
-    # the legend counts the distinct sparse checkpoints the cropped axis still shows: 300, 400 of 5
-    assert ax.get_legend().get_texts()[1].get_text() == "the 5 at every 100 updates (2 distinct in view)"
+    # the legend says where the cropped axis starts showing the sparse checkpoints: from 300 (100, 200 fall below)
+    assert ax.get_legend().get_texts()[1].get_text() == "the 5 at every 100 updates (shown from update 300)"
     assert ax.get_ylabel() == "test accuracy (%)"
 
 
