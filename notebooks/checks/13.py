@@ -52,6 +52,8 @@ def _mean_reduced(x_r, y_r):  # the same gradients, all-reduced with MEAN instea
 
 _halved = [g.numpy() for g in replica0(tf.function(lambda a, b: dist.run(_mean_reduced, args=(a, b)))(*shards_63))]
 assert spacings(_halved, [p / 2 for p in plain]) <= 10 and abs(gl.lessons.miss(_halved, plain) - 0.5) < 1e-3
+# "a MEAN all-reduce would halve it (0.500)": printed under Keras's apply
+assert f"{mean_ratio:.3f}" == "0.500", mean_ratio
 
 
 # Accumulate, then all-reduce once: TensorFlow's shards, the lesson's only cut (lesson 15 measures the rule on 2,
@@ -96,6 +98,8 @@ _r = [float(reduced_loss(loss_fn, y[:5], ref(x[:5]), None, extra)) for extra in 
 assert abs(_r[1] - _r[0] - 1.0) < 1e-6, _r
 # the logged loss: "the replicas' parts S_r/B added by dist.reduce("SUM", ...), is the large batch's ("exact")"
 assert spacings(logged, np.array(large_losses)) <= 10 and verdict(logged, np.array(large_losses)).startswith("exact")
+# "MEAN gives 0.500 of it, dividing by R again": every update's MEAN-reduced loss is the SUM's over R
+assert f"{np.mean(logged_mean / np.array(large_losses)):.3f}" == "0.500" and np.allclose(logged_mean * R, logged, rtol=1e-6)
 
 # A short batch: the global_batch_size route
 # (before: the mirrored model after the route's three updates; large_before: the large batch's after its three)

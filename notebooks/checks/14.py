@@ -36,6 +36,8 @@ compute40 = 1000 * 6 * 1e9 * 16_384 / (0.4 * 989e12)
 assert round(compute40) == 248 and round(100 * reduce70 / (reduce70 + compute40)) == 22  # the playground at 0.4
 # the realistic case the N table cell prints and the prose states: 248 ms a micro-batch at 40% of peak, 22% at N = 1
 assert f"{realistic_ms:.0f}" == "248" and f"{100 * comm_ms / (realistic_ms + comm_ms):.0f}" == "22"
+# "(26% with the link at 80% too)": the ring at 40 GB/s against the 248 ms micro-batch; still under 41%
+assert abs(0.8 * ib - 40e9) < 1 and f"{100 * slow_link_ms / (realistic_ms + slow_link_ms):.0f}" == "26"
 assert abs(realistic_ms - compute40) < 1e-9 and sorted(shares) == [1, 2, 4, 8]  # the table: N = 1, 2, 4, 8
 assert f"{8 * comm_ms:.1f}" == "560.0" and f"{comm_ms:.1f}" == "70.0"  # link time at N = 8: 560 -> 70 ms
 # its update time on the overlap model: each waits (957.6), or runs under the next micro-batch (= deferred)

@@ -84,6 +84,20 @@ assert _penalty.startswith("exact"), _penalty
 _cal = [float(dist.experimental_local_results(dist.run(lambda: tf.nn.compute_average_loss(tf.ones([5]), **_kw)))[0])
         for _kw in ({}, {"global_batch_size": 11})]
 assert abs(_cal[0] - 0.5) < 1e-7 and abs(_cal[1] - 5 / 11) < 1e-7, _cal
+# "global_batch_size=tf.cast(B, tf.int32), the all-reduced float32 B cast (it asks for an integer)": in a compiled
+# replica step, B all-reduced as float32 over shards of 5 and 6 rows, cast, gives 5 / 11 and 6 / 11; uncast it raises
+def _cast_route(v):
+    ctx = tf.distribute.get_replica_context()
+    n = tf.cast(4 + ctx.replica_id_in_sync_group + 1, tf.float32)  # 5 rows on replica 0, 6 on replica 1
+    B = ctx.all_reduce("sum", n)
+    return tf.nn.compute_average_loss(tf.ones([tf.cast(n, tf.int32)]), global_batch_size=tf.cast(B, tf.int32))
+_cast = [float(v) for v in dist.experimental_local_results(tf.function(lambda: dist.run(_cast_route, args=(0,)))())]
+assert np.allclose(_cast, [5 / 11, 6 / 11], atol=1e-7), _cast
+try:
+    tf.nn.compute_average_loss(tf.ones([5]), global_batch_size=tf.constant(11.0))
+    raise AssertionError("a float32 global_batch_size was accepted")
+except TypeError as e:
+    assert "integer" in str(e)
 # "0.20 ms at R = 8 with NCCL's 14 us a step": the start-ups 2 (R - 1) alpha (lesson 14's alpha), printed by the cell
 assert alpha == 14e-6 and f"{2 * (8 - 1) * alpha * 1e3:.2f}" == "0.20"
 # the printed source is gradlab's StepBase and with_step
@@ -149,6 +163,13 @@ token_each = token["mirrored fit"]
 # misses, printed beside each batch's tokens [D_0, D_1]; the range the prose states is read off the lesson's loop
 assert len(token_miss) == 10 and max(abs(a - b) for a, b in zip(token_miss, token_each)) < 1e-6, (token_miss, token_each)
 assert (f"{min(token_miss):.1%}", f"{max(token_miss):.1%}") == ("0.2%", "9.2%"), token_miss
+# "more where the shards' tokens differ more (the figure)": the misses rank with |D_0 - D_1| / D; the least
+# and the largest at the least and the largest imbalance ([129, 130], [123, 152])
+_imb = np.abs(split[:, 0] - split[:, 1]) / split.sum(1)
+_rank = lambda v: np.argsort(np.argsort(v))  # noqa: E731
+assert np.corrcoef(_rank(_imb), _rank(np.array(token_miss)))[0, 1] > 0.9
+assert np.argmin(token_miss) == np.argmin(_imb) and np.argmax(token_miss) == np.argmax(_imb)
+assert split[np.argmin(_imb)].tolist() == [129, 130] and split[np.argmax(_imb)].tolist() == [123, 152]
 assert int(split.sum()) == int(tokens[:600].sum()) and list(split[0]) == [int(D0), int(D1)], split[0]
 assert spacings(path[-1], token["one device"]) == 0  # "one device's mean per token (path[-1] above)": the checker's
 assert (tokens.min(), tokens.max()) == (1, 8) and len(tokens) == len(x), (tokens.min(), tokens.max())

@@ -279,3 +279,43 @@ def plot_spacings_to_reference(gaps, reference="the large batch's weights", roun
     ax.set_title(f"How far each step lands from {reference}", fontsize=11)
     ax.legend(fontsize=9, frameon=False, loc="upper right")  # the top bars are short: room there
     return fig
+
+
+def plot_miss_against_imbalance(misses, tokens):
+    """Each update's miss against its shards' token imbalance, one labelled dot per update: a mean per
+    token on R replicas weighs shard r by 1/R instead of D_r/D, so the miss grows with the imbalance.
+
+        imbalance = (max_r D_r - min_r D_r) / sum_r D_r        (|D_0 - D_1| / (D_0 + D_1) on two replicas)
+
+    Args:
+        misses: each update's miss, a fraction >= 0 (e.g. 0.041 for 4.1%).
+        tokens: each update's tokens shard by shard, [D_0, D_1, ...], all > 0, as many as `misses`.
+    Returns:
+        a matplotlib Figure with 1 Axes: x the imbalance, y the miss in percent; each dot labelled "[D_0, D_1]".
+
+    Lesson: notebooks/15-fit-across-replicas.ipynb
+    """
+    misses = np.asarray(misses, dtype=float)
+    if misses.ndim != 1 or not misses.size or len(tokens) != misses.size:
+        raise ValueError(f"need one miss per update and as many token lists, got {misses.size} and {len(tokens)}")
+    if not np.all(np.isfinite(misses)) or np.any(misses < 0):
+        raise ValueError(f"misses must be finite fractions >= 0, got {misses.tolist()}")
+    shards = [np.asarray(d, dtype=float) for d in tokens]
+    if any(d.ndim != 1 or d.size < 2 or np.any(d <= 0) for d in shards):
+        raise ValueError("each update's tokens must list at least two shards, each > 0")
+    imbalance = np.array([(d.max() - d.min()) / d.sum() for d in shards])
+    fig, ax = _figure((6.4, 3.4))
+    ax.scatter(imbalance, 100 * misses, color="tab:blue", zorder=3)
+    for i, (x_, y_, d) in enumerate(zip(imbalance, 100 * misses, shards)):
+        others = [j for j in range(len(shards)) if j != i]
+        near = min(others, key=lambda j: abs(imbalance[j] - x_)) if others else i
+        above = y_ >= 100 * misses[near]  # the higher of two close dots labelled above, the lower below
+        ax.annotate(f"[{', '.join(f'{v:g}' for v in d)}]", (x_, y_), textcoords="offset points", ha="center",
+                    va="bottom" if above else "top", xytext=(0, 5 if above else -5), fontsize=8)
+    ax.set_xlim(-0.1 * imbalance.max(), imbalance.max() * 1.15)
+    ax.set_ylim(-0.12 * 100 * misses.max(), 100 * misses.max() * 1.2)
+    ax.set_xlabel("token imbalance |D_0 − D_1| / (D_0 + D_1)", fontsize=10)
+    ax.set_ylabel("miss of the update (%)", fontsize=10)
+    ax.set_title("A mean per token on 2 replicas: each update's miss", fontsize=11)
+    ax.grid(alpha=0.3)
+    return fig

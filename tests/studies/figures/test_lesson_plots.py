@@ -130,3 +130,19 @@ def test_plot_spacings_to_reference_draws_each_gap_on_a_log_axis_with_the_roundi
     for bad in ({}, {"x": -1.0}, {"x": float("nan")}, {"x": True}):
         with pytest.raises(ValueError):
             plot_spacings_to_reference(bad)
+
+
+def test_plot_miss_against_imbalance_puts_each_update_at_its_token_imbalance():
+    from gradlab.studies.figures.lesson_plots import plot_miss_against_imbalance
+
+    fig = plot_miss_against_imbalance([0.041, 0.002, 0.092], [[145, 130], [129, 130], [123, 152]])
+    assert isinstance(fig, matplotlib.figure.Figure) and not plt.fignum_exists(fig.number)
+    ax, = fig.axes
+    dots = ax.collections[0].get_offsets()
+    assert list(dots[:, 0]) == pytest.approx([15 / 275, 1 / 259, 29 / 275])  # |D_0 - D_1| / (D_0 + D_1)
+    assert list(dots[:, 1]) == pytest.approx([4.1, 0.2, 9.2])  # the misses, in percent
+    assert [t.get_text() for t in ax.texts] == ["[145, 130]", "[129, 130]", "[123, 152]"]
+    assert "imbalance" in ax.get_xlabel() and "%" in ax.get_ylabel()
+    for misses, tokens in (([], []), ([0.1], [[1, 2], [3, 4]]), ([-0.1], [[1, 2]]), ([0.1], [[0, 2]]), ([0.1], [[5]])):
+        with pytest.raises(ValueError):
+            plot_miss_against_imbalance(misses, tokens)
