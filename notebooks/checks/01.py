@@ -25,6 +25,14 @@ assert float(np.dot(weights([3, 2]), means)) == 6.0 and list(weights([3, 2])) ==
 # the yardstick (the tools cell): the 96 losses added one by one in 5 orders, float32, land up to 2 spacings apart
 assert len(order_sums) == 5 and all(np.asarray(s).dtype == np.float32 for s in order_sums)
 assert f"{(max(order_sums) - min(order_sums)) / np.spacing(max(order_sums)):.0f}" == "2", order_sums
+# "then their gradients, in five orders: up to ... 5 spacings apart, the gradients' counted at g_B's largest entry":
+# the yardstick's ten covers the quantity it judges (float32 sums of the 96 per-example gradients, / 96)
+assert per_grads.shape == (96, 203_530) and per_grads.dtype == np.float32 and len(grad_means) == 5
+assert all(m.dtype == np.float32 for m in grad_means) and top_B == max(float(np.abs(g).max()) for g in g_B)
+_grad_sp = grad_spread / np.spacing(np.float32(top_B))
+assert f"{_grad_sp:.0f}" == "5" and 2 < _grad_sp < 10, _grad_sp
+_flat_B = np.concatenate([g.numpy().ravel() for g in g_B])  # each order's mean is g_B to rounding
+assert all(float(np.abs(m - _flat_B).max()) / np.spacing(np.float32(top_B)) < 10 for m in grad_means)
 # the proof on 96 digits: rounding only, entries up to 0.077; g_B from one tape equals gradlab's loss_and_grads
 assert max_abs_diff(g_B, gradlab.lessons.loss_and_grads(model, loss_fn, x, y)[1]) == 0
 assert all(verdict(acc[N], g_B).startswith("exact: ") for N in (4, 5))
@@ -128,3 +136,15 @@ _rows11 = dict(activation_bytes_per_row=_mb.activation_bytes_per_row(_mlp11), in
 assert [round(_mb.budget(_mlp11.count_params(), "sgd", B=1024, N=_N, **_rows11)["total"] / 2**20, 2)
         for _N in (1, 4)] == [34.91, 22.04], _rows11
 print("lesson 01: every number the prose states checks out")
+
+# c22: "(one spacing at the largest weight, printed)": verdict's spacings count at the largest of Keras's weights
+assert top_w == max(float(np.abs(w).max()) for w in theirs) and 0.1 < top_w < 0.2, top_w
+# c22's derivation for 34 + 33 + 33: (1/3 - 34/100) = -1/150, (1/3 - 33/100) = 1/300, and substituting
+# g_2 + g_3 = (100 g_B - 34 g_1)/33 gives (g_B - g_1)/99
+from fractions import Fraction as _Fr
+assert _Fr(1, 3) - _Fr(34, 100) == _Fr(-1, 150) and _Fr(1, 3) - _Fr(33, 100) == _Fr(1, 300)
+assert -_Fr(1, 150) - _Fr(1, 300) * _Fr(34, 33) == -_Fr(1, 99) and _Fr(1, 300) * _Fr(100, 33) == _Fr(1, 99)
+_g2g3 = [sum(p[i] for p in parts[1:]) for i in range(len(parts[0]))]
+_err = [a / 3 + b / 3 - c for a, b, c in zip(parts[0], _g2g3, g_B100)]  # the plain mean minus g_B
+assert max(float(np.abs(np.asarray(e) - (np.asarray(c) - np.asarray(a)) / 99).max())
+           for e, a, c in zip(_err, parts[0], g_B100)) < 1e-6

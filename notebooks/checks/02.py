@@ -153,6 +153,8 @@ _uB = [w - s for w, s in zip(uneven_large, uneven_start)]  # -0.1 g_B
 _lean = [(a + b) / 2 - c - (b - a) / 126 for a, b, c in zip(_u0, _u1, _uB)]  # plain - u_B - (u_1 - u_0) / 126
 assert max(float(np.abs(v).max()) for v in _lean) < 1e-6, "01's formula for the plain mean's lean"
 assert max(float(np.abs((b - a) / 126).max()) for a, b in zip(_u0, _u1)) > 1e-5  # the lean itself: far above that
+# "it misses by |g_0 - g_1| / |g_B| over 126, as the last cell prints": the printed ratio over 126 is the 1.07%
+assert f"{ratio / 126:.2%}" == f"{_miss_uneven:.2%}" == "1.07%", (ratio, _miss_uneven)
 
 # "MirroredStrategy all-reduces by default: traced on these two CPUs (next cell), its all-reduce is a
 # `CollectiveReduceV2` op on each, hinted `ring`. On GPUs that op uses NVIDIA's NCCL library. A hub,

@@ -117,3 +117,11 @@ assert len(calls) == 6 == 1 + len(np.split(x, 4)) + 1, len(calls)
 assert spacings(acc_2, [u + v for u, v in zip(acc_1, g_next)]) <= 10
 assert gl.lessons.as_miss(miss(acc_2, g_next)) == "106%", miss(acc_2, g_next)
 print("lesson 04: every number the prose states checks out")
+
+# "a `tf.function` may create variables only on its first call, once, so `make_accumulators` inside it raises
+# `ValueError` (next cell)": TensorFlow refuses the accumulators made inside the compiled step
+try:
+    accumulate_inside(x[:16], y[:16])
+    raise AssertionError("make_accumulators inside tf.function was expected to raise ValueError")
+except ValueError as _e:
+    assert "tf.function only supports singleton tf.Variables created on the first call" in str(_e), _e

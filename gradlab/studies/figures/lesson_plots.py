@@ -176,8 +176,9 @@ def plot_example_weights(sizes):
     return fig
 
 
-def plot_hub_vs_ring(copy_bytes, link_bytes_per_s, compute_ms, towers=range(2, 9)):
-    """Milliseconds per update on the busiest link, each way, against the number of towers R.
+def plot_hub_vs_ring(copy_bytes, link_bytes_per_s, compute_ms, towers=range(2, 9),
+                     compute_label="one tower's compute, at peak"):
+    """Microseconds per update on the busiest link, each way, against the number of towers R.
 
         hub:   its one link carries R - 1 copies          t = (R - 1) G / beta
         ring:  each device's link carries 2 (R - 1) / R   t = 2 (R - 1) / R * G / beta
@@ -189,8 +190,9 @@ def plot_hub_vs_ring(copy_bytes, link_bytes_per_s, compute_ms, towers=range(2, 9
         link_bytes_per_s: beta, each link's bandwidth one way (positive).
         compute_ms: one tower's compute per update, ms (positive).
         towers: the values of R to draw (integers >= 2).
+        compute_label: the legend's words for the flat compute line.
     Returns:
-        a matplotlib Figure with 1 Axes, log-scaled in y.
+        a matplotlib Figure with 1 Axes, log-scaled in y, in µs.
 
     Lesson: notebooks/02-tower-averaging.ipynb
     """
@@ -201,13 +203,13 @@ def plot_hub_vs_ring(copy_bytes, link_bytes_per_s, compute_ms, towers=range(2, 9
     R = np.array([int(r) for r in towers])
     if R.size == 0 or R.min() < 2:
         raise ValueError(f"towers needs integers >= 2, got {list(towers)}")
-    one_copy_ms = copy_bytes / link_bytes_per_s * 1e3
+    one_copy_us = copy_bytes / link_bytes_per_s * 1e6
     fig, ax = _figure((6.4, 3.4))
-    ax.plot(R, (R - 1) * one_copy_ms, "o-", label="hub: its one link carries R - 1 copies")
-    ring_ms = [ring_bytes(copy_bytes, r) / link_bytes_per_s * 1e3 for r in R]  # 14's ring, bandwidth only
-    ax.plot(R, ring_ms, "s-", label="ring: each device's link, 2 (R - 1) / R copies")
-    ax.axhline(compute_ms, color="gray", linestyle="--", label="one tower's compute, at peak")
-    ax.set(yscale="log", xlabel="R (towers)", ylabel="ms per update, each way")
+    ax.plot(R, (R - 1) * one_copy_us, "o-", label="hub: its one link carries R - 1 copies each way")
+    ring_us = [ring_bytes(copy_bytes, r) / link_bytes_per_s * 1e6 for r in R]  # 14's ring, bandwidth only
+    ax.plot(R, ring_us, "s-", label="ring: each device's link, 2 (R - 1) / R copies each way")
+    ax.axhline(compute_ms * 1e3, color="gray", linestyle="--", label=compute_label)
+    ax.set(yscale="log", xlabel="R (towers)", ylabel="µs per update")
     ax.set_title(f"Copies vs compute per update: G = {copy_bytes / 2**20:.2f} MiB at "
                  f"{link_bytes_per_s / 1e9:.0f} GB/s", fontsize="medium")
     ax.legend(fontsize="small")

@@ -237,8 +237,8 @@ def coinciding(curves, rtol=1e-3):
     return same
 
 
-def plot_training_loss(curves, window=51, title="Training loss per update", shade=None):
-    """Training loss per update, raw (faint) and as a centred moving average, per curve.
+def plot_training_loss(curves, window=51, title="Training loss per update", shade=None, faint=None):
+    """Training loss per update, as a centred moving average per curve, and raw (faint) for the chosen curves.
 
     A curve that retraces an earlier one (`coinciding`) is drawn as dots on the earlier line,
     labelled "same as" it, so that neither hides the other.
@@ -253,6 +253,7 @@ def plot_training_loss(curves, window=51, title="Training loss per update", shad
         window: moving-average width in updates.
         title: the Axes title.
         shade: `(first, last)` updates to shade grey (e.g. the ones a lesson averages), or None.
+        faint: the labels whose per-update losses are drawn faint beneath their line; None: every curve's.
     Returns:
         a matplotlib Figure with 1 Axes (log-scaled loss).
 
@@ -260,12 +261,16 @@ def plot_training_loss(curves, window=51, title="Training loss per update", shad
     """
     if not curves:
         raise ValueError("curves needs at least one {label: losses} entry, got an empty dict")
+    faint = list(curves) if faint is None else list(faint)
+    if set(faint) - set(curves):
+        raise ValueError(f"faint names curves that are not drawn: {sorted(set(faint) - set(curves))}")
     fig, ax = _figure(figsize=(8.0, 4.2))
     same = coinciding(curves)
     for i, ((label, losses), color) in enumerate(zip(curves.items(), _colors(len(curves)))):
         losses = np.asarray(losses, dtype=np.float64)
         t = np.arange(1, len(losses) + 1)
-        ax.plot(t, losses, color=color, alpha=0.35, linewidth=0.7)  # faint, in the series' own colour
+        if label in faint:
+            ax.plot(t, losses, color=color, alpha=0.35, linewidth=0.7)  # faint, in the series' own colour
         # Paired runs nearly coincide: dashes keep every smoothed curve visible on top of the others.
         h = min(window, len(losses)) // 2
         inner = slice(h, len(losses) - h) if len(losses) > 2 * h else slice(None)
@@ -288,8 +293,10 @@ def plot_training_loss(curves, window=51, title="Training loss per update", shad
     ax.set_title(title)
     # An even window is centred by taking one more: 50 averages 51 updates. The legend sits
     # outside the Axes, right of it, so that it covers no data.
-    h = min(window, max(len(v) for v in curves.values())) // 2
-    ax.legend(title=f"faint: per update\nline: centred mean of {2 * (window // 2) + 1}\n(ends {h} before the last)",
+    legend = f"lines: {2 * (window // 2) + 1}-update moving average"
+    if faint:
+        legend += "\nfaint: per update" + ("" if len(faint) == len(curves) else f" ({', '.join(faint)})")
+    ax.legend(title=legend,
               fontsize="small",
               title_fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0))
     return fig

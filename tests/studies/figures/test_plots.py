@@ -222,9 +222,22 @@ def test_plot_training_loss_shades_the_named_updates_and_draws_each_mean_where_i
     smooth = [line for line in ax.lines if line.get_label() == "a"][0]
     assert np.allclose(smooth.get_xdata(), np.arange(5, 57)) and np.allclose(smooth.get_ydata(), np.arange(5.0, 57.0))
     assert not [p for p in plot_training_loss({"a": losses}, window=9).axes[0].patches]
-    assert ax.get_legend().get_title().get_text() == "faint: per update\nline: centred mean of 9\n(ends 4 before the last)"
+    assert ax.get_legend().get_title().get_text() == "lines: 9-update moving average\nfaint: per update"
     faint = [line for line in ax.lines if line.get_label().startswith("_")]
     assert faint and all(line.get_alpha() == 0.35 for line in faint)
+
+
+def test_plot_training_loss_draws_per_update_losses_only_for_the_curves_named_faint():
+    curves = {"N = 1": np.linspace(2.3, 0.6, 60), "sum, N = 16": np.linspace(2.3, 2.0, 60)}
+    (ax,) = plot_training_loss(curves, window=9, faint=["sum, N = 16"]).axes
+    faint = [line for line in ax.lines if line.get_label().startswith("_")]
+    assert len(faint) == 1 and np.allclose(faint[0].get_ydata(), curves["sum, N = 16"])
+    assert ax.get_legend().get_title().get_text() == "lines: 9-update moving average\nfaint: per update (sum, N = 16)"
+    (bare,) = plot_training_loss(curves, window=9, faint=[]).axes
+    assert not [line for line in bare.lines if line.get_label().startswith("_")]
+    assert bare.get_legend().get_title().get_text() == "lines: 9-update moving average"
+    with pytest.raises(ValueError, match="faint"):
+        plot_training_loss(curves, faint=["N = 4"])
 
 
 def test_plot_training_loss_labels_1_2_5_ticks_plainly_and_keeps_the_legend_off_the_data():
