@@ -57,6 +57,8 @@ for rho, n, updates in ((0.5, 2, 3), (0.9, 4, 4)):
                 [sum(c_k * w[v] for c_k, w in zip(c, path)) for v in range(len(avg))], avg)
     assert max(short_miss[rho, "fused", 1], short_miss[rho, "keras", n]) < 1e-6
     assert min(short_miss[rho, "fused", n], short_miss[rho, "keras", 1]) > 1e-3
+# "Keras's counters: iterations 1, private _iterations 4" after one update of 4 calls (c7's counter)
+assert int(counter.iterations) == 1 and int(counter._iterations) == 4, (counter.iterations, counter._iterations)
 assert check_ema(ema_coefficients) is None and check_ema(solution_ema_coefficients) is None  # the function in use
 # gradlab's pf.expected_ema, moving the weights themselves, lands on your sum (computed at the top, on fused's path)
 assert gradlab_gap.startswith("exact: "), gradlab_gap
