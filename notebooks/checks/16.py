@@ -160,4 +160,14 @@ if clipped_step is solution_clipped_step:
 # but their sum, the mean gradient, is 1.32 long: the cross terms
 assert f"{(_parts[0] ** 2 + _parts[1] ** 2) ** 0.5:.2f}" == "1.14" == f"{(0.85 ** 2 + 0.76 ** 2) ** 0.5:.2f}"
 assert f"{length(mean_grad):.2f}" == "1.32"
+# "Does it matter? Here the final loss differs by 0.15 (7%)": fit at c against the clipped large batch
+_gap = losses["the clipped large batch"] - losses["mirrored fit at c"]
+assert f"{_gap:.2f}" == "0.15" and f"{_gap / losses['the clipped large batch']:.0%}" == "7%", losses
+# "(a little less where the shards disagree)": a part reached 0.98 where the mean over R was 0.84
+assert max(parts_c) > max(means_c) / dist.num_replicas_in_sync, (parts_c, means_c)
+# "These shares assume peak FLOP/s: at 40% of peak (250 ms a micro-batch) they fall to 26.5% and 6.2% between nodes"
+_slow = lambda s, N: s / (N * compute / 0.4 + 2 * s)  # noqa: E731  the share at 40% of peak
+assert f"{compute / 0.4 * 1000:.0f}" == "248" and round(compute / 0.4 * 1000, -1) == 250, compute
+_s = second["InfiniBand NDR, 8 nodes"]
+assert (f"{_slow(_s, 1):.1%}", f"{_slow(_s, 8):.1%}") == ("26.5%", "6.2%"), _s
 print("lesson 16: every number the prose states checks out")

@@ -150,9 +150,10 @@ assert 0.09 < tr_late / (M - 1) / g_late < 0.11 and 0.09 < late / M < 0.13, (tr_
 assert (_fmt(np.median([values[t] for t in range(0, 51, 10)]), ".0f"),
         _fmt(np.median([values[t] for t in range(150, 201, 10)]), ".0f")) == ("81", "445")
 assert (_fmt(early, ".0f"), _fmt(late, ".0f")) == ("81", "445")
-# "Counted in micro-batches of 32, it is about 2 at the start (71/32) and about 14 late (445/32)"; 19's knee "about 1
-# micro-batch (32 rows) at loss 0.5, under 2 (55 rows) at 0.3" (19's fits, 32.4 and 55)
-assert (round(stats.noise_scale / 32), round(late / 32), round(71 / 32), round(445 / 32)) == (2, 14, 2, 14), late
+# "At the first checkpoints below loss 0.5 and 0.3 (updates 40 and 70) the exact B_simple is 91 and 474 rows";
+# 19's knee at those losses: 32 and 55 rows (19's fits, 32.4 and 55), "far lower"
+assert crossed == [40, 70] and losses[30] >= 0.5 > losses[40] and losses[60] >= 0.3 > losses[70], losses
+assert [_fmt(values[t], ".0f") for t in crossed] == ["91", "474"] and values[40] > 2 * 32 and values[70] > 2 * 55
 # each ratio's standard error is printed: 0.03 at b = 8 (above)
 # the exact value's cost is memory: "38.8 MiB for a chunk of 50 and 3.0 GiB over the 4,000 digits" (float32 gradients)
 assert M == 4000 and _fmt(M * model.count_params() * 4 / 2**30, ".1f") == "3.0"

@@ -50,8 +50,9 @@ APPLY = {
     "clipped, two all-reduces: public calls": ("all-reduce 2:\ngradient", "optimizer.apply"),
     "one all-reduce, yours and gradlab's (a private Keras hook)": ("update", "optimizer.apply, its all-reduce passed through"),
 }
-_MISSES, _EXACT, _REDUCE = "#f6c4c4", "#c4e8c4", "#fdd49e"  # red: mirrored fit's 1/R and clip; green: the routes'
-_MARKED = {"mean loss ÷ R": _MISSES, "clip its part": _MISSES, "÷ B": _EXACT, "clip": _EXACT}
+_MISSES, _EXACT, _REDUCE = "#f6c4c4", "#c4e8c4", "#fdd49e"  # red: mirrored fit's clip; green: the routes'
+# mirrored fit's "mean loss ÷ R" stays white: with even shards (lesson 16) it is the large batch's; only its clip leaves it
+_MARKED = {"clip its part": _MISSES, "÷ B": _EXACT, "clip": _EXACT}
 LEGEND = ((_MISSES, "where mirrored fit leaves the large batch"),  # the figure's colour key, below the panels
           (_EXACT, "where a route divides or clips as the large batch does"), (_REDUCE, "an all-reduce"))
 FRAME = "inside optimizer.apply"  # the legend's last entry: the dashed frame

@@ -208,3 +208,12 @@ def test_text_is_readable_at_the_figures_display_width():
     assert labels == ["mean loss ÷ R", "gradient", "clip its part", "all-reduce:\ngradient", "update"]
     for (a, la), (b, lb) in zip(zip(centres, labels), zip(centres[1:], labels[1:])):
         assert abs((b - a) - (_half_width(la) + _half_width(lb)) / 72 - GAP) < 1e-9
+
+
+def test_only_the_clip_of_each_part_is_red():
+    # with even shards mirrored fit's mean loss ÷ R is the large batch's: white; its clip of each part is red
+    from gradlab.studies.figures.replica_dataflow import _MISSES
+    fig = plot_replica_dataflow(routes=(0,))
+    colors = {t.get_text(): t.get_bbox_patch().get_facecolor() for t in fig.axes[0].texts if t.get_bbox_patch()}
+    assert colors["mean loss ÷ R"] == (1.0, 1.0, 1.0, 1.0)
+    assert colors["clip its part"] == matplotlib.colors.to_rgba(_MISSES)
