@@ -64,13 +64,17 @@ assert (f"{overlapped - N * tau_d:,.0f}", f"{1 - N * tau_d / overlapped:.0%}") =
 assert abs(stack_mean - 1e3 * (2 * N + N + 1) * 4 * P / host_rate) < 1e-9 * stack_mean
 assert abs(as_chlebus - (N * (tau_d + tau_c) + stack_mean + tau_c)) < 1e-9 * as_chlebus
 assert f"{as_chlebus / on_card:.1f}" == "9.7" and as_chlebus > one_after_another > overlapped
-# c14: "Keep `tape.gradient` outside that scope, or the backward pass runs on the host too (the checks read the graph:
-# only the sums sit there)": in host_accumulate's graph only the N x 4 assign_adds ask for the CPU; no gradient op does
+# c14: "Keep `tape.gradient` outside that scope, or the backward pass runs on the host too (the second cell below
+# shows both)": in host_accumulate's graph only the N x 4 assign_adds ask for the CPU; no gradient op does
 placed = host_accumulate.get_concrete_function(xs, ys).graph.get_operations()
 assert {op.type for op in placed if "CPU" in op.device} == {"AssignAddVariableOp"}, {op.type for op in placed if "CPU" in op.device}
 assert sum(op.type == "AssignAddVariableOp" for op in placed) == N * len(host_total)
 assert not any("CPU" in op.device for op in placed if "gradient" in op.name.lower())
 assert sum("gradient" in op.name.lower() for op in placed) > 0
+# the cell after it prints both placements: outside, only the sums; tape.gradient inside the scope, the backward pass's
+# ops (MatMul, ReluGrad, BiasAddGrad, ...) are placed on the host too
+assert on_host(host_accumulate) == ["AssignAddVariableOp"], on_host(host_accumulate)
+assert {"AssignAddVariableOp", "MatMul", "ReluGrad", "BiasAddGrad"} <= set(on_host(host_backward)), on_host(host_backward)
 # "13.9 as 03 wrote `host_step`" (c3: "scales each fetch by n_i first"): its in-place n_i g_i reads and writes the gradient once
 # more, 5 passes a sum instead of 3, one after another
 assert abs(as_written - (N * (tau_d + tau_c + 5 / 3 * tau_h) + tau_c)) < 1e-9 * as_written
@@ -118,15 +122,18 @@ assert [t.get_text() for t in fig.legends[0].get_texts()][-2:] == [
     "the update's end, in each panel", f"accumulating on the device instead: {on_card:,.0f} ms"]
 assert 8 * P / 1e9 == 8 and 8 * P / 80e9 == 0.1
 
-# Problem 1: recomputed, 8P FLOPs a token ("Its activations, 146 GB even with attention's scores recomputed (34 Th bytes a
-# layer against 194 Th kept whole, 12's Problem 3; 32 layers of width 4,096), exceed the card's 80": pb.whole, named for
-# the layer kept apart from its scores; with recomputation
-# the accumulating design fits 7B beside them);
+# Problem 1: recomputed, 8P FLOPs a token (its fold "Why every layer is recomputed": "a layer keeps (34 + 5 n_h T/h) Th
+# bytes, 1,314 Th here (n_h = 32 heads, T = 32,768, h = 4,096; 12's 194 Th is at T = 4,096). Without attention's
+# scores, 34 Th: 146 GB over 32 layers, still above the card's 80": pb.whole, named for the layer kept apart from its
+# scores; with recomputation the accumulating design fits 7B beside them);
 # the host's sum moves 10P bytes ("70 GB, 10P bytes") at 150 GB/s; both designs send 16-bit gradients
 pb = offload_problem(card=80e9, micro_batches=N, flops=F, host_rate=multi_rate, bus=bus, hbm=hbm, tokens=T7,
                      flops_per_token=8, sum_bytes=10, mean_bytes=2)
 assert f"{pb.whole:.0f}" == "146" and pb.whole > 80 and pb.fits["accumulate on the card"] > 7, (pb.whole, pb.fits)
 assert pb.whole == 34 * T7 * 4096 * 32 / 1e9 and (pb.width, pb.layers) == (4096, 32)
+korthikanti = lambda T, heads=32: 34 + 5 * heads * T / pb.width  # bytes a layer per T h, Korthikanti et al. (12's Problem 3)
+assert f"{korthikanti(pb.tokens):,.0f}" == "1,314" and pb.tokens == T7 and f"{korthikanti(4096):.0f}" == "194"
+assert abs(pb.whole - korthikanti(pb.tokens, heads=0) * pb.tokens * pb.width * pb.layers / 1e9) < 1e-9
 assert (f"{d7:.2f}", f"{c7:.2f}", f"{h7:.2f}") == ("6.07", "0.56", "0.47") and 2 * 7e9 / 1e9 == 14 and 10 * 7e9 / 1e9 == 70
 assert abs(d7 - 8 * 7e9 * T7 / F) < 1e-12 and h7 < d7  # the device sets the pace
 # "62.2 s" on the card, "62.3 s" copying, "0.2% more" (Problem 1's answer; c14 and the Summary name Problem 1 only)

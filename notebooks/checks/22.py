@@ -62,6 +62,8 @@ assert all(err.max() < w / 10 for err, w in grow.values())  # each error under a
 assert (f"{_med[10**3]:.1f}", f"{grow[10**3][0].max():.1f}") == ("5.2", "11.7")
 assert f"{grow[10**2][0].max():.1f}" == "3.7" and grow[10**2][0].max() < 10 < grow[10**3][0].max()
 assert _med[10**3] < 10 < _med[10**4] < _med[10**5] < 100
+# c6: "past that, one number at a time, the median reaches tens and the worst passes a hundred (124.0 at 10^5)"
+assert f"{grow[10**5][0].max():.1f}" == "124.0" and grow[10**5][0].max() > 100 > grow[10**4][0].max(), grow[10**5][0].max()
 # "past that, expect tens (pairwise np.sum, last line: about one)": numpy sums a contiguous row in blocks, pairwise
 assert pairwise.shape == (20,) and np.median(pairwise) < 1 and pairwise.max() < 2, pairwise
 # "`np.sum` and `tf.reduce_sum` add in blocks: medians under one spacing at 10^5 terms. A matmul, the way a Dense layer sums its
@@ -79,7 +81,7 @@ assert all(w > 10 * _med[n] for n, (_, w) in grow.items())  # far below the wors
 
 # Over many updates: an MLP like 10's (784-32-10, ReLU, no biases) in numpy float32, SGD at 0.1 on 64 digits an
 # update, in order (rows 64(k-1) to 64k mod 4,000: from update 63 the 4,000 come round again; r222), as one batch and as 4 micro-batches of 16 averaged. "The gap grows slowly: after 100 updates the weights
-# stay a few spacings apart (2.5 on the stored run), the losses within about one (the table) ... ten spacings is a fair reading of a run of a
+# stay a few spacings apart (2.0 on the stored run; r2-f4d's, 2.5 before) (the table) ... ten spacings is a fair reading of a run of a
 # hundred updates" (the Summary: "measured ... on 100 updates of an MLP"). numpy's matmuls follow the BLAS, so the
 # table is nbval-ignored and banded here; on this machine it reads 1.0, 1.0, 2.0, 2.0, 2.5 (weights) and 0, 0, 0, 1, 0
 # (losses), pinned where those digits recur
@@ -95,7 +97,7 @@ if [f"{t:.1f}" for t in _tw] == ["1.0", "1.0", "2.0", "2.0", "2.5"]:
 # The miss is 01's, whose number 01 states and pins; 22 states none of 01's (its toy is a linear least-squares fit)
 # "the weighted miss falls about as many orders of magnitude as float64 is finer (2^29: 8.7; the last line prints the
 # fall): rounding": OpenBLAS picks its kernel by CPU, so the fall is printed, not written, and banded here (8.6 where
-# the stored digits recur; r222: the prose states "8.6 ... on the stored run"); "the plain mean's stays 53.9%"
+# the stored digits recur; r222: the prose states "8.6 ... on the stored run"; r2-f4d's run read 8.4, stated so); "the plain mean's stays 53.9%"
 assert all(u[k].dtype == d for u, d in ((u32, np.float32), (u64, np.float64)) for k in u)
 assert missed["weighted", 32] == miss(u32["weighted"], u32["large batch"]) and miss is gl.lessons.miss
 # ""Not exact" only screens: the float64 rerun settles it"; "The cancelling sum above read "not exact ...
@@ -103,6 +105,9 @@ assert missed["weighted", 32] == miss(u32["weighted"], u32["large batch"]) and m
 # at a time in float64, against their exactly rounded sum (math.fsum)
 assert verdict(total, exact_c).endswith("(rerun in float64)") and total64 == float(total64)
 assert verdict(total64, math.fsum(terms.astype(np.float64))).startswith("exact"), verdict(total64, exact_c)
+# c15: "Rerun so, the cancelling sum above is off by 0.0 float64 spacings (next cell)": the cell prints the float64 sum's
+# gap both in float32's spacings (verdict) and in float64's own
+assert exact64 == math.fsum(terms.astype(np.float64)) and f"{abs(total64 - exact64) / np.spacing(exact64):.1f}" == "0.0"
 assert 0 < missed["weighted", 32] < 1e-7 and 1e7 < missed["weighted", 32] / missed["weighted", 64] < 1e10
 # a miss too small for % is printed in float32's eps by as_miss (README's Two yardsticks, whose home is here); "in
 # float32 `verdict` finds the weighted update exact" (and its miss a few eps: rounding-sized)
@@ -124,7 +129,7 @@ import tensorflow as _tf
 assert _tf.__version__.startswith("2.21.") and len(bfc) == len(default) == 3
 # the verdict table's third row, "miss 53.9%" (its first two: "exact: 4.0 spacings" and "not exact: 16 ...", above)
 assert verdict(u32["plain mean"], u32["large batch"]) == "miss 53.9%"
-# the same row: "the miss in percent (under 0.01%, in `eps` instead: `miss 350.0 eps`)": 350 eps is 0.004%, past RERUN
+# the same row: "(under 0.01%, in `eps`)": e.g. 350 eps is 0.004%, past RERUN
 assert _beyond(20, 350 * eps) == "miss 350.0 eps" and 350 * eps < 1e-4 and 350 >= _rerun
 assert _beyond(20, 1e-4) == "miss 0.01%"
 # "In Keras, set keras.config.set_dtype_policy("float64") before building the model: 21 reruns so" (21's checks pin
@@ -189,11 +194,11 @@ assert f"{wrong[12][0]:.0%}" in ("9%", "10%", "11%")
 assert list(sorts) == ["one sort", "four sorts"] and small.shape == (2**16,) and small.dtype == np.float32
 assert q == quartiles["gradlab's"] and all(3.0 < r[1] < 5.5 for r in quartiles.values()), quartiles
 assert abs(np.median(ms["four sorts"] / ms["one sort"]) - q[1]) < 1e-12
-# "Their middle halves differ on the stored run, 3.97-6.22x and 3.94-4.03x: the same code" (r222;
+# "Their middle halves nearly coincide on the stored run, 3.98-4.03x and 3.99-4.04x: gradlab's code" (r2-f4d; r222 read 3.97-6.22x, 3.94-4.03x;
 # run-varying, nbval-ignored): solution_interleaved_ms and interleaved_ms call and time alike (the order asserted above)
 assert all(q_[0] <= q_[1] <= q_[2] for q_ in quartiles.values()), quartiles
-# "In blocks the ratio of medians rises (8.43x on the stored run, about double): every four-sort call ran slow and no one-sort
-# call did. Interleaved, the within-round ratio stays near the unslowed one (4.04x)": the blocks' four-sort calls all ran slow, the interleaved
+# "In blocks the ratio of medians rises (10.65x on the stored run, over double; r222 read 8.43x): every four-sort call ran slow and no one-sort
+# call did. Interleaved, the within-round ratio stays near the unslowed one (4.00x)": the blocks' four-sort calls all ran slow, the interleaved
 # rounds' last 15 both
 assert made[0] == 62 and [len(t) for t in (*blocks.values(), *mixed.values())] == [15, 15, 30, 30]
 _blocks, _mixed = drift.values()
@@ -215,8 +220,8 @@ assert spread < 0.1 and reads.max() < 1.5 * reads.min() and bfc[2][1] / bfc[2][0
 assert net.count_params() == 25_450 and Xd.dtype == np.float32 and reads.min() > 4 * net.count_params() / 2**20, reads
 # "Across fresh processes a larger update's reading moves by a few MiB, as 12 finds for 11's plain update": 12's
 # prose states it (r212's course reader: 26.54 MiB added in 11, 23.50 in 12, about 27.7 in 23); not measured here
-# (r222: cut from the prose, which had no number behind it here). The prose now states the stored spread, "1.4% of
-# their median on the stored run" (Summary: "1.4% apart on the stored run"): run-varying, so banded above
+# (r222: cut from the prose, which had no number behind it here). The prose now states the stored spread, "agree to 4.3% on
+# the stored run (0.359 to 0.375 MiB)" (Summary: "4.3% apart on the stored run"; r222 read 1.4%): run-varying, so banded above
 
 # Problems
 s03 = float(np.spacing(np.float32(0.3)))

@@ -191,7 +191,7 @@ def plot_host_timeline(device_ms, copy_ms, sum_ms, micro_batches, measured=("sum
                 colour = stages[stage][0]
                 ax.broken_barh([(start, max(end - start, narrowest))], (y + 0.1, 0.8), facecolor=colour,
                                edgecolor="white",
-                               hatch="//" if stage in measured else None, lw=0 if stage == "compute" else 0.5)
+                               hatch="//" if stage in measured else None, lw=0.5)  # back-to-back blocks stay apart
         busy = sum(end - start for _, start, end in s["device"])
         ax.set_yticks([0.5, 1.5, 2.5], ["host", "bus", "device"])
         ax.set_ylim(0, 3)

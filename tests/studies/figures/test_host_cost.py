@@ -173,3 +173,16 @@ def test_host_timeline_rounds_its_times_to_digits():
     for bad in (0, 2.5, "3"):
         with pytest.raises(ValueError, match="digits"):
             plot_host_timeline(1.0, 2.0, 3.0, 2, digits=bad)
+
+
+def test_host_timeline_gives_every_block_a_white_edge():
+    from matplotlib.colors import to_rgba
+
+    from gradlab.studies.figures.host_cost import plot_host_timeline
+
+    # lesson 20's middle panel: the first two compute blocks run back to back; a white edge keeps them apart
+    fig, _ = plot_host_timeline(1.0, 2.0, 3.0, 3, measured=(), buffers=(2,))
+    bars = [c for ax in fig.axes for c in ax.collections]
+    assert len(bars) == 2 * (3 + 3 + 3 + 1)  # two panels: 3 computes, 3 copies, 3 sums, 1 copy back
+    for c in bars:
+        assert tuple(c.get_edgecolor()[0]) == to_rgba("white") and c.get_linewidth()[0] == 0.5
