@@ -106,17 +106,28 @@ assert [f"{g / R:.1f}" for _, g in _half.values()] == ["8.9", "7.9"], _half
 # Step 3's table; the wall time follows the examples: the two ratios agree within 1%)
 assert (_se[512][1], _se[1024][1]) == ("1.39", "1.77") and abs((1 + 512 / B_crit) / (1 + B / B_crit) - _half[B_crit][1] / R / hours) < 0.01
 assert ring / (compute / 2 + ring) < 0.01 and 512 // (R * b) == 4 and b == 16  # N = 4; the all-reduce, under 1%, barely counts
-# "Doubling the GPUs buys no more than halving the batch. B = 2,048 on 16 GPUs in two nodes (InfiniBand, 50 GB/s), 8 x 16
-# each, ends in 8.4 to 9.3 h, about as soon as 512 on eight (7.9 to 8.9 h), at 134 to 149 GPU-hours against 63 to 71";
-# S at B = 2,048 from each end's S_min
-assert 2048 // 16 == B_gpu == R * b and abs(step16 - step) / step < 0.05  # the same 8 x 16 a GPU; about as long
+# c17 (r2): "More GPUs pay at the same batch, not a larger one. B = 1,024 on 16 GPUs (two nodes, InfiniBand NDR at 50 GB/s
+# a GPU) halves each GPU's compute: 6.0 h, 96 GPU-hours against 90. Doubling B with the GPUs wastes them: 8.4 to 9.3 h,
+# 134 to 149 GPU-hours, since past B_crit the extra examples buy few updates" (and the Summary's "Sixteen GPUs at the
+# same B: 6.0 h, 96 GPU-hours; doubling B with them, 134 to 149"); S at B = 2,048 from each end's S_min
+assert abs(ring16 - 2 * 15 / 16 * 4 * P / 50e9) < 1e-12 and f"{1e3 * ring16:.0f}" == "150"
+assert 2048 // 16 == B_gpu == R * b and abs(step16 - step) / step < 0.05  # B = 2,048: the same 8 x 16 a GPU
+assert abs(step16 - compute * (1 + attention) - ring16) < 1e-12
+assert abs(step16_same - (compute / 2 * (1 + attention) + ring16)) < 1e-12 and 1024 // 16 == 4 * b  # 4 x 16 a GPU
+_same = updates * step16_same / 3600  # the same B: the same 9,537 updates at both ends
+assert f"{_same:.1f}" == "6.0" and f"{16 * _same:.0f}" == "96" and f"{R * hours:.0f}" == "90", _same
+assert [f"{S_at(c, 1024) * step16_same / 3600:.1f}" for c in (B_crit, B_crit_S)] == ["6.0", "6.0"]
 _s16 = {c: updates / (1 + c / B) * (1 + c / 2048) for c in (B_crit, B_crit_S)}
 assert [f"{u * step16 / 3600:.1f}" for u in _s16.values()] == ["8.4", "9.3"], _s16
 assert [f"{16 * u * step16 / 3600:.0f}" for u in _s16.values()] == ["134", "149"], _s16
-assert all(u * step16 < updates * step and 16 * u * step16 > R * updates * step for u in _s16.values())
-assert abs(step16 - compute * (1 + attention) - 2 * 15 / 16 * 4 * P / 50e9) < 1e-12
+# the same B on 16 GPUs: the fastest row at either end, near the plan's GPU-hours; 2,048 the costliest
+_rows = {c: {k: S_at(c, Bn) * sec / 3600 for k, (g, sec, Bn) in plans.items()} for c in (B_crit, B_crit_S)}
+assert all(min(r, key=r.get) == "B = 1,024 on 16 GPUs" for r in _rows.values()), _rows
+assert all(16 * _same < 1.1 * R * hours < 16 * u * step16 / 3600 for u in _s16.values())
+# "past B_crit": B = 2,048 is above both ends of the range
+assert 2048 > B_crit > B_crit_S
 # the printed table: its rows are these plans (B = 1,024 the run itself, 11.3 h at both ends)
-assert list(plans.values()) == [(R, step, 1024), (R, step512, 512), (16, step16, 2048)]
+assert list(plans.values()) == [(R, step, 1024), (R, step512, 512), (16, step16, 2048), (16, step16_same, 1024)]
 assert all(abs(S_at(c, 1024) - updates) < 1e-9 for c in (B_crit, B_crit_S))
 assert [f"{S_at(c, 512) * step512 / 3600:.1f}" for c in (B_crit, B_crit_S)] == ["8.9", "7.9"]
 assert [f"{S_at(c, 2048) * step16 / 3600:.1f}" for c in (B_crit, B_crit_S)] == ["8.4", "9.3"]
@@ -134,7 +145,7 @@ assert all(measured[n] == held + peak[n] for n in nets) and held == (4 * P_mlp +
 _plain_budget = memory_budget.budget(P_mlp, "sgd", B=1024, N=1, **by_row)["total"] / MiB
 assert f"{_plain_budget:.2f}" == "34.91" and abs(measured[1] - _plain_budget) < 0.2 * (_plain_budget - held), measured
 # "This plan stayed under its budget" (runs:
-# 19.5, 18.8, 19.2 of 22.04 MiB);
+# 19.5, 18.8, 19.2, 19.4 of 22.04 MiB);
 # "The GPT's plan leaves 14.5 GiB" (79.6 - 65.1)
 assert measured[4] < memory_budget.budget(P_mlp, "sgd", B=1024, N=4, **by_row)["total"] / MiB, measured
 assert f"{(card - memory_budget.budget(P, 'adam', B=B_gpu, N=8, **rows)['total']) / GiB:.1f}" == "14.5"
@@ -152,7 +163,7 @@ assert "P_gpt, B_gpt = 10**9, 64" in "".join("".join(c["source"]) for c in _json
 assert f"{16 * per_row / GiB:.1f}" == "46.5" and f"{(card - fixed) / GiB:.1f}" == "61.0" and 16 * per_row > 0.5 * (card - fixed)
 
 # the Summary's "What to remember" (r219): 18.6 GiB of fixed terms, 20 sequences of 2.91 GiB, 8 x 16; 15.6 ms at every N;
-# B = 512 63 to 71 GPU-hours against 90: all pinned above
+# B = 512 63 to 71 GPU-hours against 90; 16 GPUs at the same B 6.0 h, 96 GPU-hours, B = 2,048 134 to 149: all pinned above
 # Problems: 1. InfiniBand 140 ms, 3.4%; 2. 7B: 130 GiB of fixed terms, my_plan None; ZeRO-2 at N = 8 (r219): a
 # reduce-scatter a micro-batch and one all-gather of the float32 weights an update, (R-1)/R 4P bytes each, (N+1)/2
 # all-reduces: 70 ms (1.7%); ZeRO-3 on the 1B plan: each
