@@ -96,7 +96,13 @@ _w = [1 / 4 - n / 30 for n in (8, 8, 7, 7)]  # Keras's weight minus the large ba
 assert abs(np.linalg.norm(sum(w * g for w, g in zip(_w, (g1, g2, g3, g4)))) / np.linalg.norm(g_B) - first_miss) < 1e-6
 assert f"{first_miss:.2%}" == "4.69%" and (f"{min(lengths):.1f}", f"{max(lengths):.1f}") == ("1.6", "1.8"), (first_miss, lengths)
 assert f"{np.linalg.norm(g1 + g2 - g3 - g4) / np.linalg.norm(g_B):.1f}" == "2.8"
-# c16: "callbacks fire once a micro-batch (the cell counts 12 for 3 updates)"
+# c17: "callbacks fire once a micro-batch (the cell counts 12 for 3 updates)"
 assert {r: len(b) for r, b in batch_ends.items()} == {"sum_over_batch_size": 12, "mean_with_sample_weight": 12}, batch_ends
 assert int(weighted_fit.optimizer.iterations) == 3
+# c19 quotes the gradient_accumulation_steps docstring whole (both sentences): its "optimizer steps" are calls
+import inspect as _inspect
+import keras.src.optimizers.base_optimizer as _base_optimizer
+_doc = " ".join(_inspect.getsource(_base_optimizer).split())
+assert ('EMA frequency will look at "accumulated" iterations value (optimizer steps // gradient_accumulation_steps). '
+        'Learning rate schedules will look at "real" iterations value (optimizer steps).') in _doc
 print("lesson 06: every number the prose states checks out")

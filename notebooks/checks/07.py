@@ -95,6 +95,8 @@ assert getattr(_out, "_keras_mask", None) is not None and getattr(tf.identity(_o
 assert abs(norm(seq_g1) / norm(seq_g2) / np.sqrt(valid_i[1] / valid_i[0]) - 1) < 0.2
 assert f"{norm(seq_g1) / norm(seq_g2):.1f}" == "3.3" and f"{np.sqrt(valid_i[1] / valid_i[0]):.1f}" == "2.9"
 assert length_ratio == norm(seq_g1) / norm(seq_g2) and f"{length_ratio:.1f}" == "3.3"  # printed in Padding masks
+# c11's fold: "... and points elsewhere (cosine 0.14; c10's last line)": nearly orthogonal, as noise is
+assert f"{seq_cos:.2f}" == "0.14" and abs(seq_cos) < 0.5, seq_cos
 # 'no update at all misses by 1': the naive 1.29 is farther from one batch's gradient than no update
 assert pf.relative_error([0 * g for g in seq_target], seq_target) == 1 < seq_errors[0]
 assert seq_gradlab_error < 1e-5
@@ -225,6 +227,10 @@ assert at_top["by D_i / D, sequences"] < 10 and keras_naive_gap < 1e-5 and keras
 assert fed_exact == len(table) == 5 and all(v.startswith("exact: ") for v in fed_verdicts.values()), fed_verdicts
 # "(22.09 and 353.50 times for the digits)": D / (N n) = 707 / 32 and D / N = 707 / 2
 assert [f"{as_is_length[r]:.2f}" for r in ("default", "sum")] == ["22.09", "353.50"], as_is_length
+# c24: "D/(N n) and D/N times. A learning rate absorbs that only where D is the same in every update": the length
+# factors are the window's count D over a constant, so they move with D (here D = 707, N = 2, n = 16)
+assert round(707 / (2 * 16), 2) == 22.09 and 707 / 2 == 353.5
+# c22: "An update's best multiple is k u, the k minimising |k u - g_B|" (least squares: k = <u, g_B> / |u|^2, c23's k)
 _fed_sp = [at_top[f"fed, {r}"] for r in table]
 assert max(keras_errors.values()) < 1e-5 and max(_fed_sp) < 10 and keras_w_spacings < 10, (keras_errors, _fed_sp)
 
