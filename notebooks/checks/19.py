@@ -75,7 +75,8 @@ assert (to_1, best) == ({16: 17, 32: 12, 128: 7, 512: 12}, {16: 58, 32: 37, 128:
 assert sum(1 - to_1[B] / best[B] > 2 / 3 for B in best) == 3, to_1
 assert (f"{at_start.noise_scale:.0f}", f"{at_start.stderr:.0f}") == ("83", "7") and at_start.probes == 32, at_start
 assert at_start.noise_scale > max(c.noise_scale for c in curved.values()), at_start  # "no lower": above every end
-# c22: "18's B_simple rose, but B_noise, the closer estimate below, falls from 83 to 37-77 by loss 0.5": every B_simple
+# c22: "18's B_simple rises with the knee but reads 3 to 5 times too high; B_noise ... falls from 83 to 37-77 by loss 0.5:
+# the two scales disagree on the direction": every B_simple
 # at loss 0.5 above the start's 71, every B_noise there below the start's 83
 assert min(at_target.values()) > stats.noise_scale and f"{stats.noise_scale:.0f}" == "71", (at_target, stats.noise_scale)
 assert [f"{f(c.noise_scale for c in curved.values()):.0f}" for f in (min, max)] == ["37", "77"], curved

@@ -162,8 +162,8 @@ assert bfc[0][0] < 262_144 <= bfc[1][0] and default[0][1] == 0 and default[1][1]
 # your timer (or the solution): the same rotating call order as gradlab's interleaved_ms (4 rounds, the warm-up first)
 assert timer in (my_interleaved_ms, solution_interleaved_ms)
 assert calls["yours"] == calls["gradlab's"] == list("abc" "bca" "cab" "abc"), calls
-# "Over fewer, as in 05 and 19 (12 rounds) or 12 (nine), a median is only a lead: for alike settings the middle half
-# still misses 1 up to 15% of the time over 12 (over nine, 1 - 0.82 = 18%, the bound below); drawn, about one time in
+# "Over fewer, as in 05 and 19 (12 rounds), a median is only a lead: for alike settings the middle half
+# still misses 1 up to 15% of the time over 12 (the bound below; over nine it would be 1 - 0.82 = 18%); drawn, about one time in
 # ten (next cell)"; "The bound": "np.percentile interpolates, so the middle half
 # of 12 ratios spans at least the 4th to 9th sorted ones. Those hold the true median with probability
 # P(4 <= K <= 8) = 0.85 ... it misses less often than 15%". np.percentile's 25th and 75th of n lie at positions
@@ -197,8 +197,8 @@ assert abs(np.median(ms["four sorts"] / ms["one sort"]) - q[1]) < 1e-12
 # "Their middle halves nearly coincide on the stored run, 3.98-4.03x and 3.99-4.04x: gradlab's code" (r2-f4d; r222 read 3.97-6.22x, 3.94-4.03x;
 # run-varying, nbval-ignored): solution_interleaved_ms and interleaved_ms call and time alike (the order asserted above)
 assert all(q_[0] <= q_[1] <= q_[2] for q_ in quartiles.values()), quartiles
-# "In blocks the ratio of medians rises (10.65x on the stored run, over double; r222 read 8.43x): every four-sort call ran slow and no one-sort
-# call did. Interleaved, the within-round ratio stays near the unslowed one (4.00x)": the blocks' four-sort calls all ran slow, the interleaved
+# "In blocks the ratio of medians rises (10.65x on the stored run; r222 read 8.43x): every four-sort call ran slow and no one-sort
+# call did. The slowdown alone gives 4 x 2 = 8x; the blocks' real speeds differed too" (the stored run's). Interleaved, the within-round ratio stays near the unslowed one (4.00x)": the blocks' four-sort calls all ran slow, the interleaved
 # rounds' last 15 both
 assert made[0] == 62 and [len(t) for t in (*blocks.values(), *mixed.values())] == [15, 15, 30, 30]
 _blocks, _mixed = drift.values()

@@ -178,10 +178,13 @@ def plot_example_weights(sizes):
 
 def plot_hub_vs_ring(copy_bytes, link_bytes_per_s, compute_ms, towers=range(2, 9),
                      compute_label="one tower's compute, at peak"):
-    """Microseconds per update on the busiest link, each way, against the number of towers R.
+    """Microseconds per update on the busiest link against the number of towers R.
 
-        hub:   its one link carries R - 1 copies          t = (R - 1) G / beta
-        ring:  each device's link carries 2 (R - 1) / R   t = 2 (R - 1) / R * G / beta
+        hub:   R - 1 copies out (the weights), then R - 1 back (the gradients)   t = 2 (R - 1) G / beta
+        ring:  each device sends 2 (R - 1) / R copies while it receives as many   t = 2 (R - 1) / R * G / beta
+
+    The hub's two phases come one after the other in an update (weights before the forward pass, gradients after
+    the backward), so their times add; a ring's sends and receives run at once on a full-duplex link.
 
     (bandwidth only; lesson 14 adds each step's latency), beside one tower's compute as a flat line.
 
@@ -205,9 +208,9 @@ def plot_hub_vs_ring(copy_bytes, link_bytes_per_s, compute_ms, towers=range(2, 9
         raise ValueError(f"towers needs integers >= 2, got {list(towers)}")
     one_copy_us = copy_bytes / link_bytes_per_s * 1e6
     fig, ax = _figure((6.4, 3.4))
-    ax.plot(R, (R - 1) * one_copy_us, "o-", label="hub: its one link carries R - 1 copies each way")
+    ax.plot(R, 2 * (R - 1) * one_copy_us, "o-", label="hub: R - 1 copies out, then R - 1 back")
     ring_us = [ring_bytes(copy_bytes, r) / link_bytes_per_s * 1e6 for r in R]  # 14's ring, bandwidth only
-    ax.plot(R, ring_us, "s-", label="ring: each device's link, 2 (R - 1) / R copies each way")
+    ax.plot(R, ring_us, "s-", label="ring: each device's link, 2 (R - 1) / R copies, both ways at once")
     ax.axhline(compute_ms * 1e3, color="gray", linestyle="--", label=compute_label)
     ax.set(yscale="log", xlabel="R (towers)", ylabel="µs per update")
     ax.set_title(f"Copies vs compute per update: G = {copy_bytes / 2**20:.2f} MiB at "
