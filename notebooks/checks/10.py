@@ -117,8 +117,8 @@ assert f"{lengths[-1] / move:.1%}" == "26.4%" and abs(lengths[-1] / move - miss(
 # 'jit_compile="auto"': Keras turns XLA off on a machine with no GPU, AccumulatingModel compiles a dense model with XLA
 assert not tf.config.list_physical_devices("GPU") and auto["Keras's"].jit_compile is False
 assert auto["AccumulatingModel's"].jit_compile is True
-# "since XLA fuses the loop's many small ops: with XLA, 05's fused update at N = 8 took 0.89 of its time without XLA on
-# its stored run"
+# "since XLA fuses the loop's many small ops: with XLA, 05's fused update at N = 8 took 0.89 of its time without XLA, as 05
+# read it"
 # (05's stored output)
 import json as _json
 _o5 = "".join("".join(o.get("text", "")) for c in _json.load(open("05-fused-accumulation.ipynb"))["cells"]
