@@ -178,3 +178,9 @@ assert uneven_ours is _un[1] and uneven_keras is _un[2]
 assert (lab.seeds.value, lab.setting.value, lab.accum_steps.value, lab.micro_batch.value) == (3, "exact", 4, 25)
 
 print("lesson 17: every number the prose states checks out")
+
+# c17: "per micro-batch, as Keras does ([09]: a Keras layer, exact to 2.1 spacings)" rests on 09's cell that calls a
+# Keras BatchNormalization once per micro-batch and compares its moving mean and variance with (1 - rho) rho^(N - i)
+# (printed "exact: 2.1 spacings" there). checks/09.py also runs Keras's own fit with gradient_accumulation_steps=4
+# and asserts its moving mean and variance equal batchnorm="micro"'s ("exact"). This lesson runs gradlab's emulation
+# (fused, batchnorm="micro"), not Keras's own accumulation; the prose says so.

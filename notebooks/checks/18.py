@@ -33,7 +33,7 @@ assert [_fmt(pred[b], ".2f") for b in (8, 512)] == ["3.43", "0.43"], pred
 assert [_fmt(rms[b] / pred[b], ".2f") for b in (32, 128, 512)] == ["1.02", "1.01", "1.00"]  # "within 2%"
 halves = [rms[a] / rms[c] for a, c in ((8, 32), (32, 128), (128, 512))]
 assert all(1.9 < h < 2.2 for h in halves), halves  # "about halves the deviation"
-assert _fmt(rms[8] / np.sqrt(stats.grad_sq_norm), ".1f") == "3.2"  # "about three times |g|" (3.64 / 1.16, rounded first, gives 3.14)
+assert _fmt(rms[8] / np.sqrt(stats.grad_sq_norm), ".0f") == "3"  # "about three times |g| = 1.16" (3.64 / 1.16 = 3.14; unrounded 3.2)
 cos8 = minibatch_grads[8] @ stats.grad / (np.linalg.norm(minibatch_grads[8], axis=1)
                                           * np.linalg.norm(stats.grad))
 assert _fmt(cos8.mean(), ".2f") == "0.27"

@@ -104,7 +104,8 @@ assert 8 < min(mine) < 14 and 38 < max(mine) < 48, mine
 # "They are the first 8 of the 32 probes above, whose mean is 30.6": curvature_noise_scale draws one probe's signs at a
 # time from default_rng(seed 0), as the probe cell does; the 32-probe mean lies within the single probes' scatter
 assert curved[512].probes == 32 and min(mine) < curved[512].trace_hs < max(mine), (mine, curved[512].trace_hs)
-# c18: "In the right panel each seed's E is shifted sideways too, by up to 9%": redraw c16's figure and read the shifts
+# c18: "In the right panel each seed's E is shifted a little sideways too" (the prose quotes no number; at most 9%):
+# redraw c16's figure and read the shifts
 _fig = plot_critical_batch(runs, S_min, B_crit, clear_knee=True)
 _crosses = list(zip(*[[ln for ln in ax.get_lines() if ln.get_marker() == "X"] for ax in _fig.axes[:2]]))
 _grid = np.array([16, 32, 128, 512])
@@ -162,9 +163,11 @@ assert all(finer[k] == min(found[k][0.5][0], halfway[k][0]) for k in found)
 assert (f"{no_repeats:.1f}", f"{B_crit:.1f}") == ("33.2", "32.4") and abs(no_repeats - B_crit) < 0.05 * B_crit
 assert (f"{B_crit:.1f}", f"{B_crit_finer:.1f}") == ("32.4", "32.8"), B_crit_finer
 assert all(finer[k] <= runs[k[0]][k[1]] for k in finer)  # seven rates never do worse than their four
-# (b): "the ×2 grid resolves no finer than a doubling. At loss 0.5 the halfway rates beat no B = 512 count and only tie
-# B = 32's (at 0.28 or 0.57), so per seed the ratio lies between 1 and 2√2 ≈ 2.8": B = 32's best rate is its grid
-# rate or the tying halfway one; B = 512's stays its grid rate
+# c13 (b): "at the halfway rates (fold above), where B = 32 ties, it lies between 1 and 2√2 (0.4/0.4 to 0.8/0.28)"
+# (seed 4's 0.4/0.4 to seed 2's 0.8/0.28, at loss 0.5): B = 32's best rate is its grid rate (c11: 0.4) or the tying
+# halfway one (c12); B = 512's stays its grid rate (c11: 0.8, 0.8, 0.4)
+assert [f"{won[0.5][s][512]:g}" for s in seeds] == ["0.8", "0.8", "0.4"] and all(won[0.5][s][32] == 0.4 for s in seeds)
+assert np.isclose(won[0.5][4][512] / won[0.5][4][32], 1) and np.isclose(won[0.5][2][512] / halfway[2, 32][1], 2 * 2**0.5)
 assert all(halfway[s, 512][0] > runs[s][512] for s in seeds) and all(halfway[s, 32][0] == runs[s][32] for s in seeds)
 assert {f"{halfway[s, 32][1]:.2f}" for s in seeds} == {"0.28", "0.57"}
 _ratios = [won[0.5][s][512] / r for s in seeds for r in (won[0.5][s][32], halfway[s, 32][1])]

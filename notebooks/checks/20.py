@@ -84,7 +84,7 @@ assert N * tau_h / overlapped > 0.9 and overlapped / on_card > max(other_x)
 # the figure's titles print the prose's digits (digits=3): "8,314" one after another, "6,143" overlapped, "813" busy
 assert [ax.get_title().split("\n")[0].split(": ", 1)[1] for ax in fig.axes] == [
     "8,314 ms, the device busy 813 ms", "6,143 ms, the device busy 813 ms", "6,143 ms, the device busy 813 ms"]
-# "The overlapped design in TensorFlow, at toy size below: its host sum lands 1.5 spacings from the large batch's
+# "A design that may overlap, in TensorFlow (not measured here)", at toy size below: its host sum lands 1.5 spacings from the large batch's
 # gradient": one tf.function over N micro-batches, the accumulator placed on the CPU
 assert all(t.device.endswith("CPU:0") for t in host_total) and len(host_total) == len(toy.trainable_variables)
 assert gl.lessons.verdict(flat(host_total), flat(large)) == "exact: 1.5 spacings", gl.lessons.verdict(flat(host_total), flat(large))
