@@ -140,6 +140,9 @@ assert max(float(np.abs(v.numpy() - t).max()) for v, t in zip(
 assert all(g.startswith("exact: ") for g in bn_gaps["window"]), bn_gaps
 _fit_gaps = [_verdict([a], [b], start=[s]) for a, b, s in zip(moved["fit"], large_bn, start_bn)]
 assert bn_gaps["micro"] == _fit_gaps == ["miss 294%", "miss 298%"], (bn_gaps, _fit_gaps)
+# c20: "the variance more, heading for that lower variance, further from 1": the micro-batches' variances average
+# 9% below the large batch's, which is itself below the start, 1, so four moves toward them overshoot further
+assert (h.var(0) - spread).mean() < h.var(0).mean() < 1 and f"{spread.sum() / h.var(0).sum():.0%}" == "9%"
 assert abs(_miss(moved["micro"][0], large_bn[0]) - (far - 1)) < 0.02 and _spacings(moved["fit"], moved["micro"]) < 10
 # "The merge's second term, the spread of the micro-batch means, is 9% of the large batch's variance": the
 # micro-batches' own variances average to the rest (equal micro-batches), so four moves fed only them leave it out
@@ -169,9 +172,11 @@ assert np.abs(var_bn.mean(0) + between - h.var(0)).max() < 1e-5 and var_bn.mean(
 # window stays on the large batch, exact" (printed); the start, 1, is forgotten by then at momentum 0.9
 assert settled.shape == (100, 4) and f"{low:.0%}" == "10%" and 0.05 < low < 0.15, low
 # "micro at the root momentum 9%" (printed beside it): the pace changes, the target (the micro-batches' own
-# variances) does not; "four moves an update forget the start within about 10 updates, one move within about 50"
+# variances) does not; "four moves an update keep 0.9^40 = 1.5% of the start after 10 updates, one move 0.9^50 = 0.5%
+# after 50"
 assert f"{root_low:.0%}" == "9%" and root_low < low, root_low
 assert 0.9 ** (4 * 10) < 0.02 < 0.9 ** 10 and 0.9 ** 50 < 0.01
+assert f"{0.9 ** (4 * 10):.1%}" == "1.5%" and f"{0.9 ** 50:.1%}" == "0.5%"
 def _left(c, u):  # the share of the start's excess over the settled level (updates 51-100) left at update u + 1
     return (settled[u, c] - settled[50:, c].mean()) / (settled[0, c] - settled[50:, c].mean())
 

@@ -21,7 +21,7 @@ assert verdict(scaled.inner.get_weights(), large.get_weights()).startswith("exac
 assert isinstance(scaled.optimizer, keras.optimizers.LossScaleOptimizer) and float(scaled.optimizer.dynamic_scale) > 1
 # "The scale, 32768, is its starting 2^15: no gradient overflowed, so it never moved" (an overflow halves it; it
 # grows only after dynamic_growth_steps, 2,000 finite steps, far more than the 11 here)
-assert float(scaled.optimizer.dynamic_scale) == 2.0**15 and scaled.optimizer.dynamic_growth_steps > 11
+assert float(scaled.optimizer.dynamic_scale) == 2.0**15 and scaled.optimizer.dynamic_growth_steps > 11 and scaled.optimizer.dynamic_growth_steps == 2000
 # Answer 1: "In the traced step ... an empty micro-batch's mean is divide_no_nan(0, 0) = 0 ... run eagerly,
 # compute_loss hands back its empty per-row losses" (Solution 1 prints both)
 assert float(empty_loss(x11[:0], y11[:0])) == 0.0 and tuple(probe.compute_loss(x11[:0], y11[:0], probe(x11[:0])).shape) == (0,)

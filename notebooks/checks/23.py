@@ -35,6 +35,8 @@ assert abs(tf_total - (fixed + 4 * (per_row + _scores))) < 1e-6 * tf_total and f
 # 989 TFLOP/s: 3.98 s for 262,144 tokens; 0.4% of the update at any N; balance at 1,026 tokens a GPU; 14: 16,384 tokens
 assert T_gpu == 262_144 and f"{compute:.2f}" == "3.98" and f"{1e3 * ring:.1f}" == "15.6" and f"{share:.1%}" == "0.4%"
 assert abs(ring - 2 * (R - 1) / R * 4 * P / 450e9) < 1e-15 and f"{ring / per_token:,.0f}" == "1,026"
+# c9: "2 · 7/8 · 4 GB / 450 GB/s = 15.6 ms" (P = 1e9, R = 8; NVLink 4 each way, README)
+assert R == 8 and P == 1e9 and f"{2 * 7 / 8 * 4e9 / 450e9 * 1e3:.1f}" == "15.6"
 # "(14's 1,282, for 16-bit gradients at the full peak, x 2 x 0.4)": float32 doubles the bytes and 40% of the peak makes
 # each token 2.5 times slower: 1,282 x 2 x 0.4 = 1,026 (and the print's "14's Problem 2, in float32 at 40%"); 14's own
 # playground: grad_bytes = 2, efficiency = 1.0
@@ -110,7 +112,9 @@ assert ring / (compute / 2 + ring) < 0.01 and 512 // (R * b) == 4 and b == 16  #
 # a GPU) halves each GPU's compute: 6.0 h, 96 GPU-hours against 90. Doubling B with the GPUs wastes them: 8.4 to 9.3 h,
 # 134 to 149 GPU-hours, since past B_crit the extra examples buy few updates" (and the Summary's "Sixteen GPUs at the
 # same B: 6.0 h, 96 GPU-hours; doubling B with them, 134 to 149"); S at B = 2,048 from each end's S_min
+# c17: "Both rows assume one flat ring at InfiniBand NDR's 50 GB/s a GPU: 2 · 15/16 · 4 GB / 50 GB/s = 150 ms (printed)"
 assert abs(ring16 - 2 * 15 / 16 * 4 * P / 50e9) < 1e-12 and f"{1e3 * ring16:.0f}" == "150"
+assert f"{2 * 15 / 16 * 4e9 / 50e9 * 1e3:.0f}" == "150"
 assert 2048 // 16 == B_gpu == R * b and abs(step16 - step) / step < 0.05  # B = 2,048: the same 8 x 16 a GPU
 assert abs(step16 - compute * (1 + attention) - ring16) < 1e-12
 assert abs(step16_same - (compute / 2 * (1 + attention) + ring16)) < 1e-12 and 1024 // 16 == 4 * b  # 4 x 16 a GPU
