@@ -70,6 +70,12 @@ assert shards(4, strategies[3]) == [2, 2, 0] and shards(4, strategies[3], drop_r
 assert [f"{max(11 / (R * n) for n in shards(11, strategies[R])):.3f}" for R in (2, 3, 4, 6)] == [
     "1.100", "1.222", "1.375", "1.833"]
 # "At R = 11 each shard holds one row: exact. Beyond it the extra shards are empty": the stated rule, ceil(11 / R) a replica
+# Answer 1: "The rule leaves a shard empty at R = 5, [3, 3, 3, 2, 0], and from R = 7, [2, 2, 2, 2, 2, 1, 0]: the
+# weights add to only 4/5, then 6/R, and the lone row weighs 11/R its due" (through R = 10)
+assert _tf_rule(11, 5) == [3, 3, 3, 2, 0] and _tf_rule(11, 7) == [2, 2, 2, 2, 2, 1, 0]
+assert [_R for _R in range(1, 11) if 0 in _tf_rule(11, _R)] == [5, 7, 8, 9, 10]
+assert all(sum(1 for n in _tf_rule(11, _R) if n) == 6 and min(n for n in _tf_rule(11, _R) if n) == 1
+           for _R in range(7, 11))
 assert _tf_rule(11, 11) == [1] * 11 and all(_tf_rule(11, _R) == [1] * 11 + [0] * (_R - 11) for _R in (12, 16, 64))
 # The practical fix: .batch(60, drop_remainder=True) on 611 digits is the large batch on 600
 assert int(dropped.optimizer.iterations.numpy()) == 10 and _exact["drop_remainder"] <= 1, _exact

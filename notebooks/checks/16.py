@@ -165,7 +165,7 @@ _gap = losses["the clipped large batch"] - losses["mirrored fit at c"]
 assert f"{_gap:.2f}" == "0.15" and f"{_gap / losses['the clipped large batch']:.0%}" == "7%", losses
 # "(a little less where the shards disagree)": a part reached 0.98 where the mean over R was 0.84
 assert max(parts_c) > max(means_c) / dist.num_replicas_in_sync, (parts_c, means_c)
-# "These shares assume peak FLOP/s: at 40% of peak (250 ms a micro-batch) they fall to 26.5% and 6.2% between nodes"
+# "These shares assume peak FLOP/s: at 40% of peak (248 ms a micro-batch, as in 14) they fall to 26.5% and 6.2% between nodes"
 _slow = lambda s, N: s / (N * compute / 0.4 + 2 * s)  # noqa: E731  the share at 40% of peak
 assert f"{compute / 0.4 * 1000:.0f}" == "248" and round(compute / 0.4 * 1000, -1) == 250, compute
 _s = second["InfiniBand NDR, 8 nodes"]
