@@ -106,7 +106,12 @@ def _student(diff, se2, dof):
     if se2 == 0:
         return (0.0 if diff == 0 else math.copysign(math.inf, diff)), dof, float(diff == 0)
     t = diff / math.sqrt(se2)
-    return float(t), float(dof), _betainc(dof / 2, 0.5, dof / (dof + t * t))
+    return float(t), float(dof), _two_sided_p(t, dof)
+
+
+def _two_sided_p(t, dof):
+    """P(|T| >= |t|) for Student's t with `dof` degrees of freedom: I_{dof/(dof+t^2)}(dof/2, 1/2)."""
+    return _betainc(dof / 2, 0.5, dof / (dof + t * t))
 
 
 def welch_t(a, b):
@@ -135,7 +140,7 @@ def t_cdf(t, dof):
     """
     if dof <= 0:
         raise ValueError(f"dof must be positive, got {dof!r}")
-    tail = _betainc(dof / 2, 0.5, dof / (dof + t * t)) / 2  # P(T > |t|)
+    tail = _two_sided_p(t, dof) / 2  # P(T > |t|)
     return 1.0 - tail if t >= 0 else tail
 
 

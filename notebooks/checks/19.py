@@ -205,7 +205,6 @@ assert f"{best[32] / best[128]:.2f}" == "1.61" and (r4 > best[32] / best[128] or
 # 55/14 = 3.9 micro-batches. The stored run timed it at 2.4: B = 128 took 1.14 times as long as B = 32, B = 512 3.22
 # times" (the stored run's, nbval-ignored: pinned below by their order only; the main line quotes the 1.14 as the
 # stored run's; r228's re-execution, on a busy machine; r227's read 1.9, 1.35, 3.66); (b) "50 at the timed 2.4"
-_even = (4 * best[128] - best[32]) / (best[32] - best[128])
 assert f"{1 - best[128] / best[32]:.0%}" == "38%", best
 assert (4 * best[128] - best[32], best[32] - best[128]) == (55, 14) and f"{_even:.1f}" == "3.9"
 # tau_0 timed here (the folded cell: fused updates at N = 1, 4, 16, interleaved;

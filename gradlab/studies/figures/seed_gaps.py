@@ -16,10 +16,6 @@ import numpy as np
 
 from gradlab.studies.stats import t_quantile
 
-# Student's t at 97.5%, by degrees of freedom, as a printed table rounds it (12.706, 4.303, ..., 2.262);
-# `interval` computes it unrounded with t_quantile
-T975 = {dof: round(t_quantile(0.975, dof), 3) for dof in range(1, 10)}
-
 
 def interval(gaps):
     """(mean, half-width) of the paired 95% interval of `gaps`, one per seed (2 to 10 seeds)."""
