@@ -44,6 +44,7 @@ _NAMES = {
     "spacings": ("gradlab.studies.yardstick", "spacings"),
     "miss": ("gradlab.studies.yardstick", "miss"),
     "as_miss": ("gradlab.studies.yardstick", "as_miss"),
+    "as_spacings": ("gradlab.studies.yardstick", "as_spacings"),
     # the update's pieces, as the lessons derive them
     "split_sizes": ("gradlab.core.microbatch", "split_sizes"),
     "offsets": ("gradlab.core.microbatch", "offsets"),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..studies.stats import moving_average
-from ..studies.yardstick import ROUNDING, beyond, miss, spacings
+from ..studies.yardstick import ROUNDING, as_spacings, beyond, miss, spacings
 
 X_LABELS = {"updates": "update",
             "examples": "examples seen (updates × B)",
@@ -139,11 +139,11 @@ def difference_verdict(group):
     if not all(np.isfinite(v).all() for v in mine + theirs):
         return "miss (a loss is not finite)"
     k = spacings(mine, theirs)
-    return f"exact ({k:.1f} spacings)" if k <= ROUNDING else beyond(k, miss(mine, theirs))
+    return f"exact ({as_spacings(k)})" if k <= ROUNDING else beyond(k, miss(mine, theirs))
 
 
 def difference_text(close, acc):
-    """`"exact (0.0 spacings), accuracy +0.0 pts"`: a `difference_verdict` and the accuracy
+    """`"exact (0 spacings, bit for bit), accuracy +0.0 pts"`: a `difference_verdict` and the accuracy
     gap of a `reference_difference`, in a legend entry."""
     return close + ("" if acc is None else f", accuracy {100 * acc:+.1f} pts")
 

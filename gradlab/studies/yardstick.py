@@ -3,7 +3,7 @@
     spacings(a, b) = max_i |a_i - b_i| / spacing(max_i |b_i|)    # rounding when <= 10: "exact"
     miss(a, b)     = ||a - b|| / ||b||                            # the miss, over every entry together
     miss(a, b, start=w0) = ||(a - w0) - (b - w0)|| / ||b - w0||   # the miss of an update read off weights
-    verdict(a, b)  -> "exact: 1.0 spacings" | "miss 1.07%" | "miss 250 eps"
+    verdict(a, b)  -> "exact: 1.0 spacings" | "exact: 0 spacings, bit for bit" | "miss 1.07%" | "miss 250 eps"
                     | "not exact: 25 spacings, 1.1 eps (rerun in float64)"   # miss < 100 eps
 
 `spacing(x) = np.spacing(np.float32(x))`, the gap from x to the next float32 (lesson 01), and
@@ -99,6 +99,19 @@ def as_miss(m):
     return f"{m / EPS:.1f} eps"
 
 
+def as_spacings(k):
+    """k spacings as the course prints them: "0 spacings, bit for bit" only for k == 0, one
+    significant digit under 0.05 ("0.007 spacings", never "0.0"), else one decimal ("2.5 spacings")."""
+    k = float(k)
+    if not np.isfinite(k) or k < 0:
+        raise ValueError(f"a gap in spacings is a finite size >= 0, got {k}")
+    if k == 0.0:
+        return "0 spacings, bit for bit"
+    if k < 0.05:
+        return f"{k:.1g} spacings"
+    return f"{k:.1f} spacings"
+
+
 def verdict(a, b, start=None, at=None):
     """One line: 'exact: k spacings' within ten spacings, else `beyond(k, miss)`.
 
@@ -109,11 +122,13 @@ def verdict(a, b, start=None, at=None):
         a, b, at: as `spacings`; start: as `miss` (weights after updates: the miss of the update,
             and, unless `at` is given, the spacing at the weights).
     Returns:
-        "exact: 1.0 spacings", or what `beyond` says.
+        "exact: 1.0 spacings"; "exact: 0 spacings, bit for bit" only when every entry is equal;
+        under 0.05 spacings one significant digit ("exact: 0.007 spacings"), so a one-ulp gap at a
+        small entry never prints as "0.0"; or what `beyond` says.
     """
     k = spacings(a, b, at=at)
     if k <= ROUNDING:
-        return f"exact: {k:.1f} spacings"
+        return f"exact: {as_spacings(k)}"
     return beyond(k, miss(a, b, start=start))
 
 

@@ -12,7 +12,7 @@ def max_abs_diff(a, b):  # the largest |difference| over lists of arrays (the le
 
 # Chollet's plain step is plain fit's "bit for bit: 0.0 spacings"
 assert max_abs_diff(plain.inner.get_weights(), large.get_weights()) == 0
-assert verdict(plain.inner.get_weights(), large.get_weights()).startswith("exact: 0.0 spacings")
+assert verdict(plain.inner.get_weights(), large.get_weights()).startswith("exact: 0 spacings, bit for bit")
 # your step "not bit for bit, but exact: 1.0 spacings, counted at the largest weight"; under LossScaleOptimizer
 # "there too"
 assert verdict(mine.inner.get_weights(), large.get_weights()) == "exact: 1.0 spacings"
@@ -140,7 +140,7 @@ assert seq_gaps["tokens"] == seq_gaps["AccumulatingModel"] == "exact: 0.6 spacin
 assert seq_gaps["rows"] == "miss 9.61%", seq_gaps
 assert abs(seq_logs["tokens"] - seq_logs["large batch"]) < 1e-6  # counting tokens logs the large batch's loss
 # "as in Keras's accumulation (exact: 0.0 spacings)": Keras's own accumulation weighs the four means 1/4, as rows do
-assert verdict(keras_seq.get_weights(), seq_w["rows"]).startswith("exact: 0.0 spacings")
+assert verdict(keras_seq.get_weights(), seq_w["rows"]).startswith("exact: 0 spacings, bit for bit")
 assert seq_miss["rows"] > 1e-3  # counting rows is a miss, not rounding
 
 # The problems' solutions

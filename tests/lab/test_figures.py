@@ -71,7 +71,7 @@ def test_the_picture_with_labels_names_each_group_once_and_gives_each_its_paired
     assert legends_below_the_axes(fig) == 1
     assert fig._suptitle.get_text() == "cosine lr schedule"
     assert [t.get_text() for t in fig.legends[0].get_texts()] == \
-        ["large batch ×2", "keras N=4: exact (0.0 spacings), accuracy -5.0 pts"]
+        ["large batch ×2", "keras N=4: exact (0 spacings, bit for bit), accuracy -5.0 pts"]
     accuracy = fig.axes[2]
     assert [t.get_text() for t in accuracy.texts] == ["large batch ×2 (the reference)", "keras N=4"]
     assert accuracy.get_title() == "Final accuracy gap\nto the reference"

@@ -61,3 +61,16 @@ def test_miss_means_past_rounding():
     # from 100 eps up it is a miss
     assert verdict(np.array([3.0, 4.0 + 5 * 200 * EPS]), b) == "miss 200.0 eps"
     assert beyond(11, 0.0107) == "miss 1.07%"
+
+
+def test_bit_for_bit_is_said_only_when_every_entry_is_equal():
+    # b's largest entry is 4.0 (spacing 2^-21); one ulp at the small entry 0.5 (2^-24) is 1/8 spacing
+    b = np.array([0.5, 4.0], np.float32)
+    assert verdict(b.copy(), b) == "exact: 0 spacings, bit for bit"
+    assert verdict(np.array([np.nextafter(np.float32(0.5), np.float32(1))], np.float32), b[:1]) == "exact: 1.0 spacings"
+    one_ulp_small = np.array([np.nextafter(np.float32(0.5), np.float32(1)), 4.0], np.float32)
+    assert verdict(one_ulp_small, b) == "exact: 0.1 spacings"
+    # at a still smaller entry (2^-10, spacing 2^-33) one ulp is 2^-12 spacings: never printed as "0.0"
+    tiny = np.array([2.0 ** -10, 4.0], np.float32)
+    assert verdict(np.array([np.nextafter(np.float32(2.0 ** -10), np.float32(1)), 4.0], np.float32), tiny) \
+        == "exact: 0.0002 spacings"
