@@ -15,7 +15,7 @@ _net = mlp()
 _net.set_weights(large_600.get_weights())
 def _mean_grad(lo, hi):
     with tf.GradientTape() as _tape:
-        _loss = loss_fn()(y[lo:hi], _net(x[lo:hi]))
+        _loss = make_loss()(y[lo:hi], _net(x[lo:hi]))
     return np.concatenate([np.ravel(g) for g in _tape.gradient(_loss, _net.trainable_variables)])
 _g0, _g1, _gB = _mean_grad(600, 606), _mean_grad(606, 611), _mean_grad(600, 611)
 _formula_miss = np.linalg.norm((_g0 - _g1) / 22) / np.linalg.norm(_gB)
@@ -110,7 +110,7 @@ assert alpha == 14e-6 and f"{2 * (8 - 1) * alpha * 1e3:.2f}" == "0.20"
 assert StepBase is gl.lessons.StepBase and "return step(self, data)" in inspect.getsource(with_step)
 
 # The lesson's given summed_grads does what gradlab's does (16 imports gradlab's): the same loss, rows, gradient
-_m = StepBase(mlp(), accum_steps=3, loss_fn=loss_fn())  # 10 rows: micro-batches of 4, 3 and 3
+_m = StepBase(mlp(), accum_steps=3, loss_fn=make_loss())  # 10 rows: micro-batches of 4, 3 and 3
 _ours, _theirs = summed_grads(_m, x[:10], y[:10]), gl.lessons.summed_grads(_m, x[:10], y[:10])
 assert float(_ours[1]) == float(_theirs[1]) == 10 and abs(float(_ours[0]) - float(_theirs[0])) < 1e-5
 assert spacings([g.numpy() for g in _ours[2]], [g.numpy() for g in _theirs[2]]) <= 10
