@@ -134,7 +134,7 @@ assert _update.index("self._all_reduce_sum_gradients(grads_and_vars)") < _update
 _clip = _inspect.getsource(_BaseOptimizer._clip_gradients)
 assert "self.clipnorm" in _clip and "self._clip_by_norm(g)" in _clip and "self.clipvalue" in _clip
 
-# the clip by hand, g min(1, c / |g|), is tf.clip_by_global_norm bit for bit ("0.0 spacings apart")
+# the clip by hand, g min(1, c / |g|), is tf.clip_by_global_norm bit for bit ("bit for bit (0 spacings)")
 assert verdict(large_grad, tf.clip_by_global_norm(mean_grad, clip_norm)[0]) == "exact: 0 spacings, bit for bit"
 # c = 1.5: "the other 8 by at most 1.0 spacing: rounding" (the cell's own loop, spacings at the weights); the unclipped
 # run's "2 of 10 above 1.5" and the clipped run's "clips 2 of its 10" are two runs, each stated as its own
