@@ -178,4 +178,7 @@ assert 100 % _uneven.N != 0 and 256 % tracked.N == 0
 assert model.count_params() == 203_530 and stats.grad.size == 203_530 and abs(g_norm - np.sqrt(stats.grad_sq_norm)) < 1e-9
 assert M == 4000 and M // 50 == 80
 assert sum(len(g) for g in minibatch_grads.values()) == 160 and len(minibatch_grads) == 4
+# c20's figure: "the loss is printed under the updates": under updates 0, 50, ..., 200, the printed full-data losses
+assert len(fig.axes) == 2 and all([t.get_text() for t in ax.get_xticklabels()] == [f"{t}\n{losses[t]:.2f}" for t in
+                                   range(0, 201, 50)] for ax in fig.axes), [ax.get_xticklabels() for ax in fig.axes]
 print("lesson 18: every number the prose states checks out")

@@ -247,4 +247,19 @@ assert [f"{fit_critical_batch(by_target[t])[1]:.0f}" for t in (0.5, 0.4, 0.3)] =
 # "(the fit and fit_critical_batch differ by 4e-14, rounding)": the printed gap, pinned by nbval (a learner's own fit
 # prints its own); rounding, far under a thousandth of an update
 assert gap < 1e-12, gap
+# c13: "Over all seven rates (fold above; B = 32 ties in every seed) it grows between 1 and 2 sqrt 2 times": the fold's
+# best rates, the grid's and the halfway ones, both where they tie
+assert all(len(best_rates((s, 32))) == 2 and len(best_rates((s, 512))) == 1 for s in seeds), {
+    (s, B): best_rates((s, B)) for s in seeds for B in (32, 512)}
+_growth = [best_rates((s, 512))[0] / r for s in seeds for r in best_rates((s, 32))]
+assert np.isclose(min(_growth), 1) and np.isclose(max(_growth), 2 * 2 ** 0.5), _growth
+# c27: "the runs of B = 16, 32 and 128, which spend over two thirds of their updates below loss 1.0, end at 73 to 77";
+# "From the start to loss 0.5 it even falls (83 to 37-77), while B_simple rises (71 to 90-163)"; the fold: "That run
+# crossed at rate 0.8"
+assert all(1 - to_1[B] / best[B] > 2 / 3 for B in (16, 32, 128)), to_1
+assert (f"{min(_noise[B] for B in (16, 32, 128)):.0f}", f"{max(_noise[B] for B in (16, 32, 128)):.0f}") == ("73", "77"), _noise
+assert (f"{min(_noise.values()):.0f}", f"{max(_noise.values()):.0f}", f"{stats.noise_scale:.0f}") == ("37", "77", "71"), _noise
+assert best_rate[512] == 0.8 and all(best_rate[B] <= 0.4 for B in (16, 32, 128)), best_rate
+# Answer 2 (a): the timed ratios' middle halves (25th to 75th percentile over the 12 rounds), printed with side_of_one
+assert set(quartiles) == {4, 16} and all(q[0] <= q[1] <= q[2] for q in quartiles.values()) and ratio[4] == quartiles[4][1]
 print("lesson 19: every number the prose states checks out")

@@ -112,7 +112,7 @@ assert sched[False]["held"]["device"] == 1 and sched[True]["held"]["device"] == 
 assert [designs[k][0] for k in designs] == ["8P", f"{4 * sched[False]['held']['device']}P",
                                             f"{4 * sched[True]['held']['device']}P", f"{4 * lean['held']['device']}P"]
 # "Copying out needs one gradient buffer there, 4P. Here the sum sets the pace, so one buffer takes as long as two
-# (6,143 ms, the figure's last two panels); where compute sets it, one costs more (Problem 1)": the lowest panel (two
+# (6,143 ms, the figure's last two panels); Problem 1 shows where one costs more": the lowest panel (two
 # on the host); Problem 1's lean7 > copy7 is pinned with Problem 1
 assert lean["held"] == {"device": 1, "host": 2} and abs(lean["total"] - overlapped) < 1e-9, lean
 # "8P bytes (8 GB, a tenth of the H100's 80 GB)"; the figure's dotted line is the card's 873 ms
