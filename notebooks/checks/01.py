@@ -111,9 +111,10 @@ assert abs(g1_off / 99 - miss(updates["their plain mean"], theirs, start=start))
 _eff_batch = 1 / np.sum(_per_example ** 2)  # an even batch of B weighs each 1/B, and gives B
 assert abs(_eff_batch - 1 / (96 / 128 ** 2 + 4 / 16 ** 2)) < 1e-9 and f"{_eff_batch:.1f}" == "46.5"
 assert abs(1 / np.sum(np.full(100, 1 / 100) ** 2) - 100) < 1e-9
-# Answer 1: one micro-batch is g_B bit for bit ("0.0 spacings"); two and four miss by 18.7% and 30%
+# Answer 1: one micro-batch is g_B bit for bit ("0 spacings", verdict's "bit for bit"); two and four miss by 18.7% and 30%
 assert spacings(a1_acc[1], a1_g) <= 10, spacings(a1_acc[1], a1_g)  # rounding at most, whatever code
 pinned(spacings(a1_acc[1], a1_g), 0.0)
+pinned(verdict(a1_acc[1], a1_g), "exact: 0 spacings, bit for bit")
 assert [verdict(a1_acc[N], a1_g) for N in (2, 4)] == ["miss 18.7%", "miss 30%"], [miss(a1_acc[N], a1_g) for N in (2, 4)]
 # Answer 2 (its run cell prints both): the plain mean 3.0 against the token mean 2.2
 assert a2_plain == (4.0 + 2.0) / 2 == 3.0 and abs(a2_tokens - 2.2) < 1e-12

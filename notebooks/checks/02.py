@@ -206,7 +206,7 @@ assert len(sends) == 11 and carried(sends) == carried(tf2_sends) and partitions 
 # "gradlab's towers ... ends one spacing from your weights: it divides each tower's summed loss by B before
 # differentiating, as tf.nn.compute_average_loss(per_example_loss, global_batch_size=B) does in each replica, where
 # your step divides the added gradients once, after ... with that one change, `divided_first`, your step lands on
-# gradlab's losses and weights bit for bit, 0.0 spacings": the solution with S_r / B inside each tower's tape (gradlab's micro_sums,
+# gradlab's losses and weights bit for bit (0 spacings)": the solution with S_r / B inside each tower's tape (gradlab's micro_sums,
 # its unit = B), three updates on the same batches, against gl_weights and gl_losses
 def _divided_first_step(model, optimizer):
     @tf.function
@@ -230,7 +230,7 @@ _first_step = _divided_first_step(_first_model, keras.optimizers.SGD(learning_ra
 _first_losses = [float(_first_step(xb, yb)) for xb, yb in batches]
 assert max_abs_diff([v.numpy() for v in _first_model.trainable_variables], gl_weights) == 0.0
 assert _first_losses == [float(v) for v in gl_losses], (_first_losses, gl_losses)
-# the lesson prints the same with its own divided_first: "0.0 spacings", losses and weights
+# the lesson prints the same with its own divided_first: "0 spacings, bit for bit", losses and weights
 assert max_abs_diff([v.numpy() for v in first_model.trainable_variables], gl_weights) == 0.0
 assert first_losses == [float(v) for v in gl_losses], (first_losses, gl_losses)
 pinned(TOWERS, (verdict(first_losses, gl_losses), verdict([v.numpy() for v in first_model.trainable_variables],
@@ -275,6 +275,8 @@ assert extra_us / 1e3 < 2 * tau_c / 10  # "no, by far"
 # "about 4,000 rows": the rows GPU 0 computes at peak in 2 tau_c, to the one digit two ceilings support
 assert abs(rows_even * flops_per_row / fp32 - 2 * tau_c / 1e3) < 1e-15 and 3_500 < rows_even < 4_500
 assert threshold == 4000.0 and format(threshold, ",.0f") == "4,000"
+# "Routed through GPU 0, as on the CPUs here, tower 1's half of `x` alone would take longer than both copies (printed)"
+assert half_ms == threshold * 784 * 4 / link * 1e3 and half_ms > 2 * tau_c, (half_ms, tau_c)
 
 # Problem 2, the answer's weighted average against gradlab's ("as gl.average_gradients(..., counts=...) does"), and
 # its raising on a partial None
