@@ -258,7 +258,7 @@ _bn_half = grad_pair(keras.layers.BatchNormalization(momentum=0.5))
 assert abs(_miss(*_bn_half) - _miss(*grad_pair(keras.layers.BatchNormalization()))) < 1e-6  # the momentum: no matter
 assert norms["BatchNormalization(trainable=False)"].trainable is False
 
-# "Barely, here. The two runs share their weights bit for bit (0.0 spacings) ... On the 1,000 test digits window
+# "Barely, here. The two runs share their weights bit for bit (0 spacings) ... On the 1,000 test digits window
 # scores 79.6% against micro's 78.9%" (printed): same gradients, only the moving statistics differ
 assert _spacings(trained["micro"], trained["window"]) == 0 and len(h_test) == 1000
 assert [f"{a:.1%}" for _, a in evaluated.values()] == ["78.9%", "79.6%"], evaluated

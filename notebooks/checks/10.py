@@ -10,7 +10,7 @@ def max_abs_diff(a, b):  # the largest |difference| over lists of arrays (the le
     return max(float(np.max(np.abs(np.asarray(u) - np.asarray(v)))) for u, v in zip(a, b))
 
 
-# Chollet's plain step is plain fit's "bit for bit: 0.0 spacings"
+# Chollet's plain step is plain fit's "bit for bit (0 spacings)"
 assert max_abs_diff(plain.inner.get_weights(), large.get_weights()) == 0
 assert verdict(plain.inner.get_weights(), large.get_weights()).startswith("exact: 0 spacings, bit for bit")
 # your step "not bit for bit, but exact: 1.0 spacings, counted at the largest weight"; under LossScaleOptimizer
@@ -83,8 +83,8 @@ for N in NS:
 assert (mine.loop, looped.loop, mine16.loop) == (python_loop, accumulate, python_loop)
 
 # The memory peaks of the unrolled step and the while loop moved to lesson 11 (checks/11.py), which measures them
-# on its budget's model; this lesson quotes 11's stored run and links there ("in 11's stored outputs the unrolled
-# update added 1.48 times what its budget predicts, the while loop's 0.85": 11's c12 table, measured / budget; checks/11
+# on its budget's model; this lesson links there without copying 11's run-varying numbers ("the unrolled update adds
+# far more than its budget, the while loop stays near it": 11's c12 table, measured / budget; checks/11
 # pins the direction, ratio["Python loop"] > 1.3 and ratio["fused loop"] < 1.1), and says the
 # MatMul count is the graph's size, not its memory
 
@@ -117,13 +117,7 @@ assert f"{lengths[-1] / move:.1%}" == "26.4%" and abs(lengths[-1] / move - miss(
 # 'jit_compile="auto"': Keras turns XLA off on a machine with no GPU, AccumulatingModel compiles a dense model with XLA
 assert not tf.config.list_physical_devices("GPU") and auto["Keras's"].jit_compile is False
 assert auto["AccumulatingModel's"].jit_compile is True
-# "since XLA fuses the loop's many small ops: with XLA, 05's fused update at N = 8 took 0.89 of its time without XLA, as 05
-# read it"
-# (05's stored output)
-import json as _json
-_o5 = "".join("".join(o.get("text", "")) for c in _json.load(open("05-fused-accumulation.ipynb"))["cells"]
-              for o in c.get("outputs", []))
-assert "fused at N = 8 with XLA (jit_compile=True) took 0.89 (" in _o5
+# "since XLA fuses the loop's many small ops (05 times it)": no number copied from 05, whose timings move between runs
 # Answer 2: "That update mixes epoch 1's 11 leftover digits with epoch 2's first 45": Keras's 11th update is the 41st
 # micro-batch (11 digits, waiting) and epoch 2's first three micro-batches of 15
 assert len(x) - 40 * 15 == 11 and (4 - 1) * 15 == 45
@@ -139,7 +133,7 @@ assert seq_miss["AccumulatingModel"] < 1e-6 and seq_miss["tokens"] < 1e-6
 assert seq_gaps["tokens"] == seq_gaps["AccumulatingModel"] == "exact: 0.6 spacings", seq_gaps
 assert seq_gaps["rows"] == "miss 9.61%", seq_gaps
 assert abs(seq_logs["tokens"] - seq_logs["large batch"]) < 1e-6  # counting tokens logs the large batch's loss
-# "as in Keras's accumulation (exact: 0.0 spacings)": Keras's own accumulation weighs the four means 1/4, as rows do
+# "as in Keras's accumulation (bit for bit: 0 spacings)": Keras's own accumulation weighs the four means 1/4, as rows do
 assert verdict(keras_seq.get_weights(), seq_w["rows"]).startswith("exact: 0 spacings, bit for bit")
 assert seq_miss["rows"] > 1e-3  # counting rows is a miss, not rounding
 
@@ -167,7 +161,7 @@ assert max_abs_diff(mine.inner.get_weights(), large.get_weights()) <= _spacing  
 assert verdict(mine16.inner.get_weights(), large.get_weights()).startswith("exact: 1.0 spacings")  # Answer 1: "as before"
 
 # the figure, the lesson at a glance (gradlab's lesson_plots.plot_spacings_to_reference over `gaps`): "the plain step and every step that
-# sums the S_i and D_i and divides once land in the rounding band: 0.0 to 2.0 spacings"; "MeanOfMeans miscounts: its
+# sums the S_i and D_i and divides once land in the rounding band: 0 to 2.0 spacings"; "MeanOfMeans miscounts: its
 # D_i = 1, so it divides by N ... Only the last batch's micro-batches differ in rows (3, 3, 3, 2), yet it lands about
 # 114,000 spacings off, a 4.34% miss. Keras's accumulation is drawn against the large batch's first 10 updates: 1.0
 # spacings" (r2: drawn against the 11-update large batch, its red bar read as a miscount; c26 states the one-update gap)

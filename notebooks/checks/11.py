@@ -68,9 +68,10 @@ assert all(len(update_ms[k]) == 9 for k in nets) and 0.5 < loop_time[1] < 3, upd
 # one reading by hand (the cell after the table, as call_peaks takes each): one update, not a median, so a band
 # around the table's fused loop
 assert 0.6 < by_hand / median["fused loop"] < 1.6, (by_hand, median)
-# the fold: "Readings move within one process as between processes (the fused loop's update, on the stored run: 12.43
-# MiB in the table, 12.68 by hand, 11.70 afresh)": three readings of the same update in this process, not all alike
-assert len({round(median["fused loop"], 2), round(by_hand, 2), round(overlap_median["one at a time"], 2)}) > 1
+# the fold: "Readings can move within one process as between processes (the fused loop's update, on the stored run:
+# ... in the table, ... by hand, ... afresh)": three readings of the same update in this process; a run read all three
+# alike (12.04), another 12.43, 12.68 and 11.70, so only a band around the table's is pinned
+assert all(0.6 < r / median["fused loop"] < 1.6 for r in (by_hand, overlap_median["one at a time"])), (by_hand, overlap_median)
 # the loops' traces: "The fused loop keeps to the 14.57 MiB its budget adds ... The Python loop climbs far above it":
 # four losses each, and the Python loop's peak above 1.3 times the fused loop's (runs so far: 23.3 against 12.2 MiB, 23.4
 # against 11.9). The prose says only that a dotted mark is no earlier than its forward pass's end (r212: the
@@ -102,8 +103,8 @@ assert before_first["Python loop"] > budget_update["Python loop"] > before_first
 # twelve rounds' median moves with the machine's load (a run beside three lessons' executions read the table's
 # medians at up to 106 ms), so here only that each trace timed a whole update
 assert all(loop_traces[k][0].ms[-1] > 0 for k in loop_traces), update_ms
-# c13's medians "54 ms against plain's 42" (stored run; 12 quotes them): the fused loop's median above plain's
-assert np.median(update_ms["fused loop"]) > np.median(update_ms["plain"]), update_ms
+# c17's "SGD's `learning_rate * gradient`, 0.5 MiB for a 128 x 1024 kernel": the largest kernel's float32 temporary
+assert max(int(np.prod(v.shape)) for v in model.trainable_variables) == 128 * 1024 and 4 * 128 * 1024 / 2**20 == 0.5
 # the widget's figure (lesson 11's c18: 'its optimizer row reads "(none)"'): the terms on a linear axis, so the
 # fourfold cut in activations reads as one, and SGD's empty optimizer row named, not left blank
 assert budget_widget.scale == "linear" and budget_widget.result["optimizer"] == 0
