@@ -4,9 +4,10 @@ Run by the lesson's last cell (`%run -i checks/06.py`) in the notebook's namespa
 fails loudly (nbval, `make notebooks`) if a run ever disagrees with the text. Not part of the lesson.
 """
 # The epochs probe: "The first epoch ends after 6 calls and 1 update, with 2 calls' gradients waiting; the two epochs
-# give the weights of the 12 calls (exact: 0.0 spacings)" (Keras empties the accumulators only at an update)
+# give the weights of the 12 calls (bit for bit)" (Keras empties the accumulators only at an update; verdict prints
+# "exact: 0 spacings, bit for bit" only when every entry is equal)
 assert [(c, u) for c, u, _ in seen] == [(6, 1), (12, 3)] and seen[0][2] > 0 and seen[1][2] == 0, seen
-assert f"{spacings(two_epochs.trainable_variables, by_hand.trainable_variables):.1f}" == "0.0"
+assert verdict(two_epochs.trainable_variables, by_hand.trainable_variables) == "exact: 0 spacings, bit for bit"
 # Problems 1 and 2: the numbers the folded answers rest on
 rates = gl.lessons.keras_accumulation.applied_rates(keras.optimizers.schedules.CosineDecay(1.0, decay_steps=1000),
                                                     accum_steps=8, updates=127)
@@ -32,8 +33,8 @@ assert 0.02 < relative["keras", 30] < 0.1, relative
 # lesson 01's yardstick: the max |diff| in spacings at the largest weight, under ten is rounding
 assert all(at_top[k] < 10 for k in ("your loop", ("fed", 30))), at_top
 assert [f"{at_top[k]:.1f}" for k in ("your loop", ("fed", 30))] == ["1.0", "1.0"], at_top
-# "gradlab's keras strategy hands Keras the same g_i, so it is the loop bit for bit" ("0.0 spacings")
-assert at_top["keras strategy"] == 0, at_top
+# "gradlab's keras strategy hands Keras the same g_i, so it is the loop bit for bit" (printed by as_spacings)
+assert at_top["keras strategy"] == 0 and as_spacings(at_top["keras strategy"]) == "0 spacings, bit for bit", at_top
 assert 0.02 < relative["keras", 30] < 0.1 and as_miss is gl.lessons.as_miss, relative  # "misses the large batch by 6.43%"
 # share_of_move is gradlab's miss of the move from w_start: the prose's "6.43% of its three updates' move"
 assert share_of_move(large.model.trainable_variables, large.model.trainable_variables) == 0.0
@@ -90,7 +91,7 @@ assert (50_000 // 64 // 8 * 8, 50_000 // 64 // 8, 97 * 512, 50_000 - 97 * 512) =
 # 3.15's (the References pin 3.15.1)
 assert keras.__version__.startswith("3.15.") and tuple(int(v) for v in tf.__version__.split(".")[:2]) >= (2, 16)
 # c16: "The +-1/60 sets which way, not how far: on the first update the miss is (1/60) |g1 + g2 - g3 - g4| / |g_B| = 4.69%
-# (last line), because each micro-batch's gradient ... is 1.6 to 1.8 times as long as g_B, and their signed sum 2.8 times"
+# because each micro-batch's gradient ... is 1.6 to 1.8 times as long as g_B, and their signed sum 2.8 times"
 assert gl.split_sizes(30, 4) == [8, 8, 7, 7] and abs(1 / 4 - 8 / 30 + 1 / 60) < 1e-12 and abs(1 / 4 - 7 / 30 - 1 / 60) < 1e-12
 _w = [1 / 4 - n / 30 for n in (8, 8, 7, 7)]  # Keras's weight minus the large batch's, per micro-batch
 assert abs(np.linalg.norm(sum(w * g for w, g in zip(_w, (g1, g2, g3, g4)))) / np.linalg.norm(g_B) - first_miss) < 1e-6

@@ -158,6 +158,10 @@ _p = np.linspace(0.001, 0.999, 999)
 assert all(abs(_p[np.argmin(-a * np.log(_p) - b * np.log(1 - _p))] - a / (a + b)) < 1e-3 for a, b in zip(in_short, in_long))
 assert f"{best_bet:.3f}" == "0.091" and t_fix[2] < best_bet and best_bet - t_fix[2] < 0.02
 assert in_short.sum() + in_long.sum() == sum(int((w > 0).sum()) for w, _ in tag_windows)  # every token counted once
+# c16: "The fix's 0.307 a token sits near what those best bets cost, 0.304" (floor: each word's entropy H(share) over
+# all 200 windows, weighted by its tokens; the 0.307 is the last 20 windows' mean, so near, not above, is claimed)
+assert f"{floor:.3f}" == "0.304" and abs(t_fix[0] - floor) < 0.01, (floor, t_fix)
+assert abs(floor - np.sum((in_short + in_long) * H(in_short / (in_short + in_long))) / np.sum(in_short + in_long)) < 1e-12
 # the sorted naive run's per-token and per-sequence losses coincide (0.708 both): a bet near 0.5 makes every
 # token cost about ln 2 = 0.693, short or long; its final model's loss per token of each group, last 20 windows
 assert f"{t_nai[0]:.3f}" == f"{t_nai[1]:.3f}" == "0.708" and f"{np.log(2):.3f}" == "0.693"

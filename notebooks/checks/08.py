@@ -38,6 +38,9 @@ assert (_adam_d[_flip] ** 2).sum() / (_adam_d ** 2).sum() > 0.9 and _flip.sum() 
 # the printed line: the lesson's own count (flips, nonzero, gap2) is this one, and its two numbers as the prose quotes them
 assert (flips == _flip).all() and nonzero == (_flat(g_once) != 0).sum() and np.allclose(gap2, _adam_d ** 2)
 assert f"{flips.sum() / nonzero:.1%}" == "1.4%" and f"{gap2[flips].sum() / gap2.sum():.0%}" == "98%", (flips.sum(), nonzero)
+# Answer 2: "07's 2 sqrt(f) predicts it: 0.240" (the printed 2 sqrt(f), f unrounded), within two points of the 22.7% miss
+assert flip_share == flips.sum() / nonzero and f"{2 * np.sqrt(flip_share):.3f}" == "0.240", flip_share
+assert abs(2 * np.sqrt(flip_share) - pf.relative_error(adam_each, adam_once)) < 0.02, flip_share
 # the mechanism: Adam() (lr 0.001) moves a nonzero entry by about lr on its first step (median 0.998 lr on a run), and a
 # flipped entry by about 2 lr (median 0.96 of 2 lr on a run; the smallest gradients less, through epsilon); an entry
 # whose sign agrees moves by the same amount both ways (median gap 0)
