@@ -194,10 +194,10 @@ assert f"{wrong[12][0]:.0%}" in ("9%", "10%", "11%")
 assert list(sorts) == ["one sort", "four sorts"] and small.shape == (2**16,) and small.dtype == np.float32
 assert q == quartiles["gradlab's"] and all(3.0 < r[1] < 5.5 for r in quartiles.values()), quartiles
 assert abs(np.median(ms["four sorts"] / ms["one sort"]) - q[1]) < 1e-12
-# "Their middle halves nearly coincide on the stored run, 3.98-4.03x and 3.99-4.04x: gradlab's code" (r2-f4d; r222 read 3.97-6.22x, 3.94-4.03x;
+# "their middle halves nearly coincide (3.99-4.14x and 3.99-4.12x on the stored run)" (r6; r2-f4d read 3.98-4.03x, 3.99-4.04x) (r2-f4d; r222 read 3.97-6.22x, 3.94-4.03x;
 # run-varying, nbval-ignored): solution_interleaved_ms and interleaved_ms call and time alike (the order asserted above)
 assert all(q_[0] <= q_[1] <= q_[2] for q_ in quartiles.values()), quartiles
-# "In blocks the ratio of medians rises (10.65x on the stored run; r222 read 8.43x): every four-sort call ran slow and no one-sort
+# "In blocks the ratio of medians rises (7.98x on the stored run; r2-f4d read 10.65x, r222 8.43x): every four-sort call ran slow and no one-sort
 # call did. The slowdown alone gives 4 x 2 = 8x; the blocks' real speeds differed too" (the stored run's). Interleaved, the within-round ratio stays near the unslowed one (4.00x)": the blocks' four-sort calls all ran slow, the interleaved
 # rounds' last 15 both
 assert made[0] == 62 and [len(t) for t in (*blocks.values(), *mixed.values())] == [15, 15, 30, 30]
@@ -220,8 +220,8 @@ assert spread < 0.1 and reads.max() < 1.5 * reads.min() and bfc[2][1] / bfc[2][0
 assert net.count_params() == 25_450 and Xd.dtype == np.float32 and reads.min() > 4 * net.count_params() / 2**20, reads
 # "Across fresh processes a larger update's reading moves by a few MiB, as 12 finds for 11's plain update": 12's
 # prose states it (r212's course reader: 26.54 MiB added in 11, 23.50 in 12, about 27.7 in 23); not measured here
-# (r222: cut from the prose, which had no number behind it here). The prose now states the stored spread, "agree to 4.3% on
-# the stored run (0.359 to 0.375 MiB)" (Summary: "4.3% apart on the stored run"; r222 read 1.4%): run-varying, so banded above
+# (r222: cut from the prose, which had no number behind it here). The prose now states the stored spread, "to 1.4% on
+# the stored run (0.359 to 0.364 MiB)" (Summary: "1.4% apart on the stored run"; r2-f4d read 4.3%): run-varying, so banded above
 
 # Problems
 s03 = float(np.spacing(np.float32(0.3)))
@@ -238,3 +238,15 @@ _bfc_reads = lambda ask, chunk: chunk if not (chunk >= 2 * ask or chunk - ask >=
 assert 3 * _MiB % 256 == 0 and _bfc_reads(3 * _MiB, 5 * _MiB) == 5 * _MiB and _bfc_reads(3 * _MiB, 7 * _MiB) == 3 * _MiB
 assert bfc[2] == (_MiB, 2_096_896) and _bfc_reads(_MiB, 2_096_896) == 2_096_896 and 2_096_896 < 2 * _MiB
 print("lesson 22: every number the prose states checks out")
+
+# r6: verdict prints "bit for bit" only for a zero gap (c10's table's first row); the float64 rerun of the cancelling sum
+# is one ("equals its exactly rounded sum bit for bit"), in float32's spacings and in float64's own
+assert verdict(np.ones(3, np.float32), np.ones(3, np.float32)) == "exact: 0 spacings, bit for bit"
+assert verdict(total64, exact64) == "exact: 0 spacings, bit for bit" and total64 == exact64
+assert as_spacings(abs(total64 - exact64) / np.spacing(exact64)) == "0 spacings, bit for bit"
+# c13: "Spacings are counted at the largest weight: a one-step gap at a smaller entry reads as 0.5"
+assert spacings(np.float32([1.5, 0.75 + 2**-24]), np.float32([1.5, 0.75])) == 0.5
+# c18's first line: the TensorFlow whose CPU reset_memory_stats does not raise, and oneDNN, whose allocator reads 0 under 256 KiB
+assert default[0][1] == 0 and _pywrap_util_port.IsMklEnabled()
+# c22: gradlab's call_peaks beside the learner's reader: the same update, medians within the readings' own spread
+assert abs(theirs - np.median(reads)) <= max(reads.max() - reads.min(), 0.02), (theirs, reads)

@@ -194,3 +194,11 @@ assert [solution_plan(B_gpu, card, fixed2, row) for row in fit2.values()] == [(1
 assert [plan(B_gpu, card, fixed2, row) for row in fit2.values()] == [(16, 8), (64, 2)]
 assert f"{_scores / GiB:.1f}" == "5.0" and scores2 / _scores == 4
 print("lesson 23: every number the prose states checks out")
+
+# Step 4's exercise (r2): run_time, yours or the solution, gives the run's row and every step the table uses
+assert run_time in (my_run_time, solution_run_time)
+check_run_time(solution_run_time)
+assert (f"{step:.2f}", f"{hours:.1f}", f"{gpu_hours:.0f}") == ("4.26", "11.3", "90") and gpu_hours == R * hours
+assert abs(step512 - run_time(1, T_gpu // 2, gpus=R, bandwidth=450e9, **gpt)[0]) < 1e-15
+# the figure's hatched bar is Step 1's Keras-on-TensorFlow plan: 32 x 4 with the scores stored, 50.3 GiB
+assert (N_tf, b_tf) == (32, 4) and f"{tf_total / GiB:.1f}" == "50.3"

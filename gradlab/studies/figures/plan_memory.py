@@ -11,7 +11,7 @@ import math
 
 
 def plot_plan_memory(micro_batches, fixed, totals, card, chosen=None, unit="GiB",
-                     title="one GPU's update against the card", batch=None):
+                     title="one GPU's update against the card", batch=None, extra=None):
     """Draw a stacked bar for each N: `fixed` at the bottom, `total - fixed` (activations) above it.
 
     Args:
@@ -25,6 +25,9 @@ def plot_plan_memory(micro_batches, fixed, totals, card, chosen=None, unit="GiB"
         title: the figure's title.
         batch: the GPU's rows an update, if given: each bar is labelled by its micro-batch size
             b = batch / N first ("b = 16" above "N = 8"), as the lesson's table lists them.
+        extra: (tick label, total, legend label), if given: one more bar after the others, its
+            part above `fixed` hatched, for the same update planned another way (e.g. storing
+            attention's scores); its total is labelled above it like the others.
     Returns:
         the matplotlib Figure of one Axes, already closed in pyplot. Its first two containers are the
         fixed bars and the activation bars; each bar carries its total as a label above it.
@@ -39,6 +42,8 @@ def plot_plan_memory(micro_batches, fixed, totals, card, chosen=None, unit="GiB"
         raise ValueError(f"every total must hold the fixed terms ({fixed}), got {totals}")
     if batch is not None and any(n <= 0 or batch % n for n in ns):
         raise ValueError(f"every N must divide the batch {batch!r} into equal micro-batches, got {ns}")
+    if extra is not None and (not math.isfinite(float(extra[1])) or float(extra[1]) < fixed):
+        raise ValueError(f"the extra bar's total must be finite and hold the fixed terms ({fixed}), got {extra[1]}")
     if chosen is not None and chosen not in ns:
         raise ValueError(f"chosen N {chosen!r} is not among the bars {ns}")
     import matplotlib.pyplot as plt  # pyplot: a notebook's inline backend then shows the figure
@@ -59,12 +64,25 @@ def plot_plan_memory(micro_batches, fixed, totals, card, chosen=None, unit="GiB"
     for bar, total in zip(bars, totals):
         ax.annotate(f"{total:.1f}", (bar.get_x() + bar.get_width() / 2, total), ha="center", va="bottom",
                     fontsize="small", xytext=(0, 2), textcoords="offset points")
-    handles.append(ax.axhline(float(card), color="C3", linestyle="--", label=f"the card: {float(card):.1f} {unit}"))
     plan = lambda n: " (plan)" if n == chosen else ""  # noqa: E731
-    ax.set_xticks(list(xs), [f"N = {n}{plan(n)}" if batch is None else f"b = {batch // n}\nN = {n}{plan(n)}"
-                             for n in ns])
+    ticks = [f"N = {n}{plan(n)}" if batch is None else f"b = {batch // n}\nN = {n}{plan(n)}" for n in ns]
+    highest = totals + [float(card)]
+    if extra is not None:  # the same update planned another way: fixed below, its activations hatched
+        label, total, meaning = extra[0], float(extra[1]), extra[2]
+        ax.bar([len(ns)], [float(fixed)], color="0.6")
+        hatched = ax.bar([len(ns)], [total - fixed], bottom=float(fixed), color="white", edgecolor="C0",
+                         hatch="///", label=meaning)
+        other = hatched[0]
+        ax.annotate(f"{total:.1f}", (other.get_x() + other.get_width() / 2, total), ha="center", va="bottom",
+                    fontsize="small", xytext=(0, 2), textcoords="offset points")
+        handles.append(hatched)
+        ticks.append(label)
+        highest.append(total)
+    handles.append(ax.axhline(float(card), color="C3", linestyle="--", label=f"the card: {float(card):.1f} {unit}"))
+    ax.set_xticks(list(range(len(ticks))), ticks)
     ax.set_ylabel(f"memory, {unit}")
-    ax.set_ylim(0, 1.12 * max(totals + [float(card)]))
-    ax.legend(handles=handles, fontsize="small", loc="upper right")
+    ax.set_ylim(0, 1.12 * max(highest))
+    ax.legend(handles=handles, fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.3), ncols=2,
+              frameon=False)  # below the axes: inside, it would hide the card's line
     ax.set_title(title)
     return fig

@@ -70,7 +70,7 @@ def plot_checkpoint_curve(updates, curve, every=100):
     return fig
 
 
-def plot_paired_gaps(record, t, reference=1, every=100, accum_steps=None, zoom_from=None):
+def plot_paired_gaps(record, t, reference=1, every=100, accum_steps=None, zoom_from=None, level=None):
     """Each row's gap to the reference row on the evaluations every row shares, paired by run.
 
         shared updates:  t = every, 2 every, ..., updates
@@ -92,6 +92,8 @@ def plot_paired_gaps(record, t, reference=1, every=100, accum_steps=None, zoom_f
         accum_steps: the rows to draw, by their N (default: every row but the reference).
         zoom_from: if given, a second panel redraws the updates from this one on, on its own
             axis.
+        level: what the interval is, for the title ("95%" when `t` is Student's 97.5% quantile):
+            "mean ± 95% interval (2.26 × SE)"; without it the title reads "mean ± 2.26 × SE".
     Returns:
         a matplotlib Figure with 1 Axes (2 with `zoom_from`), already closed in pyplot.
 
@@ -136,10 +138,11 @@ def plot_paired_gaps(record, t, reference=1, every=100, accum_steps=None, zoom_f
         ax.set_xticks(shared[shared >= (zoom_from if j else 0)])
         ax.set_xlabel("update")
         ax.set_ylabel("test accuracy gap (points)")
-    axes[0].set_title(f"Gap to N={reference}, paired by run, mean ± {t:g} SE")
+    spread = f"{t:.2f} × SE" if level is None else f"{level} interval ({t:.2f} × SE)"
+    axes[0].set_title(f"Paired gap to N = {reference} (same seed): mean ± {spread}")
     axes[0].legend(loc="upper right", frameon=False)
     if zoom_from is not None:
-        axes[1].set_title(f"The same, from update {zoom_from}")
+        axes[1].set_title(f"Zoom: updates {zoom_from:,} to {updates:,} (colours as left)")
     return fig
 
 

@@ -42,3 +42,19 @@ def test_plan_figure_labels_each_bar_by_its_micro_batch_when_given_the_batch():
     assert "activations, the plan: b = 16, N = 8" in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     with pytest.raises(ValueError, match="equal micro-batches"):
         plot_plan_memory([3], 1.0, [3.0], 8.0, batch=128)
+
+
+def test_plan_figure_adds_a_hatched_bar_for_the_update_planned_another_way():
+    fig = plot_plan_memory([4, 8], 18.6, [111.6, 65.1], 79.6, chosen=8, batch=128,
+                           extra=("b = 4\nN = 32\nscores stored", 50.3, "activations with the scores stored"))
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["b = 32\nN = 4", "b = 16\nN = 8 (plan)",
+                                                             "b = 4\nN = 32\nscores stored"]
+    other = ax.containers[-1][0]
+    assert other.get_y() == 18.6 and other.get_height() == pytest.approx(50.3 - 18.6) and other.get_hatch() == "///"
+    assert [text.get_text() for text in ax.texts] == ["111.6", "65.1", "50.3"]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "activations with the scores stored" in legend and legend[-1] == "the card: 79.6 GiB"
+    assert ax.get_legend().get_bbox_to_anchor().y0 < ax.bbox.y0  # below the axes, clear of the card's line
+    with pytest.raises(ValueError, match="extra bar"):
+        plot_plan_memory([4], 18.6, [111.6], 79.6, extra=("x", 10.0, "y"))

@@ -56,7 +56,10 @@ def test_plot_paired_gaps_draws_each_rows_mean_paired_gap_and_its_interval():
     lows, highs = zip(*[(seg[0][1], seg[1][1]) for seg in segments.get_segments()])
     assert np.allclose(lows, [4.0 - 25.412, 2.0 - 12.706]) and np.allclose(highs, [4.0 + 25.412, 2.0 + 12.706])
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["N=2 minus N=1"]
-    assert "paired" in ax.get_title() and ax.get_ylabel() == "test accuracy gap (points)"
+    assert ax.get_title() == "Paired gap to N = 1 (same seed): mean ± 12.71 × SE"
+    assert ax.get_ylabel() == "test accuracy gap (points)"
+    titled = plot_paired_gaps(record, t=12.706, level="95%").axes[0].get_title()
+    assert titled == "Paired gap to N = 1 (same seed): mean ± 95% interval (12.71 × SE)"
 
 
 def test_plot_paired_gaps_zooms_and_refuses_unpaired_rows():
@@ -67,7 +70,7 @@ def test_plot_paired_gaps_zooms_and_refuses_unpaired_rows():
     full, zoom = plot_paired_gaps(record, t=1.0, zoom_from=200).axes
     (bars,) = zoom.containers
     assert list(bars.lines[0].get_xdata()) == [200] and np.allclose(bars.lines[0].get_ydata(), [2.0])
-    assert "200" in zoom.get_title()
+    assert zoom.get_title() == "Zoom: updates 200 to 200 (colours as left)"
     with pytest.raises(ValueError, match="as many runs"):
         plot_paired_gaps({"updates": 200, "rows": [{"accum_steps": 1, "runs": one},
                                                    {"accum_steps": 2, "runs": two[:1]}]}, t=1.0)
