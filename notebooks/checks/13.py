@@ -13,6 +13,7 @@ solutions = local_sums is solution_local_sums and sum_and_count is solution_sum_
 
 # From towers to replicas: the copies, the cut of lesson 02's 63 digits, Keras's divisors n_r R
 assert len(mirrored_model.trainable_variables) == 4 and len(copies) == 8 and rows_63 == [32, 31]
+assert mlp_shape == "784-256-10" and ref.count_params() == 203_530 == n_params  # "a 784-256-10 MLP, 203,530 weights"
 assert divisors_63 == ["64", "62"], divisors_63  # Keras's mean loss: n_r R, not B = 63
 # Keras's summed gradient is the plain mean of the 2015 tutorial's average_gradients (lesson 02), not 02's
 # own towers (which divide once by B): "bit for bit (0 spacings)", and "the sum misses g_B by 0.963%" (printed);
@@ -117,7 +118,8 @@ assert spacings(fixed_b_move, scaled_move, at=before) <= 10 and verdict(fixed_b_
 assert all(np.array_equal(w, v) for w, v in zip(mirrored_model.get_weights(), ref.get_weights()))
 # your sum and count on the short batch: the 17 digits' g_B ("length ratio 1.000", "... apart")
 assert spacings([g.numpy() for g in counted], g_17) <= 10 and f"{counted_ratio:.3f}" == "1.000" and verdict(counted, g_17).startswith("exact")
-assert sum(short_shards) == 17  # "divides by 17": the rows it counted
+assert sum(short_shards) == 17 and f"{counted_by:.0f}" == "17" and abs(counted_by - 17) < 1e-4  # "divides their loss
+# sum by 17": the 17 digits' loss sum over the loss your sum and count returned, the rows it counted
 assert _tf_rule(17, R) == short_shards == [9, 8]
 # "By default it [compute_average_loss] divides by n_r R, the shards' plain mean; given global_batch_size=B, by B":
 # inside a replica of 2, five losses of 1 give 5 / (5 x 2) by default and 5 / 31 with global_batch_size=31

@@ -170,4 +170,10 @@ _slow = lambda s, N: s / (N * compute / 0.4 + 2 * s)  # noqa: E731  the share at
 assert f"{compute / 0.4 * 1000:.0f}" == "248" and round(compute / 0.4 * 1000, -1) == 250, compute
 _s = second["InfiniBand NDR, 8 nodes"]
 assert (f"{_slow(_s, 1):.1%}", f"{_slow(_s, 8):.1%}") == ("26.5%", "6.2%"), _s
+# Answer 2, run: the two-all-reduce route with L2(0.01), the penalty's gradient whole before the clip, "exact"
+assert l2_verdict.startswith("exact"), l2_verdict
+# "its all-reduce carries 8 bytes more (101,812): its loss sum ... and its count of micro-batches that failed
+# gradlab's check, 4 bytes each": gradlab's places.reduce_replicas sends [loss, rows, broken] + the gradient
+assert reduces["gl.AccumulatingModel"][1] == 101_812 and reduces["gl.AccumulatingModel"][1] - reduces[
+    "the one-all-reduce route"][1] == 8 and reduces["mirrored fit"][1] == 101_800
 print("lesson 16: every number the prose states checks out")

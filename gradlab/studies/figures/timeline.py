@@ -130,6 +130,45 @@ def plot_micro_batches(forward_ms, layer_compute_ms, layer_comm_ms, ax, sends=(T
     return start
 
 
+def plot_three_ways(forward_ms, layer_compute_ms, layer_comm_ms, micro_batches=8):
+    """One update of `micro_batches` micro-batches, three ways, one row each: an all-reduce per
+    micro-batch that the next waits for ("blocking"); an all-reduce per micro-batch queued on the
+    link while the next computes ("not blocking"); one all-reduce, deferred to the last
+    micro-batch ("deferred"). A micro-batch is a forward pass of `forward_ms`, then the backward
+    blocks `layer_compute_ms` with their all-reduces `layer_comm_ms` overlapped (`schedule`).
+
+    Returns:
+        (figure, dict of ms: each row's end of the update, keyed "blocking", "not blocking",
+        "deferred").
+    """
+    from matplotlib.patches import Patch
+
+    c, m = _times("layer_compute_ms", layer_compute_ms), _times("layer_comm_ms", layer_comm_ms)
+    n, k = micro_batches, len(c)
+    shown = schedule(c, m, overlap=True)["total"] - sum(c)  # the all-reduce left after the backward pass
+    fig = Figure(figsize=(7.0, 4.6), layout="constrained")
+    axes = fig.subplots(3, 1, sharex=True)
+    ends = {"blocking": plot_micro_batches(forward_ms, c, m, axes[0], sends=(True,) * n)}
+    chained = schedule((c + [forward_ms]) * n, (m + [0.0]) * n)  # a micro-batch's blocks, its forward pass last
+    for layer, a, b in chained["compute"]:  # entries k, 2k + 1, ... of the lists are the forward passes
+        color = "tab:cyan" if layer % (k + 1) == k else "tab:blue"
+        axes[1].broken_barh([(a, b - a)], (1.1, 0.8), color=color, edgecolor="white")
+    for _, a, b in chained["comm"]:
+        axes[1].broken_barh([(a, b - a)], (0.1, 0.8), color="tab:orange", edgecolor="white")
+    ends["not blocking"] = chained["total"]
+    ends["deferred"] = plot_micro_batches(forward_ms, c, m, axes[2], sends=(False,) * (n - 1) + (True,))
+    names = (f"per micro-batch, blocking (gaps of {shown:.1f} ms)", "per micro-batch, not blocking",
+             "one, deferred to the last micro-batch")
+    for ax, (key, total), name in zip(axes, ends.items(), names):
+        ax.axvline(total, color="black", lw=1, ls="--")
+        ax.set(yticks=[0.5, 1.5], yticklabels=["all-reduce", "compute"], ylim=(0, 2),
+               title=f"N = {n}, {name}: update {total:.1f} ms")
+    axes[2].set_xlabel("ms")
+    fig.legend(handles=[Patch(color=col, label=w) for w, col in (("forward", "tab:cyan"), ("backward block", "tab:blue"),
+               ("all-reduce", "tab:orange"))], loc="outside lower center", ncols=3, fontsize="small")
+    return fig, ends
+
+
 def _draw_schedule(ax, s, offset=0.0, labels=True):
     for layer, start, end in s["compute"]:
         ax.broken_barh([(offset + start, end - start)], (1.1, 0.8), color="tab:blue", edgecolor="white")

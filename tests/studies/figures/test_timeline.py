@@ -1,7 +1,8 @@
 """The compute/communication timeline: its totals and bars worked out by hand."""
 import pytest
 
-from gradlab.studies.figures.timeline import plot_micro_batches, plot_overlap, plot_timeline, schedule
+from gradlab.studies.figures.timeline import (plot_micro_batches, plot_overlap, plot_three_ways, plot_timeline,
+                                              schedule)
 
 # Three layers, forward order 0, 1, 2: backward runs 2 (0-3 ms), 1 (3-5), 0 (5-6).
 C, M = [1.0, 2.0, 3.0], [2.0, 2.0, 2.0]
@@ -113,3 +114,18 @@ def test_micro_batches_follow_one_another_and_a_deferred_one_sends_nothing():
     assert (second_forward.min(), second_forward.max()) == (7.0, 8.0)  # starts when the deferring one ends
 
 
+
+
+def test_three_ways_end_where_worked_out_by_hand():
+    # a micro-batch that sends takes 1 + 9 = 10 ms, one that defers 1 + 6 = 7 (the test above). Blocking, two
+    # micro-batches: 20. Deferred: 7 + 10 = 17. Not blocking: forward 0-1, backward 1-4, 4-6, 6-7, forward 7-8,
+    # backward 8-11, 11-13, 13-14; all-reduces 4-6, 6-8, 8-10, then 11-13, 13-15, 15-17: 17, as deferred
+    fig, ends = plot_three_ways(1.0, C, M, micro_batches=2)
+    assert ends == {"blocking": 20.0, "not blocking": 17.0, "deferred": 17.0}
+    axes = fig.axes
+    assert len(axes) == 3 and [ax.get_title() for ax in axes] == [
+        "N = 2, per micro-batch, blocking (gaps of 3.0 ms): update 20.0 ms",
+        "N = 2, per micro-batch, not blocking: update 17.0 ms",
+        "N = 2, one, deferred to the last micro-batch: update 17.0 ms"]
+    assert len(axes[1].collections) == 2 * (3 + 1) * 2  # compute blocks and forward passes, then their all-reduces
+    # (a forward pass's is empty: 0 ms)
