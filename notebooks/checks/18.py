@@ -142,16 +142,19 @@ assert max(abs(rms[b] / pred[b] - 1) for b in rms) < 0.065  # "holds to 6%"
 assert (_fmt(rms[8] / pred[8], ".2f"), _fmt(se8, ".2f")) == ("1.06", "0.03") and 1.5 < (rms[8] / pred[8] - 1) / se8 < 2.5
 # the rho = 0.9 average against the exact value: 0.28 to 3.02 (median 1.10)
 assert (_fmt(ratio_at[0].min(), ".2f"), _fmt(ratio_at[0].max(), ".2f")) == ("0.28", "3.02")
-# fit's epochs draw without replacement: |g|^2 reads low by tr(Sigma)/(M - 1), "about B_simple/M of it"; "late in this
-# run that is 24.3/3999 = 0.006 against |g|^2 = 0.061 (the medians above), a tenth"
+# fit's epochs draw without replacement: |g|^2 reads low by tr(Sigma)/(M - 1); "late in this
+# run 24.3/3999 = 0.006 against 0.061 (the medians above), a tenth"
 assert (_fmt(tr_late, ".1f"), _fmt(g_late, ".3f"), M - 1, _fmt(tr_late / (M - 1), ".3f")) == ("24.3", "0.061", 3999, "0.006")
 assert 0.09 < tr_late / (M - 1) / g_late < 0.11 and 0.09 < late / M < 0.13, (tr_late / (M - 1) / g_late, late / M)
 # the trend: median 81 over updates 0-50, 445 over 150-200 (six checkpoints each)
 assert (_fmt(np.median([values[t] for t in range(0, 51, 10)]), ".0f"),
         _fmt(np.median([values[t] for t in range(150, 201, 10)]), ".0f")) == ("81", "445")
 assert (_fmt(early, ".0f"), _fmt(late, ".0f")) == ("81", "445")
-# "At the first checkpoints below loss 0.5 and 0.3 (updates 40 and 70) the exact B_simple is 91 and 474 rows";
-# 19's knee at those losses: 32 and 55 rows (19's fits, 32.4 and 55), "far lower"
+# c20 prints the exact B_simple at the first checkpoints below loss 0.5 and 0.3 (updates 40 and 70): 91 and 474 rows.
+# The prose no longer compares single checkpoints with 19's knee; it quotes 19's own B_simple at its loss-0.5
+# crossings, "90 to 163, 2.8 to 5.0 times the critical batch it fits" (pinned in checks/19.py)
+# c21: "After a dip (71 at update 0, 30 at update 10), B_simple rises ... the medians carry the claim"
+assert _fmt(values[0], ".0f") == "71" and values[10] < values[0] < max(values[t] for t in range(150, 201, 10)) and early < late, values
 assert crossed == [40, 70] and losses[30] >= 0.5 > losses[40] and losses[60] >= 0.3 > losses[70], losses
 assert [_fmt(values[t], ".0f") for t in crossed] == ["91", "474"] and values[40] > 2 * 32 and values[70] > 2 * 55
 # each ratio's standard error is printed: 0.03 at b = 8 (above)

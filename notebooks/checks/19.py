@@ -262,4 +262,19 @@ assert (f"{min(_noise.values()):.0f}", f"{max(_noise.values()):.0f}", f"{stats.n
 assert best_rate[512] == 0.8 and all(best_rate[B] <= 0.4 for B in (16, 32, 128)), best_rate
 # Answer 2 (a): the timed ratios' middle halves (25th to 75th percentile over the 12 rounds), printed with side_of_one
 assert set(quartiles) == {4, 16} and all(q[0] <= q[1] <= q[2] for q in quartiles.values()) and ratio[4] == quartiles[4][1]
+# c27: "Only one point along the path reads near 32: B = 512's crossing, 37 +- 3, within two standard errors of
+# 32.4" (line above); the start and the other three crossings are far outside two standard errors
+assert at_start.noise_scale - B_crit > 2 * at_start.stderr and all(_noise[B] - B_crit > 2 * curved[B].stderr
+                                                                   for B in (16, 32, 128)), (at_start, _noise)
+# Answer 2 (a), the stored run's (nbval-ignored, so pinned by the prose's logic, not its digits): "readings of tau_0 span
+# 2.2 to 4.8, so the cost is not quite N + tau_0 and tau_0 cannot say. The direct ratio can": B = 128 wins exactly when
+# r4 < 37/23 (checked above, with the order of to_target). The three readings are the three formulas printed:
+assert np.isclose(tau_here, (16 - r16) / (r16 - 1)) and min(tau_4, tau_here, tau_fit) <= tau_here <= max(tau_4, tau_fit, tau_here)
+# (b): "past the knee when that cost exceeds B_crit examples"; "B* = sqrt(32.4 x 123) = 63" at the stored 3.8 (a call:
+# tau = 32 tau_0 examples); "this linear model prices B = 128 about as B = 32 (2.56 against 2.54) where the timing
+# says 1.21 times": where tau_0 reads over 3 (stored run: 3.8), the model's ratio 128/32 is under the timed one
+assert (B_fast > B_crit) == (tau > B_crit) and np.isclose(B_fast, np.sqrt(B_crit * tau))
+# (stored: 1.01 against 1.21); the model's ratio depends on tau_0 alone, the timed one on r4 (stored 1.94)
+if tau_0 > 3: assert time_in_calls(128) / time_in_calls(32) < 1.1, time_in_calls(128) / time_in_calls(32)
+if _quiet and tau_0 > 3 and r4 > 1.8: assert to_target[128] / to_target[32] > 1.1, to_target
 print("lesson 19: every number the prose states checks out")

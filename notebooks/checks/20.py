@@ -99,7 +99,15 @@ assert abs(tau_h - 1e3 * 3 * 4 * P / host_rate) < 1e-9 * tau_h
 assert abs(stage_ms(P, T_i, 2 * host_rate)[2] - tau_h / 2) < 1e-9 * tau_h
 assert all(designs[k][1] == v for k, v in (("accumulating on the card", on_card), ("copying out, one after another",
            one_after_another), ("copying out, overlapped, 2 device buffers", overlapped)))
-assert designs["copying out, overlapped, 1 device buffer"][1] == lean["total"]
+# c7/c9/c12: the third schedule, one device buffer, written by the learner (update_ms's third value) and checked against
+# host_schedule's: "the device and the bus take turns, N(tau_d + tau_c) + tau_h + tau_c, unless the sum is slower, as
+# here: 6,143 ms too"
+assert designs["copying out, overlapped, 1 device buffer"][1] == one_buffer and abs(one_buffer - lean["total"]) < 1e-9 * one_buffer
+assert N * (tau_d + tau_c) + tau_h < tau_d + tau_c + N * tau_h and f"{one_buffer:,.0f}" == "6,143"
+assert abs(update_ms(d7, c7, h7, N)[2] - (N * (d7 + c7) + h7 + c7)) < 1e-9  # Problem 1: the turns set the pace
+# c2: "40% of its 756 TFLOP/s dense bfloat16 peak (the datasheet's 1,513 counts sparsity), 05's share, from Llama 3's
+# 38-43% on H100s"
+assert F == 0.40 * 756e12 and abs(1513 / 2 - 756) < 1 and 0.38 <= 0.40 <= 0.43
 # "The device (blue) computes for 813 ms in ten blocks" (N = 10 of tau_d; overlapped, "the first two run
 # back to back": host_schedule starts the second at the first's end); the figure draws these two schedules
 assert f"{N * tau_d:.0f}" == "813" and np.allclose(totals_drawn, (one_after_another, overlapped, overlapped),
