@@ -136,6 +136,15 @@ _rows11 = dict(activation_bytes_per_row=_mb.activation_bytes_per_row(_mlp11), in
                backward_bytes_per_row=_mb.backward_bytes_per_row(_mlp11))
 assert [round(_mb.budget(_mlp11.count_params(), "sgd", B=1024, N=_N, **_rows11)["total"] / 2**20, 2)
         for _N in (1, 4)] == [34.91, 22.04], _rows11
+# the opening: a 1B GPT (11's Problem 4) holds "about 186 GiB of activations" for 64 sequences, "over twice an 80 GB
+# H100"; "four micro-batches of 16 hold 46 GiB" (the cell after the setup prints both)
+assert (tokens, width, layers, vocab) == (2048, 2048, 16, 51_200)
+assert f"{64 * seq_gib:.0f}" == "186" and f"{16 * seq_gib:.0f}" == "46" and 64 * seq_gib * 2**30 > 2 * 80e9
+# Kish, measured (the fold after the shuffles): 1/(96/128^2 + 4/16^2) = 46.5, so 100/46.5 = 2.15 predicted; 200 random
+# batches of 100 from the 4,000 give 2.11
+assert len(sq_err["plain"]) == len(sq_err["weighted"]) == 200 and g_all.shape == (203_530,)
+assert f"{kish_n:.1f}" == "46.5" and f"{100 / kish_n:.2f}" == "2.15"
+assert f"{kish_ratio:.2f}" == "2.11" and abs(kish_ratio / (100 / kish_n) - 1) < 0.1, kish_ratio
 print("lesson 01: every number the prose states checks out")
 
 # c22: "(one spacing at the largest weight, printed)": verdict's spacings count at the largest of Keras's weights

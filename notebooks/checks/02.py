@@ -275,6 +275,8 @@ assert extra_us / 1e3 < 2 * tau_c / 10  # "no, by far"
 # "about 4,000 rows": the rows GPU 0 computes at peak in 2 tau_c, to the one digit two ceilings support
 assert abs(rows_even * flops_per_row / fp32 - 2 * tau_c / 1e3) < 1e-15 and 3_500 < rows_even < 4_500
 assert threshold == 4000.0 and format(threshold, ",.0f") == "4,000"
+# Problem 1's answer: "about 5,100 at 20 GB/s and 3,400 at 30 (printed)": the crossover scales as 1 / rate
+assert at_rates == {20e9: 5100.0, 30e9: 3400.0} and abs(rows_even * 25 / 20 / 5100 - 1) < 0.01, at_rates
 # "Routed through GPU 0, as on the CPUs here, tower 1's half of `x` alone would take longer than both copies (printed)"
 assert half_ms == threshold * 784 * 4 / link * 1e3 and half_ms > 2 * tau_c, (half_ms, tau_c)
 

@@ -118,6 +118,10 @@ assert len(calls) == 6 == 1 + len(np.split(x, 4)) + 1, len(calls)
 # a miss of 106% against g_B(2)"
 assert spacings(acc_2, [u + v for u, v in zip(acc_1, g_next)]) <= 10
 assert gl.lessons.as_miss(miss(acc_2, g_next)) == "106%", miss(acc_2, g_next)
+# the recipe cell's comment: "initialized_value() raises NotImplementedError on TF2's resource variables" (printed)
+assert init_error == "ResourceVariable.initialized_value(): NotImplementedError, no message", init_error
+# c21: "the plot shows ... a 9-update moving average; the faint line is sum, N = 16" (plot_training_loss(window=9, faint=...))
+assert len(curves["sum, N = 16"]) == 60
 print("lesson 04: every number the prose states checks out")
 
 # "a `tf.function` may create variables only on its first call, once, so `make_accumulators` inside it raises
