@@ -57,8 +57,17 @@ for rho, n, updates in ((0.5, 2, 3), (0.9, 4, 4)):
                 [sum(c_k * w[v] for c_k, w in zip(c, path)) for v in range(len(avg))], avg)
     assert max(short_miss[rho, "fused", 1], short_miss[rho, "keras", n]) < 1e-6
     assert min(short_miss[rho, "fused", n], short_miss[rho, "keras", 1]) > 1e-3
-# "Keras's counters: iterations 1, private _iterations 4" after one update of 4 calls (c7's counter)
+# "iterations reads 1, private _iterations 4" after one update of 4 calls (the counters' cell)
 assert int(counter.iterations) == 1 and int(counter._iterations) == 4, (counter.iterations, counter._iterations)
+# c2: "The optimizer's own state (SGD's momentum, Adam's slots) moves once per update"; c9: "SGD's momentum slot moves
+# once, at call 4" (SGD(0.5, momentum=0.9), the gradient 1 at each call: -lr * 1 = -0.5 at the update)
+assert slot_after == [0.0, 0.0, 0.0, -0.5], slot_after
+# c6: "Each update multiplies the whole old average by rho^N = 0.656, not rho = 0.9"
+assert f"{0.9 ** 4:.3f}" == "0.656"
+# theta_1, which no later move pulls toward, keeps 0.9^4 of its weight through update 3's four moves
+assert abs(ema_coefficients(3, 0.9, 4)[0] - 0.9 ** 4 * ema_coefficients(2, 0.9, 4)[0]) < 1e-12
+# c21: "the large batch's variances lie far below 1: 9% of them is 1.39% of that move" (the move from 1)
+assert h.var(0).max() < 0.25 and 0.5 < 0.09 * h.var(0).mean() / (1 - h.var(0).mean()) / 0.0139 < 1.5
 assert check_ema(ema_coefficients) is None and check_ema(solution_ema_coefficients) is None  # the function in use
 # gradlab's pf.expected_ema, moving the weights themselves, lands on your sum (computed at the top, on fused's path)
 assert gradlab_gap.startswith("exact: "), gradlab_gap

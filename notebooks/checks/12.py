@@ -92,9 +92,7 @@ assert round(held_before, 2) == 7.47, held_before
 assert time_q == gl.lessons.ratio_quartiles(update_ms, "tf.recompute_grad", "plain") and time_ratio == time_q[1]
 assert side == gl.lessons.side_of_one(time_q) and time_q[0] <= time_ratio <= time_q[2], time_q
 assert len(update_ms["plain"]) == len(update_ms["tf.recompute_grad"]) == 20 and 0.8 < time_ratio < 3, update_ms
-# Answer 3's compute side, cited, not computed: Korthikanti et al.'s abstract, selective recomputation with sequence
-# parallelism (and tensor parallelism) "reduces activation memory by 5x, while reducing execution time overhead from
-# activation recomputation by over 90%"; "1.33x the arithmetic (forward:backward 1:2), while rebuilding attention's
+# Answer 3's compute side (its citation of Korthikanti et al.'s 5x / 90% was dropped for the word cap): "1.33x the arithmetic (forward:backward 1:2), while rebuilding attention's
 # two T x T products costs 1.05x, a seventh of a forward pass at T = h": Korthikanti's 24 T h^2 + 4 T^2 h a layer's
 # forward, its 4 T^2 h the scores' two products
 assert f"{full_cost:.2f} {sel_cost:.2f}" == "1.33 1.05" and 4 * 4096 / (24 * 4096 + 4 * 4096) == 1 / 7
@@ -133,3 +131,16 @@ assert (layer, round(left, 1), round(seq_all, 1), int(left // seq_all), round(se
         round(seq_full, 2), int(left // seq_full)) == (194, 66.6, 97.0, 0, 17.0, 3, 4.03, 16), (seq_all, seq_sel, seq_full)
 
 print("lesson 12: every number the prose states checks out")
+
+# c4's Answer, in the budget's terms: "Plain's layer outputs, b a_out, hold 18.54 MiB; recomputation keeps
+# b (f a_out + a_seg), 2,600 + 4,096 bytes a row, 6.54 MiB"
+assert f"{1024 * a_out / MiB:.2f}" == "18.54" and round(f * a_out) == 2600 and a_seg == 4096
+assert f"{1024 * (round(f * a_out) + a_seg) / MiB:.2f}" == "6.54"
+# c13: "(the trace: yours holds over 20 MiB just before its loss, tf.recompute_grad about 6)" on the stored figure; on
+# any run the direction holds: yours holds several times what tf.recompute_grad holds before its loss
+_before = {n: tr.mib[tr.ms <= marks[0]].max() for n, (tr, marks) in traces.items()}
+assert _before["yours"] > 2 * _before["tf.recompute_grad"], _before
+# Answer 2: "The cell's fixed seed, [0, 1], would drop the same units at every step": a stateless draw at one seed
+# is the same mask whenever it runs
+_m = lambda: tf.random.stateless_uniform([4, 8], [0, 1]) < 0.5
+assert bool(tf.reduce_all(_m() == _m()))

@@ -249,7 +249,8 @@ def plot_spacings_to_reference(gaps, reference="the large batch's weights", roun
     one horizontal bar per variant, the rounding band (up to `rounding` spacings) shaded, so a
     miscount, thousands of spacings off, stands out from steps that differ only by rounding.
 
-        a gap of 0 (bit for bit) cannot sit on a log axis: its bar ends at `floor`, labelled "0"
+        a gap of 0 (bit for bit) cannot sit on a log axis: its bar is a hatched, unfilled stub ending at `floor`,
+        labelled "0 (bit for bit), drawn at <floor>"
 
     Args:
         gaps: `{label: spacings}`, each a finite number >= 0 (e.g. gradlab's `spacings`), drawn top down.
@@ -273,9 +274,12 @@ def plot_spacings_to_reference(gaps, reference="the large batch's weights", roun
     at = np.arange(len(labels))[::-1]  # the first label on top
     ax.axvspan(floor / 10, rounding, color="tab:green", alpha=0.15, label=f"rounding: up to {rounding:g} spacings")
     colors = ["tab:green" if k <= rounding else "tab:red" for k in values]
-    ax.barh(at, np.maximum(values, floor) - floor / 10, left=floor / 10, color=colors, height=0.6)  # each ends at its gap
+    bars = ax.barh(at, np.maximum(values, floor) - floor / 10, left=floor / 10, color=colors, height=0.6)  # each ends at its gap
+    for bar, k in zip(bars, values):
+        if k == 0:  # not a distance of `floor`: a hatched, unfilled stub, labelled so
+            bar.set(facecolor="none", edgecolor="tab:green", hatch="///")
     for y, k in zip(at, values):
-        text = "0 (bit for bit)" if k == 0 else (f"{k:.1f}" if k < 100 else f"{k:,.0f}")
+        text = f"0 (bit for bit), drawn at {floor:g}" if k == 0 else (f"{k:.1f}" if k < 100 else f"{k:,.0f}")
         ax.text(max(k, floor) * 1.3, y, text, va="center", fontsize=10)
     ax.set_xscale("log")
     ax.set_xlim(floor / 10, max(values.max(), rounding) * 30)
