@@ -53,7 +53,7 @@ def _mean_reduced(x_r, y_r):  # the same gradients, all-reduced with MEAN instea
 
 _halved = [g.numpy() for g in replica0(tf.function(lambda a, b: dist.run(_mean_reduced, args=(a, b)))(*shards_63))]
 assert spacings(_halved, [p / 2 for p in plain]) <= 10 and abs(gl.lessons.miss(_halved, plain) - 0.5) < 1e-3
-# "a MEAN all-reduce would halve it (0.500)": printed under Keras's apply
+# "a MEAN all-reduce would divide it by R again: 0.500 here, with R = 2": printed under Keras's apply
 assert f"{mean_ratio:.3f}" == "0.500", mean_ratio
 
 
