@@ -7,7 +7,29 @@ longer shows (Keras's reductions on the whole batch; the masked loss counted fir
 """
 import numpy as np
 
-# Going further's table: the lesson's folded cell under it runs every row (table, as_is, fed_verdicts, as_is_gaps, ...)
+# Going further's table (r4): the lesson's cell works one row by hand (u, fed: mean_with_sample_weight as it is and
+# times N D_i / D) and runs every row through pf.loss_table_row (rows); the names the checks below read, from rows
+as_is = list(table)
+keras_errors = {row: r["scaled_error"] for row, r in rows.items()}
+fed_spacings = {row: r["scaled_spacings"] for row, r in rows.items()}
+fed_verdicts = {row: r["scaled_verdict"] for row, r in rows.items()}
+as_is_u = {row: r["as_is"] for row, r in rows.items()}
+as_is_length = {row: r["length"] for row, r in rows.items()}
+as_is_gaps = {row: r["best"] for row, r in rows.items()}
+fed_exact = sum(v.startswith("exact: ") for v in fed_verdicts.values())
+mean_w_as_it_is = pf.relative_error(as_is_u["mean_with_sample_weight"], target)  # the naive rule again
+# the row worked by hand is the helper's: the same two updates
+assert pf.relative_error(u, as_is_u["mean_with_sample_weight"]) < 1e-6 and pf.relative_error(fed, target) < 1e-5
+# each row's loss on micro-batch 1 is its summed loss S_1 over the row's count (the table's "divides S_i by")
+logits_1, out_1 = mlp_model(x[:16]), tf.identity(seq_model(ids[:8]))  # identity: the Embedding's mask left behind
+wl_1 = float(tf.reduce_sum(tokens[:16] * pf.per_example_loss(y[:16], logits_1)))  # the digits' S_1 = sum_j ω_j l_j
+l_1 = float(tf.reduce_sum(valid[:8] * pf.per_example_loss(labels[:8], out_1)))  # the sequences': l_j of valid tokens
+_first = {"default": (loss_fn(y[:16], logits_1, sample_weight=tokens[:16]), wl_1 / 16),
+           "default, per token": (loss_fn(labels[:8], out_1, sample_weight=valid[:8]), l_1 / valid[:8].size),
+           "mean_with_sample_weight": (mean_w(y[:16], logits_1, sample_weight=tokens[:16]), wl_1 / D_i[0]),
+           "ignore_class": (ignore_fn(labels_ig[:8], out_1), l_1 / valid_i[0]),
+           "sum": (sum_fn(y[:16], logits_1, sample_weight=tokens[:16]), wl_1)}
+assert list(_first) == list(table) and [table[r][4](w) for r, w in zip(table, (tokens[:16], valid[:8], tokens[:16], valid[:8], tokens[:16]))] == [16, 240, D_i[0], valid_i[0], 1]
 
 # gradlab's strategies the prose no longer prints: accumulate on the masked sequences (exact), keras fed the
 # tokens as sample_weight (its step counts first: exact) and keras on the masked sequences (the naive rule)
@@ -103,7 +125,7 @@ assert seq_gradlab_error < 1e-5
 assert keras_naive_gap < 1e-5  # your naive rule with the valid mask as ω_j is Keras's masked mean of means
 
 # Going further: each row's loss on micro-batch 1 is its sum over the table's count; fed as the table says, exact
-for _row, (_loss_1, _count, _, _) in table.items():
+for _row, (_loss_1, _count) in _first.items():
     assert abs(float(_loss_1) - _count) < 1e-4 * abs(_count), (_row, float(_loss_1), _count)
 assert len(keras_errors) == 5 and max(keras_errors.values()) < 1e-5, keras_errors
 assert valid[:8].size == 240  # the table's n_i T: 8 x 30 positions, padding included
@@ -134,6 +156,12 @@ assert abs(keras_seq_error - seq_errors[0]) < 1e-3 and f"{keras_seq_error:.2f}" 
 # What the miss does to training: tagging
 t_nai, t_fix, t_big, t_shuf = tag_end.values()
 assert tag_gap <= 10 and verdict(fix_curve, big_curve).startswith("exact: ")  # "their curves exact" (printed)
+# c16 (r4) answers the Predict: "The fix and the large batch coincide (their curves 2.4 spacings apart over 200
+# updates); the naive run does not" (seeded runs: the printed digits)
+assert verdict(fix_curve, big_curve) == "exact: 2.4 spacings" and len(tag_windows) == len(fix_curve) == 200, len(fix_curve)
+assert not verdict(tag_runs["naive: 1/N"][1], big_curve).startswith("exact: ")
+# c24 (r4): "0.46 = 219/480 for the padded sequences, counting padding": D / (N n T), 219 valid of 2 x 8 x 30 positions
+assert sum(valid_i) == 219 and f"{219 / 480:.2f}" == f"{as_is_length['default, per token']:.2f}" == "0.46", as_is_length
 assert t_nai[0] > t_fix[0] + 0.2 and t_nai[1] < t_fix[1] - 0.2  # each wins its own mean
 # relative errors, compared with 1 (one spacing there, 1.2e-07): every rule that counts right is under ten
 _eps = float(np.spacing(np.float32(1)))

@@ -211,6 +211,9 @@ assert clip_len(1.0, 16, 0.0) == 0.25
 assert clip_len(1.0, 5, 0.08) > 0.5 > clip_len(1.0, 6, 0.08) and f"{0.92 / 0.17:.1f}" == "5.4"
 assert f"{clip_len(1.0, 6, 0.08):.3f} {np.sqrt(0.08):.3f}" == "0.483 0.283" and abs(pair_cos - 0.08) < 0.005
 assert f"{clip_len(1.0, 10_000, 0.08):.3f}" == "0.283"  # N = 10,000: near c sqrt(0.08)
+# section 1 (r4): "a smaller learning rate whose factor depends on the micro-batches' cosine and on N (Problem 1's
+# formula: at cosine 0.08, 0.514 at N = 5, toward 0.283 as N grows)": the Answer 1 cell's printed digits
+assert f"{clip_len(1.0, 5, 0.08):.3f}" == "0.514" and clip_len(1.0, 5, 0.08) > clip_len(1.0, 10_000, 0.08)
 # Going further, the loss scale's pace (N = 4): "one micro-batch overflows (λ halves to 16384 either way) ... Keras counts
 # 4 apply calls an update, so λ doubles after updates 500, 1,000, 1,500 and 2,000, to 262144, against one doubling, to
 # 32768, for one check per update. dynamic_growth_steps=8000 restores the pace"; section 4: "grows back N times as fast:
@@ -258,5 +261,14 @@ assert list(base_harm.values()) == ["miss 15.3%", "miss 17.3%", "miss 49%", "mis
 # the ordering behind "mostly which digits": re-pairing the same digits < Keras's digits (near Keras's 51.1%) < other digits
 _m = [float(v.split()[1].rstrip("%")) for v in base_harm.values()]
 assert max(_m[:2]) < _m[2] < 51.1 < _m[3] and abs(_m[2] - 51.1) < 5, _m
-# the Summary: "51.1% off here, about another draw of digits: 49%"
+# r4: c27 ranks the four baselines ("15.3% in the other order, 17.3% re-paired, 49% on Keras's 64 digits (a quarter of
+# the window's replaced) and 92.3% on two fresh batches. Keras's 51.1% sits by the third"); the Summary: "51.1% off
+# here, about as far as replacing a quarter of the window's digits, 49%; swapping the two batches' order gives 15.3%,
+# two fresh batches 92.3%" (the list above pins the digits and the order). A quarter: x[:16] in for x3[16:], 16 of 64
+assert _m == sorted(_m) and x3[16:].shape[0] == x[:16].shape[0] == 16 and 4 * 16 == x2.shape[0] + x3.shape[0], _m
+# r4, section 2: "So that small gradients neither round to zero (below 6.0e-08) nor lose digits (below 6.1e-05)";
+# c15: "in float16, 1.4% of section 1's nonzero gradient entries would fall below 6.1e-05 and lose digits; at
+# λ = 2^15, none. None rounds to zero here" (the seeded large-batch gradient: the printed line's digits)
+assert f"{tiny:.1e} {normal:.1e}" == "6.0e-08 6.1e-05" and tiny == 2.0 ** -24 and normal == 2.0 ** -14
+assert f"{share[1.0][1]:.1%}" == "1.4%" and share[1.0][0] == 0.0 and share[2.0 ** 15] == (0.0, 0.0), share
 print("lesson 08: every number the prose states checks out")

@@ -97,6 +97,42 @@ def keras_window_update(model, window, loss_of, learning_rate=1.0):
     return update
 
 
+def loss_table_row(model, window, loss, count, reference):
+    """One row of 07's table of Keras losses, on one window under Keras's accumulation
+    (`keras_window_update`, N = len(window) micro-batches, D counted first)::
+
+        as it is:  loss(t, out, w)                     the row's Keras loss: S_i over count(w)
+        scaled:    N count(w) / D * loss(t, out, w)    = N S_i / D, the table's multiple
+        best multiple of the as-is update u:  k u,  k = <u, g_B> / |u|^2   (least squares)
+
+    Args:
+        model: the model (its weights are put back after each update).
+        window: `[(inputs, targets, w), ...]`, one entry per micro-batch; w its weights or valid tokens.
+        loss: `loss(targets, outputs, w)`, the row's loss as Keras computes it.
+        count: `count(w)`, what that loss divides micro-batch i's summed loss S_i by.
+        reference: g_B, the large batch's update (a list of arrays, one per trainable variable).
+    Returns:
+        dict: `as_is` (u), `length` (|u| / |g_B|), `best` (the verdict of k u against g_B, rounded at
+        k times the weights before and after), `scaled` (the scaled update), `scaled_verdict`,
+        `scaled_spacings` (both read at the weights before) and `scaled_error` (`relative_error`).
+
+    Lesson: notebooks/07-pitfalls-what-to-count.ipynb (Keras's losses: what each divides by)
+    """
+    from ..yardstick import spacings, verdict
+
+    n = len(window)
+    at = [v.numpy() for v in model.trainable_variables]  # updates are read off these weights
+    u = keras_window_update(model, window, lambda t, out, w, D: loss(t, out, w))
+    scaled = keras_window_update(model, window, lambda t, out, w, D: n * count(w) / D * loss(t, out, w))
+    length = lambda g: np.sqrt(sum(float(np.sum(np.asarray(a, np.float64) ** 2)) for a in g))  # noqa: E731
+    k = sum(float(np.sum(np.asarray(a, np.float64) * b)) for a, b in zip(u, reference)) / length(u) ** 2
+    before_after = at + [w - a for w, a in zip(at, u)]  # u = before - after: k u is rounded at the larger, times k
+    return {"as_is": u, "length": length(u) / length(reference),
+            "best": verdict([k * a for a in u], reference, at=[k * w for w in before_after]),
+            "scaled": scaled, "scaled_verdict": verdict(scaled, reference, at=at),
+            "scaled_spacings": spacings(scaled, reference, at=at), "scaled_error": relative_error(scaled, reference)}
+
+
 def per_micro_batch_normalized_grads(model, x, y, sample_weight, accum_steps):
     """The 2024 loss-normalisation bug: each micro-batch divides by its own weight sum,
     then the micro-batches are averaged with equal weights::

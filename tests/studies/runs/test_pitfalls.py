@@ -440,3 +440,20 @@ def test_keras_window_update_counted_first_is_the_weighted_large_batch_and_puts_
     assert pf.relative_error(naive, pf.per_micro_batch_normalized_grads(model, x, y, tokens_, 2)) < 1e-5
     assert pf.relative_error(naive, target) > 0.05
     assert all(np.array_equal(b, v.numpy()) for b, v in zip(before, model.trainable_variables))
+
+
+def test_loss_table_row_scales_each_loss_to_the_large_batch_and_finds_the_best_multiple(batch):
+    x, y = batch
+    tokens_ = tokens()
+    model = mlp()()
+    window = [(x[:16], y[:16], tokens_[:16]), (x[16:], y[16:], tokens_[16:])]
+    target = pf.weighted_mean_grads(model, x, y, tokens_)
+    D = float(tokens_.sum())
+    mean_w = weighted_mean_loss()  # divides S_i by D_i: the naive rule as it is, the large batch scaled
+    row = pf.loss_table_row(model, window, lambda t, o, w: mean_w(t, o, sample_weight=w), np.sum, target)
+    assert row["scaled_error"] < 1e-5 and row["scaled_verdict"].startswith("exact: ") and row["scaled_spacings"] <= 10
+    assert pf.relative_error(row["as_is"], target) > 0.05 and row["best"].startswith("miss ")  # tilted: no k fixes it
+    sum_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="sum")
+    row = pf.loss_table_row(model, window, lambda t, o, w: sum_fn(t, o, sample_weight=w), lambda w: 1, target)
+    assert abs(row["length"] / (D / 2) - 1) < 1e-4  # sum: g_B times D / N, its direction kept
+    assert row["best"].startswith("exact: ") and row["scaled_error"] < 1e-5
