@@ -115,6 +115,10 @@ assert all(2 * (_R - 1) / (2 * (_R - 1) / _R) == _R for _R in range(2, 1025))
 # "its two copies ... take 65 µs, over a hundred times as long"
 assert fp32 == 51e12 and row_flops == 4 * numbers + 2 * 256 * 10 and compute_us == 32 * row_flops / fp32 * 1e6
 assert fmt(compute_us, ".1f") == "0.5" and fmt(2 * G / link * 1e6, ".0f") == "65" and 2 * G / link * 1e6 / compute_us > 100
+# "the copies, hub or ring, are over 60 times the compute" at 32 rows a tower, R = 2..8; "the hub's copies grow R-fold
+# against the ring's": hub 2 (R - 1) G in turn against the ring's 2 (R - 1) / R G each way at once
+for _R in range(2, 9):
+    assert 2 * (_R - 1) / _R * G / link * 1e6 / compute_us > 60 and abs(2 * (_R - 1) / (2 * (_R - 1) / _R) - _R) < 1e-12
 # One copy of the weights
 assert numbers == 203_530 and fmt(4 * numbers / 2**20, ".2f") == "0.78"
 
@@ -276,7 +280,8 @@ assert extra_us / 1e3 < 2 * tau_c / 10  # "no, by far"
 assert abs(rows_even * flops_per_row / fp32 - 2 * tau_c / 1e3) < 1e-15 and 3_500 < rows_even < 4_500
 assert threshold == 4000.0 and format(threshold, ",.0f") == "4,000"
 # Problem 1's answer: "about 5,100 at 20 GB/s and 3,400 at 30 (printed)": the crossover scales as 1 / rate
-assert at_rates == {20e9: 5100.0, 30e9: 3400.0} and abs(rows_even * 25 / 20 / 5100 - 1) < 0.01, at_rates
+# "In a PCIe 5.0 server, 50 GB/s, about 2,000" (the H100 PCIe's own link, 03's rate)
+assert at_rates == {20e9: 5100.0, 30e9: 3400.0, 50e9: 2000.0} and abs(rows_even * 25 / 20 / 5100 - 1) < 0.01, at_rates
 # "Routed through GPU 0, as on the CPUs here, tower 1's half of `x` alone would take longer than both copies (printed)"
 assert half_ms == threshold * 784 * 4 / link * 1e3 and half_ms > 2 * tau_c, (half_ms, tau_c)
 

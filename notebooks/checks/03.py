@@ -204,3 +204,15 @@ import ml_dtypes as _mld
 assert np.finfo(_mld.bfloat16).nmant + 1 == 8 and f"{2.0 ** -8:.1%}" == "0.4%"
 _v = np.float32(1 + 2 ** -8 - 2 ** -20)  # just under half a bfloat16 unit above 1: rounds down, by about 0.4%
 assert abs(float(_v.astype(_mld.bfloat16)) - float(_v)) / float(_v) > 0.0038
+# the table's update_over_compute is the formula above: float32 columns are by_util; the bfloat16 columns halve the copies
+for _u, _rs in by_util.items():
+    for _r, _rate in zip(_rs, (50e9, 25e9)):
+        _c = 6 * 100e6 * N10 * 4096 / (_u * 756e12)
+        assert abs(_r - (_c + (N10 + 1) * G_100M / _rate) / _c) < 1e-12
+        assert abs(update_over_compute(_u, _rate, bytes_per_param=2) - (_c + (N10 + 1) * G_100M / 2 / _rate) / _c) < 1e-12
+assert [f"{update_over_compute(0.4, r, bytes_per_param=2):.1f}" for r in (50e9, 25e9)] == ["1.5", "2.1"]
+# "When does it pay?": "5 x 16 GB = 80 GB ... frees 16 GB (20% of the card) and makes each update 2.1 x its compute";
+# "the trade, in one place: 16 GB freed, each update 2.1 times its compute" (P cancels: the same 2.1 as at 100M)
+assert P_4B == 4e9 and f"{5 * 4 * P_4B / 1e9:.0f}" == "80" and f"{4 * P_4B / 80e9:.0%}" == "20%"
+assert f"{update_over_compute(0.4, 50e9, P=P_4B):.1f}" == "2.1"
+print("lesson 03: the pricing table and the 4B trade check out")

@@ -42,6 +42,7 @@ assert f"{sum_miss['SGD(0.1)']:.1%}" == "300.0%" and gl.lessons.as_miss(sum_miss
 # (Keras's Adam at update 1: m = (1 - b1) g, v = (1 - b2) g^2, alpha = lr sqrt(1 - b2) / (1 - b1)); the exactly-0
 # entries step 0 either way; "of g_B's nonzero entries, only 0.2% have sqrt(nu) under epsilon and 1.9% under ten
 # epsilon": those few; the same denominator (nonzero entries) as Problem 3's "0.2% as is"
+# (and c18's main text: "0.2% of nonzero entries here have sqrt(nu) under epsilon")
 assert [f"{few[k]:.1%}" for k in (1, 10)] == ["0.2%", "1.9%"], few
 assert few[1] == below[1] and few[10] == np.mean(sqrt_nu_eps[g_flat != 0] < 10), (few, below)
 assert f"{predicted:.1%}" == ADAM_MISS and abs(predicted / sum_miss["Adam(0.001)"] - 1) < 0.03, (predicted, sum_miss)
