@@ -21,6 +21,11 @@ from gradlab.lab.settings import large_batch_twin
 assert twin.results[0].config == large_batch_twin(first.results[0].config) == first.reference[0].config
 assert seed0[0] == "exact: 3.0 spacings" and f"{seed0[1]:.1e}" == "7.2e-07", seed0
 assert f"{100 * first.results[0].accuracy:.1f}" == f"{100 * twin.results[0].accuracy:.1f}" == "93.2"
+# c4: a spacing is float32's step at the largest |entry| of the reference (yardstick.spacings' default): "the large
+# batch's first loss, 2.36, whose step is 2.4e-07, so 7.2e-07 is 3.0 spacings"
+_top = np.max(np.abs(twin.results[0].losses))
+assert _top == abs(twin.results[0].losses[0]) and f"{_top:.2f}" == "2.36", _top
+assert f"{float(np.spacing(np.float32(_top))):.1e}" == "2.4e-07" and f"{seed0[1] / np.spacing(np.float32(_top)):.1f}" == "3.0"
 assert (lab.strategy.value, first.results[0].config.strategy, twin.results[0].config.micro_batch) == ("fused", "fused", 100)
 # Measure's runs are the hand loop's (the learner's once it passes, else the solution), bit for bit ("0 spacings, bit for bit"),
 # and accuracy for accuracy
@@ -58,8 +63,8 @@ _vc = verdict([r.losses for r in cosine_ours.results], _ref), verdict([r.losses 
 assert _vc == ("exact: 3.5 spacings", "miss 31.8%"), _vc
 assert np.all(np.abs(change(cosine_ours)) < 0.05)
 assert [round(c, 1) for c in (change(keras_c).max(), change(keras_c).min())] == [-4.2, -5.3]
-# c15: "Each seed's accuracy drop against its own large batch, 4.2 to 5.3 points, is no luck of the seed: paired by
-# seed (Step 3), it reads -4.8 +- 1.4 points" (pinned with the intervals below); each drop is also over twice Step 1's
+# c15: "Each seed's accuracy drop against its own large batch, 4.2 to 5.3 points, is no luck of the seed: Step 3
+# pairs the seeds and prints its interval, -4.8 +- 1.4 points" (pinned with the intervals below); each drop is also over twice Step 1's
 # seed-to-seed spread of the constant-rate large batch
 _spread = 100 * (acc_large.max() - acc_large.min())
 assert f"{_spread:.1f}" == "1.5" and np.all(-change(keras_c) > 2 * _spread), (_spread, change(keras_c))
@@ -162,6 +167,10 @@ assert "{:+.1f} ± {:.1f}".format(*n8_iv) == "-8.3 ± 1.4" and np.allclose(n8_iv
 assert ours_64.dtype == large_64.dtype == np.float64 and ours_64.shape == large_64.shape == (3, 150)
 assert [r.config for r in ours_8.results] == [r.config for r in measured["cosine lr schedule, N = 8"][1].results]
 assert gap_64 <= 2 and in_float32 == _v8, (gap_64, in_float32)
+# Answer 1: "in the middle panel the gap stays at 1e-8 to 1e-7 until about update 115, then steps up to about 1e-6"
+_d8 = np.max(np.abs(np.array([r.losses for r in ours_8.results], float) - np.array(_ref8, float)), axis=0)  # per update
+_step = int(np.argmax(_d8 > 3e-7))  # the first update past 3e-7
+assert _d8[:_step].max() < 3e-7 and 105 <= _step <= 125 and 5e-7 < _d8[_step:].max() < 5e-6, (_step, _d8)
 assert keras.config.floatx() == "float32" and keras.config.dtype_policy().name == "float32"  # restored
 
 # Problem 2: uneven micro-batches at N = 4, b = 25: two of the four hold 24 rows (B = 98); Keras's 1/4 misses the large
@@ -185,7 +194,8 @@ assert (lab.seeds.value, lab.setting.value, lab.accum_steps.value, lab.micro_bat
 
 print("lesson 17: every number the prose states checks out")
 
-# c17: "per micro-batch, as Keras does ([09]: a Keras layer, exact to 2.1 spacings)" rests on 09's cell that calls a
+# c17: "per micro-batch, as Keras does (gradlab's batchnorm="micro"; [09] checks it against a Keras BatchNormalization
+# layer called once per micro-batch: exact, 2.1 spacings)" rests on 09's cell that calls a
 # Keras BatchNormalization once per micro-batch and compares its moving mean and variance with (1 - rho) rho^(N - i)
 # (printed "exact: 2.1 spacings" there). checks/09.py also runs Keras's own fit with gradient_accumulation_steps=4
 # and asserts its moving mean and variance equal batchnorm="micro"'s ("exact"). This lesson runs gradlab's emulation

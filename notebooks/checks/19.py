@@ -253,6 +253,12 @@ assert all(len(best_rates((s, 32))) == 2 and len(best_rates((s, 512))) == 1 for 
     (s, B): best_rates((s, B)) for s in seeds for B in (32, 512)}
 _growth = [best_rates((s, 512))[0] / r for s in seeds for r in best_rates((s, 32))]
 assert np.isclose(min(_growth), 1) and np.isclose(max(_growth), 2 * 2 ** 0.5), _growth
+# c13: "Over all seven rates (the folded cell), B = 32's best is 0.28 to 0.57 and B = 512's 0.4 to 0.8: 1 to 2.8 times"
+_best32, _best512 = ([r for s in seeds for r in best_rates((s, B))] for B in (32, 512))
+assert [f"{f(_b):.2g}" for _b in (_best32, _best512) for f in (min, max)] == ["0.28", "0.57", "0.4", "0.8"], (_best32, _best512)
+assert f"{max(_growth):.1f}" == "2.8" and f"{min(_growth):.0f}" == "1", _growth
+# c22: "ImageNet's useful batches reach tens of thousands (McCandlish et al.), over 300 times this MLP's 32"
+assert 10_000 / fit_critical_batch(by_target[0.5])[1] > 300 and f"{fit_critical_batch(by_target[0.5])[1]:.0f}" == "32"
 # c27: "the runs of B = 16, 32 and 128, which spend over two thirds of their updates below loss 1.0, end at 73 to 77";
 # "From the start to loss 0.5 it even falls (83 to 37-77), while B_simple rises (71 to 90-163)"; the fold: "That run
 # crossed at rate 0.8"

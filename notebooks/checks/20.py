@@ -55,7 +55,10 @@ assert abs(one_after_another - sched[False]["total"]) < 1e-9 and abs(overlapped 
 # another takes 9.5 times the card's 873 ms (the dotted line), 13.9 as 03 wrote `host_step`; overlapped, 6,143 ms, 7.0 times"
 assert abs(overlapped - (tau_d + tau_c + N * tau_h + tau_c)) < 1e-9 * overlapped and f"{on_card:.0f}" == "873"
 assert (f"{overlapped:,.0f}", f"{overlapped / on_card:.1f}", f"{one_after_another / on_card:.1f}") == ("6,143", "7.0", "9.5")
-# "The device (blue) computes for 813 ms in ten blocks and sits idle the other 5,330 ms, 87% of the update"
+# c12: "Overlapped, with the sum slowest (here), an update takes tau_d + tau_c + N tau_h + tau_c": the host's sum is the
+# slowest stage, so the pipeline waits on it
+assert tau_h > max(tau_d, tau_c), (tau_d, tau_c, tau_h)
+# "The device (blue) computes 813 ms in ten blocks, idle 5,330 ms, 87% of the update"
 assert (f"{overlapped - N * tau_d:,.0f}", f"{1 - N * tau_d / overlapped:.0%}") == ("5,330", "87%")
 # "Chlebus's list takes at least 9.7 times: `np.stack` reads and writes every fetch, `.mean` reads them again, 3N + 1
 # passes over 4P or more, all after the last copy" (c0: he kept all N fetches in a list and averaged them with
