@@ -133,6 +133,7 @@ _NAMES = {
     "plot_rounding_growth": ("gradlab.studies.figures.rounding_growth", "plot_rounding_growth"),
     "plot_moving_variance": ("gradlab.studies.figures.moving_variance", "plot_moving_variance"),
     "plot_plan_memory": ("gradlab.studies.figures.plan_memory", "plot_plan_memory"),
+    "plot_plan_hours": ("gradlab.studies.figures.plan_hours", "plot_plan_hours"),
     # the lab (the [lab] extra)
     "Lab": ("gradlab.lab", "Lab"),
     "run_memory": ("gradlab.lab.run_memory", None),

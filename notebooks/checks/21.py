@@ -172,6 +172,9 @@ assert f"{his_lift:.2f}" == "0.11" and rnd(0.35 / np.sqrt(10), 2) == 0.11 and 0.
 assert f"{his_lift:.1f}" == "0.1" and step > 0  # the Summary's rounded "about 0.1"; step: the look-to-look 0.22
 
 assert gap[5]["same"][0] - gap[5]["same"][1] > 0  # the one above: N = 5 on the same 11
+# c17 (r4): "The same test puts N = 5 ahead on the same 11, +0.25 +- 0.24, just excluding 0: one of six such
+# intervals, which chance explains"; c16 now prints all three rows (Problem 2's 0.24 before it); c29/c30: "were the six
+# independent, chance would do that 26% of the time; they share N = 1's runs"
 # "N = 5 ... the one interval of the six that excludes 0 (just: from +0.009)"; cell 17: "expect at least one of the six
 # to exclude 0 about one time in four" (26%, were they independent, printed)
 assert hits == ["N = 5, best of the same 11"] and len(nulls) == 6 and f"{1 - 0.95 ** 6:.0%}" == "26%"

@@ -56,6 +56,8 @@ assert (f"{_med[10**2]:.1f}", f"{_med[10**5]:.1f}") == ("1.9", "31.5"), _med
 assert all(0.05 < _med[n] / np.sqrt(n) < 0.25 for n in _med), _med  # grows as sqrt(n), within a factor of 5
 # "grows more slowly than the sqrt(terms) guide, a fifth of it at 100 terms, a tenth at 10^5" (a slope of about 0.41, not 1/2)
 assert 0.17 < _med[10**2] / 10 < 0.23 and 0.09 < _med[10**5] / np.sqrt(10**5) < 0.11, _med
+# r4: "grows roughly as sqrt(terms) (x2.84 from 10^4 to 10^5; sqrt(10) = 3.16), a random walk"
+assert f"{_med[10**5] / _med[10**4]:.2f}" == "2.84" and f"{np.sqrt(10):.2f}" == "3.16"
 assert all(err.max() < w / 10 for err, w in grow.values())  # each error under a tenth of the worst case
 # "ten spacings holds all 20 sums at 100 terms (worst 3.7) and the median at a thousand (5.2; the worst, 11.7, passes
 # ten); past that, expect tens"
@@ -148,6 +150,9 @@ assert f"{2_096_896 / 1_048_576:.1f}" == "2.0" and 2_096_896 < 2 * 1_048_576  # 
 # nothing by default (the 0 above). 2 MiB is exactly twice 1 MiB, so FindChunkPtr splits it
 assert 2 * 2**20 - bfc[2][1] == 256 and 2 * 2**20 >= 2 * default[2][0] and default[2][1] == default[2][0]
 assert bfc[0][0] < 262_144 <= bfc[1][0] and default[0][1] == 0 and default[1][1] == bfc[1][1]
+# r4: "The default reads 1,000,000 bytes as BFC does and 1 MiB exactly: from 256 KiB oneDNN sends requests to a second
+# BFC allocator, which counts; here its free chunk split" (mkl_cpu_allocator.h: kSmallAllocationsThreshold, 262,144)
+assert default[1][1] == 1_000_192 and default[2] == (1_048_576, 1_048_576) and bfc[2][1] > 2 * 1_048_576 - 512
 
 # Time: "Both timers read about 4: four sorts do four times one sort's work" (r213: a ratio the
 # work fixes, in place of np.sort of 2^18 against 2^16, whose 4.50x from length x log length the runs missed, reading
@@ -250,3 +255,9 @@ assert spacings(np.float32([1.5, 0.75 + 2**-24]), np.float32([1.5, 0.75])) == 0.
 assert default[0][1] == 0 and _pywrap_util_port.IsMklEnabled()
 # c22: gradlab's call_peaks beside the learner's reader: the same update, medians within the readings' own spread
 assert abs(theirs - np.median(reads)) <= max(reads.max() - reads.min(), 0.02), (theirs, reads)
+
+# r4: the Rule "wrongly at most 4% of the time for alike settings (next cell: 3.0%): in effect a sign test needing about
+# 15 of 20 ratios on one side": over 20 the middle half spans at least the 6th to 15th sorted ratios, so it misses 1
+# only when 15 or more fall on one side
+assert f"{wrong[20][0]:.1%}" == "3.0%" and f"{wrong[20][1]:.0%}" == "4%"
+assert (math.ceil(0.25 * 19) + 1, math.floor(0.75 * 19) + 1) == (6, 15)

@@ -34,6 +34,8 @@ assert abs(tf_total - (fixed + 4 * (per_row + _scores))) < 1e-6 * tf_total and f
 # Step 2: float32 gradients (4 P bytes) in a ring over NVLink at 450 GB/s: 15.6 ms; compute 6 P tokens at 40% of
 # 989 TFLOP/s: 3.98 s for 262,144 tokens; 0.4% of the update at any N; balance at 1,026 tokens a GPU; 14: 16,384 tokens
 assert T_gpu == 262_144 and f"{compute:.2f}" == "3.98" and f"{1e3 * ring:.1f}" == "15.6" and f"{share:.1%}" == "0.4%"
+# "NCCL achieves less than a link's peak; at half of it the share is 0.8%" (r4: achieved, not peak, bandwidth)
+assert f"{ring_half / (compute + ring_half):.1%}" == "0.8%" and abs(ring_half - 2 * ring) < 1e-12
 assert abs(ring - 2 * (R - 1) / R * 4 * P / 450e9) < 1e-15 and f"{ring / per_token:,.0f}" == "1,026"
 # c9: "2 · 7/8 · 4 GB / 450 GB/s = 15.6 ms" (P = 1e9, R = 8; NVLink 4 each way, README)
 assert R == 8 and P == 1e9 and f"{2 * 7 / 8 * 4e9 / 450e9 * 1e3:.1f}" == "15.6"
@@ -88,6 +90,8 @@ assert abs(step - (compute * (1 + attention) + ring)) < 1e-12 and f"{step:.2f}" 
 assert f"{hours:.1f}" == "11.3" and f"{R * hours:.0f}" == "90" and f"{R * updates * (compute + ring) / 3600:.0f}" == "85"
 # "Every row reaches the loss B = 1,024 reaches after 20B tokens": S_at keeps the 1,024 run's S_min; B = 512 takes
 # 13,296 to 14,916 updates (the table) x 512 x 2,048 tokens = 13.9 to 15.6B; B = 2,048, 7,658 to 6,847 = 32.1 to 28.7B
+assert [f"{S_at(c, Bn) * Bn * T / 1e9:.1f}" for Bn in (512, 2048) for c in (B_crit_S, B_crit)] == [
+    "13.9", "15.6", "32.1", "28.7"]  # the table's tokens column (r4)
 # "On fixed GPUs the wall time follows the examples ... Halving B to 512 (N = 4 of 16 a GPU) ... the run from 11.3 to
 # 8.9 h (7.9 h at 666): 63 to 71 GPU-hours instead of 90" (the cell prints a table, each plan at each end): each end's
 # S_min from the run's 9,537 updates at B = 1,024 (S = S_min (1 + B_crit / B), eq. 5.4), then S at B = 512; an update
@@ -174,6 +178,7 @@ assert f"{16 * per_row / GiB:.1f}" == "46.5" and f"{(card - fixed) / GiB:.1f}" =
 # micro-batch two all-gathers of the float32 weights and a reduce-scatter of the gradients, (R-1)/R G bytes each, "the
 # bytes of 1.5 ring all-reduces": 187 ms an update at N = 8 (4.5%), 747 ms at N = 32 (15.8%);
 assert f"{1e3 * ib:.0f}" == "140" and f"{ib_share:.1%}" == "3.4%" and 450 / 50 == 9
+assert f"{ib_half / (compute + ib_half):.1%}" == "6.6%"  # Answer 1: "(6.6% at half the peak)"
 assert f"{big_fixed / GiB:.0f}" == "130" and big_plan is None and solution_plan(B_gpu, card, big_fixed, per_row) is None
 assert abs(3 * (R - 1) / R * 4 * P / 450e9 - 1.5 * ring) < 1e-15
 # "In float32 ... DeepSpeed and PyTorch's FSDP ... under mixed precision, send 16-bit weights and gradients: about half

@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 
-def plot_checkpoint_curve(updates, curve, every=100):
+def plot_checkpoint_curve(updates, curve, every=100, title=None):
     """One run's test accuracy at every evaluation, and the best of a sparser schedule's.
 
         best of all:     max_t curve(t)
@@ -31,6 +31,7 @@ def plot_checkpoint_curve(updates, curve, every=100):
         updates: update count of each evaluation, e.g. `reproduction.checkpoints(20)`.
         curve: test accuracy (a fraction) at each of `updates`.
         every: the sparse schedule evaluates at multiples of `every` updates.
+        title: the axes' title, e.g. naming the run; None: a generic one.
     Returns:
         a matplotlib Figure with 1 Axes, already closed in pyplot.
 
@@ -63,9 +64,11 @@ def plot_checkpoint_curve(updates, curve, every=100):
     ax.set_xlabel("update")
     ax.set_ylabel("test accuracy (%)")
     ax.set_ylim(low, curve.max() + 0.5)
-    pad = 0.02 * max(updates.max() - shown.min(), 1)
-    ax.set_xlim(shown.min() - pad, updates.max() + pad)
-    ax.set_title("One run, two schedules: more evaluations, a higher best")
+    best = updates[np.argmax(curve)]
+    left = min(first, best)  # from the first sparse evaluation shown (or the best, if earlier)
+    pad = 0.02 * max(updates.max() - left, 1)
+    ax.set_xlim(left - pad, updates.max() + pad)
+    ax.set_title(title or "One run, two schedules: more evaluations, a higher best")
     ax.legend(loc="best", fontsize="small")
     return fig
 

@@ -32,6 +32,15 @@ def test_plot_checkpoint_curve_crops_the_updates_below_its_accuracy_axis():
     assert ax.get_ylabel() == "test accuracy (%)"
 
 
+def test_plot_checkpoint_curve_starts_its_x_axis_at_the_first_sparse_evaluation_shown_and_takes_a_title():
+    from gradlab.studies.figures.selection import plot_checkpoint_curve
+    updates = [50, 100, 150, 200, 250, 300, 300]
+    curve = [0.50, 0.60, 0.93, 0.94, 0.96, 0.95, 0.95]  # 150 lies on the axis (92% up), the first sparse one shown: 200
+    (ax,) = plot_checkpoint_curve(updates, curve, every=100, title="run 0").axes
+    assert 150 < ax.get_xlim()[0] < 200 and ax.get_xlim()[0] == pytest.approx(200 - 0.02 * 100)
+    assert ax.get_title() == "run 0"
+
+
 @pytest.mark.parametrize("updates, curve, match", [([1, 2], [0.5], "shapes"), ([1, 2], [0.5, 0.6], "every=100")])
 def test_plot_checkpoint_curve_refuses_bad_input(updates, curve, match):
     from gradlab.studies.figures.selection import plot_checkpoint_curve
