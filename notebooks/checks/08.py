@@ -261,14 +261,19 @@ assert list(base_harm.values()) == ["miss 15.3%", "miss 17.3%", "miss 49%", "mis
 # the ordering behind "mostly which digits": re-pairing the same digits < Keras's digits (near Keras's 51.1%) < other digits
 _m = [float(v.split()[1].rstrip("%")) for v in base_harm.values()]
 assert max(_m[:2]) < _m[2] < 51.1 < _m[3] and abs(_m[2] - 51.1) < 5, _m
-# r4: c27 ranks the four baselines ("15.3% in the other order, 17.3% re-paired, 49% on Keras's 64 digits (a quarter of
-# the window's replaced) and 92.3% on two fresh batches. Keras's 51.1% sits by the third"); the Summary: "51.1% off
-# here, about as far as replacing a quarter of the window's digits, 49%; swapping the two batches' order gives 15.3%,
-# two fresh batches 92.3%" (the list above pins the digits and the order). A quarter: x[:16] in for x3[16:], 16 of 64
+# r5: c27 quotes the third baseline ("clipped large batches without overflow on Keras's 64 digits (a quarter of the
+# window's digits replaced) miss it by 49%, the last cell's third baseline: Keras's 51.1% is mostly which digits the
+# updates saw"); the Summary: "51.1% off here, near the 49% of replacing a quarter of the window's digits" (the list
+# above pins the digits and the order). A quarter: x[:16] in for x3[16:], 16 of 64
 assert _m == sorted(_m) and x3[16:].shape[0] == x[:16].shape[0] == 16 and 4 * 16 == x2.shape[0] + x3.shape[0], _m
-# r4, section 2: "So that small gradients neither round to zero (below 6.0e-08) nor lose digits (below 6.1e-05)";
-# c15: "in float16, 1.4% of section 1's nonzero gradient entries would fall below 6.1e-05 and lose digits; at
-# λ = 2^15, none. None rounds to zero here" (the seeded large-batch gradient: the printed line's digits)
+# r5, section 2: "So that small gradients neither round to zero (below about 3e-08, half of 6.0e-08, the smallest
+# positive value) nor lose digits (below 6.1e-05)": float16 rounds to nearest, so a value under half the smallest
+# subnormal rounds to 0 and one just above it rounds up to the smallest subnormal.
+# c15 (r5): "it casts section 1's float32 gradient to float16 afterwards; 1.4% of its nonzero entries lose digits
+# (under 6.1e-05; at λ = 2^15, none), none becomes 0" (the seeded large-batch gradient: the printed line's digits);
+# "Real underflow happens inside a float16 backward pass": a statement of where mixed precision computes
+# (Micikevicius et al. 2018, §3.2), not run here
 assert f"{tiny:.1e} {normal:.1e}" == "6.0e-08 6.1e-05" and tiny == 2.0 ** -24 and normal == 2.0 ** -14
+assert f"{tiny / 2:.0e}" == "3e-08" and np.float16(0.49 * tiny) == 0 and np.float16(0.51 * tiny) == np.float16(tiny)
 assert f"{share[1.0][1]:.1%}" == "1.4%" and share[1.0][0] == 0.0 and share[2.0 ** 15] == (0.0, 0.0), share
 print("lesson 08: every number the prose states checks out")

@@ -135,7 +135,7 @@ def plot_token_and_sequence_loss(curves, window=21, title="Loss of the update's 
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.yaxis.set_minor_locator(NullLocator())
         ax.set_xlabel("update")
-        ax.set_ylabel(f"mean loss per {counted}")
+        ax.set_ylabel(f"mean loss per {counted} (log scale)")
         ax.set_title(f"every {counted} counts once")
         ax.legend(title=f"faint: per update; line: mean of {2 * h + 1}", fontsize="small",
                   title_fontsize="small")
