@@ -62,12 +62,16 @@ assert int(counter.iterations) == 1 and int(counter._iterations) == 4, (counter.
 # c2: "The optimizer's own state (SGD's momentum, Adam's slots) moves once per update"; c9: "SGD's momentum slot moves
 # once, at call 4" (SGD(0.5, momentum=0.9), the gradient 1 at each call: -lr * 1 = -0.5 at the update)
 assert slot_after == [0.0, 0.0, 0.0, -0.5], slot_after
+# the same cell prints Adam's first-moment slot: 0, 0, 0, 0.1 ((1 - beta_1) * 1 at the update, call 4)
+assert adam_slot_after[:3] == [0.0, 0.0, 0.0] and abs(adam_slot_after[3] - 0.1) < 1e-7, adam_slot_after
 # c6: "Each update multiplies the whole old average by rho^N = 0.656, not rho = 0.9"
 assert f"{0.9 ** 4:.3f}" == "0.656"
 # theta_1, which no later move pulls toward, keeps 0.9^4 of its weight through update 3's four moves
 assert abs(ema_coefficients(3, 0.9, 4)[0] - 0.9 ** 4 * ema_coefficients(2, 0.9, 4)[0]) < 1e-12
 # c21: "the large batch's variances lie far below 1: 9% of them is 1.39% of that move" (the move from 1)
 assert h.var(0).max() < 0.25 and 0.5 < 0.09 * h.var(0).mean() / (1 - h.var(0).mean()) / 0.0139 < 1.5
+# c20 prints that level and the rough share (c21 quotes both): 0.09 v / (1 - v), v the variances' mean
+assert level == h.var(0).mean() and 0.5 < 0.09 * level / (1 - level) / 0.0139 < 1.5, level
 assert check_ema(ema_coefficients) is None and check_ema(solution_ema_coefficients) is None  # the function in use
 # gradlab's pf.expected_ema, moving the weights themselves, lands on your sum (computed at the top, on fused's path)
 assert gradlab_gap.startswith("exact: "), gradlab_gap
@@ -293,6 +297,7 @@ assert n_split == sum(only.values()), only
 # split printed, the chance computed above)
 assert (n_split, only["window"], only["micro"], f"{p_split:.0%}") == (15, 11, 4, "12%"), (only, p_split)
 assert p_split > 0.05, p_split
+assert abs(sign_p - p_split) < 1e-12 and f"{sign_p:.2f}" == "0.12", sign_p  # c24 prints it: p = 0.12
 
 # Section 1: "Keras sets the momentum to 0 while optimizer.iterations is 0, and under accumulation that counter counts
 # updates, not calls"; "the optimizer's own state, SGD's momentum or Adam's slots, moves ... once per update"
