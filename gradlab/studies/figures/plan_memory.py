@@ -61,27 +61,24 @@ def plot_plan_memory(micro_batches, fixed, totals, card, chosen=None, unit="GiB"
                              + f"N = {chosen}"))
         if len(ns) > 1:
             handles[1] = Patch(color="C9", label="activations of one micro-batch")
-    for bar, total in zip(bars, totals):
-        ax.annotate(f"{total:.1f}", (bar.get_x() + bar.get_width() / 2, total), ha="center", va="bottom",
-                    fontsize="small", xytext=(0, 2), textcoords="offset points")
+    labelled = list(zip(bars, totals))  # each bar with the total written above it
     plan = lambda n: " (plan)" if n == chosen else ""  # noqa: E731
     ticks = [f"N = {n}{plan(n)}" if batch is None else f"b = {batch // n}\nN = {n}{plan(n)}" for n in ns]
-    highest = totals + [float(card)]
     if extra is not None:  # the same update planned another way: fixed below, its activations hatched
         label, total, meaning = extra[0], float(extra[1]), extra[2]
         ax.bar([len(ns)], [float(fixed)], color="0.6")
         hatched = ax.bar([len(ns)], [total - fixed], bottom=float(fixed), color="white", edgecolor="C0",
                          hatch="///", label=meaning)
-        other = hatched[0]
-        ax.annotate(f"{total:.1f}", (other.get_x() + other.get_width() / 2, total), ha="center", va="bottom",
-                    fontsize="small", xytext=(0, 2), textcoords="offset points")
+        labelled.append((hatched[0], total))
         handles.append(hatched)
         ticks.append(label)
-        highest.append(total)
+    for bar, total in labelled:
+        ax.annotate(f"{total:.1f}", (bar.get_x() + bar.get_width() / 2, total), ha="center", va="bottom",
+                    fontsize="small", xytext=(0, 2), textcoords="offset points")
     handles.append(ax.axhline(float(card), color="C3", linestyle="--", label=f"the card: {float(card):.1f} {unit}"))
     ax.set_xticks(list(range(len(ticks))), ticks)
     ax.set_ylabel(f"memory, {unit}")
-    ax.set_ylim(0, 1.12 * max(highest))
+    ax.set_ylim(0, 1.12 * max([total for _, total in labelled] + [float(card)]))
     ax.legend(handles=handles, fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.3), ncols=2,
               frameon=False)  # below the axes: inside, it would hide the card's line
     ax.set_title(title)
