@@ -64,14 +64,23 @@ keys = ("running sum, in place", "list, weighted_mean")  # the solutions', on an
 STACK = "list, np.stack mean (the 2018 post's)"  # the table's third row
 assert list(peaks)[:3] == [*keys, STACK]
 stack_peaks = peaks[STACK]
-_x = np.ones((4, 784, 256), np.float32)  # numpy's mean of one kernel's 4 fetches: what it allocates besides its result
+# Problem 2's answer: "the rest is np.mean's buffer, about 130 KiB, 0.16 G, for dividing its float32 sum by an integer count"
+# (the lesson's mean_buffer, in bytes, measured on one kernel's 4 fetches); the sum alone allocates next to nothing,
+# the division by an integer count the buffer
+_buf = mean_buffer / G  # in G
+assert f"{round(mean_buffer / 2 ** 10, -1):.0f}" == "130" and f"{_buf:.2f}" == "0.16", mean_buffer  # "about 130 KiB"
+_k = np.ones((4, 784, 256), np.float32)
 tracemalloc.start()
 try:
-    _m = _x.mean(axis=0)
-    mean_buffer = (tracemalloc.get_traced_memory()[1] - _m.nbytes) / G  # in G
+    _s = _k.sum(axis=0)
+    _sum_extra = tracemalloc.get_traced_memory()[1] - _s.nbytes
+    tracemalloc.reset_peak()
+    _base = tracemalloc.get_traced_memory()[0]
+    _d = np.true_divide(_s, np.intp(4), out=_s, casting="unsafe")
+    _div_extra = tracemalloc.get_traced_memory()[1] - _base
 finally:
     tracemalloc.stop()
-assert f"{mean_buffer:.2f}" == "0.16" and abs(mean_buffer * G / 2 ** 10 - 128) < 4, mean_buffer  # 128 KiB
+assert _sum_extra < 0.05 * mean_buffer and abs(_div_extra / mean_buffer - 1) < 0.05, (_sum_extra, _div_extra, mean_buffer)
 assert f"{4 + 5 * f:.1f}" == "8.9" and f"{f:.3f}" == "0.986"  # "N + (N + 1) 0.986 = 8.9 G at N = 4"
 for n in (4, 10):
     (run_sum, wm), st = (peaks[k][n] for k in keys), stack_peaks[n]
@@ -81,7 +90,7 @@ for n in (4, 10):
     assert 0 <= st - (n + (n + 1) * f) < 0.3, (n, st)
     # Problem 2's answer: "the count gives 4 + 5 * 0.986 = 8.9 G against 9.1 G measured": the rest over
     # N + (N + 1) f is mostly numpy mean's own buffer (float32 sum / intp count, cast through float64), 0.16 G
-    assert abs(st - (n + (n + 1) * f) - mean_buffer) < 0.05, (n, st, mean_buffer)
+    assert abs(st - (n + (n + 1) * f) - _buf) < 0.05, (n, st, _buf)
     assert run_sum < wm < st
 assert f"{stack[4]:.1f}" == "9.1" and f"{4 + 5 * share:.1f}" == "8.9", stack  # "8.9 G against 9.1 G measured"
 # "only the list grows, by one gradient per micro-batch, from 6.0 G at N = 4 to 12.0 G at N = 10;
@@ -153,6 +162,17 @@ plain_gap = max_abs_diff(after["his plain mean"], large63)
 assert f"{plain_gap:.1e}" == "3.0e-04" and 15_000 < plain_gap / spacing(top_v1) < 25_000, plain_gap
 # "it misses by 1.98%" (01's ||u - u_B|| / ||u_B||, printed)
 assert f"{misses['his plain mean']:.2%}" == "1.98%" and misses["weighted_mean"] < 1e-5, misses
+# "with g-bar the mean of his three 16-row parts' gradients, plain - g_B = (g_4 - g-bar)/84, so the miss is
+# |g_4 - g-bar| / |g_B| = 1.661 over 84" (printed, with 1.98%): the algebra on the fetched parts, then the numbers
+_plain, _gB = plain_mean(fetched63), feeds["the 63's own gradient"]
+_lean = [p - b - (g4 - gb) / 84 for p, b, g4, gb in zip(_plain, _gB, fetched63[3], g_bar)]
+assert max(float(np.abs(v).max()) for v in _lean) < 1e-6, "plain - g_B = (g_4 - g-bar) / 84"
+assert f"{scatter:.3f}" == "1.661" and f"{scatter / 84:.2%}" == f"{misses['his plain mean']:.2%}" == "1.98%", scatter
+# "as 02's plain mean missed 32 + 31 by 1.07% ... (02's: 1.345 over 126)": 02's stored output
+import json as _json
+_out02 = "".join("".join(o.get("text", "")) for c in _json.load(open("02-tower-averaging.ipynb"))["cells"]
+                 for o in c.get("outputs", []))
+assert "|g_0 - g_1| / |g_B| = 1.345, divided by 2B = 126: 1.07%" in _out02
 # fed weighted_mean, "exactly, 1.0 spacing off": verdict counts at the weights, since the update is read off weights
 # many times larger than it (its largest entry against the largest weight, 0.161)
 assert verdict(after["weighted_mean"], large63, start=w0) == "exact: 1.0 spacings"
