@@ -141,6 +141,12 @@ _NAMES = {
     "plot_budget": ("gradlab.lab.budget", "plot_budget"),
     "picture_budget": ("gradlab.lab.budget", "picture_budget"),
     "Overlap": ("gradlab.lab.overlap", "Overlap"),
+    # what lesson 17 reads off the lab: Measure's report, paired gaps, pictures
+    "measure_report": ("gradlab.lab.report", "measure_report"),
+    "paired_gaps": ("gradlab.lab.report", "paired_gaps"),
+    "seed_accuracies": ("gradlab.lab.report", "seed_accuracies"),
+    "window_mean": ("gradlab.lab.report", "window_mean"),
+    "compare_picture": ("gradlab.lab.report", "compare_picture"),
 }
 
 __all__ = ["quiet", *_NAMES]

@@ -11,6 +11,7 @@
     run_memory the allocator peak of a run's settings, in a fresh process
     budget     the memory budget as a widget (`Budget`): sliders and a stacked bar
     overlap    lesson 14's overlap schedule as a widget (`Overlap`): sliders and the timeline
+    report     what lesson 17 reads off the lab: Measure's report, paired gaps, pictures
 
 Lesson: notebooks/17-the-lab.ipynb
 """

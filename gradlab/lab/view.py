@@ -1,6 +1,7 @@
 """The lab: choose N, b, lr, a strategy, seeds and a setting; watch the curves grow; compare.
 
     lab = Lab()                # from gradlab.lab import Lab; a cell ending with `lab` shows it
+    lab.set(accum_steps=2, micro_batch=50)   # move several controls at once
     lab.run()                  # what the Run button does; returns the configuration's Group
     lab.measure()              # what Measure does: the setting as a large batch, gradlab, the other way
     lab.groups                 # one Group per configuration run so far, in order
@@ -28,6 +29,8 @@ from .groups import Group
 from .runner import ERROR, LIVE_EVERY, OK, Listener, Runner
 
 _COLORS = {OK: "#1a7f37", ERROR: "#cf222e", None: None}
+# the controls `Lab.set` moves, by name
+SETTABLE = ("strategy", "accum_steps", "micro_batch", "lr", "seeds", "setting", "x_axis")
 
 
 class Lab:
@@ -109,6 +112,32 @@ class Lab:
                                 self.micro_batch.value, self.lr.value, self.seeds.value,
                                 self.setting.value if setting is None else setting,
                                 seed=self.seed, **self.fixed)
+
+    def set(self, **controls):
+        """Set several controls at once, in the order given, as a user would move them:
+        `lab.set(strategy="large_batch", accum_steps=1, micro_batch=100)`. The controls:
+        strategy, accum_steps, micro_batch, lr, seeds, setting, x_axis. Every name and value
+        is checked before any control moves: ValueError naming an unknown control, or a
+        value its control cannot take (outside a slider's range, not a dropdown's option).
+        Returns the lab."""
+        for name, value in controls.items():
+            if name not in SETTABLE:
+                raise ValueError(f"the lab has no control {name!r} (given {value!r}); "
+                                 f"its controls: {', '.join(SETTABLE)}")
+            widget = getattr(self, name)
+            if hasattr(widget, "options"):  # a dropdown or toggle: one of its options' values
+                allowed = [o[1] if isinstance(o, tuple) else o for o in widget.options]
+                if value not in allowed:
+                    raise ValueError(f"control {name!r} cannot be {value!r}; its options: "
+                                     + ", ".join(map(repr, allowed)))
+            else:  # a slider: a number within its range (a log slider's range is in 10**min to 10**max)
+                low, high = ((10.0 ** widget.min, 10.0 ** widget.max) if hasattr(widget, "base")
+                             else (widget.min, widget.max))
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+                    raise ValueError(f"control {name!r} cannot be {value!r}: a number from {low:g} to {high:g}")
+        for name, value in controls.items():
+            getattr(self, name).value = value
+        return self
 
     def run(self):
         """Train every seed of the configuration of the controls (cached seeds come from the

@@ -36,7 +36,7 @@ assert [g.results[0].config.strategy for g in measured["exact"]] == ["large_batc
 # both accumulating ways exact at every update (Measure's lines: gradlab's 3.0, Keras's 2.0 spacings), no accuracy change
 keras_losses = [r.losses for r in keras_exact.results], [r.losses for r in large.results]  # 3 seeds x 150
 assert verdict([r.losses for r in accumulated.results], keras_losses[1]) == verdict(loss_fused, loss_large)
-assert np.all(paired(keras_exact, large) == 0) and np.all(paired(accumulated, large) == 0)
+assert np.all(paired_gaps(keras_exact, large) == 0) and np.all(paired_gaps(accumulated, large) == 0)
 # Keras's way, every loss: gradlab's verdict, exact (inside the README's ten); seeds alone: the large batch 92.8 to 94.3 %
 assert verdict(*keras_losses) == "exact: 2.0 spacings", verdict(*keras_losses)
 assert spacings(*keras_losses) <= 10, spacings(*keras_losses)
@@ -48,7 +48,7 @@ assert [(g.results[0].config.accum_steps, g.results[0].config.micro_batch) for g
 assert _n2[0].results[0].config.micro_batch == 100 and [r.config.seed for r in _n2[0].results] == [0, 1, 2]
 _v2 = [verdict([r.losses for r in g.results], [r.losses for r in _n2[0].results]) for g in _n2[1:]]
 assert _v2 == ["exact: 3.0 spacings", "exact: 2.2 spacings"], _v2
-assert all(np.all(paired(g, _n2[0]) == 0) for g in _n2[1:])
+assert all(np.all(paired_gaps(g, _n2[0]) == 0) for g in _n2[1:])
 
 
 def change(group):  # final accuracy against the large batch, seed by seed, in points
@@ -141,7 +141,7 @@ assert (f"{0.99 ** 150:.0%}", f"{0.99 ** 600:.1%}") == ("22%", "0.2%")
 # "the lag of an average over about the last 1/(1 - 0.99) = 100 moves": momentum 0.99's effective window, by arithmetic
 assert round(1 / (1 - norm.momentum)) == 100
 assert [r.config.seed for g in measured[bn][1:] for r in g.results] == [0, 1, 2] * 2
-assert len(retrained) == 3 and micro == acc_of(measured[bn][2])
+assert len(retrained) == 3 and micro == seed_accuracies(measured[bn][2])
 for (_run, _, _trained, *_), _r in zip(retrained, measured[bn][1].results):  # the same run, retrained
     assert _run.config == _r.config and spacings(_run.losses, _r.losses) <= 10, _r.config
     assert f"{_trained:.1f}" == f"{100 * _r.accuracy:.1f}", (_trained, _r.accuracy)
@@ -187,8 +187,8 @@ assert sorted(gl.lessons.split_sizes(98, 4)) == [24, 24, 25, 25]  # "two of the 
 _uref = [r.losses for r in _un[0].results]
 _vu = [verdict([r.losses for r in g.results], _uref) for g in _un[1:]]
 assert _vu == ["exact: 1.1 spacings", "miss 1.37%"], _vu
-assert np.all(np.abs(paired(_un[1], _un[0])) < 0.05)
-assert [f"{x:+.1f}" for x in paired(_un[2], _un[0])] == ["+0.1", "+0.1", "-0.1"], paired(_un[2], _un[0])
+assert np.all(np.abs(paired_gaps(_un[1], _un[0])) < 0.05)
+assert [f"{x:+.1f}" for x in paired_gaps(_un[2], _un[0])] == ["+0.1", "+0.1", "-0.1"], paired_gaps(_un[2], _un[0])
 assert uneven_ours is _un[1] and uneven_keras is _un[2]
 # the lab left as Step 1 set it
 assert (lab.seeds.value, lab.setting.value, lab.accum_steps.value, lab.micro_batch.value) == (3, "exact", 4, 25)

@@ -181,38 +181,29 @@ assert np.isclose(min(_ratios), 1) and np.isclose(max(_ratios), 2 * 2**0.5) and 
 # only, pinned with bands a busy machine cannot break.
 assert tau_0 == tau_here and set(ratio) == {1, 4, 16} and ratio[1] == 1 and (r4, r16) == (ratio[4], ratio[16])
 assert all(abs(to_target[B] - best[B] * ratio[B // 32] * (1 + tau_0)) < 1e-9 for B in (32, 128, 512)), to_target
-# The timed conclusions below hold where each call's fixed cost tau_0 is under 55/14 = 3.9 micro-batches, as on the
-# stored run (2.2) and every quiet machine (stored runs 1.44 to 2.4). A machine busy with other work can read it over
-# 3.9 (a run beside three lessons' executions did); there the prose's own rule is checked instead: B = 128 beats
-# B = 32 exactly when tau_0 passes 3.9, the timed ratio r4 under 37/23
+# Timings move with the machine's load (a run beside other lessons' executions once read tau_0 over 3.9 and failed an
+# assert on the timed digits), so nothing below pins a timed digit or which B was fastest: the prose quotes those as
+# the stored run's, printed beside it. Asserted are what load cannot flip: the ordering of the timed ratios (more
+# micro-batches take longer; N = 16 under 32 times N = 1, a wide band that keeps 1 + tau_0 positive), the orderings
+# that follow from it, and the arithmetic identities the prose's rules rest on.
 _even = (4 * best[128] - best[32]) / (best[32] - best[128])
-_quiet = 0.5 < tau_here < _even
+assert 1 < r4 < r16 < 32 and 1 + tau_here > 0, (r4, r16, tau_here)
+# the prose's rule: B = 128 arrives first exactly when its update takes under 37/23 plain steps (1 + tau_0 > 0)
 assert (to_target[128] < to_target[32]) == (r4 < best[32] / best[128]), (r4, to_target)
-# Answer 2 (a): "B = 128 takes longer than B = 32 (though under its 2.49 times the examples)": 23 r4 / 37
-# between 1 and 2.49, that is 1.61 < r4 < 4.0 (stored run: 2.30; four micro-batches against one, each update with its
-# fixed cost, so the ratio lies well inside on any load)
+# B = 512 (16 micro-batches an update, 22 updates) takes longer than B = 32 and B = 128 on any load
+assert to_target[512] > max(to_target[32], to_target[128]), to_target
 assert f"{128 * best[128] / (32 * best[32]):.2f}" == "2.49" and (best[128], best[32]) == (23, 37)
-if _quiet: assert 1 < to_target[128] / to_target[32] < 128 * best[128] / (32 * best[32]), (r4, to_target)
-# "B = 128 takes longer than B = 32 ... and B = 512 longer still"; the Summary's "one micro-batch here, the fastest on
-# this CPU"
-if _quiet: assert min(to_target, key=to_target.get) == 32 and all(to_target[B] > to_target[32] for B in (128, 512)), to_target
-if _quiet: assert to_target[512] > to_target[128], to_target
 # Problem 2 (a): "Seed 2 reached loss 0.5 in 37 updates at B = 32, 23 at B = 128"
 assert (runs[2][32], runs[2][128]) == (best[32], best[128]) == (37, 23), runs[2]
 # "it would win only under 37/23 = 1.61 plain steps each (the last line above)"
-assert f"{best[32] / best[128]:.2f}" == "1.61" and (r4 > best[32] / best[128] or not _quiet), r4
+assert f"{best[32] / best[128]:.2f}" == "1.61"
 # "B = 128 saves 38% of the updates (37 to 23)"; Answer 2 (a): "When 23 (4 + tau_0) < 37 (1 + tau_0): tau_0 over
-# 55/14 = 3.9 micro-batches. The stored run timed it at 2.4: B = 128 took 1.14 times as long as B = 32, B = 512 3.22
-# times" (the stored run's, nbval-ignored: pinned below by their order only; the main line quotes the 1.14 as the
-# stored run's; r228's re-execution, on a busy machine; r227's read 1.9, 1.35, 3.66); (b) "50 at the timed 2.4"
+# 55/14 = 3.9 micro-batches" (the timed ratios after it are the stored run's, nbval-ignored, printed beside the prose)
 assert f"{1 - best[128] / best[32]:.0%}" == "38%", best
 assert (4 * best[128] - best[32], best[32] - best[128]) == (55, 14) and f"{_even:.1f}" == "3.9"
-# tau_0 timed here (the folded cell: fused updates at N = 1, 4, 16, interleaved;
-# nbval-ignored, it moves between runs). "less" than 55/14 = 3.9 (stored runs: 1.44 to 2.0, but a warm-cache checkout
-# read over 3 twice: a machine busy with other work moves it, so the band is the prose's own bound, and a call that
-# costs something)
+# tau_0 timed here (the folded cell: fused updates at N = 1, 4, 16, interleaved; nbval-ignored, it moves between runs
+# and with the machine's load, so only its shape is asserted)
 assert set(fused_at) == {1, 4, 16} and set(ms) == {1, 4, 16} and all(len(t) == 12 for t in ms.values()), ms
-assert 1 < r4 < r16 < 16 and 0 < tau_here, (r4, r16, tau_here)
 # the fold's comment: "on a busy machine the three readings can differ, so the time to the target below uses the
 # timed ratios, not the model" (r200's stored run: 1.3 from N = 4, 2.4 by least squares, 1.9 from N = 16; r201's: 1.5, 1.6, 1.5)
 assert np.isclose(tau_4, (4 - r4) / (r4 - 1)) and np.isclose(tau_fit, intercept / slope), (tau_4, tau_fit)
@@ -227,20 +218,15 @@ assert min((1, 2, 4), key=lambda N: time_to_target(N, 450)) == 1 and min((1, 2, 
 # Answer 2 (b): a call is 32 tau_0 examples; "B* = sqrt(32.4 x 32 tau_0), about 32 sqrt(tau_0) rows" (its cell
 # prints B* at the timed tau_0), where the model's time is least
 assert abs(tau - 32 * tau_0) < 1e-12 and f"{B_crit:.1f}" == "32.4"
-if _quiet: assert abs(B_fast - np.sqrt(32.4 * 32 * tau_0)) < 0.01 * B_fast and 0.5 < B_fast / B_crit < 2, (B_fast, B_crit)
-assert time_in_calls(B_fast) <= min(time_in_calls(B) for B in (32, 128, 512))
-# "under two micro-batches at the timed tau_0, still one call"; by the model it beats
-# B = 32 by a little (no longer stated): at the timed tau_0 (0.5 to 3.9, above) B* is within 2% of 32 sqrt(tau_0) and
-# under 64 rows (two micro-batches: at tau_0 = 3.93, B* = 63.8)
-if _quiet: assert abs(B_fast / (32 * np.sqrt(tau_0)) - 1) < 0.02 and B_fast < 64
-if _quiet: assert 22 < B_fast < 64 and 1 <= time_in_calls(32) / time_in_calls(B_fast), B_fast
+# B* is where the model's time is least (a positive tau_0; a busy machine could read it at or below zero)
+if tau_0 > 0: assert time_in_calls(B_fast) <= min(time_in_calls(B) for B in (32, 64, 128, 512)), B_fast
+# "B* = sqrt(32.4 x 32 tau_0)", about 32 sqrt(tau_0) rows at any timed tau_0
+if tau_0 > 0: assert abs(B_fast / (32 * np.sqrt(tau_0)) - 1) < 0.02, B_fast  # sqrt(32.4 / 32) = 1.006
 # Answer 2 (a): "so B = 32 is fastest"; (b) "47 at the timed 2.2: a little past the knee, as a call costs more than one
 # micro-batch's work (N = 2 was not timed)" (run-varying, the stored run's): B* passes B_crit exactly when tau_0 passes
 # B_crit / 32, one micro-batch; Summary: "a little past it where each update's fixed cost exceeds a micro-batch's work
 # (Problem 2)"
-if _quiet: assert min(to_target, key=to_target.get) == 32, to_target
-assert (B_fast > B_crit) == (tau_0 > B_crit / 32) and f"{B_crit / 32:.1f}" == "1.0"
-assert time_in_calls(64) >= time_in_calls(B_fast)  # Answer 2's cell prints the model's time at B = 64 too (N = 2, untimed)
+if tau_0 > 0: assert (B_fast > B_crit) == (tau_0 > B_crit / 32) and f"{B_crit / 32:.1f}" == "1.0"
 assert sorted(runs[s][32] for s in runs) == [34, 37, 37] and 37 / 34 - 1 > 0.05
 # "Larger: from 32 to 55 (42 at loss 0.4)": the fits to losses 0.5, 0.4 and 0.3
 assert [f"{fit_critical_batch(by_target[t])[1]:.0f}" for t in (0.5, 0.4, 0.3)] == ["32", "42", "55"]
@@ -257,6 +243,7 @@ assert np.isclose(min(_growth), 1) and np.isclose(max(_growth), 2 * 2 ** 0.5), _
 _best32, _best512 = ([r for s in seeds for r in best_rates((s, B))] for B in (32, 512))
 assert [f"{f(_b):.2g}" for _b in (_best32, _best512) for f in (min, max)] == ["0.28", "0.57", "0.4", "0.8"], (_best32, _best512)
 assert f"{max(_growth):.1f}" == "2.8" and f"{min(_growth):.0f}" == "1", _growth
+assert over_seven == {32: _best32, 512: _best512} and sorted(times_seven) == sorted(_growth), (over_seven, times_seven)
 # c22: "ImageNet's useful batches reach tens of thousands (McCandlish et al.), over 300 times this MLP's 32"
 assert 10_000 / fit_critical_batch(by_target[0.5])[1] > 300 and f"{fit_critical_batch(by_target[0.5])[1]:.0f}" == "32"
 # c27: "the runs of B = 16, 32 and 128, which spend over two thirds of their updates below loss 1.0, end at 73 to 77";
@@ -272,15 +259,14 @@ assert set(quartiles) == {4, 16} and all(q[0] <= q[1] <= q[2] for q in quartiles
 # 32.4" (line above); the start and the other three crossings are far outside two standard errors
 assert at_start.noise_scale - B_crit > 2 * at_start.stderr and all(_noise[B] - B_crit > 2 * curved[B].stderr
                                                                    for B in (16, 32, 128)), (at_start, _noise)
-# Answer 2 (a), the stored run's (nbval-ignored, so pinned by the prose's logic, not its digits): "readings of tau_0 span
-# 2.2 to 4.8, so the cost is not quite N + tau_0 and tau_0 cannot say. The direct ratio can": B = 128 wins exactly when
-# r4 < 37/23 (checked above, with the order of to_target). The three readings are the three formulas printed:
+# Answer 2 (a), the stored run's (nbval-ignored, so pinned by the prose's logic, not its digits): "tau_0 read 1.4 to
+# 1.7 (three ways; 1.5 used), but the cost is not exactly N + tau_0, so the direct ratio decides": B = 128 wins exactly
+# when r4 < 37/23 (checked above, with the order of to_target). The three readings are the three formulas printed:
 assert np.isclose(tau_here, (16 - r16) / (r16 - 1)) and min(tau_4, tau_here, tau_fit) <= tau_here <= max(tau_4, tau_fit, tau_here)
-# (b): "past the knee when that cost exceeds B_crit examples"; "B* = sqrt(32.4 x 123) = 63" at the stored 3.8 (a call:
-# tau = 32 tau_0 examples); "this linear model prices B = 128 about as B = 32 (2.56 against 2.54) where the timing
-# says 1.21 times": where tau_0 reads over 3 (stored run: 3.8), the model's ratio 128/32 is under the timed one
-assert (B_fast > B_crit) == (tau > B_crit) and np.isclose(B_fast, np.sqrt(B_crit * tau))
-# (stored: 1.01 against 1.21); the model's ratio depends on tau_0 alone, the timed one on r4 (stored 1.94)
+# (b): "past the knee when that cost exceeds B_crit examples"; "B* = sqrt(32.4 x 49) = 40" at the stored tau_0 = 1.5
+# (a call: tau = 32 tau_0 examples); the model's prices of B = 128 and B = 32 (stored 4.49 against 3.31) depend on
+# tau_0 alone, the timed ratio (stored 1.41) on r4: only the identities and their arithmetic bounds are asserted
+if tau_0 > 0: assert (B_fast > B_crit) == (tau > B_crit) and np.isclose(B_fast, np.sqrt(B_crit * tau))
 if tau_0 > 3: assert time_in_calls(128) / time_in_calls(32) < 1.1, time_in_calls(128) / time_in_calls(32)
-if _quiet and tau_0 > 3 and r4 > 1.8: assert to_target[128] / to_target[32] > 1.1, to_target
+if r4 > 1.8: assert to_target[128] / to_target[32] > 1.1, to_target  # 23 x 1.8 / 37 = 1.12
 print("lesson 19: every number the prose states checks out")

@@ -446,3 +446,24 @@ def test_snapshot_is_the_widgets_two_plots_and_the_one_seed_picture_a_png(tmp_pa
     assert lab.snapshot()[0].data != curves.data  # the plot as it is now, with the second run
     picture = lab.picture_one_seed([group], ["mine"], upto=100)
     assert picture.data.startswith(b"\x89PNG") and int.from_bytes(picture.data[16:20], "big") == 960
+
+
+def test_set_moves_several_controls_and_checks_them_all_first(tmp_path, stub, quick_plots):
+    lab = make_lab(tmp_path)
+    assert lab.set(strategy="large_batch", accum_steps=1, micro_batch=100, lr=0.25, seeds=3,
+                   setting="cosine lr schedule", x_axis="examples") is lab
+    assert (lab.strategy.value, lab.accum_steps.value, lab.micro_batch.value, lab.lr.value, lab.seeds.value,
+            lab.setting.value, lab.x_axis.value) == ("large_batch", 1, 100, 0.25, 3, "cosine lr schedule", "examples")
+    assert lab.batch.value == settings.batch_text("cosine lr schedule", 1, 100)  # as moving each one does
+    before = (lab.strategy.value, lab.accum_steps.value, lab.micro_batch.value)
+    with pytest.raises(ValueError, match=r"no control 'accum' \(given 4\)"):
+        lab.set(strategy="fused", accum=4)
+    with pytest.raises(ValueError, match=r"control 'micro_batch' cannot be 100000: a number from 1 to "):
+        lab.set(accum_steps=4, micro_batch=100_000)
+    with pytest.raises(ValueError, match=r"control 'setting' cannot be 'nope'; its options: 'exact'"):
+        lab.set(strategy="fused", setting="nope")
+    with pytest.raises(ValueError, match=r"control 'x_axis' cannot be 'time'"):
+        lab.set(x_axis="time")
+    with pytest.raises(ValueError, match=r"control 'seeds' cannot be '2'"):
+        lab.set(seeds="2")
+    assert (lab.strategy.value, lab.accum_steps.value, lab.micro_batch.value) == before  # nothing moved

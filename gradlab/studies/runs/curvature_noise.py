@@ -37,6 +37,12 @@ class CurvatureNoise(NamedTuple):
     ghg: float          # G^T H G
     probes: int
 
+    def text(self, breakdown=False):
+        """`"83 ± 7"`: B_noise ± one standard error, to whole examples; with `breakdown`, its
+        two factors too, `"83 ± 7 = tr(H Sigma) 126.7 / g^T H g 1.53"`."""
+        head = f"{self.noise_scale:.0f} ± {self.stderr:.0f}"
+        return head + (f" = tr(H Sigma) {self.trace_hs:.1f} / g^T H g {self.ghg:.2f}" if breakdown else "")
+
 
 def curvature_noise_scale(model, loss_fn, x, y, probes=64, seed=0, chunk=1000):
     """B_noise of `model` on the population `(x, y)`, with its standard error.

@@ -69,3 +69,16 @@ def test_bad_arguments_are_named_before_any_work():
         curvature_noise_scale(model, keras.losses.MeanSquaredError(reduction="sum"), x, y)
     with pytest.raises(ValueError, match="chunk"):
         curvature_noise_scale(model, keras.losses.MeanSquaredError(), x, y, chunk=0)
+
+
+def test_text_states_b_noise_its_error_and_on_request_its_two_factors():
+    from gradlab.studies.runs.curvature_noise import CurvatureNoise
+    c = CurvatureNoise(126.73 / 1.527, 6.6, 126.73, 1.527, 32)  # B_noise 82.99...
+    assert c.text() == "83 ± 7"
+    assert c.text(breakdown=True) == "83 ± 7 = tr(H Sigma) 126.7 / g^T H g 1.53"
+    model, x, y = least_squares()  # a real estimate: its text reads its own fields, rounded as above
+    est = curvature_noise_scale(model, keras.losses.MeanSquaredError(), x, y, probes=8, chunk=48)
+    exact, trace, ghg = by_hand(model, x, y)
+    number, rest = est.text(breakdown=True).split(" = ")
+    assert number == f"{round(est.noise_scale)} ± {round(est.stderr)}"
+    assert rest == f"tr(H Sigma) {est.trace_hs:.1f} / g^T H g {ghg:.2f}"  # g^T H g has no sampling: the hand value
