@@ -13,6 +13,10 @@ assert sorted(at_top) == [63, 64] and all(0 < s <= 10 for s in at_top.values()),
 # "fused_grads matches the large batch on every split, the uneven ones included, exact": within ten spacings
 assert sorted(diffs) == [(21, 6), (63, 4), (64, 2), (64, 4)] and all(d <= 10 for d in diffs.values()), diffs
 assert gl.split_sizes(21, 6) == [4, 4, 4, 3, 3, 3]  # "21 rows in 6 micro-batches of 4 and 3"
+# c10/c12: fused_grads runs the first micro-batch before any loop, then one while_loop per row count with more than
+# one micro-batch left (a count of one runs in line): "two loops at 21/6, one at 63/4 and 64/4, none at 64/2"; and on
+# the 256 timed rows "no loop at N = 1 or 2, one from N = 4"
+assert while_ops == {(64, 4): 1, (63, 4): 1, (21, 6): 2, (64, 2): 0, (256, 1): 0, (256, 2): 0, (256, 4): 1, (256, 8): 1}, while_ops
 assert default == [10]  # "without the option it gets 10"
 # "Why not 0? The large batch sums its 64 rows in one matrix product; your loop adds four partial sums": equal to
 # rounding, not bit for bit (above: 0 < spacings <= 10)
@@ -100,6 +104,10 @@ assert col[32] > 0 and writes_us > 0, (col, writes_us)
 # a line fitted to it has a constant larger than the whole N = 1 update. One more iteration's cost is read directly,
 # N = 8 to 32 (the folded cell prints each step's), a median over the rounds; positive: 32 pieces cost more than 8
 assert iter_us == 1000 * float(np.median(ms["an iteration"])) and iter_us > 0, iter_us
+# c18 prints a micro-batch's own work in us (the unit of the ratios), a median over the rounds like every time here;
+# the fold's N = 1 to 2 line: fused_grads alone at N = 1 and 2 and the same two halves unordered, medians per call
+assert work_us == 1000 * float(np.median(ms["a micro-batch"])) and work_us > 0, work_us
+assert sorted(order) == ["fused_grads, N = 1", "fused_grads, N = 2", "two halves, no order"] and min(order.values()) > 0
 assert sorted(steps) == list(zip(Ns, Ns[1:])), steps
 # 10: "Eight iterations alive suggest 8 times, but one at a time already holds two gradients (the sum and one): at most
 # nine against two, 4.8 times with activations" (pred above: 9 gradients + 8 activations against 2 + 1)

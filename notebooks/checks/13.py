@@ -126,6 +126,17 @@ assert _tf_rule(17, R) == short_shards == [9, 8]
 _cal = [float(dist.experimental_local_results(dist.run(lambda: tf.nn.compute_average_loss(tf.ones([5]), **_kw)))[0])
         for _kw in ({}, {"global_batch_size": B})]
 assert abs(_cal[0] - 0.5) < 1e-7 and abs(_cal[1] - 5 / 31) < 1e-7, _cal
+# c26's table and c27: the three routes on the 17 digits as 9 + 8, from the shared start. The tutorial's default divides
+# by n_r R ("18 and 16") and gives the shards' plain mean: against one tape per shard, (g_9 + g_8) / 2, within ten
+# spacings; "about the right length (1.003), ... a miss of 4.57%"; global_batch_size "0.548 of the length, a miss of
+# 45.16%" (the direction kept: its miss is 1 - 17/31); gradlab's mirrored (its SGD(1) step read off the weights)
+# "miss by 0.00%"
+_plain_17 = [(a + b) / 2 for a, b in zip(mean_grads(x[:9], y[:9])[1], mean_grads(x[9:17], y[9:17])[1])]
+_default = routes["compute_average_loss, default"]
+assert _default[0] == "18, 16" and spacings(_default[1], _plain_17) <= 10, verdict(_default[1], _plain_17)
+assert [f"{route_ratio[k]:.3f}" for k in routes] == ["1.003", "0.548", "1.000"], route_ratio
+assert [f"{100 * route_miss[k]:.2f}" for k in routes] == ["4.57", "45.16", "0.00"], route_miss
+assert abs(route_miss["global_batch_size=B"] - (1 - 17 / B)) < 1e-4 and routes["global_batch_size=B"][0] == "31"
 
 # Problem 1 (pencil): R = 4, B = 30, accum_steps = 2, on TensorFlow's 8, 8, 8, 6
 assert _tf_rule(30, 4) == [8, 8, 8, 6] and gl.split_sizes(8, 2) == [4, 4] and gl.split_sizes(6, 2) == [3, 3]
