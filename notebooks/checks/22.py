@@ -128,7 +128,7 @@ assert as_miss(missed["plain mean", 64]) == as_miss(missed["plain mean", 32]) ==
 # Memory: "Its API page says it "only supports GPU and TPU" and raises on a CPU; TensorFlow 2.21 does not" (the readings
 # above ran reset_memory_stats and get_memory_info on "CPU:0" without an exception, with BFC and with the default)
 import tensorflow as _tf
-assert _tf.__version__.startswith("2.21.") and len(bfc) == len(default) == 3
+assert _tf.__version__.startswith("2.21.") and len(bfc) == len(default) == len(grown) == 4
 # the verdict table's third row, "miss 53.9%" (its first two: "exact: 4.0 spacings" and "not exact: 16 ...", above)
 assert verdict(u32["plain mean"], u32["large batch"]) == "miss 53.9%"
 # the same row: "(under 0.01%, in `eps`)": e.g. 350 eps is 0.004%, past RERUN
@@ -139,8 +139,17 @@ assert _beyond(20, 1e-4) == "miss 0.01%"
 assert keras.config.dtype_policy().name == "float32"
 
 # Memory: a fresh process's readings, with BFC and with the default allocator
-assert bfc == [(65_536, 65_536), (1_000_000, 1_000_192), (1_048_576, 2_096_896)], bfc
-assert default == [(65_536, 0), (1_000_000, 1_000_192), (1_048_576, 1_048_576)], default
+assert bfc == [(65_536, 65_536), (1_000_000, 1_000_192), (1_048_576, 2_096_896), (6_291_456, 8_388_608)], bfc
+assert default == [(65_536, 0), (1_000_000, 1_000_192), (1_048_576, 1_048_576), (6_291_456, 8_388_608)], default
+# k6: c19 "the 6 MiB one a whole 8 MiB chunk"; "Grown first by one 1 GiB tensor, as call_peaks does, ... the 6 MiB tensor
+# reads exactly 6,291,456 bytes. The 1 MiB tensor still reads 2,096,896: the smallest free chunk that fits, just under
+# 2 MiB, is still there"; the rule: "then a request reads its rounded size, or one whole free chunk under twice it"
+assert grown == [(65_536, 65_536), (1_000_000, 1_000_192), (1_048_576, 2_096_896), (6_291_456, 6_291_456)], grown
+assert 6 * 2**20 == 6_291_456 and 8_388_608 == 8 * 2**20 and 8 * 2**20 < 2 * 6 * 2**20  # whole, not split
+assert 2**28 * 4 == 2**30 and grown[2][1] == bfc[2][1] < 2 * grown[2][0]
+assert all(g == a or a < g < 2 * a for a, g in grown)  # its size (rounded to 256 bytes), or a whole chunk under twice it
+import inspect as _inspect
+assert "reserve_bytes=2**30" in _inspect.getsource(gl.lessons.call_peaks)  # call_peaks' guard: 1 GiB, as the probe's
 assert 3907 * 256 == 1_000_192 and 1_000_000 / 256 > 3906
 assert f"{2_096_896 / 1_048_576:.1f}" == "2.0" and 2_096_896 < 2 * 1_048_576  # just under twice: not split
 # "a whole free chunk 256 bytes under 2 MiB ... The default's BFC holds no small tensors, so its free chunk was its first
@@ -242,7 +251,6 @@ _MiB = 2**20
 _bfc_reads = lambda ask, chunk: chunk if not (chunk >= 2 * ask or chunk - ask >= 128 * _MiB) else ask  # noqa: E731
 assert 3 * _MiB % 256 == 0 and _bfc_reads(3 * _MiB, 5 * _MiB) == 5 * _MiB and _bfc_reads(3 * _MiB, 7 * _MiB) == 3 * _MiB
 assert bfc[2] == (_MiB, 2_096_896) and _bfc_reads(_MiB, 2_096_896) == 2_096_896 and 2_096_896 < 2 * _MiB
-print("lesson 22: every number the prose states checks out")
 
 # r6: verdict prints "bit for bit" only for a zero gap (c10's table's first row); the float64 rerun of the cancelling sum
 # is one ("equals its exactly rounded sum bit for bit"), in float32's spacings and in float64's own
@@ -261,3 +269,8 @@ assert abs(theirs - np.median(reads)) <= max(reads.max() - reads.min(), 0.02), (
 # only when 15 or more fall on one side
 assert f"{wrong[20][0]:.1%}" == "3.0%" and f"{wrong[20][1]:.0%}" == "4%"
 assert (math.ceil(0.25 * 19) + 1, math.floor(0.75 * 19) + 1) == (6, 15)
+# k6: c10 "The sum's 16.1 spacings are a relative gap of 1.37e-06: 11.5 eps (third line)"; eps as the relative gap
+# ||a - b|| / ||b|| in units of 2^-23, spacings as the worst entry's gap over one spacing at the largest entry
+assert f"{miss(total, exact_c):.2e}" == "1.37e-06" and f"{miss(total, exact_c) / eps:.1f}" == "11.5"
+assert abs(miss(total, exact_c) - abs(float(total) - exact_c) / abs(exact_c)) < 1e-15
+print("lesson 22: every number the prose states checks out")
