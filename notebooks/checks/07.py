@@ -109,7 +109,7 @@ assert f"{seq_spread:.2f}" == "3.27" and f"{spread:.2f}" == "1.30"  # "by 3.27 t
 # "The counts, 23 and 196 valid tokens, are no more uneven than on the digits (the formula's coefficient is 0.395,
 # against 0.441). The miss is larger because the two micro-batches' gradients differ more"
 assert f"{seq_coef:.3f}" == "0.395" and f"{coef:.3f}" == "0.441" and seq_coef < coef and seq_spread > 2 * spread
-# "The mask rides on the Embedding's output tensor through the Dense, and the loss reads it off the model's output"
+# the Embedding's mask rides on its output tensor through the Dense, and the loss reads it off the model's output
 # (an op that makes a new tensor, such as tf.identity, drops it: the table's folded cell relies on it for its unmasked rows)
 _out = seq_model(ids[:8])
 assert getattr(_out, "_keras_mask", None) is not None and getattr(tf.identity(_out), "_keras_mask", None) is None
@@ -267,6 +267,15 @@ _fed_sp = [at_top[f"fed, {r}"] for r in table]
 assert max(keras_errors.values()) < 1e-5 and max(_fed_sp) < 10 and keras_w_spacings < 10, (keras_errors, _fed_sp)
 
 
+# c8/c11: "a masked loss divides by its own micro-batch's valid tokens: apply_mask in losses/loss.py weighs each valid
+# position by all positions over valid ones"; c10 prints it and c11 states "its loss on micro-batch 1, 2.3070, is S_1/23,
+# not S_1/240" (S_1: micro-batch 1's summed loss over its valid tokens, by hand)
+_keras_masked_1 = float(loss_fn(labels[:8], seq_model(ids[:8])))
+assert ids[:8].size == 240 and valid_i[0] == 23 and abs(S_1 - l_1) < 1e-5 * S_1, (S_1, l_1)
+assert f"{_keras_masked_1:.4f}" == f"{S_1 / 23:.4f}" == "2.3070" and abs(_keras_masked_1 - S_1 / 240) > 0.5 * _keras_masked_1
+import inspect as _inspect
+from keras.src.losses import loss as _keras_loss_module
+assert "ops.divide_no_nan(total, valid)" in _inspect.getsource(_keras_loss_module.apply_mask)  # total / valid, per valid position
 # c8 ("In Keras 3 (3.15 here) a masked loss divides by its own micro-batch's valid tokens"): the version c1 prints
 assert keras.__version__.startswith("3.15."), keras.__version__
 print("lesson 07: every number the prose states checks out")

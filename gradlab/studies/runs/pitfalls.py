@@ -304,3 +304,42 @@ def expected_ema(trajectory, momentum, moves=1):
             toward = weights if move == moves - 1 else before
             ema = [momentum * e + (1 - momentum) * np.asarray(w) for e, w in zip(ema, toward)]
     return ema
+
+
+def float16_backward_zeros(model, loss_fn, x, y, scales=(1.0, 2.0 ** 15, 2.0 ** 20)):
+    """What a float16 backward pass does to a gradient at each loss scale λ: `{λ: (underflow, overflow)}`.
+
+    The gradient of `λ * loss_fn(y, model(x))` is taken twice: in `model` (float32), and in a copy of it
+    under `mixed_float16` (the same float32 weights, every layer computing in float16, the loss in float32,
+    as Keras's `mixed_float16` policy runs it). Over the entries the float32 gradient at λ = 1 holds nonzero::
+
+        underflow = share that come back 0 from the float16 pass   (too small for float16: lost)
+        overflow  = share that come back inf or nan                (past 65504 somewhere on the way)
+
+    Unscaling (dividing by λ) changes neither count, so the scaled gradients are counted.
+
+    Args:
+        model: a built float32 Keras model; it is copied, not changed.
+        loss_fn: a Keras loss, `loss_fn(y, outputs)`.
+        x, y: the batch.
+        scales: the loss scales λ to try.
+    Returns:
+        a dict `{λ: (underflow share, overflow share)}`, in the order of `scales`.
+    """
+    half = keras.models.clone_model(  # each layer rebuilt from its config with the mixed policy
+        model, clone_function=lambda layer: layer.__class__.from_config({**layer.get_config(),
+                                                                        "dtype": "mixed_float16"}))
+    half.set_weights(model.get_weights())
+
+    def flat_gradient(net, scale):
+        with tf.GradientTape() as tape:
+            loss = scale * loss_fn(y, net(x, training=True))
+        grads = densify(tape.gradient(loss, net.trainable_variables))
+        return np.concatenate([np.ravel(np.asarray(g, np.float32)) for g in grads])
+
+    nonzero = flat_gradient(model, 1.0) != 0
+    shares = {}
+    for scale in scales:
+        g = flat_gradient(half, float(scale))[nonzero]
+        shares[scale] = (float(np.mean(g == 0)), float(np.mean(~np.isfinite(g))))
+    return shares

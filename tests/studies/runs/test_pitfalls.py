@@ -312,6 +312,38 @@ def test_overflow_in_one_micro_batch_skips_the_whole_update(batch):
     assert int(s.optimizer.inner_optimizer._iterations) == 3
 
 
+
+def test_float16_backward_zeros_counts_what_a_hand_written_float16_pass_loses(batch):
+    """Oracle: the mlp's forward pass written out on a tape, every weight and the input cast to float16 by hand,
+    the logits cast back to float32 for the loss; its zeros and infs counted by hand over the float32 gradient's
+    nonzero entries."""
+    x, y = batch
+    model = mlp()()
+    kernel_1, bias_1, kernel_2, bias_2 = model.trainable_variables  # Flatten, Dense, relu, Dense
+    half = lambda t: tf.cast(t, tf.float16)
+
+    def by_hand(scale, dtype):
+        cast = half if dtype == "float16" else tf.identity
+        with tf.GradientTape() as tape:
+            hidden = tf.nn.relu(tf.matmul(cast(tf.reshape(x, (len(x), -1))), cast(kernel_1)) + cast(bias_1))
+            logits = tf.cast(tf.matmul(hidden, cast(kernel_2)) + cast(bias_2), tf.float32)
+            loss = scale * tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(y, logits))
+        grads = tape.gradient(loss, [kernel_1, bias_1, kernel_2, bias_2])
+        return np.concatenate([np.ravel(g.numpy()) for g in grads])
+
+    nonzero = by_hand(1.0, "float32") != 0
+    scales = (2.0 ** -12, 1.0, 2.0 ** 15, 2.0 ** 24)
+    shares = pf.float16_backward_zeros(model, loss_fn(), x, y, scales)
+    assert list(shares) == list(scales)
+    for scale in scales:
+        g = by_hand(scale, "float16")[nonzero]
+        want = (np.mean(g == 0), np.mean(~np.isfinite(g)))
+        assert shares[scale] == want, (scale, shares[scale], want)  # the same ops: the same entries lost
+    assert shares[2.0 ** -12][0] > 0.01 and shares[2.0 ** 24][1] > 0.5  # too small a scale loses entries; too large overflows
+    assert shares[1.0] == shares[2.0 ** 15] == (0.0, 0.0)  # this fresh mlp's gradient fits float16 at both
+    assert all(v.dtype == "float32" for v in model.trainable_variables)  # the model itself is left in float32
+
+
 # -- sparse gradients -----------------------------------------------------------------------
 
 @pytest.mark.slow
