@@ -81,6 +81,7 @@ _NAMES = {
     "all_reduces_per_update": ("gradlab.studies.distributed.fit_collectives", "all_reduces_per_update"),
     "StepBase": ("gradlab.studies.distributed.replica_steps", "StepBase"),
     "UnrolledStep": ("gradlab.studies.distributed.replica_steps", "UnrolledStep"),
+    "WhileStep": ("gradlab.studies.distributed.replica_steps", "WhileStep"),
     "with_step": ("gradlab.studies.distributed.replica_steps", "with_step"),
     "weights_path": ("gradlab.studies.distributed.replica_steps", "weights_path"),
     "each_update_miss": ("gradlab.studies.distributed.replica_steps", "each_update_miss"),

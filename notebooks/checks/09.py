@@ -104,6 +104,13 @@ import inspect as _inspect
 from keras.src.backend.tensorflow import trainer as _tf_trainer
 assert "self.optimizer.finalize_variable_values(self.trainable_weights)" in _inspect.getsource(_tf_trainer.TensorFlowTrainer.fit)
 assert hasattr(keras.callbacks, "SwapEMAWeights")
+# c11/c12: "fit validates the raw weights, then returns the average": over the 16 updates, the logged val_loss reads
+# 1.4688 without keras.callbacks.SwapEMAWeights and 1.5592 with it, the returned model's test loss either way; "the
+# trailing average scores worse here" (the run with the callback trains the same weights: it swaps them back)
+(_raw_val, _raw_after), (_swap_val, _swap_after) = ema_val["without the callback"], ema_val["with SwapEMAWeights"]
+assert (f"{_raw_val:.4f}", f"{_swap_val:.4f}") == ("1.4688", "1.5592"), ema_val
+assert abs(_swap_val - _swap_after) < 1e-4 and abs(_raw_after - _swap_after) < 1e-5 and _swap_val > _raw_val, ema_val
+assert f"{_raw_after:.4f}" == f"{_swap_after:.4f}" == "1.5592", ema_val
 # c21: window "overrides the private BatchNormalization._moments(inputs, mask), which Keras 3.15 calls in call(training=True)"
 assert "self._moments(inputs, mask)" in _inspect.getsource(keras.layers.BatchNormalization.call)
 # Section 1: ema_momentum = rho^(1/N) run through Keras. One weight with theta_k = k: the average trails by

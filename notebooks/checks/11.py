@@ -44,6 +44,10 @@ ratio = {k: median[k] / budget_update[k] for k in median}  # measured / budget
 # saves 11.81 MiB against plain, near the budget's 12.87" (an earlier run 0.83 and 13.91; r226's run: 0.83 and 13.17; an earlier stored run 0.87 and 14.76) (first runs: 0.85; the older AccumulatingModel N = 4
 # readings of this lesson 0.75 to 1.0); its saving within 0.6 to 1.6 times the budget's
 assert ratio["fused loop"] < 1.1 and 0.6 < (median["plain"] - median["fused loop"]) / 12.87 < 1.6, median
+# c13: "the two fused ones keep to their budget": lesson 10's while loop (WhileStep) and AccumulatingModel both under
+# 1.1 times it, the Python loop over 1.3 (the bold finding); the two fused loops within a third of each other
+assert ratio["AccumulatingModel"] < 1.1 and 0.67 < median["AccumulatingModel"] / median["fused loop"] < 1.5, median
+assert budget_update["AccumulatingModel"] == budget_update["fused loop"] == budget_update["Python loop"], budget_update
 # "the Python loop 1.48" (r226's run: 1.53; an earlier stored run 1.55) (on the stored run, written from the table; any run must give
 # over 1.3; an earlier stored run read 1.61); lesson 10 states the direction ("the
 # unrolled update overshoots its budget, the while loop's keeps to it") (an older run's table: 21.86 and 24.44 MiB against plain's 25.57, far above
@@ -67,15 +71,16 @@ assert all(len(overlap_ms[k]) == 9 for k in fused_pair) and 0.3 < overlap_time[1
 # turn; c12 prints the ratio and lesson 22's side of 1): the printed quartiles are these rounds', and on a shared 2-core
 # CPU a ratio moves between runs, so only a wide band is pinned (one trace's times read either way: 56 against 77 ms,
 # 80 against 62)
-assert loop_time == gl.lessons.ratio_quartiles(update_ms, "fused loop", "Python loop"), loop_time
-assert all(len(update_ms[k]) == 9 for k in nets) and 0.5 < loop_time[1] < 3, update_ms
+assert all(loop_time[k] == gl.lessons.ratio_quartiles(update_ms, k, "Python loop") for k in loop_time), loop_time
+assert all(len(update_ms[k]) == 9 for k in nets) and all(0.5 < q[1] < 3 for q in loop_time.values()), update_ms
 # one reading by hand (the cell after the table, as call_peaks takes each): one update, not a median, so a band
 # around the table's fused loop
 assert 0.6 < by_hand / median["fused loop"] < 1.6, (by_hand, median)
 # the fold: "Readings can move within one process as between processes (the fused loop's update, on the stored run:
 # ... in the table, ... by hand, ... afresh)": three readings of the same update in this process; a run read all three
 # alike (12.04), another 12.43, 12.68 and 11.70, so only a band around the table's is pinned
-assert all(0.6 < r / median["fused loop"] < 1.6 for r in (by_hand, overlap_median["one at a time"])), (by_hand, overlap_median)
+assert 0.6 < by_hand / median["fused loop"] < 1.6, (by_hand, median)
+assert 0.6 < overlap_median["one at a time"] / median["AccumulatingModel"] < 1.6, (overlap_median, median)  # read afresh
 # the loops' traces: "The fused loop keeps to the 14.57 MiB its budget adds ... The Python loop climbs far above it":
 # four losses each, and the Python loop's peak above 1.3 times the fused loop's (runs so far: 23.3 against 12.2 MiB, 23.4
 # against 11.9). The prose says only that a dotted mark is no earlier than its forward pass's end (r212: the
@@ -95,8 +100,10 @@ assert _fused_marks[-1] - _fused_marks[0] > 0.3 * _fused_tr.ms[-1], (_fused_mark
 # update; earlier ones 23, 47, 47, 47 of 53 and 29, 64, 64, 64 of 68): its last three noted within a third of the update, where the
 # fused loop's spread over more than 0.3 of it. A note is a numpy_function after the loss, off the gradient's path, so
 # the executor may run it late: the prose claims the notes' order, not the forward passes' times
+# (k3: the prose now claims nothing of when the Python loop's notes fall, only that they show when the note ran,
+# so this is no longer pinned: a run read 19, 22, 39, 39 of 43 ms, its last three over more than a third)
 _py_tr, _py_marks = loop_traces["Python loop"]
-assert _py_marks[-1] - _py_marks[1] < _py_tr.ms[-1] / 3, (_py_marks, _py_tr.ms[-1])
+assert list(_py_marks) == sorted(_py_marks) and _py_marks[-1] <= _py_tr.ms[-1], (_py_marks, _py_tr.ms[-1])
 # "yet before the first it already held 19.4 MiB, more than its budget's 14.57 with one micro-batch alive; the fused
 # loop held 4.7" (stored run; printed by the trace cell as "held before the first"): the Python loop over the budget's
 # whole 14.57 before any loss is noted, the fused loop under it

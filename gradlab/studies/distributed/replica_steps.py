@@ -4,6 +4,7 @@
                                             function and the logged loss (a Mean metric)
     with_step(step)                         a StepBase class whose train_step is step(model, data)
     UnrolledStep                            lesson 10's step, shortened: sum_i (n_i / n) L_i, one apply
+    WhileStep                               the same step in one tf.while_loop, one micro-batch at a time
     weights_path(model, x, y, **fit_args)   the weights before each update of `model.fit`, and after the last
     each_update_miss(model, strategy, path, arrays, batch_size)
                                             lesson 01's miss of each of model's updates, each one run
@@ -71,6 +72,31 @@ class UnrolledStep(StepBase):
             batch_loss += scaled
         self.optimizer.apply(total, self.trainable_variables)  # once per batch
         self.loss_tracker.update_state(batch_loss, sample_weight=n)  # a mean over rows, as Keras logs it
+        return {"loss": self.loss_tracker.result()}
+
+
+class WhileStep(StepBase):
+    """Lesson 10's while-loop step, shortened: `UnrolledStep`'s sum in one `tf.while_loop` with
+    `parallel_iterations=1`, so the traced step holds one copy of the passes and runs the
+    micro-batches one at a time (lesson 11 measures its memory)."""
+
+    def train_step(self, data):
+        x, y = data[:2]  # train_on_batch hands (x, y, sample_weight)
+        n, N = tf.shape(x)[0], self.accum_steps
+        q, r = n // N, n % N  # lesson 01's split: the first r micro-batches get q + 1 rows
+
+        def body(i, total, batch_loss):  # micro-batch i
+            lo, hi = i * q + tf.minimum(i, r), (i + 1) * q + tf.minimum(i + 1, r)
+            with tf.GradientTape() as tape:
+                share = tf.cast(hi - lo, "float32") / tf.cast(n, "float32")
+                scaled = share * self.loss_fn(y[lo:hi], self(x[lo:hi], training=True))
+            grads = tape.gradient(scaled, self.trainable_variables)
+            return i + 1, [t + g for t, g in zip(total, grads)], batch_loss + scaled
+
+        start = (tf.constant(0), [tf.zeros_like(v) for v in self.trainable_variables], tf.constant(0.0))
+        _, total, batch_loss = tf.while_loop(lambda i, *_: i < N, body, start, parallel_iterations=1)
+        self.optimizer.apply(total, self.trainable_variables)  # once per batch
+        self.loss_tracker.update_state(batch_loss, sample_weight=n)
         return {"loss": self.loss_tracker.result()}
 
 

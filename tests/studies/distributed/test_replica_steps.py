@@ -1,11 +1,11 @@
-"""Lesson 15's plumbing: StepBase and with_step, lesson 10's UnrolledStep, weights_path, each_update_miss."""
+"""Lesson 15's plumbing: StepBase and with_step, lesson 10's UnrolledStep and WhileStep, weights_path, each_update_miss."""
 import keras
 import tensorflow as tf
 import numpy as np
 
 import gradlab as gl
 from gradlab.core import distribute
-from gradlab.studies.distributed.replica_steps import (UnrolledStep, each_update_miss, weights_path,
+from gradlab.studies.distributed.replica_steps import (UnrolledStep, WhileStep, each_update_miss, weights_path,
                                                       with_step)
 
 DEVICES = gl.tower_devices(2)
@@ -40,6 +40,23 @@ def test_unrolled_step_on_one_device_is_keras_plain_fit_on_uneven_micro_batches(
     logged = step.fit(X, Y, batch_size=25, epochs=1, shuffle=False, verbose=0).history["loss"][0]
     assert _largest(step.inner.get_weights(), plain.get_weights()) < 1e-6
     assert abs(logged - plain.history.history["loss"][0]) < 1e-5
+
+
+def test_while_step_is_keras_plain_fit_and_loops_one_micro_batch_at_a_time():
+    plain = _plain()
+    plain.fit(X, Y, batch_size=25, epochs=1, shuffle=False, verbose=0)  # two updates of 25: 7, 6, 6, 6 rows
+    step = WhileStep(_mlp(), accum_steps=4, loss_fn=_loss())
+    step.compile(optimizer=keras.optimizers.SGD(0.1), jit_compile=False)
+    logged = step.fit(X, Y, batch_size=25, epochs=1, shuffle=False, verbose=0).history["loss"][0]
+    assert _largest(step.inner.get_weights(), plain.get_weights()) < 1e-6
+    assert abs(logged - plain.history.history["loss"][0]) < 1e-5
+    step.train_on_batch(X[:25], Y[:25])  # train_on_batch hands (x, y, sample_weight): the step takes the first two
+    assert int(step.optimizer.iterations) == 3
+    graph = tf.function(step.train_step).get_concrete_function(
+        (tf.TensorSpec([None, 20]), tf.TensorSpec([None], "int64"))).graph  # as fit traces it: rows unknown
+    loops = [op for op in graph.get_operations() if op.type in ("While", "StatelessWhile")]
+    assert [op.get_attr("parallel_iterations") for op in loops] == [1]
+    assert not [op for op in graph.get_operations() if op.type == "MatMul"]  # the passes are in the loop's body
 
 
 def test_with_step_makes_the_function_the_train_step():
