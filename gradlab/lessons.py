@@ -102,6 +102,7 @@ _NAMES = {
     "ratio_quartiles": ("gradlab.studies.bench.interleaved", "ratio_quartiles"),
     "side_of_one": ("gradlab.studies.bench.interleaved", "side_of_one"),
     "call_peaks": ("gradlab.studies.bench.call_peaks", "call_peaks"),
+    "host_sum_seconds": ("gradlab.studies.bench.host_sum", "host_sum_seconds"),
     "graph_ops": ("gradlab.studies.graph_ops", None),
     # figures
     "plots": ("gradlab.studies.figures.plots", None),

@@ -176,12 +176,23 @@ assert red == "3 red arrows = 10 _Send ops (weights, halves, gradients)"
 assert [t.get_text() for t in tf1_figure.axes[0].get_legend().get_texts()][-1] == red
 
 # "MirroredStrategy all-reduces by default: traced on these two CPUs (next cell), its all-reduce is a
-# `CollectiveReduceV2` op on each, hinted `ring`. On GPUs that op uses NVIDIA's NCCL library. A hub,
-# `ReductionToOneDevice`, serves only mixed CPUs and GPUs, a TF1 session with a CPU, and int32 values" (TF 2.21's
-# mirrored_strategy.py: _make_collective_ops_with_fallbacks makes a CollectiveAllReduce, RING where every device is a
-# CPU, NCCL where every device is a physical GPU, ReductionToOneDevice for mixed devices or a TF1 session with a
-# non-GPU device; _get_cross_device_ops gives int32 values a ReductionToOneDevice; select_cross_device_ops, which returns ReductionToOneDevice for any non-GPU device, is not
-# called by MirroredStrategy in TF2)
+# `CollectiveReduceV2` op on each, hinted `ring`. On physical GPUs it is hinted `nccl`. MirroredStrategy falls back to a
+# hub, `ReductionToOneDevice`, in some cases, among them mixed CPUs and GPUs, a TF1 session with a non-GPU device,
+# int32 values, and a reduction onto the CPU, as `strategy.reduce` of a loss does" (TF 2.21's mirrored_strategy.py:
+# _make_collective_ops_with_fallbacks makes a CollectiveAllReduce, RING where every device is a CPU, NCCL where every
+# device is a physical GPU, ReductionToOneDevice for mixed devices or a TF1 session with a non-GPU device;
+# _get_cross_device_ops gives int32 values a ReductionToOneDevice; _reduce_to, under merge_call, gives one for a CPU
+# destination or devices that do not match the value's; StrategyExtended._reduce, behind strategy.reduce, reduces
+# onto the current device or "/device:CPU:0". The list is "among them", not complete)
+import inspect as _inspect
+from tensorflow.python.distribute import distribute_lib as _dl, mirrored_strategy as _mirrored
+_fallbacks = _inspect.getsource(_mirrored.MirroredExtended._make_collective_ops_with_fallbacks)
+assert _fallbacks.count("return cross_device_ops_lib.ReductionToOneDevice()") == 2 and "executing_eagerly_outside_functions" in _fallbacks
+assert "ReductionToOneDevice()" in _inspect.getsource(_mirrored.MirroredExtended._get_cross_device_ops)
+_reduce_to = _inspect.getsource(_mirrored.MirroredExtended._reduce_to)
+assert "_devices_match(value, destinations)" in _reduce_to and '"cpu" in d.lower()' in _reduce_to
+assert "ReductionToOneDevice().reduce(" in _reduce_to
+assert '"/device:CPU:0"' in _inspect.getsource(_dl.StrategyExtendedV2._reduce)
 assert [op.type for op in collectives] == ["CollectiveReduceV2"] * len(devices), collectives
 assert sorted(op.device.split("device:")[-1] for op in collectives) == [d.split("device:")[-1] for d in devices]
 assert {op.get_attr("communication_hint") for op in collectives} == (
