@@ -49,104 +49,37 @@ assert calls == {"accumulate": 9, "fused": 1}
 # the loop written by hand carries the counter, the loss and one sum per weight, and gives your sums exactly
 assert explicit_vs_yours == 0.0 and carried == 6, explicit_vs_yours
 assert model.count_params() == 203530 == 784 * 256 + 256 + 256 * 10 + 10  # P (19 writes the sum out): the gradient each micro-batch writes and adds into the sum
-# The time section (12 interleaved rounds): every time is a ratio taken within a round, so a slow moment of a shared
-# machine falls on both sides. The main line prints this run's N = 8 ratio and the extra call's cost (the same ratio
-# less 1); the prose states only what the work itself fixes, pinned below with margins no load can take away.
-# (Stored runs read accumulate / fused 1.67-2.16 (r226: 2.02; r227: 1.81, middle half 1.69-1.95), an extra call 0.68-1.41
-# micro-batches, N = 8 / N = 1 1.5-1.9, N = 32 / N = 1 3.3-4.8.) Each median is printed with its quartiles, the middle
-# half of the 12 within-round ratios (the fold "How this was measured": "1.75 to 2.12 on the stored run"; the
-# main text says "about twice fused's time at N = 8"):
-med = {label: m for label, (_, m, _) in q.items()}
-N_ratio = {N: q[f"fused: an update at N = {N} / at N = 1"] for N in Ns[1:]}
-# "accumulate, a call per micro-batch, is the slower at every N from 2 on, and the gap grows with N". At N = 1 the two
-# differ by one small call, so the ratio moves with the machine's load: a median seen from 0.92 (r191) to 1.32 (r192's
-# rerun) and 1.54 (CI, stop 75):
-assert all(med[f"accumulate / fused, N = {N}"] > 1 for N in Ns if N > 1), q
-# CI's run on a busy 2-core machine read 1.54 at N = 1 (and 1.33 at N = 2): the N = 1 ratio moves with the load, so
-# the prose states no side of 1 and the check pins only what the one extra call fixes: under N = 32's
-assert 0.7 < med["accumulate / fused, N = 1"] < med["accumulate / fused, N = 32"], q
-# "accumulate's extra calls widen the gap as N grows": per update, median ms, N = 32 against N = 2
-_gap = {N: np.median((ms[f"accumulate, N = {N}"] - ms[N]) / 8) for N in Ns}
-assert _gap[32] > _gap[2] and _gap[32] > _gap[8] > _gap[1], _gap
-# (before the Predict) "A call's cost is counted in a micro-batch's work: the time one more 32-row micro-batch adds to
-# a fused update"; "A call costs about as much as the work it wraps: at N = 8 an extra call, with its writes to the
-# sums, cost about one micro-batch's work on this run (the first line above)" (19 counts time in the same unit, and times tau_0 from fused updates). The unit: fused N = 8 less a fused update of one 32-row micro-batch, over 7, so the
-# update's fixed cost cancels. "About one", the Predict's middle answer: nearer one than a tenth or ten (a factor of
-# sqrt(10) either way), a band no load can break. (In the old unit, fused N = 8's update / 8, its fixed cost
-# included, stored runs read 0.68-1.16 and CI's busy run 0.61; the new unit is about a quarter smaller.)
-assert ms["a micro-batch"].shape == ms["an extra call"].shape == (12,)
-assert 10 ** -0.5 < med["extra call + writes / a micro-batch of work"] < 10 ** 0.5, q
-# r4: c20 "costs about one and a half micro-batches' work (1.49 on the stored run); the bare call alone, about a
-# third of one (0.36)"; "an extra call cost 882 us, the table's last column" (one estimator: col[8] == extra_us, pinned
-# below); the Summary "about as much as a micro-batch's work (1.49 of one on the stored run)". The digits are the stored
-# run's (tests/test_course.py holds "stored run" decimals to the outputs); what load cannot break is pinned: the
-# order of one (above) and the bare call under one micro-batch (below). The fold's "the writes (363 us) cost more than a
-# whole fused iteration (295 us)" and "910 us from N = 1 to 2 but 215 to 310 us from N = 4 on" are the stored run's
-# (the folded cell under the figure prints them); a loaded run can reorder them, so no assert holds them
-# 19: "The timing cell's line splits an extra call, 441 us: a bare compiled call 117 us, writing the sums into variables
-# 234 us ..., the strategy's Python around the call the rest" (the stored run's digits; the rest is printed as extra -
-# bare - writes). "The bare call alone, a fraction of it (about a third on the stored run)" of a micro-batch's work:
-# positive parts, the bare call under the whole extra call and under one micro-batch's work
-assert 0 < bare_us < extra_us and writes_us > 0 and 0.05 < med["a bare call / a micro-batch of work"] < 1, (bare_us, writes_us, extra_us, q)
-# One estimator (r4): every time is a median over the 12 rounds; the table's last column at N = 8 is the extra call
-# itself, the median of the rounds' (accumulate - fused) / 64, not a difference of the two columns' medians
-assert extra_us == 1000 * float(np.median(ms["an extra call"])) and abs(col[8] - extra_us) < 1e-9 * extra_us, (col, extra_us)
-assert bare_us == 1000 * float(np.median(ms["a bare call"])) and writes_us == 1000 * float(np.median(ms["writing the sums"]))
-# 19: "The writes cost more than a fused iteration that adds the same P floats" (c, one more iteration, against the
-# writing call's share; the stored run: 234 us against 0.19 ms); "The last column peaks at N = 1 (792 us on the stored
-# run): accumulate's apply call also reads, divides and zeroes the sums, a fixed cost shared among more calls as N grows
-# (about 440 us from N = 8 on)" (the digits: the stored outputs, held by tests/test_course.py). Pinned with a margin a
-# loaded machine keeps: the N = 32 column positive (a whole update's extra calls, about 14 ms against 9, on any load).
-# The N = 1 peak is the stored run's only: a run beside three lessons' executions read its column below zero (the
-# difference of two 2-3 ms medians, where N = 32's is of 9 and 23 ms)
-assert col[32] > 0 and writes_us > 0, (col, writes_us)
-# 20 (r4): no a + N c fit: the fused column is concave in N (each more iteration adds more below N = 8 than above), so
-# a line fitted to it has a constant larger than the whole N = 1 update. One more iteration's cost is read directly,
-# N = 8 to 32 (the folded cell prints each step's), a median over the rounds; positive: 32 pieces cost more than 8
-assert iter_us == 1000 * float(np.median(ms["an iteration"])) and iter_us > 0, iter_us
-# c18 prints a micro-batch's own work in us (the unit of the ratios), a median over the rounds like every time here;
-# the fold's N = 1 to 2 line: fused_grads alone at N = 1 and 2 and the same two halves unordered, medians per call
-assert work_us == 1000 * float(np.median(ms["a micro-batch"])) and work_us > 0, work_us
-assert sorted(order) == ["fused_grads, N = 1", "fused_grads, N = 2", "two halves, no order"] and min(order.values()) > 0
-assert sorted(steps) == list(zip(Ns, Ns[1:])), steps
-# 10: "Eight iterations alive suggest 8 times, but one at a time already holds two gradients (the sum and one): at most
-# nine against two, 4.8 times with activations" (pred above: 9 gradients + 8 activations against 2 + 1)
-assert pred[10] == 9 * grad_mib + 8 * act_mib and pred[1] == 2 * grad_mib + act_mib
-# the table under c18: median ms an update per N, both strategies, its last column (difference) / N extra calls
-assert all(np.median(ms[f"accumulate, N = {N}"]) > 0 for N in Ns)
-# the figure: ms per update (8 updates a round), both strategies, every N
-assert list(per_update) == ["accumulate: N + 1 calls an update", "fused: 1 call an update"] and all(
-    len(v) == len(Ns) for v in per_update.values())
-# "No, fused is not as fast at N = 32: the same 256 rows took 3.7 times as long in 32 pieces as in one on the stored
-# run" (each iteration's own fixed costs: it slices, runs its graph's ops, adds into the sums): the stored run's digits (tests/test_course.py holds them to the stored outputs); the band (stored runs 2.6 to 4.8; r207's run beside other fixers' jobs, load 6 on 2
-# cores, 1.9: the fixed cost of an update grows with the load and shrinks the ratio). Pinned in a band that load
-# cannot break: slower from N = 8 on, and at N = 32 over one and a half times (N = 2, 4 depend on the machine)
-assert all(N_ratio[N][1] > 1 for N in (8, 16, 32)) and N_ratio[32][1] > N_ratio[2][1], N_ratio
-assert 1.5 < N_ratio[32][1] < 8, N_ratio[32]
-assert all(lo <= m <= hi for lo, m, hi in q.values()), q  # each printed as median (middle half lo-hi)
-# c20/c21: "the table's medians give 14.40/6.79 = 2.12; the line under it prints 2.18, the median of the 12 rounds' own
-# ratios" and "3.7 ... (the median of the rounds' ratios) on the stored run. The table's medians give 14.04/3.51 = 4.0":
-# the stored run's digits, each divided from two printed table entries (tests/test_course.py holds the printed ones to
-# the stored outputs). What holds on any run: a ratio of the table's medians is the medians' quotient, the same
-# direction as the median of the rounds' ratios (accumulate slower at N = 8, fused slower at N = 32 than at N = 1)
-_tab8 = float(np.median(per_update["accumulate: N + 1 calls an update"][Ns.index(8)])) / float(
-    np.median(per_update["fused: 1 call an update"][Ns.index(8)]))
-_tab32 = float(np.median(ms[32])) / float(np.median(ms[1]))
-assert _tab8 > 1 and q["accumulate / fused, N = 8"][1] > 1 and _tab32 > 1, (_tab8, _tab32)
-# Answer 1's folded cell divides one more iteration's cost among the graph's ops (the prose quotes no per-op figure)
-assert per_op_us == iter_us / kernels and per_op_us > 0, per_op_us
-# "XLA (jit_compile=True) also fuses the ops inside the call into fewer kernels ... XLA made it (fused's update at)
-# N = 8 took 0.89 of its time without XLA on the stored run" (like with like: the same fused update, its compile in the dropped warm-up round): with XLA over without, median of the
-# 12 within-round ratios. Trial runs, r213: 0.62 alone, 0.73-0.78 with three copies of the timing sharing 2 cores (the
-# load shrinks the gap, as for N = 32 / N = 1); the side of 1 is what XLA's fewer kernels fix, so only that is pinned
-_xla = q["fused, N = 8: with XLA / without"]
-assert ms["fused, N = 8, XLA"].shape == (12,) and 0 < _xla[1] < 1, _xla
+# c9/c10 "One at a time trades time for memory": the same two loops timed, 15 interleaved rounds; the prose quotes the
+# µs and their ratio as the stored run's (tests/test_course.py holds them to the outputs); a load can reorder two ~3 ms
+# medians, so nothing here pins their side, only that both were timed and the printed ratio is theirs
+assert sorted(call_us) == [1, 10] and all(v > 0 for v in call_us.values()) and all(t.shape == (15,) for t in loop_ms.values())
+# The time section (12 interleaved rounds, every time a median over them). One estimator: every number c20 quotes
+# divides out of the printed medians. The table: ms an update, its last column the columns' difference over N
+assert all(ms[k].shape == (12,) for k in ms) and med == {k: float(np.median(v)) for k, v in ms.items()}
+assert all(table[N] == (med[f"accumulate, N = {N}"] / 8, med[N] / 8) for N in Ns) and list(table) == list(Ns)
+assert all(col[N] == 1000 * (table[N][0] - table[N][1]) / N for N in Ns) and extra_us == col[8]
+# c16's two yardsticks: compute = fused N = 8 less fused on one 32-row micro-batch, over 7 (new rows);
+# fixed cost = fused N = 8 to 32, over 24 (the same rows cut finer)
+assert work_us == 1000 * (table[8][1] - one_ms) / 7 and iter_us == 1000 * (table[32][1] - table[8][1]) / 24
+assert one_ms == med["fused, one micro-batch of 32"] / 8 and xla_ms == med["fused, N = 8, XLA"] / 8
+assert bare_us == 1000 * med["64 bare calls"] / 64 and writes_us == 1000 * (med["64 writing calls"] - med["64 bare calls"]) / 64
+assert rest_us == extra_us - bare_us - writes_us
+# Bands no load breaks (stored runs: extra call 1.46 of a micro-batch's compute, fixed cost 0.54 of it): c20 "costs
+# about as much as a micro-batch's compute", the Predict's middle answer, nearer one than a tenth or ten (a factor of
+# sqrt(10) either way); the bare call under one micro-batch's compute and under the whole extra call; 7 micro-batches
+# of new rows cost time; the fixed cost positive (32 pieces slower than 8)
+assert work_us > 0 and 10 ** -0.5 < extra_us / work_us < 10 ** 0.5, (extra_us, work_us)
+assert 0 < bare_us < extra_us and bare_us < work_us and writes_us > 0, (bare_us, writes_us, extra_us, work_us)
+assert iter_us > 0, iter_us
+# "accumulate took ... times as long as fused at N = 8" (the table's quotient): accumulate slower; "No, fused is not as
+# fast at N = 32": slower, by a factor in a band load cannot break (stored runs 2.6 to 4.8; r207 under load 1.9)
+assert table[8][0] / table[8][1] > 1 and 1.5 < table[32][1] / table[1][1] < 8, table
+# XLA: "took ... of its time without" (the stored run's digits); the side of 1 is what fewer kernels fix
+assert 0 < xla_ms / table[8][1] < 1, (xla_ms, table[8])
 # "the call takes all B rows as one input, 0.8 MB here" (256 x 784 float32 values; MB: 1e6 bytes, as printed)
 assert xb.shape[0] == 256 and xb[0].size == 784 and xb.dtype == np.float32 and f"{xb.nbytes / 1e6:.1f}" == "0.8", xb.shape
 assert calls["accumulate"] - calls["fused"] == 8  # "nine calls ... fused makes one"
-# Problem 1: "a call from Python costs the host 30 us (far less than on this CPU)": the extra call's median over the 12
-# rounds, which the timing cell prints (its output shown) and the Problem quotes as the stored run's (476 us in r226, 364 us in r227). A bound, not digits: absolute times move with load
-assert extra_us == 1000 * float(np.median(ms["an extra call"]))
+# Problem 1: "a call from Python costs the host 30 us": on this CPU an extra call costs more (a bound: times move with load)
 assert extra_us > 3 * 30, extra_us  # Problem 1 assumes 30 us a call, far less than the bare call c19 quotes
 assert (launches, mlp_flops, big_flops) == (kernels * 5e-6, 4 * 203_530 * 32, 6 * 10**9 * 16 * 2048)
 # "launches about one kernel per op of its graph, 30 (counted below; roughly ...)" (ops besides constants, inputs and

@@ -142,7 +142,7 @@ assert abs(route_miss["global_batch_size=B"] - (1 - 17 / B)) < 1e-4 and routes["
 assert _tf_rule(30, 4) == [8, 8, 8, 6] and gl.split_sizes(8, 2) == [4, 4] and gl.split_sizes(6, 2) == [3, 3]
 assert np.allclose([1 / 4 - n / 30 for n in (8, 6)], [-1 / 60, 1 / 20])
 
-# Problem 3 (pencil): B = 4,096 on R = 8, N = 8; the epoch's last batch of 1,000 rows
+# Problem 2 (pencil): B = 4,096 on R = 8, N = 8; the epoch's last batch of 1,000 rows
 assert _tf_rule(4096, 8) == [512] * 8 and gl.split_sizes(512, 8) == [64] * 8
 assert _tf_rule(1000, 8) == [125] * 8 and gl.split_sizes(125, 8) == [16] * 5 + [15] * 3
 assert f"{1000 / 4096:.3f}" == "0.244"  # the global_batch_size route's share of one device's step on those rows
@@ -156,4 +156,22 @@ except ValueError as e:
 assert set(reduces) == {"CollectiveReduceV2"} and len(reduces) // R == 8 == distribute.count_all_reduces(naive_graph) // R
 # Going further: TensorFlow's tutorial route (S_r / B + tf.nn.scale_regularization_loss(Omega) a replica) is "exact"
 assert spacings([g.numpy() for g in l2_tutorial], g_l2) <= 10 and verdict(l2_tutorial, g_l2).startswith("exact")
+# c19/c20: "By the ring formula, a 1B-parameter model's bfloat16 gradient takes 70 ms to all-reduce over 50 GB/s:
+# naive at N = 8 spends 560 ms an update, once 70" (2 (R - 1) / R x 2 GB / 50 GB/s, R = 8 nodes)
+assert (P, nodes, bytes_per, link) == (1e9, 8, 2, 50e9) and ring_s == 2 * 7 / 8 * 2e9 / 50e9
+assert f"{1000 * ring_s:.0f}" == "70" and f"{8000 * ring_s:.0f}" == "560"
+# the timing on the two CPU replicas: quoted as the stored run's (tests/test_course.py holds the digits to the
+# outputs); a load can move it, so only its form is pinned: 15 rounds each, positive medians, extra_us their difference
+assert all(t.shape == (15,) for t in timed.values()) and min(update_us.values()) > 0
+assert extra_us == update_us["naive"] - update_us["once"]
+# c27/c28: the empty shard. "TensorFlow hands each replica ceil(B/R) rows until they run out ... (9 rows on 4
+# replicas: 3, 3, 3, 0)": the rule, which matches TensorFlow's shards on every cut this lesson makes (31, 17, 1 on 2;
+# checked with TF 2.21 on 4 logical CPUs: 9 -> [3, 3, 3, 0], 17 -> [5, 5, 5, 2], 1 -> [1, 0, 0, 0])
+assert shards_1 == [1, 0] == _tf_rule(1, 2) and _tf_rule(9, 4) == [3, 3, 3, 0]
+# "Counted rows give the row's gradient; Keras's mean loss gives HALF of it": the empty replica's mean is 0 yet
+# still takes 1/R, so Keras's sum is g / R; counted rows are exact
+_len = {k: np.linalg.norm(flat(g)) / np.linalg.norm(flat(g_1)) for k, g in one_row_routes.items()}
+_keras_1 = "Keras's mean loss"
+assert f"{_len[_keras_1]:.3f}" == "0.500" and spacings(one_row_routes[_keras_1], [g / 2 for g in g_1]) <= 10, _len
+assert f"{_len['counted rows']:.3f}" == "1.000" and verdict(one_row_routes["counted rows"], g_1).startswith("exact"), _len
 print("lesson 13: every number the prose states checks out")

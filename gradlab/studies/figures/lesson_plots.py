@@ -4,6 +4,7 @@ learning rate each update applies.
 
     replicas:   replica r sums its micro-batches -> one all-reduce of [sums, rows] -> sums / B = g_B
     update ms:  median and middle half of each schedule's timed updates, per accum_steps
+    call parts: an extra call's parts stacked in one bar, against a micro-batch's costs
     weights:    example j of micro-batch i gets 1 / (k n_i) from a mean of means, 1 / B from n_i / B
     hub, ring:  per update each way, a hub's link carries (R - 1) G bytes, a ring device's 2 (R - 1) / R G
     rates:      the learning rate each update applies, one line per schedule (raw, PerUpdate)
@@ -134,6 +135,47 @@ def plot_update_ms(ms, accum_steps, title="Milliseconds per update",
     ax.set_ylabel("ms per update (median; bars: middle half)")
     ax.set_title(title, fontsize="medium")
     ax.legend(fontsize="small", loc="upper left")
+    return fig
+
+
+def plot_call_parts(parts, yardsticks, title="An extra call of accumulate, and a micro-batch's costs (µs)"):
+    """Horizontal bars in µs: an extra call's parts stacked in one bar, each yardstick in a bar of its own.
+
+        bar 0:  parts stacked left to right, part k from sum(parts[:k]) to sum(parts[:k + 1])
+        bar j:  yardstick j alone, from 0 (j = 1, 2, ..., drawn below bar 0)
+
+    Args:
+        parts: `{label: µs}`, the pieces of the call (for example a bare call, the writes, the rest),
+            each >= 0, their sum > 0.
+        yardsticks: `{label: µs}`, the costs to read it against (for example a micro-batch's compute
+            and its fixed cost), each > 0.
+        title: the figure's title.
+    Returns:
+        a matplotlib Figure with 1 Axes (the stacked parts first in `ax.patches`, then the yardsticks)
+        and the parts' legend below it.
+
+    Lesson: notebooks/05-fused-accumulation.ipynb
+    """
+    values = [float(v) for v in (*parts.values(), *yardsticks.values())]
+    if not parts or not yardsticks or not all(np.isfinite(values)):
+        raise ValueError(f"parts and yardsticks need finite µs, got {parts!r}, {yardsticks!r}")
+    if min(parts.values()) < 0 or sum(parts.values()) <= 0 or min(yardsticks.values()) <= 0:
+        raise ValueError(f"parts must be >= 0 with a positive sum and yardsticks > 0, got {parts!r}, {yardsticks!r}")
+    fig, ax = _figure((6.4, 1.0 + 0.55 * (1 + len(yardsticks))))
+    left = 0.0
+    for (label, us), color in zip(parts.items(), itertools.cycle(plt.rcParams["axes.prop_cycle"].by_key()["color"])):
+        ax.barh(0, us, left=left, color=color, label=f"{label}: {us:.0f}")
+        left += us
+    ax.text(left, 0, f" {left:.0f}", va="center", fontsize="small")
+    for j, (label, us) in enumerate(yardsticks.items(), start=1):
+        ax.barh(j, us, color="0.6")
+        ax.text(us, j, f" {us:.0f}", va="center", fontsize="small")
+    ax.set_yticks(range(1 + len(yardsticks)), ["an extra call", *yardsticks])
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1.15 * max(left, *yardsticks.values()))
+    ax.set_xlabel("µs (medians over the timed rounds)")
+    ax.set_title(title, fontsize="medium")
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=len(parts), fontsize="small")
     return fig
 
 

@@ -4,7 +4,7 @@ import matplotlib.pyplot as plt
 import pytest
 from matplotlib.patches import FancyBboxPatch
 
-from gradlab.studies.figures.lesson_plots import (draw_replicas, plot_applied_rates, plot_example_weights,
+from gradlab.studies.figures.lesson_plots import (draw_replicas, plot_applied_rates, plot_call_parts, plot_example_weights,
                                                   plot_hub_vs_ring, plot_update_ms)
 
 
@@ -73,6 +73,22 @@ def test_plot_update_ms_takes_an_x_axis_label_and_keeps_the_data():
     assert one_device.axes[0].get_xlabel() == "N (one device)"
     assert default.axes[0].get_xlabel() == "accum_steps (micro-batches per replica per update)"
     assert list(one_device.axes[0].containers[0].lines[0].get_ydata()) == [2, 5]  # medians, unchanged by the label
+
+
+def test_plot_call_parts_stacks_the_parts_in_one_bar_and_draws_each_yardstick_alone():
+    fig = plot_call_parts({"bare": 100, "writes": 250, "rest": 150}, {"compute": 300, "fixed": 200}, title="t")
+    assert isinstance(fig, matplotlib.figure.Figure) and not plt.fignum_exists(fig.number)
+    ax, = fig.axes
+    bars = ax.patches
+    # by hand: 0-100, 100-350, 350-500 on row 0; then 0-300 and 0-200 on rows 1 and 2
+    assert [(b.get_x(), b.get_width()) for b in bars] == [(0, 100), (100, 250), (350, 150), (0, 300), (0, 200)]
+    assert [round(b.get_y() + b.get_height() / 2) for b in bars] == [0, 0, 0, 1, 2]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["an extra call", "compute", "fixed"]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["bare: 100", "writes: 250", "rest: 150"]
+    assert " 500" in [t.get_text() for t in ax.texts] and ax.get_title() == "t"
+    for bad in (({"bare": -1}, {"c": 1}), ({"bare": 1}, {"c": 0}), ({}, {"c": 1}), ({"bare": float("nan")}, {"c": 1})):
+        with pytest.raises(ValueError):
+            plot_call_parts(*bad)
 
 
 def test_plot_hub_vs_ring_draws_2_r_minus_1_copies_against_2_r_minus_1_over_r():
