@@ -69,7 +69,7 @@ assert min(h for n in (5, 10, 20) for _, h in gap[n].values()) >= 0.225 and late
 # the schedule
 assert [len(checkpoints(n, repro["updates"])) for n in (1, 5, 10, 20)] == [11, 51, 101, 201]
 # "201 evaluations, N = 1's 11 among them: 200 distinct against 10 (the last update is logged twice): 20 times the
-# evaluations" (neighbours score alike: the dashed line's 0.84 against the runs' 0.35, below)
+# evaluations" (neighbours score alike: the calibrated model's 0.37 against the runs' 0.35, below)
 assert 200 / 10 == 20
 assert [len(set(checkpoints(n, repro["updates"]))) for n in (1, 5, 10, 20)] == [10, 50, 100, 200]
 assert set(checkpoints(1, repro["updates"])) <= set(checkpoints(20, repro["updates"]))  # the 200 hold the 10
@@ -198,14 +198,26 @@ assert (rnd(looks[11], 2), rnd(looks[201], 2), rnd(looks[201] - looks[11], 2)) =
 assert looks[201] - looks[11] < best_mean[20] - best_mean[1]  # "nearly all of" the 0.36
 # c12: "update 1,000 is logged twice, so N = 1's 11 evaluations score 10 distinct models, N = 20's 201 score 200"
 assert [len(set(checkpoints(n, 1000))) for n in (1, 20)] == [10, 200] and checkpoints(1, 1000)[-2:] == [1000, 1000]
-# the figure beside a model in which nothing learns: 200 distinct updates of fresh noise, the last logged twice (so c
-# looks are c - 1 independent draws) gain 0.84 from 11 looks to 201, "over twice the runs' 0.35"
-assert list(sim_gain) == [11, 51, 101, 201] and sim.shape == (2000, 200) and f"{sim_gain[201]:.2f}" == "0.84"
-assert sim_gain[201] > 2 * (looks[201] - looks[11])
-assert all(a < b for a, b in zip(list(sim_gain.values()), list(sim_gain.values())[1:]))
+# r8 (21-F2): the figure beside luck alone, two ways. c24: "Luck alone, sized like the runs' noise, gains as much: 0.37
+# points (dashed) against their 0.35 ... neighbours differ by only 0.22 points; each run scatters 0.33 about its
+# smooth rise. Noise of that scatter, each look keeping 0.65 of the last one's luck, matches both. Fresh digits each
+# look (std 0.69) would gain 0.83 (dash-dot)". 200 distinct updates, the last logged twice (c looks: c - 1 draws), the
+# columns ordered so the first c - 1 are the looks every 100, 20, 10 and 5 updates (nested, as the runs' are)
+_sized, _fresh = sim_gain["sized like the runs'"], sim_gain["of fresh digits each look"]
+assert list(_sized) == list(_fresh) == [11, 51, 101, 201] and luck.shape == fresh.shape == (2000, 200)
+assert (f"{_sized[201]:.2f}", f"{_fresh[201]:.2f}") == ("0.37", "0.83") and abs(_sized[201] - 0.35) < 0.05
+assert (f"{spread:.2f}", f"{keep:.2f}", f"{step:.2f}") == ("0.33", "0.65", "0.22")
+assert f"{np.abs(np.diff(luck, axis=1)).mean():.2f}" == "0.22" and f"{luck.std():.2f}" in ("0.32", "0.33", "0.34")
+assert _fresh[201] > 2 * (looks[201] - looks[11])
+assert all(a < b for g in (_sized, _fresh) for a, b in zip(list(g.values()), list(g.values())[1:]))
+assert [at[i] for i in nested[:10]] == list(range(100, 1001, 100)) and sorted(nested) == list(range(200))
+assert set(at[nested[:50]]) == set(range(20, 1001, 20)) and set(at[nested[:100]]) == set(range(10, 1001, 10))
+assert list(at) == sorted(set(checkpoints(20, 1000)))  # the 200 distinct updates N = 20 evaluates
 # the best-of-more exercise (the learner's or the solution): the mean best of the first c - 1 draws, less the first 10's
-_direct = {c: sim[:, :c - 1].max(axis=1).mean() - sim[:, :10].max(axis=1).mean() for c in counts}
-assert all(abs(sim_gain[c] - _direct[c]) < 1e-9 for c in counts), (sim_gain, _direct)
+for _name, _s in (("sized like the runs'", 94.5 + luck), ("of fresh digits each look", fresh)):
+    _o = _s[:, nested]
+    _direct = {c: _o[:, :c - 1].max(axis=1).mean() - _o[:, :10].max(axis=1).mean() for c in counts}
+    assert all(abs(sim_gain[_name][c] - _direct[c]) < 1e-9 for c in counts), (sim_gain, _direct)
 check_best_of_more(solution_best_of_more)
 
 # problem 2: seeds for N = 5's gap on the same 11 (+0.25 +- 0.24 from 10 seeds). "About 33. With Student's t fixed it
@@ -260,8 +272,14 @@ _v = (_s1**2 / 10, _s20**2 / 10)
 assert abs(welch_dof - sum(_v) ** 2 / sum(v**2 / 9 for v in _v)) < 1e-9 and abs(his_se - math.sqrt(sum(_v))) < 1e-12
 assert abs(his_half - t_quantile(0.975, welch_dof) * his_se) < 1e-15
 assert rnd(t_quantile(0.975, 18) * his_se, 2) == 0.24  # the pooled test's 18 degrees of freedom would give 0.24
-# "Printed to a tenth, the lead lies between 0.1 and 0.3; only above 0.25 would it exclude 0": 95 and 95.2 each +- 0.05
+# r8 (21-F1): c1 "He printed three significant digits: each mean is known only to +-0.05 points" (SOURCES.md: "formatted
+# with 3 significant digits"; '%.3g' of 94.95..95.05 prints 95); c26 "his means are rounded (+-0.05 each), so the lead
+# lies anywhere from 0.10 to 0.30. Only past 0.25 would the interval exclude 0"; the Summary's "a lead of 0.10 to 0.30"
 assert 0.1 < his_half < 0.3 and rnd(mean20 + 0.05 - (mean1 - 0.05), 2) == 0.3
+assert (f"{lead_lo:.2f}", f"{lead_hi:.2f}") == ("0.10", "0.30") and f"{his_half:.2f}" == "0.25" and lead_lo < his_half < lead_hi
+assert f"{94.96:.3g}" == f"{95.04:.3g}" == "95" and f"{95.16:.3g}" == f"{95.24:.3g}" == "95.2"
+# c26's fold: "0.11 points: a third of his lead at 0.30, all of it at 0.10"
+assert rnd(his_lift / 0.30, 1) == 0.4 and his_lift > 0.10 and round(0.30 / his_lift) == 3
 
 # the table in cell 1: his published means and stds, shown before cell 15 makes them sample stds
 assert reproduction.SEED_TABLE == {1: (95.0, 0.172), 5: (94.9, 0.325), 10: (95.1, 0.36), 20: (95.2, 0.303)}

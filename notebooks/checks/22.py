@@ -260,6 +260,7 @@ assert as_spacings(abs(total64 - exact64) / np.spacing(exact64)) == "0 spacings,
 # c13: "Spacings are counted at the largest weight: a one-step gap at a smaller entry reads as 0.5"
 assert spacings(np.float32([1.5, 0.75 + 2**-24]), np.float32([1.5, 0.75])) == 0.5
 # c18's first line: the TensorFlow whose CPU reset_memory_stats does not raise, and oneDNN, whose allocator reads 0 under 256 KiB
+from tensorflow.python.util import _pywrap_util_port  # r8: the lesson no longer imports it; its footnote says "oneDNN"
 assert default[0][1] == 0 and _pywrap_util_port.IsMklEnabled()
 # c22: gradlab's call_peaks beside the learner's reader: the same update, medians within the readings' own spread
 assert abs(theirs - np.median(reads)) <= max(reads.max() - reads.min(), 0.02), (theirs, reads)
@@ -273,4 +274,27 @@ assert (math.ceil(0.25 * 19) + 1, math.floor(0.75 * 19) + 1) == (6, 15)
 # ||a - b|| / ||b|| in units of 2^-23, spacings as the worst entry's gap over one spacing at the largest entry
 assert f"{miss(total, exact_c):.2e}" == "1.37e-06" and f"{miss(total, exact_c) / eps:.1f}" == "11.5"
 assert abs(miss(total, exact_c) - abs(float(total) - exact_c) / abs(exact_c)) < 1e-15
+
+# r8 (22-F2): c6 "Each tenfold step multiplies the median by 2.66, 2.14 and 2.84, under sqrt(10) = 3.16: a little slower than sqrt(terms)" (cell 5 prints
+# them); the figure's slope guide starts at the first median (gradlab's plot, tested beside it)
+assert [f"{b / a:.2f}" for a, b in zip(med, med[1:])] == ["2.66", "2.14", "2.84"], med
+# r8 (22-F3): c10 "A doubled bias gradient, a millionth of the kernel's size, reads exact over all variables and
+# miss 100% alone"
+assert verdict(buggy, right).startswith("exact") and verdict(buggy[1], right[1]) == "miss 100%"
+assert verdict(buggy[0], right[0]).startswith("exact") and 0.5e-6 < np.std(bias) / np.std(kernel) < 2e-6  # entries' scale
+# r8 (22-F1): c15 "every term and every running total is a whole multiple of the smallest term's spacing, here 2^-34.
+# The running totals stay under 2^5 ... 39 bits here, fits float64's 53"; "2^30 + 2^-30 (61 bits) rounds to 2^30"
+assert (finest, ceiling, ceiling - finest) == (-34, 5, 39) and np.abs(terms).max() < 2**ceiling
+assert np.all(np.mod(terms.astype(np.float64), 2.0**finest) == 0) and np.finfo(np.float64).nmant + 1 == 53
+assert total64 == exact64 and 2.0**30 + 2.0**-30 == 2.0**30 and 30 - (-30) + 1 == 61
+# r8 (22-F4): c23 "0.097 MiB of gradients plus 0.021 of outputs and their gradients is 0.118; the update reads 0.17
+# (nine readings within a few percent). The other 0.05 MiB ... the forward pass alone reads about twice its outputs'
+# 0.010 MiB ... 0.191 MiB more"; the Summary's "read 0.17". The readings vary a little run to run (nbval-ignored;
+# executions here read medians 0.169 and 0.170, spreads 0.7% to 2.7%, the forward 0.019 and 0.021): banded
+assert (f"{grads_mib:.3f}", f"{outs_mib:.3f}", f"{grads_mib + outs_mib:.3f}") == ("0.097", "0.021", "0.118")
+assert f"{outs_mib / 2:.3f}" == "0.010" and f"{64 * 784 * 4 / 2**20:.3f}" == "0.191" and device in ("CPU:0", "GPU:0")
+if device == "CPU:0":
+    assert f"{np.median(reads):.2f}" == "0.17" and spread < 0.06, (reads, spread)  # "within a few percent"
+    assert f"{np.median(reads) - grads_mib - outs_mib:.2f}" == "0.05", reads  # "the other 0.05 MiB"
+    assert 1.5 < forward / (outs_mib / 2) < 2.5, forward  # "about twice its outputs'"
 print("lesson 22: every number the prose states checks out")

@@ -17,7 +17,8 @@ import numpy as np
 
 def plot_rounding_growth(terms, running, worst_case, blocked=(), rounding=10):
     """The one-at-a-time sum's median and worst error against the number of terms, with a
-    sqrt(terms) guide, the worst-case bound (in proportion to the terms) and a line at the
+    sqrt(terms) slope guide through the first median, the worst-case bound (in proportion to the
+    terms) and a line at the
     yardstick; each blocked sum as a marker at the largest count, its median with a bar to its worst
     (several such markers spread a few percent either side of that count, so none hides another,
     and each legend entry names the count).
@@ -35,9 +36,11 @@ def plot_rounding_growth(terms, running, worst_case, blocked=(), rounding=10):
     running = [np.asarray(e, dtype=float) for e in running]
     if len(running) != len(terms) or len(worst_case) != len(terms) or terms.size < 2:
         raise ValueError("one error array and one worst case per term count, two counts at least")
-    fig, ax = plt.subplots(figsize=(7.0, 4.2))
+    fig, ax = plt.subplots(figsize=(9.5, 4.2))
     ax.plot(terms, worst_case, ":", color="0.35", gid="worst case", label="worst case, in proportion to the terms")
-    ax.plot(terms, np.sqrt(terms), "--", color="0.55", gid="sqrt", label=r"$\sqrt{\mathrm{terms}}$")
+    guide = np.median(running[0]) * np.sqrt(terms / terms[0])  # a slope guide through the first median
+    ax.plot(terms, guide, "--", color="0.55", gid="sqrt",
+            label=r"slope guide: $\propto\sqrt{\mathrm{terms}}$, from the first median")
     ax.axhline(rounding, color="tab:red", lw=1, gid="rounding", label=f"{rounding} spacings (the yardstick)")
     ax.plot(terms, [np.median(e) for e in running], "o-", color="tab:blue", gid="median",
             label="one at a time: median")
@@ -53,7 +56,7 @@ def plot_rounding_growth(terms, running, worst_case, blocked=(), rounding=10):
     ax.set_xlabel("terms in the sum")
     ax.set_ylabel("error, float32 spacings at the sum")
     ax.set_title("A float32 sum's rounding grows with its terms")
-    ax.legend(fontsize="small", loc="upper left")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)  # beside, not on, the data
     fig.tight_layout()
     plt.close(fig)
     return fig

@@ -13,7 +13,7 @@ def test_plot_rounding_growth_draws_medians_guides_and_blocked_sums():
     line = {ln.get_gid(): ln for ln in ax.lines}
     np.testing.assert_allclose(line["median"].get_ydata(), [2.0, 5.0])
     np.testing.assert_allclose(line["worst"].get_ydata(), [4.0, 12.0])
-    np.testing.assert_allclose(line["sqrt"].get_ydata(), [10.0, np.sqrt(1000)])
+    np.testing.assert_allclose(line["sqrt"].get_ydata(), [2.0, 2.0 * np.sqrt(10)])  # sqrt(terms), from the first median
     np.testing.assert_allclose(line["worst case"].get_ydata(), [76, 972])
     np.testing.assert_allclose(line["rounding"].get_ydata(), [10, 10])
     (bar,) = ax.containers  # np.sum: its median at the largest count (alone: on it), a bar up to its worst
