@@ -18,8 +18,15 @@ as_is_length = {row: r["length"] for row, r in rows.items()}
 as_is_gaps = {row: r["best"] for row, r in rows.items()}
 fed_exact = sum(v.startswith("exact: ") for v in fed_verdicts.values())
 mean_w_as_it_is = pf.relative_error(as_is_u["mean_with_sample_weight"], target)  # the naive rule again
-# the row worked by hand is the helper's: the same two updates
-assert pf.relative_error(u, as_is_u["mean_with_sample_weight"]) < 1e-6 and pf.relative_error(fed, target) < 1e-5
+# c24-c27's Your turn: your ignore_class row (or the solution), one window written out, is gradlab's row: the same
+# update as it is, the same best multiple's verdict, the same scaled update; c28 quotes its best multiple: "(ignore_class,
+# yours: 71.7%)"
+assert check_ignore_class_row(ignore_class_row) is None
+assert pf.relative_error(my_u, as_is_u["ignore_class"]) < 1e-5 and pf.relative_error(my_scaled, seq_target) < 1e-5
+assert verdict(my_best, seq_target) == as_is_gaps["ignore_class"] == "miss 71.7%", as_is_gaps
+# the hand-written solution against gradlab's helper, independently of which one the lesson uses
+_sol = solution_ignore_class_row(seq_model, seqs)
+assert pf.relative_error(_sol[0], ignore_reference["as_is"]) < 1e-5 and pf.relative_error(_sol[2], ignore_reference["scaled"]) < 1e-5
 # each row's loss on micro-batch 1 is its summed loss S_1 over the row's count (the table's "divides S_i by")
 logits_1, out_1 = mlp_model(x[:16]), tf.identity(seq_model(ids[:8]))  # identity: the Embedding's mask left behind
 wl_1 = float(tf.reduce_sum(tokens[:16] * pf.per_example_loss(y[:16], logits_1)))  # the digits' S_1 = sum_j ω_j l_j
@@ -78,7 +85,7 @@ _n, _f, _adam = _flat(naive), _flat(fixed), _flat(adam_first(fixed))
 assert (_n != 0).sum() == (_f != 0).sum() and np.linalg.norm(_adam + 0.001 * np.sign(_f)) < 0.1 * np.linalg.norm(_adam)
 _flipped = float(np.mean(np.sign(_n[_f != 0]) != np.sign(_f[_f != 0])))
 assert f"{_flipped:.0%}" == "12%" and abs(2 * np.sqrt(_flipped) - adam_miss) < 0.02, (_flipped, adam_miss)
-# "Here f = 0.121, so 2 sqrt f ~ 0.70, within a point of the measured 70.1%" (the cell prints 0.695 from f unrounded)
+# "Here f = 0.121: 2 sqrt f ~ 0.70, the measured 70.1%" (the cell prints 0.695 from f unrounded)
 assert f"{_flipped:.3f}" == "0.121" and f"{2 * np.sqrt(_flipped):.3f}" == "0.695" and f"{adam_miss:.3f}" == "0.701"
 assert f"{_flipped:.4f}" == "0.1207", _flipped
 assert abs(2 * np.sqrt(_flipped) - adam_miss) < 0.01
@@ -209,6 +216,9 @@ assert all(abs(bet - weight) < 0.01 for bet, weight in ((t_nai[2], naive_weight[
                                                          (t_shuf[2], naive_weight["shuffled"])))
 # shuffled, the naive rule lands near the fix; sorted (as bucketing makes it), far from it
 assert abs(t_shuf[0] - t_fix[0]) < 0.5 * abs(t_nai[0] - t_fix[0]) and abs(t_shuf[2] - t_fix[2]) < 0.1
+# c18 (r8): "Shuffled (Problem 3), the naive rule gives the short sequences 1.11 times their share, and its loss is
+# 0.001 a token above the fix's; over made-up chat lengths (Problem 1) it moves 38% of an update's weight"
+assert f"{t_shuf[0] - tag_end['fix (x N D_i / D)'][0]:.3f}" == "0.001", (t_shuf, tag_end)
 assert f"{t_shuf[2]:.3f} {t_shuf[0]:.3f}" == "0.101 0.308"  # 'it bets 0.101' per token 0.308 (a seeded run: one run, no spread claimed)
 assert list(tag_end) == ["naive: 1/N", "fix (x N D_i / D)", "one large batch", "naive, shuffled"]  # Problem 3's shuffled run trained last
 

@@ -272,6 +272,40 @@ def test_clip_the_accumulated_update_not_each_micro_batch(batch):
         assert err < 1e-5, name
 
 
+def test_clip_each_micro_batch_trains_as_keras_fit_and_a_hand_written_loop(batch):
+    """ClipEachMicroBatch.step (08's training run): at N = 1 Keras's own fit with global_clipnorm; at N = 4 a
+    hand-written loop, each micro-batch's tape clipped alone, weights n_i / B, one SGD step."""
+    d = load_mnist()
+    xs, ys = d.x_train[:96], d.y_train[:96]
+    lr, c = 0.5, 0.5
+    naive = pf.ClipEachMicroBatch(mlp()(), loss_fn(), keras.optimizers.SGD(lr), 1, c)
+    for t in range(3):
+        naive.step(xs[32 * t:32 * t + 32], ys[32 * t:32 * t + 32])
+    oracle = mlp()()
+    oracle.compile(optimizer=keras.optimizers.SGD(lr, global_clipnorm=c), loss=loss_fn(), jit_compile=False)
+    oracle.fit(xs, ys, batch_size=32, shuffle=False, verbose=0)
+    for a, b in zip(naive.model.get_weights(), oracle.get_weights()):
+        np.testing.assert_allclose(a, b, atol=1e-6)
+    naive = pf.ClipEachMicroBatch(mlp()(), loss_fn(), keras.optimizers.SGD(lr), 4, c)
+    hand = mlp()()
+    for t in range(3):
+        bx, by = xs[32 * t:32 * t + 32], ys[32 * t:32 * t + 32]
+        naive.step(bx, by)
+        total = [np.zeros(v.shape, np.float32) for v in hand.trainable_variables]
+        for i in range(4):  # four micro-batches of 8, each weighing 8 / 32
+            with tf.GradientTape() as tape:
+                loss = loss_fn()(by[8 * i:8 * i + 8], hand(bx[8 * i:8 * i + 8], training=True))
+            g = [t_.numpy() for t_ in tape.gradient(loss, hand.trainable_variables)]
+            length = np.sqrt(sum(np.sum(t_ ** 2) for t_ in g))
+            total = [a + 0.25 * t_ * min(1.0, c / length) for a, t_ in zip(total, g)]
+        for v, g in zip(hand.trainable_variables, total):
+            v.assign(v.numpy() - lr * g)
+    for a, b in zip(naive.model.get_weights(), hand.get_weights()):
+        np.testing.assert_allclose(a, b, atol=1e-6)
+    clipped_length = np.sqrt(sum(np.sum(t_ ** 2) for t_ in total))
+    assert clipped_length < 0.9 * c  # each micro-batch clipped: the sum is shorter than c (the lesson's point)
+
+
 # -- mixed precision: loss scaling -----------------------------------------------------------
 
 @pytest.mark.slow
