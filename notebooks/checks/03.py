@@ -58,8 +58,8 @@ f = max(int(np.prod(v.shape)) for v in model.trainable_variables) / P
 assert f == 784 * 256 / P == share and f"{f:.1%}" == "98.6%"  # printed under the peaks' table
 assert f"{G / MiB:.2f}" == "0.78"
 # the measured peaks, in G (fetches, list and mean all traced): tracemalloc counts Python's small objects too. The
-# list's exact rule is N + 2f and np.stack's N + (N + 1) f; the prose states N + 2, np.stack's "about 2N + 1" here,
-# "one kernel holds 98.6% of this MLP's weights" (f, pinned above), and its rule in Problem 2's answer
+# list's rule is N + 2f (the prose: "N + 2f ..., f = 0.986", pinned above) and np.stack's N + (N + 1) f, "about 2N + 1"
+# here, its rule in Problem 2's answer
 keys = ("running sum, in place", "list, weighted_mean")  # the solutions', on any run
 STACK = "list, np.stack mean (the 2018 post's)"  # the table's third row
 assert list(peaks)[:3] == [*keys, STACK]
@@ -244,19 +244,25 @@ assert by_util[0.4][1] > (2 * 10) ** 0.5, by_util
 assert all(by_util[0.2][k] < by_util[0.4][k] < by_util[0.6][k] for k in range(4))
 # "A host twice as fast would still add more than the link" (c17): h/2 > 4(N + 1)/(N beta) at 50 GB/s
 assert host_s / 2 > 4 * (N10 + 1) / (N10 * 50e9), host_s
+# c17, the per-parameter costs before the Predict: compute and link are arithmetic, "twice with the link alone, 2.1x"
+assert f"{compute_s * 1e9:.3f}" == "0.081" and f"{link_s * 1e9:.3f}" == "0.088", (compute_s, link_s)
+assert abs(1 + (link_s + host_s) / compute_s - by_util[0.4][1]) < 1e-9 and f"{1 + link_s / compute_s:.1f}" == "2.1"
 # the 4B trade: "5 x 16 GB = 80 GB ... frees 16 GB (20% of the card)", each update the 100M ratio (P cancels)
 assert P_4B == 4e9 and f"{5 * 4 * P_4B / 1e9:.0f}" == "80" and f"{4 * P_4B / 80e9:.0%}" == "20%"
 assert abs(update_over_compute(0.4, 50e9, P=P_4B) - by_util[0.4][1]) < 1e-9
-# "Only micro-batches of about T_2x tokens keep it within twice, more than a run short of memory affords"
+# "Only micro-batches of T_2x tokens (printed to hundreds) keep it within twice, more than a run short of memory affords"
 assert abs(update_over_compute(0.4, 50e9, T=T_2x) - 2) < 1e-9 and T_2x > 2 * 4096, T_2x
 # the stored run's quoted digits agree with each other: the quoted h (ns) gives the quoted ratio, ten adds and T_2x
 import re as _re
 _md = "".join("".join(c["source"]) for c in _json.load(open("03-host-averaging.ipynb"))["cells"]
               if c["cell_type"] == "markdown")
 _h = float(_re.search(r"a fetch: ([0-9.]+) ns on the stored run", _md).group(1)) * 1e-9
-_ratio = float(_re.search(r"nearer ten times than twice, ([0-9.]+)× on the stored run", _md).group(1))
+_ratio = float(_re.search(r"nearer ten times than twice, ([0-9.]+)× on the\s+stored run", _md).group(1))
 _adds = float(_re.search(r"The host's ten adds take\s+([0-9,]+) ms on the stored run", _md).group(1).replace(",", ""))
-_t2x = float(_re.search(r"micro-batches of about ([0-9,]+) tokens", _md).group(1).replace(",", ""))
+_t2xs = _re.findall(r"[Oo]nly(?: with)? micro-batches of ([0-9,]+) tokens", _md.replace("\n", " "))  # c22 and the summary
+assert len(_t2xs) == 2 and len(set(_t2xs)) == 1, _t2xs
+_t2x = float(_t2xs[0].replace(",", ""))
+assert _t2x % 100 == 0, _t2x  # printed rounded to hundreds, as quoted
 assert abs(_formula(_F, 50e9, _h) - _ratio) <= 0.15, (_h, _ratio)
 assert f"each update {_ratio:.1f} times its compute on the stored run" in _md.replace("\n", " ")
 assert abs(N10 * _h * 100e6 * 1e3 - _adds) <= 10, (_h, _adds)
