@@ -110,4 +110,14 @@ assert round(100 * call / (call + launch)) == 17 and abs(call / (call + launch) 
 assert round(mlp_flops / (0.4 * 67e12) * 1e6, 1) == 1.0  # "= 1.0 us: the H100 SXM's float32 peak is 67 TFLOP/s"
 assert f"{0.4 * 67:.1f}" == "26.8"  # Answer 1 (r4): "1.0 µs at 40% of 67 TFLOP/s (26.8)", as its cell prints
 assert round(989 / 67) == round(756 / 51) == 15 and f"{rate / 15 / 1e12:.1f}" == "26.4" and round(mlp_flops / (rate / 15) * 1e6, 1) == 1.0 and mlp_flops / (rate / 15) < 5e-6
+# c8/c9 "A Python range unrolls ... 10 MatMul ops at N = 2, 40 at 8, no While. tf.range gives one While whose body
+# holds 5 MatMuls at any N" (forward 2; backward 3: the first layer computes no input gradient)
+assert unrolled == {("range", 2): (10, 0), ("range", 8): (40, 0), ("tf.range", 2): (5, 1), ("tf.range", 8): (5, 1)}, unrolled
+# c19/c20: the extra call's spread is the table's last column, min to max; "a call's 4 variable writes ... for 0.8 MB
+# of adds" (P float32 values into 4 variables); the rest is by subtraction
+assert extra_lo == min(col.values()) and extra_hi == max(col.values()) and extra_lo <= extra_us <= extra_hi
+assert len(sums) == 4 and sum(int(np.prod(v.shape)) for v in sums) == 203530 and f"{4 * 203530 / 1e6:.1f}" == "0.8"
+# c22/c23: "30 µs, a fast host's figure ... this shared 2-core CPU took [more] for a bare call"; the slow-host share is
+# the cell's own arithmetic on the stored bare call
+assert bare_us > 30 and slow == bare_us * 1e-6
 print("lesson 05: every number the prose states checks out")

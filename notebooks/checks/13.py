@@ -60,12 +60,29 @@ assert f"{mean_ratio:.3f}" == "0.500", mean_ratio
 # Accumulate, then all-reduce once: TensorFlow's shards, the lesson's only cut (lesson 15 measures the rule on 2,
 # 3, 4 and 6 replicas)
 assert shards == [16, 15]
-# "TensorFlow's input route ... ceil(B / R) rows to each replica in turn"; "30 rows on 4: 8, 8, 8, 6" (also
+# "TensorFlow's input route ... ceil(n/R) of the n rows that arrive"; "30 rows on 4: 8, 8, 8, 6" (also
 # Problem 1): lesson 15's checks measure that rule on 4 logical devices, 30 rows included; here two devices, so
 # the rule as 15 states it
 _tf_rule = lambda rows, R: [max(0, min(-(-rows // R), rows - r * -(-rows // R))) for r in range(R)]  # noqa: E731
 assert _tf_rule(30, 4) == [8, 8, 8, 6] and _tf_rule(B, R) == shards
-assert _tf_rule(11, 4) == [3, 3, 3, 2]  # "15 prints 11 rows on 4 as 3, 3, 3, 2" (its shards cell)
+# c8/c10: "hands each replica ceil(n/R) of the n rows that arrive, until they run out: 31 as 16 + 15, a last batch of
+# 17 as 9 + 8"; "9 rows on 4 replicas give [gradlab] 3, 2, 2, 2 against TensorFlow's 3, 3, 3, 0": the lesson's tf_rule
+# is the checks' and matches TensorFlow's printed shards (31 -> shards, 17 -> short_shards below); gradlab's mirrored
+# shards with split_sizes (distribute.shard), which gives 16 + 15 and 9 + 8 too
+assert all(tf_rule(n, r) == _tf_rule(n, r) for n in (1, 9, 17, 30, 31) for r in (2, 4))
+assert tf_rule(31, 2) == [16, 15] and tf_rule(17, 2) == [9, 8] and tf_rule(9, 4) == [3, 3, 3, 0]
+assert gl.split_sizes(9, 4) == [3, 2, 2, 2] and gl.split_sizes(31, 2) == [16, 15] and gl.split_sizes(17, 2) == [9, 8]
+import inspect as _inspect
+from gradlab.training import updates as _updates
+assert "distribute.shard(" in _inspect.getsource(_updates.StepUpdate.__call__)
+assert "split_sizes(" in _inspect.getsource(distribute.shard)
+# c13: "gradlab's mirrored runs one at a time in a tf.while_loop (parallel_iterations=1)": its home is Loop(overlap=1)
+from gradlab.core.homes import Loop as _Loop
+assert isinstance(mirrored[8]._update.home, _Loop) and mirrored[8]._update.home.overlap == 1
+# c18: "while tracing, it swaps Keras's private scale_loss_for_distribution for the identity
+# (_compat.losses_not_divided_by_replicas)"; "with loss_fn for sum_loss, it gives 0.097 of g_B's length"
+assert "losses_not_divided_by_replicas" in _inspect.getsource(_updates.StepUpdate.__init__)
+assert f"{mean_swap_ratio:.3f}" == "0.097" and gl.lessons.miss(mean_swap, g_large) > 0.5, mean_swap_ratio
 # yours (or the solution) and the naive loop give g_B and L_B (accum_steps = 3, then 8), within ten spacings
 _grads_3, _loss_3 = dist.experimental_local_results(on_replicas(sum_and_count, n=accum_steps)(*shards_31))[0]
 assert spacings([g.numpy() for g in _grads_3], g_large) <= 10 and spacings(float(_loss_3), large_loss) <= 10
@@ -164,8 +181,7 @@ assert f"{1000 * ring_s:.0f}" == "70" and f"{8000 * ring_s:.0f}" == "560"
 # outputs); a load can move it, so only its form is pinned: 15 rounds each, positive medians, extra_us their difference
 assert all(t.shape == (15,) for t in timed.values()) and min(update_us.values()) > 0
 assert extra_us == update_us["naive"] - update_us["once"]
-# c27/c28: the empty shard. "TensorFlow hands each replica ceil(B/R) rows until they run out ... (9 rows on 4
-# replicas: 3, 3, 3, 0)": the rule, which matches TensorFlow's shards on every cut this lesson makes (31, 17, 1 on 2;
+# c27/c28: the empty shard. "TensorFlow's ceil(n/R) can leave a replica none (9 rows on 4: 3, 3, 3, 0)": the rule, which matches TensorFlow's shards on every cut this lesson makes (31, 17, 1 on 2;
 # checked with TF 2.21 on 4 logical CPUs: 9 -> [3, 3, 3, 0], 17 -> [5, 5, 5, 2], 1 -> [1, 0, 0, 0])
 assert shards_1 == [1, 0] == _tf_rule(1, 2) and _tf_rule(9, 4) == [3, 3, 3, 0]
 # "Counted rows give the row's gradient; Keras's mean loss gives HALF of it": the empty replica's mean is 0 yet
