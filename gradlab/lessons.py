@@ -149,6 +149,7 @@ _NAMES = {
     "seed_accuracies": ("gradlab.lab.report", "seed_accuracies"),
     "window_mean": ("gradlab.lab.report", "window_mean"),
     "compare_picture": ("gradlab.lab.report", "compare_picture"),
+    "settle": ("gradlab.lab.report", "settle"),
 }
 
 __all__ = ["quiet", *_NAMES]

@@ -5,6 +5,8 @@
     seed_accuracies(group)                  # each seed's final test accuracy, in points, in seed order
     window_mean(group, start, stop)         # the mean training loss of updates start+1 to stop, over seeds
     compare_picture(lab, groups, labels, title)   # the reference dotted black, the next dashed red
+    training_set_statistics(model, x)       # "precise BN": BatchNorm's moving statistics from all of x
+    settle(group, data)                     # retrain each seed; test as trained, then with those statistics
 
 A Measure's groups are (the large batch, gradlab's way, the other way): `Lab.measure`.
 
@@ -12,6 +14,9 @@ Lesson: notebooks/17-the-lab.ipynb
 """
 from __future__ import annotations
 
+import warnings
+
+import keras
 import numpy as np
 
 from ..studies.yardstick import verdict
@@ -95,3 +100,51 @@ def measure_report(lab):
     picture = compare_picture(lab, groups, ["large batch (dotted)", f"{first} (dashed)", other],
                               f"{setting}: N = {N}, b = {b}, {seeds} seed{'s' * (seeds != 1)}")
     return groups, picture
+
+
+def training_set_statistics(model, x):
+    """Set each `BatchNormalization` layer of the Sequential `model`, in order, to its inputs'
+    mean and (biased) variance over all of `x`: the population statistics of "precise BN"
+    (Yuxin Wu and Justin Johnson, "Rethinking 'Batch' in BatchNorm", 2021,
+    https://arxiv.org/abs/2105.07576) in place of the moving averages. Each layer's inputs
+    pass through the layers before it at inference (earlier BatchNorms already set).
+    Returns the layers set; ValueError if `model` is not Sequential or has none."""
+    if not isinstance(model, keras.Sequential):
+        raise ValueError(f"a keras.Sequential model, not {type(model).__name__}")
+    norms = [i for i, layer in enumerate(model.layers) if isinstance(layer, keras.layers.BatchNormalization)]
+    if not norms:
+        raise ValueError("the model has no BatchNormalization layer")
+    for i in norms:
+        inputs = np.asarray(x, dtype="float32")
+        for layer in model.layers[:i]:
+            inputs = layer(inputs, training=False)
+        inputs = np.asarray(inputs, dtype="float64")
+        axes = tuple(range(inputs.ndim - 1))  # every axis but the features'
+        norm = model.layers[i]
+        norm.moving_mean.assign(inputs.mean(axis=axes).astype(norm.moving_mean.dtype))
+        norm.moving_variance.assign(inputs.var(axis=axes).astype(norm.moving_variance.dtype))
+    return [model.layers[i] for i in norms]
+
+
+def accuracy_points(model, x, y):
+    """The share of `x` whose largest logit (inference) is its label, in points."""
+    return float(100 * np.mean(np.argmax(np.asarray(model(x, training=False)), axis=-1) == np.asarray(y)))
+
+
+def settle(group, data, train=None):
+    """Retrain each run of `group` (seed order) and test it twice on `data.x_test`: as trained,
+    then after `training_set_statistics(model, data.x_train)`. Returns `(as_trained, settled,
+    models)`, accuracies in points. `train(config) -> (run, model)`: the course's
+    `experiments.train` unless given."""
+    if train is None:
+        from ..studies.runs import experiments
+        train = experiments.train
+    as_trained, settled, models = [], [], []
+    for r in sorted(group.results, key=lambda r: r.config.seed):
+        with warnings.catch_warnings(action="ignore"):  # BatchNorm makes accumulation inexact: known here
+            _, model = train(r.config)
+        as_trained.append(accuracy_points(model, data.x_test, data.y_test))
+        training_set_statistics(model, data.x_train)
+        settled.append(accuracy_points(model, data.x_test, data.y_test))
+        models.append(model)
+    return as_trained, settled, models

@@ -100,3 +100,62 @@ def test_compare_picture_needs_a_colour_per_group(tmp_path, quick_plots):
     g = group(run(0, 0.9, [2.0, 1.0]))
     with pytest.raises(ValueError, match="4 groups and only 3 colours"):
         report.compare_picture(lab, [g] * 4, ["a"] * 4, "t")
+
+
+def _bn_model(seed=0):
+    import keras
+    keras.utils.set_random_seed(seed)
+    return keras.Sequential([keras.Input((4,)), keras.layers.Dense(3), keras.layers.BatchNormalization(),
+                             keras.layers.Activation("relu"), keras.layers.Dense(2), keras.layers.BatchNormalization()])
+
+
+def test_training_set_statistics_are_each_batchnorms_inputs_mean_and_variance_by_hand():
+    model = _bn_model()
+    x = np.random.default_rng(0).normal(size=(50, 4)).astype("float32")
+    first, second = report.training_set_statistics(model, x)
+    w1, b1 = [np.asarray(v, float) for v in model.layers[0].weights]
+    h = x.astype(float) @ w1 + b1  # the first BatchNorm's inputs, by hand
+    np.testing.assert_allclose(np.asarray(first.moving_mean), h.mean(0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(first.moving_variance), ((h - h.mean(0)) ** 2).mean(0), rtol=1e-5)
+    g = (h - h.mean(0)) / np.sqrt(h.var(0) + first.epsilon)  # inference with the statistics just set
+    g = np.maximum(g * np.asarray(first.gamma) + np.asarray(first.beta), 0)
+    w2, b2 = [np.asarray(v, float) for v in model.layers[3].weights]
+    z = g @ w2 + b2  # the second BatchNorm's inputs, by hand
+    np.testing.assert_allclose(np.asarray(second.moving_mean), z.mean(0), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(second.moving_variance), z.var(0), rtol=1e-4, atol=1e-6)
+
+
+def test_training_set_statistics_match_keras_own_batchnorm_with_momentum_zero():
+    import keras
+    model, oracle = _bn_model(1), _bn_model(1)
+    x = np.random.default_rng(1).normal(size=(40, 4)).astype("float32")
+    report.training_set_statistics(model, x)
+    norm = oracle.layers[1]
+    norm.momentum = 0.0  # Keras's own layer, one training call on all of x: the moving statistics become x's
+    norm(oracle.layers[0](x), training=True)
+    np.testing.assert_allclose(np.asarray(model.layers[1].moving_mean), np.asarray(norm.moving_mean), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(model.layers[1].moving_variance), np.asarray(norm.moving_variance),
+                               rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="no BatchNormalization"):
+        report.training_set_statistics(keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)]), x)
+
+
+def test_settle_tests_each_seed_as_trained_then_with_the_training_sets_statistics():
+    import types
+    rng = np.random.default_rng(2)
+    data = types.SimpleNamespace(x_train=rng.normal(3.0, 2.0, size=(60, 4)).astype("float32"),
+                                 x_test=rng.normal(3.0, 2.0, size=(30, 4)).astype("float32"), y_test=rng.integers(0, 2, 30))
+    models = {}
+
+    def train(config):
+        models[config.seed] = m = _bn_model(config.seed)
+        return None, m
+    g = group(run(1, 0.5, [1.0]), run(0, 0.5, [1.0]))
+    as_trained, settled, trained = report.settle(g, data, train=train)
+    assert trained == [models[0], models[1]]  # seed order
+    for seed, (before, after) in enumerate(zip(as_trained, settled)):
+        fresh = _bn_model(seed)  # as trained: moving statistics 0 and 1; then set by hand to the training set's
+        hand = lambda m: 100 * np.mean(np.argmax(np.asarray(m(data.x_test, training=False)), -1) == data.y_test)
+        assert before == pytest.approx(hand(fresh))
+        assert after == pytest.approx(hand(models[seed]))
+        assert np.allclose(np.asarray(models[seed].layers[1].moving_mean), 0) is False

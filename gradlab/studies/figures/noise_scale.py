@@ -41,16 +41,19 @@ def fit_critical_batch(updates):
     return float(s_min), float(slope / s_min)
 
 
+SEED_MARKERS = ("o", "s", "^", "D", "v")  # plot_critical_batch: one open marker shape per seed, in order
+
+
 def plot_critical_batch(updates, s_min, b_crit, clear_knee=False):
     """Every training against one fitted model: S against B, and S against E = B S.
 
         S(B) = S_min (1 + B_crit / B),   E(B) = B S(B) = E_min (1 + B / B_crit),   E_min = S_min B_crit
         so   (S / S_min - 1)(E / E_min - 1) = 1,   with the knee (2 E_min, 2 S_min) at B = B_crit
 
-    Left: the measured S per seed (crosses) and the fitted S(B), with S_min and B_crit marked.
-    Right: the same trainings at (E, S) on the fitted hyperbola (McCandlish et al. 2018, Fig. 1),
-    the knee circled. Each seed's crosses are shifted sideways by 2^(0.12 (i - (n-1)/2)), i its
-    place, so tied counts stay visible.
+    Left: the measured S per seed and the fitted S(B), with S_min and B_crit marked.
+    Right: the same trainings at their measured (E, S) on the fitted hyperbola (McCandlish et al.
+    2018, Fig. 1), the knee circled. Nothing is shifted: each seed has its own open marker shape
+    (`SEED_MARKERS`, in order), so tied counts stay visible.
 
     Args:
         updates: dict `{seed: {B: S}}`, the fewest updates each seed took at batch B, all > 0.
@@ -75,14 +78,12 @@ def plot_critical_batch(updates, s_min, b_crit, clear_knee=False):
     right.plot(e_min * (1 + grid / b_crit), s_min * (1 + b_crit / grid), "-", color="black", linewidth=1.2,
                label="fit: (S/S_min - 1)(E/E_min - 1) = 1")
     colors = plt.get_cmap("viridis")(np.linspace(0.0, 0.8, len(updates)))
-    n = len(updates)
     for i, ((seed, runs), color) in enumerate(zip(updates.items(), colors)):
-        shift = 2 ** (0.12 * (i - (n - 1) / 2))
-        bs = sorted(runs)
-        left.plot([b * shift for b in bs], [runs[b] for b in bs], "X", color=color, markersize=8,
-                  linestyle="none", label=f"seed {seed}")
-        right.plot([b * runs[b] * shift for b in bs], [runs[b] for b in bs], "X", color=color, markersize=8,
-                   linestyle="none", label=f"seed {seed}")
+        bs, marker = sorted(runs), SEED_MARKERS[i % len(SEED_MARKERS)]
+        style = dict(color=color, marker=marker, markersize=9 - i, markerfacecolor="none", markeredgewidth=1.5,
+                     linestyle="none", label=f"seed {seed}")
+        left.plot(bs, [runs[b] for b in bs], **style)
+        right.plot([b * runs[b] for b in bs], [runs[b] for b in bs], **style)
     left.axhline(s_min, color="grey", linestyle=":", label=f"S_min = {s_min:.1f}")
     left.axvline(b_crit, color="crimson", linestyle="--", label=f"B_crit = {b_crit:.0f}")
     right.plot([2 * e_min], [2 * s_min], "o", color="crimson", markerfacecolor="none", markersize=14,
@@ -102,7 +103,7 @@ def plot_critical_batch(updates, s_min, b_crit, clear_knee=False):
         ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
         ax.set_ylabel("updates S to the target loss")
         ax.legend(loc="upper right", fontsize="small")
-    left.set_xlabel("batch B (seeds shifted sideways)")
+    left.set_xlabel("batch B")
     right.set_xlabel("examples E = B S")
     left.set_title("Fewer updates as B grows, down to S_min", fontsize="medium")
     right.set_title("Updates against examples: one hyperbola", fontsize="medium")

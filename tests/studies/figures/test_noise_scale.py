@@ -42,11 +42,12 @@ def test_plot_critical_batch_draws_one_hyperbola_through_its_knee_and_every_trai
     hyperbola = right.lines[0]
     e, s = hyperbola.get_xdata(), hyperbola.get_ydata()
     assert np.allclose((s / 19.0 - 1) * (e / (19.0 * 28.0) - 1), 1.0)
-    for i, seed in enumerate(updates):
+    for i, seed in enumerate(updates):  # measured B and E = B S, unshifted; one marker shape per seed
         crosses, crosses_e = left.lines[1 + i], right.lines[1 + i]
         assert list(crosses.get_ydata()) == [updates[seed][b] for b in (32, 128, 512)]
-        shift = crosses.get_xdata()[0] / 32
-        assert np.allclose(crosses_e.get_xdata(), [b * updates[seed][b] * shift for b in (32, 128, 512)])
+        assert list(crosses.get_xdata()) == [32, 128, 512]
+        assert list(crosses_e.get_xdata()) == [32 * 37, 128 * 23, 512 * 22] if seed == 2 else [32 * 34, 128 * 24, 512 * 19]
+        assert crosses.get_marker() == crosses_e.get_marker() == ("o", "s")[i]
     knee = right.lines[-1]
     assert np.allclose([knee.get_xdata()[0], knee.get_ydata()[0]], [2 * 19.0 * 28.0, 2 * 19.0])
     with pytest.raises(ValueError, match="b_crit"):
