@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import io
+import textwrap
 import math
 from types import SimpleNamespace
 
@@ -173,7 +174,7 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
             that corner empty, so the strip would leave a third of the figure blank. Needs no peaks
             (their labels sit right of the bars).
         legend_outside: True sets the legend outside the stacks' axes, right of them, and draws the
-            figure narrower (5.0 wide, not 6.0) with no strip inside the axes: for stacks with
+            figure 1.5 inches a bar wide (at least 5.0) with no strip inside the axes: for stacks with
             measured ticks (lesson 11), where the strip left the axes' right third blank under the
             legend. Needs terms=False and no zoom.
         totals_on_bars: False writes each total above its bar or its measured tick, whichever is
@@ -217,7 +218,9 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
         fig = Figure(figsize=(9.0, 3.8), layout="constrained")
         ax, terms_ax = fig.subplots(1, 2, width_ratios=(1, 1.5))
     elif zoom is None:
-        fig = Figure(figsize=(5.0 if legend_outside else 6.0, 3.8), layout="constrained")
+        # legend_outside: 1.5 inches a bar (at least 5.0), so a tick's label clears the next bar (lesson 11: four bars)
+        width = max(5.0, 1.5 * len(results) + 1.5) if legend_outside else 6.0
+        fig = Figure(figsize=(width, 3.8), layout="constrained")
         ax, terms_ax = fig.subplots(), None
     else:
         fig = Figure(figsize=(6.0, 5.4), layout="constrained")
@@ -250,7 +253,10 @@ def plot_budget(results, labels, peaks=None, scale="log", terms=True, limit=None
         ax.text(x + 0.4, mib, f"{mib:.1f}", va="center", fontsize="small")
     if limit is not None:
         ax.axhline(limit[0], color="black", linestyle="--", linewidth=1.2, label=f"{limit[1]}: {limit[0]:,.0f} MiB")
-    (ax if zoom is None else zoom_ax).set_xticks(range(len(results)), [label.replace(", ", "\n") for label in labels])
+    # with legend_outside (lesson 11's four updates), a label's words stack under its bar: "Python\nloop"
+    wrap = lambda part: textwrap.fill(part, 8, break_long_words=False) if legend_outside else part
+    (ax if zoom is None else zoom_ax).set_xticks(range(len(results)), ["\n".join(wrap(part) for part in label.split(", "))
+                                                                        for label in labels])
     ax.set_ylabel("MiB")
     if max(r["total"] for r in results) >= 1000 * 2**20:  # "40,000", as the totals
         ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))

@@ -104,11 +104,8 @@ assert _fused_marks[-1] - _fused_marks[0] > 0.3 * _fused_tr.ms[-1], (_fused_mark
 # so this is no longer pinned: a run read 19, 22, 39, 39 of 43 ms, its last three over more than a third)
 _py_tr, _py_marks = loop_traces["Python loop"]
 assert list(_py_marks) == sorted(_py_marks) and _py_marks[-1] <= _py_tr.ms[-1], (_py_marks, _py_tr.ms[-1])
-# "yet before the first it already held 19.4 MiB, more than its budget's 14.57 with one micro-batch alive; the fused
-# loop held 4.7" (stored run; printed by the trace cell as "held before the first"): the Python loop over the budget's
-# whole 14.57 before any loss is noted, the fused loop under it
-assert all(before_first[k] == tr.mib[tr.ms <= marks[0]].max() for k, (tr, marks) in loop_traces.items())
-assert before_first["Python loop"] > budget_update["Python loop"] > before_first["fused loop"], before_first
+# (the trace no longer prints or draws the Python loop's marks, nor what it held before the first: its notes wait on
+# nothing, so they do not show where its forward passes end)
 # "Read times from the table: these traced updates ran slower (74, 67 ms)" (stored run: 74 against 50, 67 against
 # 54 ms; the digits are the stored outputs', held by tests/test_course.py). A fresh run's one traced update against
 # twelve rounds' median moves with the machine's load (a run beside three lessons' executions read the table's

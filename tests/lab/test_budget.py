@@ -313,3 +313,23 @@ def test_the_widget_draws_its_terms_on_a_linear_axis_and_names_an_empty_row():
     assert "optimizer" in [t.get_text() for t in adam.get_yticklabels()]
     with pytest.raises(ValueError, match="scale is 'log' or 'linear'"):
         Budget(params=10, activation_bytes_per_row=4, scale="symlog")
+
+
+def test_legend_outside_keeps_four_long_labels_and_their_ticks_labels_apart():
+    # lesson 11's four updates: "fused loop" and "AccumulatingModel" once ran together under their bars, and a
+    # tick's label ("19.6") ran into the next bar; labels are wrapped at spaces and the figure widens with the bars
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    results = [budget(2**18, "sgd", B=4, N=n, activation_bytes_per_row=2**20) for n in (1, 4, 4, 4)]
+    labels = ["plain", "Python loop", "fused loop", "AccumulatingModel"]
+    fig = plot_budget(results, labels, peaks=[7.5, 6.5, 3.9, 3.8], terms=False, legend_outside=True,
+                      totals_on_bars=True)
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    ax = fig.axes[0]
+    assert fig.get_size_inches()[0] == 7.5  # 1.5 inches a bar, and 1.5 for the legend
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["plain", "Python\nloop", "fused\nloop", "AccumulatingModel"]
+    boxes = [t.get_window_extent(renderer) for t in ax.get_xticklabels()]
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    peak_labels = [t for t in ax.texts if t.get_text() in ("7.5", "6.5", "3.9", "3.8")]
+    bars = [p.get_window_extent(renderer) for p in ax.patches if p.get_height() > 0]
+    assert len(peak_labels) == 4 and not any(t.get_window_extent(renderer).overlaps(b) for t in peak_labels for b in bars)
