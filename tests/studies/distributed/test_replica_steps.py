@@ -32,24 +32,24 @@ def _largest(a, b):
     return max(float(np.max(np.abs(u - v))) for u, v in zip(a, b))
 
 
-def test_unrolled_step_on_one_device_is_keras_plain_fit_on_uneven_micro_batches():
+def _fits_like_plain(step_class):
+    """Fit `step_class` and Keras's plain model on the same two updates; assert equal weights and loss."""
     plain = _plain()
     plain.fit(X, Y, batch_size=25, epochs=1, shuffle=False, verbose=0)  # two updates of 25: 7, 6, 6, 6 rows
-    step = UnrolledStep(_mlp(), accum_steps=4, loss_fn=_loss())
+    step = step_class(_mlp(), accum_steps=4, loss_fn=_loss())
     step.compile(optimizer=keras.optimizers.SGD(0.1), jit_compile=False)
     logged = step.fit(X, Y, batch_size=25, epochs=1, shuffle=False, verbose=0).history["loss"][0]
     assert _largest(step.inner.get_weights(), plain.get_weights()) < 1e-6
     assert abs(logged - plain.history.history["loss"][0]) < 1e-5
+    return step
+
+
+def test_unrolled_step_on_one_device_is_keras_plain_fit_on_uneven_micro_batches():
+    _fits_like_plain(UnrolledStep)
 
 
 def test_while_step_is_keras_plain_fit_and_loops_one_micro_batch_at_a_time():
-    plain = _plain()
-    plain.fit(X, Y, batch_size=25, epochs=1, shuffle=False, verbose=0)  # two updates of 25: 7, 6, 6, 6 rows
-    step = WhileStep(_mlp(), accum_steps=4, loss_fn=_loss())
-    step.compile(optimizer=keras.optimizers.SGD(0.1), jit_compile=False)
-    logged = step.fit(X, Y, batch_size=25, epochs=1, shuffle=False, verbose=0).history["loss"][0]
-    assert _largest(step.inner.get_weights(), plain.get_weights()) < 1e-6
-    assert abs(logged - plain.history.history["loss"][0]) < 1e-5
+    step = _fits_like_plain(WhileStep)
     step.train_on_batch(X[:25], Y[:25])  # train_on_batch hands (x, y, sample_weight): the step takes the first two
     assert int(step.optimizer.iterations) == 3
     graph = tf.function(step.train_step).get_concrete_function(
