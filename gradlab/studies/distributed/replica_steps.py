@@ -54,21 +54,33 @@ def with_step(step):
     return Step
 
 
+def _rows(i, n, N):
+    """Micro-batch i's rows [lo, hi) of n in N, by lesson 01's split: the first n % N get one more."""
+    q, r = n // N, n % N
+    return i * q + tf.minimum(i, r), (i + 1) * q + tf.minimum(i + 1, r)
+
+
+def _scaled_grads(model, x, y, i):
+    """Micro-batch i's Keras mean loss weighted n_i / n, and its gradients."""
+    n = tf.shape(x)[0]
+    lo, hi = _rows(i, n, model.accum_steps)
+    with tf.GradientTape() as tape:
+        share = tf.cast(hi - lo, "float32") / tf.cast(n, "float32")
+        scaled = share * model.loss_fn(y[lo:hi], model(x[lo:hi], training=True))
+    return scaled, tape.gradient(scaled, model.trainable_variables)
+
+
 class UnrolledStep(StepBase):
     """Lesson 10's step, shortened: micro-batch i's Keras mean loss L_i weighted n_i / n (the same
     result as summing and dividing once by n), the gradients added, one `apply` a batch."""
 
     def train_step(self, data):
         x, y = data
-        n, N = tf.shape(x)[0], self.accum_steps  # the rows this step sees, the micro-batches
-        q, r = n // N, n % N  # lesson 01's split: the first r micro-batches get q + 1 rows
+        n = tf.shape(x)[0]  # the rows this step sees
         total, batch_loss = [tf.zeros_like(v) for v in self.trainable_variables], 0.0
-        for i in range(N):  # a Python loop: unrolled in the traced step
-            lo, hi = i * q + tf.minimum(i, r), (i + 1) * q + tf.minimum(i + 1, r)
-            with tf.GradientTape() as tape:
-                share = tf.cast(hi - lo, "float32") / tf.cast(n, "float32")
-                scaled = share * self.loss_fn(y[lo:hi], self(x[lo:hi], training=True))
-            total = [t + g for t, g in zip(total, tape.gradient(scaled, self.trainable_variables))]
+        for i in range(self.accum_steps):  # a Python loop: unrolled in the traced step
+            scaled, grads = _scaled_grads(self, x, y, i)
+            total = [t + g for t, g in zip(total, grads)]
             batch_loss += scaled
         self.optimizer.apply(total, self.trainable_variables)  # once per batch
         self.loss_tracker.update_state(batch_loss, sample_weight=n)  # a mean over rows, as Keras logs it
@@ -82,19 +94,14 @@ class WhileStep(StepBase):
 
     def train_step(self, data):
         x, y = data[:2]  # train_on_batch hands (x, y, sample_weight)
-        n, N = tf.shape(x)[0], self.accum_steps
-        q, r = n // N, n % N  # lesson 01's split: the first r micro-batches get q + 1 rows
+        n = tf.shape(x)[0]
 
         def body(i, total, batch_loss):  # micro-batch i
-            lo, hi = i * q + tf.minimum(i, r), (i + 1) * q + tf.minimum(i + 1, r)
-            with tf.GradientTape() as tape:
-                share = tf.cast(hi - lo, "float32") / tf.cast(n, "float32")
-                scaled = share * self.loss_fn(y[lo:hi], self(x[lo:hi], training=True))
-            grads = tape.gradient(scaled, self.trainable_variables)
+            scaled, grads = _scaled_grads(self, x, y, i)
             return i + 1, [t + g for t, g in zip(total, grads)], batch_loss + scaled
 
         start = (tf.constant(0), [tf.zeros_like(v) for v in self.trainable_variables], tf.constant(0.0))
-        _, total, batch_loss = tf.while_loop(lambda i, *_: i < N, body, start, parallel_iterations=1)
+        _, total, batch_loss = tf.while_loop(lambda i, *_: i < self.accum_steps, body, start, parallel_iterations=1)
         self.optimizer.apply(total, self.trainable_variables)  # once per batch
         self.loss_tracker.update_state(batch_loss, sample_weight=n)
         return {"loss": self.loss_tracker.result()}
@@ -187,11 +194,10 @@ def summed_grads(model, x, y, per_row=None):
     Lesson: notebooks/15-fit-across-replicas.ipynb, notebooks/16-clipping-across-replicas.ipynb
     """
     per_row = per_row or keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="none")
-    n, N = tf.shape(x)[0], model.accum_steps
-    q, r = n // N, n % N  # lesson 01's split: the first r get q + 1 rows
+    n = tf.shape(x)[0]
     total, S = [tf.zeros_like(v) for v in model.trainable_variables], 0.0
-    for i in range(N):
-        lo, hi = i * q + tf.minimum(i, r), (i + 1) * q + tf.minimum(i + 1, r)
+    for i in range(model.accum_steps):
+        lo, hi = _rows(i, n, model.accum_steps)  # lesson 01's split: the first n % N get one more row
         with tf.GradientTape() as tape:  # S_i: the micro-batch's summed loss
             S_i = tf.reduce_sum(per_row(y[lo:hi], model(x[lo:hi], training=True)))
         total, S = [t + g for t, g in zip(total, tape.gradient(S_i, model.trainable_variables))], S + S_i
