@@ -68,6 +68,7 @@ assert adam_slot_after[:3] == [0.0, 0.0, 0.0] and abs(adam_slot_after[3] - 0.1) 
 assert f"{0.9 ** 4:.3f}" == "0.656"
 # theta_1, which no later move pulls toward, keeps 0.9^4 of its weight through update 3's four moves
 assert abs(ema_coefficients(3, 0.9, 4)[0] - 0.9 ** 4 * ema_coefficients(2, 0.9, 4)[0]) < 1e-12
+level = h.var(0).mean()  # the lesson no longer prints it: its fold states 0.1150 and 1.12%
 # c22: "the large batch's variances average only 0.1150: their 8.59% is 1.12% of that move" (the move from 1); c21
 # prints the equation from the unrounded values, and it holds with the four digits it shows
 assert level == h.var(0).mean() and h.var(0).max() < 0.25 and abs(spread_share - spread.sum() / h.var(0).sum()) < 1e-7
@@ -79,8 +80,8 @@ assert f"{_s4 * _l4 / (1 - _l4):.2%}" == f"{spread_share * level / (1 - level):.
 _between = spread  # sum_i (n_i / B)(mu_i - mu_B)^2 per column, equal micro-batches
 assert abs(np.linalg.norm(_between) / np.linalg.norm(1 - h.var(0)) - 0.0139) < 0.0005
 assert abs(_between.sum() / (1 - h.var(0)).sum() - spread_share * level / (1 - level)) < 1e-6
-# c12: "This fit makes only 16 updates ... The average trails them by 2.62 updates" (c11 prints both)
-assert fit_updates == 16 and f"{keras_lags['Keras, N = 4, ρ 0.9']:.2f}" == "2.62"
+# c12: "It trails by 2.62 of only 16 updates" (the fit keeps the weights after each of its 16 updates)
+assert len(ema_val["without the callback"][2]) == 512 // (8 * 4) == 16 and f"{keras_lags['Keras, N = 4, ρ 0.9']:.2f}" == "2.62"
 assert ema_val["without the callback"][0] < ema_val["with SwapEMAWeights"][0]  # "the average scores worse"
 assert check_ema(ema_coefficients) is None and check_ema(solution_ema_coefficients) is None  # the function in use
 # gradlab's pf.expected_ema, moving the weights themselves, lands on your sum (computed at the top, on fused's path)
@@ -117,10 +118,22 @@ assert hasattr(keras.callbacks, "SwapEMAWeights")
 # c11/c12: "fit validates the raw weights, then returns the average": over the 16 updates, the logged val_loss reads
 # 1.4688 without keras.callbacks.SwapEMAWeights and 1.5592 with it, the returned model's test loss either way; "the
 # trailing average scores worse here" (the run with the callback trains the same weights: it swaps them back)
-(_raw_val, _raw_after), (_swap_val, _swap_after) = ema_val["without the callback"], ema_val["with SwapEMAWeights"]
+(_raw_val, _raw_after), (_swap_val, _swap_after) = ema_val["without the callback"][:2], ema_val["with SwapEMAWeights"][:2]
 assert (f"{_raw_val:.4f}", f"{_swap_val:.4f}") == ("1.4688", "1.5592"), ema_val
 assert abs(_swap_val - _swap_after) < 1e-4 and abs(_raw_after - _swap_after) < 1e-5 and _swap_val > _raw_val, ema_val
 assert f"{_raw_after:.4f}" == f"{_swap_after:.4f}" == "1.5592", ema_val
+# "the raw weights from 2 and 3 updates earlier score 1.5373 and 1.6083: the average's 1.5592 lies between them"; the
+# last raw weights recorded are the ones the logged val_loss scored (1.4688), and the callback does not change them
+assert len(ema_val["with SwapEMAWeights"][2]) == 16 == len(ema_val["without the callback"][2])
+assert w_gap(ema_val["with SwapEMAWeights"][2][-1], ema_val["without the callback"][2][-1]) < 1e-6
+assert abs(raw_losses[16] - _raw_val) < 1e-4, raw_losses
+assert (f"{raw_losses[14]:.4f}", f"{raw_losses[13]:.4f}") == ("1.5373", "1.6083"), raw_losses
+assert raw_losses[14] < _swap_val < raw_losses[13], raw_losses
+# "At 0.9^(1/4) the average scores 1.8367, near the 1.8026 of an average moved once per update at 0.9 ... here they
+# score worse still" (the lags 9.74 and 9.00 are pinned below)
+_fixed, _once = ema_fixed.values()
+assert (f"{_fixed:.4f}", f"{_once:.4f}") == ("1.8367", "1.8026"), ema_fixed
+assert abs(_fixed - _once) < 0.05 < min(_fixed, _once) - _swap_val, ema_fixed
 # c21: window "overrides the private BatchNormalization._moments(inputs, mask), which Keras 3.15 calls in call(training=True)"
 assert "self._moments(inputs, mask)" in _inspect.getsource(keras.layers.BatchNormalization.call)
 # Section 1: ema_momentum = rho^(1/N) run through Keras. One weight with theta_k = k: the average trails by
@@ -252,7 +265,7 @@ for rho, (lag_once, lag_keras, lag_fixed) in lags.items():  # the closed forms t
                abs(lag_fixed - rho ** 0.25 / (1 - rho))) < 1e-6 and 0 < lag_fixed - lag_once < 1
 assert [f"{v:.2f}" for v in lags[0.99]] == ["99.00", "25.12", "99.75"]  # Problem 1 at 0.99
 assert abs(lags[0.99][1] / lags[0.99][0] - 0.25) < 0.01  # "about a quarter"
-# Problem 2: N = 8 keeps 0.99^8 of the moving mean and moves it (1 - 0.99^8) / (1 - 0.99) times as far
+# (a former Problem, kept as a check of section 2's rule) N = 8 keeps 0.99^8 of the moving mean and moves it (1 - 0.99^8) / (1 - 0.99) times as far
 assert f"{0.99 ** 8:.4f} {(1 - 0.99 ** 8) / (1 - 0.99):.2f}" == "0.9227 7.73"
 bn8 = keras.layers.BatchNormalization(momentum=0.99)  # and a real layer agrees: 8 calls on 8 parts of h
 bn8.build(h.shape)
@@ -301,7 +314,8 @@ assert n_split == sum(only.values()), only
 # split printed, the chance computed above)
 assert (n_split, only["window"], only["micro"], f"{p_split:.0%}") == (15, 11, 4, "12%"), (only, p_split)
 assert p_split > 0.05, p_split
-assert abs(sign_p - p_split) < 1e-12 and f"{sign_p:.2f}" == "0.12", sign_p  # c24 prints it: p = 0.12
+# "too few for one seed to decide": the two-sided sign test above gives p = 0.12 (not printed in the lesson)
+assert f"{p_split:.2f}" == "0.12"
 
 # Section 1: "Keras sets the momentum to 0 while optimizer.iterations is 0, and under accumulation that counter counts
 # updates, not calls"; "the optimizer's own state, SGD's momentum or Adam's slots, moves ... once per update"
