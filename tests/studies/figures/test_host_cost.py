@@ -186,3 +186,23 @@ def test_host_timeline_gives_every_block_a_white_edge():
     assert len(bars) == 2 * (3 + 3 + 3 + 1)  # two panels: 3 computes, 3 copies, 3 sums, 1 copy back
     for c in bars:
         assert tuple(c.get_edgecolor()[0]) == to_rgba("white") and c.get_linewidth()[0] == 0.5
+
+
+def test_host_timeline_bars_are_the_times_passed_in_lesson_03s_update():
+    from gradlab.studies.figures.host_cost import plot_host_timeline
+
+    # lesson 03's update: ten micro-batches of 8.13 ms compute, 8.0 ms copy out, 76.5 ms host add, then one
+    # 8.0 ms copy back. One after another, by hand: 10 (8.13 + 8.0 + 76.5) + 8.0 = 934.3 ms
+    d, c, s, n = 8.13, 8.0, 76.5, 10
+    fig, totals = plot_host_timeline(d, c, s, n, card_ms=81.3, digits=3)
+    assert abs(totals[0] - 934.3) < 1e-9
+    serial = fig.axes[0]
+    widths = [[round(b - a, 9) for a, b in (tuple(p.get_extents().intervalx) for p in coll.get_paths())]
+              for coll in serial.collections]  # one collection a bar: host's, then bus's, then device's
+    flat = [w for ws in widths for w in ws]
+    assert flat == [s] * n + [c] * n + [c] + [d] * n  # every bar as long as the time passed in
+    # the bars end to end: the serial panel's last bar (the copy back) ends at the total
+    ends = [tuple(p.get_extents().intervalx)[1] for coll in serial.collections for p in coll.get_paths()]
+    assert abs(max(ends) - totals[0]) < 1e-9
+    # the card's line at 81.3 ms, dotted
+    assert [round(line.get_xdata()[0], 9) for line in serial.lines if line.get_linestyle() == ":"] == [81.3]
