@@ -139,63 +139,6 @@ def plot_update_ms(ms, accum_steps, title="Milliseconds per update",
     return fig
 
 
-def plot_call_parts(parts, micro_batch, fixed, extra_range=None,
-                    title="An extra call of accumulate, and one more micro-batch (µs)"):
-    """Horizontal bars in µs: an extra call's parts stacked in one bar; below it, what one more
-    micro-batch adds, with its fixed cost drawn *inside* that bar (a part of it, not a second cost).
-
-        bar 0:  parts stacked left to right, part k from sum(parts[:k]) to sum(parts[:k + 1]);
-                extra_range (lo, hi), if given: a whisker from lo to hi across bar 0
-        bar 1:  micro_batch from 0, light grey; fixed from 0, dark grey and half as tall, on top of it
-
-    Args:
-        parts: `{label: µs}`, the pieces of the call (for example a bare call, its variable writes,
-            the remainder by subtraction), each >= 0, their sum > 0.
-        micro_batch: µs one more micro-batch adds, its fixed cost included (> 0).
-        fixed: µs of that which is the micro-batch's fixed cost (> 0).
-        extra_range: `(lo, hi)` µs, the spread of the extra call over the timed N (lo <= hi), or None.
-        title: the figure's title.
-    Returns:
-        a matplotlib Figure with 1 Axes (`ax.patches`: the stacked parts, then the micro-batch's bar,
-        then its fixed cost; `ax.lines`: the whisker, if any) and the legend below it.
-
-    Lesson: notebooks/05-fused-accumulation.ipynb
-    """
-    values = [float(v) for v in (*parts.values(), micro_batch, fixed, *(extra_range or ()))]
-    if not parts or not all(np.isfinite(values)):
-        raise ValueError(f"parts, micro_batch and fixed need finite µs, got {parts!r}, {micro_batch!r}, {fixed!r}")
-    if min(parts.values()) < 0 or sum(parts.values()) <= 0 or micro_batch <= 0 or fixed <= 0:
-        raise ValueError(f"parts must be >= 0 with a positive sum, micro_batch and fixed > 0, "
-                         f"got {parts!r}, {micro_batch!r}, {fixed!r}")
-    if extra_range is not None and not 0 <= extra_range[0] <= extra_range[1]:
-        raise ValueError(f"extra_range must be (lo, hi) with 0 <= lo <= hi, got {extra_range!r}")
-    fig, ax = _figure((6.4, 2.3))
-    left = 0.0
-    for (label, us), color in zip(parts.items(), itertools.cycle(plt.rcParams["axes.prop_cycle"].by_key()["color"])):
-        ax.barh(0, us, left=left, color=color, label=f"{label}: {us:.0f}")
-        left += us
-    ax.text(left, 0, f" {left:.0f}", va="center", fontsize="small")
-    ax.barh(1, micro_batch, color="0.8", label=f"one more micro-batch: {micro_batch:.0f}")
-    ax.barh(1, fixed, height=0.4, color="0.45", label=f"its fixed cost, a part of it: {fixed:.0f}")
-    ax.text(micro_batch, 1, f" {micro_batch:.0f}", va="center", fontsize="small")
-    right = max(left, micro_batch)
-    if extra_range is not None:
-        lo, hi = (float(v) for v in extra_range)
-        ax.plot([lo, hi], [0, 0], color="black", marker="|", markersize=14, linewidth=1,
-                label=f"the extra call over N: {lo:.0f}-{hi:.0f}")
-        right = max(right, hi)
-    ax.set_yticks([0, 1], ["an extra call", "one more\nmicro-batch"])
-    ax.invert_yaxis()
-    ax.set_xlim(0, 1.15 * right)
-    ax.set_xlabel("µs (medians over the timed rounds)")
-    ax.set_title(title, fontsize="medium")
-    handles, labels = ax.get_legend_handles_labels()
-    order = sorted(range(len(handles)), key=lambda k: hasattr(handles[k], "get_xdata"))  # bars first, the whisker last
-    fig.legend([handles[k] for k in order], [labels[k] for k in order], loc="outside lower center", ncols=2,
-               fontsize="small")
-    return fig
-
-
 def plot_loop_peaks(peaks, gradient_mib=None, title="How far one gradient lifts the peak, against N"):
     """Lines of the allocator's peak rise (MiB) against the micro-batches N, one per loop.
 

@@ -4,7 +4,7 @@ import matplotlib.pyplot as plt
 import pytest
 from matplotlib.patches import FancyBboxPatch
 
-from gradlab.studies.figures.lesson_plots import (draw_replicas, plot_applied_rates, plot_call_parts, plot_example_weights, plot_loop_peaks,
+from gradlab.studies.figures.lesson_plots import (draw_replicas, plot_applied_rates, plot_example_weights, plot_loop_peaks,
                                                   plot_hub_vs_ring, plot_update_ms)
 
 
@@ -73,30 +73,6 @@ def test_plot_update_ms_takes_an_x_axis_label_and_keeps_the_data():
     assert one_device.axes[0].get_xlabel() == "N (one device)"
     assert default.axes[0].get_xlabel() == "accum_steps (micro-batches per replica per update)"
     assert list(one_device.axes[0].containers[0].lines[0].get_ydata()) == [2, 5]  # medians, unchanged by the label
-
-
-def test_plot_call_parts_stacks_the_parts_and_draws_the_fixed_cost_inside_the_micro_batch():
-    fig = plot_call_parts({"bare": 100, "writes": 250, "rest": 150}, 300, 120, extra_range=(450, 700), title="t")
-    assert isinstance(fig, matplotlib.figure.Figure) and not plt.fignum_exists(fig.number)
-    ax, = fig.axes
-    bars = ax.patches
-    # by hand: 0-100, 100-350, 350-500 on row 0; the micro-batch 0-300 on row 1, its fixed cost 0-120 inside it
-    assert [(b.get_x(), b.get_width()) for b in bars] == [(0, 100), (100, 250), (350, 150), (0, 300), (0, 120)]
-    assert [round(b.get_y() + b.get_height() / 2) for b in bars] == [0, 0, 0, 1, 1]
-    assert bars[4].get_height() < bars[3].get_height()  # drawn inside, not beside
-    whisker, = ax.lines
-    assert list(whisker.get_xdata()) == [450, 700] and list(whisker.get_ydata()) == [0, 0]
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["an extra call", "one more\nmicro-batch"]
-    assert [t.get_text() for t in fig.legends[0].get_texts()] == [
-        "bare: 100", "writes: 250", "rest: 150", "one more micro-batch: 300", "its fixed cost, a part of it: 120",
-        "the extra call over N: 450-700"]
-    assert " 500" in [t.get_text() for t in ax.texts] and ax.get_title() == "t"
-    assert ax.get_xlim()[1] == 1.15 * 700  # the whisker's end fits
-    assert not plot_call_parts({"bare": 1}, 2, 1).axes[0].lines  # no range: no whisker
-    for bad in (({"bare": -1}, 1, 1), ({"bare": 1}, 0, 1), ({"bare": 1}, 1, 0), ({}, 1, 1),
-                ({"bare": float("nan")}, 1, 1), ({"bare": 1}, 1, 1, (5, 4))):
-        with pytest.raises(ValueError):
-            plot_call_parts(*bad)
 
 
 def test_plot_loop_peaks_draws_one_line_per_loop_and_reads_the_right_axis_in_gradients():
