@@ -38,9 +38,10 @@ assert (_adam_d[_flip] ** 2).sum() / (_adam_d ** 2).sum() > 0.9 and _flip.sum() 
 # the printed line: the lesson's own count (flips, nonzero, gap2) is this one, and its two numbers as the prose quotes them
 assert (flips == _flip).all() and nonzero == (_flat(g_once) != 0).sum() and np.allclose(gap2, _adam_d ** 2)
 assert f"{flips.sum() / nonzero:.1%}" == "1.4%" and f"{gap2[flips].sum() / gap2.sum():.0%}" == "98%", (flips.sum(), nonzero)
-# Answer 2: "07's 2 sqrt(f) predicts it: 0.240" (the printed 2 sqrt(f), f unrounded), within two points of the 22.7% miss
+# Answer 2: "07's 2 sqrt(f) approximates it (0.240 vs 0.227)" (the printed 2 sqrt(f), f unrounded), within two points of the 22.7% miss
 assert flip_share == flips.sum() / nonzero and f"{2 * np.sqrt(flip_share):.3f}" == "0.240", flip_share
 assert abs(2 * np.sqrt(flip_share) - pf.relative_error(adam_each, adam_once)) < 0.02, flip_share
+assert f"{pf.relative_error(adam_each, adam_once):.3f}" == "0.227"  # the printed miss 22.7%, as the fraction quoted
 # the mechanism: Adam() (lr 0.001) moves a nonzero entry by about lr on its first step (median 0.998 lr on a run), and a
 # flipped entry by about 2 lr (median 0.96 of 2 lr on a run; the smallest gradients less, through epsilon); an entry
 # whose sign agrees moves by the same amount both ways (median gap 0)
@@ -277,7 +278,8 @@ assert _m == sorted(_m) and x3[16:].shape[0] == x[:16].shape[0] == 16 and 4 * 16
 # r5, section 2: "So that small gradients neither round to zero (below about 3e-08, half of 6.0e-08, the smallest
 # positive value) nor lose digits (below 6.1e-05)": float16 rounds to nearest, so a value under half the smallest
 # subnormal rounds to 0 and one just above it rounds up to the smallest subnormal.
-# c15: "The fresh mlp's gradient fits float16 at λ = 1: no entry comes back 0. After 20 epochs ... at λ = 1, 5.62% of
+# c16: "The table's real float16 backward pass loses 5.62% of the entries at λ = 1 and 0.03% at 2^15 ... at 2^20, 0.17%
+# of the fresh gradient's entries" (earlier: "The fresh mlp's gradient fits float16 at λ = 1 ... at λ = 1, 5.62% of
 # the nonzero entries come back 0 ...; at 2^15, 0.03%. ... at 2^20, 0.17% of the fresh gradient's entries are inf or
 # nan" (pf.float16_backward_zeros, tested against a hand-written float16 tape; the seeded runs' printed digits)
 tiny, normal = float(np.finfo(np.float16).smallest_subnormal), float(np.finfo(np.float16).smallest_normal)
@@ -311,4 +313,21 @@ assert f"{clip_len(1.0, 4, 0.08):.3f}" == "0.557" and abs(norm(g_each) / 0.5 - c
 assert all_bad_scale == {"fused": 16384, "Keras": 2048} and one_bad_doubled[2000][0] == 500
 # c21: "divided by λ = 2^15, to 1.5e-05 long" (printed there)
 assert f"{norm(wrong):.1e}" == "1.5e-05" and f"{norm(wrong) * 2 ** 15:.3f}" == "0.500"
+
+# c16, the histogram (pitfall_plots.plot_float16_range, tested against numpy.histogram): "At λ = 1, 8.40% of its
+# nonzero entries lie below 2^-24 ... and 43.03% between it and 2^-14 ... At λ = 2^15 it moves 15 powers of two right:
+# 0.04% below, the largest entry 2^8.5, far under 65504" (the trained mlp's float32 gradient on section 1's digits)
+_below = lambda lam: f"{np.mean(lam * g32 < 2 ** -24):.2%}"
+_between = f"{np.mean((g32 >= 2 ** -24) & (g32 < 2 ** -14)):.2%}"
+assert (_below(1.0), _between, _below(2.0 ** 15)) == ("8.40%", "43.03%", "0.04%"), (_below(1.0), _between)
+assert f"{np.log2(g32.max() * 2 ** 15):.1f}" == "8.5" and g32.max() * 2 ** 15 < 65504 / 100 and np.all(g32 > 0)
+# c22, the long run (pf.loss_scale_run, tested against the rule written out): "Checked once per update, 4 updates (16
+# micro-batches) were skipped and none straddled two batches. Keras's check: 19 micro-batches skipped, 7,495 of 9,995
+# updates straddling; with dynamic_growth_steps=8000, 4 and 6,000"; the Summary: "skipped 19 micro-batches against 16,
+# yet 7,495 of its updates straddled two batches"
+_once, _keras, _slow = long_runs.values()
+assert (_once["skipped"], _once["updates"], _once["straddling"]) == (16, 9996, 0), _once
+assert (_keras["skipped"], _keras["updates"], _keras["straddling"]) == (19, 9995, 7495), _keras
+assert (_slow["skipped"], _slow["straddling"]) == (4, 6000), _slow
+assert 10_000 * 4 - _keras["skipped"] >= 4 * _keras["updates"]  # every applied update holds four micro-batches
 print("lesson 08: every number the prose states checks out")

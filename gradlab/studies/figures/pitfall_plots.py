@@ -1,7 +1,7 @@
 """Figures for the pitfall lessons: each token's weight under a way of accumulating against its
 share, loss per token and per sequence over training, BatchNorm's
 gradient error against the micro-batch size, dropout's gap against the number of draws averaged, the weights an EMA of the weights
-puts on each update, the learning rate each update applies, and which update applies each
+puts on each update, the learning rate each update applies, a gradient against float16's range, and which update applies each
 micro-batch.
 
 Lesson: notebooks/07-pitfalls-what-to-count.ipynb, notebooks/08-clipping-and-loss-scale.ipynb,
@@ -309,3 +309,46 @@ def plot_update_timeline(micro_batches, accum_steps, updates):
     ax.set_title("Which update applies each micro-batch")
     return fig
 
+
+
+FLOAT16_LINES = {"smallest subnormal, 6.0e-08": -24.0, "smallest normal, 6.1e-05": -14.0,
+                 "largest, 65504": float(np.log2(65504.0))}
+
+
+def plot_float16_range(magnitudes, title="A gradient's entries against float16's range"):
+    """Histograms of log2 |g|, one bin per power of two, with float16's limits drawn as vertical lines.
+
+        bin k holds the entries with k <= log2 |g| < k + 1;  lines at -24 (2^-24, the smallest subnormal),
+        -14 (2^-14, the smallest normal) and log2(65504) = 15.9993 (the largest finite value)
+
+    In float16 an entry below 2^-25 (half the smallest subnormal) rounds to 0; between -24 and -14 it keeps fewer
+    digits; past the last line it is inf. One filled step outline per label (a loss scale λ shifts log2 |λ g| by log2 λ).
+
+    Args:
+        magnitudes: dict `{label: array of |g|}`, each entry positive (leave out the zeros).
+    Returns:
+        a matplotlib Figure with 1 Axes; `fig.counts` is `{label: (counts, edges)}` as drawn.
+    """
+    _check_series("magnitudes", magnitudes)
+    logs = {}
+    for label, m in magnitudes.items():
+        m = np.ravel(np.asarray(m, np.float64))
+        if m.size == 0 or not np.all(m > 0):
+            raise ValueError(f"magnitudes[{label!r}] needs positive entries (leave out the zeros)")
+        logs[label] = np.log2(m)
+    lo = int(np.floor(min(min(v.min() for v in logs.values()), -25.0)))
+    hi = int(np.ceil(max(max(v.max() for v in logs.values()), 17.0))) + 1
+    edges = np.arange(lo, hi + 1, dtype=np.float64)
+    fig, ax = _figure(figsize=(8.0, 3.8))
+    fig.counts = {}
+    for (label, v), color in zip(logs.items(), _colors(len(logs))):
+        counts = np.array([np.count_nonzero((v >= a) & (v < b)) for a, b in zip(edges[:-1], edges[1:])])
+        ax.stairs(counts, edges, fill=True, alpha=0.45, color=color, label=label)
+        fig.counts[label] = (counts, edges)
+    for (name, x), style in zip(FLOAT16_LINES.items(), DASHES[1:]):
+        ax.axvline(x, color="black", linestyle=style, linewidth=1.2, label=f"float16 {name}")
+    ax.set_xlabel("log2 |gradient entry|")
+    ax.set_ylabel("entries per power of two")
+    ax.set_title(title)
+    ax.legend(fontsize="small", loc="upper left")
+    return fig

@@ -343,3 +343,53 @@ def float16_backward_zeros(model, loss_fn, x, y, scales=(1.0, 2.0 ** 15, 2.0 ** 
         g = flat_gradient(half, float(scale))[nonzero]
         shares[scale] = (float(np.mean(g == 0)), float(np.mean(~np.isfinite(g))))
     return shares
+
+
+def loss_scale_run(N, updates, growth=2000, per_update=False, top=1.0):
+    """A long run of Keras's `LossScaleOptimizer` in which every micro-batch overflows once λ reaches `65504 / top`.
+
+    Each micro-batch's scaled gradient is one entry, `λ * top` rounded to float16 (so `inf` past 65504), handed to
+    a real `LossScaleOptimizer(SGD(1.0), dynamic_growth_steps=growth)`, from λ = 2^15:
+
+        per_update=False: Keras's accumulation, `gradient_accumulation_steps=N`: one apply call per micro-batch,
+                          so each micro-batch is checked (and skipped, and counted toward `growth`) alone;
+        per_update=True:  one apply call per update, on the window's sum (non-finite if any micro-batch is):
+                          the check once per update.
+
+    Micro-batch j belongs to batch j // N. An applied update *straddles* when its micro-batches come from more
+    than one batch (after a skipped micro-batch, Keras's windows slip by one).
+
+    Returns:
+        a dict: `skipped` (micro-batches never applied; N per skipped update when `per_update`), `updates`
+        (updates applied), `straddling` (applied updates whose micro-batches span two batches) and `scale`
+        (λ at the end).
+    """
+    calls = updates if per_update else updates * N
+    inner = keras.optimizers.SGD(1.0, gradient_accumulation_steps=None if per_update or N == 1 else N)
+    lso = keras.optimizers.LossScaleOptimizer(inner, dynamic_growth_steps=growth)
+    w = keras.Variable(0.0)  # SGD(1.0) on an unscaled gradient `top`: w moves by -top at each update
+    lso.build([w])
+
+    @tf.function  # the whole run compiled: 40,000 apply calls in about a second
+    def run():
+        scales = tf.TensorArray(tf.float32, size=calls)
+        weights = tf.TensorArray(tf.float32, size=calls)
+        for t in tf.range(calls):
+            g = tf.cast(tf.cast(lso.dynamic_scale * top, tf.float16), tf.float32)  # inf once λ top > 65504
+            lso.apply_gradients([(g, w)])
+            scales = scales.write(t, tf.identity(lso.dynamic_scale))
+            weights = weights.write(t, tf.identity(w))
+        return scales.stack(), weights.stack()
+
+    scales, weights = (a.numpy() for a in run())
+    skipped = np.diff(np.concatenate([[lso.initial_scale], scales])) < 0  # λ halved: that call was skipped
+    moved = np.diff(np.concatenate([[0.0], weights])) != 0  # an update applied at that call
+    held, updates_done, straddling = [], 0, 0
+    for call in range(calls):
+        if skipped[call]:
+            continue
+        held.append(call if per_update else call // N)  # the batch this micro-batch (or window) comes from
+        if moved[call]:
+            updates_done, straddling, held = updates_done + 1, straddling + (len(set(held)) > 1), []
+    return {"skipped": int(skipped.sum()) * (N if per_update else 1), "updates": updates_done,
+            "straddling": straddling, "scale": float(scales[-1])}

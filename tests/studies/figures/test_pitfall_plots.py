@@ -7,7 +7,7 @@ import pytest
 from gradlab.studies.figures.pitfall_plots import (plot_batchnorm_error, plot_dropout_gap,
                                                    plot_ema_coefficients,
                                                    plot_token_and_sequence_loss, plot_token_weights,
-                                                   plot_update_timeline)
+                                                   plot_update_timeline, plot_float16_range)
 
 
 def test_plot_token_weights_draws_each_sequence_at_its_tokens_beside_the_share_at_1():
@@ -157,3 +157,27 @@ def test_plot_update_timeline_colours_each_micro_batch_by_its_update():
     with pytest.raises(ValueError, match="one entry per micro-batch"):
         plot_update_timeline(names, 2, {"short": [1, 1]})
 
+
+
+def test_plot_float16_range_counts_each_power_of_two_as_numpy_does_and_draws_float16s_limits():
+    # by hand: log2 of 2^-30, 0.75 * 2^-20 (= -20.415), 2^-20, 3.0 (= 1.585), 2^17 -> bins -30, -21, -20, 1, 17
+    small = np.array([2.0 ** -30, 0.75 * 2.0 ** -20, 2.0 ** -20, 3.0, 2.0 ** 17])
+    fig = plot_float16_range({"λ = 1": small, "λ = 2^15": small * 2.0 ** 15})
+    ax, = fig.axes
+    assert not plt.fignum_exists(fig.number)
+    counts, edges = fig.counts["λ = 1"]
+    assert edges[0] == -30 and edges[-1] == 33 and np.all(np.diff(edges) == 1)  # 2^17 * 2^15 = 2^32: its bin ends at 33
+    want, _ = np.histogram(np.log2(small), bins=edges)
+    np.testing.assert_array_equal(counts, want)
+    by_hand = {-30: 1, -21: 1, -20: 1, 1: 1, 17: 1}
+    assert {int(e): int(c) for e, c in zip(edges, counts) if c} == by_hand
+    shifted, _ = fig.counts["λ = 2^15"]
+    assert {int(e): int(c) for e, c in zip(edges, shifted) if c} == {k + 15: 1 for k in by_hand}  # λ shifts by 15
+    steps = [p for p in ax.patches]
+    assert len(steps) == 2 and np.array_equal(steps[0].get_data().values, counts)
+    lines = {line.get_label(): line.get_xdata()[0] for line in ax.lines}
+    assert lines["float16 smallest subnormal, 6.0e-08"] == -24 and lines["float16 smallest normal, 6.1e-05"] == -14
+    assert np.isclose(lines["float16 largest, 65504"], 16 + np.log2(1 - 32 / 65536), atol=1e-9)  # 65504 = 2^16 - 32
+    assert "log2" in ax.get_xlabel()
+    with pytest.raises(ValueError, match="positive"):
+        plot_float16_range({"zero": [0.0, 1.0]})

@@ -378,6 +378,40 @@ def test_float16_backward_zeros_counts_what_a_hand_written_float16_pass_loses(ba
     assert all(v.dtype == "float32" for v in model.trainable_variables)  # the model itself is left in float32
 
 
+def _loss_scale_rule(N, updates, growth, per_update, top):
+    """Oracle: the loss-scale rule written out in Python, float16's overflow by numpy (not gradlab's run)."""
+    scale, clean, held, out = 2.0 ** 15, 0, [], {"skipped": 0, "updates": 0, "straddling": 0}
+    for call in range(updates if per_update else updates * N):
+        with np.errstate(over="ignore"):
+            overflows = not np.isfinite(np.float16(scale * top))
+        if overflows:  # this call's gradient overflows: skip it, halve λ
+            scale, clean = scale / 2, 0
+            out["skipped"] += N if per_update else 1
+            continue
+        clean += 1
+        if clean == growth:
+            scale, clean = scale * 2, 0
+        held.append(call if per_update else call // N)
+        if per_update or len(held) == N:  # the inner optimizer's update: every N applied micro-batches
+            out["updates"] += 1
+            out["straddling"] += len(set(held)) > 1
+            held = []
+    return {**out, "scale": scale}
+
+
+@pytest.mark.parametrize("per_update", [False, True])
+def test_loss_scale_run_matches_the_rule_written_out(per_update):
+    # growth 3, N = 4, top 1.0: λ = 2^15 fits float16, 2^16 = 65536 does not
+    for N, updates, growth in ((4, 30, 3), (2, 25, 5), (1, 12, 3)):
+        got = pf.loss_scale_run(N, updates, growth=growth, per_update=per_update)
+        assert got == _loss_scale_rule(N, updates, growth, per_update, 1.0), (N, updates, growth, got)
+    # by hand, Keras's way, N = 2, growth 3: calls 0-2 clean (λ doubles after call 2), call 3 overflows;
+    # micro-batches 0, 1 | 2, 4 | 5, 6 ... : update 2 straddles batches 1 and 2
+    got = pf.loss_scale_run(2, 3, growth=3)
+    if not per_update:
+        assert got == {"skipped": 1, "updates": 2, "straddling": 1, "scale": 2.0 ** 15}
+
+
 # -- sparse gradients -----------------------------------------------------------------------
 
 @pytest.mark.slow
