@@ -37,7 +37,9 @@ peaks = {n: tr.peak for n, (tr, _) in traces.items()}
 assert list(traces) == ["plain", "yours", "tf.recompute_grad"], list(traces)
 assert all(0 < marks[0] < tr.ms[-1] for tr, marks in traces.values()), traces
 assert all(tr.peak >= tr.mib.max() - 1e-9 for tr, _ in traces.values())
-assert peaks["tf.recompute_grad"] < 0.8 * peaks["plain"] and peaks["yours"] > 0.8 * peaks["plain"], peaks
+# "near plain's" over 0.7, not 0.8: yours' median reads 23.6 or 27.5 MiB (two clusters) and plain's 26.5-28.5 (single
+# peaks to 30.5), so its low against plain's high reads 0.80; loaded runs read 0.87-0.98, the stored one 0.89
+assert peaks["tf.recompute_grad"] < 0.8 * peaks["plain"] and peaks["yours"] > 0.7 * peaks["plain"], peaks
 assert list(again) == list(traces) and all(len(p) == 5 and min(p) > 0 for p in again.values()), again
 assert all(peaks[n] == sorted(again[n])[2] == again[n][2] for n in traces), (peaks, again)  # drawn: the median
 # "one update's peak moves by a few MiB from call to call": on any run the five single updates of each spread out

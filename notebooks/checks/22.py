@@ -218,8 +218,9 @@ assert made[0] == 62 and [len(t) for t in (*blocks.values(), *mixed.values())] =
 _blocks, _mixed = drift.values()
 # in blocks, the made slowdown lands on the four-sort block alone (asserted above by its counts), but the real load
 # can also shift between the two blocks: a full nbval run beside 17-19 read 5.58x against 4.03x (1.39), so the band
-# asks only that blocks read well above interleaved, not the stored run's doubling
-assert 3.0 < _mixed < 5.5 and _blocks > 1.2 * _mixed, drift
+# asks only that blocks read above interleaved (the prose's "rises"; "drift moves it either way"), not the stored
+# run's doubling: the one-sort block lasts ~3 ms, so a busy stretch on it alone eats into the made 2x
+assert 3.0 < _mixed < 5.5 and _blocks > _mixed, drift
 # the learner's peak reader (or the solution; its checker ran in its cell), read nine times on one Keras update of a
 # 784-32-10 MLP: "In one process, readings of one update agree closely: their spread is under a tenth of their
 # median, far below a whole chunk's 2.0 times" (the spread printed); the Summary's "under a tenth apart" (r208's readers: the prose's

@@ -142,16 +142,18 @@ assert [f"{S_at(c, 2048) * step16 / 3600:.1f}" for c in (B_crit, B_crit_S)] == [
 
 # the CPU check: 11's MLP (its a_out, t, a_in), under 24 MiB: N = 4, b = 256, budget 22.04 MiB; "measured peak plus
 # its weights and batch (computed)" (measured = held + peak: the peak measured, held = 4P + the batch computed), the fused
-# loop under the limit and plain (N = 1) over 30 MiB (11 measured it near its budget, 34.91), read with a margin
+# loop under the limit and plain (N = 1) over it (the Answer: 20.0 MiB and 35.7 on the stored run, "over")
 assert (by_row["activation_bytes_per_row"], by_row["backward_bytes_per_row"], P_mlp) == (18_984, 4_608, 1_154_954)
 assert (N_mlp, b_mlp) == (4, 256), (N_mlp, b_mlp)
 assert f"{memory_budget.budget(P_mlp, 'sgd', B=1024, N=4, **by_row)['total'] / MiB:.2f}" == "22.04"
-assert measured[4] <= 24 and measured[1] > 30, measured
+# no floor of 30 for plain: its update added 25.2-29.0 MiB in 23's runs, 23.50 in 12's table (30.97 measured)
+assert measured[4] <= 24 < measured[1], measured
 assert all(measured[n] == held + peak[n] for n in nets) and held == (4 * P_mlp + 1024 * 4 * 784) / MiB
-# "Plain reads near its budget here and a few MiB under it in 11's table": the same update (block_trainer, N = 1) on
-# the same rows (default_rng(1)); near its budget as 11 pins its own plain (within a fifth of what the update adds)
+# (an earlier prose's "Plain reads near its budget here and a few MiB under it in 11's table"): the same update (block_trainer, N = 1) on
+# the same rows (default_rng(1)); the prose now says only "over", so near its budget within a third of what the
+# update adds (27.44 MiB), not 11's fifth: a fifth's floor, 21.95 added, sits 1.5 MiB under 12's 23.50
 _plain_budget = memory_budget.budget(P_mlp, "sgd", B=1024, N=1, **by_row)["total"] / MiB
-assert f"{_plain_budget:.2f}" == "34.91" and abs(measured[1] - _plain_budget) < 0.2 * (_plain_budget - held), measured
+assert f"{_plain_budget:.2f}" == "34.91" and abs(measured[1] - _plain_budget) < (_plain_budget - held) / 3, measured
 # "This plan stayed under its budget" (runs:
 # 19.5, 18.8, 19.2, 19.4 of 22.04 MiB);
 # "The GPT's plan leaves 14.5 GiB" (79.6 - 65.1)
