@@ -85,7 +85,7 @@ assert iter_us > 0, iter_us
 # c24 "an extra call costs" time: accumulate slower at N = 8; "No, fused is not as fast at N = 32": slower, by a factor
 # in a band load cannot break (the stored run's digits quoted; trial runs read 1.9 to 4.8)
 assert table[8][0] / table[8][1] > 1 and 1.5 < table[32][1] / table[1][1] < 8, table
-# c23 prints fused with XLA (no longer quoted in the prose): fewer kernels, less time
+# c23/c24 "XLA then cut fused to 0.67 of its time" (the stored run's digits): less time, in a band no load breaks
 assert 0 < xla_ms / table[8][1] < 1, (xla_ms, table[8])
 # c19 "the fused call's input x: 0.8 MB" (256 x 784 float32 values; MB: 1e6 bytes, as printed)
 assert xb.shape[0] == 256 and xb[0].size == 784 and xb.dtype == np.float32 and f"{xb.nbytes / 1e6:.1f}" == "0.8", xb.shape
@@ -137,4 +137,22 @@ assert round(fused_in / act_mib) == 6 and f"{(fused_in - micro_in) / saved:.2f}"
 # c29/c30: "With this CPU's bare call (... on the stored run)", more than Problem 1's 30 µs; the slow-host share is the
 # cell's own arithmetic on the stored bare call
 assert bare_us > 30 and slow == bare_us * 1e-6
+# c14: gradlab's ordering, quoted (abridged) from _loop, and the reason for the first micro-batch: which gradients
+# exist is decided from it at tracing; _zero_after's docstring is the source of "XLA's scheduler ... ignores control
+# dependencies ... both micro-batches at N = 2 were alive at once"
+import inspect
+from gradlab.core import accumulate as _acc
+_src = inspect.getsource(_acc._loop)
+assert "with tf.control_dependencies([loss, norm, *acc]):" in _src and "zero = _zero_after(loss, acc)" in _src, _src
+assert "Which gradients are None is decided once, from `first`" in _src and "_rows(p, zero," in _src, _src
+_doc = " ".join(_acc._zero_after.__doc__.split())
+assert "XLA's scheduler ignores control dependencies" in _doc and "at N = 2, as much memory as the whole batch" in _doc, _doc
+# c26 "in the installed Keras 3.15, one tf.function runs a tf.while_loop that fetches each batch with
+# iterator.get_next_as_optional()" (steps_per_execution > 1, TensorFlow backend)
+import keras.src.backend.tensorflow.trainer as _kt
+_mk = inspect.getsource(_kt.TensorFlowTrainer._make_function)
+assert keras.__version__.startswith("3.15") and "steps_per_execution" in _mk, keras.__version__
+assert "tf.while_loop(" in _mk and "iterator.get_next_as_optional()" in _mk and "multi_step_on_iterator = tf.function(" in _mk
+# c13 "near the 1.68 MiB predicted", "under the 4.8-fold bound" (pinned above)
+assert f"{pred[1]:.2f}" == "1.68"
 print("lesson 05: every number the prose states checks out")
