@@ -236,6 +236,8 @@ from gradlab.studies.figures.moving_variance import settled_shortfall as _shortf
 assert abs(_shortfall(settled[:, 0], settled[:, 2], 50) - low) < 1e-12 and abs(_shortfall(settled[:, 0], settled[:, 1], 50)) < 0.005
 assert window_gap.startswith("exact: ") and np.abs(settled[:, 1] / settled[:, 0] - 1).max() < 1e-5, window_gap
 assert (settled[50:, 2] < settled[50:, 0]).all() and 0.9 ** 50 < 0.01  # micro below the large batch at every update
+# c29: "`micro` swings most: its four moves keep 0.9^4 = 0.656 per update" (updates 51-100: the largest spread)
+assert settled[50:, 2].std() > max(settled[50:, c].std() for c in (0, 1, 3)), settled[50:].std(0)
 # the merge in use is the moments of all the rows, and the window step in use moves once, as the large batch
 assert check_merge(merge_moments) is None and check_window_step(window_step) is None
 # your window_step, one window from fresh statistics: "both exact", against the large batch's
