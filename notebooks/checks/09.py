@@ -114,6 +114,11 @@ import inspect as _inspect
 from keras.src.backend.tensorflow import trainer as _tf_trainer
 assert "self.optimizer.finalize_variable_values(self.trainable_weights)" in _inspect.getsource(_tf_trainer.TensorFlowTrainer.fit)
 assert hasattr(keras.callbacks, "SwapEMAWeights")
+# c13: "The model keeps the average: a second `fit` resumes from it, not from the raw weights"
+_resumed = []
+_val_model.fit(x, y, batch_size=8, shuffle=False, verbose=0, callbacks=[keras.callbacks.LambdaCallback(
+    on_train_begin=lambda logs: _resumed.append(_val_model.get_weights()))])
+assert w_gap(_resumed[0], _seen.average) < 1e-6 and w_gap(_resumed[0], _seen.seen) > 1e-3
 # c11/c13: "fit validates the raw weights, then returns the average": over the 16 updates, the logged val_loss reads
 # 1.4611 without keras.callbacks.SwapEMAWeights and 1.5556 with it, the returned model's loss either way, on the 800
 # held-out training digits; "Early in training the average scores worse" (the callback's run trains the same weights)
