@@ -4,7 +4,6 @@ learning rate each update applies.
 
     replicas:   replica r sums its micro-batches -> one all-reduce of [sums, rows] -> sums / B = g_B
     update ms:  median and middle half of each schedule's timed updates, per accum_steps
-    call parts: an extra call's parts stacked in one bar, against a micro-batch's costs
     loop peaks: the allocator's peak rise against N, one line per loop, a right-hand axis in gradients
     weights:    example j of micro-batch i gets 1 / (k n_i) from a mean of means, 1 / B from n_i / B
     hub, ring:  per update each way, a hub's link carries (R - 1) G bytes, a ring device's 2 (R - 1) / R G

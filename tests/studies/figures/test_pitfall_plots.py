@@ -158,7 +158,6 @@ def test_plot_update_timeline_colours_each_micro_batch_by_its_update():
         plot_update_timeline(names, 2, {"short": [1, 1]})
 
 
-
 def test_plot_float16_range_counts_each_power_of_two_as_numpy_does_and_draws_float16s_limits():
     # by hand: log2 of 2^-30, 0.75 * 2^-20 (= -20.415), 2^-20, 3.0 (= 1.585), 2^17 -> bins -30, -21, -20, 1, 17
     small = np.array([2.0 ** -30, 0.75 * 2.0 ** -20, 2.0 ** -20, 3.0, 2.0 ** 17])
