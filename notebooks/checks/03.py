@@ -274,6 +274,14 @@ for _args in (*schedule_cases, stages):
     assert np.allclose(schedule(*_args), _want, rtol=1e-9) and abs(
         _want[1] - (_d4 + _c4 + _s4 + (_n4 - 1) * max(_d4, _c4, _s4) + _c4)) < 1e-9, (_args, _want)
 assert np.allclose(mine, drawn[:2], rtol=1e-9), (mine, drawn)
+# the checker fails the natural slips: no copy back, and N max(d, c, s) (the first micro-batch's earlier stages hidden)
+for _slip in (lambda d, c, s, n: (n * (d + c + s), d + c + s + (n - 1) * max(d, c, s)),
+              lambda d, c, s, n: (n * (d + c + s) + c, n * max(d, c, s) + c)):
+    try:
+        check_schedule(_slip)
+        raise RuntimeError("a slipped schedule was expected to fail check_schedule")
+    except AssertionError as _e:
+        assert "host_schedule's" in str(_e), _e
 # "at 0.1 ns (280 GB/s) the update takes 3.3x its compute one after another and 1.5x overlapped" (arithmetic, any host)
 assert f"{28 / 0.1e-9 / 1e9:.0f}" == "280" and list(by_host)[0] == 0.1e-9
 assert [f"{x / stages[0] / N10:.1f}" for x in by_host[0.1e-9]] == ["3.3", "1.5"], by_host
