@@ -68,13 +68,14 @@ assert f"{0.9 ** 4:.3f}" == "0.656"
 # theta_1, which no later move pulls toward, keeps 0.9^4 of its weight through update 3's four moves
 assert abs(ema_coefficients(3, 0.9, 4)[0] - 0.9 ** 4 * ema_coefficients(2, 0.9, 4)[0]) < 1e-12
 level = h.var(0).mean()  # c25 prints it as var_mean: 0.1150, and the spread as 1.12% of the summed move from 1
-# c26's fold: "That variance averages only 0.1150 ... the spread is 1.12% of it summed over the 64 features"
+# c25 prints: "that variance averages 0.1150, so the spread is 1.12% of its summed move from 1"; c26: "(1.39% of a long
+# move, 1 to 0.1150)"
 assert var_mean == level and f"{var_mean:.4f} {spread.sum() / (64 - h.var(0).sum()):.2%}" == "0.1150 1.12%"
 assert level == h.var(0).mean() and h.var(0).max() < 0.25 and abs(spread_share - spread.sum() / h.var(0).sum()) < 1e-7
 assert f"{level:.4f} {spread_share:.2%} {spread_share * level / (1 - level):.2%}" == "0.1150 8.59% 1.12%", level
 _s4, _l4 = round(float(spread_share), 4), round(float(level), 4)
 assert f"{_s4 * _l4 / (1 - _l4):.2%}" == f"{spread_share * level / (1 - level):.2%}", (_s4, _l4)
-# the fold: "1.39% as a vector length": the root momentum's variance miss is the spread's length
+# c26: "1.39%", as a vector length: the root momentum's variance miss is the spread's length
 # over the length of the move from 1, where 1.12% is the ratio of their sums
 _between = spread  # sum_i (n_i / B)(mu_i - mu_B)^2 per column, equal micro-batches
 assert abs(np.linalg.norm(_between) / np.linalg.norm(1 - h.var(0)) - 0.0139) < 0.0005
@@ -114,7 +115,7 @@ import inspect as _inspect
 from keras.src.backend.tensorflow import trainer as _tf_trainer
 assert "self.optimizer.finalize_variable_values(self.trainable_weights)" in _inspect.getsource(_tf_trainer.TensorFlowTrainer.fit)
 assert hasattr(keras.callbacks, "SwapEMAWeights")
-# c13: "The model keeps the average: a second `fit` resumes from it, not from the raw weights"
+# c13: "a second `fit` starts from it": the weights at its start are the average held during the first fit
 _resumed = []
 _val_model.fit(x, y, batch_size=8, shuffle=False, verbose=0, callbacks=[keras.callbacks.LambdaCallback(
     on_train_begin=lambda logs: _resumed.append(_val_model.get_weights()))])
@@ -127,6 +128,16 @@ assert len(held[0]) == 800 and len(mnist.x_train) == 4000  # digits 3200-3999: n
 assert (f"{_raw_val:.4f}", f"{_swap_val:.4f}") == ("1.4611", "1.5556"), ema_val
 assert abs(_swap_val - _swap_after) < 1e-4 and abs(_raw_after - _swap_after) < 1e-5 and _swap_val > _raw_val, ema_val
 assert f"{_raw_after:.4f}" == f"{_swap_after:.4f}" == "1.5556", ema_val
+# c13: "a second `fit` starts from it, 1.5556, not from the raw 1.4611" (c12 prints the loss of the weights a second fit
+# of the returned model began from): the average, not update 16's raw weights
+scorer.set_weights(second_start[0])
+_second = scorer.evaluate(*held, verbose=0)
+assert f"{_second:.4f}" == "1.5556" and abs(_second - _raw_after) < 1e-5, _second
+assert w_gap(second_start[0], ema_val["without the callback"][2][-1]) > 1e-3
+# c13: the average scores between updates 13 and 14, "where the 2.62-update lag puts it: 16 - 2.62 = 13.38"; your
+# coefficients for these 16 updates centre there too (13.39: the lag is not quite settled after 16 updates)
+assert f"{16 - keras_lags['Keras, N = 4, ρ 0.9']:.2f}" == "13.38"
+assert abs(ema_coefficients(16, 0.9, 4) @ np.arange(1, 17) - (16 - keras_lags['Keras, N = 4, ρ 0.9'])) < 0.01
 # c13: the average "scores between the raw weights of updates 13 and 14 (1.5988, 1.5359)"; the last raw weights
 # recorded are the ones the logged val_loss scored (1.4611), and the callback does not change them
 assert len(ema_val["with SwapEMAWeights"][2]) == 16 == len(ema_val["without the callback"][2])
@@ -143,6 +154,9 @@ assert [a for _, a in _long.values()] == ["0.3257", "0.3414", "0.3268"] and f"{r
 assert all(len(v[2]) == 100 for v in long_runs.values())  # 100 updates each
 # the N = 4 runs train the same raw weights as N = 1 (Keras applies the micro-batches' mean gradient), to rounding
 assert all(abs(v[0] - raw_loss) < 2e-3 for v in long_runs.values()), _long
+# c13: "the raw weights score 0.3909 in all three runs (N = 4's equal N = 1's to rounding)" (c12 prints the losses and
+# the largest weight difference)
+assert raw_gap < 1e-5 and all(f"{v[0]:.4f}" == "0.3909" for v in long_runs.values()), (raw_gap, _long)
 assert raw_loss > long_runs["Keras, N = 4"][1] > long_runs["Keras, N = 4, ρ^(1/4)"][1] and \
     long_runs["Keras, N = 4"][1] > long_runs["once per update (N = 1)"][1]  # every average pays; Keras's pays least
 assert f"{gain_kept['Keras, N = 4']:.0%} {gain_kept['Keras, N = 4, ρ^(1/4)']:.0%}" == "76% 98%", gain_kept
@@ -245,6 +259,8 @@ assert (settled[50:, 2] < settled[50:, 0]).all() and 0.9 ** 50 < 0.01  # micro b
 assert settled[50:, 2].std() > max(settled[50:, c].std() for c in (0, 1, 3)), settled[50:].std(0)
 # the merge in use is the moments of all the rows, and the window step in use moves once, as the large batch
 assert check_merge(merge_moments) is None and check_window_step(window_step) is None
+# c24: gradlab's window "lands on a first BatchNorm but misses a second's move by 37.8%" (c23 prints both)
+assert deep_gaps[0].startswith("exact: ") and deep_gaps[1] == "miss 37.8%", deep_gaps
 # your window_step, one window from fresh statistics: "both exact", against the large batch's
 assert first_gap.startswith("exact: "), first_gap
 # the EMA figure's theta_1: 0.729 once per update, 0.387 under Keras (rho 0.9, N = 4), as the prose states
