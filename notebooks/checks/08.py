@@ -90,7 +90,7 @@ assert check_clip(clip_each, False) is None and check_clip(clip_once, True) is N
 
 # Section 3: one check of the sum skips the whole update: micro-batch 2's overflow reaches the window's sum
 assert fused_row == [None, None, 1, 1, 2, 2]  # fused skips the whole window, then applies whole windows
-# section 3, "Unscale, then clip": clipped before unscaling, "clipped to 0.500, then divided by λ = 2^15, a miss of 100%"
+# section 3, "Unscale, then clip": clipped once before unscaling, a clip at c / λ (0.500 / 2^15 long), 100% off the clip at c
 assert verdict(wrong, g_clipped) == "miss 100%" and f"{norm(wrong) * 2 ** 15:.3f} {norm(g_clipped):.3f}" == "0.500 0.500"
 # section 4: the bad batch, x2, x3: your step exact against the target (the bad batch skipped whole, then x2, x3),
 # Keras's accumulation, checking each micro-batch, "lands 51.1% off" (two updates made, λ halved once; sized by the
@@ -127,9 +127,9 @@ assert held_1["fused"] == 0.0 < held_1["keras"] and held["fused"] == 0.0 < held[
 assert max(w_gap(w_after["fused"], clean), w_gap(w_after["keras"], mixed)) < 1e-6
 assert w_gap(w_after["keras"], clean) > 1e-3
 micro_loss = [float(loss_fn(y[h], mlp()(bad[h]))) for h in (slice(0, 16), slice(16, 32))]
-scaled = micro_grads(mlp(), bad, y, 2, scale=2.0 ** 15)
-not_finite = sum(int(np.sum(~np.isfinite(g))) for g in weighted_sum(scaled))
-entries = sum(int(np.size(g)) for g in scaled[0][1])
+_bad_scaled = micro_grads(mlp(), bad, y, 2, scale=2.0 ** 15)  # (not the lesson's `scaled`)
+not_finite = sum(int(np.sum(~np.isfinite(g))) for g in weighted_sum(_bad_scaled))
+entries = sum(int(np.size(g)) for g in _bad_scaled[0][1])
 shifted = sgd_updates((np.r_[x[:16], x2[:16]], np.r_[y[:16], y2[:16]]),  # every window a micro-batch late
                       (np.r_[x2[16:], x3[:16]], np.r_[y2[16:], y3[:16]]))
 shift_gap = w_gap([v.numpy() for v in replay.weights], shifted)
@@ -333,4 +333,34 @@ assert (_once["skipped"], _once["updates"], _once["straddling"]) == (16, 9996, 0
 assert (_keras["skipped"], _keras["updates"], _keras["straddling"]) == (19, 9995, 7495), _keras
 assert (_slow["skipped"], _slow["straddling"]) == (4, 6000), _slow
 assert 10_000 * 4 - _keras["skipped"] >= 4 * _keras["updates"]  # every applied update holds four micro-batches
+# Section 3, both clip orders with a loss scale: "Clipping the scaled gradient at c is clipping the true one at c/λ, bit
+# for bit: 1.53e-05 long (clip once). Clip after unscaling, or at λc: 0.500 (clip each: its short 0.278)" (c20 prints
+# both orders; recomputed here, as its loop keeps only the last)
+assert lam == 2.0 ** 15 and len(scaled) == len(parts) == 4
+for _clip, _long in ((clip_each, "0.278"), (clip_once, "0.500")):
+    _at_c, _at_lam_c = ([t / lam for t in _clip(scaled, c)] for c in (0.5, 0.5 * lam))
+    assert w_gap(_at_c, _clip(parts, 0.5 / lam)) == 0 and w_gap(_at_lam_c, _clip(parts, 0.5)) == 0, _clip
+    assert f"{norm(_at_lam_c):.3f}" == _long and w_gap(_at_lam_c, _clip(parts, 0.5)) == 0
+assert f"{norm(wrong):.2e}" == "1.53e-05" and w_gap(wrong, clip_once(parts, 0.5 / lam)) == 0
+# Section 3, what a Keras user writes: "LossScaleOptimizer refuses global_clipnorm; it goes on the inner optimizer"
+try:
+    keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD(0.1), global_clipnorm=0.5)
+    _refused = False
+except ValueError as _e:
+    _refused = "inner_optimizer" in str(_e)
+assert _refused
+# c23: "Both clip once, after unscaling (the inner global_clipnorm sees the unscaled mean): 0.5 spacings from the clipped
+# large batch, which clipping each misses by 45%. mixed_float16 moved the weights 0.296% from float32's in 20 updates;
+# test loss 1.9481 both ways, λ at 2^15 throughout" (c22 prints both ways' lines)
+assert list(runs) == ["keras_way", "gradlab_way"]
+for _way, (_update, (_w32, _m32, _o32), (_w16, _m16, _o16)) in runs.items():
+    assert verdict(_update, g_clipped, at=at_w) == "exact: 0.5 spacings" and verdict(g_each, _update) == "miss 45%", _way
+    assert _m16.dtype_policy.name == "mixed_float16" and _m32.dtype_policy.name == "float32", _way
+    assert all(v.dtype == "float32" for v in _m16.trainable_variables)  # float16 compute, float32 weights
+    assert isinstance(_o16, keras.optimizers.LossScaleOptimizer) and _o16.inner_optimizer.global_clipnorm == 0.5
+    assert verdict(_w16, _w32, start=at_w) == "miss 0.296%", (_way, verdict(_w16, _w32, start=at_w))
+    assert f"{test_loss(_m16):.4f} {test_loss(_m32):.4f}" == "1.9481 1.9481", _way
+    assert abs(test_loss(_m16) - test_loss(_m32)) < 1e-4, _way  # the printed gap
+    assert float(_o16.dynamic_scale) == 2.0 ** 15 and int(_o16.iterations) == 20, _way  # no update skipped
+    assert 1.9 < test_loss(_m32) < start_loss  # 20 updates moved it down from 2.364, a little
 print("lesson 08: every number the prose states checks out")
