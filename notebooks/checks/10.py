@@ -22,9 +22,8 @@ assert isinstance(scaled.optimizer, keras.optimizers.LossScaleOptimizer) and flo
 # "The scale, 32768, is its starting 2^15: no gradient overflowed, so it never moved" (an overflow halves it; it
 # grows only after dynamic_growth_steps, 2,000 finite steps, far more than the 11 here)
 assert float(scaled.optimizer.dynamic_scale) == 2.0**15 and scaled.optimizer.dynamic_growth_steps > 11 and scaled.optimizer.dynamic_growth_steps == 2000
-# Answer 1: "In the traced step ... an empty micro-batch's mean is divide_no_nan(0, 0) = 0 ... run eagerly,
-# compute_loss hands back its empty per-row losses" (Solution 1 prints both)
-assert float(empty_loss(x11[:0], y11[:0])) == 0.0 and tuple(probe.compute_loss(x11[:0], y11[:0], probe(x11[:0])).shape) == (0,)
+# Answer 1: "In the traced step ... an empty micro-batch's mean is divide_no_nan(0, 0) = 0 (Solution 1 prints 0.0)"
+assert float(empty_loss(x11[:0], y11[:0])) == 0.0
 
 # Your step, the miscount, the while loop, the masked tokens: exact where the prose says exact
 assert max_abs_diff(mine.inner.get_weights(), large.get_weights()) < 1e-6
@@ -82,7 +81,10 @@ for N in NS:
 # the learner's steps are Wrapper with the loop that passed its check (the learner's own once written)
 assert (mine.loop, looped.loop, mine16.loop) == (python_loop, accumulate, python_loop)
 
-# c17: "[11] measures the memory this costs": no number of 11's is quoted here (its readings move between runs)
+# c21: "one unrolled update lifted the allocator's peak by ... MiB and one while-loop update by ... MiB, on the
+# stored run" (printed beside it; nbval leaves allocator readings free): the order, with room for a busy machine
+assert os.environ.get("TF_CPU_ALLOCATOR_USE_BFC") == "true" and big[0].shape[0] == 960 == 16 * 60
+assert peak_mib["unrolled"] > 2 * peak_mib["while loop"] > 0, peak_mib
 
 # the finished step whole (WholeStep, the solutions in one train_step): "It lands where your pieces did, exact"
 assert verdict(whole.inner.get_weights(), large.get_weights()).startswith("exact: "), "the whole step"
@@ -142,7 +144,7 @@ assert max_abs_diff(mine16.inner.get_weights(), large.get_weights()) < 1e-6 and 
 # Problem 2: your step's 11th update reads its count of updates, 10: rate 0.1 * 0.5 ** (10 / 10) = 0.0500; Keras's
 # accumulation makes it at the 44th apply call, which reads _iterations = 4 * 11 - 1 = 43 (lesson 06's rule: update k
 # reads 4k - 1): 0.1 * 0.5 ** 4.3 = 0.0051
-assert read[10][0] == 10 and f"{read[10][1]:.4f}" == "0.0500" == f"{0.1 * 0.5 ** (10 / 10):.4f}", read[10]
+assert read[10][0] == 10 and f"{read[10][2]:.4f}" == "0.0500" == f"{0.1 * 0.5 ** (10 / 10):.4f}", read[10]
 # recorded on a two-epoch Keras run (Solution 2, which prints "reads _iterations = 43"): "The 44th call reads
 # `_iterations` = 43 ... rate ... 0.0051, recorded"
 assert keras_11th[:2] == (10, 43) and f"{keras_11th[2]:.4f}" == "0.0051" == f"{0.1 * 0.5 ** (43 / 10):.4f}", keras_11th
@@ -187,5 +189,30 @@ _pen = float(sum(_reg_large.losses))
 assert _pen > 0 and abs(float(_reg_large.compute_loss(x11, y11, _reg_large(x11))) - float(
     xent(from_logits=True)(y11, _reg_large(x11))) - _pen) < 1e-5, _pen
 assert spacings(_reg_loop.inner.get_weights(), _reg_large.get_weights()) <= 10, "the penalty, counted once"
+
+# c15's folded note: "Keras 3.15 divides an activity regulariser's penalty by the batch's rows
+# (keras/src/layers/layer.py), so with D_i = rows your step lands ... With D_i = tokens it does not (Solution 3)"
+import keras.src.layers.layer as _layer
+assert "Normalize by batch size" in inspect.getsource(_layer) and "ops.divide_no_nan(loss, batch_size)" in inspect.getsource(_layer)
+active_large(x11)  # an eager call: its penalty, read here, is there
+assert float(sum(active_large.losses)) > 0
+assert verdict(active_mine.inner.get_weights(), active_large.get_weights()) == "exact: 1.0 spacings"
+assert active_gap == "miss 7.85%", active_gap
+# sample weights (the same folded cell): compute_loss divides the weighted sum by the rows, 2.953948 against
+# 2.240926 by the summed weights 14.5
+assert f"{weighted / 11:.6f}" == "2.953948" and f"{summed_w:.1f}" == "14.5" and f"{weighted / summed_w:.6f}" == "2.240926"
+
+# c7: "compute_loss returns 2.323494, the 11 rows' summed loss, 25.558437, divided by 11"
+assert f"{float(probe.compute_loss(x11, y11, probe(x11))):.6f}" == "2.323494"
+assert f"{float(tf.reduce_sum(per_row)):.6f}" == "25.558437"
+
+# the timeline (gradlab's lesson_plots.plot_fit_steps over the two recorded runs): your step 22 fit steps, 22
+# updates; Keras's 82 fit steps, 82 apply calls, 20 updates; "Keras's 11th update mixes those 11 digits with epoch
+# 2's first 45"
+_mine_spans = lesson_plots.fit_step_spans(batches(60), [r[0] for r in read[1:]], len(x))
+_keras_spans = lesson_plots.fit_step_spans(batches(15), [r[0] for r in keras_read[1:]], len(x))
+assert len(_mine_spans["updates"]) == 22 and _mine_spans["across"] == [], _mine_spans
+assert len(batches(15)) == 82 and keras_read[-1][:2] == (20, 82) and len(_keras_spans["updates"]) == 20
+assert _keras_spans["across"] == [(600, 611, 656)] and _keras_spans["updates"][10] == 656, _keras_spans["across"]
 
 print("lesson 10: every number the prose states checks out")

@@ -170,3 +170,34 @@ def test_plot_miss_against_imbalance_puts_each_update_at_its_token_imbalance():
     for misses, tokens in (([], []), ([0.1], [[1, 2], [3, 4]]), ([-0.1], [[1, 2]]), ([0.1], [[0, 2]]), ([0.1], [[5]])):
         with pytest.raises(ValueError):
             plot_miss_against_imbalance(misses, tokens)
+
+
+def test_fit_step_spans_places_steps_updates_the_wait_and_the_epoch_crossing_by_hand():
+    from gradlab.studies.figures.lesson_plots import fit_step_spans
+    # an accumulating step: batches of 6, 6, 2 per epoch of 14, one update a step, two epochs
+    got = fit_step_spans([6, 6, 2] * 2, [1, 2, 3, 4, 5, 6], epoch_rows=14)
+    assert got["starts"] == [0, 6, 12, 14, 20, 26] and got["ends"] == [6, 12, 14, 20, 26, 28]
+    assert got["updates"] == [6, 12, 14, 20, 26, 28] and got["waiting"] == (28, 28) and got["across"] == []
+    # Keras-like: micro-batches of 3, 3, 3, 3, 2 per epoch of 14, an update every 4th apply (counted across epochs)
+    rows = [3, 3, 3, 3, 2] * 2
+    counts = [i // 4 for i in range(1, 11)]  # applies 1..10 -> updates after applies 4 and 8
+    got = fit_step_spans(rows, counts, epoch_rows=14)
+    assert got["ends"] == [3, 6, 9, 12, 14, 17, 20, 23, 26, 28]
+    assert got["updates"] == [12, 23]  # the 4th apply ends at 12, the 8th at 23
+    assert got["across"] == [(12, 14, 23)]  # the 2 left over join epoch 2's first 9
+    assert got["waiting"] == (23, 28)
+
+
+def test_plot_fit_steps_draws_one_dot_per_update_and_labels_the_crossing():
+    from gradlab.studies.figures.lesson_plots import plot_fit_steps
+    lanes = {"yours": ([6, 6, 2] * 2, [1, 2, 3, 4, 5, 6], 2),
+             "keras": ([3, 3, 3, 3, 2] * 2, [i // 4 for i in range(1, 11)], 1)}
+    fig = plot_fit_steps(lanes, epoch_rows=14)
+    ax, = fig.axes
+    dots = [line for line in ax.lines if line.get_label().startswith(("yours", "keras"))]
+    assert [len(line.get_xdata()) for line in dots] == [6, 2]
+    assert list(dots[1].get_xdata()) == [12, 23]
+    texts = [t.get_text() for t in ax.texts]
+    assert "2 + 9" in texts and "5 waiting" in texts and "2" in texts
+    with pytest.raises(ValueError, match="one update count per fit step"):
+        plot_fit_steps({"x": ([1, 2], [1], 1)}, epoch_rows=3)
