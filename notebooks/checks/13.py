@@ -57,25 +57,27 @@ assert spacings(_halved, [p / 2 for p in plain]) <= 10 and abs(gl.lessons.miss(_
 assert f"{mean_ratio:.3f}" == "0.500", mean_ratio
 
 
-# Accumulate, then all-reduce once: TensorFlow's shards, the lesson's only cut (lesson 15 measures the rule on 2,
-# 3, 4 and 6 replicas)
-assert shards == [16, 15]
-# "TensorFlow's input route ... ceil(n/R) of the n rows that arrive"; "30 rows on 4: 8, 8, 8, 6" (also
-# Problem 1): lesson 15's checks measure that rule on 4 logical devices, 30 rows included; here two devices, so
-# the rule as 15 states it
+# Accumulate, then all-reduce once: TensorFlow's shards, measured in c9 (its own input route, 2 and 4 logical devices)
+assert shards == [16, 15] == cuts["31 on 2"] and cuts["17 on 2"] == [9, 8] and cuts["30 on 4"] == [8, 8, 8, 6]
+# c8/c10: "31 rows become 16 + 15 and a last batch of 17 becomes 9 + 8"; "at 9 rows on 4 replicas: TensorFlow gives
+# 3, 3, 3, 0 and gradlab gives 3, 2, 2, 2"; "drop_remainder=True changes nothing; with the policy OFF, the balanced
+# cut survives"; TensorFlow's batch_sizes_for_worker computes the balanced cut
+assert cuts["9 on 4"] == cuts["9 on 4, drop_remainder=True"] == [3, 3, 3, 0], cuts
+assert cuts["9 on 4, auto-shard OFF"] == [3, 2, 2, 2] == gl.split_sizes(9, 4), cuts
+from tensorflow.python.data.experimental.ops import distribute as _tfd
+assert list(_tfd.batch_sizes_for_worker(9, 1, 4, 0).numpy()) == [3, 2, 2, 2]
+# the checks' own statement of the default (legacy) cut, for the pencil problems below: it matches every measured cut
 _tf_rule = lambda rows, R: [max(0, min(-(-rows // R), rows - r * -(-rows // R))) for r in range(R)]  # noqa: E731
-assert _tf_rule(30, 4) == [8, 8, 8, 6] and _tf_rule(B, R) == shards
-# c8/c10: "hands each replica ceil(n/R) of the n rows that arrive, until they run out: 31 as 16 + 15, a last batch of
-# 17 as 9 + 8"; "9 rows on 4 replicas give [gradlab] 3, 2, 2, 2 against TensorFlow's 3, 3, 3, 0": the lesson's tf_rule
-# is the checks' and matches TensorFlow's printed shards (31 -> shards, 17 -> short_shards below); gradlab's mirrored
-# shards with split_sizes (distribute.shard), which gives 16 + 15 and 9 + 8 too
-assert all(tf_rule(n, r) == _tf_rule(n, r) for n in (1, 9, 17, 30, 31) for r in (2, 4))
-assert tf_rule(31, 2) == [16, 15] and tf_rule(17, 2) == [9, 8] and tf_rule(9, 4) == [3, 3, 3, 0]
-assert gl.split_sizes(9, 4) == [3, 2, 2, 2] and gl.split_sizes(31, 2) == [16, 15] and gl.split_sizes(17, 2) == [9, 8]
+assert all(_tf_rule(int(k.split()[0]), int(k.split()[2])) == v for k, v in cuts.items() if "," not in k)
+assert gl.split_sizes(31, 2) == [16, 15] and gl.split_sizes(17, 2) == [9, 8]
 import inspect as _inspect
 from gradlab.training import updates as _updates
 assert "distribute.shard(" in _inspect.getsource(_updates.StepUpdate.__call__)
 assert "split_sizes(" in _inspect.getsource(distribute.shard)
+# the hand all-reduce (copy to device 0, add, copy back): "It matches all_reduce("sum") to 0 spacings on both devices"
+assert [h[0].device.split("/")[-1] for h in by_hand] == [d.split("/")[-1] for d in devices]
+assert all(spacings(by_hand[r], library[r]) == 0 for r in range(R)), hand_gap
+assert hand_gap == ["exact: 0 spacings, bit for bit"] * R, hand_gap
 # c13: "gradlab's mirrored runs one at a time in a tf.while_loop (parallel_iterations=1)": its home is Loop(overlap=1)
 from gradlab.core.homes import Loop as _Loop
 assert isinstance(mirrored[8]._update.home, _Loop) and mirrored[8]._update.home.overlap == 1
@@ -83,6 +85,8 @@ assert isinstance(mirrored[8]._update.home, _Loop) and mirrored[8]._update.home.
 # (_compat.losses_not_divided_by_replicas)"; "with loss_fn for sum_loss, it gives 0.097 of g_B's length"
 assert "losses_not_divided_by_replicas" in _inspect.getsource(_updates.StepUpdate.__init__)
 assert f"{mean_swap_ratio:.3f}" == "0.097" and gl.lessons.miss(mean_swap, g_large) > 0.5, mean_swap_ratio
+# "about 3/31 = 0.097": six means, each divided by R = 2, over 31 rows
+assert accum_steps * R == 6 and f"{3 / 31:.3f}" == "0.097" and abs(mean_swap_ratio - 3 / 31) < 0.01
 # yours (or the solution) and the naive loop give g_B and L_B (accum_steps = 3, then 8), within ten spacings
 _grads_3, _loss_3 = dist.experimental_local_results(on_replicas(sum_and_count, n=accum_steps)(*shards_31))[0]
 assert spacings([g.numpy() for g in _grads_3], g_large) <= 10 and spacings(float(_loss_3), large_loss) <= 10
@@ -133,27 +137,32 @@ assert short_shards == [9, 8] and f"{step_ratio:.3f}" == "0.548" and abs(step_ra
 assert spacings(fixed_b_move, scaled_move, at=before) <= 10 and verdict(fixed_b_move, scaled_move, at=before).startswith("exact")
 # the mirrored model is back at the shared start (your sum and count's cell resets it, so these checks read g_B there)
 assert all(np.array_equal(w, v) for w, v in zip(mirrored_model.get_weights(), ref.get_weights()))
-# your sum and count on the short batch: the 17 digits' g_B ("length ratio 1.000", "... apart")
-assert spacings([g.numpy() for g in counted], g_17) <= 10 and f"{counted_ratio:.3f}" == "1.000" and verdict(counted, g_17).startswith("exact")
-assert sum(short_shards) == 17 and f"{counted_by:.0f}" == "17" and abs(counted_by - 17) < 1e-4  # "divides their loss
-# sum by 17": the 17 digits' loss sum over the loss your sum and count returned, the rows it counted
-assert _tf_rule(17, R) == short_shards == [9, 8]
+# your sum and count on the short batch: the 17 digits' g_B ("length ratio 1.000"), dividing their loss sum by 17
+assert short_shards == [9, 8] and _tf_rule(17, R) == short_shards
+assert spacings(routes["your sum and count"][1], g_17) <= 10
 # "By default it [compute_average_loss] divides by n_r R, the shards' plain mean; given global_batch_size=B, by B":
 # inside a replica of 2, five losses of 1 give 5 / (5 x 2) by default and 5 / 31 with global_batch_size=31
 _cal = [float(dist.experimental_local_results(dist.run(lambda: tf.nn.compute_average_loss(tf.ones([5]), **_kw)))[0])
         for _kw in ({}, {"global_batch_size": B})]
 assert abs(_cal[0] - 0.5) < 1e-7 and abs(_cal[1] - 5 / 31) < 1e-7, _cal
-# c26's table and c27: the three routes on the 17 digits as 9 + 8, from the shared start. The tutorial's default divides
-# by n_r R ("18 and 16") and gives the shards' plain mean: against one tape per shard, (g_9 + g_8) / 2, within ten
-# spacings; "about the right length (1.003), ... a miss of 4.57%"; global_batch_size "0.548 of the length, a miss of
-# 45.16%" (the direction kept: its miss is 1 - 17/31); gradlab's mirrored (its SGD(1) step read off the weights)
-# "miss by 0.00%"
+# c25's table: the four routes on the 17 digits as 9 + 8, from the shared start. "divides by" is measured per replica
+# (S_r over the route's loss; counted routes: sum_r S_r over their loss): the default n_r R ("18 and 16"), B (31), 17.
+# The default gives the shards' plain mean: against one tape per shard, (g_9 + g_8) / 2, within ten spacings
 _plain_17 = [(a + b) / 2 for a, b in zip(mean_grads(x[:9], y[:9])[1], mean_grads(x[9:17], y[9:17])[1])]
+_by = {k: [f"{d:.0f}" for d in v[0]] for k, v in routes.items()}
+assert _by == {"compute_average_loss, default": ["18", "16"], "global_batch_size=B": ["31", "31"],
+               "your sum and count": ["17", "17"], "gradlab's mirrored": ["17"]}, _by
+assert all(abs(d - round(d)) < 1e-3 for v in routes.values() for d in v[0])
 _default = routes["compute_average_loss, default"]
-assert _default[0] == "18, 16" and spacings(_default[1], _plain_17) <= 10, verdict(_default[1], _plain_17)
-assert [f"{route_ratio[k]:.3f}" for k in routes] == ["1.003", "0.548", "1.000"], route_ratio
-assert [f"{100 * route_miss[k]:.2f}" for k in routes] == ["4.57", "45.16", "0.00"], route_miss
-assert abs(route_miss["global_batch_size=B"] - (1 - 17 / B)) < 1e-4 and routes["global_batch_size=B"][0] == "31"
+assert spacings(_default[1], _plain_17) <= 10, verdict(_default[1], _plain_17)
+assert [f"{route_ratio[k]:.3f}" for k in routes] == ["1.003", "0.548", "1.000", "1.000"], route_ratio
+assert [route_verdict[k][:4] for k in routes] == ["miss", "miss", "exac", "exac"], route_verdict
+assert f"{100 * gl.lessons.miss(_default[1], g_17):.2f}" == "4.57"
+assert abs(gl.lessons.miss(routes["global_batch_size=B"][1], g_17) - (1 - 17 / B)) < 1e-4
+assert all(spacings(routes[k][1], g_17) <= 10 for k in ("your sum and count", "gradlab's mirrored"))
+assert route_verdict["gradlab's mirrored"] == "exact: 3.0 spacings", route_verdict  # "(2.0 and 3.0 spacings)"
+if solutions:
+    assert route_verdict["your sum and count"] == "exact: 2.0 spacings", route_verdict
 
 # Problem 1 (pencil): R = 4, B = 30, accum_steps = 2, on TensorFlow's 8, 8, 8, 6
 assert _tf_rule(30, 4) == [8, 8, 8, 6] and gl.split_sizes(8, 2) == [4, 4] and gl.split_sizes(6, 2) == [3, 3]
@@ -173,17 +182,8 @@ except ValueError as e:
 assert set(reduces) == {"CollectiveReduceV2"} and len(reduces) // R == 8 == distribute.count_all_reduces(naive_graph) // R
 # Going further: TensorFlow's tutorial route (S_r / B + tf.nn.scale_regularization_loss(Omega) a replica) is "exact"
 assert spacings([g.numpy() for g in l2_tutorial], g_l2) <= 10 and verdict(l2_tutorial, g_l2).startswith("exact")
-# c19/c20: "By the ring formula, a 1B-parameter model's bfloat16 gradient takes 70 ms to all-reduce over 50 GB/s:
-# naive at N = 8 spends 560 ms an update, once 70" (2 (R - 1) / R x 2 GB / 50 GB/s, R = 8 nodes)
-assert (P, nodes, bytes_per, link) == (1e9, 8, 2, 50e9) and ring_s == 2 * 7 / 8 * 2e9 / 50e9
-assert f"{1000 * ring_s:.0f}" == "70" and f"{8000 * ring_s:.0f}" == "560"
-# the timing on the two CPU replicas: quoted as the stored run's (tests/test_course.py holds the digits to the
-# outputs); a load can move it, so only its form is pinned: 15 rounds each, positive medians, extra_us their difference
-assert all(t.shape == (15,) for t in timed.values()) and min(update_us.values()) > 0
-assert extra_us == update_us["naive"] - update_us["once"]
-# c27/c28: the empty shard. "TensorFlow's ceil(n/R) can leave a replica none (9 rows on 4: 3, 3, 3, 0)": the rule, which matches TensorFlow's shards on every cut this lesson makes (31, 17, 1 on 2;
-# checked with TF 2.21 on 4 logical CPUs: 9 -> [3, 3, 3, 0], 17 -> [5, 5, 5, 2], 1 -> [1, 0, 0, 0])
-assert shards_1 == [1, 0] == _tf_rule(1, 2) and _tf_rule(9, 4) == [3, 3, 3, 0]
+# c27/c28: the empty shard. "TensorFlow's default cut can leave a replica none (9 rows on 4: 3, 3, 3, 0)": measured in c9
+assert shards_1 == [1, 0] == _tf_rule(1, 2) and cuts["9 on 4"] == [3, 3, 3, 0]
 # "Counted rows give the row's gradient; Keras's mean loss gives HALF of it": the empty replica's mean is 0 yet
 # still takes 1/R, so Keras's sum is g / R; counted rows are exact
 _len = {k: np.linalg.norm(flat(g)) / np.linalg.norm(flat(g_1)) for k, g in one_row_routes.items()}
