@@ -68,11 +68,11 @@ assert min(_noise, key=_noise.get) == 512 and 0 < _noise[512] - B_crit < 2 * cur
 _alone_05 = [fit_critical_batch({s: runs[s]})[1] for s in runs]
 assert round(min(_alone_05)) <= round(_noise[512]) <= round(max(_alone_05)), (_noise[512], _alone_05)
 assert (f"{curved[512].stderr:.0f}", f"{min(_alone_05):.0f}", f"{max(_alone_05):.0f}") == ("3", "28", "37"), _alone_05
-# "The knee counts every update, but most come late: three of the four runs spend over two thirds of theirs below
-# loss 1.0, and the start reads no lower (B_noise 83 +- 7)": updates to loss 1.0 of those to 0.5, 17/58, 12/37,
-# 7/23, 12/22 (seed 2's best runs, deterministic); B_noise at the initial weights (32 probes, seed 0)
-assert (to_1, best) == ({16: 17, 32: 12, 128: 7, 512: 12}, {16: 58, 32: 37, 128: 23, 512: 22}), (to_1, best)
-assert sum(1 - to_1[B] / best[B] > 2 / 3 for B in best) == 3, to_1
+# seed 2's best runs (deterministic), the weights kept where each crossed loss 0.5 (the probe cell loads B = 512's
+# itself, so rerunning the probe's checker, which resets the trainer, cannot change its reading); B_noise at the
+# initial weights (32 probes, seed 0)
+assert best == {16: 58, 32: 37, 128: 23, 512: 22}, best
+assert set(crossing) == set(sweep) and all(len(w) == len(initial) for w in crossing.values()), crossing.keys()
 assert (f"{at_start.noise_scale:.0f}", f"{at_start.stderr:.0f}") == ("83", "7") and at_start.probes == 32, at_start
 assert at_start.noise_scale > max(c.noise_scale for c in curved.values()), at_start  # "no lower": above every end
 # c22: "18's B_simple rises with the knee but reads 3 to 5 times too high; B_noise ... falls from 83 to 37-77 by loss 0.5:
@@ -178,14 +178,14 @@ assert {f"{halfway[s, 32][1]:.2f}" for s in seeds} == {"0.28", "0.57"}
 _ratios = [won[0.5][s][512] / r for s in seeds for r in (won[0.5][s][32], halfway[s, 32][1])]
 assert np.isclose(min(_ratios), 1) and np.isclose(max(_ratios), 2 * 2**0.5) and f"{2 * 2**0.5:.1f}" == "2.8", _ratios
 
-# Problem 2 (folded Answer 2): the time to loss 0.5, fused, in micro-batches of 32 rows' work. tau_0 is this lesson's
+# (Problem 2 and its answer were cut in f19b: the tau cell prices the runs; the asserts below keep its arithmetic)
+# the time to loss 0.5, fused, in micro-batches of 32 rows' work. tau_0 is this lesson's
 # fixed cost of a fused update
 # (its call, the apply, the writes), read from fused updates at N = 1 and 16 (N = 4's ratio and a least-squares line
 # through N = 1, 4, 16 read it too); the time to the target uses each update's timed ratio to a plain step, not the line.
 # The timed values move between runs, so the cells that use them are nbval-ignored and the prose states conclusions
 # only, pinned with bands a busy machine cannot break.
 assert tau_0 == tau_here and set(ratio) == {1, 4, 16} and ratio[1] == 1 and (r4, r16) == (ratio[4], ratio[16])
-assert all(abs(to_target[B] - best[B] * ratio[B // 32] * (1 + tau_0)) < 1e-9 for B in (32, 128, 512)), to_target
 # Timings move with the machine's load (a run beside other lessons' executions once read tau_0 over 3.9 and failed an
 # assert on the timed digits), so nothing below pins a timed digit or which B was fastest: the prose quotes those as
 # the stored run's, printed beside it. Asserted are what load cannot flip: the ordering of the timed ratios (more
@@ -193,10 +193,6 @@ assert all(abs(to_target[B] - best[B] * ratio[B // 32] * (1 + tau_0)) < 1e-9 for
 # that follow from it, and the arithmetic identities the prose's rules rest on.
 _even = (4 * best[128] - best[32]) / (best[32] - best[128])
 assert 1 < r4 < r16 < 32 and 1 + tau_here > 0, (r4, r16, tau_here)
-# the prose's rule: B = 128 arrives first exactly when its update takes under 37/23 plain steps (1 + tau_0 > 0)
-assert (to_target[128] < to_target[32]) == (r4 < best[32] / best[128]), (r4, to_target)
-# B = 512 (16 micro-batches an update, 22 updates) takes longer than B = 32 and B = 128 on any load
-assert to_target[512] > max(to_target[32], to_target[128]), to_target
 assert f"{128 * best[128] / (32 * best[32]):.2f}" == "2.49" and (best[128], best[32]) == (23, 37)
 # Problem 2 (a): "Seed 2 reached loss 0.5 in 37 updates at B = 32, 23 at B = 128"
 assert (runs[2][32], runs[2][128]) == (best[32], best[128]) == (37, 23), runs[2]
@@ -253,7 +249,6 @@ assert f"{fit_critical_batch(by_target[0.5])[1]:.0f}" == "32"
 # c27: "the runs of B = 16, 32 and 128, which spend over two thirds of their updates below loss 1.0, end at 73 to 77";
 # "From the start to loss 0.5 it even falls (83 to 37-77), while B_simple rises (71 to 90-163)"; the fold: "That run
 # crossed at rate 0.8"
-assert all(1 - to_1[B] / best[B] > 2 / 3 for B in (16, 32, 128)), to_1
 assert (f"{min(_noise[B] for B in (16, 32, 128)):.0f}", f"{max(_noise[B] for B in (16, 32, 128)):.0f}") == ("73", "77"), _noise
 assert (f"{min(_noise.values()):.0f}", f"{max(_noise.values()):.0f}", f"{stats.noise_scale:.0f}") == ("37", "77", "71"), _noise
 assert best_rate[512] == 0.8 and all(best_rate[B] <= 0.4 for B in (16, 32, 128)), best_rate
@@ -272,12 +267,11 @@ assert at_start.noise_scale - B_crit > 2 * at_start.stderr and all(_noise[B] - B
 # timed), lies between 1 and 4 for any positive tau_0; its digits move with the timing, so only the bound is asserted
 if tau_0 > 0: assert 1 < (4 + tau_0) / (1 + tau_0) < 4, tau_0
 assert np.isclose(tau_here, (16 - r16) / (r16 - 1)) and min(tau_4, tau_here, tau_fit) <= tau_here <= max(tau_4, tau_fit, tau_here)
-# c18: "B* passes the knee only when tau exceeds B_crit examples"; c20: "On the stored run tau = 70 examples, so
-# B* = sqrt(32.4 x 70) ~ 48" (run-varying: the stored run's, printed by the main text's folded tau cell,
+# c18: "B* passes the knee only when tau exceeds B_crit examples"; c20: "On the stored run tau = 60 examples, so
+# B* = sqrt(32.4 x 60) ~ 44" (run-varying: the stored run's, printed by the main text's folded tau cell,
 # nbval-ignored; an earlier stored run read 94 and 55): only the identities and their arithmetic bounds are asserted
 if tau_0 > 0: assert (B_fast > B_crit) == (tau > B_crit) and np.isclose(B_fast, np.sqrt(B_crit * tau))
 if tau_0 > 3: assert time_in_calls(128) / time_in_calls(32) < 1.1, time_in_calls(128) / time_in_calls(32)
-if r4 > 1.8: assert to_target[128] / to_target[32] > 1.1, to_target  # 23 x 1.8 / 37 = 1.12
 # Through training (c26's table, c27): the knee 32, 42, 55 (seeds alone 28-37, 30-53, 48-64); "From loss 0.5 to 0.3 the
 # knee grows 1.7 times (32 to 55); the median B_noise grows 3.4 times (73 to 248), from 2.2 to 4.5 times the knee, and
 # B_simple 3.5 times (131 to 456). Before loss 0.5, B_noise fell (83 at the start)"
@@ -362,4 +356,22 @@ assert min(min(v) for v in _over_t.values()) > 1  # "sit above the knee" at ever
 assert all(adam_won[k] == min(adam_tries[k], key=adam_tries[k].get) for k in adam_tries)
 assert {k: r for k, r in adam_won.items() if r not in (0.004, 0.008)} == {(4, 32): 0.016}, adam_won
 assert adam_won[4, 32] == adam_rates[-1] == 0.016 and [adam_won[s, 512] for s in seeds] == [0.004, 0.008, 0.004]
+# f19b. c9 prints "updates: 38% fewer, 29% fewer, 35% fewer" (the Summary's 29 to 38%, pinned above).
+# c18: "The model's best rate grows 1.9 times from B = 32 to 512 (measured: x2); B = 512 needs 1.06 times the fewest
+# updates, 16.8 times the fewest examples" (c16's printed line; x2 in 8 of 9 pairs pinned above)
+assert [f"{x:.2f}" for x in updates_examples_lr(512, B_crit)[:2]] == ["1.06", "16.81"]
+assert [f"{1 - runs[s][128] / runs[s][32]:.0%}" for s in seeds] == ["38%", "29%", "35%"]
+# c20: "Under load tau moves, but B* stays at N = 1 to 2: 32, 46 and 64 at tau = 32, 64 and 128 (printed)"; at each
+# such tau the better of N = 1 and 2 is within 3% of the model's least (the printed sweep)
+assert [f"{tau_sweep[t]:.0f}" for t in (32, 64, 128)] == ["32", "46", "64"], tau_sweep
+assert all(min(model_time(32, t), model_time(64, t)) / model_time(b, t) < 1.03 for t, b in tau_sweep.items())
+# c20: "On R devices of 32 rows each ... with the Problem's B_crit = 256, 4, 8, 16 and 32 devices need 3, 2, 1.5 and
+# 1.25 times S_min" (the model's S/S_min at B = 32 R); "an update's time barely grows with R": the ring all-reduce's
+# 2 (R - 1) / R G / beta stays under twice G / beta (the Problem's time_to_target at N = 1 over R)
+assert [1 + 256 / (32 * R) for R in (4, 8, 16, 32)] == [3, 2, 1.5, 1.25]
+assert all(2 * (R - 1) / R < 2 for R in (4, 8, 16, 32))
+assert [round(time_to_target(1, 450, R=R)) for R in (4, 8, 16, 32)] == [31, 21, 16, 13]  # falls ever less per doubling
+# c20: "This tau, 1.5 ms of dispatch (stored run)": printed by the nbval-ignored tau cell (tau_0 in ms), not asserted
+# c20: Adam's "best rate did not grow: 0.004 to 0.008 at every B (one run's 0.016 at the grid's edge)" (pinned above)
+assert {adam_won[s, B] for s in seeds for B in tried} == {0.004, 0.008, 0.016}
 print("lesson 19: every number the prose states checks out")
