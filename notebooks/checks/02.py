@@ -6,7 +6,7 @@ import numpy as np
 import tensorflow as tf
 
 import gradlab as gl
-from gradlab.lessons import miss
+from gradlab.lessons import miss, spacings
 
 
 def max_abs_diff(a, b):  # over all variables
@@ -175,24 +175,8 @@ assert len(_red) == 3 and len(tf1_sends) == 10, (len(_red), tf1_sends)
 assert red == "3 red arrows = 10 _Send ops (weights, halves, gradients)"
 assert [t.get_text() for t in tf1_figure.axes[0].get_legend().get_texts()][-1] == red
 
-# "MirroredStrategy all-reduces by default: traced on these two CPUs (next cell), its all-reduce is a
-# `CollectiveReduceV2` op on each, hinted `ring`. On physical GPUs it is hinted `nccl`. MirroredStrategy falls back to a
-# hub, `ReductionToOneDevice`, in some cases, among them mixed CPUs and GPUs, a TF1 session with a non-GPU device,
-# int32 values, and a reduction onto the CPU, as `strategy.reduce` of a loss does" (TF 2.21's mirrored_strategy.py:
-# _make_collective_ops_with_fallbacks makes a CollectiveAllReduce, RING where every device is a CPU, NCCL where every
-# device is a physical GPU, ReductionToOneDevice for mixed devices or a TF1 session with a non-GPU device;
-# _get_cross_device_ops gives int32 values a ReductionToOneDevice; _reduce_to, under merge_call, gives one for a CPU
-# destination or devices that do not match the value's; StrategyExtended._reduce, behind strategy.reduce, reduces
-# onto the current device or "/device:CPU:0". The list is "among them", not complete)
-import inspect as _inspect
-from tensorflow.python.distribute import distribute_lib as _dl, mirrored_strategy as _mirrored
-_fallbacks = _inspect.getsource(_mirrored.MirroredExtended._make_collective_ops_with_fallbacks)
-assert _fallbacks.count("return cross_device_ops_lib.ReductionToOneDevice()") == 2 and "executing_eagerly_outside_functions" in _fallbacks
-assert "ReductionToOneDevice()" in _inspect.getsource(_mirrored.MirroredExtended._get_cross_device_ops)
-_reduce_to = _inspect.getsource(_mirrored.MirroredExtended._reduce_to)
-assert "_devices_match(value, destinations)" in _reduce_to and '"cpu" in d.lower()' in _reduce_to
-assert "ReductionToOneDevice().reduce(" in _reduce_to
-assert '"/device:CPU:0"' in _inspect.getsource(_dl.StrategyExtendedV2._reduce)
+# "its all-reduce is one CollectiveReduceV2 op on each device, hinted ring on these CPUs" (the mirrored step's graph,
+# traced on 63 rows; `collectives` is read from it)
 assert [op.type for op in collectives] == ["CollectiveReduceV2"] * len(devices), collectives
 assert sorted(op.device.split("device:")[-1] for op in collectives) == [d.split("device:")[-1] for d in devices]
 assert {op.get_attr("communication_hint") for op in collectives} == (
@@ -232,11 +216,9 @@ assert sorted(_later_sends) == sorted(tf2_sends), sorted(_later_sends)
 # fresh copy of your step (make_model's layer names), summed up in words as the named trace is
 assert len(sends) == 11 and carried(sends) == carried(tf2_sends) and partitions == 2, (sends, partitions)
 
-# "gradlab's towers ... ends one spacing from your weights: it divides each tower's summed loss by B before
-# differentiating, as tf.nn.compute_average_loss(per_example_loss, global_batch_size=B) does in each replica, where
-# your step divides the added gradients once, after ... with that one change, `divided_first`, your step lands on
-# gradlab's losses and weights bit for bit (0 spacings)": the solution with S_r / B inside each tower's tape (gradlab's micro_sums,
-# its unit = B), three updates on the same batches, against gl_weights and gl_losses
+# "gradlab's towers strategy divides each tower's sum by B before differentiating; its weights land one spacing from
+# yours": the solution with S_r / B inside each tower's tape (gradlab's micro_sums, its unit = B), three updates on the
+# same batches, lands on gl_weights and gl_losses bit for bit
 def _divided_first_step(model, optimizer):
     @tf.function
     def step(x, y):
@@ -259,11 +241,6 @@ _first_step = _divided_first_step(_first_model, keras.optimizers.SGD(learning_ra
 _first_losses = [float(_first_step(xb, yb)) for xb, yb in batches]
 assert max_abs_diff([v.numpy() for v in _first_model.trainable_variables], gl_weights) == 0.0
 assert _first_losses == [float(v) for v in gl_losses], (_first_losses, gl_losses)
-# the lesson prints the same with its own divided_first: "0 spacings, bit for bit", losses and weights
-assert max_abs_diff([v.numpy() for v in first_model.trainable_variables], gl_weights) == 0.0
-assert first_losses == [float(v) for v in gl_losses], (first_losses, gl_losses)
-pinned(TOWERS, (verdict(first_losses, gl_losses), verdict([v.numpy() for v in first_model.trainable_variables],
-                                                          gl_weights, start=start)), ("exact: 0 spacings, bit for bit",) * 2)
 
 # The TF2 step
 loss_gaps = np.abs(np.subtract(my_losses, large_losses))  # one per update: 64, 64, then 63 = 32 + 31 digits
@@ -330,5 +307,28 @@ except ValueError:
 _gaps = [float(np.abs(values(g) - values(h)).max()) for (g, _), (h, _) in zip(averaged, gl_averaged) if g is not None]
 assert len(_gaps) == 3 and all(_g <= 1e-6 for _g in _gaps), _gaps
 pinned(weighted_average is solution_weighted_average, max(_gaps), 0.0)
+
+# The same rule in tf.distribute: the mirrored step (the learner's replica step as picked) lands on your towers' losses
+# and weights within ten spacings ("within two spacings of your towers'", the solution's 2.0 and 1.0 pinned below), and within ten of the large batch's ("the large
+# batch's update to one float32 spacing", the summary); "copies no weights": no variable read among its _Send ops
+assert verdict(mirror_losses, my_losses).startswith("exact: ") and verdict(mirror_weights, my_weights, start=start).startswith("exact: ")
+assert verdict(mirror_weights, large_weights, start=start).startswith("exact: ")
+assert spacings(mirror_weights, large_weights) <= 10 and spacings(mirror_losses, large_losses) <= 10
+assert mirror_sends and not any("ReadVariableOp" in name for _, name in mirror_sends), mirror_sends
+assert weights_sent(mirror_sends) == 0 and weights_sent(sends) == 4  # as printed: "0 of ... (your towers: 4 of 11)"
+assert strategy.num_replicas_in_sync == len(devices) == 2
+pinned(TOWERS and replica_step is solution_replica_step,
+       (verdict(mirror_losses, my_losses), verdict(mirror_weights, my_weights, start=start)), ("exact: 2.0 spacings", "exact: 1.0 spacings"))
+# Keras: "sum_over_batch_size divides each tower's loss by its own n_r, and under tf.distribute also by the replica
+# count R (scale_loss_for_distribution)": its source, and its effect inside a replica of the mirrored strategy
+import inspect as _inspect
+from keras.src.losses import loss as _kloss
+assert "scale_loss_for_distribution(loss)" in _inspect.getsource(_kloss.reduce_values)
+assert "1.0 / num_replicas" in _inspect.getsource(_kloss.scale_loss_for_distribution)
+_yk, _pk = np.array([1, 2, 3]), tf.random.stateless_normal([3, 10], seed=[0, 1])
+_mean = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+_in_replica = strategy.run(tf.function(lambda: _mean(_yk, _pk)))
+_r_losses = [float(v) for v in strategy.experimental_local_results(_in_replica)]
+assert all(abs(v - float(_mean(_yk, _pk)) / 2) < 1e-6 for v in _r_losses), _r_losses  # each replica's mean / R
 
 print("lesson 02: every number the prose states checks out")
