@@ -92,7 +92,7 @@ assert abs(2 * np.sqrt(_flipped) - adam_miss) < 0.01
 assert abs(flipped - _flipped) < 1e-12 and f"{flipped:.0%}" == "12%"  # printed by the answers cell
 assert adam_miss > 0.3 and as_miss(adam_miss) == "70.1%" and as_miss(best_miss) == "57%"  # Problem 4's answer (Adam; Problem 3 before r2)
 
-# Problem 3, the shuffled tagging windows (the tagging fold, c15, trains the run; c16 prints its row): the naive rule's weight on the short sequences'
+# Problem 3, the shuffled tagging windows (r15: its answer cell trains and prints the run, no longer the body): the naive rule's weight on the short sequences'
 # tokens, by hand per window (oracle: each token of micro-batch i weighs 1 / (N D_i))
 _w_by_hand = []
 for (_words, _), _o in zip(tag_windows, orders):
@@ -168,7 +168,8 @@ assert pf.relative_error(keras_w, target) < 1e-5 and keras_digits < 1e-5  # the 
 assert abs(keras_seq_error - seq_errors[0]) < 1e-3 and f"{keras_seq_error:.2f}" == "1.29"
 
 # What the miss does to training: tagging
-t_nai, t_fix, t_big, t_shuf = tag_end.values()
+t_nai, t_fix, t_big = tag_end.values()
+t_shuf = shuffled_end  # Problem 3's answer
 assert tag_gap <= 10 and verdict(fix_curve, big_curve).startswith("exact: ")  # "their curves exact" (printed)
 # c16 (r4) answers the Predict: "The fix and the large batch coincide (their curves 2.4 spacings apart over 200
 # updates); the naive run does not" (seeded runs: the printed digits)
@@ -223,11 +224,12 @@ assert all(abs(bet - weight) < 0.01 for bet, weight in ((t_nai[2], naive_weight[
                                                          (t_shuf[2], naive_weight["shuffled"])))
 # shuffled, the naive rule lands near the fix; sorted (as bucketing makes it), far from it
 assert abs(t_shuf[0] - t_fix[0]) < 0.5 * abs(t_nai[0] - t_fix[0]) and abs(t_shuf[2] - t_fix[2]) < 0.1
-# c18 (r8): "Shuffled (Problem 3), the naive rule gives the short sequences 1.11 times their share, and its loss is
-# 0.001 a token above the fix's; over made-up chat lengths (Problem 1) it moves 38% of an update's weight"
+# Problem 3's answer: "The naive rule gives them 0.101 (1.11 times their share); its tagger bets 0.095, at 0.308 a
+# token against the fix's 0.307" (r15: no longer in the body)
 assert f"{t_shuf[0] - tag_end['fix (x N D_i / D)'][0]:.3f}" == "0.001", (t_shuf, tag_end)
 assert f"{t_shuf[2]:.3f} {t_shuf[0]:.3f}" == "0.095 0.308"  # 'it bets 0.101' per token 0.308 (a seeded run: one run, no spread claimed)
-assert list(tag_end) == ["naive: 1/N", "fix (x N D_i / D)", "one large batch", "naive, shuffled"]  # Problem 3's shuffled run trained last
+assert list(tag_end) == list(tag_runs) == ["naive: 1/N", "fix (x N D_i / D)", "one large batch"]  # c13: "Three seeded runs"
+assert shuffled_end == run_end(*shuffled_run) and "naive, shuffled" not in tag_runs  # the shuffled run: Problem 3's answer only
 
 # The problems
 assert naive_share / share.min() > 10 > 1 > naive_share / share.max() and 0 < moved < 1
@@ -241,6 +243,11 @@ assert own_error < 1e-5 and f"{own_error:.1e}" == "1.1e-06"
 assert f"{fit_errors['counted first']:.1e}" == "1.1e-06" and f"{at_top['fit, counted first']:.1f}" == "0.5"
 assert at_top["fit, counted first"] < 10
 assert [f"{w:.3f}" for w in own_weights] == [f"{w:.3f}" for w in weight_i] == ["0.210", "1.790"]
+# c22-c23 (r15): the count in a custom train_step, no look-ahead: "exact too" (against one batch, and within rounding of
+# count-first); the step saw the stream as it is, N micro-batches an update, and left no window half-summed
+assert verdict(fit_in_step, seq_target, at=seq_weights).startswith("exact: ") and pf.relative_error(fit_in_step, seq_target) < 1e-5
+assert spacings(fit_in_step, fit_counted, at=seq_weights) < 10 and window == {}
+assert issubclass(CountInStep, keras.Sequential) and "train_step" in CountInStep.__dict__
 
 # not stated in the prose: 01's Problem 3's arithmetic, 10 and 90 tokens at mean losses 4.0 and 2.0
 assert (4.0 + 2.0) / 2 == 3.0 and abs((10 * 4.0 + 90 * 2.0) / 100 - 2.2) < 1e-12
@@ -293,6 +300,9 @@ assert f"{_keras_masked_1:.4f}" == f"{S_1 / 23:.4f}" == "2.3070" and abs(_keras_
 import inspect as _inspect
 from keras.src.losses import loss as _keras_loss_module
 assert "ops.divide_no_nan(total, valid)" in _inspect.getsource(_keras_loss_module.apply_mask)  # total / valid, per valid position
+# c19 (r15): "Keras's optimizer averages the N micro-batches' gradients ((g + acc_g) / steps in optimizers/base_optimizer.py)"
+from keras.src.optimizers import base_optimizer as _keras_base_optimizer
+assert "(g + acc_g) / steps" in _inspect.getsource(_keras_base_optimizer.BaseOptimizer._backend_apply_gradients)
 # c8 ("In Keras 3 (3.15 here) a masked loss divides by its own micro-batch's valid tokens"): the version c1 prints
 assert keras.__version__.startswith("3.15."), keras.__version__
 print("lesson 07: every number the prose states checks out")
