@@ -252,6 +252,9 @@ assert not _SOL or your_harm == "exact: 1.0 spacings"  # section 4: "Your step i
 _norms = [norm([t.numpy() for t in g]) for _, g in parts]
 assert max(_norms) < 4.0 and min(_norms) > 2 > large_norm and 1.0 < large_norm, (_norms, large_norm)
 assert [f"{m:.1%}" for m in sweep.values()] == ["45.0%", "45.0%", "45.0%", "33.5%", "6.7%", "0.0%"], sweep
+# r15: "Below the window's 1.651 every micro-batch and the sum are clipped, so both updates are linear in c and the miss
+# stays put": the three misses at c <= 1 agree to rounding, and every norm exceeds 1
+assert max(sweep[c] for c in (0.25, 0.5, 1.0)) - min(sweep[c] for c in (0.25, 0.5, 1.0)) < 1e-5, sweep
 assert sweep[4.0] < 1e-6 and all(a >= b for a, b in zip(list(sweep.values()), list(sweep.values())[1:])), sweep
 # Section 4: "Keras's update 1 applies x[:16] and x2[:16]: it skipped the overflowing x[16:] alone ...; x3[16:] still
 # waits" (the timeline's printed line, c24); "Keras lands 51.1% off the target, yet equals clipped large batches on the
@@ -324,6 +327,13 @@ _below = lambda lam: f"{np.mean(lam * g32 < 2 ** -24):.2%}"
 _between = f"{np.mean((g32 >= 2 ** -24) & (g32 < 2 ** -14)):.2%}"
 assert (_below(1.0), _between, _below(2.0 ** 15)) == ("8.40%", "43.03%", "0.04%"), (_below(1.0), _between)
 assert f"{np.log2(g32.max() * 2 ** 15):.1f}" == "8.5" and g32.max() * 2 ** 15 < 65504 / 100 and np.all(g32 > 0)
+# r15: "Float16 rounds to nearest, so entries between 2^-25 and 2^-24 round up to the smallest subnormal: casting this
+# gradient would zero 6.04%. The table's real float16 backward pass rounds its intermediates instead, and loses 5.62%";
+# "At λ = 2^15 ... 0.03% below 2^-25 (the real pass: 0.03%)" (c15 prints the shares below 2^-25)
+_under = lambda lam: np.mean(lam * g32 < 2 ** -25)
+assert f"{_under(1.0):.2%}" == "6.04%" and f"{_under(2.0 ** 15):.2%}" == "0.03%", (_under(1.0), _under(2.0 ** 15))
+assert _under(1.0) == np.mean(g32.astype(np.float16) == 0)  # the cast zeroes exactly those below 2^-25
+assert _under(1.0) != _t[1.0][0] and abs(_under(1.0) - _t[1.0][0]) < 0.01  # the real pass: close, not equal
 # c27, the worst case (pf.loss_scale_run, tested against the rule written out): "Checked once per update: 16
 # micro-batches skipped and none straddled two batches. Keras's check: 19 micro-batches skipped, 7,495 of 9,995
 # updates straddling; with dynamic_growth_steps=8000, 4 and 6,000"; the Summary: "skipped 19 micro-batches against 16,
