@@ -115,7 +115,6 @@ assert gap3 == spacing(top3), (gap3, top3)  # "one float32 spacing apart for N =
 assert N10 == 10 and copies == (N10 + 1) * G  # "copies N + 1 an update"
 assert copies / G == 11  # "N + 1 copies, 11 G at N = 10" (printed: 8.5 MiB every update to free 0.78 MiB once)
 assert f"{copies / MiB:.1f}" == "8.5" and f"{N10 * G / MiB:.1f}" == "7.8"  # "8.5 MiB (7.8 MiB out, 0.78 MiB back)"
-assert f"{G_100M / 1e9:.1f}" == "0.4"  # "whose gradient is 0.4 GB"
 # the 63 cut 16 + 16 + 16 + 15: plain_mean gives each part 1/4, weighted_mean 15/63 and 16/63
 assert [float(w) for w in np.asarray(counts63) / 63] == [16 / 63] * 3 + [15 / 63]
 # for scale (printed): "Under Adam that gradient is a fifth of what the device holds besides activations": the
@@ -131,25 +130,6 @@ assert [f"{x / 1e9:.1f}" for x in (N_big * G_big, G_big, (N_big + 2) * G_big, 2 
 assert (f_big, list_G, stack_G) == (0.1, N_big + 2 * 0.1, N_big + (N_big + 1) * 0.1)
 assert [f"{x * G_big / 1e9:.1f}" for x in (list_G, stack_G)] == ["4.1", "4.4"]
 assert [f"{x * G_big / 1e9:.1f}" for x in (N_big + 2 * 1.0, N_big + (N_big + 1) * 1.0)] == ["4.8", "8.4"]
-# the copies' time, printed in the main text, nothing overlapped (arithmetic, not a timing): the H100 PCIe's own PCIe 5.0
-# x16 link at about 50 GB/s usable and a PCIe 4.0 x16 slot at 25 (README's hardware rows; "about four fifths of each
-# link's raw 64 and 32 GB/s"): "an update takes 2.1 times its compute ... copies take 88 ms an update (0.18 ms for this
-# MLP), beside the 81 ms ... compute. In a PCIe 4.0 slot, 25 GB/s, the copies take 176 ms, over twice the
-# compute, and the update 3.2 times"; the compute: "6P FLOPs a token at 40% of the card's 756 TFLOP/s dense bfloat16"
-assert links == {"PCIe 5.0 x16, the card's own": 50e9, "PCIe 4.0 x16 slot": 25e9} and G_100M == G_big == 4e8
-assert [round(r / raw, 2) for r, raw in zip(links.values(), (64e9, 32e9))] == [0.78, 0.78]  # about four fifths
-_compute = 6 * 100e6 * 4096 * N10 / (0.4 * 756e12)  # s
-assert f"{_compute * 1e3:.0f}" == "81" and abs(compute_100M / _compute - 1) < 1e-12
-_t5, _t4 = ((N10 + 1) * G_100M / r for r in (50e9, 25e9))
-assert [f"{copies / r * 1e3:.2f}" for r in (50e9, 25e9)] == ["0.18", "0.36"]  # this MLP's 11 G
-assert [f"{t * 1e3:.0f}" for t in (_t5, _t4)] == ["88", "176"]
-assert abs(_t5 / _compute - 1) < 0.1  # "about the 81 ms" (88 against 81: 1.09)
-assert _t4 > 2 * _compute  # "over twice the compute"
-assert [f"{(_compute + t) / _compute:.1f}" for t in (_t5, _t4)] == ["2.1", "3.2"]
-# "as under Keras's mixed precision; the copies stay float32, 4 bytes a parameter, since mixed precision keeps float32
-# variables and so float32 gradients (the dtype cell)" (maintainer note: the cell-14 fold says "the copies stay
-# float32"; no bfloat16 cast is priced in the prose)
-assert (out.dtype, mixed.kernel.dtype, mixed_grad.dtype) == (tf.bfloat16, "float32", tf.float32)
 # np.stack's readings on this MLP (the table's third row), stated: "9.1 and 21.0 G"
 assert [f"{stack_peaks[n]:.1f}" for n in (4, 10)] == ["9.1", "21.0"], stack_peaks
 assert f"{(2 * N_big + 1) * G_big / 1e9:.1f}" == "8.4"  # np.stack: the ten, a copy of a variable's ten, their mean
@@ -212,68 +192,20 @@ except AssertionError as _e:
 assert _report.startswith("your weights are right, but your host peak is"), _report
 _report_peak = float(_report.split("your host peak is ")[1].split()[0])
 assert 2.5 < _report_peak < 4.5, _report_peak  # about three: the old total, the newest and the new total
-print("lesson 03: every number the prose states checks out")
-
-# c13-c16, the pricing: an update over its compute is 1 + F/(6T) (4(N + 1)/(N beta) + h), P cancelling (c14). The link's
-# part is arithmetic and pinned; h is timed on this machine (host_sum_seconds), so its digits are the stored run's
-# and only what holds on any host is asserted here
-_F, _T = 0.4 * 756e12, 4096
-assert host_s > 0 and 28 / host_s < 2e12, host_s  # a plausible single-core memory rate
-# c17: "copies a 16.8M-parameter float32 array ..., 28 bytes a parameter; the fastest of seven rounds counts"
-import inspect as _inspect
-import gradlab.studies.bench.host_sum as _hs
-_defaults = {k: v.default for k, v in _inspect.signature(_hs.host_sum_seconds).parameters.items()}
-assert f"{_defaults['params'] / 1e6:.1f}" == "16.8" and _defaults["rounds"] == 7 and _hs.BYTES_PER_PARAM == 28
-_formula = lambda F, beta, h, T=_T, N=N10: 1 + F / (6 * T) * (4 * (N + 1) / (N * beta) + h)
-for _u, _rs in by_util.items():  # [PCIe 5.0 link only, with host, PCIe 4.0 link only, with host]
-    for _r, (_beta, _h) in zip(_rs, [(b, h) for b in (50e9, 25e9) for h in (0, host_s)]):
-        assert abs(_r - _formula(_u * 756e12, _beta, _h)) < 1e-9, (_u, _r)
-for _P in (1e7, 1e8, 4e9, 1e10):  # "P cancels"
-    assert abs(update_over_compute(0.4, 50e9, P=_P) - _formula(_F, 50e9, host_s)) < 1e-9
-# "At 100M parameters the compute takes 81 ms. The copies take 88 ms ... 176 ms ...: alone they make the update
-# 2.1x (3.2x)"; the link's part of the table at 20/40/60%: arithmetic
-assert f"{compute_100M * 1e3:.0f}" == "81" and abs(compute_100M - 6 * 100e6 * N10 * _T / _F) < 1e-12
-assert [f"{(N10 + 1) * G_100M / r * 1e3:.0f}" for r in links.values()] == ["88", "176"]
-assert {u: [f"{rs[0]:.1f}", f"{rs[2]:.1f}"] for u, rs in by_util.items()} == {
-    0.2: ["1.5", "2.1"], 0.4: ["2.1", "3.2"], 0.6: ["2.6", "4.2"]}, by_util
-# "with this 2-core host's adds, 11.3x on the stored run" (the adds outweigh the link): on any host, the ten adds outlast
-# the eleven copies, and the update takes over 4.5 times its compute (PCIe 5.0, 40%), 4.5 = sqrt(2 x 10)
-assert N10 * host_s * 100e6 > (N10 + 1) * G_100M / 25e9, host_s
-assert by_util[0.4][1] > (2 * 10) ** 0.5, by_util
-# "A busier card waits a larger share: 6.1x at 20%, 16.4x at 60% on the stored run": the ratio grows with utilisation, in every column
-assert all(by_util[0.2][k] < by_util[0.4][k] < by_util[0.6][k] for k in range(4))
-# c22, the per-parameter costs before the Predict: compute and link are arithmetic, "the link alone doubles the step, 2.1x"
-assert f"{compute_s * 1e9:.3f}" == "0.081" and f"{link_s * 1e9:.3f}" == "0.088", (compute_s, link_s)
-assert abs(1 + (link_s + host_s) / compute_s - by_util[0.4][1]) < 1e-9 and f"{1 + link_s / compute_s:.1f}" == "2.1"
-# the overlap (c21, c22): held gradients, on any host whose add outlasts the compute and the copy (asserted below)
-assert held == [{"device": 1, "host": 1}, {"device": 2, "host": 10}, {"device": 1, "host": 2}], held
-assert abs(drawn[2] - drawn[1]) < 1e-6 and drawn[1] < drawn[0], drawn
-# the stored run's quoted digits agree with each other: the quoted h (ns) gives the quoted ratio, adds, times, tokens
-import re as _re
-_md = " ".join("".join(c["source"]) for c in _json.load(open("03-host-averaging.ipynb"))["cells"]
-               if c["cell_type"] == "markdown").replace("\n", " ")
-_num = lambda pattern: float(_re.search(pattern, _md).group(1).replace(",", ""))
-_q = lambda pattern: [float(x) for x in _re.search(pattern, _md).groups()]
-_h = _num(r"the host's seconds a parameter: ([0-9.]+) ns on the stored run") * 1e-9
-_ratio = _num(r"with this 2-core host's adds, ([0-9.]+)× on the stored run")
-assert abs(_formula(_F, 50e9, _h) - _ratio) <= 0.1, (_h, _ratio)
-_adds = _num(r"the host's ten adds ([0-9,]+) ms on the stored run")
-_d, _c, _s = compute_100M / N10 * 1e3, G_100M / 50e9 * 1e3, _adds / N10  # ms a micro-batch, the adds as quoted
-_over, _serial = _num(r"middle panel takes ([0-9,]+) ms against"), _num(r"ms against ([0-9,]+) one after another")
-assert abs(_serial - (N10 * (_d + _c + _s) + _c)) <= 2 and abs(_over - (_d + _c + N10 * _s + _c)) <= 2, (_over, _serial)
-assert f"at the same {_over:,.0f} ms" in _md
-_lo, _hi = _num(r"A busier card waits a larger share: ([0-9.]+)× at 20%"), _num(r"× at 20%, ([0-9.]+)× at 60% on the stored run")
-assert abs(_formula(0.2 * 756e12, 50e9, _h) - _lo) <= 0.15 and abs(_formula(0.6 * 756e12, 50e9, _h) - _hi) <= 0.25
-# the learner's schedule (c22-c25): theirs or the solution, host_schedule's totals on the five cases and on the figure's
-# stages; "the update takes d + c + s + (N - 1) max(d, c, s) + c", "never below 1x"
+# the cost, timed on this machine (c14-c23): only what holds on any busy 2-core host is asserted; the prose quotes the
+# stored run's digits. "The compute dominates on the stored run": d is the slowest stage
+assert len(xs10) == N10 == 10 and all(len(a) == 16 for a in xs10)
+assert min(d_ms, c_ms, s_ms) > 0 and d_ms > max(c_ms, s_ms), (d_ms, c_ms, s_ms)
+# the learner's schedule, fed the measured stages: host_schedule's totals, and "d + c + s + (N - 1) max(d, c, s) + c"
 assert schedule in (my_schedule, solution_schedule) and len(schedule_cases) == 5
 assert len({max(range(3), key=lambda k: a[k]) for a in schedule_cases if len(set(a[:3])) == 3}) == 3  # each slowest once
-for _args in (*schedule_cases, stages):
+for _args in (*schedule_cases, (d_ms, c_ms, s_ms, N10)):
     _d4, _c4, _s4, _n4 = _args
     _want = tuple(host_schedule(*_args, overlap=o)["total"] for o in (False, True))
     assert np.allclose(schedule(*_args), _want, rtol=1e-9) and abs(
         _want[1] - (_d4 + _c4 + _s4 + (_n4 - 1) * max(_d4, _c4, _s4) + _c4)) < 1e-9, (_args, _want)
-assert np.allclose(mine, drawn[:2], rtol=1e-9), (mine, drawn)
+assert np.allclose(predicted, [host_schedule(d_ms, c_ms, s_ms, N10, overlap=o)["total"] for o in (False, True)], rtol=1e-9)
+assert predicted[1] < predicted[0]
 # the checker fails the natural slips: no copy back, and N max(d, c, s) (the first micro-batch's earlier stages hidden)
 for _slip in (lambda d, c, s, n: (n * (d + c + s), d + c + s + (n - 1) * max(d, c, s)),
               lambda d, c, s, n: (n * (d + c + s) + c, n * max(d, c, s) + c)):
@@ -282,21 +214,26 @@ for _slip in (lambda d, c, s, n: (n * (d + c + s), d + c + s + (n - 1) * max(d, 
         raise RuntimeError("a slipped schedule was expected to fail check_schedule")
     except AssertionError as _e:
         assert "host_schedule's" in str(_e), _e
-# "at 0.1 ns (280 GB/s) the update takes 3.3x its compute one after another and 1.5x overlapped" (arithmetic, any host)
-assert f"{28 / 0.1e-9 / 1e9:.0f}" == "280" and list(by_host)[0] == 0.1e-9
-assert [f"{x / stages[0] / N10:.1f}" for x in by_host[0.1e-9]] == ["3.3", "1.5"], by_host
-assert all(x >= N10 * stages[0] for r in by_host.values() for x in r)  # never below the compute
-# "the stored run's 1.68 ns is one numpy thread on this 2-core virtual host (17 GB/s) ... against 22.8x and 21.0x here":
-# from the quoted h, the quoted rate and ratios (the digits are the stored run's: a rerun times its own h)
-assert abs(_num(r"2-core virtual host \(([0-9]+) GB/s\)") - 28 / _h / 1e9) <= 1, _h
-_sq = _h * 100e6 * 1e3  # ms, one add at the quoted h
-_here = _q(r"1\.5× overlapped, against ([0-9.]+)× and ([0-9.]+)× here")
-assert abs(_here[0] - _ratio) < 1e-9 and abs(_here[1] - (_d + _c + _sq + (N10 - 1) * _sq + _c) / (N10 * _d)) <= 0.1, _here
-assert _q(r"at 0\.1 ns \(280 GB/s\) the update takes ([0-9.]+)× its compute one after another and ([0-9.]+)× overlapped") == [3.3, 1.5]
-# the learner's timing (c19): theirs or the solution's acc += n * g, within the checker's band of gradlab's
-assert add_seconds in (my_add_seconds, solution_add_seconds) and 0.25 < add_s / host_s < 4, (add_s, host_s)
-# "the link alone doubles the step, 2.1x at 4,096 tokens" (pinned above); the figure (c21): one after another its
-# update ends at the ratio times the compute; overlapped, the host's ten adds still set the pace
-assert abs(drawn[0] / (compute_100M * 1e3) - by_util[0.4][1]) < 1e-9, drawn
-assert N10 * host_s * 100e6 * 1e3 <= drawn[1] < drawn[0] and N10 * host_s > 6 * 4096 / _F + link_s, drawn
-print("lesson 03: the link's pricing checks out; the host's timing is this run's")
+# the overlap, built: the same mean as serial_sum ("0.0 spacings": the same float32 additions in the same order),
+# and, timed under load, a loose band only: overlapped within 1.5x of one after another, both medians positive
+assert overlapped_sum in (my_overlapped_sum, solution_overlapped_sum)
+if overlapped_sum is solution_overlapped_sum:
+    assert overlap_gap == 0, overlap_gap
+assert overlap_gap <= 10, overlap_gap
+assert set(runs) == {serial_sum, overlapped_sum} and all(len(t) == 9 for t in runs.values())
+assert 0 < measured[1] < 1.5 * measured[0], measured
+# the checker fails an overlap that drops a micro-batch (a natural slip: range(len(xs) - 1))
+try:
+    check_overlapped(lambda xs, ys: serial_sum(xs[:-1], ys[:-1]))
+    raise RuntimeError("a dropped micro-batch was expected to fail check_overlapped")
+except AssertionError as _e:
+    assert "spacings from serial_sum's" in str(_e), _e
+# the cut pricing left no trace in the prose
+import json as _json
+_md = " ".join("".join(c["source"]) for c in _json.load(open("03-host-averaging.ipynb"))["cells"]
+               if c["cell_type"] == "markdown")
+assert "H100" not in _md and "22.8" not in _md and "[20](20-host-cost.ipynb)" in _md
+# Problem 1's uneven case (printed): "the plain sum and the plain mean both miss the 63's own update by 1.91% ...
+# sum n_i g_i at 0.1/63 lands 1.0 spacing off"
+assert [verdict(uneven[k], own63, start=w_start) for k in uneven] == ["miss 1.91%", "miss 1.91%", "exact: 1.0 spacings"]
+print("lesson 03: every number the prose states checks out")
