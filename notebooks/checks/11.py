@@ -83,6 +83,9 @@ assert 0.67 < median["AccumulatingModel"] / median["fused loop"] < 1.5, median  
 assert all(loop_time[k] == gl.lessons.ratio_quartiles(update_ms, k, "Python loop") for k in loop_time if "/" not in k)
 assert loop_time["fused loop / plain"] == gl.lessons.ratio_quartiles(update_ms, "fused loop", "plain"), loop_time
 assert 0.8 < loop_time["fused loop / plain"][1] < 3, loop_time  # accumulation's time against one plain update
+# "Running micro-batches one after another costs time": the Python loop (N = 4, overlapping) "takes 51 ms, plain 54"
+# on the stored run; a busy CPU moves both, so only a band: the overlapping loop within half of plain either way
+assert 0.5 < np.median(update_ms["Python loop"]) / np.median(update_ms["plain"]) < 1.5, update_ms
 assert all(len(update_ms[k]) == 9 for k in updates) and all(0.5 < q[1] < 4 for q in loop_time.values()), update_ms
 # the reading by hand (call_peaks' core, before the table): one update of Keras's own, a band around the table's median
 assert 0.6 < by_hand / median["Keras's own"] < 1.6, (by_hand, median)
@@ -106,6 +109,9 @@ _fused_tr, _fused_marks = loop_traces["fused loop"]
 assert (round(counted, 2), round(walk, 2), round(walk + 4 * P / MiB, 2)) == (10.17, 6.63, 11.04), (counted, walk)
 assert abs(counted + 4 * P / MiB - budget_update["fused loop"]) < 1e-9 and sum(layer_bytes) == 4 * P and sum(out_bytes) == 256 * a_out
 assert 0.8 < _fused_tr.peak / (walk + 4 * P / MiB) < 1.3, (_fused_tr.peak, walk)
+# "Every reading of the fused loop sits higher (11.77 in the table): about 1 MiB this walk leaves unexplained" (stored
+# run: 11.77 and 12.5 in the trace, against 11.04); readings move about a MiB, so only a band around the walk is pinned
+assert 0.9 < median["fused loop"] / (walk + 4 * P / MiB) < 1.3, (median, walk)
 assert list(_fused_marks) == sorted(_fused_marks), _fused_marks
 assert _fused_marks[-1] - _fused_marks[0] > 0.3 * _fused_tr.ms[-1], (_fused_marks, _fused_tr.ms[-1])
 assert all(loop_traces[k][0].ms[-1] > 0 for k in loop_traces), update_ms
@@ -122,6 +128,8 @@ assert budget_widget.scale == "linear" and budget_widget.result["optimizer"] == 
 # Problem 5 (the tape around the loop): "the same gradient, exact"; "about twice the memory" (runs 1.98 to 2.3)
 assert tape_spacings <= 10 and verdict(g_outside, g_inside).startswith("exact"), tape_spacings
 assert 1.6 < grad_mib["tape outside"] / grad_mib["tape inside"] < 2.6, grad_mib
+# "as much as one large batch (plain, 27.01)" (stored run: 26.1 against the table's plain): a band around one
+assert 0.8 < grad_mib["tape outside"] / median["plain"] < 1.5, (grad_mib, median)
 
 # the widget: your budget's N = 4, then bfloat16, then N = 64 (fixed), the widget's own controls agreeing
 assert round(start_mib, 2) == 22.04 and abs(start_mib - budget(1024, 4) / MiB) < 1e-9, start_mib
@@ -129,8 +137,8 @@ assert abs(clicked(budget_widget, dtype="bfloat16") - bf16_mib) < 1e-9, bf16_mib
 assert abs(clicked(budget_widget, N=64) - n64_mib) < 1e-9 and budget_widget.result["total"] / MiB == start_mib
 assert (round(bf16_mib, 2), round(bf16_mib / start_mib, 2), round(1024 * a_in / MiB, 2)) == (12.55, 0.57, 3.06), bf16_mib
 # mixed_bfloat16 (float32 weights, gradients, accumulator; 16-bit activations and backward; plus the bfloat16 copies
-# each layer's call casts, Keras's AutocastScope, which the matmuls' gradients read): "+2.20 and +0.38 MiB", "21.75
-# MiB, 0.99". The cast, traced: a mixed Dense's MatMul reads a Cast of its kernel to bfloat16, and a bfloat16 input;
+# each layer's call casts, Keras's AutocastScope, which the matmuls' gradients read): "+2.20 and +0.38 MiB", "By the formula, not
+# measured: 21.75 MiB, 0.99". The cast, traced: a mixed Dense's MatMul reads a Cast of its kernel to bfloat16, and a bfloat16 input;
 # TF's _MatMulGrad reads op.inputs[0] and [1], so both stay alive until the backward pass
 _dense = keras.layers.Dense(8, dtype="mixed_bfloat16")
 _dense.build((None, 4))
