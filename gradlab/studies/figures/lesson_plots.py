@@ -5,6 +5,7 @@ learning rate each update applies.
     replicas:   replica r sums its micro-batches -> one all-reduce of [sums, rows] -> sums / B = g_B
     update ms:  median and middle half of each schedule's timed updates, per accum_steps
     loop peaks: the allocator's peak rise against N, one line per loop, a right-hand axis in gradients
+    fused saving: ms per update of accumulate and fused against N, each N labelled accumulate / fused
     weights:    example j of micro-batch i gets 1 / (k n_i) from a mean of means, 1 / B from n_i / B
     hub, ring:  per update each way, a hub's link carries (R - 1) G bytes, a ring device's 2 (R - 1) / R G
     rates:      the learning rate each update applies, one line per schedule (raw, PerUpdate)
@@ -458,4 +459,44 @@ def plot_fit_steps(lanes, epoch_rows, title="Fit steps (bars), micro-batches (ti
     ax.set_xlabel("examples seen (dotted: a new epoch)")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=len(lanes))
+    return fig
+
+
+def plot_fused_saving(table, ratios=None, title="One update: accumulate's N + 1 calls against fused's one"):
+    """Milliseconds per update against N for `accumulate` and `fused`, each N annotated with their ratio.
+
+        x = N (log 2 axis, ticked at every N); y = table[N][0] (accumulate), table[N][1] (fused)
+        label at N = "x{ratio:.2f}", ratio = ratios[N] if given, else table[N][0] / table[N][1]
+
+    Args:
+        table: `{N: (accumulate_ms, fused_ms)}`, medians per update; N positive integers, ms positive.
+        ratios: optional `{N: accumulate / fused}` (for example the median of per-round ratios), one per N.
+        title: the figure's title.
+    Returns:
+        a matplotlib Figure with 1 Axes (`ax.lines`: accumulate, fused; `ax.texts`: one ratio per N, by N).
+
+    Lesson: notebooks/05-fused-accumulation.ipynb
+    """
+    ns = sorted(table)
+    if not ns or not all(isinstance(n, (int, np.integer)) and n > 0 for n in ns):
+        raise ValueError(f"table needs positive integer N, got {list(table)!r}")
+    pairs = np.array([table[n] for n in ns], dtype=float)
+    if pairs.shape != (len(ns), 2) or not np.all(np.isfinite(pairs)) or np.any(pairs <= 0):
+        raise ValueError(f"table needs (accumulate_ms, fused_ms) > 0 per N, got {table!r}")
+    if ratios is not None and sorted(ratios) != ns:
+        raise ValueError(f"ratios needs one value per N of table {ns}, got {sorted(ratios)!r}")
+    shown = [float(ratios[n]) if ratios is not None else pairs[i, 0] / pairs[i, 1] for i, n in enumerate(ns)]
+    fig, ax = _figure((6.4, 3.4))
+    ax.plot(ns, pairs[:, 0], marker="o", label="accumulate (N + 1 calls)")
+    ax.plot(ns, pairs[:, 1], marker="s", label="fused (1 call)")
+    for n, top, r in zip(ns, pairs[:, 0], shown):
+        ax.annotate(f"x{r:.2f}", (n, top), (0, 6), textcoords="offset points", ha="center", va="bottom", fontsize=8)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ns, [str(n) for n in ns])
+    ax.minorticks_off()
+    ax.set_ylim(0, 1.15 * pairs.max())
+    ax.set_xlabel("N (micro-batches an update, same rows)")
+    ax.set_ylabel("ms per update (median)")
+    ax.set_title(title + "\n(labels: accumulate / fused)", fontsize="medium")
+    ax.legend(fontsize="small", loc="upper left")
     return fig

@@ -4,8 +4,8 @@ import matplotlib.pyplot as plt
 import pytest
 from matplotlib.patches import FancyBboxPatch
 
-from gradlab.studies.figures.lesson_plots import (draw_replicas, plot_applied_rates, plot_example_weights, plot_loop_peaks,
-                                                  plot_hub_vs_ring, plot_update_ms)
+from gradlab.studies.figures.lesson_plots import (draw_replicas, plot_applied_rates, plot_example_weights, plot_fused_saving,
+                                                  plot_hub_vs_ring, plot_loop_peaks, plot_update_ms)
 
 
 def test_draw_replicas_draws_sums_in_each_replica_one_all_reduce_of_sums_and_rows_then_the_division():
@@ -201,3 +201,22 @@ def test_plot_fit_steps_draws_one_dot_per_update_and_labels_the_crossing():
     assert "2 + 9" in texts and "5 waiting" in texts and "2" in texts
     with pytest.raises(ValueError, match="one update count per fit step"):
         plot_fit_steps({"x": ([1, 2], [1], 1)}, epoch_rows=3)
+
+
+def test_plot_fused_saving_draws_both_strategies_against_n_and_labels_each_n_with_their_ratio():
+    table = {4: (9.0, 6.0), 1: (5.0, 4.0), 32: (48.0, 16.0)}  # unsorted: drawn by N
+    fig = plot_fused_saving(table, title="t")
+    assert isinstance(fig, matplotlib.figure.Figure) and not plt.fignum_exists(fig.number)
+    ax, = fig.axes
+    accumulate, fused = ax.lines
+    assert list(accumulate.get_xdata()) == [1, 4, 32] and list(accumulate.get_ydata()) == [5.0, 9.0, 48.0]
+    assert list(fused.get_ydata()) == [4.0, 6.0, 16.0] and ax.get_xscale() == "log" and ax.get_ylim()[0] == 0
+    # by hand: 5/4 = 1.25, 9/6 = 1.50, 48/16 = 3.00, each above its accumulate point
+    assert [t.get_text() for t in ax.texts] == ["x1.25", "x1.50", "x3.00"]
+    assert [t.xy for t in ax.texts] == [(1, 5.0), (4, 9.0), (32, 48.0)]
+    given = plot_fused_saving(table, ratios={1: 1.22, 4: 1.76, 32: 2.84}).axes[0]  # per-round medians, as given
+    assert [t.get_text() for t in given.texts] == ["x1.22", "x1.76", "x2.84"]
+    assert ax.get_title().startswith("t")
+    for bad in (({},), ({0: (1.0, 1.0)},), ({2: (1.0, 0.0)},), ({2: (1.0,)},), ({2: (2.0, 1.0)}, {4: 2.0})):
+        with pytest.raises(ValueError):
+            plot_fused_saving(*bad)
