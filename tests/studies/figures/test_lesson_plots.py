@@ -198,9 +198,26 @@ def test_plot_fit_steps_draws_one_dot_per_update_and_labels_the_crossing():
     assert [len(line.get_xdata()) for line in dots] == [6, 2]
     assert list(dots[1].get_xdata()) == [12, 23]
     texts = [t.get_text() for t in ax.texts]
-    assert "2 + 9" in texts and "5 waiting" in texts and "2" in texts
+    assert "2 + 9" in texts and "5 waiting" in texts and texts.count("2 rows") == 4  # the short steps, by rows
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["yours: 6 fit steps, 6 updates",
+                                                                   "keras: 10 fit steps, 2 updates"]
+    # zoomed on examples 9 to 26, by hand: yours' steps 12-14, 14-20, 20-26 lie inside, updates at 12, 14, 20, 26;
+    # keras's steps 9-12 ... 23-26 (six) inside, updates at 12 and 23; its crossing (ends 23) and its wait (from 23)
+    # are labelled; the short steps at 26-28 are out of view, those at 12-14 labelled
+    fig = plot_fit_steps(lanes, epoch_rows=14, window=(9, 26))
+    ax, = fig.axes
+    assert ax.get_xlim() == (9, 26)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["yours: 3 fit steps, 4 updates in view",
+                                                                   "keras: 6 fit steps, 2 updates in view"]
+    dots = [line for line in ax.lines if line.get_label().startswith(("yours", "keras"))]
+    assert [list(line.get_xdata()) for line in dots] == [[12, 14, 20, 26], [12, 23]]
+    assert sorted(t.get_text() for t in ax.texts) == ["2 + 9", "2 rows", "2 rows", "5 waiting"]
+    fig = plot_fit_steps(lanes, epoch_rows=14, window=(0, 11))  # before any crossing, wait or short step
+    assert [t.get_text() for t in fig.axes[0].texts] == []
     with pytest.raises(ValueError, match="one update count per fit step"):
         plot_fit_steps({"x": ([1, 2], [1], 1)}, epoch_rows=3)
+    with pytest.raises(ValueError, match="window"):
+        plot_fit_steps(lanes, epoch_rows=14, window=(5, 5))
 
 
 def test_plot_fused_saving_draws_both_strategies_against_n_and_labels_each_n_with_their_ratio():
