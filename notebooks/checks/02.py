@@ -30,14 +30,14 @@ def pinned(solution, got, expected):  # the solution's digits; a learner's are b
 # The tiny model's real gradients: idle's is None, the table's sparse rows (tower 0: 0, 0, 1; tower 1: 2)
 assert [g is None for g, _ in tower_grads[0]] == [False, False, True, False]
 assert all(isinstance(pairs[3][0], tf.IndexedSlices) for pairs in tower_grads)
-assert [pairs[3][0].indices.numpy().tolist() for pairs in tower_grads] == [[0, 0, 1], [2]]
+assert [pairs[3][0].indices.numpy().tolist() for pairs in tower_grads] == [[0, 0, 1], [1]]
 
-# Problem 2: gradlab's plain mean (and the tutorial's) and its weighted mean of the 3 + 1 on w and b: "[2.5, 4]"
-# and "[2.25, 3]"
+# Problem 2: gradlab's plain mean (and the tutorial's) and its weighted mean of the 3 + 1 on w and b: "[3, 2]"
+# and "[2.5, 2]"
 dense_ref = [pairs[:2] for pairs in tower_grads]
-assert [g.numpy().tolist() for g, _ in dense_ref[0] + dense_ref[1]] == [[2, 2], 1.0, [3, 6], 1.0]  # exact
-assert np.allclose(plain[0][0].numpy(), [2.5, 4], rtol=0, atol=1e-6) and abs(float(plain[1][0]) - 1) < 1e-6
-assert np.allclose(averaged[0][0].numpy(), [2.25, 3], rtol=0, atol=1e-6) and abs(float(averaged[1][0]) - 1) < 1e-6
+assert [g.numpy().tolist() for g, _ in dense_ref[0] + dense_ref[1]] == [[2, 2], 1.0, [4, 2], 1.0]  # exact
+assert np.allclose(plain[0][0].numpy(), [3, 2], rtol=0, atol=1e-6) and abs(float(plain[1][0]) - 1) < 1e-6
+assert np.allclose(averaged[0][0].numpy(), [2.5, 2], rtol=0, atol=1e-6) and abs(float(averaged[1][0]) - 1) < 1e-6
 assert all(np.array_equal(g.numpy(), h.numpy()) for (g, _), (h, _) in zip(average_gradients(dense_ref), plain))
 assert [v for _, v in averaged] == [v for _, v in tower_grads[0]]  # each gradient paired with its variable
 
@@ -49,9 +49,12 @@ for g in (tower_grads[0][2][0], tower_grads[0][3][0]):
     except TypeError:
         pass
 assert averaged[2][0] is None
-_rows = averaged[3][0]  # 3/4 * [1/3, 2/3] on rows 0, 0, 1 and 1/4 * [1, 2] on row 2: "all come to [0.25, 0.5]"
-assert isinstance(_rows, tf.IndexedSlices) and _rows.indices.numpy().tolist() == [0, 0, 1, 2]
+_rows = averaged[3][0]  # 3/4 * [1/3, 2/3] on rows 0, 0, 1 and 1/4 * [1, 2] on row 1: "all four slices [0.25, 0.5]"
+assert isinstance(_rows, tf.IndexedSlices) and _rows.indices.numpy().tolist() == [0, 0, 1, 1]
 assert np.round(_rows.values.numpy().astype(float), 4).tolist() == [[0.25, 0.5]] * 4
+# "Dense, rows 0 and 1 both come to [0.5, 1]: row 0 from tower 0's two lookups, row 1 from one in each tower"
+assert np.round(table_dense.numpy().astype(float), 4).tolist() == [[0.5, 1], [0.5, 1], [0, 0], [0, 0]]
+assert sorted(set(tower_grads[0][3][0].indices.numpy()) & set(tower_grads[1][3][0].indices.numpy())) == [1]
 
 # "raise on a None in only some towers": gradlab's raises ValueError
 assert mixed[1][0][0] is None and mixed[0][0][0] is not None
