@@ -376,4 +376,12 @@ assert [round(time_to_target(1, 450, R=R)) for R in (4, 8, 16, 32)] == [31, 21, 
 # c20: "This tau, 1.5 ms of dispatch (stored run)": printed by the nbval-ignored tau cell (tau_0 in ms), not asserted
 # c20: Adam's "best rate did not grow: 0.004 to 0.008 at every B (one run's 0.016 at the grid's edge)" (pinned above)
 assert {adam_won[s, B] for s in seeds for B in tried} == {0.004, 0.008, 0.016}
+# f19c. c0, c20, the Summary: "N = 1 to 2 with SGD, about 3 with Adam" (by the model): Adam's B* = sqrt(B_crit,Adam tau)
+# (the tau cell's Adam line, SGD's tau) is sqrt(3.9) = 2.0 times SGD's at any tau; at tau_0 = 1 to 4, N = 2 to 4
+assert abs(B_fast_adam - np.sqrt(adam_crit * tau)) < 1e-9 and f"{np.sqrt(adam_crit / B_crit):.1f}" == "2.0"
+if 1 < tau_0 < 4:
+    assert 1.9 < B_fast_adam / 32 < 4.1, B_fast_adam
+assert set(adam_lowest) == set(seeds) and all(adam_lowest[s] in tried for s in seeds)
+# c20: "3, 2, 1.5 and 1.25 times S_min on 4, 8, 16 and 32 devices" (printed by the tau cell)
+assert [f"{1 + 256 / (32 * R):g}" for R in (4, 8, 16, 32)] == ["3", "2", "1.5", "1.25"]
 print("lesson 19: every number the prose states checks out")
