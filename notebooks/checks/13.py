@@ -74,8 +74,8 @@ import inspect as _inspect
 from gradlab.training import updates as _updates
 assert "distribute.shard(" in _inspect.getsource(_updates.StepUpdate.__call__)
 assert "split_sizes(" in _inspect.getsource(distribute.shard)
-# the hand all-reduce (copy to device 0, add, copy back): "It matches all_reduce("sum") to 0 spacings on both devices"
-assert [h[0].device.split("/")[-1] for h in by_hand] == [d.split("/")[-1] for d in devices]
+# the hand all-reduce (reduce to device 0, add, copy back): "The two agree bit for bit" ("with two replicas they must")
+assert [h[0].device.split("/")[-1] for h in by_hand] == [d.split("/")[-1] for d in devices] and R == 2
 assert all(spacings(by_hand[r], library[r]) == 0 for r in range(R)), hand_gap
 assert hand_gap == ["exact: 0 spacings, bit for bit"] * R, hand_gap
 # c13: "gradlab's mirrored runs one at a time in a tf.while_loop (parallel_iterations=1)": its home is Loop(overlap=1)
@@ -184,10 +184,12 @@ assert set(reduces) == {"CollectiveReduceV2"} and len(reduces) // R == 8 == dist
 assert spacings([g.numpy() for g in l2_tutorial], g_l2) <= 10 and verdict(l2_tutorial, g_l2).startswith("exact")
 # c27/c28: the empty shard. "TensorFlow's default cut can leave a replica none (9 rows on 4: 3, 3, 3, 0)": measured in c9
 assert shards_1 == [1, 0] == _tf_rule(1, 2) and cuts["9 on 4"] == [3, 3, 3, 0]
-# "Counted rows give the row's gradient; Keras's mean loss gives HALF of it": the empty replica's mean is 0 yet
-# still takes 1/R, so Keras's sum is g / R; counted rows are exact
+# "Counted rows give the row's gradient; Keras's mean loss gives HALF of it": the empty replica adds 0 and
+# replica 0's loss is divided by n_0 R = 2, so Keras's sum is g / R; counted rows are exact
 _len = {k: np.linalg.norm(flat(g)) / np.linalg.norm(flat(g_1)) for k, g in one_row_routes.items()}
 _keras_1 = "Keras's mean loss"
 assert f"{_len[_keras_1]:.3f}" == "0.500" and spacings(one_row_routes[_keras_1], [g / 2 for g in g_1]) <= 10, _len
+# "It adds 0 to the sum (printed) ... its [replica 0's] loss sum is divided by n_0 R = 2"
+assert keras_1[1] == 0 and keras_1[0] > 0 and f"{divisor_1:.0f}" == "2" and abs(divisor_1 - 2) < 1e-5, (keras_1, divisor_1)
 assert f"{_len['counted rows']:.3f}" == "1.000" and verdict(one_row_routes["counted rows"], g_1).startswith("exact"), _len
 print("lesson 13: every number the prose states checks out")
