@@ -63,7 +63,19 @@ assert shards == [16, 15] == cuts["31 on 2"] and cuts["17 on 2"] == [9, 8] and c
 # 3, 3, 3, 0 and gradlab gives 3, 2, 2, 2"; "drop_remainder=True changes nothing; with the policy OFF, the balanced
 # cut survives"; TensorFlow's batch_sizes_for_worker computes the balanced cut
 assert cuts["9 on 4"] == cuts["9 on 4, drop_remainder=True"] == [3, 3, 3, 0], cuts
-assert cuts["9 on 4, auto-shard OFF"] == [3, 2, 2, 2] == gl.split_sizes(9, 4), cuts
+assert cuts["9 on 4, drop_remainder=True, auto-shard OFF"] == [3, 2, 2, 2] == gl.split_sizes(9, 4), cuts
+# the label says what produced it: tf_cut(9, 4, drop_remainder=True, auto_shard=False) (c10: "with it and the policy OFF")
+assert set(cuts) == {"31 on 2", "17 on 2", "30 on 4", "9 on 4", "9 on 4, drop_remainder=True",
+                     "9 on 4, drop_remainder=True, auto-shard OFF"}, cuts
+# c14: "MirroredStrategy's own op is a ring on these logical CPUs, NCCL's all-reduce on physical GPUs": TF 2.21's
+# MirroredExtended._make_collective_ops_with_fallbacks picks RING when every device is a CPU, else keeps NCCL
+from tensorflow.python.distribute import collective_util as _cu, cross_device_ops as _cdo, mirrored_strategy as _ms
+assert isinstance(dist.extended._cross_device_ops, _cdo.CollectiveAllReduce)
+assert dist.extended._communication_options.implementation == _cu.CommunicationImplementation.RING
+import inspect as _insp
+_fallbacks = _insp.getsource(_ms.MirroredExtended._make_collective_ops_with_fallbacks)
+assert "CommunicationImplementation.NCCL" in _insp.getsource(_ms.MirroredExtended.__init__)  # the default
+assert 'all("cpu" in d.lower() for d in self._devices)' in _fallbacks and "CommunicationImplementation.RING" in _fallbacks
 from tensorflow.python.data.experimental.ops import distribute as _tfd
 assert list(_tfd.batch_sizes_for_worker(9, 1, 4, 0).numpy()) == [3, 2, 2, 2]
 # the checks' own statement of the default (legacy) cut, for the pencil problems below: it matches every measured cut
