@@ -347,11 +347,21 @@ for _ in range(n_split):
 _tail = sum(_row[:min(only.values()) + 1]) / 2 ** n_split
 assert abs(p_split - min(1.0, 2 * _tail)) < 1e-12, p_split  # c28 prints the two-sided sign test; here by Pascal
 assert n_split == sum(only.values()), only
-# c29: "Only 15 digits separate them, 11 to 4 (a sign test gives p = 0.12)" (c28 prints the split and p)
+# c30: "The 15 digits only one gets right split 11 to 4, p = 0.12 (sign test)" (c28 prints the split and p)
 assert (n_split, only["window"], only["micro"], f"{p_split:.0%}") == (15, 11, 4, "12%"), (only, p_split)
 assert p_split > 0.05, p_split
-# c29: "11 to 4 (a sign test gives p = 0.12): too few for one seed to decide" (printed by c28)
+# c30: "The 15 digits only one gets right split 11 to 4, p = 0.12 (sign test): test-set noise" (printed by c28): a
+# sign test over the test digits of one trained pair, not a comparison of seeds
 assert f"{p_split:.2f}" == "0.12"
+# c30: micro's "four moves an update keep 0.9^4 = 0.656, none pulling back, so it lags 0.9^4/(1-0.9^4) = 1.91 updates,
+# not 9": section 1's lag (a value growing 1 an update) with all N moves toward the new value, lag = rho^N (lag + 1);
+# one move an update (the large batch) gives rho / (1 - rho) = 9. By iteration, as Problem 1's `lag`, at momentum 0.9
+_avg = 1.0
+for _k in range(2, 301):
+    for _ in range(4):
+        _avg = 0.9 * _avg + 0.1 * _k
+assert f"{300 - _avg:.2f} {0.9 ** 4 / (1 - 0.9 ** 4):.2f} {0.9 ** 4:.3f}" == "1.91 1.91 0.656", _avg
+assert head().layers[0].momentum == 0.9  # the b = 8 head's BatchNorm (settle() also runs at 0.9)
 
 # Section 1: "Keras sets the momentum to 0 while optimizer.iterations is 0, and under accumulation that counter counts
 # updates, not calls"; "the optimizer's own state, SGD's momentum or Adam's slots, moves ... once per update"
