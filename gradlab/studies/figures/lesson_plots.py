@@ -430,6 +430,7 @@ def plot_fit_steps(lanes, epoch_rows, title="Fit steps (bars), micro-batches (ti
     """
     if not lanes or int(epoch_rows) < 1:
         raise ValueError(f"need at least one lane and epoch_rows >= 1, got {len(lanes)} and {epoch_rows!r}")
+    from ...core.microbatch import split_sizes  # layer 1, no TensorFlow work
     fig, ax = _figure((9.0, 1.0 + 0.9 * len(lanes)))
     spans = {label: fit_step_spans(rows, updates, epoch_rows) for label, (rows, updates, _) in lanes.items()}
     total = max(s["ends"][-1] for s in spans.values())
@@ -442,8 +443,7 @@ def plot_fit_steps(lanes, epoch_rows, title="Fit steps (bars), micro-batches (ti
         ax.broken_barh([(lo, hi - lo) for lo, hi in zip(span["starts"], span["ends"])], (lane - 0.3, 0.6),
                        facecolors=[color if k % 2 else "white" for k in range(len(rows))], edgecolor=color, lw=0.8)
         for lo, hi, n in zip(span["starts"], span["ends"], rows):
-            q, r = divmod(int(n), int(micro))
-            cuts = np.cumsum([q + 1] * r + [q] * (int(micro) - r))[:-1]  # inside the step
+            cuts = np.cumsum(split_sizes(int(n), int(micro)))[:-1]  # inside the step
             ax.vlines(lo + cuts, lane - 0.3, lane - 0.05, color="black", lw=0.5)
             if n < full and inside(lo, hi):  # right-aligned at its end: clear of the epoch line that follows it
                 ax.annotate(f"{n} rows", (hi, lane - 0.3), (-1, 3), textcoords="offset points", ha="right",
