@@ -6,6 +6,7 @@ learning rate each update applies.
     update ms:  median and middle half of each schedule's timed updates, per accum_steps
     loop peaks: the allocator's peak rise against N, one line per loop, a right-hand axis in gradients
     fused saving: ms per update of accumulate and fused against N, each N labelled accumulate / fused
+    call timeline: one update's calls and micro-batches in time, accumulate's N + 1 calls against fused's one
     weights:    example j of micro-batch i gets 1 / (k n_i) from a mean of means, 1 / B from n_i / B
     hub, ring:  per update each way, a hub's link carries (R - 1) G bytes, a ring device's 2 (R - 1) / R G
     rates:      the learning rate each update applies, one line per schedule (raw, PerUpdate)
@@ -22,7 +23,7 @@ import itertools
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
 
 from ..distributed.comm_cost import ring_bytes
 
@@ -514,4 +515,49 @@ def plot_fused_saving(table, ratios=None, title="One update: accumulate's N + 1 
     ax.set_ylabel("ms per update (median)")
     ax.set_title(title + "\n(labels: accumulate / fused)", fontsize="medium")
     ax.legend(fontsize="small", loc="upper left")
+    return fig
+
+
+def plot_call_timeline(n, call_us, work_us, title="One update in time: accumulate's N + 1 calls against fused's one"):
+    """A schematic of one update on one time axis: `accumulate`'s N + 1 calls from Python against `fused`'s one.
+
+        accumulate:  [call][work] x N, then [call] (apply)   ends at (N + 1) call_us + N work_us
+        fused:       [call][work][work]...[work]             ends at call_us + N work_us
+
+    A call box is the round trip from Python into a compiled function (its fixed price); a work box is one
+    micro-batch's forward and backward. Boxes are drawn one after another: on this CPU nothing overlaps.
+
+    Args:
+        n: N, micro-batches an update (a positive integer).
+        call_us: microseconds a call costs beyond its work (> 0; for example accumulate's extra call).
+        work_us: microseconds of one micro-batch's work (> 0).
+        title: the figure's title.
+    Returns:
+        a matplotlib Figure with 1 Axes; `ax.patches`: the boxes, accumulate's lane (y = 1) first, in time order;
+        `ax.texts`: each lane's end time in ms, accumulate's first.
+
+    Lesson: notebooks/05-fused-accumulation.ipynb
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    if not all(isinstance(v, (int, float)) and np.isfinite(v) and v > 0 for v in (call_us, work_us)):
+        raise ValueError(f"call_us and work_us must be finite and > 0, got {call_us!r}, {work_us!r}")
+    lanes = {1: ["call", "work"] * n + ["call"], 0: ["call"] + ["work"] * n}  # y -> boxes in time order
+    colors = {"call": "tab:red", "work": "tab:blue"}
+    fig, ax = _figure((7.0, 2.2))
+    for y, boxes in lanes.items():
+        t = 0.0
+        for kind in boxes:
+            width = call_us if kind == "call" else work_us
+            ax.barh(y, width / 1000, left=t / 1000, height=0.6, color=colors[kind], edgecolor="white", linewidth=0.6)
+            t += width
+        ax.text(t / 1000, y, f"  {t / 1000:.1f} ms", va="center", fontsize=8)
+    end = ((n + 1) * call_us + n * work_us) / 1000
+    ax.set_xlim(0, 1.15 * end)
+    ax.set_yticks([1, 0], [f"accumulate\n({n + 1} calls)", "fused\n(1 call)"])
+    ax.set_xlabel("ms from the update's start")
+    keys = [Patch(color=colors["call"], label="a call from Python (round trip)"),
+            Patch(color=colors["work"], label="a micro-batch's work")]
+    ax.legend(handles=keys, fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.45), ncol=2)
+    ax.set_title(title, fontsize=10)
     return fig

@@ -4,8 +4,8 @@ import matplotlib.pyplot as plt
 import pytest
 from matplotlib.patches import FancyBboxPatch
 
-from gradlab.studies.figures.lesson_plots import (draw_replicas, plot_applied_rates, plot_example_weights, plot_fused_saving,
-                                                  plot_hub_vs_ring, plot_loop_peaks, plot_update_ms)
+from gradlab.studies.figures.lesson_plots import (draw_replicas, plot_applied_rates, plot_call_timeline, plot_example_weights,
+                                                  plot_fused_saving, plot_hub_vs_ring, plot_loop_peaks, plot_update_ms)
 
 
 def test_draw_replicas_draws_sums_in_each_replica_one_all_reduce_of_sums_and_rows_then_the_division():
@@ -237,3 +237,18 @@ def test_plot_fused_saving_draws_both_strategies_against_n_and_labels_each_n_wit
     for bad in (({},), ({0: (1.0, 1.0)},), ({2: (1.0, 0.0)},), ({2: (1.0,)},), ({2: (2.0, 1.0)}, {4: 2.0})):
         with pytest.raises(ValueError):
             plot_fused_saving(*bad)
+
+
+def test_plot_call_timeline_draws_n_plus_one_calls_against_one_end_to_end():
+    fig = plot_call_timeline(2, call_us=1000, work_us=3000)
+    assert isinstance(fig, matplotlib.figure.Figure) and not plt.fignum_exists(fig.number)
+    ax, = fig.axes
+    boxes = [v for p in ax.patches for v in (p.get_y() + p.get_height() / 2, p.get_x(), p.get_width())]
+    # by hand, in ms: accumulate call 0-1, work 1-4, call 4-5, work 5-8, apply call 8-9; fused call 0-1, work 1-4, 4-7
+    assert boxes == pytest.approx([1, 0, 1, 1, 1, 3, 1, 4, 1, 1, 5, 3, 1, 8, 1,  # (lane, start, width)
+                                   0, 0, 1, 0, 1, 3, 0, 4, 3])
+    assert [t.get_text().strip() for t in ax.texts] == ["9.0 ms", "7.0 ms"]  # (2 + 1) 1 + 2 x 3; 1 + 2 x 3
+    assert len(ax.get_legend().get_texts()) == 2
+    for bad in ((0, 1, 1), (1.5, 1, 1), (True, 1, 1), (2, 0, 1), (2, 1, -1), (2, float("nan"), 1)):
+        with pytest.raises(ValueError):
+            plot_call_timeline(*bad)
