@@ -134,7 +134,8 @@ assert f"{miss(large_10.get_weights(), large.get_weights(), start=_start):.1%}" 
 auto = {"Keras's": fresh(), "AccumulatingModel's": gl.AccumulatingModel(fresh(), accum_steps=4)}
 for _m in auto.values():  # compile's default, jit_compile="auto"
     _m.compile(keras.optimizers.SGD(0.1), xent(from_logits=True))
-assert not tf.config.list_physical_devices("GPU") and auto["Keras's"].jit_compile is False
+if not tf.config.list_physical_devices("GPU"):  # the lesson's claim is for a CPU-only machine; a GPU may pick XLA
+    assert auto["Keras's"].jit_compile is False
 assert auto["AccumulatingModel's"].jit_compile is True
 # "since XLA fuses the loop's many small ops (05 times it)": no number copied from 05, whose timings move between runs
 # Answer 2: "That update mixes epoch 1's 11 leftover digits with epoch 2's first 45": Keras's 11th update is the 41st
