@@ -228,16 +228,28 @@ assert f"{clip_len(1.0, 5, 0.08):.3f}" == "0.514" and clip_len(1.0, 5, 0.08) > c
 # at N = 4 it probes a doubling, and risks a skip, every 500 updates"
 assert halved["1 and 4", "keras"] == 2.0 ** 15 / 4 and row[:2] == [1, None]
 
-# Section 4's real float16 overflow: compile wrapped the optimizer; micro-batch 2 (pixels x 100) overflowed float16,
-# not float32; λ halved there; four micro-batches, three counted, no update ("Keras skipped that micro-batch alone")
-assert type(opt_16).__name__ == "LossScaleOptimizer"
-# "A fresh mixed_float16 fit of this MLP on plain digits, without accumulation, skipped none of 40 updates (λ stayed 2^15)"
-assert type(plain_16.optimizer).__name__ == "LossScaleOptimizer" and plain_skips == 0, plain_skips
-assert float(plain_16.optimizer.dynamic_scale) == 2.0 ** 15 and int(plain_16.optimizer.iterations) == 40
-assert after_each == [(32768.0, 0), (16384.0, 0), (16384.0, 0), (16384.0, 0)], after_each
-assert int(opt_16.inner_optimizer._iterations) == 3  # "skipped that micro-batch alone": three of four counted
-assert np.isfinite(top_32) and f"{top_32:.1e}" == "1.0e+06" and top_32 > 10 * 65504, top_32
-assert f"{top_32 / 65504:.0f}" == "15"  # "15 times float16's largest finite value"
+# Section 1, retuned (c10): "with c divided by each N's shrink (0.555 at N = 4, 0.284 at N = 16) it ends within 0.01 of
+# clipping once, or below, on all three seeds"; the shrink is clip each's length over c on section 1's batch
+assert f"{shrink[4]:.3f} {shrink[16]:.3f}" == "0.555 0.284", shrink
+assert abs(shrink[4] - norm(g_each) / 0.5) < 1e-4 and shrink[16] < shrink[4] < 1  # N = 4: section 1's 0.278 / 0.5
+assert list(retuned) == [1, 2, 3] and abs(retuned[1][0] - run_loss[1]) < 1e-4, retuned
+assert all(l <= l1 + 0.01 for l1, *ls in retuned.values() for l in ls), retuned  # "within 0.01 ... or below"
+assert all(l < run_loss[4] - 0.1 for _, *ls in retuned.values() for l in ls)  # far from the untuned 0.833 and 1.289
+# Section 2: "An inf or nan in any micro-batch makes the float32 sum non-finite, and finite float16 gradients cannot
+# overflow it": a sum of even a million float16 maxima stays far inside float32's range
+assert 1e6 * 65504 < float(np.finfo(np.float32).max) / 1e25
+# Section 2, your float16 pass (float16_grad, or the solution): the table it prints is gradlab's pass, share for share
+assert check_float16_grad(float16_grad) is None
+assert fp16["trained"] == pf.float16_backward_zeros(trained, loss_fn, x, y, scales.values()), fp16
+# Section 4, lambda-caused overflows (c31): "in 30 of 30 windows [a micro-batch's pass overflows first], on average 1.6
+# doublings before the window's own pass would ... Dropping the micro-batch that overflowed leaves an update 53% off the
+# window's, dropping another 47%" (the printed line; float16 passes are deterministic on a CPU, the bands for safety)
+assert len(earlier) == 30 and sum(e > 0 for e in earlier) == 30 and min(earlier) >= 1, earlier
+assert f"{np.mean(earlier):.1f}" == "1.6" and 1.2 < np.mean(earlier) < 2.0, earlier
+assert f"{np.mean(drop_miss):.0%} {np.mean(other_miss):.0%}" == "53% 47%", (np.mean(drop_miss), np.mean(other_miss))
+assert len(drop_miss) == 30 and len(other_miss) == 90 and 0.3 < np.mean(other_miss) < np.mean(drop_miss) < 0.7
+# "8 digits give a noisier, so longer, gradient than 32": section 1's micro-batches (2.6 to 3.4) against the window (1.651)
+assert min(norm([t.numpy() for t in g]) for _, g in parts) > large_norm
 # the numbers the prose states beside the outputs: section 1's lengths and gaps, sections 3 and 4's "1.0 spacing off"
 _SOL = clip_once is solution_clip_once and decide is solution_decide and accumulate_step is solution_accumulate_step
 assert f"{large_norm:.3f}" == "1.651"  # "The large batch's gradient is 1.651 long"
