@@ -303,4 +303,11 @@ assert max(final_mean, key=final_mean.get) == 5 and max(best_mean, key=best_mean
 assert row_lift == sorted(row_lift) and gap[5]["best"][0] > gap[20]["best"][0]
 # "Of all 30 intervals (3 rows x updates 100 to 1,000), 2 exclude 0"
 assert sorted(gaps) == [5, 10, 20] and all(g.shape[1] == 10 for g in gaps.values()) and len(learning) == 3 * 10
+# h21: c20 "the mean best climbs 94.63, 94.78, 94.91 and 94.98% from 11 looks to 201"; "sigma = ... 0.69 points";
+# c24 "Fresh luck gains more than the runs do: 0.83 points simulated (the rough guess: 0.76)"; the figure's shaded band is
+# the runs' paired 95% interval at each count (at 201: the 0.35 +- 0.16; at 11: zero by construction)
+assert [f"{v:.2f}" for v in looks.values()] == ["94.63", "94.78", "94.91", "94.98"]
+assert f"{se[1_000]:.2f}" == "0.69" and f"{guess:.2f}" == "0.76" and f"{fresh_gain[201]:.2f}" == "0.83"
+assert fresh_gain is sim_gain["of fresh digits each look"] and guess < fresh_gain[201]
+assert np.allclose(band[-1], lift20) and np.allclose(band[0], 0) and np.allclose(band[:, 0], [looks[c] - looks[11] for c in counts])
 print("lesson 21: every number the prose states checks out")
