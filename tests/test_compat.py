@@ -383,3 +383,50 @@ def test_device_sends_lists_the_copies_tensorflow_inserts_between_two_devices():
     assert partitions == 2, partitions
     assert sorted(sends) == [("CPU:0", "ReadVariableOp"), ("CPU:0", "x"), ("CPU:1", "on_one")], sends
     assert float(product(tf.constant([1.0, 1.0]))) == 6.0  # the call itself still computes
+
+
+def test_device_sends_counts_one_step_of_a_tiny_towers_model_the_same_on_every_call():
+    # by hand: a Dense(1) on 2 inputs with a squared loss, its kernel w and bias b on CPU:0;
+    # tower 1 (CPU:1) takes the second half of x and returns its summed loss's two gradients.
+    # One step copies w, b and x's half out to CPU:1 (3) and the two gradients back (2): 5 _Send
+    # ops, in 2 partitions
+    with tf.device("/cpu:0"):
+        w, b = tf.Variable([[1.0], [2.0]]), tf.Variable([0.5])
+
+    def tower(x_r):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.square(tf.matmul(x_r, w) + b))
+        return tape.gradient(loss, [w, b])
+
+    @tf.function
+    def step(x):
+        x0, x1 = tf.split(x, 2)
+        with tf.device("/cpu:0"):
+            g0 = tower(x0)
+        with tf.device("/cpu:1"):
+            g1 = tower(x1)
+        with tf.device("/cpu:0"):
+            w.assign_sub(0.1 * (g0[0] + g1[0]))
+            b.assign_sub(0.1 * (g0[1] + g1[1]))
+
+    @tf.function
+    def other(x):  # another step that crosses devices, run between the two probes
+        with tf.device("/cpu:1"):
+            y = tf.reduce_sum(x * 2.0)
+        with tf.device("/cpu:0"):
+            return y + 1.0
+
+    x = tf.ones([4, 2])
+    first = _compat.device_sends(step, x)
+    other(x)  # a step traced between the probes must not be counted with the next
+    second = _compat.device_sends(step, x)  # step is traced already: device_sends traces it afresh
+    assert first[0] == second[0] == 2, (first, second)
+    assert len(first[1]) == len(second[1]) == 5, (first, second)
+    assert sorted(s for s, _ in first[1]) == ["CPU:0"] * 3 + ["CPU:1"] * 2, first
+    assert sorted(first[1]) == sorted(second[1])
+    # each probe ran one update (numpy, by hand: d/dw sum (xw + b)^2 = 2 x^T (xw + b))
+    w_np, b_np, x_np = np.array([[1.0], [2.0]]), np.array([0.5]), np.ones([4, 2])
+    for _ in range(2):
+        residual = x_np @ w_np + b_np
+        w_np, b_np = w_np - 0.1 * 2 * x_np.T @ residual, b_np - 0.1 * 2 * residual.sum(0)
+    assert np.allclose(w.numpy(), w_np) and np.allclose(b.numpy(), b_np), (w.numpy(), w_np)

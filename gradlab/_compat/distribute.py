@@ -100,17 +100,27 @@ def _probe_run_metadata():
 @_probed(_probe_context_handle)
 @_probed(_probe_run_metadata)
 def device_sends(fn, *args):
-    """Call `fn(*args)` (a `tf.function` not yet traced for these arguments) once and return
-    `(partitions, sends)`: how many per-device graphs TensorFlow cut the functions that cross
-    devices into, and `[(source device, tensor), ...]`, one per `_Send` op, the copies it
-    inserted. TensorFlow has no public call for a function's partition graphs (TF1 has
-    `RunOptions(output_partition_graphs=True)`); lesson 02 prints them for a TF2 step.
+    """Call a fresh trace of `fn(*args)` once and return `(partitions, sends)`: how many per-device
+    graphs TensorFlow cut that one step into, and `[(source device, tensor), ...]`, one per
+    `_Send` op, the copies it inserted. TensorFlow has no public call for a function's partition
+    graphs (TF1 has `RunOptions(output_partition_graphs=True)`); lesson 02 prints them for a TF2 step.
+
+    `fn` is a `tf.function` (or a plain callable that traces a new function when called). A
+    `tf.function` is re-wrapped, `tf.function(fn.python_function)`, so the step is traced and cut
+    anew whether or not `fn` ran before: every call reads one step's graphs, the same count each
+    time. The call runs the step once (an update, for a training step). Graphs the runtime
+    collected before the call (it can keep collecting after a first `device_sends`) are drained
+    first, so earlier steps' copies are not counted.
     """
     from tensorflow.python.eager import context
+    python_function = getattr(fn, "python_function", None)
+    if callable(python_function):  # a tf.function: a fresh one, traced and partitioned by this call
+        fn = tf.function(python_function)
     ctx = context.context()
     ctx.enable_run_metadata()
     ctx.enable_graph_collection()  # before the first call: partitioning happens once, then
     try:
+        ctx.export_run_metadata()  # drains (and discards) what was collected before this call
         fn(*args)
         metadata = ctx.export_run_metadata()
     finally:
