@@ -242,6 +242,8 @@ assert len(busy) == 2 and all(0 < b < 1.5 for b in busy), busy
 # Problem 3: 100 M float32 parameters over PCIe 4.0 x16 at 25 GB/s, an H100 PCIe at 40% of 756 TFLOP/s, 6P FLOP a
 # token, N = 10, 4,096 tokens a micro-batch: "16 ms", "8.1 ms", "d + (N + 1)c = 184 ms", "2.3 times", "81 ms", "8,064"
 assert (bus, F, T_tok, G_big, N_big) == (25e9, 0.40 * 756e12, 4096, 4e8, 10)
+# "PCIe 4.0 x16 (32 GB/s raw each way)": 16 GT/s a lane, 16 lanes, 128b/130b coding, 8 bits a byte
+assert f"{16e9 * 16 * 128 / 130 / 8 / 1e9:.0f}" == "32"
 assert f"{copy_ms:.0f}" == "16" and f"{card_d:.1f}" == "8.1" and card_d < copy_ms  # the bus sets the pace
 assert abs(bus_bound - (card_d + (N_big + 1) * copy_ms)) < 1e-9 and f"{bus_bound:.0f}" == "184"
 assert f"{N_big * card_d:.0f}" == "81" and f"{bus_bound / (N_big * card_d):.1f}" == "2.3"
