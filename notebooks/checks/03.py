@@ -233,7 +233,21 @@ except AssertionError as _e:
 import json as _json
 _md = " ".join("".join(c["source"]) for c in _json.load(open("03-host-averaging.ipynb"))["cells"]
                if c["cell_type"] == "markdown")
-assert "H100" not in _md and "22.8" not in _md and "[20](20-host-cost.ipynb)" in _md
+assert "22.8" not in _md and "[20](20-host-cost.ipynb)" in _md
+# the three-lane timeline draws the schedule the learner computed: its totals are `predicted`'s
+assert np.allclose(drawn, predicted, rtol=1e-9), (drawn, predicted)
+# "CPU time over wall time ... about one core busy ... the second thread never brought in the second": a loose band
+# (load only lowers it; two threads truly at once would approach 2 on two free cores)
+assert len(busy) == 2 and all(0 < b < 1.5 for b in busy), busy
+# Problem 3: 100 M float32 parameters over PCIe 4.0 x16 at 25 GB/s, an H100 PCIe at 40% of 756 TFLOP/s, 6P FLOP a
+# token, N = 10, 4,096 tokens a micro-batch: "16 ms", "8.1 ms", "d + (N + 1)c = 184 ms", "2.3 times", "81 ms", "8,064"
+assert (bus, F, T_tok, G_big, N_big) == (25e9, 0.40 * 756e12, 4096, 4e8, 10)
+# "PCIe 4.0 x16 (32 GB/s raw each way)": 16 GT/s a lane, 16 lanes, 128b/130b coding, 8 bits a byte
+assert f"{16e9 * 16 * 128 / 130 / 8 / 1e9:.0f}" == "32"
+assert f"{copy_ms:.0f}" == "16" and f"{card_d:.1f}" == "8.1" and card_d < copy_ms  # the bus sets the pace
+assert abs(bus_bound - (card_d + (N_big + 1) * copy_ms)) < 1e-9 and f"{bus_bound:.0f}" == "184"
+assert f"{N_big * card_d:.0f}" == "81" and f"{bus_bound / (N_big * card_d):.1f}" == "2.3"
+assert f"{4 * F / (6 * bus):,.0f}" == "8,064" and abs(6 * (G_big / 4) * (4 * F / (6 * bus)) / F - G_big / bus) < 1e-12
 # Problem 1's uneven case (printed): "the plain sum and the plain mean both miss the 63's own update by 1.91% ...
 # sum n_i g_i at 0.1/63 lands 1.0 spacing off"
 assert [verdict(uneven[k], own63, start=w_start) for k in uneven] == ["miss 1.91%", "miss 1.91%", "exact: 1.0 spacings"]
