@@ -396,4 +396,12 @@ assert abs(b2_signs["LayerNorm"][2] - 2 / 2 ** 8) < 1e-12 and sign_test(11, 4) =
 # c31: micro "trails 0.9^4/(1-0.9^4) = 1.91 updates, not 9 (printed)": the settle cell's bn_lag, a Keras BatchNorm
 # fed a value growing 1 an update, four moves an update against one
 assert f"{bn_lag(4):.2f} {bn_lag(1):.2f}" == "1.91 9.00", (bn_lag(4), bn_lag(1))
+# c9: "The same docstring names a sibling pitfall: learning-rate schedules “look at "real" iterations value”, the calls,
+# N per update": the quote is in the docstring, and a schedule is called with the private call counter _iterations
+from keras.src.optimizers import base_optimizer as _base_optimizer
+assert 'Learning rate schedules will look at "real" iterations value' in " ".join(_inspect.getsource(_base_optimizer).split())
+assert "self._learning_rate(self._iterations)" in _inspect.getsource(_base_optimizer.BaseOptimizer._get_current_learning_rate)
+# c26 / How sure: "Neither mode changes the weights ... the moving statistics never reach the gradient" (the b = 8 pair,
+# trained micro and window, are bit for bit equal: pinned above) and "at b = 8 neither wins": p > 0.05 both ways
+assert _spacings(trained["micro"], trained["window"]) == 0 and p_split > 0.05
 print("lesson 09: every number the prose states checks out")
