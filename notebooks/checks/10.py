@@ -56,6 +56,9 @@ try:
 except tf.errors.OperatorNotAllowedInGraphError:
     _refused = True
 assert _refused, "fit ran a tf.range loop in train_step"
+# "or in a loop function given its own tf.function, whose AutoGraph converts it": the folded cell fits it
+assert isinstance(nested_loop, tf.types.experimental.PolymorphicFunction) and int(nested.optimizer.iterations) == 11
+assert spacings(nested.inner.get_weights(), large.get_weights()) <= 10
 assert gl.split_sizes(11, 4) == [3, 3, 3, 2] and len(x) % 60 == 11  # "the 11 rows split 3, 3, 3, 2"
 assert abs(history["loss"][0] - mine_history["loss"][0]) < 1e-6
 assert abs(history["accuracy"][0] - mine_history["accuracy"][0]) < 1e-6  # your step logs compile's accuracy
@@ -84,11 +87,15 @@ assert (mine.loop, looped.loop, mine16.loop) == (python_loop, accumulate, python
 # stored run" (printed beside it; nbval leaves allocator readings free): the order, with room for a busy machine
 assert os.environ.get("TF_CPU_ALLOCATOR_USE_BFC") == "true" and big[0].shape[0] == 960 == 16 * 60
 assert peak_mib["unrolled"] > 2 * peak_mib["while loop"] > 0, peak_mib
-# c22 and the Summary: "In gradients of 4P bytes (P = 25,450, 0.097 MiB): 16.3, near one per micro-batch alive at
-# once, against 2.2, the sums plus the one being added" (printed beside it, the stored run's; the Summary: "about 2 ...
-# about 16"): P by hand, the quotients
-# in bands
+# c17, c22 and the Summary: "A gradient is 4P bytes (P = 25,450 weights): 0.097 MiB"; "16.3 gradients against 2.1"
+# (printed beside it, the stored run's; the Summary: "about 2 ... 16"): P by hand, the quotients in bands
 assert P == 784 * 32 + 32 + 32 * 10 + 10 == 25_450 and f"{grad_mib:.3f}" == "0.097"
+# c17 and c22, predicted from sizes: "a 60-row micro-batch's layer outputs, 60 (32 + 10) floats, 0.01 MiB"; "the
+# unrolled step holds 16 gradients, 1.55 MiB (layer outputs add at most 0.15); one at a time, the sum and one
+# gradient, 0.19 MiB"; the measured peaks lie near the gradient prediction, far above outputs alone
+_act = 60 * (32 + 10) * 4 / 2**20
+assert f"{_act:.2f}" == "0.01" and f"{16 * grad_mib:.2f}" == "1.55" and f"{16 * _act:.2f}" == "0.15"
+assert f"{2 * grad_mib:.2f}" == "0.19" and peak_mib["unrolled"] > 16 * _act + 2 * grad_mib, peak_mib
 assert 10 <= peak_mib["unrolled"] / grad_mib <= 24 and 1.5 <= peak_mib["while loop"] / grad_mib <= 3.5, peak_mib
 
 # the finished step whole (WholeStep, the solutions in one train_step): "It lands where your pieces did, exact"
@@ -101,18 +108,48 @@ assert abs(whole_history["loss"][0] - history["loss"][0]) < 1e-6 and abs(whole_h
 assert whole.accum_steps == 4 and verdict(whole.inner.get_weights(), large.get_weights()) == "exact: 1.0 spacings"
 
 # c22 and the Summary, the price in time (the folded timing cell; nbval leaves timings free): "At N = 8 the while loop
-# took ... times the unrolled loop's time with XLA off ... and ... times with jit_compile=True (the stored run)": the
-# stored run's medians are quoted; asserted here as generous bands and an order, as timings move with load
-assert x8.shape[0] == 480 == 8 * 60 and set(ms) == {(n, j) for n in LOOPS for j in (False, True)}
+# took ... times the unrolled loop's time with XLA off ... and ... times with jit_compile=True (the stored run)", and
+# "Cutting 60-row slices of static size, the loop took ... times: run-time sizes cost ... times under XLA, ... without"
+# (the Summary: "bounds' run-time sizes cost ... times"): the stored run's medians are quoted; asserted here as
+# generous bands and orders, as timings move with load
+assert x8.shape[0] == 480 == 8 * 60 and set(ms) == {(n, j) for n in TIMED for j in (False, True)}
+assert set(TIMED) == {"unrolled", "while loop", "static slices"} and TIMED["static slices"] is static_loop
 assert all(len(v) == 200 for v in ms.values())
-_off, _on = ratios[False][1], ratios[True][1]  # the medians over rounds of while / unrolled
-assert 0.8 <= _off <= 3.0, ratios[False]  # XLA off: the while loop about as fast, or up to three times slower
-assert 2.0 <= _on <= 12.0 and _on > _off, ratios  # XLA on: the while loop several times the unrolled time, a wider gap
+_r = lambda a, b, jit: ratios[a, b, jit]  # the median over rounds of a / b
+_off, _on = _r("while loop", "unrolled", False), _r("while loop", "unrolled", True)
+assert 0.8 <= _off <= 3.0, ratios  # XLA off: the while loop about as fast, or up to three times slower
+assert 2.0 <= _on <= 12.0 and _on > _off, ratios  # XLA on: the while loop with bounds' sizes several times slower
+# "The cause is bounds, not the loop": under XLA static slices cut the loop's time by a large factor, far more
+# than with XLA off, and the static-slice loop is within a small factor of the unrolled one
+assert 1.5 <= _r("while loop", "static slices", True) <= 10.0, ratios
+assert 0.5 <= _r("while loop", "static slices", False) <= 2.0, ratios
+assert _r("while loop", "static slices", True) > 1.3 * _r("while loop", "static slices", False), ratios
+assert 0.5 <= _r("static slices", "unrolled", True) <= 3.0, ratios
+# "60-row slices": 480 / 8; the static-slice loop makes your while loop's update (one step each, XLA off)
+_one = {name: Wrapper(fresh(), 8, loop) for name, loop in (("dynamic", accumulate), ("static", static_loop))}
+for _m in _one.values():
+    traced(_m)((x8, y8))
+assert spacings(_one["static"].inner.get_weights(), _one["dynamic"].inner.get_weights()) <= 10
+assert 480 // 8 == 60
 # "what fit's default, "auto", picks on a GPU": Keras 3.15 resolves "auto" to XLA unless the machine has only CPUs
 import keras.src.trainers.trainer as _trainer
 assert "Disable XLA on CPU-only machines" in inspect.getsource(_trainer.Trainer._resolve_auto_jit_compile)
 # "Which to choose?": "the large batch's input (here 0.18 MiB)": 60 rows of 784 float32 values
 assert x.dtype == np.float32 and x.shape[1] == 784 and f"{60 * 784 * 4 / 2**20:.2f}" == "0.18"
+# c28's table and "AccumulatingModel on arrays gathers one micro-batch's rows at a time (fit_rows.py)": fit hands
+# its train_step the 60 row indices (int64, one per row), not the rows; micro-batches of 15 (split_sizes(60, 4))
+_handed = []
+
+
+class _Handed(gl.AccumulatingModel):
+    def train_step(self, data):
+        _handed.append(tf.nest.map_structure(lambda t: (t.dtype.name, t.shape.rank), data))
+        return super().train_step(data)
+
+
+train(_Handed(fresh(), 4, jit_compile=False), keras.optimizers.SGD(0.1))
+assert _handed and all(h == ("int64", 1) for h in _handed), _handed
+assert gl.split_sizes(60, 4) == [15] * 4
 
 # The two library ways
 assert abs(mine_history["loss"][0] - acc_history["loss"][0]) < 1e-6
