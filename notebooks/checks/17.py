@@ -35,7 +35,7 @@ assert np.all(paired_gaps(keras_exact, large) == 0) and np.all(paired_gaps(accum
 assert verdict(*keras_losses) == "exact: 2.0 spacings", verdict(*keras_losses)
 assert spacings(*keras_losses) <= 10, spacings(*keras_losses)
 assert [f"{100 * a:.1f}" for a in (acc_large.min(), acc_large.max())] == ["92.8", "94.3"], acc_large
-# the paired interval (c8-c10): the learner's or the solution's, checked against gradlab's; on exact +0.0 ± 0.0
+# the paired interval (Step 2): the learner's or the solution's, checked against gradlab's; on exact it reads +0.0 ± 0.0
 assert paired in (my_paired, solution_paired)
 assert np.all(paired(keras_exact, large)[0] == 0) and paired(keras_exact, large)[1:] == (0.0, 0.0)
 assert f"{t_quantile(0.975, 2):.3f}" == "4.303"  # "t_2 = 4.303 for three seeds"
@@ -75,6 +75,9 @@ assert f"{rates['once an update'][37]:.2f}" == "0.43" and rates["once an update"
 # the rates by hand (a lone weight, gradient 1, Keras's gradient_accumulation_steps) are gradlab's applied_rates, bit for bit
 assert np.array_equal(rates["Keras's way"], lab_rates) and verdict(rates["Keras's way"], lab_rates) == "exact: 0 spacings, bit for bit"
 assert np.array_equal(rates["once an update"], gl.lessons.keras_accumulation.applied_rates(fixed(cosine, 4), 4, updates=150))
+# Keras documents it: "below: 37 after 150 micro-batches": opt.iterations floor-divides the count the schedule reads
+# (CosineDecay(0.5, 150) at 150: spent)
+assert int(opt.iterations) == 37 == 150 // 4 and int(opt._iterations) == 150 and float(opt.learning_rate) == 0.0
 
 # Step 3: BatchNorm per micro-batch +0.5 to +1.1 a seed, per update +0.0 to +0.5, against the large batch; the two
 # ways' losses bit for bit equal (the same weights), per micro-batch above per update on every seed; intervals
@@ -112,8 +115,8 @@ assert abs(ivs["per micro-batch - per update"][0]) > ivs["per micro-batch - per 
 _m, _h = ivs["per micro-batch - large batch"]
 assert f"{_m:+.1f}" == "+0.7" and _m < 1 and _m - _h < 0 < 1 < _m + _h, (_m, _h)
 assert (f"{_h:.1f}", f"{_m + _h:.1f}") == ("0.8", "1.5"), (_m, _h)
-# c19: "Fewer moves also leave them staler: they average roughly the last 100 moves, four times as many updates back per
-# update"; c21: settling removes both causes: per micro-batch and per update settle to the same accuracy (+0.0 ± 0.0)
+# c20, the two suspects: "150 moves ... keep 22% of it, 600 keep 0.2%"; staleness: "about 1/(1 - 0.99) = 100 moves,
+# 100 updates per update but 25 per micro-batch"
 # the moving statistics: momentum 0.99; by arithmetic, 150 moves per update, 600 per micro-batch (N = 4) keep 22% and 0.2% of the
 # start; every seed's run of all three ways is retrained and settled on the training set (gradlab's settle, "precise BN")
 assert norm.momentum == 0.99 and measured[bn][1].results[0].config.updates == 150
@@ -125,7 +128,7 @@ _cfgs = [g.results[0].config for g in measured[bn][1:]]
 assert [c.batchnorm for c in _cfgs] == ["window", "micro"] and all((c.accum_steps, c.micro_batch) == (4, 25) for c in _cfgs)
 assert (f"{0.99 ** 150:.0%}", f"{0.99 ** 600:.1%}") == ("22%", "0.2%")
 # "the lag of an average over about the last 1/(1 - 0.99) = 100 moves": momentum 0.99's effective window, by arithmetic
-assert round(1 / (1 - norm.momentum)) == 100
+assert round(1 / (1 - norm.momentum)) == 100 and 100 // 4 == 25
 assert [r.config.seed for g in measured[bn][1:] for r in g.results] == [0, 1, 2] * 2
 # each seed's run retrained by settle is the lab's (its accuracy as trained, to the digit), for all three ways
 for w, g in zip(tested, measured[bn]):
@@ -137,12 +140,33 @@ _gain = {w: np.subtract(tested[w][1], tested[w][0]) for w in tested}
 assert [f"{x:.1f}" for x in (_gain["large batch"].min(), _gain["large batch"].max())] == ["0.5", "0.6"], _gain
 assert [f"{x:.1f}" for x in (_gain["per update"].min(), _gain["per update"].max())] == ["0.4", "0.6"], _gain
 assert np.max(np.abs(_gain["per micro-batch"])) < 0.1 + 1e-6 and np.max(np.abs(_gain["per micro-batch"])) > 0.05, _gain
-# "test alike on every seed (+0.0 ± 0.0: same weights, same statistics), and both sit +0.2 ± 0.4 above the settled large batch"
+# settled, "the two ways test alike on every seed"; the folded cell's settled intervals
 assert tested["per micro-batch"][1] == tested["per update"][1], tested
 _sivs = {k: "{:+.1f} ± {:.1f}".format(*iv) for k, iv in settled_ivs.items()}
 assert _sivs == {"per micro-batch - large batch": "+0.2 ± 0.4", "per update - large batch": "+0.2 ± 0.4",
                  "per micro-batch - per update": "+0.0 ± 0.0"}, _sivs
 assert all(abs(settled_ivs[k][0]) <= settled_ivs[k][1] for k in ("per micro-batch - large batch", "per update - large batch"))
+
+# Step 3's split of the two causes: the start removed (m_hat = (m - 0.99^k m0) / (1 - 0.99^k)) on the very runs settle
+# tests. c25: "Removing the start alone lifts each large-batch run 0.6 to 0.8 points (settling: 0.5 to 0.6) and each
+# per-update run 0.1 to 0.6; per micro-batch (0.2% start left) does not move."
+_lift = {w: np.round(start_out[w] - np.array(tested[w][0]), 1) for w in tested}
+assert [f"{x:.1f}" for x in (_lift["large batch"].min(), _lift["large batch"].max())] == ["0.6", "0.8"], _lift
+assert [f"{x:.1f}" for x in (_lift["per update"].min(), _lift["per update"].max())] == ["0.1", "0.6"], _lift
+assert np.all(_lift["per micro-batch"] == 0), _lift
+# "Per micro-batch's mean lead falls from +0.7 to +0.0 over the large batch and from +0.5 to +0.2 over per update",
+# "+0.2 ± 0.6" (the folded cell), the Summary's "(without the start: +0.2 ± 0.6)"
+_rm = {k: "{:+.1f} ± {:.1f}".format(*seed_gaps.interval(d)) for k, d in removed_gaps.items()}
+assert _rm["per micro-batch - large batch"].startswith("+0.0 ±") and _rm["per micro-batch - per update"] == "+0.2 ± 0.6", _rm
+assert np.allclose(removed_gaps["per micro-batch - per update"],
+                   np.round(start_out["per micro-batch"] - start_out["per update"], 1))
+_iv = seed_gaps.interval(removed_gaps["per micro-batch - per update"])
+assert abs(_iv[0]) <= _iv[1]  # "three seeds cannot tell it from zero"
+# "your precise BN writes settle's statistics bit for bit" (the learner's, once it passes, else the solution), the
+# accuracies it gives equal settle's; settled, per micro-batch and per update alike on every seed
+assert precise in (my_training_set_statistics, solution_training_set_statistics)
+assert yours_vs_settle == 0 and same_accuracy and tested["per micro-batch"][1] == tested["per update"][1]
+assert [len(logs[w]) for w in logs] == [3, 3, 3]
 
 # Problem 1: N = 8, b = 25 (B = 200) with the schedule: gradlab's way rounding-sized (12 spacings, 6.5 eps; float64 below), no accuracy
 # change; Keras's way 7.7 to 8.8 points lower a seed, -8.3 ± 1.4 by your interval; its rate spent after about 19 updates
