@@ -93,46 +93,57 @@ def plot_fused_saving(table, ratios=None, title="One update: accumulate's N + 1 
     return fig
 
 
-def plot_call_timeline(n, call_us, work_us, title="One update in time: accumulate's N + 1 calls against fused's one"):
-    """A schematic of one update on one time axis: `accumulate`'s N + 1 calls from Python against `fused`'s one.
+def plot_call_timeline(n, work_us, once_us, extra_us, title="One update in time: accumulate's N + 1 calls against fused's one"):
+    """One update on one time axis, from measured medians: `accumulate` is `fused` plus N extra calls.
 
-        accumulate:  [call][work] x N, then [call] (apply)   ends at (N + 1) call_us + N work_us
-        fused:       [call][work][work]...[work]             ends at call_us + N work_us
+        fused:       [once][work] x N                        ends at once_us + N work_us
+        accumulate:  [once] then ([extra parts...][work]) x N  ends at once_us + N (sum(extra_us) + work_us)
 
-    A call box is the round trip from Python into a compiled function (its fixed price); a work box is one
-    micro-batch's forward and backward. Boxes are drawn one after another: on this CPU nothing overlaps.
+    `once_us` is what `fused` pays once beyond its micro-batches' work (its call from Python, the apply, the
+    rest), drawn at the start of both lanes; each of `accumulate`'s N extra calls is drawn split into the parts
+    of `extra_us`, in order, before a micro-batch's work. Boxes follow one another: on a CPU nothing overlaps.
 
     Args:
         n: N, micro-batches an update (a positive integer).
-        call_us: microseconds a call costs beyond its work (> 0; for example accumulate's extra call).
         work_us: microseconds of one micro-batch's work (> 0).
+        once_us: microseconds `fused` spends beyond its N micro-batches' work (> 0).
+        extra_us: `{label: microseconds}`, the parts of one extra call (at least one, each > 0), e.g.
+            `{"a bare call": 133, "writing the sums": 244, "the rest": 264}`.
         title: the figure's title.
     Returns:
         a matplotlib Figure with 1 Axes; `ax.patches`: the boxes, accumulate's lane (y = 1) first, in time order;
-        `ax.texts`: each lane's end time in ms, accumulate's first.
+        `ax.texts`: each lane's end time in ms, accumulate's first; the legend: the once box, each part of an
+        extra call with its microseconds, the work.
 
     Lesson: notebooks/05-fused-accumulation.ipynb
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")
-    if not all(isinstance(v, (int, float)) and np.isfinite(v) and v > 0 for v in (call_us, work_us)):
-        raise ValueError(f"call_us and work_us must be finite and > 0, got {call_us!r}, {work_us!r}")
-    lanes = {1: ["call", "work"] * n + ["call"], 0: ["call"] + ["work"] * n}  # y -> boxes in time order
-    colors = {"call": "tab:red", "work": "tab:blue"}
-    fig, ax = figure((7.0, 2.2))
+    if not isinstance(extra_us, dict) or not extra_us or not all(isinstance(k, str) for k in extra_us):
+        raise ValueError(f"extra_us must be a non-empty dict of label -> microseconds, got {extra_us!r}")
+    values = (work_us, once_us, *extra_us.values())
+    if not all(isinstance(v, (int, float, np.floating)) and not isinstance(v, bool) and np.isfinite(v) and v > 0
+               for v in values):
+        raise ValueError(f"work_us, once_us and every part of extra_us must be finite and > 0, got {values!r}")
+    parts = list(extra_us)
+    lanes = {1: ["once"] + (parts + ["work"]) * n, 0: ["once"] + ["work"] * n}  # y -> boxes in time order
+    width = {"once": float(once_us), "work": float(work_us), **{k: float(v) for k, v in extra_us.items()}}
+    part_colors = ["tab:red", "tab:orange", "lightcoral", "tab:pink", "tab:brown"]
+    colors = {"once": "tab:gray", "work": "tab:blue", **{k: part_colors[i % len(part_colors)] for i, k in enumerate(parts)}}
+    fig, ax = figure((7.0, 2.5))
     for y, boxes in lanes.items():
         t = 0.0
         for kind in boxes:
-            width = call_us if kind == "call" else work_us
-            ax.barh(y, width / 1000, left=t / 1000, height=0.6, color=colors[kind], edgecolor="white", linewidth=0.6)
-            t += width
+            ax.barh(y, width[kind] / 1000, left=t / 1000, height=0.6, color=colors[kind], edgecolor="white", linewidth=0.4)
+            t += width[kind]
         ax.text(t / 1000, y, f"  {t / 1000:.1f} ms", va="center", fontsize=8)
-    end = ((n + 1) * call_us + n * work_us) / 1000
+    end = (once_us + n * (sum(extra_us.values()) + work_us)) / 1000
     ax.set_xlim(0, 1.15 * end)
     ax.set_yticks([1, 0], [f"accumulate\n({n + 1} calls)", "fused\n(1 call)"])
     ax.set_xlabel("ms from the update's start")
-    keys = [Patch(color=colors["call"], label="a call from Python (round trip)"),
-            Patch(color=colors["work"], label="a micro-batch's work")]
-    ax.legend(handles=keys, fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.45), ncol=2)
+    keys = [Patch(color=colors["once"], label=f"fused's update less its work ({once_us:.0f} µs, both)")]
+    keys += [Patch(color=colors[k], label=f"extra call: {k} ({extra_us[k]:.0f} µs)") for k in parts]
+    keys += [Patch(color=colors["work"], label=f"a micro-batch's work ({work_us:.0f} µs)")]
+    ax.legend(handles=keys, fontsize=7, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.4), ncol=2)
     ax.set_title(title, fontsize=10)
     return fig

@@ -53,16 +53,21 @@ def test_plot_fused_saving_draws_both_strategies_against_n_and_labels_each_n_wit
             plot_fused_saving(*bad)
 
 
-def test_plot_call_timeline_draws_n_plus_one_calls_against_one_end_to_end():
-    fig = plot_call_timeline(2, call_us=1000, work_us=3000)
+def test_plot_call_timeline_draws_fused_plus_n_split_extra_calls():
+    fig = plot_call_timeline(2, work_us=3000, once_us=1000, extra_us={"bare": 500, "writes": 250})
     assert isinstance(fig, matplotlib.figure.Figure) and not plt.fignum_exists(fig.number)
     ax, = fig.axes
     boxes = [v for p in ax.patches for v in (p.get_y() + p.get_height() / 2, p.get_x(), p.get_width())]
-    # by hand, in ms: accumulate call 0-1, work 1-4, call 4-5, work 5-8, apply call 8-9; fused call 0-1, work 1-4, 4-7
-    assert boxes == pytest.approx([1, 0, 1, 1, 1, 3, 1, 4, 1, 1, 5, 3, 1, 8, 1,  # (lane, start, width)
+    # by hand, in ms: accumulate once 0-1, bare 1-1.5, writes 1.5-1.75, work 1.75-4.75, bare 4.75-5.25,
+    # writes 5.25-5.5, work 5.5-8.5; fused once 0-1, work 1-4, 4-7
+    assert boxes == pytest.approx([1, 0, 1, 1, 1, 0.5, 1, 1.5, 0.25, 1, 1.75, 3, 1, 4.75, 0.5, 1, 5.25, 0.25, 1, 5.5, 3,
                                    0, 0, 1, 0, 1, 3, 0, 4, 3])
-    assert [t.get_text().strip() for t in ax.texts] == ["9.0 ms", "7.0 ms"]  # (2 + 1) 1 + 2 x 3; 1 + 2 x 3
-    assert len(ax.get_legend().get_texts()) == 2
-    for bad in ((0, 1, 1), (1.5, 1, 1), (True, 1, 1), (2, 0, 1), (2, 1, -1), (2, float("nan"), 1)):
+    assert [t.get_text().strip() for t in ax.texts] == ["8.5 ms", "7.0 ms"]  # 1 + 2 (0.75 + 3); 1 + 2 x 3
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "fused's update less its work (1000 µs, both)", "extra call: bare (500 µs)", "extra call: writes (250 µs)",
+        "a micro-batch's work (3000 µs)"]
+    for bad in ((0, 1, 1, {"a": 1}), (1.5, 1, 1, {"a": 1}), (True, 1, 1, {"a": 1}), (2, 0, 1, {"a": 1}),
+                (2, 1, -1, {"a": 1}), (2, 1, 1, {}), (2, 1, 1, {"a": float("nan")}), (2, 1, 1, {1: 1.0}),
+                (2, 1, 1, [1.0])):
         with pytest.raises(ValueError):
             plot_call_timeline(*bad)
