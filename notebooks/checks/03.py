@@ -234,12 +234,21 @@ import json as _json
 _md = " ".join("".join(c["source"]) for c in _json.load(open("03-host-averaging.ipynb"))["cells"]
                if c["cell_type"] == "markdown")
 assert "22.8" not in _md and "[20](20-host-cost.ipynb)" in _md
-# the three-lane timeline draws the schedule the learner computed: its totals are `predicted`'s
+# the three-lane timeline draws the schedule the learner computed, with the queue's 2 buffers a side (which never bind
+# while d is the slowest stage): its totals are `predicted`'s
 assert np.allclose(drawn, predicted, rtol=1e-9), (drawn, predicted)
-# "CPU time over wall time ... about one core busy ... the second thread never brought in the second": a loose band
+# "the device holds 2 gradients (the lower title), as many as a device accumulator": one after another, 1
+_held = [host_schedule(d_ms, c_ms, s_ms, N10, overlap=o, buffers=2)["held"]["device"] for o in (False, True)]
+assert _held == [1, 2], _held
+# the host's peak, in G (printed; the prose quotes the stored run): one after another the total, a fetch and the add's
+# product n_i g_i, 2 + f; overlapped at least that, and by count at most about 6: the total, the one being added and its
+# product, 2 queued, 1 being fetched (5 + f)
+assert len(held) == 2 and abs(held[0] - (2 + f)) < 0.2, held
+assert held[0] - 0.2 < held[1] < 5 + f + 0.3, held
+# "Cores kept busy (CPU time over wall time): 1.03 ..., 1.14 ... Mostly, the threads took turns": a loose band
 # (load only lowers it; two threads truly at once would approach 2 on two free cores)
 assert len(busy) == 2 and all(0 < b < 1.5 for b in busy), busy
-# Problem 3: 100 M float32 parameters over PCIe 4.0 x16 at 25 GB/s, an H100 PCIe at 40% of 756 TFLOP/s, 6P FLOP a
+# Problem 3: 100 M float32 parameters over a Gen4 slot's PCIe 4.0 x16 at 25 GB/s, an H100 PCIe (a Gen5 card) at 40% of 756 TFLOP/s, 6P FLOP a
 # token, N = 10, 4,096 tokens a micro-batch: "16 ms", "8.1 ms", "d + (N + 1)c = 184 ms", "2.3 times", "81 ms", "8,064"
 assert (bus, F, T_tok, G_big, N_big) == (25e9, 0.40 * 756e12, 4096, 4e8, 10)
 # "PCIe 4.0 x16 (32 GB/s raw each way)": 16 GT/s a lane, 16 lanes, 128b/130b coding, 8 bits a byte
@@ -248,6 +257,12 @@ assert f"{copy_ms:.0f}" == "16" and f"{card_d:.1f}" == "8.1" and card_d < copy_m
 assert abs(bus_bound - (card_d + (N_big + 1) * copy_ms)) < 1e-9 and f"{bus_bound:.0f}" == "184"
 assert f"{N_big * card_d:.0f}" == "81" and f"{bus_bound / (N_big * card_d):.1f}" == "2.3"
 assert f"{4 * F / (6 * bus):,.0f}" == "8,064" and abs(6 * (G_big / 4) * (4 * F / (6 * bus)) / F - G_big / bus) < 1e-12
+# "in its own Gen5 slot (63 GB/s after coding; take 50)": 32 GT/s a lane, 16 lanes, 128b/130b; "a copy takes 8 ms, just
+# under the compute: 97 ms, 1.2 times the card's, and the bar halves to 4,032 tokens"
+assert f"{32e9 * 16 * 128 / 130 / 8 / 1e9:.0f}" == "63" and bus5 == 50e9
+assert f"{copy5:.0f}" == "8" and copy5 < card_d and f"{gen5:.0f}" == "97" and f"{gen5 / (N_big * card_d):.1f}" == "1.2"
+assert abs(gen5 - (card_d + copy5 + (N_big - 1) * card_d + copy5)) < 1e-9  # d + c + (N - 1) max(d, c) + c
+assert f"{4 * F / (6 * bus5):,.0f}" == "4,032"
 # Problem 1's uneven case (printed): "the plain sum and the plain mean both miss the 63's own update by 1.91% ...
 # sum n_i g_i at 0.1/63 lands 1.0 spacing off"
 assert [verdict(uneven[k], own63, start=w_start) for k in uneven] == ["miss 1.91%", "miss 1.91%", "exact: 1.0 spacings"]
