@@ -333,4 +333,14 @@ assert abs(held_gap[0]) < held_gap[1] and all(held[n].mean() <= acc[n, "best"].m
 assert held[20].mean() < acc[20, "best"].mean() - 0.3  # the lift from picking is gone
 # the Summary: "one excludes 0 ... as chance does about one time in four" (26%, above); Problem 1: "33 is a lower bound"
 assert 0.2 < 1 - 0.95 ** 6 < 0.3
+# h21c: c26 "That is not held-out data ... -0.12 +- 0.42, wider than final's +- 0.34 because the rows are scored at
+# different updates (N = 1 at 1,000, N = 20 at 990 to 1,000), and these ten gaps scatter more (std 0.59 against 0.47)"
+assert picked_at[1] == [1000] and min(picked_at[20]) == 990 and max(picked_at[20]) == 1000, picked_at
+assert (f"{held_sd:.2f}", f"{final_sd:.2f}") == ("0.59", "0.47") and held_gap[1] > gap[20]["final"][1]
+assert abs(held_sd - (held[20] - held[1]).std(ddof=1)) < 1e-12 and abs(held_gap[1] - T95_9 * held_sd / np.sqrt(10)) < 1e-9
+# the Keras cure (c27): picked on a validation split by val_accuracy, weights restored, the test digits used once; the
+# prose quotes none of its numbers, so only the protocol and a loose band are asserted
+assert keep_best.monitor == "val_accuracy" and keep_best.restore_best_weights and "val_accuracy" in history.history
+assert 1 <= keep_best.best_epoch + 1 <= len(val) <= 20 and 0.8 < test < 0.99, (keep_best.best_epoch, len(val), test)
+assert abs(max(val) - val[keep_best.best_epoch]) < 1e-9  # the epoch kept is the validation best
 print("lesson 21: every number the prose states checks out")
