@@ -57,10 +57,25 @@ for rho, n, updates in ((0.5, 2, 3), (0.9, 4, 4)):
                 [sum(c_k * w[v] for c_k, w in zip(c, path)) for v in range(len(avg))], avg)
     assert max(short_miss[rho, "fused", 1], short_miss[rho, "keras", n]) < 1e-6
     assert min(short_miss[rho, "fused", n], short_miss[rho, "keras", 1]) > 1e-3
-# "iterations reads 1, private _iterations 4" after one update of 4 calls (the counters' cell)
-assert int(counter.iterations) == 1 and int(counter._iterations) == 4, (counter.iterations, counter._iterations)
-# c9: "SGD's momentum slot and Adam's first moment move once, at call 4" (SGD(0.5, momentum=0.9), the gradient 1 at each call: -lr * 1 = -0.5 at the update)
-assert slot_after == [0.0, 0.0, 0.0, -0.5], slot_after
+# c8 quotes Keras 3.15's apply path, abridged: the update step sits in a cond on _iterations, the EMA after it on every
+# call (momentum 0 while iterations == 0), the overwrite test reads iterations (= _iterations // N), and apply() counts calls
+import inspect as _insp
+from keras.src.optimizers import base_optimizer as _bo
+_apply_src = " ".join(_insp.getsource(_bo.BaseOptimizer._backend_apply_gradients).split())
+for _line in ("is_update_step = ( self._iterations + 1 ) % self.gradient_accumulation_steps == 0",
+              "should_overwrite_model_vars = ( self.iterations + 1 ) % self.ema_overwrite_frequency == 0"):
+    assert _line in _apply_src, _line
+assert _apply_src.index("ops.cond(") < _apply_src.index("if self.use_ema:")  # the EMA is outside the cond
+assert "not_first_step = ops.not_equal(self.iterations, 0)" in " ".join(
+    _insp.getsource(_bo.BaseOptimizer._update_model_variables_moving_average).split())
+assert "self._iterations.assign_add(1)" in _insp.getsource(_bo.BaseOptimizer.apply)
+assert "self._iterations, self.gradient_accumulation_steps" in " ".join(_insp.getsource(_bo.BaseOptimizer.iterations.fget).split())
+# c9's table / c10: "At call 5 the average is still a copy of theta_1 (update 1 ran at momentum 0): the overwrite is a
+# no-op. Update 3 has none, so the weights step to 2.500 while the average reaches 2.000; call 13 pulls them back to 2.250"
+assert [t[1:3] for t in timeline[:8]] == [(0, 0), (1, 0), (2, 0), (3, 0), (4, 1), (5, 1), (6, 1), (7, 1)], timeline
+assert timeline[3][3:] == (1.0, 1.0) and timeline[4][3:] == (1.0, 1.0)  # call 4: theta_1 copied; call 5: no-op
+assert timeline[11][3:] == (2.0, 2.5) and timeline[12][3:] == (2.25, 2.25), timeline  # calls 12 and 13
+assert not any(c in overwritten for c in range(9, 13))  # "Update 3 has none"
 # (Adam's slots, no longer printed by the lesson, are checked to move once per update near the end of this file)
 # c6: "Each update multiplies the whole old average by rho^N = 0.656, not rho = 0.9" (c5 prints it)
 assert f"{0.9 ** 4:.3f}" == "0.656"
@@ -299,6 +314,12 @@ for rho, (lag_once, lag_keras, lag_fixed) in lags.items():  # the closed forms t
                abs(lag_fixed - rho ** 0.25 / (1 - rho))) < 1e-6 and 0 < lag_fixed - lag_once < 1
 assert [f"{v:.2f}" for v in lags[0.99]] == ["99.00", "25.12", "99.75"]  # Problem 1 at 0.99
 assert abs(lags[0.99][1] / lags[0.99][0] - 0.25) < 0.01  # "about a quarter"
+# Problem 2: 1e9 float32 weights, use_ema: "One more copy: 4 GB"; rho 0.9999, N = 16: "rho/(1-rho^16) = 625.4 updates,
+# not 9,999: a sixteenth" (by iteration, as Problem 1's lag, and in closed form)
+assert 10 ** 9 * np.dtype("float32").itemsize == 4 * 10 ** 9
+assert f"{0.9999 / (1 - 0.9999 ** 16):.1f} {0.9999 / (1 - 0.9999):,.0f}" == "625.4 9,999"
+assert abs(lag(0.9999, 16, updates=20_000) - 0.9999 / (1 - 0.9999 ** 16)) < 1e-3
+assert abs((0.9999 / (1 - 0.9999 ** 16)) / (0.9999 / (1 - 0.9999)) - 1 / 16) < 0.001  # "a sixteenth"
 # (a former Problem, kept as a check of section 2's rule) N = 8 keeps 0.99^8 of the moving mean and moves it (1 - 0.99^8) / (1 - 0.99) times as far
 assert f"{0.99 ** 8:.4f} {(1 - 0.99 ** 8) / (1 - 0.99):.2f}" == "0.9227 7.73"
 bn8 = keras.layers.BatchNormalization(momentum=0.99)  # and a real layer agrees: 8 calls on 8 parts of h
