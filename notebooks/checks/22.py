@@ -200,6 +200,8 @@ from math import comb
 _cover = lambda n, lo, hi: sum(comb(n, b) for b in range(lo, hi)) / 2**n  # P(lo <= #ratios under the median < hi)
 assert 2 < 0.25 * 11 < 3 and 8 < 0.75 * 11 < 9 and f"{_cover(12, 4, 9):.2f}" == "0.85"
 assert f"{1 - _cover(12, 4, 9):.0%}" == "15%" and f"{wrong[12][1]:.0%}" == "15%"
+# h22c (r24: printed bounds to one decimal, no rounding down): c26 "up to 14.6% of the time", c27 "at most 14.6%"
+assert f"{wrong[12][1]:.1%}" == "14.6%"
 assert wrong[12][1] == 1 - _cover(12, 4, 9)  # the cell's bound is the prose's
 # Problem 3: "over 8, alike settings miss 1 up to 29% of the time, 1 - P(3 <= K <= 5) (the 3rd to 6th sorted ratios)":
 # at 8, np.percentile's 25th and 75th lie at 1.75 and 5.25 (from 0), so the middle half spans at least the 3rd to 6th
@@ -207,7 +209,7 @@ assert 1 < 0.25 * 7 < 2 and 5 < 0.75 * 7 < 6 and f"{1 - _cover(8, 3, 6):.0%}" ==
 assert (math.ceil(0.25 * 7) + 1, math.floor(0.75 * 7) + 1) == (3, 6)  # c27's a and b at n = 8
 # the Rule's "over 20 rounds or more": the bound there is 4% (the 6th to 15th, 96%), over 30 rounds 2% (9th to 22nd)
 assert (wrong[20][1], wrong[30][1]) == (1 - _cover(20, 6, 15), 1 - _cover(30, 9, 22))
-assert f"{wrong[20][1]:.0%}" == "4%" and f"{wrong[30][1]:.0%}" == "2%"
+assert f"{wrong[20][1]:.1%}" == "4.1%" and f"{wrong[30][1]:.1%}" == "1.6%"  # h22c: printed .1% (was 4% and 2%)
 # a bound, not the rate: drawn (the next cell, seeded: 20,000 draws of n ratios 1 + 0.1 N(0, 1), symmetric about 1),
 # the middle half misses 1 less often than the bound at each n, and at 12 rounds "about one time in ten" (stored run
 # 9.5%; r219 checked by hand that normal, lognormal and uniform spreads all read 9.5 to 9.6% at 12, 2.6 to 2.7% at 20)
@@ -284,7 +286,7 @@ assert abs(theirs - np.median(reads)) <= max(reads.max() - reads.min(), 0.02), (
 # r4: the Rule "wrongly at most 4% of the time for alike settings (next cell: 3.0%): in effect a sign test needing about
 # 15 of 20 ratios on one side": over 20 the middle half spans at least the 6th to 15th sorted ratios, so it misses 1
 # only when 15 or more fall on one side
-assert f"{wrong[20][0]:.1%}" == "3.0%" and f"{wrong[20][1]:.0%}" == "4%"
+assert f"{wrong[20][0]:.1%}" == "3.0%" and f"{wrong[20][1]:.1%}" == "4.1%"  # h22c: "at most 4.1%" (4.14%: r24)
 assert (math.ceil(0.25 * 19) + 1, math.floor(0.75 * 19) + 1) == (6, 15)
 # k6: c10 "The sum's 16.1 spacings are a relative gap of 1.37e-06: 11.5 eps (third line)"; eps as the relative gap
 # ||a - b|| / ||b|| in units of 2^-23, spacings as the worst entry's gap over one spacing at the largest entry
@@ -343,15 +345,18 @@ if device == "CPU:0":
     _nothing, _zeros = fresh.values()
     assert list(fresh) == ["nothing", "zeros like the weights"], fresh
     assert 0.08 < _zeros < grads_mib + outs_mib < _nothing < 0.20 and abs(_nothing - np.median(reads)) < 0.03, fresh
+    # h22c's stored run: 0.168 here, 0.171 fresh, 0.107 holding zeros (0.171 - 0.107 = 0.064 < 0.096); c23 now says
+    # plainly which request got a whole chunk is not measured (a bfc_allocator VLOG probe was tried and abandoned)
     assert 0.02 < _nothing - _zeros < net.weights[0].numpy().nbytes / 2**20, (fresh, reads)
     assert f"{net.weights[0].numpy().nbytes / 2**20:.3f}" == "0.096" and net.weights[0].shape == (784, 32)
     assert 0.03 < np.median(reads) - grads_mib - outs_mib < 0.08, reads
-    # the forward pass alone (printed; h22b cut its prose): over its outputs, under three times
-    assert 1.2 < forward / (outs_mib / 2) < 3.0, forward
-    # h22: c23 "Given numpy rows, the update read 0.190 MiB more on the stored run, a copy of the batch's 0.191 MiB"
-    # (the stored run printed 0.191; h22's probe read 0.1917 in three rounds of five: the 0.1914 MiB of pixels and 256 bytes of labels); banded
-    # h22b: "; not every run sees it": h22b's nbval run read 0.0017 (the nine tensor readings inside their 0.15-0.20
-    # band): the copy is made every time (tf.convert_to_tensor of Xd[:64] alone read 0.1914 in a probe, aligned or not),
-    # but that run's peak did not rise by it; why is unmeasured. So: about the batch, or about nothing
-    assert 0.15 < copied < 0.30 or abs(copied) < 0.02, copied
+    # h22c: the forward pass's reading (0.017 against its outputs' 0.010, unexplained in prose) is no longer printed
+    # h22c: c23's numpy-rows line ("0.190 MiB more ... not every run sees it", unquantified: r24) is cut, with its code
+# h22c (r24 22-1): c18 prints the "after 1 GiB" (grown) and "BFC off" (default) columns; c19 "BFC ... may hand over a
+# whole free chunk under twice its size (table above): 6 MiB got 8. So call_peaks and 11 first make and free 1 GiB: a
+# free chunk BFC cuts to size for any request under 512 MiB (after it, 6 MiB reads 6; 1 MiB still finds a smaller
+# chunk). With BFC off, requests under 256 KiB go uncounted: 64 KiB reads 0."
+assert bfc[3] == (6 * 2**20, 8 * 2**20) and grown[3] == (6 * 2**20, 6 * 2**20)  # 6 got 8; after 1 GiB, 6 reads 6
+assert 2 * 512 * 2**20 == 2**30 and grown[2][0] < grown[2][1] < 2 * grown[2][0]  # split rule's "twice"; 1 MiB whole
+assert default[0] == (65_536, 0) and 65_536 < 256 * 2**10 <= default[1][0] and default[1][1] > 0  # under 256 KiB: 0
 print("lesson 22: every number the prose states checks out")
