@@ -145,6 +145,11 @@ for _m in _one.values():
     traced(_m)((x8, y8))
 assert spacings(_one["static"].inner.get_weights(), _one["dynamic"].inner.get_weights()) <= 10
 assert 480 // 8 == 60
+# c21 (h10d): "XLA compiles fixed shapes, so it pads each of bounds' run-time slices to the whole batch: every
+# iteration multiplies all 480 rows (the compiled step holds f32[480,32]; static 60-row slices', f32[60,32])"
+_hlo = {name: traced(Wrapper(fresh(), 8, loop), jit=True).experimental_get_compiler_ir((x8, y8))(stage="optimized_hlo")
+        for name, loop in (("bounds", accumulate), ("static", static_loop))}
+assert "f32[480,32]" in _hlo["bounds"] and "f32[60,32]" in _hlo["static"] and "f32[480,32]" not in _hlo["static"]
 # c22 and the Summary (r23): "Static slices need a batch size fit knows: a tf.data pipeline batched with
 # drop_remainder=True ... So fed, under XLA, they land on the large batch's first 10 updates (1.0 spacings)"
 assert batched.element_spec[0].shape.as_list() == [60, 784] and static_fit.loop is static_loop
