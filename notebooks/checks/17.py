@@ -171,6 +171,8 @@ assert np.allclose(removed_gaps["per micro-batch - per update"],
                    np.round(start_out["per micro-batch"] - start_out["per update"], 1))
 _iv = seed_gaps.interval(removed_gaps["per micro-batch - per update"])
 assert abs(_iv[0]) <= _iv[1]  # "three seeds cannot tell it from zero"
+# c25: "+0.2 ± 0.6 ... holds zero and the whole +0.5" (the as-trained lead): it cannot split the lead
+assert _iv[0] - _iv[1] < 0 < ivs["per micro-batch - per update"][0] <= _iv[0] + _iv[1], (_iv, ivs)
 # "your precise BN writes settle's statistics bit for bit" (the learner's, once it passes, else the solution), the
 # accuracies it gives equal settle's; settled, per micro-batch and per update alike on every seed
 assert precise in (my_training_set_statistics, solution_training_set_statistics)
@@ -219,8 +221,12 @@ assert _vu == ["exact: 1.1 spacings", "miss 1.37%"], _vu
 assert np.all(np.abs(paired_gaps(_un[1], _un[0])) < 0.05)
 assert [f"{x:+.1f}" for x in paired_gaps(_un[2], _un[0])] == ["+0.1", "+0.1", "-0.1"], paired_gaps(_un[2], _un[0])
 assert uneven_ours is _un[1] and uneven_keras is _un[2]
-# the lab left as Step 1 set it
-assert (lab.seeds.value, lab.setting.value, lab.accum_steps.value, lab.micro_batch.value) == (3, "exact", 4, 25)
+# the lab left as Step 1 set it, every control (each step's cell sets them all: step1, then the setting)
+assert step1 == dict(strategy="fused", accum_steps=4, micro_batch=25, lr=0.5, seeds=3, x_axis="updates")
+assert {k: getattr(lab, k).value for k in step1} == step1 and lab.setting.value == "exact"
+# every Measure ran at Step 1's rate and seeds, whatever a learner moved before it
+assert all(r.config.lr == 0.5 and r.config.updates == 150 for gs in measured.values() for g in gs for r in g.results)
+assert all([r.config.seed for r in g.results] == [0, 1, 2] for gs in measured.values() for g in gs)
 
 print("lesson 17: every number the prose states checks out")
 
