@@ -237,10 +237,15 @@ assert "22.8" not in _md and "[20](20-host-cost.ipynb)" in _md
 # the three-lane timeline draws the schedule the learner computed, with the queue's 2 buffers a side (which never bind
 # while d is the slowest stage): its totals are `predicted`'s
 assert np.allclose(drawn, predicted, rtol=1e-9), (drawn, predicted)
-# "The timeline holds a gradient on the device from its compute's start to its copy's end: 2 at once (the lower title),
-# like a device accumulator": one after another, 1. "That is the worst case": two whole gradients coexist only if a copy
-# outlasts a compute, c > d (Problem 3's 16 ms against 8.1 gives 2); "Here the copy (0.11 ms on the stored run) ends
-# within the next forward pass (a third of 1.34 ms)": the stored run's c and d, quoted (a third of d: 2 of 6P FLOP a
+# the titles, reworded in the lesson's call, give the device's count as "the schedule's worst case" (c20), 1 and 2,
+# and the host's as 1 gradient + the running total in both panels ("as titled", c24)
+_titles = [ax.get_title().split("\n")[1] for ax in fig.axes]
+assert _titles == [f"worst case: {k} on the device, 1 gradient + the running total on the host"
+                   for k in ("1 gradient", "2 gradients")], _titles
+# "The timeline counts a gradient on the device from its compute's start to its copy's end: the schedule's worst case,
+# 2 at once (the lower title)": one after another, 1. Two whole gradients coexist only if a copy
+# outlasts a compute, c > d (Problem 3's 16 ms against 8.1 gives 2); "Here the copy (0.22 ms on the stored run) ends
+# within the next forward pass (a third of 1.11 ms)": the stored run's c and d, quoted (a third of d: 2 of 6P FLOP a
 # token); asserted only c < d (and s < d: "the adds outpace the compute"), which the stages' assert above holds on any run
 _sched = [host_schedule(d_ms, c_ms, s_ms, N10, overlap=o, buffers=2)["held"] for o in (False, True)]
 assert [h["device"] for h in _sched] == [1, 2], _sched
@@ -248,12 +253,14 @@ assert host_schedule(card_d, copy_ms, 0.0, N_big, buffers=2)["held"]["device"] =
 # the host's peak, in G (printed; the prose quotes the stored run): add_into scales and adds in place and serial_sum
 # divides in place (tf.constant(acc / B) kept a second total beside the first: 3.0 G), so one after another the total
 # and a fetch, 2.0 G, "as the timeline's title predicts" (1 gradient besides the total, both panels);
-# overlapped at least that, and by count at most 5: the total, the one being added, 2 queued, 1 being fetched
+# overlapped at least that (3.1 G on the stored run, "a fetch over the lower title": an add waiting its turn still
+# holds its fetch when the next arrives), and "At most 5: the total, the one being added, 2 queued, 1 being fetched"
 assert [h["host"] for h in _sched] == [1, 1], _sched
 assert len(held) == 2 and abs(held[0] - 2) < 0.1 and f"{held[0]:.1f}" == "2.0", held
 assert held[0] - 0.1 < held[1] < 5 + 0.3, held
-# "Cores kept busy: 0.75 ..., 0.92 ... Mostly, the threads took turns" (the stored run): a loose band
-# (load only lowers it; two threads truly at once would approach 2 on two free cores)
+# c24 quotes the stored run: "ran 5% over" (printed: "measured +5% and +55%"), "1.17 of the 2 cores were busy, against
+# 1.01 one after another: the threads mostly took turns" (the GIL named as the likely cause, not measured):
+# a loose band only (load only lowers it; two threads truly at once would approach 2 on two free cores)
 assert len(busy) == 2 and all(0 < b < 1.5 for b in busy), busy
 # Problem 3: 100 M float32 parameters over a Gen4 slot's PCIe 4.0 x16 at 25 GB/s, an H100 PCIe (a Gen5 card) at 40% of 756 TFLOP/s, 6P FLOP a
 # token, N = 10, 4,096 tokens a micro-batch: "16 ms", "8.1 ms", "d + (N + 1)c = 184 ms", "2.3 times", "81 ms", "8,064"
@@ -270,7 +277,8 @@ assert f"{32e9 * 16 * 128 / 130 / 8 / 1e9:.0f}" == "63" and bus5 == 50e9
 assert f"{copy5:.0f}" == "8" and copy5 < card_d and f"{gen5:.0f}" == "97" and f"{gen5 / (N_big * card_d):.1f}" == "1.2"
 assert abs(gen5 - (card_d + copy5 + (N_big - 1) * card_d + copy5)) < 1e-9  # d + c + (N - 1) max(d, c) + c
 assert f"{4 * F / (6 * bus5):,.0f}" == "4,032"
-# Problem 1's uneven case (printed): "the plain sum and the plain mean both miss the 63's own update by 1.91% ...
+# Problem 1's uneven case (printed): "the plain sum and the plain mean both miss the 63's own update by 1.91% on the
+# Keras MLP (his TF1 model: 1.98%)": make_model("mlp", seed=0), not his graph's tf1_mlp with its own initial weights ...
 # sum n_i g_i at 0.1/63 lands 1.0 spacing off"
 assert [verdict(uneven[k], own63, start=w_start) for k in uneven] == ["miss 1.91%", "miss 1.91%", "exact: 1.0 spacings"]
 print("lesson 03: every number the prose states checks out")
