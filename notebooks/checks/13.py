@@ -91,8 +91,9 @@ assert hand_gap == ["exact: 0 spacings, bit for bit"] * R, hand_gap
 # c15: "On four they add the parts in other orders ...: on the stored run 18,216 of the 203,530 gradient sums differ.
 # Rounding scales with the parts added, not the sum: most (13,980) differ by one step of their own, but where parts of
 # both signs cancel to a small sum, by up to 32,768 of its steps, yet at most 8 of its largest part's. ... "exact"
-# allows 10 spacings at the largest entry, where a smaller entry's gap is a fraction (0.5 here)": one run, hub against
-# ring, the gradient entries alone (the loss sum, about 70, once set this yardstick's spacing: it is left out now)
+# measures every gap in the largest sum's spacing and allows 10: here the largest gap, at a smaller sum, is 0.5 of it
+# (printed "at the largest sum")": one run, hub against ring, the gradient entries alone (the loss sum, about 70, once
+# set this yardstick's spacing: it is left out now)
 assert [int(p[-1]) for p in own_4] == [8, 8, 8, 7] == _tf_rule(31, 4) and hub_4.size == ring_4.size == n_params
 _parts_4 = np.stack([flat(list(p))[:-2] for p in own_4])  # each replica's part of every sum
 assert _parts_4.shape == (4, n_params) and hub_4.dtype == ring_4.dtype == np.float32
@@ -112,15 +113,39 @@ assert np.all((_parts_4[:, _far] > 0).any(0) & (_parts_4[:, _far] < 0).any(0))
 assert np.all(np.abs(_parts_4[:, _far]).max(0) > 100 * np.abs(ring_4[_far]))
 _top = np.abs(_parts_4).max(0)  # "at most 8 of its largest part's": a few steps, within the ten "exact" allows
 assert np.allclose(part_gap, np.abs(hub_4 - ring_4) / np.spacing(_top)) and 1 <= part_gap.max() <= 10, part_gap.max()
-_gap_4 = spacings(hub_4, ring_4)  # "a smaller entry's gap is a fraction (0.5 here)"
+_gap_4 = spacings(hub_4, ring_4)  # "the largest gap ... is 0.5 of it": the largest |gap| over the largest |sum|'s spacing
 assert 0 < _gap_4 < 1 and verdict(hub_4, ring_4) == f"exact: {gl.lessons.as_spacings(_gap_4)}", _gap_4
+assert np.isclose(_gap_4, np.max(np.abs(hub_4 - ring_4)) / np.spacing(np.max(np.abs(ring_4)))), _gap_4
+_at = np.argmax(np.abs(hub_4 - ring_4))  # "at a smaller sum": a gap under one spacing cannot sit at the largest sum
+assert np.abs(ring_4[_at]) < np.max(np.abs(ring_4)) and np.spacing(ring_4[_at]) < np.spacing(np.max(np.abs(ring_4)))
 assert strategies[4].extended._communication_options.implementation == _cu.CommunicationImplementation.RING
-# "all_reduce packs a list of one dtype into one collective op ... the rows go as float32, exact to 2^24 = 16,777,216
-# rows. An int32 in the list is refused (printed)"; alone, TF reduces an int32 through one device (ReductionToOneDevice)
+# c15: "all_reduce hands its list to one batch_reduce_to (distribute_lib.py#L3621-L3623), and MirroredStrategy picks
+# each tensor's route: ReductionToOneDevice for an int32, its all-reduce otherwise (mirrored_strategy.py#L741-L751). A
+# list needing both is refused, the printed "must be either all on the host or all on the compute devices" (L791-L798).
+# So the rows go as float32, concatenated with the sums into one collective op (cross_device_utils.py#L437-L445; counted
+# below), exact to 2^24 = 16,777,216 rows": the TF 2.21 source at those lines, and the error this run printed
+from tensorflow.python.distribute import cross_device_utils as _cdu, distribute_lib as _dl
+assert tf.__version__ == "2.21.0", tf.__version__  # the links pin v2.21.0's line numbers
 assert float(np.float32(2**24)) == 16_777_216 and float(np.float32(2**24 + 1)) == 2**24  # 2^24 + 1 is not a float32
-assert "either all on the host or all on the compute devices" in int32_error, int32_error
-_pick = _insp.getsource(_ms.MirroredExtended._get_cross_device_ops)
-assert "dtypes.int32" in _pick and "ReductionToOneDevice()" in _pick
+assert int32_error.endswith("Inputs to batch_reduce_to must be either all on the host or all on the compute "
+                             "devices."), int32_error
+
+
+def _lines(module, first, last):  # the source lines the lesson links, as one string
+    return "".join(_insp.getsourcelines(module)[0][first - 1:last])
+
+
+assert strategies[4].extended._use_merge_call()  # on CPUs (no XLA on GPUs) all_reduce goes through merge_call
+assert "strategy.extended.batch_reduce_to(" in _lines(_dl, 3621, 3623) and "def batch_all_reduce" in _lines(_dl, 3621, 3621)
+_pick = _lines(_ms, 741, 751)
+assert "dtypes.int32" in _pick and "return cross_device_ops_lib.ReductionToOneDevice()" in _pick
+assert "return self._cross_device_ops" in _pick and "def _get_cross_device_ops" in _lines(_ms, 726, 726)
+_refuse = _lines(_ms, 791, 798)
+assert "def _batch_reduce_to" in _refuse and "is not self._get_cross_device_ops(value)" in _refuse
+assert '"Inputs to batch_reduce_to must be either all on "' in _refuse and '"the host or all on the compute devices."' in _refuse
+_concat = _lines(_cdu, 437, 445)
+assert "flat_tensors = [array_ops.reshape(t, [-1]) for t in pack]" in _concat
+assert "self.all_reduce(" in _concat and "array_ops.concat(flat_tensors, axis=0)" in _concat
 # c32: "BatchNormalization normalises each shard alone ...; synchronized=True (Keras docs) pools statistics across replicas"
 import keras as _keras
 _bn_doc = " ".join(_keras.layers.BatchNormalization.__doc__.split())
