@@ -247,7 +247,7 @@ assert list(keras_clips) == ["global_clipnorm", "clipnorm", "clipvalue"], keras_
 assert all(verdict(*u, at=at_w).startswith("exact: ") for u in keras_clips.values()), keras_clips
 assert all(pf.relative_error(u[1], unclipped) > 0.1 for u in keras_clips.values())  # each clip bites the large batch
 _src = _inspect.getsource(keras.optimizers.Optimizer._backend_apply_gradients)
-assert keras.__version__ == "3.15.1" and 0 < _src.index("/ steps") < _src.index("self._clip_gradients(grads)"), _src
+assert 0 < _src.index("/ steps") < _src.index("self._clip_gradients(grads)"), _src  # any Keras the course allows
 # Section 2: "An inf or nan in any micro-batch makes the float32 sum non-finite, and finite float16 gradients cannot
 # overflow it": a sum of even a million float16 maxima stays far inside float32's range
 assert 1e6 * 65504 < float(np.finfo(np.float32).max) / 1e25
