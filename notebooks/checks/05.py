@@ -175,9 +175,10 @@ assert once_us == 1000 * table[8][1] - 8 * work_us and once_us > 0, once_us
 assert call_parts == {"a bare call": bare_us, "writing the sums": writes_us - bare_us, "the rest, net of fused's While": extra_us - writes_us}
 # h05d (r25 2): the table's (accumulate - fused) / N is net of fused's While, which accumulate's calls do not run; c24
 # adds it back: while_us an iteration (c11: one at a time less chained, over 8 iterations), N - 1 iterations where fused
-# has a While (N >= 4; its first micro-batch runs before the loop). "Each extra call cost one to two micro-batches (956 µs
-# at N = 8 on the stored run)": a band no load breaks, as for the net figure above; "840 to 1369 across N", "956 =
-# 180 + 343 + 433": the stored run's digits, printed by c23
+# has a While (N >= 4; its first micro-batch runs before the loop). "Each extra call cost one to two micro-batches (933 µs
+# at N = 8 on the stored run)": a band no load breaks, as for the net figure above. h05e (r25-05-22 1): c25's "704 µs
+# (N = 1) to 975 (N = 32)" is true_lo to true_hi over every N (N = 1, 2 add nothing back, asserted below), not a range
+# over N >= 4; "933: a bare call (222), writing seven variables (291), 420 unmeasured": the stored run's digits, printed by c24
 assert while_us == (call_us[1][1] - call_us["chained"][1]) / 8, while_us
 assert true_us == {N: col[N] + (N - 1) / N * while_us * (while_ops[256, N] > 0) for N in Ns}, true_us
 assert (true_lo, true_hi) == (min(true_us.values()), max(true_us.values())) and all(true_us[N] == col[N] for N in (1, 2))
