@@ -310,8 +310,8 @@ _dip = lambda m: m[2] / m[1] < min(m[1] / m[0], m[3] / m[2])  # the 10^3 -> 10^4
 assert _dip(med) and _dip(walk), (med, walk)
 assert np.all((4096 < exact5[:, 10**4 - 1]) & (exact5[:, 10**4 - 1] < 1.25 * 4096)), exact5[:, 10**4 - 1]  # just past
 assert np.spacing(np.float32(4097)) == 2 * np.spacing(np.float32(4095))  # the spacing doubles at 4,096
-# the figure's slope guide, refitted in the cell (gradlab's draws it through the first median): sqrt(terms), through the
-# four medians in log space; gradlab's figure is otherwise as tested beside it
+# the figure's slope guide (gradlab's guide="fit"): sqrt(terms), through the four medians in log space, recomputed
+# here from the cell's medians; gradlab's figure is otherwise as tested beside it
 _guide = [g for g in fig.axes[0].lines if g.get_gid() == "sqrt"]
 assert len(_guide) == 1 and np.allclose(_guide[0].get_ydata(), np.exp(np.mean(np.log(med) - np.log(counts) / 2)) * np.sqrt(counts))
 assert "fitted" in _guide[0].get_label() and fig.axes[0].get_legend() is not None

@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 
-def plot_rounding_growth(terms, running, worst_case, blocked=(), rounding=10):
+def plot_rounding_growth(terms, running, worst_case, blocked=(), rounding=10, guide="first"):
     """The one-at-a-time sum's median and worst error against the number of terms, with a
     sqrt(terms) slope guide through the first median, the worst-case bound (in proportion to the
     terms) and a line at the
@@ -29,6 +29,9 @@ def plot_rounding_growth(terms, running, worst_case, blocked=(), rounding=10):
         worst_case: the worst-case bound at each count, in spacings.
         blocked: {name: errors at the largest count} for sums that add in blocks.
         rounding: the yardstick, in spacings (a horizontal line).
+        guide: where the sqrt(terms) guide runs: "first", through the first median; "fit", the
+            least-squares fit in log space through every median, c sqrt(terms) with
+            log c = mean(log median_k - log(terms_k) / 2).
     Returns:
         a matplotlib Figure with 1 Axes (both axes log-scaled), already closed in pyplot.
     """
@@ -36,16 +39,23 @@ def plot_rounding_growth(terms, running, worst_case, blocked=(), rounding=10):
     running = [np.asarray(e, dtype=float) for e in running]
     if len(running) != len(terms) or len(worst_case) != len(terms) or terms.size < 2:
         raise ValueError("one error array and one worst case per term count, two counts at least")
+    if guide not in ("first", "fit"):
+        raise ValueError(f'guide must be "first" or "fit", got {guide!r}')
     fig, ax = plt.subplots(figsize=(9.5, 4.2))
     ax.plot(terms, worst_case, ":", color="0.35", gid="worst case", label="worst case, in proportion to the terms")
-    guide = np.median(running[0]) * np.sqrt(terms / terms[0])  # a slope guide through the first median
-    ax.plot(terms, guide, "--", color="0.55", gid="sqrt",
-            label=r"slope guide: $\propto\sqrt{\mathrm{terms}}$, from the first median")
+    medians = np.array([np.median(e) for e in running])
+    if guide == "first":
+        line, where = medians[0] * np.sqrt(terms / terms[0]), "from the first median"
+    else:  # "fit": the constant c of c sqrt(terms) closest to every median on the log axes
+        line, where = np.exp(np.mean(np.log(medians) - np.log(terms) / 2)) * np.sqrt(terms), "fitted"
+    ax.plot(terms, line, "--", color="0.55", gid="sqrt",
+            label=r"slope guide: $\propto\sqrt{\mathrm{terms}}$, " + where)
     ax.axhline(rounding, color="tab:red", lw=1, gid="rounding", label=f"{rounding} spacings (the yardstick)")
-    ax.plot(terms, [np.median(e) for e in running], "o-", color="tab:blue", gid="median",
+    ax.plot(terms, medians, "o-", color="tab:blue", gid="median",
             label="one at a time: median")
     ax.plot(terms, [e.max() for e in running], "v", color="tab:blue", mfc="none", gid="worst",
             label="one at a time: worst")
+    blocked = dict(blocked)  # the default, (), draws none
     for k, (name, errors) in enumerate(blocked.items()):
         errors = np.asarray(errors, dtype=float)
         x, mid = terms[-1] * 1.06 ** (k - (len(blocked) - 1) / 2), np.median(errors)  # centred on the count

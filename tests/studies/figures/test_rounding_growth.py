@@ -37,3 +37,14 @@ def test_plot_rounding_growth_wants_one_error_array_per_count():
     from gradlab.studies.figures.rounding_growth import plot_rounding_growth
     with pytest.raises(ValueError):
         plot_rounding_growth([100, 1000], [np.ones(3)], [76, 972])
+
+
+def test_plot_rounding_growth_fits_the_sqrt_guide_through_every_median():
+    from gradlab.studies.figures.rounding_growth import plot_rounding_growth
+    # medians 2 at 100 terms, 40 at 10,000: log c = mean(log 2 - log 10, log 40 - log 100) = log sqrt(0.2 * 0.4)
+    fig = plot_rounding_growth([100, 10_000], [np.full(3, 2.0), np.full(3, 40.0)], [50, 5000], guide="fit")
+    line, = [g for g in fig.axes[0].lines if g.get_gid() == "sqrt"]
+    np.testing.assert_allclose(line.get_ydata(), [np.sqrt(0.08) * 10, np.sqrt(0.08) * 100])
+    assert line.get_label().endswith("fitted")
+    with pytest.raises(ValueError, match="guide"):
+        plot_rounding_growth([100, 10_000], [np.ones(3), np.ones(3)], [50, 5000], guide="last")
