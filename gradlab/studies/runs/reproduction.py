@@ -197,13 +197,13 @@ def run(accum_steps, seed=0, updates=1000, training=True, eval_every=None):
     Lesson: notebooks/21-reproducing-the-table.ipynb
     """
     n, seed, updates = _accum(accum_steps), check_count("seed", seed, 0), check_count("updates", updates)
-    at = checkpoints(n, updates) if eval_every is None else eval_updates(eval_every, updates)
     import keras
     import tensorflow as tf
 
     data = load_mnist()
     size, b = len(data.x_train), EFFECTIVE_BATCH // n
     rng = np.random.default_rng(seed)
+    at = checkpoints(n, updates) if eval_every is None else eval_updates(eval_every, updates)  # tested after these
     epochs = -(-updates * EFFECTIVE_BATCH // size)
     order = np.concatenate([rng.permutation(size) for _ in range(epochs)])
     model = build_model(seed)
