@@ -367,3 +367,18 @@ assert [f"{f(s for _, s in reproduction.SEED_TABLE.values()):.2f}" for f in (min
 # above: hits, 26%); "correlate 0.47 on best but 0.13 on final, whose gaps' std falls only from 0.51 (unpaired) to 0.47"
 assert [f"{x:.2f}" for x in (pairing["best"][0], *pairing["final"])] == ["0.47", "0.13", "0.47", "0.51"]
 print("lesson 21: every number the prose states checks out")
+
+# h21x: the live mini-rerun (c7, c8): "Dropout off, the runs score alike at every test (largest gap 0.0 points on the
+# stored run). Dropout on ... the runs part (on the stored run by up to 15.4 points, 4.2 at update 200)": asserted as
+# an order only (off: one curve, a digit or two at most; on: apart)
+assert mini_at == list(range(10, 201, 10)) and all(v.shape == (20,) for v in mini.values())
+assert mini_gap[False].max() < 0.5 < 2 < mini_gap[True].max(), mini_gap
+# Problem 2: "0.69 (sqrt(2 ln 1000) - sqrt(2 ln 10)) = 1.08 points, against 0.76 for 200: five times the looks, 1.4
+# times the gain"; the box: "Student's t = 2.26 for n = 10"
+guess_1000 = se[1_000] * (np.sqrt(2 * np.log(1000)) - np.sqrt(2 * np.log(10)))
+assert f"{guess_1000:.2f}" == "1.08" == f"{0.69 * (np.sqrt(2 * np.log(1000)) - np.sqrt(2 * np.log(10))):.2f}"
+assert f"{guess:.2f}" == "0.76" and f"{guess_1000 / guess:.1f}" == "1.4" and 1000 / 200 == 5 and rnd(T95_9, 2) == 2.26
+# c20: "Best minus final grows with the looks: 0.09, 0.20, 0.22 and 0.42 points" (row_lift, above); c26: "-0.12 +- 0.42,
+# wider than final's +- 0.34, so here no better than final"
+assert held_gap[1] > gap[20]["final"][1] and f"{gap[20]['final'][1]:.2f}" == "0.34"
+print("lesson 21: the mini-rerun and Problem 2 check out too")

@@ -54,3 +54,41 @@ def plot_seed_gaps(rows, xlabel="final test accuracy minus the large batch's, sa
     fig.tight_layout()
     plt.close(fig)
     return fig
+
+
+def plot_paired_curves(updates, panels, ylabel="test accuracy (%)"):
+    """Side by side, one Axes per panel: runs that share a seed, each one's test curve, and the
+    largest gap between them in the panel's title.
+
+        largest gap:  max over t of |curve_a(t) - curve_b(t)|, over every pair of the panel's runs
+
+    Runs that differ only by rounding draw one line (gap 0); runs whose randomness differs drift apart.
+
+    Args:
+        updates: the update count of each test, the same for every curve.
+        panels: {panel title: {run label: accuracy (a fraction) at each of `updates`}}, each panel
+            with at least one curve; drawn left to right, solid then dashed lines.
+        ylabel: the first Axes' y label.
+    Returns:
+        a matplotlib Figure with one Axes per panel (shared y), already closed in pyplot.
+
+    Lesson: notebooks/21-reproducing-the-table.ipynb
+    """
+    updates = np.asarray(updates)
+    if updates.ndim != 1 or updates.size == 0 or not panels:
+        raise ValueError("plot_paired_curves needs updates and at least one panel")
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.0 * len(panels), 3.5), sharey=True, squeeze=False,
+                             layout="constrained")
+    plt.close(fig)
+    for ax, (title, curves) in zip(axes[0], panels.items()):
+        curves = {label: 100 * np.asarray(c, dtype=float) for label, c in curves.items()}
+        if not curves or any(c.shape != updates.shape for c in curves.values()):
+            raise ValueError(f"panel {title!r}: every curve needs one accuracy per update ({updates.size})")
+        for i, (label, c) in enumerate(curves.items()):
+            ax.plot(updates, c, ("-", "--", ":", "-.")[i % 4], color=f"C{i}", label=label)
+        stack = np.array(list(curves.values()))
+        widest = float((stack.max(axis=0) - stack.min(axis=0)).max())
+        ax.set(title=f"{title}: largest gap {widest:.1f} points", xlabel="update")
+        ax.legend(frameon=False, loc="lower right")
+    axes[0, 0].set_ylabel(ylabel)
+    return fig

@@ -69,6 +69,22 @@ def checkpoints(accum_steps, updates=1000):
     return list(range(step, updates + 1, step)) + [updates]
 
 
+def eval_updates(every, updates=1000):
+    """Updates every, 2 every, ... up to `updates`, and `updates` itself if not among them.
+
+    Args:
+        every: updates between tests, a positive int.
+        updates: optimizer updates of the run.
+    Returns:
+        A list of update counts, increasing, ending at `updates` (logged once).
+
+    Lesson: notebooks/21-reproducing-the-table.ipynb
+    """
+    every, updates = check_count("eval_every", every), check_count("updates", updates)
+    at = list(range(every, updates + 1, every))
+    return at if at and at[-1] == updates else at + [updates]
+
+
 def build_model(seed=0, relu_logits=True):
     """The reference's convnet: dropout 0.2; conv 6x5x5, pool, dropout 0.5; conv 16x5x5,
     pool, dropout 0.5; dense 120, dropout 0.5; dense 84, dropout 0.5; dense 10.
@@ -160,7 +176,7 @@ def make_update(model, optimizer, training=True):
     return update
 
 
-def run(accum_steps, seed=0, updates=1000):
+def run(accum_steps, seed=0, updates=1000, training=True, eval_every=None):
     """One run of the reference's protocol: Adam 1e-3, `updates` updates of 100 examples.
 
     Examples are drawn in a fresh random order every epoch (order, weights and dropout
@@ -170,9 +186,13 @@ def run(accum_steps, seed=0, updates=1000):
         accum_steps: N, a divisor of 100.
         seed: non-negative int.
         updates: optimizer updates.
+        training: dropout on (True, the reference) or off in every update; tests always off.
+        eval_every: None: test at `checkpoints(N, updates)` (the reference's schedule);
+            an int k: at `eval_updates(k, updates)` (k, 2k, ... and the last), the same for
+            every N, so runs of different N are tested after the same updates.
     Returns:
         dict: `best` (max over the checkpoints, the reference's number), `final`,
-        `curve` (test accuracy at each of `checkpoints(N, updates)`), `seconds`.
+        `curve` (test accuracy at each of those updates), `seconds`.
 
     Lesson: notebooks/21-reproducing-the-table.ipynb
     """
@@ -183,20 +203,21 @@ def run(accum_steps, seed=0, updates=1000):
     data = load_mnist()
     size, b = len(data.x_train), EFFECTIVE_BATCH // n
     rng = np.random.default_rng(seed)
+    at = checkpoints(n, updates) if eval_every is None else eval_updates(eval_every, updates)  # tested after these
     epochs = -(-updates * EFFECTIVE_BATCH // size)
     order = np.concatenate([rng.permutation(size) for _ in range(epochs)])
     model = build_model(seed)
-    update = make_update(model, keras.optimizers.Adam(LR))
+    update = make_update(model, keras.optimizers.Adam(LR), training=bool(training))
     predict = tf.function(lambda x: tf.argmax(model(x, training=False), axis=1, output_type=tf.int32))
     x_test = tf.constant(data.x_test)
-    accuracy = {}
+    accuracy, tested = {}, set(at)
     start = time.perf_counter()
     for t in range(1, updates + 1):
         idx = order[(t - 1) * EFFECTIVE_BATCH:t * EFFECTIVE_BATCH]
         update(data.x_train[idx].reshape(n, b, 28, 28), data.y_train[idx].reshape(n, b))
-        if t % (EVAL_EVERY // n) == 0 or t == updates:
+        if t in tested:
             accuracy[t] = float(np.mean(predict(x_test).numpy() == data.y_test))
-    curve = [accuracy[t] for t in checkpoints(n, updates)]
+    curve = [accuracy[t] for t in at]
     return {"best": max(curve), "final": curve[-1], "curve": curve,
             "seconds": time.perf_counter() - start}
 

@@ -21,3 +21,17 @@ def test_plot_seed_gaps_draws_each_seed_and_the_interval_per_row():
     np.testing.assert_allclose(ticks[0].get_xdata(), [-5.3, -4.2, -5.0])
     means = [float(np.asarray(c.lines[0].get_xdata())[0]) for c in ax.containers]
     assert means == pytest.approx([-4.8333333, 0.0])
+
+
+def test_plot_paired_curves_draws_each_run_and_names_the_largest_gap():
+    from gradlab.studies.figures.seed_gaps import plot_paired_curves
+    fig = plot_paired_curves([10, 20, 30], {"off": {"N = 1": [0.5, 0.6, 0.7], "N = 20": [0.5, 0.6, 0.7]},
+                                            "on": {"N = 1": [0.5, 0.6, 0.7], "N = 20": [0.52, 0.57, 0.71]}})
+    assert not plt.fignum_exists(fig.number)
+    off, on = fig.axes
+    # by hand: off identical (gap 0); on |2|, |-3|, |1| points -> 3.0
+    assert off.get_title() == "off: largest gap 0.0 points" and on.get_title() == "on: largest gap 3.0 points"
+    np.testing.assert_allclose(on.lines[1].get_ydata(), [52.0, 57.0, 71.0])
+    np.testing.assert_allclose(on.lines[0].get_xdata(), [10, 20, 30])
+    with pytest.raises(ValueError):
+        plot_paired_curves([10, 20], {"bad": {"N = 1": [0.5]}})

@@ -129,3 +129,33 @@ def test_grid_cli_json_table_and_plot(tmp_path, monkeypatch, capsys):
     assert rp.grid((1, 5), runs=2, updates=5, progress=False) == record  # from the cache
     text = rp.format_table(record)
     assert "95.0 ± 0.17" in text and "population std" in text
+
+
+def test_eval_updates_every_k_then_the_last_once():
+    assert rp.eval_updates(10, 40) == [10, 20, 30, 40]
+    assert rp.eval_updates(3, 7) == [3, 6, 7]
+    assert rp.eval_updates(50, 20) == [20]
+
+
+def test_run_with_dropout_off_tests_what_a_hand_written_tape_trains():
+    # Oracle: the same seed's weights and example order, 3 Adam updates of 100 on one tape, dropout off.
+    mnist = load_mnist()
+    oracle, adam = rp.build_model(seed=2), keras.optimizers.Adam(1e-3)
+    order = np.random.default_rng(2).permutation(len(mnist.x_train))
+    accuracies = []
+    for t in range(3):
+        idx = order[100 * t:100 * (t + 1)]
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+                mnist.y_train[idx], oracle(mnist.x_train[idx], training=False)))
+        grads = tape.gradient(loss, oracle.trainable_variables)
+        adam.apply_gradients(zip(grads, oracle.trainable_variables))
+        if t >= 1:  # tested after updates 2 and 3
+            pred = np.argmax(oracle(mnist.x_test, training=False).numpy(), axis=1)
+            accuracies.append(float(np.mean(pred == mnist.y_test)))
+    for n in (1, 20):  # N = 20 differs by rounding only: at most a digit or two may flip
+        got = rp.run(n, seed=2, updates=3, training=False, eval_every=2)
+        assert len(got["curve"]) == 2 and got["final"] == got["curve"][-1]
+        np.testing.assert_allclose(got["curve"], accuracies, atol=0.002)
+    on = rp.run(1, seed=2, updates=3, training=True, eval_every=2)
+    assert on["curve"] != accuracies  # dropout on trains another model
