@@ -1,8 +1,8 @@
 """Figures for the pitfall lessons: each token's weight under a way of accumulating against its
 share, loss per token and per sequence over training, BatchNorm's
 gradient error against the micro-batch size, dropout's gap against the number of draws averaged, the weights an EMA of the weights
-puts on each update, the learning rate each update applies, a gradient against float16's range, and which update applies each
-micro-batch.
+puts on each update, the learning rate each update applies, a gradient against float16's range, which update applies each
+micro-batch, clipping each micro-batch's miss against the threshold, and loss curves under clipping.
 
 Lesson: notebooks/07-pitfalls-what-to-count.ipynb, notebooks/08-clipping-and-loss-scale.ipynb,
 notebooks/09-moving-averages.ipynb
@@ -346,8 +346,80 @@ def plot_float16_range(magnitudes, title="A gradient's entries against float16's
         fig.counts[label] = (counts, edges)
     for (name, x), style in zip(FLOAT16_LINES.items(), DASHES[1:]):
         ax.axvline(x, color="black", linestyle=style, linewidth=1.2, label=f"float16 {name}")
-    ax.set_xlabel("log2 |gradient entry|")
+    ax.set_xlabel("log2 |λ g|, a gradient entry times the loss scale λ")
     ax.set_ylabel("entries per power of two")
     ax.set_title(title)
     ax.legend(fontsize="small", loc="upper left")
+    return fig
+
+
+def plot_clip_sweep(misses, micro_norms, window_norm, title="Clipping each micro-batch against clipping once"):
+    """Clipping each micro-batch's miss against the threshold c, with the norms that set it marked.
+
+        miss(c) = ||u_each(c) - u_once(c)|| / ||u_once(c)||,
+        u_each = sum_i (n_i / B) clip(g_i, c),  u_once = clip(sum_i (n_i / B) g_i, c)
+
+    One point per threshold, joined, on a log2 x axis; a dotted vertical line at each micro-batch's
+    norm ||g_i|| (clip each bites where c is below some of them) and a dashed one at the window's
+    norm (below it both updates are clipped and scale alike, so the miss is flat). The y axis is in
+    percent, from 0.
+
+    Args:
+        misses: dict `{c: miss as a fraction}`, c > 0.
+        micro_norms: the micro-batch gradients' norms ||g_i||, before clipping.
+        window_norm: the norm of the window's weighted sum, before clipping.
+        title: the figure's title.
+    Returns:
+        a matplotlib Figure with 1 Axes; the joined line's data are (c, 100 x miss), sorted by c.
+    """
+    _check_series("misses", misses)
+    cs = np.array(sorted(misses), dtype=np.float64)
+    if np.any(cs <= 0):
+        raise ValueError(f"thresholds must be positive, got {cs.tolist()}")
+    percent = np.array([100.0 * misses[c] for c in sorted(misses)])
+    fig, ax = _figure(figsize=(5.6, 3.6))
+    ax.plot(cs, percent, "o-", color=_colors(1)[0], label="clip each vs clip once")
+    for k, m in enumerate(micro_norms):
+        ax.axvline(m, color="grey", linestyle=":", linewidth=1.2,
+                   label="a micro-batch's norm" if k == 0 else None)
+    ax.axvline(window_norm, color="black", linestyle="--", linewidth=1.2, label="the window's norm")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(cs, [f"{c:g}" for c in cs])
+    ax.set_ylim(0, max(percent.max(), 1.0) * 1.15)
+    ax.set_xlabel("clipping threshold c (log scale)")
+    ax.set_ylabel("miss (%)")
+    ax.set_title(title)
+    ax.legend(fontsize="small")
+    return fig
+
+
+def plot_clip_curves(curves, title="Loss after each update, clipping at c = 0.5"):
+    """Loss curves of runs that clip each micro-batch or clip once, one colour per N.
+
+        curve[t] = the loss after update t + 1 (t = 0, 1, ...), drawn at x = t + 1
+
+    Args:
+        curves: dict `{(N, way): [loss after each update]}`, way "each" (clip each micro-batch,
+            solid) or "once" (clip the window's sum, dashed); N = 1 is the large batch.
+        title: the figure's title.
+    Returns:
+        a matplotlib Figure with 1 Axes; one line per entry, labelled "N = n, clip each|once".
+    """
+    _check_series("curves", curves)
+    ways = {"each": "-", "once": "--"}
+    for (N, way), c in curves.items():
+        if way not in ways:
+            raise ValueError(f"way must be 'each' or 'once', got {way!r}")
+        if len(c) == 0:
+            raise ValueError(f"curve {(N, way)!r} is empty")
+    sizes = sorted({N for N, _ in curves})
+    color = dict(zip(sizes, _colors(len(sizes))))
+    fig, ax = _figure(figsize=(5.6, 3.6))
+    for (N, way), c in curves.items():
+        ax.plot(np.arange(1, len(c) + 1), np.asarray(c, np.float64), color=color[N], linestyle=ways[way],
+                linewidth=1.8, label=f"N = {N}, clip {way}")
+    ax.set_xlabel("update")
+    ax.set_ylabel("loss")
+    ax.set_title(title)
+    ax.legend(fontsize="small")
     return fig

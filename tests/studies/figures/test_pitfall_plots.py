@@ -7,7 +7,8 @@ import pytest
 from gradlab.studies.figures.pitfall_plots import (plot_batchnorm_error, plot_dropout_gap,
                                                    plot_ema_coefficients,
                                                    plot_token_and_sequence_loss, plot_token_weights,
-                                                   plot_update_timeline, plot_float16_range)
+                                                   plot_update_timeline, plot_float16_range,
+                                                   plot_clip_sweep, plot_clip_curves)
 
 
 def test_plot_token_weights_draws_each_sequence_at_its_tokens_beside_the_share_at_1():
@@ -180,3 +181,45 @@ def test_plot_float16_range_counts_each_power_of_two_as_numpy_does_and_draws_flo
     assert "log2" in ax.get_xlabel()
     with pytest.raises(ValueError, match="positive"):
         plot_float16_range({"zero": [0.0, 1.0]})
+
+
+def test_plot_clip_sweep_draws_the_miss_in_percent_against_c_with_the_norms_marked():
+    # worked by hand: two micro-batch gradients (3, 0) and (0, 4), weights 1/2 each; window sum (1.5, 2), norm 2.5.
+    # c = 1: each clips to (1, 0) and (0, 1), u_each = (0.5, 0.5); u_once = (0.6, 0.8); miss = |(-0.1, -0.3)| / 1
+    #        = sqrt(0.1) = 0.31623 -> 31.623%
+    # c = 5: nothing clipped, u_each = u_once -> 0%
+    g = [np.array([3.0, 0.0]), np.array([0.0, 4.0])]
+    def clip(v, c):
+        return v * min(1.0, c / np.linalg.norm(v))
+    misses = {}
+    for c in (5.0, 1.0):  # given out of order: drawn sorted
+        each, once = sum(clip(v, c) / 2 for v in g), clip(sum(v / 2 for v in g), c)
+        misses[c] = np.linalg.norm(each - once) / np.linalg.norm(once)
+    fig = plot_clip_sweep(misses, [3.0, 4.0], 2.5)
+    ax, = fig.axes
+    assert not plt.fignum_exists(fig.number)
+    line, = [ln for ln in ax.lines if ln.get_label() == "clip each vs clip once"]
+    assert np.allclose(line.get_xdata(), [1.0, 5.0]) and np.allclose(line.get_ydata(), [100 * np.sqrt(0.1), 0.0])
+    norms = sorted(ln.get_xdata()[0] for ln in ax.lines if ln.get_linestyle() == ":")
+    window, = [ln.get_xdata()[0] for ln in ax.lines if ln.get_linestyle() == "--"]
+    assert norms == [3.0, 4.0] and window == 2.5
+    assert ax.get_xscale() == "log" and ax.get_ylim()[0] == 0 and "%" in ax.get_ylabel()
+    with pytest.raises(ValueError, match="positive"):
+        plot_clip_sweep({0.0: 0.1}, [1.0], 1.0)
+    with pytest.raises(ValueError, match="at least one"):
+        plot_clip_sweep({}, [1.0], 1.0)
+
+
+def test_plot_clip_curves_draws_each_run_from_update_1_solid_for_each_dashed_for_once():
+    curves = {(1, "each"): [2.0, 1.0, 0.5], (4, "each"): [2.0, 1.5, 1.25], (4, "once"): [2.0, 1.0, 0.5]}
+    fig = plot_clip_curves(curves)
+    ax, = fig.axes
+    drawn = {ln.get_label(): ln for ln in ax.lines}
+    assert set(drawn) == {"N = 1, clip each", "N = 4, clip each", "N = 4, clip once"}
+    assert np.allclose(drawn["N = 4, clip each"].get_xdata(), [1, 2, 3])
+    assert np.allclose(drawn["N = 4, clip each"].get_ydata(), [2.0, 1.5, 1.25])
+    assert drawn["N = 4, clip once"].get_linestyle() == "--" and drawn["N = 4, clip each"].get_linestyle() == "-"
+    colour = {label: tuple(np.ravel(ln.get_color())) for label, ln in drawn.items()}
+    assert colour["N = 4, clip once"] == colour["N = 4, clip each"] != colour["N = 1, clip each"]  # one colour per N
+    with pytest.raises(ValueError, match="'each' or 'once'"):
+        plot_clip_curves({(4, "twice"): [1.0]})
