@@ -373,6 +373,8 @@ print("lesson 21: every number the prose states checks out")
 # an order only (off: one curve, a digit or two at most; on: apart)
 assert mini_at == list(range(10, 201, 10)) and all(v.shape == (20,) for v in mini.values())
 assert mini_gap[False].max() < 0.5 < 2 < mini_gap[True].max(), mini_gap
+# c8: "stall near 67%: at update 200 neither predicts digits 2, 5 or 6" (the ReLU on the outputs)
+assert all(0.62 < mini[False, n][-1] < 0.72 and mini_runs[False, n]["silent"] == [2, 5, 6] for n in (1, 20)), mini_runs
 # Problem 2: "0.69 (sqrt(2 ln 1000) - sqrt(2 ln 10)) = 1.08 points, against 0.76 for 200: five times the looks, 1.4
 # times the gain"; the box: "Student's t = 2.26 for n = 10"
 guess_1000 = se[1_000] * (np.sqrt(2 * np.log(1000)) - np.sqrt(2 * np.log(10)))
