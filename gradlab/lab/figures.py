@@ -393,3 +393,43 @@ def window_updates(batch, examples):
     """
     w = max(1, int(examples) // int(batch))
     return w if w % 2 else w - 1
+
+
+def controls_rows(lab):
+    """The lab's controls as (label, value) text pairs, in the widget's order: what a picture
+    of its controls shows (`plot_controls`)."""
+    names = ("strategy", "accum_steps", "micro_batch", "lr", "setting", "seeds", "x_axis")
+    rows = []
+    for name in names:
+        widget = getattr(lab, name)
+        value = widget.value
+        rows.append((widget.description, f"{value:.3g}" if isinstance(value, float) else str(value)))
+    return rows + [("effective batch", str(lab.batch.value).removeprefix("effective batch "))]
+
+
+def plot_controls(rows, buttons=("Run", "Stop", "Measure"), status=""):
+    """A still of the lab's controls: each (label, value) of `rows` as a labelled box, then its
+    buttons and status line. Stored beside the widget, it shows a reader without widgets (GitHub,
+    a terminal) what the controls were set to."""
+    height = 0.42 * (len(rows) + 2) + 0.3
+    fig = Figure(figsize=(PICTURE_WIDTH * 0.6, height))
+    ax = fig.add_axes([0, 0, 1, 1])
+    ax.set_xlim(0, 1), ax.set_ylim(len(rows) + 2, 0), ax.axis("off")
+    for i, (label, value) in enumerate(rows):
+        y = i + 0.6
+        ax.text(0.27, y, label, ha="right", va="center", fontsize=10)
+        ax.add_patch(_box(0.29, y - 0.36, 0.5, 0.72, "#f6f8fa", "#8c959f"))
+        ax.text(0.31, y, value, ha="left", va="center", fontsize=10, family="monospace")
+    y = len(rows) + 0.6
+    for j, name in enumerate(buttons):
+        ax.add_patch(_box(0.29 + 0.17 * j, y - 0.36, 0.15, 0.72, "#0969da" if j == 0 else "#eaeef2", "#57606a"))
+        ax.text(0.29 + 0.17 * j + 0.075, y, name, ha="center", va="center", fontsize=10,
+                color="white" if j == 0 else "black")
+    ax.text(0.02, len(rows) + 1.5, status, ha="left", va="center", fontsize=9, style="italic")
+    return fig
+
+
+def _box(x, y, width, height, face, edge):
+    from matplotlib.patches import FancyBboxPatch
+    return FancyBboxPatch((x, y), width, height, boxstyle="round,pad=0,rounding_size=0.01",
+                          facecolor=face, edgecolor=edge, linewidth=0.8, mutation_aspect=20)

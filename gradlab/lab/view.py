@@ -20,6 +20,7 @@ Lesson: notebooks/17-the-lab.ipynb
 """
 from __future__ import annotations
 
+import base64
 import io
 
 from ..core.microbatch import check_count
@@ -275,10 +276,18 @@ class Lab:
         line = settings.fixed_text(self.fixed, self.setting.value)
         self.controls.every_run.value = f"<small>{line}</small>"
 
+    def controls_picture(self):
+        """The controls as they are now, a still (`figures.plot_controls`), as PNG bytes."""
+        return _png(figures.plot_controls(figures.controls_rows(self),
+                                          status="a still of the lab's controls: run the notebook to use them"),
+                    figures.PICTURE_DPI)
+
     def _repr_mimebundle_(self, **kwargs):
         bundle = self.widget._repr_mimebundle_(**kwargs)
-        # Where widgets do not render (GitHub, a terminal), this text is all a reader sees; a
-        # count of configurations here would be the count at display time, stale once runs finish.
+        # Where widgets do not render (GitHub, a terminal), the PNG, a still of the controls at display
+        # time, is what a reader sees (a front end with widgets shows the widget instead); a count of
+        # configurations here would be the count at display time, stale once runs finish.
+        bundle["image/png"] = base64.b64encode(self.controls_picture()).decode("ascii")
         bundle["text/plain"] = ("gradlab's lab, a widget: run the notebook, or open it in JupyterLab "
                                 "or nbviewer, to see its controls and plots")
         return bundle
