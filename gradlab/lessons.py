@@ -124,6 +124,7 @@ _NAMES = {
     "plot_learning_rate_sweep": ("gradlab.studies.figures.noise_scale", "plot_learning_rate_sweep"),
     "plot_critical_batch": ("gradlab.studies.figures.noise_scale", "plot_critical_batch"),
     "plot_critical_batch_by_target": ("gradlab.studies.figures.noise_scale", "plot_critical_batch_by_target"),
+    "plot_time_to_target": ("gradlab.studies.figures.noise_scale", "plot_time_to_target"),
     "plot_progress": ("gradlab.studies.figures.noise_scale", "plot_progress"),
     "plot_noise_scale_tracking": ("gradlab.studies.figures.noise_scale", "plot_noise_scale_tracking"),
     "plot_paired_gaps": ("gradlab.studies.figures.selection", "plot_paired_gaps"),

@@ -362,3 +362,68 @@ def plot_noise_scale_tracking(exact, averages, first=1):
     return fig
 
 
+
+
+def plot_time_to_target(s_min, b_crit, tau, ms_per_example, other_taus=(), priced=None, clocked=None, micro=None,
+                        sizes=(16, 512)):
+    """The time to a target loss on one device against the batch, from the fitted model, with its least.
+
+        T(B) = S(B) (tau + B) = S_min (1 + B_crit / B)(tau + B)   (examples' work; times ms_per_example: ms)
+        dT/dB = 0  at  B* = sqrt(B_crit tau),   T(B*) = S_min (sqrt(tau) + sqrt(B_crit))^2
+
+    Each update costs its B examples' work plus a fixed cost tau (a call's launch, the optimizer's
+    apply, an all-reduce), counted in examples' work. The curve at the measured tau is solid, each of
+    `other_taus` dashed; a diamond marks each curve's least at B*.
+
+    Args:
+        s_min, b_crit: the fitted model (`fit_critical_batch`), both > 0.
+        tau: the measured fixed cost of an update, in examples' work, > 0.
+        ms_per_example: milliseconds per example's work, > 0 (converts every curve and point to ms).
+        other_taus: more fixed costs (examples' work, > 0) to draw dashed, at the same ms per example.
+        priced: optional `{label: {B: ms}}`, open markers (e.g. each seed's measured S times (tau + B)).
+        clocked: optional `{B: ms}`, runs timed to the target, black filled dots joined by a line.
+        micro: if given, a top axis reads B as N = B / micro micro-batches.
+        sizes: the batch range to draw, widened to take in every B* and point.
+    Returns:
+        a matplotlib Figure with 1 Axes (log-log, base 2), already closed in pyplot. Its model lines
+        carry gid "model" (measured tau) and "model tau=<t:g>", their B* markers gid "least".
+    """
+    taus = (tau, *other_taus)
+    if not all(np.isfinite(v) and v > 0 for v in (s_min, b_crit, ms_per_example, *taus)):
+        raise ValueError(f"s_min, b_crit, ms_per_example and every tau must be finite and > 0, got "
+                         f"{s_min!r}, {b_crit!r}, {ms_per_example!r}, {taus!r}")
+    points = [b for runs in (priced or {}).values() for b in runs] + list(clocked or {})
+    best = [np.sqrt(b_crit * t) for t in taus]
+    grid = np.geomspace(min(sizes[0], *best, *points) / 1.3, max(sizes[1], *best, *points) * 1.3, 400)
+    fig, ax = plt.subplots(figsize=(7.5, 4.4), layout="constrained")
+    plt.close(fig)
+    model = lambda b, t: s_min * (1 + b_crit / b) * (t + b) * ms_per_example
+    for i, (t, b_star) in enumerate(zip(taus, best)):
+        first = i == 0
+        ax.plot(grid, model(grid, t), "-" if first else "--", color="black" if first else "grey",
+                linewidth=1.4 if first else 1.0, gid="model" if first else f"model tau={t:g}",
+                label=f"model, tau = {t:.0f}" + (" (measured)" if first else ""))
+        ax.plot([b_star], [model(b_star, t)], "D", color="crimson" if first else "grey", markersize=7,
+                gid="least", label=f"least at B* = sqrt(B_crit tau) = {b_star:.0f}" if first else None)
+    colors = plt.get_cmap("viridis")(np.linspace(0.0, 0.8, max(len(priced or {}), 1)))
+    for i, ((label, runs), color) in enumerate(zip((priced or {}).items(), colors)):
+        bs = sorted(runs)
+        ax.plot(bs, [runs[b] for b in bs], SEED_MARKERS[i % len(SEED_MARKERS)], color=color,
+                markerfacecolor="none", markeredgewidth=1.4, markersize=8, linestyle="none", label=str(label))
+    if clocked:
+        bs = sorted(clocked)
+        ax.plot(bs, [clocked[b] for b in bs], "o-", color="black", markersize=6, linewidth=0.8,
+                gid="clocked", label="clocked runs to the target")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_xlabel("batch B")
+    ax.set_ylabel("time to the target loss, ms")
+    if micro:
+        top = ax.secondary_xaxis("top", functions=(lambda b: b / micro, lambda n: n * micro))
+        top.set_xlabel(f"N micro-batches of {micro:g}")
+        top.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_title("Time to the target: least at B* = sqrt(B_crit tau)", fontsize="medium")
+    ax.legend(loc="upper left", fontsize="small")
+    return fig

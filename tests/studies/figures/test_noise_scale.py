@@ -247,3 +247,26 @@ def test_plot_noise_scale_tracking_refuses_a_b_simple_that_is_not_inf_where_g_is
         plot_noise_scale_tracking({1: (1.0, 10.0)}, {"a": ([1.0], [10.0, 30.0])})
 
 
+
+
+def test_plot_time_to_target_draws_the_model_time_with_its_least_at_sqrt_b_crit_tau():
+    from gradlab.studies.figures.noise_scale import plot_time_to_target
+
+    # by hand: S_min = 10, B_crit = 32, tau = 128 examples, 0.5 ms an example: B* = sqrt(32 x 128) = 64,
+    # T(64) = 10 x (1 + 32/64) x (128 + 64) x 0.5 = 1440 ms; T(32) = 10 x 2 x 160 x 0.5 = 1600 ms
+    fig = plot_time_to_target(10, 32, 128, 0.5, other_taus=(8,), priced={"seed 2": {32: 1700, 512: 5000}},
+                              clocked={32: 1650, 128: 1500}, micro=32)
+    ax = fig.axes[0]
+    lines = {ln.get_gid(): ln for ln in ax.get_lines() if ln.get_gid() in ("model", "model tau=8", "clocked")}
+    model = lines["model"]
+    x, y = np.asarray(model.get_xdata()), np.asarray(model.get_ydata())
+    assert abs(np.interp(32, x, y) - 1600) < 5 and abs(x[np.argmin(y)] / 64 - 1) < 0.02
+    assert y.min() >= 1440 - 1e-9
+    least = [ln for ln in ax.get_lines() if ln.get_gid() == "least"]
+    assert [(float(ln.get_xdata()[0]), float(ln.get_ydata()[0])) for ln in least] == [(64.0, 1440.0), (16.0, 10 * 3 * 24 * 0.5)]
+    assert list(lines["clocked"].get_xdata()) == [32, 128] and list(lines["clocked"].get_ydata()) == [1650, 1500]
+    assert any(list(ln.get_xdata()) == [32, 512] and list(ln.get_ydata()) == [1700, 5000] for ln in ax.get_lines())
+    assert len(ax.child_axes) == 1  # the top axis: N micro-batches
+    fig.savefig(io.BytesIO(), format="png")
+    with pytest.raises(ValueError, match="finite"):
+        plot_time_to_target(10, 32, 0, 0.5)
