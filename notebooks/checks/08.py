@@ -185,6 +185,9 @@ for _ in range(8):
     _pace.apply_gradients([(tf.constant(1.0), _pw)])
     _pace_scales.append(float(_pace.dynamic_scale))
 assert _pace_scales == [2.0 ** 15] * 7 + [2.0 ** 16] and int(_pace.iterations) == 2, (_pace_scales, int(_pace.iterations))
+# section 4 (c24) and its folded cell's print: "8 calls with dynamic_growth_steps=2 make 2 updates and double λ 4 times,
+# to 2^19; fused doubles it once"; "a doubling every 2,000 calls, 500 updates at N = 4"
+assert pace == {"Keras (a call per micro-batch)": (2, 19), "fused (a call per update)": (2, 16)}, pace
 
 # Section 2's float16 range: "Float16's largest finite value is 65504"
 assert float(np.finfo(np.float16).max) == 65504
@@ -343,7 +346,7 @@ _between = f"{np.mean((g32 >= 2 ** -24) & (g32 < 2 ** -14)):.2%}"
 assert (_below(1.0), _between, _below(2.0 ** 15)) == ("8.40%", "43.03%", "0.04%"), (_below(1.0), _between)
 assert f"{np.log2(g32.max() * 2 ** 15):.1f}" == "8.5" and g32.max() * 2 ** 15 < 65504 / 100 and np.all(g32 > 0)
 # r15: "Float16 rounds to nearest, so entries between 2^-25 and 2^-24 round up to the smallest subnormal: casting this
-# gradient would zero 6.04%. The table's real float16 backward pass rounds its intermediates instead, and loses 5.62%";
+# gradient would zero 6.04%. The real float16 backward pass loses 5.62%" (no cause stated);
 # "At λ = 2^15 ... 0.03% below 2^-25 (the real pass: 0.03%)" (c15 prints the shares below 2^-25)
 _under = lambda lam: np.mean(lam * g32 < 2 ** -25)
 assert f"{_under(1.0):.2%}" == "6.04%" and f"{_under(2.0 ** 15):.2%}" == "0.03%", (_under(1.0), _under(2.0 ** 15))
