@@ -19,7 +19,7 @@ assert verdict(mine.inner.get_weights(), large.get_weights()) == "exact: 1.0 spa
 assert max_abs_diff(mine.inner.get_weights(), large.get_weights()) > 0
 assert verdict(scaled.inner.get_weights(), large.get_weights()).startswith("exact: 1.0 spacings")
 assert isinstance(scaled.optimizer, keras.optimizers.LossScaleOptimizer) and float(scaled.optimizer.dynamic_scale) > 1
-# "The scale, 32768, is its starting 2^15: no gradient overflowed, so it never moved" (an overflow halves it; it
+# Going further: "multiplies the loss by 2^15" (printed: loss scale 32768; an overflow would halve it, and it
 # grows only after dynamic_growth_steps, 2,000 finite steps, far more than the 11 here)
 assert float(scaled.optimizer.dynamic_scale) == 2.0**15 and scaled.optimizer.dynamic_growth_steps > 11 and scaled.optimizer.dynamic_growth_steps == 2000
 # Answer 1: "In the traced step ... an empty micro-batch's mean is divide_no_nan(0, 0) = 0 (Solution 1 prints 0.0)"
@@ -87,8 +87,12 @@ assert _traced_batch and set(_traced_batch) == {None}, _traced_batch
 # The graphs: 5 MatMuls a micro-batch, unrolled N times or once in the while body; the loop's size is flat
 for N in NS:
     assert matmuls["unrolled", N] == (5 * N, 0) and matmuls["while loop", N] == (0, 5), matmuls
-# c19 (h10x): the learner's my_matmuls (graph ops, the While body from the library) agrees with gradlab's op_counts
-assert all(graph_ops.op_counts(_s, spec) == my_matmuls(_s) == matmuls[_k] for _k, _s in graphs.items())
+# i10: the folded measurement cell counts them with gradlab's op_counts (05 teaches the count; my_matmuls is gone)
+assert all(graph_ops.op_counts(_s, spec) == matmuls[_k] for _k, _s in graphs.items())
+# c15/c16 (i10): "The nested tf.function gets tf.while_loop's default, parallel_iterations=10" (printed: [10]);
+# loop_options reads the While ops of the step and of its nested functions; your own loop's is 1
+assert nested_options == [10], nested_options
+assert loop_options(traced(Wrapper(fresh(), 4, accumulate), jit=False)) == [1]
 # the learner's steps are Wrapper with the loop that passed its check (the learner's own once written)
 assert (mine.loop, looped.loop, mine16.loop) == (python_loop, accumulate, python_loop)
 
@@ -103,7 +107,7 @@ assert isinstance(at16["plain fit"], Plain) and not isinstance(at16["plain fit"]
 assert peak_mib["unrolled"] > peak_mib["plain fit"] > peak_mib["while loop"], peak_mib
 _act900 = 900 * (32 + 10) * 4 / 2**20
 assert grad_mib < _act900 < 2 * grad_mib and peak_mib["plain fit"] - peak_mib["while loop"] < 2 * grad_mib, peak_mib
-# c17, c22 and the Summary: "A gradient is 4P bytes (P = 25,450 weights): 0.097 MiB"; "16.0 gradients unrolled, 10.1 ..., 2.1" (the stored run, h10x)
+# c21 and the Summary: "A gradient is 4P bytes (P = 25,450 weights): 0.097 MiB"; "2.3 gradients at parallel_iterations=1, 10.2 at the default and 16.3 unrolled; plain fit 3.8" (the stored run, i10; bands below)
 # (printed beside it, the stored run's; the Summary: "about 2 ... 16"): P by hand, the quotients in bands
 assert P == 784 * 32 + 32 + 32 * 10 + 10 == 25_450 and f"{grad_mib:.3f}" == "0.097"
 # c17 and c22, predicted from sizes: "a 60-row micro-batch's layer outputs, 60 (32 + 10) floats, 0.01 MiB"; "the
@@ -171,8 +175,6 @@ assert verdict(static_fit.inner.get_weights(), large_10.get_weights()) == "exact
 # "what fit's default, "auto", picks on a GPU": Keras 3.15 resolves "auto" to XLA unless the machine has only CPUs
 import keras.src.trainers.trainer as _trainer
 assert "Disable XLA on CPU-only machines" in inspect.getsource(_trainer.Trainer._resolve_auto_jit_compile)
-# "Which to choose?": "the large batch's input (here 0.18 MiB)": 60 rows of 784 float32 values
-assert x.dtype == np.float32 and x.shape[1] == 784 and f"{60 * 784 * 4 / 2**20:.2f}" == "0.18"
 # c28's table and "AccumulatingModel on arrays gathers one micro-batch's rows at a time (fit_rows.py)": fit hands
 # its train_step the 60 row indices (int64, one per row), not the rows; micro-batches of 15 (split_sizes(60, 4))
 _handed = []
@@ -203,15 +205,14 @@ assert int(large_10.optimizer.iterations) == 10 and verdict(keras_model.get_weig
 _start = fresh().get_weights()
 assert verdict(keras_model.get_weights(), large.get_weights(), start=_start) == "miss 26.4%"
 assert f"{miss(large_10.get_weights(), large.get_weights(), start=_start):.1%}" == "26.4%"
-# the folded 'jit_compile="auto"' note: Keras turns XLA off on a machine with no GPU, AccumulatingModel compiles a
-# dense model with XLA (the lesson no longer prints it; resolved here)
+# c24 (i10): "XLA is off so that all three run as Keras's fit does on a CPU. AccumulatingModel's default picks XLA"
+# (resolved here; its fixed-size slices are gradlab's loop_sum code, core/accumulate.py)
 auto = {"Keras's": fresh(), "AccumulatingModel's": gl.AccumulatingModel(fresh(), accum_steps=4)}
 for _m in auto.values():  # compile's default, jit_compile="auto"
     _m.compile(keras.optimizers.SGD(0.1), xent(from_logits=True))
 if not tf.config.list_physical_devices("GPU"):  # the lesson's claim is for a CPU-only machine; a GPU may pick XLA
     assert auto["Keras's"].jit_compile is False
 assert auto["AccumulatingModel's"].jit_compile is True
-# "since XLA fuses the loop's many small ops (05 times it)": no number copied from 05, whose timings move between runs
 # Answer 2: "That update mixes epoch 1's 11 leftover digits with epoch 2's first 45": Keras's 11th update is the 41st
 # micro-batch (11 digits, waiting) and epoch 2's first three micro-batches of 15
 assert len(x) - 40 * 15 == 11 and (4 - 1) * 15 == 45
@@ -255,7 +256,7 @@ assert max(_right) <= 2 * _spacing and [f"{min(_right):.1e}", f"{max(_right):.1e
 assert max_abs_diff(mine.inner.get_weights(), large.get_weights()) <= _spacing  # "exact: 1.0 spacings"
 assert verdict(mine16.inner.get_weights(), large.get_weights()).startswith("exact: 1.0 spacings")  # Answer 1: "as before"
 
-# the figure, the lesson at a glance (gradlab's lesson_plots.plot_spacings_to_reference over `gaps`): "the plain step and every step that
+# the at-a-glance table (cell 28, printed from `gaps`) and c29: "the plain step and every step that
 # sums the S_i and D_i and divides once land in the rounding band: 0 to 2.0 spacings"; "MeanOfMeans miscounts: its
 # D_i = 1, so it divides by N ... Only the last batch's micro-batches differ in rows (3, 3, 3, 2), yet it lands about
 # 114,000 spacings off, a 4.34% miss. Keras's accumulation is drawn against the large batch's first 10 updates: 1.0
