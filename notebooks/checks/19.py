@@ -373,7 +373,7 @@ assert [1 + 256 / (32 * R) for R in (4, 8, 16, 32)] == [3, 2, 1.5, 1.25]
 assert [1 + 32 * R / 256 for R in (4, 8, 16, 32)] == [1 + R / 8 for R in (4, 8, 16, 32)] == [1.5, 2, 3, 5]
 assert all(2 * (R - 1) / R < 2 for R in (4, 8, 16, 32))
 assert [round(time_to_target(1, 450, R=R)) for R in (4, 8, 16, 32)] == [31, 21, 16, 13]  # falls ever less per doubling
-# c22: "tau = 63 examples' work (1.01 ms)", B* ~ 45, Adam's ~ 89, the clocked 54, 57, 72, 201 ms and 3.7 (3.8 priced): the
+# c22: "tau = 68 examples' work (1.06 ms)", B* ~ 47, the clocked 54, 54, 75, 195 ms, 0.92 to 1.07, 3.6 (3.7 priced): the
 # stored run's, printed by the nbval-ignored tau, clocked and B* cells; only their logic is asserted (the bands above)
 # c20: Adam's "best rate did not grow: 0.004 to 0.008 at every B (one run's 0.016 at the grid's edge)" (pinned above)
 assert {adam_won[s, B] for s in seeds for B in tried} == {0.004, 0.008, 0.016}
@@ -400,4 +400,21 @@ assert min(_noise.values()) > B_crit and at_start.noise_scale > B_crit, (_noise,
 _fig = plot_time_to_target(S_min, B_crit, tau, ms_per_example)
 _least = [ln for ln in _fig.axes[0].get_lines() if ln.get_gid() == "least"][0]
 assert np.isclose(_least.get_xdata()[0], B_fast), (_least.get_xdata(), B_fast)
+# i19x. c19's bare-call timing (nbval-ignored; c22 quotes its ms and the step's share of tau "on the stored run"):
+# c4's sgd_step against gradlab's strategy.step, one update on the same 32 digits, interleaved. Asserted what load
+# cannot flip: the step costs more than the bare call (the same update plus shape checks, a rollback snapshot, the
+# finite-gradient guard and a host read of the loss)
+assert set(call_ms) == {"bare", "step"} and all(len(t) == 12 for t in call_ms.values()) and 0 < bare_ms < step_ms, call_ms
+# c20's round-by-round N = 2 over N = 1 (c22: "N = 1 and 2 tie", the stored run's range)
+assert len(pair) == 7 and pair == sorted(pair) and all(p > 0 for p in pair), pair
+# c29 "Why about twice?": "the x2 rate grid and repeated digits (32.8, 33.2)", "each under 3%"; distinct digits scale
+# the noise by (M - B)/(M - 1), "0.87 at B = 512", and (fitting S = a + b/B to S_min (1 + B_noise M/(M-1) (1/B - 1/M)))
+# move the fitted knee by about B_noise/M, "2%" at the median B_noise at loss 0.5
+assert (f"{B_crit_finer:.1f}", f"{no_repeats:.1f}") == ("32.8", "33.2") and all(abs(b / B_crit - 1) < 0.03 for b in (B_crit_finer, no_repeats))
+assert f"{(M - 512) / (M - 1):.2f}" == "0.87" and f"{_med[0.5][1] / M:.0%}" == "2%", _med
+# c31: "tens of digits each at loss 0.5; at 0.3 B_noise reads hundreds (median 248, knee 55)"; "the gap dips at 0.4"
+assert max(_noise.values()) < 100 and B_crit < 100 and min(reads[0.3][1].values()) > 100, reads[0.3][1]
+assert _over_t[1][1] < _over_t[1][0] < _over_t[1][2], _over_t
+# the Summary: "B_noise: 1.1 to 2.4 times the knee at loss 0.5, median 4.5 times at 0.3"
+assert (f"{min(over['B_noise']):.1f}", f"{max(over['B_noise']):.1f}") == ("1.1", "2.4"), over
 print("lesson 19: every number the prose states checks out")
