@@ -454,5 +454,6 @@ assert np.abs(tf.nn.moments(tf.constant(h), [0])[1].numpy() - h.var(0)).max() < 
 assert len(ema_bn.optimizer._model_variables_moving_average) == len(ema_bn.trainable_variables)
 assert not any(v is w for v in ema_bn.trainable_variables for w in (ema_norm.moving_mean, ema_norm.moving_variance))
 assert f"{ema_ratio:.2f}" == "2.04" and 1.5 < ema_ratio < 3, ema_ratio
+assert f"{0.99 ** 100:.0%}" == "37%"  # "0.99^100 = 37% of the average is still the start" (Keras's EMA starts at the weights)
 assert [f"{a:.1%}" for _, a in ema_scores] == ["85.3%", "91.3%"] and ema_scores[1][1] > ema_scores[0][1] + 0.03, ema_scores
 print("lesson 09: every number the prose states checks out")
