@@ -91,6 +91,7 @@ assert check_clip(clip_each, False) is None and check_clip(clip_once, True) is N
 # Section 3: one check of the sum skips the whole update: micro-batch 2's overflow reaches the window's sum
 assert fused_row == [None, None, 1, 1, 2, 2]  # fused skips the whole window, then applies whole windows
 # section 3, "Unscale, then clip": clipped once before unscaling, a clip at c / λ (0.500 / 2^15 long), 100% off the clip at c
+wrong = [t / lam for t in clip_once(scaled, 0.5)]  # clip once at c before unscaling: a clip at c / λ
 assert verdict(wrong, g_clipped) == "miss 100%" and f"{norm(wrong) * 2 ** 15:.3f} {norm(g_clipped):.3f}" == "0.500 0.500"
 # section 4: the bad batch, x2, x3: your step exact against the target (the bad batch skipped whole, then x2, x3),
 # Keras's accumulation, checking each micro-batch, "lands 51.1% off" (two updates made, λ halved once; sized by the
@@ -381,7 +382,7 @@ assert _refused
 # large batch, which clipping each misses by 45%. mixed_float16 moved the weights 0.296% from float32's in 20 updates;
 # test loss 1.9481 both ways, λ at 2^15 throughout" (c22 prints both ways' lines)
 assert list(runs) == ["keras_way", "gradlab_way"]
-for _way, (_update, (_w32, _m32, _o32), (_w16, _m16, _o16)) in runs.items():
+for _way, (_update, (_w32, _m32, _o32, *_), (_w16, _m16, _o16, *_)) in runs.items():
     assert verdict(_update, g_clipped, at=at_w) == "exact: 0.5 spacings" and verdict(g_each, _update) == "miss 45%", _way
     assert _m16.dtype_policy.name == "mixed_float16" and _m32.dtype_policy.name == "float32", _way
     assert all(v.dtype == "float32" for v in _m16.trainable_variables)  # float16 compute, float32 weights
@@ -391,6 +392,11 @@ for _way, (_update, (_w32, _m32, _o32), (_w16, _m16, _o16)) in runs.items():
     assert abs(test_loss(_m16) - test_loss(_m32)) < 1e-4, _way  # the printed gap
     assert float(_o16.dynamic_scale) == 2.0 ** 15 and int(_o16.iterations) == 20, _way  # no update skipped
     assert 1.9 < test_loss(_m32) < start_loss  # 20 updates moved it down from 2.364, a little
+# c22 (j08): float16, N = 4: at 2^18 your step applies, λ on each mean (λ/8 a digit) skips; at 2^19 the large batch
+# skips and your step does not; the warning printed is gradlab's LOSS_SCALE_WARNING
+assert list(f16.values()) == [(True, 2.0 ** 18), (False, 2.0 ** 17), (True, 2.0 ** 19), (False, 2.0 ** 18)], f16
+from gradlab.core.normaliser import LOSS_SCALE_WARNING
+assert notes == {LOSS_SCALE_WARNING}, notes
 print("lesson 08: every number the prose states checks out")
 # c29 (h08c), lambda-caused overflows in a mixed_float16 run, 3 seeds (the folded cost cell's second table): "Keras's check
 # trains better on every seed": lower test loss and more updates applied; overflows every few updates when checked once
