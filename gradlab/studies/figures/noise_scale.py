@@ -373,7 +373,7 @@ def plot_time_to_target(s_min, b_crit, tau, ms_per_example, other_taus=(), price
 
     Each update costs its B examples' work plus a fixed cost tau (a call's launch, the optimizer's
     apply, an all-reduce), counted in examples' work. The curve at the measured tau is solid, each of
-    `other_taus` dashed; a diamond marks each curve's least at B*.
+    `other_taus` grey in its own dash pattern; a diamond marks each curve's least at B*, every one in the legend.
 
     Args:
         s_min, b_crit: the fitted model (`fit_critical_batch`), both > 0.
@@ -398,13 +398,16 @@ def plot_time_to_target(s_min, b_crit, tau, ms_per_example, other_taus=(), price
     fig, ax = plt.subplots(figsize=(7.5, 4.4), layout="constrained")
     plt.close(fig)
     model = lambda b, t: s_min * (1 + b_crit / b) * (t + b) * ms_per_example
+    styles = ("-", "--", ":", "-.")  # the measured tau solid; each other tau its own dash pattern
     for i, (t, b_star) in enumerate(zip(taus, best)):
         first = i == 0
-        ax.plot(grid, model(grid, t), "-" if first else "--", color="black" if first else "grey",
-                linewidth=1.4 if first else 1.0, gid="model" if first else f"model tau={t:g}",
+        ax.plot(grid, model(grid, t), styles[0] if first else styles[1 + (i - 1) % 3],
+                color="black" if first else "grey", linewidth=1.4 if first else 1.2,
+                gid="model" if first else f"model tau={t:g}",
                 label=f"model, tau = {t:.0f}" + (" (measured)" if first else ""))
         ax.plot([b_star], [model(b_star, t)], "D", color="crimson" if first else "grey", markersize=7,
-                gid="least", label=f"least at B* = sqrt(B_crit tau) = {b_star:.0f}" if first else None)
+                gid="least", label=f"least at B* = sqrt(B_crit tau) = {b_star:.0f}" if first
+                else f"its least, B* = {b_star:.0f} (tau = {t:.0f})")
     colors = plt.get_cmap("viridis")(np.linspace(0.0, 0.8, max(len(priced or {}), 1)))
     for i, ((label, runs), color) in enumerate(zip((priced or {}).items(), colors)):
         bs = sorted(runs)
@@ -423,6 +426,7 @@ def plot_time_to_target(s_min, b_crit, tau, ms_per_example, other_taus=(), price
     if micro:
         top = ax.secondary_xaxis("top", functions=(lambda b: b / micro, lambda n: n * micro))
         top.set_xlabel(f"N micro-batches of {micro:g}")
+        top.xaxis.set_major_locator(plt.LogLocator(base=2))  # every power of 2: N = 1, 2, 4, ...
         top.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
     ax.set_title("Time to the target: least at B* = sqrt(B_crit tau)", fontsize="medium")
     ax.legend(loc="upper left", fontsize="small")

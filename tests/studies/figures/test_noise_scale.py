@@ -270,3 +270,21 @@ def test_plot_time_to_target_draws_the_model_time_with_its_least_at_sqrt_b_crit_
     fig.savefig(io.BytesIO(), format="png")
     with pytest.raises(ValueError, match="finite"):
         plot_time_to_target(10, 32, 0, 0.5)
+
+
+def test_plot_time_to_target_tells_the_other_taus_apart_and_lists_every_least():
+    from gradlab.studies.figures.noise_scale import plot_time_to_target
+
+    # by hand: B* = sqrt(32 tau): 64 at tau 128, 32 at tau 32, 16 at tau 8
+    fig = plot_time_to_target(10, 32, 128, 0.5, other_taus=(32, 8), micro=32)
+    ax = fig.axes[0]
+    curves = {ln.get_gid(): ln for ln in ax.get_lines() if str(ln.get_gid()).startswith("model")}
+    styles = [curves[g].get_linestyle() for g in ("model", "model tau=32", "model tau=8")]
+    assert len(set(styles)) == 3, styles  # solid, and two different dash patterns
+    labels = ax.get_legend_handles_labels()[1]
+    assert "its least, B* = 32 (tau = 32)" in labels and "its least, B* = 16 (tau = 8)" in labels, labels
+    assert sum(label.startswith("least at B*") for label in labels) == 1, labels
+    fig.canvas.draw()
+    top = ax.child_axes[0]
+    ticks = [t for t in top.get_xticks() if 16 / 32 <= t <= 512 / 32]
+    assert {1, 2, 4, 8, 16} <= set(ticks), ticks  # N at every power of 2
