@@ -136,7 +136,7 @@ assert abs(se_gap - (d20 - d_large).std(ddof=1) / np.sqrt(32)) < 1e-12  # paired
 assert interval in (my_interval, solution_interval)  # the learner's paired interval, checked against lesson 17's
 _g = acc[20, "final"] - acc[1, "final"]
 assert np.allclose(interval(_g), gl.lessons.seed_gaps.interval(_g))
-# Problem 1: "t = 2.26 ... 2.26 x 0.47 / sqrt(10) = 0.34 (printed above) against 0.36"; "correlate 0.13", "0.47 paired, 0.51 unpaired"
+# (cut by j21) old Problem 1: "t = 2.26 ... 2.26 x 0.47 / sqrt(10) = 0.34 (printed above) against 0.36"; "correlate 0.13", "0.47 paired, 0.51 unpaired"
 _r, _sp, _su = pairing["final"]
 assert (rnd(_r, 2), rnd(_sp, 2), rnd(_su, 2), rnd(T95_9, 2)) == (0.13, 0.47, 0.51, 2.26)
 assert rnd(T95_9 * _sp / np.sqrt(10), 2) == 0.34 == rnd(gap[20]["final"][1], 2)
@@ -189,7 +189,7 @@ assert f"{his_lift:.1f}" == "0.1" and step > 0  # the Summary's rounded "about 0
 
 assert gap[5]["same"][0] - gap[5]["same"][1] > 0  # the one above: N = 5 on the same 11
 # c17 (r4): "The same test puts N = 5 ahead on the same 11, +0.25 +- 0.24, just excluding 0: one of six such
-# intervals, which chance explains"; c16 now prints all three rows (Problem 2's 0.24 before it); c29/c30: "were the six
+# intervals, which chance explains"; c16 now prints all three rows (Problem 1's 0.24 before it); c29/c30: "were the six
 # independent, chance would do that 26% of the time; they share N = 1's runs"
 # "N = 5 ... the one interval of the six that excludes 0 (just: from +0.009)"; cell 17: "expect at least one of the six
 # to exclude 0 about one time in four" (26%, were they independent, printed)
@@ -247,7 +247,7 @@ assert (f"{t_quantile(0.975, 9):.2f}", f"{t_quantile(0.975, 32):.2f}") == ("2.26
 assert (f"{1 / lo:.1f}", f"{1 / hi:.1f}") == ("0.7", "1.8") and seeds_range[0] == 17 and seeds_range[1] > 100
 assert abs(half(40) - t_quantile(0.975, 39) * sd5 / np.sqrt(40)) < 1e-12 and half(40) < half(33)
 # c29 (k6): "Its two near-misses are one effect: seed by seed its gaps on the same 11 and in final correlate at 0.97,
-# and in 7 of its 10 runs the best of the 11 is the final"; "About 33 seeds would settle it (Problem 2)"; the Summary:
+# and in 7 of its 10 runs the best of the 11 is the final"; "About 33 seeds would settle it (Problem 1)"; the Summary:
 # "Our top row, N = 5 (+0.25 on the same 11), needs about 33 seeds"
 assert f"{np.corrcoef(same[5] - same[1], acc[5, 'final'] - acc[1, 'final'])[0, 1]:.2f}" == "0.97"
 assert int(np.sum(acc[5, "same"] == acc[5, "final"])) == 7 and len(acc[5, "same"]) == 10
@@ -322,7 +322,7 @@ assert np.allclose(band[-1], lift20) and np.allclose(band[0], 0) and np.allclose
 assert (f"{gap_m:.2f}", f"{mid:.2f}", f"{q95:.2f}") == ("0.27", "0.27", "0.29") and gap_m < q95, (gap_m, mid, q95)
 assert f"{np.sqrt(q95**2 - mid**2):.2f}" == "0.10" and len(null_gaps) == 400
 assert abs(np.hypot(0.10, mid) - mid) > 0.01  # a 0.10 bias moves the gap by more than rounding
-# c16 prints, c17 Problem 1 quotes (final): "seed by seed, N = 20 and N = 1 correlate 0.47 on best, 0.13 on final; 0.44 to
+# c16 prints, c17 old Problem 1 (cut by j21) quoted (final): "seed by seed, N = 20 and N = 1 correlate 0.47 on best, 0.13 on final; 0.44 to
 # 0.32 points (best) and 0.51 to 0.47 (final)"
 assert {k: tuple(f"{x:.2f}" for x in v) for k, v in pairing.items()} == {
     "best": ("0.47", "0.32", "0.44"), "final": ("0.13", "0.47", "0.51")}, pairing
@@ -375,7 +375,7 @@ assert mini_at == list(range(10, 201, 10)) and all(v.shape == (20,) for v in min
 assert mini_gap[False].max() < 0.5 < 2 < mini_gap[True].max(), mini_gap
 # c8: "stall near 67%: at update 200 neither predicts digits 2, 5 or 6" (the ReLU on the outputs)
 assert all(0.62 < mini[False, n][-1] < 0.72 and mini_runs[False, n]["silent"] == [2, 5, 6] for n in (1, 20)), mini_runs
-# Problem 2: "0.69 (sqrt(2 ln 1000) - sqrt(2 ln 10)) = 1.08 points, against 0.76 for 200: five times the looks, 1.4
+# Problem 1: "0.69 (sqrt(2 ln 1000) - sqrt(2 ln 10)) = 1.08 points, against 0.76 for 200: five times the looks, 1.4
 # times the gain"; the box: "Student's t = 2.26 for n = 10"
 guess_1000 = se[1_000] * (np.sqrt(2 * np.log(1000)) - np.sqrt(2 * np.log(10)))
 assert f"{guess_1000:.2f}" == "1.08" == f"{0.69 * (np.sqrt(2 * np.log(1000)) - np.sqrt(2 * np.log(10))):.2f}"
@@ -383,12 +383,12 @@ assert f"{guess:.2f}" == "0.76" and f"{guess_1000 / guess:.1f}" == "1.4" and 100
 # c20: "Best minus final grows with the looks: 0.09, 0.20, 0.22 and 0.42 points" (row_lift, above); c26: "-0.12 +- 0.42,
 # wider than final's +- 0.34, so here no better than final"
 assert held_gap[1] > gap[20]["final"][1] and f"{gap[20]['final'][1]:.2f}" == "0.34"
-print("lesson 21: the mini-rerun and Problem 2 check out too")
+print("lesson 21: the mini-rerun and Problem 1 check out too")
 
 # i21: c17 "And N = 5, our top row? By his metric it leads by +0.39 +- 0.25 from 51 looks: +0.25 +- 0.24 on the same 11
 # (excluding 0) plus 0.14 from its extra looks. It is one of six intervals where no gap is expected; chance alone flags
 # at least one about 26% of the time. About 33 seeds would settle it"; the Summary: "Our N = 5 leads at the edge of what
-# ten seeds resolve"; Problem 3: "halve N = 5's +-0.24 to 0.12 points"
+# ten seeds resolve"; Problem 2: "halve N = 5's +-0.24 to 0.12 points"
 assert rounded[5, "best"] == (0.39, 0.25) and same_gap[5] == (0.25, 0.24) and gap[5]["same"][0] > gap[5]["same"][1]
 assert rnd(gap[5]["best"][0] - gap[5]["same"][0], 2) == 0.14 and len(checkpoints(5, repro["updates"])) == 51
 assert hits == ["N = 5, best of the same 11"] and f"{1 - 0.95 ** len(nulls):.0%}" == "26%" and enough(sd5) == 33
@@ -405,4 +405,12 @@ _restore = _end[_end.index("if self.restore_best_weights"):]
 assert "self.model.set_weights(self.best_weights)" in _restore and "stopped_epoch" not in _restore, _end
 assert "set_weights" not in _inspect.getsource(keras.callbacks.ModelCheckpoint)
 assert keras.__version__.split(".")[0] == "3"
+# j21: c7 "outputs 0 float32 spacings apart, dropout off and on" (against build_model; his TF1 code only by reading)
+assert convnet_diff == {False: 0, True: 0}, convnet_diff
+# j21: c10, one update as the rerun makes it: it trains, and lands within a few spacings of make_update's
+assert update_moved > 1e-4 and update_apart <= 64, (update_moved, update_apart)
+# j21: c26, the cure: the weights after fit are the validation best's (they score it again on the 500 digits), and the
+# test digits scored every epoch (for show only) can only pick as high as the score tested once or higher
+assert abs(restored_val - 100 * val[kept]) < 0.05 + 1e-9, (restored_val, val[kept])
+assert abs(peek[kept] - 100 * test) < 1e-9 and max(peek) >= 100 * test and len(peek) == len(val), (peek, test)
 print("lesson 21: N = 5, shared luck and the Keras callbacks check out too")
