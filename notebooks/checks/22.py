@@ -396,19 +396,22 @@ assert abs(floor - _floor_bytes / 2**20) < 1e-12 and f"{floor:.3f}" == "0.104" a
 assert f"{np.abs(terms.astype(np.float64)).sum() / abs(exact_c):.0f}" == "143"  # c12 "condition number ... 143 here"
 assert round(np.median(exact5[:, 10**4 - 1]), -3) == 5000 > 4096 and f"{med[2] / med[1]:.2f}" == "2.14"  # c6
 if device == "CPU:0":  # the stored run's readings (a GPU's allocator reads differently; not measured here)
-    _all_reads = [*reads, *fresh.values(), theirs]
+    _all_reads = [*reads, *warm, *holding, *fresh.values(), theirs]
     assert all(floor <= r <= budget for r in _all_reads), (_all_reads, floor, budget)  # the rule: all consistent
     # c25 "Read alone, each part is near its count (stored run): the tape's gradients 0.115 MiB (counted 0.118);
     # SGD's apply 0.096, one eta g the first kernel's size". Least of nine (statistic="min", as the prose says)
     _parts = list(part_mib.values())
     assert list(part_mib) == ["forward and loss", "tape's gradients", "SGD's apply", "whole update",
-                              "lr * g, g used once", "g also returned"], part_mib
+                              "lr * g, g used once", "g also returned", "bug: 4 micro-batches' gradients kept"], part_mib
+    # j22 (r35 22-1a/3): the bug keeps four gradient sets alive at once: at least 4 x 0.097 MiB, twice the budget
+    _bug = part_mib["bug: 4 micro-batches' gradients kept"]
+    assert _bug >= 4 * grads_mib - 1e-9 and 4 * grads_mib > 2 * budget > budget, (_bug, budget)
     # c25 "the tape's gradients take 0.115 MiB, near their count, 0.097 + 0.021 ... the whole update read 0.106, no more than
     # the tape alone" (i22's stored run 0.115 and 0.106; its first run read the tape 0.105, whole 0.106; h22x's
     # medians 0.115 and 0.106; band: 0.005 over the tape). The tape holds every gradient at its end and the kernel's with dh: floor to the full count
     assert 0.005 < _parts[0] < 0.03 and floor <= _parts[1] < grads_mib + outs_mib + 0.01, part_mib  # near 0.118
     assert abs(_parts[2] - temp_mib) < 0.005 and theirs <= _parts[1] + 0.005, part_mib  # "no more than the tape"
     assert abs(_parts[4] - temp_mib) < 0.005 and abs(_parts[5] - 2 * temp_mib) < 0.01, part_mib  # forwarded: one, two
-    assert least == min(*reads, *fresh.values(), theirs) and least < 0.12, (least, floor)
+    assert least == min(*reads, *warm, *holding, *fresh.values(), theirs) and least < 0.12, (least, floor)
 assert (f"{budget:.3f}", f"{temp_mib:.3f}") == ("0.193", "0.096") and temp_mib == _largest and f"{2 * temp_mib:.3f}" == "0.191"
 print("lesson 22: every number the prose states checks out")
