@@ -198,6 +198,8 @@ def run(accum_steps, seed=0, updates=1000, training=True, eval_every=None):
     Lesson: notebooks/21-reproducing-the-table.ipynb
     """
     n, seed, updates = _accum(accum_steps), check_count("seed", seed, 0), check_count("updates", updates)
+    if not isinstance(training, (bool, np.bool_)):
+        raise TypeError(f"training must be True (dropout on) or False, got {training!r}")
     import keras
     import tensorflow as tf
 

@@ -161,3 +161,8 @@ def test_run_with_dropout_off_tests_what_a_hand_written_tape_trains():
         assert got["silent"] == silent
     on = rp.run(1, seed=2, updates=3, training=True, eval_every=2)
     assert on["curve"] != accuracies  # dropout on trains another model
+
+
+def test_run_refuses_a_training_flag_that_is_not_a_bool():
+    with pytest.raises(TypeError, match="training must be True .* got 'no'"):
+        rp.run(1, updates=1, training="no")
