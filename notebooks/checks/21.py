@@ -413,4 +413,6 @@ assert update_moved > 1e-4 and update_apart <= 64, (update_moved, update_apart)
 # test digits scored every epoch (for show only) can only pick as high as the score tested once or higher
 assert abs(restored_val - 100 * val[kept]) < 0.05 + 1e-9, (restored_val, val[kept])
 assert abs(peek[kept] - 100 * test) < 1e-9 and max(peek) >= 100 * test and len(peek) == len(val), (peek, test)
+# c27: "the validation pick tests 0.4 points under the last epoch, the test digits' pick"
+assert f"{peek[-1] - 100 * test:.1f}" == "0.4" and int(np.argmax(peek)) == len(peek) - 1, (peek, test)
 print("lesson 21: N = 5, shared luck and the Keras callbacks check out too")
