@@ -9,6 +9,8 @@ def test_interval_is_the_mean_and_students_half_width():
     assert mean == pytest.approx(0.4) and half == pytest.approx(4.302653 * 0.3 / np.sqrt(3), rel=1e-6)  # t_2 unrounded
     with pytest.raises(ValueError):
         interval([1.0])
+    twelve = [0.1] * 6 + [0.3] * 6  # mean 0.2, sd 0.1044 (ddof 1); t_11 = 2.200985 from a t table
+    assert interval(twelve) == pytest.approx((0.2, 2.200985 * np.sqrt(0.12 / 11) / np.sqrt(12)), rel=1e-6)
 
 
 def test_plot_seed_gaps_draws_each_seed_and_the_interval_per_row():
